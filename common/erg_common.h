@@ -1,0 +1,83 @@
+/* erg common library: logging, clocks, safe names, wire format, config helpers.
+ * Shared by the agent, the collector and the CLI. */
+#ifndef ERG_COMMON_H
+#define ERG_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "erg.pb-c.h"
+
+#define ERG_WIRE_VERSION 1
+
+/* ---- logging (stderr, one line per event) ---- */
+enum erg_log_level { ERG_LOG_ERR = 0, ERG_LOG_WARN, ERG_LOG_INFO, ERG_LOG_DEBUG };
+void erg_log_init(const char *ident, int level);
+int erg_log_level_parse(const char *s); /* -1 if unknown */
+void erg_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define erg_err(...)   erg_log(ERG_LOG_ERR, __VA_ARGS__)
+#define erg_warn(...)  erg_log(ERG_LOG_WARN, __VA_ARGS__)
+#define erg_info(...)  erg_log(ERG_LOG_INFO, __VA_ARGS__)
+#define erg_debug(...) erg_log(ERG_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- clocks ---- */
+uint64_t erg_time_realtime_ns(void);
+uint64_t erg_time_monotonic_ns(void);
+void erg_time_sleep_ns(uint64_t ns);
+#define ERG_NS_PER_S 1000000000ULL
+
+/* ---- safe names ----
+ * Every key that comes from a process name, a cgroup or a PDU label passes
+ * through erg_name_sanitize before it becomes part of a path, and through
+ * erg_html_escape before it becomes page text. */
+#define ERG_NAME_MAX 96
+/* Writes a file-name-safe form of `in` ([A-Za-z0-9._-], no leading '.',
+ * at most ERG_NAME_MAX-1 bytes) to out. When anything was changed a short
+ * hash of the original is appended so distinct inputs stay distinct. */
+void erg_name_sanitize(const char *in, size_t inlen, char out[ERG_NAME_MAX]);
+/* HTML-escapes and drops control bytes; returns a malloc'd string. */
+char *erg_html_escape(const char *in);
+/* JSON string body escaping into a malloc'd string (no quotes added). */
+char *erg_json_escape(const char *in, size_t inlen);
+uint64_t erg_hash_fnv1a(const void *data, size_t len);
+
+/* ---- wire format ---- */
+/* Serialises env into a malloc'd buffer; returns its length or 0 on failure. */
+size_t erg_wire_pack(const Erg__Envelope *env, uint8_t **out);
+/* Decodes and validates one message. Returns NULL and a static reason in
+ * *why for malformed, wrong-version or insane messages. Free with
+ * erg_wire_free. */
+Erg__Envelope *erg_wire_unpack(const uint8_t *buf, size_t len, const char **why);
+void erg_wire_free(Erg__Envelope *env);
+
+/* ---- config ----
+ * A small INI front end over inih that reports "file:line: message" errors. */
+struct erg_config_error {
+  char msg[512];
+};
+/* Parser callback: return 0 on success, else write a reason to why (without
+ * file/line) and return -1. */
+typedef int (*erg_config_handler)(void *user, const char *section, const char *key,
+                                  const char *value, char *why, size_t whylen);
+int erg_config_parse(const char *path, erg_config_handler h, void *user,
+                     struct erg_config_error *err);
+/* Value helpers; return 0 on success, -1 with reason in why. */
+int erg_config_double(const char *value, double min, double max, double *out,
+                      char *why, size_t whylen);
+int erg_config_long(const char *value, long min, long max, long *out,
+                    char *why, size_t whylen);
+int erg_config_bool(const char *value, bool *out, char *why, size_t whylen);
+
+/* ---- small string helpers ---- */
+/* Copies at most dstlen-1 bytes and always NUL-terminates. */
+void erg_strlcpy(char *dst, const char *src, size_t dstlen);
+/* Reads a whole small file into buf (NUL-terminated); returns bytes or -1. */
+long erg_read_file(const char *path, char *buf, size_t buflen);
+/* mkdir -p */
+int erg_mkdir_p(const char *path, unsigned mode);
+/* Writes data to path atomically (temp file + rename). */
+int erg_write_file_atomic(const char *path, const void *data, size_t len);
+
+#endif
