@@ -1,0 +1,93 @@
+/* erg PDU and meter sources: one driver per file behind a small vtable.
+ * A source is one PDU or meter with one or more channels (outlets, or the
+ * meter's total). Drivers return readings; they never print. */
+#ifndef ERG_PDU_H
+#define ERG_PDU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERG_PDU_MAX_CHANNELS 64
+
+struct erg_pdu_reading {
+  uint64_t t_ns;         /* CLOCK_REALTIME at which the value was read */
+  double watts;          /* instantaneous power, NAN when the channel has none */
+  double energy_joules;  /* cumulative counter converted to J, NAN when none */
+  bool ok;               /* false: this channel failed this round */
+};
+
+/* Everything a [meter.NAME] / [pdu.NAME] config section can say. */
+struct erg_pdu_source_config {
+  char name[64];
+  char driver[16];       /* "modbus", "snmp" */
+  char host[128];
+  int port;              /* 0: driver default (502, 161) */
+  char profile[32];      /* e.g. "sdm630", "apc-rpdu2"; "" = auto/generic */
+  int unit_id;           /* Modbus slave id */
+  double timeout_seconds;
+  int retries;
+  int nchannels;         /* channels the collector needs */
+  int channels[ERG_PDU_MAX_CHANNELS]; /* outlet numbers (1-based); meters: 1 = total */
+  /* SNMP (issue 4) */
+  char community[64];
+  int snmp_version;      /* 1, 2 (=2c), 3 */
+  char v3_user[64], v3_auth_proto[8], v3_auth_pass[128], v3_priv_proto[8], v3_priv_pass[128];
+  char v3_level[16];
+};
+
+struct erg_pdu_source;
+
+struct erg_pdu_driver {
+  const char *name;
+  int (*open)(struct erg_pdu_source *src, char *why, size_t whylen);
+  /* Reads every configured channel once; out has cfg.nchannels entries.
+   * Returns 0 if at least one channel was read, -1 with a reason if none. */
+  int (*poll)(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why, size_t whylen);
+  void (*close)(struct erg_pdu_source *src);
+};
+
+struct erg_pdu_source {
+  struct erg_pdu_source_config cfg;
+  const struct erg_pdu_driver *driver;
+  void *priv;            /* driver state */
+};
+
+/* Looks the driver up by cfg->driver and opens it. */
+int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
+                        char *why, size_t whylen);
+int erg_pdu_source_poll(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
+                        size_t whylen);
+void erg_pdu_source_close(struct erg_pdu_source *src);
+
+/* Energy counter bookkeeping: turns successive cumulative readings into
+ * interval energy, handling 32-bit wraps and resets (PDU reboot). */
+struct erg_pdu_counter {
+  bool have_prev;
+  double prev_joules;
+  uint64_t prev_t_ns;
+  double prev_watts;
+  double wrap_joules;    /* counter modulus in J, 0 = never wraps */
+};
+enum erg_pdu_delta_kind {
+  ERG_PDU_DELTA_NONE = 0,    /* first reading, or a gap: nothing to attribute */
+  ERG_PDU_DELTA_ENERGY,      /* from the counter difference */
+  ERG_PDU_DELTA_POWER,       /* from instantaneous watts (trapezoid) */
+  ERG_PDU_DELTA_RESET,       /* counter went backwards: interval skipped */
+};
+/* On success, t0_ns..t1_ns bound the interval and joules is its energy. */
+enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
+                                               const struct erg_pdu_reading *r,
+                                               uint64_t max_gap_ns, uint64_t *t0_ns,
+                                               uint64_t *t1_ns, double *joules);
+
+/* Modbus float32 in "ABCD" order (high word first, big-endian bytes, as
+ * Eastron and most meters send it). libmodbus 3.1.6's own abcd helpers
+ * swap bytes inside each register, so erg uses these everywhere. */
+float erg_pdu_regs_to_float(const uint16_t regs[2]);
+void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
+
+/* Drivers (one per file). */
+extern const struct erg_pdu_driver erg_pdu_driver_modbus;
+
+#endif

@@ -1,0 +1,93 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "erg_pdu.h"
+
+static const struct erg_pdu_driver *const pdu_drivers[] = {
+    &erg_pdu_driver_modbus,
+#ifdef ERG_HAVE_SNMP
+    &erg_pdu_driver_snmp,
+#endif
+};
+
+int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
+                        char *why, size_t whylen) {
+  memset(src, 0, sizeof *src);
+  src->cfg = *cfg;
+  for (size_t i = 0; i < sizeof pdu_drivers / sizeof pdu_drivers[0]; i++) {
+    if (strcmp(pdu_drivers[i]->name, cfg->driver) == 0) {
+      src->driver = pdu_drivers[i];
+      return src->driver->open(src, why, whylen);
+    }
+  }
+  snprintf(why, whylen, "unknown driver '%s'", cfg->driver);
+  return -1;
+}
+
+int erg_pdu_source_poll(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
+                        size_t whylen) {
+  return src->driver->poll(src, out, why, whylen);
+}
+
+void erg_pdu_source_close(struct erg_pdu_source *src) {
+  if (src->driver && src->driver->close)
+    src->driver->close(src);
+  src->driver = NULL;
+}
+
+static void counter_remember(struct erg_pdu_counter *c, const struct erg_pdu_reading *r) {
+  c->have_prev = true;
+  c->prev_joules = r->energy_joules;
+  c->prev_t_ns = r->t_ns;
+  c->prev_watts = r->watts;
+}
+
+enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
+                                               const struct erg_pdu_reading *r,
+                                               uint64_t max_gap_ns, uint64_t *t0_ns,
+                                               uint64_t *t1_ns, double *joules) {
+  if (!r->ok)
+    return ERG_PDU_DELTA_NONE;
+  if (!c->have_prev || r->t_ns <= c->prev_t_ns || r->t_ns - c->prev_t_ns > max_gap_ns) {
+    /* First reading, clock went back, or a gap too long to bridge. */
+    counter_remember(c, r);
+    return ERG_PDU_DELTA_NONE;
+  }
+  *t0_ns = c->prev_t_ns;
+  *t1_ns = r->t_ns;
+  double dt = (double)(r->t_ns - c->prev_t_ns) / 1e9;
+  enum erg_pdu_delta_kind kind = ERG_PDU_DELTA_NONE;
+  if (!isnan(r->energy_joules) && !isnan(c->prev_joules)) {
+    double d = r->energy_joules - c->prev_joules;
+    if (d < 0 && c->wrap_joules > 0 && c->prev_joules > c->wrap_joules * 0.5 &&
+        r->energy_joules < c->wrap_joules * 0.5)
+      d += c->wrap_joules; /* the counter wrapped once */
+    /* Backwards, or more than 100 kW on one outlet: a reset, never energy. */
+    if (d < 0 || d > 100e3 * dt) {
+      kind = ERG_PDU_DELTA_RESET;
+    } else {
+      *joules = d;
+      kind = ERG_PDU_DELTA_ENERGY;
+    }
+  } else if (!isnan(r->watts) && !isnan(c->prev_watts)) {
+    *joules = 0.5 * (r->watts + c->prev_watts) * dt;
+    kind = ERG_PDU_DELTA_POWER;
+  }
+  counter_remember(c, r);
+  return kind;
+}
+
+float erg_pdu_regs_to_float(const uint16_t regs[2]) {
+  uint32_t u = ((uint32_t)regs[0] << 16) | regs[1];
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+void erg_pdu_float_to_regs(float f, uint16_t regs[2]) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  regs[0] = (uint16_t)(u >> 16);
+  regs[1] = (uint16_t)(u & 0xffff);
+}

@@ -1,0 +1,407 @@
+/* The /proc collection path: one sweep per interval, deltas per
+ * (pid, start time) against the previous sweep. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erg_agent.h"
+
+struct proc_prev {
+  uint32_t pid;
+  uint64_t start_ticks;
+  uint64_t cpu_ticks;
+  uint64_t read_bytes, write_bytes;
+  int used;
+};
+
+/* Open-addressed table of last sweep's counters; rebuilt every sweep, so no
+ * deletions are ever needed. */
+struct proc_table {
+  struct proc_prev *slots;
+  size_t cap, used;
+};
+
+struct erg_agent {
+  struct erg_agent_config cfg;
+  long ticks_per_s;
+  char boot_id[40];
+  struct proc_table prev, cur;
+  struct erg_cpu_totals cpu_prev;
+  uint64_t disk_prev_r, disk_prev_w, net_prev_rx, net_prev_tx;
+  uint64_t rt_prev, mono_prev;
+  uint64_t seq;
+  int have_prev;
+  Erg__Hello hello;
+  char *features[4];
+  /* The sample under construction and what it points at. */
+  Erg__Sample sample;
+  Erg__Interval interval;
+  Erg__NodeTotals totals;
+  Erg__Proc *procs;
+  Erg__Proc **proc_ptrs;
+  char (*strings)[3][128];
+  size_t nprocs, procs_cap;
+};
+
+static size_t table_hash(uint32_t pid, uint64_t start) {
+  return (size_t)((pid * 2654435761u) ^ (start * 0x9E3779B97F4A7C15ULL));
+}
+
+static int table_reset(struct proc_table *t, size_t want) {
+  size_t cap = 1024;
+  while (cap < want * 2)
+    cap <<= 1;
+  if (cap != t->cap) {
+    free(t->slots);
+    t->slots = calloc(cap, sizeof *t->slots);
+    if (!t->slots)
+      return -1;
+    t->cap = cap;
+  } else {
+    memset(t->slots, 0, cap * sizeof *t->slots);
+  }
+  t->used = 0;
+  return 0;
+}
+
+static struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
+                                    int insert);
+
+/* Doubles the table when a burst of new processes fills it mid-sweep. */
+static int table_grow(struct proc_table *t) {
+  struct proc_table n = {calloc(t->cap * 2, sizeof *t->slots), t->cap * 2, 0};
+  if (!n.slots)
+    return -1;
+  for (size_t i = 0; i < t->cap; i++) {
+    const struct proc_prev *o = &t->slots[i];
+    if (o->used)
+      *table_find(&n, o->pid, o->start_ticks, 1) = *o;
+  }
+  free(t->slots);
+  *t = n;
+  return 0;
+}
+
+static struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
+                                    int insert) {
+  if (!t->cap)
+    return NULL;
+  if (insert && (t->used + 1) * 2 > t->cap && table_grow(t) != 0)
+    return NULL;
+  size_t i = table_hash(pid, start) & (t->cap - 1);
+  for (;;) {
+    struct proc_prev *s = &t->slots[i];
+    if (!s->used) {
+      if (!insert)
+        return NULL;
+      s->used = 1;
+      s->pid = pid;
+      s->start_ticks = start;
+      t->used++;
+      return s;
+    }
+    if (s->pid == pid && s->start_ticks == start)
+      return s;
+    i = (i + 1) & (t->cap - 1);
+  }
+}
+
+void erg_agent_config_defaults(struct erg_agent_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  if (gethostname(cfg->node, sizeof cfg->node) != 0)
+    strcpy(cfg->node, "localhost");
+  cfg->node[sizeof cfg->node - 1] = '\0';
+  strcpy(cfg->collector, "tcp://127.0.0.1:9711");
+  cfg->interval_seconds = 1.0;
+  cfg->queue_samples = 3600;
+  strcpy(cfg->proc_root, "/proc");
+  cfg->log_level = ERG_LOG_INFO;
+}
+
+static int agent_config_cb(void *user, const char *section, const char *key, const char *value,
+                           char *why, size_t whylen) {
+  struct erg_agent_config *cfg = user;
+  if (strcmp(section, "agent") != 0) {
+    snprintf(why, whylen, "unknown section [%s] (erg-agent reads [agent])", section);
+    return -1;
+  }
+  if (strcmp(key, "node") == 0) {
+    if (!value[0] || strlen(value) >= sizeof cfg->node) {
+      snprintf(why, whylen, "key 'node': must be 1..%zu bytes", sizeof cfg->node - 1);
+      return -1;
+    }
+    erg_strlcpy(cfg->node, value, sizeof cfg->node);
+    return 0;
+  }
+  if (strcmp(key, "collector") == 0) {
+    erg_strlcpy(cfg->collector, value, sizeof cfg->collector);
+    return 0;
+  }
+  if (strcmp(key, "proc_root") == 0) {
+    erg_strlcpy(cfg->proc_root, value, sizeof cfg->proc_root);
+    return 0;
+  }
+  char inner[256];
+  int rc = -1;
+  if (strcmp(key, "interval_seconds") == 0)
+    rc = erg_config_double(value, 0.1, 3600, &cfg->interval_seconds, inner, sizeof inner);
+  else if (strcmp(key, "queue_samples") == 0)
+    rc = erg_config_long(value, 1, 10000000, &cfg->queue_samples, inner, sizeof inner);
+  else if (strcmp(key, "log_level") == 0) {
+    cfg->log_level = erg_log_level_parse(value);
+    rc = cfg->log_level < 0 ? -1 : 0;
+    snprintf(inner, sizeof inner, "'%s' is not one of error, warning, info, debug", value);
+  } else {
+    snprintf(why, whylen, "unknown key '%s' in [agent]", key);
+    return -1;
+  }
+  if (rc != 0)
+    snprintf(why, whylen, "key '%s': %s", key, inner);
+  return rc;
+}
+
+int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
+                          struct erg_config_error *err) {
+  return erg_config_parse(path, agent_config_cb, cfg, err);
+}
+
+static int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", a->cfg.proc_root, rel);
+  return erg_read_file(path, buf, len) < 0 ? -1 : 0;
+}
+
+int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, char *why,
+                   size_t whylen) {
+  struct erg_agent *a = calloc(1, sizeof *a);
+  if (!a) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  a->cfg = *cfg;
+  a->ticks_per_s = sysconf(_SC_CLK_TCK);
+  char buf[64];
+  if (agent_read(a, "sys/kernel/random/boot_id", buf, sizeof buf) == 0)
+    buf[strcspn(buf, "\n")] = '\0';
+  else
+    strcpy(buf, "unknown");
+  erg_strlcpy(a->boot_id, buf, sizeof a->boot_id);
+  char stat[256];
+  if (agent_read(a, "stat", stat, sizeof stat) != 0) {
+    snprintf(why, whylen, "cannot read %s/stat", cfg->proc_root);
+    free(a);
+    return -1;
+  }
+  erg__hello__init(&a->hello);
+  a->hello.node = a->cfg.node;
+  a->hello.agent_version = (char *)ERG_VERSION;
+  a->hello.boot_id = a->boot_id;
+  a->hello.collection = (char *)"proc";
+  static const char *feats[] = {"cpu_time", "rss", "io"};
+  for (int i = 0; i < 3; i++)
+    a->features[i] = (char *)feats[i];
+  a->hello.features = a->features;
+  a->hello.n_features = 3;
+  a->hello.agent_pid = (uint32_t)getpid();
+  a->hello.agent_start_realtime_ns = erg_time_realtime_ns();
+  *out = a;
+  return 0;
+}
+
+const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
+
+static Erg__Proc *agent_proc_slot(struct erg_agent *a) {
+  if (a->nprocs == a->procs_cap) {
+    size_t cap = a->procs_cap ? a->procs_cap * 2 : 256;
+    Erg__Proc *p = realloc(a->procs, cap * sizeof *p);
+    if (!p)
+      return NULL;
+    a->procs = p;
+    char(*s)[3][128] = realloc(a->strings, cap * sizeof *s);
+    if (!s)
+      return NULL;
+    a->strings = s;
+    Erg__Proc **pp = realloc(a->proc_ptrs, cap * sizeof *pp);
+    if (!pp)
+      return NULL;
+    a->proc_ptrs = pp;
+    a->procs_cap = cap;
+  }
+  Erg__Proc *p = &a->procs[a->nprocs++];
+  erg__proc__init(p);
+  return p;
+}
+
+static uint64_t ticks_to_ns(const struct erg_agent *a, uint64_t t) {
+  return t * (ERG_NS_PER_S / (uint64_t)a->ticks_per_s);
+}
+
+/* Reads one process; fills the current table and, when there is a
+ * previous sweep, appends its delta to the sample. */
+static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *sum_cpu_ticks) {
+  char path[128], buf[4096];
+  snprintf(path, sizeof path, "%s/stat", pidname);
+  struct erg_proc_stat st;
+  /* A process may vanish between readdir and read: skip it silently. */
+  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_stat(buf, &st) != 0)
+    return;
+  uint64_t cpu = st.utime_ticks + st.stime_ticks;
+  struct erg_proc_io io = {0};
+  snprintf(path, sizeof path, "%s/io", pidname);
+  if (agent_read(a, path, buf, sizeof buf) == 0)
+    erg_proc_parse_io(buf, &io);
+  struct proc_prev *cur = table_find(&a->cur, st.pid, st.starttime_ticks, 1);
+  if (cur) {
+    cur->cpu_ticks = cpu;
+    cur->read_bytes = io.read_bytes;
+    cur->write_bytes = io.write_bytes;
+  }
+  if (!a->have_prev)
+    return;
+  struct proc_prev *old = table_find(&a->prev, st.pid, st.starttime_ticks, 0);
+  uint64_t d_cpu = old ? (cpu >= old->cpu_ticks ? cpu - old->cpu_ticks : 0) : cpu;
+  uint64_t d_r = old ? (io.read_bytes >= old->read_bytes ? io.read_bytes - old->read_bytes : 0)
+                     : io.read_bytes;
+  uint64_t d_w = old ? (io.write_bytes >= old->write_bytes ? io.write_bytes - old->write_bytes : 0)
+                     : io.write_bytes;
+  *sum_cpu_ticks += d_cpu;
+  /* Idle processes are left out of the sample: they carry no energy. */
+  if (d_cpu == 0 && d_r == 0 && d_w == 0)
+    return;
+  struct erg_proc_status status = {0};
+  snprintf(path, sizeof path, "%s/status", pidname);
+  if (agent_read(a, path, buf, sizeof buf) == 0)
+    erg_proc_parse_status(buf, &status);
+  Erg__Proc *p = agent_proc_slot(a);
+  if (!p)
+    return;
+  size_t idx = (size_t)(p - a->procs);
+  char *comm = a->strings[idx][0], *cg = a->strings[idx][1];
+  erg_strlcpy(comm, st.comm, 128);
+  snprintf(path, sizeof path, "%s/cgroup", pidname);
+  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_cgroup(buf, cg, 128) != 0)
+    cg[0] = '\0';
+  p->pid = st.pid;
+  p->start_time_ns = ticks_to_ns(a, st.starttime_ticks);
+  p->comm = comm;
+  p->uid = status.uid;
+  p->cgroup = cg;
+  p->cpu_ns = ticks_to_ns(a, d_cpu);
+  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  p->read_bytes = d_r;
+  p->write_bytes = d_w;
+  struct erg_group_keys keys;
+  erg_group_keys_derive(cg, &keys);
+  /* Keys share one buffer: job and unit are short, container is 64 hex. */
+  char *k = a->strings[idx][2];
+  size_t jl = strlen(keys.job), ul = strnlen(keys.unit, 126 - jl);
+  memcpy(k, keys.job, jl + 1);
+  memcpy(k + jl + 1, keys.unit, ul);
+  k[jl + 1 + ul] = '\0';
+  p->job = k;
+  p->unit = k + jl + 1;
+  p->container = (char *)"";
+  if (keys.container[0]) {
+    size_t off = strlen(keys.job) + 1 + strlen(p->unit) + 1;
+    if (off + strlen(keys.container) + 1 <= 128) {
+      memcpy(k + off, keys.container, strlen(keys.container) + 1);
+      p->container = k + off;
+    }
+  }
+}
+
+static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
+                              uint64_t *rx, uint64_t *tx) {
+  char buf[16384];
+  memset(cpu, 0, sizeof *cpu);
+  if (agent_read(a, "stat", buf, sizeof buf) == 0)
+    erg_proc_parse_cpu_totals(buf, cpu);
+  *mem = 0;
+  if (agent_read(a, "meminfo", buf, sizeof buf) == 0)
+    erg_proc_parse_meminfo(buf, mem);
+  *rx = *tx = 0;
+  if (agent_read(a, "net/dev", buf, sizeof buf) == 0)
+    erg_proc_parse_netdev(buf, rx, tx);
+}
+
+static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
+                              const struct erg_cpu_totals *cpu, uint64_t mem, uint64_t rx,
+                              uint64_t tx, uint64_t sum_cpu_ticks) {
+  Erg__Sample *s = &a->sample;
+  erg__sample__init(s);
+  erg__interval__init(&a->interval);
+  erg__node_totals__init(&a->totals);
+  a->interval.realtime_start_ns = a->rt_prev;
+  a->interval.realtime_end_ns = rt;
+  a->interval.monotonic_start_ns = a->mono_prev;
+  a->interval.monotonic_end_ns = mono;
+  uint64_t busy = cpu->busy_ticks - a->cpu_prev.busy_ticks;
+  a->totals.cpu_busy_ns = ticks_to_ns(a, busy);
+  a->totals.cpu_idle_ns = ticks_to_ns(a, cpu->idle_ticks - a->cpu_prev.idle_ticks);
+  a->totals.mem_used_bytes = mem;
+  a->totals.net_rx_bytes = rx - a->net_prev_rx;
+  a->totals.net_tx_bytes = tx - a->net_prev_tx;
+  a->totals.ncpu = cpu->ncpu;
+  s->node = a->cfg.node;
+  s->seq = ++a->seq;
+  s->boot_id = a->boot_id;
+  s->interval = &a->interval;
+  s->totals = &a->totals;
+  for (size_t i = 0; i < a->nprocs; i++)
+    a->proc_ptrs[i] = &a->procs[i];
+  s->procs = a->proc_ptrs;
+  s->n_procs = a->nprocs;
+  /* Kernel threads are in the sweep too, so what is left is IRQ time and
+   * processes that came and went between sweeps. */
+  s->system_cpu_ns = busy > sum_cpu_ticks ? ticks_to_ns(a, busy - sum_cpu_ticks) : 0;
+  s->collection = (char *)"proc";
+}
+
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
+  uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
+  struct erg_cpu_totals cpu;
+  uint64_t mem, rx, tx;
+  agent_read_totals(a, &cpu, &mem, &rx, &tx);
+  if (table_reset(&a->cur, a->prev.used + 64) != 0)
+    return -1;
+  a->nprocs = 0;
+  DIR *d = opendir(a->cfg.proc_root);
+  if (!d)
+    return -1;
+  uint64_t sum_cpu = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    agent_sweep_pid(a, de->d_name, &sum_cpu);
+  }
+  closedir(d);
+  int ready = a->have_prev;
+  if (ready)
+    agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu);
+  struct proc_table t = a->prev;
+  a->prev = a->cur;
+  a->cur = t;
+  a->cpu_prev = cpu;
+  a->net_prev_rx = rx;
+  a->net_prev_tx = tx;
+  a->rt_prev = rt;
+  a->mono_prev = mono;
+  a->have_prev = 1;
+  if (ready)
+    *out = &a->sample;
+  return ready;
+}
+
+void erg_agent_close(struct erg_agent *a) {
+  if (!a)
+    return;
+  free(a->prev.slots);
+  free(a->cur.slots);
+  free(a->procs);
+  free(a->proc_ptrs);
+  free(a->strings);
+  free(a);
+}

@@ -1,0 +1,91 @@
+/* erg node agent library: per-process and node-wide resource sampling.
+ * The /proc path lives here; the eBPF path is in bpf/. */
+#ifndef ERG_AGENT_H
+#define ERG_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg_common.h"
+
+/* ---- /proc parsers (pure functions over file contents; unit-tested) ---- */
+struct erg_proc_stat {
+  uint32_t pid;
+  char comm[64];          /* raw bytes between the outer parentheses */
+  char state;
+  uint64_t utime_ticks, stime_ticks;
+  uint64_t starttime_ticks; /* since boot */
+};
+int erg_proc_parse_stat(const char *buf, struct erg_proc_stat *out);
+
+struct erg_proc_status {
+  uint32_t uid;             /* real uid */
+  uint64_t rss_anon_bytes, rss_file_bytes;
+};
+int erg_proc_parse_status(const char *buf, struct erg_proc_status *out);
+
+struct erg_proc_io {
+  uint64_t read_bytes, write_bytes;
+};
+int erg_proc_parse_io(const char *buf, struct erg_proc_io *out);
+
+/* Picks the cgroup v2 path ("0::/x"), else the v1 cpu controller's path. */
+int erg_proc_parse_cgroup(const char *buf, char *out, size_t outlen);
+
+struct erg_cpu_totals {
+  uint64_t busy_ticks, idle_ticks;
+  uint32_t ncpu;
+};
+int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out);
+/* MemTotal - MemAvailable, in bytes. */
+int erg_proc_parse_meminfo(const char *buf, uint64_t *used_bytes);
+/* Sum of rx/tx bytes over interfaces other than lo. */
+int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_bytes);
+
+/* Grouping keys derived from a cgroup path: Slurm job id, systemd unit,
+ * container id. Empty strings when absent. */
+struct erg_group_keys {
+  char job[32];
+  char unit[128];
+  char container[72];
+};
+void erg_group_keys_derive(const char *cgroup, struct erg_group_keys *out);
+
+/* ---- the agent ---- */
+struct erg_agent_config {
+  char node[128];
+  char collector[256];      /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
+  double interval_seconds;
+  long queue_samples;       /* bounded send queue while the collector is away */
+  char proc_root[256];      /* "/proc"; tests may point elsewhere */
+  int log_level;
+};
+void erg_agent_config_defaults(struct erg_agent_config *cfg);
+int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
+                          struct erg_config_error *err);
+
+struct erg_agent;
+int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg,
+                   char *why, size_t whylen);
+/* Takes one sweep. Returns 1 and a sample (owned by the agent until the next
+ * call) when an interval is complete, 0 after the first (baseline) sweep,
+ * -1 on error. */
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out);
+const Erg__Hello *erg_agent_hello(struct erg_agent *a);
+void erg_agent_close(struct erg_agent *a);
+
+/* One JSON object per line, every field (for --dump and tests). */
+char *erg_agent_sample_json(const Erg__Sample *s);
+char *erg_agent_hello_json(const Erg__Hello *h);
+
+/* ---- transport ---- */
+struct erg_sender;
+int erg_sender_open(struct erg_sender **out, const char *endpoint, long queue_samples,
+                    char *why, size_t whylen);
+/* Sends (or queues) one envelope; counts what it had to drop. */
+int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
+uint64_t erg_sender_take_dropped(struct erg_sender *s);
+void erg_sender_close(struct erg_sender *s);
+
+#endif

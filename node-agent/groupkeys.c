@@ -1,0 +1,64 @@
+/* Grouping keys from cgroup paths. Patterns (cgroup v1 and v2):
+ *   Slurm      .../job_<id>/...                       -> job "<id>"
+ *   systemd    .../<name>.service or .scope           -> unit (innermost)
+ *   docker     docker-<64hex>.scope, /docker/<64hex>
+ *   containerd cri-containerd-<64hex>.scope
+ *   podman     libpod-<64hex>.scope
+ *   k8s        kubepods-...-pod<uid>.slice/<runtime>-<64hex>.scope */
+#include <ctype.h>
+#include <string.h>
+
+#include "erg_agent.h"
+
+static int is_hex_run(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)s[i]))
+      return 0;
+  return 1;
+}
+
+/* Finds a 64-hex-digit container id inside one path component. */
+static int component_container(const char *c, size_t n, char *out, size_t outlen) {
+  for (size_t i = 0; i + 64 <= n; i++) {
+    if ((i == 0 || !isxdigit((unsigned char)c[i - 1])) && is_hex_run(c + i, 64) &&
+        (i + 64 == n || !isxdigit((unsigned char)c[i + 64]))) {
+      size_t m = outlen - 1 < 64 ? outlen - 1 : 64;
+      memcpy(out, c + i, m);
+      out[m] = '\0';
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int ends_with(const char *c, size_t n, const char *suf) {
+  size_t m = strlen(suf);
+  return n >= m && memcmp(c + n - m, suf, m) == 0;
+}
+
+void erg_group_keys_derive(const char *cgroup, struct erg_group_keys *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = cgroup;
+  while (p && *p) {
+    while (*p == '/')
+      p++;
+    size_t n = strcspn(p, "/\n");
+    if (n == 0)
+      break;
+    if (n > 4 && memcmp(p, "job_", 4) == 0 && isdigit((unsigned char)p[4])) {
+      size_t d = 4;
+      while (d < n && isdigit((unsigned char)p[d]))
+        d++;
+      if (d == n && d - 4 < sizeof out->job) {
+        memcpy(out->job, p + 4, d - 4);
+        out->job[d - 4] = '\0';
+      }
+    }
+    if ((ends_with(p, n, ".service") || ends_with(p, n, ".scope")) && n < sizeof out->unit) {
+      memcpy(out->unit, p, n);
+      out->unit[n] = '\0';
+    }
+    component_container(p, n, out->container, sizeof out->container);
+    p += n;
+  }
+}

@@ -1,0 +1,140 @@
+/* JSON rendering of agent messages for --dump. Hand-written (not jansson)
+ * so the agent stays small; every string goes through erg_json_escape. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_agent.h"
+
+struct jbuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+};
+
+static void jb_printf(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jb_printf(struct jbuf *b, const char *fmt, ...) {
+  if (b->oom)
+    return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = 1;
+      return;
+    }
+    if ((size_t)n < b->cap - b->len) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = (b->cap + (size_t)n + 1) * 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+}
+
+static void jb_str(struct jbuf *b, const char *key, const char *val) {
+  char *e = erg_json_escape(val ? val : "", val ? strlen(val) : 0);
+  jb_printf(b, "\"%s\":\"%s\"", key, e ? e : "");
+  free(e);
+}
+
+static char *jb_finish(struct jbuf *b) {
+  if (b->oom) {
+    free(b->p);
+    return NULL;
+  }
+  return b->p;
+}
+
+static void jb_proc(struct jbuf *b, const Erg__Proc *p) {
+  jb_printf(b, "{\"pid\":%u,\"start_time_ns\":%llu,", p->pid,
+            (unsigned long long)p->start_time_ns);
+  jb_str(b, "comm", p->comm);
+  jb_printf(b, ",\"uid\":%u,", p->uid);
+  jb_str(b, "cgroup", p->cgroup);
+  jb_printf(b, ",");
+  jb_str(b, "job", p->job);
+  jb_printf(b, ",");
+  jb_str(b, "unit", p->unit);
+  jb_printf(b, ",");
+  jb_str(b, "container", p->container);
+  jb_printf(b,
+            ",\"cpu_ns\":%llu,\"rss_bytes\":%llu,\"read_bytes\":%llu,\"write_bytes\":%llu,"
+            "\"exited\":%s,\"wakeups\":%llu,\"migrations\":%llu,\"cycles\":%llu,"
+            "\"instructions\":%llu,\"llc_misses\":%llu,\"freq\":[",
+            (unsigned long long)p->cpu_ns, (unsigned long long)p->rss_bytes,
+            (unsigned long long)p->read_bytes, (unsigned long long)p->write_bytes,
+            p->exited ? "true" : "false", (unsigned long long)p->wakeups,
+            (unsigned long long)p->migrations, (unsigned long long)p->cycles,
+            (unsigned long long)p->instructions, (unsigned long long)p->llc_misses);
+  for (size_t i = 0; i < p->n_freq; i++)
+    jb_printf(b, "%s{\"khz\":%u,\"cpu_ns\":%llu}", i ? "," : "", p->freq[i]->khz,
+              (unsigned long long)p->freq[i]->cpu_ns);
+  jb_printf(b, "]}");
+}
+
+char *erg_agent_sample_json(const Erg__Sample *s) {
+  struct jbuf b = {0};
+  const Erg__Interval *iv = s->interval;
+  const Erg__NodeTotals *t = s->totals;
+  jb_printf(&b, "{\"type\":\"sample\",");
+  jb_str(&b, "node", s->node);
+  jb_printf(&b, ",\"seq\":%llu,", (unsigned long long)s->seq);
+  jb_str(&b, "boot_id", s->boot_id);
+  jb_printf(&b, ",");
+  jb_str(&b, "collection", s->collection);
+  jb_printf(&b,
+            ",\"realtime_start_ns\":%llu,\"realtime_end_ns\":%llu,"
+            "\"monotonic_start_ns\":%llu,\"monotonic_end_ns\":%llu,",
+            (unsigned long long)(iv ? iv->realtime_start_ns : 0),
+            (unsigned long long)(iv ? iv->realtime_end_ns : 0),
+            (unsigned long long)(iv ? iv->monotonic_start_ns : 0),
+            (unsigned long long)(iv ? iv->monotonic_end_ns : 0));
+  if (t)
+    jb_printf(&b,
+              "\"totals\":{\"cpu_busy_ns\":%llu,\"cpu_idle_ns\":%llu,\"mem_used_bytes\":%llu,"
+              "\"disk_read_bytes\":%llu,\"disk_write_bytes\":%llu,\"net_rx_bytes\":%llu,"
+              "\"net_tx_bytes\":%llu,\"ncpu\":%u},",
+              (unsigned long long)t->cpu_busy_ns, (unsigned long long)t->cpu_idle_ns,
+              (unsigned long long)t->mem_used_bytes, (unsigned long long)t->disk_read_bytes,
+              (unsigned long long)t->disk_write_bytes, (unsigned long long)t->net_rx_bytes,
+              (unsigned long long)t->net_tx_bytes, t->ncpu);
+  jb_printf(&b, "\"system_cpu_ns\":%llu,\"dropped_samples\":%llu,\"procs\":[",
+            (unsigned long long)s->system_cpu_ns, (unsigned long long)s->dropped_samples);
+  for (size_t i = 0; i < s->n_procs; i++) {
+    if (i)
+      jb_printf(&b, ",");
+    jb_proc(&b, s->procs[i]);
+  }
+  jb_printf(&b, "]}");
+  return jb_finish(&b);
+}
+
+char *erg_agent_hello_json(const Erg__Hello *h) {
+  struct jbuf b = {0};
+  jb_printf(&b, "{\"type\":\"hello\",");
+  jb_str(&b, "node", h->node);
+  jb_printf(&b, ",");
+  jb_str(&b, "agent_version", h->agent_version);
+  jb_printf(&b, ",");
+  jb_str(&b, "boot_id", h->boot_id);
+  jb_printf(&b, ",");
+  jb_str(&b, "collection", h->collection);
+  jb_printf(&b, ",\"agent_pid\":%u,\"features\":[", h->agent_pid);
+  for (size_t i = 0; i < h->n_features; i++) {
+    char *e = erg_json_escape(h->features[i], strlen(h->features[i]));
+    jb_printf(&b, "%s\"%s\"", i ? "," : "", e ? e : "");
+    free(e);
+  }
+  jb_printf(&b, "]}");
+  return jb_finish(&b);
+}

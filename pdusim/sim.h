@@ -1,0 +1,37 @@
+/* Internal: the simulator's shared state (update thread + servers). */
+#ifndef ERG_PDUSIM_SIM_H
+#define ERG_PDUSIM_SIM_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "erg_pdusim.h"
+
+#define SIM_MAX_NODES 64
+#define SIM_LAG_SLOTS 4096
+
+struct sim_node {
+  char name[64];
+  struct erg_pdusim_load load;
+  double hist_t[SIM_LAG_SLOTS], hist_util[SIM_LAG_SLOTS];
+  unsigned hist_head, hist_n;
+  double watts;          /* what the meter shows now */
+  double energy_joules;  /* integral of what the meter showed */
+  double util_now;
+};
+
+struct sim {
+  struct erg_pdusim_model model;
+  struct sim_node nodes[SIM_MAX_NODES];
+  int nnodes;
+  unsigned ncpu;
+  unsigned seed;
+  FILE *truth;           /* optional CSV of the simulator's ground truth */
+  pthread_mutex_t lock;  /* guards nodes[].watts/energy_joules */
+  volatile int stop;
+};
+
+void sim_update_once(struct sim *s, double now_s, double dt_s);
+int sim_modbus_serve(struct sim *s, const char *host, int port, double duration_s);
+
+#endif

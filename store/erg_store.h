@@ -1,0 +1,52 @@
+/* erg store: RRD archives under one root directory.
+ *
+ * Layout (names pass through erg_name_sanitize; see docs/store.md):
+ *   <root>/nodes/<node>/node.rrd            measured, modelled, idle, dynamic,
+ *                                           unattributed watts + estimated flag
+ *   <root>/nodes/<node>/<kind>/<key>.rrd    one DS "watts" per profile key
+ *   <root>/nodes/<node>/<kind>/index.tsv    sanitized name <TAB> original key
+ * kind is "command", "job", "unit", "container", "user".
+ * Updates must come in time order per file (RRD rejects older ones); the
+ * collector finalises each cell once. */
+#ifndef ERG_STORE_H
+#define ERG_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct erg_store_options {
+  const char *root;          /* directory, created if missing */
+  unsigned step_seconds;     /* grid step, e.g. 5 */
+  const char *rrdcached;     /* daemon address or NULL (also RRDCACHED_ADDRESS env) */
+};
+
+struct erg_store_node_cell {
+  int64_t t_end;             /* unix seconds, end of the cell (multiple of step) */
+  double measured_watts;     /* NAN = unknown */
+  double modelled_watts;
+  double idle_watts;
+  double dynamic_watts;
+  double unattributed_watts;
+  bool estimated;
+};
+
+struct erg_store;
+int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, char *why,
+                   size_t whylen);
+void erg_store_close(struct erg_store *s);
+
+int erg_store_node_update(struct erg_store *s, const char *node,
+                          const struct erg_store_node_cell *cell, char *why, size_t whylen);
+/* One profile key's mean watts over the cell ending at t_end. */
+int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
+                         const char *key, int64_t t_end, double watts, char *why,
+                         size_t whylen);
+
+/* Paths for readers (erg graph, web/). Return 0, or -1 if too long. */
+int erg_store_node_path(const struct erg_store *s, const char *node, char *out, size_t outlen);
+int erg_store_key_path(const struct erg_store *s, const char *node, const char *kind,
+                       const char *key, char *out, size_t outlen);
+const char *erg_store_root(const struct erg_store *s);
+
+#endif
