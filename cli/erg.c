@@ -1,0 +1,67 @@
+/* erg: the operator's command line. Each subcommand lives in its library;
+ * this file only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "erg_agent.h"
+#include "erg_collector.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: erg COMMAND [ARGS]\n"
+             "commands:\n"
+             "  check-config [--agent] FILE   validate an ergd (default) or erg-agent config\n"
+             "  version                       print the version\n"
+             "See erg(1).\n");
+}
+
+static int cmd_check_config(int argc, char **argv) {
+  int agent = argc > 1 && !strcmp(argv[1], "--agent");
+  const char *path = argv[agent ? 2 : 1];
+  if (argc != (agent ? 3 : 2)) {
+    fprintf(stderr, "usage: erg check-config [--agent] FILE\n");
+    return 1;
+  }
+  struct erg_config_error err;
+  int rc;
+  if (agent) {
+    struct erg_agent_config cfg;
+    erg_agent_config_defaults(&cfg);
+    rc = erg_agent_config_load(path, &cfg, &err);
+  } else {
+    struct erg_collector_config cfg;
+    erg_collector_config_defaults(&cfg);
+    rc = erg_collector_config_load(path, &cfg, &err);
+    if (rc == 0)
+      printf("%s: ok: %d sources, %d nodes, step %us\n", path, cfg.nsources, cfg.nnodes,
+             cfg.step_seconds);
+    erg_collector_config_free(&cfg);
+  }
+  if (rc != 0) {
+    fprintf(stderr, "erg: %s\n", err.msg);
+    return 2;
+  }
+  if (agent)
+    printf("%s: ok\n", path);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 1;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "check-config"))
+    return cmd_check_config(argc - 1, argv + 1);
+  if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    printf("erg %s\n", ERG_VERSION);
+    return 0;
+  }
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "erg: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 1;
+}

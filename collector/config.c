@@ -1,0 +1,295 @@
+/* ergd.conf: [collector], [meter.NAME] / [pdu.NAME], [node.NAME].
+ * Every error names the file, the line and the key. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_collector.h"
+
+void erg_collector_config_defaults(struct erg_collector_config *c) {
+  memset(c, 0, sizeof *c);
+  strcpy(c->listen, "tcp://127.0.0.1:9711");
+  strcpy(c->http, "127.0.0.1:9710");
+  strcpy(c->data_dir, "/var/lib/erg");
+  c->step_seconds = 5;
+  c->settle_steps = 2;
+  c->poll_seconds = 1.0;
+  c->idle_watts = 0;
+  c->top_processes = 10;
+  c->page_interval_seconds = 60;
+  c->log_level = ERG_LOG_INFO;
+}
+
+void erg_collector_config_free(struct erg_collector_config *c) {
+  free(c->sources);
+  free(c->nodes);
+  c->sources = NULL;
+  c->nodes = NULL;
+}
+
+/* Sections are parsed in file order, but a node may name a meter defined
+ * later: feeds are stored by name first and resolved at the end. */
+struct config_state {
+  struct erg_collector_config *c;
+  char (*feed_specs)[512];
+};
+
+static int cfg_collector_key(struct erg_collector_config *c, const char *key, const char *value,
+                             char *why, size_t whylen) {
+  long l;
+  double d;
+  int rc = 0;
+  if (!strcmp(key, "listen"))
+    erg_strlcpy(c->listen, value, sizeof c->listen);
+  else if (!strcmp(key, "http"))
+    erg_strlcpy(c->http, value, sizeof c->http);
+  else if (!strcmp(key, "data_dir"))
+    erg_strlcpy(c->data_dir, value, sizeof c->data_dir);
+  else if (!strcmp(key, "www_dir"))
+    erg_strlcpy(c->www_dir, value, sizeof c->www_dir);
+  else if (!strcmp(key, "step_seconds")) {
+    if (!(rc = erg_config_long(value, 1, 3600, &l, why, whylen)))
+      c->step_seconds = (unsigned)l;
+  } else if (!strcmp(key, "settle_steps")) {
+    if (!(rc = erg_config_long(value, 0, 60, &l, why, whylen)))
+      c->settle_steps = (unsigned)l;
+  } else if (!strcmp(key, "top_processes")) {
+    if (!(rc = erg_config_long(value, 1, 1000, &l, why, whylen)))
+      c->top_processes = (unsigned)l;
+  } else if (!strcmp(key, "poll_seconds")) {
+    rc = erg_config_double(value, 0.1, 3600, &c->poll_seconds, why, whylen);
+  } else if (!strcmp(key, "idle_watts")) {
+    rc = erg_config_double(value, 0, 1e6, &c->idle_watts, why, whylen);
+  } else if (!strcmp(key, "page_interval_seconds")) {
+    rc = erg_config_double(value, 1, 86400, &d, why, whylen);
+    c->page_interval_seconds = d;
+  } else if (!strcmp(key, "log_level")) {
+    if ((c->log_level = erg_log_level_parse(value)) < 0) {
+      snprintf(why, whylen, "'%s' is not one of error, warning, info, debug", value);
+      rc = -1;
+    }
+  } else {
+    snprintf(why, whylen, "unknown key '%s' in [collector]", key);
+    return -1;
+  }
+  return rc;
+}
+
+static struct erg_pdu_source_config *cfg_source(struct erg_collector_config *c,
+                                                const char *name, const char *driver) {
+  for (int i = 0; i < c->nsources; i++)
+    if (!strcmp(c->sources[i].name, name))
+      return &c->sources[i];
+  if (c->nsources >= ERG_MAX_SOURCES)
+    return NULL;
+  struct erg_pdu_source_config *s = realloc(c->sources, (c->nsources + 1) * sizeof *s);
+  if (!s)
+    return NULL;
+  c->sources = s;
+  s = &c->sources[c->nsources++];
+  memset(s, 0, sizeof *s);
+  erg_strlcpy(s->name, name, sizeof s->name);
+  erg_strlcpy(s->driver, driver, sizeof s->driver);
+  s->timeout_seconds = 1.0;
+  s->retries = 1;
+  s->unit_id = 1;
+  s->snmp_version = 2;
+  strcpy(s->community, "public");
+  return s;
+}
+
+static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, const char *value,
+                          char *why, size_t whylen) {
+  long l;
+  struct { const char *k; char *dst; size_t len; } strs[] = {
+      {"driver", s->driver, sizeof s->driver},       {"host", s->host, sizeof s->host},
+      {"profile", s->profile, sizeof s->profile},    {"community", s->community, sizeof s->community},
+      {"v3_user", s->v3_user, sizeof s->v3_user},    {"v3_level", s->v3_level, sizeof s->v3_level},
+      {"v3_auth_proto", s->v3_auth_proto, sizeof s->v3_auth_proto},
+      {"v3_auth_pass", s->v3_auth_pass, sizeof s->v3_auth_pass},
+      {"v3_priv_proto", s->v3_priv_proto, sizeof s->v3_priv_proto},
+      {"v3_priv_pass", s->v3_priv_pass, sizeof s->v3_priv_pass}};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    if (!strcmp(key, strs[i].k)) {
+      erg_strlcpy(strs[i].dst, value, strs[i].len);
+      return 0;
+    }
+  }
+  if (!strcmp(key, "port")) {
+    if (erg_config_long(value, 1, 65535, &l, why, whylen))
+      return -1;
+    s->port = (int)l;
+  } else if (!strcmp(key, "unit_id")) {
+    if (erg_config_long(value, 0, 255, &l, why, whylen))
+      return -1;
+    s->unit_id = (int)l;
+  } else if (!strcmp(key, "retries")) {
+    if (erg_config_long(value, 0, 10, &l, why, whylen))
+      return -1;
+    s->retries = (int)l;
+  } else if (!strcmp(key, "version")) {
+    if (!strcmp(value, "1") || !strcmp(value, "2c") || !strcmp(value, "3"))
+      s->snmp_version = value[0] - '0';
+    else {
+      snprintf(why, whylen, "'%s' is not an SNMP version (1, 2c, 3)", value);
+      return -1;
+    }
+  } else if (!strcmp(key, "timeout_seconds")) {
+    return erg_config_double(value, 0.01, 60, &s->timeout_seconds, why, whylen);
+  } else {
+    snprintf(why, whylen, "unknown key '%s'", key);
+    return -1;
+  }
+  return 0;
+}
+
+static struct erg_node_config *cfg_node(struct config_state *st, const char *name) {
+  struct erg_collector_config *c = st->c;
+  for (int i = 0; i < c->nnodes; i++)
+    if (!strcmp(c->nodes[i].name, name))
+      return &c->nodes[i];
+  if (c->nnodes >= ERG_MAX_NODES || strlen(name) >= sizeof c->nodes[0].name)
+    return NULL;
+  struct erg_node_config *n = realloc(c->nodes, (c->nnodes + 1) * sizeof *n);
+  char(*f)[512] = realloc(st->feed_specs, (c->nnodes + 1) * sizeof *f);
+  if (n)
+    c->nodes = n;
+  if (f)
+    st->feed_specs = f;
+  if (!n || !f)
+    return NULL;
+  n = &c->nodes[c->nnodes];
+  st->feed_specs[c->nnodes][0] = '\0';
+  c->nnodes++;
+  memset(n, 0, sizeof *n);
+  erg_strlcpy(n->name, name, sizeof n->name);
+  n->idle_watts = NAN;
+  return n;
+}
+
+static int config_cb(void *user, const char *section, const char *key, const char *value,
+                     char *why, size_t whylen) {
+  struct config_state *st = user;
+  char inner[300];
+  int rc;
+  if (!strcmp(section, "collector")) {
+    if (cfg_collector_key(st->c, key, value, inner, sizeof inner) == 0)
+      return 0;
+    /* Unknown keys already say which; bad values get the key prepended. */
+    if (!strncmp(inner, "unknown key", 11))
+      snprintf(why, whylen, "%s", inner);
+    else
+      snprintf(why, whylen, "key '%s': %s", key, inner);
+    return -1;
+  }
+  if (!strncmp(section, "meter.", 6) || !strncmp(section, "pdu.", 4)) {
+    const char *name = strchr(section, '.') + 1;
+    struct erg_pdu_source_config *s =
+        cfg_source(st->c, name, section[0] == 'm' ? "modbus" : "snmp");
+    if (!s || !name[0] || strlen(name) >= sizeof s->name) {
+      snprintf(why, whylen, "bad or too many sources: [%s]", section);
+      return -1;
+    }
+    rc = cfg_source_key(s, key, value, inner, sizeof inner);
+  } else if (!strncmp(section, "node.", 5)) {
+    struct erg_node_config *n = cfg_node(st, section + 5);
+    if (!n || !section[5]) {
+      snprintf(why, whylen, "bad or too many nodes: [%s]", section);
+      return -1;
+    }
+    rc = 0;
+    if (!strcmp(key, "power"))
+      erg_strlcpy(st->feed_specs[n - st->c->nodes], value, 512);
+    else if (!strcmp(key, "idle_watts"))
+      rc = erg_config_double(value, 0, 1e6, &n->idle_watts, inner, sizeof inner);
+    else {
+      snprintf(why, whylen, "unknown key '%s' in [%s]", key, section);
+      return -1;
+    }
+  } else {
+    snprintf(why, whylen, "unknown section [%s] (collector, meter.NAME, pdu.NAME, node.NAME)",
+             section);
+    return -1;
+  }
+  if (rc)
+    snprintf(why, whylen, "[%s] key '%s': %s", section, key, inner);
+  return rc;
+}
+
+/* "SOURCE[:OUTLET][*FACTOR] [+ ...]" -> feeds of node n. */
+static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_config *n,
+                             const char *spec, char *why, size_t whylen) {
+  char buf[512];
+  erg_strlcpy(buf, spec, sizeof buf);
+  char *save;
+  for (char *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+    while (*t == ' ')
+      t++;
+    char *end = t + strlen(t);
+    while (end > t && end[-1] == ' ')
+      *--end = '\0';
+    double factor = 1.0;
+    int outlet = 0;
+    char *star = strchr(t, '*');
+    if (star) {
+      *star = '\0';
+      factor = strtod(star + 1, NULL);
+    }
+    char *colon = strchr(t, ':');
+    if (colon) {
+      *colon = '\0';
+      outlet = atoi(colon + 1);
+    }
+    int src = -1;
+    for (int i = 0; i < c->nsources; i++)
+      if (!strcmp(c->sources[i].name, t))
+        src = i;
+    if (src < 0 || factor <= 0 || factor > 1 || n->nfeeds >= ERG_MAX_FEEDS) {
+      snprintf(why, whylen, "[node.%s] key 'power': bad term '%s' (want SOURCE[:OUTLET][*FACTOR]"
+               " with a defined source and 0 < FACTOR <= 1)", n->name, t);
+      return -1;
+    }
+    struct erg_pdu_source_config *s = &c->sources[src];
+    if (outlet == 0)
+      outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
+    int ch = -1;
+    for (int i = 0; i < s->nchannels; i++)
+      if (s->channels[i] == outlet)
+        ch = i;
+    if (ch < 0) {
+      if (s->nchannels >= ERG_PDU_MAX_CHANNELS) {
+        snprintf(why, whylen, "source %s: too many outlets", s->name);
+        return -1;
+      }
+      ch = s->nchannels;
+      s->channels[s->nchannels++] = outlet;
+    }
+    n->feeds[n->nfeeds++] = (struct erg_node_feed){src, ch, factor};
+  }
+  return 0;
+}
+
+int erg_collector_config_load(const char *path, struct erg_collector_config *c,
+                              struct erg_config_error *err) {
+  struct config_state st = {.c = c};
+  int rc = erg_config_parse(path, config_cb, &st, err);
+  for (int i = 0; rc == 0 && i < c->nnodes; i++) {
+    char why[400];
+    if (cfg_resolve_feeds(c, &c->nodes[i], st.feed_specs[i], why, sizeof why) != 0) {
+      snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
+      rc = -1;
+    }
+  }
+  if (rc == 0 && !c->www_dir[0]) {
+    if (strlen(c->data_dir) + 4 >= sizeof c->www_dir) {
+      snprintf(err->msg, sizeof err->msg, "%s: data_dir too long", path);
+      rc = -1;
+    } else {
+      strcpy(c->www_dir, c->data_dir);
+      strcat(c->www_dir, "/www");
+    }
+  }
+  free(st.feed_specs);
+  return rc;
+}

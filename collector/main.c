@@ -1,0 +1,59 @@
+/* ergd: the erg collector daemon. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_collector.h"
+
+static volatile int stop_requested;
+static void on_signal(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: ergd -c FILE [--log-level LEVEL]\n"
+             "  -c, --config FILE   INI config, see ergd(8) and docs/config.md\n");
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+                                       {"log-level", required_argument, 0, 'l'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *path = NULL, *level = NULL;
+  int c;
+  while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': path = optarg; break;
+    case 'l': level = optarg; break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 1;
+    }
+  }
+  if (!path) {
+    usage(stderr);
+    return 1;
+  }
+  struct erg_collector_config cfg;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&cfg);
+  if (erg_collector_config_load(path, &cfg, &err) != 0) {
+    fprintf(stderr, "ergd: %s\n", err.msg);
+    erg_collector_config_free(&cfg);
+    return 2;
+  }
+  if (level && (cfg.log_level = erg_log_level_parse(level)) < 0) {
+    fprintf(stderr, "ergd: --log-level: unknown level '%s'\n", level);
+    return 1;
+  }
+  erg_log_init("ergd", cfg.log_level);
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  int rc = erg_collector_run(&cfg, &stop_requested);
+  erg_collector_config_free(&cfg);
+  return rc;
+}

@@ -1,0 +1,27 @@
+# Debian packages erg needs to build, test and run its demo (sourced).
+ERG_BUILD_PKGS=(
+  cmake make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsnmp-dev libmodbus-dev
+  librrd-dev libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
+)
+ERG_TEST_PKGS=(
+  rrdtool rrdcached snmp snmpsim mbpoll stress-ng python3 curl iproute2 procps
+  prometheus sysstat chromium
+)
+
+# Installs whatever of the given packages is missing (needs root).
+erg_apt_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}"
+  if [ "$(id -u)" != 0 ]; then
+    echo "error: missing packages and not root; run: apt-get install ${missing[*]}" >&2
+    return 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}

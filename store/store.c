@@ -1,0 +1,209 @@
+/* RRD archives under one root. Every path component that comes from data
+ * goes through erg_name_sanitize; the original names are kept in index.tsv
+ * so pages and reports can show them. */
+#include <errno.h>
+#include <math.h>
+#include <rrd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erg_common.h"
+#include "erg_store.h"
+
+struct erg_store {
+  char root[512];
+  unsigned step;
+  char daemon[256];
+};
+
+int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, char *why,
+                   size_t whylen) {
+  struct erg_store *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  if (strlen(opt->root) >= sizeof s->root - 200) {
+    snprintf(why, whylen, "root path too long");
+    free(s);
+    return -1;
+  }
+  erg_strlcpy(s->root, opt->root, sizeof s->root);
+  s->step = opt->step_seconds ? opt->step_seconds : 5;
+  const char *d = opt->rrdcached ? opt->rrdcached : getenv("RRDCACHED_ADDRESS");
+  if (d)
+    erg_strlcpy(s->daemon, d, sizeof s->daemon);
+  char nodes[600];
+  snprintf(nodes, sizeof nodes, "%s/nodes", s->root);
+  if (erg_mkdir_p(nodes, 0755) != 0) {
+    snprintf(why, whylen, "cannot create %s: %s", nodes, strerror(errno));
+    free(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+void erg_store_close(struct erg_store *s) { free(s); }
+const char *erg_store_root(const struct erg_store *s) { return s->root; }
+
+static int store_dir(const struct erg_store *s, const char *node, const char *kind, char *out,
+                     size_t outlen) {
+  char n[ERG_NAME_MAX], k[ERG_NAME_MAX];
+  erg_name_sanitize(node, strlen(node), n);
+  int len;
+  if (kind) {
+    erg_name_sanitize(kind, strlen(kind), k);
+    len = snprintf(out, outlen, "%s/nodes/%s/%s", s->root, n, k);
+  } else {
+    len = snprintf(out, outlen, "%s/nodes/%s", s->root, n);
+  }
+  return len < 0 || (size_t)len >= outlen ? -1 : 0;
+}
+
+int erg_store_node_path(const struct erg_store *s, const char *node, char *out, size_t outlen) {
+  char dir[1024];
+  if (store_dir(s, node, NULL, dir, sizeof dir) != 0)
+    return -1;
+  int len = snprintf(out, outlen, "%s/node.rrd", dir);
+  return len < 0 || (size_t)len >= outlen ? -1 : 0;
+}
+
+int erg_store_key_path(const struct erg_store *s, const char *node, const char *kind,
+                       const char *key, char *out, size_t outlen) {
+  char dir[1024], k[ERG_NAME_MAX];
+  if (store_dir(s, node, kind, dir, sizeof dir) != 0)
+    return -1;
+  erg_name_sanitize(key, strlen(key), k);
+  int len = snprintf(out, outlen, "%s/%s.rrd", dir, k);
+  return len < 0 || (size_t)len >= outlen ? -1 : 0;
+}
+
+/* RRAs: step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years,
+ * AVERAGE and MAX each. */
+static int store_rras(unsigned step, char rra[8][64]) {
+  static const struct { unsigned seconds, keep; } spans[] = {
+      {0, 2 * 86400}, {60, 14 * 86400}, {3600, 396 * 86400}, {86400, 3653 * 86400}};
+  int n = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned res = spans[i].seconds ? spans[i].seconds : step;
+    unsigned pdp = res / step ? res / step : 1;
+    unsigned rows = spans[i].keep / (pdp * step);
+    snprintf(rra[n++], 64, "RRA:AVERAGE:0.5:%u:%u", pdp, rows);
+    snprintf(rra[n++], 64, "RRA:MAX:0.5:%u:%u", pdp, rows);
+  }
+  return n;
+}
+
+static int store_create(const struct erg_store *s, const char *path, const char *const *ds,
+                        int nds, int64_t t_end, char *why, size_t whylen) {
+  char dsdef[8][96], rra[8][64];
+  const char *argv[16];
+  int argc = 0;
+  for (int i = 0; i < nds && i < 8; i++) {
+    /* Heartbeat 2 steps: one late cell is bridged, a longer gap is unknown. */
+    snprintf(dsdef[i], sizeof dsdef[i], "DS:%s:GAUGE:%u:0:U", ds[i], 2 * s->step);
+    argv[argc++] = dsdef[i];
+  }
+  int nr = store_rras(s->step, rra);
+  for (int i = 0; i < nr; i++)
+    argv[argc++] = rra[i];
+  rrd_clear_error();
+  if (rrd_create_r(path, s->step, (time_t)(t_end - s->step), argc, argv) != 0) {
+    snprintf(why, whylen, "rrd create %s: %s", path, rrd_get_error());
+    return -1;
+  }
+  return 0;
+}
+
+static void store_fmt(char *buf, size_t len, double v) {
+  if (isnan(v))
+    snprintf(buf, len, "U");
+  else
+    snprintf(buf, len, "%.6f", v);
+}
+
+static int store_update(const struct erg_store *s, const char *path, const char *const *ds,
+                        int nds, int64_t t_end, const double *vals, char *why,
+                        size_t whylen) {
+  struct stat st;
+  if (stat(path, &st) != 0 && store_create(s, path, ds, nds, t_end, why, whylen) != 0)
+    return -1;
+  char line[512];
+  int off = snprintf(line, sizeof line, "%lld", (long long)t_end);
+  for (int i = 0; i < nds; i++) {
+    char v[48];
+    store_fmt(v, sizeof v, vals[i]);
+    off += snprintf(line + off, sizeof line - (size_t)off, ":%s", v);
+  }
+  const char *argv[1] = {line};
+  rrd_clear_error();
+  if (rrd_update_r(path, NULL, 1, argv) != 0) {
+    snprintf(why, whylen, "rrd update %s: %s", path, rrd_get_error());
+    return -1;
+  }
+  return 0;
+}
+
+int erg_store_node_update(struct erg_store *s, const char *node,
+                          const struct erg_store_node_cell *c, char *why, size_t whylen) {
+  static const char *const ds[] = {"measured", "modelled", "idle",
+                                   "dynamic",  "unattributed", "estimated"};
+  char dir[1024], path[1100];
+  if (store_dir(s, node, NULL, dir, sizeof dir) != 0 || erg_mkdir_p(dir, 0755) != 0) {
+    snprintf(why, whylen, "cannot create node directory for %.64s", node);
+    return -1;
+  }
+  erg_store_node_path(s, node, path, sizeof path);
+  double vals[6] = {c->measured_watts, c->modelled_watts, c->idle_watts,
+                    c->dynamic_watts,  c->unattributed_watts, c->estimated ? 1.0 : 0.0};
+  return store_update(s, path, ds, 6, c->t_end, vals, why, whylen);
+}
+
+/* Appends "sanitized<TAB>original" to the kind's index the first time a
+ * key is seen; control bytes in the original become '?'. */
+static void store_index_add(const char *dir, const char *key) {
+  char path[1200], safe[ERG_NAME_MAX];
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  erg_name_sanitize(key, strlen(key), safe);
+  FILE *f = fopen(path, "a+");
+  if (!f)
+    return;
+  rewind(f);
+  char line[1024];
+  size_t n = strlen(safe);
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, safe, n) && line[n] == '\t') {
+      fclose(f);
+      return;
+    }
+  fprintf(f, "%s\t", safe);
+  for (const unsigned char *p = (const unsigned char *)key; *p && p - (const unsigned char *)key < 255; p++)
+    fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+  fputc('\n', f);
+  fclose(f);
+}
+
+int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
+                         const char *key, int64_t t_end, double watts, char *why,
+                         size_t whylen) {
+  static const char *const ds[] = {"watts"};
+  char dir[1024], path[1200];
+  if (store_dir(s, node, kind, dir, sizeof dir) != 0 ||
+      erg_store_key_path(s, node, kind, key, path, sizeof path) != 0) {
+    snprintf(why, whylen, "path too long for key");
+    return -1;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (erg_mkdir_p(dir, 0755) != 0) {
+      snprintf(why, whylen, "cannot create %s: %s", dir, strerror(errno));
+      return -1;
+    }
+    store_index_add(dir, key);
+  }
+  return store_update(s, path, ds, 1, t_end, &watts, why, whylen);
+}

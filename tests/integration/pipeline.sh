@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# End to end on loopback: erg-pdusim (SIMULATED Modbus meter following this
+# machine's load) -> ergd <- erg-agent (/proc) -> RRD -> rrdtool fetch.
+# Checks that node power and the per-process split are stored and add up.
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3
+. "$(dirname "$0")/lib.sh"
+for tool in rrdtool curl ss; do
+  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
+
+work=$(mktemp -d /tmp/erg-it.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+MB=$(free_port); ZP=$(free_port); HP=$(free_port)
+cat > "$work/ergd.conf" <<CONF
+[collector]
+listen = tcp://127.0.0.1:$ZP
+http = 127.0.0.1:$HP
+data_dir = $work/data
+step_seconds = 5
+settle_steps = 1
+poll_seconds = 0.5
+page_interval_seconds = 5
+
+[meter.sim]
+driver = modbus
+host = 127.0.0.1
+port = $MB
+profile = erg-sim
+unit_id = 1
+
+[node.it-node]
+power = sim:1
+idle_watts = 50
+CONF
+
+"$PDUSIM" --modbus 127.0.0.1:$MB --node it-node --idle 50 --slope 100 --update 0.5 \
+  >"$work/pdusim.log" 2>&1 &
+pids+=($!)
+wait_port "$MB"
+grep -q SIMULATED "$work/pdusim.log"
+"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
+pids+=($!)
+wait_port "$HP"
+"$AGENT" --node it-node --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent.log" 2>&1 &
+pids+=($!)
+
+# A recognisable load: one busy process for most of the run.
+sleep 3
+timeout 14 sha256sum /dev/zero &
+sleep 20
+curl -sf "http://127.0.0.1:$HP/" -o "$work/index.html"
+curl -sf "http://127.0.0.1:$HP/metrics" -o "$work/metrics.txt"
+for p in "${pids[@]}"; do kill "$p"; done
+wait "${pids[@]}" 2>/dev/null || true
+pids=()
+
+node_dir="$work/data/nodes/it-node"
+test -f "$node_dir/node.rrd" || { echo "FAIL: no node.rrd"; ls -R "$work/data"; cat "$work/ergd.log"; exit 1; }
+rrdtool fetch "$node_dir/node.rrd" AVERAGE -r 5 -s end-60 -e now >"$work/node.txt"
+sha=$(key_rrd "$node_dir/command" sha256sum)
+sys=$(key_rrd "$node_dir/command" "[system]")
+test -n "$sha" && test -f "$sha" || { echo "FAIL: no archive for sha256sum"; cat "$node_dir/command/index.tsv"; exit 1; }
+rrdtool fetch "$sha" AVERAGE -r 5 -s end-60 -e now >"$work/sha.txt"
+# Sum of every command archive, per timestamp.
+for f in "$node_dir"/command/*.rrd; do rrdtool fetch "$f" AVERAGE -r 5 -s end-60 -e now; done \
+  >"$work/keys.txt"
+
+python3 - "$work" <<'PY'
+import sys, math, collections
+work = sys.argv[1]
+def rows(path):
+    out = {}
+    lines = open(path).read().split("\n")
+    names = lines[0].split()
+    for l in lines[1:]:
+        if ":" not in l: continue
+        t, vals = l.split(":", 1)
+        v = [float(x) if x.strip() not in ("-nan", "nan") else math.nan for x in vals.split()]
+        out[int(t)] = dict(zip(names, v))
+    return out
+node = rows(f"{work}/node.txt")
+sha = rows(f"{work}/sha.txt")
+keysum = collections.defaultdict(float)
+cur = None
+for l in open(f"{work}/keys.txt"):
+    if ":" in l:
+        t, v = l.split(":", 1)
+        v = v.strip()
+        if v not in ("-nan", "nan"):
+            keysum[int(t)] += float(v)
+good = [t for t, r in node.items() if not math.isnan(r["measured"])]
+assert len(good) >= 3, f"too few measured cells: {node}"
+checked = loaded = 0
+for t in good:
+    r = node[t]
+    m, idle, dyn = r["measured"], r["idle"], r["dynamic"]
+    assert abs(m - (idle + dyn)) < 1e-6 * max(1, m), (t, r)
+    assert 45 <= m <= 155, f"measured {m} outside the simulator's range"
+    if t in keysum and keysum[t] > 0:
+        # Per-process split adds up to the dynamic power of the cell.
+        assert abs(keysum[t] - dyn) < 0.01 * max(1, dyn), (t, keysum[t], dyn)
+        checked += 1
+    s = sha.get(t, {}).get("watts", math.nan)
+    if not math.isnan(s) and s > 0.5 * dyn and dyn > 20:
+        loaded += 1
+assert checked >= 2, f"split checked in only {checked} cells"
+assert loaded >= 1, "sha256sum never got the bulk of the dynamic power"
+print(f"ok: {len(good)} measured cells, split adds up in {checked}, load seen in {loaded}")
+PY
+grep -q 'it-node' "$work/index.html" || { echo "FAIL: index.html lacks the node"; exit 1; }
+grep -q '^erg_node_measured_watts{node="it-node"}' "$work/metrics.txt" || { echo "FAIL: metrics"; cat "$work/metrics.txt"; exit 1; }

@@ -1,0 +1,86 @@
+/* Config errors name the file, the line and the key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "erg_agent.h"
+#include "erg_collector.h"
+
+static char path[64];
+
+static void write_conf(const char *text) {
+  strcpy(path, "/tmp/erg-test-conf-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+}
+
+static void test_collector_ok(void **state) {
+  (void)state;
+  write_conf("[collector]\nstep_seconds = 10\ndata_dir = /tmp/x\n"
+             "[node.n1]\npower = m1 + pdu1:3*0.5\nidle_watts = 55\n"
+             "[meter.m1]\nhost = 127.0.0.1\nport = 5020\nprofile = erg-sim\nunit_id = 2\n"
+             "[pdu.pdu1]\nhost = 10.0.0.9\ncommunity = private\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_int_equal(c.step_seconds, 10);
+  assert_string_equal(c.www_dir, "/tmp/x/www");
+  assert_int_equal(c.nsources, 2);
+  assert_int_equal(c.nnodes, 1);
+  assert_int_equal(c.nodes[0].nfeeds, 2);
+  assert_int_equal(c.nodes[0].feeds[0].source, 0);
+  assert_int_equal(c.sources[0].channels[c.nodes[0].feeds[0].channel], 2);
+  assert_string_equal(c.sources[1].driver, "snmp");
+  assert_int_equal(c.sources[1].channels[c.nodes[0].feeds[1].channel], 3);
+  assert_float_equal(c.nodes[0].feeds[1].factor, 0.5, 1e-12);
+  assert_float_equal(c.nodes[0].idle_watts, 55, 1e-12);
+  erg_collector_config_free(&c);
+  unlink(path);
+}
+
+static void expect_error(const char *text, const char *needle, int agent) {
+  write_conf(text);
+  struct erg_config_error err;
+  int rc;
+  if (agent) {
+    struct erg_agent_config a;
+    erg_agent_config_defaults(&a);
+    rc = erg_agent_config_load(path, &a, &err);
+  } else {
+    struct erg_collector_config c;
+    erg_collector_config_defaults(&c);
+    rc = erg_collector_config_load(path, &c, &err);
+    erg_collector_config_free(&c);
+  }
+  unlink(path);
+  assert_int_equal(rc, -1);
+  if (!strstr(err.msg, needle) || !strstr(err.msg, path))
+    fail_msg("error '%s' lacks '%s' or the path", err.msg, needle);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  expect_error("[collector]\n\nstep_secs = 5\n", ":3: unknown key 'step_secs' in [collector]", 0);
+  expect_error("[collector]\nstep_seconds = five\n", ":2: key 'step_seconds'", 0);
+  expect_error("[collector]\nstep_seconds = 0\n", ":2:", 0);
+  expect_error("[bogus]\nx = 1\n", ":2: unknown section [bogus]", 0);
+  expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch'", 0);
+  expect_error("[meter.m]\nport = 99999\n", ":2: [meter.m] key 'port'", 0);
+  expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
+  expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
+                                     cmocka_unit_test(test_errors)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,63 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "erg_common.h"
+
+static int name_is_safe(const char *s) {
+  if (!s[0] || s[0] == '.' || strlen(s) >= ERG_NAME_MAX)
+    return 0;
+  for (const char *p = s; *p; p++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+      return 0;
+  return 1;
+}
+
+static void test_sanitize_hostile(void **state) {
+  (void)state;
+  const char *hostile[] = {"../../etc/passwd", "<script>alert(1)</script>", "a b", "..", ".",
+                           "", "caf\xc3\xa9", "x\x01y\n", "/", "a/b"};
+  char out[ERG_NAME_MAX], other[ERG_NAME_MAX];
+  for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+    erg_name_sanitize(hostile[i], strlen(hostile[i]), out);
+    assert_true(name_is_safe(out));
+    assert_null(strchr(out, '/'));
+  }
+  /* Distinct inputs that map to the same characters stay distinct. */
+  erg_name_sanitize("a b", 3, out);
+  erg_name_sanitize("a/b", 3, other);
+  assert_string_not_equal(out, other);
+  /* Clean names pass unchanged. */
+  erg_name_sanitize("stress-ng", 9, out);
+  assert_string_equal(out, "stress-ng");
+  char longname[400];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  erg_name_sanitize(longname, strlen(longname), out);
+  assert_true(name_is_safe(out));
+}
+
+static void test_html_escape(void **state) {
+  (void)state;
+  char *e = erg_html_escape("<script>\"x\" & 'y'\x01</script>");
+  assert_string_equal(e, "&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;?&lt;/script&gt;");
+  free(e);
+}
+
+static void test_json_escape(void **state) {
+  (void)state;
+  char *e = erg_json_escape("a\"b\\c\n\xff", 8);
+  assert_string_equal(e, "a\\\"b\\\\c\\u000a\\u00ff");
+  free(e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_sanitize_hostile),
+                                     cmocka_unit_test(test_html_escape),
+                                     cmocka_unit_test(test_json_escape)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
