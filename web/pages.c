@@ -74,7 +74,7 @@ static void argv_add(struct argv_buf *a, const char *fmt, ...) {
 }
 
 static int pages_graph(struct argv_buf *a, const char *png, char *why, size_t whylen) {
-  char tmp[1200];
+  char tmp[1300];
   snprintf(tmp, sizeof tmp, "%s.tmp", png);
   a->v[1] = strdup(tmp);
   rrd_clear_error();
