@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# erg-agent --dump: one JSON object per line, every field, and a busy
+# process of ours shows up with about the CPU time it burned.
+set -euo pipefail
+AGENT=$1
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+out=$(mktemp)
+sha256sum /dev/zero &
+burner=$!
+trap 'rm -f "$out"; kill $burner 2>/dev/null || true' EXIT
+"$AGENT" --dump --count 3 --interval 1 --node dump-node >"$out"
+kill $burner 2>/dev/null || true
+python3 - "$out" "$burner" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+burner = int(sys.argv[2])
+objs = [json.loads(l) for l in lines]
+assert objs[0]["type"] == "hello" and objs[0]["collection"] == "proc", objs[0]
+assert "cpu_time" in objs[0]["features"]
+samples = [o for o in objs if o["type"] == "sample"]
+assert len(samples) == 3, len(samples)
+for i, s in enumerate(samples):
+    assert s["node"] == "dump-node" and s["seq"] == i + 1
+    assert s["realtime_end_ns"] > s["realtime_start_ns"]
+    assert s["monotonic_end_ns"] > s["monotonic_start_ns"]
+    assert s["totals"]["ncpu"] >= 1
+    for k in ("cpu_busy_ns", "mem_used_bytes", "net_rx_bytes"):
+        assert k in s["totals"], k
+    for p in s["procs"]:
+        for k in ("pid", "start_time_ns", "comm", "uid", "cgroup", "cpu_ns", "rss_bytes",
+                  "read_bytes", "write_bytes", "job", "unit", "container"):
+            assert k in p, k
+mine = [p for s in samples for p in s["procs"] if p["pid"] == burner]
+assert mine, "the busy process never appeared"
+assert all(p["comm"] == "sha256sum" for p in mine)
+# A busy loop burns ~1 s of CPU per 1 s interval (10 ms tick resolution).
+cpu = max(p["cpu_ns"] for p in mine) / 1e9
+assert 0.7 <= cpu <= 1.3, cpu
+print("ok: %d samples, busy process seen with %.2f s CPU" % (len(samples), cpu))
+PY
