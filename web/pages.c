@@ -18,7 +18,7 @@ static const char *const palette[] = {"1f77b4", "ff7f0e", "2ca02c", "d62728", "9
                                       "8c564b", "e377c2", "7f7f7f", "bcbd22", "17becf"};
 
 static const struct { const char *name, *start; } ranges[] = {
-    {"hour", "end-1h"}, {"day", "end-1d"}, {"week", "end-1w"}};
+    {"10min", "end-600s"}, {"hour", "end-1h"}, {"day", "end-1d"}, {"week", "end-1w"}};
 
 /* rrdgraph splits arguments on ':' and treats '\' as an escape. */
 static void graph_escape(const char *in, char *out, size_t outlen) {
@@ -187,7 +187,7 @@ static int pages_index(const char *www, const char *const *nodes, size_t n, int6
     erg_name_sanitize(nodes[i], strlen(nodes[i]), safe);
     char *e = erg_html_escape(nodes[i]);
     fprintf(f, "<h2><a href=\"node-%s.html\">%s</a></h2>\n"
-               "<a href=\"node-%s.html\"><img src=\"node-%s-hour.png\" alt=\"%s power\"></a>\n",
+               "<a href=\"node-%s.html\"><img src=\"node-%s-10min.png\" alt=\"%s power\"></a>\n",
             safe, e ? e : "", safe, safe, e ? e : "");
     free(e);
   }

@@ -117,3 +117,8 @@ print(f"ok: {len(good)} measured cells, split adds up in {checked}, load seen in
 PY
 grep -q 'it-node' "$work/index.html" || { echo "FAIL: index.html lacks the node"; exit 1; }
 grep -q '^erg_node_measured_watts{node="it-node"}' "$work/metrics.txt" || { echo "FAIL: metrics"; cat "$work/metrics.txt"; exit 1; }
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$work/metrics.txt"
+else
+  echo "SKIP: promtool (Debian prometheus) missing"; exit 77
+fi
