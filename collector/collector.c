@@ -43,6 +43,7 @@ struct collector {
   size_t nnodes;
   struct source_state *sources;
   struct erg_store *store;
+  char journal_dir[600];
   uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
   int64_t last_render;
   int render_due;
@@ -260,6 +261,12 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
     n->last_idle_watts = cell.idle_watts;
   }
   char why[256];
+  struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
+                               .measured_watts = r->measured_watts, .flags = r->flags,
+                               .cpu_seconds_per_second = r->cell->busy_cpu_seconds / r->step};
+  if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes, why,
+                         sizeof why) && c->store_errors++ == 0)
+    erg_warn("%s (further store errors only counted)", why);
   if (erg_store_node_update(c->store, n->name, &cell, why, sizeof why) && c->store_errors++ == 0)
     erg_warn("store: %s (further store errors only counted)", why);
   if (sh && !(r->flags & ERG_CELL_NO_AGENT)) {
@@ -442,6 +449,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     return 1;
   }
   erg_mkdir_p(cfg->www_dir, 0755);
+  snprintf(c.journal_dir, sizeof c.journal_dir, "%s/journal", cfg->data_dir);
+  erg_mkdir_p(c.journal_dir, 0755);
   for (int i = 0; i < cfg->nnodes; i++)
     collector_node(&c, cfg->nodes[i].name, 1);
   collector_metrics_render(&c);

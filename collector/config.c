@@ -18,6 +18,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->idle_watts = 0;
   c->top_processes = 10;
   c->page_interval_seconds = 60;
+  c->journal_max_bytes = 64L << 20;
   c->log_level = ERG_LOG_INFO;
 }
 
@@ -61,6 +62,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     rc = erg_config_double(value, 0.1, 3600, &c->poll_seconds, why, whylen);
   } else if (!strcmp(key, "idle_watts")) {
     rc = erg_config_double(value, 0, 1e6, &c->idle_watts, why, whylen);
+  } else if (!strcmp(key, "journal_max_bytes")) {
+    rc = erg_config_long(value, 4096, 1L << 40, &c->journal_max_bytes, why, whylen);
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;

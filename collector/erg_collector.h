@@ -70,6 +70,19 @@ struct erg_attr_share {
 double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
                                double idle_watts, struct erg_attr_share *shares);
 
+/* ---- training journal (CSV, docs/model.md) ---- */
+struct erg_journal_row {
+  int64_t t0;                     /* cell start, unix seconds */
+  unsigned step_seconds;
+  double measured_watts;          /* NAN when missing */
+  int flags;                      /* erg_cell_flags */
+  double cpu_seconds_per_second;  /* node busy CPU time per wall second */
+};
+int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
+/* Appends one row, rotating the file first when it reached max_bytes. */
+int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
+                       long max_bytes, char *why, size_t whylen);
+
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
 #define ERG_MAX_NODES 4096
@@ -99,6 +112,7 @@ struct erg_collector_config {
   double idle_watts;
   unsigned top_processes;
   double page_interval_seconds;
+  long journal_max_bytes;
   int log_level;
   struct erg_pdu_source_config *sources;
   int nsources;

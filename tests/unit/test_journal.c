@@ -1,0 +1,68 @@
+/* Training journal: header once per file, one row per cell, rotation by
+ * size keeps every row exactly once. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "erg_collector.h"
+
+static int count_lines(const char *path, const char *prefix) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  char line[512];
+  int n = 0;
+  while (fgets(line, sizeof line, f))
+    n += !strncmp(line, prefix, strlen(prefix));
+  fclose(f);
+  return n;
+}
+
+static void test_journal_rows_and_rotation(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char why[256], path[1024];
+  for (int i = 0; i < 400; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
+                                .measured_watts = i % 7 ? 100.0 + i : NAN,
+                                .flags = i % 7 ? 0 : ERG_CELL_NO_METER,
+                                .cpu_seconds_per_second = 0.5};
+    assert_int_equal(erg_journal_append(dir, "node/1", &r, 4096, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_journal_path(dir, "node/1", path, sizeof path), 0);
+  int rows = 0, headers = 0, files = 0;
+  for (int k = 0; k <= 5; k++) {
+    char p[1100];
+    snprintf(p, sizeof p, k ? "%s.%d" : "%s", path, k);
+    int n = count_lines(p, "17");
+    if (n < 0)
+      continue;
+    files++;
+    rows += n;
+    headers += count_lines(p, "# erg-journal v1 node=node_1-");
+    assert_int_equal(count_lines(p, "time_unix_seconds,step_seconds,measured_watts,flags,"), 1);
+  }
+  assert_true(files >= 3);
+  assert_int_equal(headers, files);
+  /* Rotation keeps 5 old files: with 4 KiB files all 400 rows (~27 B) fit. */
+  assert_int_equal(rows, 400);
+  assert_int_equal(count_lines(path, "1700000000,"), 0);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,nan,1,0.500000$' %s/*", dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
