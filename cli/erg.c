@@ -10,6 +10,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: erg COMMAND [ARGS]\n"
              "commands:\n"
              "  check-config [--agent] FILE   validate an ergd (default) or erg-agent config\n"
+             "  keygen PREFIX                 write a CURVE key pair to PREFIX.key and PREFIX.pub\n"
              "  version                       print the version\n"
              "See erg(1).\n");
 }
@@ -45,6 +46,20 @@ static int cmd_check_config(int argc, char **argv) {
   return 0;
 }
 
+static int cmd_keygen(int argc, char **argv) {
+  if (argc != 2 || argv[1][0] == '-') {
+    fprintf(stderr, "usage: erg keygen PREFIX   (writes PREFIX.key, mode 0600, and PREFIX.pub)\n");
+    return 1;
+  }
+  char pub[ERG_KEY_Z85_LEN + 1], why[600];
+  if (erg_key_generate(argv[1], pub, why, sizeof why) != 0) {
+    fprintf(stderr, "erg: keygen: %s\n", why);
+    return 2;
+  }
+  printf("%s.key: secret key (keep it on this host)\n%s.pub: %s\n", argv[1], argv[1], pub);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -53,6 +68,8 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "check-config"))
     return cmd_check_config(argc - 1, argv + 1);
+  if (!strcmp(cmd, "keygen"))
+    return cmd_keygen(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("erg %s\n", ERG_VERSION);
     return 0;

@@ -43,6 +43,7 @@ struct collector {
   size_t nnodes;
   struct source_state *sources;
   struct erg_store *store;
+  struct auth *auth;      /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
   int64_t last_render;
@@ -339,6 +340,13 @@ static void collector_metrics_render(struct collector *c) {
              "erg_agent_messages_total{result=\"ok\"} %llu\n"
              "erg_agent_messages_total{result=\"rejected\"} %llu\n",
           (unsigned long long)c->msgs_ok, (unsigned long long)c->msgs_rejected);
+  if (c->auth)
+    fprintf(f, "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
+               "# TYPE erg_agent_auth_total counter\n"
+               "erg_agent_auth_total{result=\"accepted\"} %llu\n"
+               "erg_agent_auth_total{result=\"refused\"} %llu\n",
+            (unsigned long long)auth_accepted_total(c->auth),
+            (unsigned long long)auth_refused_total(c->auth));
   fprintf(f, "# HELP erg_store_errors_total Failed archive updates.\n"
              "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
           (unsigned long long)c->store_errors);
@@ -395,12 +403,37 @@ static int collector_http_dynamic(void *user, const char *url, char **body, size
 
 /* ---- the loop ---- */
 
-static int collector_open_sockets(void *zctx, const struct erg_collector_config *cfg,
-                                  void **agents, void **meters) {
+/* CURVE server side: the ZAP handler socket must be bound before the agent
+ * socket accepts anyone, or the first handshakes would go unchecked. */
+static int collector_curve(void *zctx, const struct erg_collector_config *cfg, void *agents,
+                           void **zap, struct auth **auth) {
+  char secret[ERG_KEY_Z85_LEN + 1], why[300];
+  *auth = auth_open(cfg->authorized_keys_file, why, sizeof why);
+  if (!*auth || erg_key_read_file(cfg->curve_secret_key_file, secret, why, sizeof why) != 0) {
+    erg_err("CURVE: %s", why);
+    return -1;
+  }
+  *zap = zmq_socket(zctx, ZMQ_REP);
+  int one = 1;
+  if (zmq_bind(*zap, "inproc://zeromq.zap.01") != 0 ||
+      zmq_setsockopt(agents, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+      zmq_setsockopt(agents, ZMQ_CURVE_SECRETKEY, secret, ERG_KEY_Z85_LEN) != 0 ||
+      zmq_setsockopt(agents, ZMQ_ZAP_DOMAIN, "erg", 3) != 0) {
+    erg_err("CURVE setup: %s", zmq_strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int collector_open_sockets(void *zctx, struct collector *c, void **agents, void **meters,
+                                  void **zap) {
+  const struct erg_collector_config *cfg = c->cfg;
   *agents = zmq_socket(zctx, ZMQ_PULL);
   *meters = zmq_socket(zctx, ZMQ_PULL);
   int hwm = 100000;
   zmq_setsockopt(*agents, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  if (cfg->curve_secret_key_file[0] && collector_curve(zctx, cfg, *agents, zap, &c->auth) != 0)
+    return -1;
   if (zmq_bind(*agents, cfg->listen) != 0) {
     erg_err("cannot listen on %s: %s", cfg->listen, zmq_strerror(errno));
     return -1;
@@ -412,12 +445,16 @@ static int collector_open_sockets(void *zctx, const struct erg_collector_config 
   return 0;
 }
 
-static void collector_loop(struct collector *c, void *agents, void *meters, volatile int *stop) {
-  zmq_pollitem_t items[2] = {{agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0}};
+static void collector_loop(struct collector *c, void *agents, void *meters, void *zap,
+                           volatile int *stop) {
+  zmq_pollitem_t items[3] = {{agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0},
+                             {zap, 0, ZMQ_POLLIN, 0}};
   int64_t last_tick = 0;
   while (!*stop) {
-    if (zmq_poll(items, 2, 200) < 0 && errno != EINTR)
+    if (zmq_poll(items, zap ? 3 : 2, 200) < 0 && errno != EINTR)
       break;
+    if (zap && (items[2].revents & ZMQ_POLLIN))
+      auth_handle(c->auth, zap);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     /* Drain in bounded batches so a flood of samples cannot starve meters. */
@@ -454,9 +491,9 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   for (int i = 0; i < cfg->nnodes; i++)
     collector_node(&c, cfg->nodes[i].name, 1);
   collector_metrics_render(&c);
-  void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL;
+  void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
   struct erg_web_server *web = NULL;
-  int rc = collector_open_sockets(zctx, cfg, &agents, &meters);
+  int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
   if (rc == 0 && cfg->http[0] &&
       erg_web_server_start(&web, cfg->http, cfg->www_dir, collector_http_dynamic, &c, why,
                            sizeof why) != 0) {
@@ -468,7 +505,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     mt = meters_start(zctx, cfg, stop);
     erg_info("listening for agents on %s, pages on http://%s/, %d sources, %d nodes, step %us",
              cfg->listen, cfg->http, cfg->nsources, cfg->nnodes, cfg->step_seconds);
-    collector_loop(&c, agents, meters, stop);
+    collector_loop(&c, agents, meters, zap, stop);
   }
   *stop = 1;
   meters_join(mt, cfg->nsources);
@@ -477,6 +514,9 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     zmq_close(agents);
   if (meters)
     zmq_close(meters);
+  if (zap)
+    zmq_close(zap);
+  auth_close(c.auth);
   zmq_ctx_term(zctx);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);

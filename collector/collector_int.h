@@ -18,4 +18,11 @@ struct meter_thread *meters_start(void *zctx, const struct erg_collector_config 
                                   volatile int *stop);
 void meters_join(struct meter_thread *ts, int n);
 
+struct auth;
+struct auth *auth_open(const char *authorized_keys_file, char *why, size_t whylen);
+void auth_close(struct auth *a);
+void auth_handle(struct auth *a, void *zap_socket);
+uint64_t auth_refused_total(const struct auth *a);
+uint64_t auth_accepted_total(const struct auth *a);
+
 #endif

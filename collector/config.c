@@ -47,6 +47,10 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     erg_strlcpy(c->http, value, sizeof c->http);
   else if (!strcmp(key, "data_dir"))
     erg_strlcpy(c->data_dir, value, sizeof c->data_dir);
+  else if (!strcmp(key, "curve_secret_key_file"))
+    erg_strlcpy(c->curve_secret_key_file, value, sizeof c->curve_secret_key_file);
+  else if (!strcmp(key, "authorized_keys_file"))
+    erg_strlcpy(c->authorized_keys_file, value, sizeof c->authorized_keys_file);
   else if (!strcmp(key, "www_dir"))
     erg_strlcpy(c->www_dir, value, sizeof c->www_dir);
   else if (!strcmp(key, "step_seconds")) {
@@ -283,6 +287,11 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
       snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
       rc = -1;
     }
+  }
+  if (rc == 0 && !c->curve_secret_key_file[0] != !c->authorized_keys_file[0]) {
+    snprintf(err->msg, sizeof err->msg,
+             "%s: [collector] curve_secret_key_file and authorized_keys_file go together", path);
+    rc = -1;
   }
   if (rc == 0 && !c->www_dir[0]) {
     if (strlen(c->data_dir) + 4 >= sizeof c->www_dir) {

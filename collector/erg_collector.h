@@ -113,6 +113,8 @@ struct erg_collector_config {
   unsigned top_processes;
   double page_interval_seconds;
   long journal_max_bytes;
+  char curve_secret_key_file[512];  /* set: agents must use CURVE */
+  char authorized_keys_file[512];   /* agents' public keys, one per line */
   int log_level;
   struct erg_pdu_source_config *sources;
   int nsources;

@@ -70,6 +70,18 @@ int erg_config_long(const char *value, long min, long max, long *out,
                     char *why, size_t whylen);
 int erg_config_bool(const char *value, bool *out, char *why, size_t whylen);
 
+/* ---- CURVE keys (Z85 text, 40 characters) ----
+ * Key files hold one key on the first line that is not empty or a comment;
+ * authorised-key lists hold one key per line, optionally followed by a
+ * comment (usually the node name). */
+#define ERG_KEY_Z85_LEN 40
+int erg_key_read_file(const char *path, char out[ERG_KEY_Z85_LEN + 1], char *why, size_t whylen);
+/* Parses a list file into n keys (binary, 32 bytes each); returns count or -1. */
+int erg_key_read_list(const char *path, uint8_t (**keys)[32], char *why, size_t whylen);
+/* Writes a fresh key pair to PREFIX.key (0600) and PREFIX.pub. */
+int erg_key_generate(const char *prefix, char pub_out[ERG_KEY_Z85_LEN + 1], char *why,
+                     size_t whylen);
+
 /* ---- small string helpers ---- */
 /* Copies at most dstlen-1 bytes and always NUL-terminates. */
 void erg_strlcpy(char *dst, const char *src, size_t dstlen);

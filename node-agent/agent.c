@@ -139,6 +139,14 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     erg_strlcpy(cfg->collector, value, sizeof cfg->collector);
     return 0;
   }
+  if (strcmp(key, "curve_server_key") == 0) {
+    erg_strlcpy(cfg->curve_server_key, value, sizeof cfg->curve_server_key);
+    return 0;
+  }
+  if (strcmp(key, "curve_secret_key_file") == 0) {
+    erg_strlcpy(cfg->curve_secret_key_file, value, sizeof cfg->curve_secret_key_file);
+    return 0;
+  }
   if (strcmp(key, "proc_root") == 0) {
     erg_strlcpy(cfg->proc_root, value, sizeof cfg->proc_root);
     return 0;

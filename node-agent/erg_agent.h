@@ -60,6 +60,10 @@ struct erg_agent_config {
   long queue_samples;       /* bounded send queue while the collector is away */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
   int log_level;
+  /* CURVE: the collector's public key (Z85, or a file holding it) and this
+   * agent's secret key file. Both empty: plain TCP. */
+  char curve_server_key[512];
+  char curve_secret_key_file[512];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
@@ -81,8 +85,10 @@ char *erg_agent_hello_json(const Erg__Hello *h);
 
 /* ---- transport ---- */
 struct erg_sender;
-int erg_sender_open(struct erg_sender **out, const char *endpoint, long queue_samples,
-                    char *why, size_t whylen);
+/* With cfg's CURVE keys set, the link is encrypted and the collector's
+ * identity is verified by the handshake. */
+int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg, char *why,
+                    size_t whylen);
 /* Sends (or queues) one envelope; counts what it had to drop. */
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
 uint64_t erg_sender_take_dropped(struct erg_sender *s);

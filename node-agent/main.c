@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
     if (j)
       puts(j);
     free(j);
-  } else if (erg_sender_open(&tx, cfg.collector, cfg.queue_samples, why, sizeof why) != 0) {
+  } else if (erg_sender_open(&tx, &cfg, why, sizeof why) != 0) {
     erg_err("%s", why);
     erg_agent_close(a);
     return 1;

@@ -15,8 +15,36 @@ struct erg_sender {
   uint64_t dropped;
 };
 
-int erg_sender_open(struct erg_sender **out, const char *endpoint, long queue_samples,
-                    char *why, size_t whylen) {
+/* Sets the CURVE client options: the server key pins the collector. */
+static int sender_curve(void *sock, const struct erg_agent_config *cfg, char *why, size_t whylen) {
+  char server[ERG_KEY_Z85_LEN + 1], secret[ERG_KEY_Z85_LEN + 1], public[ERG_KEY_Z85_LEN + 1];
+  if (!cfg->curve_server_key[0] && !cfg->curve_secret_key_file[0])
+    return 0;
+  if (!cfg->curve_server_key[0] || !cfg->curve_secret_key_file[0]) {
+    snprintf(why, whylen, "CURVE needs both curve_server_key and curve_secret_key_file");
+    return -1;
+  }
+  /* The server key may be given inline or as a file. */
+  if (strlen(cfg->curve_server_key) == ERG_KEY_Z85_LEN && !strchr(cfg->curve_server_key, '/'))
+    memcpy(server, cfg->curve_server_key, sizeof server);
+  else if (erg_key_read_file(cfg->curve_server_key, server, why, whylen) != 0)
+    return -1;
+  if (erg_key_read_file(cfg->curve_secret_key_file, secret, why, whylen) != 0)
+    return -1;
+  if (zmq_curve_public(public, secret) != 0 ||
+      zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, ERG_KEY_Z85_LEN) != 0 ||
+      zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, public, ERG_KEY_Z85_LEN) != 0 ||
+      zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret, ERG_KEY_Z85_LEN) != 0) {
+    snprintf(why, whylen, "CURVE setup failed: %s", zmq_strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg, char *why,
+                    size_t whylen) {
+  const char *endpoint = cfg->collector;
+  long queue_samples = cfg->queue_samples;
   struct erg_sender *s = calloc(1, sizeof *s);
   if (!s) {
     snprintf(why, whylen, "out of memory");
@@ -32,6 +60,8 @@ int erg_sender_open(struct erg_sender **out, const char *endpoint, long queue_sa
   int linger = 2000;
   zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
   zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+  if (sender_curve(s->sock, cfg, why, whylen) != 0)
+    goto fail;
   if (zmq_connect(s->sock, endpoint) != 0) {
     snprintf(why, whylen, "cannot connect to %s: %s", endpoint, zmq_strerror(errno));
     goto fail;

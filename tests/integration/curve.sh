@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# CURVE on the agent link: an agent with a listed key is accepted, an
+# unknown key is refused (logged once, counted), and an agent that pins the
+# wrong collector key never gets data through.
+set -euo pipefail
+ERG=$1 ERGD=$2 AGENT=$3
+. "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
+work=$(mktemp -d /tmp/erg-curve.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work"
+"$ERG" keygen collector >/dev/null
+"$ERG" keygen good >/dev/null
+"$ERG" keygen bad >/dev/null
+"$ERG" keygen impostor >/dev/null
+test "$(stat -c %a collector.key)" = 600
+# keygen never overwrites an existing key.
+if "$ERG" keygen good 2>/dev/null; then echo "FAIL: keygen overwrote good.key"; exit 1; fi
+{ echo "# authorised agents"; echo "$(tail -n1 good.pub) node-good"; } > authorized_keys
+ZP=$(free_port); HP=$(free_port)
+cat > ergd.conf <<CONF
+[collector]
+listen = tcp://127.0.0.1:$ZP
+http = 127.0.0.1:$HP
+data_dir = $work/data
+curve_secret_key_file = $work/collector.key
+authorized_keys_file = $work/authorized_keys
+CONF
+"$ERG" check-config ergd.conf >/dev/null
+"$ERGD" -c ergd.conf 2>ergd.log &
+pids+=($!)
+wait_port "$HP"
+start_agent() { # node secret server-key
+  "$AGENT" --node "$1" --collector tcp://127.0.0.1:$ZP --interval 0.5 -c <(printf '[agent]\ncurve_secret_key_file = %s\ncurve_server_key = %s\n' "$2" "$3") 2>"$1.log" &
+  pids+=($!)
+}
+start_agent node-good good.key collector.pub
+start_agent node-bad bad.key collector.pub
+start_agent node-impostor good.key impostor.pub
+sleep 4
+curl -sf "http://127.0.0.1:$HP/metrics" >metrics.txt
+ok=$(awk '/^erg_agent_messages_total\{result="ok"\}/ {print $2}' metrics.txt)
+refused=$(awk '/^erg_agent_auth_total\{result="refused"\}/ {print $2}' metrics.txt)
+grep -q 'erg_agent_last_seen_timestamp_seconds{node="node-good"}' metrics.txt ||
+  { echo "FAIL: good agent not seen"; cat metrics.txt; exit 1; }
+if grep -q 'node="node-bad"\|node="node-impostor"' metrics.txt; then
+  echo "FAIL: data from an unauthorised agent got through"; cat metrics.txt; exit 1
+fi
+[ "${ok:-0}" -ge 3 ] || { echo "FAIL: only ${ok:-0} messages accepted"; exit 1; }
+[ "${refused:-0}" -ge 1 ] || { echo "FAIL: refusals not counted (${refused:-0})"; cat metrics.txt; exit 1; }
+# (The impostor fails inside the CURVE handshake itself, before ZAP: it is
+# not counted there, and no data of it may appear above.)
+# The unknown key is logged once although the agent keeps retrying.
+n=$(grep -c "refused agent with unknown CURVE key $(tail -n1 bad.pub)" ergd.log || true)
+[ "$n" = 1 ] || { echo "FAIL: refusal logged $n times"; cat ergd.log; exit 1; }
+echo "ok: $ok messages accepted, $refused handshakes refused"
