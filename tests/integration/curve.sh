@@ -52,6 +52,6 @@ fi
 # (The impostor fails inside the CURVE handshake itself, before ZAP: it is
 # not counted there, and no data of it may appear above.)
 # The unknown key is logged once although the agent keeps retrying.
-n=$(grep -c "refused agent with unknown CURVE key $(tail -n1 bad.pub)" ergd.log || true)
+n=$(grep -cF "refused agent with unknown CURVE key $(tail -n1 bad.pub)" ergd.log || true)
 [ "$n" = 1 ] || { echo "FAIL: refusal logged $n times"; cat ergd.log; exit 1; }
 echo "ok: $ok messages accepted, $refused handshakes refused"
