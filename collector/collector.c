@@ -25,6 +25,9 @@ struct node_state {
   double idle_watts;
   struct erg_grid grid;
   uint64_t samples, dropped_samples, last_seen_ns;
+  uint64_t overlap_samples;   /* refused: time already covered by this node */
+  uint64_t covered_until_ns;  /* end of the last accepted sample */
+  char boot_id[40];
   double last_measured_watts, last_idle_watts;
   struct known_key known[MAX_KNOWN_KEYS];
   size_t nknown;
@@ -74,6 +77,11 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
       n->idle_watts = c->cfg->nodes[i].idle_watts;
   n->last_measured_watts = NAN;
   erg_grid_init(&n->grid, c->cfg->step_seconds);
+  /* After a restart, resume after the last stored cell: RRD would refuse
+   * older updates, and buffered agent data for them is counted as late. */
+  int64_t last = erg_store_node_last(c->store, name);
+  if (last > 0)
+    n->grid.next_final = last - last % (int64_t)c->cfg->step_seconds;
   c->nodes[c->nnodes++] = n;
   return n;
 }
@@ -87,6 +95,21 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
       erg_warn("node limit reached or bad node name; refusing node '%.64s'", s->node);
     return;
   }
+  const Erg__Interval *iv = s->interval;
+  /* A sample for time this node already reported is a duplicate or a
+   * second agent claiming the same node: counting it would double the
+   * node's CPU time. A new boot starts afresh. */
+  if (strcmp(n->boot_id, s->boot_id ? s->boot_id : "") != 0) {
+    erg_strlcpy(n->boot_id, s->boot_id ? s->boot_id : "", sizeof n->boot_id);
+    n->covered_until_ns = 0;
+  }
+  if (iv->realtime_start_ns + 50000000ULL < n->covered_until_ns) {
+    if (n->overlap_samples++ == 0)
+      erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
+               "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
+    return;
+  }
+  n->covered_until_ns = iv->realtime_end_ns;
   size_t np = s->n_procs;
   const char **keys = malloc((np ? np : 1) * sizeof *keys);
   double *cpu = malloc((np ? np : 1) * sizeof *cpu);
@@ -99,7 +122,6 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
     keys[i] = s->procs[i]->comm ? s->procs[i]->comm : "";
     cpu[i] = (double)s->procs[i]->cpu_ns / 1e9;
   }
-  const Erg__Interval *iv = s->interval;
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
   erg_grid_add_sample(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                       (double)s->system_cpu_ns / 1e9, keys, cpu, np);
@@ -369,6 +391,26 @@ static void collector_metrics_render(struct collector *c) {
     fputs("erg_agent_dropped_samples_total{node=\"", f);
     metrics_label(f, c->nodes[i]->name);
     fprintf(f, "\"} %llu\n", (unsigned long long)c->nodes[i]->dropped_samples);
+  }
+  fprintf(f, "# HELP erg_agent_overlapping_samples_total Samples refused because their node "
+             "had already reported that time.\n"
+             "# TYPE erg_agent_overlapping_samples_total counter\n");
+  for (size_t i = 0; i < c->nnodes; i++) {
+    fputs("erg_agent_overlapping_samples_total{node=\"", f);
+    metrics_label(f, c->nodes[i]->name);
+    fprintf(f, "\"} %llu\n", (unsigned long long)c->nodes[i]->overlap_samples);
+  }
+  fprintf(f, "# HELP erg_grid_dropped_seconds_total Input seconds that arrived after their cell "
+             "was final (late) or too far ahead (future).\n"
+             "# TYPE erg_grid_dropped_seconds_total counter\n");
+  for (size_t i = 0; i < c->nnodes; i++) {
+    const struct erg_grid *g = &c->nodes[i]->grid;
+    fputs("erg_grid_dropped_seconds_total{node=\"", f);
+    metrics_label(f, c->nodes[i]->name);
+    fprintf(f, "\",reason=\"late\"} %llu\n", (unsigned long long)g->late_seconds_dropped);
+    fputs("erg_grid_dropped_seconds_total{node=\"", f);
+    metrics_label(f, c->nodes[i]->name);
+    fprintf(f, "\",reason=\"future\"} %llu\n", (unsigned long long)g->future_seconds_dropped);
   }
   fprintf(f, "# HELP erg_source_poll_errors_total Failed meter/PDU polls.\n"
              "# TYPE erg_source_poll_errors_total counter\n");

@@ -43,6 +43,10 @@ int erg_store_key_update(struct erg_store *s, const char *node, const char *kind
                          const char *key, int64_t t_end, double watts, char *why,
                          size_t whylen);
 
+/* Time (unix s) of the node archive's last update, or 0 when there is
+ * none: where the collector resumes after a restart. */
+int64_t erg_store_node_last(const struct erg_store *s, const char *node);
+
 /* Paths for readers (erg graph, web/). Return 0, or -1 if too long. */
 int erg_store_node_path(const struct erg_store *s, const char *node, char *out, size_t outlen);
 int erg_store_key_path(const struct erg_store *s, const char *node, const char *kind,

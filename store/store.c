@@ -207,3 +207,13 @@ int erg_store_key_update(struct erg_store *s, const char *node, const char *kind
   }
   return store_update(s, path, ds, 1, t_end, &watts, why, whylen);
 }
+
+int64_t erg_store_node_last(const struct erg_store *s, const char *node) {
+  char path[1200];
+  struct stat st;
+  if (erg_store_node_path(s, node, path, sizeof path) != 0 || stat(path, &st) != 0)
+    return 0;
+  rrd_clear_error();
+  time_t t = rrd_last_r(path);
+  return t > 0 ? (int64_t)t : 0;
+}
