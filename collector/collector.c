@@ -29,6 +29,8 @@ struct node_state {
   uint64_t covered_until_ns;  /* end of the last accepted sample */
   char boot_id[40];
   double last_measured_watts, last_idle_watts;
+  double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
+  struct erg_lag lag;
   struct known_key known[MAX_KNOWN_KEYS];
   size_t nknown;
   int has_data;
@@ -76,6 +78,8 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
     if (!strcmp(c->cfg->nodes[i].name, name) && !isnan(c->cfg->nodes[i].idle_watts))
       n->idle_watts = c->cfg->nodes[i].idle_watts;
   n->last_measured_watts = NAN;
+  n->lag_seconds = n->lag_correlation = NAN;
+  erg_lag_init(&n->lag);
   erg_grid_init(&n->grid, c->cfg->step_seconds);
   /* After a restart, resume after the last stored cell: RRD would refuse
    * older updates, and buffered agent data for them is counted as late. */
@@ -123,6 +127,8 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
     cpu[i] = (double)s->procs[i]->cpu_ns / 1e9;
   }
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
+  if (c->cfg->lag_max_seconds)
+    erg_lag_add_cpu(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy);
   erg_grid_add_sample(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                       (double)s->system_cpu_ns / 1e9, keys, cpu, np);
   free(keys);
@@ -161,8 +167,15 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
       if (nc->feeds[f].source != source || nc->feeds[f].channel != channel)
         continue;
       struct node_state *n = collector_node(c, nc->name, 1);
-      if (n)
-        erg_grid_add_energy(&n->grid, t0, t1, joules * nc->feeds[f].factor);
+      if (!n)
+        continue;
+      double j = joules * nc->feeds[f].factor;
+      /* The estimator sees readings as they came; the grid sees them moved
+       * back by the node's lag, to the time the power was drawn. */
+      uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
+      if (c->cfg->lag_max_seconds)
+        erg_lag_add_energy(&n->lag, t0, t1, j);
+      erg_grid_add_energy(&n->grid, t0 - shift, t1 - shift, j);
     }
   }
 }
@@ -300,10 +313,25 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
   free(sh);
 }
 
+static void collector_estimate_lag(struct collector *c, struct node_state *n) {
+  int before = n->lag.have_estimate ? n->lag.lag_seconds : -1;
+  if (!erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds))
+    return;
+  n->lag_seconds = n->lag.lag_seconds;
+  n->lag_correlation = n->lag.correlation;
+  if (n->lag.lag_seconds != before)
+    erg_info("node %s: meter reading lags activity by %d s (r=%.2f); compensating", n->name,
+             n->lag.lag_seconds, n->lag.correlation);
+}
+
 static void collector_finalize(struct collector *c, int64_t now) {
-  unsigned settle = c->cfg->settle_steps * c->cfg->step_seconds;
   for (size_t i = 0; i < c->nnodes; i++) {
     struct cell_ctx ctx = {c, c->nodes[i]};
+    if (c->cfg->lag_max_seconds && now % 10 == 0)
+      collector_estimate_lag(c, c->nodes[i]);
+    /* Shifted meter data for a cell arrives lag seconds later. */
+    unsigned settle = c->cfg->settle_steps * c->cfg->step_seconds +
+                      (c->nodes[i]->lag.have_estimate ? (unsigned)c->nodes[i]->lag.lag_seconds : 0);
     erg_grid_finalize(&c->nodes[i]->grid, now, settle, collector_cell, &ctx);
   }
 }
@@ -376,6 +404,12 @@ static void collector_metrics_render(struct collector *c) {
                      offsetof(struct node_state, last_measured_watts));
   metrics_node_gauge(f, c, "erg_node_idle_watts", "Idle power of the last cell.",
                      offsetof(struct node_state, last_idle_watts));
+  metrics_node_gauge(f, c, "erg_node_lag_seconds",
+                     "Estimated delay between node activity and its meter reading.",
+                     offsetof(struct node_state, lag_seconds));
+  metrics_node_gauge(f, c, "erg_node_lag_correlation",
+                     "Correlation of CPU time and power at the estimated lag.",
+                     offsetof(struct node_state, lag_correlation));
   fprintf(f, "# HELP erg_agent_last_seen_timestamp_seconds Last sample from the node's agent.\n"
              "# TYPE erg_agent_last_seen_timestamp_seconds gauge\n");
   for (size_t i = 0; i < c->nnodes; i++) {

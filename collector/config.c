@@ -19,6 +19,8 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->top_processes = 10;
   c->page_interval_seconds = 60;
   c->journal_max_bytes = 64L << 20;
+  c->lag_max_seconds = 15;
+  c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
 }
 
@@ -66,6 +68,12 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     rc = erg_config_double(value, 0.1, 3600, &c->poll_seconds, why, whylen);
   } else if (!strcmp(key, "idle_watts")) {
     rc = erg_config_double(value, 0, 1e6, &c->idle_watts, why, whylen);
+  } else if (!strcmp(key, "lag_max_seconds")) {
+    if (!(rc = erg_config_long(value, 0, 120, &l, why, whylen)))
+      c->lag_max_seconds = (unsigned)l;
+  } else if (!strcmp(key, "lag_window_seconds")) {
+    if (!(rc = erg_config_long(value, 30, 360, &l, why, whylen)))
+      c->lag_window_seconds = (unsigned)l;
   } else if (!strcmp(key, "journal_max_bytes")) {
     rc = erg_config_long(value, 4096, 1L << 40, &c->journal_max_bytes, why, whylen);
   } else if (!strcmp(key, "page_interval_seconds")) {

@@ -60,6 +60,25 @@ typedef void (*erg_grid_cell_fn)(void *user, const struct erg_grid_result *r);
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
                          erg_grid_cell_fn fn, void *user);
 
+/* ---- lag estimation (pure; unit-tested) ---- */
+#define ERG_LAG_BINS 512
+struct erg_lag_bin {
+  int64_t t;
+  double cpu_seconds, agent_seconds, joules, meter_seconds;
+};
+struct erg_lag {
+  struct erg_lag_bin bins[ERG_LAG_BINS];
+  int64_t newest;
+  int lag_seconds;         /* current estimate: power follows CPU this much later */
+  double correlation;      /* Pearson r at that lag */
+  int have_estimate;
+};
+void erg_lag_init(struct erg_lag *l);
+void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds);
+void erg_lag_add_energy(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules);
+/* Re-estimates over the last window; returns 1 if the estimate was set. */
+int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
+
 /* ---- attribution (thin: CPU-time share of measured - idle) ---- */
 struct erg_attr_share {
   const char *key;
@@ -113,6 +132,8 @@ struct erg_collector_config {
   unsigned top_processes;
   double page_interval_seconds;
   long journal_max_bytes;
+  unsigned lag_max_seconds;         /* 0: no lag estimation/compensation */
+  unsigned lag_window_seconds;
   char curve_secret_key_file[512];  /* set: agents must use CURVE */
   char authorized_keys_file[512];   /* agents' public keys, one per line */
   int log_level;

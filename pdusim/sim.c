@@ -14,9 +14,13 @@ static double sim_normal(unsigned *seed) {
   return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-/* Utilisation as it was lag seconds ago (the newest entry not after it). */
-static double sim_lagged_util(const struct sim_node *n, double now_s, double lag_s) {
-  double want = now_s - lag_s, util = 0;
+/* Utilisation as it was lag seconds ago. Entry i covers the update period
+ * ending at hist_t[i] and what is picked now is shown for the next period:
+ * picking the newest entry ending by now - lag + period makes the middle of
+ * the shown period exactly lag after the middle of the measured one. */
+static double sim_lagged_util(const struct sim_node *n, double now_s, double lag_s,
+                              double period_s) {
+  double want = now_s - lag_s + period_s, util = 0;
   for (unsigned i = 0; i < n->hist_n; i++) {
     unsigned k = (n->hist_head + SIM_LAG_SLOTS - 1 - i) % SIM_LAG_SLOTS;
     util = n->hist_util[k];
@@ -35,11 +39,12 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     n->hist_head = (n->hist_head + 1) % SIM_LAG_SLOTS;
     if (n->hist_n < SIM_LAG_SLOTS)
       n->hist_n++;
-    double lagged = sim_lagged_util(n, now_s, s->model.lag_seconds);
+    double lagged = sim_lagged_util(n, now_s, s->model.lag_seconds, s->model.update_seconds);
     double w = erg_pdusim_model_watts(&s->model, lagged, sim_normal(&s->seed));
     pthread_mutex_lock(&s->lock);
     /* The meter held its previous value over the last dt: integrate that. */
     n->energy_joules += n->watts * dt_s;
+    n->last_update_s = now_s;
     n->watts = w;
     n->util_now = util;
     double e = n->energy_joules;
@@ -49,4 +54,9 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
   }
   if (s->truth)
     fflush(s->truth);
+}
+
+double sim_energy_now(const struct sim_node *n, double now_s) {
+  double dt = now_s - n->last_update_s;
+  return n->energy_joules + (dt > 0 && n->last_update_s > 0 ? n->watts * dt : 0);
 }

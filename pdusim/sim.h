@@ -16,7 +16,8 @@ struct sim_node {
   double hist_t[SIM_LAG_SLOTS], hist_util[SIM_LAG_SLOTS];
   unsigned hist_head, hist_n;
   double watts;          /* what the meter shows now */
-  double energy_joules;  /* integral of what the meter showed */
+  double energy_joules;  /* integral of what the meter showed, up to last_update_s */
+  double last_update_s;  /* realtime of the last model update */
   double util_now;
 };
 
@@ -32,6 +33,9 @@ struct sim {
 };
 
 void sim_update_once(struct sim *s, double now_s, double dt_s);
+/* Energy counter as of now_s: the meter integrates continuously, it does
+ * not jump at model updates. Call with s->lock held. */
+double sim_energy_now(const struct sim_node *n, double now_s);
 int sim_modbus_serve(struct sim *s, const char *host, int port, double duration_s);
 
 #endif

@@ -19,11 +19,12 @@
 
 static void sim_fill_registers(modbus_mapping_t *map, const struct sim_node *n) {
   uint16_t *r = map->tab_input_registers;
+  double e = sim_energy_now(n, erg_time_realtime_ns() / 1e9);
   erg_pdu_float_to_regs((float)n->watts, r + 0x0034);
-  erg_pdu_float_to_regs((float)(n->energy_joules / 3.6e6), r + 0x0048);
-  erg_pdu_float_to_regs((float)(n->energy_joules / 3.6e6), r + 0x0156);
+  erg_pdu_float_to_regs((float)(e / 3.6e6), r + 0x0048);
+  erg_pdu_float_to_regs((float)(e / 3.6e6), r + 0x0156);
   /* The counter wraps at 2^32 J like a real 32-bit register would. */
-  uint32_t j = (uint32_t)fmod(n->energy_joules, 4294967296.0);
+  uint32_t j = (uint32_t)fmod(e, 4294967296.0);
   r[0x1000] = (uint16_t)(j >> 16);
   r[0x1001] = (uint16_t)(j & 0xffff);
 }

@@ -1,0 +1,111 @@
+/* Lag between a node's activity and its meter's reading. PDUs average and
+ * refresh their values late; the grid must shift meter data back by that
+ * delay or the attribution of every cell is smeared. We keep 1 s bins of
+ * node CPU time and metered energy and pick the shift that maximises their
+ * Pearson correlation. */
+#include <math.h>
+#include <string.h>
+
+#include "erg_collector.h"
+
+void erg_lag_init(struct erg_lag *l) { memset(l, 0, sizeof *l); }
+
+static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
+  struct erg_lag_bin *b = &l->bins[(uint64_t)t % ERG_LAG_BINS];
+  if (b->t != t) {
+    memset(b, 0, sizeof *b);
+    b->t = t;
+  }
+  if (t > l->newest)
+    l->newest = t;
+  return b;
+}
+
+/* Spreads a value over the 1 s bins [t0, t1) overlaps. */
+static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, int meter) {
+  double a = t0_ns / 1e9, b = t1_ns / 1e9;
+  if (b <= a || b - a > ERG_LAG_BINS / 2)
+    return;
+  for (int64_t s = (int64_t)floor(a); s < b; s++) {
+    double lo = a > s ? a : (double)s, hi = b < s + 1 ? b : (double)(s + 1);
+    if (hi <= lo)
+      continue;
+    struct erg_lag_bin *bin = lag_bin(l, s);
+    double f = (hi - lo) / (b - a);
+    if (meter) {
+      bin->joules += v * f;
+      bin->meter_seconds += hi - lo;
+    } else {
+      bin->cpu_seconds += v * f;
+      bin->agent_seconds += hi - lo;
+    }
+  }
+}
+
+void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds) {
+  lag_spread(l, t0_ns, t1_ns, cpu_seconds, 0);
+}
+
+void erg_lag_add_energy(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules) {
+  lag_spread(l, t0_ns, t1_ns, joules, 1);
+}
+
+static int lag_value(const struct erg_lag *l, int64_t t, int meter, double *v) {
+  const struct erg_lag_bin *b = &l->bins[(uint64_t)t % ERG_LAG_BINS];
+  if (b->t != t)
+    return 0;
+  if (meter) {
+    if (b->meter_seconds < 0.5)
+      return 0;
+    *v = b->joules / b->meter_seconds;
+  } else {
+    if (b->agent_seconds < 0.5)
+      return 0;
+    *v = b->cpu_seconds / b->agent_seconds;
+  }
+  return 1;
+}
+
+/* Pearson correlation of cpu(t) with power(t + lag) over the window. */
+static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag, int *pairs) {
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  int n = 0;
+  for (int64_t t = end - lag - window; t < end - lag; t++) {
+    double x, y;
+    if (!lag_value(l, t, 0, &x) || !lag_value(l, t + lag, 1, &y))
+      continue;
+    sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+    n++;
+  }
+  *pairs = n;
+  if (n < 10)
+    return NAN;
+  double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+  if (vx <= 1e-12 || vy <= 1e-12)
+    return NAN;
+  return (sxy - sx * sy / n) / sqrt(vx * vy);
+}
+
+int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds) {
+  /* The newest seconds may still be incomplete on either side. */
+  int64_t end = l->newest - 2;
+  if (max_lag_seconds + window_seconds + 4 > ERG_LAG_BINS)
+    window_seconds = ERG_LAG_BINS - max_lag_seconds - 4;
+  double best = -2;
+  int best_lag = -1;
+  for (int lag = 0; lag <= max_lag_seconds; lag++) {
+    int pairs;
+    double r = lag_corr(l, end, window_seconds, lag, &pairs);
+    if (!isnan(r) && r > best) {
+      best = r;
+      best_lag = lag;
+    }
+  }
+  /* Without a clear relation (idle node, flat load) keep the old estimate. */
+  if (best_lag < 0 || best < 0.5)
+    return 0;
+  l->lag_seconds = best_lag;
+  l->correlation = best;
+  l->have_estimate = 1;
+  return 1;
+}
