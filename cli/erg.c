@@ -5,11 +5,17 @@
 
 #include "erg_agent.h"
 #include "erg_collector.h"
+#include "erg_fit.h"
+#include "erg_pdu.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: erg COMMAND [ARGS]\n"
              "commands:\n"
              "  check-config [--agent] FILE   validate an ergd (default) or erg-agent config\n"
+             "  fit [--journal FILE]... [--node N] [--out MODEL] [--json]\n"
+             "                                fit and validate a node's power model\n"
+             "  pdu probe --driver snmp|modbus --host H[:PORT] [...]\n"
+             "                                show a PDU's or meter's outlets and readings\n"
              "  keygen PREFIX                 write a CURVE key pair to PREFIX.key and PREFIX.pub\n"
              "  version                       print the version\n"
              "See erg(1).\n");
@@ -68,6 +74,10 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "check-config"))
     return cmd_check_config(argc - 1, argv + 1);
+  if (!strcmp(cmd, "fit"))
+    return erg_fit_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "pdu") && argc > 2 && !strcmp(argv[2], "probe"))
+    return erg_pdu_probe_cli(argc - 2, argv + 2);
   if (!strcmp(cmd, "keygen"))
     return cmd_keygen(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

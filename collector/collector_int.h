@@ -11,6 +11,7 @@ struct meter_msg {
   int nchannels;
   char error[200];       /* "" when the poll succeeded */
   struct erg_pdu_reading readings[ERG_PDU_MAX_CHANNELS];
+  double wrap_joules[ERG_PDU_MAX_CHANNELS]; /* counter modulus per channel, 0 = none */
 };
 
 struct meter_thread;

@@ -124,7 +124,11 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       {"v3_auth_proto", s->v3_auth_proto, sizeof s->v3_auth_proto},
       {"v3_auth_pass", s->v3_auth_pass, sizeof s->v3_auth_pass},
       {"v3_priv_proto", s->v3_priv_proto, sizeof s->v3_priv_proto},
-      {"v3_priv_pass", s->v3_priv_pass, sizeof s->v3_priv_pass}};
+      {"v3_priv_pass", s->v3_priv_pass, sizeof s->v3_priv_pass},
+      {"v3_context", s->v3_context, sizeof s->v3_context},
+      {"oid_power", s->oid_power, sizeof s->oid_power},
+      {"oid_energy", s->oid_energy, sizeof s->oid_energy},
+      {"oid_name", s->oid_name, sizeof s->oid_name}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     if (!strcmp(key, strs[i].k)) {
       erg_strlcpy(strs[i].dst, value, strs[i].len);
@@ -152,6 +156,10 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
     }
   } else if (!strcmp(key, "timeout_seconds")) {
     return erg_config_double(value, 0.01, 60, &s->timeout_seconds, why, whylen);
+  } else if (!strcmp(key, "power_scale")) {
+    return erg_config_double(value, 1e-9, 1e9, &s->power_scale, why, whylen);
+  } else if (!strcmp(key, "energy_scale_joules")) {
+    return erg_config_double(value, 1e-9, 1e12, &s->energy_scale_joules, why, whylen);
   } else {
     snprintf(why, whylen, "unknown key '%s'", key);
     return -1;

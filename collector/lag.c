@@ -78,7 +78,9 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
     n++;
   }
   *pairs = n;
-  if (n < 10)
+  /* Half a minute of paired seconds at least: short runs correlate by
+   * chance at some shift, and a wrong shift is worse than none. */
+  if (n < 30)
     return NAN;
   double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
   if (vx <= 1e-12 || vy <= 1e-12)

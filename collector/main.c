@@ -7,7 +7,7 @@
 
 #include "erg_collector.h"
 
-static volatile int stop_requested;
+static volatile int stop_requested; /* int: erg_collector_run takes volatile int * */
 static void on_signal(int sig) {
   (void)sig;
   stop_requested = 1;

@@ -19,10 +19,12 @@ struct meter_thread {
   pthread_t th;
 };
 
-static void meter_send(void *sock, int index, const struct erg_pdu_reading *r, int n,
-                       const char *err) {
+static void meter_send(void *sock, int index, struct erg_pdu_source *src,
+                       const struct erg_pdu_reading *r, int n, const char *err) {
   struct meter_msg m = {.source = index, .nchannels = n};
   memcpy(m.readings, r, (size_t)n * sizeof *r);
+  for (int i = 0; i < n; i++)
+    m.wrap_joules[i] = erg_pdu_source_wrap_joules(src, i);
   if (err)
     erg_strlcpy(m.error, err, sizeof m.error);
   zmq_send(sock, &m, sizeof m, 0);
@@ -42,11 +44,11 @@ static void *meter_main(void *arg) {
     if (!open && erg_pdu_source_open(&src, &t->cfg, why, sizeof why) == 0)
       open = 1;
     if (!open)
-      meter_send(sock, t->index, r, 0, why);
+      meter_send(sock, t->index, &src, r, 0, why);
     else if (erg_pdu_source_poll(&src, r, why, sizeof why) != 0)
-      meter_send(sock, t->index, r, src.cfg.nchannels, why);
+      meter_send(sock, t->index, &src, r, src.cfg.nchannels, why);
     else
-      meter_send(sock, t->index, r, src.cfg.nchannels, NULL);
+      meter_send(sock, t->index, &src, r, src.cfg.nchannels, NULL);
     next += step;
     uint64_t now = erg_time_monotonic_ns();
     if (next < now)

@@ -9,8 +9,18 @@
 
 #include "erg_common.h"
 #include "sim.h"
+#include "sim_snmp.h"
 
 static struct sim sim;
+static char snmp_host[128];
+static int snmp_port;
+static double snmp_duration;
+
+static void *sim_snmp_thread(void *arg) {
+  (void)arg;
+  sim_snmp_serve(&sim, snmp_host, snmp_port, snmp_duration);
+  return NULL;
+}
 
 static void on_signal(int sig) {
   (void)sig;
@@ -34,7 +44,7 @@ static void *sim_update_thread(void *arg) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: erg-pdusim [--modbus HOST:PORT] [--node NAME[=CGROUP]]...\n"
+          "usage: erg-pdusim [--modbus HOST:PORT] [--snmp HOST:PORT] [--node NAME[=CGROUP]]...\n"
           "                  [--idle W] [--slope W] [--exponent E] [--noise W] [--quantum W]\n"
           "                  [--update S] [--lag S] [--seed N] [--truth FILE] [--duration S]\n"
           "Serves SIMULATED meters over Modbus TCP (unit id N = Nth --node) whose power\n"
@@ -62,6 +72,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
                           const char **truth) {
   static const struct option opts[] = {
       {"modbus", required_argument, 0, 'm'}, {"node", required_argument, 0, 'n'},
+      {"snmp", required_argument, 0, 'P'},
       {"idle", required_argument, 0, 'I'},   {"slope", required_argument, 0, 'S'},
       {"exponent", required_argument, 0, 'E'}, {"noise", required_argument, 0, 'N'},
       {"quantum", required_argument, 0, 'Q'}, {"update", required_argument, 0, 'U'},
@@ -90,15 +101,17 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
     if (handled)
       continue;
     switch (c) {
-    case 'm': {
+    case 'm':
+    case 'P': {
       const char *colon = strrchr(optarg, ':');
-      if (!colon || colon == optarg || (size_t)(colon - optarg) >= 128) {
-        fprintf(stderr, "erg-pdusim: --modbus wants HOST:PORT\n");
+      if (!colon || colon == optarg || (size_t)(colon - optarg) >= 128 || atoi(colon + 1) <= 0) {
+        fprintf(stderr, "erg-pdusim: --%s wants HOST:PORT\n", c == 'm' ? "modbus" : "snmp");
         return 1;
       }
-      memcpy(host, optarg, (size_t)(colon - optarg));
-      host[colon - optarg] = '\0';
-      *port = atoi(colon + 1);
+      char *h = c == 'm' ? host : snmp_host;
+      memcpy(h, optarg, (size_t)(colon - optarg));
+      h[colon - optarg] = '\0';
+      *(c == 'm' ? port : &snmp_port) = atoi(colon + 1);
       break;
     }
     case 'n':
@@ -151,11 +164,19 @@ int main(int argc, char **argv) {
          sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds);
   fflush(stdout);
   sim_update_once(&sim, erg_time_realtime_ns() / 1e9, 0);
-  pthread_t th;
+  pthread_t th, sth;
   pthread_create(&th, NULL, sim_update_thread, &sim);
+  snmp_duration = duration;
+  if (snmp_port) {
+    printf("erg-pdusim: SIMULATED rPDU2-shaped SNMP agent on udp %s:%d\n", snmp_host, snmp_port);
+    fflush(stdout);
+    pthread_create(&sth, NULL, sim_snmp_thread, NULL);
+  }
   rc = sim_modbus_serve(&sim, host, port, duration);
   sim.stop = 1;
   pthread_join(th, NULL);
+  if (snmp_port)
+    pthread_join(sth, NULL);
   if (sim.truth)
     fclose(sim.truth);
   return rc ? 1 : 0;

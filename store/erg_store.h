@@ -52,5 +52,12 @@ int erg_store_node_path(const struct erg_store *s, const char *node, char *out, 
 int erg_store_key_path(const struct erg_store *s, const char *node, const char *kind,
                        const char *key, char *out, size_t outlen);
 const char *erg_store_root(const struct erg_store *s);
+/* Directory of one kind of profile key (holds index.tsv and <key>.rrd). */
+int erg_store_kind_dir(const struct erg_store *s, const char *node, const char *kind, char *out,
+                       size_t outlen);
+/* rrdcached address in use, or NULL when files are written directly:
+ * readers pass it to librrd (--daemon) so cached updates are flushed first. */
+const char *erg_store_daemon(const struct erg_store *s);
+unsigned erg_store_step(const struct erg_store *s);
 
 #endif

@@ -1,9 +1,12 @@
 /* RRD archives under one root. Every path component that comes from data
  * goes through erg_name_sanitize; the original names are kept in index.tsv
- * so pages and reports can show them. */
+ * so pages and reports can show them. Only the thread-safe librrd entry
+ * points are used (rrd_create_r, rrd_update_r, rrd_last_r); with rrdcached
+ * the updates go through librrd's client (rrdc_*), which has its own lock. */
 #include <errno.h>
 #include <math.h>
 #include <rrd.h>
+#include <rrd_client.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +16,51 @@
 #include "erg_common.h"
 #include "erg_store.h"
 
+/* Longest original key kept in index.tsv (bytes, after escaping). */
+#define STORE_INDEX_KEY_MAX 255
+
 struct erg_store {
   char root[512];
   unsigned step;
-  char daemon[256];
+  char daemon[256]; /* rrdcached address, "" when writing files directly */
 };
+
+static const char *const node_ds[] = {"measured", "modelled",     "idle",
+                                      "dynamic",  "unattributed", "estimated"};
+static const char *const key_ds[] = {"watts"};
+
+/* ---- opening ---- */
+
+static int store_connect(const struct erg_store *s, char *why, size_t whylen) {
+  rrd_clear_error();
+  if (rrdc_connect(s->daemon) != 0 || !rrdc_is_connected(s->daemon)) {
+    const char *e = rrd_get_error();
+    snprintf(why, whylen, "rrdcached %s: %s", s->daemon, e && *e ? e : "cannot connect");
+    return -1;
+  }
+  return 0;
+}
 
 int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, char *why,
                    size_t whylen) {
+  if (!opt->root || !*opt->root) {
+    snprintf(why, whylen, "store root not set");
+    return -1;
+  }
+  /* Leave room below the root for nodes/<name>/<kind>/<name>.rrd. */
+  if (strlen(opt->root) >= sizeof ((struct erg_store *)0)->root - 2 * ERG_NAME_MAX) {
+    snprintf(why, whylen, "store root path too long");
+    return -1;
+  }
   struct erg_store *s = calloc(1, sizeof *s);
   if (!s) {
     snprintf(why, whylen, "out of memory");
     return -1;
   }
-  if (strlen(opt->root) >= sizeof s->root - 200) {
-    snprintf(why, whylen, "root path too long");
-    free(s);
-    return -1;
-  }
   erg_strlcpy(s->root, opt->root, sizeof s->root);
   s->step = opt->step_seconds ? opt->step_seconds : 5;
-  const char *d = opt->rrdcached ? opt->rrdcached : getenv("RRDCACHED_ADDRESS");
-  if (d)
+  const char *d = opt->rrdcached && *opt->rrdcached ? opt->rrdcached : getenv("RRDCACHED_ADDRESS");
+  if (d && *d)
     erg_strlcpy(s->daemon, d, sizeof s->daemon);
   char nodes[600];
   snprintf(nodes, sizeof nodes, "%s/nodes", s->root);
@@ -43,12 +69,28 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
     free(s);
     return -1;
   }
+  /* A wrong daemon address is a configuration error: say so at start
+   * rather than on every update. */
+  if (s->daemon[0] && store_connect(s, why, whylen) != 0) {
+    free(s);
+    return -1;
+  }
   *out = s;
   return 0;
 }
 
-void erg_store_close(struct erg_store *s) { free(s); }
+void erg_store_close(struct erg_store *s) {
+  /* The daemon keeps what it holds and writes it on its own schedule. */
+  if (s && s->daemon[0])
+    rrdc_disconnect();
+  free(s);
+}
+
 const char *erg_store_root(const struct erg_store *s) { return s->root; }
+const char *erg_store_daemon(const struct erg_store *s) { return s->daemon[0] ? s->daemon : NULL; }
+unsigned erg_store_step(const struct erg_store *s) { return s->step; }
+
+/* ---- paths ---- */
 
 static int store_dir(const struct erg_store *s, const char *node, const char *kind, char *out,
                      size_t outlen) {
@@ -72,6 +114,11 @@ int erg_store_node_path(const struct erg_store *s, const char *node, char *out, 
   return len < 0 || (size_t)len >= outlen ? -1 : 0;
 }
 
+int erg_store_kind_dir(const struct erg_store *s, const char *node, const char *kind, char *out,
+                       size_t outlen) {
+  return store_dir(s, node, kind, out, outlen);
+}
+
 int erg_store_key_path(const struct erg_store *s, const char *node, const char *kind,
                        const char *key, char *out, size_t outlen) {
   char dir[1024], k[ERG_NAME_MAX];
@@ -82,8 +129,11 @@ int erg_store_key_path(const struct erg_store *s, const char *node, const char *
   return len < 0 || (size_t)len >= outlen ? -1 : 0;
 }
 
+/* ---- archives ---- */
+
 /* RRAs: step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years,
- * AVERAGE and MAX each. */
+ * AVERAGE and MAX each; xff 0.5 (a consolidated row is known when at least
+ * half of its primary points are). */
 static int store_rras(unsigned step, char rra[8][64]) {
   static const struct { unsigned seconds, keep; } spans[] = {
       {0, 2 * 86400}, {60, 14 * 86400}, {3600, 396 * 86400}, {86400, 3653 * 86400}};
@@ -104,15 +154,18 @@ static int store_create(const struct erg_store *s, const char *path, const char 
   const char *argv[16];
   int argc = 0;
   for (int i = 0; i < nds && i < 8; i++) {
-    /* Heartbeat 2 steps: one late cell is bridged, a longer gap is unknown. */
-    snprintf(dsdef[i], sizeof dsdef[i], "DS:%s:GAUGE:%u:0:U", ds[i], 2 * s->step);
+    /* Heartbeat 2 steps: one late cell is bridged, a longer gap is unknown.
+     * The estimated flag is a fraction of the cell, hence max 1. */
+    snprintf(dsdef[i], sizeof dsdef[i], "DS:%s:GAUGE:%u:0:%s", ds[i], 2 * s->step,
+             strcmp(ds[i], "estimated") ? "U" : "1");
     argv[argc++] = dsdef[i];
   }
   int nr = store_rras(s->step, rra);
   for (int i = 0; i < nr; i++)
     argv[argc++] = rra[i];
   rrd_clear_error();
-  if (rrd_create_r(path, s->step, (time_t)(t_end - s->step), argc, argv) != 0) {
+  /* no_overwrite: a file that appeared meanwhile is kept, never truncated. */
+  if (rrd_create_r2(path, s->step, (time_t)(t_end - s->step), 1, NULL, NULL, argc, argv) != 0) {
     snprintf(why, whylen, "rrd create %s: %s", path, rrd_get_error());
     return -1;
   }
@@ -120,16 +173,20 @@ static int store_create(const struct erg_store *s, const char *path, const char 
 }
 
 static void store_fmt(char *buf, size_t len, double v) {
-  if (isnan(v))
+  if (!isfinite(v))
     snprintf(buf, len, "U");
   else
-    snprintf(buf, len, "%.6f", v);
+    snprintf(buf, len, "%.10g", v);
 }
 
 static int store_update(const struct erg_store *s, const char *path, const char *const *ds,
                         int nds, int64_t t_end, const double *vals, char *why,
                         size_t whylen) {
   struct stat st;
+  if (t_end <= (int64_t)s->step) {
+    snprintf(why, whylen, "rrd update %s: bad time %lld", path, (long long)t_end);
+    return -1;
+  }
   if (stat(path, &st) != 0 && store_create(s, path, ds, nds, t_end, why, whylen) != 0)
     return -1;
   char line[512];
@@ -141,8 +198,19 @@ static int store_update(const struct erg_store *s, const char *path, const char 
   }
   const char *argv[1] = {line};
   rrd_clear_error();
-  if (rrd_update_r(path, NULL, 1, argv) != 0) {
-    snprintf(why, whylen, "rrd update %s: %s", path, rrd_get_error());
+  int rc;
+  if (s->daemon[0]) {
+    /* Reconnects after a daemon restart; a no-op while connected. */
+    if (store_connect(s, why, whylen) != 0)
+      return -1;
+    rrd_clear_error();
+    rc = rrdc_update(path, 1, argv);
+  } else {
+    rc = rrd_update_r(path, NULL, 1, argv);
+  }
+  if (rc != 0) {
+    const char *e = rrd_get_error();
+    snprintf(why, whylen, "rrd update %s: %s", path, e && *e ? e : "failed");
     return -1;
   }
   return 0;
@@ -150,47 +218,56 @@ static int store_update(const struct erg_store *s, const char *path, const char 
 
 int erg_store_node_update(struct erg_store *s, const char *node,
                           const struct erg_store_node_cell *c, char *why, size_t whylen) {
-  static const char *const ds[] = {"measured", "modelled", "idle",
-                                   "dynamic",  "unattributed", "estimated"};
   char dir[1024], path[1100];
-  if (store_dir(s, node, NULL, dir, sizeof dir) != 0 || erg_mkdir_p(dir, 0755) != 0) {
-    snprintf(why, whylen, "cannot create node directory for %.64s", node);
+  if (store_dir(s, node, NULL, dir, sizeof dir) != 0 ||
+      erg_store_node_path(s, node, path, sizeof path) != 0) {
+    snprintf(why, whylen, "path too long for node");
     return -1;
   }
-  erg_store_node_path(s, node, path, sizeof path);
-  double vals[6] = {c->measured_watts, c->modelled_watts, c->idle_watts,
+  if (erg_mkdir_p(dir, 0755) != 0) {
+    snprintf(why, whylen, "cannot create %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  double vals[6] = {c->measured_watts, c->modelled_watts,     c->idle_watts,
                     c->dynamic_watts,  c->unattributed_watts, c->estimated ? 1.0 : 0.0};
-  return store_update(s, path, ds, 6, c->t_end, vals, why, whylen);
+  return store_update(s, path, node_ds, 6, c->t_end, vals, why, whylen);
+}
+
+/* ---- index.tsv ---- */
+
+/* The original key as one index field: bytes below 0x20 (tab, newline, ...)
+ * and DEL become '?', so one key is always one line of two fields. */
+static void store_index_field(const char *key, char *out, size_t outlen) {
+  size_t o = 0;
+  for (const unsigned char *p = (const unsigned char *)key; *p && o + 1 < outlen; p++)
+    out[o++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+  out[o] = '\0';
 }
 
 /* Appends "sanitized<TAB>original" to the kind's index the first time a
- * key is seen; control bytes in the original become '?'. */
-static void store_index_add(const char *dir, const char *key) {
-  char path[1200], safe[ERG_NAME_MAX];
+ * key is seen. Written before the archive exists, so a reader that lists
+ * the index may find a key whose archive is not there yet (and skips it). */
+static int store_index_add(const char *dir, const char *key) {
+  char path[1200], safe[ERG_NAME_MAX], field[STORE_INDEX_KEY_MAX + 1];
   snprintf(path, sizeof path, "%s/index.tsv", dir);
   erg_name_sanitize(key, strlen(key), safe);
+  store_index_field(key, field, sizeof field);
   FILE *f = fopen(path, "a+");
   if (!f)
-    return;
-  rewind(f);
+    return -1;
   char line[1024];
   size_t n = strlen(safe);
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, safe, n) && line[n] == '\t') {
-      fclose(f);
-      return;
-    }
-  fprintf(f, "%s\t", safe);
-  for (const unsigned char *p = (const unsigned char *)key; *p && p - (const unsigned char *)key < 255; p++)
-    fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
-  fputc('\n', f);
-  fclose(f);
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f))
+    found = !strncmp(line, safe, n) && line[n] == '\t';
+  if (!found)
+    fprintf(f, "%s\t%s\n", safe, field);
+  return fclose(f) == 0 ? 0 : -1;
 }
 
 int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
                          const char *key, int64_t t_end, double watts, char *why,
                          size_t whylen) {
-  static const char *const ds[] = {"watts"};
   char dir[1024], path[1200];
   if (store_dir(s, node, kind, dir, sizeof dir) != 0 ||
       erg_store_key_path(s, node, kind, key, path, sizeof path) != 0) {
@@ -203,9 +280,12 @@ int erg_store_key_update(struct erg_store *s, const char *node, const char *kind
       snprintf(why, whylen, "cannot create %s: %s", dir, strerror(errno));
       return -1;
     }
-    store_index_add(dir, key);
+    if (store_index_add(dir, key) != 0) {
+      snprintf(why, whylen, "cannot write %s/index.tsv: %s", dir, strerror(errno));
+      return -1;
+    }
   }
-  return store_update(s, path, ds, 1, t_end, &watts, why, whylen);
+  return store_update(s, path, key_ds, 1, t_end, &watts, why, whylen);
 }
 
 int64_t erg_store_node_last(const struct erg_store *s, const char *node) {
@@ -213,6 +293,9 @@ int64_t erg_store_node_last(const struct erg_store *s, const char *node) {
   struct stat st;
   if (erg_store_node_path(s, node, path, sizeof path) != 0 || stat(path, &st) != 0)
     return 0;
+  /* Updates still held by rrdcached are not in the file yet. */
+  if (s->daemon[0] && rrdc_connect(s->daemon) == 0)
+    rrdc_flush(path);
   rrd_clear_error();
   time_t t = rrd_last_r(path);
   return t > 0 ? (int64_t)t : 0;

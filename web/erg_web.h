@@ -26,5 +26,8 @@ struct erg_web_server;
 int erg_web_server_start(struct erg_web_server **out, const char *addr, const char *www_dir,
                          erg_web_dynamic_fn dyn, void *user, char *why, size_t whylen);
 void erg_web_server_stop(struct erg_web_server *w);
+/* The port actually bound: the one asked for, or the free port the system
+ * picked when addr said port 0. */
+unsigned erg_web_server_port(const struct erg_web_server *w);
 
 #endif

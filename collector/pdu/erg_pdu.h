@@ -34,6 +34,11 @@ struct erg_pdu_source_config {
   int snmp_version;      /* 1, 2 (=2c), 3 */
   char v3_user[64], v3_auth_proto[8], v3_auth_pass[128], v3_priv_proto[8], v3_priv_pass[128];
   char v3_level[16];
+  /* SNMP profile "generic" (issue 4): OID templates, "%d" = outlet number. */
+  char oid_power[128], oid_energy[128], oid_name[128];
+  double power_scale;          /* raw -> W, 0 = 1 */
+  double energy_scale_joules;  /* raw -> J, 0 = 3600 (Wh) */
+  char v3_context[64];         /* SNMPv3 context name, usually empty */
 };
 
 struct erg_pdu_source;
@@ -45,6 +50,8 @@ struct erg_pdu_driver {
    * Returns 0 if at least one channel was read, -1 with a reason if none. */
   int (*poll)(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why, size_t whylen);
   void (*close)(struct erg_pdu_source *src);
+  /* Optional: modulus of channel i's energy counter in J (0 = never wraps). */
+  double (*wrap_joules)(const struct erg_pdu_source *src, int channel);
 };
 
 struct erg_pdu_source {
@@ -87,7 +94,25 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
 float erg_pdu_regs_to_float(const uint16_t regs[2]);
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
 
+/* Counter modulus in J for cfg.channels[channel] (index into channels),
+ * for erg_pdu_counter.wrap_joules; 0 when the counter never wraps or the
+ * driver cannot tell. */
+double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel);
+
 /* Drivers (one per file). */
 extern const struct erg_pdu_driver erg_pdu_driver_modbus;
+extern const struct erg_pdu_driver erg_pdu_driver_snmp;
+
+/* Polls n SNMP sources concurrently from one loop; returns when every source
+ * answered or timed out (its own timeout_seconds x (retries+1)), so an
+ * unreachable PDU never delays the others. out[i] has srcs[i]->cfg.nchannels
+ * entries. rc (may be NULL) gets each source's result (0 or -1), whys (may be
+ * NULL) n reasons of whylen bytes each. Returns the number of sources with
+ * at least one channel read. */
+int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pdu_reading **out,
+                           int *rc, char *whys, size_t whylen);
+
+/* `erg pdu probe ...`: exit 0 ok, 1 usage, 2 device error. */
+int erg_pdu_probe_cli(int argc, char **argv);
 
 #endif

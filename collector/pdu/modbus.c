@@ -136,5 +136,15 @@ static void modbus_close_src(struct erg_pdu_source *src) {
   src->priv = NULL;
 }
 
-const struct erg_pdu_driver erg_pdu_driver_modbus = {
-    .name = "modbus", .open = modbus_open_src, .poll = modbus_poll_src, .close = modbus_close_src};
+/* A uint32 counter wraps at 2^32 raw units; float32 kWh counters do not. */
+static double modbus_wrap_joules(const struct erg_pdu_source *src, int channel) {
+  (void)channel;
+  const struct modbus_priv *m = src->priv;
+  return m && m->prof->energy_type == REG_UINT32 ? 4294967296.0 * m->prof->energy_to_joules : 0;
+}
+
+const struct erg_pdu_driver erg_pdu_driver_modbus = {.name = "modbus",
+                                                     .open = modbus_open_src,
+                                                     .poll = modbus_poll_src,
+                                                     .close = modbus_close_src,
+                                                     .wrap_joules = modbus_wrap_joules};

@@ -30,6 +30,12 @@ int erg_pdu_source_poll(struct erg_pdu_source *src, struct erg_pdu_reading *out,
   return src->driver->poll(src, out, why, whylen);
 }
 
+double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel) {
+  if (!src->driver || !src->driver->wrap_joules || channel < 0 || channel >= src->cfg.nchannels)
+    return 0;
+  return src->driver->wrap_joules(src, channel);
+}
+
 void erg_pdu_source_close(struct erg_pdu_source *src) {
   if (src->driver && src->driver->close)
     src->driver->close(src);

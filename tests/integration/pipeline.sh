@@ -73,6 +73,7 @@ rrdtool fetch "$sha" AVERAGE -r 5 -s end-60 -e now >"$work/sha.txt"
 for f in "$node_dir"/command/*.rrd; do rrdtool fetch "$f" AVERAGE -r 5 -s end-60 -e now; done \
   >"$work/keys.txt"
 
+trap 'echo "--- ergd log"; cat "$work/ergd.log"; cleanup' ERR
 python3 - "$work" <<'PY'
 import sys, math, collections
 work = sys.argv[1]

@@ -1,6 +1,8 @@
 /* The store against the real rrdtool: values written are the values
- * fetched, out-of-order updates fail cleanly, hostile keys stay inside the
- * root and keep their original text in index.tsv. */
+ * fetched, the layout (step, heartbeat, RRAs) is what docs/store.md says,
+ * out-of-order updates fail cleanly and change nothing, hostile names stay
+ * inside the root and keep their original text in index.tsv. */
+#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 
 #include "erg_common.h"
 #include "erg_store.h"
+#include "store_test.h"
 
 #define T0 1700000000LL
 
@@ -38,96 +41,231 @@ static int teardown(void **state) {
   return system(cmd);
 }
 
-/* rrdtool fetch value of `ds` at time t (AVERAGE, step resolution). */
-static double fetch(const char *path, const char *ds, int64_t t) {
-  char cmd[1600], line[512];
-  snprintf(cmd, sizeof cmd, "rrdtool fetch '%s' AVERAGE -r 5 -s %lld -e %lld", path,
-           (long long)(t - 5), (long long)t);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  char names[16][32];
-  int nn = 0, col = -1;
-  double v = NAN;
-  if (fgets(line, sizeof line, p))
-    for (char *tok = strtok(line, " \n"); tok && nn < 16; tok = strtok(NULL, " \n"))
-      erg_strlcpy(names[nn++], tok, sizeof names[0]);
-  for (int i = 0; i < nn; i++)
-    if (!strcmp(names[i], ds))
-      col = i;
-  while (fgets(line, sizeof line, p)) {
-    char *colon = strchr(line, ':');
-    if (!colon || strtoll(line, NULL, 10) != t)
-      continue;
-    char *s = colon + 1;
-    for (int i = 0; i <= col; i++)
-      v = strtod(s, &s);
-  }
-  pclose(p);
-  return v;
+static struct erg_store *open_store(const char *sub) {
+  struct erg_store *s;
+  char why[256], dir[128];
+  snprintf(dir, sizeof dir, "%s/%s", root, sub);
+  struct erg_store_options o = {.root = dir, .step_seconds = 5};
+  if (erg_store_open(&s, &o, why, sizeof why) != 0)
+    fail_msg("open: %s", why);
+  return s;
 }
 
 static void test_node_roundtrip(void **state) {
   (void)state;
-  struct erg_store *s;
+  struct erg_store *s = open_store("rt");
   char why[256], path[1200];
-  struct erg_store_options o = {.root = root, .step_seconds = 5};
-  assert_int_equal(erg_store_open(&s, &o, why, sizeof why), 0);
   for (int i = 1; i <= 4; i++) {
     struct erg_store_node_cell c = {.t_end = T0 + 5 * i, .measured_watts = 100 + i,
-                                    .modelled_watts = NAN, .idle_watts = 40,
-                                    .dynamic_watts = 60 + i, .unattributed_watts = 0};
+                                    .modelled_watts = i == 3 ? NAN : 95 + i, .idle_watts = 40,
+                                    .dynamic_watts = 60 + i, .unattributed_watts = 0.5 * i,
+                                    .estimated = i == 2};
+    if (erg_store_node_update(s, "n1", &c, why, sizeof why) != 0)
+      fail_msg("update: %s", why);
+  }
+  assert_int_equal(erg_store_node_last(s, "n1"), T0 + 20);
+  assert_int_equal(erg_store_node_last(s, "never-seen"), 0);
+  erg_store_node_path(s, "n1", path, sizeof path);
+  assert_float_equal(rrdtool_fetch(path, "measured", T0 + 15, NULL), 103, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "modelled", T0 + 20, NULL), 99, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "idle", T0 + 15, NULL), 40, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "dynamic", T0 + 20, NULL), 64, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "unattributed", T0 + 10, NULL), 1.0, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "estimated", T0 + 10, NULL), 1.0, 1e-6);
+  assert_float_equal(rrdtool_fetch(path, "estimated", T0 + 15, NULL), 0.0, 1e-6);
+  assert_true(isnan(rrdtool_fetch(path, "modelled", T0 + 15, NULL)));
+  erg_store_close(s);
+}
+
+/* rrdtool info: the archive's shape is the documented one. */
+static void test_layout(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("layout");
+  char why[256], path[1200];
+  struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 1};
+  assert_int_equal(erg_store_node_update(s, "n", &c, why, sizeof why), 0);
+  erg_store_node_path(s, "n", path, sizeof path);
+  assert_string_equal(rrdtool_info(path, "step"), "5");
+  assert_string_equal(rrdtool_info(path, "ds[measured].type"), "\"GAUGE\"");
+  assert_string_equal(rrdtool_info(path, "ds[measured].minimal_heartbeat"), "10");
+  assert_string_equal(rrdtool_info(path, "ds[measured].min"), "0.0000000000e+00");
+  assert_string_equal(rrdtool_info(path, "ds[estimated].max"), "1.0000000000e+00");
+  assert_string_equal(rrdtool_info(path, "ds[unattributed].type"), "\"GAUGE\"");
+  /* step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years. */
+  static const char *const want[][3] = {{"1", "34560", "\"AVERAGE\""}, {"1", "34560", "\"MAX\""},
+                                        {"12", "20160", "\"AVERAGE\""}, {"12", "20160", "\"MAX\""},
+                                        {"720", "9504", "\"AVERAGE\""}, {"720", "9504", "\"MAX\""},
+                                        {"17280", "3653", "\"AVERAGE\""},
+                                        {"17280", "3653", "\"MAX\""}};
+  for (int i = 0; i < 8; i++) {
+    char k[64];
+    snprintf(k, sizeof k, "rra[%d].pdp_per_row", i);
+    assert_string_equal(rrdtool_info(path, k), want[i][0]);
+    snprintf(k, sizeof k, "rra[%d].rows", i);
+    assert_string_equal(rrdtool_info(path, k), want[i][1]);
+    snprintf(k, sizeof k, "rra[%d].cf", i);
+    assert_string_equal(rrdtool_info(path, k), want[i][2]);
+    snprintf(k, sizeof k, "rra[%d].xff", i);
+    assert_string_equal(rrdtool_info(path, k), "5.0000000000e-01");
+  }
+  assert_null(rrdtool_info(path, "rra[8].cf"));
+  erg_store_close(s);
+}
+
+/* A key archive: 100 W then 40 W in known cells, read back exactly. */
+static void test_key_roundtrip(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("keys");
+  char why[256], path[1200];
+  const double w[] = {100, 40, 40, 100};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(erg_store_key_update(s, "n1", "command", "stress-ng", T0 + 5 * (i + 1),
+                                          w[i], why, sizeof why), 0);
+  assert_int_equal(erg_store_key_path(s, "n1", "command", "stress-ng", path, sizeof path), 0);
+  assert_non_null(strstr(path, "/nodes/n1/command/stress-ng.rrd"));
+  for (int i = 0; i < 4; i++)
+    assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5 * (i + 1), NULL), w[i], 1e-9);
+  assert_string_equal(rrdtool_info(path, "ds[watts].minimal_heartbeat"), "10");
+  erg_store_close(s);
+}
+
+/* Older or equal time: an error with a reason; the file stays readable and
+ * the stored values do not change. */
+static void test_out_of_order(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("ooo");
+  char why[256], path[1200];
+  for (int i = 1; i <= 3; i++) {
+    struct erg_store_node_cell c = {.t_end = T0 + 5 * i, .measured_watts = 100, .idle_watts = 40};
     assert_int_equal(erg_store_node_update(s, "n1", &c, why, sizeof why), 0);
   }
   erg_store_node_path(s, "n1", path, sizeof path);
-  assert_float_equal(fetch(path, "measured", T0 + 15), 103, 1e-6);
-  assert_float_equal(fetch(path, "idle", T0 + 15), 40, 1e-6);
-  assert_float_equal(fetch(path, "dynamic", T0 + 20), 64, 1e-6);
-  assert_true(isnan(fetch(path, "modelled", T0 + 15)));
-  /* An update older than the last is refused and changes nothing. */
-  struct erg_store_node_cell old = {.t_end = T0 + 10, .measured_watts = 999};
-  assert_int_equal(erg_store_node_update(s, "n1", &old, why, sizeof why), -1);
-  assert_non_null(strstr(why, "rrd update"));
-  assert_float_equal(fetch(path, "measured", T0 + 10), 102, 1e-6);
+  const int64_t bad[] = {T0 + 10, T0 + 15, T0 - 100};
+  for (int i = 0; i < 3; i++) {
+    struct erg_store_node_cell old = {.t_end = bad[i], .measured_watts = 999, .idle_watts = 1};
+    why[0] = '\0';
+    assert_int_equal(erg_store_node_update(s, "n1", &old, why, sizeof why), -1);
+    assert_non_null(strstr(why, "rrd update"));
+    assert_non_null(strstr(why, "illegal attempt"));
+  }
+  assert_int_equal(erg_store_key_update(s, "n1", "job", "42", T0 + 5, 7, why, sizeof why), 0);
+  assert_int_equal(erg_store_key_update(s, "n1", "job", "42", T0 + 5, 8, why, sizeof why), -1);
+  assert_non_null(rrdtool_info(path, "last_update"));
+  assert_string_equal(rrdtool_info(path, "last_update"), "1700000015");
+  assert_float_equal(rrdtool_fetch(path, "measured", T0 + 10, NULL), 100, 1e-9);
+  assert_float_equal(rrdtool_fetch(path, "idle", T0 + 15, NULL), 40, 1e-9);
+  /* And the writer goes on after the refusal. */
+  struct erg_store_node_cell next = {.t_end = T0 + 20, .measured_watts = 120, .idle_watts = 40};
+  assert_int_equal(erg_store_node_update(s, "n1", &next, why, sizeof why), 0);
+  assert_float_equal(rrdtool_fetch(path, "measured", T0 + 20, NULL), 120, 1e-9);
   erg_store_close(s);
 }
 
-static void test_hostile_keys(void **state) {
+/* Every file below dir must resolve to a path below root; counts them. */
+static int walk_inside(const char *dir, const char *realroot) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    char *real = realpath(p, NULL);
+    assert_non_null(real);
+    assert_memory_equal(real, realroot, strlen(realroot));
+    assert_true(strlen(e->d_name) < ERG_NAME_MAX + 4);
+    free(real);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    assert_false(S_ISLNK(st.st_mode));
+    n += S_ISDIR(st.st_mode) ? walk_inside(p, realroot) : 1;
+  }
+  closedir(d);
+  return n;
+}
+
+static void test_hostile_names(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("hostile");
+  char why[256], path[1200], longname[301];
+  memset(longname, 'x', 300);
+  longname[0] = '/';
+  longname[300] = '\0';
+  const char *names[] = {"../../etc/passwd", "<script>alert(1)</script>", "a b",
+                         "caf\xc3\xa9", "x\x01\ty\nz\r", "..", "", ".", "/", longname,
+                         "a:b\\c", "index", "%2e%2e"};
+  const size_t n = sizeof names / sizeof names[0];
+  char rootdir[128];
+  snprintf(rootdir, sizeof rootdir, "%s/hostile", root);
+  char *realroot = realpath(rootdir, NULL);
+  assert_non_null(realroot);
+  for (size_t i = 0; i < n; i++) {
+    /* Hostile node, kind and key at once. */
+    if (erg_store_key_update(s, names[i], names[(i + 1) % n], names[i], T0 + 5, 10.0 + (double)i,
+                             why, sizeof why) != 0)
+      fail_msg("key %zu: %s", i, why);
+    struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 200.0 + (double)i};
+    if (erg_store_node_update(s, names[i], &c, why, sizeof why) != 0)
+      fail_msg("node %zu: %s", i, why);
+    assert_int_equal(erg_store_key_path(s, names[i], names[(i + 1) % n], names[i], path,
+                                        sizeof path), 0);
+    assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5, NULL), 10.0 + (double)i, 1e-9);
+    assert_int_equal(erg_store_node_path(s, names[i], path, sizeof path), 0);
+    assert_float_equal(rrdtool_fetch(path, "measured", T0 + 5, NULL), 200.0 + (double)i, 1e-9);
+  }
+  /* n node dirs, each with node.rrd, one kind dir, one key and its index. */
+  assert_int_equal(walk_inside(rootdir, realroot), (int)(3 * n));
+  free(realroot);
+  assert_int_equal(access("/tmp/etc/passwd.rrd", F_OK), -1);
+  /* index.tsv: one line, two fields, original text with control bytes as '?'. */
+  char cmd[512], line[1024];
+  snprintf(cmd, sizeof cmd, "cat %s/nodes/*/*/index.tsv", rootdir);
+  FILE *p = popen(cmd, "r");
+  int lines = 0, script = 0, ctrl = 0, lng = 0;
+  while (fgets(line, sizeof line, p)) {
+    lines++;
+    char *tab = strchr(line, '\t');
+    assert_non_null(tab);
+    assert_null(strchr(tab + 1, '\t'));
+    script += !strcmp(tab + 1, "<script>alert(1)</script>\n");
+    ctrl += !strcmp(tab + 1, "x??y?z?\n");
+    lng += strlen(tab + 1) > 250;
+  }
+  pclose(p);
+  assert_int_equal(lines, (int)n);
+  assert_int_equal(script, 1);
+  assert_int_equal(ctrl, 1);
+  assert_int_equal(lng, 1);
+  /* The same key again: no second index line. */
+  assert_int_equal(erg_store_key_update(s, names[1], names[2], names[1], T0 + 10, 1, why,
+                                        sizeof why), 0);
+  erg_store_close(s);
+  p = popen(cmd, "r");
+  lines = 0;
+  while (fgets(line, sizeof line, p))
+    lines++;
+  pclose(p);
+  assert_int_equal(lines, (int)n);
+}
+
+static void test_bad_options(void **state) {
   (void)state;
   struct erg_store *s;
-  char why[256], path[1200];
-  struct erg_store_options o = {.root = root, .step_seconds = 5};
-  assert_int_equal(erg_store_open(&s, &o, why, sizeof why), 0);
-  const char *keys[] = {"../../etc/passwd", "<script>alert(1)</script>", "a b",
-                        "caf\xc3\xa9", "x\x01\ty\nz", "..", ""};
-  size_t rootlen = strlen(root);
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    assert_int_equal(erg_store_key_update(s, "../node", "command", keys[i], T0 + 5, 10.0 + i,
-                                          why, sizeof why), 0);
-    assert_int_equal(erg_store_key_path(s, "../node", "command", keys[i], path, sizeof path), 0);
-    char *real = realpath(path, NULL);
-    assert_non_null(real);
-    assert_memory_equal(real, root, rootlen);
-    free(real);
-    assert_float_equal(fetch(path, "watts", T0 + 5), 10.0 + i, 1e-6);
-  }
-  /* Index keeps one line per key, original text with control bytes made safe. */
-  char cmd[1400];
-  snprintf(cmd, sizeof cmd, "cat %s/nodes/*/command/index.tsv | wc -l", root);
-  FILE *p = popen(cmd, "r");
-  int lines = 0;
-  assert_int_equal(fscanf(p, "%d", &lines), 1);
-  pclose(p);
-  assert_int_equal(lines, (int)(sizeof keys / sizeof keys[0]));
-  snprintf(cmd, sizeof cmd, "grep -c '<script>alert(1)</script>$' %s/nodes/*/command/index.tsv",
-           root);
-  assert_int_equal(system(cmd), 0);
-  /* Nothing escaped the root. */
-  assert_int_equal(access("/tmp/node", F_OK), -1);
-  erg_store_close(s);
+  char why[256], dir[128];
+  struct erg_store_options o = {.root = NULL, .step_seconds = 5};
+  assert_int_equal(erg_store_open(&s, &o, why, sizeof why), -1);
+  snprintf(dir, sizeof dir, "%s/x", root);
+  o.root = dir;
+  o.rrdcached = "unix:/nonexistent/erg-test.sock";
+  assert_int_equal(erg_store_open(&s, &o, why, sizeof why), -1);
+  assert_non_null(strstr(why, "rrdcached"));
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_roundtrip),
-                                     cmocka_unit_test(test_hostile_keys)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_key_roundtrip),  cmocka_unit_test(test_out_of_order),
+      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_bad_options)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }

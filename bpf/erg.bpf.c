@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* erg per-task-group accounting. Only BTF tracepoints (tp_btf), CO-RE reads,
+ * nothing architecture specific: the same object loads on x86-64 and arm64. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "erg_bpf_shared.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EEXIST 17
+#define TASK_DEAD_STATE 0x80 /* TASK_DEAD since 4.14 */
+#define REQ_OP_MASK_ 0xff    /* REQ_OP_BITS == 8 */
+#define REQ_OP_READ_ 0
+#define REQ_OP_WRITE_ 1
+
+/* Set by the loader before load; the verifier drops the disabled paths. */
+const volatile bool freq_on = false;
+const volatile bool cap_on = false;
+const volatile bool perf_on = false;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, ERG_BPF_MAX_PROCS);
+  __type(key, struct erg_key);
+  __type(value, struct erg_counts);
+} procs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct erg_cpu_state);
+} cpu_state SEC(".maps");
+
+/* Scratch for building a new entry: too big for the 512-byte stack. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct erg_counts);
+} scratch SEC(".maps");
+
+/* Indexed by CPU id; sized to the possible CPUs by the loader. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} cpu_freq SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} cpu_class SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ERG_STAT_N);
+  __type(key, __u32);
+  __type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, sizeof(__u32));
+} perf_cycles SEC(".maps"), perf_instr SEC(".maps"), perf_llc SEC(".maps");
+
+/* Kernels before 5.14 call it 'state'. */
+struct task_struct___o {
+  long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+  if (bpf_core_field_exists(t->__state))
+    return t->__state;
+  return ((struct task_struct___o *)t)->state;
+}
+
+static __always_inline void stat_add(__u32 idx, __u64 v)
+{
+  __u64 *p = bpf_map_lookup_elem(&stats, &idx);
+  if (p)
+    __sync_fetch_and_add(p, v);
+}
+
+/* Task pointers here are BTF pointers (tp_btf arguments, current task):
+ * plain dereferences become fast faulting loads, no probe_read calls. */
+static __always_inline void task_key(struct task_struct *t, struct erg_key *k)
+{
+  k->tgid = t->tgid;
+  k->pad = 0;
+  k->start_ns = t->group_leader->start_boottime;
+}
+
+/* Identity shown to users follows the group leader, as /proc/PID does; it
+ * is refreshed because prctl(PR_SET_NAME), exec and cgroup moves (systemd,
+ * slurmstepd) happen after the entry was created at fork/wakeup. */
+static __always_inline void meta_refresh(struct erg_counts *c, struct task_struct *t,
+                                         __u64 now)
+{
+  struct task_struct *l = t->group_leader;
+
+  c->meta_ns = now;
+  bpf_probe_read_kernel_str(c->comm, sizeof(c->comm), l->comm);
+  c->uid = l->real_cred->uid.val;
+  c->cgroup_id = l->cgroups->dfl_cgrp->kn->id;
+}
+
+/* Re-reading identity on every switch would double the cost of the hot path;
+ * every 100 ms of a group's switches is soon enough for exec and cgroup moves. */
+static __always_inline void meta_maybe_refresh(struct erg_counts *c, struct task_struct *t,
+                                               __u64 now)
+{
+  if (now - c->meta_ns > 100000000ull)
+    meta_refresh(c, t, now);
+}
+
+static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
+                                                     struct task_struct *t)
+{
+  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
+  __u32 zero = 0;
+  long err;
+
+  if (c)
+    return c;
+  c = bpf_map_lookup_elem(&scratch, &zero);
+  if (!c)
+    return 0;
+  __builtin_memset(c, 0, sizeof(*c));
+  meta_refresh(c, t, bpf_ktime_get_ns());
+  err = bpf_map_update_elem(&procs, k, c, BPF_NOEXIST);
+  if (err && err != -EEXIST) {
+    stat_add(ERG_STAT_MAP_FULL, 1);
+    return 0;
+  }
+  return bpf_map_lookup_elem(&procs, k);
+}
+
+/* Slots are claimed lock-free: a CPU either finds its frequency or takes the
+ * first free slot with cmpxchg; a lost race just moves on to the next slot. */
+static __always_inline void freq_add(struct erg_counts *c, __u32 khz, __u64 d)
+{
+  for (int i = 0; i < ERG_BPF_NFREQ; i++) {
+    __u32 cur = c->freq_khz[i];
+
+    if (cur == 0) {
+      cur = __sync_val_compare_and_swap(&c->freq_khz[i], 0, khz);
+      if (cur == 0)
+        cur = khz;
+    }
+    if (cur == khz) {
+      __sync_fetch_and_add(&c->freq_ns[i], d);
+      return;
+    }
+  }
+  __sync_fetch_and_add(&c->freq_other_ns, d);
+}
+
+static __always_inline void split_add(struct erg_counts *c, __u32 cpu, __u64 d)
+{
+  if (freq_on) {
+    __u32 *khz = bpf_map_lookup_elem(&cpu_freq, &cpu);
+    if (khz && *khz)
+      freq_add(c, *khz, d);
+  }
+  if (cap_on) {
+    __u32 *cls = bpf_map_lookup_elem(&cpu_class, &cpu);
+    if (cls && *cls < ERG_BPF_NCAP)
+      __sync_fetch_and_add(&c->cap_ns[*cls], d);
+  }
+}
+
+static __always_inline __u64 perf_read(void *map)
+{
+  struct bpf_perf_event_value v = {};
+
+  if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)))
+    return 0;
+  return v.counter;
+}
+
+static __always_inline void perf_delta(__u64 *acc, __u64 base, __u64 now)
+{
+  if (base && now > base)
+    __sync_fetch_and_add(acc, now - base);
+}
+
+static __always_inline void perf_add(struct erg_counts *c, struct erg_cpu_state *s)
+{
+  perf_delta(&c->cycles, s->perf_base[0], perf_read(&perf_cycles));
+  perf_delta(&c->instructions, s->perf_base[1], perf_read(&perf_instr));
+  perf_delta(&c->llc_misses, s->perf_base[2], perf_read(&perf_llc));
+}
+
+/* The last switch-out of a dead task: the thread ran from sched_process_exit
+ * through exit_notify to here, so this slice must still be charged. Only an
+ * existing entry is charged (sched_process_exit made sure there is one): a
+ * straggler thread arriving after the drain took the exited group away must
+ * not resurrect it. When no thread of the group is alive any more, the entry
+ * is marked exited and the next drain hands it over and deletes it. */
+static __always_inline void account_dead(struct task_struct *prev, struct erg_cpu_state *s,
+                                         __u32 cpu, __u64 d)
+{
+  struct erg_key k;
+  struct erg_counts *c;
+
+  task_key(prev, &k);
+  c = bpf_map_lookup_elem(&procs, &k);
+  if (!c) {
+    stat_add(ERG_STAT_LOST_EXIT_NS, d);
+    return;
+  }
+  __sync_fetch_and_add(&c->cpu_ns, d);
+  split_add(c, cpu, d);
+  if (perf_on)
+    perf_add(c, s);
+  if (prev->signal->live.counter == 0)
+    c->flags |= ERG_FLAG_EXITED;
+}
+
+static __always_inline void account_out(struct task_struct *prev, bool preempt,
+                                        struct erg_cpu_state *s, __u64 now)
+{
+  __u32 cpu = bpf_get_smp_processor_id();
+  __u64 d = now - s->ts;
+  struct erg_counts *c;
+  struct erg_key k;
+
+  if (!preempt && (task_state(prev) & TASK_DEAD_STATE)) {
+    account_dead(prev, s, cpu, d);
+    return;
+  }
+  task_key(prev, &k);
+  c = counts_get(&k, prev);
+  if (!c)
+    return;
+  __sync_fetch_and_add(&c->cpu_ns, d);
+  split_add(c, cpu, d);
+  if (perf_on)
+    perf_add(c, s);
+  meta_maybe_refresh(c, prev, now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
+             struct task_struct *next)
+{
+  __u64 now = bpf_ktime_get_ns();
+  struct erg_cpu_state *s;
+  __u32 zero = 0;
+
+  s = bpf_map_lookup_elem(&cpu_state, &zero);
+  if (!s)
+    return 0;
+  /* pid 0 is the idle task: its time is not a process's. */
+  if (s->ts && prev->pid != 0)
+    account_out(prev, preempt, s, now);
+  s->ts = now;
+  task_key(next, &s->key);
+  if (perf_on) {
+    s->perf_base[0] = perf_read(&perf_cycles);
+    s->perf_base[1] = perf_read(&perf_instr);
+    s->perf_base[2] = perf_read(&perf_llc);
+  }
+  return 0;
+}
+
+static __always_inline int count_event(struct task_struct *t, int which)
+{
+  struct erg_counts *c;
+  struct erg_key k;
+
+  if (t->pid == 0)
+    return 0;
+  task_key(t, &k);
+  c = counts_get(&k, t);
+  if (!c)
+    return 0;
+  if (which == 0)
+    __sync_fetch_and_add(&c->wakeups, 1);
+  else
+    __sync_fetch_and_add(&c->migrations, 1);
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(erg_sched_wakeup, struct task_struct *p)
+{
+  return count_event(p, 0);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p)
+{
+  return count_event(p, 0);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(erg_sched_migrate_task, struct task_struct *p)
+{
+  return count_event(p, 1);
+}
+
+/* Runs in the exiting thread. The group's entry must exist before the final
+ * switch-out (account_dead only looks up), and comm/cgroup are taken one last
+ * time while the task is still whole. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
+{
+  struct erg_counts *c;
+  struct erg_key k;
+
+  task_key(p, &k);
+  c = counts_get(&k, p);
+  if (c)
+    meta_refresh(c, p, bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/cpu_frequency")
+int BPF_PROG(erg_cpu_frequency, unsigned int state, unsigned int cpu_id)
+{
+  __u32 cpu = cpu_id;
+
+  bpf_map_update_elem(&cpu_freq, &cpu, &state, BPF_ANY);
+  return 0;
+}
+
+/* Bio-based drivers (device mapper, md) remap into bios for the devices below
+ * them, which pass here again: count only at the bottom, blk-mq layer. */
+static __always_inline bool bio_stacked(struct bio *bio)
+{
+  if (!bpf_core_field_exists(bio->bi_bdev))
+    return false;
+  return bio->bi_bdev->bd_disk->fops->submit_bio != 0;
+}
+
+/* Submission runs in the task that submits the bio: reads and direct or
+ * fsync'd writes are charged to the process; background writeback to the
+ * flusher kworker (see docs/bpf.md). */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(erg_block_bio_queue, struct bio *bio)
+{
+  struct task_struct *t = bpf_get_current_task_btf();
+  __u32 op = bio->bi_opf & REQ_OP_MASK_;
+  __u64 size = bio->bi_iter.bi_size;
+  struct erg_counts *c;
+  struct erg_key k;
+
+  if ((op != REQ_OP_READ_ && op != REQ_OP_WRITE_) || size == 0 || bio_stacked(bio))
+    return 0;
+  if (t->pid == 0)
+    return 0;
+  task_key(t, &k);
+  c = counts_get(&k, t);
+  if (!c)
+    return 0;
+  if (op == REQ_OP_READ_)
+    __sync_fetch_and_add(&c->read_bytes, size);
+  else
+    __sync_fetch_and_add(&c->write_bytes, size);
+  return 0;
+}

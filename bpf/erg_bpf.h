@@ -1,0 +1,105 @@
+/* erg eBPF collection: per task group (process) CPU time, its split by CPU
+ * frequency and core capacity, wakeups, migrations, block I/O bytes and, where
+ * a PMU exists, cycles, instructions and LLC misses. A process that exits is
+ * handed over once with its final counts, so short-lived processes are
+ * charged. See docs/bpf.md.
+ *
+ * Built without BPF support (ERG_HAVE_BPF undefined or 0), the same API links
+ * and erg_bpf_open fails with the reason "built without BPF support". */
+#ifndef ERG_BPF_H
+#define ERG_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERG_BPF_MAX_FREQ 8 /* distinct frequencies kept per process */
+#define ERG_BPF_MAX_CAP 4  /* distinct core capacity classes */
+#define ERG_BPF_CAPACITY_SCALE 1024 /* capacity of the biggest core */
+
+/* Feature bits: what this node can measure. */
+enum {
+  ERG_BPF_F_CPU_TIME = 1u << 0,
+  ERG_BPF_F_FREQ = 1u << 1,
+  ERG_BPF_F_CAPACITY = 1u << 2,
+  ERG_BPF_F_WAKEUPS = 1u << 3,
+  ERG_BPF_F_MIGRATIONS = 1u << 4,
+  ERG_BPF_F_BLKIO = 1u << 5,
+  ERG_BPF_F_CYCLES = 1u << 6,
+  ERG_BPF_F_INSTRUCTIONS = 1u << 7,
+  ERG_BPF_F_LLC_MISSES = 1u << 8,
+};
+#define ERG_BPF_F_ALL 0x1ffu
+
+struct erg_bpf_opts {
+  const char *sysfs_cpu_root; /* NULL: /sys/devices/system/cpu */
+  bool disable_perf;          /* do not try hardware counters */
+};
+
+struct erg_bpf_proc {
+  uint32_t pid;           /* tgid */
+  uint64_t start_time_ns; /* leader start, CLOCK_BOOTTIME ns; /proc starttime =
+                             start_time_ns / (1e9 / sysconf(_SC_CLK_TCK)) */
+  char comm[16];          /* group leader's comm */
+  uint32_t uid;           /* real uid of the leader */
+  uint64_t cgroup_id;     /* cgroup v2 id (inode number of its directory) */
+  /* Cumulative since the process was first seen. Counters of features not
+   * in erg_bpf_features() are 0 and must not be reported. */
+  uint64_t cpu_ns, wakeups, migrations, read_bytes, write_bytes;
+  uint64_t cycles, instructions, llc_misses;
+  uint32_t nfreq; /* on-CPU time per CPU frequency */
+  struct {
+    uint32_t khz;
+    uint64_t cpu_ns;
+  } freq[ERG_BPF_MAX_FREQ];
+  uint64_t freq_other_ns;           /* at frequencies beyond the first 8 */
+  uint64_t cap_ns[ERG_BPF_MAX_CAP]; /* on-CPU ns per class, see erg_bpf_capacity_classes */
+  uint64_t capacity_weighted_ns;    /* sum of ns * capacity / 1024 */
+  bool exited;                      /* final record; the process is forgotten */
+};
+
+struct erg_bpf_stats {
+  uint64_t map_full_drops; /* events lost because the process map was full */
+  uint64_t lost_exit_ns;   /* CPU ns of exit stragglers after the handover */
+  uint64_t exited;         /* exited processes handed over so far */
+  uint64_t drains;
+};
+
+struct erg_bpf;
+
+/* Loads and attaches the programs. Returns 0, or -1 with a one-line reason
+ * ("no BTF at /sys/kernel/btf/vmlinux", "permission denied: needs CAP_BPF
+ * and CAP_PERFMON", ...) in why. */
+int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why,
+                 size_t whylen);
+unsigned erg_bpf_features(const struct erg_bpf *b);
+/* Why a feature is absent ("no cpufreq driver", ...) or NULL if present. */
+const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit);
+/* "cpu_time", "freq", ...; NULL for an unknown bit. */
+const char *erg_bpf_feature_name(unsigned bit);
+
+/* Calls cb once per live process with cumulative counters (including the
+ * slices running right now), and once per exited process with its final
+ * counts (exited = true), after which it is forgotten. Returns the number of
+ * records or -1 with reason in why. */
+typedef void (*erg_bpf_drain_cb)(const struct erg_bpf_proc *p, void *user);
+int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
+                  size_t whylen);
+void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out);
+/* Capacity of each class (ascending), as used for cap_ns; returns count. */
+int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]);
+void erg_bpf_close(struct erg_bpf *b);
+
+/* ---- sysfs helpers (pure, no BPF) ---- */
+/* Reads root/cpuN/cpu_capacity for N < max into out[N] (0 where absent).
+ * Returns the number of CPUs scanned (highest present N + 1), 0 if no CPU
+ * has the file, -1 if root cannot be read. */
+int erg_bpf_read_capacities(const char *root, uint32_t *out, int max);
+/* Same for root/cpuN/cpufreq/scaling_cur_freq (kHz). */
+int erg_bpf_read_frequencies(const char *root, uint32_t *out, int max);
+/* Distinct nonzero capacities of caps[0..n) in ascending order into classes;
+ * returns their count, or -1 if there are more than maxc. The capacity
+ * feature needs at least 2. */
+int erg_bpf_capacity_group(const uint32_t *caps, int n, uint32_t *classes, int maxc);
+
+#endif

@@ -1,0 +1,59 @@
+/* Types shared by the BPF program (erg.bpf.c) and its loader (erg_bpf.c).
+ * Kernel side gets __u32/__u64 from vmlinux.h, user side from linux/types.h. */
+#ifndef ERG_BPF_SHARED_H
+#define ERG_BPF_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define ERG_BPF_MAX_PROCS 32768 /* live + not yet drained exited task groups */
+#define ERG_BPF_NFREQ 8         /* distinct frequencies kept per task group */
+#define ERG_BPF_NCAP 4          /* distinct core capacity classes */
+#define ERG_BPF_COMM_LEN 16
+
+/* A task group is keyed by (tgid, leader start time) so that a reused pid is
+ * never merged with the process that had it before. */
+struct erg_key {
+  __u32 tgid;
+  __u32 pad;
+  __u64 start_ns; /* group_leader->start_boottime, CLOCK_BOOTTIME ns */
+};
+
+#define ERG_FLAG_EXITED 1u
+
+/* Cumulative counters of one task group since it was first seen. */
+struct erg_counts {
+  __u64 cpu_ns;
+  __u64 wakeups;
+  __u64 migrations;
+  __u64 read_bytes;
+  __u64 write_bytes;
+  __u64 cycles;
+  __u64 instructions;
+  __u64 llc_misses;
+  __u64 cap_ns[ERG_BPF_NCAP];     /* on-CPU ns per capacity class */
+  __u64 freq_ns[ERG_BPF_NFREQ];   /* on-CPU ns at freq_khz[i] */
+  __u64 freq_other_ns;            /* ns at frequencies beyond the first NFREQ */
+  __u32 freq_khz[ERG_BPF_NFREQ];  /* 0 = slot free; claimed by cmpxchg */
+  __u64 cgroup_id;                /* cgroup v2 (default hierarchy) kernfs id */
+  __u32 uid;
+  __u32 flags;                    /* ERG_FLAG_* */
+  __u64 meta_ns;                  /* when comm/uid/cgroup were last read */
+  char comm[ERG_BPF_COMM_LEN];
+};
+
+/* Per-CPU: what is running here since when (for slice and in-flight time). */
+struct erg_cpu_state {
+  __u64 ts;            /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
+  struct erg_key key;  /* tgid 0: idle */
+  __u64 perf_base[3];  /* cycles, instructions, LLC misses at switch-in */
+};
+
+enum erg_bpf_stat {
+  ERG_STAT_MAP_FULL = 0, /* events dropped: procs map full */
+  ERG_STAT_LOST_EXIT_NS, /* ns of a dead thread's last slice with no entry left */
+  ERG_STAT_N
+};
+
+#endif

@@ -1,0 +1,284 @@
+/* `erg pdu probe`: asks one PDU or meter what it is and what it reads now,
+ * so the operator can write its config section. Exit 0 ok, 1 usage, 2 the
+ * device failed (unreachable, unknown, refused). */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_pdu.h"
+#ifdef ERG_HAVE_SNMP
+#include "profiles.h"
+#endif
+
+#define PROBE_MAX_OUTLETS ERG_PDU_MAX_CHANNELS
+#define PROBE_NAMELEN 64
+
+struct probe_result {
+  char vendor[64], model[128], profile[32], reason[256], sysoid[160], sysdescr[256];
+  double total_watts;
+  int n;
+  int index[PROBE_MAX_OUTLETS];
+  char names[PROBE_MAX_OUTLETS][PROBE_NAMELEN];
+  struct erg_pdu_reading r[PROBE_MAX_OUTLETS];
+};
+
+static void probe_usage(FILE *f) {
+  fprintf(f,
+          "usage: erg pdu probe --driver snmp --host H[:PORT] [--community C]\n"
+          "           [--version 1|2c|3] [--user U --level noAuthNoPriv|authNoPriv|authPriv\n"
+          "            --auth-proto MD5|SHA|SHA256 --auth-pass P --priv-proto DES|AES\n"
+          "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
+          "           [--retries N] [--json]\n"
+          "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
+          "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
+          "       erg pdu probe --driver modbus --host H[:PORT]\n"
+          "           --profile sdm630|sdm120|sdm72|erg-sim [--unit N] [--timeout S] [--json]\n"
+          "Prints vendor, model, the profile chosen and why, and each outlet's index,\n"
+          "name, watts and energy, to help write a [pdu.NAME] / [meter.NAME] section.\n");
+}
+
+static int probe_copy(char *dst, size_t len, const char *src, const char *what) {
+  if (strlen(src) >= len) {
+    fprintf(stderr, "erg pdu probe: %s too long\n", what);
+    return -1;
+  }
+  strcpy(dst, src);
+  return 0;
+}
+
+/* "host", "host:port", "[v6]:port" or a bare IPv6 address. */
+static int probe_host(const char *arg, struct erg_pdu_source_config *c) {
+  const char *colon = strrchr(arg, ':');
+  char host[sizeof c->host];
+  if (arg[0] == '[') {
+    const char *end = strchr(arg, ']');
+    if (!end || (size_t)(end - arg - 1) >= sizeof host)
+      return -1;
+    snprintf(host, sizeof host, "%.*s", (int)(end - arg - 1), arg + 1);
+    colon = end[1] == ':' ? end + 1 : NULL;
+  } else if (colon && strchr(arg, ':') == colon) {
+    snprintf(host, sizeof host, "%.*s", (int)(colon - arg), arg);
+  } else {
+    snprintf(host, sizeof host, "%s", arg);
+    colon = NULL;
+  }
+  if (colon) {
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 1 || port > 65535)
+      return -1;
+    c->port = (int)port;
+  }
+  return probe_copy(c->host, sizeof c->host, host, "--host");
+}
+
+static int probe_version(const char *v, struct erg_pdu_source_config *c) {
+  if (!strcmp(v, "1"))
+    c->snmp_version = 1;
+  else if (!strcmp(v, "2c") || !strcmp(v, "2"))
+    c->snmp_version = 2;
+  else if (!strcmp(v, "3"))
+    c->snmp_version = 3;
+  else
+    return -1;
+  return 0;
+}
+
+static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, bool *json) {
+  static const struct option opts[] = {
+      {"driver", required_argument, 0, 'd'},  {"host", required_argument, 0, 'H'},
+      {"community", required_argument, 0, 'c'}, {"version", required_argument, 0, 'v'},
+      {"user", required_argument, 0, 'u'},    {"auth-proto", required_argument, 0, 'a'},
+      {"auth-pass", required_argument, 0, 'A'}, {"priv-proto", required_argument, 0, 'x'},
+      {"priv-pass", required_argument, 0, 'X'}, {"level", required_argument, 0, 'l'},
+      {"profile", required_argument, 0, 'p'}, {"unit", required_argument, 0, 'U'},
+      {"timeout", required_argument, 0, 't'}, {"retries", required_argument, 0, 'r'},
+      {"context", required_argument, 0, 'C'}, {"oid-power", required_argument, 0, 'P'},
+      {"oid-energy", required_argument, 0, 'E'}, {"oid-name", required_argument, 0, 'N'},
+      {"power-scale", required_argument, 0, 's'}, {"energy-scale-joules", required_argument, 0, 'S'},
+      {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  int o, bad = 0;
+  optind = 1;
+  while (!bad && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (o) {
+    case 'd': bad = probe_copy(c->driver, sizeof c->driver, optarg, "--driver"); break;
+    case 'H': bad = probe_host(optarg, c); break;
+    case 'c': bad = probe_copy(c->community, sizeof c->community, optarg, "--community"); break;
+    case 'v': bad = probe_version(optarg, c); break;
+    case 'u': bad = probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user"); break;
+    case 'a': bad = probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto"); break;
+    case 'A': bad = probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass"); break;
+    case 'x': bad = probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto"); break;
+    case 'X': bad = probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass"); break;
+    case 'l': bad = probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level"); break;
+    case 'p': bad = probe_copy(c->profile, sizeof c->profile, optarg, "--profile"); break;
+    case 'U': c->unit_id = atoi(optarg); bad = c->unit_id < 1 || c->unit_id > 247; break;
+    case 't': c->timeout_seconds = atof(optarg); bad = !(c->timeout_seconds > 0); break;
+    case 'r': c->retries = atoi(optarg); bad = c->retries < 0 || c->retries > 10; break;
+    case 'C': bad = probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context"); break;
+    case 'P': bad = probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power"); break;
+    case 'E': bad = probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy"); break;
+    case 'N': bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name"); break;
+    case 's': c->power_scale = atof(optarg); bad = !(c->power_scale > 0); break;
+    case 'S': c->energy_scale_joules = atof(optarg); bad = !(c->energy_scale_joules > 0); break;
+    case 'j': *json = true; break;
+    case 'h': probe_usage(stdout); return 2;
+    default: bad = 1;
+    }
+  }
+  if (!bad && (optind != argc || !c->host[0] || !c->driver[0]))
+    bad = 1;
+  if (!bad && c->snmp_version == 0)
+    c->snmp_version = c->v3_user[0] ? 3 : 2;
+  return bad ? 1 : 0;
+}
+
+#ifdef ERG_HAVE_SNMP
+static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char *why,
+                      size_t whylen) {
+  struct erg_snmp_ident id;
+  if (erg_pdu_snmp_identify(src, &id, why, whylen))
+    return -1;
+  snprintf(res->vendor, sizeof res->vendor, "%s", id.prof->vendor);
+  snprintf(res->model, sizeof res->model, "%s", id.model);
+  snprintf(res->profile, sizeof res->profile, "%s", id.prof->name);
+  snprintf(res->reason, sizeof res->reason, "%s", id.why);
+  snprintf(res->sysoid, sizeof res->sysoid, "%s", id.sysoid);
+  snprintf(res->sysdescr, sizeof res->sysdescr, "%s", id.sysdescr);
+  int n = erg_pdu_snmp_outlet_count(src, PROBE_MAX_OUTLETS, why, whylen);
+  if (n <= 0) {
+    if (n == 0)
+      snprintf(why, whylen, "%s: no outlets found with profile %s", src->cfg.host, id.prof->name);
+    return -1;
+  }
+  if (erg_pdu_snmp_outlet_names(src, n, &res->names[0][0], PROBE_NAMELEN, why, whylen))
+    return -1;
+  res->total_watts = erg_pdu_snmp_total_power(src);
+  res->n = n;
+  src->cfg.nchannels = n;
+  for (int i = 0; i < n; i++)
+    src->cfg.channels[i] = res->index[i] = i + 1;
+  why[0] = '\0';
+  return erg_pdu_source_poll(src, res->r, why, whylen);
+}
+#endif
+
+static int probe_modbus(struct erg_pdu_source *src, struct probe_result *res, char *why,
+                        size_t whylen) {
+  bool sim = !strcmp(src->cfg.profile, "erg-sim");
+  snprintf(res->vendor, sizeof res->vendor, "%s", sim ? "erg-pdusim (SIMULATED)" : "Eastron");
+  snprintf(res->model, sizeof res->model, "%s", src->cfg.profile);
+  snprintf(res->profile, sizeof res->profile, "%s", src->cfg.profile);
+  snprintf(res->reason, sizeof res->reason, "given with --profile");
+  res->total_watts = NAN;
+  res->n = 1;
+  res->index[0] = src->cfg.channels[0];
+  snprintf(res->names[0], PROBE_NAMELEN, "unit %d", src->cfg.channels[0]);
+  return erg_pdu_source_poll(src, res->r, why, whylen);
+}
+
+static json_t *probe_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static void probe_print_json(const struct erg_pdu_source_config *c, const struct probe_result *r) {
+  json_t *outs = json_array();
+  for (int i = 0; i < r->n; i++)
+    json_array_append_new(outs, json_pack("{s:i,s:s,s:o,s:o,s:b}", "index", r->index[i], "name",
+                                          r->names[i], "watts", probe_num(r->r[i].watts),
+                                          "energy_kwh", probe_num(r->r[i].energy_joules / 3.6e6),
+                                          "ok", r->r[i].ok));
+  json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "driver", c->driver,
+                        "host", c->host, "port", c->port, "vendor", r->vendor, "model", r->model,
+                        "profile", r->profile, "profile_reason", r->reason, "sysobjectid",
+                        r->sysoid, "sysdescr", r->sysdescr, "total_watts",
+                        probe_num(r->total_watts), "outlets", outs);
+  char *s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
+  printf("%s\n", s ? s : "{}");
+  free(s);
+  json_decref(o);
+}
+
+static void probe_print_text(const struct erg_pdu_source_config *c, const struct probe_result *r) {
+  printf("host     %s:%d (%s)\n", c->host, c->port, c->driver);
+  printf("vendor   %s\nmodel    %s\nprofile  %s (%s)\n", r->vendor, r->model, r->profile,
+         r->reason);
+  if (r->sysdescr[0])
+    printf("sysDescr %s\n", r->sysdescr);
+  if (isfinite(r->total_watts))
+    printf("total    %.1f W\n", r->total_watts);
+  printf("%6s  %-24s %10s %12s\n", "outlet", "name", "watts", "energy_kWh");
+  for (int i = 0; i < r->n; i++)
+    printf("%6d  %-24s %10.1f %12.3f\n", r->index[i], r->names[i], r->r[i].watts,
+           r->r[i].energy_joules / 3.6e6);
+  printf("\n# config section (add channels = the outlets this PDU feeds):\n[%s.NAME]\n",
+         strcmp(c->driver, "snmp") ? "meter" : "pdu");
+  printf("driver = %s\nhost = %s\nport = %d\nprofile = %s\n", c->driver, c->host, c->port,
+         r->profile);
+  if (!strcmp(c->driver, "modbus"))
+    printf("unit_id = %d\n", c->unit_id);
+  if (c->oid_power[0] || c->oid_energy[0])
+    printf("oid_power = %s\noid_energy = %s\noid_name = %s\npower_scale = %g\n"
+           "energy_scale_joules = %g\n", c->oid_power, c->oid_energy, c->oid_name,
+           c->power_scale > 0 ? c->power_scale : 1.0,
+           c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
+  else if (c->snmp_version == 3)
+    printf("version = 3\nv3_user = %s\nv3_level = %s\nv3_auth_proto = %s\nv3_auth_pass = ...\n"
+           "v3_priv_proto = %s\nv3_priv_pass = ...\nv3_context = %s\n", c->v3_user,
+           c->v3_level[0] ? c->v3_level : "authPriv", c->v3_auth_proto[0] ? c->v3_auth_proto : "SHA",
+           c->v3_priv_proto[0] ? c->v3_priv_proto : "AES", c->v3_context);
+  else
+    printf("version = %s\ncommunity = %s\n", c->snmp_version == 1 ? "1" : "2c",
+           c->community[0] ? c->community : "public");
+}
+
+int erg_pdu_probe_cli(int argc, char **argv) {
+  struct erg_pdu_source_config c;
+  memset(&c, 0, sizeof c);
+  c.timeout_seconds = 2.0;
+  c.retries = 1;
+  bool json = false;
+  int rc = probe_parse(argc, argv, &c, &json);
+  if (rc) {
+    if (rc == 1)
+      probe_usage(stderr);
+    return rc == 2 ? 0 : 1;
+  }
+  bool modbus = !strcmp(c.driver, "modbus");
+  if (modbus) {
+    if (!c.profile[0]) {
+      fprintf(stderr, "erg pdu probe: --driver modbus needs --profile\n");
+      return 1;
+    }
+    c.unit_id = c.unit_id ? c.unit_id : 1;
+    c.nchannels = 1;
+    c.channels[0] = c.unit_id;
+    c.port = c.port ? c.port : 502;
+  } else {
+    c.port = c.port ? c.port : 161;
+  }
+  snprintf(c.name, sizeof c.name, "probe");
+  struct erg_pdu_source src;
+  char why[512] = "";
+  if (erg_pdu_source_open(&src, &c, why, sizeof why)) {
+    fprintf(stderr, "erg pdu probe: %s\n", why);
+    return strstr(why, "unknown driver") || strstr(why, "profile") ? 1 : 2;
+  }
+  struct probe_result *res = calloc(1, sizeof *res);
+  rc = -1;
+  if (res && modbus)
+    rc = probe_modbus(&src, res, why, sizeof why);
+#ifdef ERG_HAVE_SNMP
+  else if (res)
+    rc = probe_snmp(&src, res, why, sizeof why);
+#endif
+  if (rc == 0)
+    json ? probe_print_json(&c, res) : probe_print_text(&c, res);
+  else
+    fprintf(stderr, "erg pdu probe: %s\n", why[0] ? why : "failed");
+  erg_pdu_source_close(&src);
+  free(res);
+  return rc == 0 ? 0 : 2;
+}

@@ -1,0 +1,829 @@
+/* SNMP PDUs (net-snmp single-session API, numeric OIDs, no MIB files).
+ * Each source keeps one UDP session; a round sends one GET per source (more
+ * only past SNMP_MAX_VARBINDS) for just the configured outlets, and one
+ * poll() loop waits for all of them, so a dead PDU costs its own timeout and
+ * nobody else's. Profiles (profiles.c) say which OIDs and scales to use. */
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <net-snmp/net-snmp-config.h>
+#include <net-snmp/net-snmp-includes.h>
+#include <net-snmp/library/large_fd_set.h>
+
+#include "erg_common.h"
+#include "profiles.h"
+
+#define SNMP_MAX_VARBINDS 32  /* per request; far below common agent limits */
+#define SNMP_TICK_MS 10       /* retransmission check granularity */
+/* Requests in flight at once: a burst of hundreds of datagrams overflows
+ * socket buffers on the way (a proxy, a shared agent, our own host) and
+ * turns into timeouts; a window keeps the pipe full without that. */
+#define SNMP_MAX_INFLIGHT 64
+
+enum vb_what { VB_POWER, VB_ENERGY, VB_PDIGITS, VB_EDIGITS, VB_OTHER };
+enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR };
+
+struct snmp_priv {
+  void *sess;
+  const struct erg_snmp_profile *prof; /* NULL until identified */
+  struct erg_snmp_profile generic;     /* storage for profile=generic */
+  struct erg_snmp_ident ident;
+  bool have_digits;
+  int power_digits, energy_digits;
+  unsigned char energy_type[ERG_PDU_MAX_CHANNELS]; /* ASN type last seen */
+  char peer[160];
+  double budget_s;                     /* timeout x tries */
+  unsigned mark;                       /* snmp_collect_fds dedup */
+  bool failed_last;                    /* last round failed: send it last */
+};
+
+struct snmp_job {
+  struct erg_pdu_source *src;
+  size_t owner;                /* index of src in the caller's array */
+  bool ident, then_poll, handled, sent;
+  netsnmp_pdu *req, *resp;
+  enum job_state state;
+  uint64_t t_ns;
+  int nvars;
+  unsigned char what[SNMP_MAX_VARBINDS], chan[SNMP_MAX_VARBINDS];
+  char err[128];
+};
+
+static pthread_once_t snmp_once = PTHREAD_ONCE_INIT;
+
+/* No config files, no persistent state, no MIB directory: erg only speaks
+ * numeric OIDs, and must not depend on what the host has in /etc/snmp. */
+static void snmp_lib_init(void) {
+  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
+  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
+  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
+  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_SAVE, 1);
+  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_LOAD_HOST_FILES, 1);
+  /* An empty module list is the only switch net-snmp has that stops
+   * init_snmp() from parsing (and complaining about) the MIB directory. */
+  setenv("MIBS", "", 1);
+  /* Errors reach the caller as reasons; the library itself stays quiet
+   * (with no handler at all it would fall back to stderr). */
+  snmp_disable_log();
+  netsnmp_register_loghandler(NETSNMP_LOGHANDLER_NONE, LOG_DEBUG);
+  init_snmp("erg");
+}
+
+static int oid_parse(const char *s, oid *out, size_t *len) {
+  size_t n = 0;
+  if (*s == '.')
+    s++;
+  while (*s) {
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (end == s || n >= MAX_OID_LEN || (*end && *end != '.'))
+      return -1;
+    out[n++] = (oid)v;
+    s = *end ? end + 1 : end;
+  }
+  *len = n;
+  return n >= 2 ? 0 : -1;
+}
+
+static void oid_format(const oid *o, size_t n, char *out, size_t outlen) {
+  size_t k = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < n && k < outlen; i++)
+    k += (size_t)snprintf(out + k, outlen - k, i ? ".%lu" : "%lu", (unsigned long)o[i]);
+}
+
+/* ---- session setup ---- */
+
+static const oid *snmp_auth_proto(const char *name) {
+  if (!name[0] || !strcasecmp(name, "SHA") || !strcasecmp(name, "SHA1"))
+    return usmHMACSHA1AuthProtocol;
+  if (!strcasecmp(name, "MD5"))
+    return usmHMACMD5AuthProtocol;
+  if (!strcasecmp(name, "SHA256") || !strcasecmp(name, "SHA-256"))
+    return usmHMAC192SHA256AuthProtocol;
+  return NULL;
+}
+
+static const oid *snmp_priv_proto(const char *name) {
+  if (!name[0] || !strcasecmp(name, "AES") || !strcasecmp(name, "AES128"))
+    return usmAESPrivProtocol;
+  if (!strcasecmp(name, "DES"))
+    return usmDESPrivProtocol;
+  return NULL;
+}
+
+static int snmp_v3_level(const struct erg_pdu_source_config *c) {
+  if (!strcasecmp(c->v3_level, "noAuthNoPriv"))
+    return SNMP_SEC_LEVEL_NOAUTH;
+  if (!strcasecmp(c->v3_level, "authNoPriv"))
+    return SNMP_SEC_LEVEL_AUTHNOPRIV;
+  if (!strcasecmp(c->v3_level, "authPriv"))
+    return SNMP_SEC_LEVEL_AUTHPRIV;
+  if (c->v3_level[0])
+    return -1;
+  return c->v3_priv_pass[0] ? SNMP_SEC_LEVEL_AUTHPRIV
+         : c->v3_auth_pass[0] ? SNMP_SEC_LEVEL_AUTHNOPRIV : SNMP_SEC_LEVEL_NOAUTH;
+}
+
+/* Localised keys are derived here once, so no packet ever waits on it. */
+static int snmp_v3_setup(netsnmp_session *s, const struct erg_pdu_source_config *c, char *why,
+                         size_t whylen) {
+  int level = snmp_v3_level(c);
+  const oid *ap = snmp_auth_proto(c->v3_auth_proto), *pp = snmp_priv_proto(c->v3_priv_proto);
+  if (!c->v3_user[0] || level < 0 || !ap || !pp) {
+    snprintf(why, whylen, "SNMPv3 needs v3_user, and v3_level noAuthNoPriv|authNoPriv|authPriv, "
+                          "v3_auth_proto MD5|SHA|SHA256, v3_priv_proto DES|AES");
+    return -1;
+  }
+  s->securityName = (char *)c->v3_user;
+  s->securityNameLen = strlen(c->v3_user);
+  s->securityLevel = level;
+  s->contextName = (char *)c->v3_context;
+  s->contextNameLen = strlen(c->v3_context);
+  if (level == SNMP_SEC_LEVEL_NOAUTH)
+    return 0;
+  if (strlen(c->v3_auth_pass) < 8 || (level == SNMP_SEC_LEVEL_AUTHPRIV && strlen(c->v3_priv_pass) < 8)) {
+    snprintf(why, whylen, "SNMPv3 passphrases must be at least 8 characters");
+    return -1;
+  }
+  s->securityAuthProto = (oid *)ap;
+  s->securityAuthProtoLen = USM_AUTH_PROTO_SHA_LEN;
+  s->securityAuthKeyLen = USM_AUTH_KU_LEN;
+  if (generate_Ku(ap, USM_AUTH_PROTO_SHA_LEN, (const u_char *)c->v3_auth_pass,
+                  strlen(c->v3_auth_pass), s->securityAuthKey,
+                  &s->securityAuthKeyLen) != SNMPERR_SUCCESS) {
+    snprintf(why, whylen, "SNMPv3: cannot derive the auth key");
+    return -1;
+  }
+  if (level != SNMP_SEC_LEVEL_AUTHPRIV)
+    return 0;
+  s->securityPrivProto = (oid *)pp;
+  s->securityPrivProtoLen = USM_PRIV_PROTO_AES_LEN;
+  s->securityPrivKeyLen = USM_PRIV_KU_LEN;
+  if (generate_Ku(ap, USM_AUTH_PROTO_SHA_LEN, (const u_char *)c->v3_priv_pass,
+                  strlen(c->v3_priv_pass), s->securityPrivKey,
+                  &s->securityPrivKeyLen) != SNMPERR_SUCCESS) {
+    snprintf(why, whylen, "SNMPv3: cannot derive the privacy key");
+    return -1;
+  }
+  return 0;
+}
+
+static int snmp_session_open(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
+                             size_t whylen) {
+  const struct erg_pdu_source_config *c = &src->cfg;
+  netsnmp_session s;
+  snmp_sess_init(&s);
+  int port = c->port ? c->port : 161;
+  bool v6 = strchr(c->host, ':') != NULL;
+  snprintf(p->peer, sizeof p->peer, v6 ? "udp6:[%s]:%d" : "udp:%s:%d", c->host, port);
+  s.peername = p->peer;
+  double to = c->timeout_seconds > 0 ? c->timeout_seconds : 1.0;
+  int retries = c->retries > 0 ? c->retries : 0;
+  s.timeout = (long)(to * 1e6);
+  s.retries = retries;
+  p->budget_s = to * (retries + 1);
+  const char *community = c->community[0] ? c->community : "public";
+  s.community = (u_char *)community;
+  s.community_len = strlen(community);
+  switch (c->snmp_version) {
+  case 1: s.version = SNMP_VERSION_1; break;
+  case 0: case 2: s.version = SNMP_VERSION_2c; break;
+  case 3:
+    s.version = SNMP_VERSION_3;
+    if (snmp_v3_setup(&s, c, why, whylen))
+      return -1;
+    /* Engine ID discovery happens on the first request, asynchronously,
+     * instead of a blocking probe here. */
+    s.flags |= SNMP_FLAGS_DONT_PROBE;
+    break;
+  default:
+    snprintf(why, whylen, "version must be 1, 2c or 3 (got %d)", c->snmp_version);
+    return -1;
+  }
+  p->sess = snmp_sess_open(&s);
+  if (!p->sess) {
+    char *err = NULL;
+    int liberr, syserr;
+    snmp_error(&s, &liberr, &syserr, &err);
+    snprintf(why, whylen, "snmp session to %s: %s", p->peer, err ? err : "failed");
+    free(err);
+    return -1;
+  }
+  return 0;
+}
+
+static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
+                                size_t whylen) {
+  const char *name = src->cfg.profile;
+  if (!name[0] || !strcmp(name, "auto"))
+    return 0; /* from sysObjectID on the first round */
+  if (!strcmp(name, "generic")) {
+    if (erg_snmp_profile_generic(&src->cfg, &p->generic, why, whylen))
+      return -1;
+    p->prof = &p->generic;
+  } else if (!(p->prof = erg_snmp_profile_find(name))) {
+    snprintf(why, whylen, "unknown snmp profile '%s' (see docs/pdu.md)", name);
+    return -1;
+  }
+  snprintf(p->ident.why, sizeof p->ident.why, "profile %s set in the config", name);
+  p->ident.prof = p->prof;
+  return 0;
+}
+
+static void snmp_close_src(struct erg_pdu_source *src);
+
+static int snmp_open_src(struct erg_pdu_source *src, char *why, size_t whylen) {
+  pthread_once(&snmp_once, snmp_lib_init);
+  struct snmp_priv *p = calloc(1, sizeof *p);
+  if (!p) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  src->priv = p;
+  if (snmp_profile_resolve(src, p, why, whylen) || snmp_session_open(src, p, why, whylen)) {
+    snmp_close_src(src);
+    return -1;
+  }
+  return 0;
+}
+
+static void snmp_close_src(struct erg_pdu_source *src) {
+  struct snmp_priv *p = src->priv;
+  if (!p)
+    return;
+  if (p->sess)
+    snmp_sess_close(p->sess);
+  free(p);
+  src->priv = NULL;
+}
+
+/* ---- the concurrent GET engine ---- */
+
+static const char *snmp_report_name(const netsnmp_pdu *pdu) {
+  static const char *const names[] = {"?", "unsupported security level", "not in time window",
+                                      "unknown user name", "unknown engine ID",
+                                      "wrong digest (auth password or protocol)",
+                                      "decryption error (priv password or protocol)"};
+  static const oid usm_stats[] = {1, 3, 6, 1, 6, 3, 15, 1, 1};
+  const netsnmp_variable_list *v = pdu->variables;
+  if (v && v->name_length >= 10 && !memcmp(v->name, usm_stats, sizeof usm_stats) &&
+      v->name[9] >= 1 && v->name[9] <= 6)
+    return names[v->name[9]];
+  return "report";
+}
+
+static int snmp_job_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, void *magic) {
+  (void)reqid;
+  struct snmp_job *j = magic;
+  if (op == NETSNMP_CALLBACK_OP_RESEND || op == NETSNMP_CALLBACK_OP_CONNECT)
+    return 1; /* a retry went out: still pending */
+  j->t_ns = erg_time_realtime_ns();
+  if (op == NETSNMP_CALLBACK_OP_TIMED_OUT) {
+    j->state = JOB_TIMEOUT;
+  } else if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
+    int e = sess ? sess->s_snmp_errno : 0; /* e.g. an SNMPv3 auth failure */
+    j->state = JOB_ERROR;
+    snprintf(j->err, sizeof j->err, "%s",
+             op == NETSNMP_CALLBACK_OP_SEC_ERROR ? "SNMPv3 security error (user, passphrases or "
+                                                   "protocols do not match the agent)"
+             : e ? snmp_api_errstring(e) : "unreachable (nothing answers SNMP there)");
+  } else if (pdu->command == SNMP_MSG_REPORT) {
+    j->state = JOB_ERROR;
+    snprintf(j->err, sizeof j->err, "SNMPv3: %s", snmp_report_name(pdu));
+  } else if (pdu->errstat != SNMP_ERR_NOERROR) {
+    j->state = JOB_ERROR;
+    snprintf(j->err, sizeof j->err, "agent said %s (varbind %ld)", snmp_errstring(pdu->errstat),
+             pdu->errindex);
+  } else {
+    j->resp = snmp_clone_pdu(pdu);
+    j->state = j->resp ? JOB_DONE : JOB_ERROR;
+  }
+  return 1;
+}
+
+static void snmp_job_send(struct snmp_job *j) {
+  struct snmp_priv *p = j->src->priv;
+  j->state = JOB_PENDING;
+  j->sent = true;
+  if (!j->req) {
+    j->state = JOB_ERROR;
+    snprintf(j->err, sizeof j->err, "no request to send");
+    return;
+  }
+  if (!snmp_sess_async_send(p->sess, j->req, snmp_job_cb, j)) {
+    char *err = NULL;
+    int liberr, syserr;
+    snmp_sess_error(p->sess, &liberr, &syserr, &err);
+    snprintf(j->err, sizeof j->err, "send: %s", err ? err : "failed");
+    free(err);
+    snmp_free_pdu(j->req);
+    j->state = JOB_ERROR;
+  }
+  j->req = NULL; /* owned by the library once sent */
+}
+
+static size_t snmp_jobs_pending(struct snmp_job *jobs, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += jobs[i].state == JOB_PENDING;
+  return k;
+}
+
+/* Reads every session that poll() found readable; jobs of one source are
+ * adjacent, so a session is read once per wakeup. */
+static void snmp_read_ready(struct snmp_job *jobs, struct pollfd *fds, void **sess, size_t m) {
+  for (size_t i = 0; i < m; i++) {
+    if (!(fds[i].revents & (POLLIN | POLLERR)))
+      continue;
+    netsnmp_large_fd_set lfds;
+    netsnmp_large_fd_set_init(&lfds, fds[i].fd + 1);
+    NETSNMP_LARGE_FD_ZERO(&lfds);
+    NETSNMP_LARGE_FD_SET(fds[i].fd, &lfds);
+    snmp_sess_read2(sess[i], &lfds);
+    netsnmp_large_fd_set_cleanup(&lfds);
+  }
+  (void)jobs;
+}
+
+static size_t snmp_collect_fds(struct snmp_job *jobs, size_t n, struct pollfd *fds, void **sess) {
+  static __thread unsigned gen;
+  size_t m = 0;
+  gen++;
+  for (size_t i = 0; i < n; i++) {
+    struct snmp_priv *p = jobs[i].src->priv;
+    if (jobs[i].state != JOB_PENDING || !jobs[i].sent || p->mark == gen)
+      continue; /* each session once: a second read would block */
+    p->mark = gen;
+    netsnmp_transport *t = snmp_sess_transport(p->sess);
+    fds[m].fd = t ? t->sock : -1;
+    fds[m].events = POLLIN;
+    fds[m].revents = 0;
+    sess[m++] = p->sess;
+  }
+  return m;
+}
+
+static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp);
+static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs);
+static size_t snmp_jobs_needed(const struct erg_pdu_source *src);
+
+static uint64_t snmp_deadline(const struct erg_pdu_source *src) {
+  const struct snmp_priv *p = src->priv;
+  return erg_time_monotonic_ns() + (uint64_t)((p->budget_s + 1.0) * 1e9);
+}
+
+/* A source identified during the loop gets its poll GETs sent at once, so
+ * a slow sysObjectID answer elsewhere never holds it back. */
+static void snmp_followups(struct snmp_job *jobs, size_t *n, size_t cap, uint64_t *deadline) {
+  size_t n0 = *n;
+  for (size_t i = 0; i < n0; i++) {
+    struct snmp_job *j = &jobs[i];
+    if (!j->ident || j->handled || j->state == JOB_PENDING)
+      continue;
+    j->handled = true;
+    if (j->state != JOB_DONE)
+      continue;
+    snmp_ident_apply(j->src, j->resp);
+    struct snmp_priv *p = j->src->priv;
+    if (!j->then_poll || !p->prof || *n + snmp_jobs_needed(j->src) > cap)
+      continue;
+    size_t k = snmp_build_jobs(j->src, jobs + *n);
+    for (size_t q = 0; q < k; q++)
+      jobs[*n + q].owner = j->owner; /* sent by snmp_send_more */
+    *n += k;
+  }
+  (void)deadline;
+}
+
+/* Keeps up to SNMP_MAX_INFLIGHT requests outstanding, in job order. */
+static void snmp_send_more(struct snmp_job *jobs, size_t n, uint64_t *deadline) {
+  size_t inflight = 0;
+  for (size_t i = 0; i < n; i++)
+    inflight += jobs[i].sent && jobs[i].state == JOB_PENDING;
+  for (size_t i = 0; i < n && inflight < SNMP_MAX_INFLIGHT; i++) {
+    if (jobs[i].sent || jobs[i].state != JOB_PENDING)
+      continue;
+    snmp_job_send(&jobs[i]);
+    inflight += jobs[i].state == JOB_PENDING;
+    uint64_t d = snmp_deadline(jobs[i].src);
+    if (d > *deadline)
+      *deadline = d;
+  }
+}
+
+/* Sends every job, then services replies, retransmissions and follow-ups
+ * until all are answered or timed out. The library does the retries per
+ * session; jobs has room for cap entries (follow-ups are appended). */
+static void snmp_run(struct snmp_job *jobs, size_t *n, size_t cap) {
+  uint64_t deadline = 0;
+  snmp_send_more(jobs, *n, &deadline);
+  struct pollfd *fds = calloc(cap ? cap : 1, sizeof *fds);
+  void **sess = calloc(cap ? cap : 1, sizeof *sess);
+  while (fds && sess && snmp_jobs_pending(jobs, *n)) {
+    size_t m = snmp_collect_fds(jobs, *n, fds, sess);
+    if (poll(fds, m, SNMP_TICK_MS) > 0)
+      snmp_read_ready(jobs, fds, sess, m);
+    for (size_t i = 0; i < m; i++)
+      snmp_sess_timeout(sess[i]);
+    snmp_followups(jobs, n, cap, &deadline);
+    snmp_send_more(jobs, *n, &deadline);
+    if (erg_time_monotonic_ns() > deadline)
+      break; /* safety net: the library should have timed them out */
+  }
+  for (size_t i = 0; i < *n; i++)
+    if (jobs[i].state == JOB_PENDING)
+      jobs[i].state = JOB_TIMEOUT;
+  snmp_followups(jobs, n, *n, &deadline); /* apply late identifications */
+  free(fds);
+  free(sess);
+}
+
+static int snmp_job_add(struct snmp_job *j, const char *oidstr, enum vb_what what, int chan) {
+  oid o[MAX_OID_LEN];
+  size_t len;
+  if (j->nvars >= SNMP_MAX_VARBINDS || oid_parse(oidstr, o, &len))
+    return -1;
+  if (!j->req && !(j->req = snmp_pdu_create(SNMP_MSG_GET)))
+    return -1;
+  snmp_add_null_var(j->req, o, len);
+  j->what[j->nvars] = (unsigned char)what;
+  j->chan[j->nvars++] = (unsigned char)chan;
+  return 0;
+}
+
+static void snmp_job_free(struct snmp_job *j) {
+  if (j->req)
+    snmp_free_pdu(j->req);
+  if (j->resp)
+    snmp_free_pdu(j->resp);
+  j->req = j->resp = NULL;
+}
+
+static void snmp_job_why(const struct snmp_job *j, char *why, size_t whylen) {
+  struct snmp_priv *p = j->src->priv;
+  if (j->state == JOB_TIMEOUT)
+    snprintf(why, whylen, "%s (%s): no answer within %.3g s (timeout %.3g s, %d retries)",
+             j->src->cfg.host, p->peer, p->budget_s,
+             j->src->cfg.timeout_seconds > 0 ? j->src->cfg.timeout_seconds : 1.0,
+             j->src->cfg.retries > 0 ? j->src->cfg.retries : 0);
+  else
+    snprintf(why, whylen, "%s (%s): %s", j->src->cfg.host, p->peer, j->err);
+}
+
+/* Blocking GET of up to SNMP_MAX_VARBINDS OIDs on one source. On success
+ * the caller owns *resp (free with snmp_free_pdu). */
+static int snmp_get_list(struct erg_pdu_source *src, const char *const *oids, int n,
+                         netsnmp_pdu **resp, char *why, size_t whylen) {
+  struct snmp_job j = {.src = src};
+  for (int i = 0; i < n; i++)
+    if (snmp_job_add(&j, oids[i], VB_OTHER, 0)) {
+      snprintf(why, whylen, "bad OID '%s'", oids[i]);
+      snmp_job_free(&j);
+      return -1;
+    }
+  size_t one = 1;
+  snmp_run(&j, &one, 1);
+  if (j.state != JOB_DONE) {
+    snmp_job_why(&j, why, whylen);
+    snmp_job_free(&j);
+    return -1;
+  }
+  *resp = j.resp;
+  return 0;
+}
+
+/* ---- blocking GETs for probe (snmp_probe.c) ---- */
+
+static bool vb_present(const netsnmp_variable_list *v) {
+  return v->type != SNMP_NOSUCHOBJECT && v->type != SNMP_NOSUCHINSTANCE &&
+         v->type != SNMP_ENDOFMIBVIEW && v->type != ASN_NULL;
+}
+
+static double vb_number(const netsnmp_variable_list *v);
+static void vb_string(const netsnmp_variable_list *v, char *out, size_t outlen);
+
+int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, bool *present,
+                 double *vals, char *strs, size_t slen, char *why, size_t whylen) {
+  netsnmp_pdu *resp;
+  if (n > ERG_SNMP_GET_MAX || snmp_get_list(src, oids, n, &resp, why, whylen))
+    return -1;
+  const netsnmp_variable_list *v = resp->variables;
+  for (int i = 0; i < n; i++, v = v ? v->next_variable : NULL) {
+    present[i] = v && vb_present(v);
+    vals[i] = v ? vb_number(v) : NAN;
+    if (strs && v)
+      vb_string(v, strs + (size_t)i * slen, slen);
+    else if (strs)
+      strs[(size_t)i * slen] = '\0';
+  }
+  snmp_free_pdu(resp);
+  return 0;
+}
+
+const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_source *src) {
+  const struct snmp_priv *p = src->priv;
+  return p ? p->prof : NULL;
+}
+
+/* ---- values ---- */
+
+static double vb_number(const netsnmp_variable_list *v) {
+  switch (v->type) {
+  case ASN_INTEGER:
+    return (double)*v->val.integer;
+  case ASN_GAUGE:
+  case ASN_COUNTER:
+  case ASN_TIMETICKS:
+  case ASN_UINTEGER:
+    return (double)(*(const unsigned long *)v->val.integer & 0xffffffffUL);
+  case ASN_COUNTER64:
+    return (double)v->val.counter64->high * 4294967296.0 + (double)v->val.counter64->low;
+  case ASN_OCTET_STR: { /* some agents send numbers as text */
+    char buf[32];
+    size_t len = v->val_len < sizeof buf - 1 ? v->val_len : sizeof buf - 1;
+    memcpy(buf, v->val.string, len);
+    buf[len] = '\0';
+    char *end;
+    double d = strtod(buf, &end);
+    return end != buf ? d : NAN;
+  }
+  default: /* noSuchObject, noSuchInstance, endOfMibView, NULL */
+    return NAN;
+  }
+}
+
+static void vb_string(const netsnmp_variable_list *v, char *out, size_t outlen) {
+  out[0] = '\0';
+  if (v->type != ASN_OCTET_STR || !outlen)
+    return;
+  size_t len = v->val_len < outlen - 1 ? v->val_len : outlen - 1;
+  for (size_t i = 0; i < len; i++) /* labels are user text: no control bytes */
+    out[i] = v->val.string[i] >= 0x20 && v->val.string[i] != 0x7f ? (char)v->val.string[i] : ' ';
+  out[len] = '\0';
+  while (len && (out[len - 1] == ' ' || out[len - 1] == '\0'))
+    out[--len] = '\0';
+}
+
+static double snmp_digits_scale(int digits) {
+  return digits > 0 && digits < 10 ? pow(10.0, -digits) : 1.0;
+}
+
+/* ---- identification (sysObjectID -> profile) ---- */
+
+static const char *const oid_sysdescr = "1.3.6.1.2.1.1.1.0";
+static const char *const oid_sysobjectid = "1.3.6.1.2.1.1.2.0";
+
+static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp) {
+  struct snmp_priv *p = src->priv;
+  const netsnmp_variable_list *v = resp->variables;
+  if (v) {
+    vb_string(v, p->ident.sysdescr, sizeof p->ident.sysdescr);
+    v = v->next_variable;
+  }
+  if (v && v->type == ASN_OBJECT_ID)
+    oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
+  if (p->prof)
+    return;
+  const char *prefix = NULL;
+  p->prof = erg_snmp_profile_match(p->ident.sysoid, &prefix);
+  p->ident.prof = p->prof;
+  if (p->prof)
+    snprintf(p->ident.why, sizeof p->ident.why, "sysObjectID %s matches %s (%s)",
+             p->ident.sysoid, prefix, p->prof->mib);
+}
+
+static void snmp_ident_job(struct snmp_job *j, struct erg_pdu_source *src, size_t owner) {
+  j->src = src;
+  j->owner = owner;
+  j->ident = j->then_poll = true;
+  snmp_job_add(j, oid_sysdescr, VB_OTHER, 0);
+  snmp_job_add(j, oid_sysobjectid, VB_OTHER, 0);
+}
+
+/* After the run: a failed or unmatched identification fails its source. */
+static void snmp_ident_result(const struct snmp_job *j, int *rc, char *why, size_t whylen) {
+  const struct snmp_priv *p = j->src->priv;
+  if (j->state != JOB_DONE) {
+    *rc = -1;
+    if (why)
+      snmp_job_why(j, why, whylen);
+  } else if (!p->prof) {
+    *rc = -1;
+    if (why)
+      snprintf(why, whylen, "%s: sysObjectID %s matches no profile; set profile= (see "
+               "docs/pdu.md)", j->src->cfg.host, p->ident.sysoid[0] ? p->ident.sysoid : "?");
+  }
+}
+
+/* ---- polling ---- */
+
+/* Appends the varbinds of one source to its jobs (several only past
+ * SNMP_MAX_VARBINDS); returns the number of jobs used. */
+static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs) {
+  struct snmp_priv *p = src->priv;
+  const struct erg_snmp_profile *pr = p->prof;
+  size_t nj = 0;
+  char o[ERG_SNMP_OID_MAX];
+  struct snmp_job *j = &jobs[nj++];
+  j->src = src;
+  const char *t[2] = {pr->oid_power, pr->oid_energy};
+  for (int k = 0; k < 2; k++) { /* column by column: agents look up in order */
+    for (int c = 0; c < src->cfg.nchannels; c++) {
+      if (!t[k] || erg_snmp_oid_expand(t[k], src->cfg.channels[c], o, sizeof o))
+        continue;
+      if (j->nvars >= SNMP_MAX_VARBINDS) {
+        j = &jobs[nj++];
+        j->src = src;
+      }
+      snmp_job_add(j, o, k ? VB_ENERGY : VB_POWER, c);
+    }
+  }
+  /* Raritan: decimal digits once, from the first outlet (same per type). */
+  if (!p->have_digits && pr->oid_power_digits && src->cfg.nchannels > 0) {
+    const char *d[2] = {pr->oid_power_digits, pr->oid_energy_digits};
+    for (int k = 0; k < 2; k++) {
+      if (j->nvars >= SNMP_MAX_VARBINDS) {
+        j = &jobs[nj++];
+        j->src = src;
+      }
+      if (!erg_snmp_oid_expand(d[k], src->cfg.channels[0], o, sizeof o))
+        snmp_job_add(j, o, k ? VB_EDIGITS : VB_PDIGITS, 0);
+    }
+  }
+  return nj;
+}
+
+static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
+  return (size_t)(2 * src->cfg.nchannels + 2) / SNMP_MAX_VARBINDS + 1;
+}
+
+static void snmp_apply_digits(struct snmp_priv *p, const struct snmp_job *j) {
+  const netsnmp_variable_list *v = j->resp->variables;
+  for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
+    double d = vb_number(v);
+    if (j->what[i] == VB_PDIGITS && isfinite(d))
+      p->power_digits = (int)d, p->have_digits = true;
+    else if (j->what[i] == VB_EDIGITS && isfinite(d))
+      p->energy_digits = (int)d, p->have_digits = true;
+  }
+}
+
+static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j,
+                              struct erg_pdu_reading *out) {
+  struct snmp_priv *p = src->priv;
+  const struct erg_snmp_profile *pr = p->prof;
+  const netsnmp_variable_list *v = j->resp->variables;
+  for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
+    double raw = vb_number(v);
+    struct erg_pdu_reading *r = &out[j->chan[i]];
+    if (raw < 0)
+      raw = NAN; /* -1: "not supported" on every MIB here */
+    if (j->what[i] == VB_POWER) {
+      r->watts = raw * pr->power_scale * snmp_digits_scale(p->power_digits);
+    } else if (j->what[i] == VB_ENERGY) {
+      r->energy_joules = raw * pr->energy_scale * snmp_digits_scale(p->energy_digits);
+      if (isfinite(raw))
+        p->energy_type[j->chan[i]] = v->type;
+    } else {
+      continue;
+    }
+    r->t_ns = j->t_ns;
+    r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
+  }
+}
+
+static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_reading *out) {
+  for (int c = 0; c < src->cfg.nchannels; c++)
+    out[c] = (struct erg_pdu_reading){.watts = NAN, .energy_joules = NAN, .ok = false};
+}
+
+int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pdu_reading **out,
+                           int *rc, char *whys, size_t whylen) {
+  int *rcs = rc ? rc : calloc(n ? n : 1, sizeof *rcs);
+  size_t cap = 0, nj = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool mine = srcs[i]->driver == &erg_pdu_driver_snmp && srcs[i]->priv;
+    rcs[i] = mine ? 0 : -1;
+    if (whys)
+      whys[i * whylen] = '\0';
+    if (mine)
+      snmp_reset_out(srcs[i], out[i]);
+    else if (whys)
+      snprintf(whys + i * whylen, whylen, "%s: not an open SNMP source", srcs[i]->cfg.host);
+    if (!mine)
+      continue;
+    cap += snmp_jobs_needed(srcs[i]) + 1;
+  }
+  struct snmp_job *jobs = calloc(cap ? cap : 1, sizeof *jobs);
+  /* Healthy PDUs first, those that failed last round after them: within the
+   * in-flight window a dead PDU then only ever waits behind other dead ones. */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; jobs && i < n; i++) {
+      struct snmp_priv *p = srcs[i]->priv;
+      if (rcs[i] || p->failed_last != (pass == 1))
+        continue;
+      if (!p->prof) { /* identify first; the poll follows in the same loop */
+        snmp_ident_job(&jobs[nj++], srcs[i], i);
+        continue;
+      }
+      size_t k = snmp_build_jobs(srcs[i], jobs + nj);
+      for (size_t q = 0; q < k; q++)
+        jobs[nj + q].owner = i;
+      nj += k;
+    }
+  snmp_run(jobs, &nj, cap);
+  for (size_t q = 0; q < nj; q++) {
+    size_t i = jobs[q].owner;
+    char *why = whys ? whys + i * whylen : NULL;
+    if (jobs[q].ident) {
+      snmp_ident_result(&jobs[q], &rcs[i], why, whylen);
+    } else if (jobs[q].state == JOB_DONE) {
+      snmp_apply_digits(srcs[i]->priv, &jobs[q]);
+      snmp_apply_values(srcs[i], &jobs[q], out[i]);
+    } else if (why) {
+      snmp_job_why(&jobs[q], why, whylen);
+    }
+    snmp_job_free(&jobs[q]);
+  }
+  int good = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool any = false;
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
+      any |= out[i][c].ok;
+    if (!rcs[i] && !any) {
+      rcs[i] = -1;
+      if (whys && !whys[i * whylen])
+        snprintf(whys + i * whylen, whylen, "%s: no configured outlet had a value",
+                 srcs[i]->cfg.host);
+    }
+    good += rcs[i] == 0;
+    if (srcs[i]->driver == &erg_pdu_driver_snmp && srcs[i]->priv)
+      ((struct snmp_priv *)srcs[i]->priv)->failed_last = rcs[i] != 0;
+  }
+  free(jobs);
+  if (!rc)
+    free(rcs);
+  return good;
+}
+
+static int snmp_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
+                         size_t whylen) {
+  int rc = 0;
+  why[0] = '\0';
+  erg_pdu_snmp_poll_many(&src, 1, &out, &rc, why, whylen);
+  return rc;
+}
+
+/* Counter modulus: what the agent's type can hold, times the scale. A
+ * Counter64 never wraps in practice; INTEGER counters are signed. */
+static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
+  const struct snmp_priv *p = src->priv;
+  if (!p || !p->prof || !p->prof->oid_energy)
+    return 0;
+  double scale = p->prof->energy_scale * snmp_digits_scale(p->energy_digits);
+  switch (p->energy_type[channel]) {
+  case ASN_COUNTER64: return 0;
+  case ASN_INTEGER: return 2147483648.0 * scale;
+  default: return 4294967296.0 * scale;
+  }
+}
+
+/* ---- probe helpers ---- */
+
+int erg_pdu_snmp_identify(struct erg_pdu_source *src, struct erg_snmp_ident *id, char *why,
+                          size_t whylen) {
+  struct snmp_priv *p = src->priv;
+  int rc = 0;
+  struct snmp_job j = {0};
+  size_t one = 1;
+  why[0] = '\0';
+  snmp_ident_job(&j, src, 0);
+  j.then_poll = false;
+  snmp_run(&j, &one, 1);
+  snmp_ident_result(&j, &rc, why, whylen);
+  snmp_job_free(&j);
+  if (rc)
+    return -1;
+  snprintf(p->ident.model, sizeof p->ident.model, "%.*s", 100, p->ident.sysdescr);
+  const char *mo = p->prof->oid_model;
+  char model[128];
+  bool present;
+  double v;
+  if (mo && erg_snmp_get(src, &mo, 1, &present, &v, model, sizeof model, why, whylen) == 0 &&
+      model[0])
+    snprintf(p->ident.model, sizeof p->ident.model, "%s", model);
+  *id = p->ident;
+  return 0;
+}
+
+const struct erg_pdu_driver erg_pdu_driver_snmp = {.name = "snmp",
+                                                   .open = snmp_open_src,
+                                                   .poll = snmp_poll_src,
+                                                   .close = snmp_close_src,
+                                                   .wrap_joules = snmp_wrap_joules};

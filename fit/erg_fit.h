@@ -1,0 +1,138 @@
+/* erg fit library: reads the per-node training journal, fits the linear
+ * power model P = idle + Σ β_k·x_k (non-negative, robust), validates it on
+ * held-out time blocks, stores it as JSON and attributes a cell's power to
+ * processes with it. Formats and maths: docs/model.md. */
+#ifndef ERG_FIT_H
+#define ERG_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ERG_MODEL_VERSION 1
+#define ERG_FIT_MAX_FEATURES 32
+#define ERG_FIT_NAME_MAX 64
+
+/* Journal row flags (the `flags` column). */
+enum {
+  ERG_ROW_METER_MISSING = 1,
+  ERG_ROW_AGENT_MISSING = 2,
+  ERG_ROW_ESTIMATED = 4,
+  ERG_ROW_IDLE = 8,
+};
+#define ERG_ROW_UNUSABLE (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED)
+
+/* ---- dataset: journal rows of one node ----
+ * Features are stored by column; a feature that a file lacks (older rotated
+ * journal) is NaN in that file's rows. */
+struct erg_dataset {
+  char node[ERG_FIT_NAME_MAX]; /* from the journal header, "" if none */
+  double step_seconds;         /* from the first header that gave one */
+  size_t nfeatures;
+  char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
+  size_t nrows, cap;
+  double *time_unix_seconds;
+  double *row_step_seconds;
+  double *measured_watts; /* NaN when missing */
+  unsigned *flags;
+  double *x[ERG_FIT_MAX_FEATURES]; /* x[k][row] */
+  size_t malformed_lines;          /* skipped, summed over files */
+  size_t files;
+};
+
+void erg_dataset_init(struct erg_dataset *ds);
+void erg_dataset_free(struct erg_dataset *ds);
+/* Declares a feature column; returns its index or -1 (bad name, too many). */
+int erg_dataset_add_feature(struct erg_dataset *ds, const char *name, char *why, size_t whylen);
+/* Appends one row; x holds ds->nfeatures values in column order. */
+int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double step_seconds,
+                        double measured_watts, unsigned flags, const double *x);
+/* Appends the rows of one journal file (see docs/model.md). Malformed lines
+ * are skipped and counted; a wrong version, a node that differs from rows
+ * already read, or a repeated column header that differs is an error. */
+int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t whylen);
+
+/* ---- model ---- */
+enum erg_idle_source { ERG_IDLE_FROM_FIT = 0, ERG_IDLE_FROM_PROFILE = 1 };
+
+struct erg_fit_metrics {
+  double mae_watts, rmse_watts;
+  double mape_total_percent;   /* mean |P̂−P| / P */
+  double mape_dynamic_percent; /* mean |P̂−P| / (P−idle), cells with P−idle ≥ threshold */
+  double r2;
+  size_t cells;         /* held-out cells evaluated */
+  size_t cells_dynamic; /* of which counted in mape_dynamic */
+};
+
+struct erg_model {
+  int version;
+  char node[ERG_FIT_NAME_MAX];
+  size_t nfeatures;
+  char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
+  double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
+  double idle_watts;                 /* β0 */
+  enum erg_idle_source idle_source;
+  size_t idle_rows; /* idle-profile rows behind idle_watts */
+  double step_seconds;
+  double train_first_unix_seconds, train_last_unix_seconds;
+  size_t train_rows;
+  char validation[64]; /* e.g. "holdout last 25%" */
+  struct erg_fit_metrics metrics;
+  double created_unix_seconds;
+};
+
+/* Node-level prediction β0 + Σ β_k x_k; x in model feature order. */
+double erg_model_predict(const struct erg_model *m, const double *x);
+int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
+int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
+/* True when candidate's held-out error is worse than current's (MAE more
+ * than tolerance, relative, above it), or candidate was not validated.
+ * Writes a one-line reason either way. */
+bool erg_model_is_worse(const struct erg_model *current, const struct erg_model *candidate,
+                        double tolerance, char *why, size_t whylen);
+
+/* ---- fit ---- */
+typedef void (*erg_fit_progress_fn)(void *user, const char *stage, double fraction);
+
+struct erg_fit_options {
+  double holdout_fraction; /* last fraction of usable cells held out (default 0.25) */
+  int folds;               /* > 1: k contiguous time blocks, each held out once */
+  double dynamic_threshold_watts; /* < 0 (default): max(5 W, 10% of idle) */
+  const char *node;               /* overrides the journal's node name */
+  erg_fit_progress_fn progress;
+  void *progress_user;
+};
+
+void erg_fit_options_init(struct erg_fit_options *o);
+/* Validates on held-out blocks, then refits on all usable rows. Returns 0,
+ * or -1 with a reason (too few rows, no usable feature, ...). GSL's
+ * abort-on-error handler is switched off for the call (process-wide), so
+ * do not run it concurrently with other GSL users that rely on it. */
+int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struct erg_model *m,
+            char *why, size_t whylen);
+
+/* ---- attribution of one cell ---- */
+enum erg_idle_policy { ERG_IDLE_SEPARATE = 0, ERG_IDLE_EVEN, ERG_IDLE_PROPORTIONAL };
+int erg_idle_policy_parse(const char *s); /* -1 if unknown */
+const char *erg_idle_policy_name(enum erg_idle_policy p);
+
+struct erg_attribution {
+  double total_watts;         /* measured, or the prediction when estimated */
+  double idle_watts;          /* min(β0, total) */
+  double dynamic_watts;       /* total − idle */
+  double idle_separate_watts; /* idle left unassigned: idle_watts for SEPARATE, else 0 */
+  bool estimated;
+};
+
+/* x: nproc rows of m->nfeatures values (row-major) in model feature order,
+ * one of them (system_index) the [system] pseudo-process. watts[p] receives
+ * p's share; idle_separate_watts + Σ watts == total_watts to rounding.
+ * Returns -1 when nproc is 0, system_index is out of range, or the cell
+ * can be neither measured nor predicted. */
+int erg_attribute_cell(const struct erg_model *m, double measured_watts, const double *x,
+                       size_t nproc, size_t system_index, enum erg_idle_policy policy,
+                       double *watts, struct erg_attribution *out);
+
+/* ---- `erg fit` ---- exit codes: 0 ok, 1 usage, 2 data error */
+int erg_fit_cli(int argc, char **argv);
+
+#endif

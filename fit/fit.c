@@ -1,0 +1,351 @@
+/* erg_fit: picks usable rows and features, validates on held-out time
+ * blocks, then refits on everything (docs/model.md, "Fit" and
+ * "Validation"). The numerical core is in solve.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "erg_common.h"
+#include "fit_int.h"
+
+struct fit_ctx {
+  const struct erg_dataset *ds;
+  const struct erg_fit_options *o;
+  size_t *rows; /* usable rows, time order */
+  size_t nrows;
+  size_t sel[ERG_FIT_MAX_FEATURES]; /* dataset feature of each model feature */
+  size_t nsel;
+  bool idle_fixed;
+  double idle_watts;
+  size_t idle_rows;
+  int stage, nstages;
+  char stage_name[64];
+};
+
+struct fit_coef {
+  double beta0;
+  double beta[ERG_FIT_MAX_FEATURES];
+};
+
+void erg_fit_options_init(struct erg_fit_options *o) {
+  memset(o, 0, sizeof *o);
+  o->holdout_fraction = 0.25;
+  o->dynamic_threshold_watts = -1;
+}
+
+static bool row_candidate(const struct erg_dataset *ds, size_t i) {
+  return (ds->flags[i] & (ERG_ROW_UNUSABLE | ERG_ROW_IDLE)) == 0 && isfinite(ds->measured_watts[i]);
+}
+
+/* A feature is used when at least half the candidate rows have it and it
+ * varies; a constant column carries nothing the intercept does not. */
+static void fit_select_features(struct fit_ctx *c) {
+  const struct erg_dataset *ds = c->ds;
+  size_t ncand = 0;
+  for (size_t i = 0; i < ds->nrows; i++)
+    ncand += row_candidate(ds, i);
+  for (size_t k = 0; k < ds->nfeatures; k++) {
+    size_t have = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < ds->nrows; i++) {
+      double v = ds->x[k][i];
+      if (!row_candidate(ds, i) || !isfinite(v))
+        continue;
+      have++;
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+    }
+    if (have * 2 >= ncand && have > 0 && hi - lo > 1e-12 * fmax(fabs(hi), fabs(lo)))
+      c->sel[c->nsel++] = k;
+  }
+}
+
+struct row_time {
+  double t;
+  size_t i;
+};
+
+static int row_time_cmp(const void *a, const void *b) {
+  const struct row_time *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Candidate rows with every selected feature finite, sorted by time. */
+static int fit_collect_rows(struct fit_ctx *c) {
+  const struct erg_dataset *ds = c->ds;
+  struct row_time *rt = malloc((ds->nrows ? ds->nrows : 1) * sizeof *rt);
+  c->rows = malloc((ds->nrows ? ds->nrows : 1) * sizeof *c->rows);
+  if (!rt || !c->rows) {
+    free(rt);
+    return -1;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < ds->nrows; i++) {
+    bool ok = row_candidate(ds, i);
+    for (size_t s = 0; ok && s < c->nsel; s++)
+      ok = isfinite(ds->x[c->sel[s]][i]);
+    if (ok)
+      rt[n++] = (struct row_time){ds->time_unix_seconds[i], i};
+  }
+  qsort(rt, n, sizeof *rt, row_time_cmp);
+  for (size_t j = 0; j < n; j++)
+    c->rows[j] = rt[j].i;
+  c->nrows = n;
+  free(rt);
+  return 0;
+}
+
+/* Idle from the idle-profile rows: their median, robust to a stray burst. */
+static int fit_idle_profile(struct fit_ctx *c) {
+  const struct erg_dataset *ds = c->ds;
+  double *v = malloc((ds->nrows ? ds->nrows : 1) * sizeof *v);
+  if (!v)
+    return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < ds->nrows; i++)
+    if ((ds->flags[i] & ERG_ROW_IDLE) && !(ds->flags[i] & ERG_ROW_UNUSABLE) &&
+        isfinite(ds->measured_watts[i]))
+      v[n++] = ds->measured_watts[i];
+  if (n > 0) {
+    c->idle_fixed = true;
+    c->idle_watts = gsl_stats_median(v, 1, n);
+    c->idle_rows = n;
+  }
+  free(v);
+  return 0;
+}
+
+static void fit_step_progress(void *user, double fraction) {
+  struct fit_ctx *c = user;
+  if (c->o->progress)
+    c->o->progress(c->o->progress_user, c->stage_name, (c->stage + fraction) / c->nstages);
+}
+
+/* Fits the model on the given dataset rows. Columns are scaled to unit RMS
+ * for conditioning and the coefficients scaled back. */
+static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_coef *out) {
+  const struct erg_dataset *ds = c->ds;
+  size_t off = c->idle_fixed ? 0 : 1, q = c->nsel + off;
+  double scale[FIT_MAX_COLS], b[FIT_MAX_COLS];
+  gsl_matrix *A = gsl_matrix_alloc(n, q);
+  gsl_vector *y = gsl_vector_alloc(n);
+  int rc = -1;
+  if (!A || !y)
+    goto out;
+  scale[0] = 1;
+  for (size_t s = 0; s < c->nsel; s++) {
+    double ss = 0;
+    for (size_t j = 0; j < n; j++)
+      ss += ds->x[c->sel[s]][rows[j]] * ds->x[c->sel[s]][rows[j]];
+    scale[s + off] = ss > 0 ? sqrt(ss / (double)n) : 1;
+  }
+  for (size_t j = 0; j < n; j++) {
+    if (off)
+      gsl_matrix_set(A, j, 0, 1.0);
+    for (size_t s = 0; s < c->nsel; s++)
+      gsl_matrix_set(A, j, s + off, ds->x[c->sel[s]][rows[j]] / scale[s + off]);
+    double p = ds->measured_watts[rows[j]];
+    gsl_vector_set(y, j, c->idle_fixed ? p - c->idle_watts : p);
+  }
+  if (fit_robust_nnls(A, y, b, fit_step_progress, c) != 0)
+    goto out;
+  out->beta0 = c->idle_fixed ? c->idle_watts : b[0];
+  for (size_t s = 0; s < c->nsel; s++)
+    out->beta[s] = b[s + off] / scale[s + off];
+  rc = 0;
+out:
+  gsl_matrix_free(A);
+  gsl_vector_free(y);
+  return rc;
+}
+
+static double coef_predict(const struct fit_ctx *c, const struct fit_coef *f, size_t row) {
+  double p = f->beta0;
+  for (size_t s = 0; s < c->nsel; s++)
+    p += f->beta[s] * c->ds->x[c->sel[s]][row];
+  return p;
+}
+
+/* Held-out metrics over n cells: measured y, predicted yhat, model idle. */
+static void fit_metrics(const double *y, const double *yhat, const double *idle, size_t n,
+                        double threshold, struct erg_fit_metrics *m) {
+  memset(m, 0, sizeof *m);
+  m->mape_total_percent = m->mape_dynamic_percent = m->r2 = NAN;
+  if (n == 0)
+    return;
+  double sae = 0, sse = 0, sape = 0, sdape = 0, mean = 0, sst = 0;
+  size_t nape = 0;
+  for (size_t i = 0; i < n; i++)
+    mean += y[i] / (double)n;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs(yhat[i] - y[i]);
+    sae += e;
+    sse += e * e;
+    sst += (y[i] - mean) * (y[i] - mean);
+    if (y[i] > 0) {
+      sape += e / y[i];
+      nape++;
+    }
+    /* Dynamic error: P̂−P is the same error on P−idle, but relative to
+     * the part idle does not flatter; cells barely above idle would blow
+     * the ratio up, so they are left out. */
+    double thr = threshold >= 0 ? threshold : fmax(5.0, 0.10 * idle[i]);
+    double dyn = y[i] - idle[i];
+    if (dyn >= thr && dyn > 0) {
+      sdape += e / dyn;
+      m->cells_dynamic++;
+    }
+  }
+  m->cells = n;
+  m->mae_watts = sae / (double)n;
+  m->rmse_watts = sqrt(sse / (double)n);
+  if (nape)
+    m->mape_total_percent = 100 * sape / (double)nape;
+  if (m->cells_dynamic)
+    m->mape_dynamic_percent = 100 * sdape / (double)m->cells_dynamic;
+  if (sst > 0)
+    m->r2 = 1 - sse / sst;
+}
+
+/* Held-out blocks: fold b of k holds out rows [b·n/k, (b+1)·n/k) of the
+ * time-ordered rows; the holdout mode is a single last block. */
+static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metrics *m,
+                        char *why, size_t whylen) {
+  size_t n = c->nrows, k = c->o->folds > 1 ? (size_t)c->o->folds : 1;
+  double *y = malloc(n * sizeof *y), *yhat = malloc(n * sizeof *yhat),
+         *idle = malloc(n * sizeof *idle);
+  size_t *train = malloc(n * sizeof *train), nt = 0;
+  int rc = -1;
+  if (!y || !yhat || !idle || !train) {
+    snprintf(why, whylen, "out of memory");
+    goto out;
+  }
+  for (size_t b = 0; b < k; b++) {
+    size_t lo = k > 1 ? b * n / k : n - (size_t)floor(c->o->holdout_fraction * (double)n + 0.5);
+    size_t hi = k > 1 ? (b + 1) * n / k : n, ntrain = 0;
+    for (size_t j = 0; j < n; j++)
+      if (j < lo || j >= hi)
+        train[ntrain++] = c->rows[j];
+    if (ntrain < min_rows || hi == lo) {
+      snprintf(why, whylen, "validation block %zu: %zu training and %zu held-out cells (need %zu "
+               "and 1)", b + 1, ntrain, hi - lo, min_rows);
+      goto out;
+    }
+    struct fit_coef f;
+    c->stage = (int)b;
+    snprintf(c->stage_name, sizeof c->stage_name, "validation %zu/%zu", b + 1, k);
+    if (fit_rows(c, train, ntrain, &f) != 0) {
+      snprintf(why, whylen, "fit failed in validation block %zu", b + 1);
+      goto out;
+    }
+    for (size_t j = lo; j < hi; j++, nt++) {
+      y[nt] = c->ds->measured_watts[c->rows[j]];
+      yhat[nt] = coef_predict(c, &f, c->rows[j]);
+      idle[nt] = f.beta0;
+    }
+  }
+  fit_metrics(y, yhat, idle, nt, c->o->dynamic_threshold_watts, m);
+  rc = 0;
+out:
+  free(y);
+  free(yhat);
+  free(idle);
+  free(train);
+  return rc;
+}
+
+static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, struct erg_model *m) {
+  const struct erg_dataset *ds = c->ds;
+  m->version = ERG_MODEL_VERSION;
+  erg_strlcpy(m->node, c->o->node ? c->o->node : ds->node, sizeof m->node);
+  m->nfeatures = c->nsel;
+  for (size_t s = 0; s < c->nsel; s++) {
+    erg_strlcpy(m->feature[s], ds->feature[c->sel[s]], ERG_FIT_NAME_MAX);
+    m->coef[s] = f->beta[s];
+  }
+  m->idle_watts = f->beta0;
+  m->idle_source = c->idle_fixed ? ERG_IDLE_FROM_PROFILE : ERG_IDLE_FROM_FIT;
+  m->idle_rows = c->idle_rows;
+  m->step_seconds = ds->step_seconds > 0 ? ds->step_seconds : ds->row_step_seconds[c->rows[0]];
+  m->train_first_unix_seconds = ds->time_unix_seconds[c->rows[0]];
+  m->train_last_unix_seconds = ds->time_unix_seconds[c->rows[c->nrows - 1]];
+  m->train_rows = c->nrows;
+  if (c->o->folds > 1)
+    snprintf(m->validation, sizeof m->validation, "%d time-block folds", c->o->folds);
+  else if (m->metrics.cells)
+    snprintf(m->validation, sizeof m->validation, "holdout last %.0f%%",
+             100 * c->o->holdout_fraction);
+  else
+    snprintf(m->validation, sizeof m->validation, "none");
+  m->created_unix_seconds = (double)time(NULL);
+}
+
+static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t whylen) {
+  const struct erg_fit_options *o = c->o;
+  if (o->holdout_fraction < 0 || o->holdout_fraction >= 1 || o->folds < 0 || o->folds > 100) {
+    snprintf(why, whylen, "holdout fraction must be in [0, 1) and folds in 0..100");
+    return -1;
+  }
+  fit_select_features(c);
+  if (fit_collect_rows(c) != 0 || fit_idle_profile(c) != 0) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  if (c->nsel == 0) {
+    snprintf(why, whylen, "no usable feature (none present in most rows and varying)");
+    return -1;
+  }
+  size_t min_rows = 2 * (c->nsel + 1) > 8 ? 2 * (c->nsel + 1) : 8;
+  if (c->nrows < min_rows) {
+    snprintf(why, whylen, "%zu usable cells, need at least %zu", c->nrows, min_rows);
+    return -1;
+  }
+  bool validate = o->folds > 1 || o->holdout_fraction > 0;
+  c->nstages = (o->folds > 1 ? o->folds : 1) + 1;
+  memset(m, 0, sizeof *m);
+  if (validate && fit_validate(c, min_rows, &m->metrics, why, whylen) != 0)
+    return -1;
+  if (!validate)
+    fit_metrics(NULL, NULL, NULL, 0, 0, &m->metrics);
+  struct fit_coef f;
+  c->stage = c->nstages - 1;
+  snprintf(c->stage_name, sizeof c->stage_name, "final fit");
+  if (fit_rows(c, c->rows, c->nrows, &f) != 0) {
+    snprintf(why, whylen, "final fit failed");
+    return -1;
+  }
+  fit_fill_model(c, &f, m);
+  if (o->progress)
+    o->progress(o->progress_user, "done", 1.0);
+  return 0;
+}
+
+int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struct erg_model *m,
+            char *why, size_t whylen) {
+  struct erg_fit_options defaults;
+  if (!o) {
+    erg_fit_options_init(&defaults);
+    o = &defaults;
+  }
+  struct fit_ctx c = {.ds = ds, .o = o};
+  /* GSL aborts on errors by default; a library must return them instead. */
+  gsl_error_handler_t *old = gsl_set_error_handler_off();
+  int rc = fit_run(&c, m, why, whylen);
+  gsl_set_error_handler(old);
+  free(c.rows);
+  return rc;
+}
+
+double erg_model_predict(const struct erg_model *m, const double *x) {
+  double p = m->idle_watts;
+  for (size_t k = 0; k < m->nfeatures; k++)
+    p += m->coef[k] * x[k];
+  return p;
+}

@@ -1,0 +1,26 @@
+/* Internals shared by the fit library's files. */
+#ifndef ERG_FIT_INT_H
+#define ERG_FIT_INT_H
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include <jansson.h>
+
+#include "erg_fit.h"
+
+#define FIT_MAX_COLS (ERG_FIT_MAX_FEATURES + 1)
+
+/* Called once per reweighting step with the fraction of the step budget. */
+typedef void (*fit_step_fn)(void *user, double fraction);
+
+/* Robust (Huber, then bisquare) non-negative least squares: b (A->size2
+ * values) minimises the robust loss of y − A b subject to b ≥ 0. A needs
+ * at least one row and one column. */
+int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
+                    void *user);
+
+/* The model as the JSON object that erg_model_save writes. */
+json_t *fit_model_to_json(const struct erg_model *m);
+
+#endif

@@ -1,0 +1,221 @@
+/* Model file (JSON, docs/model.md "Model file"): save atomically, load
+ * with checks, and compare two models' held-out error. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "erg_common.h"
+#include "fit_int.h"
+
+#ifndef ERG_VERSION
+#define ERG_VERSION "unknown"
+#endif
+
+/* JSON has no NaN: an undefined metric is null. */
+static json_t *model_real(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *model_metrics_json(const struct erg_model *m) {
+  const struct erg_fit_metrics *x = &m->metrics;
+  return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "method", m->validation,
+                   "cells", (json_int_t)x->cells, "cells_dynamic", (json_int_t)x->cells_dynamic,
+                   "mae_watts", model_real(x->cells ? x->mae_watts : NAN), "rmse_watts",
+                   model_real(x->cells ? x->rmse_watts : NAN), "mape_total_percent",
+                   model_real(x->mape_total_percent), "mape_dynamic_percent",
+                   model_real(x->mape_dynamic_percent), "r2", model_real(x->r2));
+}
+
+json_t *fit_model_to_json(const struct erg_model *m) {
+  json_t *features = json_array();
+  for (size_t k = 0; k < m->nfeatures; k++)
+    json_array_append_new(features, json_pack("{s:s, s:f}", "name", m->feature[k],
+                                              "coefficient_watts_per_unit", m->coef[k]));
+  return json_pack(
+      "{s:s, s:i, s:s, s:s, s:f, s:f, s:s, s:f, s:s, s:I, s:o, s:{s:o, s:o, s:I}, s:o}",
+      "format", "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
+      "created_unix_seconds", m->created_unix_seconds, "step_seconds", m->step_seconds,
+      "equation", "power_watts = idle_watts + sum(coefficient_watts_per_unit * feature)",
+      "idle_watts", m->idle_watts, "idle_source",
+      m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle_profile" : "fit", "idle_profile_rows",
+      (json_int_t)m->idle_rows, "features", features, "training", "first_unix_seconds",
+      model_real(m->train_first_unix_seconds), "last_unix_seconds",
+      model_real(m->train_last_unix_seconds), "cells",
+      (json_int_t)m->train_rows, "validation", model_metrics_json(m));
+}
+
+int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen) {
+  json_t *j = fit_model_to_json(m);
+  char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+  json_decref(j);
+  if (!text) {
+    snprintf(why, whylen, "%s: cannot encode model", path);
+    return -1;
+  }
+  size_t len = strlen(text);
+  text[len] = '\n'; /* json_dumps leaves room only for the NUL: rewrite it */
+  char *buf = realloc(text, len + 2);
+  if (!buf) {
+    free(text);
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  buf[len + 1] = '\0';
+  int rc = erg_write_file_atomic(path, buf, len + 1);
+  if (rc != 0)
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+  free(buf);
+  return rc;
+}
+
+/* Reads an optional number (null = NaN); -1 if present but not a number. */
+static int model_get_real(json_t *obj, const char *key, double *out) {
+  json_t *v = json_object_get(obj, key);
+  if (!v || json_is_null(v)) {
+    *out = NAN;
+    return 0;
+  }
+  if (!json_is_number(v))
+    return -1;
+  *out = json_number_value(v);
+  return 0;
+}
+
+static int model_load_metrics(struct erg_model *m, json_t *v, char *why, size_t whylen) {
+  const char *method = "none";
+  json_int_t cells = 0, cells_dyn = 0;
+  json_error_t err;
+  if (json_unpack_ex(v, &err, 0, "{s?s, s?I, s?I}", "method", &method, "cells", &cells,
+                     "cells_dynamic", &cells_dyn) != 0 || cells < 0 || cells_dyn < 0) {
+    snprintf(why, whylen, "validation: %s", err.text);
+    return -1;
+  }
+  erg_strlcpy(m->validation, method, sizeof m->validation);
+  m->metrics.cells = (size_t)cells;
+  m->metrics.cells_dynamic = (size_t)cells_dyn;
+  struct erg_fit_metrics *x = &m->metrics;
+  if (model_get_real(v, "mae_watts", &x->mae_watts) || model_get_real(v, "rmse_watts", &x->rmse_watts) ||
+      model_get_real(v, "mape_total_percent", &x->mape_total_percent) ||
+      model_get_real(v, "mape_dynamic_percent", &x->mape_dynamic_percent) ||
+      model_get_real(v, "r2", &x->r2)) {
+    snprintf(why, whylen, "validation: a metric is not a number");
+    return -1;
+  }
+  return 0;
+}
+
+static int model_load_features(struct erg_model *m, json_t *features, char *why, size_t whylen) {
+  if (json_array_size(features) > ERG_FIT_MAX_FEATURES) {
+    snprintf(why, whylen, "more than %d features", ERG_FIT_MAX_FEATURES);
+    return -1;
+  }
+  size_t k;
+  json_t *f;
+  json_array_foreach(features, k, f) {
+    const char *name;
+    double coef;
+    json_error_t err;
+    if (json_unpack_ex(f, &err, 0, "{s:s, s:F}", "name", &name, "coefficient_watts_per_unit",
+                       &coef) != 0) {
+      snprintf(why, whylen, "feature %zu: %s", k + 1, err.text);
+      return -1;
+    }
+    if (!*name || strlen(name) >= ERG_FIT_NAME_MAX || !isfinite(coef) || coef < 0) {
+      snprintf(why, whylen, "feature %zu: empty or long name, or coefficient not finite and >= 0",
+               k + 1);
+      return -1;
+    }
+    for (size_t e = 0; e < k; e++)
+      if (strcmp(m->feature[e], name) == 0) {
+        snprintf(why, whylen, "feature '%s' twice", name);
+        return -1;
+      }
+    erg_strlcpy(m->feature[k], name, ERG_FIT_NAME_MAX);
+    m->coef[k] = coef;
+  }
+  m->nfeatures = json_array_size(features);
+  return 0;
+}
+
+static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) {
+  const char *format, *node, *idle_source = "fit";
+  json_t *features, *validation = NULL, *training = NULL;
+  json_int_t idle_rows = 0, train_rows = 0;
+  double first = NAN, last = NAN, step = 0, created = 0;
+  json_error_t err;
+  memset(m, 0, sizeof *m);
+  if (json_unpack_ex(j, &err, 0, "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o}",
+                     "format", &format, "version", &m->version, "node", &node, "idle_watts",
+                     &m->idle_watts, "idle_source", &idle_source, "idle_profile_rows", &idle_rows,
+                     "features", &features, "step_seconds", &step, "created_unix_seconds",
+                     &created, "validation", &validation, "training", &training) != 0) {
+    snprintf(why, whylen, "%s", err.text);
+    return -1;
+  }
+  if (training && (model_get_real(training, "first_unix_seconds", &first) ||
+                   model_get_real(training, "last_unix_seconds", &last) ||
+                   json_unpack(training, "{s?I}", "cells", &train_rows))) {
+    snprintf(why, whylen, "training: bad first/last time or cell count");
+    return -1;
+  }
+  if (strcmp(format, "erg-model") != 0 || m->version != ERG_MODEL_VERSION) {
+    snprintf(why, whylen, "not an erg model of version %d", ERG_MODEL_VERSION);
+    return -1;
+  }
+  if (!isfinite(m->idle_watts) || m->idle_watts < 0 || !json_is_array(features) ||
+      strlen(node) >= ERG_FIT_NAME_MAX || idle_rows < 0 || train_rows < 0) {
+    snprintf(why, whylen, "idle_watts must be finite and >= 0, features an array");
+    return -1;
+  }
+  erg_strlcpy(m->node, node, sizeof m->node);
+  m->idle_source = strcmp(idle_source, "idle_profile") == 0 ? ERG_IDLE_FROM_PROFILE
+                                                            : ERG_IDLE_FROM_FIT;
+  m->idle_rows = (size_t)idle_rows;
+  m->step_seconds = step;
+  m->created_unix_seconds = created;
+  m->train_first_unix_seconds = first;
+  m->train_last_unix_seconds = last;
+  m->train_rows = (size_t)train_rows;
+  erg_strlcpy(m->validation, "none", sizeof m->validation);
+  m->metrics.mape_total_percent = m->metrics.mape_dynamic_percent = m->metrics.r2 = NAN;
+  if (model_load_features(m, features, why, whylen) != 0)
+    return -1;
+  return validation ? model_load_metrics(m, validation, why, whylen) : 0;
+}
+
+int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen) {
+  json_error_t err;
+  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+  if (!j) {
+    snprintf(why, whylen, "%s:%d: %s", path, err.line, err.text);
+    return -1;
+  }
+  char reason[200];
+  int rc = model_from_json(m, j, reason, sizeof reason);
+  json_decref(j);
+  if (rc != 0)
+    snprintf(why, whylen, "%s: %s", path, reason);
+  return rc;
+}
+
+/* MAE is the yardstick: in watts, robust, and what a person compares. The
+ * two models were validated on different windows, so a tolerance keeps
+ * noise from blocking every reinstall. */
+bool erg_model_is_worse(const struct erg_model *current, const struct erg_model *candidate,
+                        double tolerance, char *why, size_t whylen) {
+  const struct erg_fit_metrics *a = &current->metrics, *b = &candidate->metrics;
+  if (b->cells == 0 || !isfinite(b->mae_watts)) {
+    snprintf(why, whylen, "new model has no held-out validation");
+    return true;
+  }
+  if (a->cells == 0 || !isfinite(a->mae_watts)) {
+    snprintf(why, whylen, "current model has no held-out validation");
+    return false;
+  }
+  bool worse = b->mae_watts > a->mae_watts * (1 + tolerance);
+  snprintf(why, whylen, "held-out MAE %.2f W (new) vs %.2f W (current)%s", b->mae_watts,
+           a->mae_watts, worse ? ": worse" : "");
+  return worse;
+}

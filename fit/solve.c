@@ -1,0 +1,226 @@
+/* Robust non-negative least squares: iteratively reweighted NNLS.
+ *
+ * Why not gsl_multifit_robust followed by clipping or projection: the
+ * projection of an unconstrained robust fit onto β ≥ 0 is not the best
+ * constrained fit (with collinear features, clipping one coefficient to 0
+ * leaves its partner wrong). Doing the active-set NNLS (Lawson–Hanson)
+ * inside each reweighting step gives the constrained M-estimate itself:
+ * a few Huber steps from the plain NNLS start (safe against a bad start),
+ * then Tukey bisquare steps (outliers get weight 0) until β settles.
+ *
+ * The weighted problem is reduced to its Gram matrix AᵀWA (q ≤ 33 columns,
+ * built with BLAS dsyrk), and passive-set subproblems are solved by SVD with
+ * tiny singular values dropped, so exactly collinear columns do not break
+ * it. Columns arrive scaled to unit RMS, which keeps AᵀWA well conditioned. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_vector.h>
+
+#include "fit_int.h"
+
+#define HUBER_C 1.345
+#define BISQUARE_C 4.685
+#define HUBER_STEPS 4
+#define IRLS_MAX_STEPS 60
+#define SV_CUTOFF 1e-13
+
+/* z_P = argmin over the passive set P of ||G_PP z − c_P|| (pseudo-inverse). */
+static int nnls_subsolve(const gsl_matrix *G, const gsl_vector *c, const int *passive, size_t q,
+                         double *z) {
+  size_t idx[FIT_MAX_COLS], m = 0;
+  for (size_t j = 0; j < q; j++) {
+    z[j] = 0;
+    if (passive[j])
+      idx[m++] = j;
+  }
+  if (m == 0)
+    return 0;
+  gsl_matrix *U = gsl_matrix_alloc(m, m), *V = gsl_matrix_alloc(m, m);
+  gsl_vector *S = gsl_vector_alloc(m), *work = gsl_vector_alloc(m), *b = gsl_vector_alloc(m),
+             *x = gsl_vector_alloc(m);
+  int rc = -1;
+  if (!U || !V || !S || !work || !b || !x)
+    goto out;
+  for (size_t a = 0; a < m; a++) {
+    gsl_vector_set(b, a, gsl_vector_get(c, idx[a]));
+    for (size_t e = 0; e < m; e++)
+      gsl_matrix_set(U, a, e, gsl_matrix_get(G, idx[a], idx[e]));
+  }
+  if (gsl_linalg_SV_decomp(U, V, S, work) != 0)
+    goto out;
+  /* gsl_linalg_SV_solve ignores zero singular values: zero the tiny ones. */
+  double smax = gsl_vector_get(S, 0);
+  for (size_t a = 0; a < m; a++)
+    if (gsl_vector_get(S, a) <= SV_CUTOFF * smax)
+      gsl_vector_set(S, a, 0);
+  if (gsl_linalg_SV_solve(U, V, S, b, x) != 0)
+    goto out;
+  for (size_t a = 0; a < m; a++)
+    z[idx[a]] = gsl_vector_get(x, a);
+  rc = 0;
+out:
+  gsl_matrix_free(U);
+  gsl_matrix_free(V);
+  gsl_vector_free(S);
+  gsl_vector_free(work);
+  gsl_vector_free(b);
+  gsl_vector_free(x);
+  return rc;
+}
+
+/* Lawson–Hanson active set on the normal equations G x = c, x ≥ 0. */
+static int nnls_gram(const gsl_matrix *G, const gsl_vector *c, size_t q, double *x) {
+  int passive[FIT_MAX_COLS] = {0};
+  double z[FIT_MAX_COLS], gmax = 0;
+  for (size_t j = 0; j < q; j++) {
+    x[j] = 0;
+    gmax = fmax(gmax, fabs(gsl_vector_get(c, j)));
+  }
+  double tol = 1e-12 * (gmax > 0 ? gmax : 1);
+  for (size_t outer = 0; outer < 3 * q + 3; outer++) {
+    /* Most promising inactive column: largest gradient c − G x. */
+    size_t best = q;
+    double bestg = tol;
+    for (size_t j = 0; j < q; j++) {
+      if (passive[j])
+        continue;
+      double g = gsl_vector_get(c, j);
+      for (size_t e = 0; e < q; e++)
+        g -= gsl_matrix_get(G, j, e) * x[e];
+      if (g > bestg) {
+        bestg = g;
+        best = j;
+      }
+    }
+    if (best == q)
+      return 0;
+    passive[best] = 1;
+    for (size_t inner = 0; inner < 3 * q + 3; inner++) {
+      if (nnls_subsolve(G, c, passive, q, z) != 0)
+        return -1;
+      double alpha = 1;
+      int feasible = 1;
+      for (size_t j = 0; j < q; j++)
+        if (passive[j] && z[j] <= 0) {
+          feasible = 0;
+          double a = x[j] / (x[j] - z[j]);
+          if (a < alpha)
+            alpha = a;
+        }
+      if (feasible) {
+        memcpy(x, z, q * sizeof *x);
+        break;
+      }
+      /* Step towards z until the first coefficient hits 0; drop those. */
+      for (size_t j = 0; j < q; j++) {
+        x[j] += alpha * (z[j] - x[j]);
+        if (passive[j] && x[j] <= 1e-15 * (fabs(z[j]) + 1)) {
+          passive[j] = 0;
+          x[j] = 0;
+        }
+      }
+      if (best < q && !passive[best])
+        break; /* the column just added cannot help: avoid cycling */
+    }
+  }
+  return 0;
+}
+
+/* One weighted NNLS solve: A is n × q, sw = sqrt(weights). */
+static int irls_step(const gsl_matrix *A, const gsl_vector *y, const gsl_vector *sw,
+                     gsl_matrix *WA, gsl_vector *Wy, gsl_matrix *G, gsl_vector *c, double *b) {
+  size_t n = A->size1, q = A->size2;
+  for (size_t i = 0; i < n; i++) {
+    double s = gsl_vector_get(sw, i);
+    for (size_t j = 0; j < q; j++)
+      gsl_matrix_set(WA, i, j, s * gsl_matrix_get(A, i, j));
+    gsl_vector_set(Wy, i, s * gsl_vector_get(y, i));
+  }
+  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, WA, 0.0, G);
+  for (size_t j = 0; j < q; j++)
+    for (size_t e = j + 1; e < q; e++)
+      gsl_matrix_set(G, j, e, gsl_matrix_get(G, e, j));
+  gsl_blas_dgemv(CblasTrans, 1.0, WA, Wy, 0.0, c);
+  return nnls_gram(G, c, q, b);
+}
+
+/* Residuals r = y − A b and a robust scale (MAD / 0.6745). */
+static double irls_residuals(const gsl_matrix *A, const gsl_vector *y, const double *b,
+                             gsl_vector *r, double *absr) {
+  size_t n = A->size1, q = A->size2;
+  gsl_vector_const_view bv = gsl_vector_const_view_array(b, q);
+  gsl_vector_memcpy(r, y);
+  gsl_blas_dgemv(CblasNoTrans, -1.0, A, &bv.vector, 1.0, r);
+  for (size_t i = 0; i < n; i++)
+    absr[i] = fabs(gsl_vector_get(r, i));
+  return gsl_stats_median(absr, 1, n) / 0.6745;
+}
+
+static void irls_weights(const gsl_vector *r, double scale, int huber, gsl_vector *sw) {
+  for (size_t i = 0; i < r->size; i++) {
+    double u = fabs(gsl_vector_get(r, i)) / scale, w;
+    if (huber)
+      w = u <= HUBER_C ? 1 : HUBER_C / u;
+    else {
+      double t = u / BISQUARE_C;
+      w = t < 1 ? (1 - t * t) * (1 - t * t) : 0;
+    }
+    gsl_vector_set(sw, i, sqrt(w));
+  }
+}
+
+static bool irls_converged(const double *b, const double *prev, size_t q) {
+  double big = 0, diff = 0;
+  for (size_t j = 0; j < q; j++) {
+    big = fmax(big, fabs(b[j]));
+    diff = fmax(diff, fabs(b[j] - prev[j]));
+  }
+  return diff <= 1e-7 * (big > 0 ? big : 1);
+}
+
+int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
+                    void *user) {
+  size_t n = A->size1, q = A->size2;
+  gsl_matrix *WA = gsl_matrix_alloc(n, q), *G = gsl_matrix_alloc(q, q);
+  gsl_vector *Wy = gsl_vector_alloc(n), *c = gsl_vector_alloc(q), *sw = gsl_vector_alloc(n),
+             *r = gsl_vector_alloc(n);
+  double *absr = malloc(n * sizeof *absr), prev[FIT_MAX_COLS], yscale = 0;
+  int rc = -1;
+  if (!WA || !G || !Wy || !c || !sw || !r || !absr)
+    goto out;
+  for (size_t i = 0; i < n; i++)
+    yscale = fmax(yscale, fabs(gsl_vector_get(y, i)));
+  gsl_vector_set_all(sw, 1.0);
+  if (irls_step(A, y, sw, WA, Wy, G, c, b) != 0)
+    goto out;
+  for (int it = 0; it < IRLS_MAX_STEPS; it++) {
+    if (step)
+      step(user, (double)(it + 1) / IRLS_MAX_STEPS);
+    double scale = irls_residuals(A, y, b, r, absr);
+    /* An (almost) exact fit has no outliers to down-weight. */
+    if (!(scale > 1e-12 * (yscale > 0 ? yscale : 1)))
+      break;
+    irls_weights(r, scale, it < HUBER_STEPS, sw);
+    memcpy(prev, b, q * sizeof *b);
+    if (irls_step(A, y, sw, WA, Wy, G, c, b) != 0)
+      goto out;
+    if (it >= HUBER_STEPS && irls_converged(b, prev, q))
+      break;
+  }
+  rc = 0;
+out:
+  gsl_matrix_free(WA);
+  gsl_matrix_free(G);
+  gsl_vector_free(Wy);
+  gsl_vector_free(c);
+  gsl_vector_free(sw);
+  gsl_vector_free(r);
+  free(absr);
+  return rc;
+}

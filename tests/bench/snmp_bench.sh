@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SNMP polling benchmark (not a ctest test): N simulated rPDU2 PDUs x M
+# outlets served by snmpsimd on loopback (A processes, N/A data files each,
+# community = PDU), one full round = every outlet's power and energy of every
+# PDU. Compares erg_pdu_snmp_poll_many (one loop), the blocking per-source
+# vtable poll (sequential) and prometheus-snmp-exporter (N concurrent
+# scrapes, one module per community, the same GET of the same OIDs).
+# usage: snmp_bench.sh BUILD_DIR [N=500] [M=24] [ROUNDS=5] [AGENTS=2]
+set -euo pipefail
+B=$1; N=${2:-500}; M=${3:-24}; R=${4:-5}; A=${5:-2}
+BENCH=$B/tests/pdu/snmp_bench
+. "$(dirname "$0")/../pdu/snmp_lib.sh"
+pdu_need snmpsimd snmpget python3 prometheus-snmp-exporter
+python3 - "$PDU_TMP" "$N" "$M" "$A" <<'PY'
+import os, sys
+d, n, m, a = sys.argv[1], *map(int, sys.argv[2:])
+b = "1.3.6.1.4.1.318.1.1.26"
+for k in range(1, n + 1):
+    agent = (k - 1) % a
+    os.makedirs(f"{d}/data{agent}", exist_ok=True)
+    rows = [("1.3.6.1.2.1.1.1.0", 4, f"bench PDU {k}"), ("1.3.6.1.2.1.1.2.0", 6, "1.3.6.1.4.1.318.1.3.4.6"),
+            (f"{b}.4.2.1.6.1", 2, m)]
+    for col in (3, 7, 11):
+        for i in range(1, m + 1):
+            v = f"pdu{k}-o{i}" if col == 3 else (k * 7 + i * 13) % 500 if col == 7 else k * 1000 + i
+            rows.append((f"{b}.9.4.3.1.{col}.{i}", 4 if col == 3 else 2, v))
+    with open(f"{d}/data{agent}/pdu{k:04d}.snmprec", "w") as f:
+        for o, t, v in rows:
+            f.write(f"{o}|{t}|{v}\n")
+with open(f"{d}/snmp.yml", "w") as y:
+    for k in range(1, n + 1):
+        y.write(f"pdu{k:04d}:\n  get:\n")
+        for col in (7, 11):
+            for i in range(1, m + 1):
+                y.write(f"  - {b}.9.4.3.1.{col}.{i}\n")
+        y.write("  metrics:\n")
+        for name, col in (("rPDU2OutletMeteredStatusPower", 7), ("rPDU2OutletMeteredStatusEnergy", 11)):
+            y.write(f"  - name: {name}\n    oid: {b}.9.4.3.1.{col}\n    type: gauge\n    help: {name}\n"
+                    "    indexes:\n    - labelname: rPDU2OutletMeteredStatusIndex\n      type: gauge\n")
+        y.write(f"  version: 2\n  retries: 0\n  timeout: 10s\n  auth:\n    community: pdu{k:04d}\n")
+PY
+: >"$PDU_TMP/targets"
+PORTS=()
+for a in $(seq 0 $((A - 1))); do
+  p=$(pdu_free_port); PORTS+=("$p")
+  pdu_snmpsimd "$PDU_TMP/data$a" "$p"
+  for f in "$PDU_TMP"/data$a/*.snmprec; do
+    echo "127.0.0.1 $p $(basename "$f" .snmprec)" >>"$PDU_TMP/targets"
+  done
+done
+sort -k3 -o "$PDU_TMP/targets" "$PDU_TMP/targets"
+echo "== warm-up (snmpsimd indexes its data files on first use)"
+"$BENCH" "$PDU_TMP/targets" 1 "$M" | tail -1
+echo "== erg_pdu_snmp_poll_many"
+"$BENCH" "$PDU_TMP/targets" "$R" "$M" | tee "$PDU_TMP/erg.txt"
+echo "== erg, sequential blocking polls"
+"$BENCH" "$PDU_TMP/targets" "$R" "$M" --sequential | tee "$PDU_TMP/seq.txt"
+EP=$(python3 -c 'import socket
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+prometheus-snmp-exporter --config.file="$PDU_TMP/snmp.yml" --web.listen-address=127.0.0.1:"$EP" \
+  >"$PDU_TMP/exporter.log" 2>&1 &
+PDU_PIDS="$PDU_PIDS $!"
+for _ in $(seq 1 100); do
+  python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$EP/')" 2>/dev/null && break
+  sleep 0.1
+done
+for C in 64 "$N"; do
+echo "== prometheus-snmp-exporter, $C scrapes in flight"
+python3 - "$PDU_TMP/targets" "$EP" "$R" "$M" "$C" <<'PY' | tee "$PDU_TMP/exp$C.txt"
+import concurrent.futures as cf, statistics, sys, time, urllib.request
+targets = [l.split() for l in open(sys.argv[1])]
+ep, rounds, m, conc = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+def scrape(t):
+    url = f"http://127.0.0.1:{ep}/snmp?target={t[0]}:{t[1]}&module={t[2]}"
+    try:
+        body = urllib.request.urlopen(url, timeout=60).read().decode()
+    except Exception:
+        return (0, 1)
+    return (sum(1 for l in body.splitlines() if l.startswith("rPDU2OutletMetered")), 0)
+times = []
+with cf.ThreadPoolExecutor(max_workers=conc) as ex:
+    for r in range(rounds):
+        t0 = time.monotonic()
+        res = list(ex.map(scrape, targets))
+        times.append(time.monotonic() - t0)
+        vals, errs = sum(x[0] for x in res), sum(x[1] for x in res)
+        print(f"round {r+1}: {times[-1]:.3f} s, {vals} values (want {2*m*len(targets)}), {errs} failed scrapes")
+print(f"median {statistics.median(times):.3f} s for {len(targets)} PDUs x {m} outlets (snmp_exporter, {conc} in flight)")
+PY
+done
+e=$(awk '/^median/{print $2}' "$PDU_TMP/erg.txt")
+s=$(awk '/^median/{print $2}' "$PDU_TMP/seq.txt")
+x=$(awk '/^median/{print $2}' "$PDU_TMP/exp64.txt")
+xb=$(awk '/^median/{print $2}' "$PDU_TMP/exp$N.txt")
+python3 -c "
+e,s,x,xb=$e,$s,$x,$xb
+print(f'== summary: {$N} PDUs x {$M} outlets, {$A} snmpsimd processes, median of {$R} rounds')
+print(f'erg poll_many {e:.3f} s | erg sequential {s:.3f} s ({s/e:.1f}x) | snmp_exporter, 64 in flight {x:.3f} s ({x/e:.1f}x) | snmp_exporter, all {$N} at once {xb:.3f} s ({xb/e:.1f}x)')"

@@ -1,0 +1,275 @@
+/* Real BPF: this process's own CPU time against getrusage, hardware counter
+ * availability against perf_event_open, block I/O bytes of an O_DIRECT write,
+ * and the capacity/frequency split with a fake big.LITTLE sysfs tree. */
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#include "bpf_test.h"
+#include "erg_common.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
+struct self_rec {
+  pid_t pid;
+  int found;
+  struct erg_bpf_proc p;
+};
+
+static void find_self(const struct erg_bpf_proc *p, void *user)
+{
+  struct self_rec *s = user;
+
+  if (p->pid == (uint32_t)s->pid && !p->exited) {
+    s->found++;
+    s->p = *p;
+  }
+}
+
+static struct erg_bpf_proc drain_self(struct erg_bpf *b)
+{
+  struct self_rec s = {.pid = getpid()};
+  char why[256];
+
+  CHECK(erg_bpf_drain(b, find_self, &s, why, sizeof(why)) > 0, "drain: %s", why);
+  CHECK(s.found == 1, "own record found %d times", s.found);
+  return s.p;
+}
+
+static uint64_t rusage_self_ns(void)
+{
+  struct rusage ru;
+
+  getrusage(RUSAGE_SELF, &ru);
+  return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+         ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static void test_cpu_time(struct erg_bpf *b)
+{
+  struct erg_bpf_proc p0, p1;
+  uint64_t r0, r1, dbpf, dru;
+  unsigned long long clk_tck = (unsigned long long)sysconf(_SC_CLK_TCK);
+  char path[64], stat[1024];
+  unsigned long long starttime = 0;
+
+  usleep(20000); /* a first switch-out/in after attach: see docs/bpf.md */
+  p0 = drain_self(b);
+  r0 = rusage_self_ns();
+  test_burn_ns(200000000ull);
+  p1 = drain_self(b);
+  r1 = rusage_self_ns();
+  dbpf = p1.cpu_ns - p0.cpu_ns;
+  dru = r1 - r0;
+  printf("cpu: bpf %.1f ms, getrusage %.1f ms (%.2f%%)\n", dbpf / 1e6, dru / 1e6,
+         100.0 * ((double)dbpf - (double)dru) / (double)dru);
+  CHECK(dbpf >= dru * 0.9 && dbpf <= dru * 1.1, "bpf %llu vs rusage %llu",
+        (unsigned long long)dbpf, (unsigned long long)dru);
+  CHECK(p1.uid == getuid(), "uid %u", p1.uid);
+  CHECK(p1.cgroup_id != 0, "cgroup id");
+  CHECK(p1.comm[0] != '\0', "comm");
+
+  /* /proc starttime (clock ticks since boot) is start_time_ns in ticks. */
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)getpid());
+  CHECK(erg_read_file(path, stat, sizeof(stat)) > 0, "read %s", path);
+  {
+    const char *q = strrchr(stat, ')');
+    CHECK(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                                "%*d %*d %*d %*d %llu",
+                      &starttime) == 1,
+          "parse stat");
+  }
+  CHECK(p1.start_time_ns / (1000000000ull / clk_tck) == starttime,
+        "start %llu ns vs /proc starttime %llu ticks", (unsigned long long)p1.start_time_ns,
+        starttime);
+}
+
+static int perf_try(void)
+{
+  struct perf_event_attr a;
+  int fd;
+
+  memset(&a, 0, sizeof(a));
+  a.type = PERF_TYPE_HARDWARE;
+  a.size = sizeof(a);
+  a.config = PERF_COUNT_HW_CPU_CYCLES;
+  fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
+  if (fd >= 0)
+    close(fd);
+  return fd >= 0;
+}
+
+static void test_features(struct erg_bpf *b)
+{
+  unsigned f = erg_bpf_features(b);
+  unsigned hw = ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES;
+  int pmu = perf_try();
+
+  printf("features:");
+  for (unsigned bit = 1; bit & ERG_BPF_F_ALL; bit <<= 1)
+    if (f & bit)
+      printf(" %s", erg_bpf_feature_name(bit));
+    else
+      printf(" -%s(%s)", erg_bpf_feature_name(bit), erg_bpf_feature_reason(b, bit));
+  printf("\nperf_event_open(cycles): %s\n", pmu ? "works" : "fails");
+  CHECK(f & ERG_BPF_F_CPU_TIME, "cpu time always");
+  CHECK(f & ERG_BPF_F_WAKEUPS, "wakeups");
+  if (!pmu) {
+    CHECK(!(f & ERG_BPF_F_CYCLES), "no PMU, no cycles feature");
+    CHECK(erg_bpf_feature_reason(b, ERG_BPF_F_CYCLES) != NULL, "reason given");
+  } else {
+    CHECK(f & ERG_BPF_F_CYCLES, "PMU works, cycles feature expected");
+  }
+  if (!(f & hw)) {
+    struct erg_bpf_proc p;
+    usleep(20000); /* let this process switch out once so it has an entry */
+    p = drain_self(b);
+    CHECK(p.cycles == 0 && p.instructions == 0 && p.llc_misses == 0, "no counts");
+  }
+}
+
+/* O_DIRECT writes are submitted by the writing task; the file must live on a
+ * real block device (not tmpfs/overlay). */
+static void test_blkio(struct erg_bpf *b, const char *dir)
+{
+  const size_t chunk = 1 << 20, total = 16u << 20;
+  struct erg_bpf_proc p0, p1;
+  char path[512];
+  struct statfs sf;
+  void *buf;
+  int fd;
+
+  CHECK(statfs(dir, &sf) == 0, "statfs %s", dir);
+  if (sf.f_type == TMPFS_MAGIC || sf.f_type == OVERLAYFS_SUPER_MAGIC) {
+    printf("blkio: %s is not on a block device, part skipped\n", dir);
+    return;
+  }
+  snprintf(path, sizeof(path), "%s/erg-bpf-blkio.%d", dir, (int)getpid());
+  fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0600);
+  CHECK(fd >= 0, "open %s O_DIRECT", path);
+  CHECK(posix_memalign(&buf, 4096, chunk) == 0, "memalign");
+  memset(buf, 0x5a, chunk);
+  p0 = drain_self(b);
+  for (size_t off = 0; off < total; off += chunk)
+    CHECK(write(fd, buf, chunk) == (ssize_t)chunk, "write");
+  CHECK(fsync(fd) == 0, "fsync");
+  p1 = drain_self(b);
+  close(fd);
+  unlink(path);
+  free(buf);
+  printf("blkio: wrote %zu MiB, bpf write_bytes +%.2f MiB, read_bytes +%.2f MiB\n",
+         total >> 20, (p1.write_bytes - p0.write_bytes) / 1048576.0,
+         (p1.read_bytes - p0.read_bytes) / 1048576.0);
+  CHECK(p1.write_bytes - p0.write_bytes >= total, "write bytes attributed");
+}
+
+/* big.LITTLE on this machine's real CPUs: first half little (446), second
+ * half big (1024), with RK3399-like frequencies. */
+static void fake_sysfs(const char *root, int ncpu)
+{
+  char path[1024], buf[32];
+
+  for (int i = 0; i < ncpu; i++) {
+    int big = i >= ncpu / 2;
+    snprintf(path, sizeof(path), "%s/cpu%d/cpufreq", root, i);
+    CHECK(erg_mkdir_p(path, 0755) == 0, "mkdir");
+    snprintf(path, sizeof(path), "%s/cpu%d/cpu_capacity", root, i);
+    snprintf(buf, sizeof(buf), "%d\n", big ? 1024 : 446);
+    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
+    snprintf(path, sizeof(path), "%s/cpu%d/cpufreq/scaling_cur_freq", root, i);
+    snprintf(buf, sizeof(buf), "%d\n", big ? 1800000 : 1416000);
+    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
+  }
+}
+
+static void pin_cpu(int cpu)
+{
+  cpu_set_t set;
+  int n = (int)sysconf(_SC_NPROCESSORS_CONF);
+
+  CPU_ZERO(&set);
+  for (int i = 0; i < n; i++)
+    if (cpu < 0 || i == cpu)
+      CPU_SET(i, &set);
+  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
+  usleep(1000); /* migrate now */
+}
+
+static void test_fake_biglittle(const char *dir)
+{
+  struct erg_bpf_opts o = {.disable_perf = true};
+  struct erg_bpf_proc p;
+  uint64_t capsum = 0, freqsum = 0;
+  uint32_t cls[ERG_BPF_MAX_CAP];
+  char root[512], cmd[600];
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+  struct erg_bpf *b;
+
+  if (ncpu < 2) {
+    printf("biglittle: needs 2 CPUs, part skipped\n");
+    return;
+  }
+  snprintf(root, sizeof(root), "%s/erg-fake-cpu.%d", dir, (int)getpid());
+  fake_sysfs(root, ncpu);
+  o.sysfs_cpu_root = root;
+  b = test_bpf_open(&o);
+  CHECK(erg_bpf_features(b) & ERG_BPF_F_CAPACITY, "capacity: %s",
+        erg_bpf_feature_reason(b, ERG_BPF_F_CAPACITY));
+  CHECK(erg_bpf_features(b) & ERG_BPF_F_FREQ, "freq: %s",
+        erg_bpf_feature_reason(b, ERG_BPF_F_FREQ));
+  CHECK(!(erg_bpf_features(b) & ERG_BPF_F_CYCLES), "perf disabled");
+  CHECK(erg_bpf_capacity_classes(b, cls) == 2 && cls[0] == 446 && cls[1] == 1024,
+        "classes");
+  usleep(20000);
+  /* Half the burn on a little CPU, half on a big one. */
+  pin_cpu(0);
+  test_burn_ns(50000000ull);
+  pin_cpu(ncpu - 1);
+  test_burn_ns(50000000ull);
+  pin_cpu(-1);
+  p = drain_self(b);
+  for (int i = 0; i < ERG_BPF_MAX_CAP; i++)
+    capsum += p.cap_ns[i];
+  for (uint32_t i = 0; i < p.nfreq; i++) {
+    CHECK(p.freq[i].khz == 1416000 || p.freq[i].khz == 1800000, "khz %u", p.freq[i].khz);
+    freqsum += p.freq[i].cpu_ns;
+  }
+  printf("biglittle: cpu %.1f ms, little %.1f ms, big %.1f ms, weighted %.1f ms, "
+         "%u freqs sum %.1f ms\n",
+         p.cpu_ns / 1e6, p.cap_ns[0] / 1e6, p.cap_ns[1] / 1e6, p.capacity_weighted_ns / 1e6,
+         p.nfreq, freqsum / 1e6);
+  CHECK(p.cpu_ns >= 100000000ull, "burned");
+  CHECK(p.cap_ns[0] >= 45000000ull && p.cap_ns[1] >= 45000000ull, "both classes charged");
+  CHECK(p.nfreq == 2, "two frequencies");
+  CHECK(capsum + 1000000 >= p.cpu_ns && capsum <= p.cpu_ns + 1000000, "capacity split sums");
+  CHECK(freqsum + p.freq_other_ns + 1000000 >= p.cpu_ns, "frequency split sums");
+  CHECK(p.capacity_weighted_ns >= p.cpu_ns * 446 / 1024 - 1000000 &&
+            p.capacity_weighted_ns <= p.cpu_ns,
+        "weighted within bounds");
+  erg_bpf_close(b);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+  if (system(cmd) != 0)
+    fprintf(stderr, "warning: could not remove %s\n", root);
+}
+
+int main(void)
+{
+  struct erg_bpf *b = test_bpf_open(NULL);
+
+  test_features(b);
+  test_cpu_time(b);
+  test_blkio(b, TEST_BLOCK_DIR);
+  erg_bpf_close(b);
+  test_fake_biglittle(TEST_BLOCK_DIR);
+  printf("ok\n");
+  return 0;
+}

@@ -1,0 +1,123 @@
+/* Pure sysfs parsing: big.LITTLE capacity trees and cpufreq, no BPF. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "bpf_test.h"
+#include "erg_common.h"
+
+static void fake_cpu(const char *root, int cpu, uint32_t cap, uint32_t khz)
+{
+  char path[512], buf[32];
+
+  snprintf(path, sizeof(path), "%s/cpu%d/cpufreq", root, cpu);
+  CHECK(erg_mkdir_p(path, 0755) == 0, "mkdir %s", path);
+  if (cap) {
+    snprintf(path, sizeof(path), "%s/cpu%d/cpu_capacity", root, cpu);
+    snprintf(buf, sizeof(buf), "%u\n", cap);
+    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write %s", path);
+  }
+  if (khz) {
+    snprintf(path, sizeof(path), "%s/cpu%d/cpufreq/scaling_cur_freq", root, cpu);
+    snprintf(buf, sizeof(buf), "%u\n", khz);
+    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write %s", path);
+  }
+}
+
+/* Writes a tree like /sys/devices/system/cpu, with the siblings real trees
+ * have (cpufreq/, cpuidle/, online, possible) that must be ignored. */
+static void fake_tree(const char *root, const uint32_t *caps, int n)
+{
+  char path[512];
+
+  for (int i = 0; i < n; i++)
+    fake_cpu(root, i, caps[i], caps[i] ? 600000u + caps[i] * 1000u : 0);
+  snprintf(path, sizeof(path), "%s/cpufreq/policy0", root);
+  erg_mkdir_p(path, 0755);
+  snprintf(path, sizeof(path), "%s/cpuidle", root);
+  erg_mkdir_p(path, 0755);
+  snprintf(path, sizeof(path), "%s/possible", root);
+  erg_write_file_atomic(path, "0-7\n", 4);
+}
+
+static void test_rk3399(const char *base)
+{
+  /* RK3399-like: 4 little (A53) + 2 big (A72) share the 1024 scale; here
+   * 4x446 + 4x1024 as on an 8-core A53/A72 board. */
+  const uint32_t caps[8] = {446, 446, 446, 446, 1024, 1024, 1024, 1024};
+  uint32_t got[16], cls[4], khz[16];
+  char root[512];
+
+  snprintf(root, sizeof(root), "%s/rk", base);
+  fake_tree(root, caps, 8);
+  CHECK(erg_bpf_read_capacities(root, got, 16) == 8, "8 CPUs");
+  for (int i = 0; i < 8; i++)
+    CHECK(got[i] == caps[i], "cpu%d capacity %u", i, got[i]);
+  CHECK(got[8] == 0, "no cpu8");
+  CHECK(erg_bpf_capacity_group(got, 8, cls, 4) == 2, "two classes");
+  CHECK(cls[0] == 446 && cls[1] == 1024, "classes %u %u", cls[0], cls[1]);
+  CHECK(erg_bpf_read_frequencies(root, khz, 16) == 8, "8 freqs");
+  CHECK(khz[0] == 1046000 && khz[7] == 1624000, "khz %u %u", khz[0], khz[7]);
+  /* max smaller than the tree: only the first CPUs */
+  CHECK(erg_bpf_read_capacities(root, got, 2) == 2, "max 2");
+}
+
+static void test_three_classes(const char *base)
+{
+  /* Tensor/Exynos-like: 4x little, 2x mid, 2x big, one CPU offline-ish
+   * without a file (capacity 0 is not a class). */
+  const uint32_t caps[8] = {160, 160, 160, 160, 871, 871, 0, 1024};
+  uint32_t got[8], cls[4];
+  char root[512];
+
+  snprintf(root, sizeof(root), "%s/tensor", base);
+  fake_tree(root, caps, 8);
+  CHECK(erg_bpf_read_capacities(root, got, 8) == 8, "8 CPUs");
+  CHECK(got[6] == 0, "cpu6 has no file");
+  CHECK(erg_bpf_capacity_group(got, 8, cls, 4) == 3, "three classes");
+  CHECK(cls[0] == 160 && cls[1] == 871 && cls[2] == 1024, "sorted");
+  CHECK(erg_bpf_capacity_group(got, 8, cls, 2) == -1, "too many for 2");
+}
+
+static void test_uniform_and_missing(const char *base)
+{
+  const uint32_t caps[2] = {1024, 1024};
+  uint32_t got[4], cls[4];
+  char root[512];
+
+  snprintf(root, sizeof(root), "%s/smp", base);
+  fake_tree(root, caps, 2);
+  CHECK(erg_bpf_read_capacities(root, got, 4) == 2, "2 CPUs");
+  CHECK(erg_bpf_capacity_group(got, 2, cls, 4) == 1, "one class: no feature");
+  snprintf(root, sizeof(root), "%s/empty", base);
+  CHECK(erg_mkdir_p(root, 0755) == 0, "mkdir");
+  CHECK(erg_bpf_read_capacities(root, got, 4) == 0, "no files");
+  snprintf(root, sizeof(root), "%s/nonexistent", base);
+  CHECK(erg_bpf_read_capacities(root, got, 4) == -1, "no dir");
+}
+
+static void test_names(void)
+{
+  CHECK(strcmp(erg_bpf_feature_name(ERG_BPF_F_CPU_TIME), "cpu_time") == 0, "name");
+  CHECK(strcmp(erg_bpf_feature_name(ERG_BPF_F_LLC_MISSES), "llc_misses") == 0, "name");
+  CHECK(erg_bpf_feature_name(1u << 20) == NULL, "unknown");
+  for (unsigned bit = 1; bit & ERG_BPF_F_ALL; bit <<= 1)
+    CHECK(erg_bpf_feature_name(bit) != NULL, "bit %u named", bit);
+}
+
+int main(void)
+{
+  char base[] = "/tmp/erg-bpf-sysfs-XXXXXX";
+  char cmd[128];
+
+  CHECK(mkdtemp(base) != NULL, "mkdtemp: %s", strerror(errno));
+  test_rk3399(base);
+  test_three_classes(base);
+  test_uniform_and_missing(base);
+  test_names();
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+  if (system(cmd) != 0)
+    fprintf(stderr, "warning: could not remove %s\n", base);
+  printf("ok\n");
+  return 0;
+}

@@ -1,0 +1,112 @@
+/* `erg fit` entry: usage and data errors, table and JSON output, --out
+ * refusing to replace a better model. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "erg_fit.h"
+#include "fit_test.h"
+
+/* A journal of n cells with noise sigma; returns its path. */
+static char *make_journal(const char *node, int n, double sigma, unsigned long seed) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, seed);
+  size_t cap = 128 + (size_t)n * 64, len = 0;
+  char *text = malloc(cap);
+  len += (size_t)snprintf(text + len, cap - len,
+                          "# erg-journal v1 node=%s step_seconds=5\n"
+                          "time_unix_seconds,step_seconds,measured_watts,flags,"
+                          "cpu_seconds_per_second\n", node);
+  for (int i = 0; i < n; i++) {
+    double x = gsl_rng_uniform(r) * 8;
+    len += (size_t)snprintf(text + len, cap - len, "%d,5,%.3f,0,%.6f\n", 1763700000 + 5 * i,
+                            70 + 10 * x + gsl_ran_gaussian(r, sigma), x);
+  }
+  strcat(text, "torn,line\n");
+  char *path = fit_test_file(text);
+  free(text);
+  gsl_rng_free(r);
+  return path;
+}
+
+static int run(int argc, const char **argv) { return erg_fit_cli(argc, (char **)argv); }
+
+static void test_cli(void **state) {
+  (void)state;
+  char *good = make_journal("n1", 800, 1, 1), *noisy = make_journal("n1", 800, 8, 2);
+  char *other = make_journal("n2", 800, 1, 3);
+  char out[256];
+  snprintf(out, sizeof out, "%s.model.json", good);
+
+  assert_int_equal(run(1, (const char *[]){"fit", NULL}), 1);
+  assert_int_equal(run(2, (const char *[]){"fit", "--bogus", NULL}), 1);
+  assert_int_equal(run(4, (const char *[]){"fit", "--journal", good, "--holdout", NULL}), 1);
+  assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--holdout", "2", NULL}), 1);
+  assert_int_equal(run(2, (const char *[]){"fit", "--help", NULL}), 0);
+  assert_int_equal(run(3, (const char *[]){"fit", "--journal", "/nonexistent.csv", NULL}), 2);
+  assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--journal", other, NULL}), 2);
+  assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--node", "n9", NULL}), 2);
+
+  assert_int_equal(run(7, (const char *[]){"fit", "--journal", good, "--out", out, "--holdout",
+                                            "0.3", NULL}), 0);
+  struct erg_model m;
+  char why[256];
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
+  assert_string_equal(m.node, "n1");
+  assert_true(fabs(m.coef[0] - 10) < 0.2);
+  assert_string_equal(m.validation, "holdout last 30%");
+
+  /* A noisier journal gives a worse model: not installed without --force. */
+  assert_int_equal(run(6, (const char *[]){"fit", "--journal", noisy, "--out", out, "--json",
+                                           NULL}), 2);
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
+  assert_true(m.metrics.mae_watts < 2);
+  assert_int_equal(run(9, (const char *[]){"fit", "--journal", noisy, "--out", out, "--force",
+                                           "--folds", "4", "--progress", NULL}), 0);
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
+  assert_true(m.metrics.mae_watts > 4);
+  assert_string_equal(m.validation, "4 time-block folds");
+
+  unlink(out);
+  fit_test_unlink(good);
+  fit_test_unlink(noisy);
+  fit_test_unlink(other);
+}
+
+/* Without --journal, NODE.csv and its rotations under DATA_DIR/journal. */
+static void test_cli_data_dir(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-fit-dd-XXXXXX", jdir[300], path[400];
+  assert_non_null(mkdtemp(dir));
+  snprintf(jdir, sizeof jdir, "%s/journal", dir);
+  assert_int_equal(mkdir(jdir, 0755), 0);
+  char *a = make_journal("n1", 300, 1, 4), *b = make_journal("n1", 300, 1, 5);
+  snprintf(path, sizeof path, "%s/n1.csv", jdir);
+  assert_int_equal(rename(a, path), 0);
+  snprintf(path, sizeof path, "%s/n1.csv.1", jdir);
+  assert_int_equal(rename(b, path), 0);
+  assert_int_equal(run(6, (const char *[]){"fit", "--node", "n1", "--data-dir", dir, "--json",
+                                           NULL}), 0);
+  assert_int_equal(run(5, (const char *[]){"fit", "--node", "n3", "--data-dir", dir, NULL}), 2);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/n1.csv", jdir);
+  unlink(path);
+  rmdir(jdir);
+  rmdir(dir);
+  free(a);
+  free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_cli_data_dir),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/* Training-journal reader: good rows, malformed lines, repeated headers,
+ * rotated files with different columns. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "erg_fit.h"
+#include "fit_test.h"
+
+#define HDR "# erg-journal v1 node=n1 step_seconds=5\n"
+#define COLS "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_second\n"
+
+static int read_text(struct erg_dataset *ds, const char *text, char *why, size_t whylen) {
+  char *path = fit_test_file(text);
+  int rc = erg_journal_read(ds, path, why, whylen);
+  fit_test_unlink(path);
+  return rc;
+}
+
+static void test_good_rows(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.412,1000\n"
+                                        "1763700005,5,nan,1,0.5,0\r\n"
+                                        "\n"
+                                        "1763700010,5,160,8,0,2e3\n",
+                             why, sizeof why),
+                   0);
+  assert_string_equal(ds.node, "n1");
+  assert_true(ds.step_seconds == 5);
+  assert_int_equal(ds.nrows, 3);
+  assert_int_equal(ds.nfeatures, 2);
+  assert_string_equal(ds.feature[0], "cpu_seconds_per_second");
+  assert_string_equal(ds.feature[1], "disk_bytes_per_second");
+  assert_true(ds.time_unix_seconds[0] == 1763700000);
+  assert_true(ds.measured_watts[0] == 153.2);
+  assert_true(isnan(ds.measured_watts[1]));
+  assert_int_equal(ds.flags[1], ERG_ROW_METER_MISSING);
+  assert_int_equal(ds.flags[2], ERG_ROW_IDLE);
+  assert_true(ds.x[1][2] == 2000);
+  assert_int_equal(ds.malformed_lines, 0);
+  assert_int_equal(ds.files, 1);
+  erg_dataset_free(&ds);
+}
+
+static void test_malformed_lines(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, "1,5,100,0,1,1\n" /* before any header */
+                                  HDR COLS "1763700000,5,153.2,0,0.4,1\n"
+                                  "1763700005,5,153.2,0,0.4\n"     /* too few */
+                                  "1763700010,5,153.2,0,0.4,1,7\n" /* too many */
+                                  "1763700015,5,abc,0,0.4,1\n"
+                                  "1763700020,5,150,0,0.4,1x\n"
+                                  "1763700025,0,150,0,0.4,1\n"   /* step 0 */
+                                  "1763700030,5,150,1.5,0.4,1\n" /* fractional flags */
+                                  "1763700035,5,150,-1,0.4,1\n"
+                                  "1763700040,5,150,0,,1\n"
+                                  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,"
+                                  "25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40\n"
+                                  "garbage\n"
+                                  "1763700045,5,151,0,0.5,2\n"
+                                  "17637000", /* torn last line */
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.nrows, 2);
+  assert_int_equal(ds.malformed_lines, 12);
+  erg_dataset_free(&ds);
+}
+
+static void test_repeated_headers(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  /* A restart repeats both header lines: fine when identical. */
+  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.4,1\n" HDR COLS
+                                           "1763700005,5,150,0,0.3,1\n",
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.nrows, 2);
+  assert_int_equal(ds.malformed_lines, 0);
+  erg_dataset_free(&ds);
+
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.4,1\n"
+                                  "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                  "cpu_seconds_per_second\n",
+                             why, sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "column header differs"));
+  erg_dataset_free(&ds);
+}
+
+static void test_header_errors(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  static const char *bad[] = {
+      "# erg-journal v2 node=n1 step_seconds=5\n" COLS,
+      HDR "time_unix_seconds,measured_watts,step_seconds,flags,x\n",
+      HDR "time_unix_seconds,step_seconds,measured_watts,flags,Bad-Name\n",
+      HDR "time_unix_seconds,step_seconds,measured_watts,flags,x,x\n",
+      HDR COLS "# erg-journal v1 node=other step_seconds=5\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    erg_dataset_init(&ds);
+    why[0] = '\0';
+    assert_int_equal(read_text(&ds, bad[i], why, sizeof why), -1);
+    assert_true(strlen(why) > 0);
+    erg_dataset_free(&ds);
+  }
+  /* More feature columns than a dataset holds. */
+  char wide[2048] = HDR "time_unix_seconds,step_seconds,measured_watts,flags";
+  for (int k = 0; k <= ERG_FIT_MAX_FEATURES; k++)
+    snprintf(wide + strlen(wide), sizeof wide - strlen(wide), ",f%d_per_second", k);
+  strcat(wide, "\n");
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, wide, why, sizeof why), -1);
+  assert_non_null(strstr(why, "feature columns"));
+  erg_dataset_free(&ds);
+  erg_dataset_init(&ds);
+  assert_int_equal(erg_journal_read(&ds, "/nonexistent/journal.csv", why, sizeof why), -1);
+  assert_non_null(strstr(why, "No such file"));
+  erg_dataset_free(&ds);
+}
+
+/* Rotated pieces: an older file without a newer column reads as NaN there;
+ * another node's journal is refused. */
+static void test_rotated_files(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, HDR COLS "1763700100,5,150,0,0.4,1\n", why, sizeof why), 0);
+  assert_int_equal(read_text(&ds, HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                      "cpu_seconds_per_second,instructions_per_second\n"
+                                      "1763700000,5,140,0,0.2,5e8\n",
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.files, 2);
+  assert_int_equal(ds.nrows, 2);
+  assert_int_equal(ds.nfeatures, 3);
+  assert_true(isnan(ds.x[2][0]));
+  assert_true(ds.x[2][1] == 5e8);
+  assert_true(isnan(ds.x[1][1]));
+  assert_true(ds.x[0][1] == 0.2);
+  assert_int_equal(read_text(&ds, "# erg-journal v1 node=n2 step_seconds=5\n" COLS, why,
+                             sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "n2"));
+  erg_dataset_free(&ds);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_good_rows),        cmocka_unit_test(test_malformed_lines),
+      cmocka_unit_test(test_repeated_headers), cmocka_unit_test(test_header_errors),
+      cmocka_unit_test(test_rotated_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,69 @@
+"""Checks erg pdu probe --json output against the fixture values (written
+out here by hand from tests/fixtures/snmprec, in W and kWh) and snmpget."""
+import json, math, sys
+
+D = sys.argv[1]
+EXPECT = {
+    # profile: (vendor, total W, [(name, W, kWh or None)])
+    "apc-rpdu2": ("APC/Schneider", 1230.0, [
+        ("node-01", 101, 1234.5), ("node-02", 0, 0.0), ("node-03", 250, 4021.0),
+        ("node-04", 87, 77.7), ("node-05", 312, 9876.5), ("node-06", 45, 0.3),
+        ("node-07", 199, 555.5), ("node-08", 160, 2468.0)]),
+    "raritan-pdu2": ("Raritan", 1120.0, [
+        ("gpu-a", 123.4, 1500.0), ("gpu-b", 0.0, 0.0), ("login", 98.7, 250.0),
+        ("storage-1", 450.1, 9000.0), ("spare", 33.3, 0.123), ("db-main", 200.0, 4294000.0)]),
+    "servertech-sentry4": ("Server Technology", 645.0, [
+        ("srv1-psu1", 150, 10.0), ("srv2-psu1", 75, 2.5), ("srv3-psu1", 0, 0.0),
+        ("srv4-psu1", 420, 777.777)]),
+    "eaton-epdu": ("Eaton", 412.0, [
+        ("compute-1", 230, 4000000.0), ("compute-2", 0, 0.0), ("compute-3", 118, 123.456),
+        ("compute-4", 64, 0.999)]),
+    "geist-v5": ("Vertiv/Geist", 322.0, [
+        ("hpc-01", 310, 5550.0), ("switch", 12, 1.2), ("unused", 0, 0.0)]),
+    "cyberpower-epdu2": ("CyberPower", None, [
+        ("lab1", 55, None), ("lab2", 140, None), ("lab3", 0, None), ("lab4", 9, None)]),
+    "generic-acme": ("generic", None, [
+        ("", 40, 18446744073709 / 3.6e6), ("", 50, 5 / 3.6e6), ("", 60, 0.0)]),
+}
+# snmpget raw value -> the probe field it must equal after scaling
+CROSS = {
+    "apc-rpdu2": (5, "energy_kwh", 0.1),         # 0.1 kWh units
+    "raritan-pdu2": (1, "watts", 0.1),           # 1 decimal digit
+    "servertech-sentry4": (4, "energy_kwh", 1e-3),  # Wh
+    "eaton-epdu": (1, "energy_kwh", 1e-3),       # Wh
+    "geist-v5": (1, "watts", 1.0),
+    "cyberpower-epdu2": (2, "watts", 1.0),
+}
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+fail = 0
+for prof, (vendor, total, outlets) in EXPECT.items():
+    j = json.load(open(f"{D}/{prof}.json"))
+    errs = []
+    if j["profile"] != ("generic" if prof == "generic-acme" else prof):
+        errs.append(f"profile {j['profile']}")
+    if prof != "generic-acme" and "sysObjectID" not in j["profile_reason"]:
+        errs.append("profile not chosen by sysObjectID")
+    if j["vendor"] != vendor:
+        errs.append(f"vendor {j['vendor']}")
+    if (total is None) != (j["total_watts"] is None) or (total is not None and not close(total, j["total_watts"])):
+        errs.append(f"total {j['total_watts']}")
+    if len(j["outlets"]) != len(outlets):
+        errs.append(f"{len(j['outlets'])} outlets, want {len(outlets)}")
+    for i, (o, (name, w, kwh)) in enumerate(zip(j["outlets"], outlets)):
+        if o["index"] != i + 1 or o["name"] != name or not o["ok"] or not close(o["watts"], w):
+            errs.append(f"outlet {i+1}: {o}")
+        if (kwh is None) != (o["energy_kwh"] is None) or (kwh is not None and not close(o["energy_kwh"], kwh)):
+            errs.append(f"outlet {i+1} energy {o['energy_kwh']} want {kwh}")
+    print(f"{prof}: {'ok' if not errs else errs}")
+    fail += bool(errs)
+for line in open(f"{D}/snmpget.txt"):
+    prof, raw = line.split()
+    idx, field, scale = CROSS[prof]
+    got = json.load(open(f"{D}/{prof}.json"))["outlets"][idx - 1][field]
+    ok = close(got, int(raw) * scale)
+    print(f"snmpget {prof} outlet {idx} {field}: raw {raw} -> {got} {'ok' if ok else 'MISMATCH'}")
+    fail += not ok
+sys.exit(1 if fail else 0)

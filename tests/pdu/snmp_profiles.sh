@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every vendor profile against snmpsimd serving its fixture: the profile is
+# picked from sysObjectID, and vendor, outlet count, names, watts and energy
+# equal what the fixture holds; one value per fixture is cross-checked with
+# the real snmpget. usage: snmp_profiles.sh PROBE FIXTURE_DIR
+set -euo pipefail
+PROBE=$1; FIX=$2
+. "$(dirname "$0")/snmp_lib.sh"
+pdu_need snmpsimd snmpget python3
+PORT=$(pdu_free_port)
+pdu_snmpsimd "$FIX" "$PORT"
+for f in "$FIX"/*.snmprec; do
+  c=$(basename "$f" .snmprec)
+  [ "$c" = generic-acme ] && continue
+  "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" --json >"$PDU_TMP/$c.json"
+done
+# Unknown sysObjectID: a clear refusal (exit 2), then the generic profile.
+set +e
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme 2>"$PDU_TMP/generic.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] || { echo "unknown sysObjectID: exit $rc, want 2"; exit 1; }
+grep -q "matches no profile" "$PDU_TMP/generic.err"
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme --profile generic \
+  --oid-power '1.3.6.1.4.1.99999.2.1.%d' --oid-energy '1.3.6.1.4.1.99999.2.2.%d' \
+  --energy-scale-joules 1 --json >"$PDU_TMP/generic-acme.json"
+# Cross-check: one raw value per fixture straight from the agent.
+sg() { snmpget -v2c -c "$1" -On -Oqv 127.0.0.1:"$PORT" "$2"; }
+{
+  echo "apc-rpdu2 $(sg apc-rpdu2 1.3.6.1.4.1.318.1.1.26.9.4.3.1.11.5)"
+  echo "raritan-pdu2 $(sg raritan-pdu2 1.3.6.1.4.1.13742.6.5.4.3.1.4.1.1.5)"
+  echo "servertech-sentry4 $(sg servertech-sentry4 1.3.6.1.4.1.1718.4.1.8.3.1.14.1.1.4)"
+  echo "eaton-epdu $(sg eaton-epdu 1.3.6.1.4.1.534.6.6.7.6.5.1.4.0.1)"
+  echo "geist-v5 $(sg geist-v5 1.3.6.1.4.1.21239.5.2.3.6.1.12.1)"
+  echo "cyberpower-epdu2 $(sg cyberpower-epdu2 1.3.6.1.4.1.3808.1.1.6.6.2.4.1.7.2)"
+} >"$PDU_TMP/snmpget.txt"
+python3 "$(dirname "$0")/check_profiles.py" "$PDU_TMP"

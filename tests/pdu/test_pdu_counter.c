@@ -1,0 +1,130 @@
+/* erg_pdu_counter_update: wraps, resets, gaps and the power fallback. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "erg_pdu.h"
+
+#define S 1000000000ULL
+#define GAP (60 * S)
+#define WRAP_WH32 (4294967296.0 * 3600.0) /* Counter32 of Wh */
+
+static struct erg_pdu_reading rd(uint64_t t_s, double w, double j) {
+  return (struct erg_pdu_reading){.t_ns = t_s * S, .watts = w, .energy_joules = j, .ok = true};
+}
+
+static enum erg_pdu_delta_kind upd(struct erg_pdu_counter *c, struct erg_pdu_reading r,
+                                   double *j) {
+  uint64_t t0 = 0, t1 = 0;
+  *j = -1;
+  enum erg_pdu_delta_kind k = erg_pdu_counter_update(c, &r, GAP, &t0, &t1, j);
+  if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
+    assert_true(t1 == r.t_ns && t0 < t1);
+  return k;
+}
+
+static void test_first_then_energy(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  assert_int_equal(upd(&c, rd(100, 200, 1e6), &j), ERG_PDU_DELTA_NONE);
+  assert_int_equal(upd(&c, rd(105, 200, 1e6 + 1000), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 1000, 1e-9);
+}
+
+static void test_wrap_at_2_32_times_scale(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.wrap_joules = WRAP_WH32};
+  double j;
+  double before = WRAP_WH32 - 3600.0 * 2; /* 2 Wh below the top */
+  upd(&c, rd(0, NAN, before), &j);
+  /* 5 Wh later the 32-bit Wh counter reads 3. */
+  assert_int_equal(upd(&c, rd(10, NAN, 3 * 3600.0), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 5 * 3600.0, 1e-3);
+}
+
+static void test_reset_after_reboot_is_not_energy(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.wrap_joules = WRAP_WH32};
+  double j;
+  upd(&c, rd(0, 300, 1e9), &j);              /* well below half the modulus */
+  assert_int_equal(upd(&c, rd(5, 300, 7200), &j), ERG_PDU_DELTA_RESET);
+  assert_float_equal(j, -1, 0);             /* nothing written */
+  /* Counting resumes from the new base. */
+  assert_int_equal(upd(&c, rd(10, 300, 7200 + 1500), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 1500, 1e-9);
+}
+
+static void test_reset_without_wrap_info(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(0, NAN, 5e6), &j);
+  assert_int_equal(upd(&c, rd(5, NAN, 0), &j), ERG_PDU_DELTA_RESET);
+}
+
+static void test_implausible_jump_is_reset(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(0, NAN, 1000), &j);
+  /* 10 s later +2 MJ = 200 kW on one outlet: a counter glitch. */
+  assert_int_equal(upd(&c, rd(10, NAN, 1000 + 2e6), &j), ERG_PDU_DELTA_RESET);
+}
+
+static void test_gap_starts_over(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(0, 100, 0), &j);
+  assert_int_equal(upd(&c, rd(61, 100, 6100), &j), ERG_PDU_DELTA_NONE);
+  assert_int_equal(upd(&c, rd(66, 100, 6600), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 500, 1e-9);
+}
+
+static void test_power_trapezoid_when_no_counter(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(0, 100, NAN), &j);
+  assert_int_equal(upd(&c, rd(4, 300, NAN), &j), ERG_PDU_DELTA_POWER);
+  assert_float_equal(j, 0.5 * (100 + 300) * 4, 1e-9);
+}
+
+static void test_failed_reading_keeps_state(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(0, NAN, 100), &j);
+  struct erg_pdu_reading bad = rd(5, NAN, 999999);
+  bad.ok = false;
+  assert_int_equal(upd(&c, bad, &j), ERG_PDU_DELTA_NONE);
+  assert_int_equal(upd(&c, rd(10, NAN, 600), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 500, 1e-9);
+}
+
+static void test_clock_backwards(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  upd(&c, rd(100, NAN, 100), &j);
+  assert_int_equal(upd(&c, rd(90, NAN, 200), &j), ERG_PDU_DELTA_NONE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_first_then_energy),
+      cmocka_unit_test(test_wrap_at_2_32_times_scale),
+      cmocka_unit_test(test_reset_after_reboot_is_not_energy),
+      cmocka_unit_test(test_reset_without_wrap_info),
+      cmocka_unit_test(test_implausible_jump_is_reset),
+      cmocka_unit_test(test_gap_starts_over),
+      cmocka_unit_test(test_power_trapezoid_when_no_counter),
+      cmocka_unit_test(test_failed_reading_keeps_state),
+      cmocka_unit_test(test_clock_backwards),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
