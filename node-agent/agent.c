@@ -1,55 +1,19 @@
 /* The /proc collection path: one sweep per interval, deltas per
  * (pid, start time) against the previous sweep. */
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "erg_agent.h"
-
-struct proc_prev {
-  uint32_t pid;
-  uint64_t start_ticks;
-  uint64_t cpu_ticks;
-  uint64_t read_bytes, write_bytes;
-  int used;
-};
-
-/* Open-addressed table of last sweep's counters; rebuilt every sweep, so no
- * deletions are ever needed. */
-struct proc_table {
-  struct proc_prev *slots;
-  size_t cap, used;
-};
-
-struct erg_agent {
-  struct erg_agent_config cfg;
-  long ticks_per_s;
-  char boot_id[40];
-  struct proc_table prev, cur;
-  struct erg_cpu_totals cpu_prev;
-  uint64_t disk_prev_r, disk_prev_w, net_prev_rx, net_prev_tx;
-  uint64_t rt_prev, mono_prev;
-  uint64_t seq;
-  int have_prev;
-  Erg__Hello hello;
-  char *features[4];
-  /* The sample under construction and what it points at. */
-  Erg__Sample sample;
-  Erg__Interval interval;
-  Erg__NodeTotals totals;
-  Erg__Proc *procs;
-  Erg__Proc **proc_ptrs;
-  char (*strings)[3][128];
-  size_t nprocs, procs_cap;
-};
+#include "agent_int.h"
 
 static size_t table_hash(uint32_t pid, uint64_t start) {
   return (size_t)((pid * 2654435761u) ^ (start * 0x9E3779B97F4A7C15ULL));
 }
 
-static int table_reset(struct proc_table *t, size_t want) {
+int table_reset(struct proc_table *t, size_t want) {
   size_t cap = 1024;
   while (cap < want * 2)
     cap <<= 1;
@@ -66,9 +30,6 @@ static int table_reset(struct proc_table *t, size_t want) {
   return 0;
 }
 
-static struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
-                                    int insert);
-
 /* Doubles the table when a burst of new processes fills it mid-sweep. */
 static int table_grow(struct proc_table *t) {
   struct proc_table n = {calloc(t->cap * 2, sizeof *t->slots), t->cap * 2, 0};
@@ -84,7 +45,7 @@ static int table_grow(struct proc_table *t) {
   return 0;
 }
 
-static struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
+struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
                                     int insert) {
   if (!t->cap)
     return NULL;
@@ -117,6 +78,7 @@ void erg_agent_config_defaults(struct erg_agent_config *cfg) {
   cfg->interval_seconds = 1.0;
   cfg->queue_samples = 3600;
   strcpy(cfg->proc_root, "/proc");
+  strcpy(cfg->collection, "auto");
   cfg->log_level = ERG_LOG_INFO;
 }
 
@@ -147,6 +109,14 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     erg_strlcpy(cfg->curve_secret_key_file, value, sizeof cfg->curve_secret_key_file);
     return 0;
   }
+  if (strcmp(key, "collection") == 0) {
+    if (strcmp(value, "auto") && strcmp(value, "bpf") && strcmp(value, "proc")) {
+      snprintf(why, whylen, "key 'collection': '%s' is not auto, bpf or proc", value);
+      return -1;
+    }
+    erg_strlcpy(cfg->collection, value, sizeof cfg->collection);
+    return 0;
+  }
   if (strcmp(key, "proc_root") == 0) {
     erg_strlcpy(cfg->proc_root, value, sizeof cfg->proc_root);
     return 0;
@@ -175,7 +145,7 @@ int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
   return erg_config_parse(path, agent_config_cb, cfg, err);
 }
 
-static int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
+int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", a->cfg.proc_root, rel);
   return erg_read_file(path, buf, len) < 0 ? -1 : 0;
@@ -214,13 +184,26 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
   a->hello.n_features = 3;
   a->hello.agent_pid = (uint32_t)getpid();
   a->hello.agent_start_realtime_ns = erg_time_realtime_ns();
+  a->hello.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+  if (strcmp(cfg->collection, "proc") != 0) {
+    char bwhy[256];
+    if (agent_bpf_start(a, bwhy, sizeof bwhy) != 0) {
+      if (!strcmp(cfg->collection, "bpf")) {
+        snprintf(why, whylen, "collection = bpf, but BPF is unavailable: %s", bwhy);
+        free(a);
+        return -1;
+      }
+      /* The one line an operator needs to see when nodes fall back. */
+      erg_warn("BPF unavailable: %s; using /proc", bwhy);
+    }
+  }
   *out = a;
   return 0;
 }
 
 const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
 
-static Erg__Proc *agent_proc_slot(struct erg_agent *a) {
+Erg__Proc *agent_proc_slot(struct erg_agent *a) {
   if (a->nprocs == a->procs_cap) {
     size_t cap = a->procs_cap ? a->procs_cap * 2 : 256;
     Erg__Proc *p = realloc(a->procs, cap * sizeof *p);
@@ -242,13 +225,55 @@ static Erg__Proc *agent_proc_slot(struct erg_agent *a) {
   return p;
 }
 
-static uint64_t ticks_to_ns(const struct erg_agent *a, uint64_t t) {
+uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
   return t * (ERG_NS_PER_S / (uint64_t)a->ticks_per_s);
+}
+
+/* uid, rss, cgroup and the grouping keys of slot p. cgroup may be given
+ * (an exited process's, resolved elsewhere) or NULL to read /proc. */
+void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup) {
+  char path[128], buf[4096];
+  size_t idx = (size_t)(p - a->procs);
+  char *cg = a->strings[idx][1];
+  struct erg_proc_status status = {0};
+  snprintf(path, sizeof path, "%u/status", pid);
+  if (agent_read(a, path, buf, sizeof buf) == 0 && erg_proc_parse_status(buf, &status) == 0)
+    p->uid = status.uid;
+  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  snprintf(path, sizeof path, "%u/cgroup", pid);
+  if (cgroup)
+    erg_strlcpy(cg, cgroup, 128);
+  else if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_cgroup(buf, cg, 128) != 0)
+    cg[0] = '\0';
+  p->cgroup = cg;
+  struct erg_group_keys keys;
+  erg_group_keys_derive(cg, &keys);
+  /* Keys share one buffer: job and unit are short, container is 64 hex. */
+  char *k = a->strings[idx][2];
+  size_t jl = strlen(keys.job), ul = strnlen(keys.unit, 126 - jl);
+  memcpy(k, keys.job, jl + 1);
+  memcpy(k + jl + 1, keys.unit, ul);
+  k[jl + 1 + ul] = '\0';
+  p->job = k;
+  p->unit = k + jl + 1;
+  p->container = (char *)"";
+  size_t off = jl + 1 + ul + 1, cl = strlen(keys.container);
+  if (cl && off + cl + 1 <= 128) {
+    memcpy(k + off, keys.container, cl + 1);
+    p->container = k + off;
+  }
+}
+
+static uint64_t delta(uint64_t now, const struct proc_prev *old, size_t field_off) {
+  if (!old)
+    return now;
+  uint64_t then = *(const uint64_t *)((const char *)old + field_off);
+  return now >= then ? now - then : 0;
 }
 
 /* Reads one process; fills the current table and, when there is a
  * previous sweep, appends its delta to the sample. */
-static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *sum_cpu_ticks) {
+static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *sum_cpu_ns) {
   char path[128], buf[4096];
   snprintf(path, sizeof path, "%s/stat", pidname);
   struct erg_proc_stat st;
@@ -262,65 +287,35 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
     erg_proc_parse_io(buf, &io);
   struct proc_prev *cur = table_find(&a->cur, st.pid, st.starttime_ticks, 1);
   if (cur) {
-    cur->cpu_ticks = cpu;
+    cur->cpu = cpu;
     cur->read_bytes = io.read_bytes;
     cur->write_bytes = io.write_bytes;
   }
   if (!a->have_prev)
     return;
   struct proc_prev *old = table_find(&a->prev, st.pid, st.starttime_ticks, 0);
-  uint64_t d_cpu = old ? (cpu >= old->cpu_ticks ? cpu - old->cpu_ticks : 0) : cpu;
-  uint64_t d_r = old ? (io.read_bytes >= old->read_bytes ? io.read_bytes - old->read_bytes : 0)
-                     : io.read_bytes;
-  uint64_t d_w = old ? (io.write_bytes >= old->write_bytes ? io.write_bytes - old->write_bytes : 0)
-                     : io.write_bytes;
-  *sum_cpu_ticks += d_cpu;
+  uint64_t d_cpu = delta(cpu, old, offsetof(struct proc_prev, cpu));
+  uint64_t d_r = delta(io.read_bytes, old, offsetof(struct proc_prev, read_bytes));
+  uint64_t d_w = delta(io.write_bytes, old, offsetof(struct proc_prev, write_bytes));
+  *sum_cpu_ns += agent_ticks_to_ns(a, d_cpu);
   /* Idle processes are left out of the sample: they carry no energy. */
   if (d_cpu == 0 && d_r == 0 && d_w == 0)
     return;
-  struct erg_proc_status status = {0};
-  snprintf(path, sizeof path, "%s/status", pidname);
-  if (agent_read(a, path, buf, sizeof buf) == 0)
-    erg_proc_parse_status(buf, &status);
   Erg__Proc *p = agent_proc_slot(a);
   if (!p)
     return;
-  size_t idx = (size_t)(p - a->procs);
-  char *comm = a->strings[idx][0], *cg = a->strings[idx][1];
+  char *comm = a->strings[p - a->procs][0];
   erg_strlcpy(comm, st.comm, 128);
-  snprintf(path, sizeof path, "%s/cgroup", pidname);
-  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_cgroup(buf, cg, 128) != 0)
-    cg[0] = '\0';
   p->pid = st.pid;
-  p->start_time_ns = ticks_to_ns(a, st.starttime_ticks);
+  p->start_time_ns = agent_ticks_to_ns(a, st.starttime_ticks);
   p->comm = comm;
-  p->uid = status.uid;
-  p->cgroup = cg;
-  p->cpu_ns = ticks_to_ns(a, d_cpu);
-  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  p->cpu_ns = agent_ticks_to_ns(a, d_cpu);
   p->read_bytes = d_r;
   p->write_bytes = d_w;
-  struct erg_group_keys keys;
-  erg_group_keys_derive(cg, &keys);
-  /* Keys share one buffer: job and unit are short, container is 64 hex. */
-  char *k = a->strings[idx][2];
-  size_t jl = strlen(keys.job), ul = strnlen(keys.unit, 126 - jl);
-  memcpy(k, keys.job, jl + 1);
-  memcpy(k + jl + 1, keys.unit, ul);
-  k[jl + 1 + ul] = '\0';
-  p->job = k;
-  p->unit = k + jl + 1;
-  p->container = (char *)"";
-  if (keys.container[0]) {
-    size_t off = strlen(keys.job) + 1 + strlen(p->unit) + 1;
-    if (off + strlen(keys.container) + 1 <= 128) {
-      memcpy(k + off, keys.container, strlen(keys.container) + 1);
-      p->container = k + off;
-    }
-  }
+  agent_proc_describe(a, p, st.pid, NULL);
 }
 
-static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
+void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
                               uint64_t *rx, uint64_t *tx) {
   char buf[16384];
   memset(cpu, 0, sizeof *cpu);
@@ -334,9 +329,9 @@ static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, u
     erg_proc_parse_netdev(buf, rx, tx);
 }
 
-static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
+void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
                               const struct erg_cpu_totals *cpu, uint64_t mem, uint64_t rx,
-                              uint64_t tx, uint64_t sum_cpu_ticks) {
+                              uint64_t tx, uint64_t sum_cpu_ns) {
   Erg__Sample *s = &a->sample;
   erg__sample__init(s);
   erg__interval__init(&a->interval);
@@ -346,8 +341,8 @@ static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
   a->interval.monotonic_start_ns = a->mono_prev;
   a->interval.monotonic_end_ns = mono;
   uint64_t busy = cpu->busy_ticks - a->cpu_prev.busy_ticks;
-  a->totals.cpu_busy_ns = ticks_to_ns(a, busy);
-  a->totals.cpu_idle_ns = ticks_to_ns(a, cpu->idle_ticks - a->cpu_prev.idle_ticks);
+  a->totals.cpu_busy_ns = agent_ticks_to_ns(a, busy);
+  a->totals.cpu_idle_ns = agent_ticks_to_ns(a, cpu->idle_ticks - a->cpu_prev.idle_ticks);
   a->totals.mem_used_bytes = mem;
   a->totals.net_rx_bytes = rx - a->net_prev_rx;
   a->totals.net_tx_bytes = tx - a->net_prev_tx;
@@ -363,11 +358,25 @@ static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
   s->n_procs = a->nprocs;
   /* Kernel threads are in the sweep too, so what is left is IRQ time and
    * processes that came and went between sweeps. */
-  s->system_cpu_ns = busy > sum_cpu_ticks ? ticks_to_ns(a, busy - sum_cpu_ticks) : 0;
-  s->collection = (char *)"proc";
+  uint64_t busy_ns = agent_ticks_to_ns(a, busy);
+  s->system_cpu_ns = busy_ns > sum_cpu_ns ? busy_ns - sum_cpu_ns : 0;
+  s->collection = a->hello.collection;
 }
 
-int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
+void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
+                   const struct erg_cpu_totals *cpu, uint64_t rx, uint64_t tx) {
+  struct proc_table t = a->prev;
+  a->prev = a->cur;
+  a->cur = t;
+  a->cpu_prev = *cpu;
+  a->net_prev_rx = rx;
+  a->net_prev_tx = tx;
+  a->rt_prev = rt;
+  a->mono_prev = mono;
+  a->have_prev = 1;
+}
+
+static int agent_sweep_proc(struct erg_agent *a, const Erg__Sample **out) {
   uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
   struct erg_cpu_totals cpu;
   uint64_t mem, rx, tx;
@@ -389,23 +398,20 @@ int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
   int ready = a->have_prev;
   if (ready)
     agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu);
-  struct proc_table t = a->prev;
-  a->prev = a->cur;
-  a->cur = t;
-  a->cpu_prev = cpu;
-  a->net_prev_rx = rx;
-  a->net_prev_tx = tx;
-  a->rt_prev = rt;
-  a->mono_prev = mono;
-  a->have_prev = 1;
+  agent_advance(a, rt, mono, &cpu, rx, tx);
   if (ready)
     *out = &a->sample;
   return ready;
 }
 
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
+  return a->bpf ? agent_bpf_sweep(a, out) : agent_sweep_proc(a, out);
+}
+
 void erg_agent_close(struct erg_agent *a) {
   if (!a)
     return;
+  agent_bpf_stop(a);
   free(a->prev.slots);
   free(a->cur.slots);
   free(a->procs);

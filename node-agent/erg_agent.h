@@ -59,6 +59,7 @@ struct erg_agent_config {
   double interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
+  char collection[8];       /* "auto" (BPF, else /proc), "bpf" or "proc" */
   int log_level;
   /* CURVE: the collector's public key (Z85, or a file holding it) and this
    * agent's secret key file. Both empty: plain TCP. */

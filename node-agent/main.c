@@ -17,9 +17,11 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
           "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
+          "                 [--collection auto|bpf|proc]\n"
           "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
           "      --dump            print each sample as one JSON line instead of sending\n"
-          "      --count N         stop after N samples\n");
+          "      --count N         stop after N samples\n"
+          "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n");
 }
 
 struct agent_args {
@@ -35,6 +37,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       {"collector", required_argument, 0, 'C'}, {"node", required_argument, 0, 'n'},
       {"interval", required_argument, 0, 'i'}, {"count", required_argument, 0, 'N'},
       {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
+      {"collection", required_argument, 0, 'k'},
       {0, 0, 0, 0}};
   /* First pass: the config file, so command-line flags override it. */
   for (int i = 1; i < argc - 1; i++)
@@ -62,6 +65,13 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       }
       break;
     case 'N': args->count = atol(optarg); break;
+    case 'k':
+      if (strcmp(optarg, "auto") && strcmp(optarg, "bpf") && strcmp(optarg, "proc")) {
+        fprintf(stderr, "erg-agent: --collection: '%s' is not auto, bpf or proc\n", optarg);
+        return 1;
+      }
+      erg_strlcpy(cfg->collection, optarg, sizeof cfg->collection);
+      break;
     case 'l':
       if ((cfg->log_level = erg_log_level_parse(optarg)) < 0) {
         fprintf(stderr, "erg-agent: --log-level: unknown level '%s'\n", optarg);
@@ -127,7 +137,8 @@ int main(int argc, char **argv) {
     erg_agent_close(a);
     return 1;
   }
-  erg_info("node %s, interval %.3gs, collection proc, %s %s", cfg.node, cfg.interval_seconds,
+  erg_info("node %s, interval %.3gs, collection %s, %s %s", cfg.node, cfg.interval_seconds,
+           erg_agent_hello(a)->collection,
            tx ? "sending to" : "dumping", tx ? cfg.collector : "to stdout");
   uint64_t step = (uint64_t)(cfg.interval_seconds * 1e9);
   uint64_t next = erg_time_monotonic_ns();

@@ -26,7 +26,7 @@ double erg_pdu_snmp_total_power(struct erg_pdu_source *src) {
 static int probe_fetch(struct erg_pdu_source *src, const char *t, int first, int n, char *names,
                        size_t namelen, char *why, size_t whylen) {
   char oids[PROBE_CHUNK][ERG_SNMP_OID_MAX];
-  const char *ptrs[PROBE_CHUNK];
+  const char *ptrs[PROBE_CHUNK] = {0};
   bool present[PROBE_CHUNK];
   double vals[PROBE_CHUNK];
   for (int i = 0; i < n; i++) {

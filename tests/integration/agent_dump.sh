@@ -8,14 +8,17 @@ out=$(mktemp)
 sha256sum /dev/zero &
 burner=$!
 trap 'rm -f "$out"; kill $burner 2>/dev/null || true' EXIT
-"$AGENT" --dump --count 3 --interval 1 --node dump-node >"$out"
-kill $burner 2>/dev/null || true
-python3 - "$out" "$burner" <<'PY'
+for collection in proc bpf; do
+if [ $collection = bpf ] && { [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; }; then
+  echo "SKIP: the bpf path needs root and BTF"; exit 77
+fi
+"$AGENT" --dump --count 3 --interval 1 --node dump-node --collection $collection >"$out"
+python3 - "$out" "$burner" "$collection" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 burner = int(sys.argv[2])
 objs = [json.loads(l) for l in lines]
-assert objs[0]["type"] == "hello" and objs[0]["collection"] == "proc", objs[0]
+assert objs[0]["type"] == "hello" and objs[0]["collection"] == sys.argv[3], objs[0]
 assert "cpu_time" in objs[0]["features"]
 samples = [o for o in objs if o["type"] == "sample"]
 assert len(samples) == 3, len(samples)
@@ -36,5 +39,8 @@ assert all(p["comm"] == "sha256sum" for p in mine)
 # A busy loop burns ~1 s of CPU per 1 s interval (10 ms tick resolution).
 cpu = max(p["cpu_ns"] for p in mine) / 1e9
 assert 0.7 <= cpu <= 1.3, cpu
-print("ok: %d samples, busy process seen with %.2f s CPU" % (len(samples), cpu))
+assert all(s["collection"] == sys.argv[3] for s in samples)
+print("ok: %s: %d samples, busy process seen with %.2f s CPU" % (sys.argv[3], len(samples), cpu))
 PY
+done
+kill $burner 2>/dev/null || true

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Exit capture through the agent: 500 processes that each burn ~20 ms and
+# exit inside an interval are charged to their command (>= 99% of the CPU
+# time wait4 saw) on the eBPF path. Also: the forced /proc fallback says so,
+# and without CAP_BPF the agent falls back by itself with one clear line.
+set -euo pipefail
+AGENT=$1 BURNER=$2
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root for BPF"; exit 77; }
+[ -r /sys/kernel/btf/vmlinux ] || { echo "SKIP: kernel without BTF"; exit 77; }
+work=$(mktemp -d /tmp/erg-exits.XXXXXX)
+trap 'kill $agent 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$AGENT" --dump --interval 1 --collection bpf --node ex >"$work/bpf.json" 2>"$work/bpf.log" &
+agent=$!
+sleep 1.5
+truth=$("$BURNER" 500 20 ergburn 2)
+sleep 2.5
+kill $agent; wait $agent || true
+python3 - "$work/bpf.json" "$truth" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+truth = int(sys.argv[2])
+hello = objs[0]
+assert hello["collection"] == "bpf" and "cpu_time" in hello["features"], hello
+# No hardware counters in the feature set unless the PMU exists (VMs: none).
+import subprocess
+procs = [p for o in objs if o["type"] == "sample" for p in o["procs"] if p["comm"] == "ergburn"]
+got = sum(p["cpu_ns"] for p in procs)
+pids = {p["pid"] for p in procs}
+exited = sum(1 for p in procs if p["exited"])
+ratio = got / truth
+print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {truth/1e9:.3f} s = {ratio:.4f}")
+assert ratio >= 0.99, ratio
+assert ratio <= 1.05, ratio
+assert len(pids) >= 495, len(pids)
+PY
+
+# Forced /proc path: says so in hello and in every sample.
+"$AGENT" --dump --count 2 --interval 0.5 --collection proc --node ex >"$work/proc.json" 2>"$work/proc.log"
+python3 - "$work/proc.json" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert objs[0]["collection"] == "proc", objs[0]
+assert all(o["collection"] == "proc" for o in objs[1:])
+print("proc: forced fallback reported")
+PY
+
+# Without CAP_BPF/CAP_PERFMON/CAP_SYS_ADMIN, "auto" falls back with one line.
+if command -v setpriv >/dev/null; then
+  setpriv --bounding-set=-bpf,-perfmon,-sys_admin -- \
+    "$AGENT" --dump --count 1 --interval 0.5 --node ex >"$work/auto.json" 2>"$work/auto.log"
+  grep -q '"collection":"proc"' "$work/auto.json" || { echo "FAIL: no fallback"; cat "$work/auto.log"; exit 1; }
+  n=$(grep -c 'BPF unavailable: .*; using /proc' "$work/auto.log")
+  [ "$n" = 1 ] || { echo "FAIL: fallback logged $n times"; cat "$work/auto.log"; exit 1; }
+  echo "auto: fell back to /proc without CAP_BPF: $(grep 'BPF unavailable' "$work/auto.log" | cut -d: -f4-)"
+else
+  echo "SKIP: setpriv (util-linux) missing"; exit 77
+fi
