@@ -203,6 +203,22 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
 
 const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
 
+/* The procs' string fields point into a->strings; when that block moves,
+ * every pointer into it moves by the same offset. Offsets are taken as
+ * integers before the realloc, so no freed pointer is ever used. */
+static void agent_strings_rebase(struct erg_agent *a, uintptr_t old_base, size_t old_len) {
+  uintptr_t new_base = (uintptr_t)a->strings;
+  for (size_t i = 0; i < a->nprocs; i++) {
+    char **f[] = {&a->procs[i].comm, &a->procs[i].cgroup, &a->procs[i].job,
+                  &a->procs[i].unit, &a->procs[i].container};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+      uintptr_t v = (uintptr_t)*f[k];
+      if (v >= old_base && v < old_base + old_len)
+        *f[k] = (char *)(new_base + (v - old_base));
+    }
+  }
+}
+
 Erg__Proc *agent_proc_slot(struct erg_agent *a) {
   if (a->nprocs == a->procs_cap) {
     size_t cap = a->procs_cap ? a->procs_cap * 2 : 256;
@@ -210,10 +226,13 @@ Erg__Proc *agent_proc_slot(struct erg_agent *a) {
     if (!p)
       return NULL;
     a->procs = p;
+    uintptr_t old_base = (uintptr_t)a->strings;
+    size_t old_len = a->procs_cap * sizeof *a->strings;
     char(*s)[3][128] = realloc(a->strings, cap * sizeof *s);
     if (!s)
       return NULL;
     a->strings = s;
+    agent_strings_rebase(a, old_base, old_len);
     Erg__Proc **pp = realloc(a->proc_ptrs, cap * sizeof *pp);
     if (!pp)
       return NULL;

@@ -36,6 +36,26 @@ assert ratio <= 1.05, ratio
 assert len(pids) >= 495, len(pids)
 PY
 
+# Many processes in one sample (more than the agent's first slot block):
+# every one keeps its own name.
+"$AGENT" --dump --interval 2 --collection bpf --node ex >"$work/many.json" 2>>"$work/bpf.log" &
+agent=$!
+sleep 1.2
+"$BURNER" 800 2 manyburn 8 >/dev/null
+sleep 3
+kill $agent; wait $agent || true
+python3 - "$work/many.json" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+procs = [p for o in objs if o["type"] == "sample" for p in o["procs"]]
+biggest = max(len(o["procs"]) for o in objs if o["type"] == "sample")
+many = {p["pid"] for p in procs if p["comm"] == "manyburn"}
+assert biggest > 300, f"largest sample had only {biggest} processes"
+assert len(many) >= 790, f"only {len(many)} of 800 processes kept their name"
+assert all(p["comm"].isprintable() for p in procs)
+print(f"many: {biggest} processes in one sample, {len(many)} named right")
+PY
+
 # Forced /proc path: says so in hello and in every sample.
 "$AGENT" --dump --count 2 --interval 0.5 --collection proc --node ex >"$work/proc.json" 2>"$work/proc.log"
 python3 - "$work/proc.json" <<'PY'
