@@ -7,6 +7,7 @@
 #include "erg_collector.h"
 #include "erg_fit.h"
 #include "erg_pdu.h"
+#include "erg_web.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: erg COMMAND [ARGS]\n"
@@ -16,6 +17,11 @@ static void usage(FILE *f) {
              "                                fit and validate a node's power model\n"
              "  pdu probe --driver snmp|modbus --host H[:PORT] [...]\n"
              "                                show a PDU's or meter's outlets and readings\n"
+             "  report --data-dir DIR [--from T] [--to T] [--by node|command|job|user|unit]\n"
+             "         [--format csv|json|html] [...]\n"
+             "                                energy per node or key over a period\n"
+             "  graph --data-dir DIR [--www-dir DIR]\n"
+             "                                render the web pages once (for cron)\n"
              "  keygen PREFIX                 write a CURVE key pair to PREFIX.key and PREFIX.pub\n"
              "  version                       print the version\n"
              "See erg(1).\n");
@@ -78,6 +84,10 @@ int main(int argc, char **argv) {
     return erg_fit_cli(argc - 1, argv + 1);
   if (!strcmp(cmd, "pdu") && argc > 2 && !strcmp(argv[2], "probe"))
     return erg_pdu_probe_cli(argc - 2, argv + 2);
+  if (!strcmp(cmd, "report"))
+    return erg_report_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "graph"))
+    return erg_graph_cli(argc - 1, argv + 1);
   if (!strcmp(cmd, "keygen"))
     return cmd_keygen(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -30,4 +30,16 @@ void erg_web_server_stop(struct erg_web_server *w);
  * picked when addr said port 0. */
 unsigned erg_web_server_port(const struct erg_web_server *w);
 
+/* erg report (web/report.c): energy over a period from the archives, by
+ * node or profile key kind, as CSV, JSON or HTML; see docs/report.md.
+ * argv[0] is "report". Returns the exit code: 0 ok, 1 usage, 2 data error. */
+int erg_report_cli(int argc, char **argv);
+/* erg graph: erg_web_render once for the nodes under DIR/nodes (for cron
+ * when ergd does not render). argv[0] is "graph". Same exit codes. */
+int erg_graph_cli(int argc, char **argv);
+/* A report time: ISO date or date-time in UTC ("2026-11-01",
+ * "2026-11-01T12:00[:00][Z]"), unix seconds, "now", or relative to now
+ * ("-7d", "-12h", "-30m", "-90s", "-2w"). Returns 0, or -1 if malformed. */
+int erg_report_parse_time(const char *s, int64_t now, int64_t *out);
+
 #endif

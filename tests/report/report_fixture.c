@@ -1,0 +1,68 @@
+/* Builds a store for the report tests: two 2-hour windows at step 5 s, one
+ * ending 3 days before NOW (only the 1-min RRA still holds it) and one
+ * ending 2 min before NOW. Node "n1": constant 100 W (idle 40, dynamic 60)
+ * with command keys of 10, 20 and 30 W, two of them with hostile names.
+ * Node "node two": 150 + 50 sin(2 pi t / 600) W, unknown for the first
+ * minute of the recent window, one key "burn" = measured - 100. n1 also
+ * has a job key "1234" of 50 W (report is generic over key kinds).
+ * usage: report_fixture DIR NOW; prints "A_END B_END". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_common.h"
+#include "erg_store.h"
+
+#define STEP 5
+#define SPAN 7200
+
+static const struct {
+  const char *key;
+  double watts;
+} n1_keys[] = {{"sleep", 10}, {"a,b \"q\"", 20}, {"<script>alert(1)</script>", 30}};
+
+static double two_watts(int64_t t) { return 150 + 50 * sin(2 * M_PI * (double)(t % 600) / 600); }
+
+static int fixture_window(struct erg_store *s, int64_t end, int gap) {
+  char why[512];
+  for (int64_t t = end - SPAN + STEP; t <= end; t += STEP) {
+    struct erg_store_node_cell a = {t, 100, 100, 40, 60, 0, false};
+    double w = gap && t <= end - SPAN + 60 ? NAN : two_watts(t);
+    struct erg_store_node_cell b = {t, w, w, 100, w - 100, 0, false};
+    int rc = erg_store_node_update(s, "n1", &a, why, sizeof why) ||
+             erg_store_node_update(s, "node two", &b, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why);
+    for (size_t k = 0; rc == 0 && k < sizeof n1_keys / sizeof *n1_keys; k++)
+      rc = erg_store_key_update(s, "n1", "command", n1_keys[k].key, t, n1_keys[k].watts, why,
+                                sizeof why);
+    if (rc) {
+      fprintf(stderr, "fixture: %s\n", why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 1;
+  int64_t now = strtoll(argv[2], NULL, 10);
+  int64_t a_end = now - 3 * 86400 - now % 3600, b_end = now - now % 60 - 120;
+  struct erg_store *s;
+  struct erg_store_options o = {.root = argv[1], .step_seconds = STEP};
+  char why[512], path[1200], safe[ERG_NAME_MAX];
+  if (erg_store_open(&s, &o, why, sizeof why)) {
+    fprintf(stderr, "fixture: %s\n", why);
+    return 1;
+  }
+  int rc = fixture_window(s, a_end, 0) || fixture_window(s, b_end, 1);
+  erg_store_close(s);
+  /* The original name of "node two", as the collector would keep it. */
+  erg_name_sanitize("node two", 8, safe);
+  snprintf(path, sizeof path, "%s/nodes/%s/name", argv[1], safe);
+  rc = rc || erg_write_file_atomic(path, "node two\n", 9);
+  printf("%lld %lld\n", (long long)a_end, (long long)b_end);
+  return rc;
+}
