@@ -117,6 +117,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     erg_strlcpy(cfg->collection, value, sizeof cfg->collection);
     return 0;
   }
+  if (strcmp(key, "scope") == 0)
+    return agent_scope_normalize(value, cfg->scope, sizeof cfg->scope, why, whylen);
   if (strcmp(key, "proc_root") == 0) {
     erg_strlcpy(cfg->proc_root, value, sizeof cfg->proc_root);
     return 0;
@@ -185,6 +187,10 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
   a->hello.agent_pid = (uint32_t)getpid();
   a->hello.agent_start_realtime_ns = erg_time_realtime_ns();
   a->hello.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+  if (agent_scope_open(a, why, whylen) != 0) {
+    free(a);
+    return -1;
+  }
   if (strcmp(cfg->collection, "proc") != 0) {
     char bwhy[256];
     if (agent_bpf_start(a, bwhy, sizeof bwhy) != 0) {
@@ -259,11 +265,10 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
   if (agent_read(a, path, buf, sizeof buf) == 0 && erg_proc_parse_status(buf, &status) == 0)
     p->uid = status.uid;
   p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
-  snprintf(path, sizeof path, "%u/cgroup", pid);
   if (cgroup)
     erg_strlcpy(cg, cgroup, 128);
-  else if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_cgroup(buf, cg, 128) != 0)
-    cg[0] = '\0';
+  else
+    agent_pid_cgroup(a, pid, cg, 128);
   p->cgroup = cg;
   struct erg_group_keys keys;
   erg_group_keys_derive(cg, &keys);
@@ -299,6 +304,16 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   /* A process may vanish between readdir and read: skip it silently. */
   if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_stat(buf, &st) != 0)
     return;
+  /* Scoped: processes elsewhere are neither reported nor summed. A process
+   * may move between cgroups, so membership is read every sweep. */
+  char cg[128];
+  const char *cgp = NULL;
+  if (a->cfg.scope[0]) {
+    agent_pid_cgroup(a, st.pid, cg, sizeof cg);
+    if (!agent_scope_contains(a, cg))
+      return;
+    cgp = cg;
+  }
   uint64_t cpu = st.utime_ticks + st.stime_ticks;
   struct erg_proc_io io = {0};
   snprintf(path, sizeof path, "%s/io", pidname);
@@ -331,7 +346,22 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   p->cpu_ns = agent_ticks_to_ns(a, d_cpu);
   p->read_bytes = d_r;
   p->write_bytes = d_w;
-  agent_proc_describe(a, p, st.pid, NULL);
+  agent_proc_describe(a, p, st.pid, cgp);
+}
+
+/* Whole physical disks only: partitions, device-mapper and md devices
+ * would count the same bytes twice, loop and ram devices not at all. */
+static int disk_is_physical(const char *dev) {
+  char path[128];
+  snprintf(path, sizeof path, "/sys/block/%s/device", dev);
+  return access(path, F_OK) == 0;
+}
+
+static void agent_read_disk(struct erg_agent *a, uint64_t *r, uint64_t *w) {
+  char buf[16384];
+  *r = *w = 0;
+  if (agent_read(a, "diskstats", buf, sizeof buf) == 0)
+    erg_proc_parse_diskstats(buf, disk_is_physical, r, w);
 }
 
 void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
@@ -346,6 +376,12 @@ void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t
   *rx = *tx = 0;
   if (agent_read(a, "net/dev", buf, sizeof buf) == 0)
     erg_proc_parse_netdev(buf, rx, tx);
+  agent_read_disk(a, &a->disk_cur_r, &a->disk_cur_w);
+  if (a->cfg.scope[0]) {
+    cpu->scope_busy_ns = agent_scope_busy_ns(a);
+    uint64_t m = agent_scope_mem_bytes(a);
+    *mem = m ? m : *mem;
+  }
 }
 
 void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
@@ -359,10 +395,22 @@ void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
   a->interval.realtime_end_ns = rt;
   a->interval.monotonic_start_ns = a->mono_prev;
   a->interval.monotonic_end_ns = mono;
-  uint64_t busy = cpu->busy_ticks - a->cpu_prev.busy_ticks;
-  a->totals.cpu_busy_ns = agent_ticks_to_ns(a, busy);
-  a->totals.cpu_idle_ns = agent_ticks_to_ns(a, cpu->idle_ticks - a->cpu_prev.idle_ticks);
+  uint64_t busy_ns = agent_ticks_to_ns(a, cpu->busy_ticks - a->cpu_prev.busy_ticks);
+  uint64_t idle_ns = agent_ticks_to_ns(a, cpu->idle_ticks - a->cpu_prev.idle_ticks);
+  if (a->cfg.scope[0]) {
+    /* The subtree is the node: its CPU is busy, the rest of the machine's
+     * capacity over the interval counts as idle. */
+    uint64_t cap = (mono - a->mono_prev) * cpu->ncpu;
+    busy_ns = cpu->scope_busy_ns > a->cpu_prev.scope_busy_ns
+                  ? cpu->scope_busy_ns - a->cpu_prev.scope_busy_ns : 0;
+    idle_ns = cap > busy_ns ? cap - busy_ns : 0;
+  }
+  a->totals.cpu_busy_ns = busy_ns;
+  a->totals.cpu_idle_ns = idle_ns;
   a->totals.mem_used_bytes = mem;
+  a->totals.disk_read_bytes = a->disk_cur_r >= a->disk_prev_r ? a->disk_cur_r - a->disk_prev_r : 0;
+  a->totals.disk_write_bytes =
+      a->disk_cur_w >= a->disk_prev_w ? a->disk_cur_w - a->disk_prev_w : 0;
   a->totals.net_rx_bytes = rx - a->net_prev_rx;
   a->totals.net_tx_bytes = tx - a->net_prev_tx;
   a->totals.ncpu = cpu->ncpu;
@@ -377,7 +425,6 @@ void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
   s->n_procs = a->nprocs;
   /* Kernel threads are in the sweep too, so what is left is IRQ time and
    * processes that came and went between sweeps. */
-  uint64_t busy_ns = agent_ticks_to_ns(a, busy);
   s->system_cpu_ns = busy_ns > sum_cpu_ns ? busy_ns - sum_cpu_ns : 0;
   s->collection = a->hello.collection;
 }
@@ -388,6 +435,8 @@ void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
   a->prev = a->cur;
   a->cur = t;
   a->cpu_prev = *cpu;
+  a->disk_prev_r = a->disk_cur_r;
+  a->disk_prev_w = a->disk_cur_w;
   a->net_prev_rx = rx;
   a->net_prev_tx = tx;
   a->rt_prev = rt;

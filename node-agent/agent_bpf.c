@@ -44,27 +44,6 @@ static int cgroup_walk_cb(const char *path, const struct stat *st, int type, str
   return 0;
 }
 
-/* The cgroup2 mount point, from mountinfo (hybrid hosts mount it at
- * /sys/fs/cgroup/unified). */
-static int cgroup2_root(char *out, size_t len) {
-  FILE *f = fopen("/proc/self/mountinfo", "r");
-  char line[1024];
-  int found = 0;
-  while (f && !found && fgets(line, sizeof line, f)) {
-    char mnt[512], fstype[64];
-    const char *dash = strstr(line, " - ");
-    if (!dash || sscanf(dash + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-      continue;
-    if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
-      erg_strlcpy(out, mnt, len);
-      found = 1;
-    }
-  }
-  if (f)
-    fclose(f);
-  return found ? 0 : -1;
-}
-
 static const char *cgroup_lookup(struct erg_agent *a, uint64_t id) {
   struct cgroup_cache *c = a->cgroups;
   if (!c || !id)
@@ -83,6 +62,15 @@ static const char *cgroup_lookup(struct erg_agent *a, uint64_t id) {
     nftw(c->root, cgroup_walk_cb, 16, FTW_PHYS | FTW_MOUNT);
   }
   return NULL;
+}
+
+/* A live process's cgroup from /proc; an exited one's (or one that just
+ * exited) from the kernel's cgroup id. */
+static const char *bpf_proc_cgroup(struct erg_agent *a, const struct erg_bpf_proc *p, char *buf,
+                                   size_t len) {
+  if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0)
+    return buf;
+  return cgroup_lookup(a, p->cgroup_id);
 }
 
 struct bpf_sweep {
@@ -106,6 +94,14 @@ static void bpf_remember(struct proc_prev *e, const struct erg_bpf_proc *p) {
 static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   struct bpf_sweep *sw = user;
   struct erg_agent *a = sw->a;
+  /* Scoped: only the subtree's processes are remembered, summed, reported. */
+  char cgbuf[128];
+  const char *cg = NULL;
+  if (a->cfg.scope[0]) {
+    cg = bpf_proc_cgroup(a, p, cgbuf, sizeof cgbuf);
+    if (!agent_scope_contains(a, cg))
+      return;
+  }
   /* Exited processes are forgotten after this sweep: no entry for them. */
   struct proc_prev *cur = p->exited ? NULL : table_find(&a->cur, p->pid, p->start_time_ns, 1);
   if (cur)
@@ -144,7 +140,9 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
     buf[strcspn(buf, "\n")] = '\0';
     erg_strlcpy(comm, buf, 17);
   }
-  agent_proc_describe(a, e, p->pid, p->exited ? cgroup_lookup(a, p->cgroup_id) : NULL);
+  if (!cg && p->exited)
+    cg = cgroup_lookup(a, p->cgroup_id);
+  agent_proc_describe(a, e, p->pid, cg);
   if (p->exited || !e->uid)
     e->uid = p->uid; /* /proc is gone (or says root): the kernel's view */
 }
@@ -179,7 +177,7 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
     return -1;
   }
   a->cgroups = calloc(1, sizeof *a->cgroups);
-  if (a->cgroups && cgroup2_root(a->cgroups->root, sizeof a->cgroups->root) != 0) {
+  if (a->cgroups && agent_cgroup2_root(a->cgroups->root, sizeof a->cgroups->root) != 0) {
     free(a->cgroups);
     a->cgroups = NULL;
   }

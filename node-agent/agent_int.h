@@ -28,7 +28,7 @@ struct erg_agent {
   char boot_id[40];
   struct proc_table prev, cur;
   struct erg_cpu_totals cpu_prev;
-  uint64_t disk_prev_r, disk_prev_w, net_prev_rx, net_prev_tx;
+  uint64_t disk_prev_r, disk_prev_w, disk_cur_r, disk_cur_w, net_prev_rx, net_prev_tx;
   uint64_t rt_prev, mono_prev;
   uint64_t seq;
   int have_prev;
@@ -36,6 +36,7 @@ struct erg_agent {
   char *features[16];
   struct erg_bpf *bpf;      /* NULL: the /proc path */
   struct cgroup_cache *cgroups;
+  char scope_cpu[640], scope_mem[640]; /* the scope's accounting files */
   /* The sample under construction and what it points at. */
   Erg__Sample sample;
   Erg__Interval interval;
@@ -60,6 +61,15 @@ void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
 void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
                    const struct erg_cpu_totals *cpu, uint64_t rx, uint64_t tx);
 uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t);
+
+/* Scope (scope.c). */
+int agent_cgroup2_root(char *out, size_t len);
+int agent_scope_normalize(const char *in, char *out, size_t outlen, char *why, size_t whylen);
+int agent_scope_open(struct erg_agent *a, char *why, size_t whylen);
+int agent_scope_contains(const struct erg_agent *a, const char *cgroup);
+int agent_pid_cgroup(struct erg_agent *a, uint32_t pid, char *out, size_t len);
+uint64_t agent_scope_busy_ns(const struct erg_agent *a);
+uint64_t agent_scope_mem_bytes(const struct erg_agent *a);
 
 /* BPF path (agent_bpf.c). */
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen);

@@ -36,10 +36,14 @@ int erg_proc_parse_cgroup(const char *buf, char *out, size_t outlen);
 struct erg_cpu_totals {
   uint64_t busy_ticks, idle_ticks;
   uint32_t ncpu;
+  uint64_t scope_busy_ns;   /* cumulative CPU of the agent's scope, if any */
 };
 int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out);
 /* MemTotal - MemAvailable, in bytes. */
 int erg_proc_parse_meminfo(const char *buf, uint64_t *used_bytes);
+/* Bytes read/written, summed over the devices want() accepts (all if NULL). */
+int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev), uint64_t *read_bytes,
+                             uint64_t *write_bytes);
 /* Sum of rx/tx bytes over interfaces other than lo. */
 int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_bytes);
 
@@ -60,6 +64,7 @@ struct erg_agent_config {
   long queue_samples;       /* bounded send queue while the collector is away */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
   char collection[8];       /* "auto" (BPF, else /proc), "bpf" or "proc" */
+  char scope[256];          /* cgroup path: report only this subtree; "" = all */
   int log_level;
   /* CURVE: the collector's public key (Z85, or a file holding it) and this
    * agent's secret key file. Both empty: plain TCP. */
@@ -67,6 +72,8 @@ struct erg_agent_config {
   char curve_secret_key_file[512];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
+/* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */
+int erg_agent_scope_set(struct erg_agent_config *cfg, const char *path, char *why, size_t whylen);
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
                           struct erg_config_error *err);
 
@@ -90,9 +97,12 @@ struct erg_sender;
  * identity is verified by the handshake. */
 int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg, char *why,
                     size_t whylen);
-/* Sends (or queues) one envelope; counts what it had to drop. */
+/* Queues one envelope without blocking: 0 queued, 1 dropped (queue full),
+ * -1 error. A sample gets dropped_samples set to the samples dropped since
+ * the last one queued; dropped hellos are not counted. */
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
-uint64_t erg_sender_take_dropped(struct erg_sender *s);
+/* Samples dropped and not yet reported. */
+uint64_t erg_sender_dropped(const struct erg_sender *s);
 void erg_sender_close(struct erg_sender *s);
 
 #endif

@@ -17,11 +17,21 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
           "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
-          "                 [--collection auto|bpf|proc]\n"
+          "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
           "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
           "      --dump            print each sample as one JSON line instead of sending\n"
           "      --count N         stop after N samples\n"
-          "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n");
+          "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
+          "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n");
+}
+
+static int agent_scope_arg(const char *v, struct erg_agent_config *cfg) {
+  char why[300];
+  if (erg_agent_scope_set(cfg, v, why, sizeof why) != 0) {
+    fprintf(stderr, "erg-agent: --scope: %s\n", why);
+    return 1;
+  }
+  return 0;
 }
 
 struct agent_args {
@@ -37,7 +47,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       {"collector", required_argument, 0, 'C'}, {"node", required_argument, 0, 'n'},
       {"interval", required_argument, 0, 'i'}, {"count", required_argument, 0, 'N'},
       {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
-      {"collection", required_argument, 0, 'k'},
+      {"collection", required_argument, 0, 'k'}, {"scope", required_argument, 0, 's'},
       {0, 0, 0, 0}};
   /* First pass: the config file, so command-line flags override it. */
   for (int i = 1; i < argc - 1; i++)
@@ -72,6 +82,10 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       }
       erg_strlcpy(cfg->collection, optarg, sizeof cfg->collection);
       break;
+    case 's':
+      if (agent_scope_arg(optarg, cfg) != 0)
+        return 1;
+      break;
     case 'l':
       if ((cfg->log_level = erg_log_level_parse(optarg)) < 0) {
         fprintf(stderr, "erg-agent: --log-level: unknown level '%s'\n", optarg);
@@ -103,7 +117,6 @@ static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *
     env.hello = (Erg__Hello *)erg_agent_hello(a);
     erg_sender_send(tx, &env);
   }
-  s->dropped_samples = erg_sender_take_dropped(tx);
   env.body_case = ERG__ENVELOPE__BODY_SAMPLE;
   env.sample = s;
   if (erg_sender_send(tx, &env) < 0)

@@ -174,3 +174,22 @@ int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_byte
   }
   return seen >= 0 ? 0 : -1;
 }
+
+int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev), uint64_t *read_bytes,
+                             uint64_t *write_bytes) {
+  *read_bytes = *write_bytes = 0;
+  int n = 0;
+  for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    char dev[64];
+    unsigned long long rs, ws;
+    /* major minor name reads merged sectors_read ms writes merged sectors_written */
+    if (sscanf(l, "%*u %*u %63s %*u %*u %llu %*u %*u %*u %llu", dev, &rs, &ws) != 3)
+      continue;
+    if (want && !want(dev))
+      continue;
+    *read_bytes += rs * 512; /* diskstats sectors are always 512 bytes */
+    *write_bytes += ws * 512;
+    n++;
+  }
+  return n > 0 ? 0 : -1;
+}

@@ -1,7 +1,11 @@
 /* ZeroMQ PUSH to the collector. The socket's send high-water mark is the
- * bounded queue: while the collector is away, samples wait in order inside
- * libzmq and go out on reconnect; past the mark they are dropped and
- * counted, and the count travels in the next sample. */
+ * bounded queue: the socket connects (never binds) with ZMQ_IMMEDIATE = 0,
+ * so libzmq creates the outgoing pipe at once and keeps it across
+ * reconnects; while the collector is away, samples wait there in order and
+ * go out when it returns. A full pipe refuses the newest message (EAGAIN):
+ * that one is dropped and counted, exactly, and the count travels in the
+ * next sample that is accepted. Not covered: messages already written to a
+ * TCP connection that then breaks (a few at most; ZeroMQ has no acks). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +60,16 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
     snprintf(why, whylen, "zmq socket: %s", zmq_strerror(errno));
     goto fail;
   }
-  int hwm = queue_samples > 0x7fffffff ? 0x7fffffff : (int)queue_samples;
-  int linger = 2000;
-  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-  zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+  /* Room for queue_samples samples plus the hello sent every 60 of them. */
+  long q = queue_samples + queue_samples / 60 + 1;
+  int hwm = q > 0x7fffffff ? 0x7fffffff : (int)q;
+  int linger = 2000, immediate = 0;
+  if (zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+      zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate) != 0 ||
+      zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger) != 0) {
+    snprintf(why, whylen, "zmq socket options: %s", zmq_strerror(errno));
+    goto fail;
+  }
   if (sender_curve(s->sock, cfg, why, whylen) != 0)
     goto fail;
   if (zmq_connect(s->sock, endpoint) != 0) {
@@ -77,28 +87,34 @@ fail:
   return -1;
 }
 
-int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
+/* 0 sent (queued), 1 refused by a full queue, -1 error. */
+static int sender_push(struct erg_sender *s, const Erg__Envelope *env) {
   uint8_t *buf;
   size_t len = erg_wire_pack(env, &buf);
   if (!len)
     return -1;
   int rc = zmq_send(s->sock, buf, len, ZMQ_DONTWAIT);
   free(buf);
-  if (rc < 0) {
-    if (errno == EAGAIN) {
-      s->dropped++;
-      return 1;
-    }
-    return -1;
-  }
+  if (rc < 0)
+    return errno == EAGAIN ? 1 : -1;
   return 0;
 }
 
-uint64_t erg_sender_take_dropped(struct erg_sender *s) {
-  uint64_t d = s->dropped;
-  s->dropped = 0;
-  return d;
+int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
+  if (env->body_case != ERG__ENVELOPE__BODY_SAMPLE)
+    return sender_push(s, env); /* a lost hello is re-sent later, not counted */
+  /* The count is cleared only once a sample carrying it is accepted, so a
+   * refused sample never loses the count of those before it. */
+  env->sample->dropped_samples = s->dropped;
+  int rc = sender_push(s, env);
+  if (rc == 0)
+    s->dropped = 0;
+  else if (rc == 1)
+    s->dropped++;
+  return rc;
 }
+
+uint64_t erg_sender_dropped(const struct erg_sender *s) { return s->dropped; }
 
 void erg_sender_close(struct erg_sender *s) {
   if (!s)

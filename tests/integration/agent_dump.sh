@@ -36,9 +36,10 @@ for i, s in enumerate(samples):
 mine = [p for s in samples for p in s["procs"] if p["pid"] == burner]
 assert mine, "the busy process never appeared"
 assert all(p["comm"] == "sha256sum" for p in mine)
-# A busy loop burns ~1 s of CPU per 1 s interval (10 ms tick resolution).
+# A busy loop burns up to 1 s of CPU per 1 s interval (10 ms ticks on the
+# /proc path); less when other load shares the CPUs, never more.
 cpu = max(p["cpu_ns"] for p in mine) / 1e9
-assert 0.7 <= cpu <= 1.3, cpu
+assert 0.2 <= cpu <= 1.05, cpu
 assert all(s["collection"] == sys.argv[3] for s in samples)
 print("ok: %s: %d samples, busy process seen with %.2f s CPU" % (sys.argv[3], len(samples), cpu))
 PY

@@ -14,10 +14,13 @@ trap 'kill $agent 2>/dev/null || true; rm -rf "$work"' EXIT
 "$AGENT" --dump --interval 1 --collection bpf --node ex >"$work/bpf.json" 2>"$work/bpf.log" &
 agent=$!
 sleep 1.5
-truth=$("$BURNER" 500 20 ergburn 2)
+# Names unique to this run: another burner on the machine must not count.
+name=eb$$
+many=mb$$
+truth=$("$BURNER" 500 20 $name 2)
 sleep 2.5
 kill $agent; wait $agent || true
-python3 - "$work/bpf.json" "$truth" <<'PY'
+python3 - "$work/bpf.json" "$truth" "$name" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
 truth = int(sys.argv[2])
@@ -25,7 +28,7 @@ hello = objs[0]
 assert hello["collection"] == "bpf" and "cpu_time" in hello["features"], hello
 # No hardware counters in the feature set unless the PMU exists (VMs: none).
 import subprocess
-procs = [p for o in objs if o["type"] == "sample" for p in o["procs"] if p["comm"] == "ergburn"]
+procs = [p for o in objs if o["type"] == "sample" for p in o["procs"] if p["comm"] == sys.argv[3]]
 got = sum(p["cpu_ns"] for p in procs)
 pids = {p["pid"] for p in procs}
 exited = sum(1 for p in procs if p["exited"])
@@ -41,15 +44,15 @@ PY
 "$AGENT" --dump --interval 2 --collection bpf --node ex >"$work/many.json" 2>>"$work/bpf.log" &
 agent=$!
 sleep 1.2
-"$BURNER" 800 2 manyburn 8 >/dev/null
+"$BURNER" 800 2 $many 8 >/dev/null
 sleep 3
 kill $agent; wait $agent || true
-python3 - "$work/many.json" <<'PY'
+python3 - "$work/many.json" "$many" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
 procs = [p for o in objs if o["type"] == "sample" for p in o["procs"]]
 biggest = max(len(o["procs"]) for o in objs if o["type"] == "sample")
-many = {p["pid"] for p in procs if p["comm"] == "manyburn"}
+many = {p["pid"] for p in procs if p["comm"] == sys.argv[2]}
 assert biggest > 300, f"largest sample had only {biggest} processes"
 assert len(many) >= 790, f"only {len(many)} of 800 processes kept their name"
 assert all(p["comm"].isprintable() for p in procs)

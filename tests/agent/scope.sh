@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# scope = <cgroup>: only the subtree's processes (a busy one and its busy
+# child) are reported, node busy time is the cgroup's own accounting, and a
+# busy process outside never appears. Both collection paths; real cgroups.
+set -euo pipefail
+AGENT=$1
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: creating cgroups needs root"; exit 77; }
+# The agent reads a process's v2 path when /proc/PID/cgroup has one, so the
+# test cgroup must live where the agent looks: cgroup2 if mounted, else v1.
+v2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+name=erg-scope-test-$$
+if [ -n "$v2" ] && [ -r "$v2/cpu.stat" ]; then
+  base=$v2
+elif ! grep -q '^0::' /proc/self/cgroup && [ -d /sys/fs/cgroup/cpuacct ]; then
+  base=/sys/fs/cgroup/cpuacct
+else
+  echo "SKIP: neither cgroup2 with cpu.stat nor a v1-only cpuacct hierarchy"; exit 77
+fi
+cg=$base/$name
+# Sum of utime+stime (ticks) of the given pids.
+cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done; echo $t; }
+work=$(mktemp -d /tmp/erg-scope.XXXXXX)
+inside= outside=
+cleanup() {
+  [ -n "$inside" ] && pkill -P "$inside" 2>/dev/null; [ -n "$inside" ] && kill "$inside" 2>/dev/null
+  [ -n "$outside" ] && kill "$outside" 2>/dev/null
+  sleep 0.3
+  # Anything left inside goes back to the root before the cgroup is removed.
+  for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$p" >"$base/cgroup.procs" || true; done
+  for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.2; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$cg"
+# A parent that forks a busy child after joining the cgroup: children follow.
+sh -c 'echo $$ >"$1/cgroup.procs"; sha256sum /dev/zero & exec sha256sum /dev/zero' \
+  sh "$cg" &
+inside=$!
+sha256sum /dev/zero &
+outside=$!
+sleep 0.5
+for collection in proc bpf; do
+  if [ $collection = bpf ] && [ ! -r /sys/kernel/btf/vmlinux ]; then
+    echo "SKIP (bpf part): kernel without BTF"; continue
+  fi
+  t0=$(cpu_of $(cat "$cg/cgroup.procs")) w0=$(date +%s%N)
+  "$AGENT" --dump --count 3 --interval 1 --collection $collection --scope "/$name" \
+    >"$work/$collection.json" 2>"$work/$collection.log"
+  t1=$(cpu_of $(cat "$cg/cgroup.procs")) w1=$(date +%s%N)
+  python3 - "$work/$collection.json" "$collection" "/$name" "$inside" "$outside" \
+    "$(cat "$cg/cgroup.procs" | tr '\n' ' ')" $((t1 - t0)) "$(getconf CLK_TCK)" $((w1 - w0)) <<'PY'
+import json, sys
+path, coll, scope, inside, outside = sys.argv[1:6]
+members = {int(p) for p in sys.argv[6].split()}
+truth = int(sys.argv[7]) / int(sys.argv[8]) # the members' own CPU over the agent's whole run
+objs = [json.loads(l) for l in open(path)]
+assert objs[0]["collection"] == coll, objs[0]
+samples = [o for o in objs if o["type"] == "sample"]
+assert len(samples) == 3
+assert int(inside) in members and len(members) == 2, members
+for s in samples:
+    pids = {p["pid"] for p in s["procs"]}
+    assert int(outside) not in pids, "a process outside the scope was reported"
+    assert pids <= members, f"{pids - members} are not in {scope}"
+    assert all(p["cgroup"] == scope for p in s["procs"]), s["procs"]
+    busy = s["totals"]["cpu_busy_ns"] / 1e9
+    procs = sum(p["cpu_ns"] for p in s["procs"]) / 1e9
+    wall = (s["monotonic_end_ns"] - s["monotonic_start_ns"]) / 1e9
+    assert 0 < busy <= 2.1 * wall, (busy, wall)
+    assert abs(busy - procs) <= 0.15 * busy + 0.05, (busy, procs)
+    assert s["system_cpu_ns"] / 1e9 <= 0.15 * busy + 0.05, s["system_cpu_ns"]
+    print(f"{coll}: {len(pids)} processes, busy {busy:.3f} s, processes {procs:.3f} s, "
+          f"[system] {s['system_cpu_ns']/1e9:.3f} s")
+# The samples cover part of the run (not the agent's start): busy time is
+# the members' CPU over that part, not the machine's.
+total = sum(s["totals"]["cpu_busy_ns"] for s in samples) / 1e9
+window = (samples[-1]["monotonic_end_ns"] - samples[0]["monotonic_start_ns"]) / 1e9
+expect = truth * window / (int(sys.argv[9]) / 1e9)
+print(f"{coll}: cgroup busy {total:.2f} s over {window:.2f} s; members' CPU scaled to it {expect:.2f} s")
+assert 0.7 * expect - 0.1 <= total <= 1.3 * expect + 0.1, (total, expect)
+assert any(len(s["procs"]) == 2 for s in samples), "parent and child never both seen"
+PY
+done
+# A scope that does not exist is a start-up error with a reason.
+if "$AGENT" --dump --count 1 --scope /erg-no-such-cgroup-$$ >/dev/null 2>"$work/err.log"; then
+  echo "FAIL: nonexistent scope accepted"; exit 1
+fi
+grep -q 'scope /erg-no-such-cgroup' "$work/err.log" || { cat "$work/err.log"; exit 1; }
+echo "ok: nonexistent scope refused: $(tail -1 "$work/err.log")"

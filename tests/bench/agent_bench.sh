@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Agent overhead (not a ctest test): CPU seconds per hour and peak RSS of
+# erg-agent (eBPF and /proc paths, 1 Hz, sending to a ZeroMQ sink) side by
+# side with prometheus-process-exporter (scraped at 1 Hz, every process
+# tracked by comm) and `pidstat -u -r -d -h 1`, in two scenarios:
+#   idle:  ~1,000 idle processes (sleep 3600)
+#   churn: the 500 short-lived processes of tests/integration/burner.c, repeating
+# Each tool's CPU is utime+stime from /proc/PID/stat over DURATION seconds,
+# extrapolated to an hour; peak RSS is VmHWM. In-kernel eBPF program time is
+# not charged to the agent by the kernel, so it is measured separately
+# (kernel.bpf_stats_enabled) and added to the eBPF row.
+#
+#   tests/bench/agent_bench.sh build-agent/node-agent/erg-agent \
+#       build-agent/tests/integration/burner build-agent/tests/agent/agent_pull_probe
+set -euo pipefail
+AGENT=$(realpath "$1") BURNER=$(realpath "$2") PROBE=$(realpath "$3")
+DURATION=${DURATION:-60}
+. "$(dirname "$0")/../integration/lib.sh"
+for c in prometheus-process-exporter pidstat curl bpftool; do
+  command -v $c >/dev/null || { echo "missing $c (apt-get install prometheus-process-exporter sysstat curl bpftool)"; exit 1; }
+done
+HZ=$(getconf CLK_TCK)
+work=$(mktemp -d /tmp/erg-agent-bench.XXXXXX)
+pids=() bg=()
+cleanup() {
+  for p in "${pids[@]}" "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$work/sleepers" ] && xargs -r kill <"$work/sleepers" 2>/dev/null || true
+  sysctl -q kernel.bpf_stats_enabled=0 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
+hwm_kb() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
+bpf_ns() { # total run time of the agent's BPF programs
+  bpftool prog show -j 2>/dev/null | python3 -c '
+import json, sys
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("name", "").startswith(("erg", "handle", "tp_", "on_"))))'
+}
+
+start_tools() {
+  local port exp_port
+  port=$(free_port)
+  "$PROBE" "tcp://127.0.0.1:$port" 100000 >/dev/null &
+  bg+=($!)
+  "$AGENT" --collection bpf --interval 1 --collector "tcp://127.0.0.1:$port" --node bench-bpf \
+    2>"$work/agent-bpf.log" &
+  pids+=($!); AG_BPF=$!
+  "$AGENT" --collection proc --interval 1 --collector "tcp://127.0.0.1:$port" --node bench-proc \
+    2>"$work/agent-proc.log" &
+  pids+=($!); AG_PROC=$!
+  exp_port=$(free_port)
+  printf 'process_names:\n  - name: "{{.Comm}}"\n    cmdline:\n    - ".+"\n' >"$work/pe.yml"
+  prometheus-process-exporter -config.path "$work/pe.yml" \
+    -web.listen-address "127.0.0.1:$exp_port" 2>"$work/pe.log" &
+  pids+=($!); PE=$!
+  wait_port "$exp_port" 10
+  (while :; do curl -s "http://127.0.0.1:$exp_port/metrics" >/dev/null; sleep 1; done) &
+  bg+=($!)
+  pidstat -u -r -d -h 1 >/dev/null &
+  pids+=($!); PIDSTAT=$!
+}
+
+measure() { # scenario
+  local name=$1 p
+  sleep 5 # warm-up: first sweeps, exporter's first scrapes
+  declare -A t0 t1
+  for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t0[$p]=$(cpu_ticks $p); done
+  local b0 b1; b0=$(bpf_ns)
+  sleep "$DURATION"
+  for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t1[$p]=$(cpu_ticks $p); done
+  b1=$(bpf_ns)
+  per_h() { python3 -c "print($1 * 3600 / $DURATION)"; }
+  local pe_h; pe_h=$(per_h "(${t1[$PE]} - ${t0[$PE]}) / $HZ")
+  printf '%-6s %-30s %9s %9s %9s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e"
+  for row in "$AG_BPF erg-agent-eBPF(user+sys)" "$AG_BPF erg-agent-eBPF(+in-kernel)" \
+             "$AG_PROC erg-agent-/proc" "$PE prometheus-process-exporter" "$PIDSTAT pidstat"; do
+    set -- $row
+    local h; h=$(per_h "(${t1[$1]} - ${t0[$1]}) / $HZ")
+    # The kernel charges BPF program time to whichever task hit the
+    # tracepoint, not to the agent: it is added here from bpf_stats.
+    [ "$2" = "erg-agent-eBPF(+in-kernel)" ] && h=$(python3 -c "print($h + ($b1 - $b0) / 1e9 * 3600 / $DURATION)")
+    printf '%-6s %-30s %9.1f %7.1fMB %7.1fMB %8.3f\n' "$name" "$2" "$h" \
+      "$(python3 -c "print($(hwm_kb $1) / 1000)")" \
+      "$(python3 -c "print($(awk '/^VmRSS/ {print $2}' /proc/$1/status) / 1000)")" \
+      "$(python3 -c "print($h / $pe_h)")"
+  done
+}
+
+sysctl -q kernel.bpf_stats_enabled=1
+echo "# $(nproc) CPUs, $(uname -r), DURATION=$DURATION s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# (a) ~1,000 idle processes.
+for _ in $(seq 1000); do sleep 3600 & echo $! >>"$work/sleepers"; done
+start_tools
+echo "# processes: $(ls /proc | grep -c '^[0-9]')"
+measure idle
+xargs -r kill <"$work/sleepers" 2>/dev/null || true
+rm -f "$work/sleepers"
+# (b) 500 short-lived processes (20 ms of CPU each, 2 at a time), repeating.
+(while :; do "$BURNER" 500 20 ergburn 2 >/dev/null; done) &
+bg+=($!)
+measure churn

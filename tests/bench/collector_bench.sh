@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Collector scale benchmark (not a ctest test). collector_load impersonates N
+# agents (one ZeroMQ connection each) sending 1 Hz samples of P processes for
+# D seconds to: ergd (no meters, temp data dir), then the reference peer, a
+# bare ZeroMQ PULL sink (collector_sink), plain and with --decode. Reports
+# sustained process-samples/s, CPU (fraction of one core), RSS, loss, and
+# erg's CPU per process-sample relative to the sink's. After the load, ergd
+# is kept IDLE_S seconds with all N nodes known but silent: its CPU and
+# writes then are the store's per-cell cost alone (journal + node.rrd).
+# usage: collector_bench.sh BUILD_DIR [N=2000] [P=100] [D=60]
+# env: WARM=1 runs ergd twice on the same data dir: the first run creates
+#      every archive (rrd_create of each node.rrd), the second is steady state;
+#      PERF=1 records ergd with perf (cpu-clock, call graphs) into $OUT;
+#      OUT=dir keeps logs and reports (default: a temp dir, removed);
+#      RRDCACHED=1 writes through a private rrdcached (-w 300 -z 60);
+#      IDLE_S=30; SINK=0 skips the sink runs.
+set -euo pipefail
+B=$1; N=${2:-2000}; P=${3:-100}; D=${4:-60}
+IDLE_S=${IDLE_S:-30}; PERF=${PERF:-0}; SINK=${SINK:-1}
+LOAD=$B/tests/bench/collector_load; SINKBIN=$B/tests/bench/collector_sink; ERGD=$B/collector/ergd
+. "$(dirname "$0")/../integration/lib.sh"
+for t in curl awk ss; do command -v $t >/dev/null || { echo "need $t" >&2; exit 1; }; done
+work=$(mktemp -d /tmp/erg-cbench.XXXXXX)
+OUT=${OUT:-$work}; mkdir -p "$OUT"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ulimit -n "$(ulimit -Hn)"
+TCK=$(getconf CLK_TCK)
+
+cpu_s() { awk -v t="$TCK" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+io_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/io"; }
+metric() { curl -sf "http://127.0.0.1:$HP/metrics" | awk -v m="$1" '$1 == m { s += $2 } END { printf "%d", s }'; }
+sum_metric() { curl -sf "http://127.0.0.1:$HP/metrics" | awk -v m="$1" 'index($1, m "{") == 1 { s += $2 } END { printf "%d", s }'; }
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+# Waits until erg_agent_messages_total{ok+rejected} reaches $1 or stops
+# moving for 5 s; sets DONE_AT to the time the count last grew.
+drain_ergd() {
+  local want=$1 last=-1 still=0 got
+  DONE_AT=$(now)
+  while [ $still -lt 10 ]; do
+    got=$(($(metric 'erg_agent_messages_total{result="ok"}') +
+           $(metric 'erg_agent_messages_total{result="rejected"}')))
+    [ "$got" != "$last" ] && { DONE_AT=$(now); still=0; last=$got; } || still=$((still + 1))
+    [ "$got" -ge "$want" ] && break
+    sleep 0.5
+  done
+}
+
+# A private rrdcached for the store; ergd finds it via RRDCACHED_ADDRESS.
+start_rrdcached() {
+  mkdir -p "$work/data"
+  rrdcached -g -l "unix:$work/rrdcached.sock" -b "$work/data" -B -w 300 -z 60 -f 3600 \
+    -p "$work/rrdcached.pid" >"$OUT/rrdcached.log" 2>&1 &
+  RP=$!; pids+=("$RP")
+  for _ in $(seq 1 50); do [ -S "$work/rrdcached.sock" ] && break; sleep 0.1; done
+  export RRDCACHED_ADDRESS="unix:$work/rrdcached.sock"
+}
+
+run_ergd() {
+  echo "-- ergd ($1)"
+  ZP=$(free_port); HP=$(free_port)
+  cat >"$work/ergd.conf" <<CONF
+[collector]
+listen = tcp://127.0.0.1:$ZP
+http = 127.0.0.1:$HP
+data_dir = $work/data
+CONF
+  RUN=$((${RUN:-0} + 1))
+  "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
+  EP=$!; pids+=("$EP")
+  wait_port "$HP"; wait_port "$ZP"
+  local c0 w0 t0 perfpid=""
+  c0=$(cpu_s $EP); w0=$(io_field $EP wchar); t0=$(now)
+  if [ "$PERF" = 1 ]; then
+    (sleep 5; exec perf record -q -e cpu-clock -g -p "$EP" -o "$OUT/perf.data" -- sleep $((D - 10))) \
+      >"$OUT/perf-record.log" 2>&1 &
+    perfpid=$!
+  fi
+  "$LOAD" "tcp://127.0.0.1:$ZP" "$N" "$P" "$D" "bench" | tee "$OUT/load-ergd-$RUN.txt"
+  local sent; sent=$(sed -n 's/.*sent messages=\([0-9]*\).*/\1/p' "$OUT/load-ergd-$RUN.txt")
+  drain_ergd "$sent"
+  local c1 w1 ok rej wall late fut over
+  c1=$(cpu_s $EP); w1=$(io_field $EP wchar)
+  ok=$(metric 'erg_agent_messages_total{result="ok"}')
+  rej=$(metric 'erg_agent_messages_total{result="rejected"}')
+  late=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="late"/ { s += $2 } END { printf "%d", s }')
+  fut=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="future"/ { s += $2 } END { printf "%d", s }')
+  over=$(sum_metric erg_agent_overlapping_samples_total)
+  wall=$(calc %.2f "$DONE_AT - $t0")
+  local psent; psent=$(sed -n 's/.*proc_samples=\([0-9]*\).*/\1/p' "$OUT/load-ergd-$RUN.txt")
+  local precv=$(( (ok - N) * P ))
+  [ -n "$perfpid" ] && wait "$perfpid" || true
+  echo "ergd: messages sent=$sent ok=$ok rejected=$rej lost=$((sent - ok - rej))" \
+       "grid_dropped_node_s late=$late future=$fut overlapping=$over"
+  echo "ergd: load phase ${wall}s (generator ${D}s + drain), cpu $(calc %.2f "$c1 - $c0")s" \
+       "= $(calc %.3f "($c1 - $c0) / $wall") core, process-samples/s $(calc %.0f "$precv / $wall")" \
+       "(sent $psent), RSS $(status_kb $EP VmRSS) kB, peak $(status_kb $EP VmHWM) kB," \
+       "wchar $(( (w1 - w0) >> 20 )) MiB"
+  ERG_CPU_PER=$(calc %.6e "($c1 - $c0) / $precv")
+  # Silent phase: N nodes known, no samples; only finalise + store work.
+  c0=$(cpu_s $EP); w0=$(io_field $EP wchar)
+  local wb0; wb0=$(io_field $EP write_bytes)
+  sleep "$IDLE_S"
+  c1=$(cpu_s $EP); w1=$(io_field $EP wchar)
+  local wb1; wb1=$(io_field $EP write_bytes)
+  echo "ergd silent ${IDLE_S}s, $N nodes: cpu $(calc %.2f "$c1 - $c0")s" \
+       "= $(calc %.3f "($c1 - $c0) / $IDLE_S") core, wchar $(( (w1 - w0) >> 10 )) KiB," \
+       "write_bytes $(( (wb1 - wb0) >> 10 )) KiB; data dir $(du -sh "$work/data" | cut -f1)," \
+       "$(find "$work/data" -name '*.rrd' | wc -l) rrd files"
+  [ -n "${RP:-}" ] && echo "rrdcached so far: cpu $(cpu_s "$RP")s," \
+    "write_bytes $(( $(io_field "$RP" write_bytes) >> 20 )) MiB"
+  kill "$EP"; wait "$EP" 2>/dev/null || true
+}
+
+run_sink() {
+  local tag=$1 flag=${2:-} port
+  port=$(free_port)
+  "$SINKBIN" "tcp://127.0.0.1:$port" 3 $flag >"$OUT/sink-$tag.txt" &
+  local sp=$!; pids+=("$sp")
+  wait_port "$port"
+  "$LOAD" "tcp://127.0.0.1:$port" "$N" "$P" "$D" >"$OUT/load-$tag.txt"
+  wait "$sp" || true
+  local sent got cpu
+  sent=$(sed -n 's/.*sent messages=\([0-9]*\).*/\1/p' "$OUT/load-$tag.txt")
+  got=$(sed -n 's/.*sink messages=\([0-9]*\).*/\1/p' "$OUT/sink-$tag.txt")
+  cpu=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$OUT/sink-$tag.txt")
+  local precv=$(( (got - N) * P ))
+  echo "sink $tag: messages sent=$sent received=$got lost=$((sent - got)), cpu ${cpu}s" \
+       "= $(calc %.3f "$cpu / $D") core; erg/sink CPU per process-sample:" \
+       "$(calc %.1f "$ERG_CPU_PER / ($cpu / $precv)") x"
+}
+
+echo "== $N agents x $P processes, 1 Hz, ${D}s ($(nproc) CPUs, $(uname -r))"
+[ "${RRDCACHED:-0}" = 1 ] && start_rrdcached
+run_ergd "fresh data dir"
+[ "${WARM:-0}" = 1 ] && run_ergd "archives exist"
+if [ "$SINK" = 1 ]; then
+  run_sink plain
+  run_sink decode --decode
+fi
+if [ "$PERF" = 1 ] && [ -s "$OUT/perf.data" ]; then
+  perf report -i "$OUT/perf.data" --stdio --no-children -g none --sort dso,symbol --percent-limit 0.7 \
+    2>/dev/null | grep -v '^$' >"$OUT/perf-self.txt" || true
+  perf report -i "$OUT/perf.data" --stdio --children --sort symbol --percent-limit 2 -g none \
+    2>/dev/null | grep -v '^$' >"$OUT/perf-children.txt" || true
+  echo "perf reports: $OUT/perf-self.txt $OUT/perf-children.txt"
+fi
