@@ -444,36 +444,41 @@ void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
   a->have_prev = 1;
 }
 
-static int agent_sweep_proc(struct erg_agent *a, const Erg__Sample **out) {
-  uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
-  struct erg_cpu_totals cpu;
-  uint64_t mem, rx, tx;
-  agent_read_totals(a, &cpu, &mem, &rx, &tx);
-  if (table_reset(&a->cur, a->prev.used + 64) != 0)
-    return -1;
-  a->nprocs = 0;
+/* The /proc path's share of a sweep: every process under proc_root. */
+static int agent_proc_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
   DIR *d = opendir(a->cfg.proc_root);
   if (!d)
     return -1;
-  uint64_t sum_cpu = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (de->d_name[0] < '1' || de->d_name[0] > '9')
       continue;
-    agent_sweep_pid(a, de->d_name, &sum_cpu);
+    agent_sweep_pid(a, de->d_name, sum_cpu_ns);
   }
   closedir(d);
+  return 0;
+}
+
+/* One sweep on either path: node totals, per-process deltas from the path,
+ * then the sample (from the second sweep on) and the new baseline. */
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
+  uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
+  struct erg_cpu_totals cpu;
+  uint64_t mem, rx, tx, sum_cpu_ns = 0;
+  agent_read_totals(a, &cpu, &mem, &rx, &tx);
+  if (table_reset(&a->cur, a->prev.used + 64) != 0)
+    return -1;
+  a->nprocs = 0;
+  int rc = a->bpf ? agent_bpf_collect(a, &sum_cpu_ns) : agent_proc_collect(a, &sum_cpu_ns);
+  if (rc != 0)
+    return -1;
   int ready = a->have_prev;
   if (ready)
-    agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu);
+    agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu_ns);
   agent_advance(a, rt, mono, &cpu, rx, tx);
   if (ready)
     *out = &a->sample;
   return ready;
-}
-
-int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
-  return a->bpf ? agent_bpf_sweep(a, out) : agent_sweep_proc(a, out);
 }
 
 void erg_agent_close(struct erg_agent *a) {

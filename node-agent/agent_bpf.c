@@ -147,27 +147,16 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
     e->uid = p->uid; /* /proc is gone (or says root): the kernel's view */
 }
 
-int agent_bpf_sweep(struct erg_agent *a, const Erg__Sample **out) {
-  uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
-  struct erg_cpu_totals cpu;
-  uint64_t mem, rx, tx;
-  agent_read_totals(a, &cpu, &mem, &rx, &tx);
-  if (table_reset(&a->cur, a->prev.used + 64) != 0)
-    return -1;
-  a->nprocs = 0;
+/* The BPF path's share of a sweep: drain the kernel's counters. */
+int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
   struct bpf_sweep sw = {.a = a};
   char why[256];
   if (erg_bpf_drain(a->bpf, bpf_on_proc, &sw, why, sizeof why) < 0) {
     erg_warn("BPF drain: %s", why);
     return -1;
   }
-  int ready = a->have_prev;
-  if (ready)
-    agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sw.sum_cpu_ns);
-  agent_advance(a, rt, mono, &cpu, rx, tx);
-  if (ready)
-    *out = &a->sample;
-  return ready;
+  *sum_cpu_ns = sw.sum_cpu_ns;
+  return 0;
 }
 
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {

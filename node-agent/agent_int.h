@@ -73,7 +73,8 @@ uint64_t agent_scope_mem_bytes(const struct erg_agent *a);
 
 /* BPF path (agent_bpf.c). */
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen);
-int agent_bpf_sweep(struct erg_agent *a, const Erg__Sample **out);
+/* Drains the kernel counters into the sample; adds the CPU time seen. */
+int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns);
 void agent_bpf_stop(struct erg_agent *a);
 
 #endif
