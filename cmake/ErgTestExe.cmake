@@ -15,6 +15,13 @@ function(erg_test_exe var target)
       string(APPEND emu "'${a}' ")
     endforeach()
     set(wrapper ${CMAKE_BINARY_DIR}/emu/${target})
+    # Several test folders may ask for the same wrapper: generate it once.
+    get_property(done GLOBAL PROPERTY ERG_EMU_WRAPPER_${target})
+    if(done)
+      set(${var} ${wrapper} PARENT_SCOPE)
+      return()
+    endif()
+    set_property(GLOBAL PROPERTY ERG_EMU_WRAPPER_${target} TRUE)
     file(GENERATE OUTPUT ${wrapper}
          CONTENT "#!/bin/sh\nexec ${emu}'$<TARGET_FILE:${target}>' \"$@\"\n"
          FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
