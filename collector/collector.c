@@ -527,6 +527,11 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
   zmq_pollitem_t items[3] = {{agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0},
                              {zap, 0, ZMQ_POLLIN, 0}};
   int64_t last_tick = 0;
+  /* After a (re)start agents first deliver what they buffered while ergd
+   * was away; finalising the overdue cells before that arrives would store
+   * them without agent data. Give them one settle period plus a step. */
+  int64_t resume_at = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S) +
+                      (int64_t)((c->cfg->settle_steps + 1) * c->cfg->step_seconds);
   while (!*stop) {
     if (zmq_poll(items, zap ? 3 : 2, 200) < 0 && errno != EINTR)
       break;
@@ -544,7 +549,8 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     if (now == last_tick)
       continue;
     last_tick = now;
-    collector_finalize(c, now);
+    if (now >= resume_at)
+      collector_finalize(c, now);
     collector_metrics_render(c);
     if (c->render_due || (c->last_render && now - c->last_render >= c->cfg->page_interval_seconds))
       collector_render(c, now);
