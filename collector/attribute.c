@@ -1,6 +1,11 @@
+/* Attribution of a finalised cell's power (docs/model.md): with the node's
+ * model through erg_attribute_cell, else by CPU-time share of measured
+ * minus the configured idle power. Both conserve the cell's power. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "erg_collector.h"
+#include "erg_fit.h"
 
 double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
                                double idle_watts, struct erg_attr_share *shares) {
@@ -18,4 +23,84 @@ double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_wa
   shares[c->nkeys].key = "[system]";
   shares[c->nkeys].watts = total > 0 ? dynamic * c->system_cpu_seconds / total : dynamic;
   return idle;
+}
+
+/* ---- a finalised cell, with the node's model when there is one ---- */
+
+/* Rows of model features, keys first and [system] last, from the cell's
+ * per-key rates mapped to the model's feature order. */
+static double *cell_feature_rows(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
+  const struct erg_grid_cell *c = r->cell;
+  size_t nf = cm->model->nfeatures, nrow = c->nkeys + 1;
+  double *x = calloc(nrow * (nf ? nf : 1), sizeof *x);
+  if (!x)
+    return NULL;
+  double rates[ERG_NFEATURES];
+  for (size_t p = 0; p < nrow; p++) {
+    if (p < c->nkeys)
+      erg_grid_key_rates(c, p, r->step, rates);
+    else
+      erg_grid_system_rates(c, r->step, rates);
+    for (size_t k = 0; k < nf; k++)
+      x[p * nf + k] = cm->feature_map[k] >= 0 ? rates[cm->feature_map[k]] : 0;
+  }
+  return x;
+}
+
+/* The model's node-level prediction from the cell's node totals. */
+static double cell_predict(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
+  double rates[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES];
+  erg_grid_node_rates(r->cell, r->step, rates);
+  for (size_t k = 0; k < cm->model->nfeatures; k++)
+    x[k] = cm->feature_map[k] >= 0 ? rates[cm->feature_map[k]] : 0;
+  return erg_model_predict(cm->model, x);
+}
+
+static int cell_attribute_model(const struct erg_cell_model *cm, const struct erg_grid_result *r,
+                                struct erg_attr_share *shares, struct erg_cell_power *out) {
+  const struct erg_grid_cell *c = r->cell;
+  bool no_meter = r->flags & ERG_CELL_NO_METER, no_agent = r->flags & ERG_CELL_NO_AGENT;
+  out->modelled_watts = no_agent ? NAN : cell_predict(cm, r);
+  /* Without a reading the prediction stands in, marked estimated. */
+  double total = no_meter ? out->modelled_watts : r->measured_watts;
+  if (!isfinite(total))
+    return 1;
+  double *x = cell_feature_rows(cm, r), *w = malloc((c->nkeys + 1) * sizeof *w);
+  struct erg_attribution a;
+  int rc = x && w ? 0 : -1;
+  if (rc == 0 && erg_attribute_cell(cm->model, total, x, c->nkeys + 1, c->nkeys,
+                                    (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
+    rc = 1;
+  for (size_t p = 0; rc == 0 && p <= c->nkeys; p++) {
+    shares[p].key = p < c->nkeys ? c->keys[p].key : "[system]";
+    shares[p].watts = w[p];
+  }
+  if (rc == 0) {
+    out->total_watts = a.total_watts;
+    out->idle_watts = a.idle_watts;
+    out->dynamic_watts = a.dynamic_watts;
+    out->idle_separate_watts = a.idle_separate_watts;
+    out->estimated = no_meter;
+  }
+  free(x);
+  free(w);
+  return rc;
+}
+
+int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
+                       const struct erg_grid_result *r, struct erg_attr_share *shares,
+                       struct erg_cell_power *out) {
+  *out = (struct erg_cell_power){.total_watts = NAN, .idle_watts = NAN, .dynamic_watts = NAN,
+                                 .idle_separate_watts = NAN, .modelled_watts = NAN};
+  if (cm && cm->model)
+    return cell_attribute_model(cm, r, shares, out);
+  /* No model: today's CPU share of measured − configured idle, and no
+   * estimate for cells without a reading. */
+  if (r->flags & ERG_CELL_NO_METER)
+    return 1;
+  out->total_watts = r->measured_watts;
+  out->idle_watts = erg_attribute_cpu_share(r->cell, r->measured_watts, idle_watts, shares);
+  out->idle_separate_watts = out->idle_watts;
+  out->dynamic_watts = r->measured_watts - out->idle_watts;
+  return 0;
 }

@@ -34,6 +34,8 @@ struct node_state {
   struct known_key known[MAX_KNOWN_KEYS];
   size_t nknown;
   int has_data;
+  struct node_model *model;   /* never NULL after collector_node */
+  unsigned journal_columns;   /* optional journal columns: sticky once seen */
 };
 
 struct source_state {
@@ -86,6 +88,13 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   int64_t last = erg_store_node_last(c->store, name);
   if (last > 0)
     n->grid.next_final = last - last % (int64_t)c->cfg->step_seconds;
+  n->journal_columns = erg_journal_columns(c->journal_dir, name);
+  n->model = node_model_open(c->cfg, name, c->journal_dir);
+  if (!n->model) {
+    erg_grid_free(&n->grid);
+    free(n);
+    return NULL;
+  }
   c->nodes[c->nnodes++] = n;
   return n;
 }
@@ -115,24 +124,23 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
   }
   n->covered_until_ns = iv->realtime_end_ns;
   size_t np = s->n_procs;
-  const char **keys = malloc((np ? np : 1) * sizeof *keys);
-  double *cpu = malloc((np ? np : 1) * sizeof *cpu);
-  if (!keys || !cpu) {
-    free(keys);
-    free(cpu);
+  struct erg_grid_proc *procs = malloc((np ? np : 1) * sizeof *procs);
+  if (!procs)
     return;
-  }
   for (size_t i = 0; i < np; i++) {
-    keys[i] = s->procs[i]->comm ? s->procs[i]->comm : "";
-    cpu[i] = (double)s->procs[i]->cpu_ns / 1e9;
+    const Erg__Proc *p = s->procs[i];
+    procs[i] = (struct erg_grid_proc){.key = p->comm ? p->comm : "",
+                                      .cpu_seconds = (double)p->cpu_ns / 1e9,
+                                      .disk_bytes = (double)p->read_bytes + (double)p->write_bytes,
+                                      .instructions = (double)p->instructions,
+                                      .cycles = (double)p->cycles};
   }
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
   if (c->cfg->lag_max_seconds)
     erg_lag_add_cpu(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy);
-  erg_grid_add_sample(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
-                      (double)s->system_cpu_ns / 1e9, keys, cpu, np);
-  free(keys);
-  free(cpu);
+  erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
+                     (double)s->system_cpu_ns / 1e9, procs, np);
+  free(procs);
   n->samples++;
   n->dropped_samples += s->dropped_samples;
   n->last_seen_ns = erg_time_realtime_ns();
@@ -278,6 +286,28 @@ struct cell_ctx {
   struct node_state *n;
 };
 
+/* The cell's journal row: node feature rates, columns as seen so far. */
+static void node_journal(struct collector *c, struct node_state *n, const struct erg_grid_result *r,
+                         bool estimated) {
+  double x[ERG_NFEATURES];
+  erg_grid_node_rates(r->cell, r->step, x);
+  /* Disk bytes always (the agent always reads them); counters only once
+   * seen, so a node without perf counters has no all-zero columns. */
+  n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
+  struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
+                               .measured_watts = r->measured_watts,
+                               .flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0),
+                               .cpu_seconds_per_second = x[ERG_FEAT_CPU],
+                               .disk_bytes_per_second = x[ERG_FEAT_DISK],
+                               .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
+                               .cycles_per_second = x[ERG_FEAT_CYCLES],
+                               .columns = n->journal_columns};
+  char why[256];
+  if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes, why,
+                         sizeof why) && c->store_errors++ == 0)
+    erg_warn("%s (further store errors only counted)", why);
+}
+
 static void collector_cell(void *user, const struct erg_grid_result *r) {
   struct cell_ctx *ctx = user;
   struct collector *c = ctx->c;
@@ -287,26 +317,25 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
                                      .modelled_watts = NAN, .idle_watts = NAN,
                                      .dynamic_watts = NAN, .unattributed_watts = NAN};
   n->last_measured_watts = r->measured_watts;
-  struct erg_attr_share *sh = NULL;
-  if (!(r->flags & ERG_CELL_NO_METER)) {
-    sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
-    if (!sh)
-      return;
-    cell.idle_watts = erg_attribute_cpu_share(r->cell, r->measured_watts, n->idle_watts, sh);
-    cell.dynamic_watts = r->measured_watts - cell.idle_watts;
-    cell.unattributed_watts = (r->flags & ERG_CELL_NO_AGENT) ? cell.dynamic_watts : 0;
-    n->last_idle_watts = cell.idle_watts;
+  struct erg_attr_share *sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
+  if (!sh)
+    return;
+  struct erg_cell_model cm = node_model_cell(n->model);
+  struct erg_cell_power pw;
+  int rc = erg_cell_attribute(&cm, n->idle_watts, r, sh, &pw);
+  cell.modelled_watts = pw.modelled_watts;
+  if (rc == 0) {
+    cell.estimated = pw.estimated;
+    cell.idle_watts = pw.idle_watts;
+    cell.dynamic_watts = pw.dynamic_watts;
+    cell.unattributed_watts = (r->flags & ERG_CELL_NO_AGENT) ? pw.dynamic_watts : 0;
+    n->last_idle_watts = pw.idle_watts;
   }
+  node_journal(c, n, r, rc == 0 && pw.estimated);
   char why[256];
-  struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
-                               .measured_watts = r->measured_watts, .flags = r->flags,
-                               .cpu_seconds_per_second = r->cell->busy_cpu_seconds / r->step};
-  if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes, why,
-                         sizeof why) && c->store_errors++ == 0)
-    erg_warn("%s (further store errors only counted)", why);
   if (erg_store_node_update(c->store, n->name, &cell, why, sizeof why) && c->store_errors++ == 0)
     erg_warn("store: %s (further store errors only counted)", why);
-  if (sh && !(r->flags & ERG_CELL_NO_AGENT)) {
+  if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys + 1);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;
@@ -328,6 +357,7 @@ static void collector_estimate_lag(struct collector *c, struct node_state *n) {
 static void collector_finalize(struct collector *c, int64_t now) {
   for (size_t i = 0; i < c->nnodes; i++) {
     struct cell_ctx ctx = {c, c->nodes[i]};
+    node_model_tick(c->nodes[i]->model, now);
     if (c->cfg->lag_max_seconds && now % 10 == 0)
       collector_estimate_lag(c, c->nodes[i]);
     /* Shifted meter data for a cell arrives lag seconds later. */
@@ -603,6 +633,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   zmq_ctx_term(zctx);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
+    node_model_close(c.nodes[i]->model);
     free(c.nodes[i]);
   }
   free(c.nodes);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "erg_collector.h"
+#include "erg_fit.h"
 
 void erg_collector_config_defaults(struct erg_collector_config *c) {
   memset(c, 0, sizeof *c);
@@ -22,6 +23,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->lag_max_seconds = 15;
   c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
+  c->idle_policy = ERG_IDLE_SEPARATE;
 }
 
 void erg_collector_config_free(struct erg_collector_config *c) {
@@ -79,6 +81,16 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
+  } else if (!strcmp(key, "model_dir")) {
+    erg_strlcpy(c->model_dir, value, sizeof c->model_dir);
+  } else if (!strcmp(key, "idle_policy")) {
+    if ((c->idle_policy = erg_idle_policy_parse(value)) < 0) {
+      snprintf(why, whylen, "'%s' is not one of separate, even, proportional", value);
+      rc = -1;
+    }
+  } else if (!strcmp(key, "refit_interval_seconds")) {
+    if (!(rc = erg_config_long(value, 0, 365L * 86400, &l, why, whylen)))
+      c->refit_interval_seconds = (unsigned)l;
   } else if (!strcmp(key, "log_level")) {
     if ((c->log_level = erg_log_level_parse(value)) < 0) {
       snprintf(why, whylen, "'%s' is not one of error, warning, info, debug", value);

@@ -16,12 +16,40 @@ struct erg_grid_key {
   double cpu_seconds;
 };
 
+/* Per-process features the collector knows, as the journal and models
+ * name them (rates per wall second over a cell). */
+enum erg_feature {
+  ERG_FEAT_CPU = 0,          /* cpu_seconds_per_second (always present) */
+  ERG_FEAT_DISK,             /* disk_bytes_per_second: read + write */
+  ERG_FEAT_INSTRUCTIONS,     /* instructions_per_second */
+  ERG_FEAT_CYCLES,           /* cycles_per_second */
+  ERG_NFEATURES
+};
+extern const char *const erg_feature_names[ERG_NFEATURES];
+/* Index of a feature name, -1 if the collector does not measure it. */
+int erg_feature_index(const char *name);
+
+/* Counters other than CPU time, parallel to erg_grid_cell.keys (kept
+ * apart so erg_grid_key stays a plain {key, cpu_seconds} pair). */
+struct erg_grid_key_extra {
+  double disk_bytes, instructions, cycles;
+};
+
 struct erg_grid_cell {
   int64_t t0;            /* unix seconds, multiple of step */
   double meter_joules, meter_seconds;
   double agent_seconds, busy_cpu_seconds, system_cpu_seconds;
+  double disk_bytes, instructions, cycles;  /* node totals: sums over processes */
+  unsigned seen;         /* bit 1<<erg_feature set when that counter was non-zero */
   struct erg_grid_key *keys;
+  struct erg_grid_key_extra *extra;  /* NULL or parallel to keys */
   size_t nkeys, cap;
+};
+
+/* One process's counters of a sample, for erg_grid_add_procs. */
+struct erg_grid_proc {
+  const char *key;
+  double cpu_seconds, disk_bytes, instructions, cycles;
 };
 
 enum erg_cell_flags {
@@ -55,6 +83,16 @@ void erg_grid_add_energy(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, dou
 void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                          double busy_cpu_seconds, double system_cpu_seconds,
                          const char *const *keys, const double *cpu_seconds, size_t nkeys);
+/* The same with every counter of each process. */
+void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                        double busy_cpu_seconds, double system_cpu_seconds,
+                        const struct erg_grid_proc *procs, size_t nprocs);
+/* Feature rates (x[ERG_NFEATURES], per wall second of a step-second cell):
+ * of key i, of the node (busy CPU, counter totals) and of [system] (node
+ * busy CPU not seen in any key, nothing else). */
+void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, double *x);
+void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x);
+void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double *x);
 /* Finalises, in time order, every cell whose end + settle_seconds <= now. */
 typedef void (*erg_grid_cell_fn)(void *user, const struct erg_grid_result *r);
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
@@ -89,6 +127,29 @@ struct erg_attr_share {
 double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
                                double idle_watts, struct erg_attr_share *shares);
 
+/* ---- attribution of a finalised cell, with or without a node model ---- */
+struct erg_model;
+struct erg_cell_model {
+  const struct erg_model *model;  /* NULL: CPU share of measured − idle_watts */
+  const int *feature_map;         /* model feature k -> erg_feature, -1 unknown (x = 0) */
+  int idle_policy;                /* enum erg_idle_policy */
+};
+struct erg_cell_power {
+  double total_watts;          /* measured, or the model's prediction when estimated */
+  double idle_watts;           /* idle part of total_watts */
+  double dynamic_watts;        /* total − idle */
+  double idle_separate_watts;  /* idle given to nobody (policy separate) */
+  double modelled_watts;       /* model prediction from the node's features; NAN if none */
+  bool estimated;              /* no meter reading: total is the prediction */
+};
+/* Fills shares[0..nkeys] (keys, then "[system]") so that
+ * idle_separate_watts + Σ shares == total_watts. Returns 0 when attributed,
+ * 1 when the cell has no power to attribute (no meter reading and no model
+ * or no agent data), -1 on allocation failure. */
+int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
+                       const struct erg_grid_result *r, struct erg_attr_share *shares,
+                       struct erg_cell_power *out);
+
 /* ---- training journal (CSV, docs/model.md) ---- */
 struct erg_journal_row {
   int64_t t0;                     /* cell start, unix seconds */
@@ -96,11 +157,16 @@ struct erg_journal_row {
   double measured_watts;          /* NAN when missing */
   int flags;                      /* erg_cell_flags */
   double cpu_seconds_per_second;  /* node busy CPU time per wall second */
+  double disk_bytes_per_second, instructions_per_second, cycles_per_second;
+  unsigned columns;               /* bits 1<<erg_feature of optional columns to write */
 };
 int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
 /* Appends one row, rotating the file first when it reached max_bytes. */
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
                        long max_bytes, char *why, size_t whylen);
+/* Optional columns (bits 1<<erg_feature) of the node's current journal
+ * file, 0 when there is none: a restart keeps writing the same columns. */
+unsigned erg_journal_columns(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
@@ -137,6 +203,9 @@ struct erg_collector_config {
   char curve_secret_key_file[512];  /* set: agents must use CURVE */
   char authorized_keys_file[512];   /* agents' public keys, one per line */
   int log_level;
+  char model_dir[512];              /* "": DATA_DIR/models */
+  int idle_policy;                  /* enum erg_idle_policy */
+  unsigned refit_interval_seconds;  /* 0: no scheduled refit */
   struct erg_pdu_source_config *sources;
   int nsources;
   struct erg_node_config *nodes;

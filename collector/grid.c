@@ -14,16 +14,20 @@ void erg_grid_init(struct erg_grid *g, unsigned step) {
 }
 
 void erg_grid_free(struct erg_grid *g) {
-  for (int i = 0; i < ERG_GRID_SLOTS; i++)
+  for (int i = 0; i < ERG_GRID_SLOTS; i++) {
     free(g->cells[i].keys);
+    free(g->cells[i].extra);
+  }
   memset(g->cells, 0, sizeof g->cells);
 }
 
 static void cell_reset(struct erg_grid_cell *c, int64_t t0) {
   struct erg_grid_key *keys = c->keys;
+  struct erg_grid_key_extra *extra = c->extra;
   size_t cap = c->cap;
   memset(c, 0, sizeof *c);
   c->keys = keys;
+  c->extra = extra;
   c->cap = cap;
   c->t0 = t0;
 }
@@ -83,28 +87,48 @@ void erg_grid_add_energy(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, dou
   }
 }
 
-static struct erg_grid_key *cell_key(struct erg_grid_cell *c, const char *key) {
+/* Key i of the cell (added when new), or -1 when out of memory. */
+static long cell_key(struct erg_grid_cell *c, const char *key) {
   /* Linear search: a cell holds a node's few dozen active commands. */
   for (size_t i = 0; i < c->nkeys; i++)
     if (strncmp(c->keys[i].key, key, sizeof c->keys[i].key - 1) == 0)
-      return &c->keys[i];
+      return (long)i;
   if (c->nkeys == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 16;
     struct erg_grid_key *k = realloc(c->keys, cap * sizeof *k);
-    if (!k)
-      return NULL;
-    c->keys = k;
+    if (k)
+      c->keys = k;
+    struct erg_grid_key_extra *e = k ? realloc(c->extra, cap * sizeof *e) : NULL;
+    if (!e)
+      return -1;
+    c->extra = e;
     c->cap = cap;
   }
-  struct erg_grid_key *k = &c->keys[c->nkeys++];
+  struct erg_grid_key *k = &c->keys[c->nkeys];
   erg_strlcpy(k->key, key, sizeof k->key);
   k->cpu_seconds = 0;
-  return k;
+  c->extra[c->nkeys] = (struct erg_grid_key_extra){0, 0, 0};
+  return (long)c->nkeys++;
 }
 
-void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
-                         double busy_cpu_seconds, double system_cpu_seconds,
-                         const char *const *keys, const double *cpu_seconds, size_t nkeys) {
+static void cell_add_proc(struct erg_grid_cell *c, const struct erg_grid_proc *p, double f) {
+  long i = cell_key(c, p->key);
+  if (i < 0)
+    return;
+  c->keys[i].cpu_seconds += p->cpu_seconds * f;
+  c->extra[i].disk_bytes += p->disk_bytes * f;
+  c->extra[i].instructions += p->instructions * f;
+  c->extra[i].cycles += p->cycles * f;
+  c->disk_bytes += p->disk_bytes * f;
+  c->instructions += p->instructions * f;
+  c->cycles += p->cycles * f;
+  c->seen |= (p->disk_bytes > 0) << ERG_FEAT_DISK | (p->instructions > 0) << ERG_FEAT_INSTRUCTIONS |
+             (p->cycles > 0) << ERG_FEAT_CYCLES;
+}
+
+void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                        double busy_cpu_seconds, double system_cpu_seconds,
+                        const struct erg_grid_proc *procs, size_t nprocs) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
   for (size_t i = 0; i < n; i++) {
@@ -113,12 +137,59 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
     c->agent_seconds += ov[i].seconds;
     c->busy_cpu_seconds += busy_cpu_seconds * f;
     c->system_cpu_seconds += system_cpu_seconds * f;
-    for (size_t k = 0; k < nkeys; k++) {
-      struct erg_grid_key *key = cell_key(c, keys[k]);
-      if (key)
-        key->cpu_seconds += cpu_seconds[k] * f;
-    }
+    c->seen |= 1u << ERG_FEAT_CPU;
+    for (size_t k = 0; k < nprocs; k++)
+      cell_add_proc(c, &procs[k], f);
   }
+}
+
+void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                         double busy_cpu_seconds, double system_cpu_seconds,
+                         const char *const *keys, const double *cpu_seconds, size_t nkeys) {
+  struct erg_grid_proc *p = calloc(nkeys ? nkeys : 1, sizeof *p);
+  if (!p)
+    return;
+  for (size_t k = 0; k < nkeys; k++)
+    p[k] = (struct erg_grid_proc){.key = keys[k], .cpu_seconds = cpu_seconds[k]};
+  erg_grid_add_procs(g, t0_ns, t1_ns, busy_cpu_seconds, system_cpu_seconds, p, nkeys);
+  free(p);
+}
+
+const char *const erg_feature_names[ERG_NFEATURES] = {
+    "cpu_seconds_per_second", "disk_bytes_per_second", "instructions_per_second",
+    "cycles_per_second"};
+
+int erg_feature_index(const char *name) {
+  for (int i = 0; i < ERG_NFEATURES; i++)
+    if (!strcmp(erg_feature_names[i], name))
+      return i;
+  return -1;
+}
+
+void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, double *x) {
+  const struct erg_grid_key_extra *e = c->extra ? &c->extra[i] : NULL;
+  x[ERG_FEAT_CPU] = c->keys[i].cpu_seconds / step;
+  x[ERG_FEAT_DISK] = e ? e->disk_bytes / step : 0;
+  x[ERG_FEAT_INSTRUCTIONS] = e ? e->instructions / step : 0;
+  x[ERG_FEAT_CYCLES] = e ? e->cycles / step : 0;
+}
+
+void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x) {
+  x[ERG_FEAT_CPU] = c->busy_cpu_seconds / step;
+  x[ERG_FEAT_DISK] = c->disk_bytes / step;
+  x[ERG_FEAT_INSTRUCTIONS] = c->instructions / step;
+  x[ERG_FEAT_CYCLES] = c->cycles / step;
+}
+
+/* [system] is the node's busy CPU time that no process accounts for; its
+ * other counters are the processes' sums by construction, so none is left. */
+void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double *x) {
+  double keys = 0;
+  for (size_t i = 0; i < c->nkeys; i++)
+    keys += c->keys[i].cpu_seconds;
+  double rest = c->busy_cpu_seconds - keys;
+  x[ERG_FEAT_CPU] = rest > 0 ? rest / step : 0;
+  x[ERG_FEAT_DISK] = x[ERG_FEAT_INSTRUCTIONS] = x[ERG_FEAT_CYCLES] = 0;
 }
 
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,

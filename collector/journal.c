@@ -29,16 +29,75 @@ static void journal_rotate(const char *path) {
   rename(path, to);
 }
 
+/* The column header for a set of optional columns. */
+static void journal_header(unsigned columns, char *out, size_t outlen) {
+  int n = snprintf(out, outlen, "time_unix_seconds,step_seconds,measured_watts,flags,%s",
+                   erg_feature_names[ERG_FEAT_CPU]);
+  for (int k = 1; k < ERG_NFEATURES && n > 0 && (size_t)n < outlen; k++)
+    if (columns & (1u << k))
+      n += snprintf(out + n, outlen - (size_t)n, ",%s", erg_feature_names[k]);
+}
+
+/* The column header of an existing file (first line starting with
+ * time_unix_seconds, within the first few), without the newline. */
+static int journal_file_header(const char *path, char *out, size_t outlen) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  int rc = -1;
+  for (int i = 0; i < 4 && rc && fgets(out, (int)outlen, f); i++)
+    if (!strncmp(out, "time_unix_seconds,", 18)) {
+      out[strcspn(out, "\r\n")] = '\0';
+      rc = 0;
+    }
+  fclose(f);
+  return rc;
+}
+
+unsigned erg_journal_columns(const char *dir, const char *node) {
+  char path[1024], hdr[512];
+  if (erg_journal_path(dir, node, path, sizeof path) != 0 ||
+      journal_file_header(path, hdr, sizeof hdr) != 0)
+    return 0;
+  unsigned cols = 0;
+  char *save;
+  for (char *t = strtok_r(hdr, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int k = erg_feature_index(t);
+    if (k > 0)
+      cols |= 1u << k;
+  }
+  return cols;
+}
+
+static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
+  if (isnan(r->measured_watts))
+    fprintf(f, "%lld,%u,nan,%d,%.6f", (long long)r->t0, r->step_seconds, r->flags,
+            r->cpu_seconds_per_second);
+  else
+    fprintf(f, "%lld,%u,%.3f,%d,%.6f", (long long)r->t0, r->step_seconds, r->measured_watts,
+            r->flags, r->cpu_seconds_per_second);
+  const double opt[ERG_NFEATURES] = {0, r->disk_bytes_per_second, r->instructions_per_second,
+                                     r->cycles_per_second};
+  for (int k = 1; k < ERG_NFEATURES; k++)
+    if (r->columns & (1u << k))
+      fprintf(f, ",%.9g", opt[k]);
+  fputc('\n', f);
+}
+
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
                        long max_bytes, char *why, size_t whylen) {
-  char path[1024];
+  char path[1024], want[512], have[512];
   if (erg_journal_path(dir, node, path, sizeof path) != 0) {
     snprintf(why, whylen, "journal path too long");
     return -1;
   }
+  journal_header(r->columns, want, sizeof want);
   struct stat st;
   int exists = stat(path, &st) == 0;
-  if (exists && max_bytes > 0 && st.st_size >= max_bytes) {
+  /* A file holds one column set: another one (an agent that started
+   * sending a counter, an older ergd's file) starts a new file. */
+  if (exists && ((max_bytes > 0 && st.st_size >= max_bytes) ||
+                 (journal_file_header(path, have, sizeof have) == 0 && strcmp(have, want)))) {
     journal_rotate(path);
     exists = 0;
   }
@@ -52,16 +111,9 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
   if (!exists) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(node, strlen(node), safe);
-    fprintf(f, "# erg-journal v1 node=%s step_seconds=%u\n"
-               "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second\n",
-            safe, r->step_seconds);
+    fprintf(f, "# erg-journal v1 node=%s step_seconds=%u\n%s\n", safe, r->step_seconds, want);
   }
-  if (isnan(r->measured_watts))
-    fprintf(f, "%lld,%u,nan,%d,%.6f\n", (long long)r->t0, r->step_seconds, r->flags,
-            r->cpu_seconds_per_second);
-  else
-    fprintf(f, "%lld,%u,%.3f,%d,%.6f\n", (long long)r->t0, r->step_seconds, r->measured_watts,
-            r->flags, r->cpu_seconds_per_second);
+  journal_write_row(f, r);
   if (fclose(f) != 0) {
     snprintf(why, whylen, "journal %s: %s", path, strerror(errno));
     return -1;

@@ -59,7 +59,7 @@ rows = []
 for f in sorted(glob.glob(jdir + "/*.csv*")):
     for line in open(f):
         if line[0].isdigit():
-            t, step, w, flags, cpu = line.strip().split(",")
+            t, step, w, flags, cpu = line.strip().split(",")[:5]
             rows.append((int(t), int(flags), float(cpu)))
 times = [r[0] for r in rows]
 assert times == sorted(times) and len(times) == len(set(times)), "journal not once-in-order"

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Model pickup without restart: erg-pdusim (SIMULATED meter) -> ergd <-
+# erg-agent under varying load; `erg fit` on ergd's journal writes
+# MODEL_DIR/NODE.json; ergd logs "model loaded", stores `modelled` in
+# node.rrd, and the stored archives conserve energy:
+# Σ command archives + idle = measured (idle_policy separate) within 1 %.
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
+. "$(dirname "$0")/../integration/lib.sh"
+for tool in rrdtool ss python3; do
+  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
+
+work=$(mktemp -d /tmp/erg-model.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- ergd log"; cat "$work/ergd.log"; exit 1; }
+
+NODE=it-model STEP=2
+MB=$(free_port); ZP=$(free_port); HP=$(free_port)
+cat > "$work/ergd.conf" <<CONF
+[collector]
+listen = tcp://127.0.0.1:$ZP
+http = 127.0.0.1:$HP
+data_dir = $work/data
+model_dir = $work/models
+idle_policy = separate
+step_seconds = $STEP
+settle_steps = 1
+poll_seconds = 0.5
+lag_max_seconds = 0
+
+[meter.sim]
+driver = modbus
+host = 127.0.0.1
+port = $MB
+profile = erg-sim
+unit_id = 1
+
+[node.$NODE]
+power = sim:1
+idle_watts = 50
+CONF
+mkdir -p "$work/models"
+
+"$PDUSIM" --modbus 127.0.0.1:$MB --node $NODE --idle 50 --slope 100 --update 0.5 \
+  >"$work/pdusim.log" 2>&1 &
+pids+=($!)
+wait_port "$MB"
+"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
+pids+=($!)
+wait_port "$HP"
+"$AGENT" --node $NODE --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent.log" 2>&1 &
+pids+=($!)
+
+# Varying load: idle, one busy process, two, idle, one (~40 s).
+load() { for _ in $(seq 1 "$1"); do timeout "$2" sha256sum /dev/zero & done; sleep "$2"; }
+sleep 4; load 1 8; load 2 8; sleep 6; load 1 8; sleep 4
+
+"$ERG" fit --data-dir "$work/data" --node $NODE --out "$work/models/$NODE.json" --json \
+  >"$work/fit.json" 2>"$work/fit.err" || { cat "$work/fit.err"; fail "erg fit"; }
+fitted=$(date +%s)
+# ergd looks at the file every ~10 s; meanwhile more load to attribute.
+for _ in $(seq 1 25); do
+  grep -q "model loaded" "$work/ergd.log" && break
+  sleep 1
+done
+grep -q "model loaded" "$work/ergd.log" || fail "ergd never logged 'model loaded'"
+load 1 8; sleep 2; load 2 6; sleep 5
+for p in "${pids[@]}"; do kill "$p"; done
+wait "${pids[@]}" 2>/dev/null || true
+pids=()
+
+dir="$work/data/nodes/$NODE"
+rrdtool fetch "$dir/node.rrd" AVERAGE -r $STEP -s end-120 -e now >"$work/node.txt"
+for f in "$dir"/command/*.rrd; do rrdtool fetch "$f" AVERAGE -r $STEP -s end-120 -e now; done \
+  >"$work/keys.txt"
+python3 - "$work" "$fitted" <<'PY' || fail "archive check"
+import sys, math, collections, json
+work, fitted = sys.argv[1], int(sys.argv[2])
+def num(x):
+    x = x.strip()
+    return math.nan if x in ("-nan", "nan") else float(x)
+lines = open(f"{work}/node.txt").read().split("\n")
+names = lines[0].split()
+node = {}
+for l in lines[1:]:
+    if ":" in l:
+        t, v = l.split(":", 1)
+        node[int(t)] = dict(zip(names, map(num, v.split())))
+keysum = collections.defaultdict(float)
+for l in open(f"{work}/keys.txt"):
+    if ":" in l:
+        t, v = l.split(":", 1)
+        if not math.isnan(num(v)):
+            keysum[int(t)] += num(v)
+modelled = [t for t, r in node.items() if t > fitted and not math.isnan(r["modelled"])]
+assert len(modelled) >= 5, f"modelled values in only {len(modelled)} cells after the fit"
+checked = 0
+for t, r in node.items():
+    m = r["measured"]
+    if math.isnan(m) or t not in keysum:
+        continue
+    total = keysum[t] + r["idle"]
+    assert abs(total - m) <= 0.01 * m, (t, keysum[t], r)
+    checked += 1
+assert checked >= 10, f"conservation checked in only {checked} cells"
+err = [abs(node[t]["modelled"] - node[t]["measured"]) / node[t]["measured"]
+       for t in modelled if not math.isnan(node[t]["measured"])]
+fit = json.load(open(f"{work}/fit.json"))
+print(f"ok: model MAPE(held-out) {fit['validation']['mape_total_percent']}, "
+      f"{len(modelled)} modelled cells (mean |err| {100*sum(err)/max(1,len(err)):.1f} %), "
+      f"conservation in {checked} cells")
+PY
+grep "model loaded" "$work/ergd.log"

@@ -1,0 +1,208 @@
+/* The collector's attribution glue over random cells, through its own path:
+ * samples go into an erg_grid, erg_grid_finalize hands each cell to a
+ * callback that calls erg_cell_attribute exactly as ergd's collector_cell
+ * does. Checks conservation (idle kept apart + Σ shares = measured, or the
+ * prediction when estimated), estimated marking only with a model, equal
+ * shares for identical keys, and the no-model fallback. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "erg_collector.h"
+#include "erg_fit.h"
+
+#define NS 1000000000ULL
+#define T0 1700000000LL
+#define STEP 5u
+#define NKEYS 12 /* keys per sample */
+#define NAMES 20 /* distinct key names */
+
+struct check {
+  const struct erg_cell_model *cm;
+  double idle_watts;
+  /* what the cell was fed */
+  int has_meter, has_agent, twins; /* twins: keys "twin-a", "twin-b" identical */
+  size_t cells, estimated, attributed;
+};
+
+static double urand(unsigned *seed) { return rand_r(seed) / (double)RAND_MAX; }
+
+static void model_init(struct erg_model *m, int *map, unsigned *seed) {
+  memset(m, 0, sizeof *m);
+  m->version = ERG_MODEL_VERSION;
+  m->nfeatures = 4;
+  strcpy(m->feature[0], "cpu_seconds_per_second");
+  strcpy(m->feature[1], "disk_bytes_per_second");
+  strcpy(m->feature[2], "instructions_per_second");
+  strcpy(m->feature[3], "unknown_per_second"); /* not measured: x = 0 */
+  m->coef[0] = 5 + 40 * urand(seed);
+  m->coef[1] = urand(seed) < 0.3 ? 0 : 1e-7 * urand(seed);
+  m->coef[2] = urand(seed) < 0.5 ? 0 : 1e-9 * urand(seed);
+  m->coef[3] = 3;
+  m->idle_watts = 20 + 100 * urand(seed);
+  for (size_t k = 0; k < m->nfeatures; k++)
+    map[k] = erg_feature_index(m->feature[k]);
+}
+
+static void on_cell(void *user, const struct erg_grid_result *r) {
+  struct check *ck = user;
+  struct erg_attr_share sh[NAMES + 3];
+  struct erg_cell_power pw;
+  ck->cells++;
+  assert_true(r->cell->nkeys <= NAMES + 2);
+  int rc = erg_cell_attribute(ck->cm, ck->idle_watts, r, sh, &pw);
+  bool model = ck->cm && ck->cm->model;
+  bool no_meter = r->flags & ERG_CELL_NO_METER, no_agent = r->flags & ERG_CELL_NO_AGENT;
+  if (no_meter && (!model || no_agent)) {
+    assert_int_equal(rc, 1);
+    return;
+  }
+  assert_int_equal(rc, 0);
+  ck->attributed++;
+  assert_int_equal(pw.estimated, no_meter);
+  ck->estimated += pw.estimated;
+  if (no_meter)
+    assert_float_equal(pw.total_watts, pw.modelled_watts, 1e-9 * (1 + pw.modelled_watts));
+  else
+    assert_float_equal(pw.total_watts, r->measured_watts, 1e-12);
+  if (model && !no_agent)
+    assert_true(isfinite(pw.modelled_watts));
+  double sum = pw.idle_separate_watts;
+  for (size_t i = 0; i <= r->cell->nkeys; i++) {
+    assert_true(sh[i].watts >= 0);
+    sum += sh[i].watts;
+  }
+  assert_string_equal(sh[r->cell->nkeys].key, "[system]");
+  assert_float_equal(sum, pw.total_watts, 1e-9 * (1 + pw.total_watts));
+  assert_float_equal(pw.idle_watts + pw.dynamic_watts, pw.total_watts, 1e-9 * (1 + pw.total_watts));
+  double a = NAN, b = NAN;
+  for (size_t i = 0; i < r->cell->nkeys; i++) {
+    if (!strcmp(sh[i].key, "twin-a"))
+      a = sh[i].watts;
+    if (!strcmp(sh[i].key, "twin-b"))
+      b = sh[i].watts;
+  }
+  if (ck->twins && !no_agent)
+    assert_float_equal(a, b, 1e-9 * (1 + a));
+}
+
+/* Random agent samples (1 s, with jitter and gaps) and meter energy for
+ * one cell, then the cell is finalised through the callback. */
+static void feed_cell(struct erg_grid *g, struct check *ck, int64_t t0, unsigned *seed) {
+  ck->has_meter = urand(seed) > 0.2;
+  ck->has_agent = urand(seed) > 0.1;
+  ck->twins = urand(seed) > 0.3;
+  double watts = 300 * urand(seed);
+  if (ck->has_meter)
+    erg_grid_add_energy(g, (uint64_t)t0 * NS, (uint64_t)(t0 + STEP) * NS, watts * STEP);
+  for (unsigned s = 0; ck->has_agent && s < STEP; s++) {
+    struct erg_grid_proc p[NKEYS + 2];
+    size_t n = (size_t)(rand_r(seed) % NKEYS);
+    char names[NKEYS][16];
+    double keys_cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+      snprintf(names[i], sizeof names[i], "k%u", (unsigned)(rand_r(seed) % NAMES));
+      p[i] = (struct erg_grid_proc){names[i], urand(seed) * (urand(seed) < 0.2 ? 0 : 0.5),
+                                    urand(seed) < 0.5 ? 0 : 1e7 * urand(seed),
+                                    urand(seed) < 0.5 ? 0 : 1e9 * urand(seed), 0};
+      keys_cpu += p[i].cpu_seconds;
+    }
+    if (ck->twins) {
+      struct erg_grid_proc twin = {"twin-a", 0.3, 1e6, 5e8, 6e8};
+      p[n++] = twin;
+      twin.key = "twin-b";
+      p[n++] = twin;
+      keys_cpu += 0.6;
+    }
+    double busy = keys_cpu + (urand(seed) < 0.5 ? 0 : 0.3 * urand(seed));
+    erg_grid_add_procs(g, (uint64_t)(t0 + s) * NS, (uint64_t)(t0 + s + 1) * NS, busy,
+                       busy - keys_cpu, p, n);
+  }
+  erg_grid_finalize(g, t0 + STEP, 0, on_cell, ck);
+}
+
+static void run_cells(const struct erg_cell_model *cm, struct check *ck, int ncells,
+                      unsigned seed) {
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  ck->cm = cm;
+  for (int i = 0; i < ncells; i++)
+    feed_cell(&g, ck, T0 + (int64_t)i * STEP, &seed);
+  erg_grid_free(&g);
+  assert_int_equal(ck->cells, (size_t)ncells);
+}
+
+static void test_model_conserves(void **state) {
+  (void)state;
+  unsigned seed = 11;
+  for (int policy = 0; policy < 3; policy++) {
+    struct erg_model m;
+    int map[ERG_FIT_MAX_FEATURES];
+    model_init(&m, map, &seed);
+    struct erg_cell_model cm = {&m, map, policy};
+    struct check ck = {.idle_watts = 50};
+    run_cells(&cm, &ck, 2000, seed + (unsigned)policy);
+    assert_true(ck.estimated > 100); /* no meter, agent data, model: estimated */
+    assert_true(ck.attributed > 1500);
+  }
+}
+
+static void test_no_model_keeps_cpu_share(void **state) {
+  (void)state;
+  struct check ck = {.idle_watts = 60};
+  struct erg_cell_model none = {0};
+  run_cells(&none, &ck, 2000, 5);
+  assert_int_equal(ck.estimated, 0); /* never estimated without a model */
+  struct check ck2 = {.idle_watts = 60};
+  run_cells(NULL, &ck2, 500, 6);
+  assert_int_equal(ck2.estimated, 0);
+}
+
+/* The prediction of an estimated cell is the model on the node totals. */
+static void test_estimated_is_prediction(void **state) {
+  (void)state;
+  struct erg_model m;
+  int map[ERG_FIT_MAX_FEATURES];
+  unsigned seed = 3;
+  model_init(&m, map, &seed);
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  struct erg_grid_proc p[2] = {{"a", 2.0, 1e7, 1e9, 0}, {"b", 1.0, 0, 0, 0}};
+  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5, 0.5, p, 2);
+  struct check ck = {.cm = &cm};
+  struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+  double x[4] = {3.5 / STEP, 1e7 / STEP, 1e9 / STEP, 0};
+  double want = erg_model_predict(&m, x);
+  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = NAN,
+                              .flags = ERG_CELL_NO_METER, .cell = c};
+  struct erg_attr_share sh[3];
+  struct erg_cell_power pw;
+  assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+  assert_true(pw.estimated);
+  assert_float_equal(pw.modelled_watts, want, 1e-9 * want);
+  assert_float_equal(pw.total_watts, want, 1e-9 * want);
+  /* [system] gets the unseen busy CPU (0.5 s) and no other counter. */
+  double sys_x[ERG_NFEATURES];
+  erg_grid_system_rates(c, STEP, sys_x);
+  assert_float_equal(sys_x[ERG_FEAT_CPU], 0.5 / STEP, 1e-12);
+  assert_float_equal(sys_x[ERG_FEAT_DISK], 0, 0);
+  (void)ck;
+  erg_grid_free(&g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_model_conserves),
+      cmocka_unit_test(test_no_model_keeps_cpu_share),
+      cmocka_unit_test(test_estimated_is_prediction),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
