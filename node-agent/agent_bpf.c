@@ -109,6 +109,12 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   if (!a->have_prev)
     return;
   const struct proc_prev *old = table_find(&a->prev, p->pid, p->start_time_ns, 0);
+  /* A drain can read a running slice's share and, next time, miss a slice
+   * that ended between its map read and its per-CPU read: the cumulative
+   * CPU time may step back once. Keeping the higher baseline means the
+   * time is charged once, when it reappears, never twice. */
+  if (cur && old && old->cpu > cur->cpu)
+    cur->cpu = old->cpu;
   uint64_t d_cpu = old ? (p->cpu_ns >= old->cpu ? p->cpu_ns - old->cpu : 0) : p->cpu_ns;
   uint64_t d_r = D(read_bytes), d_w = D(write_bytes);
   sw->sum_cpu_ns += d_cpu;
