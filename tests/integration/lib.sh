@@ -4,7 +4,9 @@
 free_port() {
   local p
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 30000))
+    # Below the ephemeral range (32768+): a connect to a port nobody
+    # listens on can otherwise end up connected to itself and take it.
+    p=$((10000 + RANDOM % 22000))
     if ! ss -Htln "sport = :$p" | grep -q .; then
       echo "$p"
       return 0
