@@ -5,6 +5,9 @@
  *                                           unattributed watts + estimated flag
  *   <root>/nodes/<node>/<kind>/<key>.rrd    one DS "watts" per profile key
  *   <root>/nodes/<node>/<kind>/index.tsv    sanitized name <TAB> original key
+ *   <root>/nodes/<node>/name                the node's original name
+ *   <root>/cluster/<kind>/<key>.rrd         cluster-wide archives (node = NULL
+ *   <root>/cluster/<kind>/index.tsv         in the key functions), e.g. jobs
  * kind is "command", "job", "unit", "container", "user".
  * Updates must come in time order per file (RRD rejects older ones); the
  * collector finalises each cell once. */
@@ -38,7 +41,8 @@ void erg_store_close(struct erg_store *s);
 
 int erg_store_node_update(struct erg_store *s, const char *node,
                           const struct erg_store_node_cell *cell, char *why, size_t whylen);
-/* One profile key's mean watts over the cell ending at t_end. */
+/* One profile key's mean watts over the cell ending at t_end. node NULL
+ * means the cluster-wide archive of that kind and key. */
 int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
                          const char *key, int64_t t_end, double watts, char *why,
                          size_t whylen);

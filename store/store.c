@@ -95,8 +95,16 @@ unsigned erg_store_step(const struct erg_store *s) { return s->step; }
 static int store_dir(const struct erg_store *s, const char *node, const char *kind, char *out,
                      size_t outlen) {
   char n[ERG_NAME_MAX], k[ERG_NAME_MAX];
-  erg_name_sanitize(node, strlen(node), n);
   int len;
+  /* No node: cluster-wide archives of one kind (e.g. jobs across nodes). */
+  if (!node) {
+    if (!kind)
+      return -1;
+    erg_name_sanitize(kind, strlen(kind), k);
+    len = snprintf(out, outlen, "%s/cluster/%s", s->root, k);
+    return len < 0 || (size_t)len >= outlen ? -1 : 0;
+  }
+  erg_name_sanitize(node, strlen(node), n);
   if (kind) {
     erg_name_sanitize(kind, strlen(kind), k);
     len = snprintf(out, outlen, "%s/nodes/%s/%s", s->root, n, k);
@@ -216,6 +224,26 @@ static int store_update(const struct erg_store *s, const char *path, const char 
   return 0;
 }
 
+static void store_index_field(const char *key, char *out, size_t outlen);
+
+/* A new node directory also gets a "name" file with the node's original
+ * name, so readers can show it when the sanitized directory differs. */
+static int store_node_dir_init(const char *dir, const char *node) {
+  if (erg_mkdir_p(dir, 0755) != 0)
+    return -1;
+  char path[1100];
+  int len = snprintf(path, sizeof path, "%s/name", dir);
+  if (len < 0 || (size_t)len >= sizeof path)
+    return -1;
+  FILE *f = fopen(path, "wx");
+  if (!f)
+    return errno == EEXIST ? 0 : -1;
+  char field[512];
+  store_index_field(node, field, sizeof field);
+  int bad = fprintf(f, "%s\n", field) < 0;
+  return (fclose(f) != 0 || bad) ? -1 : 0;
+}
+
 int erg_store_node_update(struct erg_store *s, const char *node,
                           const struct erg_store_node_cell *c, char *why, size_t whylen) {
   char dir[1024], path[1100];
@@ -224,7 +252,8 @@ int erg_store_node_update(struct erg_store *s, const char *node,
     snprintf(why, whylen, "path too long for node");
     return -1;
   }
-  if (erg_mkdir_p(dir, 0755) != 0) {
+  struct stat st;
+  if (stat(path, &st) != 0 && store_node_dir_init(dir, node) != 0) {
     snprintf(why, whylen, "cannot create %s: %s", dir, strerror(errno));
     return -1;
   }

@@ -129,6 +129,31 @@ static void test_key_roundtrip(void **state) {
   erg_store_close(s);
 }
 
+/* Cluster-wide archives (node NULL) live under cluster/<kind>/ with their
+ * own index; a node directory carries the node's original name. */
+static void test_cluster_and_name(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("cluster");
+  char why[256], path[1200], buf[256];
+  assert_int_equal(erg_store_key_update(s, NULL, "job", "job 7/a", T0 + 5, 33, why, sizeof why), 0);
+  assert_int_equal(erg_store_key_path(s, NULL, "job", "job 7/a", path, sizeof path), 0);
+  assert_non_null(strstr(path, "/cluster/job/"));
+  assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5, NULL), 33, 1e-9);
+  assert_int_equal(erg_store_kind_dir(s, NULL, "job", path, sizeof path), 0);
+  strcat(path, "/index.tsv");
+  assert_true(erg_read_file(path, buf, sizeof buf) > 0);
+  assert_non_null(strstr(buf, "\tjob 7/a\n"));
+  assert_int_equal(erg_store_kind_dir(s, NULL, NULL, path, sizeof path), -1);
+
+  struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 100};
+  assert_int_equal(erg_store_node_update(s, "rack1/n 1", &c, why, sizeof why), 0);
+  assert_int_equal(erg_store_node_path(s, "rack1/n 1", path, sizeof path), 0);
+  strcpy(strrchr(path, '/'), "/name");
+  assert_true(erg_read_file(path, buf, sizeof buf) > 0);
+  assert_string_equal(buf, "rack1/n 1\n");
+  erg_store_close(s);
+}
+
 /* Older or equal time: an error with a reason; the file stays readable and
  * the stored values do not change. */
 static void test_out_of_order(void **state) {
@@ -214,8 +239,9 @@ static void test_hostile_names(void **state) {
     assert_int_equal(erg_store_node_path(s, names[i], path, sizeof path), 0);
     assert_float_equal(rrdtool_fetch(path, "measured", T0 + 5, NULL), 200.0 + (double)i, 1e-9);
   }
-  /* n node dirs, each with node.rrd, one kind dir, one key and its index. */
-  assert_int_equal(walk_inside(rootdir, realroot), (int)(3 * n));
+  /* n node dirs, each with node.rrd, its name file, one kind dir, one key
+   * and its index. */
+  assert_int_equal(walk_inside(rootdir, realroot), (int)(4 * n));
   free(realroot);
   assert_int_equal(access("/tmp/etc/passwd.rrd", F_OK), -1);
   /* index.tsv: one line, two fields, original text with control bytes as '?'. */
@@ -266,6 +292,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
       cmocka_unit_test(test_key_roundtrip),  cmocka_unit_test(test_out_of_order),
-      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_bad_options)};
+      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),  cmocka_unit_test(test_bad_options)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
