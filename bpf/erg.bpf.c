@@ -10,6 +10,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EEXIST 17
+#define barrier() asm volatile("" ::: "memory")
 #define TASK_DEAD_STATE 0x80 /* TASK_DEAD since 4.14 */
 #define REQ_OP_MASK_ 0xff    /* REQ_OP_BITS == 8 */
 #define REQ_OP_READ_ 0
@@ -186,17 +187,26 @@ static __always_inline __u64 perf_read(void *map)
   return v.counter;
 }
 
-static __always_inline void perf_delta(__u64 *acc, __u64 base, __u64 now)
+/* Hardware counter deltas of the slice that ends now; the same readings
+ * are the next slice's bases, so no event falls between two slices. */
+static __always_inline void perf_step(struct erg_cpu_state *s, __u64 delta[3])
 {
-  if (base && now > base)
-    __sync_fetch_and_add(acc, now - base);
+  __u64 v[3] = {perf_read(&perf_cycles), perf_read(&perf_instr), perf_read(&perf_llc)};
+
+  for (int i = 0; i < 3; i++) {
+    delta[i] = s->perf_base[i] && v[i] > s->perf_base[i] ? v[i] - s->perf_base[i] : 0;
+    s->perf_base[i] = v[i];
+  }
 }
 
-static __always_inline void perf_add(struct erg_counts *c, struct erg_cpu_state *s)
+static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
 {
-  perf_delta(&c->cycles, s->perf_base[0], perf_read(&perf_cycles));
-  perf_delta(&c->instructions, s->perf_base[1], perf_read(&perf_instr));
-  perf_delta(&c->llc_misses, s->perf_base[2], perf_read(&perf_llc));
+  if (delta[0])
+    __sync_fetch_and_add(&c->cycles, delta[0]);
+  if (delta[1])
+    __sync_fetch_and_add(&c->instructions, delta[1]);
+  if (delta[2])
+    __sync_fetch_and_add(&c->llc_misses, delta[2]);
 }
 
 /* The last switch-out of a dead task: the thread ran from sched_process_exit
@@ -205,8 +215,8 @@ static __always_inline void perf_add(struct erg_counts *c, struct erg_cpu_state 
  * straggler thread arriving after the drain took the exited group away must
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
-static __always_inline void account_dead(struct task_struct *prev, struct erg_cpu_state *s,
-                                         __u32 cpu, __u64 d)
+static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d,
+                                         const __u64 perf[3])
 {
   struct erg_key k;
   struct erg_counts *c;
@@ -220,21 +230,20 @@ static __always_inline void account_dead(struct task_struct *prev, struct erg_cp
   __sync_fetch_and_add(&c->cpu_ns, d);
   split_add(c, cpu, d);
   if (perf_on)
-    perf_add(c, s);
+    perf_add(c, perf);
   if (prev->signal->live.counter == 0)
     c->flags |= ERG_FLAG_EXITED;
 }
 
-static __always_inline void account_out(struct task_struct *prev, bool preempt,
-                                        struct erg_cpu_state *s, __u64 now)
+static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d,
+                                        const __u64 perf[3], __u64 now)
 {
   __u32 cpu = bpf_get_smp_processor_id();
-  __u64 d = now - s->ts;
   struct erg_counts *c;
   struct erg_key k;
 
   if (!preempt && (task_state(prev) & TASK_DEAD_STATE)) {
-    account_dead(prev, s, cpu, d);
+    account_dead(prev, cpu, d, perf);
     return;
   }
   task_key(prev, &k);
@@ -244,7 +253,7 @@ static __always_inline void account_out(struct task_struct *prev, bool preempt,
   __sync_fetch_and_add(&c->cpu_ns, d);
   split_add(c, cpu, d);
   if (perf_on)
-    perf_add(c, s);
+    perf_add(c, perf);
   meta_maybe_refresh(c, prev, now);
 }
 
@@ -252,23 +261,44 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
              struct task_struct *next)
 {
-  __u64 now = bpf_ktime_get_ns();
+  __u64 now = bpf_ktime_get_ns(), start, seq, perf[3] = {0, 0, 0};
   struct erg_cpu_state *s;
   __u32 zero = 0;
 
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
     return 0;
+  /* Seqlock write side: a drain that copies this CPU's state while the old
+   * slice is being charged and the new one published sees seq_begin !=
+   * seq_end and reads again, so it never counts a slice both as charged and
+   * as running, nor neither (erg_bpf_drain.c). Stores stay in program order
+   * on x86 (TSO); arm64 would need store-release, see docs/bpf.md. */
+  seq = s->seq_begin + 1;
+  s->seq_begin = seq;
+  barrier();
+  start = s->ts;
+  if (perf_on)
+    perf_step(s, perf);
   /* pid 0 is the idle task: its time is not a process's. */
-  if (s->ts && prev->pid != 0)
-    account_out(prev, preempt, s, now);
+  if (start && prev->pid != 0) {
+    struct erg_key pk;
+    task_key(prev, &pk);
+    /* prev is not what this CPU's last switch-in recorded: a switch went
+     * unseen (a few per second on 6.18 while other agents' programs came
+     * and went on this tracepoint; cause not established), so the slice
+     * start is unknown and now - start would charge prev with another
+     * task's time. Nothing is charged then; the stat counts it. */
+    if (pk.tgid != s->key.tgid || pk.start_ns != s->key.start_ns) {
+      stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
+      start = now;
+      perf[0] = perf[1] = perf[2] = 0;
+    }
+    account_out(prev, preempt, now - start, perf, now);
+  }
   s->ts = now;
   task_key(next, &s->key);
-  if (perf_on) {
-    s->perf_base[0] = perf_read(&perf_cycles);
-    s->perf_base[1] = perf_read(&perf_instr);
-    s->perf_base[2] = perf_read(&perf_llc);
-  }
+  barrier();
+  s->seq_end = seq;
   return 0;
 }
 

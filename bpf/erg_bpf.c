@@ -49,6 +49,7 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
   return 0;
 }
 void erg_bpf_close(struct erg_bpf *b) { (void)b; }
+const char *erg_bpf_loader(const struct erg_bpf *b) { (void)b; return "none"; }
 
 #else /* ERG_HAVE_BPF */
 
@@ -63,32 +64,9 @@ void erg_bpf_close(struct erg_bpf *b) { (void)b; }
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "erg_bpf_shared.h"
+#include "erg_bpf_int.h"
+#include "erg_kern.lskel.h"
 #include "erg_kern.skel.h"
-
-_Static_assert(ERG_BPF_NFREQ == ERG_BPF_MAX_FREQ, "frequency slots differ");
-_Static_assert(ERG_BPF_NCAP == ERG_BPF_MAX_CAP, "capacity classes differ");
-
-#define NFEAT 9
-#define NPERF 3
-#define DRAIN_CHUNK 1024
-
-struct erg_bpf {
-  struct erg_kern *skel;
-  unsigned features;
-  const char *reason[NFEAT];
-  char root[PATH_MAX];
-  int ncpu;
-  uint32_t *cpu_class; /* per CPU, index into classes */
-  uint32_t classes[ERG_BPF_MAX_CAP];
-  int nclass;
-  uint32_t *freq; /* scratch for sysfs frequency refresh */
-  int *perf_fd;   /* NPERF * ncpu, -1 = none */
-  struct erg_key *keys;
-  struct erg_counts *vals;
-  size_t cap; /* capacity of keys/vals */
-  uint64_t exited, drains;
-};
 
 /* ---- libbpf messages: kept, not printed, so a reason can quote them ---- */
 static char libbpf_last[160];
@@ -201,9 +179,9 @@ static void freq_setup(struct erg_bpf *b)
 /* The cpu_frequency tracepoint is silent without a cpufreq driver, and
  * intel_pstate in active mode never emits it: the sysfs value, refreshed at
  * every drain, is the floor of what we know. */
-static void freq_refresh(struct erg_bpf *b)
+void erg_bpf_freq_refresh(struct erg_bpf *b)
 {
-  int fd = bpf_map__fd(b->skel->maps.cpu_freq);
+  int fd = b->fd.cpu_freq;
   int n = erg_bpf_read_frequencies(b->root, b->freq, b->ncpu);
 
   for (int c = 0; c < n; c++) {
@@ -259,14 +237,11 @@ static void perf_setup(struct erg_bpf *b, bool disabled)
 
 static int perf_maps_fill(struct erg_bpf *b)
 {
-  struct bpf_map *m[NPERF] = {b->skel->maps.perf_cycles, b->skel->maps.perf_instr,
-                              b->skel->maps.perf_llc};
-
   for (int e = 0; e < NPERF; e++)
     for (int c = 0; c < b->ncpu; c++) {
       uint32_t key = (uint32_t)c;
       int fd = b->perf_fd[e * b->ncpu + c];
-      if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(m[e]), &key, &fd, BPF_ANY))
+      if (fd >= 0 && bpf_map_update_elem(b->fd.perf[e], &key, &fd, BPF_ANY))
         return -1;
     }
   return 0;
@@ -274,7 +249,7 @@ static int perf_maps_fill(struct erg_bpf *b)
 
 static int cpu_maps_fill(struct erg_bpf *b)
 {
-  int fclass = bpf_map__fd(b->skel->maps.cpu_class);
+  int fclass = b->fd.cpu_class;
 
   for (int c = 0; c < b->ncpu; c++) {
     uint32_t key = (uint32_t)c;
@@ -282,7 +257,7 @@ static int cpu_maps_fill(struct erg_bpf *b)
       return -1;
   }
   if (b->features & ERG_BPF_F_FREQ)
-    freq_refresh(b);
+    erg_bpf_freq_refresh(b);
   return 0;
 }
 
@@ -309,40 +284,106 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts)
   b->cpu_class = calloc((size_t)b->ncpu, sizeof(*b->cpu_class));
   b->freq = calloc((size_t)b->ncpu, sizeof(*b->freq));
   b->perf_fd = malloc(sizeof(int) * NPERF * (size_t)b->ncpu);
-  if (!b->cpu_class || !b->freq || !b->perf_fd)
+  b->snap[0] = malloc(cpu_state_stride() * (size_t)b->ncpu);
+  b->snap[1] = malloc(cpu_state_stride() * (size_t)b->ncpu);
+  b->snap_tmp = malloc(cpu_state_stride() * (size_t)b->ncpu);
+  b->redo = malloc(sizeof(*b->redo) * (size_t)b->ncpu);
+  if (!b->cpu_class || !b->freq || !b->perf_fd || !b->snap[0] || !b->snap[1] || !b->snap_tmp ||
+      !b->redo)
     return -1;
   for (int i = 0; i < NPERF * b->ncpu; i++)
     b->perf_fd[i] = -1;
   return 0;
 }
 
-static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *why,
-                    size_t whylen)
+static bool perf_any(const struct erg_bpf *b)
 {
-  struct erg_kern *s = b->skel;
+  return (b->features & (ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES)) != 0;
+}
+
+/* The light skeleton: a loader program does CO-RE relocation and finds the
+ * tracepoints' BTF ids inside the kernel (5.17+), so this process never
+ * parses the ~6 MB vmlinux BTF (libbpf keeps two copies of it while loading:
+ * +11 MB peak RSS). All programs are loaded: a kernel lacking one of the
+ * tracepoints fails here and gets the libbpf loader, which can leave
+ * programs out. */
+static int load_light(struct erg_bpf *b)
+{
+  struct erg_kern_l *l = erg_kern_l__open();
+
+  if (!l)
+    return -1;
+  l->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
+  l->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
+  l->rodata->perf_on = perf_any(b);
+  /* Sizes baked in at build time are the build host's: set them here. */
+  l->maps.cpu_freq.max_entries = (uint32_t)b->ncpu;
+  l->maps.cpu_class.max_entries = (uint32_t)b->ncpu;
+  l->maps.perf_cycles.max_entries = (uint32_t)b->ncpu;
+  l->maps.perf_instr.max_entries = (uint32_t)b->ncpu;
+  l->maps.perf_llc.max_entries = (uint32_t)b->ncpu;
+  if (erg_kern_l__load(l)) {
+    erg_kern_l__destroy(l);
+    return -1;
+  }
+  b->fd = (struct erg_bpf_fds){l->maps.procs.map_fd, l->maps.cpu_state.map_fd,
+                               l->maps.cpu_freq.map_fd, l->maps.cpu_class.map_fd,
+                               l->maps.stats.map_fd,
+                               {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd,
+                                l->maps.perf_llc.map_fd}};
+  b->lskel = l;
+  return 0;
+}
+
+/* libbpf's loader: reads the kernel BTF itself, so it can leave out the
+ * programs of tracepoints this kernel lacks (and their features). */
+static int load_full(struct erg_bpf *b, char *why, size_t whylen)
+{
+  struct erg_kern *s = erg_kern__open();
   int err;
 
+  if (!s) {
+    snprintf(why, whylen, "opening BPF object failed: %s", strerror(errno));
+    return -1;
+  }
+  b->skel = s;
   if (bpf_tracepoints_probe(b, why, whylen))
     return -1;
-  capacity_setup(b);
-  freq_setup(b);
-  perf_setup(b, opts && opts->disable_perf);
   bpf_map__set_max_entries(s->maps.cpu_freq, (uint32_t)b->ncpu);
   bpf_map__set_max_entries(s->maps.cpu_class, (uint32_t)b->ncpu);
   s->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   s->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
-  s->rodata->perf_on =
-      (b->features & (ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES)) != 0;
+  s->rodata->perf_on = perf_any(b);
   err = erg_kern__load(s);
   if (err) {
     load_reason(err, why, whylen);
     return -1;
   }
+  b->fd = (struct erg_bpf_fds){bpf_map__fd(s->maps.procs), bpf_map__fd(s->maps.cpu_state),
+                               bpf_map__fd(s->maps.cpu_freq), bpf_map__fd(s->maps.cpu_class),
+                               bpf_map__fd(s->maps.stats),
+                               {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
+                                bpf_map__fd(s->maps.perf_llc)}};
+  return 0;
+}
+
+static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *why,
+                    size_t whylen)
+{
+  int err;
+
+  capacity_setup(b);
+  freq_setup(b);
+  perf_setup(b, opts && opts->disable_perf);
+  if ((opts && opts->libbpf_loader) || load_light(b) != 0)
+    if (load_full(b, why, whylen) != 0)
+      return -1;
+  /* Maps are filled before attaching, so no slice sees an empty class map. */
   if (cpu_maps_fill(b) || perf_maps_fill(b)) {
     snprintf(why, whylen, "filling BPF maps failed: %s", strerror(errno));
     return -1;
   }
-  err = erg_kern__attach(s);
+  err = b->lskel ? erg_kern_l__attach(b->lskel) : erg_kern__attach(b->skel);
   if (err) {
     snprintf(why, whylen, "attaching BPF programs failed: %s", strerror(-err));
     return -1;
@@ -369,12 +410,6 @@ int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *wh
     return -1;
   }
   b->features = ERG_BPF_F_ALL;
-  b->skel = erg_kern__open();
-  if (!b->skel) {
-    snprintf(why, whylen, "opening BPF object failed: %s", strerror(errno));
-    erg_bpf_close(b);
-    return -1;
-  }
   if (bpf_load(b, opts, why, whylen)) {
     erg_bpf_close(b);
     return -1;
@@ -383,10 +418,17 @@ int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *wh
   return 0;
 }
 
+const char *erg_bpf_loader(const struct erg_bpf *b)
+{
+  return b && b->lskel ? "light" : "libbpf";
+}
+
 void erg_bpf_close(struct erg_bpf *b)
 {
   if (!b)
     return;
+  if (b->lskel)
+    erg_kern_l__destroy(b->lskel);
   erg_kern__destroy(b->skel);
   for (int i = 0; b->perf_fd && i < NPERF * b->ncpu; i++)
     if (b->perf_fd[i] >= 0)
@@ -396,6 +438,10 @@ void erg_bpf_close(struct erg_bpf *b)
   free(b->freq);
   free(b->keys);
   free(b->vals);
+  free(b->snap[0]);
+  free(b->snap[1]);
+  free(b->snap_tmp);
+  free(b->redo);
   free(b);
 }
 
@@ -423,228 +469,17 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 
 void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
 {
-  int fd = bpf_map__fd(b->skel->maps.stats);
+  int fd = b->fd.stats;
   uint64_t v[ERG_STAT_N] = {0};
 
   for (uint32_t i = 0; i < ERG_STAT_N; i++)
     bpf_map_lookup_elem(fd, &i, &v[i]);
   out->map_full_drops = v[ERG_STAT_MAP_FULL];
   out->lost_exit_ns = v[ERG_STAT_LOST_EXIT_NS];
+  out->unseen_switches = v[ERG_STAT_UNSEEN_SWITCH];
   out->exited = b->exited;
   out->drains = b->drains;
-}
-
-/* ---- drain ---- */
-static int drain_reserve(struct erg_bpf *b, size_t need)
-{
-  struct erg_key *k;
-  struct erg_counts *v;
-  size_t cap = b->cap ? b->cap : DRAIN_CHUNK;
-
-  if (need <= b->cap)
-    return 0;
-  while (cap < need)
-    cap *= 2;
-  k = realloc(b->keys, cap * sizeof(*k));
-  if (!k)
-    return -1;
-  b->keys = k;
-  v = realloc(b->vals, cap * sizeof(*v));
-  if (!v)
-    return -1;
-  b->vals = v;
-  b->cap = cap;
-  return 0;
-}
-
-/* Fallback for kernels without batch ops on hash maps (before 5.6). */
-static long drain_read_iter(struct erg_bpf *b, int fd)
-{
-  struct erg_key key, next, *prev = NULL;
-  size_t n = 0;
-
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    if (drain_reserve(b, n + 1))
-      return -1;
-    if (bpf_map_lookup_elem(fd, &next, &b->vals[n]) == 0)
-      b->keys[n++] = next;
-    key = next;
-    prev = &key;
-  }
-  return (long)n;
-}
-
-static long drain_read(struct erg_bpf *b)
-{
-  int fd = bpf_map__fd(b->skel->maps.procs);
-  LIBBPF_OPTS(bpf_map_batch_opts, o);
-  struct erg_key token; /* hash batch token is a bucket index, key size is ample */
-  size_t n = 0;
-  bool first = true;
-
-  for (;;) {
-    __u32 count = DRAIN_CHUNK;
-    int err;
-    if (drain_reserve(b, n + DRAIN_CHUNK))
-      return -1;
-    err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, &b->keys[n], &b->vals[n],
-                               &count, &o);
-    if (err && errno != ENOENT)
-      return (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
-                 ? drain_read_iter(b, fd)
-                 : -1;
-    n += count;
-    first = false;
-    if (err)
-      return (long)n;
-  }
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-  const struct erg_key *x = a, *y = b;
-
-  if (x->tgid != y->tgid)
-    return x->tgid < y->tgid ? -1 : 1;
-  return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* Finds the record of key among the n sorted keys. */
-static long key_find(const struct erg_key *keys, size_t n, const struct erg_key *k)
-{
-  const struct erg_key *f = bsearch(k, keys, n, sizeof(*k), key_cmp);
-  return f ? f - keys : -1;
-}
-
-static void sort_records(struct erg_bpf *b, size_t n)
-{
-  /* Sort keys and values together: sort an index, then permute. */
-  struct pair {
-    struct erg_key k;
-    struct erg_counts v;
-  } *p = malloc(n * sizeof(*p));
-
-  if (!p)
-    return;
-  for (size_t i = 0; i < n; i++) {
-    p[i].k = b->keys[i];
-    p[i].v = b->vals[i];
-  }
-  qsort(p, n, sizeof(*p), key_cmp); /* key is the first member */
-  for (size_t i = 0; i < n; i++) {
-    b->keys[i] = p[i].k;
-    b->vals[i] = p[i].v;
-  }
-  free(p);
-}
-
-static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d)
-{
-  for (int i = 0; i < ERG_BPF_NFREQ; i++) {
-    if (c->freq_khz[i] == 0)
-      c->freq_khz[i] = khz;
-    if (c->freq_khz[i] == khz) {
-      c->freq_ns[i] += d;
-      return;
-    }
-  }
-  c->freq_other_ns += d;
-}
-
-/* Slices still running are charged up to now, so that a process that never
- * leaves its CPU still shows progress. The clock is read after the process
- * map and before the per-CPU state: a slice seen here has not been added to
- * the map yet, and will be later with an end >= now, so counts stay
- * monotonic from drain to drain. */
-static void drain_add_running(struct erg_bpf *b, size_t n)
-{
-  size_t sz = (sizeof(struct erg_cpu_state) + 7) & ~(size_t)7;
-  char *st = malloc(sz * (size_t)b->ncpu);
-  struct timespec ts;
-  uint32_t zero = 0;
-  uint64_t now;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-  if (!st || bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cpu_state), &zero, st)) {
-    free(st);
-    return;
-  }
-  for (int c = 0; c < b->ncpu; c++) {
-    const struct erg_cpu_state *s = (const void *)(st + sz * (size_t)c);
-    long i = s->key.tgid && s->ts && now > s->ts ? key_find(b->keys, n, &s->key) : -1;
-    struct erg_counts *v;
-    uint64_t d = now - s->ts;
-    if (i < 0 || (b->vals[i].flags & ERG_FLAG_EXITED))
-      continue;
-    v = &b->vals[i];
-    v->cpu_ns += d;
-    if ((b->features & ERG_BPF_F_CAPACITY) && b->cpu_class[c] < ERG_BPF_NCAP)
-      v->cap_ns[b->cpu_class[c]] += d;
-    if ((b->features & ERG_BPF_F_FREQ) && b->freq[c])
-      freq_slot_add(v, b->freq[c], d);
-  }
-  free(st);
-}
-
-static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
-                      const struct erg_counts *c, struct erg_bpf_proc *p)
-{
-  memset(p, 0, sizeof(*p));
-  p->pid = k->tgid;
-  p->start_time_ns = k->start_ns;
-  memcpy(p->comm, c->comm, sizeof(p->comm));
-  p->comm[sizeof(p->comm) - 1] = '\0';
-  p->uid = c->uid;
-  p->cgroup_id = c->cgroup_id;
-  p->cpu_ns = c->cpu_ns;
-  p->wakeups = c->wakeups;
-  p->migrations = c->migrations;
-  p->read_bytes = c->read_bytes;
-  p->write_bytes = c->write_bytes;
-  p->cycles = c->cycles;
-  p->instructions = c->instructions;
-  p->llc_misses = c->llc_misses;
-  for (int i = 0; i < ERG_BPF_NFREQ; i++)
-    if (c->freq_khz[i]) {
-      p->freq[p->nfreq].khz = c->freq_khz[i];
-      p->freq[p->nfreq++].cpu_ns = c->freq_ns[i];
-    }
-  p->freq_other_ns = c->freq_other_ns;
-  for (int i = 0; i < ERG_BPF_NCAP; i++) {
-    p->cap_ns[i] = c->cap_ns[i];
-    if (i < b->nclass)
-      p->capacity_weighted_ns += c->cap_ns[i] * b->classes[i] / ERG_BPF_CAPACITY_SCALE;
-  }
-  p->exited = (c->flags & ERG_FLAG_EXITED) != 0;
-}
-
-int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
-                  size_t whylen)
-{
-  int fd = bpf_map__fd(b->skel->maps.procs);
-  struct erg_bpf_proc p;
-  long n;
-
-  if (b->features & ERG_BPF_F_FREQ)
-    freq_refresh(b);
-  n = drain_read(b);
-  if (n < 0) {
-    snprintf(why, whylen, "reading the BPF process map failed: %s", strerror(errno));
-    return -1;
-  }
-  sort_records(b, (size_t)n);
-  drain_add_running(b, (size_t)n);
-  for (long i = 0; i < n; i++) {
-    proc_fill(b, &b->keys[i], &b->vals[i], &p);
-    cb(&p, user);
-    if (p.exited) {
-      bpf_map_delete_elem(fd, &b->keys[i]);
-      b->exited++;
-    }
-  }
-  b->drains++;
-  return (int)n;
+  out->unsettled = b->unsettled;
 }
 
 #endif /* ERG_HAVE_BPF */

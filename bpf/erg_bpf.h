@@ -34,6 +34,7 @@ enum {
 struct erg_bpf_opts {
   const char *sysfs_cpu_root; /* NULL: /sys/devices/system/cpu */
   bool disable_perf;          /* do not try hardware counters */
+  bool libbpf_loader;         /* skip the light skeleton (tests; see docs/bpf.md) */
 };
 
 struct erg_bpf_proc {
@@ -61,8 +62,12 @@ struct erg_bpf_proc {
 struct erg_bpf_stats {
   uint64_t map_full_drops; /* events lost because the process map was full */
   uint64_t lost_exit_ns;   /* CPU ns of exit stragglers after the handover */
+  uint64_t unseen_switches; /* switch-outs whose switch-in was not seen */
   uint64_t exited;         /* exited processes handed over so far */
   uint64_t drains;
+  uint64_t unsettled;      /* group re-reads that never got a consistent
+                              view of its running slices (then undercounted
+                              by them until the next drain) */
 };
 
 struct erg_bpf;
@@ -89,6 +94,9 @@ void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out);
 /* Capacity of each class (ascending), as used for cap_ns; returns count. */
 int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]);
 void erg_bpf_close(struct erg_bpf *b);
+/* Which loader loaded the programs: "light" (in-kernel loader, 5.17+) or
+ * "libbpf" (reads the kernel BTF in this process). */
+const char *erg_bpf_loader(const struct erg_bpf *b);
 
 /* ---- sysfs helpers (pure, no BPF) ---- */
 /* Reads root/cpuN/cpu_capacity for N < max into out[N] (0 where absent).

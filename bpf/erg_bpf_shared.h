@@ -43,16 +43,23 @@ struct erg_counts {
   char comm[ERG_BPF_COMM_LEN];
 };
 
-/* Per-CPU: what is running here since when (for slice and in-flight time). */
+/* Per-CPU: what is running here since when (for slice and in-flight time).
+ * A switch writes seq_begin first and seq_end last, with the charge of the
+ * old slice in between; userspace copies the value front to back, so a copy
+ * with seq_end == seq_begin was not written meanwhile (seqlock with the
+ * counters in reverse order of the copy). */
 struct erg_cpu_state {
+  __u64 seq_end;       /* = seq_begin when no switch is being written */
   __u64 ts;            /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
   struct erg_key key;  /* tgid 0: idle */
   __u64 perf_base[3];  /* cycles, instructions, LLC misses at switch-in */
+  __u64 seq_begin;     /* switches begun on this CPU */
 };
 
 enum erg_bpf_stat {
   ERG_STAT_MAP_FULL = 0, /* events dropped: procs map full */
   ERG_STAT_LOST_EXIT_NS, /* ns of a dead thread's last slice with no entry left */
+  ERG_STAT_UNSEEN_SWITCH, /* switch-outs whose switch-in this program did not see */
   ERG_STAT_N
 };
 

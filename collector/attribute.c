@@ -27,32 +27,61 @@ double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_wa
 
 /* ---- a finalised cell, with the node's model when there is one ---- */
 
+/* Model feature k's node-level value from the node's rates: a measured
+ * feature as is, a derived one from the node's CPU utilisation. */
+static double cell_node_value(const struct erg_cell_model *cm, size_t k, const double *node) {
+  int f = cm->feature_map[k];
+  if (f >= ERG_NFEATURES) {
+    double v = erg_derived_value(f - ERG_NFEATURES, node[ERG_FEAT_CPU], cm->model->ncpu);
+    return isfinite(v) ? v : 0;
+  }
+  return f >= 0 ? node[f] : 0;
+}
+
 /* Rows of model features, keys first and [system] last, from the cell's
- * per-key rates mapped to the model's feature order. */
+ * per-key rates mapped to the model's feature order. A derived (node-level)
+ * feature is split by CPU share, so its rows sum to the node's value and
+ * attribution conserves as for any other feature. */
 static double *cell_feature_rows(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
   const struct erg_grid_cell *c = r->cell;
   size_t nf = cm->model->nfeatures, nrow = c->nkeys + 1;
-  double *x = calloc(nrow * (nf ? nf : 1), sizeof *x);
-  if (!x)
+  double *x = calloc(nrow * (nf ? nf : 1), sizeof *x), *cpu = malloc(nrow * sizeof *cpu);
+  if (!x || !cpu) {
+    free(x);
+    free(cpu);
     return NULL;
-  double rates[ERG_NFEATURES];
+  }
+  double rates[ERG_NFEATURES], node[ERG_NFEATURES], cpu_sum = 0;
   for (size_t p = 0; p < nrow; p++) {
     if (p < c->nkeys)
       erg_grid_key_rates(c, p, r->step, rates);
     else
       erg_grid_system_rates(c, r->step, rates);
-    for (size_t k = 0; k < nf; k++)
-      x[p * nf + k] = cm->feature_map[k] >= 0 ? rates[cm->feature_map[k]] : 0;
+    for (size_t k = 0; k < nf; k++) {
+      int f = cm->feature_map[k];
+      x[p * nf + k] = f >= 0 && f < ERG_NFEATURES ? rates[f] : 0;
+    }
+    cpu[p] = rates[ERG_FEAT_CPU] > 0 ? rates[ERG_FEAT_CPU] : 0;
+    cpu_sum += cpu[p];
   }
+  erg_grid_node_rates(c, r->step, node);
+  for (size_t k = 0; k < nf && cpu_sum > 0; k++) {
+    if (cm->feature_map[k] < ERG_NFEATURES)
+      continue;
+    double v = cell_node_value(cm, k, node);
+    for (size_t p = 0; p < nrow; p++)
+      x[p * nf + k] = v * cpu[p] / cpu_sum;
+  }
+  free(cpu);
   return x;
 }
 
 /* The model's node-level prediction from the cell's node totals. */
 static double cell_predict(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
-  double rates[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES];
-  erg_grid_node_rates(r->cell, r->step, rates);
+  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES];
+  erg_grid_node_rates(r->cell, r->step, node);
   for (size_t k = 0; k < cm->model->nfeatures; k++)
-    x[k] = cm->feature_map[k] >= 0 ? rates[cm->feature_map[k]] : 0;
+    x[k] = cell_node_value(cm, k, node);
   return erg_model_predict(cm->model, x);
 }
 

@@ -9,61 +9,32 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "collector_int.h"
 #include "erg_store.h"
 #include "erg_web.h"
+#include "state.h"
 
-#define MAX_KNOWN_KEYS 256
+static uint64_t node_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
 
-struct known_key {
-  char key[64];
-  int64_t last_t;
-};
-
-struct node_state {
-  char name[128];
-  double idle_watts;
-  struct erg_grid grid;
-  uint64_t samples, dropped_samples, last_seen_ns;
-  uint64_t overlap_samples;   /* refused: time already covered by this node */
-  uint64_t covered_until_ns;  /* end of the last accepted sample */
-  char boot_id[40];
-  double last_measured_watts, last_idle_watts;
-  double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
-  struct erg_lag lag;
-  struct known_key known[MAX_KNOWN_KEYS];
-  size_t nknown;
-  int has_data;
-  struct node_model *model;   /* never NULL after collector_node */
-  unsigned journal_columns;   /* optional journal columns: sticky once seen */
-};
-
-struct source_state {
-  struct erg_pdu_counter counters[ERG_PDU_MAX_CHANNELS];
-  uint64_t polls, errors;
-  int failing;
-};
-
-struct collector {
-  const struct erg_collector_config *cfg;
-  struct node_state **nodes;
-  size_t nnodes;
-  struct source_state *sources;
-  struct erg_store *store;
-  struct auth *auth;      /* NULL: plain TCP, no CURVE */
-  char journal_dir[600];
-  uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
-  int64_t last_render;
-  int render_due;
-  pthread_mutex_t metrics_lock;
-  char *metrics;          /* last rendered /metrics body */
-  size_t metrics_len;
-};
+/* The slot of the node called name, or the free slot where it would go:
+ * every sample looks its node up, so by hash, not by scanning all nodes.
+ * The table has more than twice ERG_MAX_NODES slots; nodes are never
+ * removed, so probing always ends. */
+static struct node_state **node_slot(struct collector *c, const char *name) {
+  size_t mask = c->node_index_len - 1, j = node_hash(name) & mask;
+  while (c->node_index[j] && strcmp(c->node_index[j]->name, name))
+    j = (j + 1) & mask;
+  return &c->node_index[j];
+}
 
 static struct node_state *collector_node(struct collector *c, const char *name, int create) {
-  for (size_t i = 0; i < c->nnodes; i++)
-    if (!strcmp(c->nodes[i]->name, name))
-      return c->nodes[i];
+  struct node_state **slot = node_slot(c, name);
+  if (*slot)
+    return *slot;
   if (!create || c->nnodes >= ERG_MAX_NODES || strlen(name) >= sizeof c->nodes[0]->name)
     return NULL;
   struct node_state **arr = realloc(c->nodes, (c->nnodes + 1) * sizeof *arr);
@@ -96,10 +67,28 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
     return NULL;
   }
   c->nodes[c->nnodes++] = n;
+  *slot = n;
   return n;
 }
 
 /* ---- agent samples ---- */
+
+/* Room for np processes in the reused per-sample buffers. */
+static int collector_scratch(struct collector *c, size_t np) {
+  if (np <= c->procbuf_cap)
+    return 1;
+  size_t cap = np < 256 ? 256 : np;
+  struct erg_grid_proc *p = realloc(c->procbuf, cap * sizeof *p);
+  if (p)
+    c->procbuf = p;
+  char *k = p ? realloc(c->keybuf, cap * PROFILE_KEY_MAX) : NULL;
+  if (k)
+    c->keybuf = k;
+  if (!k)
+    return 0;
+  c->procbuf_cap = cap;
+  return 1;
+}
 
 static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
   struct node_state *n = collector_node(c, s->node, 1);
@@ -124,23 +113,28 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
   }
   n->covered_until_ns = iv->realtime_end_ns;
   size_t np = s->n_procs;
-  struct erg_grid_proc *procs = malloc((np ? np : 1) * sizeof *procs);
-  if (!procs)
+  if (!collector_scratch(c, np))
     return;
+  struct erg_grid_proc *procs = c->procbuf;
   for (size_t i = 0; i < np; i++) {
     const Erg__Proc *p = s->procs[i];
-    procs[i] = (struct erg_grid_proc){.key = p->comm ? p->comm : "",
+    /* One grid key per (command, job, unit, container, user): attribution
+     * runs once per cell over these, every kind is a roll-up of them. */
+    char *key = c->keybuf + i * PROFILE_KEY_MAX;
+    profile_key_build(key, PROFILE_KEY_MAX, p->comm, p->job, p->unit, p->container, p->uid);
+    procs[i] = (struct erg_grid_proc){.key = key,
                                       .cpu_seconds = (double)p->cpu_ns / 1e9,
                                       .disk_bytes = (double)p->read_bytes + (double)p->write_bytes,
                                       .instructions = (double)p->instructions,
                                       .cycles = (double)p->cycles};
   }
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
+  if (s->totals && s->totals->ncpu)
+    n->ncpu = s->totals->ncpu;
   if (c->cfg->lag_max_seconds)
     erg_lag_add_cpu(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);
-  free(procs);
   n->samples++;
   n->dropped_samples += s->dropped_samples;
   n->last_seen_ns = erg_time_realtime_ns();
@@ -194,6 +188,7 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
   struct source_state *ss = &c->sources[m->source];
   const char *name = c->cfg->sources[m->source].name;
   ss->polls++;
+  ss->poll_seconds = m->poll_seconds;
   if (m->error[0]) {
     ss->errors++;
     if (!ss->failing)
@@ -220,65 +215,92 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
 
 /* ---- finalised cells -> store ---- */
 
-static int share_cmp_desc(const void *a, const void *b) {
-  double x = ((const struct erg_attr_share *)a)->watts, y = ((const struct erg_attr_share *)b)->watts;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static void node_key_write(struct collector *c, struct node_state *n, const char *key,
-                           int64_t t_end, double watts) {
-  char why[256];
-  if (erg_store_key_update(c->store, n->name, "command", key, t_end, watts, why, sizeof why)) {
-    if (c->store_errors++ == 0)
-      erg_warn("store: %s (further store errors only counted)", why);
+/* Writes one cell's values of a known-key set: the entries given, and an
+ * explicit 0 W for every key written before but absent now, so stacked
+ * graphs and reports see "idle", not "unknown". Keys idle longer than
+ * key_expire_seconds are forgotten (their archives then expire in the
+ * store); the set is bounded, the key idle longest makes room. */
+static void keys_write(struct collector *c, const char *node, const char *kind,
+                       struct profile_known *known, const struct profile_entry *e, size_t n,
+                       int64_t t_end, size_t max_keys) {
+  double step = c->cfg->step_seconds;
+  for (size_t i = 0; i < n; i++) {
+    struct profile_known_key *k = profile_known_touch(known, e[i].key, t_end, max_keys);
+    if (k)
+      k->joules += e[i].watts * step;
+    writer_key(c->writer, node, kind, e[i].key, t_end, e[i].watts);
   }
+  if (c->cfg->key_expire_seconds > 0)
+    profile_known_expire(known, t_end, c->cfg->key_expire_seconds);
+  for (size_t i = 0; i < known->n; i++)
+    if (known->keys[i].last_t != t_end)
+      writer_key(c->writer, node, kind, known->keys[i].key, t_end, 0);
+  c->keys_dirty = 1;
 }
 
-/* Keys seen before but absent now get an explicit 0 W, so stacked graphs
- * and reports see "idle", not "unknown". The set is bounded: the key idle
- * longest makes room. */
-static void node_key_remember(struct node_state *n, const char *key, int64_t t) {
-  size_t oldest = 0;
-  for (size_t i = 0; i < n->nknown; i++) {
-    if (!strcmp(n->known[i].key, key)) {
-      n->known[i].last_t = t;
-      return;
-    }
-    if (n->known[i].last_t < n->known[oldest].last_t)
-      oldest = i;
-  }
-  size_t slot = n->nknown < MAX_KNOWN_KEYS ? n->nknown++ : oldest;
-  erg_strlcpy(n->known[slot].key, key, sizeof n->known[slot].key);
-  n->known[slot].last_t = t;
+/* After a restart, the keys written before (archives updated within
+ * key_expire_seconds) are known again, so they keep getting 0 W while
+ * absent. Their last_t is kept off the step multiples that t_end takes. */
+static void keys_load(struct collector *c, const char *node, const char *kind,
+                      struct profile_known *known, int64_t now, size_t max_keys) {
+  char dir[1024];
+  if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
+    return;
+  profile_known_load(known, dir, now, c->cfg->key_expire_seconds, max_keys);
+  for (size_t i = 0; i < known->n; i++)
+    if (known->keys[i].last_t % (int64_t)c->cfg->step_seconds == 0)
+      known->keys[i].last_t--;
 }
 
+/* Every kind of profile key of a node's cell, and its jobs' watts into the
+ * cluster sums (all jobs, before top-N folding). */
 static void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
-                            struct erg_attr_share *sh, size_t nsh) {
-  /* [system] is last; rank the processes, keep the top N, fold the rest. */
-  size_t nproc = nsh - 1;
-  qsort(sh, nproc, sizeof *sh, share_cmp_desc);
-  size_t top = nproc < c->cfg->top_processes ? nproc : c->cfg->top_processes;
-  double other = 0;
-  for (size_t i = top; i < nproc; i++)
-    other += sh[i].watts;
-  for (size_t i = 0; i < top; i++)
-    node_key_remember(n, sh[i].key, t_end);
-  node_key_remember(n, "[system]", t_end);
-  if (nproc > top)
-    node_key_remember(n, "[other]", t_end);
-  for (size_t k = 0; k < n->nknown; k++) {
-    const char *key = n->known[k].key;
-    double w = 0;
-    if (!strcmp(key, "[system]"))
-      w = sh[nproc].watts;
-    else if (!strcmp(key, "[other]"))
-      w = other;
-    else
-      for (size_t i = 0; i < top; i++)
-        if (!strcmp(sh[i].key, key))
-          w += sh[i].watts;
-    node_key_write(c, n, key, t_end, w);
+                            const struct erg_attr_share *sh, size_t nkeys) {
+  struct profile_rollup r;
+  if (!n->known_loaded) {
+    for (int k = 0; k < PROFILE_NKINDS; k++)
+      keys_load(c, n->name, profile_kind_names[k], &n->known[k], t_end, NODE_MAX_KNOWN_KEYS);
+    n->known_loaded = 1;
   }
+  if (profile_rollup(&r, sh, nkeys, c->cfg->top_processes) != 0) {
+    if (c->store_errors++ == 0)
+      erg_warn("node %s: out of memory rolling up profile keys", n->name);
+    return;
+  }
+  for (int k = 0; k < PROFILE_NKINDS; k++)
+    keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
+               NODE_MAX_KNOWN_KEYS);
+  cluster_add(c->cluster, t_end, NULL, 0);
+  for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
+    cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);
+  profile_rollup_free(&r);
+}
+
+static void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                               size_t njobs) {
+  struct collector *c = user;
+  if (!c->cluster_jobs_loaded) {
+    keys_load(c, NULL, "job", &c->cluster_jobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+    c->cluster_jobs_loaded = 1;
+  }
+  keys_write(c, NULL, "job", &c->cluster_jobs, jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+}
+
+/* A cluster cell is complete once every node with a grid has finalised
+ * it; a node that lags behind the horizon (settle + largest lag + a step)
+ * does not hold the others back, its contribution then counts as late. */
+static void collector_flush_cluster(struct collector *c, int64_t now) {
+  int64_t done = INT64_MAX;
+  for (size_t i = 0; i < c->nnodes; i++) {
+    int64_t nf = c->nodes[i]->grid.next_final;
+    if (nf && nf < done)
+      done = nf;
+  }
+  int64_t horizon = now - (int64_t)((c->cfg->settle_steps + 2) * c->cfg->step_seconds +
+                                    c->cfg->lag_max_seconds);
+  if (done == INT64_MAX || done < horizon)
+    done = horizon;
+  cluster_flush(c->cluster, done, cluster_write_cell, c);
 }
 
 struct cell_ctx {
@@ -301,7 +323,7 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .disk_bytes_per_second = x[ERG_FEAT_DISK],
                                .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
-                               .columns = n->journal_columns};
+                               .columns = n->journal_columns, .ncpu = n->ncpu};
   char why[256];
   if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes, why,
                          sizeof why) && c->store_errors++ == 0)
@@ -332,11 +354,20 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
     n->last_idle_watts = pw.idle_watts;
   }
   node_journal(c, n, r, rc == 0 && pw.estimated);
-  char why[256];
-  if (erg_store_node_update(c->store, n->name, &cell, why, sizeof why) && c->store_errors++ == 0)
-    erg_warn("store: %s (further store errors only counted)", why);
+  writer_node(c->writer, n->name, &cell);
+  if (isfinite(r->measured_watts))
+    n->measured_joules += r->measured_watts * r->step;
+  /* Dynamic energy counts where keys are written, so Σ key energy of any
+   * kind equals it; without agent data it is unattributed. */
+  if (rc == 0 && isfinite(pw.idle_watts) && isfinite(pw.dynamic_watts)) {
+    n->idle_joules += pw.idle_watts * r->step;
+    if (r->flags & ERG_CELL_NO_AGENT)
+      n->unattributed_joules += pw.dynamic_watts * r->step;
+    else
+      n->dynamic_joules += pw.dynamic_watts * r->step;
+  }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
-    node_write_keys(c, n, t_end, sh, r->cell->nkeys + 1);
+    node_write_keys(c, n, t_end, sh, r->cell->nkeys);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;
   }
@@ -365,9 +396,14 @@ static void collector_finalize(struct collector *c, int64_t now) {
                       (c->nodes[i]->lag.have_estimate ? (unsigned)c->nodes[i]->lag.lag_seconds : 0);
     erg_grid_finalize(&c->nodes[i]->grid, now, settle, collector_cell, &ctx);
   }
+  collector_flush_cluster(c, now);
+  writer_commit(c->writer);
 }
 
 static void collector_render(struct collector *c, int64_t now) {
+  c->render_due &= c->renderer != NULL;
+  if (!c->renderer)
+    return;
   const char **names = malloc((c->nnodes ? c->nnodes : 1) * sizeof *names);
   if (!names)
     return;
@@ -375,137 +411,12 @@ static void collector_render(struct collector *c, int64_t now) {
   for (size_t i = 0; i < c->nnodes; i++)
     if (c->nodes[i]->has_data)
       names[k++] = c->nodes[i]->name;
-  char why[256];
-  if (erg_web_render(c->store, c->cfg->www_dir, names, k, now, why, sizeof why) != 0)
-    erg_warn("pages: %s", why);
+  int rc = renderer_submit(c->renderer, names, k, now);
   free(names);
+  if (rc == 1)
+    return; /* the previous render is still running: next tick */
   c->last_render = now;
   c->render_due = 0;
-}
-
-/* ---- /metrics ---- */
-
-/* Prometheus label values escape backslash, quote and newline. */
-static void metrics_label(FILE *f, const char *v) {
-  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-    if (*p == '\\' || *p == '"')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", f);
-    else if (*p >= 0x20 && *p != 0x7f)
-      fputc(*p, f);
-  }
-}
-
-static void metrics_node_gauge(FILE *f, struct collector *c, const char *name, const char *help,
-                               size_t off) {
-  fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-  for (size_t i = 0; i < c->nnodes; i++) {
-    double v = *(const double *)((const char *)c->nodes[i] + off);
-    if (isnan(v))
-      continue;
-    fprintf(f, "%s{node=\"", name);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\"} %.6g\n", v);
-  }
-}
-
-static void collector_metrics_render(struct collector *c) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f)
-    return;
-  fprintf(f, "# HELP erg_agent_messages_total Agent messages received, by result.\n"
-             "# TYPE erg_agent_messages_total counter\n"
-             "erg_agent_messages_total{result=\"ok\"} %llu\n"
-             "erg_agent_messages_total{result=\"rejected\"} %llu\n",
-          (unsigned long long)c->msgs_ok, (unsigned long long)c->msgs_rejected);
-  if (c->auth)
-    fprintf(f, "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
-               "# TYPE erg_agent_auth_total counter\n"
-               "erg_agent_auth_total{result=\"accepted\"} %llu\n"
-               "erg_agent_auth_total{result=\"refused\"} %llu\n",
-            (unsigned long long)auth_accepted_total(c->auth),
-            (unsigned long long)auth_refused_total(c->auth));
-  fprintf(f, "# HELP erg_store_errors_total Failed archive updates.\n"
-             "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
-          (unsigned long long)c->store_errors);
-  metrics_node_gauge(f, c, "erg_node_measured_watts", "Measured mean power of the last cell.",
-                     offsetof(struct node_state, last_measured_watts));
-  metrics_node_gauge(f, c, "erg_node_idle_watts", "Idle power of the last cell.",
-                     offsetof(struct node_state, last_idle_watts));
-  metrics_node_gauge(f, c, "erg_node_lag_seconds",
-                     "Estimated delay between node activity and its meter reading.",
-                     offsetof(struct node_state, lag_seconds));
-  metrics_node_gauge(f, c, "erg_node_lag_correlation",
-                     "Correlation of CPU time and power at the estimated lag.",
-                     offsetof(struct node_state, lag_correlation));
-  fprintf(f, "# HELP erg_agent_last_seen_timestamp_seconds Last sample from the node's agent.\n"
-             "# TYPE erg_agent_last_seen_timestamp_seconds gauge\n");
-  for (size_t i = 0; i < c->nnodes; i++) {
-    if (!c->nodes[i]->last_seen_ns)
-      continue;
-    fputs("erg_agent_last_seen_timestamp_seconds{node=\"", f);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\"} %.3f\n", c->nodes[i]->last_seen_ns / 1e9);
-  }
-  fprintf(f, "# HELP erg_agent_dropped_samples_total Samples agents reported as dropped.\n"
-             "# TYPE erg_agent_dropped_samples_total counter\n");
-  for (size_t i = 0; i < c->nnodes; i++) {
-    fputs("erg_agent_dropped_samples_total{node=\"", f);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\"} %llu\n", (unsigned long long)c->nodes[i]->dropped_samples);
-  }
-  fprintf(f, "# HELP erg_agent_overlapping_samples_total Samples refused because their node "
-             "had already reported that time.\n"
-             "# TYPE erg_agent_overlapping_samples_total counter\n");
-  for (size_t i = 0; i < c->nnodes; i++) {
-    fputs("erg_agent_overlapping_samples_total{node=\"", f);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\"} %llu\n", (unsigned long long)c->nodes[i]->overlap_samples);
-  }
-  fprintf(f, "# HELP erg_grid_dropped_seconds_total Input seconds that arrived after their cell "
-             "was final (late) or too far ahead (future).\n"
-             "# TYPE erg_grid_dropped_seconds_total counter\n");
-  for (size_t i = 0; i < c->nnodes; i++) {
-    const struct erg_grid *g = &c->nodes[i]->grid;
-    fputs("erg_grid_dropped_seconds_total{node=\"", f);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\",reason=\"late\"} %llu\n", (unsigned long long)g->late_seconds_dropped);
-    fputs("erg_grid_dropped_seconds_total{node=\"", f);
-    metrics_label(f, c->nodes[i]->name);
-    fprintf(f, "\",reason=\"future\"} %llu\n", (unsigned long long)g->future_seconds_dropped);
-  }
-  fprintf(f, "# HELP erg_source_poll_errors_total Failed meter/PDU polls.\n"
-             "# TYPE erg_source_poll_errors_total counter\n");
-  for (int i = 0; i < c->cfg->nsources; i++) {
-    fputs("erg_source_poll_errors_total{source=\"", f);
-    metrics_label(f, c->cfg->sources[i].name);
-    fprintf(f, "\"} %llu\n", (unsigned long long)c->sources[i].errors);
-  }
-  fclose(f);
-  pthread_mutex_lock(&c->metrics_lock);
-  free(c->metrics);
-  c->metrics = buf;
-  c->metrics_len = len;
-  pthread_mutex_unlock(&c->metrics_lock);
-}
-
-/* Runs on libmicrohttpd's thread: only copies the last rendered body. */
-static int collector_http_dynamic(void *user, const char *url, char **body, size_t *len,
-                                  const char **ctype) {
-  struct collector *c = user;
-  if (strcmp(url, "/metrics") != 0)
-    return 404;
-  pthread_mutex_lock(&c->metrics_lock);
-  *len = c->metrics_len;
-  *body = malloc(*len + 1);
-  if (*body && c->metrics)
-    memcpy(*body, c->metrics, *len + 1);
-  pthread_mutex_unlock(&c->metrics_lock);
-  *ctype = "text/plain; version=0.0.4; charset=utf-8";
-  return *body ? 200 : 500;
 }
 
 /* ---- the loop ---- */
@@ -556,7 +467,7 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
                            volatile int *stop) {
   zmq_pollitem_t items[3] = {{agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0},
                              {zap, 0, ZMQ_POLLIN, 0}};
-  int64_t last_tick = 0;
+  int64_t last_tick = 0, last_expire = 0;
   /* After a (re)start agents first deliver what they buffered while ergd
    * was away; finalising the overdue cells before that arrives would store
    * them without agent data. Give them one settle period plus a step. */
@@ -582,8 +493,19 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     if (now >= resume_at)
       collector_finalize(c, now);
     collector_metrics_render(c);
-    if (c->render_due || (c->last_render && now - c->last_render >= c->cfg->page_interval_seconds))
+    /* The first pages wait until the writer thread has created the
+     * archives they graph. */
+    if ((c->render_due && writer_pending(c->writer) == 0) ||
+        (c->last_render && now - c->last_render >= c->cfg->page_interval_seconds))
       collector_render(c, now);
+    /* Hourly, in the writer thread (the one updating the store): idle
+     * keys' archives go. */
+    if (now - last_expire >= 3600) {
+      writer_expire(c->writer, now, c->cfg->key_expire_seconds,
+                    c->cfg->cluster_key_expire_seconds);
+      writer_commit(c->writer);
+      last_expire = now;
+    }
   }
 }
 
@@ -592,10 +514,31 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   char why[256];
   pthread_mutex_init(&c.metrics_lock, NULL);
   c.sources = calloc((size_t)cfg->nsources + 1, sizeof *c.sources);
+  c.node_index_len = 1;
+  while (c.node_index_len <= 2 * ERG_MAX_NODES)
+    c.node_index_len *= 2;
+  c.node_index = calloc(c.node_index_len, sizeof *c.node_index);
+  c.cluster = cluster_new();
   struct erg_store_options so = {.root = cfg->data_dir, .step_seconds = cfg->step_seconds};
-  if (!c.sources || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
-    erg_err("store %s: %s", cfg->data_dir, c.sources ? why : "out of memory");
+  int ok = c.sources && c.node_index && c.cluster;
+  if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
+    erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");
     free(c.sources);
+    free(c.node_index);
+    cluster_free(c.cluster);
+    return 1;
+  }
+  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir);
+  if (!c.renderer)
+    erg_warn("cannot start the page rendering thread; no pages");
+  /* Bounded so a dead disk cannot eat all memory: ~100 B per queued update,
+   * 4 M updates are minutes of a large cluster's writes. */
+  if (!(c.writer = writer_start(c.store, 4u << 20))) {
+    erg_err("cannot start the store writer thread");
+    erg_store_close(c.store);
+    free(c.sources);
+    free(c.node_index);
+    cluster_free(c.cluster);
     return 1;
   }
   erg_mkdir_p(cfg->www_dir, 0755);
@@ -631,14 +574,26 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     zmq_close(zap);
   auth_close(c.auth);
   zmq_ctx_term(zctx);
+  renderer_stop(c.renderer);
+  /* Cells still pending for the cluster sums are written as they are. */
+  cluster_flush(c.cluster, INT64_MAX, cluster_write_cell, &c);
+  writer_stop(c.writer);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
     node_model_close(c.nodes[i]->model);
+    for (int k = 0; k < PROFILE_NKINDS; k++)
+      profile_known_free(&c.nodes[i]->known[k]);
     free(c.nodes[i]);
   }
+  profile_known_free(&c.cluster_jobs);
+  cluster_free(c.cluster);
   free(c.nodes);
+  free(c.node_index);
   free(c.sources);
   free(c.metrics);
+  free(c.metrics_keys);
+  free(c.procbuf);
+  free(c.keybuf);
   erg_store_close(c.store);
   return rc == 0 ? 0 : 1;
 }

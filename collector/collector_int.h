@@ -12,6 +12,7 @@ struct meter_msg {
   char error[200];       /* "" when the poll succeeded */
   struct erg_pdu_reading readings[ERG_PDU_MAX_CHANNELS];
   double wrap_joules[ERG_PDU_MAX_CHANNELS]; /* counter modulus per channel, 0 = none */
+  double poll_seconds;   /* request to answer (or to giving up) for this source */
 };
 
 struct meter_thread;
@@ -37,5 +38,104 @@ void node_model_close(struct node_model *nm);
 void node_model_tick(struct node_model *nm, int64_t now);
 /* The attribution parameters for a cell; .model is NULL without a model. */
 struct erg_cell_model node_model_cell(const struct node_model *nm);
+
+/* ---- store writer thread (writer.c) ----
+ * The loop queues updates into a batch; writer_commit hands the batch to
+ * the thread, which writes them in order. writer_stop drains the queue. */
+struct erg_store;
+struct erg_store_node_cell;
+struct writer;
+struct writer *writer_start(struct erg_store *store, size_t max_pending);
+void writer_node(struct writer *w, const char *node, const struct erg_store_node_cell *cell);
+/* node NULL: the cluster-wide archive of kind/key. */
+void writer_key(struct writer *w, const char *node, const char *kind, const char *key,
+                int64_t t_end, double watts);
+void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
+                   int64_t cluster_idle_seconds);
+void writer_commit(struct writer *w);
+size_t writer_pending(struct writer *w);
+uint64_t writer_errors(struct writer *w);
+uint64_t writer_dropped(struct writer *w);
+void writer_stop(struct writer *w);
+
+/* ---- page rendering thread (render.c) ---- */
+struct renderer;
+struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
+                                const char *model_dir);
+/* Hands a render of these nodes' pages to the thread: 0, 1 when a render
+ * is still running (ask again later), -1 out of memory. */
+int renderer_submit(struct renderer *r, const char *const *nodes, size_t n, int64_t now);
+/* Waits for a render in progress; one queued but not started is dropped. */
+void renderer_stop(struct renderer *r);
+
+/* ---- profile keys (profile.c) ---- */
+enum profile_kind {
+  PROFILE_COMMAND, PROFILE_JOB, PROFILE_UNIT, PROFILE_CONTAINER, PROFILE_USER, PROFILE_NKINDS
+};
+extern const char *const profile_kind_names[PROFILE_NKINDS];
+#define PROFILE_KEY_MAX 400   /* longest tuple profile_key_build makes, with NUL */
+/* The grid key of a process: its grouping keys as one tuple string. */
+void profile_key_build(char *out, size_t outlen, const char *comm, const char *job,
+                       const char *unit, const char *container, uint32_t uid);
+/* Field `kind` of a tuple (not NUL-terminated; length returned, 0 = none). */
+size_t profile_key_field(const char *tuple, int kind, const char **start);
+
+struct profile_entry {
+  const char *key;
+  double watts;
+};
+/* A cell's shares rolled up per kind. out[k]: the keys to write — the top
+ * N values, then "[none]" (processes without that key), "[other]" (the
+ * rest) and "[system]"; Σ out[k] == Σ shares for every k. all[k]: every
+ * value (not [none]), by watts, for cluster sums. */
+struct profile_rollup {
+  struct profile_entry *out[PROFILE_NKINDS], *all[PROFILE_NKINDS];
+  size_t nout[PROFILE_NKINDS], nall[PROFILE_NKINDS];
+  char *arena;
+  size_t arena_cap, used;
+};
+/* sh[0..nkeys) tuples, sh[nkeys] "[system]". 0 or -1 (out of memory). */
+int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, size_t nkeys,
+                   unsigned top);
+void profile_rollup_free(struct profile_rollup *r);
+
+/* Keys an archive was written for: they get 0 W while absent, until idle
+ * longer than key_expire_seconds; joules feeds /metrics counters. */
+struct profile_known_key {
+  char *key;
+  int64_t last_t;
+  double joules;
+};
+struct profile_known {
+  struct profile_known_key *keys;
+  size_t n, cap;
+  uint32_t *index;
+  size_t index_len;
+};
+/* Pointers are valid until the next touch or expire on the same set. */
+struct profile_known_key *profile_known_find(const struct profile_known *k, const char *key);
+struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
+                                              int64_t t, size_t max_keys);
+size_t profile_known_expire(struct profile_known *k, int64_t now, int64_t max_idle_seconds);
+void profile_known_free(struct profile_known *k);
+/* Adds the keys of a store kind directory (index.tsv) whose archives were
+ * updated within max_idle_seconds (0: all); returns how many. */
+size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
+                          int64_t max_idle_seconds, size_t max_keys);
+
+/* ---- cluster-wide job sums (cluster.c) ---- */
+struct cluster;
+struct cluster *cluster_new(void);
+void cluster_free(struct cluster *cl);
+/* Adds a node's job watts to the cell ending at t_end: 0, 1 when that
+ * cell was already handed out (counted in cluster_late), -1 no memory.
+ * job NULL only makes sure the cell exists, so known jobs get their 0 W
+ * while no job runs anywhere. */
+int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts);
+uint64_t cluster_late(const struct cluster *cl);
+/* Hands out, oldest first, every pending cell with t_end <= done_until. */
+typedef void (*cluster_cell_fn)(void *user, int64_t t_end, const struct profile_entry *jobs,
+                                size_t njobs);
+void cluster_flush(struct cluster *cl, int64_t done_until, cluster_cell_fn fn, void *user);
 
 #endif

@@ -20,6 +20,8 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->top_processes = 10;
   c->page_interval_seconds = 60;
   c->journal_max_bytes = 64L << 20;
+  c->key_expire_seconds = 30L * 86400;
+  c->cluster_key_expire_seconds = 0;
   c->lag_max_seconds = 15;
   c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
@@ -63,7 +65,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "settle_steps")) {
     if (!(rc = erg_config_long(value, 0, 60, &l, why, whylen)))
       c->settle_steps = (unsigned)l;
-  } else if (!strcmp(key, "top_processes")) {
+  } else if (!strcmp(key, "top_processes") || !strcmp(key, "top_keys")) {
+    /* top_keys: the same, named for what it counts (keys of every kind). */
     if (!(rc = erg_config_long(value, 1, 1000, &l, why, whylen)))
       c->top_processes = (unsigned)l;
   } else if (!strcmp(key, "poll_seconds")) {
@@ -78,6 +81,11 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       c->lag_window_seconds = (unsigned)l;
   } else if (!strcmp(key, "journal_max_bytes")) {
     rc = erg_config_long(value, 4096, 1L << 40, &c->journal_max_bytes, why, whylen);
+  } else if (!strcmp(key, "key_expire_seconds")) {
+    rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->key_expire_seconds, why, whylen);
+  } else if (!strcmp(key, "cluster_key_expire_seconds")) {
+    rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->cluster_key_expire_seconds, why,
+                         whylen);
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
@@ -140,7 +148,10 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       {"v3_context", s->v3_context, sizeof s->v3_context},
       {"oid_power", s->oid_power, sizeof s->oid_power},
       {"oid_energy", s->oid_energy, sizeof s->oid_energy},
-      {"oid_name", s->oid_name, sizeof s->oid_name}};
+      {"oid_name", s->oid_name, sizeof s->oid_name},
+      {"device", s->device, sizeof s->device},
+      {"power_register", s->power_register, sizeof s->power_register},
+      {"energy_register", s->energy_register, sizeof s->energy_register}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     if (!strcmp(key, strs[i].k)) {
       erg_strlcpy(strs[i].dst, value, strs[i].len);
@@ -164,6 +175,25 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       s->snmp_version = value[0] - '0';
     else {
       snprintf(why, whylen, "'%s' is not an SNMP version (1, 2c, 3)", value);
+      return -1;
+    }
+  } else if (!strcmp(key, "baud")) {
+    if (erg_config_long(value, 50, 4000000, &l, why, whylen))
+      return -1;
+    s->baud = (int)l;
+  } else if (!strcmp(key, "data_bits") || !strcmp(key, "stop_bits")) {
+    int five = key[0] == 'd';
+    if (erg_config_long(value, five ? 5 : 1, five ? 8 : 2, &l, why, whylen))
+      return -1;
+    *(five ? &s->data_bits : &s->stop_bits) = (int)l;
+  } else if (!strcmp(key, "parity")) {
+    static const char *const names[] = {"N", "none", "E", "even", "O", "odd"};
+    s->parity = 0;
+    for (size_t i = 0; i < 6; i++)
+      if (!strcasecmp(value, names[i]))
+        s->parity = "NNEEOO"[i];
+    if (!s->parity) {
+      snprintf(why, whylen, "parity '%s': want none, even or odd", value);
       return -1;
     }
   } else if (!strcmp(key, "timeout_seconds")) {

@@ -12,7 +12,8 @@
 
 /* ---- the grid (pure; unit-tested) ---- */
 struct erg_grid_key {
-  char key[64];          /* command name as the agent sent it (raw) */
+  const char *key;       /* the process's key (ergd: a profile tuple, profile.c);
+                            interned by the grid, valid until the cell is final */
   double cpu_seconds;
 };
 
@@ -43,6 +44,7 @@ struct erg_grid_cell {
   unsigned seen;         /* bit 1<<erg_feature set when that counter was non-zero */
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra;  /* NULL or parallel to keys */
+  uint32_t *index;       /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
   size_t nkeys, cap;
 };
 
@@ -73,6 +75,7 @@ struct erg_grid {
   struct erg_grid_cell cells[ERG_GRID_SLOTS];
   uint64_t late_seconds_dropped;   /* data for cells already finalised */
   uint64_t future_seconds_dropped; /* data too far ahead (clock skew) */
+  struct grid_names *names;        /* interned keys of the open cells (grid.c) */
 };
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
@@ -131,7 +134,8 @@ double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_wa
 struct erg_model;
 struct erg_cell_model {
   const struct erg_model *model;  /* NULL: CPU share of measured − idle_watts */
-  const int *feature_map;         /* model feature k -> erg_feature, -1 unknown (x = 0) */
+  const int *feature_map;         /* model feature k -> erg_feature, -1 unknown (x = 0),
+                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;                /* enum erg_idle_policy */
 };
 struct erg_cell_power {
@@ -159,6 +163,7 @@ struct erg_journal_row {
   double cpu_seconds_per_second;  /* node busy CPU time per wall second */
   double disk_bytes_per_second, instructions_per_second, cycles_per_second;
   unsigned columns;               /* bits 1<<erg_feature of optional columns to write */
+  unsigned ncpu;                  /* node CPUs as the agent reports them; 0 unknown */
 };
 int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
 /* Appends one row, rotating the file first when it reached max_bytes. */
@@ -198,6 +203,8 @@ struct erg_collector_config {
   unsigned top_processes;
   double page_interval_seconds;
   long journal_max_bytes;
+  long key_expire_seconds;          /* idle per-node key archives deleted; 0: never */
+  long cluster_key_expire_seconds;  /* same for cluster/<kind>/ (job history); 0: never */
   unsigned lag_max_seconds;         /* 0: no lag estimation/compensation */
   unsigned lag_window_seconds;
   char curve_secret_key_file[512];  /* set: agents must use CURVE */

@@ -3,6 +3,7 @@
  * in proportion to the overlap, so nothing depends on agents and meters
  * ticking in step with the grid or with each other. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,23 +14,128 @@ void erg_grid_init(struct erg_grid *g, unsigned step) {
   g->step = step ? step : 5;
 }
 
+/* ---- interned keys ----
+ * A sample's keys are interned once per grid, so a cell stores pointers
+ * and finds a key by its hash instead of comparing strings with every key
+ * it holds (a node can have thousands of (command, job, unit, ...) keys). A
+ * name lives while an open cell may use it: last_t0 is the newest cell it
+ * went into, and names older than the oldest open cell are swept. */
+struct grid_name {
+  struct grid_name *next;
+  uint64_t hash;
+  int64_t last_t0;
+  char s[];
+};
+
+struct grid_names {
+  struct grid_name **slots;
+  size_t mask, count;
+};
+
+static uint64_t grid_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+static struct grid_name *name_of(const char *s) {
+  return (struct grid_name *)(s - offsetof(struct grid_name, s));
+}
+
+static int names_grow(struct grid_names *t) {
+  size_t n = t->slots ? (t->mask + 1) * 2 : 256;
+  struct grid_name **slots = calloc(n, sizeof *slots);
+  if (!slots)
+    return -1;
+  for (size_t i = 0; t->slots && i <= t->mask; i++)
+    for (struct grid_name *e = t->slots[i], *next; e; e = next) {
+      next = e->next;
+      e->next = slots[e->hash & (n - 1)];
+      slots[e->hash & (n - 1)] = e;
+    }
+  free(t->slots);
+  t->slots = slots;
+  t->mask = n - 1;
+  return 0;
+}
+
+static struct grid_name *grid_intern(struct erg_grid *g, const char *key, int64_t t0) {
+  if (!g->names && !(g->names = calloc(1, sizeof *g->names)))
+    return NULL;
+  struct grid_names *t = g->names;
+  if ((!t->slots || t->count > t->mask) && names_grow(t) != 0 && !t->slots)
+    return NULL;
+  uint64_t h = grid_hash(key);
+  struct grid_name **head = &t->slots[h & t->mask];
+  for (struct grid_name *e = *head; e; e = e->next)
+    if (e->hash == h && !strcmp(e->s, key)) {
+      if (e->last_t0 < t0)
+        e->last_t0 = t0;
+      return e;
+    }
+  size_t len = strlen(key);
+  struct grid_name *e = malloc(sizeof *e + len + 1);
+  if (!e)
+    return NULL;
+  memcpy(e->s, key, len + 1);
+  e->hash = h;
+  e->last_t0 = t0;
+  e->next = *head;
+  *head = e;
+  t->count++;
+  return e;
+}
+
+/* Frees the names no open cell can hold: all cells before next_final were
+ * finalised and emptied. */
+static void grid_sweep(struct erg_grid *g) {
+  struct grid_names *t = g->names;
+  for (size_t i = 0; t && t->slots && i <= t->mask; i++)
+    for (struct grid_name **pp = &t->slots[i]; *pp;) {
+      struct grid_name *e = *pp;
+      if (e->last_t0 < g->next_final) {
+        *pp = e->next;
+        free(e);
+        t->count--;
+      } else {
+        pp = &e->next;
+      }
+    }
+}
+
+static void cell_free(struct erg_grid_cell *c) {
+  free(c->keys);
+  free(c->extra);
+  free(c->index);
+  memset(c, 0, sizeof *c);
+}
+
 void erg_grid_free(struct erg_grid *g) {
-  for (int i = 0; i < ERG_GRID_SLOTS; i++) {
-    free(g->cells[i].keys);
-    free(g->cells[i].extra);
-  }
-  memset(g->cells, 0, sizeof g->cells);
+  for (int i = 0; i < ERG_GRID_SLOTS; i++)
+    cell_free(&g->cells[i]);
+  g->next_final = INT64_MAX;
+  grid_sweep(g);
+  if (g->names)
+    free(g->names->slots);
+  free(g->names);
+  g->names = NULL;
+  g->next_final = 0;
 }
 
 static void cell_reset(struct erg_grid_cell *c, int64_t t0) {
   struct erg_grid_key *keys = c->keys;
   struct erg_grid_key_extra *extra = c->extra;
+  uint32_t *index = c->index;
   size_t cap = c->cap;
   memset(c, 0, sizeof *c);
   c->keys = keys;
   c->extra = extra;
+  c->index = index;
   c->cap = cap;
   c->t0 = t0;
+  if (index)
+    memset(index, 0, 2 * cap * sizeof *index);
 }
 
 /* The cell starting at t0, or NULL (with the overlap counted as dropped)
@@ -87,32 +193,49 @@ void erg_grid_add_energy(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, dou
   }
 }
 
-/* Key i of the cell (added when new), or -1 when out of memory. */
-static long cell_key(struct erg_grid_cell *c, const char *key) {
-  /* Linear search: a cell holds a node's few dozen active commands. */
-  for (size_t i = 0; i < c->nkeys; i++)
-    if (strncmp(c->keys[i].key, key, sizeof c->keys[i].key - 1) == 0)
-      return (long)i;
-  if (c->nkeys == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 16;
-    struct erg_grid_key *k = realloc(c->keys, cap * sizeof *k);
-    if (k)
-      c->keys = k;
-    struct erg_grid_key_extra *e = k ? realloc(c->extra, cap * sizeof *e) : NULL;
-    if (!e)
-      return -1;
+/* Doubles the cell's arrays and rebuilds its index (2 * cap slots, a
+ * power of two, so probing by hash & mask stays short). */
+static int cell_grow(struct erg_grid_cell *c) {
+  size_t cap = c->cap ? c->cap * 2 : 16;
+  struct erg_grid_key *k = realloc(c->keys, cap * sizeof *k);
+  if (k)
+    c->keys = k;
+  struct erg_grid_key_extra *e = k ? realloc(c->extra, cap * sizeof *e) : NULL;
+  if (e)
     c->extra = e;
-    c->cap = cap;
+  uint32_t *ix = e ? calloc(2 * cap, sizeof *ix) : NULL;
+  if (!ix)
+    return -1;
+  free(c->index);
+  c->index = ix;
+  c->cap = cap;
+  for (size_t i = 0; i < c->nkeys; i++) {
+    size_t j = name_of(c->keys[i].key)->hash & (2 * cap - 1);
+    while (ix[j])
+      j = (j + 1) & (2 * cap - 1);
+    ix[j] = (uint32_t)i + 1;
   }
-  struct erg_grid_key *k = &c->keys[c->nkeys];
-  erg_strlcpy(k->key, key, sizeof k->key);
-  k->cpu_seconds = 0;
+  return 0;
+}
+
+/* Index of the interned key in the cell (added when new), or -1 when out
+ * of memory. */
+static long cell_key(struct erg_grid_cell *c, const struct grid_name *name) {
+  if (c->nkeys == c->cap && cell_grow(c) != 0)
+    return -1;
+  size_t mask = 2 * c->cap - 1, j = name->hash & mask;
+  for (; c->index[j]; j = (j + 1) & mask)
+    if (c->keys[c->index[j] - 1].key == name->s)
+      return (long)c->index[j] - 1;
+  c->index[j] = (uint32_t)c->nkeys + 1;
+  c->keys[c->nkeys] = (struct erg_grid_key){name->s, 0};
   c->extra[c->nkeys] = (struct erg_grid_key_extra){0, 0, 0};
   return (long)c->nkeys++;
 }
 
-static void cell_add_proc(struct erg_grid_cell *c, const struct erg_grid_proc *p, double f) {
-  long i = cell_key(c, p->key);
+static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
+                          const struct erg_grid_proc *p, double f) {
+  long i = name ? cell_key(c, name) : -1;
   if (i < 0)
     return;
   c->keys[i].cpu_seconds += p->cpu_seconds * f;
@@ -131,6 +254,15 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                         const struct erg_grid_proc *procs, size_t nprocs) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
+  if (n == 0)
+    return;
+  /* Intern each key once for all the cells the sample spans. */
+  int64_t newest = ov[n - 1].cell->t0;
+  struct grid_name **names = malloc((nprocs ? nprocs : 1) * sizeof *names);
+  if (!names)
+    return;
+  for (size_t k = 0; k < nprocs; k++)
+    names[k] = grid_intern(g, procs[k].key ? procs[k].key : "", newest);
   for (size_t i = 0; i < n; i++) {
     struct erg_grid_cell *c = ov[i].cell;
     double f = ov[i].fraction;
@@ -139,8 +271,9 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
     c->system_cpu_seconds += system_cpu_seconds * f;
     c->seen |= 1u << ERG_FEAT_CPU;
     for (size_t k = 0; k < nprocs; k++)
-      cell_add_proc(c, &procs[k], f);
+      cell_add_proc(c, names[k], &procs[k], f);
   }
+  free(names);
 }
 
 void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
@@ -210,9 +343,14 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
       r.flags |= ERG_CELL_NO_AGENT;
     r.measured_watts = (r.flags & ERG_CELL_NO_METER) ? NAN : c->meter_joules / c->meter_seconds;
     fn(user, &r);
-    cell_reset(c, -1);
+    /* A final cell gives its arrays back: only the few open cells of the
+     * ring hold memory, not all ERG_GRID_SLOTS of every node. */
+    cell_free(c);
+    c->t0 = -1;
     g->next_final += g->step;
     n++;
   }
+  if (n)
+    grid_sweep(g);
   return n;
 }

@@ -36,6 +36,10 @@ static void journal_header(unsigned columns, char *out, size_t outlen) {
   for (int k = 1; k < ERG_NFEATURES && n > 0 && (size_t)n < outlen; k++)
     if (columns & (1u << k))
       n += snprintf(out + n, outlen - (size_t)n, ",%s", erg_feature_names[k]);
+  /* The node's CPU count: the fit's utilisation curve needs u = cpu / ncpu
+   * (0 = not known yet). Always last; readers go by name. */
+  if (n > 0 && (size_t)n < outlen)
+    snprintf(out + n, outlen - (size_t)n, ",ncpu");
 }
 
 /* The column header of an existing file (first line starting with
@@ -81,7 +85,7 @@ static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
   for (int k = 1; k < ERG_NFEATURES; k++)
     if (r->columns & (1u << k))
       fprintf(f, ",%.9g", opt[k]);
-  fputc('\n', f);
+  fprintf(f, ",%u\n", r->ncpu);
 }
 
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,

@@ -1,6 +1,8 @@
-/* One polling thread per meter/PDU source. Threads own their source and
- * only send readings to the main loop over an inproc ZeroMQ socket, so the
- * main loop owns every piece of shared state and there are no locks. */
+/* Meter/PDU polling. All SNMP sources share one thread that polls them
+ * concurrently (erg_pdu_snmp_poll_many_within); each other source (Modbus:
+ * libmodbus blocks) has its own thread. Threads own their sources and only
+ * send readings to the main loop over an inproc ZeroMQ socket, so the main
+ * loop owns every piece of shared state and there are no locks. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,68 +12,198 @@
 
 #include "collector_int.h"
 
+#define METER_WHYLEN 256
+
 struct meter_thread {
-  struct erg_pdu_source_config cfg;
-  int index;
-  double poll_seconds;
+  const struct erg_collector_config *cfg;
+  int *index;            /* sources this thread polls (indices into cfg->sources) */
+  int n;
+  bool snmp;             /* one concurrent SNMP loop for all of index[] */
   void *zctx;
   volatile int *stop;
   pthread_t th;
+  bool started;
 };
 
-static void meter_send(void *sock, int index, struct erg_pdu_source *src,
-                       const struct erg_pdu_reading *r, int n, const char *err) {
-  struct meter_msg m = {.source = index, .nchannels = n};
-  memcpy(m.readings, r, (size_t)n * sizeof *r);
+struct meter_src {
+  struct erg_pdu_source src;
+  bool open;
+  struct erg_pdu_reading r[ERG_PDU_MAX_CHANNELS];
+  char why[METER_WHYLEN];
+  int rc;
+};
+
+static void meter_send(void *sock, int index, const struct meter_src *ms, int n,
+                       double poll_seconds, const char *err) {
+  struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
+  memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);
   for (int i = 0; i < n; i++)
-    m.wrap_joules[i] = erg_pdu_source_wrap_joules(src, i);
+    m.wrap_joules[i] = erg_pdu_source_wrap_joules(&ms->src, i);
   if (err)
     erg_strlcpy(m.error, err, sizeof m.error);
   zmq_send(sock, &m, sizeof m, 0);
+}
+
+/* Sleeps to the next tick of a fixed schedule; a late round skips ticks
+ * instead of bursting to catch up. */
+static void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
+  *next += step;
+  uint64_t now = erg_time_monotonic_ns();
+  if (*next < now)
+    *next = now;
+  while (!*stop && erg_time_monotonic_ns() < *next)
+    erg_time_sleep_ns(20000000ULL);
+}
+
+/* Opens what is not open yet; a failure is this round's reading. */
+static bool meter_open(void *sock, int index, struct meter_src *ms,
+                       const struct erg_pdu_source_config *cfg) {
+  if (!ms->open && erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why) == 0)
+    ms->open = true;
+  if (!ms->open)
+    meter_send(sock, index, ms, 0, 0, ms->why);
+  return ms->open;
+}
+
+/* How long the source took: until its last channel's answer, or until the
+ * poll gave up on it. */
+static double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t t1_ns) {
+  uint64_t last = 0;
+  for (int c = 0; !ms->rc && c < ms->src.cfg.nchannels; c++)
+    if (ms->r[c].ok && ms->r[c].t_ns > last)
+      last = ms->r[c].t_ns;
+  if (!last || last < t0_ns)
+    last = t1_ns;
+  return (double)(last - t0_ns) / 1e9;
+}
+
+static void meter_round_one(void *sock, int index, struct meter_src *ms) {
+  memset(ms->r, 0, sizeof ms->r);
+  ms->why[0] = '\0';
+  uint64_t t0 = erg_time_realtime_ns();
+  ms->rc = erg_pdu_source_poll(&ms->src, ms->r, ms->why, sizeof ms->why);
+  double lat = meter_latency(ms, t0, erg_time_realtime_ns());
+  meter_send(sock, index, ms, ms->src.cfg.nchannels, lat, ms->rc ? ms->why : NULL);
+}
+
+#ifdef ERG_HAVE_SNMP
+/* One round over every SNMP source. The round is cut at 90% of the period:
+ * a dead PDU then fails within the round and the live ones keep their
+ * schedule, whatever its timeout x retries. */
+static void meter_round_snmp(struct meter_thread *t, void *sock, struct meter_src *ms,
+                             struct erg_pdu_source **srcs, struct erg_pdu_reading **outs,
+                             int *pos) {
+  size_t k = 0;
+  char *whys = calloc((size_t)t->n, METER_WHYLEN);
+  int *rc = calloc((size_t)t->n, sizeof *rc);
+  for (int i = 0; whys && rc && i < t->n; i++) {
+    if (!meter_open(sock, t->index[i], &ms[i], &t->cfg->sources[t->index[i]]))
+      continue;
+    memset(ms[i].r, 0, sizeof ms[i].r);
+    srcs[k] = &ms[i].src;
+    outs[k] = ms[i].r;
+    pos[k++] = i;
+  }
+  uint64_t t0 = erg_time_realtime_ns();
+  if (k)
+    erg_pdu_snmp_poll_many_within(srcs, k, outs, rc, whys, METER_WHYLEN,
+                                  t->cfg->poll_seconds * 0.9);
+  uint64_t t1 = erg_time_realtime_ns();
+  for (size_t q = 0; q < k; q++) {
+    struct meter_src *m = &ms[pos[q]];
+    m->rc = rc[q];
+    erg_strlcpy(m->why, whys + q * METER_WHYLEN, sizeof m->why);
+    meter_send(sock, t->index[pos[q]], m, m->src.cfg.nchannels, meter_latency(m, t0, t1),
+               m->rc ? m->why : NULL);
+  }
+  free(whys);
+  free(rc);
+}
+#endif
+
+static void meter_round(struct meter_thread *t, void *sock, struct meter_src *ms,
+                        struct erg_pdu_source **srcs, struct erg_pdu_reading **outs, int *pos) {
+#ifdef ERG_HAVE_SNMP
+  if (t->snmp) {
+    meter_round_snmp(t, sock, ms, srcs, outs, pos);
+    return;
+  }
+#endif
+  (void)srcs, (void)outs, (void)pos;
+  if (meter_open(sock, t->index[0], &ms[0], &t->cfg->sources[t->index[0]]))
+    meter_round_one(sock, t->index[0], &ms[0]);
 }
 
 static void *meter_main(void *arg) {
   struct meter_thread *t = arg;
   void *sock = zmq_socket(t->zctx, ZMQ_PUSH);
   zmq_connect(sock, METER_ENDPOINT);
-  struct erg_pdu_source src;
-  char why[256];
-  int open = 0;
-  uint64_t step = (uint64_t)(t->poll_seconds * 1e9), next = erg_time_monotonic_ns();
-  while (!*t->stop) {
-    struct erg_pdu_reading r[ERG_PDU_MAX_CHANNELS];
-    memset(r, 0, sizeof r);
-    if (!open && erg_pdu_source_open(&src, &t->cfg, why, sizeof why) == 0)
-      open = 1;
-    if (!open)
-      meter_send(sock, t->index, &src, r, 0, why);
-    else if (erg_pdu_source_poll(&src, r, why, sizeof why) != 0)
-      meter_send(sock, t->index, &src, r, src.cfg.nchannels, why);
-    else
-      meter_send(sock, t->index, &src, r, src.cfg.nchannels, NULL);
-    next += step;
-    uint64_t now = erg_time_monotonic_ns();
-    if (next < now)
-      next = now;
-    while (!*t->stop && erg_time_monotonic_ns() < next)
-      erg_time_sleep_ns(50000000ULL);
+  struct meter_src *ms = calloc((size_t)t->n, sizeof *ms);
+  struct erg_pdu_source **srcs = calloc((size_t)t->n, sizeof *srcs);
+  struct erg_pdu_reading **outs = calloc((size_t)t->n, sizeof *outs);
+  int *pos = calloc((size_t)t->n, sizeof *pos);
+  uint64_t step = (uint64_t)(t->cfg->poll_seconds * 1e9), next = erg_time_monotonic_ns();
+  while (ms && srcs && outs && pos && !*t->stop) {
+    meter_round(t, sock, ms, srcs, outs, pos);
+    meter_wait(&next, step, t->stop);
   }
-  if (open)
-    erg_pdu_source_close(&src);
+  for (int i = 0; ms && i < t->n; i++)
+    if (ms[i].open)
+      erg_pdu_source_close(&ms[i].src);
+  free(ms);
+  free(srcs);
+  free(outs);
+  free(pos);
   zmq_close(sock);
   return NULL;
 }
 
+static bool meter_is_snmp(const struct erg_pdu_source_config *c) {
+#ifdef ERG_HAVE_SNMP
+  return !strcmp(c->driver, "snmp");
+#else
+  (void)c;
+  return false;
+#endif
+}
+
+/* Thread i polls source i, except that all SNMP sources go to the thread
+ * of the first of them; the returned array has nsources + 1 entries. */
 struct meter_thread *meters_start(void *zctx, const struct erg_collector_config *cfg,
                                   volatile int *stop) {
   struct meter_thread *ts = calloc((size_t)cfg->nsources + 1, sizeof *ts);
-  if (!ts)
+  int *index = calloc((size_t)cfg->nsources + 1, sizeof *index);
+  if (!ts || !index) {
+    free(ts);
+    free(index);
     return NULL;
-  for (int i = 0; i < cfg->nsources; i++) {
-    ts[i] = (struct meter_thread){.cfg = cfg->sources[i], .index = i,
-                                  .poll_seconds = cfg->poll_seconds, .zctx = zctx, .stop = stop};
-    pthread_create(&ts[i].th, NULL, meter_main, &ts[i]);
   }
+  ts[cfg->nsources].index = index; /* the sentinel owns the index storage */
+  int snmp_first = -1, nidx = 0;
+  for (int i = 0; i < cfg->nsources; i++) {
+    bool snmp = meter_is_snmp(&cfg->sources[i]);
+    if (snmp && snmp_first >= 0) {
+      ts[snmp_first].n++;
+      continue;
+    }
+    ts[i] = (struct meter_thread){.cfg = cfg, .n = 1, .snmp = snmp, .zctx = zctx, .stop = stop};
+    if (snmp)
+      snmp_first = i;
+  }
+  /* Contiguous index lists, in source order. */
+  for (int i = 0; i < cfg->nsources; i++) {
+    if (!ts[i].n)
+      continue;
+    ts[i].index = index + nidx;
+    int k = 0;
+    for (int s = 0; s < cfg->nsources; s++)
+      if (s == i || (ts[i].snmp && s > i && meter_is_snmp(&cfg->sources[s])))
+        ts[i].index[k++] = s;
+    nidx += k;
+  }
+  for (int i = 0; i < cfg->nsources; i++)
+    if (ts[i].n)
+      ts[i].started = pthread_create(&ts[i].th, NULL, meter_main, &ts[i]) == 0;
   return ts;
 }
 
@@ -79,6 +211,8 @@ void meters_join(struct meter_thread *ts, int n) {
   if (!ts)
     return;
   for (int i = 0; i < n; i++)
-    pthread_join(ts[i].th, NULL);
+    if (ts[i].started)
+      pthread_join(ts[i].th, NULL);
+  free(ts[n].index);
   free(ts);
 }

@@ -9,6 +9,7 @@
  * said it is done (under the lock) and joined it. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ struct node_model {
   struct erg_model candidate;
   int candidate_rc;
   char candidate_why[256];
+  atomic_int cancel; /* set by node_model_close: the fit stops at its next step */
 };
 
 /* GSL's error handler is process-wide (erg_fit switches it off for the
@@ -59,6 +61,10 @@ static void model_install(struct node_model *nm, const struct erg_model *m, cons
   nm->have = 1;
   for (size_t k = 0; k < m->nfeatures; k++) {
     nm->feature_map[k] = erg_feature_index(m->feature[k]);
+    /* Derived utilisation terms need the model's CPU count. */
+    int d = erg_derived_index(m->feature[k]);
+    if (d >= 0 && m->ncpu > 0)
+      nm->feature_map[k] = ERG_NFEATURES + d;
     if (nm->feature_map[k] < 0 && strlen(unknown) + strlen(m->feature[k]) + 3 < sizeof unknown)
       strcat(strcat(unknown, " "), m->feature[k]);
   }
@@ -125,16 +131,31 @@ struct node_model *node_model_open(const struct erg_collector_config *cfg, const
 
 /* ---- scheduled refit ---- */
 
-static int refit_read(struct erg_dataset *ds, const char *base, char *why, size_t whylen) {
-  if (erg_journal_read(ds, base, why, whylen) != 0)
+static int refit_read(struct node_model *nm, struct erg_dataset *ds, char *why, size_t whylen) {
+  if (erg_journal_read(ds, nm->journal, why, whylen) != 0)
     return -1;
   for (int i = 1; i <= JOURNAL_ROTATIONS; i++) {
     char path[1200];
-    snprintf(path, sizeof path, "%s.%d", base, i);
+    snprintf(path, sizeof path, "%s.%d", nm->journal, i);
+    if (atomic_load(&nm->cancel)) {
+      snprintf(why, whylen, "cancelled");
+      return -1;
+    }
     if (access(path, R_OK) == 0 && erg_journal_read(ds, path, why, whylen) != 0)
       return -1;
   }
-  return 0;
+  return erg_dataset_derive(ds, 0, why, whylen) < 0 ? -1 : 0;
+}
+
+/* The node's recorded idle profile (`erg fit --idle`), as `erg fit` uses
+ * it: MODEL_DIR/idle/NODE.json when it exists. */
+static int refit_idle_profile(struct node_model *nm, struct erg_idle_profile *p, char *why,
+                              size_t whylen) {
+  char path[1200];
+  if (erg_idle_profile_path(nm->dir, nm->node, path, sizeof path) != 0 ||
+      access(path, F_OK) != 0)
+    return 0;
+  return erg_idle_profile_load(p, path, why, whylen) == 0 ? 1 : -1;
 }
 
 static void *refit_main(void *arg) {
@@ -145,7 +166,12 @@ static void *refit_main(void *arg) {
   char why[256] = "";
   erg_dataset_init(&ds);
   erg_fit_options_init(&o);
-  int rc = refit_read(&ds, nm->journal, why, sizeof why);
+  struct erg_idle_profile profile;
+  o.cancel = &nm->cancel;
+  int rc = refit_read(nm, &ds, why, sizeof why), have = 0;
+  if (rc == 0 && (have = refit_idle_profile(nm, &profile, why, sizeof why)) < 0)
+    rc = -1;
+  o.idle_profile = have > 0 ? &profile : NULL;
   if (rc == 0)
     rc = erg_fit(&ds, &o, &m, why, sizeof why);
   erg_dataset_free(&ds);
@@ -202,6 +228,7 @@ static void refit_maybe_start(struct node_model *nm, int64_t now) {
     return; /* another node's refit runs; try again next tick */
   nm->next_refit = now + nm->refit_interval;
   nm->state = REFIT_RUNNING;
+  erg_info("node %s: refit started (%s)", nm->node, nm->journal);
   if (pthread_create(&nm->thread, NULL, refit_main, nm) != 0) {
     erg_warn("node %s: cannot start the refit thread", nm->node);
     nm->state = REFIT_IDLE;
@@ -246,7 +273,9 @@ void node_model_close(struct node_model *nm) {
   enum refit_state s = nm->state;
   pthread_mutex_unlock(&nm->lock);
   if (s != REFIT_IDLE) {
-    pthread_join(nm->thread, NULL); /* a fit in progress finishes first */
+    /* A fit of a large journal takes seconds; shutdown should not wait. */
+    atomic_store(&nm->cancel, 1);
+    pthread_join(nm->thread, NULL);
     pthread_mutex_lock(&refit_gate);
     refit_active = 0;
     pthread_mutex_unlock(&refit_gate);

@@ -1,10 +1,12 @@
 /* `erg fit`: read journals, fit, print the held-out validation, write the
  * model (refusing to replace a better one unless --force). */
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "erg_common.h"
@@ -16,8 +18,10 @@
 struct cli_opts {
   const char *journal[CLI_MAX_JOURNALS];
   int njournal;
-  const char *node, *data_dir, *out;
-  bool json, progress, force;
+  const char *node, *data_dir, *journal_dir, *model_dir, *out, *idle_profile;
+  bool json, progress, force, idle, linear, no_idle_profile;
+  double from, to, last_seconds; /* --idle window: NaN / 0 when not given */
+  double max_util, ncpu;
   struct erg_fit_options fit;
 };
 
@@ -25,61 +29,151 @@ static void cli_usage(FILE *f) {
   fprintf(f,
           "usage: erg fit [--journal FILE]... [--node NODE] [--data-dir DIR] [--out MODEL.json]\n"
           "               [--force] [--json] [--holdout FRACTION | --folds K] [--progress]\n"
+          "               [--idle-profile FILE | --no-idle-profile] [--linear] [--ncpu N]\n"
+          "       erg fit --idle --node NODE [--from T --to T | --last DURATION]\n"
+          "               [--max-util F] [--out PROFILE.json] [journal options]\n"
           "Fits the node power model P = idle + sum(beta_k * x_k) from training journals.\n"
-          "  --journal FILE    journal to read (repeatable); default DATA_DIR/journal/NODE.csv\n"
+          "  --journal FILE    journal to read (repeatable); default JOURNAL_DIR/NODE.csv\n"
           "                    and its rotations NODE.csv.1, .2, ...\n"
           "  --node NODE       node name (checked against the journals, names the model)\n"
           "  --data-dir DIR    collector data directory (default /var/lib/erg)\n"
+          "  --journal-dir DIR journals directory (default DATA_DIR/journal)\n"
+          "  --model-dir DIR   models directory, for the idle profile (default: the directory\n"
+          "                    of --out, else DATA_DIR/models)\n"
           "  --out FILE        write the model; refused if its held-out MAE is worse than the\n"
           "                    model already there, unless --force\n"
           "  --json            print the model with its validation as JSON\n"
           "  --holdout F       hold out the last fraction F of the cells (default 0.25)\n"
           "  --folds K         instead, K contiguous time blocks, each held out once\n"
           "  --progress        progress on stderr\n"
-          "Exit: 0 ok, 1 usage, 2 data error (or a worse model refused).\n");
+          "  --idle-profile F  idle power from this profile (default MODEL_DIR/idle/NODE.json\n"
+          "                    when it exists); --no-idle-profile fits it instead\n"
+          "  --linear          journal features only, no utilisation curve (cubic in u)\n"
+          "  --ncpu N          CPU count for journal rows without an ncpu column\n"
+          "  --idle            record an idle profile from a quiet window of the journal\n"
+          "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"
+          "  --from T, --to T  the window: unix seconds or YYYY-MM-DDTHH:MM:SSZ\n"
+          "  --last D          the window: the journal's last D (600, 10m, 1h) instead\n"
+          "  --max-util F      highest mean CPU utilisation that counts as idle (default 0.05)\n"
+          "Exit: 0 ok, 1 usage, 2 data error (or a worse model or a busy window refused).\n");
+}
+
+/* Unix seconds, or an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SS[Z]". */
+static int cli_time(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (*s && *end == '\0' && isfinite(v)) {
+    *out = v;
+    return 0;
+  }
+  struct tm tm = {0};
+  end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || (*end && strcmp(end, "Z") != 0))
+    return -1;
+  *out = (double)timegm(&tm);
+  return 0;
+}
+
+/* "600", "600s", "10m", "1h", "1d" in seconds. */
+static int cli_duration(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  double unit = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
+                : !strcmp(end, "d") ? 86400 : 0;
+  if (end == s || !(unit > 0) || !(v > 0) || !isfinite(v))
+    return -1;
+  *out = v * unit;
+  return 0;
+}
+
+static int cli_option(int c, const char *arg, struct cli_opts *o) {
+  char why[128];
+  double v;
+  long k;
+  switch (c) {
+  case 'j':
+    if (o->njournal == CLI_MAX_JOURNALS)
+      return fprintf(stderr, "erg fit: too many --journal\n"), -1;
+    o->journal[o->njournal++] = arg;
+    return 0;
+  case 'n': o->node = arg; return 0;
+  case 'd': o->data_dir = arg; return 0;
+  case 'D': o->journal_dir = arg; return 0;
+  case 'M': o->model_dir = arg; return 0;
+  case 'o': o->out = arg; return 0;
+  case 'J': o->json = true; return 0;
+  case 'p': o->progress = true; return 0;
+  case 'f': o->force = true; return 0;
+  case 'i': o->idle = true; return 0;
+  case 'l': o->linear = true; return 0;
+  case 'I': o->idle_profile = arg; return 0;
+  case 'N': o->no_idle_profile = true; return 0;
+  case 'F':
+  case 'T':
+    if (cli_time(arg, c == 'F' ? &o->from : &o->to) != 0)
+      return fprintf(stderr, "erg fit: bad time '%s'\n", arg), -1;
+    return 0;
+  case 'L':
+    if (cli_duration(arg, &o->last_seconds) != 0)
+      return fprintf(stderr, "erg fit: bad duration '%s' (600, 10m, 1h)\n", arg), -1;
+    return 0;
+  case 'u':
+    if (erg_config_double(arg, 0.001, 1, &o->max_util, why, sizeof why) != 0)
+      return fprintf(stderr, "erg fit: --max-util: %s\n", why), -1;
+    return 0;
+  case 'c':
+    if (erg_config_long(arg, 1, 1 << 20, &k, why, sizeof why) != 0)
+      return fprintf(stderr, "erg fit: --ncpu: %s\n", why), -1;
+    o->ncpu = (double)k;
+    return 0;
+  case 'H':
+    if (erg_config_double(arg, 0, 0.9, &v, why, sizeof why) != 0)
+      return fprintf(stderr, "erg fit: --holdout: %s\n", why), -1;
+    o->fit.holdout_fraction = v;
+    return 0;
+  case 'k':
+    if (erg_config_long(arg, 2, 100, &k, why, sizeof why) != 0)
+      return fprintf(stderr, "erg fit: --folds: %s\n", why), -1;
+    o->fit.folds = (int)k;
+    return 0;
+  case 'h': cli_usage(stdout); return 1;
+  default: cli_usage(stderr); return -1;
+  }
 }
 
 static int cli_parse(int argc, char **argv, struct cli_opts *o) {
   static const struct option longopts[] = {
-      {"journal", required_argument, 0, 'j'}, {"node", required_argument, 0, 'n'},
-      {"data-dir", required_argument, 0, 'd'}, {"out", required_argument, 0, 'o'},
-      {"json", no_argument, 0, 'J'},          {"holdout", required_argument, 0, 'H'},
-      {"folds", required_argument, 0, 'k'},   {"progress", no_argument, 0, 'p'},
-      {"force", no_argument, 0, 'f'},         {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  char why[128];
-  double v;
-  long k;
+      {"journal", required_argument, 0, 'j'},   {"node", required_argument, 0, 'n'},
+      {"data-dir", required_argument, 0, 'd'},  {"journal-dir", required_argument, 0, 'D'},
+      {"model-dir", required_argument, 0, 'M'}, {"out", required_argument, 0, 'o'},
+      {"json", no_argument, 0, 'J'},            {"holdout", required_argument, 0, 'H'},
+      {"folds", required_argument, 0, 'k'},     {"progress", no_argument, 0, 'p'},
+      {"force", no_argument, 0, 'f'},           {"idle", no_argument, 0, 'i'},
+      {"from", required_argument, 0, 'F'},      {"to", required_argument, 0, 'T'},
+      {"last", required_argument, 0, 'L'},      {"max-util", required_argument, 0, 'u'},
+      {"ncpu", required_argument, 0, 'c'},      {"linear", no_argument, 0, 'l'},
+      {"idle-profile", required_argument, 0, 'I'}, {"no-idle-profile", no_argument, 0, 'N'},
+      {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+  o->from = o->to = NAN;
+  o->max_util = 0.05;
   optind = 0; /* glibc: full reset, erg's main may have used getopt */
   for (int c; (c = getopt_long(argc, argv, "+", longopts, NULL)) != -1;) {
-    switch (c) {
-    case 'j':
-      if (o->njournal == CLI_MAX_JOURNALS)
-        return fprintf(stderr, "erg fit: too many --journal\n"), -1;
-      o->journal[o->njournal++] = optarg;
-      break;
-    case 'n': o->node = optarg; break;
-    case 'd': o->data_dir = optarg; break;
-    case 'o': o->out = optarg; break;
-    case 'J': o->json = true; break;
-    case 'p': o->progress = true; break;
-    case 'f': o->force = true; break;
-    case 'H':
-      if (erg_config_double(optarg, 0, 0.9, &v, why, sizeof why) != 0)
-        return fprintf(stderr, "erg fit: --holdout: %s\n", why), -1;
-      o->fit.holdout_fraction = v;
-      break;
-    case 'k':
-      if (erg_config_long(optarg, 2, 100, &k, why, sizeof why) != 0)
-        return fprintf(stderr, "erg fit: --folds: %s\n", why), -1;
-      o->fit.folds = (int)k;
-      break;
-    case 'h': cli_usage(stdout); return 1;
-    default: cli_usage(stderr); return -1;
-    }
+    int rc = cli_option(c, optarg, o);
+    if (rc != 0)
+      return rc;
   }
+  bool window = isfinite(o->from) || isfinite(o->to) || o->last_seconds > 0;
   if (optind != argc || (o->njournal == 0 && !o->node)) {
     cli_usage(stderr);
+    return -1;
+  }
+  if (o->idle && (isfinite(o->from) != isfinite(o->to) ||
+                  (isfinite(o->from) == (o->last_seconds > 0)) || !o->node)) {
+    fprintf(stderr, "erg fit: --idle needs --node and either --from and --to or --last\n");
+    return -1;
+  }
+  if (!o->idle && window) {
+    fprintf(stderr, "erg fit: --from, --to and --last are for --idle\n");
     return -1;
   }
   return 0;
@@ -90,8 +184,11 @@ static int cli_read_default(struct erg_dataset *ds, const struct cli_opts *o, ch
                             size_t whylen) {
   char safe[ERG_NAME_MAX], base[1024], path[1100];
   erg_name_sanitize(o->node, strlen(o->node), safe);
-  snprintf(base, sizeof base, "%s/journal/%s.csv", o->data_dir ? o->data_dir : "/var/lib/erg",
-           safe);
+  if (o->journal_dir)
+    snprintf(base, sizeof base, "%s/%s.csv", o->journal_dir, safe);
+  else
+    snprintf(base, sizeof base, "%s/journal/%s.csv", o->data_dir ? o->data_dir : "/var/lib/erg",
+             safe);
   if (erg_journal_read(ds, base, why, whylen) != 0)
     return -1;
   for (int i = 1; i <= CLI_ROTATIONS; i++) {
@@ -124,9 +221,11 @@ static void cli_print_table(const struct erg_model *m, const struct erg_dataset 
   printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s) skipped\n",
          m->node[0] ? m->node : "?", m->train_rows, ds->nrows, ds->files, ds->malformed_lines);
   printf("idle_watts %.3f (%s", m->idle_watts,
-         m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle profile" : "fit");
-  if (m->idle_source == ERG_IDLE_FROM_PROFILE)
-    printf(", %zu rows", m->idle_rows);
+         m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
+         : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
+                                                   : "fit");
+  if (m->idle_source != ERG_IDLE_FROM_FIT)
+    printf(", %zu cells", m->idle_rows);
   printf(")\n%-44s %s\n", "feature", "watts per unit");
   for (size_t k = 0; k < m->nfeatures; k++)
     printf("  %-42s %.6g\n", m->feature[k], m->coef[k]);
@@ -171,27 +270,134 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m) {
   return 0;
 }
 
-static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
-  char why[512];
+/* Reads the journals and checks they are of --node. */
+static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, char *why, size_t whylen) {
   int rc = 0;
   for (int i = 0; rc == 0 && i < o->njournal; i++)
-    rc = erg_journal_read(ds, o->journal[i], why, sizeof why);
+    rc = erg_journal_read(ds, o->journal[i], why, whylen);
   if (rc == 0 && o->njournal == 0)
-    rc = cli_read_default(ds, o, why, sizeof why);
+    rc = cli_read_default(ds, o, why, whylen);
   if (rc == 0 && o->node && ds->node[0] && strcmp(o->node, ds->node) != 0) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(o->node, strlen(o->node), safe);
     if (strcmp(safe, ds->node) != 0) {
-      snprintf(why, sizeof why, "journal is of node '%s', not '%s'", ds->node, o->node);
+      snprintf(why, whylen, "journal is of node '%s', not '%s'", ds->node, o->node);
       rc = -1;
     }
   }
-  if (rc != 0) {
+  if (rc == 0 && ds->malformed_lines && !o->json)
+    fprintf(stderr, "erg fit: %zu malformed journal line(s) skipped\n", ds->malformed_lines);
+  return rc;
+}
+
+/* MODEL_DIR/idle/NODE.json, MODEL_DIR from --model-dir, --out's directory
+ * (fit mode) or DATA_DIR/models. */
+static void cli_profile_path(const struct cli_opts *o, const char *node, char *out,
+                             size_t outlen) {
+  char dir[1024];
+  if (o->model_dir)
+    erg_strlcpy(dir, o->model_dir, sizeof dir);
+  else if (o->out && !o->idle) {
+    char tmp[1024];
+    erg_strlcpy(tmp, o->out, sizeof tmp);
+    erg_strlcpy(dir, dirname(tmp), sizeof dir);
+  } else
+    snprintf(dir, sizeof dir, "%s/models", o->data_dir ? o->data_dir : "/var/lib/erg");
+  if (erg_idle_profile_path(dir, node, out, outlen) != 0)
+    out[0] = '\0';
+}
+
+/* `erg fit --idle`: the quiet window's power, refused when it was busy. */
+static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *ds) {
+  char why[512], path[1100];
+  double from = o->from, to = o->to;
+  if (o->last_seconds > 0) {
+    to = -INFINITY;
+    for (size_t i = 0; i < ds->nrows; i++)
+      to = fmax(to, ds->time_unix_seconds[i] + ds->row_step_seconds[i]);
+    from = to - o->last_seconds;
+  }
+  struct erg_idle_profile p;
+  if (erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why, sizeof why)) {
+    fprintf(stderr, "erg fit --idle: %s\n", why);
+    return 2;
+  }
+  erg_strlcpy(p.node, o->node, sizeof p.node);
+  if (o->out)
+    erg_strlcpy(path, o->out, sizeof path);
+  else
+    cli_profile_path(o, o->node, path, sizeof path);
+  char dir[1100];
+  erg_strlcpy(dir, path, sizeof dir);
+  erg_mkdir_p(dirname(dir), 0755);
+  if (erg_idle_profile_save(&p, path, why, sizeof why) != 0) {
+    fprintf(stderr, "erg fit --idle: %s\n", why);
+    return 2;
+  }
+  if (o->json) {
+    json_t *j = fit_idle_profile_to_json(&p);
+    json_object_set_new(j, "path", json_string(path));
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    putchar('\n');
+    json_decref(j);
+  } else
+    printf("node %s: idle %.2f W (stddev %.2f W) over %zu cells, mean CPU utilisation %.2f %%\n"
+           "idle profile written to %s; the next `erg fit` of %s uses it as idle power\n",
+           p.node, p.mean_watts, p.stddev_watts, p.cells, 100 * p.mean_utilization, path,
+           p.node);
+  return 0;
+}
+
+/* The idle profile for the fit: --idle-profile, else the default file if
+ * it exists. Returns -1 on a file that is there but unusable. */
+static int cli_find_profile(const struct cli_opts *o, const struct erg_dataset *ds,
+                            struct erg_idle_profile *p, bool *have) {
+  char path[1100], why[512];
+  const char *node = o->node ? o->node : ds->node;
+  *have = false;
+  if (o->no_idle_profile || (!o->idle_profile && !node[0]))
+    return 0;
+  if (o->idle_profile)
+    erg_strlcpy(path, o->idle_profile, sizeof path);
+  else
+    cli_profile_path(o, node, path, sizeof path);
+  if (!o->idle_profile && (!path[0] || access(path, F_OK) != 0))
+    return 0;
+  if (erg_idle_profile_load(p, path, why, sizeof why) != 0) {
+    fprintf(stderr, "erg fit: %s\n", why);
+    return -1;
+  }
+  char safe[ERG_NAME_MAX];
+  erg_name_sanitize(node, strlen(node), safe);
+  if (p->node[0] && node[0] && strcmp(p->node, node) && strcmp(p->node, safe)) {
+    fprintf(stderr, "erg fit: %s is the idle profile of node '%s', not '%s'\n", path, p->node,
+            node);
+    return -1;
+  }
+  if (!o->json)
+    fprintf(stderr, "erg fit: idle power from %s: %.2f W (%zu cells)\n", path, p->mean_watts,
+            p->cells);
+  *have = true;
+  return 0;
+}
+
+static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
+  char why[512];
+  if (cli_load(o, ds, why, sizeof why) != 0) {
     fprintf(stderr, "erg fit: %s\n", why);
     return 2;
   }
-  if (ds->malformed_lines && !o->json)
-    fprintf(stderr, "erg fit: %zu malformed journal line(s) skipped\n", ds->malformed_lines);
+  if (o->idle)
+    return cli_record_idle(o, ds);
+  if (!o->linear && erg_dataset_derive(ds, o->ncpu, why, sizeof why) < 0) {
+    fprintf(stderr, "erg fit: %s\n", why);
+    return 2;
+  }
+  struct erg_idle_profile profile;
+  bool have_profile;
+  if (cli_find_profile(o, ds, &profile, &have_profile) != 0)
+    return 2;
+  o->fit.idle_profile = have_profile ? &profile : NULL;
   o->fit.node = o->node;
   int last_percent = -1;
   if (o->progress) {

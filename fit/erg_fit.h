@@ -5,6 +5,7 @@
 #ifndef ERG_FIT_H
 #define ERG_FIT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -51,8 +52,60 @@ int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double
  * already read, or a repeated column header that differs is an error. */
 int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t whylen);
 
+/* The journal's `ncpu` column (the node's CPU count) is a dataset column
+ * like a feature, but never a fit feature itself: it defines utilisation. */
+#define ERG_NCPU_COLUMN "ncpu"
+
+/* ---- derived node-level features (docs/model.md, "Utilisation curve") ----
+ * Functions of the node's CPU utilisation u = cpu_seconds_per_second / ncpu
+ * (clamped to [0, 1]): the cubic Bernstein polynomials 3u(1−u)², 3u²(1−u)
+ * and u³. All are ≥ 0 on [0, 1], so non-negative coefficients on them give
+ * every cubic through 0 whose Bernstein coefficients are ≥ 0: straight
+ * (u = b1/3 + 2·b2/3 + b3), convex, concave and S-shaped power curves. A
+ * process gets the node's value in proportion to its CPU share, so
+ * attribution still conserves. */
+enum erg_derived { ERG_DERIVED_B1 = 0, ERG_DERIVED_B2, ERG_DERIVED_B3, ERG_NDERIVED };
+extern const char *const erg_derived_names[ERG_NDERIVED];
+int erg_derived_index(const char *name); /* -1: not a derived feature */
+/* Node-level value of derived feature d; NaN when cpu or ncpu is unusable. */
+double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu);
+/* Adds the derived columns to ds, computed from cpu_seconds_per_second and
+ * the ncpu column (ncpu_default > 0 stands in where a row has none).
+ * Returns the number of columns added (0 when ncpu is unknown), -1 on
+ * error. */
+int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen);
+
+/* ---- idle profile (docs/model.md, "Idle profile") ----
+ * The node's power over a window the operator declares quiet, taken from
+ * its journal; the fit then uses mean_watts as β0 instead of fitting it. */
+struct erg_idle_profile {
+  char node[ERG_FIT_NAME_MAX];
+  double mean_watts, stddev_watts;
+  size_t cells;
+  double first_unix_seconds, last_unix_seconds; /* first cell start, last cell end */
+  double ncpu;                                  /* 0: unknown (utilisation taken per CPU) */
+  double mean_utilization, max_utilization;     /* busy CPU / ncpu over the cells */
+  double recorded_unix_seconds;
+};
+
+/* Cells wholly inside [from, to) with a reading and agent data. Refuses
+ * (-1, why says which cell and how busy) when the mean utilisation exceeds
+ * max_utilization or a cell exceeds 3 × max_utilization, or fewer than 3
+ * cells qualify. */
+int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, double to,
+                                  double max_utilization, double ncpu_default,
+                                  struct erg_idle_profile *p, char *why, size_t whylen);
+int erg_idle_profile_save(const struct erg_idle_profile *p, const char *path, char *why,
+                          size_t whylen);
+int erg_idle_profile_load(struct erg_idle_profile *p, const char *path, char *why, size_t whylen);
+/* MODEL_DIR/idle/NODE.json (node sanitised): a subdirectory, so no node's
+ * model file can collide with it. */
+int erg_idle_profile_path(const char *model_dir, const char *node, char *out, size_t outlen);
+
 /* ---- model ---- */
-enum erg_idle_source { ERG_IDLE_FROM_FIT = 0, ERG_IDLE_FROM_PROFILE = 1 };
+/* PROFILE: median of flag-8 journal rows (older harnesses); RECORDED: an
+ * erg_idle_profile (`erg fit --idle`). */
+enum erg_idle_source { ERG_IDLE_FROM_FIT = 0, ERG_IDLE_FROM_PROFILE = 1, ERG_IDLE_FROM_RECORDED };
 
 struct erg_fit_metrics {
   double mae_watts, rmse_watts;
@@ -72,6 +125,9 @@ struct erg_model {
   double idle_watts;                 /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */
+  bool has_idle_profile;
+  struct erg_idle_profile idle_profile; /* when has_idle_profile */
+  double ncpu; /* node CPUs for derived features; 0: unknown (they count as 0) */
   double step_seconds;
   double train_first_unix_seconds, train_last_unix_seconds;
   size_t train_rows;
@@ -80,7 +136,8 @@ struct erg_model {
   double created_unix_seconds;
 };
 
-/* Node-level prediction β0 + Σ β_k x_k; x in model feature order. */
+/* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
+ * features at their node-level value). */
 double erg_model_predict(const struct erg_model *m, const double *x);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
@@ -98,13 +155,15 @@ struct erg_fit_options {
   int folds;               /* > 1: k contiguous time blocks, each held out once */
   double dynamic_threshold_watts; /* < 0 (default): max(5 W, 10% of idle) */
   const char *node;               /* overrides the journal's node name */
+  const struct erg_idle_profile *idle_profile; /* β0 fixed to its mean; NULL: none */
   erg_fit_progress_fn progress;
   void *progress_user;
+  const atomic_int *cancel; /* non-zero: stop at the next reweighting step */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o);
 /* Validates on held-out blocks, then refits on all usable rows. Returns 0,
- * or -1 with a reason (too few rows, no usable feature, ...). GSL's
+ * or -1 with a reason (too few rows, no usable feature, cancelled, ...). GSL's
  * abort-on-error handler is switched off for the call (process-wide), so
  * do not run it concurrently with other GSL users that rely on it. */
 int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struct erg_model *m,

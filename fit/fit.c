@@ -51,6 +51,8 @@ static void fit_select_features(struct fit_ctx *c) {
     ncand += row_candidate(ds, i);
   for (size_t k = 0; k < ds->nfeatures; k++) {
     size_t have = 0;
+    if (strcmp(ds->feature[k], ERG_NCPU_COLUMN) == 0)
+      continue; /* defines utilisation; not a power feature */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < ds->nrows; i++) {
       double v = ds->x[k][i];
@@ -63,6 +65,11 @@ static void fit_select_features(struct fit_ctx *c) {
     if (have * 2 >= ncand && have > 0 && hi - lo > 1e-12 * fmax(fabs(hi), fabs(lo)))
       c->sel[c->nsel++] = k;
   }
+}
+
+static int double_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 
 struct row_time {
@@ -102,9 +109,16 @@ static int fit_collect_rows(struct fit_ctx *c) {
   return 0;
 }
 
-/* Idle from the idle-profile rows: their median, robust to a stray burst. */
+/* Idle from a recorded idle profile, else from the flag-8 rows: their
+ * median, robust to a stray burst. */
 static int fit_idle_profile(struct fit_ctx *c) {
   const struct erg_dataset *ds = c->ds;
+  if (c->o->idle_profile) {
+    c->idle_fixed = true;
+    c->idle_watts = c->o->idle_profile->mean_watts;
+    c->idle_rows = c->o->idle_profile->cells;
+    return 0;
+  }
   double *v = malloc((ds->nrows ? ds->nrows : 1) * sizeof *v);
   if (!v)
     return -1;
@@ -122,10 +136,11 @@ static int fit_idle_profile(struct fit_ctx *c) {
   return 0;
 }
 
-static void fit_step_progress(void *user, double fraction) {
+static int fit_step_progress(void *user, double fraction) {
   struct fit_ctx *c = user;
   if (c->o->progress)
     c->o->progress(c->o->progress_user, c->stage_name, (c->stage + fraction) / c->nstages);
+  return c->o->cancel && atomic_load(c->o->cancel);
 }
 
 /* Fits the model on the given dataset rows. Columns are scaled to unit RMS
@@ -154,7 +169,7 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
     double p = ds->measured_watts[rows[j]];
     gsl_vector_set(y, j, c->idle_fixed ? p - c->idle_watts : p);
   }
-  if (fit_robust_nnls(A, y, b, fit_step_progress, c) != 0)
+  if ((rc = fit_robust_nnls(A, y, b, fit_step_progress, c)) != 0)
     goto out;
   out->beta0 = c->idle_fixed ? c->idle_watts : b[0];
   for (size_t s = 0; s < c->nsel; s++)
@@ -241,8 +256,12 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
     struct fit_coef f;
     c->stage = (int)b;
     snprintf(c->stage_name, sizeof c->stage_name, "validation %zu/%zu", b + 1, k);
-    if (fit_rows(c, train, ntrain, &f) != 0) {
-      snprintf(why, whylen, "fit failed in validation block %zu", b + 1);
+    if ((rc = fit_rows(c, train, ntrain, &f)) != 0) {
+      if (rc == -2)
+        snprintf(why, whylen, "cancelled");
+      else
+        snprintf(why, whylen, "fit failed in validation block %zu", b + 1);
+      rc = -1;
       goto out;
     }
     for (size_t j = lo; j < hi; j++, nt++) {
@@ -261,6 +280,27 @@ out:
   return rc;
 }
 
+/* The node's CPU count over the used cells (median: a hot-plugged CPU in
+ * an old rotation does not decide it); 0 when the journal has none. */
+static double fit_ncpu(const struct fit_ctx *c) {
+  const struct erg_dataset *ds = c->ds;
+  size_t nc = ds->nfeatures, n = 0;
+  for (size_t k = 0; k < ds->nfeatures; k++)
+    if (strcmp(ds->feature[k], ERG_NCPU_COLUMN) == 0)
+      nc = k;
+  double *v = nc < ds->nfeatures ? malloc(c->nrows * sizeof *v) : NULL;
+  for (size_t j = 0; v && j < c->nrows; j++)
+    if (ds->x[nc][c->rows[j]] > 0)
+      v[n++] = ds->x[nc][c->rows[j]];
+  double r = 0;
+  if (n) {
+    qsort(v, n, sizeof *v, double_cmp);
+    r = v[n / 2];
+  }
+  free(v);
+  return r;
+}
+
 static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, struct erg_model *m) {
   const struct erg_dataset *ds = c->ds;
   m->version = ERG_MODEL_VERSION;
@@ -271,8 +311,15 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
     m->coef[s] = f->beta[s];
   }
   m->idle_watts = f->beta0;
-  m->idle_source = c->idle_fixed ? ERG_IDLE_FROM_PROFILE : ERG_IDLE_FROM_FIT;
+  m->idle_source = c->o->idle_profile ? ERG_IDLE_FROM_RECORDED
+                  : c->idle_fixed    ? ERG_IDLE_FROM_PROFILE
+                                     : ERG_IDLE_FROM_FIT;
   m->idle_rows = c->idle_rows;
+  if (c->o->idle_profile) {
+    m->has_idle_profile = true;
+    m->idle_profile = *c->o->idle_profile;
+  }
+  m->ncpu = fit_ncpu(c);
   m->step_seconds = ds->step_seconds > 0 ? ds->step_seconds : ds->row_step_seconds[c->rows[0]];
   m->train_first_unix_seconds = ds->time_unix_seconds[c->rows[0]];
   m->train_last_unix_seconds = ds->time_unix_seconds[c->rows[c->nrows - 1]];
@@ -318,7 +365,7 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
   c->stage = c->nstages - 1;
   snprintf(c->stage_name, sizeof c->stage_name, "final fit");
   if (fit_rows(c, c->rows, c->nrows, &f) != 0) {
-    snprintf(why, whylen, "final fit failed");
+    snprintf(why, whylen, o->cancel && atomic_load(o->cancel) ? "cancelled" : "final fit failed");
     return -1;
   }
   fit_fill_model(c, &f, m);

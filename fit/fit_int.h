@@ -11,16 +11,21 @@
 
 #define FIT_MAX_COLS (ERG_FIT_MAX_FEATURES + 1)
 
-/* Called once per reweighting step with the fraction of the step budget. */
-typedef void (*fit_step_fn)(void *user, double fraction);
+/* Called once per reweighting step with the fraction of the step budget;
+ * non-zero stops the fit (cancelled). */
+typedef int (*fit_step_fn)(void *user, double fraction);
 
 /* Robust (Huber, then bisquare) non-negative least squares: b (A->size2
  * values) minimises the robust loss of y − A b subject to b ≥ 0. A needs
- * at least one row and one column. */
+ * at least one row and one column. Returns 0, -1 on failure, -2 when step
+ * asked to stop. */
 int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
                     void *user);
 
 /* The model as the JSON object that erg_model_save writes. */
 json_t *fit_model_to_json(const struct erg_model *m);
+/* The idle profile's fields as a JSON object (file and model share them). */
+json_t *fit_idle_profile_to_json(const struct erg_idle_profile *p);
+int fit_idle_profile_from_json(struct erg_idle_profile *p, json_t *j, char *why, size_t whylen);
 
 #endif

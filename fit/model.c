@@ -28,22 +28,33 @@ static json_t *model_metrics_json(const struct erg_model *m) {
                    model_real(x->mape_dynamic_percent), "r2", model_real(x->r2));
 }
 
+static const char *model_idle_source_name(enum erg_idle_source s) {
+  return s == ERG_IDLE_FROM_RECORDED ? "idle_profile" : s == ERG_IDLE_FROM_PROFILE ? "idle_rows"
+                                                                                 : "fit";
+}
+
 json_t *fit_model_to_json(const struct erg_model *m) {
   json_t *features = json_array();
   for (size_t k = 0; k < m->nfeatures; k++)
     json_array_append_new(features, json_pack("{s:s, s:f}", "name", m->feature[k],
                                               "coefficient_watts_per_unit", m->coef[k]));
-  return json_pack(
+  json_t *j = json_pack(
       "{s:s, s:i, s:s, s:s, s:f, s:f, s:s, s:f, s:s, s:I, s:o, s:{s:o, s:o, s:I}, s:o}",
       "format", "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
       "created_unix_seconds", m->created_unix_seconds, "step_seconds", m->step_seconds,
       "equation", "power_watts = idle_watts + sum(coefficient_watts_per_unit * feature)",
-      "idle_watts", m->idle_watts, "idle_source",
-      m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle_profile" : "fit", "idle_profile_rows",
+      "idle_watts", m->idle_watts, "idle_source", model_idle_source_name(m->idle_source),
+      "idle_profile_rows",
       (json_int_t)m->idle_rows, "features", features, "training", "first_unix_seconds",
       model_real(m->train_first_unix_seconds), "last_unix_seconds",
       model_real(m->train_last_unix_seconds), "cells",
       (json_int_t)m->train_rows, "validation", model_metrics_json(m));
+  /* Optional keys, so that older readers and files stay compatible. */
+  if (j && m->ncpu > 0)
+    json_object_set_new(j, "ncpu", json_real(m->ncpu));
+  if (j && m->has_idle_profile)
+    json_object_set_new(j, "idle_profile", fit_idle_profile_to_json(&m->idle_profile));
+  return j;
 }
 
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen) {
@@ -141,16 +152,18 @@ static int model_load_features(struct erg_model *m, json_t *features, char *why,
 
 static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) {
   const char *format, *node, *idle_source = "fit";
-  json_t *features, *validation = NULL, *training = NULL;
+  json_t *features, *validation = NULL, *training = NULL, *profile = NULL;
   json_int_t idle_rows = 0, train_rows = 0;
   double first = NAN, last = NAN, step = 0, created = 0;
   json_error_t err;
   memset(m, 0, sizeof *m);
-  if (json_unpack_ex(j, &err, 0, "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o}",
+  if (json_unpack_ex(j, &err, 0,
+                     "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o}",
                      "format", &format, "version", &m->version, "node", &node, "idle_watts",
                      &m->idle_watts, "idle_source", &idle_source, "idle_profile_rows", &idle_rows,
                      "features", &features, "step_seconds", &step, "created_unix_seconds",
-                     &created, "validation", &validation, "training", &training) != 0) {
+                     &created, "validation", &validation, "training", &training, "ncpu",
+                     &m->ncpu, "idle_profile", &profile) != 0) {
     snprintf(why, whylen, "%s", err.text);
     return -1;
   }
@@ -170,8 +183,19 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
     return -1;
   }
   erg_strlcpy(m->node, node, sizeof m->node);
-  m->idle_source = strcmp(idle_source, "idle_profile") == 0 ? ERG_IDLE_FROM_PROFILE
-                                                            : ERG_IDLE_FROM_FIT;
+  /* Before recorded profiles, "idle_profile" named the flag-8 rows. */
+  m->idle_source = profile                                   ? ERG_IDLE_FROM_RECORDED
+                   : strcmp(idle_source, "idle_profile") == 0 ||
+                           strcmp(idle_source, "idle_rows") == 0
+                       ? ERG_IDLE_FROM_PROFILE
+                       : ERG_IDLE_FROM_FIT;
+  if (profile && fit_idle_profile_from_json(&m->idle_profile, profile, why, whylen) != 0)
+    return -1;
+  m->has_idle_profile = profile != NULL;
+  if (!isfinite(m->ncpu) || m->ncpu < 0) {
+    snprintf(why, whylen, "ncpu must be finite and >= 0");
+    return -1;
+  }
   m->idle_rows = (size_t)idle_rows;
   m->step_seconds = step;
   m->created_unix_seconds = created;

@@ -200,8 +200,10 @@ int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_ste
   if (irls_step(A, y, sw, WA, Wy, G, c, b) != 0)
     goto out;
   for (int it = 0; it < IRLS_MAX_STEPS; it++) {
-    if (step)
-      step(user, (double)(it + 1) / IRLS_MAX_STEPS);
+    if (step && step(user, (double)(it + 1) / IRLS_MAX_STEPS) != 0) {
+      rc = -2;
+      goto out;
+    }
     double scale = irls_residuals(A, y, b, r, absr);
     /* An (almost) exact fit has no outliers to down-weight. */
     if (!(scale > 1e-12 * (yscale > 0 ? yscale : 1)))

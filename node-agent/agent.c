@@ -13,34 +13,54 @@ static size_t table_hash(uint32_t pid, uint64_t start) {
   return (size_t)((pid * 2654435761u) ^ (start * 0x9E3779B97F4A7C15ULL));
 }
 
+static int table_alloc(struct proc_table *t, size_t cap) {
+  t->slots = calloc(cap, sizeof *t->slots);
+  t->split = t->with_split ? calloc(cap, sizeof *t->split) : NULL;
+  t->cap = t->slots && (t->split || !t->with_split) ? cap : 0;
+  t->used = 0;
+  return t->cap ? 0 : -1;
+}
+
+void table_free(struct proc_table *t) {
+  free(t->slots);
+  free(t->split);
+  t->slots = NULL;
+  t->split = NULL;
+  t->cap = t->used = 0;
+}
+
 int table_reset(struct proc_table *t, size_t want) {
   size_t cap = 1024;
   while (cap < want * 2)
     cap <<= 1;
   if (cap != t->cap) {
-    free(t->slots);
-    t->slots = calloc(cap, sizeof *t->slots);
-    if (!t->slots)
-      return -1;
-    t->cap = cap;
-  } else {
-    memset(t->slots, 0, cap * sizeof *t->slots);
+    table_free(t);
+    return table_alloc(t, cap);
   }
+  memset(t->slots, 0, cap * sizeof *t->slots);
+  if (t->split)
+    memset(t->split, 0, cap * sizeof *t->split);
   t->used = 0;
   return 0;
 }
 
 /* Doubles the table when a burst of new processes fills it mid-sweep. */
 static int table_grow(struct proc_table *t) {
-  struct proc_table n = {calloc(t->cap * 2, sizeof *t->slots), t->cap * 2, 0};
-  if (!n.slots)
+  struct proc_table n = {.with_split = t->with_split};
+  if (table_alloc(&n, t->cap * 2) != 0) {
+    table_free(&n);
     return -1;
+  }
   for (size_t i = 0; i < t->cap; i++) {
     const struct proc_prev *o = &t->slots[i];
-    if (o->used)
-      *table_find(&n, o->pid, o->start_ticks, 1) = *o;
+    if (!o->used)
+      continue;
+    struct proc_prev *s = table_find(&n, o->pid, o->start_ticks, 1);
+    *s = *o;
+    if (t->split)
+      *table_split(&n, s) = t->split[i];
   }
-  free(t->slots);
+  table_free(t);
   *t = n;
   return 0;
 }
@@ -121,6 +141,10 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     return agent_scope_normalize(value, cfg->scope, sizeof cfg->scope, why, whylen);
   if (strcmp(key, "proc_root") == 0) {
     erg_strlcpy(cfg->proc_root, value, sizeof cfg->proc_root);
+    return 0;
+  }
+  if (strcmp(key, "sysfs_cpu_root") == 0) {
+    erg_strlcpy(cfg->sysfs_cpu_root, value, sizeof cfg->sysfs_cpu_root);
     return 0;
   }
   char inner[256];
@@ -255,23 +279,33 @@ uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
 }
 
 /* uid, rss, cgroup and the grouping keys of slot p. cgroup may be given
- * (an exited process's, resolved elsewhere) or NULL to read /proc. */
-void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup) {
+ * (scoped: already read; exited: resolved from the kernel's cgroup id) or
+ * NULL to read /proc. An exited process's pid may already belong to a new
+ * process, so its /proc is not read at all. */
+void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                         int exited) {
   char path[128], buf[4096];
   size_t idx = (size_t)(p - a->procs);
   char *cg = a->strings[idx][1];
   struct erg_proc_status status = {0};
   snprintf(path, sizeof path, "%u/status", pid);
-  if (agent_read(a, path, buf, sizeof buf) == 0 && erg_proc_parse_status(buf, &status) == 0)
+  if (!exited && agent_read(a, path, buf, sizeof buf) == 0 &&
+      erg_proc_parse_status(buf, &status) == 0)
     p->uid = status.uid;
   p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  snprintf(path, sizeof path, "%u/cgroup", pid);
+  int have = !exited && agent_read(a, path, buf, sizeof buf) == 0;
   if (cgroup)
     erg_strlcpy(cg, cgroup, 128);
-  else
-    agent_pid_cgroup(a, pid, cg, 128);
+  else if (!have || erg_proc_parse_cgroup(buf, cg, 128) != 0)
+    cg[0] = '\0';
   p->cgroup = cg;
+  /* Keys from every hierarchy: hybrid hosts keep Slurm's job in v1. */
   struct erg_group_keys keys;
-  erg_group_keys_derive(cg, &keys);
+  if (have)
+    erg_group_keys_from_proc(buf, &keys);
+  else
+    erg_group_keys_derive(cg, &keys);
   /* Keys share one buffer: job and unit are short, container is 64 hex. */
   char *k = a->strings[idx][2];
   size_t jl = strlen(keys.job), ul = strnlen(keys.unit, 126 - jl);
@@ -286,13 +320,6 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
     memcpy(k + off, keys.container, cl + 1);
     p->container = k + off;
   }
-}
-
-static uint64_t delta(uint64_t now, const struct proc_prev *old, size_t field_off) {
-  if (!old)
-    return now;
-  uint64_t then = *(const uint64_t *)((const char *)old + field_off);
-  return now >= then ? now - then : 0;
 }
 
 /* Reads one process; fills the current table and, when there is a
@@ -328,9 +355,9 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   if (!a->have_prev)
     return;
   struct proc_prev *old = table_find(&a->prev, st.pid, st.starttime_ticks, 0);
-  uint64_t d_cpu = delta(cpu, old, offsetof(struct proc_prev, cpu));
-  uint64_t d_r = delta(io.read_bytes, old, offsetof(struct proc_prev, read_bytes));
-  uint64_t d_w = delta(io.write_bytes, old, offsetof(struct proc_prev, write_bytes));
+  uint64_t d_cpu = AGENT_DELTA(cpu, old, cpu);
+  uint64_t d_r = AGENT_DELTA(io.read_bytes, old, read_bytes);
+  uint64_t d_w = AGENT_DELTA(io.write_bytes, old, write_bytes);
   *sum_cpu_ns += agent_ticks_to_ns(a, d_cpu);
   /* Idle processes are left out of the sample: they carry no energy. */
   if (d_cpu == 0 && d_r == 0 && d_w == 0)
@@ -346,7 +373,7 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   p->cpu_ns = agent_ticks_to_ns(a, d_cpu);
   p->read_bytes = d_r;
   p->write_bytes = d_w;
-  agent_proc_describe(a, p, st.pid, cgp);
+  agent_proc_describe(a, p, st.pid, cgp, 0);
 }
 
 /* Whole physical disks only: partitions, device-mapper and md devices
@@ -485,8 +512,9 @@ void erg_agent_close(struct erg_agent *a) {
   if (!a)
     return;
   agent_bpf_stop(a);
-  free(a->prev.slots);
-  free(a->cur.slots);
+  table_free(&a->prev);
+  table_free(&a->cur);
+  free(a->extra);
   free(a->procs);
   free(a->proc_ptrs);
   free(a->strings);

@@ -89,7 +89,96 @@ static void bpf_remember(struct proc_prev *e, const struct erg_bpf_proc *p) {
   e->llc_misses = p->llc_misses;
 }
 
-#define D(field) (old ? (p->field >= old->field ? p->field - old->field : 0) : p->field)
+static uint64_t split_freq_old(const struct proc_split *old, uint32_t khz) {
+  for (int i = 0; old && i < ERG_BPF_MAX_FREQ; i++)
+    if (old->khz[i] == khz)
+      return old->freq_ns[i];
+  return 0;
+}
+
+static uint64_t max_u64(uint64_t x, uint64_t y) { return x > y ? x : y; }
+
+/* As for cpu_ns (see bpf_on_proc): a baseline never goes down. */
+static void split_remember(struct proc_split *s, const struct erg_bpf_proc *p,
+                           const struct proc_split *old) {
+  memset(s, 0, sizeof *s);
+  for (uint32_t i = 0; i < p->nfreq && i < ERG_BPF_MAX_FREQ; i++) {
+    s->khz[i] = p->freq[i].khz;
+    s->freq_ns[i] = p->freq[i].cpu_ns;
+  }
+  s->freq_other_ns = p->freq_other_ns;
+  memcpy(s->cap_ns, p->cap_ns, sizeof s->cap_ns);
+  s->capacity_weighted_ns = p->capacity_weighted_ns;
+  if (!old)
+    return;
+  for (int i = 0; i < ERG_BPF_MAX_FREQ; i++)
+    s->freq_ns[i] = max_u64(s->freq_ns[i], split_freq_old(old, s->khz[i]));
+  s->freq_other_ns = max_u64(s->freq_other_ns, old->freq_other_ns);
+  for (int i = 0; i < ERG_BPF_MAX_CAP; i++)
+    s->cap_ns[i] = max_u64(s->cap_ns[i], old->cap_ns[i]);
+  s->capacity_weighted_ns = max_u64(s->capacity_weighted_ns, old->capacity_weighted_ns);
+}
+
+static void extra_freq_add(struct proc_extra *x, uint32_t khz, uint64_t now, uint64_t then) {
+  if (now <= then)
+    return;
+  erg__freq_time__init(&x->freq[x->n_freq]);
+  x->freq[x->n_freq].khz = khz;
+  x->freq[x->n_freq++].cpu_ns = now - then;
+}
+
+/* The interval's time per frequency and per core capacity; only entries
+ * that grew are sent, so a node without the features sends none. */
+static void split_deltas(struct erg_agent *a, struct proc_extra *x, const struct erg_bpf_proc *p,
+                         const struct proc_split *old) {
+  memset(x, 0, sizeof *x);
+  for (uint32_t i = 0; i < p->nfreq && i < ERG_BPF_MAX_FREQ; i++)
+    extra_freq_add(x, p->freq[i].khz, p->freq[i].cpu_ns, split_freq_old(old, p->freq[i].khz));
+  extra_freq_add(x, 0, p->freq_other_ns, old ? old->freq_other_ns : 0);
+  for (int i = 0; i < a->ncap_classes; i++) {
+    uint64_t then = old ? old->cap_ns[i] : 0;
+    if (p->cap_ns[i] <= then)
+      continue;
+    erg__capacity_time__init(&x->cap[x->n_cap]);
+    x->cap[x->n_cap].capacity = a->cap_classes[i];
+    x->cap[x->n_cap++].cpu_ns = p->cap_ns[i] - then;
+  }
+  uint64_t w0 = old ? old->capacity_weighted_ns : 0;
+  x->capacity_weighted_ns = p->capacity_weighted_ns > w0 ? p->capacity_weighted_ns - w0 : 0;
+}
+
+/* Slot e's split storage; the array grows with the procs array. */
+static struct proc_extra *extra_slot(struct erg_agent *a, const Erg__Proc *e) {
+  size_t i = (size_t)(e - a->procs);
+  if (i >= a->extra_cap) {
+    size_t cap = a->procs_cap > i ? a->procs_cap : i + 1;
+    struct proc_extra *x = realloc(a->extra, cap * sizeof *x);
+    if (!x)
+      return NULL;
+    memset(x + a->extra_cap, 0, (cap - a->extra_cap) * sizeof *x);
+    a->extra = x;
+    a->extra_cap = cap;
+  }
+  return &a->extra[i];
+}
+
+/* Points each reported process at its split entries, once the sweep's
+ * arrays no longer move. */
+static void extra_link(struct erg_agent *a) {
+  for (size_t i = 0; a->cur.with_split && i < a->nprocs && i < a->extra_cap; i++) {
+    struct proc_extra *x = &a->extra[i];
+    Erg__Proc *e = &a->procs[i];
+    for (size_t k = 0; k < x->n_freq; k++)
+      x->freq_ptrs[k] = &x->freq[k];
+    for (size_t k = 0; k < x->n_cap; k++)
+      x->cap_ptrs[k] = &x->cap[k];
+    e->n_freq = x->n_freq;
+    e->freq = x->n_freq ? x->freq_ptrs : NULL;
+    e->n_capacity = x->n_cap;
+    e->capacity = x->n_cap ? x->cap_ptrs : NULL;
+    e->capacity_weighted_ns = x->capacity_weighted_ns;
+  }
+}
 
 static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   struct bpf_sweep *sw = user;
@@ -104,19 +193,22 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   }
   /* Exited processes are forgotten after this sweep: no entry for them. */
   struct proc_prev *cur = p->exited ? NULL : table_find(&a->cur, p->pid, p->start_time_ns, 1);
-  if (cur)
+  const struct proc_prev *old = table_find(&a->prev, p->pid, p->start_time_ns, 0);
+  if (cur) {
     bpf_remember(cur, p);
+    if (table_split(&a->cur, cur))
+      split_remember(table_split(&a->cur, cur), p, table_split(&a->prev, old));
+  }
   if (!a->have_prev)
     return;
-  const struct proc_prev *old = table_find(&a->prev, p->pid, p->start_time_ns, 0);
-  /* A drain can read a running slice's share and, next time, miss a slice
-   * that ended between its map read and its per-CPU read: the cumulative
-   * CPU time may step back once. Keeping the higher baseline means the
-   * time is charged once, when it reappears, never twice. */
+  /* The drain's CPU time only steps back when it could not read a group's
+   * running slices consistently (erg_bpf_stats.unsettled, rare): keeping the
+   * higher baseline then charges that time once, when it reappears. */
   if (cur && old && old->cpu > cur->cpu)
     cur->cpu = old->cpu;
-  uint64_t d_cpu = old ? (p->cpu_ns >= old->cpu ? p->cpu_ns - old->cpu : 0) : p->cpu_ns;
-  uint64_t d_r = D(read_bytes), d_w = D(write_bytes);
+  uint64_t d_cpu = AGENT_DELTA(p->cpu_ns, old, cpu);
+  uint64_t d_r = AGENT_DELTA(p->read_bytes, old, read_bytes);
+  uint64_t d_w = AGENT_DELTA(p->write_bytes, old, write_bytes);
   sw->sum_cpu_ns += d_cpu;
   if (d_cpu == 0 && d_r == 0 && d_w == 0)
     return;
@@ -131,12 +223,17 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   e->cpu_ns = d_cpu;
   e->read_bytes = d_r;
   e->write_bytes = d_w;
-  e->wakeups = D(wakeups);
-  e->migrations = D(migrations);
-  e->cycles = D(cycles);
-  e->instructions = D(instructions);
-  e->llc_misses = D(llc_misses);
+  e->wakeups = AGENT_DELTA(p->wakeups, old, wakeups);
+  e->migrations = AGENT_DELTA(p->migrations, old, migrations);
+  e->cycles = AGENT_DELTA(p->cycles, old, cycles);
+  e->instructions = AGENT_DELTA(p->instructions, old, instructions);
+  e->llc_misses = AGENT_DELTA(p->llc_misses, old, llc_misses);
   e->exited = p->exited;
+  if (a->cur.with_split) {
+    struct proc_extra *x = extra_slot(a, e);
+    if (x)
+      split_deltas(a, x, p, table_split(&a->prev, old));
+  }
   /* The kernel refreshes a live process's name only now and then; a
    * process that renamed itself right after fork would be charged to its
    * parent's name until then, so live ones take /proc's current name. */
@@ -148,7 +245,7 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   }
   if (!cg && p->exited)
     cg = cgroup_lookup(a, p->cgroup_id);
-  agent_proc_describe(a, e, p->pid, cg);
+  agent_proc_describe(a, e, p->pid, cg, p->exited);
   if (p->exited || !e->uid)
     e->uid = p->uid; /* /proc is gone (or says root): the kernel's view */
 }
@@ -161,12 +258,14 @@ int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
     erg_warn("BPF drain: %s", why);
     return -1;
   }
+  extra_link(a);
   *sum_cpu_ns = sw.sum_cpu_ns;
   return 0;
 }
 
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
-  struct erg_bpf_opts opts = {0};
+  struct erg_bpf_opts opts = {.sysfs_cpu_root = a->cfg.sysfs_cpu_root[0] ? a->cfg.sysfs_cpu_root
+                                                                       : NULL};
   if (erg_bpf_open(&a->bpf, &opts, why, whylen) != 0) {
     a->bpf = NULL;
     return -1;
@@ -179,6 +278,8 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   /* The feature set says what this node can measure; absent hardware
    * counters are left out, never sent as zeros. */
   unsigned f = erg_bpf_features(a->bpf);
+  a->ncap_classes = erg_bpf_capacity_classes(a->bpf, a->cap_classes);
+  a->prev.with_split = a->cur.with_split = (f & (ERG_BPF_F_FREQ | ERG_BPF_F_CAPACITY)) != 0;
   size_t n = 0;
   for (unsigned bit = 1; bit <= ERG_BPF_F_ALL && n < 14; bit <<= 1)
     if ((f & bit) && erg_bpf_feature_name(bit))

@@ -3,8 +3,32 @@
 #ifndef ERG_AGENT_INT_H
 #define ERG_AGENT_INT_H
 
+#include <stddef.h>
+
 #include "erg_agent.h"
 #include "erg_bpf.h"
+
+/* A process's CPU time per frequency and per core capacity, cumulative as
+ * the last drain saw it (BPF path, only with the freq or capacity feature). */
+struct proc_split {
+  uint32_t khz[ERG_BPF_MAX_FREQ];
+  uint64_t freq_ns[ERG_BPF_MAX_FREQ];
+  uint64_t freq_other_ns;
+  uint64_t cap_ns[ERG_BPF_MAX_CAP];
+  uint64_t capacity_weighted_ns;
+};
+
+/* Storage for the split entries of one reported process; the pointers are
+ * set once the sweep's arrays stop moving. */
+struct proc_extra {
+  Erg__FreqTime freq[ERG_BPF_MAX_FREQ + 1]; /* + the "other frequencies" entry */
+  Erg__FreqTime *freq_ptrs[ERG_BPF_MAX_FREQ + 1];
+  size_t n_freq;
+  Erg__CapacityTime cap[ERG_BPF_MAX_CAP];
+  Erg__CapacityTime *cap_ptrs[ERG_BPF_MAX_CAP];
+  size_t n_cap;
+  uint64_t capacity_weighted_ns;
+};
 
 struct proc_prev {
   uint32_t pid;
@@ -16,10 +40,14 @@ struct proc_prev {
 };
 
 /* Open-addressed table of last sweep's counters; rebuilt every sweep, so no
- * deletions are ever needed. */
+ * deletions are ever needed. split, parallel to slots, exists only when
+ * with_split is set: most nodes have no frequency or capacity split, and
+ * the table should stay small there. */
 struct proc_table {
   struct proc_prev *slots;
+  struct proc_split *split;
   size_t cap, used;
+  int with_split;
 };
 
 struct erg_agent {
@@ -36,6 +64,10 @@ struct erg_agent {
   char *features[16];
   struct erg_bpf *bpf;      /* NULL: the /proc path */
   struct cgroup_cache *cgroups;
+  uint32_t cap_classes[ERG_BPF_MAX_CAP]; /* capacity of each class (BPF path) */
+  int ncap_classes;
+  struct proc_extra *extra; /* parallel to procs when the tables have a split */
+  size_t extra_cap;
   char scope_cpu[640], scope_mem[640]; /* the scope's accounting files */
   /* The sample under construction and what it points at. */
   Erg__Sample sample;
@@ -47,12 +79,30 @@ struct erg_agent {
   size_t nprocs, procs_cap;
 };
 
+/* Growth of the counter at field_off since the previous sweep; all of it for
+ * a process new in this sweep; 0 if the counter went back (never negative). */
+static inline uint64_t agent_delta(uint64_t now, const struct proc_prev *old, size_t field_off) {
+  if (!old)
+    return now;
+  uint64_t then = *(const uint64_t *)((const char *)old + field_off);
+  return now >= then ? now - then : 0;
+}
+#define AGENT_DELTA(now, old, field) agent_delta(now, old, offsetof(struct proc_prev, field))
+
 struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start, int insert);
 int table_reset(struct proc_table *t, size_t want);
+void table_free(struct proc_table *t);
+/* The split of slot s, or NULL when the table has none. */
+static inline struct proc_split *table_split(const struct proc_table *t,
+                                             const struct proc_prev *s) {
+  return t->split && s ? &t->split[s - t->slots] : NULL;
+}
 int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len);
 Erg__Proc *agent_proc_slot(struct erg_agent *a);
-/* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>. */
-void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup);
+/* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>
+ * (not read when exited: the pid may be reused). */
+void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                         int exited);
 void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
                        uint64_t *rx, uint64_t *tx);
 void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,

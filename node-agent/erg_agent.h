@@ -55,6 +55,9 @@ struct erg_group_keys {
   char container[72];
 };
 void erg_group_keys_derive(const char *cgroup, struct erg_group_keys *out);
+/* Same from all lines of /proc/PID/cgroup: each key from the v2 path if it
+ * has one, else from the first v1 hierarchy's path that has it. */
+void erg_group_keys_from_proc(const char *proc_cgroup, struct erg_group_keys *out);
 
 /* ---- the agent ---- */
 struct erg_agent_config {
@@ -63,6 +66,7 @@ struct erg_agent_config {
   double interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
+  char sysfs_cpu_root[256]; /* "": /sys/devices/system/cpu; tests use a fake tree */
   char collection[8];       /* "auto" (BPF, else /proc), "bpf" or "proc" */
   char scope[256];          /* cgroup path: report only this subtree; "" = all */
   int log_level;

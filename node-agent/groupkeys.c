@@ -4,8 +4,12 @@
  *   docker     docker-<64hex>.scope, /docker/<64hex>
  *   containerd cri-containerd-<64hex>.scope
  *   podman     libpod-<64hex>.scope
- *   k8s        kubepods-...-pod<uid>.slice/<runtime>-<64hex>.scope */
+ *   k8s        kubepods-...-pod<uid>.slice/<runtime>-<64hex>.scope
+ * A process has one path per hierarchy (/proc/PID/cgroup); on hybrid hosts
+ * Slurm's job lives in the v1 hierarchies and systemd's unit in the v2 one,
+ * so erg_group_keys_from_proc looks at all of them. */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "erg_agent.h"
@@ -61,4 +65,42 @@ void erg_group_keys_derive(const char *cgroup, struct erg_group_keys *out) {
     component_container(p, n, out->container, sizeof out->container);
     p += n;
   }
+}
+
+static void keys_merge(struct erg_group_keys *into, const struct erg_group_keys *k) {
+  if (!into->job[0])
+    memcpy(into->job, k->job, sizeof into->job);
+  if (!into->unit[0])
+    memcpy(into->unit, k->unit, sizeof into->unit);
+  if (!into->container[0])
+    memcpy(into->container, k->container, sizeof into->container);
+}
+
+/* The path of line l ("N:controllers:/path"), copied into out; 1 if the
+ * line is the v2 one ("0::"). Returns -1 for a malformed line. */
+static int cgroup_line_path(const char *l, char *out, size_t outlen) {
+  const char *c1 = strchr(l, ':'), *nl = strchr(l, '\n');
+  const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (!c2 || (nl && c2 > nl))
+    return -1;
+  size_t n = nl ? (size_t)(nl - c2 - 1) : strlen(c2 + 1);
+  if (n >= outlen)
+    n = outlen - 1;
+  memcpy(out, c2 + 1, n);
+  out[n] = '\0';
+  return strncmp(l, "0::", 3) == 0;
+}
+
+void erg_group_keys_from_proc(const char *proc_cgroup, struct erg_group_keys *out) {
+  char path[1024];
+  struct erg_group_keys k;
+  memset(out, 0, sizeof *out);
+  /* The v2 path first: it is the one the agent reports and scopes by. A key
+   * it lacks comes from the first v1 hierarchy that has one. */
+  for (int v2 = 1; v2 >= 0; v2--)
+    for (const char *l = proc_cgroup; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+      if (cgroup_line_path(l, path, sizeof path) == v2) {
+        erg_group_keys_derive(path, &k);
+        keys_merge(out, &k);
+      }
 }

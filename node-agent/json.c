@@ -79,7 +79,15 @@ static void jb_proc(struct jbuf *b, const Erg__Proc *p) {
   for (size_t i = 0; i < p->n_freq; i++)
     jb_printf(b, "%s{\"khz\":%u,\"cpu_ns\":%llu}", i ? "," : "", p->freq[i]->khz,
               (unsigned long long)p->freq[i]->cpu_ns);
-  jb_printf(b, "]}");
+  jb_printf(b, "],\"capacity\":[");
+  for (size_t i = 0; i < p->n_capacity; i++)
+    jb_printf(b, "%s{\"capacity\":%u,\"cpu_ns\":%llu}", i ? "," : "", p->capacity[i]->capacity,
+              (unsigned long long)p->capacity[i]->cpu_ns);
+  jb_printf(b, "]");
+  /* Only with the capacity feature: absent is not the same as zero. */
+  if (p->n_capacity)
+    jb_printf(b, ",\"capacity_weighted_ns\":%llu", (unsigned long long)p->capacity_weighted_ns);
+  jb_printf(b, "}");
 }
 
 char *erg_agent_sample_json(const Erg__Sample *s) {

@@ -4,7 +4,10 @@
 #ifndef ERG_PDUSIM_H
 #define ERG_PDUSIM_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#define ERG_PDUSIM_CURVE_MAX 32
 
 struct erg_pdusim_model {
   double idle_watts;     /* power at zero load */
@@ -14,12 +17,26 @@ struct erg_pdusim_model {
   double quantum_watts;  /* readings are rounded to this (0 = off) */
   double update_seconds; /* the meter refreshes its value this often */
   double lag_seconds;    /* power follows load this much later */
+  /* --curve: power from a table instead of idle/slope/exponent, linear
+   * between points; loads ascending in [0, 1]. */
+  int ncurve;
+  double curve_load[ERG_PDUSIM_CURVE_MAX], curve_watts[ERG_PDUSIM_CURVE_MAX];
+  char curve_name[160];  /* where the curve came from, for the banner */
 };
 
 void erg_pdusim_model_defaults(struct erg_pdusim_model *m);
 /* The model's power for a utilisation in [0,1] and one standard-normal
  * noise draw z; never negative. */
 double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util, double z);
+
+/* Loads a curve into m: a file of "load_fraction watts" lines (comma or
+ * blanks between, '#' comments), or "specpower:ROW" for row ROW (the
+ * first, index column) of a SPECpower_ssj2008 CSV (ActiveIdle = load 0,
+ * 10_AvgPower .. 100_AvgPower = 0.1 .. 1). -1 with a reason on error. */
+int erg_pdusim_curve_load(struct erg_pdusim_model *m, const char *spec, const char *specpower_csv,
+                          char *why, size_t whylen);
+/* The curve at util (clamped to its ends), linear between points. */
+double erg_pdusim_curve_watts(const struct erg_pdusim_model *m, double util);
 
 /* Utilisation sources. */
 struct erg_pdusim_load {

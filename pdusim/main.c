@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,21 @@ static struct sim sim;
 static char snmp_host[128];
 static int snmp_port;
 static double snmp_duration;
+static char rtu_device[128];
+static int rtu_baud = 9600;
+static char rtu_parity = 'N';
+static bool tcp_given;
+static volatile int rtu_failed;
+static const char *curve_spec;
+static const char *specpower_csv =
+    "/work/shared/fixtures/specpower/specpower_ssj2008_greencoding_cleaned.csv";
+
+static void *sim_rtu_thread(void *arg) {
+  (void)arg;
+  if (sim_modbus_serve_rtu(&sim, rtu_device, rtu_baud, rtu_parity, snmp_duration))
+    rtu_failed = sim.stop = 1;
+  return NULL;
+}
 
 static void *sim_snmp_thread(void *arg) {
   (void)arg;
@@ -44,13 +60,16 @@ static void *sim_update_thread(void *arg) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: erg-pdusim [--modbus HOST:PORT] [--snmp HOST:PORT] [--node NAME[=CGROUP]]...\n"
-          "                  [--idle W] [--slope W] [--exponent E] [--noise W] [--quantum W]\n"
+          "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
+          "                  [--snmp HOST:PORT] [--node NAME[=CGROUP]]...\n"
+          "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
+          "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
           "                  [--update S] [--lag S] [--seed N] [--truth FILE] [--duration S]\n"
-          "Serves SIMULATED meters over Modbus TCP (unit id N = Nth --node) whose power\n"
-          "follows this machine's CPU load (or the node's cgroup) through the model\n"
-          "P = idle + slope * util^exponent + noise, quantised, refreshed every --update\n"
-          "seconds and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n");
+          "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
+          "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
+          "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
+          "the --curve table, plus noise, quantised, refreshed every --update seconds and\n"
+          "delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -78,6 +97,9 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"quantum", required_argument, 0, 'Q'}, {"update", required_argument, 0, 'U'},
       {"lag", required_argument, 0, 'L'},    {"seed", required_argument, 0, 's'},
       {"truth", required_argument, 0, 't'},  {"duration", required_argument, 0, 'd'},
+      {"modbus-rtu", required_argument, 0, 'r'}, {"baud", required_argument, 0, 'b'},
+      {"parity", required_argument, 0, 'p'}, {"curve", required_argument, 0, 'c'},
+      {"specpower-csv", required_argument, 0, 'C'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct erg_pdusim_model *m = &sim.model;
   struct { int opt; double *dst; double min, max; } nums[] = {
@@ -112,8 +134,26 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       memcpy(h, optarg, (size_t)(colon - optarg));
       h[colon - optarg] = '\0';
       *(c == 'm' ? port : &snmp_port) = atoi(colon + 1);
+      tcp_given |= c == 'm';
       break;
     }
+    case 'r': erg_strlcpy(rtu_device, optarg, sizeof rtu_device); break;
+    case 'b':
+      rtu_baud = atoi(optarg);
+      if (rtu_baud < 50) {
+        fprintf(stderr, "erg-pdusim: bad --baud '%s'\n", optarg);
+        return 1;
+      }
+      break;
+    case 'p':
+      rtu_parity = (char)(optarg[0] & ~0x20);
+      if (optarg[1] || !strchr("NEO", rtu_parity)) {
+        fprintf(stderr, "erg-pdusim: --parity wants N, E or O\n");
+        return 1;
+      }
+      break;
+    case 'c': curve_spec = optarg; break;
+    case 'C': specpower_csv = optarg; break;
     case 'n':
       if (sim_add_node(optarg) != 0) {
         fprintf(stderr, "erg-pdusim: bad or too many --node '%s'\n", optarg);
@@ -134,6 +174,7 @@ int main(int argc, char **argv) {
   int port = 5020;
   double duration = 0;
   const char *truth = NULL;
+  char why[300];
   erg_log_init("erg-pdusim", ERG_LOG_INFO);
   erg_pdusim_model_defaults(&sim.model);
   sim.seed = 1;
@@ -144,6 +185,11 @@ int main(int argc, char **argv) {
     return rc;
   if (sim.nnodes == 0)
     sim_add_node("sim");
+  if (curve_spec &&
+      erg_pdusim_curve_load(&sim.model, curve_spec, specpower_csv, why, sizeof why)) {
+    fprintf(stderr, "erg-pdusim: --curve: %s\n", why);
+    return 1;
+  }
   if (truth && !(sim.truth = fopen(truth, "w"))) {
     fprintf(stderr, "erg-pdusim: cannot write %s\n", truth);
     return 1;
@@ -154,14 +200,26 @@ int main(int argc, char **argv) {
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
-  printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus tcp %s:%d\n", host, port);
+  bool serve_tcp = tcp_given || !rtu_device[0];
+  if (serve_tcp)
+    printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus tcp %s:%d\n", host, port);
+  if (rtu_device[0])
+    printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus rtu %s %d 8%c1\n",
+           rtu_device, rtu_baud, rtu_parity);
   for (int i = 0; i < sim.nnodes; i++)
     printf("erg-pdusim: unit %d = node %s (load of %s)\n", i + 1, sim.nodes[i].name,
            sim.nodes[i].load.cgroup[0] ? sim.nodes[i].load.cgroup : "the whole machine");
+  if (sim.model.ncurve) {
+    printf("erg-pdusim: model curve %s:", sim.model.curve_name);
+    for (int i = 0; i < sim.model.ncurve; i++)
+      printf(" %g=%gW", sim.model.curve_load[i], sim.model.curve_watts[i]);
+    printf("\n");
+  }
   printf("erg-pdusim: model idle=%gW slope=%gW exponent=%g noise=%gW quantum=%gW update=%gs "
-         "lag=%gs\n",
+         "lag=%gs%s\n",
          sim.model.idle_watts, sim.model.slope_watts, sim.model.exponent, sim.model.noise_watts,
-         sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds);
+         sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds,
+         sim.model.ncurve ? " (idle/slope/exponent replaced by the curve)" : "");
   fflush(stdout);
   sim_update_once(&sim, erg_time_realtime_ns() / 1e9, 0);
   pthread_t th, sth;
@@ -172,11 +230,23 @@ int main(int argc, char **argv) {
     fflush(stdout);
     pthread_create(&sth, NULL, sim_snmp_thread, NULL);
   }
-  rc = sim_modbus_serve(&sim, host, port, duration);
+  pthread_t rth;
+  if (rtu_device[0])
+    pthread_create(&rth, NULL, sim_rtu_thread, NULL);
+  if (serve_tcp) {
+    rc = sim_modbus_serve(&sim, host, port, duration);
+  } else {
+    uint64_t end = duration > 0 ? erg_time_monotonic_ns() + (uint64_t)(duration * 1e9) : 0;
+    while (!sim.stop && (!end || erg_time_monotonic_ns() < end))
+      erg_time_sleep_ns(100000000ULL);
+  }
   sim.stop = 1;
   pthread_join(th, NULL);
   if (snmp_port)
     pthread_join(sth, NULL);
+  if (rtu_device[0])
+    pthread_join(rth, NULL);
+  rc |= rtu_failed;
   if (sim.truth)
     fclose(sim.truth);
   return rc ? 1 : 0;

@@ -20,7 +20,9 @@ double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util, dou
     util = 0;
   if (util > 1)
     util = 1;
-  double w = m->idle_watts + m->slope_watts * pow(util, m->exponent) + m->noise_watts * z;
+  double w = m->ncurve ? erg_pdusim_curve_watts(m, util)
+                       : m->idle_watts + m->slope_watts * pow(util, m->exponent);
+  w += m->noise_watts * z;
   if (m->quantum_watts > 0)
     w = m->quantum_watts * floor(w / m->quantum_watts + 0.5);
   return w < 0 ? 0 : w;

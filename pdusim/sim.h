@@ -37,5 +37,8 @@ void sim_update_once(struct sim *s, double now_s, double dt_s);
  * not jump at model updates. Call with s->lock held. */
 double sim_energy_now(const struct sim_node *n, double now_s);
 int sim_modbus_serve(struct sim *s, const char *host, int port, double duration_s);
+/* The same registers over Modbus RTU on a tty (8 data bits, 1 stop bit). */
+int sim_modbus_serve_rtu(struct sim *s, const char *device, int baud, char parity,
+                         double duration_s);
 
 #endif

@@ -5,7 +5,7 @@ ERG_BUILD_PKGS=(
   librrd-dev libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
 )
 ERG_TEST_PKGS=(
-  rrdtool rrdcached snmp snmpsim mbpoll stress-ng python3 curl iproute2 procps
+  rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
   prometheus sysstat chromium
 )
 

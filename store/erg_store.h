@@ -64,4 +64,20 @@ int erg_store_kind_dir(const struct erg_store *s, const char *node, const char *
 const char *erg_store_daemon(const struct erg_store *s);
 unsigned erg_store_step(const struct erg_store *s);
 
+struct erg_store_expire_stats {
+  uint64_t archives_seen;    /* key archives looked at */
+  uint64_t archives_removed;
+  uint64_t bytes_freed;
+};
+/* Deletes key archives (nodes/<node>/<kind>/<key>.rrd) last updated more
+ * than key_idle_seconds before now, and cluster/<kind>/<key>.rrd ones
+ * idle for cluster_idle_seconds (0 = never, for either), dropping their
+ * index.tsv lines (temp file + rename). Node archives are never expired.
+ * Call it from the thread that updates the store (index.tsv is not
+ * locked). Returns 0, or -1 with the first failure in why (the rest is
+ * still done). stats may be NULL. */
+int erg_store_expire(const struct erg_store *s, int64_t now, int64_t key_idle_seconds,
+                     int64_t cluster_idle_seconds, struct erg_store_expire_stats *stats,
+                     char *why, size_t whylen);
+
 #endif

@@ -8,12 +8,29 @@
 
 struct erg_store;
 
-/* Renders <www_dir>/index.html and, per node, node-<name>.html with PNG
- * graphs (hour, day, week) of measured/idle/dynamic power and the stacked
- * per-command breakdown. Writes every file atomically (temp + rename) so a
- * reader never sees half a page. nodes: original node names. */
+/* Renders <www_dir>/index.html, per node pages (one per range) with PNG
+ * graphs of measured/idle/dynamic power and one stacked breakdown per key
+ * kind, per job and model-quality pages (see erg_web_render_opts), in a
+ * forked child (isolate = 1: for the long-running ergd). Writes every file
+ * atomically (temp + rename) so a reader never sees half a page. nodes:
+ * original node names. */
 int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
                    size_t nnodes, int64_t now, char *why, size_t whylen);
+
+struct erg_web_options {
+  const char *model_dir;    /* node model files <safe node>.json; NULL: <store root>/models */
+  const char *image_format; /* "png" (default) or "svg" */
+  int isolate;              /* render in a forked child that exits after: librrd
+                             * 1.7's per-DEF leaks die with it (long-running ergd).
+                             * Ignored when the store uses rrdcached. */
+};
+/* erg_web_render with options (NULL: the defaults above). Also writes per
+ * job pages (cluster/job), per node pages per range (hour, day, week,
+ * month, year) with one breakdown per key kind, and model-quality pages;
+ * see docs/web.md. */
+int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
+                        const char *const *nodes, size_t nnodes, int64_t now,
+                        const struct erg_web_options *opt, char *why, size_t whylen);
 
 /* Extra dynamic content (e.g. /metrics): fills a malloc'd body and content
  * type; returns HTTP status. */

@@ -1,5 +1,6 @@
 /* Static files and /metrics over libmicrohttpd. A URL is served only when,
- * after %-decoding, it is made of a strict charset without "..", names a
+ * after %-decoding, it is made of a strict charset with no component
+ * starting with '.' (so no ".."; sanitized names may hold ".." inside), names a
  * file with a known type, and every component opens with O_NOFOLLOW below
  * www_dir: nothing outside www_dir, no symlink, no directory listing. */
 #include <arpa/inet.h>
@@ -39,11 +40,12 @@ static const char *http_content_type(const char *path) {
   return NULL;
 }
 
-/* Only [A-Za-z0-9._-/], no "..", no empty or hidden components. */
+/* Only [A-Za-z0-9._-/], no empty or hidden components: "/." also rules
+ * out every ".." component, while "a..b" inside a name (the sanitizer
+ * keeps dots, e.g. "_.._etc_passwd-<hash>") is a plain file name. */
 static int http_path_ok(const char *url) {
   size_t len = strlen(url);
-  if (url[0] != '/' || len >= HTTP_PATH_MAX || strstr(url, "..") || strstr(url, "//") ||
-      strstr(url, "/."))
+  if (url[0] != '/' || len >= HTTP_PATH_MAX || strstr(url, "//") || strstr(url, "/."))
     return 0;
   return strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") == len;
 }

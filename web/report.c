@@ -1,8 +1,8 @@
-/* erg report: energy over a period from the RRD archives, by node or by
- * profile key (command, job, user, unit, container), as CSV, JSON or HTML;
- * and erg graph: the pages rendered once, for cron. Names from the store
- * reach output only escaped for it (CSV quoting, jansson, erg_html_escape)
- * and reach paths only as names that erg_name_sanitize leaves unchanged. */
+/* erg report's command line and output: energy over a period from the
+ * RRD archives (read in report_data.c), by node or by profile key
+ * (command, job, user, unit, container), as CSV, JSON or HTML; and erg
+ * graph: the pages rendered once, for cron. Names from the store reach
+ * output only escaped for it (CSV quoting, jansson, erg_html_escape). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -20,45 +20,8 @@
 #include "erg_common.h"
 #include "erg_store.h"
 #include "erg_web.h"
+#include "report_int.h"
 #include <jansson.h>
-
-#define REPORT_MAX_RRAS 32
-#define REPORT_MAX_SELECT 64
-#define REPORT_PROGRESS_MIN 50 /* archives before progress is worth showing */
-#define REPORT_J_PER_KWH 3.6e6
-
-struct report_opts {
-  const char *data_dir, *out, *format, *currency;
-  const char *kind; /* "node" or a profile key kind ("command", ...) */
-  int by_node;
-  int64_t from_s, to_s;
-  const char *select[REPORT_MAX_SELECT]; /* --node */
-  size_t nselect;
-  double cost_per_kwh, co2_g_per_kwh; /* NAN when not asked for */
-};
-
-/* One data source over the period; known_s is the time with known data. */
-struct report_value {
-  double energy_j, known_s, peak_w;
-  unsigned long step_s; /* resolution actually read */
-};
-
-struct report_row {
-  char node[256], key[256];
-  struct report_value v;
-  double idle_j, dynamic_j; /* node rows */
-  double node_energy_j;     /* key rows: the node's measured energy */
-};
-
-struct report_table {
-  struct report_row *rows;
-  size_t n, cap;
-};
-
-struct report_node {
-  char dir[ERG_NAME_MAX]; /* sanitized, as on disk */
-  char name[256];         /* original when known */
-};
 
 static int report_write(const struct report_opts *o, const struct report_table *t, char *why,
                         size_t whylen);
@@ -124,426 +87,14 @@ int erg_report_parse_time(const char *s, int64_t now, int64_t *out) {
   return report_time_iso(s, out);
 }
 
-/* ---- choosing the resolution ---- */
-
-struct report_rra {
-  char cf[16];
-  unsigned long rows, pdp;
-};
-
-struct report_layout {
-  unsigned long step;
-  time_t last;
-  struct report_rra rra[REPORT_MAX_RRAS];
-  int n;
-};
-
-static void report_layout_entry(struct report_layout *L, const rrd_info_t *i) {
-  int idx, off = 0;
-  if (!strcmp(i->key, "step") && i->type == RD_I_CNT)
-    L->step = i->value.u_cnt;
-  else if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
-    L->last = (time_t)i->value.u_cnt;
-  else if (sscanf(i->key, "rra[%d].%n", &idx, &off) == 1 && off > 0 && idx >= 0 &&
-           idx < REPORT_MAX_RRAS) {
-    const char *f = i->key + off;
-    if (!strcmp(f, "cf") && i->type == RD_I_STR)
-      erg_strlcpy(L->rra[idx].cf, i->value.u_str, sizeof L->rra[idx].cf);
-    else if (!strcmp(f, "rows") && i->type == RD_I_CNT)
-      L->rra[idx].rows = i->value.u_cnt;
-    else if (!strcmp(f, "pdp_per_row") && i->type == RD_I_CNT)
-      L->rra[idx].pdp = i->value.u_cnt;
-    if (idx >= L->n)
-      L->n = idx + 1;
-  }
-}
-
-static int report_layout_read(const char *path, struct report_layout *L, char *why,
-                              size_t whylen) {
-  memset(L, 0, sizeof *L);
-  rrd_clear_error();
-  rrd_info_t *info = rrd_info_r(path);
-  if (!info) {
-    snprintf(why, whylen, "%s: %s", path, rrd_get_error());
-    return -1;
-  }
-  for (const rrd_info_t *i = info; i; i = i->next)
-    report_layout_entry(L, i);
-  rrd_info_free(info);
-  if (!L->step || !L->n) {
-    snprintf(why, whylen, "%s: not an RRD archive with RRAs", path);
-    return -1;
-  }
-  return 0;
-}
-
-/* The finest AVERAGE resolution whose RRA still holds `from` (RRD's own
- * reach: last update rounded down, minus rows x resolution). If none
- * reaches that far back, the one reaching furthest. Fetching with exactly
- * this step makes rrd_fetch choose that RRA rather than guess. */
-static unsigned long report_resolution(const struct report_layout *L, int64_t from) {
-  unsigned long best = 0, reach_res = 0;
-  int64_t reach = INT64_MAX;
-  for (int i = 0; i < L->n; i++) {
-    if (strcmp(L->rra[i].cf, "AVERAGE") || !L->rra[i].pdp || !L->rra[i].rows)
-      continue;
-    unsigned long res = L->rra[i].pdp * L->step;
-    int64_t end = (int64_t)L->last - (int64_t)L->last % (int64_t)res;
-    int64_t start = end - (int64_t)(res * L->rra[i].rows);
-    if (start <= from && (!best || res < best))
-      best = res;
-    if (start < reach || (start == reach && res < reach_res))
-      reach = start, reach_res = res;
-  }
-  return best ? best : reach_res;
-}
-
-static int report_has_cf(const struct report_layout *L, const char *cf, unsigned long res) {
-  for (int i = 0; i < L->n; i++)
-    if (!strcmp(L->rra[i].cf, cf) && L->rra[i].pdp * L->step == res)
-      return 1;
-  return 0;
-}
-
-/* ---- fetching and integrating ---- */
-
-struct report_fetch {
-  time_t start, end;
-  unsigned long step, nds;
-  char **names;
-  rrd_value_t *data;
-};
-
-static void report_fetch_free(struct report_fetch *f) {
-  for (unsigned long i = 0; f->names && i < f->nds; i++)
-    free(f->names[i]);
-  free(f->names);
-  free(f->data);
-  memset(f, 0, sizeof *f);
-}
-
-static int report_fetch(const char *path, const char *cf, int64_t from, int64_t to,
-                        unsigned long res, struct report_fetch *f, char *why, size_t whylen) {
-  memset(f, 0, sizeof *f);
-  f->start = (time_t)from;
-  f->end = (time_t)to;
-  f->step = res;
-  rrd_clear_error();
-  if (rrd_fetch_r(path, cf, &f->start, &f->end, &f->step, &f->nds, &f->names, &f->data) != 0) {
-    snprintf(why, whylen, "fetch %s %s: %s", path, cf, rrd_get_error());
-    memset(f, 0, sizeof *f);
-    return -1;
-  }
-  return 0;
-}
-
-static long report_ds_index(const struct report_fetch *f, const char *ds) {
-  for (unsigned long i = 0; i < f->nds; i++)
-    if (!strcmp(f->names[i], ds))
-      return (long)i;
-  return -1;
-}
-
-/* Row r holds the mean over (start + r*step, start + (r+1)*step]; only the
- * part of that interval inside [from, to] counts. Unknown rows count as
- * neither energy nor time: the mean is over known time only. */
-static void report_integrate(const struct report_fetch *f, long ds, int64_t from, int64_t to,
-                             struct report_value *v) {
-  unsigned long rows = f->step ? (unsigned long)(f->end - f->start) / f->step : 0;
-  v->energy_j = v->known_s = 0;
-  for (unsigned long r = 0; ds >= 0 && r < rows; r++) {
-    int64_t lo = (int64_t)f->start + (int64_t)(r * f->step), hi = lo + (int64_t)f->step;
-    double w = f->data[r * f->nds + (unsigned long)ds];
-    lo = lo > from ? lo : from;
-    hi = hi < to ? hi : to;
-    if (hi <= lo || isnan(w))
-      continue;
-    v->energy_j += w * (double)(hi - lo);
-    v->known_s += (double)(hi - lo);
-  }
-}
-
-static double report_peak(const struct report_fetch *f, long ds, int64_t from, int64_t to) {
-  unsigned long rows = f->step ? (unsigned long)(f->end - f->start) / f->step : 0;
-  double peak = NAN;
-  for (unsigned long r = 0; ds >= 0 && r < rows; r++) {
-    int64_t lo = (int64_t)f->start + (int64_t)(r * f->step);
-    double w = f->data[r * f->nds + (unsigned long)ds];
-    if (lo + (int64_t)f->step > from && lo < to && !isnan(w) && !(w <= peak))
-      peak = w;
-  }
-  return peak;
-}
-
-/* Integrates up to 3 data sources of one archive over [from, to]: energy
- * from AVERAGE, peak of the first one from MAX at the same resolution
- * (AVERAGE when the archive has no MAX RRA). */
-static int report_archive(const char *path, const char *const *ds, int nds, int64_t from,
-                          int64_t to, struct report_value *out, char *why, size_t whylen) {
-  struct report_layout L;
-  memset(out, 0, (size_t)nds * sizeof *out);
-  for (int i = 0; i < nds; i++)
-    out[i].peak_w = NAN;
-  /* Updates still held by rrdcached are not in the file yet. */
-  rrdc_flush_if_daemon(NULL, path);
-  if (report_layout_read(path, &L, why, whylen) != 0)
-    return -1;
-  int64_t end = to < (int64_t)L.last ? to : (int64_t)L.last;
-  unsigned long res = report_resolution(&L, from);
-  out[0].step_s = res;
-  if (end <= from || !res)
-    return 0; /* nothing stored for the period */
-  struct report_fetch f;
-  if (report_fetch(path, "AVERAGE", from, end, res, &f, why, whylen) != 0)
-    return -1;
-  for (int i = 0; i < nds; i++) {
-    report_integrate(&f, report_ds_index(&f, ds[i]), from, end, &out[i]);
-    out[i].step_s = f.step;
-  }
-  if (report_has_cf(&L, "MAX", res)) {
-    report_fetch_free(&f);
-    if (report_fetch(path, "MAX", from, end, res, &f, why, whylen) != 0)
-      return -1;
-  }
-  out[0].peak_w = report_peak(&f, report_ds_index(&f, ds[0]), from, end);
-  report_fetch_free(&f);
-  return 0;
-}
-
-/* ---- nodes and keys in the store ---- */
-
-static int report_is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int report_is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Original text of an index or name file: first line, control bytes as '?'. */
-static void report_clean_name(char *s) {
-  s[strcspn(s, "\r\n")] = '\0';
-  for (unsigned char *p = (unsigned char *)s; *p; p++)
-    if (*p < 0x20 || *p == 0x7f)
-      *p = '?';
-}
-
-/* A node's original name from nodes/<dir>/name when that name sanitizes to
- * the directory (so it really is this node's), else the directory name. */
-static void report_node_name(const char *nodes_dir, const char *dir, char *out, size_t outlen) {
-  char path[1400], buf[512], safe[ERG_NAME_MAX];
-  snprintf(path, sizeof path, "%s/%s/name", nodes_dir, dir);
-  erg_strlcpy(out, dir, outlen);
-  if (erg_read_file(path, buf, sizeof buf) <= 0)
-    return;
-  report_clean_name(buf);
-  erg_name_sanitize(buf, strlen(buf), safe);
-  if (!strcmp(safe, dir))
-    erg_strlcpy(out, buf, outlen);
-}
-
-static int report_node_cmp(const void *a, const void *b) {
-  return strcmp(((const struct report_node *)a)->name, ((const struct report_node *)b)->name);
-}
-
-static int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n, char *why,
-                      size_t whylen) {
-  char nodes_dir[1100];
-  snprintf(nodes_dir, sizeof nodes_dir, "%s/nodes", data_dir);
-  DIR *d = opendir(nodes_dir);
-  *out = NULL;
-  *n = 0;
-  if (!d) {
-    snprintf(why, whylen, "no store under %s: %s", data_dir, strerror(errno));
-    return -1;
-  }
-  size_t cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char safe[ERG_NAME_MAX], path[1400];
-    erg_name_sanitize(e->d_name, strlen(e->d_name), safe);
-    snprintf(path, sizeof path, "%s/%s", nodes_dir, e->d_name);
-    if (strcmp(safe, e->d_name) || !report_is_dir(path))
-      continue; /* ".", "..", and anything the store would not have made */
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 16;
-      struct report_node *m = realloc(*out, cap * sizeof *m);
-      if (!m)
-        break;
-      *out = m;
-    }
-    struct report_node *nd = &(*out)[(*n)++];
-    erg_strlcpy(nd->dir, e->d_name, sizeof nd->dir);
-    report_node_name(nodes_dir, e->d_name, nd->name, sizeof nd->name);
-  }
-  closedir(d);
-  if (*n)
-    qsort(*out, *n, sizeof **out, report_node_cmp);
-  return 0;
-}
-
-/* ---- building the rows ---- */
-
-struct report_ctx {
-  const struct report_opts *o;
-  struct report_table *t;
-  size_t done, total;
-  int progress;
-  char why[1600];
-};
-
-static int report_row_add(struct report_table *t, struct report_row **row) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 64;
-    struct report_row *r = realloc(t->rows, cap * sizeof *r);
-    if (!r)
-      return -1;
-    t->rows = r;
-    t->cap = cap;
-  }
-  *row = &t->rows[t->n++];
-  memset(*row, 0, sizeof **row);
-  return 0;
-}
-
-static void report_tick(struct report_ctx *c) {
-  c->done++;
-  if (c->progress && (c->done % 10 == 0 || c->done == c->total))
-    fprintf(stderr, "\rerg report: %zu/%zu archives", c->done, c->total);
-}
-
-static int report_node_row(struct report_ctx *c, const struct report_node *nd,
-                           struct report_value *measured) {
-  static const char *const ds[] = {"measured", "idle", "dynamic"};
-  char path[1400];
-  struct report_value v[3];
-  snprintf(path, sizeof path, "%s/nodes/%s/node.rrd", c->o->data_dir, nd->dir);
-  memset(measured, 0, sizeof *measured);
-  measured->peak_w = NAN;
-  if (!report_is_file(path))
-    return 0;
-  if (report_archive(path, ds, 3, c->o->from_s, c->o->to_s, v, c->why, sizeof c->why) != 0)
-    return -1;
-  report_tick(c);
-  *measured = v[0];
-  if (c->o->by_node) {
-    struct report_row *r;
-    if (report_row_add(c->t, &r) != 0)
-      return -1;
-    erg_strlcpy(r->node, nd->name, sizeof r->node);
-    r->v = v[0];
-    r->idle_j = v[1].energy_j;
-    r->dynamic_j = v[2].energy_j;
-  }
-  return 0;
-}
-
-/* Keys of one node from <kind>/index.tsv whose archive exists. */
-static int report_key_rows(struct report_ctx *c, const struct report_node *nd,
-                           const struct report_value *node_measured) {
-  static const char *const ds[] = {"watts"};
-  char dir[1400], path[1600], line[1024];
-  snprintf(dir, sizeof dir, "%s/nodes/%s/%s", c->o->data_dir, nd->dir, c->o->kind);
-  snprintf(path, sizeof path, "%s/index.tsv", dir);
-  FILE *f = fopen(path, "r");
-  int rc = 0;
-  while (f && rc == 0 && fgets(line, sizeof line, f)) {
-    char *tab = strchr(line, '\t'), safe[ERG_NAME_MAX];
-    if (!tab)
-      continue;
-    *tab = '\0';
-    /* The index is data too: only a name the store could have made is a path. */
-    erg_name_sanitize(line, strlen(line), safe);
-    snprintf(path, sizeof path, "%s/%s.rrd", dir, safe);
-    if (strcmp(safe, line) || !report_is_file(path))
-      continue;
-    struct report_row *r;
-    if ((rc = report_row_add(c->t, &r)) != 0)
-      break;
-    erg_strlcpy(r->node, nd->name, sizeof r->node);
-    report_clean_name(tab + 1);
-    erg_strlcpy(r->key, tab + 1, sizeof r->key);
-    rc = report_archive(path, ds, 1, c->o->from_s, c->o->to_s, &r->v, c->why, sizeof c->why);
-    r->node_energy_j = node_measured->known_s > 0 ? node_measured->energy_j : NAN;
-    report_tick(c);
-  }
-  if (f)
-    fclose(f);
-  return rc;
-}
-
-static int report_node_selected(const struct report_opts *o, const struct report_node *nd) {
-  for (size_t i = 0; i < o->nselect; i++)
-    if (!strcmp(o->select[i], nd->name) || !strcmp(o->select[i], nd->dir))
-      return 1;
-  return o->nselect == 0;
-}
-
-/* Counts archives for the progress line, and whether any kind dir exists. */
-static size_t report_count(const struct report_opts *o, const struct report_node *nodes,
-                           size_t n, int *kind_dirs) {
-  size_t total = 0;
-  *kind_dirs = 0;
-  for (size_t i = 0; i < n; i++) {
-    char dir[1400];
-    total++;
-    snprintf(dir, sizeof dir, "%s/nodes/%s/%s", o->data_dir, nodes[i].dir, o->kind);
-    if (o->by_node || !report_is_dir(dir))
-      continue;
-    (*kind_dirs)++;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));)
-      total += strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".rrd");
-    if (d)
-      closedir(d);
-  }
-  return total;
-}
-
-static int report_build(const struct report_opts *o, struct report_table *t, char *why, size_t whylen) {
-  struct report_node *nodes;
-  size_t n, sel = 0;
-  if (report_nodes_list(o->data_dir, &nodes, &n, why, whylen) != 0)
-    return -1;
-  size_t w = 0;
-  for (size_t i = 0; i < n; i++)
-    if (report_node_selected(o, &nodes[i]))
-      nodes[w++] = nodes[i];
-  sel = w;
-  struct report_ctx c = {.o = o, .t = t};
-  int kind_dirs, rc = 0;
-  c.total = report_count(o, nodes, sel, &kind_dirs);
-  c.progress = isatty(STDERR_FILENO) && c.total >= REPORT_PROGRESS_MIN;
-  if (sel == 0 && o->nselect) {
-    snprintf(why, whylen, "no node %s under %s", o->select[0], o->data_dir);
-    rc = -1;
-  } else if (!o->by_node && kind_dirs == 0) {
-    snprintf(why, whylen, "no %s archives under %s", o->kind, o->data_dir);
-    rc = -1;
-  }
-  for (size_t i = 0; rc == 0 && i < sel; i++) {
-    struct report_value measured;
-    rc = report_node_row(&c, &nodes[i], &measured);
-    if (rc == 0 && !o->by_node)
-      rc = report_key_rows(&c, &nodes[i], &measured);
-    if (rc != 0)
-      snprintf(why, whylen, "%s", c.why);
-  }
-  if (c.progress)
-    fputc('\n', stderr);
-  free(nodes);
-  return rc;
-}
-
 /* ---- command line ---- */
 
 static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
   fprintf(stderr,
-          "usage: erg report --data-dir DIR [--from T] [--to T] [--by node|command|job|user|unit]\n"
+          "usage: erg report --data-dir DIR [--from T] [--to T]\n"
+          "                  [--by node|command|job|user|unit|container] [--per-node]\n"
           "                  [--format csv|json|html] [--node N]... [--cost-per-kwh X\n"
           "                  --currency CUR] [--co2-g-per-kwh Y] [--out FILE]\n"
           "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
@@ -565,6 +116,7 @@ static int report_opt(struct report_opts *o, int c, const char *arg, int64_t now
   case 'f': return erg_report_parse_time(arg, now, &o->from_s) ? report_usage("bad --from", arg) : 0;
   case 't': return erg_report_parse_time(arg, now, &o->to_s) ? report_usage("bad --to", arg) : 0;
   case 'o': o->out = arg; return 0;
+  case 'P': o->per_node = 1; return 0;
   case 'c': o->currency = arg; return 0;
   case 'n':
     if (o->nselect >= REPORT_MAX_SELECT)
@@ -596,7 +148,8 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
       {"format", required_argument, 0, 'F'},       {"node", required_argument, 0, 'n'},
       {"cost-per-kwh", required_argument, 0, 'k'}, {"currency", required_argument, 0, 'c'},
       {"co2-g-per-kwh", required_argument, 0, 'g'}, {"out", required_argument, 0, 'o'},
-      {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+      {"per-node", no_argument, 0, 'P'},           {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   *o = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "node", .by_node = 1,
                             .format = "csv", .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
   optind = 0; /* reset getopt: callers (tests) may parse more than once */
@@ -643,21 +196,30 @@ int erg_report_cli(int argc, char **argv) {
 static int graph_usage(const char *msg) {
   if (msg)
     fprintf(stderr, "erg graph: %s\n", msg);
-  fprintf(stderr, "usage: erg graph --data-dir DIR [--www-dir DIR]   (default DIR/www)\n");
+  fprintf(stderr, "usage: erg graph --data-dir DIR [--www-dir DIR] [--model-dir DIR]\n"
+                  "                 [--format png|svg]   (defaults DIR/www, DIR/models, png)\n");
   return 1;
 }
 
 int erg_graph_cli(int argc, char **argv) {
   static const struct option longs[] = {{"data-dir", required_argument, 0, 'd'},
                                         {"www-dir", required_argument, 0, 'w'},
+                                        {"model-dir", required_argument, 0, 'm'},
+                                        {"format", required_argument, 0, 'f'},
                                         {0, 0, 0, 0}};
   const char *data = NULL, *www = NULL;
+  struct erg_web_options wo = {.image_format = "png"};
   optind = 0;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
-    if (c != 'd' && c != 'w')
-      return graph_usage("unknown option or missing value");
-    *(c == 'd' ? &data : &www) = optarg;
+    if (c == 'd' || c == 'w')
+      *(c == 'd' ? &data : &www) = optarg;
+    else if (c == 'm')
+      wo.model_dir = optarg;
+    else if (c == 'f' && (!strcmp(optarg, "png") || !strcmp(optarg, "svg")))
+      wo.image_format = optarg;
+    else
+      return graph_usage(c == 'f' ? "--format is png or svg" : "unknown option or missing value");
   }
   if (!data || optind < argc)
     return graph_usage(data ? "unexpected argument" : "--data-dir is required");
@@ -679,7 +241,8 @@ int erg_graph_cli(int argc, char **argv) {
     names[i] = nodes[i].name;
   if (!rc && !names)
     snprintf(why, sizeof why, "out of memory");
-  rc = rc || !names || erg_web_render(st, www, names, n, (int64_t)time(NULL), why, sizeof why);
+  rc = rc || !names ||
+       erg_web_render_opts(st, www, names, n, (int64_t)time(NULL), &wo, why, sizeof why);
   if (rc)
     fprintf(stderr, "erg graph: %s\n", why);
   free(names);

@@ -39,6 +39,14 @@ struct erg_pdu_source_config {
   double power_scale;          /* raw -> W, 0 = 1 */
   double energy_scale_joules;  /* raw -> J, 0 = 3600 (Wh) */
   char v3_context[64];         /* SNMPv3 context name, usually empty */
+  /* Modbus RTU: a serial device instead of host (issue 4). */
+  char device[128];
+  int baud;                    /* 0: 9600 */
+  char parity;                 /* 'N', 'E', 'O'; 0: 'N' */
+  int data_bits, stop_bits;    /* 0: 8 and 1 */
+  /* Modbus profile "generic": "FC:ADDRESS:TYPE[:ORDER]" (docs/pdu.md);
+   * power_scale and energy_scale_joules apply. */
+  char power_register[48], energy_register[48];
 };
 
 struct erg_pdu_source;
@@ -88,6 +96,25 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
                                                uint64_t max_gap_ns, uint64_t *t0_ns,
                                                uint64_t *t1_ns, double *joules);
 
+/* A Modbus register spec "FC:ADDRESS:TYPE[:ORDER]": function 3 (holding)
+ * or 4 (input), address 0..65535 (decimal or 0x hex), type int16, uint16,
+ * int32, uint32 or float32, byte order of the value on the wire: abcd
+ * (default: high word first, big-endian bytes), cdab (words swapped), badc
+ * (bytes swapped in each register), dcba. */
+struct erg_modbus_reg {
+  int function;          /* 0: none */
+  int address;
+  int type;              /* ERG_MODBUS_INT16 ... */
+  char order[5];         /* "abcd" ... */
+};
+enum { ERG_MODBUS_INT16 = 1, ERG_MODBUS_UINT16, ERG_MODBUS_INT32, ERG_MODBUS_UINT32,
+       ERG_MODBUS_FLOAT32 };
+int erg_modbus_reg_parse(const char *spec, struct erg_modbus_reg *r, char *why, size_t whylen);
+/* Registers the value spans (1 or 2). */
+int erg_modbus_reg_count(const struct erg_modbus_reg *r);
+/* The raw value of regs (erg_modbus_reg_count of them) in r's type/order. */
+double erg_modbus_reg_decode(const struct erg_modbus_reg *r, const uint16_t *regs);
+
 /* Modbus float32 in "ABCD" order (high word first, big-endian bytes, as
  * Eastron and most meters send it). libmodbus 3.1.6's own abcd helpers
  * swap bytes inside each register, so erg uses these everywhere. */
@@ -111,6 +138,18 @@ extern const struct erg_pdu_driver erg_pdu_driver_snmp;
  * at least one channel read. */
 int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pdu_reading **out,
                            int *rc, char *whys, size_t whylen);
+
+/* The same with a round limit (0 = none): after max_seconds, sources still
+ * waiting fail this round ("no answer within the round limit") and their
+ * requests are dropped, so a poller on a fixed period never falls behind
+ * because of a dead PDU whose timeout x tries is longer than the period. */
+int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
+                                  struct erg_pdu_reading **out, int *rc, char *whys,
+                                  size_t whylen, double max_seconds);
+
+/* Requests in flight at once across all sources (default 64; <= 0 resets
+ * it). Process-wide; set before polling starts (benchmarks). */
+void erg_pdu_snmp_set_max_inflight(int n);
 
 /* `erg pdu probe ...`: exit 0 ok, 1 usage, 2 device error. */
 int erg_pdu_probe_cli(int argc, char **argv);

@@ -1,5 +1,7 @@
-/* Modbus TCP meters (libmodbus). Profiles say where power and energy live;
- * one channel = one meter = one Modbus unit id on the same connection. */
+/* Modbus meters (libmodbus), over TCP or RTU (a serial device). Profiles
+ * say which registers hold power and energy; "generic" takes them from the
+ * config. One channel = one meter = one Modbus unit id on the same
+ * connection or bus. */
 #include <errno.h>
 #include <math.h>
 #include <modbus/modbus.h>
@@ -10,31 +12,32 @@
 #include "erg_common.h"
 #include "erg_pdu.h"
 
-enum reg_type { REG_NONE, REG_FLOAT32, REG_UINT32 };
-
 struct modbus_profile {
   const char *name;
-  int power_addr;           /* input register, float32 W */
-  enum reg_type energy_type;
-  int energy_addr;
-  double energy_to_joules;  /* scale of the raw energy value */
+  struct erg_modbus_reg power, energy; /* energy.function 0: none */
+  double power_scale;       /* raw -> W */
+  double energy_to_joules;  /* raw -> J */
   /* Eastron meters count in 0.01 kWh (36 kJ): too coarse for a 5 s grid,
    * so their counter is shown by probe but power is what the grid uses. */
   bool energy_for_grid;
 };
 
+#define REG_F32(fc, a) {fc, a, ERG_MODBUS_FLOAT32, "abcd"}
+#define REG_U32(fc, a) {fc, a, ERG_MODBUS_UINT32, "abcd"}
+
 static const struct modbus_profile modbus_profiles[] = {
-    {"sdm630", 0x0034, REG_FLOAT32, 0x0048, 3.6e6, false},
-    {"sdm120", 0x000C, REG_FLOAT32, 0x0048, 3.6e6, false},
-    {"sdm72", 0x0034, REG_FLOAT32, 0x0048, 3.6e6, false},
+    {"sdm630", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
+    {"sdm120", REG_F32(4, 0x000C), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
+    {"sdm72", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
     /* erg-pdusim: SDM630 layout plus a 32-bit joule counter at 0x1000. */
-    {"erg-sim", 0x0034, REG_UINT32, 0x1000, 1.0, true},
+    {"erg-sim", REG_F32(4, 0x0034), REG_U32(4, 0x1000), 1.0, 1.0, true},
 };
 
 struct modbus_priv {
   modbus_t *ctx;
-  const struct modbus_profile *prof;
+  struct modbus_profile prof;  /* a copy: "generic" is built from the config */
   bool connected;
+  char where[160];             /* "host:port" or the device, for reasons */
 };
 
 static const struct modbus_profile *modbus_profile_find(const char *name) {
@@ -44,22 +47,74 @@ static const struct modbus_profile *modbus_profile_find(const char *name) {
   return NULL;
 }
 
-static int modbus_open_src(struct erg_pdu_source *src, char *why, size_t whylen) {
-  const char *pname = src->cfg.profile[0] ? src->cfg.profile : "sdm630";
-  const struct modbus_profile *prof = modbus_profile_find(pname);
-  if (!prof) {
-    snprintf(why, whylen, "unknown modbus profile '%s' (sdm630, sdm120, sdm72, erg-sim)", pname);
+/* profile = generic: power_register (required), energy_register. */
+static int modbus_profile_generic(const struct erg_pdu_source_config *c,
+                                  struct modbus_profile *p, char *why, size_t whylen) {
+  char inner[200];
+  memset(p, 0, sizeof *p);
+  p->name = "generic";
+  if (!c->power_register[0]) {
+    snprintf(why, whylen, "profile generic needs power_register = FC:ADDRESS:TYPE[:ORDER]");
     return -1;
   }
+  if (erg_modbus_reg_parse(c->power_register, &p->power, inner, sizeof inner)) {
+    snprintf(why, whylen, "power_register %s", inner);
+    return -1;
+  }
+  if (c->energy_register[0] &&
+      erg_modbus_reg_parse(c->energy_register, &p->energy, inner, sizeof inner)) {
+    snprintf(why, whylen, "energy_register %s", inner);
+    return -1;
+  }
+  p->power_scale = c->power_scale > 0 ? c->power_scale : 1.0;
+  p->energy_to_joules = c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0;
+  p->energy_for_grid = true;
+  return 0;
+}
+
+static int modbus_profile_resolve(const struct erg_pdu_source_config *c,
+                                  struct modbus_profile *p, char *why, size_t whylen) {
+  const char *pname = c->profile[0] ? c->profile : "sdm630";
+  if (!strcmp(pname, "generic"))
+    return modbus_profile_generic(c, p, why, whylen);
+  const struct modbus_profile *found = modbus_profile_find(pname);
+  if (!found) {
+    snprintf(why, whylen, "unknown modbus profile '%s' (sdm630, sdm120, sdm72, erg-sim, generic)",
+             pname);
+    return -1;
+  }
+  *p = *found;
+  return 0;
+}
+
+/* RTU when a device is given, TCP otherwise. */
+static modbus_t *modbus_new_ctx(const struct erg_pdu_source_config *c, char *where, size_t wlen,
+                                char *why, size_t whylen) {
+  modbus_t *ctx;
+  if (c->device[0]) {
+    int baud = c->baud ? c->baud : 9600;
+    char parity = c->parity ? c->parity : 'N';
+    int data = c->data_bits ? c->data_bits : 8, stop = c->stop_bits ? c->stop_bits : 1;
+    snprintf(where, wlen, "%s (%d %d%c%d)", c->device, baud, data, parity, stop);
+    ctx = modbus_new_rtu(c->device, baud, parity, data, stop);
+  } else {
+    int port = c->port ? c->port : 502;
+    snprintf(where, wlen, "%s:%d", c->host, port);
+    ctx = modbus_new_tcp(c->host, port);
+  }
+  if (!ctx)
+    snprintf(why, whylen, "modbus %s: %s", where, modbus_strerror(errno));
+  return ctx;
+}
+
+static int modbus_open_src(struct erg_pdu_source *src, char *why, size_t whylen) {
   struct modbus_priv *m = calloc(1, sizeof *m);
   if (!m) {
     snprintf(why, whylen, "out of memory");
     return -1;
   }
-  m->prof = prof;
-  m->ctx = modbus_new_tcp(src->cfg.host, src->cfg.port ? src->cfg.port : 502);
-  if (!m->ctx) {
-    snprintf(why, whylen, "modbus_new_tcp(%s): %s", src->cfg.host, modbus_strerror(errno));
+  if (modbus_profile_resolve(&src->cfg, &m->prof, why, whylen) ||
+      !(m->ctx = modbus_new_ctx(&src->cfg, m->where, sizeof m->where, why, whylen))) {
     free(m);
     return -1;
   }
@@ -73,26 +128,33 @@ static int modbus_open_src(struct erg_pdu_source *src, char *why, size_t whylen)
   return 0;
 }
 
-static uint32_t modbus_u32(const uint16_t *r) { return ((uint32_t)r[0] << 16) | r[1]; }
+/* Reads one register spec; NAN and -1 on failure. */
+static int modbus_read_reg(modbus_t *ctx, const struct erg_modbus_reg *r, double *out) {
+  uint16_t regs[2];
+  int n = erg_modbus_reg_count(r);
+  int got = r->function == 3 ? modbus_read_registers(ctx, r->address, n, regs)
+                             : modbus_read_input_registers(ctx, r->address, n, regs);
+  *out = got == n ? erg_modbus_reg_decode(r, regs) : NAN;
+  return got == n ? 0 : -1;
+}
 
 static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_reading *out,
                                char *why, size_t whylen) {
-  uint16_t reg[2];
+  double raw;
   modbus_set_slave(m->ctx, unit);
-  if (modbus_read_input_registers(m->ctx, m->prof->power_addr, 2, reg) != 2) {
-    snprintf(why, whylen, "unit %d: read power: %s", unit, modbus_strerror(errno));
+  out->energy_joules = NAN;
+  if (modbus_read_reg(m->ctx, &m->prof.power, &raw)) {
+    snprintf(why, whylen, "%s unit %d: read power: %s", m->where, unit, modbus_strerror(errno));
     return -1;
   }
-  out->watts = erg_pdu_regs_to_float(reg);
-  out->energy_joules = NAN;
-  if (m->prof->energy_type != REG_NONE && m->prof->energy_for_grid) {
-    if (modbus_read_input_registers(m->ctx, m->prof->energy_addr, 2, reg) != 2) {
-      snprintf(why, whylen, "unit %d: read energy: %s", unit, modbus_strerror(errno));
+  out->watts = raw * m->prof.power_scale;
+  if (m->prof.energy.function && m->prof.energy_for_grid) {
+    if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
+      snprintf(why, whylen, "%s unit %d: read energy: %s", m->where, unit,
+               modbus_strerror(errno));
       return -1;
     }
-    double raw = m->prof->energy_type == REG_FLOAT32 ? erg_pdu_regs_to_float(reg)
-                                                     : (double)modbus_u32(reg);
-    out->energy_joules = raw * m->prof->energy_to_joules;
+    out->energy_joules = raw * m->prof.energy_to_joules;
   }
   out->t_ns = erg_time_realtime_ns();
   out->ok = isfinite(out->watts);
@@ -106,8 +168,7 @@ static int modbus_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *o
     out[i].ok = false;
   if (!m->connected) {
     if (modbus_connect(m->ctx) != 0) {
-      snprintf(why, whylen, "connect %s:%d: %s", src->cfg.host, src->cfg.port,
-               modbus_strerror(errno));
+      snprintf(why, whylen, "connect %s: %s", m->where, modbus_strerror(errno));
       return -1;
     }
     m->connected = true;
@@ -136,11 +197,20 @@ static void modbus_close_src(struct erg_pdu_source *src) {
   src->priv = NULL;
 }
 
-/* A uint32 counter wraps at 2^32 raw units; float32 kWh counters do not. */
+/* Integer counters wrap at their width in raw units; float32 ones do not
+ * (they lose resolution instead). */
 static double modbus_wrap_joules(const struct erg_pdu_source *src, int channel) {
   (void)channel;
   const struct modbus_priv *m = src->priv;
-  return m && m->prof->energy_type == REG_UINT32 ? 4294967296.0 * m->prof->energy_to_joules : 0;
+  if (!m || !m->prof.energy.function)
+    return 0;
+  switch (m->prof.energy.type) {
+  case ERG_MODBUS_UINT32: return 4294967296.0 * m->prof.energy_to_joules;
+  case ERG_MODBUS_UINT16: return 65536.0 * m->prof.energy_to_joules;
+  case ERG_MODBUS_INT32: return 2147483648.0 * m->prof.energy_to_joules;
+  case ERG_MODBUS_INT16: return 32768.0 * m->prof.energy_to_joules;
+  default: return 0;
+  }
 }
 
 const struct erg_pdu_driver erg_pdu_driver_modbus = {.name = "modbus",

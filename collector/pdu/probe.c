@@ -34,8 +34,14 @@ static void probe_usage(FILE *f) {
           "           [--retries N] [--json]\n"
           "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
           "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
-          "       erg pdu probe --driver modbus --host H[:PORT]\n"
-          "           --profile sdm630|sdm120|sdm72|erg-sim [--unit N] [--timeout S] [--json]\n"
+          "       erg pdu probe --driver modbus (--host H[:PORT] | --device TTY [--baud N]\n"
+          "           [--parity N|E|O] [--data-bits N] [--stop-bits N])\n"
+          "           --profile sdm630|sdm120|sdm72|erg-sim|generic [--unit N] [--timeout S]\n"
+          "           [--json]\n"
+          "           profile generic: --power-register FC:ADDR:TYPE[:ORDER]\n"
+          "           [--energy-register FC:ADDR:TYPE[:ORDER]] [--power-scale X]\n"
+          "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
+          "           ORDER abcd|cdab|badc|dcba)\n"
           "Prints vendor, model, the profile chosen and why, and each outlet's index,\n"
           "name, watts and energy, to help write a [pdu.NAME] / [meter.NAME] section.\n");
 }
@@ -99,6 +105,10 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
       {"context", required_argument, 0, 'C'}, {"oid-power", required_argument, 0, 'P'},
       {"oid-energy", required_argument, 0, 'E'}, {"oid-name", required_argument, 0, 'N'},
       {"power-scale", required_argument, 0, 's'}, {"energy-scale-joules", required_argument, 0, 'S'},
+      {"device", required_argument, 0, 'D'}, {"baud", required_argument, 0, 'b'},
+      {"parity", required_argument, 0, 'y'}, {"data-bits", required_argument, 0, '7'},
+      {"stop-bits", required_argument, 0, '1'}, {"power-register", required_argument, 0, 'R'},
+      {"energy-register", required_argument, 0, 'e'},
       {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int o, bad = 0;
@@ -125,12 +135,19 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
     case 'N': bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name"); break;
     case 's': c->power_scale = atof(optarg); bad = !(c->power_scale > 0); break;
     case 'S': c->energy_scale_joules = atof(optarg); bad = !(c->energy_scale_joules > 0); break;
+    case 'D': bad = probe_copy(c->device, sizeof c->device, optarg, "--device"); break;
+    case 'b': c->baud = atoi(optarg); bad = c->baud < 50 || c->baud > 4000000; break;
+    case 'y': c->parity = (char)(optarg[0] & ~0x20); bad = optarg[1] || !strchr("NEO", c->parity); break;
+    case '7': c->data_bits = atoi(optarg); bad = c->data_bits < 5 || c->data_bits > 8; break;
+    case '1': c->stop_bits = atoi(optarg); bad = c->stop_bits < 1 || c->stop_bits > 2; break;
+    case 'R': bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register"); break;
+    case 'e': bad = probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register"); break;
     case 'j': *json = true; break;
     case 'h': probe_usage(stdout); return 2;
     default: bad = 1;
     }
   }
-  if (!bad && (optind != argc || !c->host[0] || !c->driver[0]))
+  if (!bad && (optind != argc || !(c->host[0] || c->device[0]) || !c->driver[0]))
     bad = 1;
   if (!bad && c->snmp_version == 0)
     c->snmp_version = c->v3_user[0] ? 3 : 2;
@@ -169,8 +186,9 @@ static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char
 
 static int probe_modbus(struct erg_pdu_source *src, struct probe_result *res, char *why,
                         size_t whylen) {
-  bool sim = !strcmp(src->cfg.profile, "erg-sim");
-  snprintf(res->vendor, sizeof res->vendor, "%s", sim ? "erg-pdusim (SIMULATED)" : "Eastron");
+  bool sim = !strcmp(src->cfg.profile, "erg-sim"), gen = !strcmp(src->cfg.profile, "generic");
+  snprintf(res->vendor, sizeof res->vendor, "%s",
+           sim ? "erg-pdusim (SIMULATED)" : gen ? "(generic register spec)" : "Eastron");
   snprintf(res->model, sizeof res->model, "%s", src->cfg.profile);
   snprintf(res->profile, sizeof res->profile, "%s", src->cfg.profile);
   snprintf(res->reason, sizeof res->reason, "given with --profile");
@@ -190,8 +208,8 @@ static void probe_print_json(const struct erg_pdu_source_config *c, const struct
                                           r->names[i], "watts", probe_num(r->r[i].watts),
                                           "energy_kwh", probe_num(r->r[i].energy_joules / 3.6e6),
                                           "ok", r->r[i].ok));
-  json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "driver", c->driver,
-                        "host", c->host, "port", c->port, "vendor", r->vendor, "model", r->model,
+  json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "driver",
+                        c->driver, "host", c->host, "device", c->device, "port", c->port, "vendor", r->vendor, "model", r->model,
                         "profile", r->profile, "profile_reason", r->reason, "sysobjectid",
                         r->sysoid, "sysdescr", r->sysdescr, "total_watts",
                         probe_num(r->total_watts), "outlets", outs);
@@ -202,7 +220,10 @@ static void probe_print_json(const struct erg_pdu_source_config *c, const struct
 }
 
 static void probe_print_text(const struct erg_pdu_source_config *c, const struct probe_result *r) {
-  printf("host     %s:%d (%s)\n", c->host, c->port, c->driver);
+  if (c->device[0])
+    printf("device   %s (%s rtu)\n", c->device, c->driver);
+  else
+    printf("host     %s:%d (%s)\n", c->host, c->port, c->driver);
   printf("vendor   %s\nmodel    %s\nprofile  %s (%s)\n", r->vendor, r->model, r->profile,
          r->reason);
   if (r->sysdescr[0])
@@ -215,10 +236,23 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
            r->r[i].energy_joules / 3.6e6);
   printf("\n# config section (add channels = the outlets this PDU feeds):\n[%s.NAME]\n",
          strcmp(c->driver, "snmp") ? "meter" : "pdu");
-  printf("driver = %s\nhost = %s\nport = %d\nprofile = %s\n", c->driver, c->host, c->port,
-         r->profile);
+  printf("driver = %s\n", c->driver);
+  if (c->device[0])
+    printf("device = %s\nbaud = %d\nparity = %c\ndata_bits = %d\nstop_bits = %d\n", c->device,
+           c->baud ? c->baud : 9600, c->parity ? c->parity : 'N', c->data_bits ? c->data_bits : 8,
+           c->stop_bits ? c->stop_bits : 1);
+  else
+    printf("host = %s\nport = %d\n", c->host, c->port);
+  printf("profile = %s\n", r->profile);
   if (!strcmp(c->driver, "modbus"))
     printf("unit_id = %d\n", c->unit_id);
+  if (c->power_register[0])
+    printf("power_register = %s\nenergy_register = %s\npower_scale = %g\n"
+           "energy_scale_joules = %g\n", c->power_register, c->energy_register,
+           c->power_scale > 0 ? c->power_scale : 1.0,
+           c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
+  if (!strcmp(c->driver, "modbus"))
+    return;
   if (c->oid_power[0] || c->oid_energy[0])
     printf("oid_power = %s\noid_energy = %s\noid_name = %s\npower_scale = %g\n"
            "energy_scale_joules = %g\n", c->oid_power, c->oid_energy, c->oid_name,

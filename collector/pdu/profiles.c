@@ -71,6 +71,20 @@ const struct erg_snmp_profile erg_snmp_profiles[] = {
     {"cyberpower-epdu2", "CyberPower", "CPS-MIB ePDU2", {"1.3.6.1.4.1.3808"},
      "1.3.6.1.4.1.3808.1.1.6.6.2.4.1.7.%d", 1.0, NULL, 0,
      "1.3.6.1.4.1.3808.1.1.6.6.2.3.1.4.%d", NULL, NULL, 0, NULL, NULL, NULL},
+    /* Vertiv/Liebert MPH2/MPX rack PDUs, LIEBERT-GP-PDU-MIB (1.3.6.1.4.1.476.
+     * 1.42.3.8). lgpPduRcpEntry ...3.8.50.20.1, index {lgpPduEntryIndex}.
+     * {lgpPduRbEntryIndex}.{lgpPduRcpEntryIndex} (PDU, receptacle branch,
+     * receptacle); the profile reads PDU 1, branch 1: .65 PwrOut (Unsigned32
+     * W), .85 EnergyAccum (Unsigned32, 0.1 kWh), .10 UsrLabel.
+     * lgpPduRbEntryRcpCount ...3.8.40.20.1.60.{pdu}.{rb};
+     * lgpPduPsEntryPwrTotal ...3.8.30.20.1.65.{pdu}.{ps} (W). Not matched from
+     * sysObjectID: every Liebert card (UPS, cooling, PDU) reports
+     * 1.3.6.1.4.1.476.1.42 itself, so the profile is named in the config. */
+    {"liebert-mph2", "Vertiv/Liebert", "LIEBERT-GP-PDU-MIB", {NULL},
+     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.65.1.1.%d", 1.0,
+     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.85.1.1.%d", KWH_TENTH,
+     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d", "1.3.6.1.4.1.476.1.42.3.8.40.20.1.60.1.1",
+     "1.3.6.1.4.1.476.1.42.3.8.30.20.1.65.1.1", 1.0, NULL, NULL, NULL},
 };
 const size_t erg_snmp_nprofiles = sizeof erg_snmp_profiles / sizeof erg_snmp_profiles[0];
 

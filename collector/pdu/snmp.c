@@ -16,31 +16,25 @@
 #include <net-snmp/library/large_fd_set.h>
 
 #include "erg_common.h"
-#include "profiles.h"
+#include "snmp_int.h"
 
-#define SNMP_MAX_VARBINDS 32  /* per request; far below common agent limits */
+/* Varbinds per request: gosnmp's MaxOids, so what snmp_exporter sends
+ * too. A 24-outlet PDU's power and energy (48) fit in one GET: agents pay
+ * mostly per request, not per varbind. */
+#define SNMP_MAX_VARBINDS 60
 #define SNMP_TICK_MS 10       /* retransmission check granularity */
 /* Requests in flight at once: a burst of hundreds of datagrams overflows
  * socket buffers on the way (a proxy, a shared agent, our own host) and
  * turns into timeouts; a window keeps the pipe full without that. */
 #define SNMP_MAX_INFLIGHT 64
+static int snmp_max_inflight = SNMP_MAX_INFLIGHT;
+
+void erg_pdu_snmp_set_max_inflight(int n) {
+  snmp_max_inflight = n > 0 ? n : SNMP_MAX_INFLIGHT;
+}
 
 enum vb_what { VB_POWER, VB_ENERGY, VB_PDIGITS, VB_EDIGITS, VB_OTHER };
 enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR };
-
-struct snmp_priv {
-  void *sess;
-  const struct erg_snmp_profile *prof; /* NULL until identified */
-  struct erg_snmp_profile generic;     /* storage for profile=generic */
-  struct erg_snmp_ident ident;
-  bool have_digits;
-  int power_digits, energy_digits;
-  unsigned char energy_type[ERG_PDU_MAX_CHANNELS]; /* ASN type last seen */
-  char peer[160];
-  double budget_s;                     /* timeout x tries */
-  unsigned mark;                       /* snmp_collect_fds dedup */
-  bool failed_last;                    /* last round failed: send it last */
-};
 
 struct snmp_job {
   struct erg_pdu_source *src;
@@ -52,171 +46,8 @@ struct snmp_job {
   int nvars;
   unsigned char what[SNMP_MAX_VARBINDS], chan[SNMP_MAX_VARBINDS];
   char err[128];
+  bool cut;                    /* dropped at the round limit */
 };
-
-static pthread_once_t snmp_once = PTHREAD_ONCE_INIT;
-
-/* No config files, no persistent state, no MIB directory: erg only speaks
- * numeric OIDs, and must not depend on what the host has in /etc/snmp. */
-static void snmp_lib_init(void) {
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_SAVE, 1);
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_LOAD_HOST_FILES, 1);
-  /* An empty module list is the only switch net-snmp has that stops
-   * init_snmp() from parsing (and complaining about) the MIB directory. */
-  setenv("MIBS", "", 1);
-  /* Errors reach the caller as reasons; the library itself stays quiet
-   * (with no handler at all it would fall back to stderr). */
-  snmp_disable_log();
-  netsnmp_register_loghandler(NETSNMP_LOGHANDLER_NONE, LOG_DEBUG);
-  init_snmp("erg");
-}
-
-static int oid_parse(const char *s, oid *out, size_t *len) {
-  size_t n = 0;
-  if (*s == '.')
-    s++;
-  while (*s) {
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (end == s || n >= MAX_OID_LEN || (*end && *end != '.'))
-      return -1;
-    out[n++] = (oid)v;
-    s = *end ? end + 1 : end;
-  }
-  *len = n;
-  return n >= 2 ? 0 : -1;
-}
-
-static void oid_format(const oid *o, size_t n, char *out, size_t outlen) {
-  size_t k = 0;
-  out[0] = '\0';
-  for (size_t i = 0; i < n && k < outlen; i++)
-    k += (size_t)snprintf(out + k, outlen - k, i ? ".%lu" : "%lu", (unsigned long)o[i]);
-}
-
-/* ---- session setup ---- */
-
-static const oid *snmp_auth_proto(const char *name) {
-  if (!name[0] || !strcasecmp(name, "SHA") || !strcasecmp(name, "SHA1"))
-    return usmHMACSHA1AuthProtocol;
-  if (!strcasecmp(name, "MD5"))
-    return usmHMACMD5AuthProtocol;
-  if (!strcasecmp(name, "SHA256") || !strcasecmp(name, "SHA-256"))
-    return usmHMAC192SHA256AuthProtocol;
-  return NULL;
-}
-
-static const oid *snmp_priv_proto(const char *name) {
-  if (!name[0] || !strcasecmp(name, "AES") || !strcasecmp(name, "AES128"))
-    return usmAESPrivProtocol;
-  if (!strcasecmp(name, "DES"))
-    return usmDESPrivProtocol;
-  return NULL;
-}
-
-static int snmp_v3_level(const struct erg_pdu_source_config *c) {
-  if (!strcasecmp(c->v3_level, "noAuthNoPriv"))
-    return SNMP_SEC_LEVEL_NOAUTH;
-  if (!strcasecmp(c->v3_level, "authNoPriv"))
-    return SNMP_SEC_LEVEL_AUTHNOPRIV;
-  if (!strcasecmp(c->v3_level, "authPriv"))
-    return SNMP_SEC_LEVEL_AUTHPRIV;
-  if (c->v3_level[0])
-    return -1;
-  return c->v3_priv_pass[0] ? SNMP_SEC_LEVEL_AUTHPRIV
-         : c->v3_auth_pass[0] ? SNMP_SEC_LEVEL_AUTHNOPRIV : SNMP_SEC_LEVEL_NOAUTH;
-}
-
-/* Localised keys are derived here once, so no packet ever waits on it. */
-static int snmp_v3_setup(netsnmp_session *s, const struct erg_pdu_source_config *c, char *why,
-                         size_t whylen) {
-  int level = snmp_v3_level(c);
-  const oid *ap = snmp_auth_proto(c->v3_auth_proto), *pp = snmp_priv_proto(c->v3_priv_proto);
-  if (!c->v3_user[0] || level < 0 || !ap || !pp) {
-    snprintf(why, whylen, "SNMPv3 needs v3_user, and v3_level noAuthNoPriv|authNoPriv|authPriv, "
-                          "v3_auth_proto MD5|SHA|SHA256, v3_priv_proto DES|AES");
-    return -1;
-  }
-  s->securityName = (char *)c->v3_user;
-  s->securityNameLen = strlen(c->v3_user);
-  s->securityLevel = level;
-  s->contextName = (char *)c->v3_context;
-  s->contextNameLen = strlen(c->v3_context);
-  if (level == SNMP_SEC_LEVEL_NOAUTH)
-    return 0;
-  if (strlen(c->v3_auth_pass) < 8 || (level == SNMP_SEC_LEVEL_AUTHPRIV && strlen(c->v3_priv_pass) < 8)) {
-    snprintf(why, whylen, "SNMPv3 passphrases must be at least 8 characters");
-    return -1;
-  }
-  s->securityAuthProto = (oid *)ap;
-  s->securityAuthProtoLen = USM_AUTH_PROTO_SHA_LEN;
-  s->securityAuthKeyLen = USM_AUTH_KU_LEN;
-  if (generate_Ku(ap, USM_AUTH_PROTO_SHA_LEN, (const u_char *)c->v3_auth_pass,
-                  strlen(c->v3_auth_pass), s->securityAuthKey,
-                  &s->securityAuthKeyLen) != SNMPERR_SUCCESS) {
-    snprintf(why, whylen, "SNMPv3: cannot derive the auth key");
-    return -1;
-  }
-  if (level != SNMP_SEC_LEVEL_AUTHPRIV)
-    return 0;
-  s->securityPrivProto = (oid *)pp;
-  s->securityPrivProtoLen = USM_PRIV_PROTO_AES_LEN;
-  s->securityPrivKeyLen = USM_PRIV_KU_LEN;
-  if (generate_Ku(ap, USM_AUTH_PROTO_SHA_LEN, (const u_char *)c->v3_priv_pass,
-                  strlen(c->v3_priv_pass), s->securityPrivKey,
-                  &s->securityPrivKeyLen) != SNMPERR_SUCCESS) {
-    snprintf(why, whylen, "SNMPv3: cannot derive the privacy key");
-    return -1;
-  }
-  return 0;
-}
-
-static int snmp_session_open(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
-                             size_t whylen) {
-  const struct erg_pdu_source_config *c = &src->cfg;
-  netsnmp_session s;
-  snmp_sess_init(&s);
-  int port = c->port ? c->port : 161;
-  bool v6 = strchr(c->host, ':') != NULL;
-  snprintf(p->peer, sizeof p->peer, v6 ? "udp6:[%s]:%d" : "udp:%s:%d", c->host, port);
-  s.peername = p->peer;
-  double to = c->timeout_seconds > 0 ? c->timeout_seconds : 1.0;
-  int retries = c->retries > 0 ? c->retries : 0;
-  s.timeout = (long)(to * 1e6);
-  s.retries = retries;
-  p->budget_s = to * (retries + 1);
-  const char *community = c->community[0] ? c->community : "public";
-  s.community = (u_char *)community;
-  s.community_len = strlen(community);
-  switch (c->snmp_version) {
-  case 1: s.version = SNMP_VERSION_1; break;
-  case 0: case 2: s.version = SNMP_VERSION_2c; break;
-  case 3:
-    s.version = SNMP_VERSION_3;
-    if (snmp_v3_setup(&s, c, why, whylen))
-      return -1;
-    /* Engine ID discovery happens on the first request, asynchronously,
-     * instead of a blocking probe here. */
-    s.flags |= SNMP_FLAGS_DONT_PROBE;
-    break;
-  default:
-    snprintf(why, whylen, "version must be 1, 2c or 3 (got %d)", c->snmp_version);
-    return -1;
-  }
-  p->sess = snmp_sess_open(&s);
-  if (!p->sess) {
-    char *err = NULL;
-    int liberr, syserr;
-    snmp_error(&s, &liberr, &syserr, &err);
-    snprintf(why, whylen, "snmp session to %s: %s", p->peer, err ? err : "failed");
-    free(err);
-    return -1;
-  }
-  return 0;
-}
 
 static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
                                 size_t whylen) {
@@ -239,14 +70,14 @@ static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p,
 static void snmp_close_src(struct erg_pdu_source *src);
 
 static int snmp_open_src(struct erg_pdu_source *src, char *why, size_t whylen) {
-  pthread_once(&snmp_once, snmp_lib_init);
+  erg_snmp_lib_init();
   struct snmp_priv *p = calloc(1, sizeof *p);
   if (!p) {
     snprintf(why, whylen, "out of memory");
     return -1;
   }
   src->priv = p;
-  if (snmp_profile_resolve(src, p, why, whylen) || snmp_session_open(src, p, why, whylen)) {
+  if (snmp_profile_resolve(src, p, why, whylen) || erg_snmp_session_open(src, p, why, whylen)) {
     snmp_close_src(src);
     return -1;
   }
@@ -311,9 +142,20 @@ static void snmp_job_send(struct snmp_job *j) {
   struct snmp_priv *p = j->src->priv;
   j->state = JOB_PENDING;
   j->sent = true;
+  p->tried = true;
   if (!j->req) {
     j->state = JOB_ERROR;
     snprintf(j->err, sizeof j->err, "no request to send");
+    return;
+  }
+  char why[160];
+  if (!p->sess) /* dropped after a cut round (snmp_cut) and not reopened yet */
+    erg_snmp_session_open(j->src, p, why, sizeof why);
+  if (!p->sess) {
+    snmp_free_pdu(j->req);
+    j->req = NULL;
+    j->state = JOB_ERROR;
+    snprintf(j->err, sizeof j->err, "no session: %.100s", why);
     return;
   }
   if (!snmp_sess_async_send(p->sess, j->req, snmp_job_cb, j)) {
@@ -401,12 +243,12 @@ static void snmp_followups(struct snmp_job *jobs, size_t *n, size_t cap, uint64_
   (void)deadline;
 }
 
-/* Keeps up to SNMP_MAX_INFLIGHT requests outstanding, in job order. */
+/* Keeps up to snmp_max_inflight requests outstanding, in job order. */
 static void snmp_send_more(struct snmp_job *jobs, size_t n, uint64_t *deadline) {
   size_t inflight = 0;
   for (size_t i = 0; i < n; i++)
     inflight += jobs[i].sent && jobs[i].state == JOB_PENDING;
-  for (size_t i = 0; i < n && inflight < SNMP_MAX_INFLIGHT; i++) {
+  for (size_t i = 0; i < n && inflight < (size_t)snmp_max_inflight; i++) {
     if (jobs[i].sent || jobs[i].state != JOB_PENDING)
       continue;
     snmp_job_send(&jobs[i]);
@@ -417,10 +259,35 @@ static void snmp_send_more(struct snmp_job *jobs, size_t n, uint64_t *deadline) 
   }
 }
 
+/* Past the round limit: net-snmp has no per-request cancel, so the
+ * sessions with requests still out are closed and reopened. That happens
+ * while the jobs the callbacks point to are alive; the dropped requests can
+ * then never call back into freed memory. */
+static void snmp_cut(struct snmp_job *jobs, size_t n, bool limit_hit) {
+  for (size_t i = 0; i < n; i++) {
+    struct snmp_priv *p = jobs[i].src->priv;
+    if (jobs[i].state != JOB_PENDING)
+      continue;
+    if (jobs[i].sent && p->sess) {
+      snmp_sess_close(p->sess);
+      p->sess = NULL;
+    }
+    jobs[i].state = JOB_TIMEOUT;
+    jobs[i].cut = limit_hit;
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct snmp_priv *p = jobs[i].src->priv;
+    char why[160];
+    if (jobs[i].state == JOB_TIMEOUT && !p->sess)
+      erg_snmp_session_open(jobs[i].src, p, why, sizeof why);
+  }
+}
+
 /* Sends every job, then services replies, retransmissions and follow-ups
- * until all are answered or timed out. The library does the retries per
- * session; jobs has room for cap entries (follow-ups are appended). */
-static void snmp_run(struct snmp_job *jobs, size_t *n, size_t cap) {
+ * until all are answered or timed out, or until limit_ns (monotonic, 0 =
+ * none). The library does the retries per session; jobs has room for cap
+ * entries (follow-ups are appended). */
+static void snmp_run(struct snmp_job *jobs, size_t *n, size_t cap, uint64_t limit_ns) {
   uint64_t deadline = 0;
   snmp_send_more(jobs, *n, &deadline);
   struct pollfd *fds = calloc(cap ? cap : 1, sizeof *fds);
@@ -433,12 +300,11 @@ static void snmp_run(struct snmp_job *jobs, size_t *n, size_t cap) {
       snmp_sess_timeout(sess[i]);
     snmp_followups(jobs, n, cap, &deadline);
     snmp_send_more(jobs, *n, &deadline);
-    if (erg_time_monotonic_ns() > deadline)
-      break; /* safety net: the library should have timed them out */
+    uint64_t now = erg_time_monotonic_ns();
+    if (now > deadline || (limit_ns && now >= limit_ns))
+      break; /* deadline: a safety net, the library should have timed them out */
   }
-  for (size_t i = 0; i < *n; i++)
-    if (jobs[i].state == JOB_PENDING)
-      jobs[i].state = JOB_TIMEOUT;
+  snmp_cut(jobs, *n, limit_ns && erg_time_monotonic_ns() >= limit_ns);
   snmp_followups(jobs, n, *n, &deadline); /* apply late identifications */
   free(fds);
   free(sess);
@@ -447,7 +313,7 @@ static void snmp_run(struct snmp_job *jobs, size_t *n, size_t cap) {
 static int snmp_job_add(struct snmp_job *j, const char *oidstr, enum vb_what what, int chan) {
   oid o[MAX_OID_LEN];
   size_t len;
-  if (j->nvars >= SNMP_MAX_VARBINDS || oid_parse(oidstr, o, &len))
+  if (j->nvars >= SNMP_MAX_VARBINDS || erg_snmp_oid_parse(oidstr, o, &len))
     return -1;
   if (!j->req && !(j->req = snmp_pdu_create(SNMP_MSG_GET)))
     return -1;
@@ -467,7 +333,13 @@ static void snmp_job_free(struct snmp_job *j) {
 
 static void snmp_job_why(const struct snmp_job *j, char *why, size_t whylen) {
   struct snmp_priv *p = j->src->priv;
-  if (j->state == JOB_TIMEOUT)
+  if (j->cut && j->sent)
+    snprintf(why, whylen, "%s (%s): no answer within the round limit (polling period)",
+             j->src->cfg.host, p->peer);
+  else if (j->cut)
+    snprintf(why, whylen, "%s (%s): not sent within the round limit (too many PDUs in flight)",
+             j->src->cfg.host, p->peer);
+  else if (j->state == JOB_TIMEOUT)
     snprintf(why, whylen, "%s (%s): no answer within %.3g s (timeout %.3g s, %d retries)",
              j->src->cfg.host, p->peer, p->budget_s,
              j->src->cfg.timeout_seconds > 0 ? j->src->cfg.timeout_seconds : 1.0,
@@ -488,7 +360,7 @@ static int snmp_get_list(struct erg_pdu_source *src, const char *const *oids, in
       return -1;
     }
   size_t one = 1;
-  snmp_run(&j, &one, 1);
+  snmp_run(&j, &one, 1, 0);
   if (j.state != JOB_DONE) {
     snmp_job_why(&j, why, whylen);
     snmp_job_free(&j);
@@ -505,8 +377,6 @@ static bool vb_present(const netsnmp_variable_list *v) {
          v->type != SNMP_ENDOFMIBVIEW && v->type != ASN_NULL;
 }
 
-static double vb_number(const netsnmp_variable_list *v);
-static void vb_string(const netsnmp_variable_list *v, char *out, size_t outlen);
 
 int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, bool *present,
                  double *vals, char *strs, size_t slen, char *why, size_t whylen) {
@@ -516,9 +386,9 @@ int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, boo
   const netsnmp_variable_list *v = resp->variables;
   for (int i = 0; i < n; i++, v = v ? v->next_variable : NULL) {
     present[i] = v && vb_present(v);
-    vals[i] = v ? vb_number(v) : NAN;
+    vals[i] = v ? erg_snmp_vb_number(v) : NAN;
     if (strs && v)
-      vb_string(v, strs + (size_t)i * slen, slen);
+      erg_snmp_vb_string(v, strs + (size_t)i * slen, slen);
     else if (strs)
       strs[(size_t)i * slen] = '\0';
   }
@@ -533,43 +403,6 @@ const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_sour
 
 /* ---- values ---- */
 
-static double vb_number(const netsnmp_variable_list *v) {
-  switch (v->type) {
-  case ASN_INTEGER:
-    return (double)*v->val.integer;
-  case ASN_GAUGE:
-  case ASN_COUNTER:
-  case ASN_TIMETICKS:
-  case ASN_UINTEGER:
-    return (double)(*(const unsigned long *)v->val.integer & 0xffffffffUL);
-  case ASN_COUNTER64:
-    return (double)v->val.counter64->high * 4294967296.0 + (double)v->val.counter64->low;
-  case ASN_OCTET_STR: { /* some agents send numbers as text */
-    char buf[32];
-    size_t len = v->val_len < sizeof buf - 1 ? v->val_len : sizeof buf - 1;
-    memcpy(buf, v->val.string, len);
-    buf[len] = '\0';
-    char *end;
-    double d = strtod(buf, &end);
-    return end != buf ? d : NAN;
-  }
-  default: /* noSuchObject, noSuchInstance, endOfMibView, NULL */
-    return NAN;
-  }
-}
-
-static void vb_string(const netsnmp_variable_list *v, char *out, size_t outlen) {
-  out[0] = '\0';
-  if (v->type != ASN_OCTET_STR || !outlen)
-    return;
-  size_t len = v->val_len < outlen - 1 ? v->val_len : outlen - 1;
-  for (size_t i = 0; i < len; i++) /* labels are user text: no control bytes */
-    out[i] = v->val.string[i] >= 0x20 && v->val.string[i] != 0x7f ? (char)v->val.string[i] : ' ';
-  out[len] = '\0';
-  while (len && (out[len - 1] == ' ' || out[len - 1] == '\0'))
-    out[--len] = '\0';
-}
-
 static double snmp_digits_scale(int digits) {
   return digits > 0 && digits < 10 ? pow(10.0, -digits) : 1.0;
 }
@@ -583,11 +416,11 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
   struct snmp_priv *p = src->priv;
   const netsnmp_variable_list *v = resp->variables;
   if (v) {
-    vb_string(v, p->ident.sysdescr, sizeof p->ident.sysdescr);
+    erg_snmp_vb_string(v, p->ident.sysdescr, sizeof p->ident.sysdescr);
     v = v->next_variable;
   }
   if (v && v->type == ASN_OBJECT_ID)
-    oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
+    erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
   if (p->prof)
     return;
   const char *prefix = NULL;
@@ -666,7 +499,7 @@ static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
 static void snmp_apply_digits(struct snmp_priv *p, const struct snmp_job *j) {
   const netsnmp_variable_list *v = j->resp->variables;
   for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
-    double d = vb_number(v);
+    double d = erg_snmp_vb_number(v);
     if (j->what[i] == VB_PDIGITS && isfinite(d))
       p->power_digits = (int)d, p->have_digits = true;
     else if (j->what[i] == VB_EDIGITS && isfinite(d))
@@ -680,7 +513,7 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
   const struct erg_snmp_profile *pr = p->prof;
   const netsnmp_variable_list *v = j->resp->variables;
   for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
-    double raw = vb_number(v);
+    double raw = erg_snmp_vb_number(v);
     struct erg_pdu_reading *r = &out[j->chan[i]];
     if (raw < 0)
       raw = NAN; /* -1: "not supported" on every MIB here */
@@ -703,8 +536,10 @@ static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_read
     out[c] = (struct erg_pdu_reading){.watts = NAN, .energy_joules = NAN, .ok = false};
 }
 
-int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pdu_reading **out,
-                           int *rc, char *whys, size_t whylen) {
+int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
+                                  struct erg_pdu_reading **out, int *rc, char *whys,
+                                  size_t whylen, double max_seconds) {
+  uint64_t limit = max_seconds > 0 ? erg_time_monotonic_ns() + (uint64_t)(max_seconds * 1e9) : 0;
   int *rcs = rc ? rc : calloc(n ? n : 1, sizeof *rcs);
   size_t cap = 0, nj = 0;
   for (size_t i = 0; i < n; i++) {
@@ -712,8 +547,10 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
     rcs[i] = mine ? 0 : -1;
     if (whys)
       whys[i * whylen] = '\0';
-    if (mine)
+    if (mine) {
       snmp_reset_out(srcs[i], out[i]);
+      ((struct snmp_priv *)srcs[i]->priv)->tried = false;
+    }
     else if (whys)
       snprintf(whys + i * whylen, whylen, "%s: not an open SNMP source", srcs[i]->cfg.host);
     if (!mine)
@@ -723,8 +560,14 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
   struct snmp_job *jobs = calloc(cap ? cap : 1, sizeof *jobs);
   /* Healthy PDUs first, those that failed last round after them: within the
    * in-flight window a dead PDU then only ever waits behind other dead ones. */
+  /* Within each pass the start rotates from round to round: when a round
+   * limit cuts the window short, a different set misses out each time
+   * rather than always the same last PDUs. */
+  static __thread unsigned rotation;
+  size_t start = n ? rotation++ % n : 0;
   for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; jobs && i < n; i++) {
+    for (size_t r = 0; jobs && r < n; r++) {
+      size_t i = (start + r) % n;
       struct snmp_priv *p = srcs[i]->priv;
       if (rcs[i] || p->failed_last != (pass == 1))
         continue;
@@ -737,7 +580,7 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
         jobs[nj + q].owner = i;
       nj += k;
     }
-  snmp_run(jobs, &nj, cap);
+  snmp_run(jobs, &nj, cap, limit);
   for (size_t q = 0; q < nj; q++) {
     size_t i = jobs[q].owner;
     char *why = whys ? whys + i * whylen : NULL;
@@ -763,13 +606,19 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
                  srcs[i]->cfg.host);
     }
     good += rcs[i] == 0;
-    if (srcs[i]->driver == &erg_pdu_driver_snmp && srcs[i]->priv)
-      ((struct snmp_priv *)srcs[i]->priv)->failed_last = rcs[i] != 0;
+    struct snmp_priv *p = srcs[i]->driver == &erg_pdu_driver_snmp ? srcs[i]->priv : NULL;
+    if (p && p->tried) /* never sent (round limit): not known to be failing */
+      p->failed_last = rcs[i] != 0;
   }
   free(jobs);
   if (!rc)
     free(rcs);
   return good;
+}
+
+int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pdu_reading **out,
+                           int *rc, char *whys, size_t whylen) {
+  return erg_pdu_snmp_poll_many_within(srcs, n, out, rc, whys, whylen, 0);
 }
 
 static int snmp_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
@@ -805,7 +654,7 @@ int erg_pdu_snmp_identify(struct erg_pdu_source *src, struct erg_snmp_ident *id,
   why[0] = '\0';
   snmp_ident_job(&j, src, 0);
   j.then_poll = false;
-  snmp_run(&j, &one, 1);
+  snmp_run(&j, &one, 1, 0);
   snmp_ident_result(&j, &rc, why, whylen);
   snmp_job_free(&j);
   if (rc)

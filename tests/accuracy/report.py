@@ -73,7 +73,8 @@ for n, jobs in NODES.items():
         err[j] = 100 * (energy[j] - truth[j]) / truth[j] if truth[j] > 0 else math.inf
     res["nodes"][n] = {
         "features": {f["name"]: f["coefficient_watts_per_unit"] for f in fit["features"]},
-        "idle_watts": fit["idle_watts"], "heldout_cells": v["cells"],
+        "idle_watts": fit["idle_watts"], "idle_source": fit.get("idle_source"),
+        "heldout_cells": v["cells"],
         "mape_total_percent": v["mape_total_percent"],
         "mape_dynamic_percent": v["mape_dynamic_percent"],
         "job_energy_joules_erg_truth": {j: [round(energy[j], 1), round(truth[j], 1)] for j in jobs}}

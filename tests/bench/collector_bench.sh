@@ -13,11 +13,15 @@
 #      PERF=1 records ergd with perf (cpu-clock, call graphs) into $OUT;
 #      OUT=dir keeps logs and reports (default: a temp dir, removed);
 #      RRDCACHED=1 writes through a private rrdcached (-w 300 -z 60);
-#      IDLE_S=30; SINK=0 skips the sink runs.
+#      IDLE_S=30; SINK=0 skips the sink runs;
+#      METERS=1 gives every node a simulated meter (erg-pdusim, one Modbus
+#      unit per node, N <= 64), so cells are attributed and every node writes
+#      its profile key archives of all kinds (the rest of the store's work).
 set -euo pipefail
 B=$1; N=${2:-2000}; P=${3:-100}; D=${4:-60}
 IDLE_S=${IDLE_S:-30}; PERF=${PERF:-0}; SINK=${SINK:-1}
 LOAD=$B/tests/bench/collector_load; SINKBIN=$B/tests/bench/collector_sink; ERGD=$B/collector/ergd
+PDUSIM=$B/pdusim/erg-pdusim; METERS=${METERS:-0}
 . "$(dirname "$0")/../integration/lib.sh"
 for t in curl awk ss; do command -v $t >/dev/null || { echo "need $t" >&2; exit 1; }; done
 work=$(mktemp -d /tmp/erg-cbench.XXXXXX)
@@ -64,6 +68,25 @@ start_rrdcached() {
   export RRDCACHED_ADDRESS="unix:$work/rrdcached.sock"
 }
 
+# One simulated meter per node (Modbus unit i+1 = node i, whole-machine load).
+start_meters() {
+  [ "$N" -le 64 ] || { echo "METERS=1 needs N <= 64 (erg-pdusim nodes)" >&2; exit 1; }
+  MB=$(free_port)
+  local args=() i
+  for i in $(seq 0 $((N - 1))); do args+=(--node "$(printf 'bench%05d' "$i")"); done
+  "$PDUSIM" --modbus "127.0.0.1:$MB" "${args[@]}" --idle 100 --slope 200 --update 0.5 \
+    >"$OUT/pdusim.log" 2>&1 &
+  pids+=($!)
+  wait_port "$MB"
+}
+meter_conf() {
+  printf 'poll_seconds = 1\n[meter.sim]\ndriver = modbus\nhost = 127.0.0.1\nport = %s\nprofile = erg-sim\n' "$MB"
+  local i
+  for i in $(seq 0 $((N - 1))); do
+    printf '[node.bench%05d]\npower = sim:%d\nidle_watts = 90\n' "$i" $((i + 1))
+  done
+}
+
 run_ergd() {
   echo "-- ergd ($1)"
   ZP=$(free_port); HP=$(free_port)
@@ -73,6 +96,7 @@ listen = tcp://127.0.0.1:$ZP
 http = 127.0.0.1:$HP
 data_dir = $work/data
 CONF
+  [ "$METERS" = 1 ] && meter_conf >>"$work/ergd.conf"
   RUN=$((${RUN:-0} + 1))
   "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
   EP=$!; pids+=("$EP")
@@ -99,7 +123,8 @@ CONF
   local precv=$(( (ok - N) * P ))
   [ -n "$perfpid" ] && wait "$perfpid" || true
   echo "ergd: messages sent=$sent ok=$ok rejected=$rej lost=$((sent - ok - rej))" \
-       "grid_dropped_node_s late=$late future=$fut overlapping=$over"
+       "grid_dropped_node_s late=$late future=$fut overlapping=$over" \
+       "store pending=$(metric erg_store_pending_writes) dropped=$(metric erg_store_dropped_writes_total)"
   echo "ergd: load phase ${wall}s (generator ${D}s + drain), cpu $(calc %.2f "$c1 - $c0")s" \
        "= $(calc %.3f "($c1 - $c0) / $wall") core, process-samples/s $(calc %.0f "$precv / $wall")" \
        "(sent $psent), RSS $(status_kb $EP VmRSS) kB, peak $(status_kb $EP VmHWM) kB," \
@@ -140,6 +165,7 @@ run_sink() {
 
 echo "== $N agents x $P processes, 1 Hz, ${D}s ($(nproc) CPUs, $(uname -r))"
 [ "${RRDCACHED:-0}" = 1 ] && start_rrdcached
+[ "$METERS" = 1 ] && start_meters
 run_ergd "fresh data dir"
 [ "${WARM:-0}" = 1 ] && run_ergd "archives exist"
 if [ "$SINK" = 1 ]; then

@@ -1,5 +1,5 @@
 /* SNMP polling benchmark: erg_pdu_snmp_poll_many over many PDUs.
- * usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential]
+ * usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential | --inflight N]
  * TARGETS_FILE: one "HOST PORT COMMUNITY" per line. Prints one line per
  * round (seconds, sources ok, outlets ok) and the median. */
 #include <stdio.h>
@@ -50,11 +50,13 @@ static size_t bench_load(const char *path, int outlets, struct erg_pdu_source **
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential]\n");
+    fprintf(stderr, "usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential | --inflight N]\n");
     return 1;
   }
   int rounds = atoi(argv[2]), outlets = atoi(argv[3]);
   int seq = argc > 4 && !strcmp(argv[4], "--sequential");
+  if (argc > 5 && !strcmp(argv[4], "--inflight"))
+    erg_pdu_snmp_set_max_inflight(atoi(argv[5]));
   struct erg_pdu_source *srcs = NULL;
   size_t n = bench_load(argv[1], outlets, &srcs);
   struct erg_pdu_source **sp = calloc(n, sizeof *sp);

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #include "bpf_test.h"
 #include "erg_common.h"
@@ -206,7 +207,9 @@ static void pin_cpu(int cpu)
 
 static void test_fake_biglittle(const char *dir)
 {
-  struct erg_bpf_opts o = {.disable_perf = true};
+  /* This part runs on libbpf's loader (the fallback), the rest of the test
+   * and test_agent_split on the light skeleton. */
+  struct erg_bpf_opts o = {.disable_perf = true, .libbpf_loader = true};
   struct erg_bpf_proc p;
   uint64_t capsum = 0, freqsum = 0;
   uint32_t cls[ERG_BPF_MAX_CAP];
@@ -222,6 +225,7 @@ static void test_fake_biglittle(const char *dir)
   fake_sysfs(root, ncpu);
   o.sysfs_cpu_root = root;
   b = test_bpf_open(&o);
+  CHECK(!strcmp(erg_bpf_loader(b), "libbpf"), "loader %s", erg_bpf_loader(b));
   CHECK(erg_bpf_features(b) & ERG_BPF_F_CAPACITY, "capacity: %s",
         erg_bpf_feature_reason(b, ERG_BPF_F_CAPACITY));
   CHECK(erg_bpf_features(b) & ERG_BPF_F_FREQ, "freq: %s",
@@ -261,10 +265,25 @@ static void test_fake_biglittle(const char *dir)
     fprintf(stderr, "warning: could not remove %s\n", root);
 }
 
+/* The light skeleton needs in-kernel CO-RE (5.17); older kernels must get
+ * libbpf's loader instead of failing. */
+static void test_loader(struct erg_bpf *b)
+{
+  struct utsname u;
+  int major = 0, minor = 0;
+
+  CHECK(uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2, "uname");
+  printf("loader: %s (kernel %d.%d)\n", erg_bpf_loader(b), major, minor);
+  if (major > 5 || (major == 5 && minor >= 17))
+    CHECK(!strcmp(erg_bpf_loader(b), "light"), "kernel %d.%d: light skeleton expected", major,
+          minor);
+}
+
 int main(void)
 {
   struct erg_bpf *b = test_bpf_open(NULL);
 
+  test_loader(b);
   test_features(b);
   test_cpu_time(b);
   test_blkio(b, TEST_BLOCK_DIR);

@@ -160,11 +160,51 @@ static void test_rotated_files(void **state) {
   erg_dataset_free(&ds);
 }
 
+/* A journal of an older ergd (no ncpu column) and a current one load
+ * together; the utilisation curve is derived where ncpu is known, and
+ * erg fit --ncpu (ncpu_default) fills it in for the old rows. */
+static void test_ncpu_column(void **state) {
+  (void)state;
+  char *old = fit_test_file("# erg-journal v1 node=n1 step_seconds=5\n"
+                            "time_unix_seconds,step_seconds,measured_watts,flags,"
+                            "cpu_seconds_per_second\n"
+                            "100,5,110,0,1.0\n");
+  char *cur = fit_test_file("# erg-journal v1 node=n1 step_seconds=5\n"
+                            "time_unix_seconds,step_seconds,measured_watts,flags,"
+                            "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n"
+                            "105,5,130,0,2.0,0,4\n"
+                            "110,5,150,0,6.0,0,4\n");
+  struct erg_dataset ds;
+  char why[256];
+  for (int pass = 0; pass < 2; pass++) {
+    erg_dataset_init(&ds);
+    assert_int_equal(erg_journal_read(&ds, old, why, sizeof why), 0);
+    assert_int_equal(erg_journal_read(&ds, cur, why, sizeof why), 0);
+    assert_int_equal(ds.nrows, 3);
+    assert_int_equal(erg_dataset_derive(&ds, pass ? 2 : 0, why, sizeof why), ERG_NDERIVED);
+    int b3 = -1;
+    for (size_t k = 0; k < ds.nfeatures; k++)
+      if (!strcmp(ds.feature[k], "node_cpu_utilization_bernstein3"))
+        b3 = (int)k;
+    assert_true(b3 >= 0);
+    /* Row 0: old file, ncpu unknown (pass 0) or 2 (pass 1): u = 0.5. */
+    if (pass)
+      assert_float_equal(ds.x[b3][0], 0.125, 1e-12);
+    else
+      assert_true(isnan(ds.x[b3][0]));
+    assert_float_equal(ds.x[b3][1], 0.125, 1e-12); /* 2 of 4 CPUs */
+    assert_float_equal(ds.x[b3][2], 1.0, 1e-12);   /* clamped: 6 of 4 */
+    erg_dataset_free(&ds);
+  }
+  fit_test_unlink(old);
+  fit_test_unlink(cur);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_rows),        cmocka_unit_test(test_malformed_lines),
       cmocka_unit_test(test_repeated_headers), cmocka_unit_test(test_header_errors),
-      cmocka_unit_test(test_rotated_files),
+      cmocka_unit_test(test_rotated_files),    cmocka_unit_test(test_ncpu_column),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,9 +6,7 @@ set -euo pipefail
 ERG=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
-work=$(mktemp -d /tmp/erg-curve.XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+erg_setup curve
 cd "$work"
 "$ERG" keygen collector >/dev/null
 "$ERG" keygen good >/dev/null
@@ -18,19 +16,13 @@ test "$(stat -c %a collector.key)" = 600
 # keygen never overwrites an existing key.
 if "$ERG" keygen good 2>/dev/null; then echo "FAIL: keygen overwrote good.key"; exit 1; fi
 { echo "# authorised agents"; echo "$(tail -n1 good.pub) node-good"; } > authorized_keys
-ZP=$(free_port); HP=$(free_port)
-cat > ergd.conf <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_ports
+erg_ergd_conf <<CONF
 curve_secret_key_file = $work/collector.key
 authorized_keys_file = $work/authorized_keys
 CONF
 "$ERG" check-config ergd.conf >/dev/null
-"$ERGD" -c ergd.conf 2>ergd.log &
-pids+=($!)
-wait_port "$HP"
+erg_start_ergd
 start_agent() { # node secret server-key
   "$AGENT" --node "$1" --collector tcp://127.0.0.1:$ZP --interval 0.5 -c <(printf '[agent]\ncurve_secret_key_file = %s\ncurve_server_key = %s\n' "$2" "$3") 2>"$1.log" &
   pids+=($!)

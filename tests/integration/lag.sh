@@ -5,32 +5,19 @@ set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
-work=$(mktemp -d /tmp/erg-lag.XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; pkill -f "sha256sum /dev/zero" 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat >"$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_setup lag
+ERG_CLEANUP='kill $(jobs -p) 2>/dev/null || true'
+erg_ports
+erg_ergd_conf <<CONF
 poll_seconds = 0.5
 lag_window_seconds = 45
-[meter.sim]
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
+$(erg_sim_meter)
 [node.lag-node]
 power = sim
 CONF
-"$PDUSIM" --modbus 127.0.0.1:$MB --node lag-node --update 1 --lag 3 --idle 50 --slope 150 >/dev/null &
-pids+=($!)
-wait_port "$MB"
-"$ERGD" -c "$work/ergd.conf" 2>"$work/ergd.log" &
-pids+=($!)
-wait_port "$HP"
-"$AGENT" --node lag-node --collector tcp://127.0.0.1:$ZP --interval 0.5 2>/dev/null &
-pids+=($!)
+erg_start_pdusim --node lag-node --update 1 --lag 3 --idle 50 --slope 150
+erg_start_ergd
+erg_start_agent lag-node --interval 0.5
 # Bursts of 1 or 2 busy processes, 2..6 s on, 2..6 s off.
 RANDOM=7
 end=$((SECONDS + 60))

@@ -32,3 +32,63 @@ key_rrd() {
   awk -F'\t' -v k="$key" '$2 == k { print $1 }' "$dir/index.tsv" | head -n1 |
     sed "s|^|$dir/|; s|\$|.rrd|"
 }
+
+# ---- daemons for the integration tests ----
+# Scripts set PDUSIM, ERGD, AGENT as needed, then:
+#   erg_setup NAME                  work dir $work, pids[], cleanup on exit
+#   erg_ports                       free ports MB (meter), ZP (agents), HP (http)
+#   erg_ergd_conf <<CONF ... CONF   $work/ergd.conf: [collector] listen, http,
+#                                   data_dir, then the lines given on stdin
+#   erg_sim_meter                   prints a [meter.sim] section for erg-pdusim
+#   erg_start_pdusim ARGS...        erg-pdusim --modbus on MB ($work/pdusim.log)
+#   erg_start_ergd [LOG]            ergd -c $work/ergd.conf; ERGD_PID
+#   erg_start_agent NODE ARGS...    erg-agent for NODE to ZP ($work/agent-NODE.log)
+# KEEP=1 keeps the work directory; ERG_CLEANUP (a command) runs on exit too.
+
+erg_cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -z "${ERG_CLEANUP:-}" ] || eval "$ERG_CLEANUP"
+  wait 2>/dev/null || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+
+erg_setup() {
+  work=$(mktemp -d "/tmp/erg-$1.XXXXXX")
+  pids=()
+  trap erg_cleanup EXIT
+}
+
+erg_ports() {
+  MB=$(free_port); ZP=$(free_port); HP=$(free_port)
+}
+
+erg_ergd_conf() {
+  { printf '[collector]\nlisten = tcp://127.0.0.1:%s\nhttp = 127.0.0.1:%s\ndata_dir = %s/data\n' \
+      "$ZP" "$HP" "$work"
+    cat; } >"$work/ergd.conf"
+}
+
+erg_sim_meter() {
+  printf '[meter.sim]\ndriver = modbus\nhost = 127.0.0.1\nport = %s\nprofile = erg-sim\nunit_id = 1\n' "$MB"
+}
+
+erg_start_pdusim() {
+  "$PDUSIM" --modbus "127.0.0.1:$MB" "$@" >"$work/pdusim.log" 2>&1 &
+  pids+=($!)
+  wait_port "$MB"
+}
+
+erg_start_ergd() {
+  "$ERGD" -c "$work/ergd.conf" >"${1:-$work/ergd.log}" 2>&1 &
+  ERGD_PID=$!
+  pids+=($ERGD_PID)
+  wait_port "$HP"
+}
+
+erg_start_agent() {
+  local node=$1
+  shift
+  "$AGENT" --node "$node" --collector "tcp://127.0.0.1:$ZP" "$@" >>"$work/agent-$node.log" 2>&1 &
+  pids+=($!)
+}

@@ -9,48 +9,25 @@ for tool in rrdtool curl ss; do
   command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 
-work=$(mktemp -d /tmp/erg-it.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat > "$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_setup it
+erg_ports
+erg_ergd_conf <<CONF
 step_seconds = 5
 settle_steps = 1
 poll_seconds = 0.5
 page_interval_seconds = 5
 
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
+$(erg_sim_meter)
 
 [node.it-node]
 power = sim:1
 idle_watts = 50
 CONF
 
-"$PDUSIM" --modbus 127.0.0.1:$MB --node it-node --idle 50 --slope 100 --update 0.5 \
-  >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB"
+erg_start_pdusim --node it-node --idle 50 --slope 100 --update 0.5
 grep -q SIMULATED "$work/pdusim.log"
-"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
-pids+=($!)
-wait_port "$HP"
-"$AGENT" --node it-node --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent.log" 2>&1 &
-pids+=($!)
+erg_start_ergd
+erg_start_agent it-node --interval 1
 
 # A recognisable load: one busy process for most of the run.
 sleep 3
@@ -73,7 +50,7 @@ rrdtool fetch "$sha" AVERAGE -r 5 -s end-60 -e now >"$work/sha.txt"
 for f in "$node_dir"/command/*.rrd; do rrdtool fetch "$f" AVERAGE -r 5 -s end-60 -e now; done \
   >"$work/keys.txt"
 
-trap 'echo "--- ergd log"; cat "$work/ergd.log"; cleanup' ERR
+trap 'echo "--- ergd log"; cat "$work/ergd.log"' ERR
 python3 - "$work" <<'PY'
 import sys, math, collections
 work = sys.argv[1]

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # A real Prometheus scrapes ergd's /metrics: the target is up and erg's
-# series are queryable with the values ergd serves.
+# series are queryable with the values ergd serves, including the energy
+# counters of the node (measured, idle, dynamic) and of its profile keys
+# (every kind; with a simulated meter so cells are attributed).
 set -euo pipefail
-ERGD=$1 AGENT=$2
+ERGD=$1 AGENT=$2 PDUSIM=$3
 . "$(dirname "$0")/lib.sh"
 for t in prometheus promtool curl python3; do
   command -v $t >/dev/null || { echo "SKIP: $t missing (Debian prometheus)"; exit 77; }
 done
-work=$(mktemp -d /tmp/erg-prom.XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
-ZP=$(free_port); HP=$(free_port); PP=$(free_port)
-cat >"$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_setup prom
+erg_ports
+PP=$(free_port)
+erg_ergd_conf <<CONF
+step_seconds = 2
+settle_steps = 1
+poll_seconds = 0.5
+$(erg_sim_meter)
+[node.prom-node]
+power = sim
+idle_watts = 40
 CONF
 cat >"$work/prometheus.yml" <<CONF
 global:
@@ -26,11 +30,9 @@ scrape_configs:
       - targets: ['127.0.0.1:$HP']
 CONF
 promtool check config "$work/prometheus.yml" >/dev/null
-"$ERGD" -c "$work/ergd.conf" 2>"$work/ergd.log" &
-pids+=($!)
-wait_port "$HP"
-"$AGENT" --node prom-node --collector tcp://127.0.0.1:$ZP --interval 0.5 2>/dev/null &
-pids+=($!)
+erg_start_pdusim --node prom-node --idle 40 --slope 100 --update 0.5
+erg_start_ergd
+erg_start_agent prom-node --interval 0.5
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
   --web.listen-address=127.0.0.1:$PP >"$work/prom.log" 2>&1 &
 pids+=($!)
@@ -47,5 +49,25 @@ done
 ok=$(q 'erg_agent_messages_total{result="ok"}' | python3 -c 'import json,sys; print(float(json.load(sys.stdin)["data"]["result"][0]["value"][1]))')
 python3 -c "import sys; v=float('$ok'); sys.exit(0 if v >= 1 else 1)" ||
   { echo "FAIL: messages counter $ok"; exit 1; }
+# Energy counters: every kind of key is there, and what Prometheus stored
+# adds up per kind to the node's dynamic energy (same scrape, same cells).
+val() { python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")'; }
+for _ in $(seq 1 40); do
+  kinds=$(q 'count(count by (kind) (erg_key_energy_joules_total{node="prom-node"}))' | val)
+  dyn=$(q 'erg_node_dynamic_energy_joules_total{node="prom-node"}' | val)
+  [ "$kinds" = 5 ] && python3 -c "import sys; sys.exit(0 if float('$dyn') > 0 else 1)" && break
+  sleep 0.5
+done
+[ "$kinds" = 5 ] || { echo "FAIL: key energy kinds in Prometheus: $kinds"; exit 1; }
+python3 -c "import sys; sys.exit(0 if float('$dyn') > 0 else 1)" ||
+  { echo "FAIL: erg_node_dynamic_energy_joules_total $dyn"; exit 1; }
+for kind in command job unit container user; do
+  both=$(q "sum(erg_key_energy_joules_total{node=\"prom-node\",kind=\"$kind\"}) - on() erg_node_dynamic_energy_joules_total{node=\"prom-node\"}" | val)
+  python3 -c "import sys; sys.exit(0 if abs(float('$both')) < 0.01 * max(1, float('$dyn')) else 1)" ||
+    { echo "FAIL: kind $kind: keys minus dynamic energy = $both J (dynamic $dyn J)"; exit 1; }
+done
+for m in erg_node_measured_energy_joules_total erg_node_idle_energy_joules_total; do
+  [ "$(q "$m{node=\"prom-node\"}" | val)" != nan ] || { echo "FAIL: $m not scraped"; exit 1; }
+done
 curl -sf "http://127.0.0.1:$HP/metrics" | promtool check metrics
-echo "ok: scraped, erg_agent_messages_total=$ok"
+echo "ok: scraped, erg_agent_messages_total=$ok, dynamic energy $dyn J = sum of keys for every kind"

@@ -7,51 +7,50 @@ set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
 for t in curl python3 rrdtool; do command -v $t >/dev/null || { echo "SKIP: $t missing"; exit 77; }; done
-work=$(mktemp -d /tmp/erg-restart.XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat >"$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_setup restart
+erg_ports
+erg_ergd_conf <<CONF
 settle_steps = 1
 poll_seconds = 0.5
-[meter.sim]
-port = $MB
-host = 127.0.0.1
-profile = erg-sim
+$(erg_sim_meter)
 [node.rs-node]
 power = sim
 idle_watts = 40
 CONF
-"$PDUSIM" --modbus 127.0.0.1:$MB --node rs-node --update 0.5 >/dev/null 2>&1 &
+erg_start_pdusim --node rs-node --update 0.5
+erg_start_ergd "$work/ergd1.log"
+ergd=$ERGD_PID
+erg_start_agent rs-node --interval 1
+# A command that ends before the restart: after it, its archive must still
+# get explicit 0 W (ergd reads its known keys back from the store). A name
+# of its own: other tests on the machine run sha256sum too.
+burn=rsburn$$
+cp "$(command -v sha256sum)" "$work/$burn"
+sleep 1
+timeout 5 "$work/$burn" /dev/zero &
 pids+=($!)
-wait_port "$MB"
-"$ERGD" -c "$work/ergd.conf" 2>"$work/ergd1.log" &
-ergd=$!
-wait_port "$HP"
-"$AGENT" --node rs-node --collector tcp://127.0.0.1:$ZP --interval 1 2>"$work/agent.log" &
-pids+=($!)
-sleep 12
+sleep 11
 kill $ergd; wait $ergd || true
 down=$(date +%s)
 sleep 10
 up=$(date +%s)
-"$ERGD" -c "$work/ergd.conf" 2>"$work/ergd2.log" &
-ergd=$!
-pids+=($ergd)
-wait_port "$HP"
+erg_start_ergd "$work/ergd2.log"
 sleep 14
 # A second agent for the same node: refused and counted.
-"$AGENT" --node rs-node --collector tcp://127.0.0.1:$ZP --interval 1 2>/dev/null &
+erg_start_agent rs-node --interval 1
 dup=$!
 sleep 4
 kill $dup; wait $dup 2>/dev/null || true
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 overlap=$(awk '/^erg_agent_overlapping_samples_total\{node="rs-node"\}/ {print $2}' "$work/metrics.txt")
 [ "${overlap:-0}" -ge 1 ] || { echo "FAIL: duplicate agent not refused"; cat "$work/metrics.txt"; exit 1; }
+# The first update after the outage is unknown to RRD (gap > heartbeat);
+# the ones after it must be 0 W, not unknown.
+sleep 5
+sha=$(key_rrd "$work/data/nodes/rs-node/command" "$burn")
+[ -n "$sha" ] || { echo "FAIL: no $burn archive"; exit 1; }
+rrdtool fetch "$sha" AVERAGE -r 5 -s "$up" -e now | awk -F': ' 'NF == 2 && $2 + 0 == 0 && $2 !~ /nan/ { z++ } END { exit z >= 1 ? 0 : 1 }' ||
+  { echo "FAIL: $burn not written as 0 W after the restart"; rrdtool fetch "$sha" AVERAGE -r 5 -s $((down - 20)) -e now; exit 1; }
 python3 - "$work/data/journal" "$down" "$up" <<'PY'
 import glob, sys
 jdir, down, up = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -198,8 +198,62 @@ static void test_estimated_is_prediction(void **state) {
   erg_grid_free(&g);
 }
 
+/* A model with the utilisation curve (derived features, docs/model.md):
+ * conserves under every policy, predicts from the node's utilisation and
+ * splits the curve's power by CPU share. */
+static void curve_model(struct erg_model *m, int *map) {
+  memset(m, 0, sizeof *m);
+  m->version = ERG_MODEL_VERSION;
+  m->nfeatures = 1 + ERG_NDERIVED;
+  m->ncpu = 4;
+  m->idle_watts = 80;
+  strcpy(m->feature[0], "cpu_seconds_per_second");
+  m->coef[0] = 5;
+  map[0] = ERG_FEAT_CPU;
+  for (int d = 0; d < ERG_NDERIVED; d++) {
+    strcpy(m->feature[1 + d], erg_derived_names[d]);
+    m->coef[1 + d] = 30.0 * (d + 1);
+    map[1 + d] = ERG_NFEATURES + d;
+  }
+}
+
+static void test_curve_model(void **state) {
+  (void)state;
+  struct erg_model m;
+  int map[ERG_FIT_MAX_FEATURES];
+  curve_model(&m, map);
+  for (int policy = 0; policy < 3; policy++) {
+    struct erg_cell_model cm = {&m, map, policy};
+    struct check ck = {.idle_watts = 50};
+    run_cells(&cm, &ck, 2000, 40u + (unsigned)policy);
+    assert_true(ck.attributed > 1500);
+  }
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  /* 2 + 1 CPU-seconds of keys and 0.5 of [system] per second: u = 3.5/4. */
+  struct erg_grid_proc p[2] = {{"a", 2.0 * STEP, 0, 0, 0}, {"b", 1.0 * STEP, 0, 0, 0}};
+  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5 * STEP, 0.5 * STEP,
+                     p, 2);
+  struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+  double want = 80 + 5 * 3.5;
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    want += m.coef[1 + d] * erg_derived_value(d, 3.5, 4);
+  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = 300, .cell = c};
+  struct erg_attr_share sh[3];
+  struct erg_cell_power pw;
+  assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+  assert_float_equal(pw.modelled_watts, want, 1e-9 * want);
+  assert_float_equal(pw.dynamic_watts, 220, 1e-9);
+  assert_float_equal(sh[0].watts, 220 * 2 / 3.5, 1e-9);
+  assert_float_equal(sh[1].watts, 220 * 1 / 3.5, 1e-9);
+  assert_float_equal(sh[2].watts, 220 * 0.5 / 3.5, 1e-9);
+  erg_grid_free(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_curve_model),
       cmocka_unit_test(test_model_conserves),
       cmocka_unit_test(test_no_model_keeps_cpu_share),
       cmocka_unit_test(test_estimated_is_prediction),

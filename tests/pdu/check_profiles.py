@@ -22,6 +22,9 @@ EXPECT = {
         ("hpc-01", 310, 5550.0), ("switch", 12, 1.2), ("unused", 0, 0.0)]),
     "cyberpower-epdu2": ("CyberPower", None, [
         ("lab1", 55, None), ("lab2", 140, None), ("lab3", 0, None), ("lab4", 9, None)]),
+    "liebert-mph2": ("Vertiv/Liebert", 1375.0, [
+        ("rack7-n1", 512, 4321.5), ("rack7-n2", 498, 4000.7), ("rack7-n3", 365, 1.2),
+        ("spare", 0, 0.0)]),
     "generic-acme": ("generic", None, [
         ("", 40, 18446744073709 / 3.6e6), ("", 50, 5 / 3.6e6), ("", 60, 0.0)]),
 }
@@ -33,6 +36,7 @@ CROSS = {
     "eaton-epdu": (1, "energy_kwh", 1e-3),       # Wh
     "geist-v5": (1, "watts", 1.0),
     "cyberpower-epdu2": (2, "watts", 1.0),
+    "liebert-mph2": (2, "energy_kwh", 0.1),      # 0.1 kWh units
 }
 
 def close(a, b):
@@ -44,7 +48,8 @@ for prof, (vendor, total, outlets) in EXPECT.items():
     errs = []
     if j["profile"] != ("generic" if prof == "generic-acme" else prof):
         errs.append(f"profile {j['profile']}")
-    if prof != "generic-acme" and "sysObjectID" not in j["profile_reason"]:
+    named = prof in ("generic-acme", "liebert-mph2")  # never auto-matched
+    if not named and "sysObjectID" not in j["profile_reason"]:
         errs.append("profile not chosen by sysObjectID")
     if j["vendor"] != vendor:
         errs.append(f"vendor {j['vendor']}")

@@ -11,7 +11,7 @@ PORT=$(pdu_free_port)
 pdu_snmpsimd "$FIX" "$PORT"
 for f in "$FIX"/*.snmprec; do
   c=$(basename "$f" .snmprec)
-  [ "$c" = generic-acme ] && continue
+  [ "$c" = generic-acme ] || [ "$c" = liebert-mph2 ] && continue
   "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" --json >"$PDU_TMP/$c.json"
 done
 # Unknown sysObjectID: a clear refusal (exit 2), then the generic profile.
@@ -24,6 +24,16 @@ grep -q "matches no profile" "$PDU_TMP/generic.err"
 "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme --profile generic \
   --oid-power '1.3.6.1.4.1.99999.2.1.%d' --oid-energy '1.3.6.1.4.1.99999.2.2.%d' \
   --energy-scale-joules 1 --json >"$PDU_TMP/generic-acme.json"
+# Liebert: every Liebert card reports the same sysObjectID, so nothing is
+# auto-matched; the profile is named.
+set +e
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community liebert-mph2 2>"$PDU_TMP/liebert.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "matches no profile" "$PDU_TMP/liebert.err" ||
+  { echo "liebert auto-detect: exit $rc"; cat "$PDU_TMP/liebert.err"; exit 1; }
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community liebert-mph2 --profile liebert-mph2 \
+  --json >"$PDU_TMP/liebert-mph2.json"
 # Cross-check: one raw value per fixture straight from the agent.
 sg() { snmpget -v2c -c "$1" -On -Oqv 127.0.0.1:"$PORT" "$2"; }
 {
@@ -33,5 +43,6 @@ sg() { snmpget -v2c -c "$1" -On -Oqv 127.0.0.1:"$PORT" "$2"; }
   echo "eaton-epdu $(sg eaton-epdu 1.3.6.1.4.1.534.6.6.7.6.5.1.4.0.1)"
   echo "geist-v5 $(sg geist-v5 1.3.6.1.4.1.21239.5.2.3.6.1.12.1)"
   echo "cyberpower-epdu2 $(sg cyberpower-epdu2 1.3.6.1.4.1.3808.1.1.6.6.2.4.1.7.2)"
+  echo "liebert-mph2 $(sg liebert-mph2 1.3.6.1.4.1.476.1.42.3.8.50.20.1.85.1.1.2)"
 } >"$PDU_TMP/snmpget.txt"
 python3 "$(dirname "$0")/check_profiles.py" "$PDU_TMP"

@@ -196,6 +196,41 @@ static void test_poll_many_dead_pdu_stalls_nobody(void **st) {
     erg_pdu_source_close(&s[i]);
 }
 
+/* A round limit shorter than the dead PDU's budget: the call returns at the
+ * limit, the dead one fails with the round-limit reason, the good ones are
+ * read; its dropped session is reopened, so the next rounds work the same
+ * (and a late answer can never reach a freed job). */
+static void test_poll_many_within_cuts_the_round(void **st) {
+  (void)st;
+  struct erg_pdu_source_config cf[3] = {cfg_v2("apc-rpdu2", port_v2, 8),
+                                        cfg_v2("silent", port_silent, 8),
+                                        cfg_v2("eaton-epdu", port_v2, 4)};
+  cf[1].timeout_seconds = 2;
+  cf[1].retries = 1; /* 4 s budget, cut at 0.4 s */
+  struct erg_pdu_source s[3], *sp[3];
+  struct erg_pdu_reading r[3][8], *rp[3];
+  for (int i = 0; i < 3; i++) {
+    open_ok(&s[i], &cf[i]);
+    sp[i] = &s[i];
+    rp[i] = r[i];
+  }
+  int rc[3];
+  char whys[3][256];
+  for (int round = 0; round < 3; round++) {
+    uint64_t m0 = erg_time_monotonic_ns();
+    int good = erg_pdu_snmp_poll_many_within(sp, 3, rp, rc, &whys[0][0], sizeof whys[0], 0.4);
+    double took = (erg_time_monotonic_ns() - m0) / 1e9;
+    assert_int_equal(good, 2);
+    assert_int_equal(rc[1], -1);
+    assert_float_equal(r[0][7].watts, 160, 1e-9);
+    assert_float_equal(r[2][2].watts, 118, 1e-9);
+    assert_true(took >= 0.39 && took < 0.8);
+    assert_non_null(strstr(whys[1], "no answer within the round limit"));
+  }
+  for (int i = 0; i < 3; i++)
+    erg_pdu_source_close(&s[i]);
+}
+
 int main(void) {
   const char *a = getenv("ERG_SNMP_PORT"), *b = getenv("ERG_SNMP_V3_PORT"),
              *c = getenv("ERG_SNMP_SILENT_PORT");
@@ -214,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_v3_wrong_pass),
       cmocka_unit_test(test_v3_short_pass_refused),
       cmocka_unit_test(test_poll_many_dead_pdu_stalls_nobody),
+      cmocka_unit_test(test_poll_many_within_cuts_the_round),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,10 @@
  * ending 2 min before NOW. Node "n1": constant 100 W (idle 40, dynamic 60)
  * with command keys of 10, 20 and 30 W, two of them with hostile names.
  * Node "node two": 150 + 50 sin(2 pi t / 600) W, unknown for the first
- * minute of the recent window, one key "burn" = measured - 100. n1 also
- * has a job key "1234" of 50 W (report is generic over key kinds).
+ * minute of the recent window, one key "burn" = measured - 100. Jobs:
+ * "1234" runs on n1 (50 W) and node two (30 W), a hostile-named one on
+ * node two (20 W); cluster/job holds their sums as ergd writes them.
+ * Users: n1 "alice" 60 W, node two "[system]" = measured - 100.
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #define STEP 5
 #define SPAN 7200
+#define HOSTILE_JOB "<b>j,\"x\"</b> ../1"
 
 static const struct {
   const char *key;
@@ -33,7 +36,13 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
     int rc = erg_store_node_update(s, "n1", &a, why, sizeof why) ||
              erg_store_node_update(s, "node two", &b, why, sizeof why) ||
              erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
-             erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why);
+             erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "job", "1234", t, 30, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
+             erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
+             erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "user", "alice", t, 60, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "user", "[system]", t, w - 100, why, sizeof why);
     for (size_t k = 0; rc == 0 && k < sizeof n1_keys / sizeof *n1_keys; k++)
       rc = erg_store_key_update(s, "n1", "command", n1_keys[k].key, t, n1_keys[k].watts, why,
                                 sizeof why);

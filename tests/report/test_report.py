@@ -134,11 +134,41 @@ report("--from", "2026-13-01", expect=1)
 report("--from", "-7", expect=1)
 report("--to", "2026-02-30", expect=1)
 report("--bogus", expect=1)
-p = report("--by", "user", expect=2)
-check("no user archives under" in p.stderr, "--by user without user archives")
-rows = rows_csv("--from", str(b_start), "--to", str(b_end), "--by", "job")
-check(len(rows) == 1 and rows[0]["job"] == "1234" and close(float(rows[0]["share_of_node"]), 0.5),
-      "--by job works like command when job archives exist")
+p = report("--by", "container", expect=2)
+check("no container archives under" in p.stderr, "--by container without container archives")
+
+# By job: cluster-wide rows from cluster/job (node "*"), within 0.5 % of
+# rrdtool fetch of the cluster archive and of the per-node rows' sum.
+period = ("--from", str(b_start), "--to", str(b_end))
+hostile = '<b>j,"x"</b> ../1'
+rows = {r["job"]: r for r in rows_csv(*period, "--by", "job")}
+check(set(rows) == {"1234", hostile} and all(r["node"] == "*" for r in rows.values()),
+      "--by job: one cluster-wide row per job")
+cl_dir = os.path.join(DIR, "cluster", "job")
+ref, _ = fetch_energy(os.path.join(cl_dir, "1234.rrd"), "watts", b_start, b_end, 5)
+got = float(rows["1234"]["energy_j"])
+check(close(got, ref) and close(got, 80 * 7200), f"job 1234: {got:.0f} J vs rrdtool fetch {ref:.0f} J")
+node_rows = {r["node"]: r for r in rows_csv(*period)}
+all_j = sum(float(r["energy_j"]) for r in node_rows.values())
+check(close(float(rows["1234"]["share_of_node"]), got / all_j, 1e-6), "job share of all nodes' energy")
+per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
+check(set(per) == {("n1", "1234"), ("node two", "1234"), ("node two", hostile)},
+      "--per-node: per-node job rows")
+check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
+check(close(float(per[("n1", "1234")]["energy_j"]) + float(per[("node two", "1234")]["energy_j"]),
+            got), "per-node job energies add up to the cluster row")
+sel = rows_csv(*period, "--by", "job", "--node", "n1")
+check([(r["node"], r["job"]) for r in sel] == [("n1", "1234")], "--node selects per-node job rows")
+doc = json.loads(report(*period, "--by", "job", "--format", "json").stdout)
+check(any(r["job"] == hostile for r in doc["rows"]), "JSON keeps the hostile job name")
+# By user: the per-node user archives.
+rows = {(r["node"], r["user"]): r for r in rows_csv(*period, "--by", "user")}
+check(set(rows) == {("n1", "alice"), ("node two", "[system]")}, "--by user rows")
+check(close(float(rows[("n1", "alice")]["energy_j"]), 60 * 7200), "alice: 60 W x 2 h")
+sys_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "user",
+                                       [f for f in os.listdir(os.path.join(nodes, two_dir, "user"))
+                                        if f.endswith(".rrd")][0]), "watts", b_start, b_end, 5)
+check(close(float(rows[("node two", "[system]")]["energy_j"]), sys_ref), "[system] vs rrdtool fetch")
 p = report("--node", "nope", expect=2)
 check("no node nope" in p.stderr, "unknown --node")
 p = subprocess.run([MAIN, "report", "--data-dir", os.path.join(tmp, "missing")],
@@ -151,8 +181,20 @@ p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--www-dir", www], capture
                    text=True)
 check(p.returncode == 0, "graph: exit 0 " + p.stderr.strip())
 check(os.path.exists(os.path.join(www, "index.html")) and
-      os.path.exists(os.path.join(www, f"node-{two_dir}.html")), "graph: pages written")
+      os.path.exists(os.path.join(www, f"node-hour-{two_dir}.html")), "graph: pages written")
 check("node two" in open(os.path.join(www, "index.html")).read(), "graph: original node name")
+check(os.path.exists(os.path.join(www, "job-1234.html")) and
+      os.path.exists(os.path.join(www, "jobg-day-1234.png")), "graph: job page from cluster/job")
+check("&lt;b&gt;j,&quot;x&quot;&lt;/b&gt; ../1" in open(os.path.join(www, "index.html")).read(),
+      "graph: hostile job name escaped in the top-jobs table")
+svg = os.path.join(tmp, "www-svg")
+p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--www-dir", svg, "--format", "svg"],
+                   capture_output=True, text=True)
+check(p.returncode == 0 and open(os.path.join(svg, "total-day.svg")).read().startswith("<?xml")
+      and 'src="total-day.svg"' in open(os.path.join(svg, "index.html")).read(), "graph --format svg")
+p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--format", "gif"], capture_output=True,
+                   text=True)
+check(p.returncode == 1 and "png or svg" in p.stderr, "graph: bad --format is a usage error")
 
 if failures:
     print(f"{len(failures)} failed; store kept in {tmp}")

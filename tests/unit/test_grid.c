@@ -8,8 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "collector_int.h"
 #include "erg_collector.h"
 
 #define S(x) ((uint64_t)((x) * 1e9))
@@ -124,10 +128,11 @@ static void test_attribution_conserves(void **state) {
   for (int iter = 0; iter < 5000; iter++) {
     struct erg_grid_cell c = {0};
     struct erg_grid_key keys[8];
+    static const char *const names[8] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
     c.keys = keys;
     c.nkeys = (size_t)(rand_r(&seed) % 8);
     for (size_t i = 0; i < c.nkeys; i++) {
-      snprintf(keys[i].key, sizeof keys[i].key, "k%zu", i);
+      keys[i].key = names[i];
       keys[i].cpu_seconds = (rand_r(&seed) % 3 == 0) ? 0 : rand_r(&seed) / (double)RAND_MAX;
     }
     c.system_cpu_seconds = (rand_r(&seed) % 2) ? rand_r(&seed) / (double)RAND_MAX : 0;
@@ -158,10 +163,261 @@ static void test_identical_processes_equal(void **state) {
   assert_string_equal(sh[2].key, "[system]");
 }
 
+/* Tuple keys: every field comes back, control bytes (the separator
+ * included) cannot forge another field, empty fields read as none. */
+static void test_profile_key_fields(void **state) {
+  (void)state;
+  char key[PROFILE_KEY_MAX];
+  const char *f;
+  profile_key_build(key, sizeof key, "evil\x1f" "42", "", "x.service", NULL, 1000);
+  size_t n = profile_key_field(key, PROFILE_COMMAND, &f);
+  assert_int_equal(n, 7);
+  assert_memory_equal(f, "evil?42", 7);
+  assert_int_equal(profile_key_field(key, PROFILE_JOB, &f), 0);
+  n = profile_key_field(key, PROFILE_UNIT, &f);
+  assert_memory_equal(f, "x.service", n);
+  assert_int_equal(profile_key_field(key, PROFILE_CONTAINER, &f), 0);
+  n = profile_key_field(key, PROFILE_USER, &f);
+  assert_int_equal(n, 4);
+  assert_memory_equal(f, "1000", 4);
+  /* Overlong fields are cut, the tuple always fits. */
+  char big[1000];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  profile_key_build(key, sizeof key, big, big, big, big, 4294967295u);
+  assert_true(strlen(key) < PROFILE_KEY_MAX);
+  n = profile_key_field(key, PROFILE_USER, &f);
+  assert_memory_equal(f, "4294967295", n);
+}
+
+/* Over thousands of random cells: for every kind the written keys add up
+ * to the attributed power, at most top keys are named, absent fields go
+ * to [none], the rest to [other]. */
+static void test_profile_rollup_conserves(void **state) {
+  (void)state;
+  static const char *const comms[] = {"a", "b", "c", "d", "e", "f"};
+  static const char *const jobs[] = {"", "1", "2", "3"};
+  static const char *const units[] = {"", "x.service", "y.scope"};
+  unsigned seed = 11;
+  char keys[40][PROFILE_KEY_MAX];
+  for (int iter = 0; iter < 3000; iter++) {
+    size_t nkeys = (size_t)(rand_r(&seed) % 40);
+    unsigned top = (unsigned)(rand_r(&seed) % 5);
+    struct erg_attr_share sh[41];
+    double sum = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+      profile_key_build(keys[i], sizeof keys[i], comms[rand_r(&seed) % 6], jobs[rand_r(&seed) % 4],
+                        units[rand_r(&seed) % 3], rand_r(&seed) % 2 ? "" : "c0ffee",
+                        (uint32_t)(rand_r(&seed) % 3));
+      sh[i] = (struct erg_attr_share){keys[i], 50.0 * rand_r(&seed) / RAND_MAX};
+      sum += sh[i].watts;
+    }
+    sh[nkeys] = (struct erg_attr_share){"[system]", 3.0 * rand_r(&seed) / RAND_MAX};
+    sum += sh[nkeys].watts;
+    struct profile_rollup r;
+    assert_int_equal(profile_rollup(&r, sh, nkeys, top), 0);
+    for (int k = 0; k < PROFILE_NKINDS; k++) {
+      double got = 0, all = 0;
+      size_t named = 0;
+      for (size_t i = 0; i < r.nout[k]; i++) {
+        got += r.out[k][i].watts;
+        named += r.out[k][i].key[0] != '[';
+        for (size_t j = 0; j < i; j++)
+          assert_string_not_equal(r.out[k][i].key, r.out[k][j].key);
+      }
+      for (size_t i = 0; i < r.nall[k]; i++)
+        all += r.all[k][i].watts;
+      assert_float_equal(got, sum, 1e-9 * (1 + sum));
+      assert_true(named <= top);
+      assert_string_equal(r.out[k][r.nout[k] - 1].key, "[system]");
+      /* all[] is every named value: with [none] and [system] it is the sum. */
+      double none = 0;
+      for (size_t i = 0; i < r.nout[k]; i++)
+        if (!strcmp(r.out[k][i].key, "[none]"))
+          none = r.out[k][i].watts;
+      assert_float_equal(all + none + sh[nkeys].watts, sum, 1e-9 * (1 + sum));
+    }
+    /* The user kind is never [none]: every process has a uid. */
+    for (size_t i = 0; i < r.nout[PROFILE_USER]; i++)
+      assert_string_not_equal(r.out[PROFILE_USER][i].key, "[none]");
+    profile_rollup_free(&r);
+  }
+}
+
+/* Known keys: touched keys stay, idle ones expire, the set is bounded. */
+static void test_profile_known(void **state) {
+  (void)state;
+  struct profile_known k = {0};
+  char name[32];
+  for (int i = 0; i < 300; i++) {
+    snprintf(name, sizeof name, "key%d", i);
+    assert_non_null(profile_known_touch(&k, name, 1000 + i, 256));
+  }
+  assert_int_equal(k.n, 256);
+  assert_null(profile_known_find(&k, "key0"));   /* idle longest: made room */
+  assert_non_null(profile_known_find(&k, "key299"));
+  profile_known_touch(&k, "key100", 5000, 256)->joules = 7;
+  assert_int_equal(profile_known_expire(&k, 5000, 3000), 255);
+  assert_int_equal(k.n, 1);
+  assert_float_equal(profile_known_find(&k, "key100")->joules, 7, 0);
+  profile_known_free(&k);
+}
+
+static void on_cell_keys(void *user, const struct erg_grid_result *r) {
+  double *out = user; /* out[0] keys, out[1] Σ cpu, out[2] cpu of "p6" */
+  out[0] = (double)r->cell->nkeys;
+  out[1] = out[2] = 0;
+  for (size_t i = 0; i < r->cell->nkeys; i++) {
+    out[1] += r->cell->keys[i].cpu_seconds;
+    if (!strcmp(r->cell->keys[i].key, "p6"))
+      out[2] = r->cell->keys[i].cpu_seconds;
+  }
+}
+
+/* Many distinct keys in one cell (hashed index, grown while filled): each
+ * key once, with all of its time; the interned names are freed once their
+ * cells are final (ASan's leak check sees the rest). */
+static void test_many_keys(void **state) {
+  (void)state;
+  struct erg_grid g;
+  erg_grid_init(&g, 5);
+  enum { N = 3000 };
+  static char names[N][16];
+  static struct erg_grid_proc p[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "p%d", i);
+    p[i] = (struct erg_grid_proc){.key = names[i], .cpu_seconds = 0.001 * (i % 7)};
+  }
+  for (int s = 0; s < 10; s++)
+    erg_grid_add_procs(&g, S(T0 + s), S(T0 + s + 1), 10, 0, p, N);
+  double out[3];
+  double total = 0;
+  for (int i = 0; i < N; i++)
+    total += 5 * p[i].cpu_seconds;
+  assert_int_equal(erg_grid_finalize(&g, T0 + 5, 0, on_cell_keys, out), 1);
+  assert_float_equal(out[0], N, 0);
+  assert_float_equal(out[1], total, 1e-9);
+  assert_float_equal(out[2], 5 * 0.006, 1e-12);
+  assert_int_equal(erg_grid_finalize(&g, T0 + 10, 0, on_cell_keys, out), 1);
+  assert_float_equal(out[0], N, 0);
+  assert_float_equal(out[1], total, 1e-9);
+  erg_grid_free(&g);
+}
+
+/* Known keys come back from the store's index.tsv after a restart: only
+ * archives updated within the idle limit, never a half-written line. */
+static void test_profile_known_load(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-known-XXXXXX", path[256];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("fresh\tfresh key\nold\told key\nmissing\tno archive\npartial\tpart", f);
+  fclose(f);
+  const char *files[] = {"fresh", "old", "partial"};
+  const time_t mtimes[] = {T0 - 100, T0 - 100000, T0 - 10};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s.rrd", dir, files[i]);
+    fclose(fopen(path, "w"));
+    struct timeval tv[2] = {{mtimes[i], 0}, {mtimes[i], 0}};
+    assert_int_equal(utimes(path, tv), 0);
+  }
+  struct profile_known k = {0};
+  assert_int_equal(profile_known_load(&k, dir, T0, 3600, 256), 1);
+  assert_non_null(profile_known_find(&k, "fresh key"));
+  assert_int_equal(profile_known_find(&k, "fresh key")->last_t, T0 - 100);
+  profile_known_free(&k);
+  assert_int_equal(profile_known_load(&k, dir, T0, 0, 256), 2); /* 0: any age */
+  assert_non_null(profile_known_find(&k, "old key"));
+  assert_null(profile_known_find(&k, "part"));
+  profile_known_free(&k);
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s.rrd", dir, files[i]);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+struct flushed {
+  int n;
+  int64_t t[8];
+  double w4242[8];
+  size_t njobs[8];
+};
+
+static void on_cluster_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                            size_t njobs) {
+  struct flushed *f = user;
+  f->t[f->n] = t_end;
+  f->njobs[f->n] = njobs;
+  f->w4242[f->n] = 0;
+  for (size_t i = 0; i < njobs; i++)
+    if (!strcmp(jobs[i].key, "4242"))
+      f->w4242[f->n] += jobs[i].watts;
+  f->n++;
+}
+
+/* Cluster sums: contributions of several nodes per cell end, in any order;
+ * cells handed out oldest first, once; a contribution after that is late;
+ * a cell without jobs still exists (known jobs get 0 W). */
+static void test_cluster_sums(void **state) {
+  (void)state;
+  struct cluster *cl = cluster_new();
+  assert_non_null(cl);
+  struct flushed f = {0};
+  assert_int_equal(cluster_add(cl, T0 + 10, "4242", 5), 0);
+  assert_int_equal(cluster_add(cl, T0 + 5, "4242", 1), 0);
+  assert_int_equal(cluster_add(cl, T0 + 5, "77", 2), 0);
+  assert_int_equal(cluster_add(cl, T0 + 5, "4242", 3), 0);  /* second node */
+  assert_int_equal(cluster_add(cl, T0 + 15, NULL, 0), 0);
+  cluster_flush(cl, T0 + 4, on_cluster_cell, &f);
+  assert_int_equal(f.n, 0);
+  cluster_flush(cl, T0 + 10, on_cluster_cell, &f);
+  assert_int_equal(f.n, 2);
+  assert_int_equal(f.t[0], T0 + 5);
+  assert_float_equal(f.w4242[0], 4, 1e-12);
+  assert_int_equal(f.njobs[0], 2);
+  assert_int_equal(f.t[1], T0 + 10);
+  assert_float_equal(f.w4242[1], 5, 1e-12);
+  assert_int_equal(cluster_add(cl, T0 + 10, "4242", 1), 1);
+  assert_int_equal(cluster_add(cl, T0 + 10, NULL, 0), 1);
+  assert_int_equal(cluster_late(cl), 1);
+  cluster_flush(cl, INT64_MAX, on_cluster_cell, &f);
+  assert_int_equal(f.n, 3);
+  assert_int_equal(f.t[2], T0 + 15);
+  assert_int_equal(f.njobs[2], 0);
+  cluster_free(cl);
+}
+
+/* top_keys is accepted as the name of top_processes. */
+static void test_config_top_keys(void **state) {
+  (void)state;
+  char path[] = "/tmp/erg-topkeys-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  const char ini[] = "[collector]\ntop_keys = 3\n";
+  assert_int_equal(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
+  close(fd);
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_int_equal(c.top_processes, 3);
+  erg_collector_config_free(&c);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_energy_overlap),       cmocka_unit_test(test_sample_apportion),
       cmocka_unit_test(test_late_and_future),      cmocka_unit_test(test_order_and_gaps),
-      cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal)};
+      cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal),
+      cmocka_unit_test(test_profile_key_fields),   cmocka_unit_test(test_profile_rollup_conserves),
+      cmocka_unit_test(test_profile_known),        cmocka_unit_test(test_many_keys),
+      cmocka_unit_test(test_profile_known_load),   cmocka_unit_test(test_cluster_sums),
+      cmocka_unit_test(test_config_top_keys)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

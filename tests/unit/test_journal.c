@@ -1,5 +1,6 @@
 /* Training journal: header once per file, one row per cell, rotation by
- * size keeps every row exactly once. */
+ * size keeps every row exactly once; the ncpu column is last, and a file
+ * of an older ergd (no ncpu column) is rotated, not appended to. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +35,7 @@ static void test_journal_rows_and_rotation(void **state) {
     struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
                                 .measured_watts = i % 7 ? 100.0 + i : NAN,
                                 .flags = i % 7 ? 0 : ERG_CELL_NO_METER,
-                                .cpu_seconds_per_second = 0.5};
+                                .cpu_seconds_per_second = 0.5, .ncpu = 2};
     assert_int_equal(erg_journal_append(dir, "node/1", &r, 4096, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_path(dir, "node/1", path, sizeof path), 0);
@@ -48,7 +49,8 @@ static void test_journal_rows_and_rotation(void **state) {
     files++;
     rows += n;
     headers += count_lines(p, "# erg-journal v1 node=node_1-");
-    assert_int_equal(count_lines(p, "time_unix_seconds,step_seconds,measured_watts,flags,"), 1);
+    assert_int_equal(count_lines(p, "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                    "cpu_seconds_per_second,ncpu\n"), 1);
   }
   assert_true(files >= 3);
   assert_int_equal(headers, files);
@@ -56,13 +58,39 @@ static void test_journal_rows_and_rotation(void **state) {
   assert_int_equal(rows, 400);
   assert_int_equal(count_lines(path, "1700000000,"), 0);
   char cmd[128];
-  snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,nan,1,0.500000$' %s/*", dir);
+  snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,nan,1,0.500000,2$' %s/*", dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A journal an older ergd wrote (no ncpu column) is rotated away, so no
+ * file mixes rows of two column sets; the reader takes both. */
+static void test_journal_old_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[4096];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("# erg-journal v1 node=n1 step_seconds=5\n"
+        "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second\n"
+        "1700000000,5,100.000,0,0.100000\n", f);
+  fclose(f);
+  assert_int_equal(erg_journal_columns(dir, "n1"), 0);
+  struct erg_journal_row r = {.t0 = 1700000005, .step_seconds = 5, .measured_watts = 120,
+                              .cpu_seconds_per_second = 1.5, .ncpu = 4};
+  assert_int_equal(erg_journal_append(dir, "n1", &r, 0, why, sizeof why), 0);
+  snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,100.000,0,0.100000$' %s.1 && "
+           "grep -q '^1700000005,5,120.000,0,1.500000,4$' %s && "
+           "grep -q '^time_unix_seconds,.*,ncpu$' %s", path, path, path);
   assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation),
+                                     cmocka_unit_test(test_journal_old_file)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

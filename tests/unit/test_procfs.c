@@ -113,6 +113,86 @@ static void test_group_keys(void **state) {
   assert_string_equal(k.job, "");
 }
 
+/* Recorded /proc/PID/cgroup of processes in Slurm jobs, containers and pods
+ * (ids shortened to one repeated 64-hex id). Keys must come from whichever
+ * hierarchy carries them: on hybrid hosts the v2 path alone has no job. */
+#define CID "4f1c2a9e0b7d6c5a4f1c2a9e0b7d6c5a4f1c2a9e0b7d6c5a4f1c2a9e0b7d6c5a"
+static const struct {
+  const char *name, *file, *path, *job, *unit, *container;
+} cgroup_cases[] = {
+    {"slurm v1 (CentOS 7, task/cgroup)",
+     "11:devices:/slurm/uid_1000/job_4242/step_0/task_0\n"
+     "10:freezer:/slurm/uid_1000/job_4242/step_0\n"
+     "9:memory:/slurm/uid_1000/job_4242/step_0/task_0\n"
+     "8:cpuset:/slurm/uid_1000/job_4242/step_0\n"
+     "7:cpu,cpuacct:/slurm/uid_1000/job_4242/step_0/task_0\n"
+     "6:blkio:/system.slice/slurmd.service\n5:pids:/system.slice/slurmd.service\n"
+     "4:net_cls,net_prio:/\n3:perf_event:/\n2:hugetlb:/\n"
+     "1:name=systemd:/system.slice/slurmd.service\n",
+     "/slurm/uid_1000/job_4242/step_0/task_0", "4242", "slurmd.service", ""},
+    {"slurm hybrid (Ubuntu 20.04, cgroup/v1 plugin)",
+     "12:cpuset:/slurm/uid_1000/job_77/step_batch\n"
+     "11:memory:/slurm/uid_1000/job_77/step_batch/task_0\n"
+     "10:devices:/slurm/uid_1000/job_77/step_batch/task_0\n"
+     "9:freezer:/slurm/uid_1000/job_77/step_batch\n"
+     "4:cpu,cpuacct:/system.slice/slurmd.service\n"
+     "1:name=systemd:/system.slice/slurmd.service\n0::/system.slice/slurmd.service\n",
+     "/system.slice/slurmd.service", "77", "slurmd.service", ""},
+    {"slurm v2 (cgroup/v2 plugin)",
+     "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n",
+     "/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0", "1234", "slurmstepd.scope", ""},
+    {"docker v1 (cgroupfs driver)",
+     "12:memory:/docker/" CID "\n4:cpu,cpuacct:/docker/" CID "\n1:name=systemd:/docker/" CID "\n",
+     "/docker/" CID, "", "", CID},
+    {"docker hybrid (cgroupfs driver, unified from containerd)",
+     "8:cpuset:/docker/" CID "\n4:cpu,cpuacct:/docker/" CID "\n1:name=systemd:/docker/" CID "\n"
+     "0::/system.slice/containerd.service\n",
+     "/system.slice/containerd.service", "", "containerd.service", CID},
+    {"docker v2 (systemd driver)", "0::/system.slice/docker-" CID ".scope\n",
+     "/system.slice/docker-" CID ".scope", "", "docker-" CID ".scope", CID},
+    {"podman rootless v2",
+     "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" CID
+     ".scope/container\n",
+     "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" CID ".scope/container", "",
+     "libpod-" CID ".scope", CID},
+    {"k8s v1 (cgroupfs driver)",
+     "11:memory:/kubepods/burstable/pod0f3c2e0e-8f3b-4a9e-9d55-2b0b8b8d1f11/" CID "\n"
+     "3:cpu,cpuacct:/kubepods/burstable/pod0f3c2e0e-8f3b-4a9e-9d55-2b0b8b8d1f11/" CID "\n"
+     "1:name=systemd:/kubepods/burstable/pod0f3c2e0e-8f3b-4a9e-9d55-2b0b8b8d1f11/" CID "\n",
+     "/kubepods/burstable/pod0f3c2e0e-8f3b-4a9e-9d55-2b0b8b8d1f11/" CID, "", "", CID},
+    {"k8s v2 (systemd driver, containerd)",
+     "0::/kubepods.slice/kubepods-burstable.slice/"
+     "kubepods-burstable-pod0f3c2e0e_8f3b_4a9e_9d55_2b0b8b8d1f11.slice/cri-containerd-" CID
+     ".scope\n",
+     "/kubepods.slice/kubepods-burstable.slice/"
+     "kubepods-burstable-pod0f3c2e0e_8f3b_4a9e_9d55_2b0b8b8d1f11.slice/cri-containerd-" CID
+     ".scope",
+     "", "cri-containerd-" CID ".scope", CID},
+};
+
+static void test_group_keys_from_proc(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof cgroup_cases / sizeof cgroup_cases[0]; i++) {
+    char path[512];
+    struct erg_group_keys k;
+    print_message("%s\n", cgroup_cases[i].name);
+    assert_int_equal(erg_proc_parse_cgroup(cgroup_cases[i].file, path, sizeof path), 0);
+    assert_string_equal(path, cgroup_cases[i].path);
+    erg_group_keys_from_proc(cgroup_cases[i].file, &k);
+    assert_string_equal(k.job, cgroup_cases[i].job);
+    assert_string_equal(k.unit, cgroup_cases[i].unit);
+    assert_string_equal(k.container, cgroup_cases[i].container);
+  }
+  /* The hybrid Slurm case is the one the reported path alone gets wrong. */
+  struct erg_group_keys k;
+  erg_group_keys_derive("/system.slice/slurmd.service", &k);
+  assert_string_equal(k.job, "");
+  erg_group_keys_from_proc("", &k);
+  assert_string_equal(k.job, "");
+  erg_group_keys_from_proc("garbage without colons\n0::/a/job_5\n", &k);
+  assert_string_equal(k.job, "5");
+}
+
 static void test_netdev_meminfo(void **state) {
   (void)state;
   const char *nd = "Inter-|   Receive |  Transmit\n face |bytes packets\n"
@@ -133,6 +213,7 @@ int main(void) {
       cmocka_unit_test(test_stat_evil_comm), cmocka_unit_test(test_stat_truncated),
       cmocka_unit_test(test_stat_self),      cmocka_unit_test(test_status_and_io),
       cmocka_unit_test(test_cpu_totals),     cmocka_unit_test(test_cgroup),
-      cmocka_unit_test(test_group_keys),     cmocka_unit_test(test_netdev_meminfo)};
+      cmocka_unit_test(test_group_keys),     cmocka_unit_test(test_group_keys_from_proc),
+      cmocka_unit_test(test_netdev_meminfo)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

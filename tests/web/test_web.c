@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -25,6 +26,7 @@
 #include "erg_store.h"
 #include "erg_web.h"
 #include "web_fixture.h"
+#include "web_int.h" /* web_read_keys */
 
 static char dir[64], www[128];
 static int64_t now;
@@ -70,74 +72,192 @@ static int is_png(const char *path) {
   return ok;
 }
 
-/* Checks one page: no raw <script, every src/href is a plain relative name
- * of an existing file (PNGs valid). Returns the number of references. */
-static int check_page(const char *name) {
+/* An SVG from librrd (cairo): XML with an <svg> root, text as glyphs, so
+ * no data text (and no script) inside. */
+static int is_svg(const char *path) {
+  size_t len = 0;
+  char *b = slurp(path, &len);
+  int ok = b && len > 100 && !strncmp(b, "<?xml", 5) && strstr(b, "<svg") &&
+           !strcasestr(b, "<script") && !strcasestr(b, "onerror");
+  free(b);
+  return ok;
+}
+
+#define MAX_REFS 256
+struct crawl {
+  const char *www;
+  char refs[MAX_REFS][128]; /* every file referenced, index.html first */
+  size_t nrefs, pages;
+};
+
+static int crawl_has(const struct crawl *c, const char *ref) {
+  for (size_t i = 0; i < c->nrefs; i++)
+    if (!strcmp(c->refs[i], ref))
+      return 1;
+  return 0;
+}
+
+/* Checks one page: no raw <script or hostile <img, every src/href is a
+ * plain relative name of an existing file (images valid); new references
+ * are added to the crawl. */
+static void check_page(struct crawl *c, const char *name) {
   char path[512];
-  snprintf(path, sizeof path, "%s/%s", www, name);
+  snprintf(path, sizeof path, "%s/%s", c->www, name);
   char *html = slurp(path, NULL);
-  assert_non_null(html);
+  if (!html)
+    fail_msg("page %s missing", name);
   assert_null(strcasestr(html, "<script"));
+  assert_null(strcasestr(html, "<img src=x"));
   assert_non_null(strstr(html, "<!doctype html>"));
-  int refs = 0;
+  c->pages++;
   for (const char *p = html; (p = strstr(p, "=\"")); p += 2) {
     int is_src = p >= html + 3 && !strncmp(p - 3, "src", 3);
     int is_href = p >= html + 4 && !strncmp(p - 4, "href", 4);
     if (!is_src && !is_href)
       continue;
-    char ref[256];
+    char ref[128];
     size_t n = strcspn(p + 2, "\"");
     assert_true(n > 0 && n < sizeof ref);
     memcpy(ref, p + 2, n);
     ref[n] = '\0';
     assert_int_equal(strspn(ref, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"), n);
-    snprintf(path, sizeof path, "%s/%s", www, ref);
-    assert_int_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/%s", c->www, ref);
+    if (access(path, R_OK) != 0)
+      fail_msg("%s: reference %s does not exist", name, ref);
     if (strstr(ref, ".png"))
       assert_true(is_png(path));
-    refs++;
+    if (strstr(ref, ".svg") && !is_svg(path))
+      fail_msg("%s is not a clean SVG", ref);
+    if (!crawl_has(c, ref)) {
+      assert_true(c->nrefs < MAX_REFS);
+      snprintf(c->refs[c->nrefs++], sizeof c->refs[0], "%s", ref);
+    }
   }
   free(html);
-  return refs;
 }
+
+/* From index.html through every page it leads to; then every file in www
+ * must have been reached (nothing written that no page shows). */
+static void crawl_www(struct crawl *c, size_t want_pages, size_t want_files) {
+  c->nrefs = 1;
+  c->pages = 0;
+  snprintf(c->refs[0], sizeof c->refs[0], "index.html");
+  for (size_t i = 0; i < c->nrefs; i++)
+    if (strstr(c->refs[i], ".html"))
+      check_page(c, c->refs[i]);
+  if (c->pages != want_pages)
+    fail_msg("%s: %zu pages, want %zu", c->www, c->pages, want_pages);
+  DIR *d = opendir(c->www);
+  size_t files = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.')
+      continue;
+    assert_null(strstr(e->d_name, ".tmp"));
+    if (!crawl_has(c, e->d_name))
+      fail_msg("%s/%s: written but not linked", c->www, e->d_name);
+    files++;
+  }
+  closedir(d);
+  if (files != want_files)
+    fail_msg("%s: %zu files, want %zu", c->www, files, want_files);
+}
+
+static int file_has(const char *www_dir, const char *name, const char *needle) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", www_dir, name);
+  char *b = slurp(path, NULL);
+  int ok = b && strstr(b, needle);
+  free(b);
+  return ok;
+}
+
+/* Pages: index + per data node 5 ranges + model, ghost 1, jobs 2.
+ * Files: those + 3 totals + per data node small, 5 power, 3 kinds (job,
+ * command, user) x 5, 3 x 2 model graphs; per job 4. */
+#define WANT_PAGES (1 + 2 * 6 + 1 + FIX_NJOBS)
+#define WANT_FILES (WANT_PAGES + 3 + 2 * (1 + 5 + 15 + 6) + FIX_NJOBS * 4)
 
 static void test_render(void **state) {
   (void)state;
   struct erg_store *s;
-  char why[512], root[128];
+  char why[512], root[128], www_svg[160];
   snprintf(root, sizeof root, "%s/store", dir);
   struct erg_store_options o = {.root = root, .step_seconds = FIX_STEP};
   assert_int_equal(erg_store_open(&s, &o, why, sizeof why), 0);
   if (fixture_fill(s, now, why, sizeof why) != 0)
     fail_msg("fill: %s", why);
   const char *nodes[] = {fix_nodes[0], fix_nodes[1], "ghost"};
-  for (int pass = 0; pass < 2; pass++)
-    if (erg_web_render(s, www, nodes, 3, now, why, sizeof why) != 0)
+  /* The second pass redraws only graphs older than ~2 pixels of their
+   * range: both graphs below are made 100 s old, which is stale for the
+   * hour (10 s) but fresh for the day (240 s). */
+  struct erg_web_options in_process = {.isolate = 0}; /* so ASan sees the render */
+  char hour_png[300], day_png[300];
+  snprintf(hour_png, sizeof hour_png, "%s/nodeg-command-hour-n1.png", www);
+  snprintf(day_png, sizeof day_png, "%s/nodeg-command-day-n1.png", www);
+  for (int pass = 0; pass < 2; pass++) {
+    if (erg_web_render_opts(s, www, nodes, 3, now, &in_process, why, sizeof why) != 0)
       fail_msg("render: %s", why);
-  /* index: total graphs, three node boxes, two with a small graph. */
-  int refs = check_page("index.html");
-  assert_int_equal(refs, 2 + 3 + 2 * 2);
-  char path[512], safe[ERG_NAME_MAX];
-  snprintf(path, sizeof path, "%s/index.html", www);
-  char *idx = slurp(path, NULL);
-  assert_non_null(strstr(idx, "&lt;script&gt;alert(1)&lt;/script&gt; rack:2/&quot;b&quot;"));
-  free(idx);
-  for (size_t i = 0; i < 3; i++) {
-    erg_name_sanitize(nodes[i], strlen(nodes[i]), safe);
-    snprintf(path, sizeof path, "node-%s.html", safe);
-    /* back link + 3 ranges x 2 graphs, or just the back link. */
-    assert_int_equal(check_page(path), i < 2 ? 7 : 1);
+    struct timeval old[2] = {{.tv_sec = (time_t)(now - 100)}, {.tv_sec = (time_t)(now - 100)}};
+    if (pass == 0)
+      assert_int_equal(utimes(hour_png, old) | utimes(day_png, old), 0);
   }
-  /* No temporary file is left behind. */
-  DIR *d = opendir(www);
-  int files = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    assert_null(strstr(e->d_name, ".tmp"));
-    files += e->d_name[0] != '.';
-  }
-  closedir(d);
-  /* index + 3 pages + 2 totals + 2 x (small + 6) graphs. */
-  assert_int_equal(files, 1 + 3 + 2 + 2 * 7);
+  struct stat sh, sd;
+  assert_int_equal(stat(hour_png, &sh) | stat(day_png, &sd), 0);
+  assert_true(sh.st_mtime >= (time_t)now - 5);    /* redrawn */
+  assert_true(sd.st_mtime == (time_t)(now - 100)); /* kept */
+  static struct crawl c;
+  c.www = www;
+  crawl_www(&c, WANT_PAGES, WANT_FILES);
+  assert_true(file_has(www, "index.html", "&lt;script&gt;alert(1)&lt;/script&gt; rack:2/&quot;b&quot;"));
+  assert_true(file_has(www, "index.html", "&lt;img src=x onerror=alert(1)&gt; ../../j:1 &quot;q&quot;"));
+  assert_true(file_has(www, "index.html", "href=\"job-job-42.html\""));
+  assert_true(file_has(www, "job-job-42.html", ">n1</a>"));
+  assert_true(file_has(www, "job-job-42.html", "rack:2/&quot;b&quot;</a>"));
+  /* The model page shows the file's held-out metrics and live ones. */
+  assert_true(file_has(www, "model-n1.html", "<th>MAE</th><td class=\"n\">3.25 W"));
+  assert_true(file_has(www, "model-n1.html", "<th>R²</th><td class=\"n\">0.93"));
+  assert_true(file_has(www, "model-n1.html", "cpu_seconds_per_second"));
+  /* Live: measured − modelled is 2 W on cells with a reading. */
+  assert_true(file_has(www, "model-n1.html", "<th>bias (measured − modelled)</th><td class=\"n\">2 W"));
+  char safe2[ERG_NAME_MAX], name[200];
+  erg_name_sanitize(fix_nodes[1], strlen(fix_nodes[1]), safe2);
+  snprintf(name, sizeof name, "model-%s.html", safe2);
+  assert_true(file_has(www, name, "No usable model file"));
+
+  /* The same as SVG, in its own directory. */
+  snprintf(www_svg, sizeof www_svg, "%s/www-svg", dir);
+  struct erg_web_options wo = {.image_format = "svg"};
+  if (erg_web_render_opts(s, www_svg, nodes, 3, now, &wo, why, sizeof why) != 0)
+    fail_msg("render svg: %s", why);
+  c.www = www_svg;
+  crawl_www(&c, WANT_PAGES, WANT_FILES);
+  assert_true(file_has(www_svg, "index.html", "src=\"total-day.svg\""));
+
+  /* Rendered in a forked child (ergd): the same pages; a failure's reason
+   * comes back from the child. */
+  char www_iso[160], bad_www[200];
+  snprintf(www_iso, sizeof www_iso, "%s/www-iso", dir);
+  struct erg_web_options io = {.isolate = 1};
+  if (erg_web_render(s, www_iso, nodes, 3, now, why, sizeof why) != 0)
+    fail_msg("render isolated: %s", why);
+  c.www = www_iso;
+  crawl_www(&c, WANT_PAGES, WANT_FILES);
+  snprintf(bad_www, sizeof bad_www, "%s/www-iso/index.html/sub", dir);
+  why[0] = '\0';
+  assert_int_equal(erg_web_render_opts(s, bad_www, nodes, 3, now, &io, why, sizeof why), -1);
+  assert_non_null(strstr(why, "cannot create"));
+
+  /* Breakdowns read only keys written within (range + slack): one key's
+   * archive made 3 days old drops out of the hour's keys, not the year's. */
+  static struct web_key keys[WEB_MAX_KEYS];
+  char kdir[1200], kpath[1300];
+  assert_int_equal(erg_store_kind_dir(s, fix_nodes[0], "command", kdir, sizeof kdir), 0);
+  assert_int_equal(erg_store_key_path(s, fix_nodes[0], "command", "k07", kpath, sizeof kpath), 0);
+  struct timeval old3d[2] = {{.tv_sec = (time_t)(now - 3 * 86400)}, {.tv_sec = (time_t)(now - 3 * 86400)}};
+  assert_int_equal(utimes(kpath, old3d), 0);
+  assert_int_equal(web_read_keys(kdir, now - 7200, keys, WEB_MAX_KEYS), FIX_NKEYS - 1);
+  assert_int_equal(web_read_keys(kdir, now - 366 * 86400, keys, WEB_MAX_KEYS), FIX_NKEYS);
+  assert_int_equal(web_read_keys(kdir, now - 7200, keys, 3), 3);
   erg_store_close(s);
 }
 
@@ -253,11 +373,18 @@ static void test_http(void **state) {
   free(r.body);
   assert_int_equal(dyn_calls, 1);
   expect(port, "HEAD", "/index.html", 200);
+  /* A sanitized name keeps dots: ".." inside a file name is no traversal. */
+  char safe[ERG_NAME_MAX], target[200];
+  erg_name_sanitize(fix_jobs[1], strlen(fix_jobs[1]), safe);
+  assert_non_null(strstr(safe, ".."));
+  snprintf(target, sizeof target, "/job-%s.html", safe);
+  expect(port, "GET", target, 200);
+  expect(port, "GET", "/job-..html", 404);
 
   static const char *const bad[] = {
       "/../etc/passwd", "/%2e%2e/etc/passwd", "/%2E%2E/%2E%2E/etc/passwd", "/..%2fsecret.html",
       "/%2e%2e%2fsecret.html", "/up/secret.html", "/evil.html", "/index.html%00.png",
-      "/%00", "/./index.html", "/.hidden.html", "//etc/passwd", "/x.rrd", "/css",
+      "/%00", "/./index.html", "/css/../index.html", "/css/..", "/..", "/.hidden.html", "//etc/passwd", "/x.rrd", "/css",
       "/css/", "/fifo.html", "/nope.html", "/index.html/", "/a%20b.html", "/index.HTML",
       "/..\\..\\etc\\passwd", "http://127.0.0.1/../../etc/passwd", "/metrics/../index.html"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -1,6 +1,6 @@
 /* Demo server for the browser test: fills a store under DIR with the
  * fixture, renders the pages, serves them on 127.0.0.1 (a free port) and
- * prints "PORT <n>" on stdout; runs until stdin is closed. */
+ * prints "PORT <n>" on stdout (graphs as PNG or SVG); runs until stdin is closed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +22,8 @@ static int metrics(void *user, const char *url, char **body, size_t *len, const 
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: web_demo DIR\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: web_demo DIR [png|svg]\n");
     return 2;
   }
   char root[1024], www[1024], why[512];
@@ -34,8 +34,9 @@ int main(int argc, char **argv) {
   int64_t now = (int64_t)time(NULL);
   const char *nodes[] = {fix_nodes[0], fix_nodes[1], "ghost"};
   struct erg_web_server *w;
+  struct erg_web_options wo = {.image_format = argc == 3 ? argv[2] : "png"};
   if (erg_store_open(&s, &o, why, sizeof why) || fixture_fill(s, now, why, sizeof why) ||
-      erg_web_render(s, www, nodes, 3, now, why, sizeof why) ||
+      erg_web_render_opts(s, www, nodes, 3, now, &wo, why, sizeof why) ||
       erg_web_server_start(&w, "127.0.0.1:0", www, metrics, NULL, why, sizeof why)) {
     fprintf(stderr, "web_demo: %s\n", why);
     return 1;

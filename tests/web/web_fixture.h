@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "erg_common.h"
+#include "erg_fit.h"
 #include "erg_store.h"
 
 #define FIX_STEP 5
@@ -17,27 +19,90 @@ static const char *const fix_keys[FIX_NKEYS] = {
     "<script>alert(1)</script>", "a:b\\c\\l", "caf\xc3\xa9", "bad\xff\xfe utf8", "tab\there",
     "k05", "k06", "k07", "k08", "k09", "k10", "k11", "k12", "k13", "k14", "k15", "100%% %s"};
 
+/* Jobs: one on both nodes, one with a hostile name on n1; the cluster
+ * archive of each holds the sum over nodes (as ergd writes it). */
+#define FIX_NJOBS 2
+static const char *const fix_jobs[FIX_NJOBS] = {
+    "job-42", "<img src=x onerror=alert(1)> ../../j:1 \"q\""};
+
+static inline int fixture_keys(struct erg_store *s, size_t n, int64_t t, double *dyn, char *why,
+                               size_t whylen) {
+  size_t nkeys = n == 0 ? FIX_NKEYS : 2;
+  double job_w[FIX_NJOBS] = {0, 0};
+  *dyn = 0;
+  for (size_t k = 0; k < nkeys; k++) {
+    double w = 2.0 + (double)(FIX_NKEYS - k) + (double)((t / 60 + (int64_t)k) % 5);
+    *dyn += w;
+    if (erg_store_key_update(s, fix_nodes[n], "command", fix_keys[k], t, w, why, whylen))
+      return -1;
+  }
+  /* The same power by job ([none]: no job) and by user. */
+  job_w[0] = *dyn * 0.5;
+  job_w[1] = n == 0 ? *dyn * 0.3 : 0;
+  double none_w = *dyn - job_w[0] - job_w[1];
+  for (size_t j = 0; j < FIX_NJOBS; j++)
+    if (job_w[j] > 0 &&
+        erg_store_key_update(s, fix_nodes[n], "job", fix_jobs[j], t, job_w[j], why, whylen))
+      return -1;
+  if (erg_store_key_update(s, fix_nodes[n], "job", "[none]", t, none_w, why, whylen) ||
+      erg_store_key_update(s, fix_nodes[n], "user", "alice", t, *dyn - 1, why, whylen) ||
+      erg_store_key_update(s, fix_nodes[n], "user", "[system]", t, 1, why, whylen))
+    return -1;
+  return 0;
+}
+
+/* A model file for n1 (held-out metrics shown on its model page). */
+static inline int fixture_model(const char *root, char *why, size_t whylen) {
+  struct erg_model m;
+  memset(&m, 0, sizeof m);
+  m.version = ERG_MODEL_VERSION;
+  snprintf(m.node, sizeof m.node, "%s", fix_nodes[0]);
+  m.nfeatures = 1;
+  snprintf(m.feature[0], sizeof m.feature[0], "cpu_seconds_per_second");
+  m.coef[0] = 12.5;
+  m.idle_watts = 80;
+  m.step_seconds = FIX_STEP;
+  m.train_first_unix_seconds = 1.7e9, m.train_last_unix_seconds = 1.7e9 + 86400;
+  m.train_rows = 17280;
+  snprintf(m.validation, sizeof m.validation, "holdout last 25%%");
+  m.metrics = (struct erg_fit_metrics){.mae_watts = 3.25, .rmse_watts = 4.5,
+                                       .mape_total_percent = 2.75, .mape_dynamic_percent = 9.5,
+                                       .r2 = 0.93, .cells = 4320, .cells_dynamic = 4000};
+  char dir[1024], path[1100];
+  snprintf(dir, sizeof dir, "%s/models", root);
+  snprintf(path, sizeof path, "%s/%s.json", dir, fix_nodes[0]);
+  if (erg_mkdir_p(dir, 0755) != 0) {
+    snprintf(why, whylen, "cannot create the models directory");
+    return -1;
+  }
+  return erg_model_save(&m, path, why, whylen);
+}
+
 /* Returns 0, or -1 with the reason in why. */
 static inline int fixture_fill(struct erg_store *s, int64_t now, char *why, size_t whylen) {
   int64_t end = now - now % FIX_STEP;
   for (int64_t t = end - 1200; t <= end; t += FIX_STEP) {
+    double job_sum[FIX_NJOBS] = {0, 0};
     for (size_t n = 0; n < 2; n++) {
-      size_t nkeys = n == 0 ? FIX_NKEYS : 2;
       double dyn = 0;
-      for (size_t k = 0; k < nkeys; k++) {
-        double w = 2.0 + (double)(FIX_NKEYS - k) + (double)((t / 60 + (int64_t)k) % 5);
-        dyn += w;
-        if (erg_store_key_update(s, fix_nodes[n], "command", fix_keys[k], t, w, why, whylen))
-          return -1;
-      }
-      struct erg_store_node_cell c = {.t_end = t, .measured_watts = 80 + dyn,
+      if (fixture_keys(s, n, t, &dyn, why, whylen))
+        return -1;
+      job_sum[0] += dyn * 0.5;
+      job_sum[1] += n == 0 ? dyn * 0.3 : 0;
+      /* Every 10th cell of n1 has no PDU reading: estimated. */
+      int est = n == 0 && (t / FIX_STEP) % 10 == 0;
+      struct erg_store_node_cell c = {.t_end = t, .measured_watts = est ? 78 + dyn : 80 + dyn,
                                       .modelled_watts = 78 + dyn, .idle_watts = 80,
-                                      .dynamic_watts = dyn, .unattributed_watts = 0};
+                                      .dynamic_watts = dyn, .unattributed_watts = 0,
+                                      .estimated = est};
       if (erg_store_node_update(s, fix_nodes[n], &c, why, whylen))
         return -1;
     }
+    for (size_t j = 0; j < FIX_NJOBS; j++)
+      if (erg_store_key_update(s, NULL, "job", fix_jobs[j], t, job_sum[j], why, whylen))
+        return -1;
   }
-  return 0;
+  return fixture_model(erg_store_root(s), why, whylen);
 }
 
 #endif

@@ -1,0 +1,357 @@
+/* Drain of the procs map for erg_bpf.c: batch read, the slices running
+ * right now added consistently, callbacks, exited groups deleted. */
+#include "erg_bpf.h"
+
+#if defined(ERG_HAVE_BPF) && ERG_HAVE_BPF
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "erg_bpf_int.h"
+
+#define DRAIN_CHUNK 1024
+
+static int drain_reserve(struct erg_bpf *b, size_t need)
+{
+  struct erg_key *k;
+  struct erg_counts *v;
+  size_t cap = b->cap ? b->cap : DRAIN_CHUNK;
+
+  if (need <= b->cap)
+    return 0;
+  while (cap < need)
+    cap *= 2;
+  k = realloc(b->keys, cap * sizeof(*k));
+  if (!k)
+    return -1;
+  b->keys = k;
+  v = realloc(b->vals, cap * sizeof(*v));
+  if (!v)
+    return -1;
+  b->vals = v;
+  b->cap = cap;
+  return 0;
+}
+
+/* Fallback for kernels without batch ops on hash maps (before 5.6). */
+static long drain_read_iter(struct erg_bpf *b, int fd)
+{
+  struct erg_key key, next, *prev = NULL;
+  size_t n = 0;
+
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (drain_reserve(b, n + 1))
+      return -1;
+    if (bpf_map_lookup_elem(fd, &next, &b->vals[n]) == 0)
+      b->keys[n++] = next;
+    key = next;
+    prev = &key;
+  }
+  return (long)n;
+}
+
+static long drain_read(struct erg_bpf *b)
+{
+  int fd = b->fd.procs;
+  LIBBPF_OPTS(bpf_map_batch_opts, o);
+  struct erg_key token; /* hash batch token is a bucket index, key size is ample */
+  size_t n = 0;
+  bool first = true;
+
+  for (;;) {
+    __u32 count = DRAIN_CHUNK;
+    int err;
+    if (drain_reserve(b, n + DRAIN_CHUNK))
+      return -1;
+    err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, &b->keys[n], &b->vals[n],
+                               &count, &o);
+    if (err && errno != ENOENT)
+      return (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+                 ? drain_read_iter(b, fd)
+                 : -1;
+    n += count;
+    first = false;
+    if (err)
+      return (long)n;
+  }
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+  const struct erg_key *x = a, *y = b;
+
+  if (x->tgid != y->tgid)
+    return x->tgid < y->tgid ? -1 : 1;
+  return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Finds the record of key among the n sorted keys. */
+static long key_find(const struct erg_key *keys, size_t n, const struct erg_key *k)
+{
+  const struct erg_key *f = bsearch(k, keys, n, sizeof(*k), key_cmp);
+  return f ? f - keys : -1;
+}
+
+static void sort_records(struct erg_bpf *b, size_t n)
+{
+  /* Sort keys and values together: sort an index, then permute. */
+  struct pair {
+    struct erg_key k;
+    struct erg_counts v;
+  } *p = malloc(n * sizeof(*p));
+
+  if (!p)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    p[i].k = b->keys[i];
+    p[i].v = b->vals[i];
+  }
+  qsort(p, n, sizeof(*p), key_cmp); /* key is the first member */
+  for (size_t i = 0; i < n; i++) {
+    b->keys[i] = p[i].k;
+    b->vals[i] = p[i].v;
+  }
+  free(p);
+}
+
+/* ---- slices in flight ----
+ * A drain adds the slices running right now, so that a process that never
+ * leaves its CPU still advances. The process map and the per-CPU state are
+ * read at different instants, and a slice that ends in between is in the
+ * map or not depending on when its entry was copied: counted twice or not
+ * at all, the process's cumulative time would step back and the next
+ * interval would get up to a whole slice too much. So the per-CPU state is
+ * read before and after the map: a slice that is the same in both (same
+ * start, same group; every switch writes a new start) was running during the
+ * whole read and is not in the map. Groups whose slice changed in between
+ * are re-read alone inside a short window of their own. */
+static uint64_t clock_mono_ns(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct erg_cpu_state *snap_cpu(const char *st, int c)
+{
+  return (const void *)(st + cpu_state_stride() * (size_t)c);
+}
+
+/* No switch was writing this CPU's state while it was copied. */
+static bool state_whole(const struct erg_cpu_state *s)
+{
+  return s->seq_begin == s->seq_end;
+}
+
+/* Reads every CPU's state; a CPU caught in the middle of a switch (a few
+ * hundred ns) is read again, keeping the first whole copy, up to 8 times. */
+static int cpu_snapshot(struct erg_bpf *b, char *st)
+{
+  size_t sz = cpu_state_stride();
+  uint32_t zero = 0;
+
+  if (bpf_map_lookup_elem(b->fd.cpu_state, &zero, st))
+    return -1;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    bool torn = false;
+    for (int c = 0; c < b->ncpu; c++)
+      torn |= !state_whole(snap_cpu(st, c));
+    if (!torn)
+      return 0;
+    if (bpf_map_lookup_elem(b->fd.cpu_state, &zero, b->snap_tmp))
+      return -1;
+    for (int c = 0; c < b->ncpu; c++)
+      if (!state_whole(snap_cpu(st, c)) && state_whole(snap_cpu(b->snap_tmp, c)))
+        memcpy(st + sz * (size_t)c, b->snap_tmp + sz * (size_t)c, sz);
+  }
+  return 0;
+}
+
+static bool key_eq(const struct erg_key *x, const struct erg_key *y)
+{
+  return x->tgid == y->tgid && x->start_ns == y->start_ns;
+}
+
+/* Same slice in both snapshots, both whole: no switch began in between. */
+static bool slice_same(const struct erg_cpu_state *x, const struct erg_cpu_state *y)
+{
+  return state_whole(x) && state_whole(y) && x->seq_end == y->seq_end;
+}
+
+static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d)
+{
+  for (int i = 0; i < ERG_BPF_NFREQ; i++) {
+    if (c->freq_khz[i] == 0)
+      c->freq_khz[i] = khz;
+    if (c->freq_khz[i] == khz) {
+      c->freq_ns[i] += d;
+      return;
+    }
+  }
+  c->freq_other_ns += d;
+}
+
+/* Adds the part up to now of each slice of key in st to v. */
+static void running_add(const struct erg_bpf *b, const char *st, const struct erg_key *key,
+                        uint64_t now, struct erg_counts *v)
+{
+  if (v->flags & ERG_FLAG_EXITED)
+    return;
+  for (int c = 0; c < b->ncpu; c++) {
+    const struct erg_cpu_state *s = snap_cpu(st, c);
+    uint64_t d = now - s->ts;
+    if (!state_whole(s) || !s->ts || now <= s->ts || !key_eq(&s->key, key))
+      continue;
+    v->cpu_ns += d;
+    if ((b->features & ERG_BPF_F_CAPACITY) && b->cpu_class[c] < ERG_BPF_NCAP)
+      v->cap_ns[b->cpu_class[c]] += d;
+    if ((b->features & ERG_BPF_F_FREQ) && b->freq[c])
+      freq_slot_add(v, b->freq[c], d);
+  }
+}
+
+/* One group read between two snapshots; retried while one of its slices
+ * keeps ending inside the window (a few microseconds). If it never settles,
+ * its closed slices alone are kept: this drain undercounts a little and the
+ * next one catches up. */
+static void group_reread(struct erg_bpf *b, size_t i)
+{
+  int fd = b->fd.procs;
+  const struct erg_key *k = &b->keys[i];
+  struct erg_counts v;
+
+  for (int attempt = 0; attempt < 8; attempt++) {
+    bool same = true;
+    uint64_t now;
+    if (cpu_snapshot(b, b->snap[0]) || bpf_map_lookup_elem(fd, k, &v))
+      return;
+    now = clock_mono_ns();
+    if (cpu_snapshot(b, b->snap[1]))
+      return;
+    b->vals[i] = v;
+    /* A CPU still torn may be charging this group right now. */
+    for (int c = 0; c < b->ncpu; c++) {
+      const struct erg_cpu_state *sa = snap_cpu(b->snap[0], c);
+      if (!state_whole(sa) || (key_eq(&sa->key, k) && !slice_same(sa, snap_cpu(b->snap[1], c))))
+        same = false;
+    }
+    if (same) {
+      running_add(b, b->snap[0], k, now, &b->vals[i]);
+      return;
+    }
+  }
+  b->unsettled++;
+}
+
+/* snap[0] was taken before the map read, snap[1] after it, now in between
+ * (after the map, before snap[1]). */
+static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
+{
+  long *redo = b->redo;
+  int nredo = 0;
+
+  for (int c = 0; c < b->ncpu; c++) {
+    const struct erg_cpu_state *s0 = snap_cpu(b->snap[0], c);
+    long i = s0->key.tgid && s0->ts ? key_find(b->keys, n, &s0->key) : -1;
+    /* Torn even after re-reads: whose slice ended here is unknown. */
+    if (!state_whole(s0))
+      b->unsettled++;
+    else if (i >= 0 && !slice_same(s0, snap_cpu(b->snap[1], c)))
+      redo[nredo++] = i;
+  }
+  for (int c = 0; c < b->ncpu; c++) {
+    const struct erg_cpu_state *s0 = snap_cpu(b->snap[0], c);
+    long i = state_whole(s0) && s0->key.tgid && s0->ts ? key_find(b->keys, n, &s0->key) : -1;
+    bool again = false;
+    for (int r = 0; r < nredo; r++)
+      again |= redo[r] == i;
+    /* Only the slices of CPU c: running_add walks all CPUs of the key, so
+     * each key is handled once, at its first whole CPU. */
+    for (int e = 0; e < c && i >= 0; e++)
+      if (state_whole(snap_cpu(b->snap[0], e)) && key_eq(&snap_cpu(b->snap[0], e)->key, &s0->key))
+        i = -1;
+    if (i >= 0 && !again)
+      running_add(b, b->snap[0], &s0->key, now, &b->vals[i]);
+  }
+  for (int r = 0; r < nredo; r++) {
+    bool dup = false;
+    for (int e = 0; e < r; e++)
+      dup |= redo[e] == redo[r];
+    if (!dup)
+      group_reread(b, (size_t)redo[r]);
+  }
+}
+
+static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
+                      const struct erg_counts *c, struct erg_bpf_proc *p)
+{
+  memset(p, 0, sizeof(*p));
+  p->pid = k->tgid;
+  p->start_time_ns = k->start_ns;
+  memcpy(p->comm, c->comm, sizeof(p->comm));
+  p->comm[sizeof(p->comm) - 1] = '\0';
+  p->uid = c->uid;
+  p->cgroup_id = c->cgroup_id;
+  p->cpu_ns = c->cpu_ns;
+  p->wakeups = c->wakeups;
+  p->migrations = c->migrations;
+  p->read_bytes = c->read_bytes;
+  p->write_bytes = c->write_bytes;
+  p->cycles = c->cycles;
+  p->instructions = c->instructions;
+  p->llc_misses = c->llc_misses;
+  for (int i = 0; i < ERG_BPF_NFREQ; i++)
+    if (c->freq_khz[i]) {
+      p->freq[p->nfreq].khz = c->freq_khz[i];
+      p->freq[p->nfreq++].cpu_ns = c->freq_ns[i];
+    }
+  p->freq_other_ns = c->freq_other_ns;
+  for (int i = 0; i < ERG_BPF_NCAP; i++) {
+    p->cap_ns[i] = c->cap_ns[i];
+    if (i < b->nclass)
+      p->capacity_weighted_ns += c->cap_ns[i] * b->classes[i] / ERG_BPF_CAPACITY_SCALE;
+  }
+  p->exited = (c->flags & ERG_FLAG_EXITED) != 0;
+}
+
+int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
+                  size_t whylen)
+{
+  int fd = b->fd.procs;
+  struct erg_bpf_proc p;
+  uint64_t now;
+  long n;
+
+  if (b->features & ERG_BPF_F_FREQ)
+    erg_bpf_freq_refresh(b);
+  if (cpu_snapshot(b, b->snap[0]) == 0)
+    n = drain_read(b);
+  else
+    n = -1;
+  now = clock_mono_ns();
+  if (n < 0 || cpu_snapshot(b, b->snap[1])) {
+    snprintf(why, whylen, "reading the BPF maps failed: %s", strerror(errno));
+    return -1;
+  }
+  sort_records(b, (size_t)n);
+  drain_settle(b, (size_t)n, now);
+  for (long i = 0; i < n; i++) {
+    proc_fill(b, &b->keys[i], &b->vals[i], &p);
+    cb(&p, user);
+    if (p.exited) {
+      bpf_map_delete_elem(fd, &b->keys[i]);
+      b->exited++;
+    }
+  }
+  b->drains++;
+  return (int)n;
+}
+
+#endif /* ERG_HAVE_BPF */

@@ -1,0 +1,60 @@
+/* Internal to bpf/: the loader state shared by erg_bpf.c (open, load,
+ * features) and erg_bpf_drain.c (drain). Only with ERG_HAVE_BPF. */
+#ifndef ERG_BPF_INT_H
+#define ERG_BPF_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg_bpf.h"
+#include "erg_bpf_shared.h"
+
+_Static_assert(ERG_BPF_NFREQ == ERG_BPF_MAX_FREQ, "frequency slots differ");
+_Static_assert(ERG_BPF_NCAP == ERG_BPF_MAX_CAP, "capacity classes differ");
+
+#define NFEAT 9
+#define NPERF 3
+
+struct erg_kern;
+struct erg_kern_l;
+
+/* Map fds, whichever loader created them. */
+struct erg_bpf_fds {
+  int procs, cpu_state, cpu_freq, cpu_class, stats;
+  int perf[NPERF];
+};
+
+struct erg_bpf {
+  struct erg_kern *skel;    /* libbpf loader, or */
+  struct erg_kern_l *lskel; /* the light skeleton's in-kernel loader */
+  struct erg_bpf_fds fd;
+  unsigned features;
+  const char *reason[NFEAT];
+  char root[PATH_MAX];
+  int ncpu;
+  uint32_t *cpu_class; /* per CPU, index into classes */
+  uint32_t classes[ERG_BPF_MAX_CAP];
+  int nclass;
+  uint32_t *freq; /* scratch for sysfs frequency refresh */
+  int *perf_fd;   /* NPERF * ncpu, -1 = none */
+  struct erg_key *keys;
+  struct erg_counts *vals;
+  size_t cap;    /* capacity of keys/vals */
+  char *snap[2]; /* per-CPU state before and after the map read */
+  char *snap_tmp; /* re-read of CPUs caught mid-switch */
+  long *redo;    /* groups to re-read, at most one per CPU */
+  uint64_t exited, drains, unsettled;
+};
+
+/* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */
+static inline size_t cpu_state_stride(void)
+{
+  return (sizeof(struct erg_cpu_state) + 7) & ~(size_t)7;
+}
+
+/* Writes sysfs scaling_cur_freq into the cpu_freq map (erg_bpf.c). */
+void erg_bpf_freq_refresh(struct erg_bpf *b);
+
+#endif

@@ -1,0 +1,241 @@
+/* /metrics in the Prometheus text format (docs/metrics in docs/web.md).
+ * The loop renders the body once a second; the per-key energy counters,
+ * the large part on a big cluster, only after cells were written. The HTTP
+ * thread copies the last bodies. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+/* Prometheus label values escape backslash, quote and newline. */
+static void metrics_label(FILE *f, const char *v) {
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+    if (*p == '\\' || *p == '"')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p >= 0x20 && *p != 0x7f)
+      fputc(*p, f);
+  }
+}
+
+static void metrics_head(FILE *f, const char *name, const char *type, const char *help) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void metrics_node_label(FILE *f, const char *name, const struct node_state *n) {
+  fprintf(f, "%s{node=\"", name);
+  metrics_label(f, n->name);
+  fputc('"', f);
+}
+
+/* A double field of every node; NAN (not known yet) is left out. */
+static void metrics_node_gauge(FILE *f, struct collector *c, const char *name, const char *help,
+                               size_t off) {
+  metrics_head(f, name, "gauge", help);
+  for (size_t i = 0; i < c->nnodes; i++) {
+    double v = *(const double *)((const char *)c->nodes[i] + off);
+    if (isnan(v))
+      continue;
+    metrics_node_label(f, name, c->nodes[i]);
+    fprintf(f, "} %.6g\n", v);
+  }
+}
+
+/* A uint64_t field of every node, with an optional extra label
+ * ("reason=\"late\""); head 0 continues the previous family. */
+static void metrics_node_counter(FILE *f, struct collector *c, const char *name, const char *help,
+                                 const char *label, size_t off) {
+  if (help)
+    metrics_head(f, name, "counter", help);
+  for (size_t i = 0; i < c->nnodes; i++) {
+    uint64_t v = *(const uint64_t *)((const char *)c->nodes[i] + off);
+    metrics_node_label(f, name, c->nodes[i]);
+    fprintf(f, "%s%s} %llu\n", label ? "," : "", label ? label : "", (unsigned long long)v);
+  }
+}
+
+/* A double energy counter (joules) of every node. */
+static void metrics_node_joules(FILE *f, struct collector *c, const char *name, const char *help,
+                                size_t off) {
+  metrics_head(f, name, "counter", help);
+  for (size_t i = 0; i < c->nnodes; i++) {
+    double v = *(const double *)((const char *)c->nodes[i] + off);
+    metrics_node_label(f, name, c->nodes[i]);
+    fprintf(f, "} %.3f\n", v);
+  }
+}
+
+static void metrics_sources(FILE *f, struct collector *c) {
+  metrics_head(f, "erg_source_poll_errors_total", "counter", "Failed meter/PDU polls.");
+  for (int i = 0; i < c->cfg->nsources; i++) {
+    fputs("erg_source_poll_errors_total{source=\"", f);
+    metrics_label(f, c->cfg->sources[i].name);
+    fprintf(f, "\"} %llu\n", (unsigned long long)c->sources[i].errors);
+  }
+  fprintf(f, "# HELP erg_source_polls_total Meter/PDU polls, failed or not.\n"
+             "# TYPE erg_source_polls_total counter\n");
+  for (int i = 0; i < c->cfg->nsources; i++) {
+    fputs("erg_source_polls_total{source=\"", f);
+    metrics_label(f, c->cfg->sources[i].name);
+    fprintf(f, "\"} %llu\n", (unsigned long long)c->sources[i].polls);
+  }
+  fprintf(f, "# HELP erg_source_poll_duration_seconds Last poll: request to answer, or to "
+             "giving up.\n# TYPE erg_source_poll_duration_seconds gauge\n");
+  for (int i = 0; i < c->cfg->nsources; i++) {
+    if (!c->sources[i].polls)
+      continue;
+    fputs("erg_source_poll_duration_seconds{source=\"", f);
+    metrics_label(f, c->cfg->sources[i].name);
+    fprintf(f, "\"} %.6f\n", c->sources[i].poll_seconds);
+  }
+}
+
+static void metrics_nodes(FILE *f, struct collector *c) {
+  metrics_node_gauge(f, c, "erg_node_measured_watts", "Measured mean power of the last cell.",
+                     offsetof(struct node_state, last_measured_watts));
+  metrics_node_gauge(f, c, "erg_node_idle_watts", "Idle power of the last cell.",
+                     offsetof(struct node_state, last_idle_watts));
+  metrics_node_gauge(f, c, "erg_node_lag_seconds",
+                     "Estimated delay between node activity and its meter reading.",
+                     offsetof(struct node_state, lag_seconds));
+  metrics_node_gauge(f, c, "erg_node_lag_correlation",
+                     "Correlation of CPU time and power at the estimated lag.",
+                     offsetof(struct node_state, lag_correlation));
+  metrics_node_joules(f, c, "erg_node_measured_energy_joules_total",
+                      "Measured energy of the node's final cells (cells with a reading).",
+                      offsetof(struct node_state, measured_joules));
+  metrics_node_joules(f, c, "erg_node_idle_energy_joules_total",
+                      "Idle part of the node's attributed energy.",
+                      offsetof(struct node_state, idle_joules));
+  metrics_node_joules(f, c, "erg_node_dynamic_energy_joules_total",
+                      "Dynamic energy (total - idle) of cells with agent data, attributed to "
+                      "profile keys.", offsetof(struct node_state, dynamic_joules));
+  metrics_node_joules(f, c, "erg_node_unattributed_energy_joules_total",
+                      "Dynamic energy of cells without agent data (no keys to attribute to).",
+                      offsetof(struct node_state, unattributed_joules));
+  metrics_head(f, "erg_agent_last_seen_timestamp_seconds", "gauge",
+               "Last sample from the node's agent.");
+  for (size_t i = 0; i < c->nnodes; i++) {
+    if (!c->nodes[i]->last_seen_ns)
+      continue;
+    metrics_node_label(f, "erg_agent_last_seen_timestamp_seconds", c->nodes[i]);
+    fprintf(f, "} %.3f\n", c->nodes[i]->last_seen_ns / 1e9);
+  }
+  metrics_node_counter(f, c, "erg_agent_dropped_samples_total",
+                       "Samples agents reported as dropped.", NULL,
+                       offsetof(struct node_state, dropped_samples));
+  metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
+                       "Samples refused because their node had already reported that time.", NULL,
+                       offsetof(struct node_state, overlap_samples));
+  metrics_node_counter(f, c, "erg_grid_dropped_seconds_total",
+                       "Input seconds that arrived after their cell was final (late) or too far "
+                       "ahead (future).", "reason=\"late\"",
+                       offsetof(struct node_state, grid.late_seconds_dropped));
+  metrics_node_counter(f, c, "erg_grid_dropped_seconds_total", NULL, "reason=\"future\"",
+                       offsetof(struct node_state, grid.future_seconds_dropped));
+}
+
+/* Per-key and per-job energy: one series per known key, so the count is
+ * bounded by nodes x kinds x known keys (docs/web.md "/metrics"). */
+static void metrics_keys(FILE *f, struct collector *c) {
+  metrics_head(f, "erg_key_energy_joules_total", "counter",
+               "Energy attributed to a profile key on a node since ergd started (keys the "
+               "node currently writes archives for).");
+  for (size_t i = 0; i < c->nnodes; i++)
+    for (int k = 0; k < PROFILE_NKINDS; k++) {
+      const struct profile_known *kn = &c->nodes[i]->known[k];
+      for (size_t j = 0; j < kn->n; j++) {
+        metrics_node_label(f, "erg_key_energy_joules_total", c->nodes[i]);
+        fprintf(f, ",kind=\"%s\",key=\"", profile_kind_names[k]);
+        metrics_label(f, kn->keys[j].key);
+        fprintf(f, "\"} %.3f\n", kn->keys[j].joules);
+      }
+    }
+  metrics_head(f, "erg_job_energy_joules_total", "counter",
+               "Energy of a job summed over all nodes since ergd started.");
+  for (size_t j = 0; j < c->cluster_jobs.n; j++) {
+    fputs("erg_job_energy_joules_total{job=\"", f);
+    metrics_label(f, c->cluster_jobs.keys[j].key);
+    fprintf(f, "\"} %.3f\n", c->cluster_jobs.keys[j].joules);
+  }
+}
+
+static void metrics_publish(struct collector *c, char *body, size_t len, int keys) {
+  pthread_mutex_lock(&c->metrics_lock);
+  char **dst = keys ? &c->metrics_keys : &c->metrics;
+  free(*dst);
+  *dst = body;
+  *(keys ? &c->metrics_keys_len : &c->metrics_len) = len;
+  pthread_mutex_unlock(&c->metrics_lock);
+}
+
+void collector_metrics_render(struct collector *c) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return;
+  fprintf(f, "# HELP erg_agent_messages_total Agent messages received, by result.\n"
+             "# TYPE erg_agent_messages_total counter\n"
+             "erg_agent_messages_total{result=\"ok\"} %llu\n"
+             "erg_agent_messages_total{result=\"rejected\"} %llu\n",
+          (unsigned long long)c->msgs_ok, (unsigned long long)c->msgs_rejected);
+  if (c->auth)
+    fprintf(f, "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
+               "# TYPE erg_agent_auth_total counter\n"
+               "erg_agent_auth_total{result=\"accepted\"} %llu\n"
+               "erg_agent_auth_total{result=\"refused\"} %llu\n",
+            (unsigned long long)auth_accepted_total(c->auth),
+            (unsigned long long)auth_refused_total(c->auth));
+  fprintf(f, "# HELP erg_store_errors_total Failed archive updates and journal appends.\n"
+             "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
+          (unsigned long long)(c->store_errors + writer_errors(c->writer)));
+  fprintf(f, "# HELP erg_store_dropped_writes_total Archive updates dropped because the "
+             "write queue was full.\n# TYPE erg_store_dropped_writes_total counter\n"
+             "erg_store_dropped_writes_total %llu\n",
+          (unsigned long long)writer_dropped(c->writer));
+  fprintf(f, "# HELP erg_store_pending_writes Archive updates queued for the writer thread.\n"
+             "# TYPE erg_store_pending_writes gauge\nerg_store_pending_writes %zu\n",
+          writer_pending(c->writer));
+  fprintf(f, "# HELP erg_cluster_late_total Job contributions that came after their "
+             "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
+             "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
+  metrics_nodes(f, c);
+  metrics_sources(f, c);
+  fclose(f);
+  metrics_publish(c, buf, len, 0);
+  if (!c->keys_dirty && c->metrics_keys)
+    return;
+  buf = NULL;
+  len = 0;
+  if (!(f = open_memstream(&buf, &len)))
+    return;
+  metrics_keys(f, c);
+  fclose(f);
+  metrics_publish(c, buf, len, 1);
+  c->keys_dirty = 0;
+}
+
+/* Runs on libmicrohttpd's thread: only copies the last rendered bodies. */
+int collector_http_dynamic(void *user, const char *url, char **body, size_t *len,
+                           const char **ctype) {
+  struct collector *c = user;
+  if (strcmp(url, "/metrics") != 0)
+    return 404;
+  pthread_mutex_lock(&c->metrics_lock);
+  size_t a = c->metrics ? c->metrics_len : 0, b = c->metrics_keys ? c->metrics_keys_len : 0;
+  *len = a + b;
+  *body = malloc(*len + 1);
+  if (*body) {
+    memcpy(*body, c->metrics ? c->metrics : "", a);
+    memcpy(*body + a, c->metrics_keys ? c->metrics_keys : "", b);
+    (*body)[*len] = '\0';
+  }
+  pthread_mutex_unlock(&c->metrics_lock);
+  *ctype = "text/plain; version=0.0.4; charset=utf-8";
+  return *body ? 200 : 500;
+}

@@ -1,0 +1,295 @@
+/* Profile keys: a process's grid key is the tuple of all its grouping keys
+ * (command, job, unit, container, user), so attribution runs once per cell
+ * and every kind is a roll-up of the same shares: Σ keys of any kind is the
+ * same attributed power (conservation per kind). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "collector_int.h"
+
+const char *const profile_kind_names[PROFILE_NKINDS] = {"command", "job", "unit", "container",
+                                                        "user"};
+
+/* Separates the tuple's fields; never inside one (control bytes are
+ * replaced), so a hostile command name cannot forge another field. */
+#define PROFILE_SEP '\x1f'
+
+static size_t profile_put(char *out, size_t o, size_t outlen, const char *v, size_t max) {
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p && n < max; p++, n++)
+    if (o + 1 < outlen)
+      out[o++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+  return o;
+}
+
+void profile_key_build(char *out, size_t outlen, const char *comm, const char *job,
+                       const char *unit, const char *container, uint32_t uid) {
+  /* Field limits keep a tuple under PROFILE_KEY_MAX whatever an agent sends. */
+  const char *f[PROFILE_NKINDS - 1] = {comm, job, unit, container};
+  static const size_t max[PROFILE_NKINDS - 1] = {64, 64, 128, 72};
+  size_t o = 0;
+  for (int k = 0; k < PROFILE_NKINDS - 1; k++) {
+    o = profile_put(out, o, outlen, f[k], max[k]);
+    if (o + 1 < outlen)
+      out[o++] = PROFILE_SEP;
+  }
+  snprintf(out + o, outlen - o, "%u", uid);
+}
+
+size_t profile_key_field(const char *tuple, int kind, const char **start) {
+  const char *p = tuple;
+  for (int k = 0; k < kind && p; k++) {
+    p = strchr(p, PROFILE_SEP);
+    if (p)
+      p++;
+  }
+  if (!p) {
+    *start = "";
+    return 0;
+  }
+  *start = p;
+  const char *e = strchr(p, PROFILE_SEP);
+  return e ? (size_t)(e - p) : strlen(p);
+}
+
+/* ---- roll-up of one cell ---- */
+
+struct field_item {
+  const char *s;
+  size_t len;
+  double watts;
+};
+
+static int item_cmp_name(const void *a, const void *b) {
+  const struct field_item *x = a, *y = b;
+  if (x->len != y->len)
+    return x->len < y->len ? -1 : 1;
+  return memcmp(x->s, y->s, x->len);
+}
+
+static int entry_cmp_watts(const void *a, const void *b) {
+  double x = ((const struct profile_entry *)a)->watts, y = ((const struct profile_entry *)b)->watts;
+  if (x != y)
+    return x < y ? 1 : -1;
+  return strcmp(((const struct profile_entry *)a)->key, ((const struct profile_entry *)b)->key);
+}
+
+static char *arena_dup(struct profile_rollup *r, const char *s, size_t len) {
+  if (r->used + len + 1 > r->arena_cap)
+    return NULL;
+  char *d = r->arena + r->used;
+  memcpy(d, s, len);
+  d[len] = '\0';
+  r->used += len + 1;
+  return d;
+}
+
+/* One kind: group shares by field value; all[] holds every value (for
+ * cluster sums), out[] the written keys: top N, [none], [other], [system]. */
+static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr_share *sh,
+                       size_t nkeys, double system_watts, unsigned top,
+                       struct field_item *items) {
+  for (size_t i = 0; i < nkeys; i++) {
+    items[i].len = profile_key_field(sh[i].key, kind, &items[i].s);
+    items[i].watts = sh[i].watts;
+  }
+  qsort(items, nkeys, sizeof *items, item_cmp_name);
+  struct profile_entry *all = r->all[kind], *out = r->out[kind];
+  size_t nall = 0;
+  double none = 0;
+  int have_none = 0;
+  for (size_t i = 0; i < nkeys;) {
+    size_t j = i;
+    double w = 0;
+    for (; j < nkeys && !item_cmp_name(&items[i], &items[j]); j++)
+      w += items[j].watts;
+    if (items[i].len == 0) {
+      none += w;
+      have_none = 1;
+    } else {
+      char *k = arena_dup(r, items[i].s, items[i].len);
+      if (!k)
+        return -1;
+      all[nall++] = (struct profile_entry){k, w};
+    }
+    i = j;
+  }
+  r->nall[kind] = nall;
+  qsort(all, nall, sizeof *all, entry_cmp_watts);
+  size_t ntop = nall < top ? nall : top, n = 0;
+  double other = 0;
+  for (size_t i = 0; i < nall; i++) {
+    if (i < ntop)
+      out[n++] = all[i];
+    else
+      other += all[i].watts;
+  }
+  if (have_none)
+    out[n++] = (struct profile_entry){"[none]", none};
+  if (nall > ntop)
+    out[n++] = (struct profile_entry){"[other]", other};
+  out[n++] = (struct profile_entry){"[system]", system_watts};
+  r->nout[kind] = n;
+  return 0;
+}
+
+int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, size_t nkeys,
+                   unsigned top) {
+  memset(r, 0, sizeof *r);
+  /* Field values are at most PROFILE_KEY_MAX bytes each, all copied once. */
+  r->arena_cap = nkeys * PROFILE_KEY_MAX + 1;
+  r->arena = malloc(r->arena_cap);
+  struct field_item *items = malloc((nkeys ? nkeys : 1) * sizeof *items);
+  int rc = r->arena && items ? 0 : -1;
+  for (int k = 0; k < PROFILE_NKINDS && rc == 0; k++) {
+    r->all[k] = malloc((nkeys ? nkeys : 1) * sizeof *r->all[k]);
+    r->out[k] = malloc((nkeys + 3) * sizeof *r->out[k]);
+    rc = r->all[k] && r->out[k] ? 0 : -1;
+    if (rc == 0)
+      rc = rollup_kind(r, k, sh, nkeys, sh[nkeys].watts, top, items);
+  }
+  free(items);
+  if (rc != 0)
+    profile_rollup_free(r);
+  return rc;
+}
+
+void profile_rollup_free(struct profile_rollup *r) {
+  for (int k = 0; k < PROFILE_NKINDS; k++) {
+    free(r->all[k]);
+    free(r->out[k]);
+  }
+  free(r->arena);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- known keys ---- */
+
+static uint64_t known_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+/* Open addressing over the entries, rebuilt whenever the set changes
+ * shape (add beyond capacity, removal): lookups are the frequent part. */
+static void known_reindex(struct profile_known *k) {
+  size_t n = 16;
+  while (n < 2 * k->n + 2)
+    n *= 2;
+  if (n != k->index_len) {
+    uint32_t *ix = realloc(k->index, n * sizeof *ix);
+    if (!ix)
+      return;
+    k->index = ix;
+    k->index_len = n;
+  }
+  memset(k->index, 0, k->index_len * sizeof *k->index);
+  for (size_t i = 0; i < k->n; i++) {
+    size_t j = known_hash(k->keys[i].key) & (k->index_len - 1);
+    while (k->index[j])
+      j = (j + 1) & (k->index_len - 1);
+    k->index[j] = (uint32_t)i + 1;
+  }
+}
+
+struct profile_known_key *profile_known_find(const struct profile_known *k, const char *key) {
+  if (!k->index_len)
+    return NULL;
+  for (size_t j = known_hash(key) & (k->index_len - 1); k->index[j];
+       j = (j + 1) & (k->index_len - 1))
+    if (!strcmp(k->keys[k->index[j] - 1].key, key))
+      return &k->keys[k->index[j] - 1];
+  return NULL;
+}
+
+static void known_remove(struct profile_known *k, size_t i) {
+  free(k->keys[i].key);
+  k->keys[i] = k->keys[--k->n];
+}
+
+struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
+                                              int64_t t, size_t max_keys) {
+  struct profile_known_key *e = profile_known_find(k, key);
+  if (e) {
+    e->last_t = t;
+    return e;
+  }
+  /* Full: the key idle longest makes room (its counter restarts if it
+   * comes back; /metrics consumers see a counter reset). */
+  if (k->n >= max_keys && k->n) {
+    size_t oldest = 0;
+    for (size_t i = 1; i < k->n; i++)
+      if (k->keys[i].last_t < k->keys[oldest].last_t)
+        oldest = i;
+    known_remove(k, oldest);
+  }
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? 2 * k->cap : 16;
+    struct profile_known_key *a = realloc(k->keys, cap * sizeof *a);
+    if (!a)
+      return NULL;
+    k->keys = a;
+    k->cap = cap;
+  }
+  char *dup = strdup(key);
+  if (!dup)
+    return NULL;
+  k->keys[k->n++] = (struct profile_known_key){dup, t, 0};
+  known_reindex(k);
+  return &k->keys[k->n - 1];
+}
+
+size_t profile_known_expire(struct profile_known *k, int64_t now, int64_t max_idle_seconds) {
+  size_t dropped = 0;
+  for (size_t i = 0; i < k->n;) {
+    if (now - k->keys[i].last_t > max_idle_seconds) {
+      known_remove(k, i);
+      dropped++;
+    } else {
+      i++;
+    }
+  }
+  if (dropped)
+    known_reindex(k);
+  return dropped;
+}
+
+void profile_known_free(struct profile_known *k) {
+  for (size_t i = 0; i < k->n; i++)
+    free(k->keys[i].key);
+  free(k->keys);
+  free(k->index);
+  memset(k, 0, sizeof *k);
+}
+
+/* The keys whose archives in dir were updated within max_idle_seconds
+ * (0: any), from the store's index.tsv and the archives' mtimes, so that
+ * after a restart absent keys keep getting their 0 W. A line still being
+ * appended (no newline yet) is skipped. */
+size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
+                          int64_t max_idle_seconds, size_t max_keys) {
+  char path[1400], line[1024];
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  if (!f)
+    return 0;
+  while (fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+    if (!tab || !nl || nl < tab)
+      continue;
+    *tab = *nl = '\0';
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s.rrd", dir, line);
+    if (stat(path, &st) != 0 || (max_idle_seconds > 0 && now - st.st_mtime > max_idle_seconds))
+      continue;
+    struct profile_known_key *e = profile_known_touch(k, tab + 1, (int64_t)st.st_mtime, max_keys);
+    n += e != NULL;
+  }
+  fclose(f);
+  return n;
+}

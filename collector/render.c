@@ -1,0 +1,118 @@
+/* Pages are rendered in their own thread: a render draws graphs with
+ * librrd (in a forked child that the caller waits for), seconds for a few
+ * nodes and far more for thousands. On the loop that wait stopped ingest and
+ * cells closed without their samples. One thread renders at a time
+ * (rrd_graph_v is not thread-safe); a request while it is busy is refused
+ * and the loop asks again on its next tick. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector_int.h"
+#include "erg_web.h"
+
+struct renderer {
+  const struct erg_store *store;
+  char www_dir[512];
+  char model_dir[512]; /* "": the store's models/ */
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  int busy, stopping;   /* busy: a job is queued or being rendered */
+  char **names;
+  size_t nnames;
+  int64_t now;
+};
+
+static void names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+static void *renderer_main(void *arg) {
+  struct renderer *r = arg;
+  pthread_mutex_lock(&r->lock);
+  for (;;) {
+    while (!r->names && !r->stopping)
+      pthread_cond_wait(&r->wake, &r->lock);
+    if (!r->names)
+      break;
+    char **names = r->names;
+    size_t n = r->nnames;
+    int64_t now = r->now;
+    r->names = NULL; /* taken: renderer_stop frees only a job not started */
+    pthread_mutex_unlock(&r->lock);
+    char why[256];
+    /* ergd runs for months: librrd's per-render leaks stay in a child. */
+    struct erg_web_options o = {.model_dir = r->model_dir[0] ? r->model_dir : NULL,
+                                .isolate = 1};
+    if (erg_web_render_opts(r->store, r->www_dir, (const char *const *)names, n, now, &o, why,
+                            sizeof why) != 0)
+      erg_warn("pages: %s", why);
+    names_free(names, n);
+    pthread_mutex_lock(&r->lock);
+    r->busy = 0;
+  }
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
+                                const char *model_dir) {
+  struct renderer *r = calloc(1, sizeof *r);
+  if (!r)
+    return NULL;
+  r->store = store;
+  erg_strlcpy(r->www_dir, www_dir, sizeof r->www_dir);
+  erg_strlcpy(r->model_dir, model_dir ? model_dir : "", sizeof r->model_dir);
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_cond_init(&r->wake, NULL);
+  if (pthread_create(&r->thread, NULL, renderer_main, r) != 0) {
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+int renderer_submit(struct renderer *r, const char *const *nodes, size_t n, int64_t now) {
+  pthread_mutex_lock(&r->lock);
+  int busy = r->busy;
+  pthread_mutex_unlock(&r->lock);
+  if (busy)
+    return 1;
+  /* The thread gets its own copy: node states belong to the loop. */
+  char **names = calloc(n ? n : 1, sizeof *names);
+  for (size_t i = 0; names && i < n; i++)
+    if (!(names[i] = strdup(nodes[i]))) {
+      names_free(names, i);
+      names = NULL;
+    }
+  if (!names)
+    return -1;
+  pthread_mutex_lock(&r->lock);
+  r->names = names;
+  r->nnames = n;
+  r->now = now;
+  r->busy = 1;
+  pthread_cond_signal(&r->wake);
+  pthread_mutex_unlock(&r->lock);
+  return 0;
+}
+
+void renderer_stop(struct renderer *r) {
+  if (!r)
+    return;
+  pthread_mutex_lock(&r->lock);
+  r->stopping = 1;
+  if (r->names) { /* queued, not started: not worth the wait */
+    names_free(r->names, r->nnames);
+    r->names = NULL;
+  }
+  pthread_cond_signal(&r->wake);
+  pthread_mutex_unlock(&r->lock);
+  pthread_join(r->thread, NULL);
+  pthread_mutex_destroy(&r->lock);
+  pthread_cond_destroy(&r->wake);
+  free(r);
+}

@@ -1,0 +1,78 @@
+/* ergd's loop state, shared by collector.c (the loop) and metrics.c (the
+ * /metrics body). Everything here belongs to the loop thread, except the
+ * rendered metrics bodies (metrics_lock). */
+#ifndef ERG_COLLECTOR_STATE_H
+#define ERG_COLLECTOR_STATE_H
+
+#include <pthread.h>
+
+#include "collector_int.h"
+
+/* Known keys kept per node and kind, and for cluster-wide jobs. */
+#define NODE_MAX_KNOWN_KEYS 256
+#define CLUSTER_MAX_KNOWN_JOBS 4096
+
+struct node_state {
+  char name[128];
+  double idle_watts;
+  struct erg_grid grid;
+  uint64_t samples, dropped_samples, last_seen_ns;
+  uint64_t overlap_samples;   /* refused: time already covered by this node */
+  uint64_t covered_until_ns;  /* end of the last accepted sample */
+  char boot_id[40];
+  double last_measured_watts, last_idle_watts;
+  double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
+  /* Energy over the cells so far (this run), for /metrics counters. */
+  double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
+  struct erg_lag lag;
+  struct profile_known known[PROFILE_NKINDS];
+  int known_loaded;           /* known[] read back from the store (restarts) */
+  int has_data;
+  struct node_model *model;   /* never NULL after collector_node */
+  unsigned journal_columns;   /* optional journal columns: sticky once seen */
+  unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
+};
+
+struct source_state {
+  struct erg_pdu_counter counters[ERG_PDU_MAX_CHANNELS];
+  uint64_t polls, errors;
+  double poll_seconds;    /* duration of the last poll (once polls > 0) */
+  int failing;
+};
+
+struct collector {
+  const struct erg_collector_config *cfg;
+  struct node_state **nodes;
+  size_t nnodes;
+  struct node_state **node_index; /* open addressing by name hash */
+  size_t node_index_len;          /* power of two > 2 * ERG_MAX_NODES */
+  struct source_state *sources;
+  struct erg_store *store;
+  struct writer *writer;  /* all archive writes go through its thread */
+  struct renderer *renderer; /* pages, in their own thread */
+  struct cluster *cluster;
+  struct profile_known cluster_jobs;
+  int cluster_jobs_loaded;
+  struct auth *auth;      /* NULL: plain TCP, no CURVE */
+  char journal_dir[600];
+  uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
+  int64_t last_render;
+  int render_due;
+  int keys_dirty;         /* key counters changed since the keys section was rendered */
+  /* Scratch for one sample's processes and their tuple keys. */
+  struct erg_grid_proc *procbuf;
+  char *keybuf;
+  size_t procbuf_cap;
+  pthread_mutex_t metrics_lock;
+  char *metrics;          /* last rendered /metrics body: cheap part, every second */
+  size_t metrics_len;
+  char *metrics_keys;     /* per-key counters, rendered when keys_dirty */
+  size_t metrics_keys_len;
+};
+
+/* metrics.c */
+void collector_metrics_render(struct collector *c);
+int collector_http_dynamic(void *user, const char *url, char **body, size_t *len,
+                           const char **ctype);
+
+#endif

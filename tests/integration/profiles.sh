@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Profile keys of every kind and cluster-wide jobs, end to end. Two virtual
+# nodes (cgroup2 groups; erg-agent --scope; erg-pdusim following each
+# group's CPU) both run processes of Slurm job 4242 (cgroup job_4242); n1
+# also runs a systemd-style unit without a job, n2 a second job 77. With
+# top_processes = 2 some keys fold into [other]. From the RRD archives
+# (rrdtool fetch), for every node, every kind and every written cell:
+# Σ keys == the cell's dynamic power; cluster/job/4242 == n1's + n2's
+# job 4242; processes without a job are under [none]; /metrics has the
+# per-key and per-job energy counters and passes promtool.
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3 BURNER=$4
+. "$(dirname "$0")/lib.sh"
+for tool in rrdtool python3 ss curl; do
+  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+"$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
+SIMPREFIX=${CG2#/sys/fs/cgroup}
+tag=erg-prof-$$
+groups="$tag-n1/job_4242 $tag-n1/tool.service $tag-n2/job_4242 $tag-n2/job_77 $tag-n1 $tag-n2"
+cg_cleanup() {
+  local g p
+  for g in $groups; do
+    [ -d "$CG2/$g" ] || continue
+    for p in $(cat "$CG2/$g/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
+  done
+  sleep 0.3
+  for g in $groups; do rmdir "$CG2/$g" 2>/dev/null || true; done
+}
+erg_setup prof
+ERG_CLEANUP=cg_cleanup
+for g in $tag-n1 $tag-n2 $tag-n1/job_4242 $tag-n1/tool.service $tag-n2/job_4242 $tag-n2/job_77; do
+  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
+done
+# Runs a command inside cgroup $1 (relative to the cgroup2 root).
+in_cg() { local g=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$g" "$@"; }
+
+STEP=2
+erg_ports
+erg_ergd_conf <<CONF
+step_seconds = $STEP
+settle_steps = 1
+poll_seconds = 0.5
+top_processes = 2
+lag_max_seconds = 0
+$(erg_sim_meter)
+[node.n1]
+power = sim:1
+idle_watts = 40
+[node.n2]
+power = sim:2
+idle_watts = 40
+CONF
+erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 --idle 40 --slope 100 \
+  --update 0.5
+erg_start_ergd
+for n in n1 n2; do erg_start_agent $n --scope /$tag-$n --interval 0.5; done
+sleep 2
+LOAD=24
+in_cg $tag-n1/job_4242 timeout $LOAD sha256sum /dev/zero & pids+=($!)
+in_cg $tag-n1/job_4242 timeout $LOAD "$BURNER" $((LOAD * 2)) 300 jobwork 1 >/dev/null & pids+=($!)
+in_cg $tag-n1/tool.service timeout $LOAD md5sum /dev/zero & pids+=($!)
+in_cg $tag-n2/job_4242 timeout $LOAD sha1sum /dev/zero & pids+=($!)
+in_cg $tag-n2/job_77 timeout $LOAD b2sum /dev/zero & pids+=($!)
+sleep $((LOAD + 5 * STEP))
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
+cg_cleanup
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+pids=()
+
+data=$work/data
+fetch() { rrdtool fetch "$1" AVERAGE -r $STEP -s end-120 -e now; }
+for n in n1 n2; do
+  fetch "$data/nodes/$n/node.rrd" >"$work/$n-node.txt"
+  for kind in command job unit container user; do
+    d=$data/nodes/$n/$kind
+    [ -f "$d/index.tsv" ] || { echo "FAIL: $n has no $kind archives"; ls -R "$data"; exit 1; }
+    while IFS=$'\t' read -r safe key; do
+      [ -f "$d/$safe.rrd" ] && { echo "== $key"; fetch "$d/$safe.rrd"; }
+    done <"$d/index.tsv" >"$work/$n-$kind.txt"
+  done
+done
+d=$data/cluster/job
+[ -f "$d/index.tsv" ] || { echo "FAIL: no cluster job archives"; ls -R "$data"; tail "$work/ergd.log"; exit 1; }
+while IFS=$'\t' read -r safe key; do
+  echo "== $key"; fetch "$d/$safe.rrd"
+done <"$d/index.tsv" >"$work/cluster-job.txt"
+
+python3 - "$work" <<'PY'
+import math, sys, collections
+work = sys.argv[1]
+
+def table(path):
+    """rrdtool fetch output -> {t: {column: value}}"""
+    out, names = {}, None
+    for l in open(path):
+        if names is None and l.strip():
+            names = l.split(); continue
+        if ":" not in l: continue
+        t, vals = l.split(":", 1)
+        out[int(t)] = dict(zip(names, (float(v) for v in vals.split())))
+    return out
+
+def keys(path):
+    """== KEY blocks of watts -> {key: {t: watts}}"""
+    out, cur = {}, None
+    for l in open(path):
+        if l.startswith("== "):
+            cur = out.setdefault(l[3:].rstrip("\n"), {}); continue
+        if ":" in l and cur is not None:
+            t, v = l.split(":", 1)
+            cur[int(t)] = float(v)
+    return out
+
+fail = []
+checked = collections.Counter()
+per_node_job = {}
+for n in ("n1", "n2"):
+    node = table(f"{work}/{n}-node.txt")
+    for kind in ("command", "job", "unit", "container", "user"):
+        k = keys(f"{work}/{n}-{kind}.txt")
+        if "[system]" not in k:
+            fail.append(f"{n}/{kind}: no [system] archive"); continue
+        if kind == "job":
+            per_node_job[n] = k
+        # Cells the collector wrote keys for: [system] has a value.
+        for t, sysw in k["[system]"].items():
+            if math.isnan(sysw) or t not in node: continue
+            dyn = node[t]["dynamic"]
+            if math.isnan(dyn): continue
+            s = sum(v.get(t, math.nan) for v in k.values() if not math.isnan(v.get(t, math.nan)))
+            if abs(s - dyn) > 1e-6 * max(1.0, dyn) + 1e-6:
+                fail.append(f"{n}/{kind} t={t}: sum of keys {s} != dynamic {dyn}")
+            checked[(n, kind)] += 1
+        if kind == "job" and n == "n1" and "[none]" not in k:
+            fail.append("n1/job: the unit's processes (no job) are not under [none]")
+        if kind == "unit" and n == "n1" and "tool.service" not in k:
+            fail.append(f"n1/unit: no tool.service key ({sorted(k)})")
+        if kind == "job" and "4242" not in k:
+            fail.append(f"{n}/job: no 4242 key ({sorted(k)})")
+        if kind == "command" and n == "n1" and "[other]" not in k:
+            fail.append(f"n1/command: top_processes = 2 but no [other] ({sorted(k)})")
+for nk, c in sorted(checked.items()):
+    if c < 8:
+        fail.append(f"{nk}: only {c} cells with keys")
+
+cl = keys(f"{work}/cluster-job.txt")
+sums = zeros = 0
+for job, nodes in (("4242", ("n1", "n2")), ("77", ("n2",))):
+    if job not in cl:
+        fail.append(f"cluster: no job {job} ({sorted(cl)})"); continue
+    for t, w in cl[job].items():
+        parts = [per_node_job[n].get(job, {}).get(t, math.nan) for n in nodes]
+        if math.isnan(w) or any(math.isnan(p) for p in parts): continue
+        if abs(w - sum(parts)) > 1e-6 * max(1.0, w) + 1e-6:
+            fail.append(f"cluster job {job} t={t}: {w} != {' + '.join(map(str, parts))}")
+        if job == "4242" and all(p > 1 for p in parts):
+            sums += 1
+        # After the load: explicit 0 W, not unknown, in all three archives.
+        if job == "4242" and w == 0 and all(p == 0 for p in parts):
+            zeros += 1
+if sums < 5:
+    fail.append(f"cluster job 4242 matched both nodes' busy cells only {sums} times")
+if zeros < 1:
+    fail.append("cluster job 4242: no idle cell written as 0 W after the job ended")
+if fail:
+    print("FAIL:\n  " + "\n  ".join(fail[:30])); sys.exit(1)
+print(f"ok: conservation per kind over {sum(checked.values())} node-kind cells, "
+      f"cluster job 4242 = n1 + n2 in {sums} busy cells, 0 W in {zeros} idle ones")
+PY
+
+m=$work/metrics.txt
+for s in 'erg_key_energy_joules_total{node="n1",kind="job",key="4242"}' \
+         'erg_key_energy_joules_total{node="n2",kind="user",key="0"}' \
+         'erg_job_energy_joules_total{job="4242"}' 'erg_node_dynamic_energy_joules_total{node="n1"}' \
+         'erg_node_measured_energy_joules_total{node="n2"}' 'erg_node_idle_energy_joules_total{node="n2"}'; do
+  grep -qF "$s " "$m" || { echo "FAIL: /metrics lacks $s"; grep -c . "$m"; exit 1; }
+done
+# The cluster counter is the nodes' sum, give or take the cells still pending.
+python3 - "$m" <<'PY'
+import sys, re
+v = {}
+for l in open(sys.argv[1]):
+    if l.startswith("erg_"):
+        name, val = l.rsplit(" ", 1)
+        v[name] = float(val)
+job = v['erg_job_energy_joules_total{job="4242"}']
+nodes = sum(v[f'erg_key_energy_joules_total{{node="{n}",kind="job",key="4242"}}'] for n in ("n1", "n2"))
+assert nodes > 100, f"job 4242 got only {nodes} J"
+assert 0.8 * nodes <= job <= nodes + 1e-3, (job, nodes)
+print(f"ok: /metrics job 4242 {job:.0f} J, nodes' job keys {nodes:.0f} J")
+PY
+if command -v promtool >/dev/null; then promtool check metrics <"$m"; fi

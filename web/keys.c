@@ -1,0 +1,151 @@
+/* Profile keys as the pages see them: read from index.tsv (only names the
+ * sanitizer leaves unchanged become paths), their mean power over a range,
+ * and the set of jobs that get a page. */
+#include <math.h>
+#include <rrd.h>
+#include <rrd_client.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "web_int.h"
+
+const char *const web_kinds[WEB_NKINDS] = {"job", "command", "unit", "container", "user"};
+
+int web_file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* One index line "safe<TAB>original" into k; 0 when it does not name an
+ * existing archive under dir. */
+static int keys_parse(const char *dir, char *line, struct web_key *k) {
+  line[strcspn(line, "\n")] = '\0';
+  char *tab = strchr(line, '\t');
+  if (!tab)
+    return 0;
+  *tab = '\0';
+  /* The index is data too: only a sanitized name may become a path. */
+  erg_name_sanitize(line, strlen(line), k->safe);
+  if (strcmp(k->safe, line) != 0)
+    return 0;
+  snprintf(k->path, sizeof k->path, "%s/%s.rrd", dir, k->safe);
+  if (!web_file_exists(k->path))
+    return 0;
+  erg_strlcpy(k->orig, tab + 1, sizeof k->orig);
+  k->mean_watts = k->energy_j = 0;
+  k->last = 0;
+  return 1;
+}
+
+size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, size_t max) {
+  char path[1200], line[1024];
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  while (f && n < max && fgets(line, sizeof line, f)) {
+    struct stat sb;
+    /* Keys idle since before the range (e.g. a month of ended jobs on a
+     * node, not yet expired) draw nothing there: skip them, so the 256
+     * drawn are the ones with data. */
+    if (keys_parse(dir, line, &keys[n]) && stat(keys[n].path, &sb) == 0 &&
+        (int64_t)sb.st_mtime >= min_mtime)
+      n++;
+  }
+  if (f)
+    fclose(f);
+  return n;
+}
+
+void web_key_stats(const char *daemon, const char *path, int64_t end_s, long seconds,
+                   double *mean_watts, double *energy_j) {
+  time_t start = (time_t)(end_s - seconds), end = (time_t)end_s;
+  unsigned long step = 0, nds = 0;
+  char **names = NULL;
+  rrd_value_t *data = NULL;
+  *mean_watts = *energy_j = 0;
+  if (daemon)
+    rrdc_flush_if_daemon(daemon, path);
+  rrd_clear_error();
+  if (rrd_fetch_r(path, "AVERAGE", &start, &end, &step, &nds, &names, &data) != 0)
+    return;
+  double sum = 0;
+  unsigned long rows = step ? (unsigned long)(end - start) / step : 0, known = 0;
+  for (unsigned long r = 0; nds && r < rows; r++)
+    if (!isnan(data[r * nds])) {
+      sum += data[r * nds];
+      known++;
+    }
+  for (unsigned long i = 0; i < nds; i++)
+    free(names[i]);
+  free(names);
+  free(data);
+  *mean_watts = known ? sum / (double)known : 0;
+  *energy_j = sum * (double)step;
+}
+
+static int job_recent_cmp(const void *a, const void *b) {
+  int64_t x = ((const struct web_job *)a)->key.last, y = ((const struct web_job *)b)->key.last;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Jobs are history: cluster/job may list thousands. A stat per line picks
+ * the recent ones (file mtime; with rrdcached it lags by the daemon's
+ * write delay, which a week's window absorbs); only those are opened. */
+size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_t nnodes,
+                        struct web_job **out) {
+  char dir[1100], path[1200], line[1024];
+  struct web_job *jobs = NULL;
+  size_t n = 0, cap = 0;
+  *out = NULL;
+  if (erg_store_kind_dir(c->st, NULL, "job", dir, sizeof dir) != 0)
+    return 0;
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  FILE *f = fopen(path, "r");
+  struct web_job j = {.on_node = NULL, .nodes_on = 0};
+  while (f && fgets(line, sizeof line, f)) {
+    struct stat sb;
+    if (!keys_parse(dir, line, &j.key) || stat(j.key.path, &sb) != 0 ||
+        (int64_t)sb.st_mtime < c->now - WEB_JOB_DAYS * 86400)
+      continue;
+    j.key.last = (int64_t)sb.st_mtime;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 32;
+      struct web_job *m = realloc(jobs, cap * sizeof *m);
+      if (!m)
+        break;
+      jobs = m;
+    }
+    jobs[n++] = j;
+  }
+  if (f)
+    fclose(f);
+  if (n)
+    qsort(jobs, n, sizeof *jobs, job_recent_cmp);
+  n = n > WEB_MAX_JOBS ? WEB_MAX_JOBS : n;
+  const char *daemon = erg_store_daemon(c->st);
+  for (size_t i = 0; i < n; i++) {
+    struct web_job *w = &jobs[i];
+    if (daemon)
+      rrdc_flush_if_daemon(daemon, w->key.path);
+    rrd_clear_error();
+    time_t last = rrd_last_r(w->key.path);
+    w->key.last = last > 0 ? (int64_t)last : w->key.last;
+    web_key_stats(daemon, w->key.path, c->now, 86400, &w->key.mean_watts, &w->key.energy_j);
+    w->on_node = calloc(nnodes ? nnodes : 1, 1);
+    for (size_t k = 0; w->on_node && k < nnodes; k++) {
+      w->on_node[k] = erg_store_key_path(c->st, nodes[k], "job", w->key.orig, path,
+                                         sizeof path) == 0 && web_file_exists(path);
+      w->nodes_on += w->on_node[k];
+    }
+  }
+  *out = jobs;
+  return n;
+}
+
+void web_jobs_free(struct web_job *jobs, size_t n) {
+  for (size_t i = 0; jobs && i < n; i++)
+    free(jobs[i].on_node);
+  free(jobs);
+}

@@ -1,0 +1,104 @@
+/* Job pages: a job's power on each node it ran on (per-node job archives)
+ * under the cluster-wide total (cluster/job/<job>.rrd), for the job's last
+ * hour, day, week and month of data; and the overview's top-jobs table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "web_int.h"
+
+#define JOB_RANGES 4 /* hour, day, week, month */
+
+static int job_energy_cmp(const void *a, const void *b) {
+  double x = (*(const struct web_job *const *)a)->key.energy_j;
+  double y = (*(const struct web_job *const *)b)->key.energy_j;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t max) {
+  const struct web_job **order = malloc((njobs ? njobs : 1) * sizeof *order);
+  if (!order)
+    return;
+  for (size_t i = 0; i < njobs; i++)
+    order[i] = &jobs[i];
+  qsort(order, njobs, sizeof *order, job_energy_cmp);
+  fprintf(f, "<table>\n<tr><th>job</th><th>energy (kWh)</th><th>mean (W)</th>"
+             "<th>nodes</th><th>last data</th></tr>\n");
+  for (size_t i = 0; i < njobs && i < max; i++) {
+    const struct web_job *j = order[i];
+    char when[32];
+    web_iso_time(j->key.last, when);
+    fprintf(f, "<tr><td><a href=\"job-%s.html\">", j->key.safe);
+    web_html_text(f, j->key.orig);
+    fprintf(f, "</a></td><td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
+               "<td class=\"n\">%zu</td><td>%s</td></tr>\n",
+            j->key.energy_j / 3.6e6, j->key.mean_watts, j->nodes_on, when);
+  }
+  fprintf(f, "</table>\n<p>Energy and mean power over the last day; jobs with data in "
+             "the last %d days have a page.</p>\n", WEB_JOB_DAYS);
+  free(order);
+}
+
+static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
+                    size_t nnodes) {
+  char *buf = NULL, name[ERG_NAME_MAX + 16], when[32];
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return -1;
+  web_iso_time(j->key.last, when);
+  fprintf(f, web_html_head, "erg: job");
+  fprintf(f, "<p><a href=\"index.html\">overview</a></p>\n<h1>job ");
+  web_html_text(f, j->key.orig);
+  fprintf(f, "</h1>\n<p>Last data %s. Last day: %.3f kWh, mean %.1f W.</p>\n<p>Ran on:", when,
+          j->key.energy_j / 3.6e6, j->key.mean_watts);
+  size_t listed = 0;
+  for (size_t i = 0; i < nnodes; i++) {
+    if (!j->on_node || !j->on_node[i])
+      continue;
+    char safe[ERG_NAME_MAX];
+    erg_name_sanitize(nodes[i], strlen(nodes[i]), safe);
+    fprintf(f, "%s <a href=\"node-hour-%s.html\">", listed++ ? "," : "", safe);
+    web_html_text(f, nodes[i]);
+    fprintf(f, "</a>");
+  }
+  fprintf(f, "%s</p>\n", listed ? "" : " no node archive (the job's share may be in a node's "
+                                       "[other])");
+  for (size_t r = 0; r < JOB_RANGES; r++)
+    fprintf(f, "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "
+               "last %s\">\n", web_ranges[r].name, web_ranges[r].name, j->key.safe, c->ext,
+            web_ranges[r].name);
+  fprintf(f, "<p>Per node the job's power there, stacked; the line is the job's cluster-wide "
+             "total (it can be higher when a node counted the job in [other]). Generated at "
+             "%lld (unix time).</p>\n</body></html>\n", (long long)c->now);
+  snprintf(name, sizeof name, "job-%s.html", j->key.safe);
+  return web_page_write(c->www, name, f, &buf, &len);
+}
+
+int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t njobs,
+                  const char *const *nodes, size_t nnodes, char *why, size_t whylen) {
+  int rc = 0;
+  char err[512];
+  for (size_t i = 0; i < njobs; i++) {
+    const struct web_job *j = &jobs[i];
+    /* An ended job's graphs end at its last data, so they stay as drawn. */
+    int64_t end = j->key.last && j->key.last < c->now ? j->key.last : c->now;
+    for (size_t r = 0; r < JOB_RANGES; r++) {
+      char file[1200];
+      snprintf(file, sizeof file, "%s/jobg-%s-%s.%s", c->www, web_ranges[r].name, j->key.safe,
+               c->ext);
+      if (web_graph_fresh(file, c->now, web_ranges[r].seconds, j->key.last))
+        continue;
+      if (web_graph_job(c, j, nodes, nnodes, file, web_ranges[r].seconds, end, err,
+                        sizeof err) != 0 && rc == 0) {
+        snprintf(why, whylen, "%s", err);
+        rc = -1;
+      }
+    }
+    if (job_page(c, j, nodes, nnodes) != 0 && rc == 0) {
+      snprintf(why, whylen, "cannot write page of job %s", j->key.safe);
+      rc = -1;
+    }
+  }
+  return rc;
+}

@@ -1,0 +1,57 @@
+/* Internal to erg report (web/report.c: command line and output;
+ * web/report_data.c: reading and integrating the archives). */
+#ifndef ERG_REPORT_INT_H
+#define ERG_REPORT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg_common.h"
+
+#define REPORT_MAX_RRAS 32
+#define REPORT_MAX_SELECT 64
+#define REPORT_PROGRESS_MIN 50 /* archives before progress is worth showing */
+#define REPORT_J_PER_KWH 3.6e6
+#define REPORT_ALL_NODES "*" /* node column of cluster-wide rows */
+
+struct report_opts {
+  const char *data_dir, *out, *format, *currency;
+  const char *kind; /* "node" or a profile key kind ("command", ...) */
+  int by_node;
+  int per_node; /* --per-node: --by job from the node archives, not cluster/job */
+  int64_t from_s, to_s;
+  const char *select[REPORT_MAX_SELECT]; /* --node */
+  size_t nselect;
+  double cost_per_kwh, co2_g_per_kwh; /* NAN when not asked for */
+};
+
+/* One data source over the period; known_s is the time with known data. */
+struct report_value {
+  double energy_j, known_s, peak_w;
+  unsigned long step_s; /* resolution actually read */
+};
+
+struct report_row {
+  char node[256], key[256];
+  struct report_value v;
+  double idle_j, dynamic_j; /* node rows */
+  double node_energy_j;     /* key rows: the node's measured energy */
+};
+
+struct report_table {
+  struct report_row *rows;
+  size_t n, cap;
+};
+
+struct report_node {
+  char dir[ERG_NAME_MAX]; /* sanitized, as on disk */
+  char name[256];         /* original when known */
+};
+
+/* Node directories under DIR/nodes, sorted by name, with original names. */
+int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n, char *why,
+                      size_t whylen);
+/* The rows of the report (nodes, keys of a kind, or cluster-wide jobs). */
+int report_build(const struct report_opts *o, struct report_table *t, char *why, size_t whylen);
+
+#endif
