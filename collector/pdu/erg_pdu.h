@@ -14,6 +14,7 @@ struct erg_pdu_reading {
   uint64_t t_ns;         /* CLOCK_REALTIME at which the value was read */
   double watts;          /* instantaneous power, NAN when the channel has none */
   double energy_joules;  /* cumulative counter converted to J, NAN when none */
+  bool energy_coarse;    /* counter too coarse for the grid: shown, not used */
   bool ok;               /* false: this channel failed this round */
 };
 

@@ -18,7 +18,7 @@ struct modbus_profile {
   double power_scale;       /* raw -> W */
   double energy_to_joules;  /* raw -> J */
   /* Eastron meters count in 0.01 kWh (36 kJ): too coarse for a 5 s grid,
-   * so their counter is shown by probe but power is what the grid uses. */
+   * so their counter is read and shown (probe) but the grid uses power. */
   bool energy_for_grid;
 };
 
@@ -148,8 +148,10 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
     return -1;
   }
   out->watts = raw * m->prof.power_scale;
-  if (m->prof.energy.function && m->prof.energy_for_grid) {
-    if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
+  out->energy_coarse = !m->prof.energy_for_grid;
+  if (m->prof.energy.function) {
+    /* A counter the grid would use must be read; a coarse one is only shown. */
+    if (modbus_read_reg(m->ctx, &m->prof.energy, &raw) && m->prof.energy_for_grid) {
       snprintf(why, whylen, "%s unit %d: read energy: %s", m->where, unit,
                modbus_strerror(errno));
       return -1;

@@ -64,7 +64,7 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
   *t1_ns = r->t_ns;
   double dt = (double)(r->t_ns - c->prev_t_ns) / 1e9;
   enum erg_pdu_delta_kind kind = ERG_PDU_DELTA_NONE;
-  if (!isnan(r->energy_joules) && !isnan(c->prev_joules)) {
+  if (!r->energy_coarse && !isnan(r->energy_joules) && !isnan(c->prev_joules)) {
     double d = r->energy_joules - c->prev_joules;
     if (d < 0 && c->wrap_joules > 0 && c->prev_joules > c->wrap_joules * 0.5 &&
         r->energy_joules < c->wrap_joules * 0.5)

@@ -94,6 +94,19 @@ static void test_power_trapezoid_when_no_counter(void **st) {
   assert_float_equal(j, 0.5 * (100 + 300) * 4, 1e-9);
 }
 
+/* A coarse counter (Eastron's 0.01 kWh) is shown by probe, never used:
+ * a 36 kJ step inside a 5 s interval would read as 7.2 kW. */
+static void test_coarse_counter_uses_power(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {0};
+  double j;
+  struct erg_pdu_reading a = rd(100, 200, 36e3), b = rd(105, 220, 72e3);
+  a.energy_coarse = b.energy_coarse = true;
+  assert_int_equal(upd(&c, a, &j), ERG_PDU_DELTA_NONE);
+  assert_int_equal(upd(&c, b, &j), ERG_PDU_DELTA_POWER);
+  assert_float_equal(j, 0.5 * (200 + 220) * 5, 1e-9);
+}
+
 static void test_failed_reading_keeps_state(void **st) {
   (void)st;
   struct erg_pdu_counter c = {0};
@@ -123,6 +136,7 @@ int main(void) {
       cmocka_unit_test(test_implausible_jump_is_reset),
       cmocka_unit_test(test_gap_starts_over),
       cmocka_unit_test(test_power_trapezoid_when_no_counter),
+      cmocka_unit_test(test_coarse_counter_uses_power),
       cmocka_unit_test(test_failed_reading_keeps_state),
       cmocka_unit_test(test_clock_backwards),
   };
