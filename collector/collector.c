@@ -51,6 +51,7 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
     if (!strcmp(c->cfg->nodes[i].name, name) && !isnan(c->cfg->nodes[i].idle_watts))
       n->idle_watts = c->cfg->nodes[i].idle_watts;
   n->last_measured_watts = NAN;
+  n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = NAN;
   erg_lag_init(&n->lag);
   erg_grid_init(&n->grid, c->cfg->step_seconds);
@@ -346,6 +347,7 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
   struct erg_cell_power pw;
   int rc = erg_cell_attribute(&cm, n->idle_watts, r, sh, &pw);
   cell.modelled_watts = pw.modelled_watts;
+  n->last_modelled_watts = pw.modelled_watts;
   if (rc == 0) {
     cell.estimated = pw.estimated;
     cell.idle_watts = pw.idle_watts;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erg_fit.h"
 #include "state.h"
 
 /* Prometheus label values escape backslash, quote and newline. */
@@ -99,6 +100,9 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                      offsetof(struct node_state, last_measured_watts));
   metrics_node_gauge(f, c, "erg_node_idle_watts", "Idle power of the last cell.",
                      offsetof(struct node_state, last_idle_watts));
+  metrics_node_gauge(f, c, "erg_node_modelled_watts",
+                     "The node model's prediction for the last cell (no model: absent).",
+                     offsetof(struct node_state, last_modelled_watts));
   metrics_node_gauge(f, c, "erg_node_lag_seconds",
                      "Estimated delay between node activity and its meter reading.",
                      offsetof(struct node_state, lag_seconds));
@@ -137,6 +141,43 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        offsetof(struct node_state, grid.late_seconds_dropped));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total", NULL, "reason=\"future\"",
                        offsetof(struct node_state, grid.future_seconds_dropped));
+}
+
+/* One family of the installed models' held-out quality (`erg fit`'s
+ * validation); nodes without a model are left out. */
+static void metrics_model_family(FILE *f, struct collector *c, const char *name,
+                                 const char *help, const char *label, size_t off, double scale) {
+  if (help)
+    metrics_head(f, name, "gauge", help);
+  for (size_t i = 0; i < c->nnodes; i++) {
+    const struct erg_model *m = node_model_cell(c->nodes[i]->model).model;
+    double v = m ? *(const double *)((const char *)m + off) : NAN;
+    if (!isfinite(v))
+      continue;
+    metrics_node_label(f, name, c->nodes[i]);
+    fprintf(f, "%s%s} %.6g\n", label ? "," : "", label ? label : "", v * scale);
+  }
+}
+
+static void metrics_models(FILE *f, struct collector *c) {
+  metrics_model_family(f, c, "erg_node_model_heldout_mape_ratio",
+                       "Held-out mean absolute percentage error of the node's model, as a "
+                       "ratio, on total power and on dynamic power (P - idle).",
+                       "kind=\"total\"", offsetof(struct erg_model, metrics.mape_total_percent),
+                       0.01);
+  metrics_model_family(f, c, "erg_node_model_heldout_mape_ratio", NULL, "kind=\"dynamic\"",
+                       offsetof(struct erg_model, metrics.mape_dynamic_percent), 0.01);
+  metrics_model_family(f, c, "erg_node_model_heldout_rmse_watts",
+                       "Held-out root mean square error of the node's model.", NULL,
+                       offsetof(struct erg_model, metrics.rmse_watts), 1);
+  metrics_model_family(f, c, "erg_node_model_heldout_r2",
+                       "Held-out coefficient of determination of the node's model.", NULL,
+                       offsetof(struct erg_model, metrics.r2), 1);
+  metrics_model_family(f, c, "erg_node_model_idle_watts", "The node model's idle power.", NULL,
+                       offsetof(struct erg_model, idle_watts), 1);
+  metrics_model_family(f, c, "erg_node_model_created_timestamp_seconds",
+                       "When the node's installed model was fitted.", NULL,
+                       offsetof(struct erg_model, created_unix_seconds), 1);
 }
 
 /* Per-key and per-job energy: one series per known key, so the count is
@@ -205,6 +246,7 @@ void collector_metrics_render(struct collector *c) {
              "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
              "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
   metrics_nodes(f, c);
+  metrics_models(f, c);
   metrics_sources(f, c);
   fclose(f);
   metrics_publish(c, buf, len, 0);

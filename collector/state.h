@@ -20,7 +20,7 @@ struct node_state {
   uint64_t overlap_samples;   /* refused: time already covered by this node */
   uint64_t covered_until_ns;  /* end of the last accepted sample */
   char boot_id[40];
-  double last_measured_watts, last_idle_watts;
+  double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;

@@ -72,6 +72,17 @@ for _ in $(seq 1 25); do
 done
 grep -q "model loaded" "$work/ergd.log" || fail "ergd never logged 'model loaded'"
 load 1 8; sleep 2; load 2 6; sleep 5
+# /metrics carries the installed model's quality and its last prediction.
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt" || fail "GET /metrics"
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
+fi
+for l in "erg_node_model_heldout_mape_ratio{node=\"$NODE\",kind=\"total\"}" \
+         "erg_node_model_heldout_mape_ratio{node=\"$NODE\",kind=\"dynamic\"}" \
+         "erg_node_model_heldout_rmse_watts{node=\"$NODE\"}" \
+         "erg_node_modelled_watts{node=\"$NODE\"}"; do
+  grep -qF "$l " "$work/metrics.txt" || fail "/metrics lacks $l"
+done
 for p in "${pids[@]}"; do kill "$p"; done
 wait "${pids[@]}" 2>/dev/null || true
 pids=()
@@ -113,6 +124,16 @@ assert checked >= 10, f"conservation checked in only {checked} cells"
 err = [abs(node[t]["modelled"] - node[t]["measured"]) / node[t]["measured"]
        for t in modelled if not math.isnan(node[t]["measured"])]
 fit = json.load(open(f"{work}/fit.json"))
+# The metrics are the model file's validation, as ratios.
+met = {}
+for l in open(f"{work}/metrics.txt"):
+    if l.startswith("erg_node_model_heldout_mape_ratio{") or l.startswith("erg_node_model_idle_watts{"):
+        met[l.split(" ")[0]] = float(l.split(" ")[1])
+v = fit["validation"]
+mt = [x for k, x in met.items() if 'kind="total"' in k]
+assert len(mt) == 1 and abs(mt[0] - v["mape_total_percent"] / 100) < 1e-5, (met, v)
+mi = [x for k, x in met.items() if k.startswith("erg_node_model_idle_watts")]
+assert len(mi) == 1 and abs(mi[0] - fit["idle_watts"]) < 1e-3 * fit["idle_watts"], (met, fit)
 print(f"ok: model MAPE(held-out) {fit['validation']['mape_total_percent']}, "
       f"{len(modelled)} modelled cells (mean |err| {100*sum(err)/max(1,len(err)):.1f} %), "
       f"conservation in {checked} cells")
