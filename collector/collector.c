@@ -202,6 +202,7 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
   uint64_t max_gap = (uint64_t)(c->cfg->poll_seconds * 5e9) + 2 * ERG_NS_PER_S;
   for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
     ss->counters[ch].wrap_joules = m->wrap_joules[ch];
+    ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
     uint64_t t0, t1;
     double j;
     enum erg_pdu_delta_kind k =

@@ -14,7 +14,7 @@ struct erg_pdu_reading {
   uint64_t t_ns;         /* CLOCK_REALTIME at which the value was read */
   double watts;          /* instantaneous power, NAN when the channel has none */
   double energy_joules;  /* cumulative counter converted to J, NAN when none */
-  bool energy_coarse;    /* counter too coarse for the grid: shown, not used */
+  double energy_resolution_joules; /* one counter step in J; 0: fine or unknown */
   bool ok;               /* false: this channel failed this round */
 };
 
@@ -77,13 +77,18 @@ int erg_pdu_source_poll(struct erg_pdu_source *src, struct erg_pdu_reading *out,
 void erg_pdu_source_close(struct erg_pdu_source *src);
 
 /* Energy counter bookkeeping: turns successive cumulative readings into
- * interval energy, handling 32-bit wraps and resets (PDU reboot). */
+ * interval energy, handling 32-bit wraps and resets (PDU reboot). A counter
+ * step only moves energy between neighbouring intervals, so what it blurs
+ * is the energy of one horizon (the grid step): where one step exceeds
+ * ERG_PDU_COUNTER_MAX_STEP of that (by the watts), the watts are used. */
+#define ERG_PDU_COUNTER_MAX_STEP 0.05
 struct erg_pdu_counter {
   bool have_prev;
   double prev_joules;
   uint64_t prev_t_ns;
   double prev_watts;
   double wrap_joules;    /* counter modulus in J, 0 = never wraps */
+  double horizon_seconds; /* see above; 0: the interval itself */
 };
 enum erg_pdu_delta_kind {
   ERG_PDU_DELTA_NONE = 0,    /* first reading, or a gap: nothing to attribute */

@@ -17,20 +17,21 @@ struct modbus_profile {
   struct erg_modbus_reg power, energy; /* energy.function 0: none */
   double power_scale;       /* raw -> W */
   double energy_to_joules;  /* raw -> J */
-  /* Eastron meters count in 0.01 kWh (36 kJ): too coarse for a 5 s grid,
-   * so their counter is read and shown (probe) but the grid uses power. */
-  bool energy_for_grid;
+  /* One counter step in J (0: unknown). Eastron meters count in 0.01 kWh
+   * (36 kJ) although the register is a float: too coarse for a 5 s grid,
+   * so the counter is shown (probe) and the grid uses power. */
+  double energy_resolution_joules;
 };
 
 #define REG_F32(fc, a) {fc, a, ERG_MODBUS_FLOAT32, "abcd"}
 #define REG_U32(fc, a) {fc, a, ERG_MODBUS_UINT32, "abcd"}
 
 static const struct modbus_profile modbus_profiles[] = {
-    {"sdm630", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
-    {"sdm120", REG_F32(4, 0x000C), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
-    {"sdm72", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, false},
+    {"sdm630", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, 36e3},
+    {"sdm120", REG_F32(4, 0x000C), REG_F32(4, 0x0048), 1.0, 3.6e6, 36e3},
+    {"sdm72", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, 36e3},
     /* erg-pdusim: SDM630 layout plus a 32-bit joule counter at 0x1000. */
-    {"erg-sim", REG_F32(4, 0x0034), REG_U32(4, 0x1000), 1.0, 1.0, true},
+    {"erg-sim", REG_F32(4, 0x0034), REG_U32(4, 0x1000), 1.0, 1.0, 1.0},
 };
 
 struct modbus_priv {
@@ -68,7 +69,8 @@ static int modbus_profile_generic(const struct erg_pdu_source_config *c,
   }
   p->power_scale = c->power_scale > 0 ? c->power_scale : 1.0;
   p->energy_to_joules = c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0;
-  p->energy_for_grid = true;
+  /* An integer counter steps by its scale; a float's step is not known. */
+  p->energy_resolution_joules = p->energy.type == ERG_MODBUS_FLOAT32 ? 0 : p->energy_to_joules;
   return 0;
 }
 
@@ -148,10 +150,9 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
     return -1;
   }
   out->watts = raw * m->prof.power_scale;
-  out->energy_coarse = !m->prof.energy_for_grid;
+  out->energy_resolution_joules = m->prof.energy_resolution_joules;
   if (m->prof.energy.function) {
-    /* A counter the grid would use must be read; a coarse one is only shown. */
-    if (modbus_read_reg(m->ctx, &m->prof.energy, &raw) && m->prof.energy_for_grid) {
+    if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
       snprintf(why, whylen, "%s unit %d: read energy: %s", m->where, unit,
                modbus_strerror(errno));
       return -1;

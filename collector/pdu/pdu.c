@@ -49,6 +49,17 @@ static void counter_remember(struct erg_pdu_counter *c, const struct erg_pdu_rea
   c->prev_watts = r->watts;
 }
 
+/* Whether the counter resolves this interval's energy. A 0.1 kWh counter
+ * (APC) steps once in 20 min at 300 W: over a 1 s poll it reads 0 J, then a
+ * 360 kJ lump. Without watts to compare with, the counter is all there is. */
+static bool counter_fine(const struct erg_pdu_counter *c, const struct erg_pdu_reading *r,
+                         double dt) {
+  if (r->energy_resolution_joules <= 0 || isnan(r->watts) || isnan(c->prev_watts))
+    return true;
+  double e = 0.5 * (r->watts + c->prev_watts) * (c->horizon_seconds > dt ? c->horizon_seconds : dt);
+  return r->energy_resolution_joules <= ERG_PDU_COUNTER_MAX_STEP * e;
+}
+
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
                                                const struct erg_pdu_reading *r,
                                                uint64_t max_gap_ns, uint64_t *t0_ns,
@@ -64,7 +75,7 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
   *t1_ns = r->t_ns;
   double dt = (double)(r->t_ns - c->prev_t_ns) / 1e9;
   enum erg_pdu_delta_kind kind = ERG_PDU_DELTA_NONE;
-  if (!r->energy_coarse && !isnan(r->energy_joules) && !isnan(c->prev_joules)) {
+  if (counter_fine(c, r, dt) && !isnan(r->energy_joules) && !isnan(c->prev_joules)) {
     double d = r->energy_joules - c->prev_joules;
     if (d < 0 && c->wrap_joules > 0 && c->prev_joules > c->wrap_joules * 0.5 &&
         r->energy_joules < c->wrap_joules * 0.5)

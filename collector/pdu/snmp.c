@@ -520,7 +520,8 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
     if (j->what[i] == VB_POWER) {
       r->watts = raw * pr->power_scale * snmp_digits_scale(p->power_digits);
     } else if (j->what[i] == VB_ENERGY) {
-      r->energy_joules = raw * pr->energy_scale * snmp_digits_scale(p->energy_digits);
+      r->energy_resolution_joules = pr->energy_scale * snmp_digits_scale(p->energy_digits);
+      r->energy_joules = raw * r->energy_resolution_joules;
       if (isfinite(raw))
         p->energy_type[j->chan[i]] = v->type;
     } else {

@@ -94,17 +94,41 @@ static void test_power_trapezoid_when_no_counter(void **st) {
   assert_float_equal(j, 0.5 * (100 + 300) * 4, 1e-9);
 }
 
-/* A coarse counter (Eastron's 0.01 kWh) is shown by probe, never used:
- * a 36 kJ step inside a 5 s interval would read as 7.2 kW. */
+/* A counter whose step exceeds 5 % of the interval's energy is left to the
+ * watts: APC's 0.1 kWh (360 kJ) over 5 s at 200 W reads 0 J or a lump.
+ * A fine one (1 J) is used; without watts even a coarse one is used. */
 static void test_coarse_counter_uses_power(void **st) {
   (void)st;
   struct erg_pdu_counter c = {0};
   double j;
-  struct erg_pdu_reading a = rd(100, 200, 36e3), b = rd(105, 220, 72e3);
-  a.energy_coarse = b.energy_coarse = true;
+  struct erg_pdu_reading a = rd(100, 200, 360e3), b = rd(105, 220, 720e3);
+  a.energy_resolution_joules = b.energy_resolution_joules = 360e3;
   assert_int_equal(upd(&c, a, &j), ERG_PDU_DELTA_NONE);
   assert_int_equal(upd(&c, b, &j), ERG_PDU_DELTA_POWER);
   assert_float_equal(j, 0.5 * (200 + 220) * 5, 1e-9);
+  /* A 1 J counter (erg-pdusim's) at 210 W over 5 s is fine. */
+  struct erg_pdu_counter d = {0};
+  struct erg_pdu_reading e = rd(200, 210, 1e6), f = rd(205, 210, 1e6 + 1000);
+  e.energy_resolution_joules = f.energy_resolution_joules = 1.0;
+  upd(&d, e, &j);
+  assert_int_equal(upd(&d, f, &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 1000, 1e-9);
+  /* 1 Wh (3600 J) over a 1 s poll at 300 W: coarse; with a 300 s grid
+   * step as the horizon (90 kJ per cell), fine. */
+  struct erg_pdu_counter k = {0}, m = {.horizon_seconds = 300};
+  struct erg_pdu_reading p = rd(400, 300, 36e5), q = rd(401, 300, 36e5 + 3600);
+  p.energy_resolution_joules = q.energy_resolution_joules = 3600;
+  upd(&k, p, &j);
+  assert_int_equal(upd(&k, q, &j), ERG_PDU_DELTA_POWER);
+  upd(&m, p, &j);
+  assert_int_equal(upd(&m, q, &j), ERG_PDU_DELTA_ENERGY);
+  /* No watts: the coarse counter is all there is. */
+  struct erg_pdu_counter g = {0};
+  struct erg_pdu_reading h = rd(300, NAN, 360e3), i = rd(305, NAN, 720e3);
+  h.energy_resolution_joules = i.energy_resolution_joules = 360e3;
+  upd(&g, h, &j);
+  assert_int_equal(upd(&g, i, &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 360e3, 1e-9);
 }
 
 static void test_failed_reading_keeps_state(void **st) {
