@@ -258,7 +258,7 @@ Erg__Proc *agent_proc_slot(struct erg_agent *a) {
     a->procs = p;
     uintptr_t old_base = (uintptr_t)a->strings;
     size_t old_len = a->procs_cap * sizeof *a->strings;
-    char(*s)[3][128] = realloc(a->strings, cap * sizeof *s);
+    struct agent_strings *s = realloc(a->strings, cap * sizeof *s);
     if (!s)
       return NULL;
     a->strings = s;
@@ -286,7 +286,7 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
                          int exited) {
   char path[128], buf[4096];
   size_t idx = (size_t)(p - a->procs);
-  char *cg = a->strings[idx][1];
+  char *cg = a->strings[idx].cgroup;
   struct erg_proc_status status = {0};
   snprintf(path, sizeof path, "%u/status", pid);
   if (!exited && agent_read(a, path, buf, sizeof buf) == 0 &&
@@ -296,8 +296,8 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
   snprintf(path, sizeof path, "%u/cgroup", pid);
   int have = !exited && agent_read(a, path, buf, sizeof buf) == 0;
   if (cgroup)
-    erg_strlcpy(cg, cgroup, 128);
-  else if (!have || erg_proc_parse_cgroup(buf, cg, 128) != 0)
+    erg_strlcpy(cg, cgroup, sizeof a->strings[idx].cgroup);
+  else if (!have || erg_proc_parse_cgroup(buf, cg, sizeof a->strings[idx].cgroup) != 0)
     cg[0] = '\0';
   p->cgroup = cg;
   /* Keys from every hierarchy: hybrid hosts keep Slurm's job in v1. */
@@ -306,20 +306,16 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
     erg_group_keys_from_proc(buf, &keys);
   else
     erg_group_keys_derive(cg, &keys);
-  /* Keys share one buffer: job and unit are short, container is 64 hex. */
-  char *k = a->strings[idx][2];
-  size_t jl = strlen(keys.job), ul = strnlen(keys.unit, 126 - jl);
+  /* The keys share one buffer as large as the three key fields, so all
+   * three always fit (a systemd-driver container's unit is ~80 bytes). */
+  char *k = a->strings[idx].keys;
+  size_t jl = strlen(keys.job), ul = strlen(keys.unit);
   memcpy(k, keys.job, jl + 1);
-  memcpy(k + jl + 1, keys.unit, ul);
-  k[jl + 1 + ul] = '\0';
+  memcpy(k + jl + 1, keys.unit, ul + 1);
+  memcpy(k + jl + 1 + ul + 1, keys.container, strlen(keys.container) + 1);
   p->job = k;
   p->unit = k + jl + 1;
-  p->container = (char *)"";
-  size_t off = jl + 1 + ul + 1, cl = strlen(keys.container);
-  if (cl && off + cl + 1 <= 128) {
-    memcpy(k + off, keys.container, cl + 1);
-    p->container = k + off;
-  }
+  p->container = k + jl + 1 + ul + 1;
 }
 
 /* Reads one process; fills the current table and, when there is a
@@ -333,7 +329,7 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
     return;
   /* Scoped: processes elsewhere are neither reported nor summed. A process
    * may move between cgroups, so membership is read every sweep. */
-  char cg[128];
+  char cg[AGENT_CGROUP_MAX];
   const char *cgp = NULL;
   if (a->cfg.scope[0]) {
     agent_pid_cgroup(a, st.pid, cg, sizeof cg);
@@ -365,8 +361,8 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   Erg__Proc *p = agent_proc_slot(a);
   if (!p)
     return;
-  char *comm = a->strings[p - a->procs][0];
-  erg_strlcpy(comm, st.comm, 128);
+  char *comm = a->strings[p - a->procs].comm;
+  erg_strlcpy(comm, st.comm, sizeof a->strings[0].comm);
   p->pid = st.pid;
   p->start_time_ns = agent_ticks_to_ns(a, st.starttime_ticks);
   p->comm = comm;

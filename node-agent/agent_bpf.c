@@ -18,7 +18,7 @@
 struct cgroup_cache {
   char root[256];
   size_t n, cap;
-  struct { uint64_t id; char path[128]; } *e;
+  struct { uint64_t id; char path[AGENT_CGROUP_MAX]; } *e;
   uint64_t last_rebuild_ns;
 };
 
@@ -184,7 +184,7 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   struct bpf_sweep *sw = user;
   struct erg_agent *a = sw->a;
   /* Scoped: only the subtree's processes are remembered, summed, reported. */
-  char cgbuf[128];
+  char cgbuf[AGENT_CGROUP_MAX];
   const char *cg = NULL;
   if (a->cfg.scope[0]) {
     cg = bpf_proc_cgroup(a, p, cgbuf, sizeof cgbuf);
@@ -215,7 +215,7 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   Erg__Proc *e = agent_proc_slot(a);
   if (!e)
     return;
-  char *comm = a->strings[e - a->procs][0];
+  char *comm = a->strings[e - a->procs].comm;
   erg_strlcpy(comm, p->comm, 17);
   e->pid = p->pid;
   e->start_time_ns = p->start_time_ns;

@@ -50,6 +50,19 @@ struct proc_table {
   int with_split;
 };
 
+/* A cgroup path as the agent keeps it. k8s v2 paths (kubepods.slice/
+ * kubepods-burstable-pod<uid>.slice/cri-containerd-<64 hex>.scope) run to
+ * ~200 bytes; longer ones are cut, and their keys with them. */
+#define AGENT_CGROUP_MAX 512
+
+/* The strings a sample's Proc points at: comm, cgroup path, and the job,
+ * unit and container keys packed one after the other (NUL-separated). */
+struct agent_strings {
+  char comm[64];          /* as erg_proc_stat.comm */
+  char cgroup[AGENT_CGROUP_MAX];
+  char keys[sizeof(struct erg_group_keys)];
+};
+
 struct erg_agent {
   struct erg_agent_config cfg;
   long ticks_per_s;
@@ -75,7 +88,7 @@ struct erg_agent {
   Erg__NodeTotals totals;
   Erg__Proc *procs;
   Erg__Proc **proc_ptrs;
-  char (*strings)[3][128];
+  struct agent_strings *strings; /* parallel to procs */
   size_t nprocs, procs_cap;
 };
 
