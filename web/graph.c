@@ -212,8 +212,31 @@ static void graph_other(struct argv_buf *a, size_t from, size_t n) {
   free(rpn);
 }
 
-/* Idle, then the node's keys of one kind stacked (the 12 highest over the
- * range, the rest as one area), then measured on top. */
+/* CDEF "rest" = max(measured − Σ k0..k<n-1>, 0), keys missing counted 0. */
+static void graph_rest(struct argv_buf *a, size_t n) {
+  char *rpn = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&rpn, &len);
+  if (!f) {
+    a->overflow = 1;
+    return;
+  }
+  fputs("CDEF:rest=m,0", f);
+  for (size_t k = 0; k < n; k++)
+    fprintf(f, ",k%zu,ADDNAN", k);
+  fputs(",-,0,MAX", f);
+  fclose(f);
+  argv_add(a, "%s", rpn);
+  argv_add(a, "AREA:rest#d0d0d0:idle (and unattributed)");
+  free(rpn);
+}
+
+/* At the bottom what no key carries (measured − Σ keys: the idle power
+ * under idle_policy = separate, plus dynamic power of cells without agent
+ * data; ~0 under even/proportional, whose keys carry the idle power), then
+ * the node's keys of one kind stacked (the 12 highest over the range, the
+ * rest as one area), then measured on top. Derived from the archives, so
+ * it stays right whatever policy wrote them. */
 int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key *keys,
                         size_t nkeys, const char *file, const char *title, long seconds,
                         char *why, size_t whylen) {
@@ -224,9 +247,7 @@ int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key
   qsort(keys, nkeys, sizeof *keys, key_cmp);
   graph_begin(&a, c, file, title, c->now - seconds, c->now, 0);
   argv_add(&a, "--lower-limit=0");
-  argv_add(&a, "DEF:i=%s:idle:AVERAGE", erd);
   argv_add(&a, "DEF:m=%s:measured:AVERAGE", erd);
-  argv_add(&a, "AREA:i#d0d0d0:idle");
   size_t drawn = 0;
   for (size_t k = 0; k < nkeys; k++) {
     char epath[1300];
@@ -237,6 +258,7 @@ int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key
       keys[drawn] = keys[k];
     argv_add(&a, "DEF:k%zu=%s:watts:AVERAGE", drawn++, epath);
   }
+  graph_rest(&a, drawn);
   for (size_t k = 0; k < drawn && k < MAX_STACKED; k++) {
     char legend[LEGEND_CHARS * 5 + 8];
     web_graph_text(keys[k].orig, legend, sizeof legend, LEGEND_CHARS, 1);
