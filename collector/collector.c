@@ -91,6 +91,8 @@ static int collector_scratch(struct collector *c, size_t np) {
   return 1;
 }
 
+static void node_make_room(struct collector *c, struct node_state *n, uint64_t t_end_ns);
+
 static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
   struct node_state *n = collector_node(c, s->node, 1);
   if (!n) {
@@ -134,6 +136,7 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
     n->ncpu = s->totals->ncpu;
   if (c->cfg->lag_max_seconds)
     erg_lag_add_cpu(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy);
+  node_make_room(c, n, iv->realtime_end_ns);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);
   n->samples++;
@@ -377,6 +380,33 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
   free(sh);
 }
 
+/* How long after a cell's end it may still get data: the settle delay, and
+ * the lag, as shifted meter data for a cell arrives lag seconds later. */
+static unsigned node_settle_seconds(const struct collector *c, const struct node_state *n) {
+  return c->cfg->settle_steps * c->cfg->step_seconds +
+         (n->lag.have_estimate ? (unsigned)n->lag.lag_seconds : 0);
+}
+
+/* An agent sends in order, so once it sends time t its data for the cells
+ * before t's window is complete; meter data exists only in real time, so
+ * it is complete for cells past the settle delay. After a long collector
+ * outage an agent's backlog arrives faster than wall-clock finalisation
+ * moves the grid's window (ERG_GRID_SLOTS cells): close the cells that are
+ * complete on both counts now, instead of dropping the backlog as future. */
+static void node_make_room(struct collector *c, struct node_state *n, uint64_t t_end_ns) {
+  int64_t step = c->cfg->step_seconds;
+  int64_t first_open = ((int64_t)(t_end_ns / ERG_NS_PER_S) / step - (ERG_GRID_SLOTS - 1)) * step;
+  if (n->grid.next_final == 0 || first_open <= n->grid.next_final)
+    return;
+  /* finalize closes cell t0 while t0 + step + settle <= its "now". */
+  int64_t now = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S);
+  int64_t upto = first_open + node_settle_seconds(c, n);
+  struct cell_ctx ctx = {c, n};
+  if (erg_grid_finalize(&n->grid, upto < now ? upto : now, node_settle_seconds(c, n),
+                        collector_cell, &ctx))
+    writer_commit(c->writer);
+}
+
 static void collector_estimate_lag(struct collector *c, struct node_state *n) {
   int before = n->lag.have_estimate ? n->lag.lag_seconds : -1;
   if (!erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds))
@@ -394,10 +424,8 @@ static void collector_finalize(struct collector *c, int64_t now) {
     node_model_tick(c->nodes[i]->model, now);
     if (c->cfg->lag_max_seconds && now % 10 == 0)
       collector_estimate_lag(c, c->nodes[i]);
-    /* Shifted meter data for a cell arrives lag seconds later. */
-    unsigned settle = c->cfg->settle_steps * c->cfg->step_seconds +
-                      (c->nodes[i]->lag.have_estimate ? (unsigned)c->nodes[i]->lag.lag_seconds : 0);
-    erg_grid_finalize(&c->nodes[i]->grid, now, settle, collector_cell, &ctx);
+    erg_grid_finalize(&c->nodes[i]->grid, now, node_settle_seconds(c, c->nodes[i]),
+                      collector_cell, &ctx);
   }
   collector_flush_cluster(c, now);
   writer_commit(c->writer);

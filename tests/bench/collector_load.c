@@ -2,7 +2,10 @@
  * each with its own ZeroMQ PUSH connection, sending a Hello and then one
  * Sample per second with P processes for D seconds. Agents are spread evenly
  * over the second, as real agents started at different times are.
- * usage: collector_load ENDPOINT [N=2000] [P=100] [D=60] [PREFIX=bench] */
+ * usage: collector_load ENDPOINT [N=2000] [P=100] [D=60] [PREFIX=bench] [BACKLOG=0]
+ * BACKLOG=B: first send B one-second samples of the B seconds before now, as
+ * fast as the socket takes them (an agent's queue after a collector outage;
+ * tests/integration/backlog.sh), then D live ones. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +73,8 @@ static void node_procs_init(struct load_node *n, int idx, size_t np) {
   }
 }
 
+static int backlog_seconds;
+
 static int node_open(void *ctx, struct load_node *n, const char *endpoint, const char *prefix,
                      int idx, size_t np) {
   snprintf(n->name, sizeof n->name, "%s%05d", prefix, idx);
@@ -81,7 +86,7 @@ static int node_open(void *ctx, struct load_node *n, const char *endpoint, const
   n->sock = zmq_socket(ctx, ZMQ_PUSH);
   if (!n->procs || !n->pprocs || !n->cgroups || !n->jobs || !n->sock)
     return -1;
-  int hwm = 1000, linger = 30000;
+  int hwm = 1000 + backlog_seconds, linger = 30000;
   zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
   zmq_setsockopt(n->sock, ZMQ_LINGER, &linger, sizeof linger);
   node_procs_init(n, idx, np);
@@ -119,9 +124,11 @@ static void send_hello(struct load_node *n, struct load_stats *st) {
   n->last_mono = erg_time_monotonic_ns();
 }
 
-/* CPU per process at most 1.5 s per second: far below interval x NCPU. */
-static void send_sample(struct load_node *n, size_t np, struct load_stats *st) {
-  uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns(), sum = 0;
+/* CPU per process at most 1.5 s per second: far below interval x NCPU.
+ * The interval ends at rt/mono. */
+static void send_sample_at(struct load_node *n, size_t np, struct load_stats *st, uint64_t rt,
+                           uint64_t mono) {
+  uint64_t sum = 0;
   for (size_t k = 0; k < np; k++) {
     n->procs[k].cpu_ns = k < np * 8 / 10 ? 500000000 + rng() % 1000000000 : rng() % 20000000;
     n->procs[k].rss_bytes = (100 + rng() % 4000) << 20;
@@ -160,6 +167,23 @@ static void send_sample(struct load_node *n, size_t np, struct load_stats *st) {
   n->last_mono = mono;
 }
 
+static void send_sample(struct load_node *n, size_t np, struct load_stats *st) {
+  send_sample_at(n, np, st, erg_time_realtime_ns(), erg_time_monotonic_ns());
+}
+
+/* The backlog: every node's clock starts B seconds back, one second a sample. */
+static void run_backlog(struct load_node *nodes, int nn, size_t np, struct load_stats *st) {
+  uint64_t back = (uint64_t)backlog_seconds * ERG_NS_PER_S;
+  for (int i = 0; i < nn; i++) {
+    nodes[i].last_rt -= back;
+    nodes[i].last_mono -= back;
+  }
+  for (int s = 0; s < backlog_seconds; s++)
+    for (int i = 0; i < nn; i++)
+      send_sample_at(&nodes[i], np, st, nodes[i].last_rt + ERG_NS_PER_S,
+                     nodes[i].last_mono + ERG_NS_PER_S);
+}
+
 static void raise_nofile(int nodes) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -190,14 +214,15 @@ static void run(struct load_node *nodes, int nn, size_t np, int secs, struct loa
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: collector_load ENDPOINT [NODES=2000] [PROCS=100] [SECONDS=60] "
-                    "[PREFIX=bench]\n");
+                    "[PREFIX=bench] [BACKLOG=0]\n");
     return 1;
   }
   int nn = argc > 2 ? atoi(argv[2]) : 2000, secs = argc > 4 ? atoi(argv[4]) : 60;
   size_t np = argc > 3 ? (size_t)atol(argv[3]) : 100;
   const char *prefix = argc > 5 ? argv[5] : "bench";
-  if (nn < 1 || secs < 1) {
-    fprintf(stderr, "collector_load: NODES and SECONDS must be positive\n");
+  backlog_seconds = argc > 6 ? atoi(argv[6]) : 0;
+  if (nn < 1 || secs < 1 || backlog_seconds < 0 || backlog_seconds > 86400) {
+    fprintf(stderr, "collector_load: NODES and SECONDS must be positive, BACKLOG 0..86400\n");
     return 1;
   }
   raise_nofile(nn);
@@ -212,6 +237,7 @@ int main(int argc, char **argv) {
     }
   for (int i = 0; i < nn; i++)
     send_hello(&nodes[i], &st);
+  run_backlog(nodes, nn, np, &st);
   run(nodes, nn, np, secs, &st);
   for (int i = 0; i < nn; i++)
     zmq_close(nodes[i].sock); /* linger: queued samples still go out */
