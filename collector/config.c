@@ -295,24 +295,29 @@ static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_con
     while (end > t && end[-1] == ' ')
       *--end = '\0';
     double factor = 1.0;
-    int outlet = 0;
-    char *star = strchr(t, '*');
+    long outlet = 0;
+    int bad = 0;
+    char *star = strchr(t, '*'), *e;
     if (star) {
       *star = '\0';
-      factor = strtod(star + 1, NULL);
+      factor = strtod(star + 1, &e);
+      bad |= e == star + 1 || *e;
     }
     char *colon = strchr(t, ':');
     if (colon) {
       *colon = '\0';
-      outlet = atoi(colon + 1);
+      outlet = strtol(colon + 1, &e, 10);
+      bad |= e == colon + 1 || *e || outlet < 1 || outlet > 65535;
     }
     int src = -1;
     for (int i = 0; i < c->nsources; i++)
       if (!strcmp(c->sources[i].name, t))
         src = i;
-    if (src < 0 || factor <= 0 || factor > 1 || n->nfeeds >= ERG_MAX_FEEDS) {
-      snprintf(why, whylen, "[node.%s] key 'power': bad term '%s' (want SOURCE[:OUTLET][*FACTOR]"
-               " with a defined source and 0 < FACTOR <= 1)", n->name, t);
+    if (bad || src < 0 || !(factor > 0 && factor <= 1) || n->nfeeds >= ERG_MAX_FEEDS) {
+      snprintf(why, whylen, "[node.%s] key 'power': bad term '%s%s%s%s%s' (want "
+               "SOURCE[:OUTLET][*FACTOR] with a defined source, OUTLET 1..65535 and "
+               "0 < FACTOR <= 1)", n->name, t, colon ? ":" : "", colon ? colon + 1 : "",
+               star ? "*" : "", star ? star + 1 : "");
       return -1;
     }
     struct erg_pdu_source_config *s = &c->sources[src];
@@ -335,6 +340,30 @@ static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_con
   return 0;
 }
 
+/* An outlet shared by several nodes is split by their factors: more than
+ * the whole outlet would attribute energy twice. */
+static int cfg_check_splits(const struct erg_collector_config *c, char *why, size_t whylen) {
+  for (int a = 0; a < c->nnodes; a++)
+    for (int f = 0; f < c->nodes[a].nfeeds; f++) {
+      const struct erg_node_feed *fa = &c->nodes[a].feeds[f];
+      double sum = 0;
+      for (int b = 0; b < c->nnodes; b++)
+        for (int g = 0; g < c->nodes[b].nfeeds; g++) {
+          const struct erg_node_feed *fb = &c->nodes[b].feeds[g];
+          if (fb->source != fa->source || fb->channel != fa->channel)
+            continue;
+          sum += fb->factor;
+        }
+      if (sum > 1 + 1e-9) {
+        snprintf(why, whylen, "outlet %d of source %s is split into %.3g of itself across "
+                 "nodes (factors must add up to at most 1)",
+                 c->sources[fa->source].channels[fa->channel], c->sources[fa->source].name, sum);
+        return -1;
+      }
+    }
+  return 0;
+}
+
 int erg_collector_config_load(const char *path, struct erg_collector_config *c,
                               struct erg_config_error *err) {
   struct config_state st = {.c = c};
@@ -345,6 +374,11 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
       snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
       rc = -1;
     }
+  }
+  char why[400];
+  if (rc == 0 && cfg_check_splits(c, why, sizeof why) != 0) {
+    snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
+    rc = -1;
   }
   if (rc == 0 && !c->curve_secret_key_file[0] != !c->authorized_keys_file[0]) {
     snprintf(err->msg, sizeof err->msg,

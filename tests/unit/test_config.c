@@ -47,6 +47,25 @@ static void test_collector_ok(void **state) {
   unlink(path);
 }
 
+/* Dual PSUs (a node on two outlets) and a chassis outlet split between two
+ * nodes: both nodes point at the same channel with their factors. */
+static void test_collector_split(void **state) {
+  (void)state;
+  write_conf("[meter.m]\nhost = h\nprofile = erg-sim\n[pdu.p]\nhost = 10.0.0.9\n"
+             "[node.a]\npower = p:1 + p:2*0.25\n[node.b]\npower = p:2*0.75\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_int_equal(c.nodes[0].nfeeds, 2);
+  assert_int_equal(c.nodes[1].nfeeds, 1);
+  assert_int_equal(c.nodes[0].feeds[1].channel, c.nodes[1].feeds[0].channel);
+  assert_int_equal(c.sources[1].channels[c.nodes[1].feeds[0].channel], 2);
+  assert_float_equal(c.nodes[0].feeds[1].factor + c.nodes[1].feeds[0].factor, 1, 1e-12);
+  erg_collector_config_free(&c);
+  unlink(path);
+}
+
 static void expect_error(const char *text, const char *needle, int agent) {
   write_conf(text);
   struct erg_config_error err;
@@ -73,7 +92,19 @@ static void test_errors(void **state) {
   expect_error("[collector]\nstep_seconds = five\n", ":2: key 'step_seconds'", 0);
   expect_error("[collector]\nstep_seconds = 0\n", ":2:", 0);
   expect_error("[bogus]\nx = 1\n", ":2: unknown section [bogus]", 0);
-  expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch'", 0);
+  expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch:1'", 0);
+  /* Junk in outlet or factor is an error, not outlet 1 or factor 0.5. */
+  const char *m = "[meter.m]\nhost = h\nprofile = erg-sim\n";
+  char t[256];
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:abc\n", m);
+  expect_error(t, "bad term 'm:abc'", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.5x\n", m);
+  expect_error(t, "bad term 'm:2*0.5x'", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:0\n", m);
+  expect_error(t, "OUTLET 1..65535", 0);
+  /* One outlet split into more than itself. */
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.8\n[node.b]\npower = m:2*0.8\n", m);
+  expect_error(t, "outlet 2 of source m is split into 1.6", 0);
   expect_error("[meter.m]\nport = 99999\n", ":2: [meter.m] key 'port'", 0);
   expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
@@ -81,6 +112,7 @@ static void test_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
+                                     cmocka_unit_test(test_collector_split),
                                      cmocka_unit_test(test_errors)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
