@@ -59,6 +59,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     erg_strlcpy(c->authorized_keys_file, value, sizeof c->authorized_keys_file);
   else if (!strcmp(key, "www_dir"))
     erg_strlcpy(c->www_dir, value, sizeof c->www_dir);
+  else if (!strcmp(key, "rrdcached"))
+    erg_strlcpy(c->rrdcached, value, sizeof c->rrdcached);
   else if (!strcmp(key, "step_seconds")) {
     if (!(rc = erg_config_long(value, 1, 3600, &l, why, whylen)))
       c->step_seconds = (unsigned)l;

@@ -196,6 +196,7 @@ struct erg_collector_config {
   char http[128];        /* "127.0.0.1:9710"; "" disables */
   char data_dir[512];
   char www_dir[512];
+  char rrdcached[256];   /* rrdcached address; "": RRDCACHED_ADDRESS or none */
   unsigned step_seconds;
   unsigned settle_steps;
   double poll_seconds;
