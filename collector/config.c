@@ -7,6 +7,7 @@
 
 #include "erg_collector.h"
 #include "erg_fit.h"
+#include "erg_web.h"
 
 void erg_collector_config_defaults(struct erg_collector_config *c) {
   memset(c, 0, sizeof *c);
@@ -250,6 +251,12 @@ static int config_cb(void *user, const char *section, const char *key, const cha
       snprintf(why, whylen, "key '%s': %s", key, inner);
     return -1;
   }
+  if (!strcmp(section, "report")) {
+    /* erg report's defaults (web/): checked here, used there. */
+    struct erg_report_config rc_scratch;
+    erg_report_config_defaults(&rc_scratch);
+    return erg_report_config_key(&rc_scratch, key, value, why, whylen);
+  }
   if (!strncmp(section, "meter.", 6) || !strncmp(section, "pdu.", 4)) {
     const char *name = strchr(section, '.') + 1;
     struct erg_pdu_source_config *s =
@@ -275,7 +282,8 @@ static int config_cb(void *user, const char *section, const char *key, const cha
       return -1;
     }
   } else {
-    snprintf(why, whylen, "unknown section [%s] (collector, meter.NAME, pdu.NAME, node.NAME)",
+    snprintf(why, whylen,
+             "unknown section [%s] (collector, meter.NAME, pdu.NAME, node.NAME, report)",
              section);
     return -1;
   }

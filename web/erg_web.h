@@ -59,4 +59,16 @@ int erg_graph_cli(int argc, char **argv);
  * ("-7d", "-12h", "-30m", "-90s", "-2w"). Returns 0, or -1 if malformed. */
 int erg_report_parse_time(const char *s, int64_t now, int64_t *out);
 
+/* The [report] section of ergd's config file: what `erg report --config`
+ * takes as defaults (docs/config.md). NAN / "" when not set. */
+struct erg_report_config {
+  double cost_per_kwh;
+  char currency[16];
+  double co2_g_per_kwh;
+};
+void erg_report_config_defaults(struct erg_report_config *c);
+/* One key of [report]; -1 with a reason on an unknown key or bad value. */
+int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
+                          char *why, size_t whylen);
+
 #endif

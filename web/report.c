@@ -93,7 +93,7 @@ static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
   fprintf(stderr,
-          "usage: erg report --data-dir DIR [--from T] [--to T]\n"
+          "usage: erg report (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
           "                  [--by node|command|job|user|unit|container] [--per-node]\n"
           "                  [--format csv|json|html] [--node N]... [--cost-per-kwh X\n"
           "                  --currency CUR] [--co2-g-per-kwh Y] [--out FILE]\n"
@@ -108,11 +108,66 @@ static int report_number(const char *s, double *out) {
   return errno || end == s || *end || !isfinite(*out) || *out < 0 ? -1 : 0;
 }
 
+void erg_report_config_defaults(struct erg_report_config *c) {
+  *c = (struct erg_report_config){.cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
+}
+
+int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
+                          char *why, size_t whylen) {
+  double *num = !strcmp(key, "cost_per_kwh")    ? &c->cost_per_kwh
+                : !strcmp(key, "co2_g_per_kwh") ? &c->co2_g_per_kwh
+                                                : NULL;
+  if (num) {
+    if (report_number(value, num) == 0)
+      return 0;
+    snprintf(why, whylen, "key '%s': want a number >= 0, not '%s'", key, value);
+    return -1;
+  }
+  if (!strcmp(key, "currency")) {
+    if (value[0] && strlen(value) < sizeof c->currency) {
+      erg_strlcpy(c->currency, value, sizeof c->currency);
+      return 0;
+    }
+    snprintf(why, whylen, "key 'currency': want 1 to %zu characters", sizeof c->currency - 1);
+    return -1;
+  }
+  snprintf(why, whylen, "unknown key '%s' in [report] (cost_per_kwh, currency, co2_g_per_kwh)",
+           key);
+  return -1;
+}
+
+/* ergd's config file: [collector] data_dir and [report]; the other sections
+ * are ergd's (and `erg check-config` checks them). */
+static int report_config_cb(void *user, const char *section, const char *key, const char *value,
+                            char *why, size_t whylen) {
+  struct report_opts *o = user;
+  if (!strcmp(section, "collector") && !strcmp(key, "data_dir")) {
+    erg_strlcpy(o->file_data_dir, value, sizeof o->file_data_dir);
+    return 0;
+  }
+  return strcmp(section, "report") ? 0 : erg_report_config_key(&o->file, key, value, why, whylen);
+}
+
+static int report_load_config(struct report_opts *o, const char *path) {
+  struct erg_config_error err;
+  if (erg_config_parse(path, report_config_cb, o, &err) != 0) {
+    fprintf(stderr, "erg report: %s\n", err.msg);
+    return -1;
+  }
+  o->data_dir = o->file_data_dir[0] ? o->file_data_dir : "/var/lib/erg"; /* ergd's default */
+  o->cost_per_kwh = o->file.cost_per_kwh;
+  o->co2_g_per_kwh = o->file.co2_g_per_kwh;
+  if (o->file.currency[0])
+    o->currency = o->file.currency;
+  return 0;
+}
+
 static const char *const report_kinds[] = {"node", "command", "job", "user", "unit", "container"};
 
 static int report_opt(struct report_opts *o, int c, const char *arg, int64_t now) {
   switch (c) {
   case 'd': o->data_dir = arg; return 0;
+  case 'C': return 0; /* read before the other options */
   case 'f': return erg_report_parse_time(arg, now, &o->from_s) ? report_usage("bad --from", arg) : 0;
   case 't': return erg_report_parse_time(arg, now, &o->to_s) ? report_usage("bad --to", arg) : 0;
   case 'o': o->out = arg; return 0;
@@ -149,11 +204,17 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
       {"cost-per-kwh", required_argument, 0, 'k'}, {"currency", required_argument, 0, 'c'},
       {"co2-g-per-kwh", required_argument, 0, 'g'}, {"out", required_argument, 0, 'o'},
       {"per-node", no_argument, 0, 'P'},           {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+      {"config", required_argument, 0, 'C'},       {0, 0, 0, 0}};
   *o = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "node", .by_node = 1,
                             .format = "csv", .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
-  optind = 0; /* reset getopt: callers (tests) may parse more than once */
+  erg_report_config_defaults(&o->file);
   opterr = 0;
+  /* --config first, wherever it is: the flags override the file. */
+  optind = 0; /* reset getopt: callers (tests) may parse more than once */
+  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;)
+    if (c == 'C' && report_load_config(o, optarg) != 0)
+      return 1;
+  optind = 0;
   for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
     if (c == '?' || c == ':')
       return report_usage(c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
@@ -167,7 +228,7 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
   if (optind < argc)
     return report_usage("unexpected argument", argv[optind]);
   if (!o->data_dir)
-    return report_usage("--data-dir is required", NULL);
+    return report_usage("--data-dir (or --config with [collector] data_dir) is required", NULL);
   if (o->to_s <= o->from_s)
     return report_usage("--to must be later than --from", NULL);
   if (!isnan(o->cost_per_kwh) && !o->currency)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "erg_common.h"
+#include "erg_web.h"
 
 #define REPORT_MAX_RRAS 32
 #define REPORT_MAX_SELECT 64
@@ -23,6 +24,9 @@ struct report_opts {
   const char *select[REPORT_MAX_SELECT]; /* --node */
   size_t nselect;
   double cost_per_kwh, co2_g_per_kwh; /* NAN when not asked for */
+  /* --config FILE: [collector] data_dir and [report], under the flags. */
+  struct erg_report_config file;
+  char file_data_dir[512];
 };
 
 /* One data source over the period; known_s is the time with known data. */

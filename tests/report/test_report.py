@@ -117,6 +117,29 @@ c = rows[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR", "cost column")
 check(close(float(c["co2_kg"]), 0.02 * 0.4), "CO2 column")
 
+# The same factors from ergd's config file ([collector] data_dir, [report]);
+# a flag overrides the file.
+conf = os.path.join(tmp, "ergd.conf")
+with open(conf, "w") as f:
+    f.write(f"[collector]\ndata_dir = {DIR}\n[node.x]\npower = m:1\n"
+            "[report]\ncost_per_kwh = 0.25\ncurrency = EUR\nco2_g_per_kwh = 400\n")
+def report_conf(*args):
+    return subprocess.run([MAIN, "report", "--config", conf, "--from", str(b_start), "--to",
+                           str(b_end), "--by", "command", *args], capture_output=True, text=True)
+p = report_conf()
+check(p.returncode == 0, f"report --config: {p.stderr}")
+c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
+check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR"
+      and close(float(c["co2_kg"]), 0.02 * 0.4), "cost and CO2 from [report]")
+p = report_conf("--cost-per-kwh", "0.5")
+c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
+check(close(float(c["cost"]), 0.02 * 0.5), "--cost-per-kwh overrides [report]")
+with open(conf, "a") as f:
+    f.write("co2_per_kwh = 1\n")
+p = report_conf()
+check(p.returncode == 1 and "unknown key 'co2_per_kwh' in [report]" in p.stderr
+      and conf in p.stderr, f"bad [report] key: {p.stderr}")
+
 doc = json.loads(report("--from", str(b_start), "--to", str(b_end), "--by", "command",
                         "--format", "json").stdout)
 check(len(doc["rows"]) == 4 and doc["by"] == "command", "JSON parses, 4 command rows")

@@ -92,6 +92,7 @@ static void test_errors(void **state) {
   expect_error("[collector]\nstep_seconds = five\n", ":2: key 'step_seconds'", 0);
   expect_error("[collector]\nstep_seconds = 0\n", ":2:", 0);
   expect_error("[bogus]\nx = 1\n", ":2: unknown section [bogus]", 0);
+  expect_error("[report]\ncost_per_kwh = cheap\n", ":2: key 'cost_per_kwh': want a number", 0);
   expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch:1'", 0);
   /* Junk in outlet or factor is an error, not outlet 1 or factor 0.5. */
   const char *m = "[meter.m]\nhost = h\nprofile = erg-sim\n";
