@@ -21,6 +21,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->top_processes = 10;
   c->page_interval_seconds = 60;
   c->journal_max_bytes = 64L << 20;
+  c->journal_max_age_seconds = 7 * 86400;
   c->key_expire_seconds = 30L * 86400;
   c->cluster_key_expire_seconds = 0;
   c->lag_max_seconds = 15;
@@ -84,6 +85,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       c->lag_window_seconds = (unsigned)l;
   } else if (!strcmp(key, "journal_max_bytes")) {
     rc = erg_config_long(value, 4096, 1L << 40, &c->journal_max_bytes, why, whylen);
+  } else if (!strcmp(key, "journal_max_age_seconds")) {
+    rc = erg_config_long(value, 0, 10L * 365 * 86400, &c->journal_max_age_seconds, why, whylen);
   } else if (!strcmp(key, "key_expire_seconds")) {
     rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->key_expire_seconds, why, whylen);
   } else if (!strcmp(key, "cluster_key_expire_seconds")) {

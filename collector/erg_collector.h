@@ -166,9 +166,10 @@ struct erg_journal_row {
   unsigned ncpu;                  /* node CPUs as the agent reports them; 0 unknown */
 };
 int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
-/* Appends one row, rotating the file first when it reached max_bytes. */
+/* Appends one row, rotating the file first when it reached max_bytes or
+ * its first row is max_age_seconds older than this one (0: no limit). */
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
-                       long max_bytes, char *why, size_t whylen);
+                       long max_bytes, long max_age_seconds, char *why, size_t whylen);
 /* Optional columns (bits 1<<erg_feature) of the node's current journal
  * file, 0 when there is none: a restart keeps writing the same columns. */
 unsigned erg_journal_columns(const char *dir, const char *node);
@@ -204,6 +205,7 @@ struct erg_collector_config {
   unsigned top_processes;
   double page_interval_seconds;
   long journal_max_bytes;
+  long journal_max_age_seconds;     /* rotate a file this much older than its first row; 0: never */
   long key_expire_seconds;          /* idle per-node key archives deleted; 0: never */
   long cluster_key_expire_seconds;  /* same for cluster/<kind>/ (job history); 0: never */
   unsigned lag_max_seconds;         /* 0: no lag estimation/compensation */

@@ -1,5 +1,5 @@
 /* The training journal: per node, one CSV row per finalised cell (see
- * docs/model.md for the format). Append-only; rotated by size to
+ * docs/model.md for the format). Append-only; rotated by size or age to
  * FILE.1 .. FILE.N so `erg fit` can read a bounded history. */
 #include <errno.h>
 #include <math.h>
@@ -43,8 +43,9 @@ static void journal_header(unsigned columns, char *out, size_t outlen) {
 }
 
 /* The column header of an existing file (first line starting with
- * time_unix_seconds, within the first few), without the newline. */
-static int journal_file_header(const char *path, char *out, size_t outlen) {
+ * time_unix_seconds, within the first few), without the newline, and when
+ * first_t is not NULL the time of the row after it (0 if none yet). */
+static int journal_file_header(const char *path, char *out, size_t outlen, int64_t *first_t) {
   FILE *f = fopen(path, "r");
   if (!f)
     return -1;
@@ -54,6 +55,9 @@ static int journal_file_header(const char *path, char *out, size_t outlen) {
       out[strcspn(out, "\r\n")] = '\0';
       rc = 0;
     }
+  long long t;
+  if (first_t)
+    *first_t = rc == 0 && fscanf(f, "%lld,", &t) == 1 ? (int64_t)t : 0;
   fclose(f);
   return rc;
 }
@@ -61,7 +65,7 @@ static int journal_file_header(const char *path, char *out, size_t outlen) {
 unsigned erg_journal_columns(const char *dir, const char *node) {
   char path[1024], hdr[512];
   if (erg_journal_path(dir, node, path, sizeof path) != 0 ||
-      journal_file_header(path, hdr, sizeof hdr) != 0)
+      journal_file_header(path, hdr, sizeof hdr, NULL) != 0)
     return 0;
   unsigned cols = 0;
   char *save;
@@ -89,7 +93,7 @@ static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
 }
 
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
-                       long max_bytes, char *why, size_t whylen) {
+                       long max_bytes, long max_age_seconds, char *why, size_t whylen) {
   char path[1024], want[512], have[512];
   if (erg_journal_path(dir, node, path, sizeof path) != 0) {
     snprintf(why, whylen, "journal path too long");
@@ -97,11 +101,14 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
   }
   journal_header(r->columns, want, sizeof want);
   struct stat st;
+  int64_t first_t = 0;
   int exists = stat(path, &st) == 0;
   /* A file holds one column set: another one (an agent that started
    * sending a counter, an older ergd's file) starts a new file. */
   if (exists && ((max_bytes > 0 && st.st_size >= max_bytes) ||
-                 (journal_file_header(path, have, sizeof have) == 0 && strcmp(have, want)))) {
+                 (journal_file_header(path, have, sizeof have, &first_t) == 0 &&
+                  (strcmp(have, want) ||
+                   (max_age_seconds > 0 && first_t && r->t0 - first_t >= max_age_seconds))))) {
     journal_rotate(path);
     exists = 0;
   }

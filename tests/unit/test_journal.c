@@ -36,7 +36,7 @@ static void test_journal_rows_and_rotation(void **state) {
                                 .measured_watts = i % 7 ? 100.0 + i : NAN,
                                 .flags = i % 7 ? 0 : ERG_CELL_NO_METER,
                                 .cpu_seconds_per_second = 0.5, .ncpu = 2};
-    assert_int_equal(erg_journal_append(dir, "node/1", &r, 4096, why, sizeof why), 0);
+    assert_int_equal(erg_journal_append(dir, "node/1", &r, 4096, 0, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_path(dir, "node/1", path, sizeof path), 0);
   int rows = 0, headers = 0, files = 0;
@@ -80,7 +80,7 @@ static void test_journal_old_file(void **state) {
   assert_int_equal(erg_journal_columns(dir, "n1"), 0);
   struct erg_journal_row r = {.t0 = 1700000005, .step_seconds = 5, .measured_watts = 120,
                               .cpu_seconds_per_second = 1.5, .ncpu = 4};
-  assert_int_equal(erg_journal_append(dir, "n1", &r, 0, why, sizeof why), 0);
+  assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
   snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,100.000,0,0.100000$' %s.1 && "
            "grep -q '^1700000005,5,120.000,0,1.500000,4$' %s && "
            "grep -q '^time_unix_seconds,.*,ncpu$' %s", path, path, path);
@@ -89,8 +89,46 @@ static void test_journal_old_file(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Rotation by age: no file spans more than max_age of rows, and every row
+ * is in exactly one of the files kept. */
+static void test_journal_age_rotation(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[1200];
+  assert_non_null(mkdtemp(dir));
+  for (int i = 0; i < 100; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
+                                .measured_watts = 100, .cpu_seconds_per_second = 1, .ncpu = 2};
+    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 100, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  int rows = 0, files = 0;
+  for (int k = 0; k <= 5; k++) {
+    char p[1100], line[256];
+    snprintf(p, sizeof p, k ? "%s.%d" : "%s", path, k);
+    FILE *f = fopen(p, "r");
+    if (!f)
+      continue;
+    files++;
+    long long lo = -1, hi = -1, t;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "%lld,", &t) == 1 && t > 1000) {
+        lo = lo < 0 ? t : lo;
+        hi = t;
+        rows++;
+      }
+    fclose(f);
+    assert_true(lo > 0 && hi - lo < 100);
+  }
+  /* 20 rows of 5 s per file: the current one and 4 full old ones. */
+  assert_int_equal(files, 5);
+  assert_int_equal(rows, 100);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation),
+                                     cmocka_unit_test(test_journal_age_rotation),
                                      cmocka_unit_test(test_journal_old_file)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
