@@ -91,8 +91,10 @@ int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out);
 const Erg__Hello *erg_agent_hello(struct erg_agent *a);
 void erg_agent_close(struct erg_agent *a);
 
-/* One JSON object per line, every field (for --dump and tests). */
-char *erg_agent_sample_json(const Erg__Sample *s);
+/* One JSON object per line, every field (for --dump and tests). A per-process
+ * counter whose feature the hello does not list (cycles, instructions,
+ * llc_misses, wakeups, migrations) is left out: absent, not zero. */
+char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h);
 char *erg_agent_hello_json(const Erg__Hello *h);
 
 /* ---- transport ---- */

@@ -1,6 +1,7 @@
 /* JSON rendering of agent messages for --dump. Hand-written (not jansson)
  * so the agent stays small; every string goes through erg_json_escape. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,27 @@ static char *jb_finish(struct jbuf *b) {
   return b->p;
 }
 
-static void jb_proc(struct jbuf *b, const Erg__Proc *p) {
+/* Optional per-process counters and the feature that makes each present. */
+static const struct {
+  const char *feature;
+  size_t off;
+} jb_counters[] = {{"wakeups", offsetof(Erg__Proc, wakeups)},
+                   {"migrations", offsetof(Erg__Proc, migrations)},
+                   {"cycles", offsetof(Erg__Proc, cycles)},
+                   {"instructions", offsetof(Erg__Proc, instructions)},
+                   {"llc_misses", offsetof(Erg__Proc, llc_misses)}};
+#define JB_NCOUNTERS (sizeof jb_counters / sizeof jb_counters[0])
+
+static unsigned jb_counter_mask(const Erg__Hello *h) {
+  unsigned m = 0;
+  for (size_t c = 0; c < JB_NCOUNTERS; c++)
+    for (size_t i = 0; h && i < h->n_features; i++)
+      if (!strcmp(h->features[i], jb_counters[c].feature))
+        m |= 1u << c;
+  return m;
+}
+
+static void jb_proc(struct jbuf *b, const Erg__Proc *p, unsigned counters) {
   jb_printf(b, "{\"pid\":%u,\"start_time_ns\":%llu,", p->pid,
             (unsigned long long)p->start_time_ns);
   jb_str(b, "comm", p->comm);
@@ -69,13 +90,15 @@ static void jb_proc(struct jbuf *b, const Erg__Proc *p) {
   jb_str(b, "container", p->container);
   jb_printf(b,
             ",\"cpu_ns\":%llu,\"rss_bytes\":%llu,\"read_bytes\":%llu,\"write_bytes\":%llu,"
-            "\"exited\":%s,\"wakeups\":%llu,\"migrations\":%llu,\"cycles\":%llu,"
-            "\"instructions\":%llu,\"llc_misses\":%llu,\"freq\":[",
+            "\"exited\":%s",
             (unsigned long long)p->cpu_ns, (unsigned long long)p->rss_bytes,
             (unsigned long long)p->read_bytes, (unsigned long long)p->write_bytes,
-            p->exited ? "true" : "false", (unsigned long long)p->wakeups,
-            (unsigned long long)p->migrations, (unsigned long long)p->cycles,
-            (unsigned long long)p->instructions, (unsigned long long)p->llc_misses);
+            p->exited ? "true" : "false");
+  for (size_t c = 0; c < JB_NCOUNTERS; c++)
+    if (counters & (1u << c))
+      jb_printf(b, ",\"%s\":%llu", jb_counters[c].feature,
+                (unsigned long long)*(const uint64_t *)((const char *)p + jb_counters[c].off));
+  jb_printf(b, ",\"freq\":[");
   for (size_t i = 0; i < p->n_freq; i++)
     jb_printf(b, "%s{\"khz\":%u,\"cpu_ns\":%llu}", i ? "," : "", p->freq[i]->khz,
               (unsigned long long)p->freq[i]->cpu_ns);
@@ -90,8 +113,9 @@ static void jb_proc(struct jbuf *b, const Erg__Proc *p) {
   jb_printf(b, "}");
 }
 
-char *erg_agent_sample_json(const Erg__Sample *s) {
+char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
   struct jbuf b = {0};
+  unsigned counters = jb_counter_mask(h);
   const Erg__Interval *iv = s->interval;
   const Erg__NodeTotals *t = s->totals;
   jb_printf(&b, "{\"type\":\"sample\",");
@@ -121,7 +145,7 @@ char *erg_agent_sample_json(const Erg__Sample *s) {
   for (size_t i = 0; i < s->n_procs; i++) {
     if (i)
       jb_printf(&b, ",");
-    jb_proc(&b, s->procs[i]);
+    jb_proc(&b, s->procs[i], counters);
   }
   jb_printf(&b, "]}");
   return jb_finish(&b);
@@ -137,7 +161,8 @@ char *erg_agent_hello_json(const Erg__Hello *h) {
   jb_str(&b, "boot_id", h->boot_id);
   jb_printf(&b, ",");
   jb_str(&b, "collection", h->collection);
-  jb_printf(&b, ",\"agent_pid\":%u,\"features\":[", h->agent_pid);
+  jb_printf(&b, ",\"agent_pid\":%u,\"agent_start_realtime_ns\":%llu,\"ncpu\":%u,\"features\":[",
+            h->agent_pid, (unsigned long long)h->agent_start_realtime_ns, h->ncpu);
   for (size_t i = 0; i < h->n_features; i++) {
     char *e = erg_json_escape(h->features[i], strlen(h->features[i]));
     jb_printf(&b, "%s\"%s\"", i ? "," : "", e ? e : "");

@@ -101,7 +101,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
 
 static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s) {
   if (!tx) {
-    char *j = erg_agent_sample_json(s);
+    char *j = erg_agent_sample_json(s, erg_agent_hello(a));
     if (j) {
       puts(j);
       fflush(stdout);

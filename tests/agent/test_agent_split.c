@@ -61,7 +61,7 @@ static Erg__Envelope *sample_roundtrip(struct erg_agent *a, char **json) {
   CHECK(erg_agent_sweep(a, &s) == 0, "baseline sweep");
   usleep(600000);
   CHECK(erg_agent_sweep(a, &s) == 1 && s, "second sweep");
-  *json = erg_agent_sample_json(s);
+  *json = erg_agent_sample_json(s, erg_agent_hello(a));
   Erg__Envelope env = ERG__ENVELOPE__INIT;
   env.version = ERG_WIRE_VERSION;
   env.body_case = ERG__ENVELOPE__BODY_SAMPLE;

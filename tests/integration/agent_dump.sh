@@ -19,7 +19,9 @@ lines = open(sys.argv[1]).read().splitlines()
 burner = int(sys.argv[2])
 objs = [json.loads(l) for l in lines]
 assert objs[0]["type"] == "hello" and objs[0]["collection"] == sys.argv[3], objs[0]
-assert "cpu_time" in objs[0]["features"]
+hello = objs[0]
+assert "cpu_time" in hello["features"]
+assert hello["ncpu"] >= 1 and hello["agent_start_realtime_ns"] > 1.6e18, hello
 samples = [o for o in objs if o["type"] == "sample"]
 assert len(samples) == 3, len(samples)
 for i, s in enumerate(samples):
@@ -33,6 +35,10 @@ for i, s in enumerate(samples):
         for k in ("pid", "start_time_ns", "comm", "uid", "cgroup", "cpu_ns", "rss_bytes",
                   "read_bytes", "write_bytes", "job", "unit", "container"):
             assert k in p, k
+        # A counter is there exactly when its feature is (no PMU: no cycles,
+        # rather than cycles 0).
+        for k in ("wakeups", "migrations", "cycles", "instructions", "llc_misses"):
+            assert (k in p) == (k in hello["features"]), (k, hello["features"], p)
 mine = [p for s in samples for p in s["procs"] if p["pid"] == burner]
 assert mine, "the busy process never appeared"
 assert all(p["comm"] == "sha256sum" for p in mine)
