@@ -231,15 +231,19 @@ static void keys_write(struct collector *c, const char *node, const char *kind,
   double step = c->cfg->step_seconds;
   for (size_t i = 0; i < n; i++) {
     struct profile_known_key *k = profile_known_touch(known, e[i].key, t_end, max_keys);
-    if (k)
+    if (k) {
       k->joules += e[i].watts * step;
+      k->watts = e[i].watts;
+    }
     writer_key(c->writer, node, kind, e[i].key, t_end, e[i].watts);
   }
   if (c->cfg->key_expire_seconds > 0)
     profile_known_expire(known, t_end, c->cfg->key_expire_seconds);
   for (size_t i = 0; i < known->n; i++)
-    if (known->keys[i].last_t != t_end)
+    if (known->keys[i].last_t != t_end) {
+      known->keys[i].watts = 0;
       writer_key(c->writer, node, kind, known->keys[i].key, t_end, 0);
+    }
   c->keys_dirty = 1;
 }
 

@@ -105,6 +105,7 @@ struct profile_known_key {
   char *key;
   int64_t last_t;
   double joules;
+  double watts;  /* mean power in the last cell written (0 when absent) */
 };
 struct profile_known {
   struct profile_known_key *keys;

@@ -180,29 +180,48 @@ static void metrics_models(FILE *f, struct collector *c) {
                        offsetof(struct erg_model, created_unix_seconds), 1);
 }
 
-/* Per-key and per-job energy: one series per known key, so the count is
- * bounded by nodes x kinds x known keys (docs/web.md "/metrics"). */
-static void metrics_keys(FILE *f, struct collector *c) {
-  metrics_head(f, "erg_key_energy_joules_total", "counter",
-               "Energy attributed to a profile key on a node since ergd started (keys the "
-               "node currently writes archives for).");
+/* Per-key and per-job power and energy: one series per known key, so the
+ * count is bounded by nodes x kinds x known keys (docs/architecture.md
+ * "/metrics"). */
+static void metrics_key_family(FILE *f, struct collector *c, const char *name, const char *type,
+                               const char *help, size_t off) {
+  metrics_head(f, name, type, help);
   for (size_t i = 0; i < c->nnodes; i++)
     for (int k = 0; k < PROFILE_NKINDS; k++) {
       const struct profile_known *kn = &c->nodes[i]->known[k];
       for (size_t j = 0; j < kn->n; j++) {
-        metrics_node_label(f, "erg_key_energy_joules_total", c->nodes[i]);
+        metrics_node_label(f, name, c->nodes[i]);
         fprintf(f, ",kind=\"%s\",key=\"", profile_kind_names[k]);
         metrics_label(f, kn->keys[j].key);
-        fprintf(f, "\"} %.3f\n", kn->keys[j].joules);
+        fprintf(f, "\"} %.3f\n", *(const double *)((const char *)&kn->keys[j] + off));
       }
     }
-  metrics_head(f, "erg_job_energy_joules_total", "counter",
-               "Energy of a job summed over all nodes since ergd started.");
+}
+
+static void metrics_job_family(FILE *f, struct collector *c, const char *name, const char *type,
+                               const char *help, size_t off) {
+  metrics_head(f, name, type, help);
   for (size_t j = 0; j < c->cluster_jobs.n; j++) {
-    fputs("erg_job_energy_joules_total{job=\"", f);
+    fprintf(f, "%s{job=\"", name);
     metrics_label(f, c->cluster_jobs.keys[j].key);
-    fprintf(f, "\"} %.3f\n", c->cluster_jobs.keys[j].joules);
+    fprintf(f, "\"} %.3f\n", *(const double *)((const char *)&c->cluster_jobs.keys[j] + off));
   }
+}
+
+static void metrics_keys(FILE *f, struct collector *c) {
+  metrics_key_family(f, c, "erg_key_energy_joules_total", "counter",
+                     "Energy attributed to a profile key on a node since ergd started (keys the "
+                     "node currently writes archives for).",
+                     offsetof(struct profile_known_key, joules));
+  metrics_key_family(f, c, "erg_key_watts", "gauge",
+                     "Mean power attributed to a profile key on a node in its last cell.",
+                     offsetof(struct profile_known_key, watts));
+  metrics_job_family(f, c, "erg_job_energy_joules_total", "counter",
+                     "Energy of a job summed over all nodes since ergd started.",
+                     offsetof(struct profile_known_key, joules));
+  metrics_job_family(f, c, "erg_job_watts", "gauge",
+                     "Mean power of a job summed over all nodes in its last cluster cell.",
+                     offsetof(struct profile_known_key, watts));
 }
 
 static void metrics_publish(struct collector *c, char *body, size_t len, int keys) {

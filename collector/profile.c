@@ -238,7 +238,7 @@ struct profile_known_key *profile_known_touch(struct profile_known *k, const cha
   char *dup = strdup(key);
   if (!dup)
     return NULL;
-  k->keys[k->n++] = (struct profile_known_key){dup, t, 0};
+  k->keys[k->n++] = (struct profile_known_key){.key = dup, .last_t = t};
   known_reindex(k);
   return &k->keys[k->n - 1];
 }

@@ -191,6 +191,16 @@ job = v['erg_job_energy_joules_total{job="4242"}']
 nodes = sum(v[f'erg_key_energy_joules_total{{node="{n}",kind="job",key="4242"}}'] for n in ("n1", "n2"))
 assert nodes > 100, f"job 4242 got only {nodes} J"
 assert 0.8 * nodes <= job <= nodes + 1e-3, (job, nodes)
-print(f"ok: /metrics job 4242 {job:.0f} J, nodes' job keys {nodes:.0f} J")
+# Per-key power of the last cell: every kind's keys add up to that cell's
+# dynamic power (measured - idle, idle_policy separate).
+for n in ("n1", "n2"):
+    dyn = v[f'erg_node_measured_watts{{node="{n}"}}'] - v[f'erg_node_idle_watts{{node="{n}"}}']
+    for kind in ("command", "job", "unit", "container", "user"):
+        pre = f'erg_key_watts{{node="{n}",kind="{kind}",'
+        s = sum(x for k, x in v.items() if k.startswith(pre))
+        assert any(k.startswith(pre) for k in v), f"no erg_key_watts for {n} {kind}"
+        assert abs(s - dyn) <= 0.01 * abs(dyn) + 0.01, (n, kind, s, dyn)
+print(f"ok: /metrics job 4242 {job:.0f} J, nodes' job keys {nodes:.0f} J; "
+      "per-key watts add up to each node's dynamic power in every kind")
 PY
 if command -v promtool >/dev/null; then promtool check metrics <"$m"; fi
