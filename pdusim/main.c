@@ -61,7 +61,7 @@ static void *sim_update_thread(void *arg) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
-          "                  [--snmp HOST:PORT] [--node NAME[=CGROUP]]...\n"
+          "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
           "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
           "                  [--update S] [--lag S] [--seed N] [--truth FILE] [--duration S]\n"
@@ -100,6 +100,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"modbus-rtu", required_argument, 0, 'r'}, {"baud", required_argument, 0, 'b'},
       {"parity", required_argument, 0, 'p'}, {"curve", required_argument, 0, 'c'},
       {"specpower-csv", required_argument, 0, 'C'},
+      {"snmp-max-varbinds", required_argument, 0, 'V'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct erg_pdusim_model *m = &sim.model;
   struct { int opt; double *dst; double min, max; } nums[] = {
@@ -153,6 +154,13 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       }
       break;
     case 'c': curve_spec = optarg; break;
+    case 'V':
+      sim.snmp_max_varbinds = atoi(optarg);
+      if (sim.snmp_max_varbinds < 1) {
+        fprintf(stderr, "erg-pdusim: --snmp-max-varbinds wants a positive count\n");
+        return 1;
+      }
+      break;
     case 'C': specpower_csv = optarg; break;
     case 'n':
       if (sim_add_node(optarg) != 0) {

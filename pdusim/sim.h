@@ -30,6 +30,7 @@ struct sim {
   FILE *truth;           /* optional CSV of the simulator's ground truth */
   pthread_mutex_t lock;  /* guards nodes[].watts/energy_joules */
   volatile int stop;
+  int snmp_max_varbinds; /* SNMP: a GET with more gets tooBig (0: any) */
 };
 
 void sim_update_once(struct sim *s, double now_s, double dt_s);

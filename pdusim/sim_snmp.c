@@ -139,6 +139,16 @@ static int sim_snmp_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
     return 1;
   resp->command = SNMP_MSG_RESPONSE;
   resp->errstat = resp->errindex = 0;
+  /* A small agent (old firmware): an answer too big for its buffer. */
+  size_t nvars = 0;
+  for (netsnmp_variable_list *v = pdu->variables; v; v = v->next_variable)
+    nvars++;
+  if (st->s->snmp_max_varbinds > 0 && nvars > (size_t)st->s->snmp_max_varbinds) {
+    resp->errstat = SNMP_ERR_TOOBIG;
+    if (!snmp_sess_send(st->ss, resp))
+      snmp_free_pdu(resp);
+    return 1;
+  }
   long bad = sim_answer(st, resp, next, pdu->version == SNMP_VERSION_1);
   if (bad) { /* v1: the original varbinds come back with the error */
     snmp_free_pdu(resp);

@@ -34,7 +34,8 @@ void erg_pdu_snmp_set_max_inflight(int n) {
 }
 
 enum vb_what { VB_POWER, VB_ENERGY, VB_PDIGITS, VB_EDIGITS, VB_OTHER };
-enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR };
+/* JOB_SPLIT: answered tooBig, its varbinds went out again in two jobs. */
+enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR, JOB_SPLIT };
 
 struct snmp_job {
   struct erg_pdu_source *src;
@@ -47,6 +48,7 @@ struct snmp_job {
   unsigned char what[SNMP_MAX_VARBINDS], chan[SNMP_MAX_VARBINDS];
   char err[128];
   bool cut;                    /* dropped at the round limit */
+  bool toobig;                 /* the agent could not fit the answer */
 };
 
 static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
@@ -127,6 +129,10 @@ static int snmp_job_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
   } else if (pdu->command == SNMP_MSG_REPORT) {
     j->state = JOB_ERROR;
     snprintf(j->err, sizeof j->err, "SNMPv3: %s", snmp_report_name(pdu));
+  } else if (pdu->errstat == SNMP_ERR_TOOBIG) {
+    j->state = JOB_ERROR; /* snmp_followups splits it */
+    j->toobig = true;
+    snprintf(j->err, sizeof j->err, "agent said tooBig for %d varbinds", j->nvars);
   } else if (pdu->errstat != SNMP_ERR_NOERROR) {
     j->state = JOB_ERROR;
     snprintf(j->err, sizeof j->err, "agent said %s (varbind %ld)", snmp_errstring(pdu->errstat),
@@ -214,10 +220,35 @@ static size_t snmp_collect_fds(struct snmp_job *jobs, size_t n, struct pollfd *f
 static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp);
 static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs);
 static size_t snmp_jobs_needed(const struct erg_pdu_source *src);
+static size_t snmp_pack_jobs(struct erg_pdu_source *src, const unsigned char *what,
+                             const unsigned char *chan, int n, int lim, struct snmp_job *jobs,
+                             size_t owner);
+
+/* Varbinds per GET for this source: SNMP_MAX_VARBINDS until the agent said
+ * tooBig. */
+static int snmp_vars_limit(const struct snmp_priv *p) {
+  return p->max_vars > 0 && p->max_vars < SNMP_MAX_VARBINDS ? p->max_vars : SNMP_MAX_VARBINDS;
+}
 
 static uint64_t snmp_deadline(const struct erg_pdu_source *src) {
   const struct snmp_priv *p = src->priv;
   return erg_time_monotonic_ns() + (uint64_t)((p->budget_s + 1.0) * 1e9);
+}
+
+/* An agent whose answer would not fit its buffer says tooBig (small PDUs,
+ * old firmware). The source then asks for half as many varbinds per GET
+ * from now on, and the job goes out again at once as two (one split per
+ * job and round: the jobs array has that much room; the next round starts
+ * from the smaller size and may halve it again). */
+static void snmp_split_toobig(struct snmp_job *j, struct snmp_job *jobs, size_t *n, size_t cap) {
+  struct snmp_priv *p = j->src->priv;
+  int half = (j->nvars + 1) / 2;
+  if (j->nvars > 1 && half < snmp_vars_limit(p))
+    p->max_vars = half;
+  if (j->nvars > 1 && *n + 2 <= cap) {
+    *n += snmp_pack_jobs(j->src, j->what, j->chan, j->nvars, half, jobs + *n, j->owner);
+    j->state = JOB_SPLIT;
+  }
 }
 
 /* A source identified during the loop gets its poll GETs sent at once, so
@@ -226,7 +257,14 @@ static void snmp_followups(struct snmp_job *jobs, size_t *n, size_t cap, uint64_
   size_t n0 = *n;
   for (size_t i = 0; i < n0; i++) {
     struct snmp_job *j = &jobs[i];
-    if (!j->ident || j->handled || j->state == JOB_PENDING)
+    if (j->handled || j->state == JOB_PENDING)
+      continue;
+    if (j->toobig) {
+      j->handled = true;
+      snmp_split_toobig(j, jobs, n, cap);
+      continue;
+    }
+    if (!j->ident)
       continue;
     j->handled = true;
     if (j->state != JOB_DONE)
@@ -351,7 +389,7 @@ static void snmp_job_why(const struct snmp_job *j, char *why, size_t whylen) {
 /* Blocking GET of up to SNMP_MAX_VARBINDS OIDs on one source. On success
  * the caller owns *resp (free with snmp_free_pdu). */
 static int snmp_get_list(struct erg_pdu_source *src, const char *const *oids, int n,
-                         netsnmp_pdu **resp, char *why, size_t whylen) {
+                         netsnmp_pdu **resp, bool *toobig, char *why, size_t whylen) {
   struct snmp_job j = {.src = src};
   for (int i = 0; i < n; i++)
     if (snmp_job_add(&j, oids[i], VB_OTHER, 0)) {
@@ -361,6 +399,7 @@ static int snmp_get_list(struct erg_pdu_source *src, const char *const *oids, in
     }
   size_t one = 1;
   snmp_run(&j, &one, 1, 0);
+  *toobig = j.toobig;
   if (j.state != JOB_DONE) {
     snmp_job_why(&j, why, whylen);
     snmp_job_free(&j);
@@ -378,21 +417,33 @@ static bool vb_present(const netsnmp_variable_list *v) {
 }
 
 
+/* In GETs of the source's size; a tooBig halves it and asks again. */
 int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, bool *present,
                  double *vals, char *strs, size_t slen, char *why, size_t whylen) {
-  netsnmp_pdu *resp;
-  if (n > ERG_SNMP_GET_MAX || snmp_get_list(src, oids, n, &resp, why, whylen))
+  struct snmp_priv *p = src->priv;
+  if (n > ERG_SNMP_GET_MAX)
     return -1;
-  const netsnmp_variable_list *v = resp->variables;
-  for (int i = 0; i < n; i++, v = v ? v->next_variable : NULL) {
-    present[i] = v && vb_present(v);
-    vals[i] = v ? erg_snmp_vb_number(v) : NAN;
-    if (strs && v)
-      erg_snmp_vb_string(v, strs + (size_t)i * slen, slen);
-    else if (strs)
-      strs[(size_t)i * slen] = '\0';
+  for (int i = 0; i < n;) {
+    int k = n - i < snmp_vars_limit(p) ? n - i : snmp_vars_limit(p);
+    netsnmp_pdu *resp;
+    bool toobig;
+    if (snmp_get_list(src, oids + i, k, &resp, &toobig, why, whylen)) {
+      if (!toobig || k == 1)
+        return -1;
+      p->max_vars = (k + 1) / 2;
+      continue;
+    }
+    const netsnmp_variable_list *v = resp->variables;
+    for (int e = i + k; i < e; i++, v = v ? v->next_variable : NULL) {
+      present[i] = v && vb_present(v);
+      vals[i] = v ? erg_snmp_vb_number(v) : NAN;
+      if (strs && v)
+        erg_snmp_vb_string(v, strs + (size_t)i * slen, slen);
+      else if (strs)
+        strs[(size_t)i * slen] = '\0';
+    }
+    snmp_free_pdu(resp);
   }
-  snmp_free_pdu(resp);
   return 0;
 }
 
@@ -456,44 +507,60 @@ static void snmp_ident_result(const struct snmp_job *j, int *rc, char *why, size
 
 /* ---- polling ---- */
 
-/* Appends the varbinds of one source to its jobs (several only past
- * SNMP_MAX_VARBINDS); returns the number of jobs used. */
-static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs) {
-  struct snmp_priv *p = src->priv;
-  const struct erg_snmp_profile *pr = p->prof;
+/* The OID of varbind (what, chan) of src: an outlet's power or energy, or
+ * Raritan's decimal digits (read from the first outlet). -1 if none. */
+static int snmp_vb_oid(const struct erg_pdu_source *src, int what, int chan, char *o, size_t olen) {
+  const struct erg_snmp_profile *pr = ((const struct snmp_priv *)src->priv)->prof;
+  const char *t = what == VB_POWER     ? pr->oid_power
+                  : what == VB_ENERGY  ? pr->oid_energy
+                  : what == VB_PDIGITS ? pr->oid_power_digits
+                                       : pr->oid_energy_digits;
+  int outlet = src->cfg.channels[what == VB_POWER || what == VB_ENERGY ? chan : 0];
+  return t ? erg_snmp_oid_expand(t, outlet, o, olen) : -1;
+}
+
+/* Packs varbinds (what[i], chan[i]) into jobs of at most lim varbinds;
+ * returns the number of jobs used. */
+static size_t snmp_pack_jobs(struct erg_pdu_source *src, const unsigned char *what,
+                             const unsigned char *chan, int n, int lim, struct snmp_job *jobs,
+                             size_t owner) {
   size_t nj = 0;
   char o[ERG_SNMP_OID_MAX];
-  struct snmp_job *j = &jobs[nj++];
-  j->src = src;
-  const char *t[2] = {pr->oid_power, pr->oid_energy};
-  for (int k = 0; k < 2; k++) { /* column by column: agents look up in order */
-    for (int c = 0; c < src->cfg.nchannels; c++) {
-      if (!t[k] || erg_snmp_oid_expand(t[k], src->cfg.channels[c], o, sizeof o))
-        continue;
-      if (j->nvars >= SNMP_MAX_VARBINDS) {
-        j = &jobs[nj++];
-        j->src = src;
-      }
-      snmp_job_add(j, o, k ? VB_ENERGY : VB_POWER, c);
-    }
-  }
-  /* Raritan: decimal digits once, from the first outlet (same per type). */
-  if (!p->have_digits && pr->oid_power_digits && src->cfg.nchannels > 0) {
-    const char *d[2] = {pr->oid_power_digits, pr->oid_energy_digits};
-    for (int k = 0; k < 2; k++) {
-      if (j->nvars >= SNMP_MAX_VARBINDS) {
-        j = &jobs[nj++];
-        j->src = src;
-      }
-      if (!erg_snmp_oid_expand(d[k], src->cfg.channels[0], o, sizeof o))
-        snmp_job_add(j, o, k ? VB_EDIGITS : VB_PDIGITS, 0);
-    }
+  for (int i = 0; i < n; i++) {
+    if (snmp_vb_oid(src, what[i], chan[i], o, sizeof o))
+      continue;
+    if (!nj || jobs[nj - 1].nvars >= lim)
+      jobs[nj++] = (struct snmp_job){.src = src, .owner = owner};
+    snmp_job_add(&jobs[nj - 1], o, what[i], chan[i]);
   }
   return nj;
 }
 
+/* Appends the GETs of one source to jobs (several past the varbind limit);
+ * returns the number of jobs used. */
+static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs) {
+  struct snmp_priv *p = src->priv;
+  const struct erg_snmp_profile *pr = p->prof;
+  unsigned char what[2 * ERG_PDU_MAX_CHANNELS + 2], chan[2 * ERG_PDU_MAX_CHANNELS + 2];
+  int n = 0;
+  for (int k = 0; k < 2; k++) /* column by column: agents look up in order */
+    for (int c = 0; c < src->cfg.nchannels; c++) {
+      what[n] = (unsigned char)(k ? VB_ENERGY : VB_POWER);
+      chan[n++] = (unsigned char)c;
+    }
+  /* Raritan: decimal digits once, from the first outlet (same per type). */
+  if (!p->have_digits && pr->oid_power_digits && src->cfg.nchannels > 0)
+    for (int k = 0; k < 2; k++) {
+      what[n] = (unsigned char)(k ? VB_EDIGITS : VB_PDIGITS);
+      chan[n++] = 0;
+    }
+  return snmp_pack_jobs(src, what, chan, n, snmp_vars_limit(p), jobs, 0);
+}
+
+/* Jobs for one round, and room for each to split once on tooBig. */
 static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
-  return (size_t)(2 * src->cfg.nchannels + 2) / SNMP_MAX_VARBINDS + 1;
+  size_t per = (size_t)snmp_vars_limit(src->priv);
+  return 3 * ((size_t)(2 * src->cfg.nchannels + 2) / per + 1);
 }
 
 static void snmp_apply_digits(struct snmp_priv *p, const struct snmp_job *j) {
@@ -590,7 +657,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
     } else if (jobs[q].state == JOB_DONE) {
       snmp_apply_digits(srcs[i]->priv, &jobs[q]);
       snmp_apply_values(srcs[i], &jobs[q], out[i]);
-    } else if (why) {
+    } else if (why && jobs[q].state != JOB_SPLIT) {
       snmp_job_why(&jobs[q], why, whylen);
     }
     snmp_job_free(&jobs[q]);
@@ -622,11 +689,20 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
   return erg_pdu_snmp_poll_many_within(srcs, n, out, rc, whys, whylen, 0);
 }
 
+/* One source, blocking (probe, tests). A round that taught the source a
+ * smaller GET size (tooBig) is tried again at once, a few times: a one-off
+ * caller has no next round to wait for. */
 static int snmp_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
                          size_t whylen) {
   int rc = 0;
-  why[0] = '\0';
-  erg_pdu_snmp_poll_many(&src, 1, &out, &rc, why, whylen);
+  for (int tries = 0; tries < 6; tries++) {
+    const struct snmp_priv *p = src->priv;
+    int lim = p ? snmp_vars_limit(p) : 0;
+    why[0] = '\0';
+    erg_pdu_snmp_poll_many(&src, 1, &out, &rc, why, whylen);
+    if (rc == 0 || !p || snmp_vars_limit(p) == lim)
+      break;
+  }
   return rc;
 }
 

@@ -21,6 +21,7 @@ struct snmp_priv {
   unsigned mark;                       /* snmp_collect_fds dedup */
   bool failed_last;                    /* last round failed: send it last */
   bool tried;                          /* a request went out this round */
+  int max_vars;                        /* varbinds per GET after a tooBig; 0: the default */
 };
 
 /* Once per process: net-snmp without config files, state or MIBs. */
