@@ -194,8 +194,10 @@ static int key_cmp(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Sum of DEFs k<from>..k<n-1> as CDEF "other" (k12,k13,ADDNAN,...). */
-static void graph_other(struct argv_buf *a, size_t from, size_t n) {
+/* Adds "CDEF:<head>,k<from>,ADDNAN,...,k<n-1>,ADDNAN<tail>": a sum of key
+ * DEFs in which a missing key counts 0. */
+static void graph_cdef_sum(struct argv_buf *a, const char *head, size_t from, size_t n,
+                           const char *tail) {
   char *rpn = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&rpn, &len);
@@ -203,32 +205,27 @@ static void graph_other(struct argv_buf *a, size_t from, size_t n) {
     a->overflow = 1;
     return;
   }
-  fprintf(f, "CDEF:other=k%zu", from);
-  for (size_t k = from + 1; k < n; k++)
+  fprintf(f, "CDEF:%s", head);
+  for (size_t k = from; k < n; k++)
     fprintf(f, ",k%zu,ADDNAN", k);
+  fputs(tail, f);
   fclose(f);
   argv_add(a, "%s", rpn);
-  argv_add(a, "AREA:other#909090:%zu other keys:STACK", n - from);
   free(rpn);
+}
+
+/* Sum of DEFs k<from>..k<n-1> as CDEF "other" (k12,k13,ADDNAN,...). */
+static void graph_other(struct argv_buf *a, size_t from, size_t n) {
+  char head[40];
+  snprintf(head, sizeof head, "other=k%zu", from);
+  graph_cdef_sum(a, head, from + 1, n, "");
+  argv_add(a, "AREA:other#909090:%zu other keys:STACK", n - from);
 }
 
 /* CDEF "rest" = max(measured − Σ k0..k<n-1>, 0), keys missing counted 0. */
 static void graph_rest(struct argv_buf *a, size_t n) {
-  char *rpn = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&rpn, &len);
-  if (!f) {
-    a->overflow = 1;
-    return;
-  }
-  fputs("CDEF:rest=m,0", f);
-  for (size_t k = 0; k < n; k++)
-    fprintf(f, ",k%zu,ADDNAN", k);
-  fputs(",-,0,MAX", f);
-  fclose(f);
-  argv_add(a, "%s", rpn);
+  graph_cdef_sum(a, "rest=m,0", 0, n, ",-,0,MAX");
   argv_add(a, "AREA:rest#d0d0d0:idle (and unattributed)");
-  free(rpn);
 }
 
 /* At the bottom what no key carries (measured − Σ keys: the idle power
