@@ -155,6 +155,8 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       {"oid_power", s->oid_power, sizeof s->oid_power},
       {"oid_energy", s->oid_energy, sizeof s->oid_energy},
       {"oid_name", s->oid_name, sizeof s->oid_name},
+      {"oid_count", s->oid_count, sizeof s->oid_count},
+      {"oid_total_power", s->oid_total_power, sizeof s->oid_total_power},
       {"device", s->device, sizeof s->device},
       {"power_register", s->power_register, sizeof s->power_register},
       {"energy_register", s->energy_register, sizeof s->energy_register}};

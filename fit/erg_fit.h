@@ -122,6 +122,7 @@ struct erg_model {
   size_t nfeatures;
   char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
   double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
+  double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known (no clamp) */
   double idle_watts;                 /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */

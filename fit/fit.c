@@ -30,6 +30,7 @@ struct fit_ctx {
 struct fit_coef {
   double beta0;
   double beta[ERG_FIT_MAX_FEATURES];
+  double xmax[ERG_FIT_MAX_FEATURES]; /* largest value seen in training */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o) {
@@ -156,10 +157,14 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
     goto out;
   scale[0] = 1;
   for (size_t s = 0; s < c->nsel; s++) {
-    double ss = 0;
-    for (size_t j = 0; j < n; j++)
-      ss += ds->x[c->sel[s]][rows[j]] * ds->x[c->sel[s]][rows[j]];
+    double ss = 0, mx = 0;
+    for (size_t j = 0; j < n; j++) {
+      double v = ds->x[c->sel[s]][rows[j]];
+      ss += v * v;
+      mx = v > mx ? v : mx;
+    }
     scale[s + off] = ss > 0 ? sqrt(ss / (double)n) : 1;
+    out->xmax[s] = mx;
   }
   for (size_t j = 0; j < n; j++) {
     if (off)
@@ -181,10 +186,12 @@ out:
   return rc;
 }
 
+/* As erg_model_predict: features beyond what training saw count at its
+ * largest value. */
 static double coef_predict(const struct fit_ctx *c, const struct fit_coef *f, size_t row) {
   double p = f->beta0;
   for (size_t s = 0; s < c->nsel; s++)
-    p += f->beta[s] * c->ds->x[c->sel[s]][row];
+    p += f->beta[s] * fmin(c->ds->x[c->sel[s]][row], f->xmax[s]);
   return p;
 }
 
@@ -309,6 +316,7 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
   for (size_t s = 0; s < c->nsel; s++) {
     erg_strlcpy(m->feature[s], ds->feature[c->sel[s]], ERG_FIT_NAME_MAX);
     m->coef[s] = f->beta[s];
+    m->feature_max[s] = f->xmax[s];
   }
   m->idle_watts = f->beta0;
   m->idle_source = c->o->idle_profile ? ERG_IDLE_FROM_RECORDED
@@ -390,9 +398,13 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
   return rc;
 }
 
+/* A linear model is only known over the range it was fitted on: a feature
+ * far beyond it (a burst of disk writes) would predict hundreds of watts
+ * the node never draws. Each feature counts at most at its training
+ * maximum (models without one: unclamped). */
 double erg_model_predict(const struct erg_model *m, const double *x) {
   double p = m->idle_watts;
   for (size_t k = 0; k < m->nfeatures; k++)
-    p += m->coef[k] * x[k];
+    p += m->coef[k] * (m->feature_max[k] > 0 ? fmin(x[k], m->feature_max[k]) : x[k]);
   return p;
 }

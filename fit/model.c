@@ -36,8 +36,9 @@ static const char *model_idle_source_name(enum erg_idle_source s) {
 json_t *fit_model_to_json(const struct erg_model *m) {
   json_t *features = json_array();
   for (size_t k = 0; k < m->nfeatures; k++)
-    json_array_append_new(features, json_pack("{s:s, s:f}", "name", m->feature[k],
-                                              "coefficient_watts_per_unit", m->coef[k]));
+    json_array_append_new(features, json_pack("{s:s, s:f, s:f}", "name", m->feature[k],
+                                              "coefficient_watts_per_unit", m->coef[k],
+                                              "training_max", m->feature_max[k]));
   json_t *j = json_pack(
       "{s:s, s:i, s:s, s:s, s:f, s:f, s:s, s:f, s:s, s:I, s:o, s:{s:o, s:o, s:I}, s:o}",
       "format", "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
@@ -126,10 +127,10 @@ static int model_load_features(struct erg_model *m, json_t *features, char *why,
   json_t *f;
   json_array_foreach(features, k, f) {
     const char *name;
-    double coef;
+    double coef, xmax = 0;
     json_error_t err;
-    if (json_unpack_ex(f, &err, 0, "{s:s, s:F}", "name", &name, "coefficient_watts_per_unit",
-                       &coef) != 0) {
+    if (json_unpack_ex(f, &err, 0, "{s:s, s:F, s?F}", "name", &name, "coefficient_watts_per_unit",
+                       &coef, "training_max", &xmax) != 0) {
       snprintf(why, whylen, "feature %zu: %s", k + 1, err.text);
       return -1;
     }
@@ -145,6 +146,7 @@ static int model_load_features(struct erg_model *m, json_t *features, char *why,
       }
     erg_strlcpy(m->feature[k], name, ERG_FIT_NAME_MAX);
     m->coef[k] = coef;
+    m->feature_max[k] = isfinite(xmax) && xmax > 0 ? xmax : 0;
   }
   m->nfeatures = json_array_size(features);
   return 0;

@@ -35,8 +35,9 @@ struct erg_pdu_source_config {
   int snmp_version;      /* 1, 2 (=2c), 3 */
   char v3_user[64], v3_auth_proto[8], v3_auth_pass[128], v3_priv_proto[8], v3_priv_pass[128];
   char v3_level[16];
-  /* SNMP profile "generic" (issue 4): OID templates, "%d" = outlet number. */
-  char oid_power[128], oid_energy[128], oid_name[128];
+  /* SNMP profile "generic" (issue 4): OID templates, "%d" = outlet number;
+   * oid_count and oid_total_power are scalars (no "%d"). */
+  char oid_power[128], oid_energy[128], oid_name[128], oid_count[128], oid_total_power[128];
   double power_scale;          /* raw -> W, 0 = 1 */
   double energy_scale_joules;  /* raw -> J, 0 = 3600 (Wh) */
   char v3_context[64];         /* SNMPv3 context name, usually empty */

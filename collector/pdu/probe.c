@@ -33,6 +33,7 @@ static void probe_usage(FILE *f) {
           "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
           "           [--retries N] [--json]\n"
           "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
+          "                            [--oid-count OID] [--oid-total-power OID]\n"
           "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
           "       erg pdu probe --driver modbus (--host H[:PORT] | --device TTY [--baud N]\n"
           "           [--parity N|E|O] [--data-bits N] [--stop-bits N])\n"
@@ -104,6 +105,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
       {"timeout", required_argument, 0, 't'}, {"retries", required_argument, 0, 'r'},
       {"context", required_argument, 0, 'C'}, {"oid-power", required_argument, 0, 'P'},
       {"oid-energy", required_argument, 0, 'E'}, {"oid-name", required_argument, 0, 'N'},
+      {"oid-count", required_argument, 0, 'K'}, {"oid-total-power", required_argument, 0, 'T'},
       {"power-scale", required_argument, 0, 's'}, {"energy-scale-joules", required_argument, 0, 'S'},
       {"device", required_argument, 0, 'D'}, {"baud", required_argument, 0, 'b'},
       {"parity", required_argument, 0, 'y'}, {"data-bits", required_argument, 0, '7'},
@@ -133,6 +135,10 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
     case 'P': bad = probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power"); break;
     case 'E': bad = probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy"); break;
     case 'N': bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name"); break;
+    case 'K': bad = probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count"); break;
+    case 'T':
+      bad = probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg, "--oid-total-power");
+      break;
     case 's': c->power_scale = atof(optarg); bad = !(c->power_scale > 0); break;
     case 'S': c->energy_scale_joules = atof(optarg); bad = !(c->energy_scale_joules > 0); break;
     case 'D': bad = probe_copy(c->device, sizeof c->device, optarg, "--device"); break;
@@ -254,8 +260,9 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
   if (!strcmp(c->driver, "modbus"))
     return;
   if (c->oid_power[0] || c->oid_energy[0])
-    printf("oid_power = %s\noid_energy = %s\noid_name = %s\npower_scale = %g\n"
-           "energy_scale_joules = %g\n", c->oid_power, c->oid_energy, c->oid_name,
+    printf("oid_power = %s\noid_energy = %s\noid_name = %s\noid_count = %s\n"
+           "oid_total_power = %s\npower_scale = %g\nenergy_scale_joules = %g\n", c->oid_power,
+           c->oid_energy, c->oid_name, c->oid_count, c->oid_total_power,
            c->power_scale > 0 ? c->power_scale : 1.0,
            c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
   else if (c->snmp_version == 3)

@@ -169,6 +169,13 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
       snprintf(why, whylen, "bad OID template '%s' (digits, dots and one %%d)", t[i]);
       return -1;
     }
+  /* Scalars: the same characters, no outlet number. */
+  const char *sc[2] = {cfg->oid_count, cfg->oid_total_power};
+  for (int i = 0; i < 2; i++)
+    if (sc[i][0] && (!oid_template_ok(sc[i]) || strstr(sc[i], "%d"))) {
+      snprintf(why, whylen, "bad scalar OID '%s' (digits and dots)", sc[i]);
+      return -1;
+    }
   if (!cfg->oid_power[0] && !cfg->oid_energy[0]) {
     snprintf(why, whylen, "profile generic needs oid_power= and/or oid_energy=");
     return -1;
@@ -178,5 +185,8 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
   out->oid_energy = cfg->oid_energy[0] ? cfg->oid_energy : NULL;
   out->energy_scale = cfg->energy_scale_joules > 0 ? cfg->energy_scale_joules : WH;
   out->oid_name = cfg->oid_name[0] ? cfg->oid_name : NULL;
+  out->oid_count = cfg->oid_count[0] ? cfg->oid_count : NULL;
+  out->oid_total_power = cfg->oid_total_power[0] ? cfg->oid_total_power : NULL;
+  out->total_power_scale = out->power_scale;
   return 0;
 }

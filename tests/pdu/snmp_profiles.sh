@@ -24,6 +24,22 @@ grep -q "matches no profile" "$PDU_TMP/generic.err"
 "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme --profile generic \
   --oid-power '1.3.6.1.4.1.99999.2.1.%d' --oid-energy '1.3.6.1.4.1.99999.2.2.%d' \
   --energy-scale-joules 1 --json >"$PDU_TMP/generic-acme.json"
+# generic with a count object (it says 2, though a third row exists: the
+# count wins over row counting) and a whole-PDU power object.
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme --profile generic \
+  --oid-power '1.3.6.1.4.1.99999.2.1.%d' --oid-count 1.3.6.1.4.1.99999.3.0 \
+  --oid-total-power 1.3.6.1.4.1.99999.4.0 --json >"$PDU_TMP/generic-count.json"
+python3 - "$PDU_TMP/generic-count.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert [o["watts"] for o in j["outlets"]] == [40, 50] and j["total_watts"] == 150, j
+print("generic count and total ok")
+PY
+if "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community generic-acme --profile generic \
+     --oid-power '1.3.6.1.4.1.99999.2.1.%d' --oid-count '1.3.6.1.4.1.99999.3.%d' 2>"$PDU_TMP/err"; then
+  echo "FAIL: a count OID with %d was accepted"; exit 1
+fi
+grep -q "bad scalar OID" "$PDU_TMP/err" || { cat "$PDU_TMP/err"; exit 1; }
 # Liebert: every Liebert card reports the same sysObjectID, so nothing is
 # auto-matched; the profile is named.
 set +e
