@@ -49,6 +49,7 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
   return 0;
 }
 void erg_bpf_close(struct erg_bpf *b) { (void)b; }
+uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { (void)b; return 0; }
 const char *erg_bpf_loader(const struct erg_bpf *b) { (void)b; return "none"; }
 
 #else /* ERG_HAVE_BPF */
@@ -466,6 +467,8 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
   memcpy(out, b->classes, sizeof(b->classes));
   return b->nclass;
 }
+
+uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { return b->drain_mono_ns; }
 
 void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
 {

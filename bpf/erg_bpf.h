@@ -91,6 +91,9 @@ typedef void (*erg_bpf_drain_cb)(const struct erg_bpf_proc *p, void *user);
 int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
                   size_t whylen);
 void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out);
+/* CLOCK_MONOTONIC at which the last drain cut the counters (running slices
+ * are charged up to it); 0 before the first drain. */
+uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b);
 /* Capacity of each class (ascending), as used for cap_ns; returns count. */
 int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]);
 void erg_bpf_close(struct erg_bpf *b);

@@ -336,6 +336,7 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
   else
     n = -1;
   now = clock_mono_ns();
+  b->drain_mono_ns = now;
   if (n < 0 || cpu_snapshot(b, b->snap[1])) {
     snprintf(why, whylen, "reading the BPF maps failed: %s", strerror(errno));
     return -1;

@@ -46,6 +46,7 @@ struct erg_bpf {
   char *snap_tmp; /* re-read of CPUs caught mid-switch */
   long *redo;    /* groups to re-read, at most one per CPU */
   uint64_t exited, drains, unsettled;
+  uint64_t drain_mono_ns; /* where the last drain cut its counters */
 };
 
 /* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */

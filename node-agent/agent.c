@@ -495,6 +495,15 @@ int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
   int rc = a->bpf ? agent_bpf_collect(a, &sum_cpu_ns) : agent_proc_collect(a, &sum_cpu_ns);
   if (rc != 0)
     return -1;
+  /* The eBPF counters run up to the drain's cut, which comes after the
+   * stamps above by however long the agent was held up (preempted on a
+   * busy node): the interval ends there, or a busy process would show
+   * more CPU than its interval's wall time. */
+  uint64_t cut = a->bpf ? erg_bpf_drain_time_ns(a->bpf) : 0;
+  if (cut > mono) {
+    rt += cut - mono;
+    mono = cut;
+  }
   int ready = a->have_prev;
   if (ready)
     agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu_ns);
