@@ -93,6 +93,17 @@ static int node_open(void *ctx, struct load_node *n, const char *endpoint, const
   return zmq_connect(n->sock, endpoint);
 }
 
+/* Frees what node_open allocated; the socket is closed with linger, so queued
+ * samples still go out before zmq_ctx_term returns. */
+static void node_close(struct load_node *n) {
+  if (n->sock)
+    zmq_close(n->sock);
+  free(n->procs);
+  free(n->pprocs);
+  free(n->cgroups);
+  free(n->jobs);
+}
+
 static void send_env(struct load_node *n, const Erg__Envelope *env, struct load_stats *st) {
   uint8_t *buf;
   size_t len = erg_wire_pack(env, &buf);
@@ -233,6 +244,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nn; i++)
     if (!nodes || node_open(ctx, &nodes[i], argv[1], prefix, i, np) != 0) {
       fprintf(stderr, "collector_load: node %d: %s\n", i, zmq_strerror(errno));
+      for (int j = 0; nodes && j <= i; j++)
+        node_close(&nodes[j]);
+      free(nodes);
+      zmq_ctx_term(ctx);
       return 1;
     }
   for (int i = 0; i < nn; i++)
@@ -240,7 +255,8 @@ int main(int argc, char **argv) {
   run_backlog(nodes, nn, np, &st);
   run(nodes, nn, np, secs, &st);
   for (int i = 0; i < nn; i++)
-    zmq_close(nodes[i].sock); /* linger: queued samples still go out */
+    node_close(&nodes[i]);
+  free(nodes);
   zmq_ctx_term(ctx);
   printf("sent messages=%llu hellos=%d samples=%llu proc_samples=%llu hwm_drops=%llu "
          "pacing_late_max_ms=%.1f\n",
