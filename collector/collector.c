@@ -220,6 +220,20 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
 
 /* ---- finalised cells -> store ---- */
 
+/* A per-node key pushed out of a full known set loses its archive too, so
+ * a node never holds more than key_archives_max archives per kind however
+ * many names pass through; cluster-wide job archives are job history and
+ * only expire by age. */
+static void keys_evict(struct collector *c, const char *node, const char *kind, char *key) {
+  if (!key)
+    return;
+  if (node) {
+    writer_remove_key(c->writer, node, kind, key);
+    c->keys_evicted++;
+  }
+  free(key);
+}
+
 /* Writes one cell's values of a known-key set: the entries given, and an
  * explicit 0 W for every key written before but absent now, so stacked
  * graphs and reports see "idle", not "unknown". Keys idle longer than
@@ -230,7 +244,9 @@ static void keys_write(struct collector *c, const char *node, const char *kind,
                        int64_t t_end, size_t max_keys) {
   double step = c->cfg->step_seconds;
   for (size_t i = 0; i < n; i++) {
-    struct profile_known_key *k = profile_known_touch(known, e[i].key, t_end, max_keys);
+    char *evicted = NULL;
+    struct profile_known_key *k = profile_known_touch(known, e[i].key, t_end, max_keys, &evicted);
+    keys_evict(c, node, kind, evicted);
     if (k) {
       k->joules += e[i].watts * step;
       k->watts = e[i].watts;
@@ -255,7 +271,11 @@ static void keys_load(struct collector *c, const char *node, const char *kind,
   char dir[1024];
   if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
     return;
-  profile_known_load(known, dir, now, c->cfg->key_expire_seconds, max_keys);
+  profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
+  /* More archives than allowed (a lower key_archives_max than the last
+   * run's): the ones idle longest go now, not at the next churn. */
+  while (known->n > max_keys)
+    keys_evict(c, node, kind, profile_known_pop_oldest(known));
   for (size_t i = 0; i < known->n; i++)
     if (known->keys[i].last_t % (int64_t)c->cfg->step_seconds == 0)
       known->keys[i].last_t--;
@@ -268,17 +288,19 @@ static void node_write_keys(struct collector *c, struct node_state *n, int64_t t
   struct profile_rollup r;
   if (!n->known_loaded) {
     for (int k = 0; k < PROFILE_NKINDS; k++)
-      keys_load(c, n->name, profile_kind_names[k], &n->known[k], t_end, NODE_MAX_KNOWN_KEYS);
+      keys_load(c, n->name, profile_kind_names[k], &n->known[k], t_end,
+                erg_collector_key_archives_max(c->cfg));
     n->known_loaded = 1;
   }
-  if (profile_rollup(&r, sh, nkeys, c->cfg->top_processes) != 0) {
+  if (profile_rollup(&r, sh, nkeys, n->known, c->cfg->top_processes,
+                     c->cfg->key_min_share) != 0) {
     if (c->store_errors++ == 0)
       erg_warn("node %s: out of memory rolling up profile keys", n->name);
     return;
   }
   for (int k = 0; k < PROFILE_NKINDS; k++)
     keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
-               NODE_MAX_KNOWN_KEYS);
+               erg_collector_key_archives_max(c->cfg));
   cluster_add(c->cluster, t_end, NULL, 0);
   for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
     cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);

@@ -52,6 +52,7 @@ void writer_key(struct writer *w, const char *node, const char *kind, const char
                 int64_t t_end, double watts);
 void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
                    int64_t cluster_idle_seconds);
+void writer_remove_key(struct writer *w, const char *node, const char *kind, const char *key);
 void writer_commit(struct writer *w);
 size_t writer_pending(struct writer *w);
 uint64_t writer_errors(struct writer *w);
@@ -94,9 +95,18 @@ struct profile_rollup {
   char *arena;
   size_t arena_cap, used;
 };
+struct profile_known;
+/* Which values get a key of their own: the top N, and of those a value
+ * the node has no archive for (not in known[kind]) only with at least
+ * min_share of the cell's power (total_watts). known NULL: top N only. */
+struct profile_admit {
+  const struct profile_known *known; /* [PROFILE_NKINDS] */
+  unsigned top;
+  double min_share, total_watts;
+};
 /* sh[0..nkeys) tuples, sh[nkeys] "[system]". 0 or -1 (out of memory). */
 int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, size_t nkeys,
-                   unsigned top);
+                   const struct profile_known *known, unsigned top, double min_share);
 void profile_rollup_free(struct profile_rollup *r);
 
 /* Keys an archive was written for: they get 0 W while absent, until idle
@@ -115,14 +125,19 @@ struct profile_known {
 };
 /* Pointers are valid until the next touch or expire on the same set. */
 struct profile_known_key *profile_known_find(const struct profile_known *k, const char *key);
+/* Finds or adds key (last written at t). A full set (max_keys) first drops
+ * the key idle longest; its name goes to *evicted (caller frees) when
+ * evicted is not NULL. */
 struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
-                                              int64_t t, size_t max_keys);
+                                              int64_t t, size_t max_keys, char **evicted);
+/* Removes the key idle longest and returns its name (caller frees). */
+char *profile_known_pop_oldest(struct profile_known *k);
 size_t profile_known_expire(struct profile_known *k, int64_t now, int64_t max_idle_seconds);
 void profile_known_free(struct profile_known *k);
 /* Adds the keys of a store kind directory (index.tsv) whose archives were
  * updated within max_idle_seconds (0: all); returns how many. */
 size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
-                          int64_t max_idle_seconds, size_t max_keys);
+                          int64_t max_idle_seconds);
 
 /* ---- cluster-wide job sums (cluster.c) ---- */
 struct cluster;

@@ -24,6 +24,8 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->journal_max_age_seconds = 7 * 86400;
   c->key_expire_seconds = 30L * 86400;
   c->cluster_key_expire_seconds = 0;
+  c->key_archives_max = 0; /* derived: erg_collector_key_archives_max */
+  c->key_min_share = 0.01;
   c->lag_max_seconds = 15;
   c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
@@ -89,6 +91,11 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     rc = erg_config_long(value, 0, 10L * 365 * 86400, &c->journal_max_age_seconds, why, whylen);
   } else if (!strcmp(key, "key_expire_seconds")) {
     rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->key_expire_seconds, why, whylen);
+  } else if (!strcmp(key, "key_archives_max")) {
+    if (!(rc = erg_config_long(value, 4, 100000, &l, why, whylen)))
+      c->key_archives_max = (unsigned)l;
+  } else if (!strcmp(key, "key_min_share")) {
+    rc = erg_config_double(value, 0, 1, &c->key_min_share, why, whylen);
   } else if (!strcmp(key, "cluster_key_expire_seconds")) {
     rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->cluster_key_expire_seconds, why,
                          whylen);
@@ -379,6 +386,29 @@ static int cfg_check_splits(const struct erg_collector_config *c, char *why, siz
   return 0;
 }
 
+/* Unset (0), the cap is 64 or four cells' worth of top keys. */
+unsigned erg_collector_key_archives_max(const struct erg_collector_config *c) {
+  if (c->key_archives_max)
+    return c->key_archives_max;
+  return 4 * c->top_processes > 64 ? 4 * c->top_processes : 64;
+}
+
+/* Each cell writes up to top_processes keys per kind plus [none],
+ * [other] and [system]; a cap below that would evict keys written in the
+ * same cell. */
+static int cfg_check_key_archives(const struct erg_collector_config *c, char *why,
+                                  size_t whylen) {
+  unsigned need = c->top_processes + 3;
+  if (c->key_archives_max && c->key_archives_max < need) {
+    snprintf(why, whylen,
+             "key_archives_max = %u is below top_processes + 3 = %u (each cell writes the top "
+             "keys plus [none], [other] and [system])",
+             c->key_archives_max, need);
+    return -1;
+  }
+  return 0;
+}
+
 int erg_collector_config_load(const char *path, struct erg_collector_config *c,
                               struct erg_config_error *err) {
   struct config_state st = {.c = c};
@@ -398,6 +428,10 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
   if (rc == 0 && !c->curve_secret_key_file[0] != !c->authorized_keys_file[0]) {
     snprintf(err->msg, sizeof err->msg,
              "%s: [collector] curve_secret_key_file and authorized_keys_file go together", path);
+    rc = -1;
+  }
+  if (rc == 0 && cfg_check_key_archives(c, why, sizeof why) != 0) {
+    snprintf(err->msg, sizeof err->msg, "%s: [collector] %s", path, why);
     rc = -1;
   }
   if (rc == 0 && !c->www_dir[0]) {

@@ -208,6 +208,8 @@ struct erg_collector_config {
   long journal_max_age_seconds;     /* rotate a file this much older than its first row; 0: never */
   long key_expire_seconds;          /* idle per-node key archives deleted; 0: never */
   long cluster_key_expire_seconds;  /* same for cluster/<kind>/ (job history); 0: never */
+  unsigned key_archives_max;        /* per node and kind, 0: derived (see below) */
+  double key_min_share;             /* a new key needs this share of a cell for an archive */
   unsigned lag_max_seconds;         /* 0: no lag estimation/compensation */
   unsigned lag_window_seconds;
   char curve_secret_key_file[512];  /* set: agents must use CURVE */
@@ -223,6 +225,9 @@ struct erg_collector_config {
 };
 
 void erg_collector_config_defaults(struct erg_collector_config *c);
+/* Key archives allowed per node and kind: key_archives_max, or when unset
+ * max(64, 4 x top_processes). */
+unsigned erg_collector_key_archives_max(const struct erg_collector_config *c);
 int erg_collector_config_load(const char *path, struct erg_collector_config *c,
                               struct erg_config_error *err);
 void erg_collector_config_free(struct erg_collector_config *c);

@@ -251,6 +251,11 @@ void collector_metrics_render(struct collector *c) {
                "erg_agent_auth_total{result=\"refused\"} %llu\n",
             (unsigned long long)auth_accepted_total(c->auth),
             (unsigned long long)auth_refused_total(c->auth));
+  fprintf(f, "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
+             "each node under key_archives_max per kind.\n"
+             "# TYPE erg_key_archives_evicted_total counter\n"
+             "erg_key_archives_evicted_total %llu\n",
+          (unsigned long long)c->keys_evicted);
   fprintf(f, "# HELP erg_store_errors_total Failed archive updates and journal appends.\n"
              "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
           (unsigned long long)(c->store_errors + writer_errors(c->writer)));

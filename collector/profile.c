@@ -2,6 +2,7 @@
  * (command, job, unit, container, user), so attribution runs once per cell
  * and every kind is a roll-up of the same shares: Σ keys of any kind is the
  * same attributed power (conservation per kind). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,10 +87,21 @@ static char *arena_dup(struct profile_rollup *r, const char *s, size_t len) {
   return d;
 }
 
+/* A key new to the node needs min_share of the cell's power for an
+ * archive of its own: a burst of short-lived names that are top-N only
+ * because the node is otherwise quiet goes to [other] instead of
+ * creating (and soon evicting) an archive each. Known keys stay. */
+static int rollup_admitted(const struct profile_admit *ad, int kind,
+                           const struct profile_entry *e) {
+  if (!ad->known || ad->min_share <= 0 || e->watts >= ad->min_share * ad->total_watts)
+    return 1;
+  return profile_known_find(&ad->known[kind], e->key) != NULL;
+}
+
 /* One kind: group shares by field value; all[] holds every value (for
  * cluster sums), out[] the written keys: top N, [none], [other], [system]. */
 static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr_share *sh,
-                       size_t nkeys, double system_watts, unsigned top,
+                       size_t nkeys, double system_watts, const struct profile_admit *ad,
                        struct field_item *items) {
   for (size_t i = 0; i < nkeys; i++) {
     items[i].len = profile_key_field(sh[i].key, kind, &items[i].s);
@@ -118,17 +130,20 @@ static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr
   }
   r->nall[kind] = nall;
   qsort(all, nall, sizeof *all, entry_cmp_watts);
-  size_t ntop = nall < top ? nall : top, n = 0;
+  size_t ntop = nall < ad->top ? nall : ad->top, n = 0;
   double other = 0;
+  int have_other = nall > ntop;
   for (size_t i = 0; i < nall; i++) {
-    if (i < ntop)
+    if (i < ntop && rollup_admitted(ad, kind, &all[i]))
       out[n++] = all[i];
-    else
+    else {
       other += all[i].watts;
+      have_other = 1;
+    }
   }
   if (have_none)
     out[n++] = (struct profile_entry){"[none]", none};
-  if (nall > ntop)
+  if (have_other)
     out[n++] = (struct profile_entry){"[other]", other};
   out[n++] = (struct profile_entry){"[system]", system_watts};
   r->nout[kind] = n;
@@ -136,8 +151,11 @@ static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr
 }
 
 int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, size_t nkeys,
-                   unsigned top) {
+                   const struct profile_known *known, unsigned top, double min_share) {
   memset(r, 0, sizeof *r);
+  struct profile_admit ad = {.known = known, .top = top, .min_share = min_share};
+  for (size_t i = 0; i <= nkeys; i++)
+    ad.total_watts += sh[i].watts;
   /* Field values are at most PROFILE_KEY_MAX bytes each, all copied once. */
   r->arena_cap = nkeys * PROFILE_KEY_MAX + 1;
   r->arena = malloc(r->arena_cap);
@@ -148,7 +166,7 @@ int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, si
     r->out[k] = malloc((nkeys + 3) * sizeof *r->out[k]);
     rc = r->all[k] && r->out[k] ? 0 : -1;
     if (rc == 0)
-      rc = rollup_kind(r, k, sh, nkeys, sh[nkeys].watts, top, items);
+      rc = rollup_kind(r, k, sh, nkeys, sh[nkeys].watts, &ad, items);
   }
   free(items);
   if (rc != 0)
@@ -211,8 +229,21 @@ static void known_remove(struct profile_known *k, size_t i) {
   k->keys[i] = k->keys[--k->n];
 }
 
+char *profile_known_pop_oldest(struct profile_known *k) {
+  if (!k->n)
+    return NULL;
+  size_t oldest = 0;
+  for (size_t i = 1; i < k->n; i++)
+    if (k->keys[i].last_t < k->keys[oldest].last_t)
+      oldest = i;
+  char *key = k->keys[oldest].key;
+  k->keys[oldest] = k->keys[--k->n];
+  known_reindex(k);
+  return key;
+}
+
 struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
-                                              int64_t t, size_t max_keys) {
+                                              int64_t t, size_t max_keys, char **evicted) {
   struct profile_known_key *e = profile_known_find(k, key);
   if (e) {
     e->last_t = t;
@@ -221,11 +252,11 @@ struct profile_known_key *profile_known_touch(struct profile_known *k, const cha
   /* Full: the key idle longest makes room (its counter restarts if it
    * comes back; /metrics consumers see a counter reset). */
   if (k->n >= max_keys && k->n) {
-    size_t oldest = 0;
-    for (size_t i = 1; i < k->n; i++)
-      if (k->keys[i].last_t < k->keys[oldest].last_t)
-        oldest = i;
-    known_remove(k, oldest);
+    char *old = profile_known_pop_oldest(k);
+    if (evicted)
+      *evicted = old;
+    else
+      free(old);
   }
   if (k->n == k->cap) {
     size_t cap = k->cap ? 2 * k->cap : 16;
@@ -271,7 +302,7 @@ void profile_known_free(struct profile_known *k) {
  * after a restart absent keys keep getting their 0 W. A line still being
  * appended (no newline yet) is skipped. */
 size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
-                          int64_t max_idle_seconds, size_t max_keys) {
+                          int64_t max_idle_seconds) {
   char path[1400], line[1024];
   snprintf(path, sizeof path, "%s/index.tsv", dir);
   FILE *f = fopen(path, "r");
@@ -287,7 +318,8 @@ size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
     snprintf(path, sizeof path, "%s/%s.rrd", dir, line);
     if (stat(path, &st) != 0 || (max_idle_seconds > 0 && now - st.st_mtime > max_idle_seconds))
       continue;
-    struct profile_known_key *e = profile_known_touch(k, tab + 1, (int64_t)st.st_mtime, max_keys);
+    struct profile_known_key *e = profile_known_touch(k, tab + 1, (int64_t)st.st_mtime, SIZE_MAX,
+                                                      NULL);
     n += e != NULL;
   }
   fclose(f);

@@ -8,8 +8,7 @@
 
 #include "collector_int.h"
 
-/* Known keys kept per node and kind, and for cluster-wide jobs. */
-#define NODE_MAX_KNOWN_KEYS 256
+/* Known cluster-wide jobs (per node and kind: key_archives_max). */
 #define CLUSTER_MAX_KNOWN_JOBS 4096
 
 struct node_state {
@@ -56,6 +55,7 @@ struct collector {
   struct auth *auth;      /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
+  uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
   int64_t last_render;
   int render_due;
   int keys_dirty;         /* key counters changed since the keys section was rendered */

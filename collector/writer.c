@@ -19,6 +19,7 @@ struct writer_op {
   struct erg_store_node_cell cell;
   const char *node, *kind, *key; /* kind NULL: a node cell; node NULL: cluster-wide */
   int expire;                    /* erg_store_expire(t_end, idle[0], idle[1]) instead */
+  int remove;                    /* erg_store_key_remove(node, kind, key) instead */
   int64_t idle[2];
   char buf[];
 };
@@ -41,6 +42,11 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
   if (op->expire) {
     if (erg_store_expire(w->store, op->t_end, op->idle[0], op->idle[1], NULL, why, sizeof why))
       erg_warn("store expiry: %s", why);
+    return;
+  }
+  if (op->remove) {
+    if (erg_store_key_remove(w->store, op->node, op->kind, op->key, why, sizeof why))
+      erg_warn("store: removing an evicted key: %s", why);
     return;
   }
   int rc = op->kind ? erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
@@ -143,6 +149,13 @@ void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
     op->idle[0] = key_idle_seconds;
     op->idle[1] = cluster_idle_seconds;
   }
+}
+
+/* Queued behind the key's pending updates, so none recreates the file. */
+void writer_remove_key(struct writer *w, const char *node, const char *kind, const char *key) {
+  struct writer_op *op = writer_op_new(w, node, kind, key);
+  if (op)
+    op->remove = 1;
 }
 
 void writer_commit(struct writer *w) {

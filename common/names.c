@@ -19,6 +19,17 @@ static int name_char_ok(unsigned char c) {
          c == '_' || c == '-' || c == '.';
 }
 
+/* Ends in "-" and 8 lowercase hex digits: the shape of the suffix that
+ * erg_name_sanitize adds to a changed name. */
+static int name_has_hash_suffix(const char *s, size_t n) {
+  if (n < 9 || s[n - 9] != '-')
+    return 0;
+  for (size_t i = n - 8; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return 0;
+  return 1;
+}
+
 void erg_name_sanitize(const char *in, size_t inlen, char out[ERG_NAME_MAX]) {
   /* Room for "-" + 8 hex digits of hash at the end. */
   const size_t body_max = ERG_NAME_MAX - 1 - 9;
@@ -41,6 +52,10 @@ void erg_name_sanitize(const char *in, size_t inlen, char out[ERG_NAME_MAX]) {
     out[n++] = '_';
     changed = 1;
   }
+  /* A clean name shaped like a changed one ("a_b-1234abcd") would share a
+   * file with the name it imitates ("a b"): it gets a suffix of its own. */
+  if (!changed && name_has_hash_suffix(out, n))
+    changed = 1; /* n <= body_max: the suffix fits */
   if (changed) {
     uint64_t h = erg_hash_fnv1a(in, strnlen(in, inlen));
     n += (size_t)snprintf(out + n, ERG_NAME_MAX - n, "-%08x", (unsigned)(h & 0xffffffffu));

@@ -80,4 +80,10 @@ int erg_store_expire(const struct erg_store *s, int64_t now, int64_t key_idle_se
                      int64_t cluster_idle_seconds, struct erg_store_expire_stats *stats,
                      char *why, size_t whylen);
 
+/* Deletes one key's archive and its index.tsv line now (a key evicted to
+ * keep a node's archive count bounded). Same thread rule as expiry. A key
+ * without archive is not an error. */
+int erg_store_key_remove(const struct erg_store *s, const char *node, const char *kind,
+                         const char *key, char *why, size_t whylen);
+
 #endif

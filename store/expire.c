@@ -19,6 +19,7 @@
 struct expire_ctx {
   const struct erg_store *s;
   int64_t cutoff; /* archives last updated before this go */
+  const char *only; /* set: remove this sanitized name whatever its age */
   struct erg_store_expire_stats *st;
   char *why;
   size_t whylen;
@@ -47,15 +48,20 @@ static int expire_key(struct expire_ctx *x, const char *dir, const char *safe) {
   if (stat(path, &sb) != 0)
     return errno == ENOENT ? 0 : 1;
   x->st->archives_seen++;
-  /* The RRD header, not mtime: a back-filled archive is written now with
-   * old time stamps. Reading a header is cheap (hourly, per archive). */
-  int64_t last = expire_last(path);
-  /* The file may lag rrdcached: ask the daemon only about candidates. */
-  if (last >= 0 && last < x->cutoff && erg_store_daemon(x->s) &&
-      rrdc_connect(erg_store_daemon(x->s)) == 0 && rrdc_flush(path) == 0)
-    last = expire_last(path);
-  if (last < 0 || last >= x->cutoff)
-    return 1;
+  if (x->only) {
+    if (strcmp(safe, x->only))
+      return 1;
+  } else {
+    /* The RRD header, not mtime: a back-filled archive is written now with
+     * old time stamps. Reading a header is cheap (hourly, per archive). */
+    int64_t last = expire_last(path);
+    /* The file may lag rrdcached: ask the daemon only about candidates. */
+    if (last >= 0 && last < x->cutoff && erg_store_daemon(x->s) &&
+        rrdc_connect(erg_store_daemon(x->s)) == 0 && rrdc_flush(path) == 0)
+      last = expire_last(path);
+    if (last < 0 || last >= x->cutoff)
+      return 1;
+  }
   if (erg_store_daemon(x->s))
     rrdc_forget(path); /* the daemon must not write it back */
   /* The archive goes first: a crash before the index is rewritten leaves
@@ -154,5 +160,20 @@ int erg_store_expire(const struct erg_store *s, int64_t now, int64_t key_idle_se
     snprintf(path, sizeof path, "%s/cluster", erg_store_root(s));
     expire_parent(&x, path);
   }
+  return x.failed ? -1 : 0;
+}
+
+int erg_store_key_remove(const struct erg_store *s, const char *node, const char *kind,
+                         const char *key, char *why, size_t whylen) {
+  struct erg_store_expire_stats st = {0};
+  struct expire_ctx x = {.s = s, .st = &st, .why = why, .whylen = whylen};
+  char dir[1024], safe[ERG_NAME_MAX];
+  if (erg_store_kind_dir(s, node, kind, dir, sizeof dir) != 0) {
+    snprintf(why, whylen, "path too long for key");
+    return -1;
+  }
+  erg_name_sanitize(key, strlen(key), safe);
+  x.only = safe;
+  expire_kind_dir(&x, dir);
   return x.failed ? -1 : 0;
 }

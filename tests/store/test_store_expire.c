@@ -223,6 +223,21 @@ int main(void) {
   CHECK(index_count(s, NULL, "job", "job-17") == 0 && index_count(s, NULL, "job", "job-18") == 1,
         "cluster index updated");
 
+  /* One key removed now, whatever its age (an evicted key); its twin in
+   * another node, the other keys and a missing key are left alone. */
+  write_key(s, "n2", "command", hostile, now);
+  char p_host2[1200];
+  key_path(s, "n2", "command", hostile, p_host2);
+  write_key(s, "n1", "command", hostile, now);
+  CHECK(erg_store_key_remove(s, "n1", "command", hostile, why, sizeof why) == 0, "remove: %s", why);
+  CHECK(!exists(p_host) && index_count(s, "n1", "command", hostile) == 0, "removed key gone");
+  CHECK(exists(p_host2) && index_count(s, "n2", "command", hostile) == 1, "other node's key kept");
+  CHECK(exists(p_fresh) && index_count(s, "n1", "command", "fresh") == 1 &&
+            exists(p_old) && index_count(s, "n1", "command", "old") == 1,
+        "other keys of the node kept");
+  CHECK(erg_store_key_remove(s, "n1", "command", "never-written", why, sizeof why) == 0,
+        "removing a key without archive: %s", why);
+
   /* 0 and 0: never. */
   rc = erg_store_expire(s, now + 1000 * DAY, 0, 0, &st, why, sizeof why);
   CHECK(rc == 0 && st.archives_seen == 0, "0 = never");

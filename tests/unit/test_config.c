@@ -43,6 +43,13 @@ static void test_collector_ok(void **state) {
   assert_int_equal(c.sources[1].channels[c.nodes[0].feeds[1].channel], 3);
   assert_float_equal(c.nodes[0].feeds[1].factor, 0.5, 1e-12);
   assert_float_equal(c.nodes[0].idle_watts, 55, 1e-12);
+  /* Unset, the key cap follows top_processes (never below 64). */
+  assert_int_equal(erg_collector_key_archives_max(&c), 64);
+  c.top_processes = 50;
+  assert_int_equal(erg_collector_key_archives_max(&c), 200);
+  c.key_archives_max = 60;
+  assert_int_equal(erg_collector_key_archives_max(&c), 60);
+  assert_float_equal(c.key_min_share, 0.01, 0);
   erg_collector_config_free(&c);
   unlink(path);
 }
@@ -107,6 +114,10 @@ static void test_errors(void **state) {
   snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.8\n[node.b]\npower = m:2*0.8\n", m);
   expect_error(t, "outlet 2 of source m is split into 1.6", 0);
   expect_error("[meter.m]\nport = 99999\n", ":2: [meter.m] key 'port'", 0);
+  /* A key cap below one cell's keys would evict what that cell writes. */
+  expect_error("[collector]\ntop_processes = 10\nkey_archives_max = 12\n",
+               "key_archives_max = 12 is below top_processes + 3 = 13", 0);
+  expect_error("[collector]\nkey_min_share = 1.5\n", ":2: key 'key_min_share'", 0);
   expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
 }

@@ -215,7 +215,7 @@ static void test_profile_rollup_conserves(void **state) {
     sh[nkeys] = (struct erg_attr_share){"[system]", 3.0 * rand_r(&seed) / RAND_MAX};
     sum += sh[nkeys].watts;
     struct profile_rollup r;
-    assert_int_equal(profile_rollup(&r, sh, nkeys, top), 0);
+    assert_int_equal(profile_rollup(&r, sh, nkeys, NULL, top, 0), 0);
     for (int k = 0; k < PROFILE_NKINDS; k++) {
       double got = 0, all = 0;
       size_t named = 0;
@@ -244,6 +244,47 @@ static void test_profile_rollup_conserves(void **state) {
   }
 }
 
+/* Admission: a top-N value the node has no archive for needs min_share of
+ * the cell; below it goes to [other] (still conserved). A known value is
+ * written however small; min_share 0 names every top-N value. */
+static void test_profile_rollup_admission(void **state) {
+  (void)state;
+  char big[PROFILE_KEY_MAX], tiny[PROFILE_KEY_MAX], known_tiny[PROFILE_KEY_MAX];
+  profile_key_build(big, sizeof big, "big", "", "", "", 0);
+  profile_key_build(tiny, sizeof tiny, "tiny", "", "", "", 0);
+  profile_key_build(known_tiny, sizeof known_tiny, "kept", "", "", "", 0);
+  struct erg_attr_share sh[] = {{big, 97}, {tiny, 0.5}, {known_tiny, 0.5}, {"[system]", 2}};
+  struct profile_known known[PROFILE_NKINDS] = {{0}};
+  assert_non_null(profile_known_touch(&known[PROFILE_COMMAND], "kept", 1, 64, NULL));
+  struct profile_rollup r;
+  assert_int_equal(profile_rollup(&r, sh, 3, known, 10, 0.01), 0);
+  double other = -1, sum = 0;
+  int have_big = 0, have_tiny = 0, have_kept = 0;
+  for (size_t i = 0; i < r.nout[PROFILE_COMMAND]; i++) {
+    const struct profile_entry *e = &r.out[PROFILE_COMMAND][i];
+    sum += e->watts;
+    have_big |= !strcmp(e->key, "big");
+    have_tiny |= !strcmp(e->key, "tiny");
+    have_kept |= !strcmp(e->key, "kept");
+    if (!strcmp(e->key, "[other]"))
+      other = e->watts;
+  }
+  assert_true(have_big && have_kept && !have_tiny);
+  assert_float_equal(other, 0.5, 1e-12);
+  assert_float_equal(sum, 100, 1e-9);
+  /* all[] (cluster job sums) still holds every value. */
+  assert_int_equal(r.nall[PROFILE_COMMAND], 3);
+  profile_rollup_free(&r);
+  assert_int_equal(profile_rollup(&r, sh, 3, known, 10, 0), 0);
+  have_tiny = 0;
+  for (size_t i = 0; i < r.nout[PROFILE_COMMAND]; i++)
+    have_tiny |= !strcmp(r.out[PROFILE_COMMAND][i].key, "tiny");
+  assert_true(have_tiny);
+  profile_rollup_free(&r);
+  for (int k = 0; k < PROFILE_NKINDS; k++)
+    profile_known_free(&known[k]);
+}
+
 /* Known keys: touched keys stay, idle ones expire, the set is bounded. */
 static void test_profile_known(void **state) {
   (void)state;
@@ -251,12 +292,23 @@ static void test_profile_known(void **state) {
   char name[32];
   for (int i = 0; i < 300; i++) {
     snprintf(name, sizeof name, "key%d", i);
-    assert_non_null(profile_known_touch(&k, name, 1000 + i, 256));
+    char *evicted = NULL;
+    assert_non_null(profile_known_touch(&k, name, 1000 + i, 256, &evicted));
+    /* The caller learns which key made room (its archive goes too). */
+    if (i < 256) {
+      assert_null(evicted);
+    } else {
+      char want[32];
+      snprintf(want, sizeof want, "key%d", i - 256);
+      assert_non_null(evicted);
+      assert_string_equal(evicted, want);
+      free(evicted);
+    }
   }
   assert_int_equal(k.n, 256);
   assert_null(profile_known_find(&k, "key0"));   /* idle longest: made room */
   assert_non_null(profile_known_find(&k, "key299"));
-  profile_known_touch(&k, "key100", 5000, 256)->joules = 7;
+  profile_known_touch(&k, "key100", 5000, 256, NULL)->joules = 7;
   assert_int_equal(profile_known_expire(&k, 5000, 3000), 255);
   assert_int_equal(k.n, 1);
   assert_float_equal(profile_known_find(&k, "key100")->joules, 7, 0);
@@ -324,11 +376,11 @@ static void test_profile_known_load(void **state) {
     assert_int_equal(utimes(path, tv), 0);
   }
   struct profile_known k = {0};
-  assert_int_equal(profile_known_load(&k, dir, T0, 3600, 256), 1);
+  assert_int_equal(profile_known_load(&k, dir, T0, 3600), 1);
   assert_non_null(profile_known_find(&k, "fresh key"));
   assert_int_equal(profile_known_find(&k, "fresh key")->last_t, T0 - 100);
   profile_known_free(&k);
-  assert_int_equal(profile_known_load(&k, dir, T0, 0, 256), 2); /* 0: any age */
+  assert_int_equal(profile_known_load(&k, dir, T0, 0), 2); /* 0: any age */
   assert_non_null(profile_known_find(&k, "old key"));
   assert_null(profile_known_find(&k, "part"));
   profile_known_free(&k);
@@ -416,7 +468,8 @@ int main(void) {
       cmocka_unit_test(test_late_and_future),      cmocka_unit_test(test_order_and_gaps),
       cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal),
       cmocka_unit_test(test_profile_key_fields),   cmocka_unit_test(test_profile_rollup_conserves),
-      cmocka_unit_test(test_profile_known),        cmocka_unit_test(test_many_keys),
+      cmocka_unit_test(test_profile_known),
+      cmocka_unit_test(test_profile_rollup_admission),        cmocka_unit_test(test_many_keys),
       cmocka_unit_test(test_profile_known_load),   cmocka_unit_test(test_cluster_sums),
       cmocka_unit_test(test_config_top_keys)};
   return cmocka_run_group_tests(tests, NULL, NULL);

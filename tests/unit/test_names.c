@@ -34,6 +34,14 @@ static void test_sanitize_hostile(void **state) {
   /* Clean names pass unchanged. */
   erg_name_sanitize("stress-ng", 9, out);
   assert_string_equal(out, "stress-ng");
+  /* A clean name imitating another's sanitized form ("a b" ->
+   * "a_b-xxxxxxxx") does not get that file: it is suffixed too. */
+  erg_name_sanitize("a b", 3, out);
+  erg_name_sanitize(out, strlen(out), other);
+  assert_string_not_equal(out, other);
+  assert_true(name_is_safe(other));
+  erg_name_sanitize("job-1234abcZ", 12, out); /* not hex: unchanged */
+  assert_string_equal(out, "job-1234abcZ");
   char longname[400];
   memset(longname, 'a', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
