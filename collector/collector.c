@@ -228,6 +228,7 @@ static void keys_evict(struct collector *c, const char *node, const char *kind, 
   if (!key)
     return;
   if (node) {
+    erg_debug("node %s: %s key '%s' evicted (key_archives_max)", node, kind, key);
     writer_remove_key(c->writer, node, kind, key);
     c->keys_evicted++;
   }

@@ -230,12 +230,15 @@ static void known_remove(struct profile_known *k, size_t i) {
 }
 
 char *profile_known_pop_oldest(struct profile_known *k) {
-  if (!k->n)
-    return NULL;
-  size_t oldest = 0;
-  for (size_t i = 1; i < k->n; i++)
-    if (k->keys[i].last_t < k->keys[oldest].last_t)
+  /* [other], [none], [system] hold what no named key does: evicting one
+   * would delete that history, and they are at most three. */
+  size_t oldest = k->n;
+  for (size_t i = 0; i < k->n; i++)
+    if (k->keys[i].key[0] != '[' &&
+        (oldest == k->n || k->keys[i].last_t < k->keys[oldest].last_t))
       oldest = i;
+  if (oldest == k->n)
+    return NULL;
   char *key = k->keys[oldest].key;
   k->keys[oldest] = k->keys[--k->n];
   known_reindex(k);

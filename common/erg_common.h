@@ -37,6 +37,10 @@ void erg_time_sleep_ns(uint64_t ns);
  * at most ERG_NAME_MAX-1 bytes) to out. When anything was changed a short
  * hash of the original is appended so distinct inputs stay distinct. */
 void erg_name_sanitize(const char *in, size_t inlen, char out[ERG_NAME_MAX]);
+/* 1 when s could be a name erg_name_sanitize made: non-empty, shorter than
+ * ERG_NAME_MAX, [A-Za-z0-9._-] only, no leading '.'. Readers check names
+ * from index files and directories with it before using them in a path. */
+int erg_name_is_safe(const char *s);
 /* HTML-escapes and drops control bytes; returns a malloc'd string. */
 char *erg_html_escape(const char *in);
 /* JSON string body escaping into a malloc'd string (no quotes added). */

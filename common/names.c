@@ -19,6 +19,14 @@ static int name_char_ok(unsigned char c) {
          c == '_' || c == '-' || c == '.';
 }
 
+int erg_name_is_safe(const char *s) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (n + 1 >= ERG_NAME_MAX || !name_char_ok((unsigned char)s[n]))
+      return 0;
+  return n > 0 && s[0] != '.';
+}
+
 /* Ends in "-" and 8 lowercase hex digits: the shape of the suffix that
  * erg_name_sanitize adds to a changed name. */
 static int name_has_hash_suffix(const char *s, size_t n) {

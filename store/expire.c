@@ -89,15 +89,13 @@ static void expire_kind_dir(struct expire_ctx *x, const char *dir) {
   while (out && fgets(line, sizeof line, in)) {
     char safe[ERG_NAME_MAX];
     size_t n = strcspn(line, "\t\n");
-    /* Only a name the sanitizer leaves unchanged may become a path; any
+    /* Only a name the sanitizer could have made may become a path; any
      * other line is kept untouched. */
     int ok = line[n] == '\t' && n < sizeof safe;
     if (ok) {
       memcpy(safe, line, n);
       safe[n] = '\0';
-      char check[ERG_NAME_MAX];
-      erg_name_sanitize(safe, n, check);
-      ok = !strcmp(check, safe);
+      ok = erg_name_is_safe(safe);
     }
     if (!ok || expire_key(x, dir, safe))
       fputs(line, out);

@@ -27,9 +27,9 @@ static int keys_parse(const char *dir, char *line, struct web_key *k) {
     return 0;
   *tab = '\0';
   /* The index is data too: only a sanitized name may become a path. */
-  erg_name_sanitize(line, strlen(line), k->safe);
-  if (strcmp(k->safe, line) != 0)
+  if (!erg_name_is_safe(line))
     return 0;
+  erg_strlcpy(k->safe, line, sizeof k->safe);
   snprintf(k->path, sizeof k->path, "%s/%s.rrd", dir, k->safe);
   if (!web_file_exists(k->path))
     return 0;

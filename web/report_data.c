@@ -252,10 +252,9 @@ int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n,
   size_t cap = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    char safe[ERG_NAME_MAX], path[1400];
-    erg_name_sanitize(e->d_name, strlen(e->d_name), safe);
+    char path[1400];
     snprintf(path, sizeof path, "%s/%s", nodes_dir, e->d_name);
-    if (strcmp(safe, e->d_name) || !report_is_dir(path))
+    if (!erg_name_is_safe(e->d_name) || !report_is_dir(path))
       continue; /* ".", "..", and anything the store would not have made */
     if (*n == cap) {
       cap = cap ? 2 * cap : 16;
@@ -340,14 +339,13 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
   FILE *f = fopen(path, "r");
   int rc = 0;
   while (f && rc == 0 && fgets(line, sizeof line, f)) {
-    char *tab = strchr(line, '\t'), safe[ERG_NAME_MAX];
+    char *tab = strchr(line, '\t');
     if (!tab)
       continue;
     *tab = '\0';
     /* The index is data too: only a name the store could have made is a path. */
-    erg_name_sanitize(line, strlen(line), safe);
-    snprintf(path, sizeof path, "%s/%s.rrd", dir, safe);
-    if (strcmp(safe, line) || !report_is_file(path))
+    snprintf(path, sizeof path, "%s/%s.rrd", dir, line);
+    if (!erg_name_is_safe(line) || !report_is_file(path))
       continue;
     struct report_row *r;
     if ((rc = report_row_add(c->t, &r)) != 0)

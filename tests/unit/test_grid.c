@@ -309,6 +309,17 @@ static void test_profile_known(void **state) {
   assert_null(profile_known_find(&k, "key0"));   /* idle longest: made room */
   assert_non_null(profile_known_find(&k, "key299"));
   profile_known_touch(&k, "key100", 5000, 256, NULL)->joules = 7;
+  /* Bracketed keys ([other], [system], [none]) are never the ones evicted. */
+  struct profile_known sp = {0};
+  assert_non_null(profile_known_touch(&sp, "[other]", 1, 2, NULL));
+  assert_non_null(profile_known_touch(&sp, "named", 5, 2, NULL));
+  char *ev = NULL;
+  assert_non_null(profile_known_touch(&sp, "newer", 9, 2, &ev));
+  assert_non_null(ev);
+  assert_string_equal(ev, "named");
+  free(ev);
+  assert_non_null(profile_known_find(&sp, "[other]"));
+  profile_known_free(&sp);
   assert_int_equal(profile_known_expire(&k, 5000, 3000), 255);
   assert_int_equal(k.n, 1);
   assert_float_equal(profile_known_find(&k, "key100")->joules, 7, 0);

@@ -47,6 +47,12 @@ static void test_sanitize_hostile(void **state) {
   longname[sizeof longname - 1] = '\0';
   erg_name_sanitize(longname, strlen(longname), out);
   assert_true(name_is_safe(out));
+  /* Readers accept exactly what the sanitizer can make, suffixed or not. */
+  erg_name_sanitize("<b> x", 5, out);
+  assert_true(erg_name_is_safe(out) && erg_name_is_safe("stress-ng"));
+  assert_false(erg_name_is_safe("") || erg_name_is_safe(".") || erg_name_is_safe("..") ||
+               erg_name_is_safe(".hidden") || erg_name_is_safe("a/b") ||
+               erg_name_is_safe("a b") || erg_name_is_safe(longname));
 }
 
 static void test_html_escape(void **state) {
