@@ -254,8 +254,15 @@ static void keys_write(struct collector *c, const char *node, const char *kind,
     }
     writer_key(c->writer, node, kind, e[i].key, t_end, e[i].watts);
   }
-  if (c->cfg->key_expire_seconds > 0)
-    profile_known_expire(known, t_end, c->cfg->key_expire_seconds);
+  int64_t idle = c->cfg->key_expire_seconds;
+  /* A cluster-wide job gets its 0 W for an hour after it was last seen,
+   * not for key_expire_seconds: an ended job is history, 4,096 of them
+   * would cost as many updates per cell, and its archive's mtime then
+   * tells when it last ran (pages rank recent jobs by it). */
+  if (!node && (idle <= 0 || idle > CLUSTER_JOB_ZERO_SECONDS))
+    idle = CLUSTER_JOB_ZERO_SECONDS;
+  if (idle > 0)
+    profile_known_expire(known, t_end, idle);
   for (size_t i = 0; i < known->n; i++)
     if (known->keys[i].last_t != t_end) {
       known->keys[i].watts = 0;

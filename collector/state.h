@@ -10,6 +10,8 @@
 
 /* Known cluster-wide jobs (per node and kind: key_archives_max). */
 #define CLUSTER_MAX_KNOWN_JOBS 4096
+/* How long an absent cluster-wide job still gets 0 W written. */
+#define CLUSTER_JOB_ZERO_SECONDS 3600
 
 struct node_state {
   char name[128];
