@@ -4,9 +4,10 @@
  * every MODEL_CHECK_SECONDS; a file that fails to load is logged once and
  * the model in use stays. With refit_interval_seconds, a thread refits
  * from the node's journal and the loop installs the result unless
- * erg_model_is_worse says it is worse. The thread touches only its own
- * dataset and the candidate slot, which the loop reads after the thread
- * said it is done (under the lock) and joined it. */
+ * erg_model_is_worse says it is worse (the model in use scored on the
+ * candidate's held-out cells). The thread touches only its own dataset and
+ * the candidate slot (model and held-out cells), which the loop reads after
+ * the thread said it is done (under the lock) and joined it. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,6 +40,7 @@ struct node_model {
   pthread_t thread;
   enum refit_state state; /* under lock */
   struct erg_model candidate;
+  struct erg_holdout holdout; /* the candidate's held-out cells, to score the model in use */
   int candidate_rc;
   char candidate_why[256];
   atomic_int cancel; /* set by node_model_close: the fit stops at its next step */
@@ -124,6 +126,7 @@ struct node_model *node_model_open(const struct erg_collector_config *cfg, const
   erg_strlcpy(nm->node, node, sizeof nm->node);
   nm->idle_policy = cfg->idle_policy;
   nm->refit_interval = cfg->refit_interval_seconds;
+  erg_holdout_init(&nm->holdout);
   pthread_mutex_init(&nm->lock, NULL);
   model_check_file(nm);
   return nm;
@@ -168,6 +171,7 @@ static void *refit_main(void *arg) {
   erg_fit_options_init(&o);
   struct erg_idle_profile profile;
   o.cancel = &nm->cancel;
+  o.holdout = &nm->holdout;
   int rc = refit_read(nm, &ds, why, sizeof why), have = 0;
   if (rc == 0 && (have = refit_idle_profile(nm, &profile, why, sizeof why)) < 0)
     rc = -1;
@@ -185,8 +189,9 @@ static void *refit_main(void *arg) {
   return NULL;
 }
 
-/* Installs the finished candidate unless it is worse, and saves it so a
- * restart keeps it (the saved file's stamp is taken, not reloaded). */
+/* Installs the finished candidate unless the model in use predicts the
+ * candidate's held-out cells better, and saves it so a restart keeps it
+ * (the saved file's stamp is taken, not reloaded). */
 static void refit_handover(struct node_model *nm) {
   pthread_join(nm->thread, NULL);
   pthread_mutex_lock(&refit_gate);
@@ -195,12 +200,14 @@ static void refit_handover(struct node_model *nm) {
   nm->state = REFIT_IDLE;
   if (nm->candidate_rc != 0) {
     erg_warn("node %s: refit failed: %s", nm->node, nm->candidate_why);
+    erg_holdout_free(&nm->holdout);
     return;
   }
-  struct erg_model none = {0};
-  char why[300];
-  if (erg_model_is_worse(nm->have ? &nm->model : &none, &nm->candidate, REFIT_TOLERANCE, why,
-                         sizeof why)) {
+  char why[400];
+  bool worse = erg_model_is_worse(nm->have ? &nm->model : NULL, &nm->candidate, &nm->holdout,
+                                  REFIT_TOLERANCE, why, sizeof why);
+  erg_holdout_free(&nm->holdout); /* up to a quarter of the journal: not kept */
+  if (worse) {
     erg_info("node %s: refit model not installed: %s", nm->node, why);
     return;
   }
@@ -280,6 +287,7 @@ void node_model_close(struct node_model *nm) {
     refit_active = 0;
     pthread_mutex_unlock(&refit_gate);
   }
+  erg_holdout_free(&nm->holdout);
   pthread_mutex_destroy(&nm->lock);
   free(nm);
 }

@@ -40,8 +40,8 @@ static void cli_usage(FILE *f) {
           "  --journal-dir DIR journals directory (default DATA_DIR/journal)\n"
           "  --model-dir DIR   models directory, for the idle profile (default: the directory\n"
           "                    of --out, else DATA_DIR/models)\n"
-          "  --out FILE        write the model; refused if its held-out MAE is worse than the\n"
-          "                    model already there, unless --force\n"
+          "  --out FILE        write the model; refused if the model already there predicts\n"
+          "                    the new model's held-out cells better, unless --force\n"
           "  --json            print the model with its validation as JSON\n"
           "  --holdout F       hold out the last fraction F of the cells (default 0.25)\n"
           "  --folds K         instead, K contiguous time blocks, each held out once\n"
@@ -251,15 +251,19 @@ static void cli_print_json(const struct erg_model *m, const struct erg_dataset *
   json_decref(j);
 }
 
-/* Writes the model unless the one already at --out validated better. */
-static int cli_install(const struct cli_opts *o, const struct erg_model *m) {
+/* Writes the model unless the one already at --out predicts the new
+ * model's held-out cells better. */
+static int cli_install(const struct cli_opts *o, const struct erg_model *m,
+                       const struct erg_holdout *ho) {
   struct erg_model current;
-  char why[256];
+  char why[512];
   if (!o->force && access(o->out, F_OK) == 0 &&
-      erg_model_load(&current, o->out, why, sizeof why) == 0 &&
-      erg_model_is_worse(&current, m, 0.05, why, sizeof why)) {
-    fprintf(stderr, "erg fit: not replacing %s: %s (use --force)\n", o->out, why);
-    return 2;
+      erg_model_load(&current, o->out, why, sizeof why) == 0) {
+    if (erg_model_is_worse(&current, m, ho, 0.05, why, sizeof why)) {
+      fprintf(stderr, "erg fit: not replacing %s: %s (use --force)\n", o->out, why);
+      return 2;
+    }
+    fprintf(stderr, "erg fit: replacing %s: %s\n", o->out, why);
   }
   if (erg_model_save(m, o->out, why, sizeof why) != 0) {
     fprintf(stderr, "erg fit: %s\n", why);
@@ -405,15 +409,20 @@ static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
     o->fit.progress_user = &last_percent;
   }
   struct erg_model m;
-  if (erg_fit(ds, &o->fit, &m, why, sizeof why) != 0) {
+  struct erg_holdout ho;
+  erg_holdout_init(&ho);
+  o->fit.holdout = o->out ? &ho : NULL;
+  int rc = erg_fit(ds, &o->fit, &m, why, sizeof why);
+  if (rc != 0)
     fprintf(stderr, "erg fit: %s\n", why);
-    return 2;
-  }
-  if (o->json)
+  else if (o->json)
     cli_print_json(&m, ds);
   else
     cli_print_table(&m, ds);
-  return o->out ? cli_install(o, &m) : 0;
+  if (rc == 0 && o->out)
+    rc = cli_install(o, &m, &ho);
+  erg_holdout_free(&ho);
+  return rc == 0 ? 0 : 2;
 }
 
 int erg_fit_cli(int argc, char **argv) {

@@ -142,11 +142,26 @@ struct erg_model {
 double erg_model_predict(const struct erg_model *m, const double *x);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
-/* True when candidate's held-out error is worse than current's (MAE more
- * than tolerance, relative, above it), or candidate was not validated.
- * Writes a one-line reason either way. */
+
+/* ---- held-out cells of a fit: to compare two models on the same data ---- */
+struct erg_holdout {
+  struct erg_dataset cells; /* the validation's held-out rows, every column of the dataset */
+  double *predicted_watts;  /* the validation fit's prediction of each of them */
+};
+void erg_holdout_init(struct erg_holdout *h);
+void erg_holdout_free(struct erg_holdout *h);
+
+/* Should candidate (fitted with its held-out cells in holdout) not replace
+ * current? Both are scored on the same held-out cells: candidate by its
+ * validation fits' predictions, current by erg_model_predict (its own
+ * feature set, ncpu and training maxima). True when candidate's MAE
+ * exceeds current's by more than tolerance (relative), or candidate has
+ * no held-out cells. False when current is NULL, or can be scored on
+ * fewer than half of the cells (it needs a feature the data lacks).
+ * Writes a one-line reason with both MAEs either way. */
 bool erg_model_is_worse(const struct erg_model *current, const struct erg_model *candidate,
-                        double tolerance, char *why, size_t whylen);
+                        const struct erg_holdout *holdout, double tolerance, char *why,
+                        size_t whylen);
 
 /* ---- fit ---- */
 typedef void (*erg_fit_progress_fn)(void *user, const char *stage, double fraction);
@@ -160,6 +175,7 @@ struct erg_fit_options {
   erg_fit_progress_fn progress;
   void *progress_user;
   const atomic_int *cancel; /* non-zero: stop at the next reweighting step */
+  struct erg_holdout *holdout; /* non-NULL: receives the held-out cells (emptied first) */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o);

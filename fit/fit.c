@@ -275,6 +275,11 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
       y[nt] = c->ds->measured_watts[c->rows[j]];
       yhat[nt] = coef_predict(c, &f, c->rows[j]);
       idle[nt] = f.beta0;
+      if (c->o->holdout && fit_holdout_add(c->o->holdout, c->ds, c->rows[j], yhat[nt]) != 0) {
+        snprintf(why, whylen, "out of memory");
+        rc = -1;
+        goto out;
+      }
     }
   }
   fit_metrics(y, yhat, idle, nt, c->o->dynamic_threshold_watts, m);
@@ -365,6 +370,12 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
   bool validate = o->folds > 1 || o->holdout_fraction > 0;
   c->nstages = (o->folds > 1 ? o->folds : 1) + 1;
   memset(m, 0, sizeof *m);
+  /* The held-out cells are kept so a caller can score another model on
+   * exactly them (erg_model_is_worse). */
+  if (o->holdout && fit_holdout_begin(o->holdout, c->ds, validate ? c->nrows : 0) != 0) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
   if (validate && fit_validate(c, min_rows, &m->metrics, why, whylen) != 0)
     return -1;
   if (!validate)

@@ -1,5 +1,5 @@
 /* Model file (JSON, docs/model.md "Model file"): save atomically, load
- * with checks, and compare two models' held-out error. */
+ * with checks. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -224,24 +224,4 @@ int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whyl
   if (rc != 0)
     snprintf(why, whylen, "%s: %s", path, reason);
   return rc;
-}
-
-/* MAE is the yardstick: in watts, robust, and what a person compares. The
- * two models were validated on different windows, so a tolerance keeps
- * noise from blocking every reinstall. */
-bool erg_model_is_worse(const struct erg_model *current, const struct erg_model *candidate,
-                        double tolerance, char *why, size_t whylen) {
-  const struct erg_fit_metrics *a = &current->metrics, *b = &candidate->metrics;
-  if (b->cells == 0 || !isfinite(b->mae_watts)) {
-    snprintf(why, whylen, "new model has no held-out validation");
-    return true;
-  }
-  if (a->cells == 0 || !isfinite(a->mae_watts)) {
-    snprintf(why, whylen, "current model has no held-out validation");
-    return false;
-  }
-  bool worse = b->mae_watts > a->mae_watts * (1 + tolerance);
-  snprintf(why, whylen, "held-out MAE %.2f W (new) vs %.2f W (current)%s", b->mae_watts,
-           a->mae_watts, worse ? ": worse" : "");
-  return worse;
 }

@@ -362,23 +362,6 @@ static void test_model_load_errors(void **state) {
   fit_test_unlink(path);
 }
 
-static void test_model_is_worse(void **state) {
-  (void)state;
-  struct erg_model a = {0}, b = {0};
-  char why[256];
-  a.metrics.cells = b.metrics.cells = 100;
-  a.metrics.mae_watts = 10;
-  b.metrics.mae_watts = 10.4;
-  assert_false(erg_model_is_worse(&a, &b, 0.05, why, sizeof why));
-  b.metrics.mae_watts = 12;
-  assert_true(erg_model_is_worse(&a, &b, 0.05, why, sizeof why));
-  assert_non_null(strstr(why, "worse"));
-  assert_false(erg_model_is_worse(&b, &a, 0.05, why, sizeof why));
-  b.metrics.cells = 0;
-  assert_true(erg_model_is_worse(&a, &b, 0.05, why, sizeof why));
-  assert_false(erg_model_is_worse(&b, &a, 0.05, why, sizeof why));
-}
-
 int main(void) {
   rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 12345);
@@ -391,7 +374,6 @@ int main(void) {
       cmocka_unit_test(test_fit_errors),
       cmocka_unit_test(test_model_round_trip),
       cmocka_unit_test(test_model_load_errors),
-      cmocka_unit_test(test_model_is_worse),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   gsl_rng_free(rng);

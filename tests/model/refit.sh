@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Scheduled refit in ergd (refit_interval_seconds): erg-pdusim (SIMULATED
-# meters) -> ergd <- two erg-agents under load. Node r1 starts with a bad
-# model that claims a large held-out error: the refit's model is better,
-# ergd installs it, says so and saves it (idle power from r1's recorded
-# idle profile). Node r2 starts with a model that claims a tiny error: the
-# refit's model is worse, ergd keeps r2's and says why. Node r3 has a
+# meters) -> ergd <- two erg-agents under load. The model in use is scored
+# on the refit's held-out cells; what its file claims does not count. Node
+# r1 starts with a bad model (a flat 10 W) that claims a tiny held-out
+# error: the refit's model is better on the same cells, ergd installs it,
+# says so and saves it (idle power from r1's recorded idle profile). Node
+# r2 starts with the simulator's own line, but its recorded idle profile is
+# wrong (400 W): every refit is far worse on the same cells, ergd keeps
+# r2's model and says why. Node r3 has a
 # large journal (2.5M cells) whose refit takes many seconds: ergd is
 # stopped while it runs and must exit promptly (the fit is cancelled).
 set -euo pipefail
@@ -57,23 +60,27 @@ power = sim:3
 CONF
 mkdir -p "$work/models/idle" "$work/data/journal"
 
-# Starting models: both would attribute badly (no features); what differs
-# is the held-out error they claim, which decides installation.
-model() { # node mae
+# Starting models, both claiming a tiny held-out error: r1 flat at 10 W
+# (far off), r2 the simulator's line 50 W + 100 W · busy CPUs / 2.
+model() { # node idle_watts watts_per_cpu_second
   cat <<JSON
-{"format": "erg-model", "version": 1, "node": "$1", "idle_watts": 10, "idle_source": "fit",
- "features": [{"name": "cpu_seconds_per_second", "coefficient_watts_per_unit": 0}],
+{"format": "erg-model", "version": 1, "node": "$1", "idle_watts": $2, "idle_source": "fit",
+ "features": [{"name": "cpu_seconds_per_second", "coefficient_watts_per_unit": $3}],
  "validation": {"method": "holdout last 25%", "cells": 100, "cells_dynamic": 90,
-  "mae_watts": $2, "rmse_watts": $2, "mape_total_percent": 50, "mape_dynamic_percent": 90,
-  "r2": 0.1}}
+  "mae_watts": 0.001, "rmse_watts": 0.001, "mape_total_percent": 0.1,
+  "mape_dynamic_percent": 0.1, "r2": 0.99}}
 JSON
 }
-model r1 100 >"$work/models/r1.json"
-model r2 0.001 >"$work/models/r2.json"
-cat >"$work/models/idle/r1.json" <<JSON
-{"format": "erg-idle-profile", "version": 1, "node": "r1", "mean_watts": 50.0,
+model r1 10 0 >"$work/models/r1.json"
+model r2 50 50 >"$work/models/r2.json"
+idle_profile() { # node mean_watts
+  cat <<JSON
+{"format": "erg-idle-profile", "version": 1, "node": "$1", "mean_watts": $2,
  "stddev_watts": 0.5, "cells": 30, "ncpu": 2}
 JSON
+}
+idle_profile r1 50.0 >"$work/models/idle/r1.json"
+idle_profile r2 400.0 >"$work/models/idle/r2.json"
 # r3: a large journal (5 files, 2.5M cells, 5 % meter glitches) so that its
 # refit takes seconds: the stop below must not wait for it.
 for f in 4 3 2 1 0; do
@@ -106,10 +113,11 @@ for _ in $(seq 1 60); do
   grep -q "node r3: refit started" "$work/ergd.log" && break
   load 1 1
 done
-grep -q "node r1: refit: held-out MAE .* (new) vs 100.00 W (current)" "$work/ergd.log" ||
+same="(current) on the same [0-9]* of [0-9]* cells (current's own validation: 0.00 W)"
+grep -q "node r1: refit: held-out MAE .* (new) vs .* W $same\$" "$work/ergd.log" ||
   fail "r1: better refit model not installed"
 grep -q "node r1: model loaded (refit)" "$work/ergd.log" || fail "r1: no 'model loaded (refit)'"
-grep -q "node r2: refit model not installed: held-out MAE .* vs 0.00 W (current): worse" \
+grep -q "node r2: refit model not installed: held-out MAE .* (new) vs .* W $same: worse" \
   "$work/ergd.log" || fail "r2: worse refit model not refused"
 grep -q "node r3: refit started" "$work/ergd.log" || fail "r3: refit never started"
 # The installed model was saved, with r1's recorded idle power.
@@ -120,7 +128,7 @@ r1, r2 = json.load(open(f"{d}/r1.json")), json.load(open(f"{d}/r2.json"))
 assert r1["validation"]["mae_watts"] < 100 and r1["training"]["cells"] > 10, r1
 assert r1["idle_source"] == "idle_profile" and r1["idle_watts"] == 50.0, r1
 assert r1["ncpu"] >= 1, r1
-assert r2["validation"]["mae_watts"] == 0.001, r2   # kept
+assert r2["validation"]["mae_watts"] == 0.001 and r2["idle_watts"] == 50, r2   # kept
 print(f"r1 refit: MAE {r1['validation']['mae_watts']:.2f} W, "
       f"{len(r1['features'])} features, ncpu {r1['ncpu']}")
 PY
