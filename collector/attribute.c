@@ -1,28 +1,48 @@
 /* Attribution of a finalised cell's power (docs/model.md): with the node's
  * model through erg_attribute_cell, else by CPU-time share of measured
- * minus the configured idle power. Both conserve the cell's power. */
+ * minus the configured idle power, through erg_attribute_cell as well.
+ * Both conserve the cell's power and follow the idle policy. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "erg_collector.h"
 #include "erg_fit.h"
 
-double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
-                               double idle_watts, struct erg_attr_share *shares) {
-  double idle = measured_watts < idle_watts ? measured_watts : idle_watts;
-  double dynamic = measured_watts - idle;
-  double total = c->system_cpu_seconds;
-  for (size_t i = 0; i < c->nkeys; i++)
-    total += c->keys[i].cpu_seconds;
-  for (size_t i = 0; i < c->nkeys; i++) {
-    shares[i].key = c->keys[i].key;
-    shares[i].watts = total > 0 ? dynamic * c->keys[i].cpu_seconds / total : 0;
+/* Without a fitted model, a CPU-only pseudo-model (idle = the configured
+ * idle power, 1 W per CPU-second) goes through the same erg_attribute_cell
+ * as a fitted one: dynamic power by CPU share, all of it to [system] when
+ * no CPU time was seen, and idle_policy meaning the same with and without
+ * a model. */
+int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
+                            double idle_watts, int idle_policy, struct erg_attr_share *shares,
+                            struct erg_cell_power *out) {
+  if (!isfinite(measured_watts))
+    return 1; /* erg_attribute_cell would predict; a pseudo-model must not */
+  struct erg_model m = {.version = ERG_MODEL_VERSION, .nfeatures = 1, .coef = {1}};
+  m.idle_watts = idle_watts;
+  size_t nrow = c->nkeys + 1;
+  double *x = malloc(2 * nrow * sizeof *x);
+  struct erg_attribution a;
+  if (!x)
+    return -1;
+  double *w = x + nrow;
+  for (size_t p = 0; p < c->nkeys; p++)
+    x[p] = c->keys[p].cpu_seconds;
+  x[c->nkeys] = c->system_cpu_seconds;
+  int rc = erg_attribute_cell(&m, measured_watts, x, nrow, c->nkeys,
+                              (enum erg_idle_policy)idle_policy, w, &a);
+  for (size_t p = 0; rc == 0 && p < nrow; p++) {
+    shares[p].key = p < c->nkeys ? c->keys[p].key : "[system]";
+    shares[p].watts = w[p];
   }
-  /* [system] takes its CPU share, and all of the dynamic power when no CPU
-   * time was seen at all, so the sum is always the measured power. */
-  shares[c->nkeys].key = "[system]";
-  shares[c->nkeys].watts = total > 0 ? dynamic * c->system_cpu_seconds / total : dynamic;
-  return idle;
+  free(x);
+  if (rc != 0)
+    return -1;
+  *out = (struct erg_cell_power){.total_watts = a.total_watts, .idle_watts = a.idle_watts,
+                                 .dynamic_watts = a.dynamic_watts,
+                                 .idle_separate_watts = a.idle_separate_watts,
+                                 .modelled_watts = NAN, .estimated = false};
+  return 0;
 }
 
 /* ---- a finalised cell, with the node's model when there is one ---- */
@@ -123,13 +143,10 @@ int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
                                  .idle_separate_watts = NAN, .modelled_watts = NAN};
   if (cm && cm->model)
     return cell_attribute_model(cm, r, shares, out);
-  /* No model: today's CPU share of measured − configured idle, and no
-   * estimate for cells without a reading. */
+  /* No model: CPU share of measured − configured idle, and no estimate for
+   * cells without a reading. */
   if (r->flags & ERG_CELL_NO_METER)
     return 1;
-  out->total_watts = r->measured_watts;
-  out->idle_watts = erg_attribute_cpu_share(r->cell, r->measured_watts, idle_watts, shares);
-  out->idle_separate_watts = out->idle_watts;
-  out->dynamic_watts = r->measured_watts - out->idle_watts;
-  return 0;
+  return erg_attribute_cpu_share(r->cell, r->measured_watts, idle_watts,
+                                 cm ? cm->idle_policy : ERG_IDLE_SEPARATE, shares, out);
 }

@@ -120,20 +120,14 @@ void erg_lag_add_energy(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, doubl
 /* Re-estimates over the last window; returns 1 if the estimate was set. */
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
 
-/* ---- attribution (thin: CPU-time share of measured - idle) ---- */
+/* ---- attribution of a finalised cell, with or without a node model ---- */
 struct erg_attr_share {
   const char *key;
   double watts;
 };
-/* Fills shares[0..n) for the cell's keys plus "[system]" at index nkeys;
- * returns idle watts. Conserves: idle + sum(shares) == measured. */
-double erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
-                               double idle_watts, struct erg_attr_share *shares);
-
-/* ---- attribution of a finalised cell, with or without a node model ---- */
 struct erg_model;
 struct erg_cell_model {
-  const struct erg_model *model;  /* NULL: CPU share of measured − idle_watts */
+  const struct erg_model *model;  /* NULL: CPU share of measured − idle_watts (policy applies) */
   const int *feature_map;         /* model feature k -> erg_feature, -1 unknown (x = 0),
                                      ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;                /* enum erg_idle_policy */
@@ -153,6 +147,15 @@ struct erg_cell_power {
 int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
                        const struct erg_grid_result *r, struct erg_attr_share *shares,
                        struct erg_cell_power *out);
+/* The no-model attribution: shares[0..nkeys] (keys, then "[system]") by
+ * CPU-time share of measured − idle_watts (all of it to [system] when no
+ * CPU time was seen), idle by idle_policy (enum erg_idle_policy), through
+ * erg_attribute_cell with a CPU-only pseudo-model. Conserves:
+ * idle_separate_watts + Σ shares == measured. Returns 0, 1 when measured
+ * is not finite, -1 on allocation failure. */
+int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
+                            double idle_watts, int idle_policy, struct erg_attr_share *shares,
+                            struct erg_cell_power *out);
 
 /* ---- training journal (CSV, docs/model.md) ---- */
 struct erg_journal_row {

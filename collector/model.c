@@ -263,12 +263,14 @@ void node_model_tick(struct node_model *nm, int64_t now) {
     refit_maybe_start(nm, now);
 }
 
+/* The idle policy holds without a model too (CPU-share attribution). */
 struct erg_cell_model node_model_cell(const struct node_model *nm) {
   struct erg_cell_model cm = {0};
+  if (nm)
+    cm.idle_policy = nm->idle_policy;
   if (nm && nm->have) {
     cm.model = &nm->model;
     cm.feature_map = nm->feature_map;
-    cm.idle_policy = nm->idle_policy;
   }
   return cm;
 }

@@ -3,7 +3,8 @@
  * callback that calls erg_cell_attribute exactly as ergd's collector_cell
  * does. Checks conservation (idle kept apart + Σ shares = measured, or the
  * prediction when estimated), estimated marking only with a model, equal
- * shares for identical keys, and the no-model fallback. */
+ * shares for identical keys, and the no-model fallback (CPU share, idle by
+ * the same policy as with a model). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "collector_int.h"
 #include "erg_collector.h"
 #include "erg_fit.h"
 
@@ -49,6 +51,36 @@ static void model_init(struct erg_model *m, int *map, unsigned *seed) {
   m->idle_watts = 20 + 100 * urand(seed);
   for (size_t k = 0; k < m->nfeatures; k++)
     map[k] = erg_feature_index(m->feature[k]);
+}
+
+/* Without a model: idle = min(idle_watts, measured), the rest by CPU share
+ * (keys' CPU seconds and [system]'s), the idle part by the policy. */
+static void check_cpu_share(const struct check *ck, const struct erg_grid_result *r,
+                            const struct erg_attr_share *sh, const struct erg_cell_power *pw) {
+  const struct erg_grid_cell *c = r->cell;
+  int policy = ck->cm ? ck->cm->idle_policy : ERG_IDLE_SEPARATE;
+  double p = r->measured_watts, idle = fmin(ck->idle_watts, p), dyn = p - idle, total = 0;
+  size_t active = 0, n = c->nkeys + 1;
+  double cpu[NAMES + 3];
+  for (size_t i = 0; i < n; i++) {
+    cpu[i] = i < c->nkeys ? c->keys[i].cpu_seconds : c->system_cpu_seconds;
+    total += cpu[i];
+    active += cpu[i] > 0;
+  }
+  assert_float_equal(pw->idle_watts, idle, 1e-12);
+  assert_float_equal(pw->idle_separate_watts, policy == ERG_IDLE_SEPARATE ? idle : 0, 1e-12);
+  for (size_t i = 0; i < n; i++) {
+    double want;
+    if (total > 0 && policy == ERG_IDLE_PROPORTIONAL)
+      want = p * cpu[i] / total;
+    else if (total > 0)
+      want = dyn * cpu[i] / total +
+             (policy == ERG_IDLE_EVEN && cpu[i] > 0 ? idle / (double)active : 0);
+    else /* no CPU time: the dynamic power is [system]'s */
+      want = (i == c->nkeys ? dyn + (policy == ERG_IDLE_PROPORTIONAL ? idle : 0) : 0) +
+             (policy == ERG_IDLE_EVEN ? idle / (double)n : 0);
+    assert_float_equal(sh[i].watts, want, 1e-9 * (1 + p));
+  }
 }
 
 static void on_cell(void *user, const struct erg_grid_result *r) {
@@ -91,6 +123,8 @@ static void on_cell(void *user, const struct erg_grid_result *r) {
   }
   if (ck->twins && !no_agent)
     assert_float_equal(a, b, 1e-9 * (1 + a));
+  if (!model)
+    check_cpu_share(ck, r, sh, &pw);
 }
 
 /* Random agent samples (1 s, with jitter and gaps) and meter energy for
@@ -154,15 +188,36 @@ static void test_model_conserves(void **state) {
   }
 }
 
-static void test_no_model_keeps_cpu_share(void **state) {
+/* Without a model the idle policy applies as with one, and every cell
+ * conserves: idle kept apart + Σ keys + [system] = measured. */
+static void test_no_model_cpu_share(void **state) {
   (void)state;
-  struct check ck = {.idle_watts = 60};
-  struct erg_cell_model none = {0};
-  run_cells(&none, &ck, 2000, 5);
-  assert_int_equal(ck.estimated, 0); /* never estimated without a model */
+  for (int policy = 0; policy < 3; policy++) {
+    struct check ck = {.idle_watts = 60};
+    struct erg_cell_model none = {.idle_policy = policy};
+    run_cells(&none, &ck, 2000, 5u + (unsigned)policy);
+    assert_int_equal(ck.estimated, 0); /* never estimated without a model */
+    assert_true(ck.attributed > 1500);
+  }
   struct check ck2 = {.idle_watts = 60};
   run_cells(NULL, &ck2, 500, 6);
   assert_int_equal(ck2.estimated, 0);
+}
+
+/* ergd hands the configured policy over for a node without a model file. */
+static void test_no_model_policy_wiring(void **state) {
+  (void)state;
+  struct erg_collector_config cfg;
+  erg_collector_config_defaults(&cfg);
+  snprintf(cfg.model_dir, sizeof cfg.model_dir, "/nonexistent/erg-models");
+  cfg.idle_policy = ERG_IDLE_PROPORTIONAL;
+  struct node_model *nm = node_model_open(&cfg, "n1", "/nonexistent/erg-journal");
+  assert_non_null(nm);
+  struct erg_cell_model cm = node_model_cell(nm);
+  assert_null(cm.model);
+  assert_int_equal(cm.idle_policy, ERG_IDLE_PROPORTIONAL);
+  node_model_close(nm);
+  erg_collector_config_free(&cfg);
 }
 
 /* The prediction of an estimated cell is the model on the node totals. */
@@ -255,7 +310,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_curve_model),
       cmocka_unit_test(test_model_conserves),
-      cmocka_unit_test(test_no_model_keeps_cpu_share),
+      cmocka_unit_test(test_no_model_cpu_share),
+      cmocka_unit_test(test_no_model_policy_wiring),
       cmocka_unit_test(test_estimated_is_prediction),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,14 +139,15 @@ static void test_attribution_conserves(void **state) {
     double measured = 300.0 * rand_r(&seed) / RAND_MAX;
     double idle = 100.0;
     struct erg_attr_share sh[9];
-    double got_idle = erg_attribute_cpu_share(&c, measured, idle, sh);
-    double sum = got_idle;
+    struct erg_cell_power pw;
+    assert_int_equal(erg_attribute_cpu_share(&c, measured, idle, iter % 3, sh, &pw), 0);
+    double sum = pw.idle_separate_watts;
     for (size_t i = 0; i <= c.nkeys; i++) {
       assert_true(sh[i].watts >= 0);
       sum += sh[i].watts;
     }
     assert_float_equal(sum, measured, 1e-9 * (1 + measured));
-    assert_true(got_idle <= idle + 1e-12);
+    assert_true(pw.idle_watts <= idle + 1e-12);
   }
 }
 
@@ -155,8 +156,10 @@ static void test_identical_processes_equal(void **state) {
   struct erg_grid_key keys[2] = {{"a", 1.0}, {"b", 1.0}};
   struct erg_grid_cell c = {.keys = keys, .nkeys = 2, .system_cpu_seconds = 0.5};
   struct erg_attr_share sh[3];
-  double idle = erg_attribute_cpu_share(&c, 150, 50, sh);
-  assert_float_equal(idle, 50, 1e-12);
+  struct erg_cell_power pw;
+  assert_int_equal(erg_attribute_cpu_share(&c, 150, 50, 0, sh, &pw), 0);
+  assert_float_equal(pw.idle_watts, 50, 1e-12);
+  assert_float_equal(pw.idle_separate_watts, 50, 1e-12);
   assert_float_equal(sh[0].watts, 40, 1e-9);
   assert_float_equal(sh[1].watts, 40, 1e-9);
   assert_float_equal(sh[2].watts, 20, 1e-9);
