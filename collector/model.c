@@ -134,8 +134,14 @@ struct node_model *node_model_open(const struct erg_collector_config *cfg, const
 
 /* ---- scheduled refit ---- */
 
+/* Checked every 256 KiB of journal: shutdown need not wait for a file. */
+static int refit_read_cancelled(void *user, size_t bytes_read) {
+  (void)bytes_read;
+  return atomic_load(&((struct node_model *)user)->cancel);
+}
+
 static int refit_read(struct node_model *nm, struct erg_dataset *ds, char *why, size_t whylen) {
-  if (erg_journal_read(ds, nm->journal, why, whylen) != 0)
+  if (erg_journal_read_progress(ds, nm->journal, refit_read_cancelled, nm, why, whylen) != 0)
     return -1;
   for (int i = 1; i <= JOURNAL_ROTATIONS; i++) {
     char path[1200];
@@ -144,7 +150,8 @@ static int refit_read(struct node_model *nm, struct erg_dataset *ds, char *why, 
       snprintf(why, whylen, "cancelled");
       return -1;
     }
-    if (access(path, R_OK) == 0 && erg_journal_read(ds, path, why, whylen) != 0)
+    if (access(path, R_OK) == 0 &&
+        erg_journal_read_progress(ds, path, refit_read_cancelled, nm, why, whylen) != 0)
       return -1;
   }
   return erg_dataset_derive(ds, 0, why, whylen) < 0 ? -1 : 0;

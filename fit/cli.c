@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "erg_common.h"
@@ -19,7 +20,8 @@ struct cli_opts {
   const char *journal[CLI_MAX_JOURNALS];
   int njournal;
   const char *node, *data_dir, *journal_dir, *model_dir, *out, *idle_profile;
-  bool json, progress, force, idle, linear, no_idle_profile;
+  bool json, force, idle, linear, no_idle_profile;
+  int progress; /* 1 --progress, 0 --no-progress, -1 (default): when stderr is a terminal */
   double from, to, last_seconds; /* --idle window: NaN / 0 when not given */
   double max_util, ncpu;
   struct erg_fit_options fit;
@@ -28,7 +30,8 @@ struct cli_opts {
 static void cli_usage(FILE *f) {
   fprintf(f,
           "usage: erg fit [--journal FILE]... [--node NODE] [--data-dir DIR] [--out MODEL.json]\n"
-          "               [--force] [--json] [--holdout FRACTION | --folds K] [--progress]\n"
+          "               [--force] [--json] [--holdout FRACTION | --folds K]\n"
+          "               [--progress | --no-progress]\n"
           "               [--idle-profile FILE | --no-idle-profile] [--linear] [--ncpu N]\n"
           "       erg fit --idle --node NODE [--from T --to T | --last DURATION]\n"
           "               [--max-util F] [--out PROFILE.json] [journal options]\n"
@@ -45,7 +48,8 @@ static void cli_usage(FILE *f) {
           "  --json            print the model with its validation as JSON\n"
           "  --holdout F       hold out the last fraction F of the cells (default 0.25)\n"
           "  --folds K         instead, K contiguous time blocks, each held out once\n"
-          "  --progress        progress on stderr\n"
+          "  --progress        progress on stderr (reading, fitting); default when stderr\n"
+          "                    is a terminal; --no-progress turns it off\n"
           "  --idle-profile F  idle power from this profile (default MODEL_DIR/idle/NODE.json\n"
           "                    when it exists); --no-idle-profile fits it instead\n"
           "  --linear          journal features only, no utilisation curve (cubic in u)\n"
@@ -102,7 +106,8 @@ static int cli_option(int c, const char *arg, struct cli_opts *o) {
   case 'M': o->model_dir = arg; return 0;
   case 'o': o->out = arg; return 0;
   case 'J': o->json = true; return 0;
-  case 'p': o->progress = true; return 0;
+  case 'p': o->progress = 1; return 0;
+  case 'P': o->progress = 0; return 0;
   case 'f': o->force = true; return 0;
   case 'i': o->idle = true; return 0;
   case 'l': o->linear = true; return 0;
@@ -148,6 +153,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
       {"model-dir", required_argument, 0, 'M'}, {"out", required_argument, 0, 'o'},
       {"json", no_argument, 0, 'J'},            {"holdout", required_argument, 0, 'H'},
       {"folds", required_argument, 0, 'k'},     {"progress", no_argument, 0, 'p'},
+      {"no-progress", no_argument, 0, 'P'},
       {"force", no_argument, 0, 'f'},           {"idle", no_argument, 0, 'i'},
       {"from", required_argument, 0, 'F'},      {"to", required_argument, 0, 'T'},
       {"last", required_argument, 0, 'L'},      {"max-util", required_argument, 0, 'u'},
@@ -156,6 +162,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
       {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
   o->from = o->to = NAN;
   o->max_util = 0.05;
+  o->progress = -1;
   optind = 0; /* glibc: full reset, erg's main may have used getopt */
   for (int c; (c = getopt_long(argc, argv, "+", longopts, NULL)) != -1;) {
     int rc = cli_option(c, optarg, o);
@@ -179,28 +186,6 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
   return 0;
 }
 
-/* DATA_DIR/journal/NODE.csv and the rotations that exist. */
-static int cli_read_default(struct erg_dataset *ds, const struct cli_opts *o, char *why,
-                            size_t whylen) {
-  char safe[ERG_NAME_MAX], base[1024], path[1100];
-  erg_name_sanitize(o->node, strlen(o->node), safe);
-  if (o->journal_dir)
-    snprintf(base, sizeof base, "%s/%s.csv", o->journal_dir, safe);
-  else
-    snprintf(base, sizeof base, "%s/journal/%s.csv", o->data_dir ? o->data_dir : "/var/lib/erg",
-             safe);
-  if (erg_journal_read(ds, base, why, whylen) != 0)
-    return -1;
-  for (int i = 1; i <= CLI_ROTATIONS; i++) {
-    snprintf(path, sizeof path, "%s.%d", base, i);
-    if (access(path, F_OK) != 0)
-      break;
-    if (erg_journal_read(ds, path, why, whylen) != 0)
-      return -1;
-  }
-  return 0;
-}
-
 /* One line, rewritten in place, only when the whole percent changes. */
 static void cli_progress(void *user, const char *stage, double fraction) {
   int *last = user, pct = (int)(100 * fraction);
@@ -208,6 +193,73 @@ static void cli_progress(void *user, const char *stage, double fraction) {
     return;
   *last = pct;
   fprintf(stderr, "\rerg fit: %-16s %3d%%%s", stage, pct, fraction >= 1 ? "\n" : "");
+}
+
+/* The journal files to read: the --journal ones, else JOURNAL_DIR/NODE.csv
+ * and the rotations that exist. NULL-terminated, malloc'd. */
+static char **cli_journal_paths(const struct cli_opts *o) {
+  char **paths = calloc(CLI_MAX_JOURNALS + CLI_ROTATIONS + 2, sizeof *paths);
+  if (!paths)
+    return NULL;
+  if (o->njournal) {
+    for (int i = 0; i < o->njournal; i++)
+      paths[i] = strdup(o->journal[i]);
+    return paths;
+  }
+  char safe[ERG_NAME_MAX], base[1024], path[1100];
+  erg_name_sanitize(o->node, strlen(o->node), safe);
+  if (o->journal_dir)
+    snprintf(base, sizeof base, "%s/%s.csv", o->journal_dir, safe);
+  else
+    snprintf(base, sizeof base, "%s/journal/%s.csv", o->data_dir ? o->data_dir : "/var/lib/erg",
+             safe);
+  paths[0] = strdup(base);
+  for (int i = 1; i <= CLI_ROTATIONS; i++) {
+    snprintf(path, sizeof path, "%s.%d", base, i);
+    if (access(path, F_OK) != 0)
+      break;
+    paths[i] = strdup(path);
+  }
+  return paths;
+}
+
+static void cli_paths_free(char **paths) {
+  for (size_t i = 0; paths && paths[i]; i++)
+    free(paths[i]);
+  free(paths);
+}
+
+/* Reading progress over all files, by bytes. */
+struct cli_reading {
+  size_t done, total; /* bytes of the files already read; of all files */
+  int *last_percent;
+};
+
+static int cli_read_progress(void *user, size_t bytes_read) {
+  struct cli_reading *r = user;
+  /* Below 100 % until the end: ergd may append while we read. */
+  double f = r->total ? (double)(r->done + bytes_read) / (double)r->total : 0;
+  cli_progress(r->last_percent, "reading journal", fmin(f, 0.99));
+  return 0;
+}
+
+static int cli_read_all(struct erg_dataset *ds, char **paths, int *last_percent, char *why,
+                        size_t whylen) {
+  struct cli_reading r = {.last_percent = last_percent};
+  struct stat st;
+  for (size_t i = 0; paths[i]; i++)
+    r.total += stat(paths[i], &st) == 0 ? (size_t)st.st_size : 0;
+  for (size_t i = 0; paths[i]; i++) {
+    if (erg_journal_read_progress(ds, paths[i], last_percent ? cli_read_progress : NULL, &r, why,
+                                  whylen) != 0)
+      return -1;
+    r.done += stat(paths[i], &st) == 0 ? (size_t)st.st_size : 0;
+    if (last_percent && paths[i + 1])
+      cli_read_progress(&r, 0);
+  }
+  if (last_percent)
+    cli_progress(last_percent, "reading journal", 1.0);
+  return 0;
 }
 
 static void cli_print_metric(const char *name, double v, const char *unit) {
@@ -274,13 +326,15 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
   return 0;
 }
 
-/* Reads the journals and checks they are of --node. */
-static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, char *why, size_t whylen) {
-  int rc = 0;
-  for (int i = 0; rc == 0 && i < o->njournal; i++)
-    rc = erg_journal_read(ds, o->journal[i], why, whylen);
-  if (rc == 0 && o->njournal == 0)
-    rc = cli_read_default(ds, o, why, whylen);
+/* Reads the journals and checks they are of --node. last_percent: NULL,
+ * or progress on stderr. */
+static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, int *last_percent,
+                    char *why, size_t whylen) {
+  char **paths = cli_journal_paths(o);
+  int rc = paths ? cli_read_all(ds, paths, last_percent, why, whylen) : -1;
+  if (!paths)
+    snprintf(why, whylen, "out of memory");
+  cli_paths_free(paths);
   if (rc == 0 && o->node && ds->node[0] && strcmp(o->node, ds->node) != 0) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(o->node, strlen(o->node), safe);
@@ -385,28 +439,18 @@ static int cli_find_profile(const struct cli_opts *o, const struct erg_dataset *
   return 0;
 }
 
-static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
+/* Fits, prints the model and installs it (--out). */
+static int cli_fit(struct cli_opts *o, struct erg_dataset *ds, int *last_percent) {
   char why[512];
-  if (cli_load(o, ds, why, sizeof why) != 0) {
-    fprintf(stderr, "erg fit: %s\n", why);
-    return 2;
-  }
-  if (o->idle)
-    return cli_record_idle(o, ds);
-  if (!o->linear && erg_dataset_derive(ds, o->ncpu, why, sizeof why) < 0) {
-    fprintf(stderr, "erg fit: %s\n", why);
-    return 2;
-  }
   struct erg_idle_profile profile;
   bool have_profile;
   if (cli_find_profile(o, ds, &profile, &have_profile) != 0)
     return 2;
   o->fit.idle_profile = have_profile ? &profile : NULL;
   o->fit.node = o->node;
-  int last_percent = -1;
-  if (o->progress) {
+  if (last_percent) {
     o->fit.progress = cli_progress;
-    o->fit.progress_user = &last_percent;
+    o->fit.progress_user = last_percent;
   }
   struct erg_model m;
   struct erg_holdout ho;
@@ -423,6 +467,24 @@ static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
     rc = cli_install(o, &m, &ho);
   erg_holdout_free(&ho);
   return rc == 0 ? 0 : 2;
+}
+
+static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
+  char why[512];
+  /* Progress by default only where someone watches, not in cron mail. */
+  bool progress = o->progress > 0 || (o->progress < 0 && isatty(STDERR_FILENO));
+  int last_percent = -1, *lp = progress ? &last_percent : NULL;
+  if (cli_load(o, ds, lp, why, sizeof why) != 0) {
+    fprintf(stderr, "erg fit: %s\n", why);
+    return 2;
+  }
+  if (o->idle)
+    return cli_record_idle(o, ds);
+  if (!o->linear && erg_dataset_derive(ds, o->ncpu, why, sizeof why) < 0) {
+    fprintf(stderr, "erg fit: %s\n", why);
+    return 2;
+  }
+  return cli_fit(o, ds, lp);
 }
 
 int erg_fit_cli(int argc, char **argv) {

@@ -51,6 +51,13 @@ int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double
  * are skipped and counted; a wrong version, a node that differs from rows
  * already read, or a repeated column header that differs is an error. */
 int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t whylen);
+/* As erg_journal_read, calling progress (if not NULL) every 256 KiB read
+ * with the bytes of this file read so far; a non-zero return stops the
+ * read: -1, why "cancelled" (the rows read so far stay in ds). */
+typedef int (*erg_journal_progress_fn)(void *user, size_t bytes_read);
+int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
+                              erg_journal_progress_fn progress, void *user, char *why,
+                              size_t whylen);
 
 /* The journal's `ncpu` column (the node's CPU count) is a dataset column
  * like a feature, but never a fit feature itself: it defines utilisation. */

@@ -12,6 +12,8 @@
 #include "erg_fit.h"
 
 #define JOURNAL_BASE_COLUMNS 4
+#define JOURNAL_PROGRESS_BYTES (256u << 10)
+
 static const char *journal_base[JOURNAL_BASE_COLUMNS] = {"time_unix_seconds", "step_seconds",
                                                         "measured_watts", "flags"};
 
@@ -262,6 +264,12 @@ static int journal_line(struct erg_dataset *ds, struct journal_file *jf, char *l
 }
 
 int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t whylen) {
+  return erg_journal_read_progress(ds, path, NULL, NULL, why, whylen);
+}
+
+int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
+                              erg_journal_progress_fn progress, void *user, char *why,
+                              size_t whylen) {
   FILE *fp = fopen(path, "r");
   if (!fp) {
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
@@ -269,11 +277,22 @@ int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t
   }
   struct journal_file jf = {.path = path};
   char *line = NULL;
-  size_t cap = 0;
+  size_t cap = 0, bytes = 0, next_report = JOURNAL_PROGRESS_BYTES;
+  ssize_t len;
   int rc = 0;
-  while (rc == 0 && getline(&line, &cap, fp) >= 0) {
+  while (rc == 0 && (len = getline(&line, &cap, fp)) >= 0) {
     jf.lineno++;
+    bytes += (size_t)len;
     rc = journal_line(ds, &jf, line, why, whylen);
+    /* A 6-week journal is ~40 MB and takes seconds to parse: say how far,
+     * and let the caller stop it (ergd's shutdown during a refit). */
+    if (rc == 0 && progress && bytes >= next_report) {
+      next_report = bytes + JOURNAL_PROGRESS_BYTES;
+      if (progress(user, bytes) != 0) {
+        snprintf(why, whylen, "cancelled");
+        rc = -1;
+      }
+    }
   }
   if (rc == 0 && ferror(fp)) {
     snprintf(why, whylen, "%s: read error", path);

@@ -1,10 +1,14 @@
 /* fit_bench: time erg_fit on 120k cells × 12 features against a peer run of
  * plain GSL least squares (gsl_multifit_linear, SVD) on the same data in the
- * same process. Usage: fit_bench [rows] [repeats]. Results: docs/benchmarks.md. */
+ * same process; and what `erg fit` does end to end: the same cells written as
+ * a journal file (temp file), read back with erg_journal_read, then fitted.
+ * Usage: fit_bench [rows] [repeats]. Results: docs/benchmarks.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gsl/gsl_multifit.h>
 #include <gsl/gsl_randist.h>
@@ -77,6 +81,54 @@ static double bench_ols(const struct erg_dataset *ds) {
   return b0;
 }
 
+/* The dataset as ergd would have journaled it; returns the temp file's path
+ * (malloc'd) and its size. */
+static char *bench_journal(const struct erg_dataset *ds, long *bytes) {
+  char *path = strdup("/tmp/erg-fit-bench-XXXXXX");
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f)
+    return NULL;
+  fprintf(f, "# erg-journal v1 node=bench step_seconds=5\n"
+             "time_unix_seconds,step_seconds,measured_watts,flags");
+  for (size_t k = 0; k < ds->nfeatures; k++)
+    fprintf(f, ",%s", ds->feature[k]);
+  for (size_t i = 0; i < ds->nrows; i++) {
+    fprintf(f, "\n%.0f,5,%.3f,0", ds->time_unix_seconds[i], ds->measured_watts[i]);
+    for (size_t k = 0; k < ds->nfeatures; k++)
+      fprintf(f, ",%.6g", ds->x[k][i]);
+  }
+  fputc('\n', f);
+  *bytes = ftell(f);
+  fclose(f);
+  return path;
+}
+
+/* Best time of reading the journal, and of reading + `erg fit`'s fit. */
+static int bench_read_fit(const char *path, int repeats, double *best_read, double *best_both,
+                          size_t *rows) {
+  char why[256];
+  struct erg_model m;
+  *best_read = *best_both = INFINITY;
+  for (int i = 0; i < repeats; i++) {
+    struct erg_dataset ds;
+    erg_dataset_init(&ds);
+    double t = now_seconds();
+    if (erg_journal_read(&ds, path, why, sizeof why) != 0)
+      return fprintf(stderr, "fit_bench: %s\n", why), -1;
+    double read = now_seconds() - t;
+    int rc = erg_fit(&ds, NULL, &m, why, sizeof why);
+    double both = now_seconds() - t;
+    *rows = ds.nrows;
+    erg_dataset_free(&ds);
+    if (rc != 0)
+      return fprintf(stderr, "fit_bench: %s\n", why), -1;
+    *best_read = fmin(*best_read, read);
+    *best_both = fmin(*best_both, both);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   size_t rows = argc > 1 ? strtoul(argv[1], NULL, 10) : 120000;
   int repeats = argc > 2 ? atoi(argv[2]) : 3;
@@ -111,6 +163,18 @@ int main(int argc, char **argv) {
          best_fit / best_ols, m.idle_watts);
   printf("  erg_fit with 25%% holdout + refit    %8.3f s  = %.2f x peer (held-out MAE %.2f W)\n",
          best_full, best_full / best_ols, m.metrics.mae_watts);
+  long bytes = 0;
+  char *path = bench_journal(&ds, &bytes);
+  double best_read, best_both;
+  size_t read_rows = 0;
+  if (!path || bench_read_fit(path, repeats, &best_read, &best_both, &read_rows) != 0)
+    return 1;
+  printf("  erg_journal_read of %.1f MB          %8.3f s  (%zu rows, %.0f MB/s)\n",
+         (double)bytes / 1e6, best_read, read_rows, (double)bytes / 1e6 / best_read);
+  printf("  journal read + erg_fit as erg fit   %8.3f s  = %.2f x peer\n", best_both,
+         best_both / best_ols);
+  unlink(path);
+  free(path);
   erg_dataset_free(&ds);
   gsl_rng_free(r);
   return 0;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fcntl.h>
+
 #include <cmocka.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -41,6 +43,60 @@ static char *make_journal(const char *node, int n, double sigma, double foreign,
 }
 
 static int run(int argc, const char **argv) { return erg_fit_cli(argc, (char **)argv); }
+
+/* Runs `erg fit` with its stderr in a temp file; returns that text. */
+static char *run_stderr(int argc, const char **argv, int *rc) {
+  char *path = fit_test_file("");
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO), fd = open(path, O_WRONLY | O_TRUNC);
+  assert_true(saved >= 0 && fd >= 0);
+  dup2(fd, STDERR_FILENO);
+  close(fd);
+  *rc = run(argc, argv);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  FILE *f = fopen(path, "r");
+  char *text = calloc(1, 1 << 20);
+  assert_non_null(f);
+  size_t got = fread(text, 1, (1 << 20) - 1, f);
+  text[got] = '\0';
+  fclose(f);
+  fit_test_unlink(path);
+  return text;
+}
+
+static size_t count(const char *text, const char *what) {
+  size_t n = 0;
+  for (const char *p = text; (p = strstr(p, what)); p++)
+    n++;
+  return n;
+}
+
+/* Progress: reading a ~1.3 MB journal is reported as it goes (every 256
+ * KiB), then the fit's stages; off with --no-progress and, by default, when
+ * stderr is not a terminal (as here). */
+static void test_cli_progress(void **state) {
+  (void)state;
+  char *big = make_journal("n1", 40000, 1, 0, 8);
+  int rc;
+  char *text = run_stderr(4, (const char *[]){"fit", "--journal", big, "--progress", NULL}, &rc);
+  assert_int_equal(rc, 0);
+  assert_true(count(text, "reading journal") >= 5); /* 4 steps below 100 %, then 100 % */
+  assert_non_null(strstr(text, "reading journal  100%\n"));
+  assert_non_null(strstr(text, "final fit"));
+  assert_non_null(strstr(text, "done             100%\n"));
+  free(text);
+  text = run_stderr(4, (const char *[]){"fit", "--journal", big, "--no-progress", NULL}, &rc);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(text, "%"));
+  free(text);
+  text = run_stderr(3, (const char *[]){"fit", "--journal", big, NULL}, &rc);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(text, "%"));
+  free(text);
+  fit_test_unlink(big);
+}
 
 static void test_cli(void **state) {
   (void)state;
@@ -121,6 +177,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cli),
       cmocka_unit_test(test_cli_data_dir),
+      cmocka_unit_test(test_cli_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,11 +200,51 @@ static void test_ncpu_column(void **state) {
   fit_test_unlink(cur);
 }
 
+struct progress_log {
+  size_t calls, last_bytes, stop_after;
+};
+
+static int progress_record(void *user, size_t bytes_read) {
+  struct progress_log *l = user;
+  assert_true(bytes_read > l->last_bytes); /* grows, within the file */
+  l->last_bytes = bytes_read;
+  return ++l->calls == l->stop_after;
+}
+
+/* Progress every 256 KiB of a ~1.2 MB file; a non-zero return cancels. */
+static void test_read_progress(void **state) {
+  (void)state;
+  size_t cap = 128 + 40000 * 40, len = 0;
+  char *text = malloc(cap), why[256];
+  len += (size_t)snprintf(text, cap, "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                     "cpu_seconds_per_second\n");
+  for (int i = 0; i < 40000; i++)
+    len += (size_t)snprintf(text + len, cap - len, "%d,5,%.3f,0,%.6f\n", 1700000000 + 5 * i,
+                            100.0 + i % 7, 0.5);
+  char *path = fit_test_file(text);
+  struct erg_dataset ds;
+  struct progress_log log = {0};
+  erg_dataset_init(&ds);
+  assert_int_equal(erg_journal_read_progress(&ds, path, progress_record, &log, why, sizeof why), 0);
+  assert_int_equal(log.calls, len / (256 << 10));
+  assert_int_equal(ds.nrows, 40000);
+  erg_dataset_free(&ds);
+  struct progress_log stop = {.stop_after = 2};
+  assert_int_equal(erg_journal_read_progress(&ds, path, progress_record, &stop, why, sizeof why),
+                   -1);
+  assert_string_equal(why, "cancelled");
+  assert_true(ds.nrows > 0 && ds.nrows < 40000);
+  erg_dataset_free(&ds);
+  fit_test_unlink(path);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_rows),        cmocka_unit_test(test_malformed_lines),
       cmocka_unit_test(test_repeated_headers), cmocka_unit_test(test_header_errors),
       cmocka_unit_test(test_rotated_files),    cmocka_unit_test(test_ncpu_column),
+      cmocka_unit_test(test_read_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
