@@ -133,7 +133,8 @@ v = fit["validation"]
 mt = [x for k, x in met.items() if 'kind="total"' in k]
 assert len(mt) == 1 and abs(mt[0] - v["mape_total_percent"] / 100) < 1e-5, (met, v)
 mi = [x for k, x in met.items() if k.startswith("erg_node_model_idle_watts")]
-assert len(mi) == 1 and abs(mi[0] - fit["idle_watts"]) < 1e-3 * fit["idle_watts"], (met, fit)
+# (<=, and 1 mW at least: on a machine loaded by others the fitted idle can be 0 W.)
+assert len(mi) == 1 and abs(mi[0] - fit["idle_watts"]) <= 1e-3 * max(fit["idle_watts"], 1), (met, fit)
 print(f"ok: model MAPE(held-out) {fit['validation']['mape_total_percent']}, "
       f"{len(modelled)} modelled cells (mean |err| {100*sum(err)/max(1,len(err)):.1f} %), "
       f"conservation in {checked} cells")
