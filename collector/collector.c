@@ -595,7 +595,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     cluster_free(c.cluster);
     return 1;
   }
-  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir);
+  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format);
   if (!c.renderer)
     erg_warn("cannot start the page rendering thread; no pages");
   /* Bounded so a dead disk cannot eat all memory: ~100 B per queued update,

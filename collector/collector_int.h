@@ -62,7 +62,7 @@ void writer_stop(struct writer *w);
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;
 struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
-                                const char *model_dir);
+                                const char *model_dir, const char *image_format);
 /* Hands a render of these nodes' pages to the thread: 0, 1 when a render
  * is still running (ask again later), -1 out of memory. */
 int renderer_submit(struct renderer *r, const char *const *nodes, size_t n, int64_t now);

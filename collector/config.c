@@ -26,6 +26,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->cluster_key_expire_seconds = 0;
   c->key_archives_max = 0; /* derived: erg_collector_key_archives_max */
   c->key_min_share = 0.01;
+  strcpy(c->page_format, "png");
   c->lag_max_seconds = 15;
   c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
@@ -102,6 +103,13 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
+  } else if (!strcmp(key, "page_format")) {
+    if (strcmp(value, "png") && strcmp(value, "svg")) {
+      snprintf(why, whylen, "'%s' is not one of png, svg", value);
+      rc = -1;
+    } else {
+      erg_strlcpy(c->page_format, value, sizeof c->page_format);
+    }
   } else if (!strcmp(key, "model_dir")) {
     erg_strlcpy(c->model_dir, value, sizeof c->model_dir);
   } else if (!strcmp(key, "idle_policy")) {

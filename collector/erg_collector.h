@@ -219,6 +219,7 @@ struct erg_collector_config {
   char authorized_keys_file[512];   /* agents' public keys, one per line */
   int log_level;
   char model_dir[512];              /* "": DATA_DIR/models */
+  char page_format[8];              /* graphs: "png" (default) or "svg" */
   int idle_policy;                  /* enum erg_idle_policy */
   unsigned refit_interval_seconds;  /* 0: no scheduled refit */
   struct erg_pdu_source_config *sources;

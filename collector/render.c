@@ -15,6 +15,7 @@ struct renderer {
   const struct erg_store *store;
   char www_dir[512];
   char model_dir[512]; /* "": the store's models/ */
+  char image_format[8]; /* "png" or "svg" */
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t wake;
@@ -46,7 +47,7 @@ static void *renderer_main(void *arg) {
     char why[256];
     /* ergd runs for months: librrd's per-render leaks stay in a child. */
     struct erg_web_options o = {.model_dir = r->model_dir[0] ? r->model_dir : NULL,
-                                .isolate = 1};
+                                .image_format = r->image_format, .isolate = 1};
     if (erg_web_render_opts(r->store, r->www_dir, (const char *const *)names, n, now, &o, why,
                             sizeof why) != 0)
       erg_warn("pages: %s", why);
@@ -59,13 +60,15 @@ static void *renderer_main(void *arg) {
 }
 
 struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
-                                const char *model_dir) {
+                                const char *model_dir, const char *image_format) {
   struct renderer *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
   r->store = store;
   erg_strlcpy(r->www_dir, www_dir, sizeof r->www_dir);
   erg_strlcpy(r->model_dir, model_dir ? model_dir : "", sizeof r->model_dir);
+  erg_strlcpy(r->image_format, image_format && *image_format ? image_format : "png",
+              sizeof r->image_format);
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->wake, NULL);
   if (pthread_create(&r->thread, NULL, renderer_main, r) != 0) {

@@ -49,7 +49,8 @@ top_processes = 5
 key_archives_max = $CAP
 key_min_share = 0.05
 lag_max_seconds = 0
-page_interval_seconds = 3600
+page_interval_seconds = 10
+page_format = svg
 $(erg_sim_meter)
 [node.n1]
 power = sim:1
@@ -114,6 +115,9 @@ bad=$(cd "$data" && find . -mindepth 1 | grep -Ev '^\.(/[A-Za-z0-9_-][A-Za-z0-9_
 [ -z "$(find "$work" -path "$data" -prune -o -name 'passw*' -print)" ] ||
   { echo "FAIL: a file named after ../../etc/passwd outside the data dir"; exit 1; }
 
+# ergd drew its pages as SVG (page_format), as erg graph does here.
+ls "$data/www/"*.svg >/dev/null 2>&1 && ! ls "$data/www/"*.png >/dev/null 2>&1 ||
+  { echo "FAIL: ergd's pages are not SVG only"; ls "$data/www" | head; exit 1; }
 "$ERG" graph --data-dir "$data" --www-dir "$work/www" --format svg >"$work/graph.log" 2>&1 ||
   { cat "$work/graph.log"; exit 1; }
 "$ERG" report --data-dir "$data" --from -10m --by command --format csv >"$work/r.csv"

@@ -118,6 +118,7 @@ static void test_errors(void **state) {
   expect_error("[collector]\ntop_processes = 10\nkey_archives_max = 12\n",
                "key_archives_max = 12 is below top_processes + 3 = 13", 0);
   expect_error("[collector]\nkey_min_share = 1.5\n", ":2: key 'key_min_share'", 0);
+  expect_error("[collector]\npage_format = gif\n", "'gif' is not one of png, svg", 0);
   expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
 }
