@@ -169,6 +169,54 @@ static int node_graphs(const struct web_ctx *c, struct node_view *v, char *why, 
 
 /* ---- overview ---- */
 
+struct node_day {
+  size_t idx;
+  double mean_watts, energy_j;
+};
+
+static int node_day_cmp(const void *a, const void *b) {
+  double x = ((const struct node_day *)a)->energy_j, y = ((const struct node_day *)b)->energy_j;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Nodes by measured energy over the last day, largest first, with the
+ * cluster's total: where the power goes, before any graph is opened. */
+static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *const *nodes,
+                              const int *have, size_t n) {
+  struct node_day *d = malloc((n ? n : 1) * sizeof *d);
+  size_t m = 0;
+  double total = 0;
+  char rrd[1100];
+  for (size_t i = 0; d && i < n; i++) {
+    if (!have[i] || erg_store_node_path(c->st, nodes[i], rrd, sizeof rrd) != 0)
+      continue;
+    d[m].idx = i;
+    web_key_stats(erg_store_daemon(c->st), rrd, c->now, 86400, &d[m].mean_watts,
+                  &d[m].energy_j);
+    total += d[m++].energy_j;
+  }
+  if (!m) {
+    free(d);
+    return;
+  }
+  qsort(d, m, sizeof *d, node_day_cmp);
+  fprintf(f, "<h2>top nodes, last day</h2>\n<table>\n<tr><th>node</th><th>energy (kWh)</th>"
+             "<th>mean (W)</th><th>share</th></tr>\n");
+  for (size_t i = 0; i < m && i < WEB_TOP_JOBS; i++) {
+    char safe[ERG_NAME_MAX];
+    erg_name_sanitize(nodes[d[i].idx], strlen(nodes[d[i].idx]), safe);
+    fprintf(f, "<tr><td><a href=\"node-day-%s.html\">", safe);
+    web_html_text(f, nodes[d[i].idx]);
+    fprintf(f, "</a></td><td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
+               "<td class=\"n\">%.1f %%</td></tr>\n",
+            d[i].energy_j / 3.6e6, d[i].mean_watts,
+            total > 0 ? 100 * d[i].energy_j / total : 0);
+  }
+  fprintf(f, "</table>\n<p>Measured energy over the last day: %.3f kWh on %zu node(s).</p>\n",
+          total / 3.6e6, m);
+  free(d);
+}
+
 static int pages_index(const struct web_ctx *c, const char *const *nodes, const int *have,
                        size_t n, const struct web_job *jobs, size_t njobs) {
   char *buf = NULL;
@@ -181,6 +229,7 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
   for (size_t r = 0; r < 3; r++)
     fprintf(f, "<img src=\"total-%s.%s\" alt=\"cluster power, last %s\">\n", web_ranges[r].name,
             c->ext, web_ranges[r].name);
+  pages_nodes_table(f, c, nodes, have, n);
   if (njobs) {
     fprintf(f, "<h2>top jobs, last day</h2>\n");
     web_jobs_table(f, jobs, njobs, WEB_TOP_JOBS);

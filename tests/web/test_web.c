@@ -221,6 +221,19 @@ static void test_render(void **state) {
   assert_true(file_has(www, "model-n1.html", "<th>bias (measured − modelled)</th><td class=\"n\">2 W"));
   char safe2[ERG_NAME_MAX], name[200];
   erg_name_sanitize(fix_nodes[1], strlen(fix_nodes[1]), safe2);
+  /* Top nodes by the day's measured energy: n1 (17 keys of load) before
+   * the other node (2), the hostile name escaped in its row. */
+  char path[512], link2[200];
+  snprintf(path, sizeof path, "%s/index.html", www);
+  char *idx = slurp(path, NULL);
+  assert_non_null(idx);
+  char *top = strstr(idx, "<h2>top nodes, last day</h2>");
+  assert_non_null(top);
+  snprintf(link2, sizeof link2, "<a href=\"node-day-%s.html\">&lt;script&gt;", safe2);
+  char *r1 = strstr(top, "<a href=\"node-day-n1.html\">n1</a>"), *r2 = strstr(top, link2);
+  assert_true(r1 && r2 && r1 < r2);
+  assert_non_null(strstr(top, "kWh on 2 node(s)"));
+  free(idx);
   snprintf(name, sizeof name, "model-%s.html", safe2);
   assert_true(file_has(www, name, "No usable model file"));
 
