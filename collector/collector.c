@@ -47,14 +47,21 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   }
   erg_strlcpy(n->name, name, sizeof n->name);
   n->idle_watts = c->cfg->idle_watts;
+  erg_lag_init(&n->lag);
+  erg_grid_init(&n->grid, c->cfg->step_seconds);
+  /* A node without a [node.NAME] section has no feeds: no measured power. */
+  int nfeeds = 0;
   for (int i = 0; i < c->cfg->nnodes; i++)
-    if (!strcmp(c->cfg->nodes[i].name, name) && !isnan(c->cfg->nodes[i].idle_watts))
-      n->idle_watts = c->cfg->nodes[i].idle_watts;
+    if (!strcmp(c->cfg->nodes[i].name, name)) {
+      nfeeds = c->cfg->nodes[i].nfeeds;
+      if (!isnan(c->cfg->nodes[i].idle_watts))
+        n->idle_watts = c->cfg->nodes[i].idle_watts;
+    }
+  erg_grid_set_feeds(&n->grid, nfeeds);
+  erg_lag_set_feeds(&n->lag, nfeeds);
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = NAN;
-  erg_lag_init(&n->lag);
-  erg_grid_init(&n->grid, c->cfg->step_seconds);
   /* After a restart, resume after the last stored cell: RRD would refuse
    * older updates, and buffered agent data for them is counted as late. */
   int64_t last = erg_store_node_last(c->store, name);
@@ -64,6 +71,7 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   n->model = node_model_open(c->cfg, name, c->journal_dir);
   if (!n->model) {
     erg_grid_free(&n->grid);
+    erg_lag_free(&n->lag);
     free(n);
     return NULL;
   }
@@ -180,8 +188,8 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
        * back by the node's lag, to the time the power was drawn. */
       uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
       if (c->cfg->lag_max_seconds)
-        erg_lag_add_energy(&n->lag, t0, t1, j);
-      erg_grid_add_energy(&n->grid, t0 - shift, t1 - shift, j);
+        erg_lag_add_energy(&n->lag, f, t0, t1, j);
+      erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
     }
   }
 }
@@ -647,6 +655,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   writer_stop(c.writer);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
+    erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (int k = 0; k < PROFILE_NKINDS; k++)
       profile_known_free(&c.nodes[i]->known[k]);

@@ -11,6 +11,14 @@
 #include "erg_pdu.h"
 
 /* ---- the grid (pure; unit-tested) ---- */
+#define ERG_MAX_FEEDS 8   /* outlets (feeds) of one node, e.g. dual PSUs */
+
+/* Meter energy of one feed in one cell or lag bin, and the seconds of it
+ * the feed's readings covered. */
+struct erg_feed_acc {
+  double joules, seconds;
+};
+
 struct erg_grid_key {
   const char *key;       /* the process's key (ergd: a profile tuple, profile.c);
                             interned by the grid, valid until the cell is final */
@@ -38,7 +46,6 @@ struct erg_grid_key_extra {
 
 struct erg_grid_cell {
   int64_t t0;            /* unix seconds, multiple of step */
-  double meter_joules, meter_seconds;
   double agent_seconds, busy_cpu_seconds, system_cpu_seconds;
   double disk_bytes, instructions, cycles;  /* node totals: sums over processes */
   unsigned seen;         /* bit 1<<erg_feature set when that counter was non-zero */
@@ -71,6 +78,8 @@ struct erg_grid_result {
 #define ERG_GRID_SLOTS 128
 struct erg_grid {
   unsigned step;
+  int nfeeds;              /* the node's feeds (outlets); 1 after init */
+  struct erg_feed_acc *feed_acc;   /* [slot * nfeeds + feed], allocated at first energy */
   int64_t next_final;      /* t0 of the oldest cell not yet finalised; 0 = unset */
   struct erg_grid_cell cells[ERG_GRID_SLOTS];
   uint64_t late_seconds_dropped;   /* data for cells already finalised */
@@ -80,8 +89,16 @@ struct erg_grid {
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
 void erg_grid_free(struct erg_grid *g);
-/* Meter energy measured over [t0_ns, t1_ns), apportioned by overlap. */
-void erg_grid_add_energy(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules);
+/* How many feeds (0..ERG_MAX_FEEDS) power the node; call before adding
+ * energy. A cell's measured power is the sum over feeds of each feed's
+ * mean power; a cell where any feed covers under half the step has none
+ * (ERG_CELL_NO_METER), and so has every cell of a node with 0 feeds.
+ * Returns -1 when nfeeds is out of range. */
+int erg_grid_set_feeds(struct erg_grid *g, int nfeeds);
+/* Meter energy of feed `feed` (0..nfeeds-1) over [t0_ns, t1_ns),
+ * apportioned by overlap. */
+void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                         double joules);
 /* Agent counters over [t0_ns, t1_ns), apportioned by overlap. */
 void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                          double busy_cpu_seconds, double system_cpu_seconds,
@@ -105,18 +122,24 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
 #define ERG_LAG_BINS 512
 struct erg_lag_bin {
   int64_t t;
-  double cpu_seconds, agent_seconds, joules, meter_seconds;
+  double cpu_seconds, agent_seconds;
 };
 struct erg_lag {
   struct erg_lag_bin bins[ERG_LAG_BINS];
+  int nfeeds;                     /* as for the grid; 1 after init */
+  struct erg_feed_acc *feed_acc;  /* [bin * nfeeds + feed], allocated at first energy */
   int64_t newest;
   int lag_seconds;         /* current estimate: power follows CPU this much later */
   double correlation;      /* Pearson r at that lag */
   int have_estimate;
 };
 void erg_lag_init(struct erg_lag *l);
+void erg_lag_free(struct erg_lag *l);
+/* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
+int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
 void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds);
-void erg_lag_add_energy(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules);
+void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                        double joules);
 /* Re-estimates over the last window; returns 1 if the estimate was set. */
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
 
@@ -180,7 +203,6 @@ unsigned erg_journal_columns(const char *dir, const char *node);
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
 #define ERG_MAX_NODES 4096
-#define ERG_MAX_FEEDS 8
 
 struct erg_node_feed {
   int source;            /* index into sources */

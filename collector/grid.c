@@ -12,6 +12,25 @@
 void erg_grid_init(struct erg_grid *g, unsigned step) {
   memset(g, 0, sizeof *g);
   g->step = step ? step : 5;
+  g->nfeeds = 1;
+}
+
+int erg_grid_set_feeds(struct erg_grid *g, int nfeeds) {
+  if (nfeeds < 0 || nfeeds > ERG_MAX_FEEDS)
+    return -1;
+  free(g->feed_acc);
+  g->feed_acc = NULL;
+  g->nfeeds = nfeeds;
+  return 0;
+}
+
+static size_t grid_slot(const struct erg_grid *g, int64_t t0) {
+  return (size_t)((t0 / g->step) % ERG_GRID_SLOTS);
+}
+
+/* The feeds' accumulators of a ring slot, or NULL before any energy. */
+static struct erg_feed_acc *grid_feeds(const struct erg_grid *g, size_t slot) {
+  return g->feed_acc ? &g->feed_acc[slot * (size_t)g->nfeeds] : NULL;
 }
 
 /* ---- interned keys ----
@@ -114,6 +133,8 @@ static void cell_free(struct erg_grid_cell *c) {
 void erg_grid_free(struct erg_grid *g) {
   for (int i = 0; i < ERG_GRID_SLOTS; i++)
     cell_free(&g->cells[i]);
+  free(g->feed_acc);
+  g->feed_acc = NULL;
   g->next_final = INT64_MAX;
   grid_sweep(g);
   if (g->names)
@@ -123,7 +144,10 @@ void erg_grid_free(struct erg_grid *g) {
   g->next_final = 0;
 }
 
-static void cell_reset(struct erg_grid_cell *c, int64_t t0) {
+static void cell_reset(struct erg_grid *g, struct erg_grid_cell *c, int64_t t0) {
+  struct erg_feed_acc *fa = grid_feeds(g, grid_slot(g, t0));
+  if (fa)
+    memset(fa, 0, (size_t)g->nfeeds * sizeof *fa);
   struct erg_grid_key *keys = c->keys;
   struct erg_grid_key_extra *extra = c->extra;
   uint32_t *index = c->index;
@@ -151,9 +175,9 @@ static struct erg_grid_cell *grid_cell(struct erg_grid *g, int64_t t0, double ov
     g->future_seconds_dropped += (uint64_t)ceil(overlap_s);
     return NULL;
   }
-  struct erg_grid_cell *c = &g->cells[(t0 / g->step) % ERG_GRID_SLOTS];
+  struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];
   if (c->t0 != t0)
-    cell_reset(c, t0);
+    cell_reset(g, c, t0);
   return c;
 }
 
@@ -184,13 +208,38 @@ static size_t grid_overlaps(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
   return n;
 }
 
-void erg_grid_add_energy(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules) {
+/* Each feed is accounted apart: two outlets of a dual-PSU node each cover
+ * the whole cell, and their joules over their seconds would average the
+ * outlets, not add them. */
+void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                         double joules) {
+  if (feed < 0 || feed >= g->nfeeds)
+    return;
+  if (!g->feed_acc &&
+      !(g->feed_acc = calloc((size_t)ERG_GRID_SLOTS * (size_t)g->nfeeds, sizeof *g->feed_acc)))
+    return;
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
   for (size_t i = 0; i < n; i++) {
-    ov[i].cell->meter_joules += joules * ov[i].fraction;
-    ov[i].cell->meter_seconds += ov[i].seconds;
+    struct erg_feed_acc *fa = &grid_feeds(g, grid_slot(g, ov[i].cell->t0))[feed];
+    fa->joules += joules * ov[i].fraction;
+    fa->seconds += ov[i].seconds;
   }
+}
+
+/* Σ over feeds of each feed's mean power, or NAN when a feed covered less
+ * than half the cell: a dead PSU feed must not silently halve the node. */
+static double grid_measured_watts(const struct erg_grid *g, int64_t t0) {
+  const struct erg_feed_acc *fa = grid_feeds(g, grid_slot(g, t0));
+  double watts = 0;
+  if (!fa || g->nfeeds == 0)
+    return NAN;
+  for (int f = 0; f < g->nfeeds; f++) {
+    if (fa[f].seconds < g->step * 0.5)
+      return NAN;
+    watts += fa[f].joules / fa[f].seconds;
+  }
+  return watts;
 }
 
 /* Doubles the cell's arrays and rebuilds its index (2 * cap slots, a
@@ -332,16 +381,15 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
     return 0;
   while (g->next_final + (int64_t)g->step + (int64_t)settle_seconds <= now) {
     int64_t t0 = g->next_final;
-    struct erg_grid_cell *c = &g->cells[(t0 / g->step) % ERG_GRID_SLOTS];
+    struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];
     if (c->t0 != t0)
-      cell_reset(c, t0); /* nothing arrived for this cell */
+      cell_reset(g, c, t0); /* nothing arrived for this cell */
     struct erg_grid_result r = {.t0 = t0, .step = g->step, .cell = c};
-    double half = g->step * 0.5;
-    if (c->meter_seconds < half)
+    r.measured_watts = grid_measured_watts(g, t0);
+    if (isnan(r.measured_watts))
       r.flags |= ERG_CELL_NO_METER;
-    if (c->agent_seconds < half)
+    if (c->agent_seconds < g->step * 0.5)
       r.flags |= ERG_CELL_NO_AGENT;
-    r.measured_watts = (r.flags & ERG_CELL_NO_METER) ? NAN : c->meter_joules / c->meter_seconds;
     fn(user, &r);
     /* A final cell gives its arrays back: only the few open cells of the
      * ring hold memory, not all ERG_GRID_SLOTS of every node. */

@@ -4,16 +4,43 @@
  * node CPU time and metered energy and pick the shift that maximises their
  * Pearson correlation. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "erg_collector.h"
 
-void erg_lag_init(struct erg_lag *l) { memset(l, 0, sizeof *l); }
+void erg_lag_init(struct erg_lag *l) {
+  memset(l, 0, sizeof *l);
+  l->nfeeds = 1;
+}
+
+void erg_lag_free(struct erg_lag *l) {
+  free(l->feed_acc);
+  l->feed_acc = NULL;
+}
+
+int erg_lag_set_feeds(struct erg_lag *l, int nfeeds) {
+  if (nfeeds < 0 || nfeeds > ERG_MAX_FEEDS)
+    return -1;
+  erg_lag_free(l);
+  l->nfeeds = nfeeds;
+  return 0;
+}
+
+static size_t lag_index(int64_t t) { return (size_t)((uint64_t)t % ERG_LAG_BINS); }
+
+/* The feeds' accumulators of bin i, or NULL before any energy. */
+static struct erg_feed_acc *lag_feeds(const struct erg_lag *l, size_t i) {
+  return l->feed_acc ? &l->feed_acc[i * (size_t)l->nfeeds] : NULL;
+}
 
 static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
-  struct erg_lag_bin *b = &l->bins[(uint64_t)t % ERG_LAG_BINS];
+  struct erg_lag_bin *b = &l->bins[lag_index(t)];
   if (b->t != t) {
+    struct erg_feed_acc *fa = lag_feeds(l, lag_index(t));
     memset(b, 0, sizeof *b);
+    if (fa)
+      memset(fa, 0, (size_t)l->nfeeds * sizeof *fa);
     b->t = t;
   }
   if (t > l->newest)
@@ -21,8 +48,10 @@ static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
   return b;
 }
 
-/* Spreads a value over the 1 s bins [t0, t1) overlaps. */
-static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, int meter) {
+/* Spreads a value over the 1 s bins [t0, t1) overlaps: CPU time when feed
+ * is -1, else that feed's energy (kept per feed, as in the grid, so a
+ * dual-PSU node's power is the sum of its outlets, not their mean). */
+static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, int feed) {
   double a = t0_ns / 1e9, b = t1_ns / 1e9;
   if (b <= a || b - a > ERG_LAG_BINS / 2)
     return;
@@ -32,9 +61,10 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
       continue;
     struct erg_lag_bin *bin = lag_bin(l, s);
     double f = (hi - lo) / (b - a);
-    if (meter) {
-      bin->joules += v * f;
-      bin->meter_seconds += hi - lo;
+    if (feed >= 0) {
+      struct erg_feed_acc *fa = &lag_feeds(l, lag_index(s))[feed];
+      fa->joules += v * f;
+      fa->seconds += hi - lo;
     } else {
       bin->cpu_seconds += v * f;
       bin->agent_seconds += hi - lo;
@@ -43,26 +73,44 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
 }
 
 void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds) {
-  lag_spread(l, t0_ns, t1_ns, cpu_seconds, 0);
+  lag_spread(l, t0_ns, t1_ns, cpu_seconds, -1);
 }
 
-void erg_lag_add_energy(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules) {
-  lag_spread(l, t0_ns, t1_ns, joules, 1);
+void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                        double joules) {
+  if (feed < 0 || feed >= l->nfeeds)
+    return;
+  if (!l->feed_acc &&
+      !(l->feed_acc = calloc((size_t)ERG_LAG_BINS * (size_t)l->nfeeds, sizeof *l->feed_acc)))
+    return;
+  lag_spread(l, t0_ns, t1_ns, joules, feed);
+}
+
+/* A bin's power: Σ over feeds of each feed's mean, only when every feed
+ * covered at least half of it. */
+static int lag_watts(const struct erg_lag *l, size_t i, double *v) {
+  const struct erg_feed_acc *fa = lag_feeds(l, i);
+  double w = 0;
+  if (!fa || l->nfeeds == 0)
+    return 0;
+  for (int f = 0; f < l->nfeeds; f++) {
+    if (fa[f].seconds < 0.5)
+      return 0;
+    w += fa[f].joules / fa[f].seconds;
+  }
+  *v = w;
+  return 1;
 }
 
 static int lag_value(const struct erg_lag *l, int64_t t, int meter, double *v) {
-  const struct erg_lag_bin *b = &l->bins[(uint64_t)t % ERG_LAG_BINS];
+  const struct erg_lag_bin *b = &l->bins[lag_index(t)];
   if (b->t != t)
     return 0;
-  if (meter) {
-    if (b->meter_seconds < 0.5)
-      return 0;
-    *v = b->joules / b->meter_seconds;
-  } else {
-    if (b->agent_seconds < 0.5)
-      return 0;
-    *v = b->cpu_seconds / b->agent_seconds;
-  }
+  if (meter)
+    return lag_watts(l, lag_index(t), v);
+  if (b->agent_seconds < 0.5)
+    return 0;
+  *v = b->cpu_seconds / b->agent_seconds;
   return 1;
 }
 

@@ -135,7 +135,7 @@ static void feed_cell(struct erg_grid *g, struct check *ck, int64_t t0, unsigned
   ck->twins = urand(seed) > 0.3;
   double watts = 300 * urand(seed);
   if (ck->has_meter)
-    erg_grid_add_energy(g, (uint64_t)t0 * NS, (uint64_t)(t0 + STEP) * NS, watts * STEP);
+    erg_grid_add_energy(g, 0, (uint64_t)t0 * NS, (uint64_t)(t0 + STEP) * NS, watts * STEP);
   for (unsigned s = 0; ck->has_agent && s < STEP; s++) {
     struct erg_grid_proc p[NKEYS + 2];
     size_t n = (size_t)(rand_r(seed) % NKEYS);

@@ -45,7 +45,7 @@ static void test_energy_overlap(void **state) {
   /* Meter readings every 2 s at a constant 100 W, starting at T0-1:
    * intervals straddle cell borders. */
   for (int i = 0; i < 10; i++)
-    erg_grid_add_energy(&g, S(T0 - 1 + 2 * i), S(T0 + 1 + 2 * i), 200.0);
+    erg_grid_add_energy(&g, 0, S(T0 - 1 + 2 * i), S(T0 + 1 + 2 * i), 200.0);
   struct seen s = {0};
   /* Nothing is final before end + settle. */
   assert_int_equal(erg_grid_finalize(&g, T0 + 9, 10, on_cell, &s), 0);
@@ -63,6 +63,62 @@ static void test_energy_overlap(void **state) {
   /* [T0+15, T0+20) saw only [T0+15, T0+19): 4 s of 5 is enough. */
   assert_false(s.flags[4] & ERG_CELL_NO_METER);
   assert_float_equal(s.watts[4], 100.0, 1e-9);
+  erg_grid_free(&g);
+}
+
+/* A dual-PSU node: its power is the sum of its outlets' mean powers, each
+ * outlet accounted over the seconds it covered (readings of different
+ * lengths and phases), not their mean. */
+static void test_feeds_sum(void **state) {
+  (void)state;
+  struct erg_grid g;
+  erg_grid_init(&g, 5);
+  assert_int_equal(erg_grid_set_feeds(&g, 2), 0);
+  for (int i = 0; i < 10; i++) /* feed 0: 100 W, 1 s readings */
+    erg_grid_add_energy(&g, 0, S(T0 + i), S(T0 + i + 1), 100.0);
+  for (int i = 0; i < 4; i++) /* feed 1: 150 W, 2.5 s readings from T0 + 0.5 */
+    erg_grid_add_energy(&g, 1, S(T0 + 0.5 + 2.5 * i), S(T0 + 3 + 2.5 * i), 375.0);
+  struct seen s = {0};
+  erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
+  assert_int_equal(s.n, 2);
+  /* Cell 0: feed 1 covered 4.5 s of 5, cell 1: 5 s; both are 250 W. */
+  for (int i = 0; i < 2; i++) {
+    assert_false(s.flags[i] & ERG_CELL_NO_METER);
+    assert_float_equal(s.watts[i], 250.0, 1e-9);
+  }
+  erg_grid_free(&g);
+}
+
+/* One dead feed (under half the cell) makes the cell unmeasured: the
+ * other outlet alone would silently halve the node's power. 0 feeds: never
+ * measured. */
+static void test_feed_missing(void **state) {
+  (void)state;
+  struct erg_grid g;
+  erg_grid_init(&g, 5);
+  assert_int_equal(erg_grid_set_feeds(&g, ERG_MAX_FEEDS + 1), -1);
+  assert_int_equal(erg_grid_set_feeds(&g, 2), 0);
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 10), 2000.0);  /* 200 W over both cells */
+  erg_grid_add_energy(&g, 1, S(T0), S(T0 + 2), 200.0);    /* 2 s of cell 0 */
+  erg_grid_add_energy(&g, 1, S(T0 + 5), S(T0 + 8), 300.0); /* 3 s of cell 1 */
+  erg_grid_add_energy(&g, 2, S(T0), S(T0 + 10), 1e6);     /* no such feed: ignored */
+  struct seen s = {0};
+  erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
+  assert_int_equal(s.n, 2);
+  assert_true(s.flags[0] & ERG_CELL_NO_METER);
+  assert_true(isnan(s.watts[0]));
+  assert_false(s.flags[1] & ERG_CELL_NO_METER);
+  assert_float_equal(s.watts[1], 300.0, 1e-9);
+  erg_grid_free(&g);
+
+  erg_grid_init(&g, 5);
+  assert_int_equal(erg_grid_set_feeds(&g, 0), 0);
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 5), 500.0);
+  erg_grid_add_sample(&g, S(T0), S(T0 + 5), 1, 0, NULL, NULL, 0);
+  s.n = 0;
+  erg_grid_finalize(&g, T0 + 5, 0, on_cell, &s);
+  assert_int_equal(s.n, 1);
+  assert_true(s.flags[0] & ERG_CELL_NO_METER);
   erg_grid_free(&g);
 }
 
@@ -90,14 +146,14 @@ static void test_late_and_future(void **state) {
   (void)state;
   struct erg_grid g;
   erg_grid_init(&g, 5);
-  erg_grid_add_energy(&g, S(T0), S(T0 + 5), 500);
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 5), 500);
   struct seen s = {0};
   erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
   assert_int_equal(s.n, 2);
   /* Data for a finalised cell is dropped and counted, never re-emitted. */
-  erg_grid_add_energy(&g, S(T0), S(T0 + 5), 500);
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 5), 500);
   assert_int_equal(g.late_seconds_dropped, 5);
-  erg_grid_add_energy(&g, S(T0 + 5LL * 10000), S(T0 + 5LL * 10000 + 5), 500);
+  erg_grid_add_energy(&g, 0, S(T0 + 5LL * 10000), S(T0 + 5LL * 10000 + 5), 500);
   assert_int_equal(g.future_seconds_dropped, 5);
   int before = s.n;
   erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
@@ -109,8 +165,8 @@ static void test_order_and_gaps(void **state) {
   (void)state;
   struct erg_grid g;
   erg_grid_init(&g, 5);
-  erg_grid_add_energy(&g, S(T0), S(T0 + 5), 500);
-  erg_grid_add_energy(&g, S(T0 + 20), S(T0 + 25), 1000);
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 5), 500);
+  erg_grid_add_energy(&g, 0, S(T0 + 20), S(T0 + 25), 1000);
   struct seen s = {0};
   erg_grid_finalize(&g, T0 + 40, 5, on_cell, &s);
   /* Every cell exactly once, in order, the gap marked missing. */
@@ -479,6 +535,7 @@ static void test_config_top_keys(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_energy_overlap),       cmocka_unit_test(test_sample_apportion),
+      cmocka_unit_test(test_feeds_sum),            cmocka_unit_test(test_feed_missing),
       cmocka_unit_test(test_late_and_future),      cmocka_unit_test(test_order_and_gaps),
       cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal),
       cmocka_unit_test(test_profile_key_fields),   cmocka_unit_test(test_profile_rollup_conserves),
