@@ -63,8 +63,15 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = NAN;
   /* After a restart, resume after the last stored cell: RRD would refuse
-   * older updates, and buffered agent data for them is counted as late. */
+   * older updates, and buffered agent data for them is counted as late.
+   * Or after the last journal row, when later: rows are written at once,
+   * store updates by the writer thread, so after a SIGKILL the store may
+   * lack cells the journal has, and finalising them again would journal
+   * them twice. */
   int64_t last = erg_store_node_last(c->store, name);
+  int64_t journalled = erg_journal_last_end(c->journal_dir, name);
+  if (journalled > last)
+    last = journalled;
   if (last > 0)
     n->grid.next_final = last - last % (int64_t)c->cfg->step_seconds;
   n->journal_columns = erg_journal_columns(c->journal_dir, name);

@@ -199,6 +199,9 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 /* Optional columns (bits 1<<erg_feature) of the node's current journal
  * file, 0 when there is none: a restart keeps writing the same columns. */
 unsigned erg_journal_columns(const char *dir, const char *node);
+/* End (t0 + step, unix seconds) of the node's last journal row, 0 if none;
+ * reads the file's tail only. */
+int64_t erg_journal_last_end(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512

@@ -77,6 +77,63 @@ unsigned erg_journal_columns(const char *dir, const char *node) {
   return cols;
 }
 
+/* The tail of a file, at most len - 1 bytes, NUL-terminated, starting
+ * after a newline (a line cut by the start is dropped). */
+static size_t journal_tail(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  long size = -1, from = 0;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0) {
+    from = size > (long)len - 1 ? size - ((long)len - 1) : 0;
+    if (fseek(f, from, SEEK_SET) == 0)
+      n = fread(buf, 1, len - 1, f);
+  }
+  if (f)
+    fclose(f);
+  buf[n] = '\0';
+  if (from > 0) {
+    char *nl = strchr(buf, '\n');
+    n = nl ? n - (size_t)(nl + 1 - buf) : 0;
+    memmove(buf, nl ? nl + 1 : buf, n + 1);
+    buf[n] = '\0';
+  }
+  return n;
+}
+
+/* End (t0 + step) of the last complete row of one file, 0 if none. Reads
+ * only the tail: the file may be 64 MiB. */
+static int64_t journal_file_last_end(const char *path) {
+  char buf[4096];
+  size_t n = journal_tail(path, buf, sizeof buf);
+  /* A torn last line (no newline yet) is not a row. */
+  while (n > 0 && buf[n - 1] != '\n')
+    buf[--n] = '\0';
+  /* Line by line from the end: the last one that parses as a row. */
+  while (n > 0) {
+    buf[--n] = '\0';
+    char *nl = strrchr(buf, '\n'), *line = nl ? nl + 1 : buf;
+    long long t;
+    unsigned step;
+    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,", &t, &step) == 2)
+      return (int64_t)t + step;
+    n = nl ? (size_t)(nl - buf) + 1 : 0;
+  }
+  return 0;
+}
+
+int64_t erg_journal_last_end(const char *dir, const char *node) {
+  char path[1024], rotated[1100];
+  if (erg_journal_path(dir, node, path, sizeof path) != 0)
+    return 0;
+  int64_t end = journal_file_last_end(path);
+  /* Rotated just before a crash: the new file may hold no row yet. */
+  if (end == 0) {
+    snprintf(rotated, sizeof rotated, "%s.1", path);
+    end = journal_file_last_end(rotated);
+  }
+  return end;
+}
+
 static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
   if (isnan(r->measured_watts))
     fprintf(f, "%lld,%u,nan,%d,%.6f", (long long)r->t0, r->step_seconds, r->flags,

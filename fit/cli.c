@@ -270,8 +270,9 @@ static void cli_print_metric(const char *name, double v, const char *unit) {
 }
 
 static void cli_print_table(const struct erg_model *m, const struct erg_dataset *ds) {
-  printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s) skipped\n",
-         m->node[0] ? m->node : "?", m->train_rows, ds->nrows, ds->files, ds->malformed_lines);
+  printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s) and %zu "
+         "duplicate row(s) skipped\n", m->node[0] ? m->node : "?", m->train_rows, ds->nrows,
+         ds->files, ds->malformed_lines, ds->duplicate_rows);
   printf("idle_watts %.3f (%s", m->idle_watts,
          m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
          : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
@@ -295,9 +296,11 @@ static void cli_print_json(const struct erg_model *m, const struct erg_dataset *
   json_t *j = fit_model_to_json(m);
   if (!j)
     return;
-  json_object_set_new(j, "journal", json_pack("{s:I, s:I, s:I}", "files", (json_int_t)ds->files,
-                                              "rows", (json_int_t)ds->nrows, "malformed_lines",
-                                              (json_int_t)ds->malformed_lines));
+  json_object_set_new(j, "journal",
+                      json_pack("{s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files, "rows",
+                                (json_int_t)ds->nrows, "malformed_lines",
+                                (json_int_t)ds->malformed_lines, "duplicate_rows",
+                                (json_int_t)ds->duplicate_rows));
   json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
   putchar('\n');
   json_decref(j);
@@ -345,6 +348,9 @@ static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, int *last_
   }
   if (rc == 0 && ds->malformed_lines && !o->json)
     fprintf(stderr, "erg fit: %zu malformed journal line(s) skipped\n", ds->malformed_lines);
+  if (rc == 0 && ds->duplicate_rows && !o->json)
+    fprintf(stderr, "erg fit: %zu duplicate journal row(s) skipped (a cell counts once)\n",
+            ds->duplicate_rows);
   return rc;
 }
 

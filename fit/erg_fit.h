@@ -37,7 +37,13 @@ struct erg_dataset {
   unsigned *flags;
   double *x[ERG_FIT_MAX_FEATURES]; /* x[k][row] */
   size_t malformed_lines;          /* skipped, summed over files */
+  size_t duplicate_rows;           /* skipped: a cell time already read */
   size_t files;
+  /* Rows of each file read, [first, first + n), in strictly rising time. */
+  struct erg_dataset_span {
+    size_t first, n;
+  } *spans;
+  size_t nspans;
 };
 
 void erg_dataset_init(struct erg_dataset *ds);
@@ -48,8 +54,11 @@ int erg_dataset_add_feature(struct erg_dataset *ds, const char *name, char *why,
 int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double step_seconds,
                         double measured_watts, unsigned flags, const double *x);
 /* Appends the rows of one journal file (see docs/model.md). Malformed lines
- * are skipped and counted; a wrong version, a node that differs from rows
- * already read, or a repeated column header that differs is an error. */
+ * are skipped and counted; so are rows whose time is not after the file's
+ * previous row or that another file read already has (a cell journalled
+ * twice around a crash must count once; the first copy is kept). A wrong
+ * version, a node that differs from rows already read, or a repeated
+ * column header that differs is an error. */
 int erg_journal_read(struct erg_dataset *ds, const char *path, char *why, size_t whylen);
 /* As erg_journal_read, calling progress (if not NULL) every 256 KiB read
  * with the bytes of this file read so far; a non-zero return stops the

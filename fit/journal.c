@@ -24,6 +24,7 @@ void erg_dataset_free(struct erg_dataset *ds) {
   free(ds->row_step_seconds);
   free(ds->measured_watts);
   free(ds->flags);
+  free(ds->spans);
   for (size_t k = 0; k < ds->nfeatures; k++)
     free(ds->x[k]);
   erg_dataset_init(ds);
@@ -111,6 +112,7 @@ int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double
 
 struct journal_file {
   const char *path;
+  size_t first_row;                     /* ds->nrows when the file was opened */
   int ncols;                            /* 0 until the column header is seen */
   char cols[JOURNAL_BASE_COLUMNS + ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
   int map[ERG_FIT_MAX_FEATURES];        /* file feature j -> dataset feature */
@@ -216,7 +218,35 @@ static int journal_header(struct erg_dataset *ds, struct journal_file *jf, char 
   return 0;
 }
 
-/* One data row; returns 1 if malformed, -1 on out of memory. */
+/* Whether a row of time t is in span sp (rows in strictly rising time). */
+static bool span_has(const struct erg_dataset *ds, const struct erg_dataset_span *sp, double t) {
+  size_t lo = sp->first, hi = sp->first + sp->n;
+  if (sp->n == 0 || t < ds->time_unix_seconds[lo] || t > ds->time_unix_seconds[hi - 1])
+    return false;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ds->time_unix_seconds[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return ds->time_unix_seconds[lo] == t;
+}
+
+/* A cell read before: in this file, any time not after the previous row
+ * (ergd resumed before cells it had journalled); in the files before, the
+ * same time. */
+static bool journal_seen(const struct erg_dataset *ds, const struct journal_file *jf, double t) {
+  if (ds->nrows > jf->first_row && t <= ds->time_unix_seconds[ds->nrows - 1])
+    return true;
+  for (size_t i = 0; i < ds->nspans; i++)
+    if (span_has(ds, &ds->spans[i], t))
+      return true;
+  return false;
+}
+
+/* One data row; returns 1 if malformed, 2 if a duplicate, -1 on out of
+ * memory. */
 static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f, int n) {
   if (jf->ncols == 0 || n != jf->ncols)
     return 1;
@@ -227,6 +257,8 @@ static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f
   double flags = v[3];
   if (!isfinite(v[0]) || !(v[1] > 0) || !(flags >= 0 && flags <= 255) || flags != floor(flags))
     return 1;
+  if (journal_seen(ds, jf, v[0]))
+    return 2;
   double x[ERG_FIT_MAX_FEATURES];
   for (size_t k = 0; k < ds->nfeatures; k++)
     x[k] = NAN;
@@ -259,7 +291,8 @@ static int journal_line(struct erg_dataset *ds, struct journal_file *jf, char *l
     snprintf(why, whylen, "%s: out of memory", jf->path);
     return -1;
   }
-  ds->malformed_lines += (size_t)rc;
+  ds->malformed_lines += rc == 1;
+  ds->duplicate_rows += rc == 2;
   return 0;
 }
 
@@ -275,7 +308,14 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
     return -1;
   }
-  struct journal_file jf = {.path = path};
+  struct erg_dataset_span *sp = realloc(ds->spans, (ds->nspans + 1) * sizeof *sp);
+  if (!sp) {
+    fclose(fp);
+    snprintf(why, whylen, "%s: out of memory", path);
+    return -1;
+  }
+  ds->spans = sp;
+  struct journal_file jf = {.path = path, .first_row = ds->nrows};
   char *line = NULL;
   size_t cap = 0, bytes = 0, next_report = JOURNAL_PROGRESS_BYTES;
   ssize_t len;
@@ -300,7 +340,9 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
   }
   free(line);
   fclose(fp);
-  if (rc == 0)
+  if (rc == 0) {
     ds->files++;
+    ds->spans[ds->nspans++] = (struct erg_dataset_span){jf.first_row, ds->nrows - jf.first_row};
+  }
   return rc;
 }

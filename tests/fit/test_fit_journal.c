@@ -239,12 +239,49 @@ static void test_read_progress(void **state) {
   free(text);
 }
 
+/* A cell journalled twice (ergd killed before its store caught up, then
+ * resumed from the store) counts once, the first copy; so does a cell a
+ * file read before already has. Both are counted, not malformed. */
+static void test_duplicate_rows(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, HDR COLS "100,5,150,0,1,0\n"
+                                        "105,5,160,0,1,0\n"
+                                        "110,5,170,0,1,0\n"
+                                        HDR COLS "105,5,999,1,1,0\n"
+                                        "110,5,999,1,1,0\n"
+                                        "115,5,180,0,1,0\n"
+                                        "112,5,999,0,1,0\n",
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.nrows, 4);
+  assert_int_equal(ds.duplicate_rows, 3);
+  assert_int_equal(ds.malformed_lines, 0);
+  const double want_t[] = {100, 105, 110, 115}, want_w[] = {150, 160, 170, 180};
+  for (int i = 0; i < 4; i++) {
+    assert_true(ds.time_unix_seconds[i] == want_t[i]);
+    assert_true(ds.measured_watts[i] == want_w[i]);
+  }
+  /* An older rotated file overlapping the one read before it. */
+  assert_int_equal(read_text(&ds, HDR COLS "90,5,130,0,1,0\n"
+                                        "95,5,140,0,1,0\n"
+                                        "100,5,999,0,1,0\n",
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.nrows, 6);
+  assert_int_equal(ds.duplicate_rows, 4);
+  assert_true(ds.measured_watts[5] == 140);
+  erg_dataset_free(&ds);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_rows),        cmocka_unit_test(test_malformed_lines),
       cmocka_unit_test(test_repeated_headers), cmocka_unit_test(test_header_errors),
       cmocka_unit_test(test_rotated_files),    cmocka_unit_test(test_ncpu_column),
-      cmocka_unit_test(test_read_progress),
+      cmocka_unit_test(test_read_progress),    cmocka_unit_test(test_duplicate_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

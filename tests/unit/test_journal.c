@@ -126,9 +126,41 @@ static void test_journal_age_rotation(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* ergd resumes after the journal's last row: its end from the file's tail
+ * (past 4 KiB of rows, a torn last line ignored), from NODE.csv.1 when the
+ * current file has no row yet, 0 without a journal. */
+static void test_journal_last_end(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], rotated[1100], why[256], cmd[1200];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_last_end(dir, "n1"), 0);
+  for (int i = 0; i < 300; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
+                                .measured_watts = 100, .cpu_seconds_per_second = 1, .ncpu = 2};
+    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_journal_last_end(dir, "n1"), 1700000000 + 5 * 300);
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  FILE *f = fopen(path, "a");
+  assert_non_null(f);
+  fputs("1700001500,5,10", f); /* torn by a crash */
+  fclose(f);
+  assert_int_equal(erg_journal_last_end(dir, "n1"), 1700000000 + 5 * 300);
+  snprintf(rotated, sizeof rotated, "%s.1", path);
+  assert_int_equal(rename(path, rotated), 0);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("# erg-journal v1 node=n1 step_seconds=5\ntime_unix_seconds,step_seconds\n", f);
+  fclose(f);
+  assert_int_equal(erg_journal_last_end(dir, "n1"), 1700000000 + 5 * 300);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation),
                                      cmocka_unit_test(test_journal_age_rotation),
-                                     cmocka_unit_test(test_journal_old_file)};
+                                     cmocka_unit_test(test_journal_old_file),
+                                     cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

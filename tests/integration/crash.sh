@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Crashes: ergd journals a cell at once but stores it through a writer
+# thread (here, through rrdcached holding updates for an hour), so after a
+# SIGKILL the store can lack cells the journal has. ergd must resume after
+# the journal's last row: every cell journalled once, and the journal's
+# energy that of erg-pdusim's truth, not more. Phases:
+#   1. the node's agent restarts (new pid, same boot id): its samples are
+#      taken, not refused as a duplicate agent's, and the node's CPU time
+#      over the restart is /proc/stat's, not more;
+#   2. kill -9 of ergd alone, restarted at once;
+#   3. kill -9 of ergd and rrdcached together (a host crash: the store loses
+#      every cached update, the journal is on disk), both restarted.
+# usage: crash.sh PDUSIM ERGD AGENT
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3
+. "$(dirname "$0")/lib.sh"
+for t in curl python3 rrdcached; do command -v $t >/dev/null || { echo "SKIP: $t missing"; exit 77; }; done
+unset RRDCACHED_ADDRESS
+erg_setup crash
+erg_ports
+sock="unix:$work/rrdcached.sock"
+mkdir -p "$work/data"
+start_rrdcached() {
+  rrdcached -g -l "$sock" -b "$work/data" -B -w 3600 -f 7200 -p "$work/rrdcached.pid" \
+    >>"$work/rrdcached.log" 2>&1 &
+  RRDC_PID=$!
+  pids+=($RRDC_PID)
+  for _ in $(seq 1 50); do [ -S "$work/rrdcached.sock" ] && return 0; sleep 0.1; done
+  echo "FAIL: rrdcached did not start"; exit 1
+}
+# Busy CPU seconds of the machine, as the agent counts them.
+busy_seconds() {
+  awk '/^cpu / { print ($2 + $3 + $4 + $7 + $8 + $9) / 100; exit }' /proc/stat
+}
+# Sleeps until just after the next multiple of 5 s (a cell border).
+to_border() {
+  local now
+  now=$(date +%s.%N)
+  sleep "$(python3 -c "import math; n = $now; print(math.floor(n / 5) * 5 + 5 - n + 0.01)")"
+}
+start_rrdcached
+erg_ergd_conf <<CONF
+rrdcached = $sock
+settle_steps = 1
+poll_seconds = 0.5
+lag_max_seconds = 0
+$(erg_sim_meter)
+[node.cr-node]
+power = sim
+idle_watts = 40
+CONF
+erg_start_pdusim --node cr-node --idle 100 --slope 0 --update 0.5 --truth "$work/truth.csv"
+erg_start_ergd "$work/ergd1.log"
+erg_start_agent cr-node --interval 1
+agent=${pids[-1]}
+sleep 10
+
+# 1. The agent restarts between two cell borders.
+to_border
+cpu_a=$(busy_seconds) t_a=$(date +%s)
+sleep 7
+kill "$agent"; wait "$agent" 2>/dev/null || true
+erg_start_agent cr-node --interval 1
+sleep 7
+to_border
+cpu_b=$(busy_seconds) t_b=$(date +%s)
+sleep 8
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics1.txt"
+overlap=$(awk '/^erg_agent_overlapping_samples_total\{node="cr-node"\}/ {print $2}' "$work/metrics1.txt")
+[ "${overlap:-0}" = 0 ] || { echo "FAIL: the restarted agent's samples were refused ($overlap)"; exit 1; }
+
+# 2. kill -9 of ergd mid-stream, restarted at once.
+kill -9 "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
+erg_start_ergd "$work/ergd2.log"
+sleep 12
+
+# 3. A host crash: ergd and rrdcached killed together, the cached updates lost.
+kill -9 "$ERGD_PID" "$RRDC_PID"; wait "$ERGD_PID" "$RRDC_PID" 2>/dev/null || true
+rm -f "$work/rrdcached.sock" "$work/rrdcached.pid"
+start_rrdcached
+erg_start_ergd "$work/ergd3.log"
+sleep 20
+kill "$ERGD_PID"; wait "$ERGD_PID" || true
+
+python3 - "$work" "$cpu_a" "$t_a" "$cpu_b" "$t_b" <<'PY'
+import bisect, glob, os, sys
+work = sys.argv[1]
+cpu_a, t_a, cpu_b, t_b = float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+rows = []
+for f in sorted(glob.glob(f"{work}/data/journal/cr-node.csv*")):
+    for line in open(f):
+        if line[0].isdigit():
+            t, step, w, flags, cpu = line.strip().split(",")[:5]
+            rows.append((int(t), int(step), float(w), int(flags), float(cpu)))
+times = [r[0] for r in rows]
+dups = sorted({t for t in times if times.count(t) > 1})
+assert not dups, f"{len(dups)} cell(s) journalled twice: {dups[:10]}"
+assert times == sorted(times), "journal rows out of order"
+
+# Energy: every journalled cell's joules against the simulator's, whose
+# meter holds each shown power until its next update.
+truth = [(float(t), float(e), float(w)) for t, _, _, _, w, e in
+         (l.strip().split(",") for l in open(f"{work}/truth.csv") if l[0].isdigit())]
+tt = [r[0] for r in truth]
+def energy(t):
+    k = bisect.bisect_right(tt, t) - 1
+    assert 0 <= k < len(truth) - 1, f"{t} outside the truth log"
+    return truth[k][1] + truth[k][2] * (t - truth[k][0])
+measured = [r for r in rows if not r[3] & 1 and tt[0] <= r[0] and r[0] + r[1] < tt[-1]]
+assert len(measured) >= 6, f"only {len(measured)} measured cells"
+got = sum(r[2] * r[1] for r in measured)
+want = sum(energy(r[0] + r[1]) - energy(r[0]) for r in measured)
+assert abs(got - want) <= 0.02 * want, f"journal energy {got:.0f} J, truth {want:.0f} J"
+
+# CPU over the agent restart: the cells [t_a, t_b) hold /proc/stat's busy
+# time, less the restart's gap, never more.
+ncpu = os.cpu_count()
+assert max(r[4] for r in rows) <= ncpu + 0.05, max(r[4] for r in rows)
+win = [r for r in rows if t_a <= r[0] and r[0] + r[1] <= t_b]
+assert len(win) == (t_b - t_a) // 5, f"cells over the agent restart: {win}"
+jcpu = sum(r[4] * r[1] for r in win)
+ratio = jcpu / (cpu_b - cpu_a)
+assert 0.8 <= ratio <= 1.03, f"journal CPU {jcpu:.2f} s vs /proc/stat {cpu_b - cpu_a:.2f} s"
+print(f"ok: {len(rows)} cells once each; energy {got:.0f} J vs truth {want:.0f} J; "
+      f"CPU over the agent restart {jcpu:.2f} s vs {cpu_b - cpu_a:.2f} s")
+PY
