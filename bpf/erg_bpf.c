@@ -50,6 +50,14 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 }
 void erg_bpf_close(struct erg_bpf *b) { (void)b; }
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { (void)b; return 0; }
+int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
+{
+  (void)b;
+  (void)id;
+  (void)out;
+  (void)len;
+  return -1;
+}
 const char *erg_bpf_loader(const struct erg_bpf *b) { (void)b; return "none"; }
 
 #else /* ERG_HAVE_BPF */
@@ -329,7 +337,7 @@ static int load_light(struct erg_bpf *b)
   }
   b->fd = (struct erg_bpf_fds){l->maps.procs.map_fd, l->maps.cpu_state.map_fd,
                                l->maps.cpu_freq.map_fd, l->maps.cpu_class.map_fd,
-                               l->maps.stats.map_fd,
+                               l->maps.stats.map_fd, l->maps.cgpaths.map_fd,
                                {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd,
                                 l->maps.perf_llc.map_fd}};
   b->lskel = l;
@@ -362,7 +370,7 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen)
   }
   b->fd = (struct erg_bpf_fds){bpf_map__fd(s->maps.procs), bpf_map__fd(s->maps.cpu_state),
                                bpf_map__fd(s->maps.cpu_freq), bpf_map__fd(s->maps.cpu_class),
-                               bpf_map__fd(s->maps.stats),
+                               bpf_map__fd(s->maps.stats), bpf_map__fd(s->maps.cgpaths),
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
                                 bpf_map__fd(s->maps.perf_llc)}};
   return 0;
@@ -469,6 +477,17 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 }
 
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { return b->drain_mono_ns; }
+
+int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
+{
+  struct erg_cgpath v;
+
+  if (!b || bpf_map_lookup_elem(b->fd.cgpaths, &id, &v) != 0)
+    return -1;
+  v.path[sizeof(v.path) - 1] = '\0';
+  erg_strlcpy(out, v.path, len);
+  return 0;
+}
 
 void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
 {

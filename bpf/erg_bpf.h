@@ -94,6 +94,11 @@ void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out);
 /* CLOCK_MONOTONIC at which the last drain cut the counters (running slices
  * are charged up to it); 0 before the first drain. */
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b);
+/* The cgroup v2 path ("/a/b", from the hierarchy root) of cgroup id, as the
+ * kernel had it when one of its processes exited: still known after the
+ * cgroup was removed. 0, or -1 if the kernel recorded none (the cgroup had
+ * no exits, or is deeper than 16 levels, or was evicted: 1024 are kept). */
+int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len);
 /* Capacity of each class (ascending), as used for cap_ns; returns count. */
 int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]);
 void erg_bpf_close(struct erg_bpf *b);

@@ -22,7 +22,7 @@ struct erg_kern_l;
 
 /* Map fds, whichever loader created them. */
 struct erg_bpf_fds {
-  int procs, cpu_state, cpu_freq, cpu_class, stats;
+  int procs, cpu_state, cpu_freq, cpu_class, stats, cgpaths;
   int perf[NPERF];
 };
 

@@ -11,6 +11,8 @@
 #define ERG_BPF_NFREQ 8         /* distinct frequencies kept per task group */
 #define ERG_BPF_NCAP 4          /* distinct core capacity classes */
 #define ERG_BPF_COMM_LEN 16
+#define ERG_BPF_CGPATH_LEN 512  /* a cgroup path as the agent keeps it, NUL included */
+#define ERG_BPF_CGPATHS 1024    /* cgroup id -> path entries (LRU) */
 
 /* A task group is keyed by (tgid, leader start time) so that a reused pid is
  * never merged with the process that had it before. */
@@ -41,6 +43,13 @@ struct erg_counts {
   __u32 flags;                    /* ERG_FLAG_* */
   __u64 meta_ns;                  /* when comm/uid/cgroup were last read */
   char comm[ERG_BPF_COMM_LEN];
+};
+
+/* The cgroup v2 path of a cgroup id, as /proc/PID/cgroup shows it from the
+ * root of the hierarchy ("/a/b"; "/" for the root). Taken at exit, while
+ * the cgroup certainly still exists. */
+struct erg_cgpath {
+  char path[ERG_BPF_CGPATH_LEN];
 };
 
 /* Per-CPU: what is running here since when (for slice and in-flight time).

@@ -3,73 +3,43 @@
  * per (pid, start time). Exited processes arrive once with their final
  * counts, so a process that lived 20 ms between two sweeps is still
  * charged; that is what the /proc path cannot do. */
-#define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agent_int.h"
 
-/* cgroup v2 id (inode of the directory) -> path, for processes that are
- * gone before /proc/PID/cgroup can be read. Rebuilt on a miss. */
-struct cgroup_cache {
-  char root[256];
-  size_t n, cap;
-  struct { uint64_t id; char path[AGENT_CGROUP_MAX]; } *e;
-  uint64_t last_rebuild_ns;
-};
-
-static struct cgroup_cache *walk_cache; /* nftw has no user pointer */
-
-static int cgroup_walk_cb(const char *path, const struct stat *st, int type, struct FTW *f) {
-  (void)f;
-  struct cgroup_cache *c = walk_cache;
-  if (type != FTW_D || c->n >= 100000)
-    return 0;
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 256;
-    void *e = realloc(c->e, cap * sizeof *c->e);
-    if (!e)
-      return 1;
-    c->e = e;
-    c->cap = cap;
-  }
-  const char *rel = path + strlen(c->root);
-  c->e[c->n].id = (uint64_t)st->st_ino;
-  erg_strlcpy(c->e[c->n].path, *rel ? rel : "/", sizeof c->e[0].path);
-  c->n++;
-  return 0;
-}
-
+/* An exited process's cgroup path from its id: the agent's cache, else the
+ * kernel's record taken at exit (the cgroup may be removed by now: a Slurm
+ * step, a transient scope), else a walk of the tree, at most once a second
+ * (exits from cgroups neither knows are rare). */
 static const char *cgroup_lookup(struct erg_agent *a, uint64_t id) {
   struct cgroup_cache *c = a->cgroups;
-  if (!c || !id)
-    return NULL;
-  for (int pass = 0; pass < 2; pass++) {
-    for (size_t i = 0; i < c->n; i++)
-      if (c->e[i].id == id)
-        return c->e[i].path;
-    /* Rebuild at most once a second: exits of unknown cgroups are rare. */
-    uint64_t now = erg_time_monotonic_ns();
-    if (pass || now - c->last_rebuild_ns < ERG_NS_PER_S)
-      return NULL;
-    c->last_rebuild_ns = now;
-    c->n = 0;
-    walk_cache = c;
-    nftw(c->root, cgroup_walk_cb, 16, FTW_PHYS | FTW_MOUNT);
+  char path[AGENT_CGROUP_MAX];
+  const char *found = cgcache_find(c, id);
+  if (found || !c || !id)
+    return found;
+  if (erg_bpf_cgroup_path(a->bpf, id, path, sizeof path) == 0) {
+    cgcache_put(c, id, path);
+    return cgcache_find(c, id);
   }
-  return NULL;
+  uint64_t now = erg_time_monotonic_ns();
+  if (now - c->last_walk_ns < ERG_NS_PER_S)
+    return NULL;
+  c->last_walk_ns = now;
+  cgcache_walk(c);
+  return cgcache_find(c, id);
 }
 
 /* A live process's cgroup from /proc; an exited one's (or one that just
  * exited) from the kernel's cgroup id. */
 static const char *bpf_proc_cgroup(struct erg_agent *a, const struct erg_bpf_proc *p, char *buf,
                                    size_t len) {
-  if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0)
+  if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0) {
+    cgcache_learn(a->cgroups, p->cgroup_id, buf);
     return buf;
+  }
   return cgroup_lookup(a, p->cgroup_id);
 }
 
@@ -246,6 +216,9 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   if (!cg && p->exited)
     cg = cgroup_lookup(a, p->cgroup_id);
   agent_proc_describe(a, e, p->pid, cg, p->exited);
+  /* A cgroup seen while alive stays known after it is removed. */
+  if (!p->exited && !cg)
+    cgcache_learn(a->cgroups, p->cgroup_id, e->cgroup);
   if (p->exited || !e->uid)
     e->uid = p->uid; /* /proc is gone (or says root): the kernel's view */
 }
@@ -294,8 +267,6 @@ void agent_bpf_stop(struct erg_agent *a) {
   if (a->bpf)
     erg_bpf_close(a->bpf);
   a->bpf = NULL;
-  if (a->cgroups)
-    free(a->cgroups->e);
-  free(a->cgroups);
+  cgcache_free(a->cgroups);
   a->cgroups = NULL;
 }

@@ -63,6 +63,26 @@ struct agent_strings {
   char keys[sizeof(struct erg_group_keys)];
 };
 
+/* cgroup v2 id -> path (cgcache.c), bounded: when full the oldest entry
+ * is overwritten (oldest: the next slot to go, entries fill in order). */
+#define AGENT_CGCACHE_MAX 8192
+struct cgcache_entry {
+  uint64_t id;
+  char path[AGENT_CGROUP_MAX];
+};
+struct cgroup_cache {
+  char root[256]; /* cgroup2 mount */
+  struct cgcache_entry *e;
+  size_t n, cap, oldest;
+  size_t max; /* 0: AGENT_CGCACHE_MAX (tests set less) */
+  uint64_t last_walk_ns;
+};
+const char *cgcache_find(const struct cgroup_cache *c, uint64_t id);
+void cgcache_put(struct cgroup_cache *c, uint64_t id, const char *path);
+void cgcache_learn(struct cgroup_cache *c, uint64_t id, const char *path);
+void cgcache_walk(struct cgroup_cache *c);
+void cgcache_free(struct cgroup_cache *c);
+
 struct erg_agent {
   struct erg_agent_config cfg;
   long ticks_per_s;

@@ -1,7 +1,10 @@
-/* Unit tests for the agent's scope handling and the diskstats parser. */
+/* Unit tests for the agent's scope handling, the diskstats parser and the
+ * cgroup id -> path cache. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent_int.h"
 
@@ -55,10 +58,70 @@ static void test_diskstats(void) {
   CHECK(erg_proc_parse_diskstats("garbage\n", NULL, &r, &w) != 0 && r == 0 && w == 0);
 }
 
+/* Full: the oldest entry goes; updating an entry does not evict. */
+static void test_cgcache_bounded(void) {
+  struct cgroup_cache *c = calloc(1, sizeof *c);
+  c->max = 3;
+  cgcache_put(c, 1, "/a");
+  cgcache_put(c, 2, "/b");
+  cgcache_put(c, 3, "/c");
+  cgcache_put(c, 2, "/b2");
+  CHECK(c->n == 3 && !strcmp(cgcache_find(c, 2), "/b2"));
+  cgcache_put(c, 4, "/d");
+  CHECK(!cgcache_find(c, 1) && !strcmp(cgcache_find(c, 4), "/d"));
+  cgcache_put(c, 5, "/e");
+  CHECK(!cgcache_find(c, 2) && cgcache_find(c, 3) && cgcache_find(c, 5));
+  CHECK(c->n == 3 && !cgcache_find(c, 0));
+  cgcache_free(c);
+}
+
+static uint64_t ino_of(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* A tree walk merges: a directory removed since the last walk stays known,
+ * and a live process's path is kept only if its directory is that id. */
+static void test_cgcache_walk(void) {
+  struct cgroup_cache *c = calloc(1, sizeof *c);
+  char root[] = "/tmp/erg-cgcache.XXXXXX", a[64], b[64];
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(a, sizeof a, "%s/job_1", root);
+  snprintf(b, sizeof b, "%s/job_1/step_0", root);
+  CHECK(mkdir(a, 0755) == 0 && mkdir(b, 0755) == 0);
+  uint64_t ia = ino_of(a), ib = ino_of(b);
+  erg_strlcpy(c->root, root, sizeof c->root);
+  cgcache_walk(c);
+  CHECK(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
+  CHECK(cgcache_find(c, ino_of(root)) && !strcmp(cgcache_find(c, ino_of(root)), "/"));
+  CHECK(rmdir(b) == 0);
+  cgcache_walk(c);
+  CHECK(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
+  CHECK(rmdir(a) == 0 && rmdir(root) == 0);
+
+  struct cgroup_cache *l = calloc(1, sizeof *l);
+  strcpy(root, "/tmp/erg-cgcache.XXXXXX");
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(a, sizeof a, "%s/job_1", root);
+  CHECK(mkdir(a, 0755) == 0);
+  erg_strlcpy(l->root, root, sizeof l->root);
+  ia = ino_of(a);
+  cgcache_learn(l, ia + 1, "/job_1"); /* the kernel's id lags a move */
+  CHECK(!cgcache_find(l, ia + 1));
+  cgcache_learn(l, ia, "/job_1");
+  CHECK(cgcache_find(l, ia) && !strcmp(cgcache_find(l, ia), "/job_1"));
+  rmdir(a);
+  rmdir(root);
+  cgcache_free(c);
+  cgcache_free(l);
+}
+
 int main(void) {
   test_scope_set();
   test_scope_contains();
   test_diskstats();
+  test_cgcache_bounded();
+  test_cgcache_walk();
   if (failures)
     return 1;
   printf("ok\n");
