@@ -212,8 +212,34 @@ static int perf_open_cpu(uint64_t config, int cpu)
   return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* One counter per CPU for each event; an event is a feature only when it
- * opens on every CPU (a VM without a virtual PMU fails here). */
+/* Why an event is not a feature, with the errno perf_event_open gave. */
+static void perf_drop(struct erg_bpf *b, unsigned bit, int cpu, int err)
+{
+  char *buf = b->reason_buf[bit_index(bit)];
+  const char *hint = err == ENOENT || err == EOPNOTSUPP ? " (no hardware PMU event: VM?)"
+                     : err == EACCES || err == EPERM    ? " (needs CAP_PERFMON)"
+                                                        : "";
+
+  snprintf(buf, sizeof(b->reason_buf[0]), "perf_event_open on CPU %d: %s%s", cpu,
+           strerror(err), hint);
+  feature_drop(b, bit, buf);
+}
+
+static void perf_close_event(struct erg_bpf *b, int e)
+{
+  int *fd = &b->perf_fd[e * b->ncpu];
+
+  for (int c = 0; c < b->ncpu; c++) {
+    if (fd[c] >= 0)
+      close(fd[c]);
+    fd[c] = -1;
+  }
+}
+
+/* One counter per online CPU for each event; an event is a feature only
+ * when it opens on every one of them (a VM without a virtual PMU fails
+ * here). Offline CPUs (SMT off, hotplug slots) are possible but cannot
+ * count: ENODEV there must not cost the feature. */
 static void perf_setup(struct erg_bpf *b, bool disabled)
 {
   static const uint64_t cfg[NPERF] = {PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS,
@@ -228,17 +254,13 @@ static void perf_setup(struct erg_bpf *b, bool disabled)
       continue;
     }
     for (int c = 0; c < b->ncpu; c++) {
+      if (!b->online[c])
+        continue;
       fd[c] = perf_open_cpu(cfg[e], c);
       if (fd[c] >= 0)
         continue;
-      feature_drop(b, bit[e], errno == ENOENT || errno == EOPNOTSUPP
-                                  ? "no hardware PMU event (VM?)"
-                                  : "perf_event_open failed (needs CAP_PERFMON)");
-      for (int k = 0; k <= c; k++) {
-        if (fd[k] >= 0)
-          close(fd[k]);
-        fd[k] = -1;
-      }
+      perf_drop(b, bit[e], c, errno);
+      perf_close_event(b, e);
       break;
     }
   }
@@ -291,6 +313,9 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts)
   if (b->ncpu <= 0)
     return -1;
   b->cpu_class = calloc((size_t)b->ncpu, sizeof(*b->cpu_class));
+  b->online = calloc((size_t)b->ncpu, sizeof(*b->online));
+  if (!b->online || erg_bpf_read_online(b->root, b->online, b->ncpu) <= 0)
+    return -1;
   b->freq = calloc((size_t)b->ncpu, sizeof(*b->freq));
   b->perf_fd = malloc(sizeof(int) * NPERF * (size_t)b->ncpu);
   b->snap[0] = malloc(cpu_state_stride() * (size_t)b->ncpu);
@@ -414,7 +439,7 @@ int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *wh
   libbpf_last[0] = '\0';
   b = calloc(1, sizeof(*b));
   if (!b || bpf_alloc(b, opts)) {
-    snprintf(why, whylen, "out of memory or no possible CPUs");
+    snprintf(why, whylen, "out of memory, or no possible or online CPUs");
     erg_bpf_close(b);
     return -1;
   }
@@ -444,6 +469,7 @@ void erg_bpf_close(struct erg_bpf *b)
       close(b->perf_fd[i]);
   free(b->perf_fd);
   free(b->cpu_class);
+  free(b->online);
   free(b->freq);
   free(b->keys);
   free(b->vals);

@@ -107,7 +107,14 @@ void erg_bpf_close(struct erg_bpf *b);
 const char *erg_bpf_loader(const struct erg_bpf *b);
 
 /* ---- sysfs helpers (pure, no BPF) ---- */
-/* Reads root/cpuN/cpu_capacity for N < max into out[N] (0 where absent).
+/* Parses a sysfs CPU list ("0-3,5,7-8\n") into mask[0..max) (CPUs >= max
+ * are ignored); returns how many of them are set, -1 if malformed. */
+int erg_bpf_parse_cpu_list(const char *s, bool *mask, int max);
+/* root/online into mask; without that file every CPU counts as online.
+ * Returns the count set, -1 if the file is malformed. */
+int erg_bpf_read_online(const char *root, bool *mask, int max);
+/* Reads root/cpuN/cpu_capacity for online N < max into out[N] (0 where
+ * absent or offline).
  * Returns the number of CPUs scanned (highest present N + 1), 0 if no CPU
  * has the file, -1 if root cannot be read. */
 int erg_bpf_read_capacities(const char *root, uint32_t *out, int max);

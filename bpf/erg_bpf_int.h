@@ -32,8 +32,10 @@ struct erg_bpf {
   struct erg_bpf_fds fd;
   unsigned features;
   const char *reason[NFEAT];
+  char reason_buf[NFEAT][128]; /* reasons that quote an errno */
   char root[PATH_MAX];
-  int ncpu;
+  int ncpu;            /* possible CPUs: map sizes, CPU ids */
+  bool *online;        /* per possible CPU, at open */
   uint32_t *cpu_class; /* per CPU, index into classes */
   uint32_t classes[ERG_BPF_MAX_CAP];
   int nclass;

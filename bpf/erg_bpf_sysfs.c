@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,21 +41,81 @@ static int file_read_u32(const char *path, uint32_t *out)
   return 0;
 }
 
-/* Reads root/cpuN/<rel> for every cpuN < max; returns highest N + 1 read. */
+/* One "N" or "N-M" of a CPU list; returns the rest of s, NULL if malformed. */
+static const char *cpu_range(const char *s, long *lo, long *hi)
+{
+  char *end;
+
+  if (!isdigit((unsigned char)*s))
+    return NULL;
+  *lo = *hi = strtol(s, &end, 10);
+  if (*end == '-') {
+    if (!isdigit((unsigned char)end[1]))
+      return NULL;
+    *hi = strtol(end + 1, &end, 10);
+  }
+  return *hi < *lo || *hi > INT_MAX ? NULL : end;
+}
+
+int erg_bpf_parse_cpu_list(const char *s, bool *mask, int max)
+{
+  int n = 0;
+
+  memset(mask, 0, sizeof(*mask) * (size_t)max);
+  while (*s && *s != '\n') {
+    long lo, hi;
+
+    s = cpu_range(s, &lo, &hi);
+    if (!s || (*s && *s != ',' && *s != '\n'))
+      return -1;
+    for (long c = lo; c <= hi && c < max; c++)
+      if (!mask[c]) {
+        mask[c] = true;
+        n++;
+      }
+    if (*s == ',' && (*++s == '\0' || *s == '\n'))
+      return -1;
+  }
+  return n;
+}
+
+int erg_bpf_read_online(const char *root, bool *mask, int max)
+{
+  char path[PATH_MAX], buf[4096];
+
+  snprintf(path, sizeof(path), "%s/online", root);
+  if (erg_read_file(path, buf, sizeof(buf)) < 0) {
+    for (int c = 0; c < max; c++)
+      mask[c] = true;
+    return max;
+  }
+  return erg_bpf_parse_cpu_list(buf, mask, max);
+}
+
+/* Reads root/cpuN/<rel> for every online cpuN < max (an offline CPU's
+ * files are stale or absent); returns highest N + 1 read. */
 static int sysfs_read_per_cpu(const char *root, const char *rel, uint32_t *out, int max)
 {
   char path[PATH_MAX];
   struct dirent *de;
+  bool *online;
   int n = 0;
   DIR *d;
 
   memset(out, 0, sizeof(*out) * (size_t)max);
-  d = opendir(root);
-  if (!d)
+  online = calloc((size_t)max, sizeof(*online));
+  if (!online || erg_bpf_read_online(root, online, max) < 0) {
+    free(online);
     return -1;
+  }
+  d = opendir(root);
+  if (!d) {
+    free(online);
+    return -1;
+  }
   while ((de = readdir(d)) != NULL) {
     int cpu = cpu_dir_index(de->d_name);
-    if (cpu < 0 || cpu >= max)
+    if (cpu < 0 || cpu >= max || !online[cpu])
       continue;
     if (snprintf(path, sizeof(path), "%s/%s/%s", root, de->d_name, rel) >= (int)sizeof(path))
       continue;
@@ -62,6 +123,7 @@ static int sysfs_read_per_cpu(const char *root, const char *rel, uint32_t *out, 
       n = cpu + 1;
   }
   closedir(d);
+  free(online);
   return n;
 }
 

@@ -96,6 +96,43 @@ static void test_uniform_and_missing(const char *base)
   CHECK(erg_bpf_read_capacities(root, got, 4) == -1, "no dir");
 }
 
+static void test_cpu_list(void)
+{
+  bool m[16];
+
+  CHECK(erg_bpf_parse_cpu_list("0-3,5,7-8\n", m, 16) == 7, "7 online");
+  CHECK(m[0] && m[3] && !m[4] && m[5] && !m[6] && m[7] && m[8] && !m[9], "mask");
+  CHECK(erg_bpf_parse_cpu_list("0", m, 16) == 1 && m[0] && !m[1], "one CPU");
+  CHECK(erg_bpf_parse_cpu_list("0,2,4,6\n", m, 16) == 4 && m[6] && !m[1], "SMT off");
+  CHECK(erg_bpf_parse_cpu_list("14-20", m, 16) == 2 && m[15], "clipped at max");
+  CHECK(erg_bpf_parse_cpu_list("\n", m, 16) == 0, "none");
+  CHECK(erg_bpf_parse_cpu_list("1-0", m, 16) == -1, "backwards range");
+  CHECK(erg_bpf_parse_cpu_list("0-", m, 16) == -1, "open range");
+  CHECK(erg_bpf_parse_cpu_list("0,", m, 16) == -1, "trailing comma");
+  CHECK(erg_bpf_parse_cpu_list("a", m, 16) == -1, "garbage");
+  CHECK(erg_bpf_parse_cpu_list("0;1", m, 16) == -1, "bad separator");
+}
+
+/* SMT off: cpu1 and cpu3 are offline; their stale files are not read. */
+static void test_offline(const char *base)
+{
+  const uint32_t caps[4] = {512, 300, 1024, 1024};
+  uint32_t got[4], khz[4], cls[4];
+  bool on[4];
+  char root[512], path[600];
+
+  snprintf(root, sizeof(root), "%s/smtoff", base);
+  fake_tree(root, caps, 4);
+  CHECK(erg_bpf_read_online(root, on, 4) == 4, "no online file: all online");
+  snprintf(path, sizeof(path), "%s/online", root);
+  CHECK(erg_write_file_atomic(path, "0,2\n", 4) == 0, "write online");
+  CHECK(erg_bpf_read_online(root, on, 4) == 2 && on[0] && !on[1] && on[2] && !on[3], "0,2");
+  CHECK(erg_bpf_read_capacities(root, got, 4) == 3, "up to cpu2");
+  CHECK(got[0] == 512 && got[1] == 0 && got[2] == 1024 && got[3] == 0, "offline skipped");
+  CHECK(erg_bpf_capacity_group(got, 3, cls, 4) == 2, "offline class left out");
+  CHECK(erg_bpf_read_frequencies(root, khz, 4) == 3 && khz[1] == 0 && khz[3] == 0, "freq");
+}
+
 static void test_names(void)
 {
   CHECK(strcmp(erg_bpf_feature_name(ERG_BPF_F_CPU_TIME), "cpu_time") == 0, "name");
@@ -114,6 +151,8 @@ int main(void)
   test_rk3399(base);
   test_three_classes(base);
   test_uniform_and_missing(base);
+  test_cpu_list();
+  test_offline(base);
   test_names();
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
   if (system(cmd) != 0)
