@@ -156,6 +156,13 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
                      (double)s->system_cpu_ns / 1e9, procs, np);
   n->samples++;
   n->dropped_samples += s->dropped_samples;
+  if (s->bpf) {
+    n->has_bpf = 1;
+    n->bpf_map_full_drops += s->bpf->map_full_drops;
+    n->bpf_lost_exit_ns += s->bpf->lost_exit_ns;
+    n->bpf_unseen_switches += s->bpf->unseen_switches;
+    n->bpf_unsettled += s->bpf->unsettled;
+  }
   n->last_seen_ns = erg_time_realtime_ns();
 }
 

@@ -59,6 +59,38 @@ static void metrics_node_counter(FILE *f, struct collector *c, const char *name,
   }
 }
 
+/* A uint64_t counter of the nodes whose agent is on the eBPF path (others
+ * have no such series), scaled (ns -> seconds: 1e-9). */
+static void metrics_node_bpf(FILE *f, struct collector *c, const char *name, const char *help,
+                             size_t off, double scale) {
+  metrics_head(f, name, "counter", help);
+  for (size_t i = 0; i < c->nnodes; i++) {
+    if (!c->nodes[i]->has_bpf)
+      continue;
+    uint64_t v = *(const uint64_t *)((const char *)c->nodes[i] + off);
+    metrics_node_label(f, name, c->nodes[i]);
+    if (scale == 1)
+      fprintf(f, "} %llu\n", (unsigned long long)v);
+    else
+      fprintf(f, "} %.9f\n", (double)v * scale);
+  }
+}
+
+static void metrics_bpf_health(FILE *f, struct collector *c) {
+  metrics_node_bpf(f, c, "erg_agent_bpf_map_full_drops_total",
+                   "Events the agent's eBPF programs lost because the process map was full.",
+                   offsetof(struct node_state, bpf_map_full_drops), 1);
+  metrics_node_bpf(f, c, "erg_agent_bpf_lost_exit_seconds_total",
+                   "CPU time of exiting threads charged after their process's final record.",
+                   offsetof(struct node_state, bpf_lost_exit_ns), 1e-9);
+  metrics_node_bpf(f, c, "erg_agent_bpf_unseen_switches_total",
+                   "CPU slices not charged because their switch-in was not seen.",
+                   offsetof(struct node_state, bpf_unseen_switches), 1);
+  metrics_node_bpf(f, c, "erg_agent_bpf_unsettled_rereads_total",
+                   "Drain re-reads that never saw a process's running slices consistently.",
+                   offsetof(struct node_state, bpf_unsettled), 1);
+}
+
 /* A double energy counter (joules) of every node. */
 static void metrics_node_joules(FILE *f, struct collector *c, const char *name, const char *help,
                                 size_t off) {
@@ -132,6 +164,7 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_counter(f, c, "erg_agent_dropped_samples_total",
                        "Samples agents reported as dropped.", NULL,
                        offsetof(struct node_state, dropped_samples));
+  metrics_bpf_health(f, c);
   metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
                        "Samples refused because their node had already reported that time.", NULL,
                        offsetof(struct node_state, overlap_samples));

@@ -19,6 +19,9 @@ struct node_state {
   struct erg_grid grid;
   uint64_t samples, dropped_samples, last_seen_ns;
   uint64_t overlap_samples;   /* refused: time already covered by this node */
+  /* The agent's eBPF health (Sample.bpf), summed; has_bpf once one came. */
+  int has_bpf;
+  uint64_t bpf_map_full_drops, bpf_lost_exit_ns, bpf_unseen_switches, bpf_unsettled;
   uint64_t covered_until_ns;  /* end of the last accepted sample */
   char boot_id[40];
   double last_measured_watts, last_idle_watts, last_modelled_watts;

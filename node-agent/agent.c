@@ -507,6 +507,8 @@ int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
   int ready = a->have_prev;
   if (ready)
     agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu_ns);
+  if (a->bpf)
+    agent_bpf_health(a, ready ? &a->sample : NULL);
   agent_advance(a, rt, mono, &cpu, rx, tx);
   if (ready)
     *out = &a->sample;

@@ -236,6 +236,30 @@ int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
   return 0;
 }
 
+static uint64_t grew(uint64_t now, uint64_t then) { return now > then ? now - then : 0; }
+
+/* Sent as deltas, summed by the collector like dropped_samples. A full
+ * process map means processes go uncounted: said once in the log too. */
+void agent_bpf_health(struct erg_agent *a, Erg__Sample *s) {
+  struct erg_bpf_stats st, *o = &a->bpf_prev;
+  erg_bpf_stats(a->bpf, &st);
+  if (st.map_full_drops && !a->warned_map_full) {
+    a->warned_map_full = 1;
+    erg_warn("BPF process map full: %llu events dropped so far, some processes go uncounted "
+             "(their CPU time lands in [system])", (unsigned long long)st.map_full_drops);
+  }
+  if (s) {
+    Erg__BpfHealth *h = &a->bpf_health;
+    erg__bpf_health__init(h);
+    h->map_full_drops = grew(st.map_full_drops, o->map_full_drops);
+    h->lost_exit_ns = grew(st.lost_exit_ns, o->lost_exit_ns);
+    h->unseen_switches = grew(st.unseen_switches, o->unseen_switches);
+    h->unsettled = grew(st.unsettled, o->unsettled);
+    s->bpf = h;
+  }
+  *o = st;
+}
+
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   struct erg_bpf_opts opts = {.sysfs_cpu_root = a->cfg.sysfs_cpu_root[0] ? a->cfg.sysfs_cpu_root
                                                                        : NULL};

@@ -97,6 +97,9 @@ struct erg_agent {
   char *features[16];
   struct erg_bpf *bpf;      /* NULL: the /proc path */
   struct cgroup_cache *cgroups;
+  struct erg_bpf_stats bpf_prev; /* at the last sweep, for the deltas */
+  Erg__BpfHealth bpf_health;
+  int warned_map_full;
   uint32_t cap_classes[ERG_BPF_MAX_CAP]; /* capacity of each class (BPF path) */
   int ncap_classes;
   struct proc_extra *extra; /* parallel to procs when the tables have a split */
@@ -158,6 +161,8 @@ uint64_t agent_scope_mem_bytes(const struct erg_agent *a);
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen);
 /* Drains the kernel counters into the sample; adds the CPU time seen. */
 int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns);
+/* The BPF path's health since the last sweep into the sample (s->bpf). */
+void agent_bpf_health(struct erg_agent *a, Erg__Sample *s);
 void agent_bpf_stop(struct erg_agent *a);
 
 #endif

@@ -140,8 +140,16 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
               (unsigned long long)t->mem_used_bytes, (unsigned long long)t->disk_read_bytes,
               (unsigned long long)t->disk_write_bytes, (unsigned long long)t->net_rx_bytes,
               (unsigned long long)t->net_tx_bytes, t->ncpu);
-  jb_printf(&b, "\"system_cpu_ns\":%llu,\"dropped_samples\":%llu,\"procs\":[",
+  jb_printf(&b, "\"system_cpu_ns\":%llu,\"dropped_samples\":%llu,",
             (unsigned long long)s->system_cpu_ns, (unsigned long long)s->dropped_samples);
+  /* eBPF path only: on /proc the object is absent, not zeros. */
+  if (s->bpf)
+    jb_printf(&b,
+              "\"bpf\":{\"map_full_drops\":%llu,\"lost_exit_ns\":%llu,\"unseen_switches\":%llu,"
+              "\"unsettled\":%llu},",
+              (unsigned long long)s->bpf->map_full_drops, (unsigned long long)s->bpf->lost_exit_ns,
+              (unsigned long long)s->bpf->unseen_switches, (unsigned long long)s->bpf->unsettled);
+  jb_printf(&b, "\"procs\":[");
   for (size_t i = 0; i < s->n_procs; i++) {
     if (i)
       jb_printf(&b, ",");

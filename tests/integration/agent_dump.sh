@@ -31,6 +31,13 @@ for i, s in enumerate(samples):
     assert s["totals"]["ncpu"] >= 1
     for k in ("cpu_busy_ns", "mem_used_bytes", "net_rx_bytes"):
         assert k in s["totals"], k
+    # The eBPF path's health counters (deltas), and nothing of them on /proc.
+    if sys.argv[3] == "bpf":
+        assert set(s["bpf"]) == {"map_full_drops", "lost_exit_ns", "unseen_switches",
+                                 "unsettled"}, s.get("bpf")
+        assert all(isinstance(v, int) and v >= 0 for v in s["bpf"].values()), s["bpf"]
+    else:
+        assert "bpf" not in s, s["bpf"]
     for p in s["procs"]:
         for k in ("pid", "start_time_ns", "comm", "uid", "cgroup", "cpu_ns", "rss_bytes",
                   "read_bytes", "write_bytes", "job", "unit", "container"):

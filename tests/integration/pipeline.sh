@@ -97,6 +97,15 @@ print(f"ok: {len(good)} measured cells, split adds up in {checked}, load seen in
 PY
 grep -q 'it-node' "$work/index.html" || { echo "FAIL: index.html lacks the node"; exit 1; }
 grep -q '^erg_node_measured_watts{node="it-node"}' "$work/metrics.txt" || { echo "FAIL: metrics"; cat "$work/metrics.txt"; exit 1; }
+# The agent's eBPF health counters: a series per node on the eBPF path,
+# none on /proc (auto picks eBPF as root with BTF).
+bpf_series=$(grep -cE '^erg_agent_bpf_(map_full_drops_total|lost_exit_seconds_total|unseen_switches_total|unsettled_rereads_total)\{node="it-node"\} [0-9.]+$' "$work/metrics.txt" || true)
+if grep -q 'collection bpf' "$work/agent-it-node.log"; then
+  [ "$bpf_series" = 4 ] || { echo "FAIL: $bpf_series of 4 eBPF health series"; grep erg_agent_bpf "$work/metrics.txt"; exit 1; }
+  echo "ok: eBPF health: $(grep -E '^erg_agent_bpf_[a-z_]+\{node="it-node"' "$work/metrics.txt" | tr '\n' ' ')"
+else
+  [ "$bpf_series" = 0 ] || { echo "FAIL: eBPF health series from a /proc agent"; exit 1; }
+fi
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt"
 else
