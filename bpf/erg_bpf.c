@@ -50,6 +50,12 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 }
 void erg_bpf_close(struct erg_bpf *b) { (void)b; }
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { (void)b; return 0; }
+void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user)
+{
+  (void)b;
+  (void)cb;
+  (void)user;
+}
 int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
 {
   (void)b;
@@ -503,6 +509,12 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 }
 
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { return b->drain_mono_ns; }
+
+void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user)
+{
+  b->cut_cb = cb;
+  b->cut_user = user;
+}
 
 int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
 {

@@ -90,6 +90,11 @@ const char *erg_bpf_feature_name(unsigned bit);
 typedef void (*erg_bpf_drain_cb)(const struct erg_bpf_proc *p, void *user);
 int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
                   size_t whylen);
+/* cb(user) runs in every drain right after the counters are cut, before the
+ * first record: node-wide readings taken there (/proc/stat busy time) cover
+ * the same time as the records, however long the callbacks then take. */
+typedef void (*erg_bpf_cut_cb)(void *user);
+void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user);
 void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out);
 /* CLOCK_MONOTONIC at which the last drain cut the counters (running slices
  * are charged up to it); 0 before the first drain. */

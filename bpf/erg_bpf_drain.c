@@ -341,6 +341,8 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
     snprintf(why, whylen, "reading the BPF maps failed: %s", strerror(errno));
     return -1;
   }
+  if (b->cut_cb)
+    b->cut_cb(b->cut_user);
   sort_records(b, (size_t)n);
   drain_settle(b, (size_t)n, now);
   for (long i = 0; i < n; i++) {

@@ -49,6 +49,8 @@ struct erg_bpf {
   long *redo;    /* groups to re-read, at most one per CPU */
   uint64_t exited, drains, unsettled;
   uint64_t drain_mono_ns; /* where the last drain cut its counters */
+  erg_bpf_cut_cb cut_cb;
+  void *cut_user;
 };
 
 /* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */

@@ -482,19 +482,31 @@ static int agent_proc_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
   return 0;
 }
 
-/* One sweep on either path: node totals, per-process deltas from the path,
- * then the sample (from the second sweep on) and the new baseline. */
+void agent_sweep_totals(struct erg_agent *a) {
+  agent_read_totals(a, &a->tot.cpu, &a->tot.mem, &a->tot.rx, &a->tot.tx);
+  a->tot.have = 1;
+}
+
+/* One sweep on either path: node totals and per-process deltas, then the
+ * sample (from the second sweep on) and the new baseline. */
 int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
   uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
-  struct erg_cpu_totals cpu;
-  uint64_t mem, rx, tx, sum_cpu_ns = 0;
-  agent_read_totals(a, &cpu, &mem, &rx, &tx);
+  uint64_t sum_cpu_ns = 0;
   if (table_reset(&a->cur, a->prev.used + 64) != 0)
     return -1;
   a->nprocs = 0;
+  /* /proc: totals first, as ever (processes are read all through the
+   * sweep). eBPF: the drain reads them at its cut (agent_bpf_start). */
+  a->tot.have = 0;
+  if (!a->bpf)
+    agent_sweep_totals(a);
   int rc = a->bpf ? agent_bpf_collect(a, &sum_cpu_ns) : agent_proc_collect(a, &sum_cpu_ns);
   if (rc != 0)
     return -1;
+  if (!a->tot.have)
+    agent_sweep_totals(a);
+  const struct erg_cpu_totals cpu = a->tot.cpu;
+  uint64_t mem = a->tot.mem, rx = a->tot.rx, tx = a->tot.tx;
   /* The eBPF counters run up to the drain's cut, which comes after the
    * stamps above by however long the agent was held up (preempted on a
    * busy node): the interval ends there, or a busy process would show

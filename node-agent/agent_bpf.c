@@ -260,6 +260,13 @@ void agent_bpf_health(struct erg_agent *a, Erg__Sample *s) {
   *o = st;
 }
 
+/* Node totals at the drain's cut: read before the drain, the time the agent
+ * was held up between the two (preempted on a busy node) fell in one
+ * interval's busy time and in the next one's processes, and after the
+ * records' callbacks (which read /proc per process) the other way round;
+ * Σ processes then exceeded busy by up to that time. */
+static void bpf_at_cut(void *user) { agent_sweep_totals(user); }
+
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   struct erg_bpf_opts opts = {.sysfs_cpu_root = a->cfg.sysfs_cpu_root[0] ? a->cfg.sysfs_cpu_root
                                                                        : NULL};
@@ -267,6 +274,7 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
     a->bpf = NULL;
     return -1;
   }
+  erg_bpf_set_cut_cb(a->bpf, bpf_at_cut, a);
   a->cgroups = calloc(1, sizeof *a->cgroups);
   if (a->cgroups && agent_cgroup2_root(a->cgroups->root, sizeof a->cgroups->root) != 0) {
     free(a->cgroups);

@@ -97,6 +97,12 @@ struct erg_agent {
   char *features[16];
   struct erg_bpf *bpf;      /* NULL: the /proc path */
   struct cgroup_cache *cgroups;
+  /* This sweep's node totals: on the eBPF path read at the drain's cut. */
+  struct {
+    struct erg_cpu_totals cpu;
+    uint64_t mem, rx, tx;
+    int have;
+  } tot;
   struct erg_bpf_stats bpf_prev; /* at the last sweep, for the deltas */
   Erg__BpfHealth bpf_health;
   int warned_map_full;
@@ -141,6 +147,8 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
                          int exited);
 void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
                        uint64_t *rx, uint64_t *tx);
+/* agent_read_totals into a->tot, for this sweep. */
+void agent_sweep_totals(struct erg_agent *a);
 void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
                        const struct erg_cpu_totals *cpu, uint64_t mem, uint64_t rx, uint64_t tx,
                        uint64_t sum_cpu_ns);
