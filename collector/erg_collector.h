@@ -83,6 +83,7 @@ struct erg_grid {
   int64_t next_final;      /* t0 of the oldest cell not yet finalised; 0 = unset */
   struct erg_grid_cell cells[ERG_GRID_SLOTS];
   uint64_t late_seconds_dropped;   /* data for cells already finalised */
+  uint64_t skipped_cells;          /* empty cells more than a ring back, never closed */
   uint64_t future_seconds_dropped; /* data too far ahead (clock skew) */
   struct grid_names *names;        /* interned keys of the open cells (grid.c) */
 };

@@ -374,11 +374,33 @@ void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double 
   x[ERG_FEAT_DISK] = x[ERG_FEAT_INSTRUCTIONS] = x[ERG_FEAT_CYCLES] = 0;
 }
 
+/* No open cell has data. */
+static int grid_is_empty(const struct erg_grid *g) {
+  for (int i = 0; i < ERG_GRID_SLOTS; i++)
+    if (g->cells[i].t0 >= g->next_final)
+      return 0;
+  return 1;
+}
+
+/* Nothing arrived and the first cell to close lies more than a ring
+ * behind (a node resumed after a long stop: its last stored cell may be
+ * days or years old): only the last ring's worth of empty cells is
+ * closed, not every cell since, which would hold up the loop as long. */
+static void grid_skip_empty(struct erg_grid *g, int64_t now, unsigned settle_seconds) {
+  int64_t step = (int64_t)g->step, span = step * ERG_GRID_SLOTS;
+  int64_t from = now - (int64_t)settle_seconds - step - span;
+  if (g->next_final >= from || from <= 0 || !grid_is_empty(g))
+    return;
+  g->skipped_cells += (uint64_t)((from - from % step - g->next_final) / step);
+  g->next_final = from - from % step;
+}
+
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
                          erg_grid_cell_fn fn, void *user) {
   size_t n = 0;
   if (g->next_final == 0)
     return 0;
+  grid_skip_empty(g, now, settle_seconds);
   while (g->next_final + (int64_t)g->step + (int64_t)settle_seconds <= now) {
     int64_t t0 = g->next_final;
     struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];

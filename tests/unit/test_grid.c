@@ -142,6 +142,11 @@ static void test_sample_apportion(void **state) {
   erg_grid_free(&g);
 }
 
+static void on_cell_count(void *user, const struct erg_grid_result *r) {
+  (void)user;
+  (void)r;
+}
+
 static void test_late_and_future(void **state) {
   (void)state;
   struct erg_grid g;
@@ -158,6 +163,29 @@ static void test_late_and_future(void **state) {
   int before = s.n;
   erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
   assert_int_equal(s.n, before);
+  erg_grid_free(&g);
+}
+
+/* A node resumed with its last cell years back (ergd's resume point) and
+ * nothing in the ring: only a ring's worth of empty cells is closed, not
+ * every cell since; with data in the ring every cell is (a backlog). */
+static void test_resume_far_back(void **state) {
+  (void)state;
+  struct erg_grid g;
+  erg_grid_init(&g, 1);
+  g.next_final = T0 - 100000000LL;
+  struct seen s = {0};
+  size_t n = erg_grid_finalize(&g, T0, 2, on_cell_count, &s);
+  assert_true(n <= ERG_GRID_SLOTS + 1 && n >= ERG_GRID_SLOTS);
+  assert_int_equal(g.next_final, T0 - 2);
+  assert_int_equal(g.skipped_cells + n, 100000000LL - 2);
+  erg_grid_free(&g);
+  erg_grid_init(&g, 1);
+  g.next_final = T0 - 1000;
+  erg_grid_add_energy(&g, 0, S(T0 - 1000), S(T0 - 999), 100);
+  n = erg_grid_finalize(&g, T0, 2, on_cell_count, &s);
+  assert_int_equal(n, 1000 - 2);
+  assert_int_equal(g.skipped_cells, 0);
   erg_grid_free(&g);
 }
 
@@ -537,6 +565,7 @@ int main(void) {
       cmocka_unit_test(test_energy_overlap),       cmocka_unit_test(test_sample_apportion),
       cmocka_unit_test(test_feeds_sum),            cmocka_unit_test(test_feed_missing),
       cmocka_unit_test(test_late_and_future),      cmocka_unit_test(test_order_and_gaps),
+      cmocka_unit_test(test_resume_far_back),
       cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal),
       cmocka_unit_test(test_profile_key_fields),   cmocka_unit_test(test_profile_rollup_conserves),
       cmocka_unit_test(test_profile_known),
