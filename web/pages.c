@@ -226,7 +226,7 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
     return -1;
   fprintf(f, web_html_head, "erg: cluster power");
   fprintf(f, "<h1>erg: energy per node and process</h1>\n<h2>cluster</h2>\n");
-  for (size_t r = 0; r < 3; r++)
+  for (size_t r = 0; r < WEB_NRANGES; r++)
     fprintf(f, "<img src=\"total-%s.%s\" alt=\"cluster power, last %s\">\n", web_ranges[r].name,
             c->ext, web_ranges[r].name);
   pages_nodes_table(f, c, nodes, have, n);
@@ -309,7 +309,7 @@ static int render_all(const struct erg_store *store, const char *www_dir,
       snprintf(why, whylen, "%s", err);
       rc = -1;
     }
-  for (size_t r = 0; r < 3; r++)
+  for (size_t r = 0; r < WEB_NRANGES; r++)
     if (web_graph_total(&c, nodes, nnodes, r, err, sizeof err) != 0 && rc == 0) {
       snprintf(why, whylen, "%s", err);
       rc = -1;

@@ -19,12 +19,8 @@
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 BURNER=$4 ERG=$5
 . "$(dirname "$0")/lib.sh"
-for tool in rrdtool python3 ss curl; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
-SIMPREFIX=${CG2#/sys/fs/cgroup}
+erg_need rrdtool python3 ss curl
+erg_cgroup2
 grp=erg-churn-$$
 cg_cleanup() {
   local p

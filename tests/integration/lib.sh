@@ -33,6 +33,22 @@ key_rrd() {
     sed "s|^|$dir/|; s|\$|.rrd|"
 }
 
+# Skips the test (exit 77) unless every command named is installed.
+erg_need() {
+  local tool
+  for tool; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  done
+}
+
+# The cgroup2 mount as CG2 (skips the test without one) and SIMPREFIX, its
+# path below /sys/fs/cgroup as erg-pdusim --node takes it ("" or /unified).
+erg_cgroup2() {
+  CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+  [ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+  SIMPREFIX=${CG2#/sys/fs/cgroup}
+}
+
 # ---- daemons for the integration tests ----
 # Scripts set PDUSIM, ERGD, AGENT as needed, then:
 #   erg_setup NAME                  work dir $work, pids[], cleanup on exit

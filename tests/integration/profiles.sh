@@ -11,13 +11,9 @@
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 BURNER=$4
 . "$(dirname "$0")/lib.sh"
-for tool in rrdtool python3 ss curl; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+erg_need rrdtool python3 ss curl
+erg_cgroup2
 "$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
-SIMPREFIX=${CG2#/sys/fs/cgroup}
 tag=erg-prof-$$
 groups="$tag-n1/job_4242 $tag-n1/tool.service $tag-n2/job_4242 $tag-n2/job_77 $tag-n1 $tag-n2"
 cg_cleanup() {

@@ -172,10 +172,10 @@ static int file_has(const char *www_dir, const char *name, const char *needle) {
 }
 
 /* Pages: index + per data node 5 ranges + model, ghost 1, jobs 2.
- * Files: those + 3 totals + per data node small, 5 power, 3 kinds (job,
+ * Files: those + 5 totals + per data node small, 5 power, 3 kinds (job,
  * command, user) x 5, 3 x 2 model graphs; per job 4. */
 #define WANT_PAGES (1 + 2 * 6 + 1 + FIX_NJOBS)
-#define WANT_FILES (WANT_PAGES + 3 + 2 * (1 + 5 + 15 + 6) + FIX_NJOBS * 4)
+#define WANT_FILES (WANT_PAGES + 5 + 2 * (1 + 5 + 15 + 6) + FIX_NJOBS * 4)
 
 static void test_render(void **state) {
   (void)state;
