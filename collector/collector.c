@@ -304,8 +304,9 @@ static void keys_load(struct collector *c, const char *node, const char *kind,
   profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
   /* More archives than allowed (a lower key_archives_max than the last
    * run's): the ones idle longest go now, not at the next churn. */
-  while (known->n > max_keys)
-    keys_evict(c, node, kind, profile_known_pop_oldest(known));
+  char *old;
+  while (known->n > max_keys && (old = profile_known_pop_oldest(known)))
+    keys_evict(c, node, kind, old);
   for (size_t i = 0; i < known->n; i++)
     if (known->keys[i].last_t % (int64_t)c->cfg->step_seconds == 0)
       known->keys[i].last_t--;

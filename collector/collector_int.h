@@ -131,7 +131,7 @@ struct profile_known_key *profile_known_find(const struct profile_known *k, cons
 struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
                                               int64_t t, size_t max_keys, char **evicted);
 /* Removes the named key idle longest and returns its name (caller frees);
- * NULL when only [bracketed] keys are left, which are never evicted. */
+ * NULL when only [other], [none] and [system] are left: never evicted. */
 char *profile_known_pop_oldest(struct profile_known *k);
 size_t profile_known_expire(struct profile_known *k, int64_t now, int64_t max_idle_seconds);
 void profile_known_free(struct profile_known *k);

@@ -17,11 +17,13 @@ const char *const profile_kind_names[PROFILE_NKINDS] = {"command", "job", "unit"
  * replaced), so a hostile command name cannot forge another field. */
 #define PROFILE_SEP '\x1f'
 
+/* A leading '[' is the collector's ([other], [none], [system]): a process
+ * named "[other]" must not merge into the real one, so it becomes '?'. */
 static size_t profile_put(char *out, size_t o, size_t outlen, const char *v, size_t max) {
   size_t n = 0;
   for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p && n < max; p++, n++)
     if (o + 1 < outlen)
-      out[o++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+      out[o++] = (*p < 0x20 || *p == 0x7f || (n == 0 && *p == '[')) ? '?' : (char)*p;
   return o;
 }
 
@@ -229,12 +231,18 @@ static void known_remove(struct profile_known *k, size_t i) {
   k->keys[i] = k->keys[--k->n];
 }
 
+/* The collector's own keys, not a value from a process (a command may
+ * well be named "[x]"). */
+static int known_is_special(const char *key) {
+  return !strcmp(key, "[other]") || !strcmp(key, "[none]") || !strcmp(key, "[system]");
+}
+
 char *profile_known_pop_oldest(struct profile_known *k) {
   /* [other], [none], [system] hold what no named key does: evicting one
    * would delete that history, and they are at most three. */
   size_t oldest = k->n;
   for (size_t i = 0; i < k->n; i++)
-    if (k->keys[i].key[0] != '[' &&
+    if (!known_is_special(k->keys[i].key) &&
         (oldest == k->n || k->keys[i].last_t < k->keys[oldest].last_t))
       oldest = i;
   if (oldest == k->n)

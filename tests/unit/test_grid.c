@@ -267,6 +267,12 @@ static void test_profile_key_fields(void **state) {
   n = profile_key_field(key, PROFILE_USER, &f);
   assert_int_equal(n, 4);
   assert_memory_equal(f, "1000", 4);
+  /* A process named like the collector's own keys stays apart from them. */
+  profile_key_build(key, sizeof key, "[other]", "[none]", "", "", 0);
+  n = profile_key_field(key, PROFILE_COMMAND, &f);
+  assert_memory_equal(f, "?other]", n);
+  n = profile_key_field(key, PROFILE_JOB, &f);
+  assert_memory_equal(f, "?none]", n);
   /* Overlong fields are cut, the tuple always fits. */
   char big[1000];
   memset(big, 'a', sizeof big - 1);
@@ -396,14 +402,16 @@ static void test_profile_known(void **state) {
   assert_null(profile_known_find(&k, "key0"));   /* idle longest: made room */
   assert_non_null(profile_known_find(&k, "key299"));
   profile_known_touch(&k, "key100", 5000, 256, NULL)->joules = 7;
-  /* Bracketed keys ([other], [system], [none]) are never the ones evicted. */
+  /* [other], [system], [none] are never the ones evicted; a value that
+   * only looks like them ("[x]", a process may name itself so) is. */
   struct profile_known sp = {0};
-  assert_non_null(profile_known_touch(&sp, "[other]", 1, 2, NULL));
-  assert_non_null(profile_known_touch(&sp, "named", 5, 2, NULL));
+  assert_non_null(profile_known_touch(&sp, "[other]", 1, 3, NULL));
+  assert_non_null(profile_known_touch(&sp, "[x]", 2, 3, NULL));
+  assert_non_null(profile_known_touch(&sp, "named", 5, 3, NULL));
   char *ev = NULL;
-  assert_non_null(profile_known_touch(&sp, "newer", 9, 2, &ev));
+  assert_non_null(profile_known_touch(&sp, "newer", 9, 3, &ev));
   assert_non_null(ev);
-  assert_string_equal(ev, "named");
+  assert_string_equal(ev, "[x]");
   free(ev);
   assert_non_null(profile_known_find(&sp, "[other]"));
   profile_known_free(&sp);
