@@ -171,6 +171,11 @@ int erg_pdusim_curve_load(struct erg_pdusim_model *m, const char *spec, const ch
       snprintf(why, whylen, "'%s': want specpower:ROW", spec);
       return -1;
     }
+    if (!specpower_csv || !*specpower_csv) {
+      snprintf(why, whylen, "'%s' needs --specpower-csv PATH (a SPECpower_ssj2008 results CSV)",
+               spec);
+      return -1;
+    }
     return curve_specpower(m, row, specpower_csv, why, whylen);
   }
   snprintf(m->curve_name, sizeof m->curve_name, "%.150s", spec);

@@ -22,8 +22,7 @@ static char rtu_parity = 'N';
 static bool tcp_given;
 static volatile int rtu_failed;
 static const char *curve_spec;
-static const char *specpower_csv =
-    "/work/shared/fixtures/specpower/specpower_ssj2008_greencoding_cleaned.csv";
+static const char *specpower_csv; /* --specpower-csv; needed by specpower:ROW */
 
 static void *sim_rtu_thread(void *arg) {
   (void)arg;
