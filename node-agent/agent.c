@@ -153,6 +153,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     rc = erg_config_double(value, 0.1, 3600, &cfg->interval_seconds, inner, sizeof inner);
   else if (strcmp(key, "queue_samples") == 0)
     rc = erg_config_long(value, 1, 10000000, &cfg->queue_samples, inner, sizeof inner);
+  else if (strcmp(key, "heartbeat_seconds") == 0) /* ×3 must fit ZMTP's 6553 s TTL */
+    rc = erg_config_double(value, 0.1, 600, &cfg->heartbeat_seconds, inner, sizeof inner);
   else if (strcmp(key, "log_level") == 0) {
     cfg->log_level = erg_log_level_parse(value);
     rc = cfg->log_level < 0 ? -1 : 0;

@@ -65,6 +65,7 @@ struct erg_agent_config {
   char collector[256];      /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
   double interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
+  double heartbeat_seconds; /* ZMTP ping interval; 0: max(1 s, interval) */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
   char sysfs_cpu_root[256]; /* "": /sys/devices/system/cpu; tests use a fake tree */
   char collection[8];       /* "auto" (BPF, else /proc), "bpf" or "proc" */

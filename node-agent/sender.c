@@ -4,8 +4,10 @@
  * reconnects; while the collector is away, samples wait there in order and
  * go out when it returns. A full pipe refuses the newest message (EAGAIN):
  * that one is dropped and counted, exactly, and the count travels in the
- * next sample that is accepted. Not covered: messages already written to a
- * TCP connection that then breaks (a few at most; ZeroMQ has no acks). */
+ * next sample that is accepted. ZMTP heartbeats bound how long a dead
+ * collector host or a partition goes unnoticed (see sender_heartbeat). Not
+ * covered: messages already written to a TCP connection that then breaks
+ * (at most a heartbeat timeout's worth; ZeroMQ has no acks). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +17,67 @@
 #include "erg_agent.h"
 
 struct erg_sender {
-  void *ctx, *sock;
+  void *ctx, *sock, *mon;
   uint64_t dropped;
+  int up;              /* handshake done, no disconnect since */
+  double timeout_s;    /* heartbeat timeout, for the log */
+  long queue_samples;
+  char endpoint[256];
 };
+
+/* Without heartbeats a collector host that dies without closing TCP (power
+ * loss, a partition, a hung ergd whose kernel still ACKs) goes unnoticed
+ * for many minutes while samples pour into TCP buffers, where they are lost
+ * uncounted. A PING every ivl that gets no reply within 3 × ivl closes the
+ * connection: the pipe, our counted queue, stops draining and reconnects
+ * start. The TTL in our PINGs asks the peer to drop us likewise when we
+ * fall silent (libzmq 4.3.4's PULL side does not act on it; a newer one
+ * may). A connect that hangs (SYNs into a partition) is cut at the same
+ * timeout, so the link returns soon after the network does. */
+static int sender_heartbeat(struct erg_sender *s, const struct erg_agent_config *cfg) {
+  double ivl_s = cfg->heartbeat_seconds > 0 ? cfg->heartbeat_seconds
+                 : cfg->interval_seconds > 1 ? cfg->interval_seconds
+                                             : 1;
+  int ivl = (int)(ivl_s * 1000 + 0.5), timeout = 3 * ivl;
+  int ttl = timeout > 6553500 ? 6553500 : timeout; /* ZMTP: 16 bits of 0.1 s */
+  s->timeout_s = timeout / 1000.0;
+  return zmq_setsockopt(s->sock, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl) != 0 ||
+                 zmq_setsockopt(s->sock, ZMQ_HEARTBEAT_TIMEOUT, &timeout, sizeof timeout) != 0 ||
+                 zmq_setsockopt(s->sock, ZMQ_HEARTBEAT_TTL, &ttl, sizeof ttl) != 0 ||
+                 zmq_setsockopt(s->sock, ZMQ_CONNECT_TIMEOUT, &timeout, sizeof timeout) != 0
+             ? -1
+             : 0;
+}
+
+/* Connection events, only to tell the operator when samples start and stop
+ * queueing; read without blocking at each send. */
+static int sender_monitor(struct erg_sender *s) {
+  char ep[64];
+  snprintf(ep, sizeof ep, "inproc://erg-sender-monitor-%p", (void *)s);
+  if (zmq_socket_monitor(s->sock, ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+    return -1;
+  s->mon = zmq_socket(s->ctx, ZMQ_PAIR);
+  return s->mon && zmq_connect(s->mon, ep) == 0 ? 0 : -1;
+}
+
+/* A failed handshake (wrong CURVE key, a collector that does not answer)
+ * also ends in a disconnect: only a link that was up is reported lost, so
+ * retries do not flood the log. */
+static void sender_events(struct erg_sender *s) {
+  uint8_t ev[6];
+  char addr[256];
+  while (zmq_recv(s->mon, ev, sizeof ev, ZMQ_DONTWAIT) >= 2) {
+    (void)zmq_recv(s->mon, addr, sizeof addr, ZMQ_DONTWAIT);
+    uint16_t id;
+    memcpy(&id, ev, sizeof id);
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && !s->up)
+      erg_info("connected to collector %s", s->endpoint);
+    else if (id == ZMQ_EVENT_DISCONNECTED && s->up)
+      erg_warn("lost collector %s (closed, or silent for %.3gs): samples queue (at most %ld)",
+               s->endpoint, s->timeout_s, s->queue_samples);
+    s->up = id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED ? 1 : id == ZMQ_EVENT_DISCONNECTED ? 0 : s->up;
+  }
+}
 
 /* Sets the CURVE client options: the server key pins the collector. */
 static int sender_curve(void *sock, const struct erg_agent_config *cfg, char *why, size_t whylen) {
@@ -54,6 +114,8 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
     snprintf(why, whylen, "out of memory");
     return -1;
   }
+  s->queue_samples = queue_samples;
+  erg_strlcpy(s->endpoint, endpoint, sizeof s->endpoint);
   s->ctx = zmq_ctx_new();
   s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : NULL;
   if (!s->sock) {
@@ -66,7 +128,8 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
   int linger = 2000, immediate = 0;
   if (zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
       zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate) != 0 ||
-      zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger) != 0) {
+      zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+      sender_heartbeat(s, cfg) != 0 || sender_monitor(s) != 0) {
     snprintf(why, whylen, "zmq socket options: %s", zmq_strerror(errno));
     goto fail;
   }
@@ -79,6 +142,8 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
   *out = s;
   return 0;
 fail:
+  if (s->mon)
+    zmq_close(s->mon);
   if (s->sock)
     zmq_close(s->sock);
   if (s->ctx)
@@ -101,6 +166,7 @@ static int sender_push(struct erg_sender *s, const Erg__Envelope *env) {
 }
 
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
+  sender_events(s);
   if (env->body_case != ERG__ENVELOPE__BODY_SAMPLE)
     return sender_push(s, env); /* a lost hello is re-sent later, not counted */
   /* The count is cleared only once a sample carrying it is accepted, so a
@@ -119,6 +185,8 @@ uint64_t erg_sender_dropped(const struct erg_sender *s) { return s->dropped; }
 void erg_sender_close(struct erg_sender *s) {
   if (!s)
     return;
+  zmq_socket_monitor(s->sock, NULL, 0);
+  zmq_close(s->mon);
   zmq_close(s->sock);
   zmq_ctx_term(s->ctx);
   free(s);

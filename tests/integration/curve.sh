@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CURVE on the agent link: an agent with a listed key is accepted, an
 # unknown key is refused (logged once, counted), and an agent that pins the
-# wrong collector key never gets data through.
+# wrong collector key never gets data through. Heartbeats work inside CURVE.
 set -euo pipefail
 ERG=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +24,7 @@ CONF
 "$ERG" check-config ergd.conf >/dev/null
 erg_start_ergd
 start_agent() { # node secret server-key
-  "$AGENT" --node "$1" --collector tcp://127.0.0.1:$ZP --interval 0.5 -c <(printf '[agent]\ncurve_secret_key_file = %s\ncurve_server_key = %s\n' "$2" "$3") 2>"$1.log" &
+  "$AGENT" --node "$1" --collector tcp://127.0.0.1:$ZP --interval 0.5 -c <(printf '[agent]\nheartbeat_seconds = 0.3\ncurve_secret_key_file = %s\ncurve_server_key = %s\n' "$2" "$3") 2>"$1.log" &
   pids+=($!)
 }
 start_agent node-good good.key collector.pub
@@ -46,4 +46,13 @@ fi
 # The unknown key is logged once although the agent keeps retrying.
 n=$(grep -cF "refused agent with unknown CURVE key $(tail -n1 bad.pub)" ergd.log || true)
 [ "$n" = 1 ] || { echo "FAIL: refusal logged $n times"; cat ergd.log; exit 1; }
-echo "ok: $ok messages accepted, $refused handshakes refused"
+# ZMTP heartbeats run inside CURVE: with ergd stopped the good agent sees
+# the loss within its 0.9 s timeout, and reconnects through a new handshake
+# when ergd runs again. Agents whose handshake never succeeds log neither.
+kill -STOP "$ERGD_PID"; sleep 2.5; kill -CONT "$ERGD_PID"; sleep 2
+grep -q "lost collector" node-good.log && [ "$(grep -c 'connected to collector' node-good.log)" -ge 2 ] ||
+  { echo "FAIL: heartbeat loss/reconnect not seen over CURVE"; cat node-good.log; exit 1; }
+if grep -q "connected to collector\|lost collector" node-bad.log node-impostor.log; then
+  echo "FAIL: a refused agent logged a connection"; cat node-bad.log node-impostor.log; exit 1
+fi
+echo "ok: $ok messages accepted, $refused handshakes refused; heartbeat loss seen over CURVE"

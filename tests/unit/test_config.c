@@ -121,6 +121,8 @@ static void test_errors(void **state) {
   expect_error("[collector]\npage_format = gif\n", "'gif' is not one of png, svg", 0);
   expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
+  expect_error("[agent]\nheartbeat_seconds = 0.05\n", ":2: key 'heartbeat_seconds'", 1);
+  expect_error("[agent]\nheartbeat_seconds = 601\n", ":2: key 'heartbeat_seconds'", 1);
 }
 
 int main(void) {
