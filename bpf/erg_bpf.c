@@ -540,6 +540,7 @@ void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
   out->exited = b->exited;
   out->drains = b->drains;
   out->unsettled = b->unsettled;
+  out->running_only = b->running_only;
 }
 
 #endif /* ERG_HAVE_BPF */

@@ -68,6 +68,8 @@ struct erg_bpf_stats {
   uint64_t unsettled;      /* group re-reads that never got a consistent
                               view of its running slices (then undercounted
                               by them until the next drain) */
+  uint64_t running_only;   /* records of groups running with no entry yet
+                              (never switched out since the attach) */
 };
 
 struct erg_bpf;
@@ -84,7 +86,9 @@ const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit);
 const char *erg_bpf_feature_name(unsigned bit);
 
 /* Calls cb once per live process with cumulative counters (including the
- * slices running right now), and once per exited process with its final
+ * slices running right now: a process that has not left its CPU since the
+ * programs attached comes with that slice alone, its comm from /proc, uid
+ * and cgroup_id 0), and once per exited process with its final
  * counts (exited = true), after which it is forgotten. Returns the number of
  * records or -1 with reason in why. */
 typedef void (*erg_bpf_drain_cb)(const struct erg_bpf_proc *p, void *user);

@@ -230,8 +230,20 @@ static void group_reread(struct erg_bpf *b, size_t i)
   for (int attempt = 0; attempt < 8; attempt++) {
     bool same = true;
     uint64_t now;
-    if (cpu_snapshot(b, b->snap[0]) || bpf_map_lookup_elem(fd, k, &v))
+    if (cpu_snapshot(b, b->snap[0]))
       return;
+    /* A group that only ever ran in one slice has no entry until that
+     * slice ends: it is all in flight (see running_only_add). */
+    if (bpf_map_lookup_elem(fd, k, &v)) {
+      if (errno != ENOENT || !(b->vals[i].flags & ERG_FLAG_UNSEEN_GROUP))
+        return;
+      v = b->vals[i];
+      v.cpu_ns = 0;
+      memset(v.cap_ns, 0, sizeof(v.cap_ns));
+      memset(v.freq_ns, 0, sizeof(v.freq_ns));
+      memset(v.freq_khz, 0, sizeof(v.freq_khz));
+      v.freq_other_ns = 0;
+    }
     now = clock_mono_ns();
     if (cpu_snapshot(b, b->snap[1]))
       return;
@@ -248,6 +260,55 @@ static void group_reread(struct erg_bpf *b, size_t i)
     }
   }
   b->unsettled++;
+}
+
+/* The group leader's name from /proc, for a group the kernel has no entry
+ * of yet; empty if it is gone. */
+static void comm_from_proc(uint32_t pid, char *comm, size_t len)
+{
+  char path[64];
+  FILE *f;
+
+  comm[0] = '\0';
+  snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+  f = fopen(path, "re");
+  if (!f)
+    return;
+  if (fgets(comm, (int)len, f))
+    comm[strcspn(comm, "\n")] = '\0';
+  fclose(f);
+}
+
+/* The kernel creates a group's entry when one of its slices ends. A busy
+ * process that was switched in after the programs attached and has not left
+ * its CPU since has none: it would be missing from every drain until its
+ * first switch-out, which then charges the whole slice (seconds, on an idle
+ * node) to one interval. So each group running in snapshot A without an
+ * entry gets an empty record here; drain_settle adds its slice in flight
+ * like any other. Returns the new record count (records stay sorted). */
+static size_t running_only_add(struct erg_bpf *b, size_t n)
+{
+  size_t m = n;
+
+  for (int c = 0; c < b->ncpu; c++) {
+    const struct erg_cpu_state *s = snap_cpu(b->snap[0], c);
+    if (!state_whole(s) || !s->key.tgid || !s->ts || key_find(b->keys, n, &s->key) >= 0)
+      continue;
+    bool dup = false;
+    for (size_t j = n; j < m; j++)
+      dup |= key_eq(&b->keys[j], &s->key);
+    if (dup || drain_reserve(b, m + 1))
+      continue;
+    b->keys[m] = s->key;
+    memset(&b->vals[m], 0, sizeof(b->vals[m]));
+    b->vals[m].flags = ERG_FLAG_UNSEEN_GROUP;
+    comm_from_proc(s->key.tgid, b->vals[m].comm, sizeof(b->vals[m].comm));
+    m++;
+  }
+  if (m > n)
+    sort_records(b, m);
+  b->running_only += m - n;
+  return m;
 }
 
 /* snap[0] was taken before the map read, snap[1] after it, now in between
@@ -344,6 +405,7 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
   if (b->cut_cb)
     b->cut_cb(b->cut_user);
   sort_records(b, (size_t)n);
+  n = (long)running_only_add(b, (size_t)n);
   drain_settle(b, (size_t)n, now);
   for (long i = 0; i < n; i++) {
     proc_fill(b, &b->keys[i], &b->vals[i], &p);

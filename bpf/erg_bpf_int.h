@@ -47,11 +47,15 @@ struct erg_bpf {
   char *snap[2]; /* per-CPU state before and after the map read */
   char *snap_tmp; /* re-read of CPUs caught mid-switch */
   long *redo;    /* groups to re-read, at most one per CPU */
-  uint64_t exited, drains, unsettled;
+  uint64_t exited, drains, unsettled, running_only;
   uint64_t drain_mono_ns; /* where the last drain cut its counters */
   erg_bpf_cut_cb cut_cb;
   void *cut_user;
 };
+
+/* Drain-side flag on a record made for a group that runs but has no map
+ * entry (never kept in the kernel's map). */
+#define ERG_FLAG_UNSEEN_GROUP (1u << 31)
 
 /* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */
 static inline size_t cpu_state_stride(void)
