@@ -121,15 +121,18 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
    * node's CPU time. A new boot starts afresh. */
   if (strcmp(n->boot_id, s->boot_id ? s->boot_id : "") != 0) {
     erg_strlcpy(n->boot_id, s->boot_id ? s->boot_id : "", sizeof n->boot_id);
-    n->covered_until_ns = 0;
+    memset(&n->covered, 0, sizeof n->covered);
   }
-  if (iv->realtime_start_ns + 50000000ULL < n->covered_until_ns) {
+  /* Earlier than the last sample is fine when it fills a gap: after a
+   * heartbeat loss the old connection's buffered samples arrive
+   * interleaved with the new connection's queue. */
+  if (erg_coverage_claim(&n->covered, iv->realtime_start_ns, iv->realtime_end_ns,
+                         50000000ULL) != 0) {
     if (n->overlap_samples++ == 0)
       erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
                "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
     return;
   }
-  n->covered_until_ns = iv->realtime_end_ns;
   size_t np = s->n_procs;
   if (!collector_scratch(c, np))
     return;

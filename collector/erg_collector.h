@@ -144,6 +144,22 @@ void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1
 /* Re-estimates over the last window; returns 1 if the estimate was set. */
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
 
+/* ---- time a node's agent has reported (pure; unit-tested) ----
+ * Disjoint ranges, oldest first. Samples may arrive out of order: after a
+ * heartbeat loss the old connection's buffered samples and the new one's
+ * queue reach the collector interleaved. A sample is refused only when it
+ * overlaps reported time (a duplicate, or a second agent on one node). */
+#define ERG_COVERAGE_MAX 16
+struct erg_coverage {
+  size_t n;
+  uint64_t start_ns[ERG_COVERAGE_MAX], end_ns[ERG_COVERAGE_MAX];
+};
+/* Records [start_ns, end_ns) and returns 0, or returns -1 (nothing
+ * recorded) when it overlaps reported time by more than slack_ns. Ranges
+ * closer than slack_ns merge; past ERG_COVERAGE_MAX the oldest is forgotten. */
+int erg_coverage_claim(struct erg_coverage *c, uint64_t start_ns, uint64_t end_ns,
+                       uint64_t slack_ns);
+
 /* ---- attribution of a finalised cell, with or without a node model ---- */
 struct erg_attr_share {
   const char *key;

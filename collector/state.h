@@ -22,7 +22,7 @@ struct node_state {
   /* The agent's eBPF health (Sample.bpf), summed; has_bpf once one came. */
   int has_bpf;
   uint64_t bpf_map_full_drops, bpf_lost_exit_ns, bpf_unseen_switches, bpf_unsettled;
-  uint64_t covered_until_ns;  /* end of the last accepted sample */
+  struct erg_coverage covered; /* time of the accepted samples */
   char boot_id[40];
   double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */

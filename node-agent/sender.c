@@ -7,7 +7,9 @@
  * next sample that is accepted. ZMTP heartbeats bound how long a dead
  * collector host or a partition goes unnoticed (see sender_heartbeat). Not
  * covered: messages already written to a TCP connection that then breaks
- * (at most a heartbeat timeout's worth; ZeroMQ has no acks). */
+ * (at most a heartbeat timeout's worth; ZeroMQ has no acks). If that peer
+ * was only stalled, it reads them interleaved with the new connection's
+ * queue; the collector takes samples that fill a gap (collector/coverage.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
