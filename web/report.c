@@ -136,29 +136,19 @@ int erg_report_config_key(struct erg_report_config *c, const char *key, const ch
   return -1;
 }
 
-/* ergd's config file: [collector] data_dir and [report]; the other sections
- * are ergd's (and `erg check-config` checks them). */
-static int report_config_cb(void *user, const char *section, const char *key, const char *value,
-                            char *why, size_t whylen) {
-  struct report_opts *o = user;
-  if (!strcmp(section, "collector") && !strcmp(key, "data_dir")) {
-    erg_strlcpy(o->file_data_dir, value, sizeof o->file_data_dir);
-    return 0;
-  }
-  return strcmp(section, "report") ? 0 : erg_report_config_key(&o->file, key, value, why, whylen);
-}
-
+/* Like ergd: the config's rrdcached address wins over RRDCACHED_ADDRESS
+ * (the archives are read through librrd's client, which takes the
+ * environment variable). */
 static int report_load_config(struct report_opts *o, const char *path) {
-  struct erg_config_error err;
-  if (erg_config_parse(path, report_config_cb, o, &err) != 0) {
-    fprintf(stderr, "erg report: %s\n", err.msg);
+  if (cli_ergd_conf_load(path, &o->file, "report") != 0)
     return -1;
-  }
-  o->data_dir = o->file_data_dir[0] ? o->file_data_dir : "/var/lib/erg"; /* ergd's default */
-  o->cost_per_kwh = o->file.cost_per_kwh;
-  o->co2_g_per_kwh = o->file.co2_g_per_kwh;
-  if (o->file.currency[0])
-    o->currency = o->file.currency;
+  o->data_dir = o->file.data_dir[0] ? o->file.data_dir : "/var/lib/erg"; /* ergd's default */
+  o->cost_per_kwh = o->file.report.cost_per_kwh;
+  o->co2_g_per_kwh = o->file.report.co2_g_per_kwh;
+  if (o->file.report.currency[0])
+    o->currency = o->file.report.currency;
+  if (o->file.rrdcached[0])
+    setenv("RRDCACHED_ADDRESS", o->file.rrdcached, 1);
   return 0;
 }
 
@@ -207,7 +197,6 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
       {"config", required_argument, 0, 'C'},       {0, 0, 0, 0}};
   *o = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "node", .by_node = 1,
                             .format = "csv", .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
-  erg_report_config_defaults(&o->file);
   opterr = 0;
   /* --config first, wherever it is: the flags override the file. */
   optind = 0; /* reset getopt: callers (tests) may parse more than once */
@@ -250,67 +239,6 @@ int erg_report_cli(int argc, char **argv) {
   }
   free(t.rows);
   return 0;
-}
-
-/* ---- erg graph ---- */
-
-static int graph_usage(const char *msg) {
-  if (msg)
-    fprintf(stderr, "erg graph: %s\n", msg);
-  fprintf(stderr, "usage: erg graph --data-dir DIR [--www-dir DIR] [--model-dir DIR]\n"
-                  "                 [--format png|svg]   (defaults DIR/www, DIR/models, png)\n");
-  return 1;
-}
-
-int erg_graph_cli(int argc, char **argv) {
-  static const struct option longs[] = {{"data-dir", required_argument, 0, 'd'},
-                                        {"www-dir", required_argument, 0, 'w'},
-                                        {"model-dir", required_argument, 0, 'm'},
-                                        {"format", required_argument, 0, 'f'},
-                                        {0, 0, 0, 0}};
-  const char *data = NULL, *www = NULL;
-  struct erg_web_options wo = {.image_format = "png"};
-  optind = 0;
-  opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
-    if (c == 'd' || c == 'w')
-      *(c == 'd' ? &data : &www) = optarg;
-    else if (c == 'm')
-      wo.model_dir = optarg;
-    else if (c == 'f' && (!strcmp(optarg, "png") || !strcmp(optarg, "svg")))
-      wo.image_format = optarg;
-    else
-      return graph_usage(c == 'f' ? "--format is png or svg" : "unknown option or missing value");
-  }
-  if (!data || optind < argc)
-    return graph_usage(data ? "unexpected argument" : "--data-dir is required");
-  char wwwbuf[1100], why[1024];
-  if (!www) {
-    snprintf(wwwbuf, sizeof wwwbuf, "%s/www", data);
-    www = wwwbuf;
-  }
-  struct report_node *nodes = NULL;
-  size_t n = 0;
-  struct erg_store *st = NULL;
-  struct erg_store_options so = {.root = data};
-  int rc = report_nodes_list(data, &nodes, &n, why, sizeof why) != 0 ||
-           erg_store_open(&st, &so, why, sizeof why) != 0;
-  const char **names = rc ? NULL : calloc(n ? n : 1, sizeof *names);
-  /* The pages find a node's files by sanitizing its name: the original
-   * name (from the name file) or the directory name both lead back. */
-  for (size_t i = 0; names && i < n; i++)
-    names[i] = nodes[i].name;
-  if (!rc && !names)
-    snprintf(why, sizeof why, "out of memory");
-  rc = rc || !names ||
-       erg_web_render_opts(st, www, names, n, (int64_t)time(NULL), &wo, why, sizeof why);
-  if (rc)
-    fprintf(stderr, "erg graph: %s\n", why);
-  free(names);
-  free(nodes);
-  if (st)
-    erg_store_close(st);
-  return rc ? 2 : 0;
 }
 
 /* ---- output ---- */

@@ -15,6 +15,17 @@
 #define REPORT_J_PER_KWH 3.6e6
 #define REPORT_ALL_NODES "*" /* node column of cluster-wide rows */
 
+/* What erg report and erg graph take from ergd's config file (--config):
+ * [collector] data_dir, www_dir, model_dir, page_format, rrdcached, and
+ * [report]; ergd's other keys are its own (erg check-config checks them).
+ * Empty strings where the file has no value. */
+struct cli_ergd_conf {
+  char data_dir[512], www_dir[512], model_dir[512], page_format[8], rrdcached[256];
+  struct erg_report_config report;
+};
+/* Reads path into c; on error prints "erg WHO: reason" and returns -1. */
+int cli_ergd_conf_load(const char *path, struct cli_ergd_conf *c, const char *who);
+
 struct report_opts {
   const char *data_dir, *out, *format, *currency;
   const char *kind; /* "node" or a profile key kind ("command", ...) */
@@ -24,9 +35,8 @@ struct report_opts {
   const char *select[REPORT_MAX_SELECT]; /* --node */
   size_t nselect;
   double cost_per_kwh, co2_g_per_kwh; /* NAN when not asked for */
-  /* --config FILE: [collector] data_dir and [report], under the flags. */
-  struct erg_report_config file;
-  char file_data_dir[512];
+  /* --config FILE: ergd's settings, under the flags. */
+  struct cli_ergd_conf file;
 };
 
 /* One data source over the period; known_s is the time with known data. */

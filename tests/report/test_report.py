@@ -215,6 +215,25 @@ p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--www-dir", svg, "--forma
                    capture_output=True, text=True)
 check(p.returncode == 0 and open(os.path.join(svg, "total-day.svg")).read().startswith("<?xml")
       and 'src="total-day.svg"' in open(os.path.join(svg, "index.html")).read(), "graph --format svg")
+# erg graph --config: ergd's data_dir, www_dir and page_format; a flag wins.
+gconf = os.path.join(tmp, "ergd-graph.conf")
+gwww = os.path.join(tmp, "www-conf")
+with open(gconf, "w") as f:
+    f.write(f"[collector]\ndata_dir = {DIR}\nwww_dir = {gwww}\npage_format = svg\n"
+            "[node.x]\npower = m:1\n")
+p = subprocess.run([MAIN, "graph", "--config", gconf], capture_output=True, text=True)
+check(p.returncode == 0 and os.path.exists(os.path.join(gwww, "total-day.svg"))
+      and not os.path.exists(os.path.join(gwww, "total-day.png")),
+      "graph --config: ergd's www_dir and page_format " + p.stderr.strip())
+p = subprocess.run([MAIN, "graph", "--config", gconf, "--format", "png"], capture_output=True,
+                   text=True)
+check(p.returncode == 0 and os.path.exists(os.path.join(gwww, "total-day.png")),
+      "graph --config --format png: the flag wins")
+with open(gconf, "a") as f:
+    f.write("[collector]\npage_format = gif\n")
+p = subprocess.run([MAIN, "graph", "--config", gconf], capture_output=True, text=True)
+check(p.returncode == 1 and "gif" in p.stderr and gconf + ":" in p.stderr,
+      "graph --config: a bad page_format names the line " + p.stderr.strip())
 p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--format", "gif"], capture_output=True,
                    text=True)
 check(p.returncode == 1 and "png or svg" in p.stderr, "graph: bad --format is a usage error")
