@@ -292,7 +292,24 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   a->features[n++] = (char *)"rss";
   a->hello.n_features = n;
   a->hello.collection = (char *)"bpf";
+  /* On a VM the first question is why cycles are missing: say it once. */
+  const char *name, *fwhy;
+  for (size_t i = 0; (name = erg_agent_feature_off(a, i, &fwhy)) != NULL; i++)
+    erg_info("eBPF feature %s off: %s", name, fwhy);
   return 0;
+}
+
+const char *erg_agent_feature_off(const struct erg_agent *a, size_t i, const char **why) {
+  unsigned f = a && a->bpf ? erg_bpf_features(a->bpf) : ERG_BPF_F_ALL;
+  for (unsigned bit = 1; bit <= ERG_BPF_F_ALL; bit <<= 1) {
+    if ((f & bit) || !erg_bpf_feature_name(bit) || i--)
+      continue;
+    *why = erg_bpf_feature_reason(a->bpf, bit);
+    if (!*why)
+      *why = "absent";
+    return erg_bpf_feature_name(bit);
+  }
+  return NULL;
 }
 
 void agent_bpf_stop(struct erg_agent *a) {

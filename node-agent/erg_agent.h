@@ -96,7 +96,13 @@ void erg_agent_close(struct erg_agent *a);
  * counter whose feature the hello does not list (cycles, instructions,
  * llc_misses, wakeups, migrations) is left out: absent, not zero. */
 char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h);
-char *erg_agent_hello_json(const Erg__Hello *h);
+/* The hello, plus "features_off": {feature: why} for what the eBPF path
+ * cannot measure here (empty on the /proc path). */
+char *erg_agent_hello_json(const Erg__Hello *h, const struct erg_agent *a);
+/* The i-th feature this node lacks on the eBPF path ("cycles"), with why in
+ * *why ("perf_event_open on CPU 0: ... (no hardware PMU event: VM?)"); NULL
+ * past the last one, and always on the /proc path. */
+const char *erg_agent_feature_off(const struct erg_agent *a, size_t i, const char **why);
 
 /* ---- transport ---- */
 struct erg_sender;

@@ -159,7 +159,7 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
   return jb_finish(&b);
 }
 
-char *erg_agent_hello_json(const Erg__Hello *h) {
+char *erg_agent_hello_json(const Erg__Hello *h, const struct erg_agent *a) {
   struct jbuf b = {0};
   jb_printf(&b, "{\"type\":\"hello\",");
   jb_str(&b, "node", h->node);
@@ -176,6 +176,12 @@ char *erg_agent_hello_json(const Erg__Hello *h) {
     jb_printf(&b, "%s\"%s\"", i ? "," : "", e ? e : "");
     free(e);
   }
-  jb_printf(&b, "]}");
+  jb_printf(&b, "],\"features_off\":{");
+  const char *name, *why;
+  for (size_t i = 0; (name = erg_agent_feature_off(a, i, &why)) != NULL; i++) {
+    jb_printf(&b, "%s", i ? "," : "");
+    jb_str(&b, name, why);
+  }
+  jb_printf(&b, "}}");
   return jb_finish(&b);
 }

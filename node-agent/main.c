@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
   }
   struct erg_sender *tx = NULL;
   if (args.dump) {
-    char *j = erg_agent_hello_json(erg_agent_hello(a));
+    char *j = erg_agent_hello_json(erg_agent_hello(a), a);
     if (j)
       puts(j);
     free(j);

@@ -22,6 +22,17 @@ assert objs[0]["type"] == "hello" and objs[0]["collection"] == sys.argv[3], objs
 hello = objs[0]
 assert "cpu_time" in hello["features"]
 assert hello["ncpu"] >= 1 and hello["agent_start_realtime_ns"] > 1.6e18, hello
+# Every eBPF feature is either measured or off with a reason (the /proc
+# path lists none off: its fallback line says why).
+ebpf = {"cpu_time", "freq", "capacity", "wakeups", "migrations", "blkio", "cycles",
+        "instructions", "llc_misses"}
+off = hello["features_off"]
+if sys.argv[3] == "bpf":
+    assert set(off) | (set(hello["features"]) & ebpf) == ebpf, (off, hello["features"])
+    assert not set(off) & set(hello["features"]), (off, hello["features"])
+    assert all(isinstance(v, str) and len(v) > 5 for v in off.values()), off
+else:
+    assert off == {}, off
 samples = [o for o in objs if o["type"] == "sample"]
 assert len(samples) == 3, len(samples)
 for i, s in enumerate(samples):
