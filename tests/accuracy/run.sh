@@ -6,11 +6,13 @@
 # lagged); ergd + one erg-agent per node measure it. A training phase of
 # varying load feeds the journals, `erg fit` fits each node's model, ergd
 # picks them up, then an evaluation phase runs two identical jobs (jobA,
-# jobB) and a different one (jobC) on n1, two others (jobD, jobE) on n2.
-# Reports held-out MAPE (total, dynamic), per-job energy vs the
-# simulator's truth and the identical-job share difference.
+# jobB) and a different one (jobC) on n1, two others (jobD, jobE) on n2,
+# each in a Slurm-style job cgroup (NODE/job_<id>) so erg names them by job.
+# All load is stress-ng (--cpu 1 --cpu-load P, one run per schedule step).
+# Reports held-out MAPE (total, dynamic), per-job energy (erg's job
+# archives) vs the simulator's truth and the identical-job share difference.
 #
-#   tests/accuracy/run.sh [--short] [BUILD_DIR | PDUSIM ERGD AGENT ERG DUTY]
+#   tests/accuracy/run.sh [--short] [BUILD_DIR | PDUSIM ERGD AGENT ERG]
 #
 # BUILD_DIR defaults to build-model; --short is the ctest variant (~2 min,
 # bounds looser than the goals). KEEP=1 keeps the work directory;
@@ -19,15 +21,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=full
 [ "${1:-}" = --short ] && { mode=short; shift; }
-if [ $# -ge 5 ]; then
-  PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4 DUTY=$5
+if [ $# -ge 4 ]; then
+  PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
 else
   b=$(cd "${1:-$here/../../build-model}" && pwd)
   PDUSIM=$b/pdusim/erg-pdusim ERGD=$b/collector/ergd AGENT=$b/node-agent/erg-agent
-  ERG=$b/cli/erg DUTY=$b/tests/accuracy/duty
+  ERG=$b/cli/erg
 fi
 . "$here/../integration/lib.sh"
-for tool in rrdtool ss python3; do
+for tool in rrdtool ss python3 stress-ng; do
   command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 
@@ -50,13 +52,19 @@ SIMPREFIX=${CG2#/sys/fs/cgroup}
 work=$(mktemp -d /tmp/erg-acc.XXXXXX)
 tag=erg-acc-$$
 pids=()
+# Evaluation jobs: name, node, Slurm job id (its cgroup is NODE/job_<id>).
+JOBS="jobA:n1:1001 jobB:n1:1002 jobC:n1:1003 jobD:n2:2001 jobE:n2:2002"
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for n in n1 n2; do
     [ -d "$CG2/$tag-$n" ] || continue
-    for p in $(cat "$CG2/$tag-$n/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
-    sleep 0.2; rmdir "$CG2/$tag-$n" 2>/dev/null || true
+    for p in $(cat "$CG2/$tag-$n"/cgroup.procs "$CG2/$tag-$n"/job_*/cgroup.procs 2>/dev/null); do
+      kill "$p" 2>/dev/null || true
+    done
+    sleep 0.2
+    rmdir "$CG2/$tag-$n"/job_* 2>/dev/null || true
+    rmdir "$CG2/$tag-$n" 2>/dev/null || true
   done
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
@@ -65,8 +73,29 @@ fail() { echo "FAIL: $*"; tail -20 "$work/ergd.log"; exit 1; }
 for n in n1 n2; do
   mkdir "$CG2/$tag-$n" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$tag-$n"; exit 77; }
 done
-# Runs a duty job inside node $1's cgroup.
-job() { local n=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$tag-$n" "$DUTY" "$@"; }
+for j in $JOBS; do
+  IFS=: read -r name n id <<<"$j"
+  mkdir "$CG2/$tag-$n/job_$id"
+done
+# Runs a load schedule "LOAD:SECONDS,..." (LOAD a fraction of one CPU) in
+# cgroup directory $1: one stress-ng per step, a sleep for LOAD 0.
+load() {
+  sh -c 'echo $$ > "$0/cgroup.procs" || exit 1
+    IFS=,
+    for step in $1; do
+      pct=$(awk -v l="${step%%:*}" "BEGIN { printf \"%d\", l * 100 + 0.5 }")
+      s=${step#*:}
+      if [ "$pct" -gt 0 ]; then stress-ng --cpu 1 --cpu-load "$pct" --timeout "${s}s" -q
+      else sleep "$s"; fi
+    done' "$1" "$2"
+}
+jobdir() { # name -> the job's cgroup directory
+  local j name n id
+  for j in $JOBS; do
+    IFS=: read -r name n id <<<"$j"
+    [ "$name" = "$1" ] && echo "$CG2/$tag-$n/job_$id"
+  done
+}
 
 MB=$(free_port); ZP=$(free_port); HP=$(free_port)
 cat > "$work/ergd.conf" <<CONF
@@ -111,7 +140,8 @@ for n in n1 n2; do
     >"$work/agent-$n.log" 2>&1 &
   pids+=($!)
   # Per-job CPU time and the node's busy time, sampled independently of erg.
-  python3 "$here/sampler.py" "$work/cpu-$n.csv" "$CG2/$tag-$n" jobA jobB jobC jobD jobE &
+  python3 "$here/sampler.py" "$work/cpu-$n.csv" "$CG2/$tag-$n" \
+    $(for k in jobA jobB jobC jobD jobE; do echo "$k=$(jobdir $k)"; done) &
   pids+=($!)
 done
 
@@ -151,8 +181,8 @@ tp=()
 for n in n1 n2; do
   [ $n = n1 ] && set -- 1 2 11 || set -- 3 4 12
   { read -r sa; read -r sb; } < <(schedules "$@")
-  job $n train$1 "$sa" & tp+=($!)
-  job $n train$2 "$sb" & tp+=($!)
+  load "$CG2/$tag-$n" "$sa" & tp+=($!)
+  load "$CG2/$tag-$n" "$sb" & tp+=($!)
 done
 wait "${tp[@]}"
 sleep $((2 * STEP + LAG))
@@ -174,11 +204,11 @@ done
 now=$(date +%s); t_start=$(( (now / STEP + 1) * STEP )); sleep $((t_start - now))
 echo "evaluation from $t_start ..."
 ep=()
-job n1 jobA "$EVAL" & ep+=($!)
-job n1 jobB "$EVAL" & ep+=($!)
-job n1 jobC "$EVALC" & ep+=($!)
-job n2 jobD "$EVALD" & ep+=($!)
-job n2 jobE "$EVALE" & ep+=($!)
+load "$(jobdir jobA)" "$EVAL" & ep+=($!)
+load "$(jobdir jobB)" "$EVAL" & ep+=($!)
+load "$(jobdir jobC)" "$EVALC" & ep+=($!)
+load "$(jobdir jobD)" "$EVALD" & ep+=($!)
+load "$(jobdir jobE)" "$EVALE" & ep+=($!)
 wait "${ep[@]}"
 now=$(date +%s); t_end=$(( now / STEP * STEP ))
 sleep $(( 2 * STEP + LAG + 10 ))  # cells settle (+ lag compensation)
@@ -189,9 +219,12 @@ pids=()
 for n in n1 n2; do
   dir="$work/data/nodes/$n"
   rrdtool fetch "$dir/node.rrd" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.txt"
-  for k in jobA jobB jobC jobD jobE; do
-    f=$(key_rrd "$dir/command" $k)
-    [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$k.txt"
+  # A job's energy from its job archive: the cgroup path -> job id path.
+  for j in $JOBS; do
+    IFS=: read -r name jn id <<<"$j"
+    [ "$jn" = $n ] || continue
+    f=$(key_rrd "$dir/job" $id)
+    [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$name.txt"
   done
 done
 python3 "$here/report.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG

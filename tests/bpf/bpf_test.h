@@ -3,6 +3,7 @@
 #define ERG_BPF_TEST_H
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
@@ -29,6 +30,16 @@ static inline uint64_t test_clock_ns(clockid_t id)
   struct timespec ts;
   clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Keeps the calling thread on one CPU. */
+static inline void test_pin(int cpu)
+{
+  cpu_set_t set;
+
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
 }
 
 /* Busy loop until this thread has used ns of CPU. */

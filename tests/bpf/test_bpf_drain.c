@@ -33,15 +33,6 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
     }
 }
 
-static void pin(int cpu)
-{
-  cpu_set_t set;
-
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
-}
-
 static pid_t spawn_busy(int cpu)
 {
   pid_t pid = fork();
@@ -50,7 +41,7 @@ static pid_t spawn_busy(int cpu)
   if (pid == 0) {
     volatile uint64_t x = 0;
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK exits the parent */
-    pin(cpu);
+    test_pin(cpu);
     for (;;)
       x++;
   }
@@ -74,7 +65,7 @@ int main(void)
   b = test_bpf_open(NULL);
   for (int i = 0; i < NCHILD; i++)
     v.pid[i] = spawn_busy(0);
-  pin(1);
+  test_pin(1);
   usleep(50000); /* every child has switched in and out at least once */
   t_end = test_clock_ns(CLOCK_MONOTONIC) + RUN_NS;
   for (int n = 0; test_clock_ns(CLOCK_MONOTONIC) < t_end; n++) {

@@ -44,15 +44,6 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
   }
 }
 
-static void pin(int cpu)
-{
-  cpu_set_t set;
-
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
-}
-
 /* The child's on-CPU ns, up to its last tick (see SLACK_NS). */
 static uint64_t runtime_ns(pid_t pid)
 {
@@ -78,7 +69,7 @@ static pid_t spawn(int prio, int rfd, int wfd)
   if (pid)
     return pid;
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK exits the parent */
-  pin(1);
+  test_pin(1);
   set_fifo(prio);
   CHECK(write(wfd, "r", 1) == 1, "ready");
   if (rfd >= 0) /* the nudger: runs once per byte on the pipe */
@@ -103,7 +94,7 @@ int main(void)
     return SKIP_CODE;
   }
   CHECK(pipe(ready) == 0 && pipe(nudge) == 0, "pipe");
-  pin(0);
+  test_pin(0);
   v.pid = spawn(1, -1, ready[1]);
   nudger = spawn(2, nudge[0], ready[1]);
   CHECK(read(ready[0], &c, 1) == 1 && read(ready[0], &c, 1) == 1, "children ready");
