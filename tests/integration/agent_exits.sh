@@ -33,7 +33,12 @@ got = sum(p["cpu_ns"] for p in procs)
 pids = {p["pid"] for p in procs}
 exited = sum(1 for p in procs if p["exited"])
 ratio = got / truth
-print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {truth/1e9:.3f} s = {ratio:.4f}")
+health = {}
+for o in objs:
+    for k, v in (o.get("bpf") or {}).items() if o["type"] == "sample" else ():
+        health[k] = health.get(k, 0) + v
+print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {truth/1e9:.3f} s = {ratio:.4f}; "
+      f"eBPF health over the run: {health}")
 assert ratio >= 0.99, ratio
 assert ratio <= 1.05, ratio
 assert len(pids) >= 495, len(pids)

@@ -55,7 +55,15 @@ erg_start_agent cr-node --interval 1
 agent=${pids[-1]}
 sleep 10
 
-# 1. The agent restarts between two cell borders.
+# 1. The agent restarts between two cell borders. A busy process keeps the
+# window's CPU time well above the agent's own start-up (loading its BPF
+# programs, before its first baseline, is nobody's): on an idle machine the
+# window held 0.34 s of busy time and that start-up alone put the ratio
+# under its bound.
+cp "$(command -v sha256sum)" "$work/crburn$$"
+"$work/crburn$$" /dev/zero &
+burner=$!
+pids+=($burner)
 to_border
 cpu_a=$(busy_seconds) t_a=$(date +%s)
 sleep 7
@@ -64,6 +72,7 @@ erg_start_agent cr-node --interval 1
 sleep 7
 to_border
 cpu_b=$(busy_seconds) t_b=$(date +%s)
+kill $burner
 sleep 8
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics1.txt"
 overlap=$(awk '/^erg_agent_overlapping_samples_total\{node="cr-node"\}/ {print $2}' "$work/metrics1.txt")
