@@ -22,11 +22,13 @@ const char *erg_idle_policy_name(enum erg_idle_policy p) {
 }
 
 /* s_p = Σ β_k x_{k,p}; a negative or non-finite activity (a counter
- * glitch) counts as none rather than taking power from the others. */
+ * glitch) counts as none rather than taking power from the others. As in
+ * erg_model_predict, a feature counts at most at its training maximum: a
+ * burst beyond anything trained must not take a whole cell's power. */
 static double attribute_activity(const struct erg_model *m, const double *xp) {
   double s = 0;
   for (size_t k = 0; k < m->nfeatures; k++)
-    s += m->coef[k] * xp[k];
+    s += m->coef[k] * (m->feature_max[k] > 0 ? fmin(xp[k], m->feature_max[k]) : xp[k]);
   return isfinite(s) && s > 0 ? s : 0;
 }
 

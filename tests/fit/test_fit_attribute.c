@@ -108,6 +108,29 @@ static void test_identical_processes(void **state) {
   }
 }
 
+/* A feature beyond its training maximum counts at the maximum, as in
+ * prediction: a 1 GB/s burst of one process must not take the cell from
+ * a busy neighbour when the model only ever saw 1 MB/s. */
+static void test_training_max_clamp(void **state) {
+  (void)state;
+  struct erg_model m = test_model();
+  m.coef[2] = 1e-6; /* 1 W per MB/s */
+  m.feature_max[2] = 1e6;
+  /* system, a CPU-bound process, a process reading at 1 GB/s */
+  double x[3 * NF] = {0, 0, 0, 1, 0, 0, 0.1, 0, 1e9};
+  double w[3];
+  struct erg_attribution a;
+  assert_int_equal(erg_attribute_cell(&m, 115, x, 3, 0, ERG_IDLE_SEPARATE, w, &a), 0);
+  /* Activities 12 W and 1.2 + 1 W: 20 W of dynamic power split 12 : 2.2. */
+  assert_true(fabs(w[1] - 20 * 12 / 14.2) < 1e-9);
+  assert_true(fabs(w[2] - 20 * 2.2 / 14.2) < 1e-9);
+  assert_true(fabs(w[0] + w[1] + w[2] + a.idle_separate_watts - 115) < 1e-9);
+  /* Without a recorded maximum (old model files) the value counts as is. */
+  m.feature_max[2] = 0;
+  assert_int_equal(erg_attribute_cell(&m, 115, x, 3, 0, ERG_IDLE_SEPARATE, w, &a), 0);
+  assert_true(w[2] > 19 && w[1] < 1);
+}
+
 /* The documented special cases, with exact numbers. */
 static void test_special_cases(void **state) {
   (void)state;
@@ -151,6 +174,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_identical_processes),
+      cmocka_unit_test(test_training_max_clamp),
       cmocka_unit_test(test_special_cases),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
