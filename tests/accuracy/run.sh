@@ -170,6 +170,10 @@ for l in lv:
     print(",".join(f"{x:.1f}:{seg}" for x in l))
 PY
 }
+# stress-ng's first start reads its binary and libraries from disk; later
+# starts read nothing (the agent charges block reads to the process that
+# issues them), so the fit sees no disk activity that is only start-up.
+stress-ng --cpu 1 --cpu-load 10 --timeout 1s -q || true
 # Idle profile: the nodes' cgroups stay empty for IDLE_S seconds first;
 # `erg fit --idle` records it from the journal (docs/model.md, "Idle
 # profile") and the fit takes idle power from it.
