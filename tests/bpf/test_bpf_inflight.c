@@ -12,10 +12,13 @@
  * while it was neither woken nor charged, so it has no entry. (A sleep of
  * the child would not do: its wakeup creates the entry.) The parent drains
  * from CPU 0 every 20 ms and checks each drain against the child's own runtime
- * (its CPU-time clock): the reported time since the nudge must cover the
- * runtime since the nudge, never step back, and never exceed the wall time
- * (a slice is charged as wall time: it includes the IRQ and steal time the
- * child's own clock leaves out, ~1 ms in 20 here). */
+ * (its CPU-time clock): the reported time since the nudge must cover 90 %
+ * of the runtime since the nudge (the defect reported none of it), never
+ * step back, and never exceed the wall time (a slice is charged as wall
+ * time: it includes the IRQ and steal time the child's own clock leaves
+ * out, ~1 ms in 20 here). Not all of it: a switch the program does not see
+ * as such (erg_bpf_stats.unseen_switches, docs/bpf.md) loses its slice, and
+ * an unsettled drain lags by one; CI saw 851 of 879 ms once. */
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -127,8 +130,11 @@ int main(void)
           (last_rep - v.cpu_ns) / 1e6);
     /* Reported since the baseline vs. what the child really ran meanwhile. */
     uint64_t rep = v.cpu_ns - base_rep;
-    CHECK(rep + SLACK_NS >= before - base_run, "drain %d: %.1f ms reported, the child ran %.1f ms",
-          drains, rep / 1e6, (before - base_run) / 1e6);
+    erg_bpf_stats(b, &st);
+    CHECK(rep + SLACK_NS >= 0.9 * (double)(before - base_run),
+          "drain %d: %.1f ms reported, the child ran %.1f ms (%llu unseen switches, "
+          "%llu unsettled so far)", drains, rep / 1e6, (before - base_run) / 1e6,
+          (unsigned long long)st.unseen_switches, (unsigned long long)st.unsettled);
     CHECK(rep <= wall - base_wall, "drain %d: %.1f ms reported in %.1f ms", drains, rep / 1e6,
           (wall - base_wall) / 1e6);
     last_rep = v.cpu_ns;
@@ -141,8 +147,9 @@ int main(void)
   waitpid(nudger, NULL, 0);
   erg_bpf_close(b);
   printf("ok: %d drains, child reported %.0f ms of %.0f ms run since the nudge; "
-         "%llu records of groups with no entry yet\n",
+         "%llu records of groups with no entry yet, %llu unseen switches, %llu unsettled\n",
          drains, (last_rep - base_rep) / 1e6, (last_run - base_run) / 1e6,
-         (unsigned long long)st.running_only);
+         (unsigned long long)st.running_only, (unsigned long long)st.unseen_switches,
+         (unsigned long long)st.unsettled);
   return 0;
 }
