@@ -233,16 +233,12 @@ static void group_reread(struct erg_bpf *b, size_t i)
     if (cpu_snapshot(b, b->snap[0]))
       return;
     /* A group that only ever ran in one slice has no entry until that
-     * slice ends: it is all in flight (see running_only_add). */
+     * slice ends: it is all in flight, and its record is still the empty
+     * one running_only_add made (running_add has not touched it yet). */
     if (bpf_map_lookup_elem(fd, k, &v)) {
       if (errno != ENOENT || !(b->vals[i].flags & ERG_FLAG_UNSEEN_GROUP))
         return;
       v = b->vals[i];
-      v.cpu_ns = 0;
-      memset(v.cap_ns, 0, sizeof(v.cap_ns));
-      memset(v.freq_ns, 0, sizeof(v.freq_ns));
-      memset(v.freq_khz, 0, sizeof(v.freq_khz));
-      v.freq_other_ns = 0;
     }
     now = clock_mono_ns();
     if (cpu_snapshot(b, b->snap[1]))

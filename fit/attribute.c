@@ -28,7 +28,7 @@ const char *erg_idle_policy_name(enum erg_idle_policy p) {
 static double attribute_activity(const struct erg_model *m, const double *xp) {
   double s = 0;
   for (size_t k = 0; k < m->nfeatures; k++)
-    s += m->coef[k] * (m->feature_max[k] > 0 ? fmin(xp[k], m->feature_max[k]) : xp[k]);
+    s += erg_model_term(m, k, xp[k]);
   return isfinite(s) && s > 0 ? s : 0;
 }
 

@@ -156,6 +156,9 @@ struct erg_model {
 /* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
  * features at their node-level value). */
 double erg_model_predict(const struct erg_model *m, const double *x);
+/* β_k x_k with x_k at most its training maximum (unclamped without one):
+ * each term of the prediction and of a process's attribution activity. */
+double erg_model_term(const struct erg_model *m, size_t k, double x);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
 

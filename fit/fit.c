@@ -75,7 +75,8 @@ static void fit_select_features(struct fit_ctx *c) {
       off += row_candidate(ds, i) && isfinite(v) && v - lo > 1e-12 * fmax(fabs(hi), fabs(lo));
     }
     size_t support = (size_t)ceil(FIT_MIN_SUPPORT * (double)ncand);
-    if (have * 2 >= ncand && have > 0 && off > 0 && off >= (support > 8 ? support : 8))
+    /* off >= 8 also means the column varies. */
+    if (have * 2 >= ncand && off >= (support > 8 ? support : 8))
       c->sel[c->nsel++] = k;
   }
 }
@@ -425,9 +426,13 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
  * far beyond it (a burst of disk writes) would predict hundreds of watts
  * the node never draws. Each feature counts at most at its training
  * maximum (models without one: unclamped). */
+double erg_model_term(const struct erg_model *m, size_t k, double x) {
+  return m->coef[k] * (m->feature_max[k] > 0 ? fmin(x, m->feature_max[k]) : x);
+}
+
 double erg_model_predict(const struct erg_model *m, const double *x) {
   double p = m->idle_watts;
   for (size_t k = 0; k < m->nfeatures; k++)
-    p += m->coef[k] * (m->feature_max[k] > 0 ? fmin(x[k], m->feature_max[k]) : x[k]);
+    p += erg_model_term(m, k, x[k]);
   return p;
 }
