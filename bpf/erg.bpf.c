@@ -58,6 +58,18 @@ struct {
   __type(value, __u32);
 } cpu_class SEC(".maps");
 
+/* Thread id -> the thread's se.sum_exec_runtime charged so far. A slice is
+ * charged as the growth of sum_exec_runtime, so it stays exact when the
+ * tracepoint misses a switch-in (see erg_sched_switch). Preallocated LRU:
+ * no allocation under the runqueue lock, and an entry left by a thread whose
+ * last switch-out went unseen ages out instead of filling the map. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, ERG_BPF_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, __u64);
+} threads SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, ERG_STAT_N);
@@ -246,6 +258,26 @@ static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
     __sync_fetch_and_add(&c->llc_misses, delta[2]);
 }
 
+/* On-CPU ns of prev's slice that ends now: the growth of its
+ * sum_exec_runtime since it was last charged (the scheduler has just
+ * brought it up to date). A thread first seen here existed before the
+ * attach: only its wall-clock slice is charged, and only when this CPU saw
+ * it switch in (seen); its runtime from then on is known. */
+static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall)
+{
+  __u64 sum = prev->se.sum_exec_runtime, d;
+  __u32 tid = prev->pid;
+  __u64 *done = bpf_map_lookup_elem(&threads, &tid);
+
+  if (!done) {
+    bpf_map_update_elem(&threads, &tid, &sum, BPF_ANY);
+    return seen ? wall : 0;
+  }
+  d = sum > *done ? sum - *done : 0;
+  *done = sum;
+  return d;
+}
+
 /* The last switch-out of a dead task: the thread ran from sched_process_exit
  * through exit_notify to here, so this slice must still be charged. Only an
  * existing entry is charged (sched_process_exit made sure there is one): a
@@ -258,6 +290,9 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
   struct erg_key k;
   struct erg_counts *c;
 
+  __u32 tid = prev->pid;
+
+  bpf_map_delete_elem(&threads, &tid);
   task_key(prev, &k);
   c = bpf_map_lookup_elem(&procs, &k);
   if (!c) {
@@ -317,20 +352,20 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
   if (perf_on)
     perf_step(s, perf);
   /* pid 0 is the idle task: its time is not a process's. */
-  if (start && prev->pid != 0) {
+  if (prev->pid != 0) {
     struct erg_key pk;
+    bool seen = start != 0;
     task_key(prev, &pk);
     /* prev is not what this CPU's last switch-in recorded: a switch went
-     * unseen (a few per second on 6.18 while other agents' programs came
-     * and went on this tracepoint; cause not established), so the slice
-     * start is unknown and now - start would charge prev with another
-     * task's time. Nothing is charged then; the stat counts it. */
-    if (pk.tgid != s->key.tgid || pk.start_ns != s->key.start_ns) {
+     * unseen (a few per second on 6.18; docs/bpf.md), so the slice start
+     * and the perf bases belong to another task. slice_ns still has prev's
+     * exact runtime; the perf deltas are dropped. */
+    if (seen && (pk.tgid != s->key.tgid || pk.start_ns != s->key.start_ns)) {
       stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-      start = now;
+      seen = false;
       perf[0] = perf[1] = perf[2] = 0;
     }
-    account_out(prev, preempt, now - start, perf, now);
+    account_out(prev, preempt, slice_ns(prev, seen, now - start), perf, now);
   }
   s->ts = now;
   task_key(next, &s->key);
@@ -363,9 +398,16 @@ int BPF_PROG(erg_sched_wakeup, struct task_struct *p)
   return count_event(p, 0);
 }
 
+/* Every thread created after the attach passes here before it first runs:
+ * all its runtime from now on is charged (a reused tid's old entry is
+ * overwritten). */
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p)
 {
+  __u64 sum = p->se.sum_exec_runtime;
+  __u32 tid = p->pid;
+
+  bpf_map_update_elem(&threads, &tid, &sum, BPF_ANY);
   return count_event(p, 0);
 }
 

@@ -8,6 +8,7 @@
 #endif
 
 #define ERG_BPF_MAX_PROCS 32768 /* live + not yet drained exited task groups */
+#define ERG_BPF_MAX_THREADS 65536 /* threads whose charged runtime is known (LRU) */
 #define ERG_BPF_NFREQ 8         /* distinct frequencies kept per task group */
 #define ERG_BPF_NCAP 4          /* distinct core capacity classes */
 #define ERG_BPF_COMM_LEN 16

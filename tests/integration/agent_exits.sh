@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Exit capture through the agent: 500 processes that each burn ~20 ms and
-# exit inside an interval are charged to their command (>= 99% of the CPU
-# time wait4 saw) on the eBPF path. Also: the forced /proc fallback says so,
-# and without CAP_BPF the agent falls back by itself with one clear line.
+# exit inside an interval are charged to their command on the eBPF path
+# (99.8-100.2 % of the CPU time wait4 saw; the issue asks >= 99 %). Also: the
+# forced /proc fallback says so, and without CAP_BPF the agent falls back by
+# itself with one clear line.
 set -euo pipefail
 AGENT=$1 BURNER=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
@@ -39,8 +40,10 @@ for o in objs:
         health[k] = health.get(k, 0) + v
 print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {truth/1e9:.3f} s = {ratio:.4f}; "
       f"eBPF health over the run: {health}")
-assert ratio >= 0.99, ratio
-assert ratio <= 1.05, ratio
+# Slices are charged as the growth of each thread's sum_exec_runtime, the
+# clock wait4's rusage is scaled to (it truncates to us: +0.005 % here).
+assert ratio >= 0.998, ratio
+assert ratio <= 1.002, ratio
 assert len(pids) >= 495, len(pids)
 PY
 
