@@ -84,7 +84,7 @@ static void metrics_bpf_health(FILE *f, struct collector *c) {
                    "CPU time of exiting threads charged after their process's final record.",
                    offsetof(struct node_state, bpf_lost_exit_ns), 1e-9);
   metrics_node_bpf(f, c, "erg_agent_bpf_unseen_switches_total",
-                   "CPU slices not charged because their switch-in was not seen.",
+                   "Context switches whose switch-in the sched_switch tracepoint missed (CPU still exact; perf deltas of the slice dropped).",
                    offsetof(struct node_state, bpf_unseen_switches), 1);
   metrics_node_bpf(f, c, "erg_agent_bpf_unsettled_rereads_total",
                    "Drain re-reads that never saw a process's running slices consistently.",
