@@ -67,13 +67,18 @@ static void test_cpu_time(struct erg_bpf *b)
   p0 = drain_self(b);
   r0 = rusage_self_ns();
   test_burn_ns(200000000ull);
-  p1 = drain_self(b);
   r1 = rusage_self_ns();
+  /* Switched out, the burn is charged from sum_exec_runtime; while it runs
+   * the drain's in-flight part depends on this CPU having seen its
+   * switch-in, and a missed one (docs/bpf.md "Unseen switches", seen 1 run
+   * in ~25 here) gave 23 of 200 ms. In-flight time: test_bpf_inflight. */
+  usleep(2000);
+  p1 = drain_self(b);
   dbpf = p1.cpu_ns - p0.cpu_ns;
   dru = r1 - r0;
   printf("cpu: bpf %.1f ms, getrusage %.1f ms (%.2f%%)\n", dbpf / 1e6, dru / 1e6,
          100.0 * ((double)dbpf - (double)dru) / (double)dru);
-  CHECK(dbpf >= dru * 0.9 && dbpf <= dru * 1.1, "bpf %llu vs rusage %llu",
+  CHECK(dbpf >= dru * 0.98 && dbpf <= dru * 1.02, "bpf %llu vs rusage %llu",
         (unsigned long long)dbpf, (unsigned long long)dru);
   CHECK(p1.uid == getuid(), "uid %u", p1.uid);
   CHECK(p1.cgroup_id != 0, "cgroup id");
