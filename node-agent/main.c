@@ -1,9 +1,11 @@
 /* erg-agent: samples per-process resource use and streams it to ergd. */
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "erg_agent.h"
 
@@ -11,6 +13,18 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
   (void)sig;
   stop_requested = 1;
+}
+
+/* Sleeps until CLOCK_MONOTONIC reaches mono_ns or a stop signal arrives:
+ * one wakeup per interval (it was one per 100 ms, to poll for signals). */
+static void agent_sleep_until(uint64_t mono_ns, const sigset_t *run_mask) {
+  uint64_t now = erg_time_monotonic_ns();
+  if (now >= mono_ns)
+    return;
+  uint64_t left = mono_ns - now;
+  struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ULL),
+                        .tv_nsec = (long)(left % 1000000000ULL)};
+  ppoll(NULL, 0, &ts, run_mask);
 }
 
 static void usage(FILE *f) {
@@ -131,8 +145,16 @@ int main(int argc, char **argv) {
   if (rc)
     return rc;
   erg_log_init("erg-agent", cfg.log_level);
+  /* SIGINT/SIGTERM stay blocked except inside agent_sleep_until, so a stop
+   * request can never fall between the check and the sleep. Threads started
+   * later (ZeroMQ's) inherit the mask and leave the signals to this one. */
+  sigset_t stop_sigs, run_mask;
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
+  sigemptyset(&stop_sigs);
+  sigaddset(&stop_sigs, SIGINT);
+  sigaddset(&stop_sigs, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop_sigs, &run_mask);
   char why[256];
   struct erg_agent *a;
   if (erg_agent_open(&a, &cfg, why, sizeof why) != 0) {
@@ -170,10 +192,8 @@ int main(int argc, char **argv) {
     uint64_t now = erg_time_monotonic_ns();
     if (next < now)
       next = now;
-    while (!stop_requested && erg_time_monotonic_ns() < next) {
-      uint64_t left = next - erg_time_monotonic_ns();
-      erg_time_sleep_ns(left < 100000000ULL ? left : 100000000ULL);
-    }
+    while (!stop_requested && erg_time_monotonic_ns() < next)
+      agent_sleep_until(next, &run_mask);
   }
   erg_sender_close(tx);
   erg_agent_close(a);
