@@ -374,6 +374,49 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
   return 0;
 }
 
+/* A few times a second on every CPU (a software clock perf event): if the
+ * task running here is not the one this CPU's state names, its switch-in
+ * went unseen, and until its next switch-out every drain would give its
+ * slice in flight to the named group. The state is set to what runs now,
+ * started when the thread's uncharged runtime began (its runtime is as of
+ * the last tick, so the start may be late by one tick). The hrtimer
+ * interrupt cannot fall inside erg_sched_switch (interrupts are off there). */
+SEC("perf_event")
+int erg_cpu_heal(void *ctx)
+{
+  struct task_struct *t = bpf_get_current_task_btf();
+  __u64 now = bpf_ktime_get_ns(), run = 0, seq;
+  struct erg_cpu_state *s;
+  struct erg_key k;
+  __u32 zero = 0, tid;
+  __u64 *done;
+
+  s = bpf_map_lookup_elem(&cpu_state, &zero);
+  if (!s)
+    return 0;
+  task_key(t, &k); /* as erg_sched_switch records it, idle included */
+  if (s->ts && k.tgid == s->key.tgid && k.start_ns == s->key.start_ns)
+    return 0;
+  if (s->ts)
+    stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
+  tid = t->pid;
+  done = t->pid ? bpf_map_lookup_elem(&threads, &tid) : 0;
+  if (done && t->se.sum_exec_runtime > *done)
+    run = t->se.sum_exec_runtime - *done;
+  if (run > now)
+    run = 0;
+  seq = s->seq_begin + 1;
+  s->seq_begin = seq;
+  barrier();
+  s->ts = now - run;
+  s->key = k;
+  /* The bases belong to the slice that was not seen to end. */
+  s->perf_base[0] = s->perf_base[1] = s->perf_base[2] = 0;
+  barrier();
+  s->seq_end = seq;
+  return 0;
+}
+
 static __always_inline int count_event(struct task_struct *t, int which)
 {
   struct erg_counts *c;

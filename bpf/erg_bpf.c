@@ -65,12 +65,18 @@ int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t 
   return -1;
 }
 const char *erg_bpf_loader(const struct erg_bpf *b) { (void)b; return "none"; }
+const char *erg_bpf_heal_reason(const struct erg_bpf *b)
+{
+  (void)b;
+  return "built without BPF support";
+}
 
 #else /* ERG_HAVE_BPF */
 
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,6 +290,58 @@ static int perf_maps_fill(struct erg_bpf *b)
   return 0;
 }
 
+/* ---- unseen-switch repair ---- */
+#define HEAL_PERIOD_NS 250000000ull
+
+static void heal_close(struct erg_bpf *b)
+{
+  for (int c = 0; b->heal_fd && c < b->ncpu; c++) {
+    if (b->heal_fd[c] >= 0)
+      close(b->heal_fd[c]);
+    b->heal_fd[c] = -1;
+  }
+}
+
+/* A software clock on every online CPU runs erg_cpu_heal 4 times a second
+ * (erg.bpf.c). Without it the counts stay exact; a missed switch-in then
+ * gives a slice in flight to the wrong group until the task leaves its CPU. */
+static void heal_setup(struct erg_bpf *b)
+{
+  int prog = b->lskel ? b->lskel->progs.erg_cpu_heal.prog_fd
+                      : bpf_program__fd(b->skel->progs.erg_cpu_heal);
+  struct perf_event_attr a;
+
+  memset(&a, 0, sizeof(a));
+  a.type = PERF_TYPE_SOFTWARE;
+  a.size = sizeof(a);
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.sample_period = HEAL_PERIOD_NS;
+  a.disabled = 1;
+  b->heal_why[0] = '\0';
+  for (int c = 0; c < b->ncpu; c++) {
+    int fd;
+    if (!b->online[c])
+      continue;
+    fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) != 0 ||
+        ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+      snprintf(b->heal_why, sizeof(b->heal_why), "%s on CPU %d: %s",
+               fd < 0 ? "perf_event_open of a software clock" : "attaching to the software clock",
+               c, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      heal_close(b);
+      return;
+    }
+    b->heal_fd[c] = fd;
+  }
+}
+
+const char *erg_bpf_heal_reason(const struct erg_bpf *b)
+{
+  return !b ? "BPF not loaded" : b->heal_why[0] ? b->heal_why : NULL;
+}
+
 static int cpu_maps_fill(struct erg_bpf *b)
 {
   int fclass = b->fd.cpu_class;
@@ -324,15 +382,18 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts)
     return -1;
   b->freq = calloc((size_t)b->ncpu, sizeof(*b->freq));
   b->perf_fd = malloc(sizeof(int) * NPERF * (size_t)b->ncpu);
+  b->heal_fd = malloc(sizeof(int) * (size_t)b->ncpu);
   b->snap[0] = malloc(cpu_state_stride() * (size_t)b->ncpu);
   b->snap[1] = malloc(cpu_state_stride() * (size_t)b->ncpu);
   b->snap_tmp = malloc(cpu_state_stride() * (size_t)b->ncpu);
   b->redo = malloc(sizeof(*b->redo) * (size_t)b->ncpu);
-  if (!b->cpu_class || !b->freq || !b->perf_fd || !b->snap[0] || !b->snap[1] || !b->snap_tmp ||
-      !b->redo)
+  if (!b->cpu_class || !b->freq || !b->perf_fd || !b->heal_fd || !b->snap[0] || !b->snap[1] ||
+      !b->snap_tmp || !b->redo)
     return -1;
   for (int i = 0; i < NPERF * b->ncpu; i++)
     b->perf_fd[i] = -1;
+  for (int i = 0; i < b->ncpu; i++)
+    b->heal_fd[i] = -1;
   return 0;
 }
 
@@ -428,6 +489,7 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
     snprintf(why, whylen, "attaching BPF programs failed: %s", strerror(-err));
     return -1;
   }
+  heal_setup(b);
   return 0;
 }
 
@@ -467,6 +529,8 @@ void erg_bpf_close(struct erg_bpf *b)
 {
   if (!b)
     return;
+  heal_close(b);
+  free(b->heal_fd);
   if (b->lskel)
     erg_kern_l__destroy(b->lskel);
   erg_kern__destroy(b->skel);

@@ -111,6 +111,9 @@ int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t 
 /* Capacity of each class (ascending), as used for cap_ns; returns count. */
 int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]);
 void erg_bpf_close(struct erg_bpf *b);
+/* NULL when every online CPU runs the unseen-switch repair clock (docs/bpf.md
+ * "Unseen switches"), else why not ("perf_event_open ... on CPU 3: ..."). */
+const char *erg_bpf_heal_reason(const struct erg_bpf *b);
 /* Which loader loaded the programs: "light" (in-kernel loader, 5.17+) or
  * "libbpf" (reads the kernel BTF in this process). */
 const char *erg_bpf_loader(const struct erg_bpf *b);

@@ -41,6 +41,8 @@ struct erg_bpf {
   int nclass;
   uint32_t *freq; /* scratch for sysfs frequency refresh */
   int *perf_fd;   /* NPERF * ncpu, -1 = none */
+  int *heal_fd;   /* per CPU software clock running erg_cpu_heal, -1 = none */
+  char heal_why[160]; /* why there is no heal clock; "" when it runs */
   struct erg_key *keys;
   struct erg_counts *vals;
   size_t cap;    /* capacity of keys/vals */

@@ -296,6 +296,9 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   const char *name, *fwhy;
   for (size_t i = 0; (name = erg_agent_feature_off(a, i, &fwhy)) != NULL; i++)
     erg_info("eBPF feature %s off: %s", name, fwhy);
+  if ((fwhy = erg_bpf_heal_reason(a->bpf)) != NULL)
+    erg_warn("eBPF unseen-switch repair off (%s): a missed switch-in misplaces a running "
+             "slice until the task leaves its CPU", fwhy);
   return 0;
 }
 
