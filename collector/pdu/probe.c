@@ -23,6 +23,12 @@ struct probe_result {
   int index[PROBE_MAX_OUTLETS];
   char names[PROBE_MAX_OUTLETS][PROBE_NAMELEN];
   struct erg_pdu_reading r[PROBE_MAX_OUTLETS];
+  /* SNMP only: where each value came from, for checking it against a
+   * recording or an snmpget ("" when the profile has no such object). */
+  bool have_raw;
+  double power_scale, energy_scale, total_scale;
+  char total_oid[160];
+  char oids[PROBE_MAX_OUTLETS][3][160]; /* power, energy, name */
 };
 
 static void probe_usage(FILE *f) {
@@ -161,6 +167,19 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
 }
 
 #ifdef ERG_HAVE_SNMP
+static void probe_snmp_raw(const struct erg_pdu_source *src, const struct erg_snmp_profile *p,
+                           struct probe_result *res) {
+  const char *t[3] = {p->oid_power, p->oid_energy, p->oid_name};
+  res->have_raw = true;
+  erg_pdu_snmp_scales(src, &res->power_scale, &res->energy_scale);
+  res->total_scale = p->oid_total_power ? p->total_power_scale : NAN;
+  snprintf(res->total_oid, sizeof res->total_oid, "%s", p->oid_total_power ? p->oid_total_power : "");
+  for (int i = 0; i < res->n; i++)
+    for (int k = 0; k < 3; k++)
+      if (!t[k] || erg_snmp_oid_expand(t[k], res->index[i], res->oids[i][k], sizeof res->oids[i][k]))
+        res->oids[i][k][0] = '\0';
+}
+
 static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char *why,
                       size_t whylen) {
   struct erg_snmp_ident id;
@@ -186,7 +205,10 @@ static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char
   for (int i = 0; i < n; i++)
     src->cfg.channels[i] = res->index[i] = i + 1;
   why[0] = '\0';
-  return erg_pdu_source_poll(src, res->r, why, whylen);
+  if (erg_pdu_source_poll(src, res->r, why, whylen))
+    return -1;
+  probe_snmp_raw(src, id.prof, res);
+  return 0;
 }
 #endif
 
@@ -207,6 +229,24 @@ static int probe_modbus(struct erg_pdu_source *src, struct probe_result *res, ch
 
 static json_t *probe_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+static json_t *probe_str(const char *s) { return s[0] ? json_string(s) : json_null(); }
+
+/* "raw": the OIDs read and the factors applied, so a value can be traced
+ * back to the agent (tests compare them with the recordings). */
+static void probe_json_raw(json_t *o, json_t *outs, const struct probe_result *r) {
+  if (!r->have_raw)
+    return;
+  for (int i = 0; i < r->n; i++)
+    json_object_set_new(json_array_get(outs, (size_t)i), "oids",
+                        json_pack("{s:o,s:o,s:o}", "power", probe_str(r->oids[i][0]), "energy",
+                                  probe_str(r->oids[i][1]), "name", probe_str(r->oids[i][2])));
+  json_object_set_new(o, "raw",
+                      json_pack("{s:o,s:o,s:o,s:o}", "power_scale_watts", probe_num(r->power_scale),
+                                "energy_scale_joules", probe_num(r->energy_scale),
+                                "total_power_oid", probe_str(r->total_oid),
+                                "total_power_scale_watts", probe_num(r->total_scale)));
+}
+
 static void probe_print_json(const struct erg_pdu_source_config *c, const struct probe_result *r) {
   json_t *outs = json_array();
   for (int i = 0; i < r->n; i++)
@@ -219,6 +259,7 @@ static void probe_print_json(const struct erg_pdu_source_config *c, const struct
                         "profile", r->profile, "profile_reason", r->reason, "sysobjectid",
                         r->sysoid, "sysdescr", r->sysdescr, "total_watts",
                         probe_num(r->total_watts), "outlets", outs);
+  probe_json_raw(o, outs, r);
   char *s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
   printf("%s\n", s ? s : "{}");
   free(s);

@@ -72,6 +72,9 @@ int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, boo
                  double *vals, char *strs, size_t slen, char *why, size_t whylen);
 /* The profile in use, NULL before identification. */
 const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_source *src);
+/* Raw value -> W and -> J of src's outlets as its last poll scaled them
+ * (Raritan's digits included); NAN before identification. */
+void erg_pdu_snmp_scales(const struct erg_pdu_source *src, double *power_w, double *energy_j);
 /* Whole-PDU power in W, NAN when the profile has none. */
 double erg_pdu_snmp_total_power(struct erg_pdu_source *src);
 

@@ -454,9 +454,6 @@ const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_sour
 
 /* ---- values ---- */
 
-static double snmp_digits_scale(int digits) {
-  return digits > 0 && digits < 10 ? pow(10.0, -digits) : 1.0;
-}
 
 /* ---- identification (sysObjectID -> profile) ---- */
 
@@ -585,9 +582,9 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
     if (raw < 0)
       raw = NAN; /* -1: "not supported" on every MIB here */
     if (j->what[i] == VB_POWER) {
-      r->watts = raw * pr->power_scale * snmp_digits_scale(p->power_digits);
+      r->watts = raw * pr->power_scale * erg_snmp_digits_scale(p->power_digits);
     } else if (j->what[i] == VB_ENERGY) {
-      r->energy_resolution_joules = pr->energy_scale * snmp_digits_scale(p->energy_digits);
+      r->energy_resolution_joules = pr->energy_scale * erg_snmp_digits_scale(p->energy_digits);
       r->energy_joules = raw * r->energy_resolution_joules;
       if (isfinite(raw))
         p->energy_type[j->chan[i]] = v->type;
@@ -712,7 +709,7 @@ static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
   const struct snmp_priv *p = src->priv;
   if (!p || !p->prof || !p->prof->oid_energy)
     return 0;
-  double scale = p->prof->energy_scale * snmp_digits_scale(p->energy_digits);
+  double scale = p->prof->energy_scale * erg_snmp_digits_scale(p->energy_digits);
   switch (p->energy_type[channel]) {
   case ASN_COUNTER64: return 0;
   case ASN_INTEGER: return 2147483648.0 * scale;

@@ -3,6 +3,8 @@
 #ifndef ERG_PDU_SNMP_INT_H
 #define ERG_PDU_SNMP_INT_H
 
+#include <math.h>
+
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
 
@@ -23,6 +25,11 @@ struct snmp_priv {
   bool tried;                          /* a request went out this round */
   int max_vars;                        /* varbinds per GET after a tooBig; 0: the default */
 };
+
+/* Raritan's decimal digits as a factor on the raw value. */
+static inline double erg_snmp_digits_scale(int digits) {
+  return digits > 0 && digits < 10 ? pow(10.0, -digits) : 1.0;
+}
 
 /* Once per process: net-snmp without config files, state or MIBs. */
 void erg_snmp_lib_init(void);

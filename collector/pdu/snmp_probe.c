@@ -5,9 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "profiles.h"
+#include "snmp_int.h"
 
 #define PROBE_CHUNK 16
+
+void erg_pdu_snmp_scales(const struct erg_pdu_source *src, double *power_w, double *energy_j) {
+  const struct snmp_priv *p = src->priv;
+  *power_w = *energy_j = NAN;
+  if (!p || !p->prof)
+    return;
+  *power_w = p->prof->power_scale * erg_snmp_digits_scale(p->power_digits);
+  *energy_j = p->prof->energy_scale * erg_snmp_digits_scale(p->energy_digits);
+}
 
 double erg_pdu_snmp_total_power(struct erg_pdu_source *src) {
   const struct erg_snmp_profile *p = erg_snmp_source_profile(src);
