@@ -8,11 +8,16 @@
 # usage: snmp_bench.sh BUILD_DIR [N=500] [M=24] [ROUNDS=5] [AGENTS=2]
 # INFLIGHT_SWEEP="16 32 128 256": also time poll_many with these windows.
 # PASSES=3: also alternate erg and the exporter (64 in flight) 3 times.
+# SNMP_AGENT=fast: serve the same values from tests/bench/snmp_bench_agent.c
+# (C, tens of us per request) instead of snmpsimd (~2 ms), so the round
+# time is the pollers', not the agents'.
+# The exporter is scraped by curl --parallel (C): a Python client spent
+# more CPU than the exporter once the agents were fast.
 set -euo pipefail
 B=$1; N=${2:-500}; M=${3:-24}; R=${4:-5}; A=${5:-2}
 BENCH=$B/tests/pdu/snmp_bench
 . "$(dirname "$0")/../pdu/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3 prometheus-snmp-exporter
+pdu_need snmpsimd snmpget python3 prometheus-snmp-exporter curl
 python3 - "$PDU_TMP" "$N" "$M" "$A" <<'PY'
 import os, sys
 d, n, m, a = sys.argv[1], *map(int, sys.argv[2:])
@@ -45,11 +50,45 @@ PY
 PORTS=()
 for a in $(seq 0 $((A - 1))); do
   p=$(pdu_free_port); PORTS+=("$p")
-  pdu_snmpsimd "$PDU_TMP/data$a" "$p"
+  if [ "${SNMP_AGENT:-snmpsimd}" = fast ]; then
+    "$B/tests/pdu/snmp_bench_agent" "$p" "$N" "$M" &
+    PDU_PIDS="$PDU_PIDS $!"
+    for _ in $(seq 1 50); do
+      snmpget -v2c -c pdu0001 -t 0.2 -r 0 127.0.0.1:"$p" 1.3.6.1.2.1.1.2.0 >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  else
+    pdu_snmpsimd "$PDU_TMP/data$a" "$p"
+  fi
   for f in "$PDU_TMP"/data$a/*.snmprec; do
     echo "127.0.0.1 $p $(basename "$f" .snmprec)" >>"$PDU_TMP/targets"
   done
 done
+echo "== load source: ${SNMP_AGENT:-snmpsimd}, $A processes"
+# One exporter round through curl: URL list and outputs, timed, counted.
+exporter_round() { # CONC -> "SECONDS VALUES FAILED"
+  local conc=$1 t0 t1
+  rm -rf "$PDU_TMP/scrape"; mkdir -p "$PDU_TMP/scrape"
+  awk -v ep="$EP" -v d="$PDU_TMP/scrape" '{ printf "url = \"http://127.0.0.1:%s/snmp?target=%s:%s&module=%s\"\noutput = \"%s/%s\"\n", ep, $1, $2, $3, d, $3 }' \
+    "$PDU_TMP/targets" >"$PDU_TMP/curl.cfg"
+  t0=$(date +%s.%N)
+  curl -s --no-progress-meter --max-time 60 --parallel --parallel-max "$conc" -K "$PDU_TMP/curl.cfg" 2>/dev/null || true
+  t1=$(date +%s.%N)
+  local vals fails
+  vals=$(cat "$PDU_TMP"/scrape/* 2>/dev/null | grep -c '^rPDU2OutletMetered' || true)
+  fails=$(( $(wc -l <"$PDU_TMP/targets") - $(grep -l '^rPDU2OutletMetered' "$PDU_TMP"/scrape/* 2>/dev/null | wc -l) ))
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $vals $fails"
+}
+exporter_rounds() { # CONC LABEL: R rounds, one line each, then the median
+  local conc=$1 times=()
+  for r in $(seq 1 "$R"); do
+    read -r t v f < <(exporter_round "$conc")
+    echo "round $r: $t s, $v values (want $((2 * M * N))), $f failed scrapes"
+    times+=("$t")
+  done
+  printf '%s\n' "${times[@]}" | sort -g | awk -v n="$R" -v c="$conc" -v N="$N" -v M="$M" \
+    '{ a[NR] = $1 } END { printf "median %.3f s for %d PDUs x %d outlets (snmp_exporter, %d in flight)\n", a[int((n + 1) / 2)], N, M, c }'
+}
 sort -k3 -o "$PDU_TMP/targets" "$PDU_TMP/targets"
 echo "== warm-up (snmpsimd indexes its data files on first use)"
 "$BENCH" "$PDU_TMP/targets" 2 "$M" | tail -1
@@ -81,48 +120,11 @@ for pass in $(seq 1 "${PASSES:-1}"); do
   "$BENCH" "$PDU_TMP/targets" "$R" "$M" | tail -1 | tee -a "$PDU_TMP/erg_pass.txt"
 
   echo "== pass $pass: prometheus-snmp-exporter, 64 scrapes in flight"
-  python3 - "$PDU_TMP/targets" "$EP" "$R" "$M" 64 <<'PY' | tail -1 | tee -a "$PDU_TMP/exp_pass.txt"
-import concurrent.futures as cf, statistics, sys, time, urllib.request
-targets = [l.split() for l in open(sys.argv[1])]
-ep, rounds, m, conc = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-def scrape(t):
-    url = f"http://127.0.0.1:{ep}/snmp?target={t[0]}:{t[1]}&module={t[2]}"
-    try:
-        return urllib.request.urlopen(url, timeout=60).read().count(b"\nrPDU2OutletMetered")
-    except Exception:
-        return 0
-times = []
-with cf.ThreadPoolExecutor(max_workers=conc) as ex:
-    for r in range(rounds):
-        t0 = time.monotonic()
-        vals = sum(ex.map(scrape, targets))
-        times.append(time.monotonic() - t0)
-print(f"median {statistics.median(times):.3f} s ({vals} values of {2*m*len(targets)})")
-PY
+  exporter_rounds 64 | tail -1 | tee -a "$PDU_TMP/exp_pass.txt"
 done
 for C in 64 "$N"; do
 echo "== prometheus-snmp-exporter, $C scrapes in flight"
-python3 - "$PDU_TMP/targets" "$EP" "$R" "$M" "$C" <<'PY' | tee "$PDU_TMP/exp$C.txt"
-import concurrent.futures as cf, statistics, sys, time, urllib.request
-targets = [l.split() for l in open(sys.argv[1])]
-ep, rounds, m, conc = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-def scrape(t):
-    url = f"http://127.0.0.1:{ep}/snmp?target={t[0]}:{t[1]}&module={t[2]}"
-    try:
-        body = urllib.request.urlopen(url, timeout=60).read().decode()
-    except Exception:
-        return (0, 1)
-    return (sum(1 for l in body.splitlines() if l.startswith("rPDU2OutletMetered")), 0)
-times = []
-with cf.ThreadPoolExecutor(max_workers=conc) as ex:
-    for r in range(rounds):
-        t0 = time.monotonic()
-        res = list(ex.map(scrape, targets))
-        times.append(time.monotonic() - t0)
-        vals, errs = sum(x[0] for x in res), sum(x[1] for x in res)
-        print(f"round {r+1}: {times[-1]:.3f} s, {vals} values (want {2*m*len(targets)}), {errs} failed scrapes")
-print(f"median {statistics.median(times):.3f} s for {len(targets)} PDUs x {m} outlets (snmp_exporter, {conc} in flight)")
-PY
+exporter_rounds "$C" | tee "$PDU_TMP/exp$C.txt"
 done
 if [ "${PASSES:-1}" -gt 1 ]; then
   python3 - "$PDU_TMP/erg_pass.txt" "$PDU_TMP/exp_pass.txt" <<'PY'
@@ -140,5 +142,5 @@ x=$(awk '/^median/{print $2}' "$PDU_TMP/exp64.txt")
 xb=$(awk '/^median/{print $2}' "$PDU_TMP/exp$N.txt")
 python3 -c "
 e,s,x,xb=$e,$s,$x,$xb
-print(f'== summary: {$N} PDUs x {$M} outlets, {$A} snmpsimd processes, median of {$R} rounds')
+print(f'== summary: {$N} PDUs x {$M} outlets, {$A} ${SNMP_AGENT:-snmpsimd} agent processes, median of {$R} rounds')
 print(f'erg poll_many {e:.3f} s | erg sequential {s:.3f} s ({s/e:.1f}x) | snmp_exporter, 64 in flight {x:.3f} s ({x/e:.1f}x) | snmp_exporter, all {$N} at once {xb:.3f} s ({xb/e:.1f}x)')"
