@@ -543,6 +543,7 @@ void erg_bpf_close(struct erg_bpf *b)
   free(b->freq);
   free(b->keys);
   free(b->vals);
+  free(b->running);
   free(b->snap[0]);
   free(b->snap[1]);
   free(b->snap_tmp);

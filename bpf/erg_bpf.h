@@ -47,6 +47,12 @@ struct erg_bpf_proc {
   /* Cumulative since the process was first seen. Counters of features not
    * in erg_bpf_features() are 0 and must not be reported. */
   uint64_t cpu_ns, wakeups, migrations, read_bytes, write_bytes;
+  /* The part of cpu_ns that is slices still running: wall time since their
+   * switch-in, an estimate. Their switch-out charges the thread's runtime,
+   * which leaves out steal time (and IRQ time with IRQ_TIME_ACCOUNTING), so
+   * the next cpu_ns may be lower by up to that much; cpu_ns - running_ns
+   * never steps back. */
+  uint64_t running_ns;
   uint64_t cycles, instructions, llc_misses;
   uint32_t nfreq; /* on-CPU time per CPU frequency */
   struct {

@@ -35,6 +35,10 @@ static int drain_reserve(struct erg_bpf *b, size_t need)
   if (!v)
     return -1;
   b->vals = v;
+  uint64_t *r = realloc(b->running, cap * sizeof(*r));
+  if (!r)
+    return -1;
+  b->running = r;
   b->cap = cap;
   return 0;
 }
@@ -198,9 +202,9 @@ static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d)
   c->freq_other_ns += d;
 }
 
-/* Adds the part up to now of each slice of key in st to v. */
+/* Adds the part up to now of each slice of key in st to v (and to *run). */
 static void running_add(const struct erg_bpf *b, const char *st, const struct erg_key *key,
-                        uint64_t now, struct erg_counts *v)
+                        uint64_t now, struct erg_counts *v, uint64_t *run)
 {
   if (v->flags & ERG_FLAG_EXITED)
     return;
@@ -210,6 +214,7 @@ static void running_add(const struct erg_bpf *b, const char *st, const struct er
     if (!state_whole(s) || !s->ts || now <= s->ts || !key_eq(&s->key, key))
       continue;
     v->cpu_ns += d;
+    *run += d;
     if ((b->features & ERG_BPF_F_CAPACITY) && b->cpu_class[c] < ERG_BPF_NCAP)
       v->cap_ns[b->cpu_class[c]] += d;
     if ((b->features & ERG_BPF_F_FREQ) && b->freq[c])
@@ -251,7 +256,8 @@ static void group_reread(struct erg_bpf *b, size_t i)
         same = false;
     }
     if (same) {
-      running_add(b, b->snap[0], k, now, &b->vals[i]);
+      b->running[i] = 0;
+      running_add(b, b->snap[0], k, now, &b->vals[i], &b->running[i]);
       return;
     }
   }
@@ -314,6 +320,8 @@ static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
   long *redo = b->redo;
   int nredo = 0;
 
+  if (n)
+    memset(b->running, 0, n * sizeof(*b->running));
   for (int c = 0; c < b->ncpu; c++) {
     const struct erg_cpu_state *s0 = snap_cpu(b->snap[0], c);
     long i = s0->key.tgid && s0->ts ? key_find(b->keys, n, &s0->key) : -1;
@@ -335,7 +343,7 @@ static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
       if (state_whole(snap_cpu(b->snap[0], e)) && key_eq(&snap_cpu(b->snap[0], e)->key, &s0->key))
         i = -1;
     if (i >= 0 && !again)
-      running_add(b, b->snap[0], &s0->key, now, &b->vals[i]);
+      running_add(b, b->snap[0], &s0->key, now, &b->vals[i], &b->running[i]);
   }
   for (int r = 0; r < nredo; r++) {
     bool dup = false;
@@ -347,7 +355,7 @@ static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
 }
 
 static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
-                      const struct erg_counts *c, struct erg_bpf_proc *p)
+                      const struct erg_counts *c, uint64_t running, struct erg_bpf_proc *p)
 {
   memset(p, 0, sizeof(*p));
   p->pid = k->tgid;
@@ -357,6 +365,7 @@ static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
   p->uid = c->uid;
   p->cgroup_id = c->cgroup_id;
   p->cpu_ns = c->cpu_ns;
+  p->running_ns = running;
   p->wakeups = c->wakeups;
   p->migrations = c->migrations;
   p->read_bytes = c->read_bytes;
@@ -423,7 +432,7 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
   drain_settle(b, (size_t)n, now);
   size_t ndead = 0;
   for (long i = 0; i < n; i++) {
-    proc_fill(b, &b->keys[i], &b->vals[i], &p);
+    proc_fill(b, &b->keys[i], &b->vals[i], b->running[i], &p);
     cb(&p, user);
     /* Handed over: the key moves to the front for the batch delete (the
      * records before i are done with). */

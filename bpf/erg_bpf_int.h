@@ -45,6 +45,7 @@ struct erg_bpf {
   char heal_why[160]; /* why there is no heal clock; "" when it runs */
   struct erg_key *keys;
   struct erg_counts *vals;
+  uint64_t *running; /* per record: the in-flight part drain_settle added */
   size_t cap;    /* capacity of keys/vals */
   char *snap[2]; /* per-CPU state before and after the map read */
   char *snap_tmp; /* re-read of CPUs caught mid-switch */
