@@ -186,7 +186,10 @@ for l in open(sys.argv[1]):
 job = v['erg_job_energy_joules_total{job="4242"}']
 nodes = sum(v[f'erg_key_energy_joules_total{{node="{n}",kind="job",key="4242"}}'] for n in ("n1", "n2"))
 assert nodes > 100, f"job 4242 got only {nodes} J"
-assert 0.8 * nodes <= job <= nodes + 1e-3, (job, nodes)
+# /metrics prints 3 decimals: the job counter and the two node counters
+# are each rounded, so the sum may differ by 1.5 mJ (seen: 1418.016 vs
+# 1418.015).
+assert 0.8 * nodes <= job <= nodes + 0.01, (job, nodes)
 # Per-key power of the last cell: every kind's keys add up to that cell's
 # dynamic power (measured - idle, idle_policy separate).
 for n in ("n1", "n2"):
