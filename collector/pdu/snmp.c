@@ -452,9 +452,6 @@ const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_sour
   return p ? p->prof : NULL;
 }
 
-/* ---- values ---- */
-
-
 /* ---- identification (sysObjectID -> profile) ---- */
 
 static const char *const oid_sysdescr = "1.3.6.1.2.1.1.1.0";
@@ -574,7 +571,6 @@ static void snmp_apply_digits(struct snmp_priv *p, const struct snmp_job *j) {
 static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j,
                               struct erg_pdu_reading *out) {
   struct snmp_priv *p = src->priv;
-  const struct erg_snmp_profile *pr = p->prof;
   const netsnmp_variable_list *v = j->resp->variables;
   for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
     double raw = erg_snmp_vb_number(v);
@@ -582,9 +578,9 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
     if (raw < 0)
       raw = NAN; /* -1: "not supported" on every MIB here */
     if (j->what[i] == VB_POWER) {
-      r->watts = raw * pr->power_scale * erg_snmp_digits_scale(p->power_digits);
+      r->watts = raw * erg_snmp_power_scale(p);
     } else if (j->what[i] == VB_ENERGY) {
-      r->energy_resolution_joules = pr->energy_scale * erg_snmp_digits_scale(p->energy_digits);
+      r->energy_resolution_joules = erg_snmp_energy_scale(p);
       r->energy_joules = raw * r->energy_resolution_joules;
       if (isfinite(raw))
         p->energy_type[j->chan[i]] = v->type;
@@ -709,7 +705,7 @@ static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
   const struct snmp_priv *p = src->priv;
   if (!p || !p->prof || !p->prof->oid_energy)
     return 0;
-  double scale = p->prof->energy_scale * erg_snmp_digits_scale(p->energy_digits);
+  double scale = erg_snmp_energy_scale(p);
   switch (p->energy_type[channel]) {
   case ASN_COUNTER64: return 0;
   case ASN_INTEGER: return 2147483648.0 * scale;

@@ -31,6 +31,16 @@ static inline double erg_snmp_digits_scale(int digits) {
   return digits > 0 && digits < 10 ? pow(10.0, -digits) : 1.0;
 }
 
+/* Raw outlet value -> W and -> J of an identified source (p->prof set):
+ * the profile's scale times Raritan's digits. Polls, counter wraps and the
+ * probe's "raw" all use these. */
+static inline double erg_snmp_power_scale(const struct snmp_priv *p) {
+  return p->prof->power_scale * erg_snmp_digits_scale(p->power_digits);
+}
+static inline double erg_snmp_energy_scale(const struct snmp_priv *p) {
+  return p->prof->energy_scale * erg_snmp_digits_scale(p->energy_digits);
+}
+
 /* Once per process: net-snmp without config files, state or MIBs. */
 void erg_snmp_lib_init(void);
 /* Opens p->sess for src->cfg (v1/v2c/v3; v3 keys derived here). */

@@ -14,8 +14,8 @@ void erg_pdu_snmp_scales(const struct erg_pdu_source *src, double *power_w, doub
   *power_w = *energy_j = NAN;
   if (!p || !p->prof)
     return;
-  *power_w = p->prof->power_scale * erg_snmp_digits_scale(p->power_digits);
-  *energy_j = p->prof->energy_scale * erg_snmp_digits_scale(p->energy_digits);
+  *power_w = erg_snmp_power_scale(p);
+  *energy_j = erg_snmp_energy_scale(p);
 }
 
 double erg_pdu_snmp_total_power(struct erg_pdu_source *src) {
