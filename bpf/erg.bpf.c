@@ -148,6 +148,31 @@ static __always_inline void task_key(struct task_struct *t, struct erg_key *k)
   k->start_ns = t->group_leader->start_boottime;
 }
 
+static __always_inline bool key_same(const struct erg_key *a, const struct erg_key *b)
+{
+  return a->tgid == b->tgid && a->start_ns == b->start_ns;
+}
+
+/* Seqlock write side of a CPU's state: a drain that copies the state while
+ * the old slice is being charged and the new one published sees seq_begin
+ * != seq_end and reads again, so it never counts a slice both as charged
+ * and as running, nor neither (erg_bpf_drain.c). Stores stay in program
+ * order on x86 (TSO); arm64 would need store-release, see docs/bpf.md. */
+static __always_inline __u64 state_write_begin(struct erg_cpu_state *s)
+{
+  __u64 seq = s->seq_begin + 1;
+
+  s->seq_begin = seq;
+  barrier();
+  return seq;
+}
+
+static __always_inline void state_write_end(struct erg_cpu_state *s, __u64 seq)
+{
+  barrier();
+  s->seq_end = seq;
+}
+
 /* Identity shown to users follows the group leader, as /proc/PID does; it
  * is refreshed because prctl(PR_SET_NAME), exec and cgroup moves (systemd,
  * slurmstepd) happen after the entry was created at fork/wakeup. */
@@ -340,14 +365,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
     return 0;
-  /* Seqlock write side: a drain that copies this CPU's state while the old
-   * slice is being charged and the new one published sees seq_begin !=
-   * seq_end and reads again, so it never counts a slice both as charged and
-   * as running, nor neither (erg_bpf_drain.c). Stores stay in program order
-   * on x86 (TSO); arm64 would need store-release, see docs/bpf.md. */
-  seq = s->seq_begin + 1;
-  s->seq_begin = seq;
-  barrier();
+  seq = state_write_begin(s);
   start = s->ts;
   if (perf_on)
     perf_step(s, perf);
@@ -360,7 +378,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
      * unseen (a few per second on 6.18; docs/bpf.md), so the slice start
      * and the perf bases belong to another task. slice_ns still has prev's
      * exact runtime; the perf deltas are dropped. */
-    if (seen && (pk.tgid != s->key.tgid || pk.start_ns != s->key.start_ns)) {
+    if (seen && !key_same(&pk, &s->key)) {
       stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
       seen = false;
       perf[0] = perf[1] = perf[2] = 0;
@@ -369,8 +387,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
   }
   s->ts = now;
   task_key(next, &s->key);
-  barrier();
-  s->seq_end = seq;
+  state_write_end(s, seq);
   return 0;
 }
 
@@ -395,7 +412,7 @@ int erg_cpu_heal(void *ctx)
   if (!s)
     return 0;
   task_key(t, &k); /* as erg_sched_switch records it, idle included */
-  if (s->ts && k.tgid == s->key.tgid && k.start_ns == s->key.start_ns)
+  if (s->ts && key_same(&k, &s->key))
     return 0;
   if (s->ts)
     stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
@@ -405,15 +422,12 @@ int erg_cpu_heal(void *ctx)
     run = t->se.sum_exec_runtime - *done;
   if (run > now)
     run = 0;
-  seq = s->seq_begin + 1;
-  s->seq_begin = seq;
-  barrier();
+  seq = state_write_begin(s);
   s->ts = now - run;
   s->key = k;
   /* The bases belong to the slice that was not seen to end. */
   s->perf_base[0] = s->perf_base[1] = s->perf_base[2] = 0;
-  barrier();
-  s->seq_end = seq;
+  state_write_end(s, seq);
   return 0;
 }
 

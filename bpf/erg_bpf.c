@@ -213,14 +213,18 @@ void erg_bpf_freq_refresh(struct erg_bpf *b)
 }
 
 /* ---- hardware counters ---- */
-static int perf_open_cpu(uint64_t config, int cpu)
+/* A CPU-wide event (all tasks on cpu): the hardware counters and the
+ * repair clock below. */
+static int perf_open_event(uint32_t type, uint64_t config, uint64_t period, int cpu)
 {
   struct perf_event_attr a;
 
   memset(&a, 0, sizeof(a));
-  a.type = PERF_TYPE_HARDWARE;
+  a.type = type;
   a.size = sizeof(a);
   a.config = config;
+  a.sample_period = period;
+  a.disabled = period != 0; /* a sampling event starts once its program is set */
   return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -268,7 +272,7 @@ static void perf_setup(struct erg_bpf *b, bool disabled)
     for (int c = 0; c < b->ncpu; c++) {
       if (!b->online[c])
         continue;
-      fd[c] = perf_open_cpu(cfg[e], c);
+      fd[c] = perf_open_event(PERF_TYPE_HARDWARE, cfg[e], 0, c);
       if (fd[c] >= 0)
         continue;
       perf_drop(b, bit[e], c, errno);
@@ -309,20 +313,13 @@ static void heal_setup(struct erg_bpf *b)
 {
   int prog = b->lskel ? b->lskel->progs.erg_cpu_heal.prog_fd
                       : bpf_program__fd(b->skel->progs.erg_cpu_heal);
-  struct perf_event_attr a;
 
-  memset(&a, 0, sizeof(a));
-  a.type = PERF_TYPE_SOFTWARE;
-  a.size = sizeof(a);
-  a.config = PERF_COUNT_SW_CPU_CLOCK;
-  a.sample_period = HEAL_PERIOD_NS;
-  a.disabled = 1;
   b->heal_why[0] = '\0';
   for (int c = 0; c < b->ncpu; c++) {
     int fd;
     if (!b->online[c])
       continue;
-    fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+    fd = perf_open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, HEAL_PERIOD_NS, c);
     if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) != 0 ||
         ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
       snprintf(b->heal_why, sizeof(b->heal_why), "%s on CPU %d: %s",
