@@ -174,8 +174,9 @@ static void sim_snmp_lib_init(void) {
   init_snmp("erg-pdusim");
 }
 
-static void *sim_snmp_open(struct sim_snmp *st, const char *host, int port) {
+void *sim_snmp_listen(const char *host, int port, netsnmp_callback cb, void *magic) {
   char ep[192];
+  pthread_once(&sim_snmp_once, sim_snmp_lib_init);
   snprintf(ep, sizeof ep, strchr(host, ':') ? "udp6:[%s]:%d" : "udp:%s:%d", host, port);
   netsnmp_transport *t = netsnmp_transport_open_server("erg-pdusim", ep);
   if (!t) {
@@ -187,8 +188,8 @@ static void *sim_snmp_open(struct sim_snmp *st, const char *host, int port) {
   sess.peername = SNMP_DEFAULT_PEERNAME;
   sess.version = SNMP_DEFAULT_VERSION;
   sess.community_len = SNMP_DEFAULT_COMMUNITY_LEN;
-  sess.callback = sim_snmp_cb;
-  sess.callback_magic = st;
+  sess.callback = cb;
+  sess.callback_magic = magic;
   sess.isAuthoritative = SNMP_SESS_UNKNOWNAUTH;
   void *ss = snmp_sess_add(&sess, t, NULL, NULL);
   if (!ss)
@@ -197,13 +198,12 @@ static void *sim_snmp_open(struct sim_snmp *st, const char *host, int port) {
 }
 
 int sim_snmp_serve(struct sim *s, const char *host, int port, double duration_s) {
-  pthread_once(&sim_snmp_once, sim_snmp_lib_init);
   struct sim_snmp *st = calloc(1, sizeof *st);
   if (!st)
     return -1;
   st->s = s;
   st->start_ns = erg_time_monotonic_ns();
-  if (!(st->ss = sim_snmp_open(st, host, port))) {
+  if (!(st->ss = sim_snmp_listen(host, port, sim_snmp_cb, st))) {
     free(st);
     return -1;
   }

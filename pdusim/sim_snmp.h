@@ -5,6 +5,16 @@
 
 #include "sim.h"
 
+struct snmp_session;
+struct snmp_pdu;
+/* A config-less net-snmp agent session on UDP host:port (IPv6 if host has
+ * a ':'): each request goes to cb(op, session, reqid, pdu, magic), which
+ * answers with snmp_sess_send. NULL with a logged reason. Also the load
+ * source of tests/bench/snmp_bench_agent.c. */
+void *sim_snmp_listen(const char *host, int port,
+                      int (*cb)(int, struct snmp_session *, int, struct snmp_pdu *, void *),
+                      void *magic);
+
 /* Serves until s->stop or duration_s (0 = forever); 0 on a clean stop, -1
  * with a logged reason if the UDP endpoint cannot be opened. Meant to run
  * in its own thread next to sim_modbus_serve. */

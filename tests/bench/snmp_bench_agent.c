@@ -6,7 +6,7 @@
  * GET only (what both pollers send); other requests and unknown communities
  * get no answer. snmpsimd (Python) spends ~2 ms per request and bounds the
  * round; this answers in tens of microseconds, so the pollers themselves
- * are measured. Built on net-snmp's server-side session API.
+ * are measured. The session is erg-pdusim's (sim_snmp_listen).
  * usage: snmp_bench_agent PORT N M */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@
 
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
+
+#include "sim_snmp.h"
 
 static const oid sys_descr[] = {1, 3, 6, 1, 2, 1, 1, 1, 0};
 static const oid sys_oid[] = {1, 3, 6, 1, 2, 1, 1, 2, 0};
@@ -25,6 +27,7 @@ static const oid outlet_entry[] = {1, 3, 6, 1, 4, 1, 318, 1, 1, 26, 9, 4, 3, 1};
 #define ENTRY_LEN (sizeof outlet_entry / sizeof(oid))
 
 static int npdu, noutlet;
+static void *session; /* answers go out through it */
 
 static int oid_is(const netsnmp_variable_list *v, const oid *o, size_t len) {
   return v->name_length == len && !memcmp(v->name, o, len * sizeof(oid));
@@ -76,6 +79,7 @@ static void answer(netsnmp_variable_list *v, int k) {
 static int on_request(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, void *magic) {
   (void)sess;
   (void)reqid;
+  (void)magic;
   int k = pdu_of(pdu);
   if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE || pdu->command != SNMP_MSG_GET || !k ||
       pdu->version == SNMP_VERSION_3)
@@ -87,7 +91,7 @@ static int on_request(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu
   resp->errstat = resp->errindex = 0;
   for (netsnmp_variable_list *v = resp->variables; v; v = v->next_variable)
     answer(v, k);
-  if (!snmp_sess_send(magic, resp))
+  if (!snmp_sess_send(session, resp))
     snmp_free_pdu(resp);
   return 1;
 }
@@ -97,42 +101,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: snmp_bench_agent PORT N M\n");
     return 1;
   }
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
-  netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
-  setenv("MIBS", "", 1);
-  snmp_disable_log();
-  init_snmp("snmp_bench_agent");
-  char ep[64];
-  snprintf(ep, sizeof ep, "udp:127.0.0.1:%s", argv[1]);
-  netsnmp_transport *t = netsnmp_transport_open_server("snmp_bench_agent", ep);
-  if (!t) {
-    fprintf(stderr, "snmp_bench_agent: cannot listen on %s\n", ep);
+  if (!(session = sim_snmp_listen("127.0.0.1", atoi(argv[1]), on_request, NULL)))
     return 1;
-  }
   /* Room for a full round's requests queued at once. */
   int rcv = 8 << 20;
-  setsockopt(t->sock, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
-  netsnmp_session s;
-  snmp_sess_init(&s);
-  s.peername = SNMP_DEFAULT_PEERNAME;
-  s.version = SNMP_DEFAULT_VERSION;
-  s.community_len = SNMP_DEFAULT_COMMUNITY_LEN;
-  s.callback = on_request;
-  s.isAuthoritative = SNMP_SESS_UNKNOWNAUTH;
-  void *ss = snmp_sess_add(&s, t, NULL, NULL);
-  if (!ss) {
-    fprintf(stderr, "snmp_bench_agent: no session\n");
-    return 1;
-  }
-  /* The callback answers through the session it was added with. */
-  snmp_sess_session(ss)->callback_magic = ss;
+  setsockopt(snmp_sess_transport(session)->sock, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
   for (;;) {
     int nfds = 0, block = 1;
     fd_set fds;
     struct timeval tv = {1, 0};
     FD_ZERO(&fds);
-    snmp_sess_select_info(ss, &nfds, &fds, &tv, &block);
+    snmp_sess_select_info(session, &nfds, &fds, &tv, &block);
     if (select(nfds, &fds, NULL, NULL, NULL) > 0)
-      snmp_sess_read(ss, &fds);
+      snmp_sess_read(session, &fds);
   }
 }
