@@ -42,6 +42,19 @@ static inline void test_pin(int cpu)
   CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
 }
 
+/* Another process's CPU clock advances at the scheduler tick while it runs
+ * (4 ms here, 10 ms at HZ=100), not continuously: compare with this slack. */
+#define TEST_TICK_SLACK_NS 11000000ull
+
+/* Process pid's on-CPU ns, up to its last tick (TEST_TICK_SLACK_NS). */
+static inline uint64_t test_runtime_ns(pid_t pid)
+{
+  clockid_t id;
+
+  CHECK(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
+  return test_clock_ns(id);
+}
+
 /* Busy loop until this thread has used ns of CPU. */
 static inline void test_burn_ns(uint64_t ns)
 {

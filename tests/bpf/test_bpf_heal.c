@@ -27,8 +27,6 @@
 
 #include "erg_bpf_int.h"
 
-/* The scheduler tick of the child's CPU clock (test_bpf_inflight.c). */
-#define SLACK_NS 11000000ull
 #define FAKE_TGID 0x7ffffff0u
 
 struct view {
@@ -95,14 +93,6 @@ static void fake_switch_in(struct erg_bpf *b)
   free(st);
 }
 
-static uint64_t runtime_ns(pid_t pid)
-{
-  clockid_t id;
-
-  CHECK(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
-  return test_clock_ns(id);
-}
-
 static void run_case(const struct erg_bpf_opts *o)
 {
   struct view v = {0};
@@ -122,7 +112,7 @@ static void run_case(const struct erg_bpf_opts *o)
   at_fake = v.cpu_ns;
   usleep(350000);
   drain(b, &v);
-  run = runtime_ns(v.pid);
+  run = test_runtime_ns(v.pid);
   erg_bpf_stats(b, &st);
   kill(v.pid, SIGKILL);
   waitpid(v.pid, NULL, 0);
@@ -131,8 +121,8 @@ static void run_case(const struct erg_bpf_opts *o)
          "made-up group %s; unseen switches %llu -> %llu\n",
          o ? "libbpf" : "light", v.cpu_ns / 1e6, at_fake / 1e6, run / 1e6, v.fake_seen ? "still reported" : "gone",
          (unsigned long long)st0.unseen_switches, (unsigned long long)st.unseen_switches);
-  CHECK(v.cpu_ns + SLACK_NS >= run, "the child's slice in flight was not repaired");
-  CHECK(v.cpu_ns <= run + SLACK_NS, "the child got more than it ran");
+  CHECK(v.cpu_ns + TEST_TICK_SLACK_NS >= run, "the child's slice in flight was not repaired");
+  CHECK(v.cpu_ns <= run + TEST_TICK_SLACK_NS, "the child got more than it ran");
   CHECK(!v.fake_seen, "the made-up group still gets the child's time (%.1f ms)", v.fake_ns / 1e6);
   CHECK(st.unseen_switches > st0.unseen_switches, "the repair was not counted");
 }

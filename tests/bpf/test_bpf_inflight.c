@@ -26,9 +26,6 @@
 #include "bpf_test.h"
 
 #define RUN_NS 1500000000ull
-/* Another process's CPU clock advances at the scheduler tick while it runs
- * (4 ms here, 10 ms at HZ=100), not continuously. */
-#define SLACK_NS 11000000ull
 
 struct view {
   pid_t pid;
@@ -45,15 +42,6 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
     v->running_ns = p->running_ns;
     v->seen++;
   }
-}
-
-/* The child's on-CPU ns, up to its last tick (see SLACK_NS). */
-static uint64_t runtime_ns(pid_t pid)
-{
-  clockid_t id;
-
-  CHECK(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
-  return test_clock_ns(id);
 }
 
 static void set_fifo(int prio)
@@ -109,7 +97,7 @@ int main(void)
    * drain is bracketed by two readings of the child's clock. */
   base_wall = test_clock_ns(CLOCK_MONOTONIC);
   CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
-  base_run = runtime_ns(v.pid);
+  base_run = test_runtime_ns(v.pid);
   erg_bpf_stats(b, &st);
   CHECK(v.seen == 1, "child not in the drain right after its switch-in (seen %d)", v.seen);
   /* Else this run did not test the case (something else switched the
@@ -121,10 +109,10 @@ int main(void)
   t_end = test_clock_ns(CLOCK_MONOTONIC) + RUN_NS;
   while (test_clock_ns(CLOCK_MONOTONIC) < t_end) {
     usleep(20000);
-    uint64_t before = runtime_ns(v.pid);
+    uint64_t before = test_runtime_ns(v.pid);
     v.seen = 0;
     CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
-    uint64_t after = runtime_ns(v.pid), wall = test_clock_ns(CLOCK_MONOTONIC);
+    uint64_t after = test_runtime_ns(v.pid), wall = test_clock_ns(CLOCK_MONOTONIC);
     drains++;
     CHECK(v.seen == 1, "drain %d: child seen %d times", drains, v.seen);
     /* Only the in-flight estimate may go back (steal time, see
@@ -134,7 +122,7 @@ int main(void)
     /* Reported since the baseline vs. what the child really ran meanwhile. */
     uint64_t rep = v.cpu_ns > base_rep ? v.cpu_ns - base_rep : 0;
     erg_bpf_stats(b, &st);
-    CHECK(rep + SLACK_NS >= 0.9 * (double)(before - base_run),
+    CHECK(rep + TEST_TICK_SLACK_NS >= 0.9 * (double)(before - base_run),
           "drain %d: %.1f ms reported, the child ran %.1f ms (%llu unseen switches, "
           "%llu unsettled so far)", drains, rep / 1e6, (before - base_run) / 1e6,
           (unsigned long long)st.unseen_switches, (unsigned long long)st.unsettled);
