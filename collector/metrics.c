@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "erg_fit.h"
+#include "erg_store.h"
 #include "state.h"
 
 /* Prometheus label values escape backslash, quote and newline. */
@@ -296,6 +297,10 @@ void collector_metrics_render(struct collector *c) {
              "write queue was full.\n# TYPE erg_store_dropped_writes_total counter\n"
              "erg_store_dropped_writes_total %llu\n",
           (unsigned long long)writer_dropped(c->writer));
+  fprintf(f, "# HELP erg_store_lock_retries_total Archive updates that found the file locked "
+             "by a reader and waited for it.\n# TYPE erg_store_lock_retries_total counter\n"
+             "erg_store_lock_retries_total %llu\n",
+          (unsigned long long)erg_store_lock_retries(c->store));
   fprintf(f, "# HELP erg_store_pending_writes Archive updates queued for the writer thread.\n"
              "# TYPE erg_store_pending_writes gauge\nerg_store_pending_writes %zu\n",
           writer_pending(c->writer));

@@ -47,6 +47,9 @@ int erg_store_key_update(struct erg_store *s, const char *node, const char *kind
                          const char *key, int64_t t_end, double watts, char *why,
                          size_t whylen);
 
+/* Updates that found an archive locked by a reader and waited for it. */
+uint64_t erg_store_lock_retries(const struct erg_store *s);
+
 /* Time (unix s) of the node archive's last update, or 0 when there is
  * none: where the collector resumes after a restart. */
 int64_t erg_store_node_last(const struct erg_store *s, const char *node);

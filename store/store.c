@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "erg_common.h"
@@ -23,7 +25,17 @@ struct erg_store {
   char root[512];
   unsigned step;
   char daemon[256]; /* rrdcached address, "" when writing files directly */
+  atomic_uint_fast64_t lock_retries;
 };
+
+/* librrd takes a non-blocking fcntl lock: an update fails at once while
+ * another process reads the file (ergd's page renderer child, `erg
+ * report`, an operator's rrdtool fetch/graph). A skipped update is not a
+ * gap: RRD fills the cell from the next update, a wrong value (CI:
+ * integration.profiles, one key's cell off). Readers hold the lock for
+ * milliseconds, so wait for it: up to 2 s in 5 ms steps. */
+#define STORE_LOCK_TRIES 400
+#define STORE_LOCK_WAIT_NS 5000000L
 
 static const char *const node_ds[] = {"measured", "modelled",     "idle",
                                       "dynamic",  "unattributed", "estimated"};
@@ -187,7 +199,23 @@ static void store_fmt(char *buf, size_t len, double v) {
     snprintf(buf, len, "%.10g", v);
 }
 
-static int store_update(const struct erg_store *s, const char *path, const char *const *ds,
+static int store_update_file(struct erg_store *s, const char *path, const char **argv) {
+  for (int i = 0;; i++) {
+    rrd_clear_error();
+    int rc = rrd_update_r(path, NULL, 1, argv);
+    const char *e = rrd_get_error();
+    if (rc == 0 || i + 1 >= STORE_LOCK_TRIES || !e || !strstr(e, "could not lock"))
+      return rc;
+    atomic_fetch_add(&s->lock_retries, 1);
+    nanosleep(&(struct timespec){0, STORE_LOCK_WAIT_NS}, NULL);
+  }
+}
+
+uint64_t erg_store_lock_retries(const struct erg_store *s) {
+  return atomic_load(&s->lock_retries);
+}
+
+static int store_update(struct erg_store *s, const char *path, const char *const *ds,
                         int nds, int64_t t_end, const double *vals, char *why,
                         size_t whylen) {
   struct stat st;
@@ -214,7 +242,7 @@ static int store_update(const struct erg_store *s, const char *path, const char 
     rrd_clear_error();
     rc = rrdc_update(path, 1, argv);
   } else {
-    rc = rrd_update_r(path, NULL, 1, argv);
+    rc = store_update_file(s, path, argv);
   }
   if (rc != 0) {
     const char *e = rrd_get_error();

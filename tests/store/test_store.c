@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -288,10 +291,49 @@ static void test_bad_options(void **state) {
   assert_non_null(strstr(why, "rrdcached"));
 }
 
+/* A reader in another process holding librrd's read lock (rrdtool fetch,
+ * the page renderer's child, erg report) must delay an update, not lose
+ * it: a skipped update makes RRD fill that cell from the next one. */
+static void test_update_waits_for_reader_lock(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("lock");
+  char why[256], path[1200];
+  assert_int_equal(erg_store_key_update(s, "n1", "job", "7", T0 + 5, 10, why, sizeof why), 0);
+  assert_int_equal(erg_store_key_path(s, "n1", "job", "7", path, sizeof path), 0);
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open(path, O_RDONLY);
+    struct flock l = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    if (fd < 0 || fcntl(fd, F_SETLK, &l) != 0)
+      _exit(1);
+    (void)!write(ready[1], "x", 1);
+    usleep(300000);
+    _exit(0);
+  }
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  uint64_t before = erg_store_lock_retries(s);
+  int rc = erg_store_key_update(s, "n1", "job", "7", T0 + 10, 20, why, sizeof why);
+  int st;
+  waitpid(pid, &st, 0);
+  close(ready[0]);
+  close(ready[1]);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  if (rc != 0)
+    fail_msg("update under a reader's lock: %s", why);
+  assert_true(erg_store_lock_retries(s) > before);
+  assert_true(fabs(rrdtool_fetch(path, "watts", T0 + 10, NULL) - 20) < 1e-9);
+  erg_store_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
       cmocka_unit_test(test_key_roundtrip),  cmocka_unit_test(test_out_of_order),
-      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),  cmocka_unit_test(test_bad_options)};
+      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),  cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_update_waits_for_reader_lock)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
