@@ -61,7 +61,7 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   erg_lag_set_feeds(&n->lag, nfeeds);
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
-  n->lag_seconds = n->lag_correlation = NAN;
+  n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
   /* After a restart, resume after the last stored cell: RRD would refuse
    * older updates, and buffered agent data for them is counted as late.
    * Or after the last journal row, when later: rows are written at once,
@@ -381,9 +381,16 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
+  int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0);
+  /* A cell aligned with no or a wavering lag estimate is off by tens of
+   * watts where the load changes: kept, but flagged so the fit skips it. */
+  if (c->cfg->lag_max_seconds && erg_lag_cell_unsure(&n->lag, r->t0, r->step)) {
+    flags |= ERG_CELL_LAG_UNSURE;
+    n->lag_unsure_cells++;
+  }
   struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
                                .measured_watts = r->measured_watts,
-                               .flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0),
+                               .flags = flags,
                                .cpu_seconds_per_second = x[ERG_FEAT_CPU],
                                .disk_bytes_per_second = x[ERG_FEAT_DISK],
                                .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
@@ -474,9 +481,15 @@ static void collector_estimate_lag(struct collector *c, struct node_state *n) {
     return;
   n->lag_seconds = n->lag.lag_seconds;
   n->lag_correlation = n->lag.correlation;
-  if (n->lag.lag_seconds != before)
-    erg_info("node %s: meter reading lags activity by %d s (r=%.2f); compensating", n->name,
-             n->lag.lag_seconds, n->lag.correlation);
+  n->lag_confidence = n->lag.confidence;
+  if (n->lag.lag_seconds != before && before < 0)
+    erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
+             "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
+             n->lag.correlation, n->lag.confidence, n->lag.pairs);
+  else if (n->lag.lag_seconds != before)
+    erg_info("node %s: meter lag now %d s, was %d s (r=%.2f, margin %.2f); cells around the "
+             "change are flagged for the fit", n->name, n->lag.lag_seconds, before,
+             n->lag.correlation, n->lag.confidence);
 }
 
 static void collector_finalize(struct collector *c, int64_t now) {

@@ -141,6 +141,16 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_gauge(f, c, "erg_node_lag_correlation",
                      "Correlation of CPU time and power at the estimated lag.",
                      offsetof(struct node_state, lag_correlation));
+  metrics_node_gauge(f, c, "erg_node_lag_confidence",
+                     "Correlation margin of the estimated lag over the best lag 2 s or more "
+                     "away.", offsetof(struct node_state, lag_confidence));
+  metrics_node_counter(f, c, "erg_node_lag_changes_total",
+                       "Changes of an established lag estimate.", NULL,
+                       offsetof(struct node_state, lag.changes));
+  metrics_node_counter(f, c, "erg_node_lag_unsure_cells_total",
+                       "Cells journalled with flag 16: aligned before a confident lag estimate "
+                       "or around a change of it.", NULL,
+                       offsetof(struct node_state, lag_unsure_cells));
   metrics_node_joules(f, c, "erg_node_measured_energy_joules_total",
                       "Measured energy of the node's final cells (cells with a reading).",
                       offsetof(struct node_state, measured_joules));

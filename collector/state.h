@@ -26,6 +26,8 @@ struct node_state {
   char boot_id[40];
   double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
+  double lag_confidence;                /* r margin over the best rival lag; NAN until estimated */
+  uint64_t lag_unsure_cells;            /* cells journalled with ERG_CELL_LAG_UNSURE */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   struct erg_lag lag;
