@@ -211,6 +211,25 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
+/* The outlet (Modbus: unit id) number of a source's channel index. */
+int collector_outlet(const struct collector *c, int source, int ch) {
+  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
+  return ch < sc->nchannels ? sc->channels[ch] : sc->unit_id ? sc->unit_id : ch + 1;
+}
+
+/* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
+ * this source's cells now comes from its power readings. */
+static void collector_log_coarse(struct collector *c, int source, int ch,
+                                 const struct erg_pdu_reading *r) {
+  const struct erg_pdu_counter *pc = &c->sources[source].counters[ch];
+  double cell = r->watts * c->cfg->step_seconds;
+  erg_warn("source %s outlet %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
+           "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
+           "instead (logged once; erg_meter_energy_counter_coarse)", c->cfg->sources[source].name,
+           collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
+           ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
+}
+
 static void collector_meter(struct collector *c, const struct meter_msg *m) {
   if (m->source < 0 || m->source >= c->cfg->nsources)
     return;
@@ -228,6 +247,8 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
     ss->failing = 0;
   }
   uint64_t max_gap = (uint64_t)(c->cfg->poll_seconds * 5e9) + 2 * ERG_NS_PER_S;
+  if (m->nchannels > 0)
+    ss->nchannels = m->nchannels < ERG_PDU_MAX_CHANNELS ? m->nchannels : ERG_PDU_MAX_CHANNELS;
   for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
     ss->counters[ch].wrap_joules = m->wrap_joules[ch];
     ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
@@ -237,7 +258,11 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], max_gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET)
       erg_warn("source %s outlet %d: energy counter went back (reset?); interval skipped", name,
-               c->cfg->sources[m->source].channels[ch]);
+               collector_outlet(c, m->source, ch));
+    if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
+      ss->coarse_logged[ch] = true;
+      collector_log_coarse(c, m->source, ch, &m->readings[ch]);
+    }
     if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
       collector_feed_energy(c, m->source, ch, t0, t1, j);
   }

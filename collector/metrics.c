@@ -127,6 +127,40 @@ static void metrics_sources(FILE *f, struct collector *c) {
   }
 }
 
+/* One per-channel family of the meters' energy counters; which: 0 coarse
+ * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it (counter). */
+static void metrics_counter_family(FILE *f, struct collector *c, const char *name,
+                                   const char *type, const char *help, int which) {
+  metrics_head(f, name, type, help);
+  for (int i = 0; i < c->cfg->nsources; i++)
+    for (int ch = 0; ch < c->sources[i].nchannels; ch++) {
+      const struct erg_pdu_counter *pc = &c->sources[i].counters[ch];
+      if (which == 1 && !(pc->resolution_joules > 0))
+        continue;
+      fprintf(f, "%s{source=\"", name);
+      metrics_label(f, c->cfg->sources[i].name);
+      fprintf(f, "\",outlet=\"%d\"} ", collector_outlet(c, i, ch));
+      if (which == 0)
+        fprintf(f, "%d\n", pc->coarse ? 1 : 0);
+      else if (which == 1)
+        fprintf(f, "%.6g\n", pc->resolution_joules);
+      else
+        fprintf(f, "%llu\n", (unsigned long long)pc->coarse_intervals);
+    }
+}
+
+static void metrics_counters(FILE *f, struct collector *c) {
+  metrics_counter_family(f, c, "erg_meter_energy_counter_coarse", "gauge",
+                         "1 while the outlet's energy counter steps by more than 5 % of a "
+                         "cell's energy at its power, and the power readings are used.", 0);
+  metrics_counter_family(f, c, "erg_meter_energy_counter_resolution_joules", "gauge",
+                         "One step of the outlet's energy counter at its current reading "
+                         "(float32 spacing, integer unit or smallest move seen).", 1);
+  metrics_counter_family(f, c, "erg_meter_energy_counter_fallback_intervals_total", "counter",
+                         "Meter intervals whose energy came from the power readings because "
+                         "the counter was too coarse.", 2);
+}
+
 static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_gauge(f, c, "erg_node_measured_watts", "Measured mean power of the last cell.",
                      offsetof(struct node_state, last_measured_watts));
@@ -315,6 +349,7 @@ void collector_metrics_render(struct collector *c) {
   metrics_nodes(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);
+  metrics_counters(f, c);
   fclose(f);
   metrics_publish(c, buf, len, 0);
   if (!c->keys_dirty && c->metrics_keys)

@@ -44,6 +44,8 @@ struct source_state {
   uint64_t polls, errors;
   double poll_seconds;    /* duration of the last poll (once polls > 0) */
   int failing;
+  int nchannels;          /* channels of the last poll */
+  bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
 };
 
 struct collector {
@@ -76,6 +78,9 @@ struct collector {
   char *metrics_keys;     /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;
 };
+
+/* collector.c: the outlet (Modbus: unit id) number of a source's channel */
+int collector_outlet(const struct collector *c, int source, int ch);
 
 /* metrics.c */
 void collector_metrics_render(struct collector *c);

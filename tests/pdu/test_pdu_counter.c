@@ -131,6 +131,61 @@ static void test_coarse_counter_uses_power(void **st) {
   assert_float_equal(j, 360e3, 1e-9);
 }
 
+/* Issue 14: a generic float32 kWh register at 48,213 kWh, polled every
+ * second at ~300 W. The register moves by 2^-8 kWh (14,062.5 J) every ~47 s,
+ * so trusted it gives 0 W cells and single cells of thousands of W. Its
+ * spacing at the value, carried by the reading, makes the watts count. */
+static void test_float32_kwh_counter_uses_power(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.horizon_seconds = 5};
+  double kwh = 48213.0, sum = 0, truth = 0, j;
+  for (int s = 0; s < 120; s++) {
+    float shown = (float)(kwh + 300.0 * s / 3.6e6);
+    struct erg_pdu_reading r = rd(1000 + (uint64_t)s, 300, (double)shown * 3.6e6);
+    r.energy_resolution_joules = (nextafterf(shown, INFINITY) - shown) * 3.6e6;
+    enum erg_pdu_delta_kind k = upd(&c, r, &j);
+    if (s == 0)
+      continue;
+    assert_int_equal(k, ERG_PDU_DELTA_POWER);
+    sum += j;
+    truth += 300;
+  }
+  assert_float_equal(sum, truth, 1e-6);
+  assert_true(c.coarse);
+  assert_int_equal(c.coarse_intervals, 119);
+  assert_float_equal(c.resolution_joules, 14062.5, 1e-6);
+}
+
+/* A counter of unknown step (an SNMP or generic integer register whose
+ * meter counts in 0.01 kWh inside) gives itself away: it stands still
+ * under load, then moves by 36 kJ. From then on the watts count. */
+static void test_observed_step_marks_coarse(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.horizon_seconds = 5};
+  double j, e = 36e3 * 1000;
+  int power = 0, energy = 0;
+  for (int s = 0; s < 400; s++) {
+    if (s > 0 && s % 120 == 0)
+      e += 36e3; /* 300 W for 120 s */
+    enum erg_pdu_delta_kind k = upd(&c, rd(2000 + (uint64_t)s, 300, e), &j);
+    power += k == ERG_PDU_DELTA_POWER;
+    energy += k == ERG_PDU_DELTA_ENERGY;
+    if (k == ERG_PDU_DELTA_ENERGY)
+      assert_true(s < 121); /* before the first move: a still counter could be a fine idle one */
+  }
+  assert_true(c.coarse);
+  assert_float_equal(c.min_step_joules, 36e3, 1e-9);
+  assert_float_equal(c.resolution_joules, 36e3, 1e-9);
+  assert_true(power >= 399 - 121);
+  /* A fine counter (1 J) that moves every poll is never taken for coarse. */
+  struct erg_pdu_counter f = {.horizon_seconds = 5};
+  for (int s = 0; s < 50; s++)
+    if (upd(&f, rd(3000 + (uint64_t)s, 300, 1e6 + 300.0 * s), &j) != ERG_PDU_DELTA_NONE)
+      assert_float_equal(j, 300, 1e-9);
+  assert_false(f.coarse);
+  assert_false(f.stood_still);
+}
+
 static void test_failed_reading_keeps_state(void **st) {
   (void)st;
   struct erg_pdu_counter c = {0};
@@ -162,6 +217,8 @@ int main(void) {
       cmocka_unit_test(test_power_trapezoid_when_no_counter),
       cmocka_unit_test(test_coarse_counter_uses_power),
       cmocka_unit_test(test_failed_reading_keeps_state),
+      cmocka_unit_test(test_float32_kwh_counter_uses_power),
+      cmocka_unit_test(test_observed_step_marks_coarse),
       cmocka_unit_test(test_clock_backwards),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
