@@ -225,7 +225,7 @@ static void collector_log_coarse(struct collector *c, int source, int ch,
   double cell = r->watts * c->cfg->step_seconds;
   erg_warn("source %s outlet %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
            "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
-           "instead (logged once; erg_meter_energy_counter_coarse)", c->cfg->sources[source].name,
+           "instead (logged once; erg_meter_energy_coarse)", c->cfg->sources[source].name,
            collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
            ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
 }

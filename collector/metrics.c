@@ -129,7 +129,7 @@ static void metrics_sources(FILE *f, struct collector *c) {
 
 /* One per-channel family of the meters' energy counters; which: 0 coarse
  * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it (counter). */
-static void metrics_counter_family(FILE *f, struct collector *c, const char *name,
+static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
                                    const char *type, const char *help, int which) {
   metrics_head(f, name, type, help);
   for (int i = 0; i < c->cfg->nsources; i++)
@@ -149,14 +149,14 @@ static void metrics_counter_family(FILE *f, struct collector *c, const char *nam
     }
 }
 
-static void metrics_counters(FILE *f, struct collector *c) {
-  metrics_counter_family(f, c, "erg_meter_energy_counter_coarse", "gauge",
+static void metrics_meters(FILE *f, struct collector *c) {
+  metrics_meter_family(f, c, "erg_meter_energy_coarse", "gauge",
                          "1 while the outlet's energy counter steps by more than 5 % of a "
                          "cell's energy at its power, and the power readings are used.", 0);
-  metrics_counter_family(f, c, "erg_meter_energy_counter_resolution_joules", "gauge",
+  metrics_meter_family(f, c, "erg_meter_energy_resolution_joules", "gauge",
                          "One step of the outlet's energy counter at its current reading "
                          "(float32 spacing, integer unit or smallest move seen).", 1);
-  metrics_counter_family(f, c, "erg_meter_energy_counter_fallback_intervals_total", "counter",
+  metrics_meter_family(f, c, "erg_meter_energy_fallback_intervals_total", "counter",
                          "Meter intervals whose energy came from the power readings because "
                          "the counter was too coarse.", 2);
 }
@@ -349,7 +349,7 @@ void collector_metrics_render(struct collector *c) {
   metrics_nodes(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);
-  metrics_counters(f, c);
+  metrics_meters(f, c);
   fclose(f);
   metrics_publish(c, buf, len, 0);
   if (!c->keys_dirty && c->metrics_keys)
