@@ -91,11 +91,15 @@ struct erg_pdu_counter {
   double wrap_joules;    /* counter modulus in J, 0 = never wraps */
   double horizon_seconds; /* see above; 0: the interval itself */
   /* The resolution seen (issue 14): a counter that stood still over an
-   * interval in which the watts drew energy, and moved later, steps by at
-   * least its smallest move. The reading's own resolution (float32 spacing
-   * at its value, integer unit) is the other bound; the larger counts. */
+   * interval in which the watts drew energy, and whose moves are whole
+   * multiples of its smallest one, steps by that (a counter refreshed
+   * slower than it is polled also stands still, but moves by whatever the
+   * load drew). The reading's own resolution (float32 spacing at its
+   * value, integer unit) is the other bound; the larger counts. */
   bool stood_still;
   double min_step_joules;     /* smallest positive move seen; 0 none yet */
+  unsigned whole_moves;       /* moves since min_step_joules changed, all whole multiples */
+  bool uneven_move;           /* a move since then was not a whole multiple */
   double resolution_joules;   /* of the last update; 0 unknown */
   bool coarse;                /* the last interval's energy came from the watts for it */
   uint64_t coarse_intervals;  /* intervals the watts replaced the counter for */

@@ -49,12 +49,17 @@ static void counter_remember(struct erg_pdu_counter *c, const struct erg_pdu_rea
   c->prev_watts = r->watts;
 }
 
+/* Moves seen in whole multiples of the smallest before it counts as the
+ * counter's step. */
+#define COUNTER_WHOLE_MOVES 3
+
 /* The counter's step: the reading's (profile, integer unit, float32
- * spacing at its value) or, once it stood still under load, its smallest
- * move, whichever is larger. */
+ * spacing at its value) or, once it stood still under load and moved in
+ * whole multiples of its smallest move, that move; whichever is larger. */
 static double counter_resolution(const struct erg_pdu_counter *c, const struct erg_pdu_reading *r) {
   double res = r->energy_resolution_joules > 0 ? r->energy_resolution_joules : 0;
-  if (c->stood_still && c->min_step_joules > res)
+  bool quantised = c->stood_still && !c->uneven_move && c->whole_moves >= COUNTER_WHOLE_MOVES;
+  if (quantised && c->min_step_joules > res)
     res = c->min_step_joules;
   return res;
 }
@@ -71,14 +76,27 @@ static bool counter_fine(struct erg_pdu_counter *c, const struct erg_pdu_reading
   return c->resolution_joules <= ERG_PDU_COUNTER_MAX_STEP * e;
 }
 
-/* Learns the step from the counter's moves: d J over dt s at these watts. */
+/* Learns the step from the counter's moves: d J over dt s at these watts.
+ * Whole multiples within 5 % of the step: a 0.01 kWh count shown as a
+ * float is off by the float's spacing. */
 static void counter_observe(struct erg_pdu_counter *c, const struct erg_pdu_reading *r, double d,
                             double dt) {
   double drawn = 0.5 * (r->watts + c->prev_watts) * dt;
   if (d == 0 && drawn >= 1.0)
     c->stood_still = true;
-  if (d > 0 && (c->min_step_joules == 0 || d < c->min_step_joules))
+  if (!(d > 0))
+    return;
+  if (c->min_step_joules == 0 || d < 0.95 * c->min_step_joules) {
     c->min_step_joules = d;
+    c->whole_moves = 1;
+    c->uneven_move = false;
+    return;
+  }
+  double k = d / c->min_step_joules;
+  if (fabs(k - floor(k + 0.5)) > 0.05)
+    c->uneven_move = true;
+  else
+    c->whole_moves++;
 }
 
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,

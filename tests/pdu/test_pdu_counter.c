@@ -158,25 +158,39 @@ static void test_float32_kwh_counter_uses_power(void **st) {
 
 /* A counter of unknown step (an SNMP or generic integer register whose
  * meter counts in 0.01 kWh inside) gives itself away: it stands still
- * under load, then moves by 36 kJ. From then on the watts count. */
+ * under load, then moves by whole 36 kJ steps. From the third on the watts
+ * count. */
 static void test_observed_step_marks_coarse(void **st) {
   (void)st;
   struct erg_pdu_counter c = {.horizon_seconds = 5};
   double j, e = 36e3 * 1000;
-  int power = 0, energy = 0;
-  for (int s = 0; s < 400; s++) {
+  for (int s = 0; s < 600; s++) {
     if (s > 0 && s % 120 == 0)
       e += 36e3; /* 300 W for 120 s */
     enum erg_pdu_delta_kind k = upd(&c, rd(2000 + (uint64_t)s, 300, e), &j);
-    power += k == ERG_PDU_DELTA_POWER;
-    energy += k == ERG_PDU_DELTA_ENERGY;
-    if (k == ERG_PDU_DELTA_ENERGY)
-      assert_true(s < 121); /* before the first move: a still counter could be a fine idle one */
+    if (s > 0)
+      assert_int_equal(k, s < 360 ? ERG_PDU_DELTA_ENERGY : ERG_PDU_DELTA_POWER);
   }
   assert_true(c.coarse);
   assert_float_equal(c.min_step_joules, 36e3, 1e-9);
   assert_float_equal(c.resolution_joules, 36e3, 1e-9);
-  assert_true(power >= 399 - 121);
+  /* A fine counter refreshed every second but polled every half second
+   * also stands still, then moves by what the load drew: never whole
+   * multiples of one step, so never taken for coarse. */
+  struct erg_pdu_counter v = {.horizon_seconds = 5};
+  double shown = 5e6, w = 200;
+  for (int h = 0; h < 400; h++) {
+    w = 200 + 100 * sin(h * 0.37);
+    if (h % 2 == 0)
+      shown += w; /* one second of load, whole joules */
+    struct erg_pdu_reading r = rd(0, w, floor(shown));
+    r.t_ns = 5000 * S + (uint64_t)h * (S / 2);
+    r.energy_resolution_joules = 1.0;
+    if (upd(&v, r, &j) != ERG_PDU_DELTA_NONE)
+      assert_false(v.coarse);
+  }
+  assert_true(v.stood_still);
+  assert_true(v.uneven_move);
   /* A fine counter (1 J) that moves every poll is never taken for coarse. */
   struct erg_pdu_counter f = {.horizon_seconds = 5};
   for (int s = 0; s < 50; s++)
