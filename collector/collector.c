@@ -61,7 +61,7 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   erg_lag_set_feeds(&n->lag, nfeeds);
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
-  n->lag_seconds = n->lag_correlation = NAN;
+  n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
   /* After a restart, resume after the last stored cell: RRD would refuse
    * older updates, and buffered agent data for them is counted as late.
    * Or after the last journal row, when later: rows are written at once,
@@ -211,6 +211,25 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
+/* The outlet (Modbus: unit id) number of a source's channel index. */
+int collector_outlet(const struct collector *c, int source, int ch) {
+  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
+  return ch < sc->nchannels ? sc->channels[ch] : sc->unit_id ? sc->unit_id : ch + 1;
+}
+
+/* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
+ * this source's cells now comes from its power readings. */
+static void collector_log_coarse(struct collector *c, int source, int ch,
+                                 const struct erg_pdu_reading *r) {
+  const struct erg_pdu_counter *pc = &c->sources[source].counters[ch];
+  double cell = r->watts * c->cfg->step_seconds;
+  erg_warn("source %s outlet %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
+           "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
+           "instead (logged once; erg_meter_energy_coarse)", c->cfg->sources[source].name,
+           collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
+           ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
+}
+
 static void collector_meter(struct collector *c, const struct meter_msg *m) {
   if (m->source < 0 || m->source >= c->cfg->nsources)
     return;
@@ -228,6 +247,8 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
     ss->failing = 0;
   }
   uint64_t max_gap = (uint64_t)(c->cfg->poll_seconds * 5e9) + 2 * ERG_NS_PER_S;
+  if (m->nchannels > 0)
+    ss->nchannels = m->nchannels < ERG_PDU_MAX_CHANNELS ? m->nchannels : ERG_PDU_MAX_CHANNELS;
   for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
     ss->counters[ch].wrap_joules = m->wrap_joules[ch];
     ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
@@ -237,7 +258,11 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], max_gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET)
       erg_warn("source %s outlet %d: energy counter went back (reset?); interval skipped", name,
-               c->cfg->sources[m->source].channels[ch]);
+               collector_outlet(c, m->source, ch));
+    if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
+      ss->coarse_logged[ch] = true;
+      collector_log_coarse(c, m->source, ch, &m->readings[ch]);
+    }
     if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
       collector_feed_energy(c, m->source, ch, t0, t1, j);
   }
@@ -381,9 +406,16 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
+  int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0);
+  /* A cell aligned with no or a wavering lag estimate is off by tens of
+   * watts where the load changes: kept, but flagged so the fit skips it. */
+  if (c->cfg->lag_max_seconds && erg_lag_cell_unsure(&n->lag, r->t0, r->step)) {
+    flags |= ERG_CELL_LAG_UNSURE;
+    n->lag_unsure_cells++;
+  }
   struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
                                .measured_watts = r->measured_watts,
-                               .flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0),
+                               .flags = flags,
                                .cpu_seconds_per_second = x[ERG_FEAT_CPU],
                                .disk_bytes_per_second = x[ERG_FEAT_DISK],
                                .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
@@ -474,9 +506,15 @@ static void collector_estimate_lag(struct collector *c, struct node_state *n) {
     return;
   n->lag_seconds = n->lag.lag_seconds;
   n->lag_correlation = n->lag.correlation;
-  if (n->lag.lag_seconds != before)
-    erg_info("node %s: meter reading lags activity by %d s (r=%.2f); compensating", n->name,
-             n->lag.lag_seconds, n->lag.correlation);
+  n->lag_confidence = n->lag.confidence;
+  if (n->lag.lag_seconds != before && before < 0)
+    erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
+             "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
+             n->lag.correlation, n->lag.confidence, n->lag.pairs);
+  else if (n->lag.lag_seconds != before)
+    erg_info("node %s: meter lag now %d s, was %d s (r=%.2f, margin %.2f); cells around the "
+             "change are flagged for the fit", n->name, n->lag.lag_seconds, before,
+             n->lag.correlation, n->lag.confidence);
 }
 
 static void collector_finalize(struct collector *c, int64_t now) {

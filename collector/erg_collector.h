@@ -65,6 +65,8 @@ enum erg_cell_flags {
   ERG_CELL_NO_METER = 1,   /* meter covered less than half the cell */
   ERG_CELL_NO_AGENT = 2,   /* agent covered less than half the cell */
   ERG_CELL_ESTIMATED = 4,
+  /* 8 is the fit's legacy idle-row flag (ERG_ROW_IDLE) */
+  ERG_CELL_LAG_UNSURE = 16, /* meter data shifted by no or an uncertain lag estimate */
 };
 
 struct erg_grid_result {
@@ -133,7 +135,28 @@ struct erg_lag {
   int lag_seconds;         /* current estimate: power follows CPU this much later */
   double correlation;      /* Pearson r at that lag */
   int have_estimate;
+  /* Confidence of the last estimate: r at the current lag minus the best r
+   * at any lag ERG_LAG_RIVAL_SECONDS or more away from it; pairs behind it. */
+  double confidence;
+  int pairs;
+  /* Hysteresis: another lag that beat the current one, for how many
+   * consecutive estimates, since which second (newest bin then). */
+  int candidate, candidate_votes;
+  int64_t candidate_since;
+  uint64_t changes;        /* switches of an established estimate */
+  /* Cells overlapping [unsure_from, unsure_to] (seconds, meter time moved
+   * back by the lag) were aligned with a lag that was not yet, or no
+   * longer, the estimate: see erg_lag_cell_unsure. */
+  int64_t unsure_from, unsure_to;
 };
+/* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
+#define ERG_LAG_MIN_PAIRS 30        /* paired seconds in the window */
+#define ERG_LAG_MIN_R 0.5           /* Pearson r at the chosen lag */
+#define ERG_LAG_RIVAL_SECONDS 2     /* neighbours closer than this are not rivals */
+#define ERG_LAG_MIN_MARGIN 0.02     /* r(best) - r(best rival) */
+#define ERG_LAG_SWITCH_GAIN 0.02    /* a challenger's r over the current lag's, per vote */
+#define ERG_LAG_SWITCH_VOTES 3      /* consecutive votes to switch */
+#define ERG_LAG_SWITCH_NOW_GAIN 0.15 /* or one estimate by this much */
 void erg_lag_init(struct erg_lag *l);
 void erg_lag_free(struct erg_lag *l);
 /* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
@@ -141,8 +164,19 @@ int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
 void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds);
 void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
                         double joules);
-/* Re-estimates over the last window; returns 1 if the estimate was set. */
+/* Re-estimates over the last window. The first estimate needs
+ * ERG_LAG_MIN_PAIRS pairs, r >= ERG_LAG_MIN_R and a margin of
+ * ERG_LAG_MIN_MARGIN over every rival lag; a different lag then replaces it
+ * only after winning ERG_LAG_SWITCH_VOTES consecutive estimates by
+ * ERG_LAG_SWITCH_GAIN, or one by ERG_LAG_SWITCH_NOW_GAIN. Returns 1 when
+ * the estimate is set (kept or changed) this round, 0 when the data gave
+ * no confident answer (the old estimate, if any, stays). */
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
+/* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
+ * or an uncertain lag: before the first estimate (its meter data was not
+ * shifted, or partly), or near a change of the estimate (the window in
+ * which the challenger won, widened by both lags). */
+bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds);
 
 /* ---- time a node's agent has reported (pure; unit-tested) ----
  * Disjoint ranges, oldest first. Samples may arrive out of order: after a

@@ -128,7 +128,7 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
   *pairs = n;
   /* Half a minute of paired seconds at least: short runs correlate by
    * chance at some shift, and a wrong shift is worse than none. */
-  if (n < 30)
+  if (n < ERG_LAG_MIN_PAIRS)
     return NAN;
   double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
   if (vx <= 1e-12 || vy <= 1e-12)
@@ -136,26 +136,99 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
   return (sxy - sx * sy / n) / sqrt(vx * vy);
 }
 
+/* The lag with the highest r, -1 when none has one. */
+static int lag_best(const double *r, int max_lag) {
+  int best = -1;
+  for (int lag = 0; lag <= max_lag; lag++)
+    if (!isnan(r[lag]) && (best < 0 || r[lag] > r[best]))
+      best = lag;
+  return best;
+}
+
+/* How much better lag is than its best rival. Neighbours are left out:
+ * a meter that averages over a few seconds correlates almost as well one
+ * second off, which says nothing about the estimate being a chance one. */
+static double lag_margin(const double *r, int max_lag, int lag) {
+  double rival = -1;
+  for (int k = 0; k <= max_lag; k++)
+    if (abs(k - lag) >= ERG_LAG_RIVAL_SECONDS && !isnan(r[k]) && r[k] > rival)
+      rival = r[k];
+  return r[lag] - rival;
+}
+
+/* Takes lag as the estimate. Cells aligned since `since` (meter time moved
+ * back by the larger of the two lags) up to now are uncertain. */
+static void lag_take(struct erg_lag *l, int lag, const double *r, int max_lag, int64_t since) {
+  int wider = l->have_estimate && l->lag_seconds > lag ? l->lag_seconds : lag;
+  l->unsure_from = since == INT64_MIN ? INT64_MIN : since - wider;
+  l->unsure_to = l->newest;
+  l->changes += l->have_estimate;
+  l->lag_seconds = lag;
+  l->have_estimate = 1;
+  l->candidate_votes = 0;
+  l->correlation = r[lag];
+  l->confidence = lag_margin(r, max_lag, lag);
+}
+
+/* A challenger beat the current lag by gain: one more vote for it, and the
+ * switch once it won often enough, or by far. */
+static void lag_vote(struct erg_lag *l, int best, double gain, const double *r, int max_lag,
+                     int window_seconds) {
+  if (l->candidate_votes > 0 && l->candidate == best) {
+    l->candidate_votes++;
+  } else {
+    l->candidate = best;
+    l->candidate_votes = 1;
+    l->candidate_since = l->newest;
+  }
+  /* Estimates a few seconds apart share most of their window, and so most
+   * of their noise: the wins must span a window of fresh data. */
+  bool long_enough = l->newest - l->candidate_since >= window_seconds;
+  if ((l->candidate_votes >= ERG_LAG_SWITCH_VOTES && long_enough) ||
+      gain >= ERG_LAG_SWITCH_NOW_GAIN)
+    lag_take(l, best, r, max_lag, l->candidate_since);
+}
+
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds) {
   /* The newest seconds may still be incomplete on either side. */
   int64_t end = l->newest - 2;
   if (max_lag_seconds + window_seconds + 4 > ERG_LAG_BINS)
     window_seconds = ERG_LAG_BINS - max_lag_seconds - 4;
-  double best = -2;
-  int best_lag = -1;
-  for (int lag = 0; lag <= max_lag_seconds; lag++) {
-    int pairs;
-    double r = lag_corr(l, end, window_seconds, lag, &pairs);
-    if (!isnan(r) && r > best) {
-      best = r;
-      best_lag = lag;
-    }
-  }
-  /* Without a clear relation (idle node, flat load) keep the old estimate. */
-  if (best_lag < 0 || best < 0.5)
+  if (max_lag_seconds < 0 || window_seconds <= 0)
     return 0;
-  l->lag_seconds = best_lag;
-  l->correlation = best;
-  l->have_estimate = 1;
+  double r[ERG_LAG_BINS];
+  int pairs[ERG_LAG_BINS];
+  for (int lag = 0; lag <= max_lag_seconds; lag++)
+    r[lag] = lag_corr(l, end, window_seconds, lag, &pairs[lag]);
+  int best = lag_best(r, max_lag_seconds);
+  /* Without a clear relation (idle node, flat load, a chance peak) keep the
+   * old estimate; a challenger's run of wins is broken. */
+  if (best < 0 || r[best] < ERG_LAG_MIN_R ||
+      lag_margin(r, max_lag_seconds, best) < ERG_LAG_MIN_MARGIN) {
+    l->candidate_votes = 0;
+    return 0;
+  }
+  l->pairs = pairs[best];
+  if (!l->have_estimate) {
+    lag_take(l, best, r, max_lag_seconds, INT64_MIN);
+    return 1;
+  }
+  int cur = l->lag_seconds;
+  double gain = cur <= max_lag_seconds && !isnan(r[cur]) ? r[best] - r[cur] : INFINITY;
+  if (best != cur && gain >= ERG_LAG_SWITCH_GAIN) {
+    lag_vote(l, best, gain, r, max_lag_seconds, window_seconds);
+  } else {
+    l->candidate_votes = 0;
+  }
+  if (l->lag_seconds == cur && cur <= max_lag_seconds && !isnan(r[cur])) {
+    l->correlation = r[cur];
+    l->confidence = lag_margin(r, max_lag_seconds, cur);
+  }
   return 1;
+}
+
+bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds) {
+  if (!l->have_estimate)
+    return true;
+  return t0_seconds + (int64_t)step_seconds > l->unsure_from && t0_seconds <= l->unsure_to;
 }

@@ -128,6 +128,40 @@ static void metrics_sources(FILE *f, struct collector *c) {
   }
 }
 
+/* One per-channel family of the meters' energy counters; which: 0 coarse
+ * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it (counter). */
+static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
+                                   const char *type, const char *help, int which) {
+  metrics_head(f, name, type, help);
+  for (int i = 0; i < c->cfg->nsources; i++)
+    for (int ch = 0; ch < c->sources[i].nchannels; ch++) {
+      const struct erg_pdu_counter *pc = &c->sources[i].counters[ch];
+      if (which == 1 && !(pc->resolution_joules > 0))
+        continue;
+      fprintf(f, "%s{source=\"", name);
+      metrics_label(f, c->cfg->sources[i].name);
+      fprintf(f, "\",outlet=\"%d\"} ", collector_outlet(c, i, ch));
+      if (which == 0)
+        fprintf(f, "%d\n", pc->coarse ? 1 : 0);
+      else if (which == 1)
+        fprintf(f, "%.6g\n", pc->resolution_joules);
+      else
+        fprintf(f, "%llu\n", (unsigned long long)pc->coarse_intervals);
+    }
+}
+
+static void metrics_meters(FILE *f, struct collector *c) {
+  metrics_meter_family(f, c, "erg_meter_energy_coarse", "gauge",
+                         "1 while the outlet's energy counter steps by more than 5 % of a "
+                         "cell's energy at its power, and the power readings are used.", 0);
+  metrics_meter_family(f, c, "erg_meter_energy_resolution_joules", "gauge",
+                         "One step of the outlet's energy counter at its current reading "
+                         "(float32 spacing, integer unit or smallest move seen).", 1);
+  metrics_meter_family(f, c, "erg_meter_energy_fallback_intervals_total", "counter",
+                         "Meter intervals whose energy came from the power readings because "
+                         "the counter was too coarse.", 2);
+}
+
 static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_gauge(f, c, "erg_node_measured_watts", "Measured mean power of the last cell.",
                      offsetof(struct node_state, last_measured_watts));
@@ -142,6 +176,16 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_gauge(f, c, "erg_node_lag_correlation",
                      "Correlation of CPU time and power at the estimated lag.",
                      offsetof(struct node_state, lag_correlation));
+  metrics_node_gauge(f, c, "erg_node_lag_confidence",
+                     "Correlation margin of the estimated lag over the best lag 2 s or more "
+                     "away.", offsetof(struct node_state, lag_confidence));
+  metrics_node_counter(f, c, "erg_node_lag_changes_total",
+                       "Changes of an established lag estimate.", NULL,
+                       offsetof(struct node_state, lag.changes));
+  metrics_node_counter(f, c, "erg_node_lag_unsure_cells_total",
+                       "Cells journalled with flag 16: aligned before a confident lag estimate "
+                       "or around a change of it.", NULL,
+                       offsetof(struct node_state, lag_unsure_cells));
   metrics_node_joules(f, c, "erg_node_measured_energy_joules_total",
                       "Measured energy of the node's final cells (cells with a reading).",
                       offsetof(struct node_state, measured_joules));
@@ -310,6 +354,7 @@ void collector_metrics_render(struct collector *c) {
   metrics_nodes(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);
+  metrics_meters(f, c);
   fclose(f);
   metrics_publish(c, buf, len, 0);
   if (!c->keys_dirty && c->metrics_keys)

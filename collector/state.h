@@ -26,6 +26,8 @@ struct node_state {
   char boot_id[40];
   double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
+  double lag_confidence;                /* r margin over the best rival lag; NAN until estimated */
+  uint64_t lag_unsure_cells;            /* cells journalled with ERG_CELL_LAG_UNSURE */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   struct erg_lag lag;
@@ -42,6 +44,8 @@ struct source_state {
   uint64_t polls, errors;
   double poll_seconds;    /* duration of the last poll (once polls > 0) */
   int failing;
+  int nchannels;          /* channels of the last poll */
+  bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
 };
 
 struct collector {
@@ -74,6 +78,9 @@ struct collector {
   char *metrics_keys;     /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;
 };
+
+/* collector.c: the outlet (Modbus: unit id) number of a source's channel */
+int collector_outlet(const struct collector *c, int source, int ch);
 
 /* metrics.c */
 void collector_metrics_render(struct collector *c);

@@ -20,7 +20,7 @@ struct cli_opts {
   const char *journal[CLI_MAX_JOURNALS];
   int njournal;
   const char *node, *data_dir, *journal_dir, *model_dir, *out, *idle_profile;
-  bool json, force, idle, linear, no_idle_profile;
+  bool json, force, idle, linear, no_idle_profile, keep_lag_unsure;
   int progress; /* 1 --progress, 0 --no-progress, -1 (default): when stderr is a terminal */
   double from, to, last_seconds; /* --idle window: NaN / 0 when not given */
   double max_util, ncpu;
@@ -54,6 +54,8 @@ static void cli_usage(FILE *f) {
           "                    when it exists); --no-idle-profile fits it instead\n"
           "  --linear          journal features only, no utilisation curve (cubic in u)\n"
           "  --ncpu N          CPU count for journal rows without an ncpu column\n"
+          "  --keep-lag-unsure fit rows flagged 16 too (meter aligned before a confident\n"
+          "                    lag estimate or around a change of it; skipped by default)\n"
           "  --idle            record an idle profile from a quiet window of the journal\n"
           "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"
           "  --from T, --to T  the window: unix seconds or YYYY-MM-DDTHH:MM:SSZ\n"
@@ -113,6 +115,7 @@ static int cli_option(int c, const char *arg, struct cli_opts *o) {
   case 'l': o->linear = true; return 0;
   case 'I': o->idle_profile = arg; return 0;
   case 'N': o->no_idle_profile = true; return 0;
+  case 'K': o->keep_lag_unsure = true; return 0;
   case 'F':
   case 'T':
     if (cli_time(arg, c == 'F' ? &o->from : &o->to) != 0)
@@ -159,6 +162,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
       {"last", required_argument, 0, 'L'},      {"max-util", required_argument, 0, 'u'},
       {"ncpu", required_argument, 0, 'c'},      {"linear", no_argument, 0, 'l'},
       {"idle-profile", required_argument, 0, 'I'}, {"no-idle-profile", no_argument, 0, 'N'},
+      {"keep-lag-unsure", no_argument, 0, 'K'},
       {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
   o->from = o->to = NAN;
   o->max_util = 0.05;
@@ -269,10 +273,18 @@ static void cli_print_metric(const char *name, double v, const char *unit) {
     printf("  %-14s %10s\n", name, "-");
 }
 
-static void cli_print_table(const struct erg_model *m, const struct erg_dataset *ds) {
+/* Rows flagged 16 the fit skipped (0 with --keep-lag-unsure). */
+static size_t cli_lag_skipped(const struct cli_opts *o, const struct erg_dataset *ds) {
+  return o->keep_lag_unsure ? 0 : ds->lag_unsure_rows;
+}
+
+static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
+                            const struct erg_dataset *ds) {
   printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s) and %zu "
          "duplicate row(s) skipped\n", m->node[0] ? m->node : "?", m->train_rows, ds->nrows,
          ds->files, ds->malformed_lines, ds->duplicate_rows);
+  printf("%zu row(s) with an uncertain meter lag (flag 16) %s\n", ds->lag_unsure_rows,
+         o->keep_lag_unsure ? "kept (--keep-lag-unsure)" : "skipped");
   printf("idle_watts %.3f (%s", m->idle_watts,
          m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
          : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
@@ -292,15 +304,18 @@ static void cli_print_table(const struct erg_model *m, const struct erg_dataset 
   printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
 }
 
-static void cli_print_json(const struct erg_model *m, const struct erg_dataset *ds) {
+static void cli_print_json(const struct cli_opts *o, const struct erg_model *m,
+                           const struct erg_dataset *ds) {
   json_t *j = fit_model_to_json(m);
   if (!j)
     return;
   json_object_set_new(j, "journal",
-                      json_pack("{s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files, "rows",
-                                (json_int_t)ds->nrows, "malformed_lines",
+                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files,
+                                "rows", (json_int_t)ds->nrows, "malformed_lines",
                                 (json_int_t)ds->malformed_lines, "duplicate_rows",
-                                (json_int_t)ds->duplicate_rows));
+                                (json_int_t)ds->duplicate_rows, "lag_unsure_rows",
+                                (json_int_t)ds->lag_unsure_rows, "lag_unsure_rows_skipped",
+                                (json_int_t)cli_lag_skipped(o, ds)));
   json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
   putchar('\n');
   json_decref(j);
@@ -466,9 +481,9 @@ static int cli_fit(struct cli_opts *o, struct erg_dataset *ds, int *last_percent
   if (rc != 0)
     fprintf(stderr, "erg fit: %s\n", why);
   else if (o->json)
-    cli_print_json(&m, ds);
+    cli_print_json(o, &m, ds);
   else
-    cli_print_table(&m, ds);
+    cli_print_table(o, &m, ds);
   if (rc == 0 && o->out)
     rc = cli_install(o, &m, &ho);
   erg_holdout_free(&ho);
@@ -486,6 +501,9 @@ static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
   }
   if (o->idle)
     return cli_record_idle(o, ds);
+  /* --keep-lag-unsure: the rows become ordinary ones for the fit. */
+  for (size_t i = 0; o->keep_lag_unsure && i < ds->nrows; i++)
+    ds->flags[i] &= ~(unsigned)ERG_ROW_LAG_UNSURE;
   if (!o->linear && erg_dataset_derive(ds, o->ncpu, why, sizeof why) < 0) {
     fprintf(stderr, "erg fit: %s\n", why);
     return 2;

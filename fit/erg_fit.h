@@ -19,8 +19,10 @@ enum {
   ERG_ROW_AGENT_MISSING = 2,
   ERG_ROW_ESTIMATED = 4,
   ERG_ROW_IDLE = 8,
+  ERG_ROW_LAG_UNSURE = 16, /* meter aligned with no or an uncertain lag estimate */
 };
-#define ERG_ROW_UNUSABLE (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED)
+#define ERG_ROW_UNUSABLE                                                                          \
+  (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED | ERG_ROW_LAG_UNSURE)
 
 /* ---- dataset: journal rows of one node ----
  * Features are stored by column; a feature that a file lacks (older rotated
@@ -38,6 +40,7 @@ struct erg_dataset {
   double *x[ERG_FIT_MAX_FEATURES]; /* x[k][row] */
   size_t malformed_lines;          /* skipped, summed over files */
   size_t duplicate_rows;           /* skipped: a cell time already read */
+  size_t lag_unsure_rows;          /* rows read with ERG_ROW_LAG_UNSURE */
   size_t files;
   /* Rows of each file read, [first, first + n), in strictly rising time. */
   struct erg_dataset_span {

@@ -71,7 +71,10 @@ int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, dou
     double t = ds->time_unix_seconds[i], end = t + ds->row_step_seconds[i];
     double w = ds->measured_watts[i], x = ds->x[cpu][i];
     double n = nc >= 0 && ds->x[nc][i] > 0 ? ds->x[nc][i] : ncpu_default;
-    if (t < from || end > to || (ds->flags[i] & ERG_ROW_UNUSABLE) || !isfinite(w) ||
+    /* The meter lag does not matter on a quiet node, where it cannot be
+     * estimated either: flag 16 rows count. */
+    if (t < from || end > to || (ds->flags[i] & ERG_ROW_UNUSABLE & ~ERG_ROW_LAG_UNSURE) ||
+        !isfinite(w) ||
         !isfinite(x))
       continue;
     double u = x / (n > 0 ? n : 1);

@@ -264,6 +264,7 @@ static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f
     x[k] = NAN;
   for (int j = 0; j < n - JOURNAL_BASE_COLUMNS; j++)
     x[jf->map[j]] = v[JOURNAL_BASE_COLUMNS + j];
+  ds->lag_unsure_rows += ((unsigned)flags & ERG_ROW_LAG_UNSURE) != 0;
   return erg_dataset_add_row(ds, v[0], v[1], v[2], (unsigned)flags, x) == 0 ? 0 : -1;
 }
 

@@ -64,11 +64,14 @@ static void usage(FILE *f) {
           "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
           "                  [--update S] [--lag S] [--seed N] [--truth FILE] [--duration S]\n"
+          "                  [--energy-offset-kwh KWH]\n"
           "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
           "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
           "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
           "the --curve table, plus noise, quantised, refreshed every --update seconds and\n"
-          "delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n");
+          "delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
+          "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
+          "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -100,13 +103,15 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"parity", required_argument, 0, 'p'}, {"curve", required_argument, 0, 'c'},
       {"specpower-csv", required_argument, 0, 'C'},
       {"snmp-max-varbinds", required_argument, 0, 'V'},
+      {"energy-offset-kwh", required_argument, 0, 'O'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct erg_pdusim_model *m = &sim.model;
   struct { int opt; double *dst; double min, max; } nums[] = {
       {'I', &m->idle_watts, 0, 1e5},   {'S', &m->slope_watts, 0, 1e5},
       {'E', &m->exponent, 0.1, 10},    {'N', &m->noise_watts, 0, 1e4},
       {'Q', &m->quantum_watts, 0, 1e4}, {'U', &m->update_seconds, 0.05, 3600},
-      {'L', &m->lag_seconds, 0, 600},  {'d', duration, 0, 1e9}};
+      {'L', &m->lag_seconds, 0, 600},  {'d', duration, 0, 1e9},
+      {'O', &sim.energy_offset_kwh, 0, 1e7}};
   int c;
   char why[128];
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -227,6 +232,8 @@ int main(int argc, char **argv) {
          sim.model.idle_watts, sim.model.slope_watts, sim.model.exponent, sim.model.noise_watts,
          sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds,
          sim.model.ncurve ? " (idle/slope/exponent replaced by the curve)" : "");
+  if (sim.energy_offset_kwh > 0)
+    printf("erg-pdusim: float32 kWh registers start at %g kWh\n", sim.energy_offset_kwh);
   fflush(stdout);
   sim_update_once(&sim, erg_time_realtime_ns() / 1e9, 0);
   pthread_t th, sth;

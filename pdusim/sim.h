@@ -31,6 +31,9 @@ struct sim {
   pthread_mutex_t lock;  /* guards nodes[].watts/energy_joules */
   volatile int stop;
   int snmp_max_varbinds; /* SNMP: a GET with more gets tooBig (0: any) */
+  /* Added to the float32 kWh registers only, as a meter years in service
+   * shows (issue 14): their float spacing then grows to whole Wh. */
+  double energy_offset_kwh;
 };
 
 void sim_update_once(struct sim *s, double now_s, double dt_s);

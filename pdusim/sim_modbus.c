@@ -39,27 +39,28 @@ static uint32_t sim_f32_bits(double x) {
 }
 
 /* The generic-spec test layout (holding registers from 0x0100). */
-static void sim_fill_generic(uint16_t *r, double w, double e) {
+static void sim_fill_generic(uint16_t *r, double w, double e, double offset_kwh) {
   sim_put32(r + 0x0100, sim_f32_bits(w), "cdab");       /* float32 W, words swapped */
   double dw = floor(w * 10 + 0.5);
   r[0x0102] = (uint16_t)(dw > 65535 ? 65535 : dw);      /* uint16 0.1 W */
   sim_put32(r + 0x0103, (uint32_t)(int32_t)floor(w * 100 + 0.5), "badc"); /* int32 0.01 W */
   sim_put32(r + 0x0105, (uint32_t)fmod(floor(e / 3600), 4294967296.0), "cdab"); /* uint32 Wh */
-  sim_put32(r + 0x0107, sim_f32_bits(e / 3.6e6), "dcba"); /* float32 kWh */
+  sim_put32(r + 0x0107, sim_f32_bits(e / 3.6e6 + offset_kwh), "dcba"); /* float32 kWh */
 }
 
-static void sim_fill_registers(modbus_mapping_t *map, const struct sim_node *n) {
+static void sim_fill_registers(modbus_mapping_t *map, const struct sim_node *n,
+                               double offset_kwh) {
   uint16_t *r = map->tab_input_registers;
   double e = sim_energy_now(n, erg_time_realtime_ns() / 1e9);
   erg_pdu_float_to_regs((float)n->watts, r + 0x0034);
-  erg_pdu_float_to_regs((float)(e / 3.6e6), r + 0x0048);
-  erg_pdu_float_to_regs((float)(e / 3.6e6), r + 0x0156);
+  erg_pdu_float_to_regs((float)(e / 3.6e6 + offset_kwh), r + 0x0048);
+  erg_pdu_float_to_regs((float)(e / 3.6e6 + offset_kwh), r + 0x0156);
   /* The counter wraps at 2^32 J like a real 32-bit register would. */
   uint32_t j = (uint32_t)fmod(e, 4294967296.0);
   r[0x1000] = (uint16_t)(j >> 16);
   r[0x1001] = (uint16_t)(j & 0xffff);
   memcpy(map->tab_registers, r, REG_COUNT * sizeof *r);
-  sim_fill_generic(map->tab_registers, n->watts, e);
+  sim_fill_generic(map->tab_registers, n->watts, e, offset_kwh);
 }
 
 static int sim_reply(struct sim *s, modbus_t *ctx, modbus_mapping_t *map, const uint8_t *req,
@@ -69,7 +70,7 @@ static int sim_reply(struct sim *s, modbus_t *ctx, modbus_mapping_t *map, const 
   if (unit < 1 || unit > s->nnodes)
     return modbus_reply_exception(ctx, req, MODBUS_EXCEPTION_GATEWAY_TARGET);
   pthread_mutex_lock(&s->lock);
-  sim_fill_registers(map, &s->nodes[unit - 1]);
+  sim_fill_registers(map, &s->nodes[unit - 1], s->energy_offset_kwh);
   pthread_mutex_unlock(&s->lock);
   return modbus_reply(ctx, req, len, map);
 }

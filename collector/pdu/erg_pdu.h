@@ -90,6 +90,19 @@ struct erg_pdu_counter {
   double prev_watts;
   double wrap_joules;    /* counter modulus in J, 0 = never wraps */
   double horizon_seconds; /* see above; 0: the interval itself */
+  /* The resolution seen (issue 14): a counter that stood still over an
+   * interval in which the watts drew energy, and whose moves are whole
+   * multiples of its smallest one, steps by that (a counter refreshed
+   * slower than it is polled also stands still, but moves by whatever the
+   * load drew). The reading's own resolution (float32 spacing at its
+   * value, integer unit) is the other bound; the larger counts. */
+  bool stood_still;
+  double min_step_joules;     /* smallest positive move seen; 0 none yet */
+  unsigned whole_moves;       /* moves since min_step_joules changed, all whole multiples */
+  bool uneven_move;           /* a move since then was not a whole multiple */
+  double resolution_joules;   /* of the last update; 0 unknown */
+  bool coarse;                /* the last interval's energy came from the watts for it */
+  uint64_t coarse_intervals;  /* intervals the watts replaced the counter for */
 };
 enum erg_pdu_delta_kind {
   ERG_PDU_DELTA_NONE = 0,    /* first reading, or a gap: nothing to attribute */
@@ -117,6 +130,10 @@ struct erg_modbus_reg {
 enum { ERG_MODBUS_INT16 = 1, ERG_MODBUS_UINT16, ERG_MODBUS_INT32, ERG_MODBUS_UINT32,
        ERG_MODBUS_FLOAT32 };
 int erg_modbus_reg_parse(const char *spec, struct erg_modbus_reg *r, char *why, size_t whylen);
+/* One step of the value near raw, in raw units: 1 for an integer type, the
+ * float32 spacing (ulp) at raw for float32, which grows with the value:
+ * 2^-8 kWh (3.9 Wh, 14 kJ) at 48,213 kWh. NAN when raw is not finite. */
+double erg_modbus_reg_resolution(const struct erg_modbus_reg *r, double raw);
 /* Registers the value spans (1 or 2). */
 int erg_modbus_reg_count(const struct erg_modbus_reg *r);
 /* The raw value of regs (erg_modbus_reg_count of them) in r's type/order. */

@@ -17,9 +17,10 @@ struct modbus_profile {
   struct erg_modbus_reg power, energy; /* energy.function 0: none */
   double power_scale;       /* raw -> W */
   double energy_to_joules;  /* raw -> J */
-  /* One counter step in J (0: unknown). Eastron meters count in 0.01 kWh
-   * (36 kJ) although the register is a float: too coarse for a 5 s grid,
-   * so the counter is shown (probe) and the grid uses power. */
+  /* One counter step in J beyond the register's own (0: none known).
+   * Eastron meters count in 0.01 kWh (36 kJ) although the register is a
+   * float: too coarse for a 5 s grid, so the counter is shown (probe) and
+   * the grid uses power. */
   double energy_resolution_joules;
 };
 
@@ -69,8 +70,8 @@ static int modbus_profile_generic(const struct erg_pdu_source_config *c,
   }
   p->power_scale = c->power_scale > 0 ? c->power_scale : 1.0;
   p->energy_to_joules = c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0;
-  /* An integer counter steps by its scale; a float's step is not known. */
-  p->energy_resolution_joules = p->energy.type == ERG_MODBUS_FLOAT32 ? 0 : p->energy_to_joules;
+  /* The register's own step comes with each reading (modbus_read_channel). */
+  p->energy_resolution_joules = 0;
   return 0;
 }
 
@@ -158,6 +159,11 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
       return -1;
     }
     out->energy_joules = raw * m->prof.energy_to_joules;
+    /* A float32 kWh register at a real meter's reading steps by whole Wh:
+     * its spacing at the value, not the profile, says how coarse it is. */
+    double step = erg_modbus_reg_resolution(&m->prof.energy, raw) * m->prof.energy_to_joules;
+    if (step > out->energy_resolution_joules)
+      out->energy_resolution_joules = step;
   }
   out->t_ns = erg_time_realtime_ns();
   out->ok = isfinite(out->watts);

@@ -2,6 +2,7 @@
  * Modbus profile reads, and how the bytes on the wire become a number.
  * Meters disagree on word and byte order, so the order is spelled out as
  * the wire position of the value's bytes A (most significant) .. D. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,15 @@ int erg_modbus_reg_parse(const char *spec, struct erg_modbus_reg *r, char *why, 
   r->function = (int)fc;
   r->address = (int)addr;
   return 0;
+}
+
+double erg_modbus_reg_resolution(const struct erg_modbus_reg *r, double raw) {
+  if (r->type != ERG_MODBUS_FLOAT32)
+    return 1;
+  float f = fabsf((float)raw);
+  if (!isfinite(f))
+    return NAN;
+  return (double)nextafterf(f, INFINITY) - (double)f;
 }
 
 int erg_modbus_reg_count(const struct erg_modbus_reg *r) {

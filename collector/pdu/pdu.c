@@ -49,15 +49,54 @@ static void counter_remember(struct erg_pdu_counter *c, const struct erg_pdu_rea
   c->prev_watts = r->watts;
 }
 
+/* Moves seen in whole multiples of the smallest before it counts as the
+ * counter's step. */
+#define COUNTER_WHOLE_MOVES 3
+
+/* The counter's step: the reading's (profile, integer unit, float32
+ * spacing at its value) or, once it stood still under load and moved in
+ * whole multiples of its smallest move, that move; whichever is larger. */
+static double counter_resolution(const struct erg_pdu_counter *c, const struct erg_pdu_reading *r) {
+  double res = r->energy_resolution_joules > 0 ? r->energy_resolution_joules : 0;
+  bool quantised = c->stood_still && !c->uneven_move && c->whole_moves >= COUNTER_WHOLE_MOVES;
+  if (quantised && c->min_step_joules > res)
+    res = c->min_step_joules;
+  return res;
+}
+
 /* Whether the counter resolves this interval's energy. A 0.1 kWh counter
  * (APC) steps once in 20 min at 300 W: over a 1 s poll it reads 0 J, then a
- * 360 kJ lump. Without watts to compare with, the counter is all there is. */
-static bool counter_fine(const struct erg_pdu_counter *c, const struct erg_pdu_reading *r,
-                         double dt) {
-  if (r->energy_resolution_joules <= 0 || isnan(r->watts) || isnan(c->prev_watts))
+ * 360 kJ lump; so does a float32 kWh register at 48,213 kWh every 14 kJ.
+ * Without watts to compare with, the counter is all there is. */
+static bool counter_fine(struct erg_pdu_counter *c, const struct erg_pdu_reading *r, double dt) {
+  c->resolution_joules = counter_resolution(c, r);
+  if (c->resolution_joules <= 0 || isnan(r->watts) || isnan(c->prev_watts))
     return true;
   double e = 0.5 * (r->watts + c->prev_watts) * (c->horizon_seconds > dt ? c->horizon_seconds : dt);
-  return r->energy_resolution_joules <= ERG_PDU_COUNTER_MAX_STEP * e;
+  return c->resolution_joules <= ERG_PDU_COUNTER_MAX_STEP * e;
+}
+
+/* Learns the step from the counter's moves: d J over dt s at these watts.
+ * Whole multiples within 5 % of the step: a 0.01 kWh count shown as a
+ * float is off by the float's spacing. */
+static void counter_observe(struct erg_pdu_counter *c, const struct erg_pdu_reading *r, double d,
+                            double dt) {
+  double drawn = 0.5 * (r->watts + c->prev_watts) * dt;
+  if (d == 0 && drawn >= 1.0)
+    c->stood_still = true;
+  if (!(d > 0))
+    return;
+  if (c->min_step_joules == 0 || d < 0.95 * c->min_step_joules) {
+    c->min_step_joules = d;
+    c->whole_moves = 1;
+    c->uneven_move = false;
+    return;
+  }
+  double k = d / c->min_step_joules;
+  if (fabs(k - floor(k + 0.5)) > 0.05)
+    c->uneven_move = true;
+  else
+    c->whole_moves++;
 }
 
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
@@ -75,21 +114,26 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
   *t1_ns = r->t_ns;
   double dt = (double)(r->t_ns - c->prev_t_ns) / 1e9;
   enum erg_pdu_delta_kind kind = ERG_PDU_DELTA_NONE;
-  if (counter_fine(c, r, dt) && !isnan(r->energy_joules) && !isnan(c->prev_joules)) {
-    double d = r->energy_joules - c->prev_joules;
-    if (d < 0 && c->wrap_joules > 0 && c->prev_joules > c->wrap_joules * 0.5 &&
-        r->energy_joules < c->wrap_joules * 0.5)
-      d += c->wrap_joules; /* the counter wrapped once */
-    /* Backwards, or more than 100 kW on one outlet: a reset, never energy. */
-    if (d < 0 || d > 100e3 * dt) {
-      kind = ERG_PDU_DELTA_RESET;
-    } else {
-      *joules = d;
-      kind = ERG_PDU_DELTA_ENERGY;
-    }
+  bool counter = !isnan(r->energy_joules) && !isnan(c->prev_joules);
+  double d = counter ? r->energy_joules - c->prev_joules : NAN;
+  if (counter && d < 0 && c->wrap_joules > 0 && c->prev_joules > c->wrap_joules * 0.5 &&
+      r->energy_joules < c->wrap_joules * 0.5)
+    d += c->wrap_joules; /* the counter wrapped once */
+  /* Backwards, or more than 100 kW on one outlet: a reset, never energy. */
+  bool reset = counter && (d < 0 || d > 100e3 * dt);
+  if (counter && !reset && !isnan(r->watts) && !isnan(c->prev_watts))
+    counter_observe(c, r, d, dt);
+  bool fine = counter_fine(c, r, dt);
+  c->coarse = counter && !fine;
+  if (counter && fine && reset) {
+    kind = ERG_PDU_DELTA_RESET;
+  } else if (counter && fine) {
+    *joules = d;
+    kind = ERG_PDU_DELTA_ENERGY;
   } else if (!isnan(r->watts) && !isnan(c->prev_watts)) {
     *joules = 0.5 * (r->watts + c->prev_watts) * dt;
     kind = ERG_PDU_DELTA_POWER;
+    c->coarse_intervals += c->coarse;
   }
   counter_remember(c, r);
   return kind;

@@ -19,6 +19,7 @@
 struct probe_result {
   char vendor[64], model[128], profile[32], reason[256], sysoid[160], sysdescr[256];
   double total_watts;
+  double step_seconds;   /* --step: the grid cell the counter is judged against */
   int n;
   int index[PROBE_MAX_OUTLETS];
   char names[PROBE_MAX_OUTLETS][PROBE_NAMELEN];
@@ -49,8 +50,10 @@ static void probe_usage(FILE *f) {
           "           [--energy-register FC:ADDR:TYPE[:ORDER]] [--power-scale X]\n"
           "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
           "           ORDER abcd|cdab|badc|dcba)\n"
+          "       both: [--step S]  the grid step energy counters are judged against (5)\n"
           "Prints vendor, model, the profile chosen and why, and each outlet's index,\n"
-          "name, watts and energy, to help write a [pdu.NAME] / [meter.NAME] section.\n");
+          "name, watts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
+          "says when an energy counter is too coarse for the step (ergd then uses power).\n");
 }
 
 static int probe_copy(char *dst, size_t len, const char *src, const char *what) {
@@ -100,7 +103,8 @@ static int probe_version(const char *v, struct erg_pdu_source_config *c) {
   return 0;
 }
 
-static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, bool *json) {
+static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, bool *json,
+                       double *step) {
   static const struct option opts[] = {
       {"driver", required_argument, 0, 'd'},  {"host", required_argument, 0, 'H'},
       {"community", required_argument, 0, 'c'}, {"version", required_argument, 0, 'v'},
@@ -116,7 +120,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
       {"device", required_argument, 0, 'D'}, {"baud", required_argument, 0, 'b'},
       {"parity", required_argument, 0, 'y'}, {"data-bits", required_argument, 0, '7'},
       {"stop-bits", required_argument, 0, '1'}, {"power-register", required_argument, 0, 'R'},
-      {"energy-register", required_argument, 0, 'e'},
+      {"energy-register", required_argument, 0, 'e'}, {"step", required_argument, 0, 'Z'},
       {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int o, bad = 0;
@@ -154,6 +158,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
     case '1': c->stop_bits = atoi(optarg); bad = c->stop_bits < 1 || c->stop_bits > 2; break;
     case 'R': bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register"); break;
     case 'e': bad = probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register"); break;
+    case 'Z': *step = atof(optarg); bad = !(*step >= 1 && *step <= 3600); break;
     case 'j': *json = true; break;
     case 'h': probe_usage(stdout); return 2;
     default: bad = 1;
@@ -229,6 +234,41 @@ static int probe_modbus(struct erg_pdu_source *src, struct probe_result *res, ch
 
 static json_t *probe_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/* How ergd would treat this energy counter (pdu.c counter_fine, with the
+ * reading's own resolution): "counter", "power" (too coarse, watts used)
+ * or "counter-coarse" (too coarse, but no watts to use); "" without one. */
+static const char *probe_energy_use(const struct erg_pdu_reading *r, double step_seconds,
+                                    double *cell_joules) {
+  *cell_joules = r->watts * step_seconds;
+  if (!isfinite(r->energy_joules))
+    return "";
+  if (!(r->energy_resolution_joules > 0))
+    return "counter";
+  if (!isfinite(r->watts))
+    return "counter-coarse";
+  return r->energy_resolution_joules > ERG_PDU_COUNTER_MAX_STEP * *cell_joules ? "power"
+                                                                               : "counter";
+}
+
+static void probe_print_counters(const struct probe_result *r) {
+  for (int i = 0; i < r->n; i++) {
+    const struct erg_pdu_reading *x = &r->r[i];
+    double cell;
+    const char *use = probe_energy_use(x, r->step_seconds, &cell);
+    if (!use[0] || !(x->energy_resolution_joules > 0))
+      continue;
+    printf("outlet %d energy counter: one step is %.1f J at %.3f kWh", r->index[i],
+           x->energy_resolution_joules, x->energy_joules / 3.6e6);
+    if (!strcmp(use, "counter-coarse"))
+      printf("; no power reading: ergd must use this counter, cells will be quantised\n");
+    else
+      printf("; a %g s cell at %.1f W is %.1f J: %s\n", r->step_seconds, x->watts, cell,
+             !strcmp(use, "power") ? "TOO COARSE (step > 5 % of a cell), ergd uses the power "
+                                     "register instead"
+                                   : "fine, ergd uses the counter");
+  }
+}
+
 static json_t *probe_str(const char *s) { return s[0] ? json_string(s) : json_null(); }
 
 /* "raw": the OIDs read and the factors applied, so a value can be traced
@@ -249,11 +289,20 @@ static void probe_json_raw(json_t *o, json_t *outs, const struct probe_result *r
 
 static void probe_print_json(const struct erg_pdu_source_config *c, const struct probe_result *r) {
   json_t *outs = json_array();
-  for (int i = 0; i < r->n; i++)
-    json_array_append_new(outs, json_pack("{s:i,s:s,s:o,s:o,s:b}", "index", r->index[i], "name",
-                                          r->names[i], "watts", probe_num(r->r[i].watts),
-                                          "energy_kwh", probe_num(r->r[i].energy_joules / 3.6e6),
-                                          "ok", r->r[i].ok));
+  for (int i = 0; i < r->n; i++) {
+    double cell;
+    const char *use = probe_energy_use(&r->r[i], r->step_seconds, &cell);
+    double res = r->r[i].energy_resolution_joules > 0 ? r->r[i].energy_resolution_joules : NAN;
+    json_array_append_new(
+        outs, json_pack("{s:i,s:s,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "index", r->index[i], "name",
+                        r->names[i], "watts", probe_num(r->r[i].watts), "energy_kwh",
+                        probe_num(r->r[i].energy_joules / 3.6e6), "ok", r->r[i].ok,
+                        "energy_resolution_joules", probe_num(res), "cell_energy_joules",
+                        probe_num(use[0] ? cell : NAN), "energy_counter_coarse",
+                        use[0] && isfinite(res) ? json_boolean(strcmp(use, "counter") != 0)
+                                                : json_null(),
+                        "energy_from", use[0] ? json_string(use) : json_null()));
+  }
   json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "driver",
                         c->driver, "host", c->host, "device", c->device, "port", c->port, "vendor", r->vendor, "model", r->model,
                         "profile", r->profile, "profile_reason", r->reason, "sysobjectid",
@@ -281,6 +330,7 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
   for (int i = 0; i < r->n; i++)
     printf("%6d  %-24s %10.1f %12.3f\n", r->index[i], r->names[i], r->r[i].watts,
            r->r[i].energy_joules / 3.6e6);
+  probe_print_counters(r);
   printf("\n# config section (add channels = the outlets this PDU feeds):\n[%s.NAME]\n",
          strcmp(c->driver, "snmp") ? "meter" : "pdu");
   printf("driver = %s\n", c->driver);
@@ -322,7 +372,8 @@ int erg_pdu_probe_cli(int argc, char **argv) {
   c.timeout_seconds = 2.0;
   c.retries = 1;
   bool json = false;
-  int rc = probe_parse(argc, argv, &c, &json);
+  double step = 5;
+  int rc = probe_parse(argc, argv, &c, &json, &step);
   if (rc) {
     if (rc == 1)
       probe_usage(stderr);
@@ -349,6 +400,8 @@ int erg_pdu_probe_cli(int argc, char **argv) {
     return strstr(why, "unknown driver") || strstr(why, "profile") ? 1 : 2;
   }
   struct probe_result *res = calloc(1, sizeof *res);
+  if (res)
+    res->step_seconds = step;
   rc = -1;
   if (res && modbus)
     rc = probe_modbus(&src, res, why, sizeof why);

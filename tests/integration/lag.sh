@@ -34,4 +34,22 @@ r=$(awk '/^erg_node_lag_correlation\{node="lag-node"\}/ {print $2}' "$work/metri
 python3 -c "import sys; sys.exit(0 if abs($lag - 3) <= 1 else 1)" ||
   { echo "FAIL: lag estimated $lag s (r=$r), simulator lag 3 s"; exit 1; }
 grep -q "lags activity by" "$work/ergd.log"
-echo "ok: lag $lag s (r=$r)"
+# Issue 14: cells aligned before the first confident estimate are flagged
+# 16 in the journal (the fit skips them); cells well after it are not.
+conf=$(awk '/^erg_node_lag_confidence\{node="lag-node"\}/ {print $2}' "$work/metrics.txt")
+unsure=$(awk '/^erg_node_lag_unsure_cells_total\{node="lag-node"\}/ {print $2}' "$work/metrics.txt")
+[ -n "$conf" ] && [ "${unsure:-0}" -gt 0 ] ||
+  { echo "FAIL: lag confidence '$conf', unsure cells '$unsure' in /metrics"; exit 1; }
+python3 - "$work/data/journal/lag-node.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith("#"))][1:]
+flags = [int(r[3]) for r in rows]
+first_ok = next((i for i, f in enumerate(flags) if not f & 16), None)
+assert flags and flags[0] & 16, f"first cell not flagged 16: {flags[:5]}"
+assert first_ok is not None, "every cell flagged 16"
+late = flags[first_ok:]
+assert sum(f & 16 != 0 for f in late[-4:]) == 0, f"last cells flagged: {flags}"
+print(f"journal: {first_ok} cell(s) before the estimate flagged 16, "
+      f"{sum(f & 16 != 0 for f in late)} of {len(late)} later ones")
+PY
+echo "ok: lag $lag s (r=$r, margin $conf), $unsure cell(s) flagged unsure"

@@ -64,11 +64,28 @@ static void test_parse(void **st) {
   }
 }
 
+/* Issue 14: a float32 kWh register's step at a real meter's reading. At
+ * 48,213 kWh (between 2^15 and 2^16) floats are 2^-8 kWh apart: 3.9 Wh =
+ * 14,062.5 J, ten times a 5 s cell at 300 W (1.5 kJ). Integers step by 1. */
+static void test_resolution(void **st) {
+  (void)st;
+  struct erg_modbus_reg f, u;
+  char why[200];
+  assert_int_equal(erg_modbus_reg_parse("4:0x48:float32", &f, why, sizeof why), 0);
+  assert_int_equal(erg_modbus_reg_parse("3:0x105:uint32:cdab", &u, why, sizeof why), 0);
+  assert_float_equal(erg_modbus_reg_resolution(&f, 48213.0) * 3.6e6, 14062.5, 1e-9);
+  assert_float_equal(erg_modbus_reg_resolution(&f, 1.5) * 3.6e6, 3.6e6 / 8388608.0, 1e-9);
+  assert_float_equal(erg_modbus_reg_resolution(&f, -48213.0), 1.0 / 256, 0);
+  assert_float_equal(erg_modbus_reg_resolution(&u, 48213.0), 1, 0);
+  assert_true(isnan(erg_modbus_reg_resolution(&f, NAN)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_float32_orders),
       cmocka_unit_test(test_integers),
       cmocka_unit_test(test_parse),
+      cmocka_unit_test(test_resolution),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

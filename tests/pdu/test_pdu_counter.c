@@ -131,6 +131,75 @@ static void test_coarse_counter_uses_power(void **st) {
   assert_float_equal(j, 360e3, 1e-9);
 }
 
+/* Issue 14: a generic float32 kWh register at 48,213 kWh, polled every
+ * second at ~300 W. The register moves by 2^-8 kWh (14,062.5 J) every ~47 s,
+ * so trusted it gives 0 W cells and single cells of thousands of W. Its
+ * spacing at the value, carried by the reading, makes the watts count. */
+static void test_float32_kwh_counter_uses_power(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.horizon_seconds = 5};
+  double kwh = 48213.0, sum = 0, truth = 0, j;
+  for (int s = 0; s < 120; s++) {
+    float shown = (float)(kwh + 300.0 * s / 3.6e6);
+    struct erg_pdu_reading r = rd(1000 + (uint64_t)s, 300, (double)shown * 3.6e6);
+    r.energy_resolution_joules = (nextafterf(shown, INFINITY) - shown) * 3.6e6;
+    enum erg_pdu_delta_kind k = upd(&c, r, &j);
+    if (s == 0)
+      continue;
+    assert_int_equal(k, ERG_PDU_DELTA_POWER);
+    sum += j;
+    truth += 300;
+  }
+  assert_float_equal(sum, truth, 1e-6);
+  assert_true(c.coarse);
+  assert_int_equal(c.coarse_intervals, 119);
+  assert_float_equal(c.resolution_joules, 14062.5, 1e-6);
+}
+
+/* A counter of unknown step (an SNMP or generic integer register whose
+ * meter counts in 0.01 kWh inside) gives itself away: it stands still
+ * under load, then moves by whole 36 kJ steps. From the third on the watts
+ * count. */
+static void test_observed_step_marks_coarse(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.horizon_seconds = 5};
+  double j, e = 36e3 * 1000;
+  for (int s = 0; s < 600; s++) {
+    if (s > 0 && s % 120 == 0)
+      e += 36e3; /* 300 W for 120 s */
+    enum erg_pdu_delta_kind k = upd(&c, rd(2000 + (uint64_t)s, 300, e), &j);
+    if (s > 0)
+      assert_int_equal(k, s < 360 ? ERG_PDU_DELTA_ENERGY : ERG_PDU_DELTA_POWER);
+  }
+  assert_true(c.coarse);
+  assert_float_equal(c.min_step_joules, 36e3, 1e-9);
+  assert_float_equal(c.resolution_joules, 36e3, 1e-9);
+  /* A fine counter refreshed every second but polled every half second
+   * also stands still, then moves by what the load drew: never whole
+   * multiples of one step, so never taken for coarse. */
+  struct erg_pdu_counter v = {.horizon_seconds = 5};
+  double shown = 5e6, w = 200;
+  for (int h = 0; h < 400; h++) {
+    w = 200 + 100 * sin(h * 0.37);
+    if (h % 2 == 0)
+      shown += w; /* one second of load, whole joules */
+    struct erg_pdu_reading r = rd(0, w, floor(shown));
+    r.t_ns = 5000 * S + (uint64_t)h * (S / 2);
+    r.energy_resolution_joules = 1.0;
+    if (upd(&v, r, &j) != ERG_PDU_DELTA_NONE)
+      assert_false(v.coarse);
+  }
+  assert_true(v.stood_still);
+  assert_true(v.uneven_move);
+  /* A fine counter (1 J) that moves every poll is never taken for coarse. */
+  struct erg_pdu_counter f = {.horizon_seconds = 5};
+  for (int s = 0; s < 50; s++)
+    if (upd(&f, rd(3000 + (uint64_t)s, 300, 1e6 + 300.0 * s), &j) != ERG_PDU_DELTA_NONE)
+      assert_float_equal(j, 300, 1e-9);
+  assert_false(f.coarse);
+  assert_false(f.stood_still);
+}
+
 static void test_failed_reading_keeps_state(void **st) {
   (void)st;
   struct erg_pdu_counter c = {0};
@@ -162,6 +231,8 @@ int main(void) {
       cmocka_unit_test(test_power_trapezoid_when_no_counter),
       cmocka_unit_test(test_coarse_counter_uses_power),
       cmocka_unit_test(test_failed_reading_keeps_state),
+      cmocka_unit_test(test_float32_kwh_counter_uses_power),
+      cmocka_unit_test(test_observed_step_marks_coarse),
       cmocka_unit_test(test_clock_backwards),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

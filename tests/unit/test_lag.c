@@ -89,9 +89,132 @@ static void test_no_estimate_without_signal(void **state) {
   assert_int_equal(erg_lag_estimate(&l, 15, 120), 0);
 }
 
+/* A meter half a second between two whole-second lags (power follows CPU
+ * by 4.5 s: half of each second's energy 4 s later, half 5 s later), with
+ * noise, estimated every 10 s over a sliding window as ergd does. Lags 4
+ * and 5 then correlate equally well but for the noise, and an estimator
+ * that takes whichever won the last window flips between them, shifting
+ * the cells it aligns by a second each time. Returns the estimate changes
+ * after the first estimate; *first gets the second of the first estimate
+ * (0 if none). */
+static int stream_flips(struct erg_lag *l, unsigned seed, int64_t *first, int *lag_out) {
+  enum { N = 1800, WARM = 150 };
+  static double cpu[N];
+  int t = 0, prev = -1, flips = 0;
+  while (t < N) {
+    double level = (rand_r(&seed) % 100) / 100.0;
+    int len = 1 + rand_r(&seed) % 4;
+    for (int k = 0; k < len && t < N; k++)
+      cpu[t++] = level;
+  }
+  *first = 0;
+  for (int s = 0; s < N; s++) {
+    erg_lag_add_cpu(l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    double u = 0.5 * (s >= 4 ? cpu[s - 4] : 0) + 0.5 * (s >= 5 ? cpu[s - 5] : 0);
+    double noise = ((rand_r(&seed) % 2001) - 1000) / 1000.0 * 25.0;
+    erg_lag_add_energy(l, 0, NS(T0 + s), NS(T0 + s + 1), 80 + 200 * u + noise);
+    if (s < WARM || s % 10)
+      continue;
+    erg_lag_estimate(l, 10, 120);
+    if (!l->have_estimate)
+      continue;
+    if (!*first)
+      *first = T0 + s;
+    if (prev >= 0 && l->lag_seconds != prev)
+      flips++;
+    prev = l->lag_seconds;
+  }
+  *lag_out = prev;
+  return flips;
+}
+
+/* Issue 14: the estimate must not flip between two near-equal lags, and
+ * it must stay one of them. */
+static void test_no_flip_between_near_lags(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  int total = 0;
+  for (unsigned seed = 1; seed <= 4; seed++) {
+    int64_t first;
+    int lag;
+    erg_lag_init(&l);
+    int flips = stream_flips(&l, seed, &first, &lag);
+    assert_true(first > 0);
+    if (lag != 4 && lag != 5)
+      fail_msg("seed %u: lag %d, want 4 or 5", seed, lag);
+    total += flips;
+    erg_lag_free(&l);
+  }
+  /* 4 runs x 165 estimates; the old estimator changed its mind dozens of
+   * times. One change per run is what a lag truly between two seconds may
+   * legitimately cost. */
+  if (total > 4)
+    fail_msg("estimate changed %d times over 4 runs", total);
+}
+
+/* Cells before the first estimate, and those around it (their meter data
+ * was not shifted, or only partly), are unsure; later ones are not. */
+static void test_cells_unsure_until_estimate(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  erg_lag_init(&l);
+  assert_true(erg_lag_cell_unsure(&l, T0, 5));
+  feed(&l, 3, 1.0, 42, 0);
+  assert_true(erg_lag_cell_unsure(&l, T0 + 100, 5));
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  int64_t t = l.newest;
+  assert_true(erg_lag_cell_unsure(&l, T0, 5));
+  assert_true(erg_lag_cell_unsure(&l, t - 5, 5));
+  assert_true(erg_lag_cell_unsure(&l, t, 5));
+  assert_false(erg_lag_cell_unsure(&l, t + 1, 5));
+  assert_false(erg_lag_cell_unsure(&l, t + 60, 5));
+  erg_lag_free(&l);
+}
+
+/* A real change of the meter's delay (3 s, then 8 s) is followed, and the
+ * cells between the challenger's first win and the switch are unsure. */
+static void test_real_change_followed(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  erg_lag_init(&l);
+  unsigned seed = 3;
+  double cpu[1200];
+  int t = 0;
+  while (t < 1200) {
+    double level = (rand_r(&seed) % 100) / 100.0;
+    int len = 2 + rand_r(&seed) % 6;
+    for (int k = 0; k < len && t < 1200; k++)
+      cpu[t++] = level;
+  }
+  int64_t switched = 0;
+  for (int s = 0; s < 1200; s++) {
+    erg_lag_add_cpu(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    int lag = s < 600 ? 3 : 8;
+    double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
+    erg_lag_add_energy(&l, 0, NS(T0 + s), NS(T0 + s + 1), p);
+    if (s < 120 || s % 10)
+      continue;
+    erg_lag_estimate(&l, 15, 120);
+    if (s < 600)
+      assert_int_equal(l.lag_seconds, 3);
+    if (!switched && l.lag_seconds == 8)
+      switched = T0 + s;
+  }
+  assert_int_equal(l.lag_seconds, 8);
+  assert_int_equal(l.changes, 1);
+  assert_true(switched > T0 + 600 && switched <= T0 + 700);
+  assert_true(erg_lag_cell_unsure(&l, switched - 10, 5));
+  assert_false(erg_lag_cell_unsure(&l, switched + 30, 5));
+  assert_false(erg_lag_cell_unsure(&l, T0 + 400, 5));
+  erg_lag_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_known_lags),
                                      cmocka_unit_test(test_two_feeds),
-                                     cmocka_unit_test(test_no_estimate_without_signal)};
+                                     cmocka_unit_test(test_no_estimate_without_signal),
+                                     cmocka_unit_test(test_no_flip_between_near_lags),
+                                     cmocka_unit_test(test_cells_unsure_until_estimate),
+                                     cmocka_unit_test(test_real_change_followed)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
