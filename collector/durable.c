@@ -1,0 +1,148 @@
+/* The write-ahead log around ergd's loop (wal.c holds the file format):
+ * every input that may still feed an open cell is logged before it is
+ * applied and replayed on the next start, and the energy counters resume
+ * from the logged readings, so a restart's gap is bridged by the counter
+ * difference — measured, not estimated (docs/architecture.md
+ * "Durability"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+/* The binary layout of the meter records (the struct is logged as is). */
+#define DURABLE_LAYOUT ((uint32_t)sizeof(struct meter_msg) | 0x10000000u)
+
+static int64_t ceil_seconds(uint64_t ns) {
+  return (int64_t)((ns + ERG_NS_PER_S - 1) / ERG_NS_PER_S);
+}
+
+/* A segment holds the last reading of each source, so deleting the older
+ * segments never loses the counters' state. */
+static void durable_log_state(struct collector *c) {
+  for (int i = 0; c->last_meter && i < c->cfg->nsources; i++)
+    if (c->last_meter[i].nchannels > 0)
+      wal_append(c->wal, WAL_METER_STATE, &c->last_meter[i], sizeof c->last_meter[i],
+                 INT64_MIN);
+}
+
+/* A counter that has no reading yet starts from the logged one. */
+static void durable_meter_state(struct collector *c, const struct meter_msg *m) {
+  if (m->source < 0 || m->source >= c->cfg->nsources)
+    return;
+  struct source_state *ss = &c->sources[m->source];
+  for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
+    uint64_t t0, t1;
+    double j;
+    if (ss->counters[ch].have_prev)
+      continue;
+    ss->counters[ch].wrap_joules = m->wrap_joules[ch];
+    ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
+    erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], 0, &t0, &t1, &j);
+  }
+  c->last_meter[m->source] = *m;
+}
+
+static void durable_record(void *user, int type, const uint8_t *data, size_t len) {
+  struct collector *c = user;
+  if (type == WAL_AGENT)
+    collector_ingest(c, data, len);
+  else if (type == WAL_METER && len == sizeof(struct meter_msg))
+    collector_meter(c, (const struct meter_msg *)data);
+  else if (type == WAL_METER_STATE && len == sizeof(struct meter_msg))
+    durable_meter_state(c, (const struct meter_msg *)data);
+}
+
+void durable_open(struct collector *c) {
+  const struct erg_collector_config *cfg = c->cfg;
+  char dir[1100], why[300];
+  if (!cfg->wal)
+    return;
+  if (cfg->wal_dir[0])
+    erg_strlcpy(dir, cfg->wal_dir, sizeof dir);
+  else
+    snprintf(dir, sizeof dir, "%s/wal", cfg->data_dir);
+  c->last_meter = calloc((size_t)cfg->nsources + 1, sizeof *c->last_meter);
+  c->wal = c->last_meter ? wal_open(dir, DURABLE_LAYOUT, (uint64_t)cfg->wal_max_bytes,
+                                    cfg->wal_fsync, why, sizeof why)
+                         : NULL;
+  if (!c->wal) {
+    erg_warn("no write-ahead log: %s", c->last_meter ? why : "out of memory");
+    return;
+  }
+  c->replaying = 1;
+  wal_replay(c->wal, durable_record, c);
+  c->replaying = 0;
+  struct wal_stats st;
+  wal_stats(c->wal, &st);
+  if (st.replayed)
+    erg_info("replayed %llu inputs from the write-ahead log in %s",
+             (unsigned long long)st.replayed, dir);
+  /* Replayed data for cells stored before the stop is expected, not late. */
+  for (size_t i = 0; i < c->nnodes; i++)
+    c->nodes[i]->grid.late_seconds_dropped = 0;
+  for (int s = 0; s < cfg->nsources; s++)
+    for (int ch = 0; ch < ERG_PDU_MAX_CHANNELS; ch++)
+      c->sources[s].bridge[ch] = c->sources[s].counters[ch].have_prev;
+  if (wal_start(c->wal, (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)) == 0)
+    durable_log_state(c);
+}
+
+void durable_log_sample(struct collector *c, const uint8_t *buf, size_t len, uint64_t end_ns) {
+  if (c->wal && !c->replaying)
+    wal_append(c->wal, WAL_AGENT, buf, len, ceil_seconds(end_ns));
+}
+
+void durable_log_meter(struct collector *c, const struct meter_msg *m) {
+  if (!c->last_meter)
+    return;
+  uint64_t t = 0;
+  for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++)
+    if (m->readings[ch].ok && m->readings[ch].t_ns > t)
+      t = m->readings[ch].t_ns;
+  if (!t)
+    return; /* nothing any counter would take */
+  if (!c->replaying)
+    wal_append(c->wal, WAL_METER, m, sizeof *m, ceil_seconds(t));
+  c->last_meter[m->source] = *m;
+}
+
+/* The first reading after a replay may span the restart: an energy
+ * counter's difference is the energy drawn over it, however long, up to
+ * the grid's ring (older cells cannot take it anyway). Instantaneous
+ * watts cannot bridge it. */
+uint64_t durable_meter_gap(struct collector *c, int s, int ch, const struct erg_pdu_reading *r,
+                           uint64_t max_gap_ns) {
+  struct source_state *ss = &c->sources[s];
+  if (!ss->bridge[ch] || c->replaying || !r->ok)
+    return max_gap_ns;
+  ss->bridge[ch] = false;
+  uint64_t ring_ns = (uint64_t)c->cfg->step_seconds * ERG_GRID_SLOTS * ERG_NS_PER_S;
+  if (isnan(r->energy_joules) || isnan(ss->counters[ch].prev_joules) || ring_ns < max_gap_ns)
+    return max_gap_ns;
+  return ring_ns;
+}
+
+/* Segments go once every node has finalised past their data. */
+void durable_tick(struct collector *c, int64_t now) {
+  if (!c->wal)
+    return;
+  int64_t done = INT64_MAX;
+  for (size_t i = 0; i < c->nnodes; i++) {
+    int64_t nf = c->nodes[i]->grid.next_final;
+    if (nf && nf < done)
+      done = nf;
+  }
+  if (done == INT64_MAX)
+    done = INT64_MIN;
+  if (wal_tick(c->wal, now, done, c->cfg->step_seconds))
+    durable_log_state(c);
+}
+
+void durable_close(struct collector *c) {
+  wal_close(c->wal);
+  c->wal = NULL;
+  free(c->last_meter);
+  c->last_meter = NULL;
+}
