@@ -71,7 +71,8 @@ struct wal_stats {
  * of another layout is never replayed). */
 struct wal *wal_open(const char *dir, uint32_t layout, uint64_t max_bytes, int fsync_each_tick,
                      char *why, size_t whylen);
-typedef void (*wal_record_fn)(void *user, int type, const uint8_t *data, size_t len);
+typedef void (*wal_record_fn)(void *user, int type, int64_t data_s, const uint8_t *data,
+                              size_t len);
 /* Every whole record of the segments found at open, oldest first; a torn or
  * corrupt record ends its segment (counted, logged once). Files unchanged. */
 void wal_replay(struct wal *w, wal_record_fn fn, void *user);

@@ -44,8 +44,19 @@ static void durable_meter_state(struct collector *c, const struct meter_msg *m) 
   c->last_meter[m->source] = *m;
 }
 
-static void durable_record(void *user, int type, const uint8_t *data, size_t len) {
+/* Inputs older than this at start are not replayed: their cells would lie
+ * far behind, and a grid holding data closes every cell from there to now
+ * one by one (erg_grid_finalize), so a week-long stop would hold up the
+ * loop for as long. An hour is what an agent's default queue holds. */
+#define DURABLE_REPLAY_MAX_AGE_SECONDS 3600
+
+static void durable_record(void *user, int type, int64_t data_s, const uint8_t *data,
+                           size_t len) {
   struct collector *c = user;
+  if (type != WAL_METER_STATE && data_s < c->replay_oldest_s) {
+    c->replay_stale++;
+    return;
+  }
   if (type == WAL_AGENT)
     collector_ingest(c, data, len);
   else if (type == WAL_METER && len == sizeof(struct meter_msg))
@@ -72,13 +83,18 @@ void durable_open(struct collector *c) {
     return;
   }
   c->replaying = 1;
+  c->replay_oldest_s =
+      (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S) - DURABLE_REPLAY_MAX_AGE_SECONDS;
+  uint64_t t0 = erg_time_monotonic_ns();
   wal_replay(c->wal, durable_record, c);
   c->replaying = 0;
   struct wal_stats st;
   wal_stats(c->wal, &st);
   if (st.replayed)
-    erg_info("replayed %llu inputs from the write-ahead log in %s",
-             (unsigned long long)st.replayed, dir);
+    erg_info("replayed %llu inputs from the write-ahead log in %s in %.3f s (%llu older than "
+             "%d s skipped)", (unsigned long long)(st.replayed - c->replay_stale), dir,
+             (double)(erg_time_monotonic_ns() - t0) / 1e9, (unsigned long long)c->replay_stale,
+             DURABLE_REPLAY_MAX_AGE_SECONDS);
   /* Replayed data for cells stored before the stop is expected, not late. */
   for (size_t i = 0; i < c->nnodes; i++)
     c->nodes[i]->grid.late_seconds_dropped = 0;

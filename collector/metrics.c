@@ -186,14 +186,17 @@ static void metrics_wal(FILE *f, struct collector *c) {
     return;
   wal_stats(c->wal, &st);
   fprintf(f, "# HELP erg_wal_records_total Write-ahead log records: appended, replayed at "
-             "start, dropped (log full or write error), torn (cut or corrupt, found at "
-             "replay).\n# TYPE erg_wal_records_total counter\n"
+             "start, stale (older than an hour at start: not replayed), dropped (log full or "
+             "write error), torn (cut or corrupt, found at replay).\n"
+             "# TYPE erg_wal_records_total counter\n"
              "erg_wal_records_total{result=\"appended\"} %llu\n"
              "erg_wal_records_total{result=\"replayed\"} %llu\n"
+             "erg_wal_records_total{result=\"stale\"} %llu\n"
              "erg_wal_records_total{result=\"dropped\"} %llu\n"
              "erg_wal_records_total{result=\"torn\"} %llu\n",
-          (unsigned long long)st.appended, (unsigned long long)st.replayed,
-          (unsigned long long)(st.dropped + st.errors), (unsigned long long)st.torn);
+          (unsigned long long)st.appended, (unsigned long long)(st.replayed - c->replay_stale),
+          (unsigned long long)c->replay_stale, (unsigned long long)(st.dropped + st.errors),
+          (unsigned long long)st.torn);
   fprintf(f, "# HELP erg_wal_bytes Size of the write-ahead log's segments.\n"
              "# TYPE erg_wal_bytes gauge\nerg_wal_bytes %llu\n", (unsigned long long)st.bytes);
 }

@@ -67,6 +67,8 @@ struct collector {
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
   struct wal *wal;        /* NULL: wal = no, or it could not open */
   int replaying;          /* inputs come from the WAL: not logged again */
+  int64_t replay_oldest_s;  /* older inputs are not replayed (durable.c) */
+  uint64_t replay_stale;
   struct meter_msg *last_meter; /* per source, the last reading, for WAL rotation */
   int64_t last_render;
   int render_due;

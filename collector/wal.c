@@ -192,7 +192,7 @@ static void wal_replay_segment(struct wal *w, struct wal_segment *s, wal_record_
   while ((rc = wal_read_record(fd, &type, &data_s, &buf, &len)) == 1) {
     if (data_s > s->max_data_s)
       s->max_data_s = data_s;
-    fn(user, (int)type, buf, len);
+    fn(user, (int)type, data_s, buf, len);
     w->st.replayed++;
     free(buf);
   }

@@ -25,8 +25,9 @@ struct seen {
   char data[64][32];
 };
 
-static void on_record(void *user, int type, const uint8_t *data, size_t len) {
+static void on_record(void *user, int type, int64_t data_s, const uint8_t *data, size_t len) {
   struct seen *s = user;
+  (void)data_s;
   if (s->n < 64 && len < 32) {
     s->type[s->n] = type;
     memcpy(s->data[s->n], data, len);
