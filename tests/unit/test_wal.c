@@ -206,6 +206,25 @@ static void test_size_bound(void **state) {
   wal_close(w);
 }
 
+/* With fsync on, syncs and rotations go through the sync thread; every
+ * record of every segment is there after close. */
+static void test_fsync_thread(void **state) {
+  (void)state;
+  char why[256];
+  struct wal *w = wal_open(dir, LAYOUT, 1u << 20, 1, why, sizeof why);
+  assert_non_null(w);
+  assert_int_equal(wal_start(w, 100), 0);
+  for (int i = 0; i < 30; i++) {
+    assert_int_equal(wal_append(w, WAL_AGENT, "abc", 3, 1000 + i), 0);
+    wal_tick(w, 100 + i, 0, 3); /* a new segment every 3 s, none deleted */
+  }
+  wal_close(w);
+  struct wal_stats st;
+  struct seen s = replay(&st);
+  assert_int_equal(s.n, 30);
+  assert_int_equal(st.torn, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
@@ -215,6 +234,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_other_layout_skipped, setup, teardown),
       cmocka_unit_test_setup_teardown(test_trim, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_bound, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fsync_thread, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
