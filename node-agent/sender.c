@@ -32,6 +32,8 @@ struct erg_sender {
   int had_link;        /* a handshake succeeded before: the next one is a reconnect */
   int resend_due;
   uint64_t resent;
+  uint64_t pushed;     /* samples put in the ring, ever */
+  uint64_t mark;       /* pushed when the link was seen lost */
 };
 
 /* Without heartbeats a collector host that dies without closing TCP (power
@@ -81,13 +83,17 @@ static void sender_events(struct erg_sender *s) {
     memcpy(&id, ev, sizeof id);
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && !s->up)
       erg_info("connected to collector %s", s->endpoint);
-    /* Every handshake after the first is a new connection: the old one
-     * may have taken samples the collector never stored. */
-    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-      s->resend_due |= s->had_link, s->had_link = 1;
     else if (id == ZMQ_EVENT_DISCONNECTED && s->up)
       erg_warn("lost collector %s (closed, or silent for %.3gs): samples queue (at most %ld)",
                s->endpoint, s->timeout_s, s->queue_samples);
+    /* Every handshake after the first is a new connection: the old one
+     * may have taken samples the collector never stored. Samples queued
+     * after the loss wait in the pipe, which survives the reconnect: only
+     * those before it (mark) may be lost. */
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+      s->resend_due |= s->had_link, s->had_link = 1;
+    if (id == ZMQ_EVENT_DISCONNECTED && s->up)
+      s->mark = s->pushed;
     s->up = id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED ? 1 : id == ZMQ_EVENT_DISCONNECTED ? 0 : s->up;
   }
 }
@@ -176,8 +182,9 @@ static int sender_push(struct erg_sender *s, const Erg__Envelope *env) {
   if (!len)
     return -1;
   int rc = zmq_send(s->sock, buf, len, ZMQ_DONTWAIT);
-  if (rc >= 0 && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
-    erg_resend_ring_push(s->ring, buf, len);
+  if (rc >= 0 && env->body_case == ERG__ENVELOPE__BODY_SAMPLE &&
+      erg_resend_ring_push(s->ring, buf, len) == 0)
+    s->pushed++;
   free(buf);
   if (rc < 0)
     return errno == EAGAIN ? 1 : -1;
@@ -206,17 +213,22 @@ static int sender_resend_one(struct erg_sender *s, const uint8_t *buf, size_t le
   return 0;
 }
 
-/* After a reconnect: the ring, oldest first, ahead of the new sample. */
+/* After a reconnect, ahead of the new sample: the ring's samples queued
+ * before the link was seen lost (later ones wait in the pipe), oldest
+ * first; at most half the queue, so copies never crowd out new samples
+ * in a small queue: the newest of them, the likeliest lost. */
 static void sender_resend(struct erg_sender *s) {
-  size_t n = erg_resend_ring_count(s->ring), len, i;
+  size_t n = erg_resend_ring_count(s->ring), len, sent = 0;
+  uint64_t first = s->pushed - n, end = s->mark > first ? s->mark : first;
+  uint64_t cap = (uint64_t)(s->queue_samples / 2), from = end - first > cap ? end - cap : first;
   s->resend_due = 0;
-  for (i = 0; i < n; i++) {
-    const uint8_t *buf = erg_resend_ring_get(s->ring, i, &len);
-    if (sender_resend_one(s, buf, len))
+  for (uint64_t k = from; k < end; k++, sent++) {
+    const uint8_t *buf = erg_resend_ring_get(s->ring, (size_t)(k - first), &len);
+    if (!buf || sender_resend_one(s, buf, len))
       break;
   }
-  if (n)
-    erg_info("reconnected to collector %s: sent the last %zu samples again", s->endpoint, i);
+  if (sent)
+    erg_info("reconnected to collector %s: sent the last %zu samples again", s->endpoint, sent);
 }
 
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
