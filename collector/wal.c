@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ struct wal {
   uint64_t max_bytes;
   int fsync;
   int fd;                   /* current segment, -1 before wal_start */
+  int lock_fd;              /* DIR/lock, flocked: one ergd per log */
   int dirty;                /* appended since the last sync */
   struct wal_syncer sync;
   int64_t opened_s;
@@ -215,7 +217,20 @@ struct wal *wal_open(const char *dir, uint32_t layout, uint64_t max_bytes, int f
   w->fsync = fsync_each_tick;
   w->fd = -1;
   erg_mkdir_p(dir, 0700);
+  /* Two ergd on one log would replay and delete each other's inputs. */
+  char path[700];
+  snprintf(path, sizeof path, "%s/lock", dir);
+  w->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(why, whylen, "%s: %s", path,
+             errno == EWOULDBLOCK ? "in use by another ergd" : strerror(errno));
+    if (w->lock_fd >= 0)
+      close(w->lock_fd);
+    free(w);
+    return NULL;
+  }
   if (wal_scan(w, why, whylen) != 0) {
+    close(w->lock_fd);
     free(w->seg);
     free(w);
     return NULL;
@@ -420,6 +435,7 @@ void wal_close(struct wal *w) {
     fdatasync(w->fd);
     close(w->fd);
   }
+  close(w->lock_fd);
   free(w->seg);
   free(w);
 }

@@ -3,7 +3,7 @@
  * corrupt one (CRC) end their segment's replay and are counted, replay is
  * idempotent (files unchanged, same records twice), another layout is never
  * replayed, segments go only once their data is final, and the size bound
- * holds. */
+ * holds; one ergd per log. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +225,18 @@ static void test_fsync_thread(void **state) {
   assert_int_equal(st.torn, 0);
 }
 
+/* One ergd per log: a second open of the same directory is refused. */
+static void test_locked(void **state) {
+  (void)state;
+  char why[256];
+  struct wal *w = wal_new(LAYOUT, 1u << 20);
+  assert_null(wal_open(dir, LAYOUT, 1u << 20, 0, why, sizeof why));
+  assert_non_null(strstr(why, "in use by another ergd"));
+  wal_close(w);
+  w = wal_new(LAYOUT, 1u << 20);
+  wal_close(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
@@ -235,6 +247,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trim, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fsync_thread, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_locked, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
