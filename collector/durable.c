@@ -41,7 +41,7 @@ static void durable_meter_state(struct collector *c, const struct meter_msg *m) 
     ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
     erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], 0, &t0, &t1, &j);
   }
-  c->last_meter[m->source] = *m;
+  durable_log_meter(c, m);
 }
 
 /* Inputs older than this at start are not replayed: their cells would lie
@@ -121,7 +121,17 @@ void durable_log_meter(struct collector *c, const struct meter_msg *m) {
     return; /* nothing any counter would take */
   if (!c->replaying)
     wal_append(c->wal, WAL_METER, m, sizeof *m, ceil_seconds(t));
-  c->last_meter[m->source] = *m;
+  /* Per channel: a round where one outlet failed keeps its last reading. */
+  struct meter_msg *last = &c->last_meter[m->source];
+  last->source = m->source;
+  last->error[0] = '\0';
+  for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++)
+    if (m->readings[ch].ok) {
+      last->readings[ch] = m->readings[ch];
+      last->wrap_joules[ch] = m->wrap_joules[ch];
+      if (ch >= last->nchannels)
+        last->nchannels = ch + 1;
+    }
 }
 
 /* The first reading after a replay may span the restart: an energy
