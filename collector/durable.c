@@ -11,11 +11,53 @@
 
 #include "state.h"
 
-/* The binary layout of the meter records (the struct is logged as is). */
-#define DURABLE_LAYOUT ((uint32_t)sizeof(struct meter_msg) | 0x10000000u)
+/* A meter record: this head, then nchannels readings, then nchannels
+ * counter moduli (a struct meter_msg has room for 64 channels: 3.3 kB per
+ * poll, where one outlet takes 56 bytes). The layout number changes with
+ * the structs, so another build's records are never misread. */
+struct durable_meter_head {
+  int32_t source, nchannels;
+  double poll_seconds;
+};
+#define DURABLE_LAYOUT                                                                   \
+  ((uint32_t)(sizeof(struct durable_meter_head) * 256 + sizeof(struct erg_pdu_reading)) | \
+   0x20000000u)
 
 static int64_t ceil_seconds(uint64_t ns) {
   return (int64_t)((ns + ERG_NS_PER_S - 1) / ERG_NS_PER_S);
+}
+
+static void durable_append_meter(struct collector *c, int type, const struct meter_msg *m,
+                                 int64_t data_s) {
+  size_t n = (size_t)(m->nchannels < ERG_PDU_MAX_CHANNELS ? m->nchannels : ERG_PDU_MAX_CHANNELS);
+  uint8_t buf[sizeof(struct durable_meter_head) +
+              ERG_PDU_MAX_CHANNELS * (sizeof(struct erg_pdu_reading) + sizeof(double))];
+  struct durable_meter_head h = {m->source, (int32_t)n, m->poll_seconds};
+  size_t off = sizeof h;
+  memcpy(buf, &h, sizeof h);
+  memcpy(buf + off, m->readings, n * sizeof m->readings[0]);
+  off += n * sizeof m->readings[0];
+  memcpy(buf + off, m->wrap_joules, n * sizeof m->wrap_joules[0]);
+  wal_append(c->wal, type, buf, off + n * sizeof m->wrap_joules[0], data_s);
+}
+
+/* Back into a meter_msg; 0, or -1 when the record does not add up. */
+static int durable_parse_meter(const uint8_t *data, size_t len, struct meter_msg *m) {
+  struct durable_meter_head h;
+  if (len < sizeof h)
+    return -1;
+  memcpy(&h, data, sizeof h);
+  size_t n = (size_t)h.nchannels, per = sizeof m->readings[0] + sizeof m->wrap_joules[0];
+  if (h.nchannels < 0 || h.nchannels > ERG_PDU_MAX_CHANNELS || len != sizeof h + n * per)
+    return -1;
+  memset(m, 0, sizeof *m);
+  m->source = h.source;
+  m->nchannels = h.nchannels;
+  m->poll_seconds = h.poll_seconds;
+  memcpy(m->readings, data + sizeof h, n * sizeof m->readings[0]);
+  memcpy(m->wrap_joules, data + sizeof h + n * sizeof m->readings[0],
+         n * sizeof m->wrap_joules[0]);
+  return 0;
 }
 
 /* A segment holds the last reading of each source, so deleting the older
@@ -23,8 +65,7 @@ static int64_t ceil_seconds(uint64_t ns) {
 static void durable_log_state(struct collector *c) {
   for (int i = 0; c->last_meter && i < c->cfg->nsources; i++)
     if (c->last_meter[i].nchannels > 0)
-      wal_append(c->wal, WAL_METER_STATE, &c->last_meter[i], sizeof c->last_meter[i],
-                 INT64_MIN);
+      durable_append_meter(c, WAL_METER_STATE, &c->last_meter[i], INT64_MIN);
 }
 
 /* A counter that has no reading yet starts from the logged one. */
@@ -57,12 +98,13 @@ static void durable_record(void *user, int type, int64_t data_s, const uint8_t *
     c->replay_stale++;
     return;
   }
+  struct meter_msg m;
   if (type == WAL_AGENT)
     collector_ingest(c, data, len);
-  else if (type == WAL_METER && len == sizeof(struct meter_msg))
-    collector_meter(c, (const struct meter_msg *)data);
-  else if (type == WAL_METER_STATE && len == sizeof(struct meter_msg))
-    durable_meter_state(c, (const struct meter_msg *)data);
+  else if (type == WAL_METER && durable_parse_meter(data, len, &m) == 0)
+    collector_meter(c, &m);
+  else if (type == WAL_METER_STATE && durable_parse_meter(data, len, &m) == 0)
+    durable_meter_state(c, &m);
 }
 
 void durable_open(struct collector *c) {
@@ -120,7 +162,7 @@ void durable_log_meter(struct collector *c, const struct meter_msg *m) {
   if (!t)
     return; /* nothing any counter would take */
   if (!c->replaying)
-    wal_append(c->wal, WAL_METER, m, sizeof *m, ceil_seconds(t));
+    durable_append_meter(c, WAL_METER, m, ceil_seconds(t));
   /* Per channel: a round where one outlet failed keeps its last reading. */
   struct meter_msg *last = &c->last_meter[m->source];
   last->source = m->source;
