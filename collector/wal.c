@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,7 +53,7 @@ struct wal {
   uint64_t max_bytes;
   int fsync;
   int fd;                   /* current segment, -1 before wal_start */
-  int lock_fd;              /* DIR/lock, flocked: one ergd per log */
+  int lock_fd;              /* DIR/lock, locked: one ergd per log */
   int dirty;                /* appended since the last sync */
   struct wal_syncer sync;
   int64_t opened_s;
@@ -217,13 +216,17 @@ struct wal *wal_open(const char *dir, uint32_t layout, uint64_t max_bytes, int f
   w->fsync = fsync_each_tick;
   w->fd = -1;
   erg_mkdir_p(dir, 0700);
-  /* Two ergd on one log would replay and delete each other's inputs. */
+  /* Two ergd on one log would replay and delete each other's inputs. A
+   * POSIX record lock, not flock: it is not inherited by fork, so a page
+   * rendering child (web/pages.c) still running after its ergd was killed
+   * does not keep the next ergd from its log. */
   char path[700];
   snprintf(path, sizeof path, "%s/lock", dir);
   w->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  if (w->lock_fd < 0 || fcntl(w->lock_fd, F_SETLK, &fl) != 0) {
     snprintf(why, whylen, "%s: %s", path,
-             errno == EWOULDBLOCK ? "in use by another ergd" : strerror(errno));
+             errno == EACCES || errno == EAGAIN ? "in use by another ergd" : strerror(errno));
     if (w->lock_fd >= 0)
       close(w->lock_fd);
     free(w);

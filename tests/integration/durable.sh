@@ -53,6 +53,12 @@ else
 fi
 wait "$ERGD_PID" 2>/dev/null || true
 sleep 4
+# A page-rendering child of the killed ergd (a fork, web/pages.c) holds its
+# listening sockets until it is done: slow under ASan.
+for _ in $(seq 1 300); do
+  ss -Htln "sport = :$ZP" | grep -q . || break
+  sleep 0.1
+done
 t_up=$(date +%s)
 erg_start_ergd "$work/ergd2.log"
 sleep 40
