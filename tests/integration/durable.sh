@@ -56,7 +56,7 @@ sleep 4
 # A page-rendering child of the killed ergd (a fork, web/pages.c) holds its
 # listening sockets until it is done: slow under ASan.
 for _ in $(seq 1 300); do
-  ss -Htln "sport = :$ZP" | grep -q . || break
+  ss -Htln "( sport = :$ZP or sport = :$HP )" | grep -q . || break
   sleep 0.1
 done
 t_up=$(date +%s)
