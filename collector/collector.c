@@ -108,7 +108,33 @@ static int collector_scratch(struct collector *c, size_t np) {
 
 static void node_make_room(struct collector *c, struct node_state *n, uint64_t t_end_ns);
 
-static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
+/* Claims the sample's time for the node. A resent copy (the agent sends
+ * its last samples again after every reconnect) of time the node has,
+ * stored or open, is a no-op counted apart from duplicate agents. */
+static int collector_claim(struct node_state *n, const Erg__Sample *s) {
+  const Erg__Interval *iv = s->interval;
+  int stored = n->grid.next_final &&
+               iv->realtime_end_ns <= (uint64_t)n->grid.next_final * ERG_NS_PER_S;
+  if (s->resent && (stored || erg_coverage_claim(&n->covered, iv->realtime_start_ns,
+                                                 iv->realtime_end_ns, 50000000ULL) != 0)) {
+    n->resent_duplicates++;
+    return -1;
+  }
+  /* Earlier than the last sample is fine when it fills a gap: after a
+   * heartbeat loss the old connection's buffered samples arrive
+   * interleaved with the new connection's queue. */
+  if (!s->resent && erg_coverage_claim(&n->covered, iv->realtime_start_ns, iv->realtime_end_ns,
+                                       50000000ULL) != 0) {
+    if (n->overlap_samples++ == 0)
+      erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
+               "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
+    return -1;
+  }
+  return 0;
+}
+
+static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, const uint8_t *buf,
+                                    size_t len) {
   struct node_state *n = collector_node(c, s->node, 1);
   if (!n) {
     if (c->nodes_refused++ == 0)
@@ -123,19 +149,12 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
     erg_strlcpy(n->boot_id, s->boot_id ? s->boot_id : "", sizeof n->boot_id);
     memset(&n->covered, 0, sizeof n->covered);
   }
-  /* Earlier than the last sample is fine when it fills a gap: after a
-   * heartbeat loss the old connection's buffered samples arrive
-   * interleaved with the new connection's queue. */
-  if (erg_coverage_claim(&n->covered, iv->realtime_start_ns, iv->realtime_end_ns,
-                         50000000ULL) != 0) {
-    if (n->overlap_samples++ == 0)
-      erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
-               "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
+  if (collector_claim(n, s) != 0)
     return;
-  }
   size_t np = s->n_procs;
   if (!collector_scratch(c, np))
     return;
+  durable_log_sample(c, buf, len, iv->realtime_end_ns);
   struct erg_grid_proc *procs = c->procbuf;
   for (size_t i = 0; i < np; i++) {
     const Erg__Proc *p = s->procs[i];
@@ -169,7 +188,7 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s) {
   n->last_seen_ns = erg_time_realtime_ns();
 }
 
-static void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
+void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
   const char *why;
   Erg__Envelope *env = erg_wire_unpack(buf, len, &why);
   if (!env) {
@@ -181,7 +200,7 @@ static void collector_ingest(struct collector *c, const uint8_t *buf, size_t len
   }
   c->msgs_ok++;
   if (env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
-    collector_ingest_sample(c, env->sample);
+    collector_ingest_sample(c, env->sample, buf, len);
   else if (env->body_case == ERG__ENVELOPE__BODY_HELLO && collector_node(c, env->hello->node, 1))
     erg_info("agent hello: node %s, version %s, collection %s", env->hello->node,
              env->hello->agent_version, env->hello->collection);
@@ -230,9 +249,10 @@ static void collector_log_coarse(struct collector *c, int source, int ch,
            ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
 }
 
-static void collector_meter(struct collector *c, const struct meter_msg *m) {
+void collector_meter(struct collector *c, const struct meter_msg *m) {
   if (m->source < 0 || m->source >= c->cfg->nsources)
     return;
+  durable_log_meter(c, m);
   struct source_state *ss = &c->sources[m->source];
   const char *name = c->cfg->sources[m->source].name;
   ss->polls++;
@@ -254,8 +274,9 @@ static void collector_meter(struct collector *c, const struct meter_msg *m) {
     ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
     uint64_t t0, t1;
     double j;
+    uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
     enum erg_pdu_delta_kind k =
-        erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], max_gap, &t0, &t1, &j);
+        erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET)
       erg_warn("source %s outlet %d: energy counter went back (reset?); interval skipped", name,
                collector_outlet(c, m->source, ch));
@@ -622,6 +643,7 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     last_tick = now;
     if (now >= resume_at)
       collector_finalize(c, now);
+    durable_tick(c, now);
     collector_metrics_render(c);
     /* The first pages wait until the writer thread has created the
      * archives they graph. */
@@ -677,6 +699,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   erg_mkdir_p(c.journal_dir, 0755);
   for (int i = 0; i < cfg->nnodes; i++)
     collector_node(&c, cfg->nodes[i].name, 1);
+  durable_open(&c);
   collector_metrics_render(&c);
   void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
   struct erg_web_server *web = NULL;
@@ -709,6 +732,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   /* Cells still pending for the cluster sums are written as they are. */
   cluster_flush(c.cluster, INT64_MAX, cluster_write_cell, &c);
   writer_stop(c.writer);
+  durable_close(&c);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
     erg_lag_free(&c.nodes[i]->lag);

@@ -59,6 +59,36 @@ uint64_t writer_errors(struct writer *w);
 uint64_t writer_dropped(struct writer *w);
 void writer_stop(struct writer *w);
 
+/* ---- write-ahead log of inputs (wal.c) ----
+ * Open, replay what the last run left, start a segment, then append each
+ * input before applying it and tick once a second. */
+enum wal_type { WAL_AGENT = 1, WAL_METER = 2, WAL_METER_STATE = 3 };
+struct wal;
+struct wal_stats {
+  uint64_t appended, replayed, torn, dropped, errors, bytes;
+};
+/* layout: a number that changes with the records' binary layout (a record
+ * of another layout is never replayed). */
+struct wal *wal_open(const char *dir, uint32_t layout, uint64_t max_bytes, int fsync_each_tick,
+                     char *why, size_t whylen);
+typedef void (*wal_record_fn)(void *user, int type, int64_t data_s, const uint8_t *data,
+                              size_t len);
+/* Every whole record of the segments found at open, oldest first; a torn or
+ * corrupt record ends its segment (counted, logged once). Files unchanged. */
+void wal_replay(struct wal *w, wal_record_fn fn, void *user);
+/* A new segment for appends; 0 or -1 (counted in errors). */
+int wal_start(struct wal *w, int64_t now_s);
+/* data_s: the latest time (s) the input has data for. 0, or -1 (not
+ * logged: full, or a write error; counted). */
+int wal_append(struct wal *w, int type, const void *data, size_t len, int64_t data_s);
+/* Syncs (fsync_each_tick), rotates every rotate_seconds and deletes closed
+ * segments whose data all ends at or before done_s. 1 when a new segment
+ * was started (the caller re-logs state the old ones held). */
+int wal_tick(struct wal *w, int64_t now_s, int64_t done_s, int64_t rotate_seconds);
+void wal_stats(const struct wal *w, struct wal_stats *out);
+/* Syncs and closes; the segments stay for the next start. */
+void wal_close(struct wal *w);
+
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;
 struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,

@@ -31,6 +31,9 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->lag_window_seconds = 120;
   c->log_level = ERG_LOG_INFO;
   c->idle_policy = ERG_IDLE_SEPARATE;
+  c->wal = true;
+  c->wal_fsync = true;
+  c->wal_max_bytes = 1L << 30;
 }
 
 void erg_collector_config_free(struct erg_collector_config *c) {
@@ -112,6 +115,14 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     }
   } else if (!strcmp(key, "model_dir")) {
     erg_strlcpy(c->model_dir, value, sizeof c->model_dir);
+  } else if (!strcmp(key, "wal")) {
+    rc = erg_config_bool(value, &c->wal, why, whylen);
+  } else if (!strcmp(key, "wal_fsync")) {
+    rc = erg_config_bool(value, &c->wal_fsync, why, whylen);
+  } else if (!strcmp(key, "wal_dir")) {
+    erg_strlcpy(c->wal_dir, value, sizeof c->wal_dir);
+  } else if (!strcmp(key, "wal_max_bytes")) {
+    rc = erg_config_long(value, 1L << 20, 1L << 40, &c->wal_max_bytes, why, whylen);
   } else if (!strcmp(key, "idle_policy")) {
     if ((c->idle_policy = erg_idle_policy_parse(value)) < 0) {
       snprintf(why, whylen, "'%s' is not one of separate, even, proportional", value);

@@ -298,6 +298,10 @@ struct erg_collector_config {
   char page_format[8];              /* graphs: "png" (default) or "svg" */
   int idle_policy;                  /* enum erg_idle_policy */
   unsigned refit_interval_seconds;  /* 0: no scheduled refit */
+  bool wal;                         /* write-ahead log of unfinalised inputs */
+  bool wal_fsync;                   /* fdatasync it once a second (power loss) */
+  char wal_dir[512];                /* "": DATA_DIR/wal */
+  long wal_max_bytes;
   struct erg_pdu_source_config *sources;
   int nsources;
   struct erg_node_config *nodes;

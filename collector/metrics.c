@@ -213,12 +213,37 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
                        "Samples refused because their node had already reported that time.", NULL,
                        offsetof(struct node_state, overlap_samples));
+  metrics_node_counter(f, c, "erg_samples_resent_duplicate_total",
+                       "Samples an agent sent again after a reconnect that the node already "
+                       "had (no-ops).", NULL, offsetof(struct node_state, resent_duplicates));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total",
                        "Input seconds that arrived after their cell was final (late) or too far "
                        "ahead (future).", "reason=\"late\"",
                        offsetof(struct node_state, grid.late_seconds_dropped));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total", NULL, "reason=\"future\"",
                        offsetof(struct node_state, grid.future_seconds_dropped));
+}
+
+/* The write-ahead log (durable.c); absent with wal = no. */
+static void metrics_wal(FILE *f, struct collector *c) {
+  struct wal_stats st;
+  if (!c->wal)
+    return;
+  wal_stats(c->wal, &st);
+  fprintf(f, "# HELP erg_wal_records_total Write-ahead log records: appended, replayed at "
+             "start, stale (older than an hour at start: not replayed), dropped (log full or "
+             "write error), torn (cut or corrupt, found at replay).\n"
+             "# TYPE erg_wal_records_total counter\n"
+             "erg_wal_records_total{result=\"appended\"} %llu\n"
+             "erg_wal_records_total{result=\"replayed\"} %llu\n"
+             "erg_wal_records_total{result=\"stale\"} %llu\n"
+             "erg_wal_records_total{result=\"dropped\"} %llu\n"
+             "erg_wal_records_total{result=\"torn\"} %llu\n",
+          (unsigned long long)st.appended, (unsigned long long)(st.replayed - c->replay_stale),
+          (unsigned long long)c->replay_stale, (unsigned long long)(st.dropped + st.errors),
+          (unsigned long long)st.torn);
+  fprintf(f, "# HELP erg_wal_bytes Size of the write-ahead log's segments.\n"
+             "# TYPE erg_wal_bytes gauge\nerg_wal_bytes %llu\n", (unsigned long long)st.bytes);
 }
 
 /* One family of the installed models' held-out quality (`erg fit`'s
@@ -351,6 +376,7 @@ void collector_metrics_render(struct collector *c) {
   fprintf(f, "# HELP erg_cluster_late_total Job contributions that came after their "
              "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
              "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
+  metrics_wal(f, c);
   metrics_nodes(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);

@@ -19,6 +19,7 @@ struct node_state {
   struct erg_grid grid;
   uint64_t samples, dropped_samples, last_seen_ns;
   uint64_t overlap_samples;   /* refused: time already covered by this node */
+  uint64_t resent_duplicates; /* resent copies of samples already had: no-ops */
   /* The agent's eBPF health (Sample.bpf), summed; has_bpf once one came. */
   int has_bpf;
   uint64_t bpf_map_full_drops, bpf_lost_exit_ns, bpf_unseen_switches, bpf_unsettled;
@@ -46,6 +47,9 @@ struct source_state {
   int failing;
   int nchannels;          /* channels of the last poll */
   bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
+  /* After a WAL replay: the next reading may bridge the restart's gap
+   * with the energy counter's difference (durable.c). */
+  bool bridge[ERG_PDU_MAX_CHANNELS];
 };
 
 struct collector {
@@ -65,6 +69,11 @@ struct collector {
   char journal_dir[600];
   uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
+  struct wal *wal;        /* NULL: wal = no, or it could not open */
+  int replaying;          /* inputs come from the WAL: not logged again */
+  int64_t replay_oldest_s;  /* older inputs are not replayed (durable.c) */
+  uint64_t replay_stale;
+  struct meter_msg *last_meter; /* per source, the last reading, for WAL rotation */
   int64_t last_render;
   int render_due;
   int keys_dirty;         /* key counters changed since the keys section was rendered */
@@ -81,6 +90,19 @@ struct collector {
 
 /* collector.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
+/* collector.c: one input, with the checks of live input. */
+void collector_ingest(struct collector *c, const uint8_t *buf, size_t len);
+void collector_meter(struct collector *c, const struct meter_msg *m);
+
+/* durable.c: the WAL around the loop. */
+void durable_open(struct collector *c);
+void durable_tick(struct collector *c, int64_t now);
+void durable_log_sample(struct collector *c, const uint8_t *buf, size_t len, uint64_t end_ns);
+void durable_log_meter(struct collector *c, const struct meter_msg *m);
+/* The gap (ns) the energy counter of source s, channel ch may bridge now. */
+uint64_t durable_meter_gap(struct collector *c, int s, int ch, const struct erg_pdu_reading *r,
+                           uint64_t max_gap_ns);
+void durable_close(struct collector *c);
 
 /* metrics.c */
 void collector_metrics_render(struct collector *c);

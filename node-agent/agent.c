@@ -97,6 +97,7 @@ void erg_agent_config_defaults(struct erg_agent_config *cfg) {
   strcpy(cfg->collector, "tcp://127.0.0.1:9711");
   cfg->interval_seconds = 1.0;
   cfg->queue_samples = 3600;
+  cfg->resend_samples = 60;
   strcpy(cfg->proc_root, "/proc");
   strcpy(cfg->collection, "auto");
   cfg->log_level = ERG_LOG_INFO;
@@ -153,6 +154,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     rc = erg_config_double(value, 0.1, 3600, &cfg->interval_seconds, inner, sizeof inner);
   else if (strcmp(key, "queue_samples") == 0)
     rc = erg_config_long(value, 1, 10000000, &cfg->queue_samples, inner, sizeof inner);
+  else if (strcmp(key, "resend_samples") == 0)
+    rc = erg_config_long(value, 0, 100000, &cfg->resend_samples, inner, sizeof inner);
   else if (strcmp(key, "heartbeat_seconds") == 0) /* ×3 must fit ZMTP's 6553 s TTL */
     rc = erg_config_double(value, 0.1, 600, &cfg->heartbeat_seconds, inner, sizeof inner);
   else if (strcmp(key, "log_level") == 0) {

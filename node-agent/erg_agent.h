@@ -65,6 +65,7 @@ struct erg_agent_config {
   char collector[256];      /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
   double interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
+  long resend_samples;      /* last samples sent again after a reconnect; 0: none */
   double heartbeat_seconds; /* ZMTP ping interval; 0: max(1 s, interval) */
   char proc_root[256];      /* "/proc"; tests may point elsewhere */
   char sysfs_cpu_root[256]; /* "": /sys/devices/system/cpu; tests use a fake tree */
@@ -116,6 +117,21 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
 /* Samples dropped and not yet reported. */
 uint64_t erg_sender_dropped(const struct erg_sender *s);
+/* Samples sent again after reconnects (resend.c), since the start. */
+uint64_t erg_sender_resent(const struct erg_sender *s);
 void erg_sender_close(struct erg_sender *s);
+
+/* The resend ring (resend.c): copies of the last packed envelopes, at most
+ * max_samples of them and max_bytes in all, the oldest dropped first. */
+#define ERG_RESEND_MAX_BYTES (64u << 20)
+struct erg_resend_ring;
+struct erg_resend_ring *erg_resend_ring_new(size_t max_samples, size_t max_bytes);
+/* 0, or -1 (no room at all for this one, or out of memory: not kept). */
+int erg_resend_ring_push(struct erg_resend_ring *r, const uint8_t *buf, size_t len);
+size_t erg_resend_ring_count(const struct erg_resend_ring *r);
+size_t erg_resend_ring_bytes(const struct erg_resend_ring *r);
+/* The i-th oldest entry, NULL past the last. */
+const uint8_t *erg_resend_ring_get(const struct erg_resend_ring *r, size_t i, size_t *len);
+void erg_resend_ring_free(struct erg_resend_ring *r);
 
 #endif

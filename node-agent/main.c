@@ -1,4 +1,5 @@
 /* erg-agent: samples per-process resource use and streams it to ergd. */
+#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,6 +35,7 @@ static void usage(FILE *f) {
           "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
           "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
           "      --dump            print each sample as one JSON line instead of sending\n"
+          "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
           "      --count N         stop after N samples\n"
           "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
           "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n");
@@ -52,6 +54,7 @@ struct agent_args {
   const char *config;
   int dump;
   long count;
+  const char *dump_file;
 };
 
 static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
@@ -62,7 +65,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       {"interval", required_argument, 0, 'i'}, {"count", required_argument, 0, 'N'},
       {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
       {"collection", required_argument, 0, 'k'}, {"scope", required_argument, 0, 's'},
-      {0, 0, 0, 0}};
+      {"dump-file", required_argument, 0, 'D'}, {0, 0, 0, 0}};
   /* First pass: the config file, so command-line flags override it. */
   for (int i = 1; i < argc - 1; i++)
     if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config"))
@@ -80,6 +83,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
     switch (c) {
     case 'c': break;
     case 'd': args->dump = 1; break;
+    case 'D': args->dump_file = optarg; break;
     case 'C': erg_strlcpy(cfg->collector, optarg, sizeof cfg->collector); break;
     case 'n': erg_strlcpy(cfg->node, optarg, sizeof cfg->node); break;
     case 'i':
@@ -113,16 +117,25 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
   return 0;
 }
 
-static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s) {
+/* One JSON line per sample to out (stdout for --dump, the --dump-file). */
+static void agent_dump(struct erg_agent *a, const Erg__Sample *s, FILE *out) {
+  char *j = erg_agent_sample_json(s, erg_agent_hello(a));
+  if (j) {
+    fprintf(out, "%s\n", j);
+    fflush(out);
+  }
+  free(j);
+}
+
+static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s, FILE *dump) {
   if (!tx) {
-    char *j = erg_agent_sample_json(s, erg_agent_hello(a));
-    if (j) {
-      puts(j);
-      fflush(stdout);
-    }
-    free(j);
+    agent_dump(a, s, stdout);
     return;
   }
+  /* The --dump-file copy is written whether or not the queue took it:
+   * it is what the agent measured, the truth for tests. */
+  if (dump)
+    agent_dump(a, s, dump);
   Erg__Envelope env = ERG__ENVELOPE__INIT;
   env.version = ERG_WIRE_VERSION;
   /* Re-announce now and then so a restarted collector learns the features. */
@@ -162,6 +175,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct erg_sender *tx = NULL;
+  FILE *dump = NULL;
+  if (args.dump_file && !args.dump && !(dump = fopen(args.dump_file, "a"))) {
+    erg_err("--dump-file %s: %s", args.dump_file, strerror(errno));
+    erg_agent_close(a);
+    return 1;
+  }
   if (args.dump) {
     char *j = erg_agent_hello_json(erg_agent_hello(a), a);
     if (j)
@@ -184,7 +203,7 @@ int main(int argc, char **argv) {
     if (r < 0)
       erg_warn("sweep failed");
     if (r > 0) {
-      agent_emit(a, tx, (Erg__Sample *)s);
+      agent_emit(a, tx, (Erg__Sample *)s, dump);
       sent++;
     }
     /* Fixed-rate schedule on CLOCK_MONOTONIC: no drift, no catch-up bursts. */
@@ -196,6 +215,8 @@ int main(int argc, char **argv) {
       agent_sleep_until(next, &run_mask);
   }
   erg_sender_close(tx);
+  if (dump)
+    fclose(dump);
   erg_agent_close(a);
   return 0;
 }

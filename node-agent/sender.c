@@ -7,9 +7,12 @@
  * next sample that is accepted. ZMTP heartbeats bound how long a dead
  * collector host or a partition goes unnoticed (see sender_heartbeat). Not
  * covered: messages already written to a TCP connection that then breaks
- * (at most a heartbeat timeout's worth; ZeroMQ has no acks). If that peer
- * was only stalled, it reads them interleaved with the new connection's
- * queue; the collector takes samples that fill a gap (collector/coverage.c). */
+ * (at most a heartbeat timeout's worth; ZeroMQ has no acks), nor what a
+ * collector killed had read but not stored: for both, the last
+ * resend_samples samples are sent again, marked resent, after every
+ * reconnect (resend.c). If that peer was only stalled, it reads them
+ * interleaved with the new connection's queue; the collector takes samples
+ * that fill a gap and ignores copies it has (collector/coverage.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,12 @@ struct erg_sender {
   double timeout_s;    /* heartbeat timeout, for the log */
   long queue_samples;
   char endpoint[256];
+  struct erg_resend_ring *ring;
+  int had_link;        /* a handshake succeeded before: the next one is a reconnect */
+  int resend_due;
+  uint64_t resent;
+  uint64_t pushed;     /* samples put in the ring, ever */
+  uint64_t mark;       /* pushed when the link was seen lost */
 };
 
 /* Without heartbeats a collector host that dies without closing TCP (power
@@ -77,6 +86,14 @@ static void sender_events(struct erg_sender *s) {
     else if (id == ZMQ_EVENT_DISCONNECTED && s->up)
       erg_warn("lost collector %s (closed, or silent for %.3gs): samples queue (at most %ld)",
                s->endpoint, s->timeout_s, s->queue_samples);
+    /* Every handshake after the first is a new connection: the old one
+     * may have taken samples the collector never stored. Samples queued
+     * after the loss wait in the pipe, which survives the reconnect: only
+     * those before it (mark) may be lost. */
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+      s->resend_due |= s->had_link, s->had_link = 1;
+    if (id == ZMQ_EVENT_DISCONNECTED && s->up)
+      s->mark = s->pushed;
     s->up = id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED ? 1 : id == ZMQ_EVENT_DISCONNECTED ? 0 : s->up;
   }
 }
@@ -117,6 +134,8 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
     return -1;
   }
   s->queue_samples = queue_samples;
+  s->ring = erg_resend_ring_new(cfg->resend_samples > 0 ? (size_t)cfg->resend_samples : 0,
+                                ERG_RESEND_MAX_BYTES);
   erg_strlcpy(s->endpoint, endpoint, sizeof s->endpoint);
   s->ctx = zmq_ctx_new();
   s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : NULL;
@@ -144,6 +163,7 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
   *out = s;
   return 0;
 fail:
+  erg_resend_ring_free(s->ring);
   if (s->mon)
     zmq_close(s->mon);
   if (s->sock)
@@ -154,21 +174,67 @@ fail:
   return -1;
 }
 
-/* 0 sent (queued), 1 refused by a full queue, -1 error. */
+/* 0 sent (queued), 1 refused by a full queue, -1 error. A queued sample
+ * is kept in the resend ring. */
 static int sender_push(struct erg_sender *s, const Erg__Envelope *env) {
   uint8_t *buf;
   size_t len = erg_wire_pack(env, &buf);
   if (!len)
     return -1;
   int rc = zmq_send(s->sock, buf, len, ZMQ_DONTWAIT);
+  if (rc >= 0 && env->body_case == ERG__ENVELOPE__BODY_SAMPLE &&
+      erg_resend_ring_push(s->ring, buf, len) == 0)
+    s->pushed++;
   free(buf);
   if (rc < 0)
     return errno == EAGAIN ? 1 : -1;
   return 0;
 }
 
+/* One ring entry again, with resent set, so the collector tells the copy
+ * of a sample it has from a second agent claiming the node. 0, or 1 when
+ * the queue is full. */
+static int sender_resend_one(struct erg_sender *s, const uint8_t *buf, size_t len) {
+  Erg__Envelope *env = erg_wire_unpack(buf, len, NULL);
+  if (!env)
+    return 0;
+  uint8_t *out = NULL;
+  size_t olen = 0;
+  if (env->body_case == ERG__ENVELOPE__BODY_SAMPLE) {
+    env->sample->resent = 1;
+    olen = erg_wire_pack(env, &out);
+  }
+  erg_wire_free(env);
+  int rc = olen ? zmq_send(s->sock, out, olen, ZMQ_DONTWAIT) : 0;
+  free(out);
+  if (rc < 0)
+    return 1;
+  s->resent += olen != 0;
+  return 0;
+}
+
+/* After a reconnect, ahead of the new sample: the ring's samples queued
+ * before the link was seen lost (later ones wait in the pipe), oldest
+ * first; at most half the queue, so copies never crowd out new samples
+ * in a small queue: the newest of them, the likeliest lost. */
+static void sender_resend(struct erg_sender *s) {
+  size_t n = erg_resend_ring_count(s->ring), len, sent = 0;
+  uint64_t first = s->pushed - n, end = s->mark > first ? s->mark : first;
+  uint64_t cap = (uint64_t)(s->queue_samples / 2), from = end - first > cap ? end - cap : first;
+  s->resend_due = 0;
+  for (uint64_t k = from; k < end; k++, sent++) {
+    const uint8_t *buf = erg_resend_ring_get(s->ring, (size_t)(k - first), &len);
+    if (!buf || sender_resend_one(s, buf, len))
+      break;
+  }
+  if (sent)
+    erg_info("reconnected to collector %s: sent the last %zu samples again", s->endpoint, sent);
+}
+
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
   sender_events(s);
+  if (s->resend_due)
+    sender_resend(s);
   if (env->body_case != ERG__ENVELOPE__BODY_SAMPLE)
     return sender_push(s, env); /* a lost hello is re-sent later, not counted */
   /* The count is cleared only once a sample carrying it is accepted, so a
@@ -184,6 +250,8 @@ int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
 
 uint64_t erg_sender_dropped(const struct erg_sender *s) { return s->dropped; }
 
+uint64_t erg_sender_resent(const struct erg_sender *s) { return s->resent; }
+
 void erg_sender_close(struct erg_sender *s) {
   if (!s)
     return;
@@ -191,5 +259,6 @@ void erg_sender_close(struct erg_sender *s) {
   zmq_close(s->mon);
   zmq_close(s->sock);
   zmq_ctx_term(s->ctx);
+  erg_resend_ring_free(s->ring);
   free(s);
 }

@@ -54,11 +54,15 @@ cat "$work/agent.log"
 python3 - "$work" <<'PY'
 import re, sys, calendar, time
 w = sys.argv[1]
-def samples(name):
+def samples(name, kind="sample"):
     rows = [l.split() for l in open(f"{w}/{name}.out")]
     assert not [r for r in rows if r[0] == "bad"], rows
-    return [(int(r[1]), int(r[2])) for r in rows if r[0] == "sample"]
+    return [(int(r[1]), int(r[2])) for r in rows if r[0] == kind]
 a, b = samples("a"), samples("b")
+# Copies the agent sent again after each reconnect (docs/agent.md
+# "Resend"): they may repeat a seq, and fill what the old connection lost.
+resent_a = {s for s, _ in samples("a", "resent")}
+resent_b = {s for s, _ in samples("b", "resent")}
 # Each connection delivers in order, but after a SIGCONT the old one's
 # buffered samples and the new one's queue arrive interleaved (the collector
 # takes late samples that fill a gap): the seqs must split into at most two
@@ -81,10 +85,11 @@ for got in (a, b):
     assert two_runs(seqs), f"not two connections' worth of ordered runs: {seqs}"
 # A: everything up to the last seq received is received or counted.
 last_a = a[-1][0]
-got_a = {s for s, _ in a}
+got_a = {s for s, _ in a} | resent_a
 missing_a = sum(1 for s in range(1, last_a + 1) if s not in got_a)
 dropped_a = sum(d for _, d in a)
-print(f"A: seq 1..{last_a}: {len(got_a)} received, {dropped_a} counted, {missing_a} missing")
+print(f"A: seq 1..{last_a}: {len(got_a)} received ({len(resent_a)} resent), {dropped_a} counted, "
+      f"{missing_a} missing")
 assert dropped_a > 0, "the agent never noticed: its queue did not fill and nothing was counted"
 window = (0.5 + 1.5) / 0.2 + 3
 assert 0 <= missing_a - dropped_a <= window, f"{missing_a - dropped_a} samples lost uncounted after a SIGCONT"
@@ -92,11 +97,12 @@ report = max(s for s, d in a if d)
 assert len([s for s, _ in a if s > report]) >= 5, "too few samples after the resume"
 # B: seqs after A's last, up to B's last.
 last_b = b[-1][0]
-got_b = {s for s, _ in b}
+got_b = {s for s, _ in b} | resent_b
 missing_b = sum(1 for s in range(last_a + 1, last_b + 1) if s not in got_b)
 dropped_b = sum(d for _, d in b)
 lost = missing_b - dropped_b
-print(f"B: seq {last_a + 1}..{last_b}: {len(got_b)} received, {dropped_b} counted, "
+print(f"B: seq {last_a + 1}..{last_b}: {len(got_b)} received ({len(resent_b)} resent), "
+      f"{dropped_b} counted, "
       f"{lost} lost uncounted")
 # The queue (5 samples and a hello, less what the new connection's engine
 # had taken) goes out first, then the drop report, then new samples.

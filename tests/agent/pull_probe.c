@@ -1,6 +1,7 @@
 /* A stand-in collector for the agent tests: binds a ZeroMQ PULL socket and
- * prints one line per message ("hello <node>" or "sample <seq> <dropped>")
- * until it has run for the given number of seconds. */
+ * prints one line per message ("hello <node>", "sample <seq> <dropped>", or
+ * "resent <seq> <dropped>" for a sample the agent sent again after a
+ * reconnect) until it has run for the given number of seconds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <zmq.h>
@@ -31,7 +32,8 @@ int main(int argc, char **argv) {
     } else if (env->body_case == ERG__ENVELOPE__BODY_HELLO) {
       printf("hello %s\n", env->hello->node);
     } else if (env->body_case == ERG__ENVELOPE__BODY_SAMPLE) {
-      printf("sample %llu %llu\n", (unsigned long long)env->sample->seq,
+      printf("%s %llu %llu\n", env->sample->resent ? "resent" : "sample",
+             (unsigned long long)env->sample->seq,
              (unsigned long long)env->sample->dropped_samples);
     }
     fflush(stdout);

@@ -1,5 +1,5 @@
-/* Unit tests for the agent's scope handling, the diskstats parser and the
- * cgroup id -> path cache. */
+/* Unit tests for the agent's scope handling, the diskstats parser, the
+ * cgroup id -> path cache and the resend ring's bounds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +116,48 @@ static void test_cgcache_walk(void) {
   cgcache_free(l);
 }
 
+/* The ring keeps the newest entries, oldest first, within both bounds;
+ * an entry larger than the byte bound is refused, the rest kept. */
+static void test_resend_ring(void) {
+  struct erg_resend_ring *r = erg_resend_ring_new(4, 100);
+  uint8_t buf[200];
+  size_t len;
+  for (int i = 0; i < 10; i++) {
+    memset(buf, i, 10);
+    CHECK(erg_resend_ring_push(r, buf, 10) == 0);
+  }
+  CHECK(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 40);
+  for (size_t i = 0; i < 4; i++) {
+    const uint8_t *e = erg_resend_ring_get(r, i, &len);
+    CHECK(e && len == 10 && e[0] == 6 + i);
+  }
+  CHECK(erg_resend_ring_get(r, 4, &len) == NULL);
+  /* 60 bytes: the oldest makes room (count 4, 30 + 60 <= 100)... */
+  memset(buf, 42, 60);
+  CHECK(erg_resend_ring_push(r, buf, 60) == 0);
+  CHECK(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 90);
+  CHECK(erg_resend_ring_get(r, 0, &len)[0] == 7 && erg_resend_ring_get(r, 3, &len)[0] == 42);
+  /* ...and the byte bound: 40 more push out all three small ones. */
+  memset(buf, 43, 40);
+  CHECK(erg_resend_ring_push(r, buf, 40) == 0);
+  CHECK(erg_resend_ring_count(r) == 2 && erg_resend_ring_bytes(r) == 100);
+  CHECK(erg_resend_ring_get(r, 0, &len)[0] == 42 && erg_resend_ring_get(r, 1, &len)[0] == 43);
+  CHECK(erg_resend_ring_push(r, buf, 101) == -1);
+  CHECK(erg_resend_ring_count(r) == 2);
+  erg_resend_ring_free(r);
+  /* resend_samples = 0: nothing kept. */
+  r = erg_resend_ring_new(0, 100);
+  CHECK(erg_resend_ring_push(r, buf, 10) == -1 && erg_resend_ring_count(r) == 0);
+  erg_resend_ring_free(r);
+}
+
 int main(void) {
   test_scope_set();
   test_scope_contains();
   test_diskstats();
   test_cgcache_bounded();
   test_cgcache_walk();
+  test_resend_ring();
   if (failures)
     return 1;
   printf("ok\n");

@@ -30,10 +30,11 @@ sleep 1
 timeout 5 "$work/$burn" /dev/zero &
 pids+=($!)
 # ergd1 must finalise the burner's cells before it dies: they end by agent
-# start + 10 s and close settle_steps (5 s) later. Samples ergd1 had not
-# finalised are lost with it (the agent does not resend them); at 11 s the
-# burner's cells were lost about one run in five, depending on where agent
-# start fell in the 5-s grid ("no rsburn archive").
+# start + 10 s and close settle_steps (5 s) later. (Before the write-ahead
+# log and the agent's resend, samples ergd1 had not finalised were lost with
+# it; at 11 s the burner's cells were lost about one run in five, depending
+# on where agent start fell in the 5-s grid: "no rsburn archive". Losses on
+# a restart are tested by durable.sh.)
 sleep 16
 kill $ergd; wait $ergd || true
 down=$(date +%s)

@@ -25,6 +25,7 @@ static void write_conf(const char *text) {
 static void test_collector_ok(void **state) {
   (void)state;
   write_conf("[collector]\nstep_seconds = 10\ndata_dir = /tmp/x\n"
+             "wal_fsync = no\nwal_max_bytes = 2097152\n"
              "[node.n1]\npower = m1 + pdu1:3*0.5\nidle_watts = 55\n"
              "[meter.m1]\nhost = 127.0.0.1\nport = 5020\nprofile = erg-sim\nunit_id = 2\n"
              "[pdu.pdu1]\nhost = 10.0.0.9\ncommunity = private\n");
@@ -50,6 +51,9 @@ static void test_collector_ok(void **state) {
   c.key_archives_max = 60;
   assert_int_equal(erg_collector_key_archives_max(&c), 60);
   assert_float_equal(c.key_min_share, 0.01, 0);
+  /* The write-ahead log: on by default, in DATA_DIR/wal unless wal_dir. */
+  assert_true(c.wal && !c.wal_fsync && c.wal_dir[0] == '\0');
+  assert_int_equal(c.wal_max_bytes, 2097152);
   erg_collector_config_free(&c);
   unlink(path);
 }
@@ -123,6 +127,9 @@ static void test_errors(void **state) {
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
   expect_error("[agent]\nheartbeat_seconds = 0.05\n", ":2: key 'heartbeat_seconds'", 1);
   expect_error("[agent]\nheartbeat_seconds = 601\n", ":2: key 'heartbeat_seconds'", 1);
+  expect_error("[agent]\nresend_samples = -1\n", ":2: key 'resend_samples'", 1);
+  expect_error("[collector]\nwal = maybe\n", ":2: key 'wal'", 0);
+  expect_error("[collector]\nwal_max_bytes = 1000\n", ":2: key 'wal_max_bytes'", 0);
 }
 
 int main(void) {
