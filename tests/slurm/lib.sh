@@ -33,7 +33,7 @@ slurm_mariadb_start() {
   mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" --port="$SLURM_DBPORT" \
     --bind-address=127.0.0.1 --user=root --skip-grant-tables --pid-file="$d/pid" \
     --innodb-buffer-pool-size=16M --innodb-log-file-size=8M --log-error="$d/err.log" &
-  pids+=($!)
+  SLURM_DB_PID=$!
   wait_port "$SLURM_DBPORT" 30 || { cat "$d/err.log"; return 1; }
 }
 
@@ -87,7 +87,7 @@ CgroupPlugin=cgroup/$cg
 CgroupMountpoint=/sys/fs/cgroup
 ConstrainCores=yes
 CONF
-  [ "$cg" = v2 ] && echo "IgnoreSystemd=yes" >>"$s/cgroup.conf"
+  [ "$cg" = v1 ] || printf 'IgnoreSystemd=yes\nCgroupAutomount=yes\n' >>"$s/cgroup.conf"
   cat >"$s/slurmdbd.conf" <<CONF
 AuthType=auth/none
 DbdHost=localhost
@@ -141,41 +141,60 @@ slurm_start() {
   # (one "slurm" tree per host) never see an id of an earlier run.
   echo "FirstJobId=$((100000 + (RANDOM * 32 + $$ % 32) % 900000))" >>"$SLURM_CONF"
   ERG_CLEANUP="slurm_stop; ${ERG_CLEANUP:-}"
+  SLURM_UP=1 SLURMD_PID= SLURM_CTLD_PID= SLURM_DBD_PID= SLURM_DB_PID=
   slurm_mariadb_start || slurm_fail "mariadb did not start" || return 1
   slurmdbd -D >>"$work/slurm/log/slurmdbd.out" 2>&1 &
-  pids+=($!)
+  SLURM_DBD_PID=$!
   wait_port "$SLURM_DBDPORT" 30 || slurm_fail "slurmdbd did not listen" || return 1
   sacctmgr -i add cluster "erg$SLURM_TAG" >/dev/null
   sacctmgr -i add account ergacct Description=erg Organization=erg >/dev/null
   sacctmgr -i add user nobody account=ergacct >/dev/null
   sacctmgr -i add user root account=ergacct >/dev/null
   slurmctld -D -i >>"$work/slurm/log/slurmctld.out" 2>&1 &
-  pids+=($!)
+  SLURM_CTLD_PID=$!
   wait_port "$SLURM_CTLDPORT" 30 || slurm_fail "slurmctld did not listen" || return 1
   # v1: slurmd (and so every job step) in a cgroup2 group of its own, the
-  # agent's scope; Slurm's v1 plugin leaves the cgroup2 tree alone.
+  # agent's scope; Slurm's v1 plugin leaves the cgroup2 tree alone. v2:
+  # the plugin makes its own slurmstepd.scope (IgnoreSystemd: no systemd
+  # here to ask) and puts every step below it.
   if [ "$SLURM_CG" = v1 ]; then
     SLURM_SCOPE=/erg-slurm-$SLURM_TAG
     mkdir -p "$CG2$SLURM_SCOPE"
     slurm_in_cg2 "$SLURM_SCOPE" slurmd -D -N erg1 >>"$work/slurm/log/slurmd.out" 2>&1 &
   else
-    SLURM_SCOPE=/system.slice/slurmstepd.scope
     slurmd -D -N erg1 >>"$work/slurm/log/slurmd.out" 2>&1 &
   fi
-  pids+=($!)
   SLURMD_PID=$!
   slurm_until "sinfo -h -n erg1 -o %T | grep -Eq '^(idle|mixed|allocated)'" 40 ||
     slurm_fail "node erg1 never became idle: $(sinfo -h -o '%T %E' 2>&1)" || return 1
+  if [ "$SLURM_CG" = v2 ]; then
+    SLURM_SCOPE=$(find "$CG2" -maxdepth 3 -type d -name slurmstepd.scope | head -n1)
+    SLURM_SCOPE=${SLURM_SCOPE#$CG2}
+    [ -n "$SLURM_SCOPE" ] || slurm_fail "cgroup/v2: slurmd made no slurmstepd.scope" || return 1
+  fi
 }
 
-# Stops the daemons (slurmd first: its steps end with it) and the cgroups.
+# Stops the cluster: its jobs first (while slurmctld can still cancel
+# them), then slurmd, whatever is left in the v1 scope, the other daemons.
 slurm_stop() {
-  local f
-  for f in slurmd-erg1.pid slurmctld.pid slurmdbd.pid db/pid; do
-    [ -f "$work/slurm/$f" ] && kill "$(cat "$work/slurm/$f")" 2>/dev/null || true
+  local p
+  [ "${SLURM_UP:-0}" = 1 ] || return 0
+  SLURM_UP=0
+  # shellcheck disable=SC2046
+  [ -z "${SLURM_CTLD_PID:-}" ] || scancel --quiet $(squeue -h -o %A 2>/dev/null) 2>/dev/null || true
+  if [ -n "${SLURMD_PID:-}" ]; then
+    kill "$SLURMD_PID" 2>/dev/null || true
+    wait "$SLURMD_PID" 2>/dev/null || true
+  fi
+  if [ "$SLURM_CG" = v1 ] && [ -n "${SLURM_SCOPE:-}" ] && [ -d "$CG2$SLURM_SCOPE" ]; then
+    for p in $(cat "$CG2$SLURM_SCOPE/cgroup.procs"); do kill -9 "$p" 2>/dev/null || true; done
+    sleep 0.2
+    rmdir "$CG2$SLURM_SCOPE" 2>/dev/null || true
+  fi
+  for p in ${SLURM_CTLD_PID:-} ${SLURM_DBD_PID:-} ${SLURM_DB_PID:-}; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
   done
-  sleep 0.5
-  [ -n "${SLURM_SCOPE:-}" ] && [ "${SLURM_CG:-}" = v1 ] && rmdir "$CG2$SLURM_SCOPE" 2>/dev/null || true
 }
 
 # sacct's State of job $1 (the allocation line).
