@@ -31,7 +31,7 @@ struct jobs_opts {
   const char *select[JOBS_MAX_SELECT];
   size_t nselect;
   struct jobs_slurm slurm;
-  int push, force;
+  int push, force, detach;
   double settle_s, wait_s;
 };
 
@@ -321,27 +321,65 @@ static int jobs_write(const struct jobs_opts *o, const struct jobs_job *jobs, si
 
 /* ---- pushing into Slurm's accounting ---- */
 
-/* The time up to which ergd has written (and so finalised) every node's
- * cells: the oldest last update of the nodes' archives, among the nodes
- * with data in the hour before `after` (a node gone for longer does not
- * hold every job back; the settle timeout covers it). 0 if none. */
-static int64_t jobs_final_until(const char *data_dir, int64_t after) {
-  struct report_node *nodes;
-  size_t n;
-  char why[256], path[1400];
-  int64_t until = 0;
-  if (report_nodes_list(data_dir, &nodes, &n, why, sizeof why) != 0)
-    return 0;
-  for (size_t i = 0; i < n; i++) {
-    snprintf(path, sizeof path, "%s/nodes/%s/node.rrd", data_dir, nodes[i].dir);
-    rrd_clear_error();
-    time_t last = access(path, R_OK) == 0 ? rrd_last_r(path) : (time_t)-1;
-    if (last == (time_t)-1 || (int64_t)last < after - 3600)
+/* Until when ergd has written job id's cluster-wide archive (index.tsv
+ * names it): the end of its last cell plus nothing more, and the step.
+ * ergd writes a job's cells in order, once, and goes on writing 0 W for a
+ * while after the job. Returns 0 when the job has no archive (yet). */
+static int64_t jobs_archive_last(const char *data_dir, const char *id, int64_t *step_s) {
+  char path[1400], line[600];
+  int64_t last = 0;
+  snprintf(path, sizeof path, "%s/cluster/job/index.tsv", data_dir);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t');
+    if (!tab)
       continue;
-    until = until == 0 || (int64_t)last < until ? (int64_t)last : until;
+    *tab++ = '\0';
+    tab[strcspn(tab, "\r\n")] = '\0';
+    if (strcmp(tab, id) || !erg_name_is_safe(line))
+      continue;
+    snprintf(path, sizeof path, "%s/cluster/job/%s.rrd", data_dir, line);
+    rrd_clear_error();
+    rrd_info_t *info = access(path, R_OK) == 0 ? rrd_info_r(path) : NULL;
+    for (const rrd_info_t *i = info; i; i = i->next)
+      if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
+        last = (int64_t)i->value.u_cnt;
+      else if (!strcmp(i->key, "step") && i->type == RD_I_CNT)
+        *step_s = (int64_t)i->value.u_cnt;
+    rrd_info_free(info);
+    break;
   }
-  free(nodes);
-  return until;
+  if (f)
+    fclose(f);
+  return last;
+}
+
+/* Final once the archive holds the cell after the job's end: sacct's End
+ * is whole seconds, the job may have run into the next second's cell. */
+static int jobs_cells_final(const char *data_dir, const struct jobs_job *j) {
+  int64_t step_s = 0, last = jobs_archive_last(data_dir, j->id, &step_s);
+  return last > 0 && last >= j->end_s + 1 + step_s;
+}
+
+/* The job's whole energy, over [start - a minute, now] whatever --from
+ * says: the report library then reads the finest archive that holds the
+ * job, and the cells outside the job add 0 J. erg jobs prints the same
+ * number for any period that holds the whole job at that resolution. */
+static int jobs_energy_whole(const struct jobs_opts *o, struct jobs_job *j, int64_t now) {
+  struct jobs_opts one = *o;
+  struct jobs_job *found;
+  size_t n;
+  char why[1024];
+  one.r.from_s = j->start_s - 60;
+  one.r.to_s = now;
+  one.select[0] = j->id;
+  one.nselect = 1;
+  if (jobs_collect(&one, &found, &n, why, sizeof why) != 0)
+    return -1;
+  j->energy_j = n ? found[0].energy_j : NAN;
+  j->known_s = n ? found[0].known_s : NAN;
+  free(found);
+  return 0;
 }
 
 /* The fields --push writes: the same numbers erg jobs prints. */
@@ -356,22 +394,18 @@ static void jobs_fields(const struct jobs_opts *o, const struct jobs_job *j, cha
 enum jobs_verdict { JOBS_PUSH, JOBS_WAIT, JOBS_SKIP };
 
 /* Whether job j can be pushed now; why says why not. A job's energy is
- * final once every node's cells up to its end are written, or, failing
- * that, settle_s after its end. */
+ * final once its archive has been written past its end, or, failing that
+ * (no archive: not on an erg node, or ergd down), settle_s after its end. */
 static enum jobs_verdict jobs_judge(const struct jobs_opts *o, const struct jobs_job *j,
-                                    int64_t final_until, int64_t now, const char **why) {
+                                    int64_t now, const char **why) {
   if (!j->slurm)
     return *why = "unknown to sacct", JOBS_SKIP;
   if (!o->force && jobs_comment_has_erg(j->admin_comment))
     return *why = "already has erg's energy (--force to rewrite)", JOBS_SKIP;
-  if (j->start_s > 0 && j->start_s < o->r.from_s)
-    return *why = "started before --from: its energy would be partial", JOBS_SKIP;
   if (j->end_s <= 0)
     return *why = "has not ended", JOBS_WAIT;
-  if (final_until < j->end_s && now < j->end_s + (int64_t)o->settle_s)
+  if (!jobs_cells_final(o->r.data_dir, j) && now < j->end_s + (int64_t)o->settle_s)
     return *why = "its last cells are not final yet", JOBS_WAIT;
-  if (!isfinite(j->energy_j))
-    return *why = "no erg data for it", JOBS_SKIP;
   return *why = "", JOBS_PUSH;
 }
 
@@ -379,11 +413,10 @@ static enum jobs_verdict jobs_judge(const struct jobs_opts *o, const struct jobs
  * failed. Each job's outcome is said once (last pass for waiting ones). */
 static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size_t n, int last) {
   int64_t now = (int64_t)time(NULL);
-  int64_t final_until = jobs_final_until(o->r.data_dir, now);
   int waiting = 0, failed = 0;
   for (size_t i = 0; i < n; i++) {
     const char *why;
-    enum jobs_verdict v = jobs_judge(o, &jobs[i], final_until, now, &why);
+    enum jobs_verdict v = jobs_judge(o, &jobs[i], now, &why);
     if (v == JOBS_WAIT) {
       waiting++;
       if (last)
@@ -396,6 +429,10 @@ static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size
       continue;
     }
     char fields[1200], err[600];
+    if (jobs_energy_whole(o, &jobs[i], now) != 0 || !isfinite(jobs[i].energy_j)) {
+      fprintf(stderr, "erg jobs: job %s: not pushed: no erg data for it\n", jobs[i].id);
+      continue;
+    }
     jobs_fields(o, &jobs[i], fields, sizeof fields);
     if (jobs_slurm_push(&o->slurm, &jobs[i], fields, err, sizeof err) != 0) {
       fprintf(stderr, "erg jobs: job %s: %s\n", jobs[i].id, err);
@@ -420,7 +457,7 @@ static int jobs_usage(const char *msg, const char *arg) {
           "                [--job ID[,ID...]]... [--format table|parsable2|csv|json]\n"
           "                [--parsable2] [--co2-g-per-kwh Y] [--out FILE]\n"
           "                [--sacct PATH] [--sacctmgr PATH]\n"
-          "       erg jobs ... --push [--force] [--settle-seconds S] [--wait S]\n"
+          "       erg jobs ... --push [--force] [--settle-seconds S] [--wait S] [--detach]\n"
           "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
   return 1;
 }
@@ -467,6 +504,7 @@ static int jobs_opt(struct jobs_opts *o, int c, char *arg, int64_t now) {
   case 'M': o->slurm.sacctmgr = arg; return 0;
   case 'P': o->push = 1; return 0;
   case 'x': o->force = 1; return 0;
+  case 'D': o->detach = 1; return 0;
   case 'F':
     o->format = arg;
     return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
@@ -486,6 +524,7 @@ static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
       {"format", required_argument, 0, 'F'},    {"parsable2", no_argument, 0, 'p'},
       {"sacct", required_argument, 0, 'S'},     {"sacctmgr", required_argument, 0, 'M'},
       {"push", no_argument, 0, 'P'},            {"force", no_argument, 0, 'x'},
+      {"detach", no_argument, 0, 'D'},
       {"settle-seconds", required_argument, 0, 's'}, {"wait", required_argument, 0, 'w'},
       {"co2-g-per-kwh", required_argument, 0, 'g'},  {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -558,11 +597,39 @@ static int jobs_push(struct jobs_opts *o) {
   }
 }
 
+/* --detach: the work goes on in a child of its own session; the parent
+ * returns once the child is in it. A hook (EpilogSlurmctld) may have its
+ * process group killed as soon as it returns: a child still in that group,
+ * or a `setsid CMD &` that has not run setsid() yet, would die with it. */
+static int jobs_detach(void) {
+  int fds[2];
+  char c = 0;
+  if (pipe(fds) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid > 0) {
+    close(fds[1]);
+    ssize_t r = read(fds[0], &c, 1);
+    _exit(r == 1 ? 0 : 2);
+  }
+  close(fds[0]);
+  if (setsid() < 0 || write(fds[1], &c, 1) != 1)
+    _exit(2);
+  close(fds[1]);
+  return 0;
+}
+
 int erg_jobs_cli(int argc, char **argv) {
   struct jobs_opts o;
   int rc = jobs_parse(argc, argv, &o, (int64_t)time(NULL));
   if (rc != 0)
     return rc < 0 ? 0 : rc;
+  if (o.detach && jobs_detach() != 0) {
+    fprintf(stderr, "erg jobs: --detach: %s\n", strerror(errno));
+    return 2;
+  }
   if (o.push)
     return jobs_push(&o);
   struct jobs_job *jobs;

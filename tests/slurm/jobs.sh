@@ -6,9 +6,10 @@
 # its work in an srun step. Checks: each job's processes sit in Slurm's
 # cgroup layout (job_<id> in the path) and land in erg's job archives;
 # erg jobs shows Slurm's fields (user NAME, account, partition, job name,
-# state, node) and the energy; erg jobs --push --wait writes it into the
-# job's AdminComment and a real sacct reads back exactly what erg jobs
-# prints; CSV and JSON agree; without sacct erg jobs still lists the jobs.
+# state, node) and the energy; contrib/slurm/erg-epilog-slurmctld, run by
+# slurmctld at each job's end, writes it into the job's AdminComment and a
+# real sacct reads back exactly what erg jobs prints; a later --push
+# changes nothing; CSV and JSON agree; without sacct erg jobs still lists the jobs.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
 here=$(dirname "$0")
@@ -16,6 +17,16 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 erg_need python3 ss
 erg_setup slurm-jobs
+# slurmctld runs the hook with an environment of its own: this wrapper
+# gives it the test's erg, config and Slurm client settings.
+SLURM_EPILOG_CTLD=$work/epilog
+cat >"$SLURM_EPILOG_CTLD" <<SH
+#!/bin/sh
+export ERG=$ERG ERG_CONFIG=$work/ergd.conf ERG_WAIT=90 ERG_LOG=$work/epilog.log
+export SLURM_CONF=$work/slurm/slurm.conf PATH=$PATH
+exec $(cd "$here/../.." && pwd)/contrib/slurm/erg-epilog-slurmctld
+SH
+chmod +x "$SLURM_EPILOG_CTLD"
 slurm_start
 echo "slurm: cgroup/$SLURM_CG, jobs under cgroup2 $SLURM_SCOPE"
 
@@ -34,7 +45,6 @@ CONF
 erg_start_pdusim --node erg1=$SIMPREFIX$SLURM_SCOPE --idle 40 --slope 100 --update 0.5
 erg_start_ergd
 erg_start_agent erg1 --scope "$SLURM_SCOPE" --interval 0.5
-from=$(( $(date +%s) - 60 ))
 sleep 2
 
 LOAD=10
@@ -60,18 +70,18 @@ done
 slurm_wait_job "$a" 60 && slurm_wait_job "$b" 60 ||
   { echo "FAIL: jobs did not end: $(sacct -X -j $a,$b -o JobID,State -P -n)"; exit 1; }
 
-# The hook's work: wait until erg's cells of the jobs are final, push.
+# The hook waits for erg's final cells, then pushes: poll sacct for it.
 t0=$(date +%s)
-"$ERG" jobs --data-dir "$work/data" --from "$from" --job "$a,$b" --push --wait 60 \
-  >"$work/push.txt" 2>"$work/push.err" || { cat "$work/push.err"; echo "FAIL: push"; exit 1; }
-cat "$work/push.txt"
-echo "push waited $(( $(date +%s) - t0 )) s for final cells"
+slurm_until "[ \$(sacct -X -n -P -j $a,$b -o AdminComment | grep -c erg_energy_joules=) = 2 ]" 90 ||
+  { cat "$work/epilog.log"; echo "FAIL: the epilog pushed no energy"; exit 1; }
+cat "$work/epilog.log"
+echo "AdminComment in sacct $(( $(date +%s) - t0 )) s after both jobs ended"
 sacct -X -n -P -j "$a,$b" -o JobIDRaw,AdminComment >"$work/sacct.txt"
-"$ERG" jobs --data-dir "$work/data" --from "$from" --parsable2 >"$work/jobs.txt"
-"$ERG" jobs --data-dir "$work/data" --from "$from" --format csv >"$work/jobs.csv"
-"$ERG" jobs --data-dir "$work/data" --from "$from" --format json >"$work/jobs.json"
-"$ERG" jobs --data-dir "$work/data" --from "$from" >"$work/table.txt"
-"$ERG" jobs --data-dir "$work/data" --from "$from" --parsable2 --sacct /nonexistent/sacct \
+"$ERG" jobs --data-dir "$work/data" --from -1d --parsable2 >"$work/jobs.txt"
+"$ERG" jobs --data-dir "$work/data" --from -1d --format csv >"$work/jobs.csv"
+"$ERG" jobs --data-dir "$work/data" --from -1d --format json >"$work/jobs.json"
+"$ERG" jobs --data-dir "$work/data" --from -1d >"$work/table.txt"
+"$ERG" jobs --data-dir "$work/data" --from -1d --parsable2 --sacct /nonexistent/sacct \
   >"$work/nosacct.txt" 2>"$work/nosacct.err"
 cat "$work/table.txt"
 
@@ -131,6 +141,6 @@ print("ok: " + ", ".join(f"job {k} {byid[k]['EnergyJ']} J by {byid[k]['User']}" 
 PY
 
 # A second push leaves the jobs alone (their comment has erg's energy).
-"$ERG" jobs --data-dir "$work/data" --from "$from" --push >"$work/push2.txt" 2>&1
+"$ERG" jobs --config "$work/ergd.conf" --from -1d --push >"$work/push2.txt" 2>&1
 if grep -q AdminComment "$work/push2.txt"; then echo "FAIL: pushed twice"; cat "$work/push2.txt"; exit 1; fi
 echo "ok: a second push changes nothing"

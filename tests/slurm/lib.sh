@@ -4,7 +4,8 @@
 # socket and port), slurmdbd, slurmctld and slurmd (node "erg1", 2 CPUs),
 # with proctrack/cgroup, task/cgroup and jobacct_gather/cgroup, accounting
 # through slurmdbd, account "ergacct" with user "nobody".
-#   slurm_start            starts it all; SLURM_CONF is exported, SLURM_CG
+#   slurm_start            starts it all (EpilogSlurmctld=$SLURM_EPILOG_CTLD
+#                          when set); SLURM_CONF is exported, SLURM_CG
 #                          says which cgroup plugin runs (v1 or v2) and
 #                          SLURM_SCOPE is the cgroup2 path (below the v2
 #                          root) that holds every job: erg-agent --scope.
@@ -108,12 +109,11 @@ CONF
 
 # Waits until CMD (a string, eval'd) succeeds, max $2 seconds.
 slurm_until() {
-  local cmd=$1 max=${2:-30}
-  for _ in $(seq 1 $((max * 5))); do
-    eval "$cmd" >/dev/null 2>&1 && return 0
+  local cmd=$1 deadline=$(( $(date +%s) + ${2:-30} ))
+  until eval "$cmd" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
     sleep 0.2
   done
-  return 1
 }
 
 slurm_fail() {
@@ -137,6 +137,7 @@ slurm_start() {
   SLURM_DBPORT=$(free_port)
   export SLURM_CONF=$work/slurm/slurm.conf
   slurm_write_conf "$SLURM_CG"
+  [ -z "${SLURM_EPILOG_CTLD:-}" ] || echo "EpilogSlurmctld=$SLURM_EPILOG_CTLD" >>"$SLURM_CONF"
   # Job ids differ between runs: erg's job keys and Slurm's v1 cgroups
   # (one "slurm" tree per host) never see an id of an earlier run.
   echo "FirstJobId=$((100000 + (RANDOM * 32 + $$ % 32) % 900000))" >>"$SLURM_CONF"
