@@ -556,7 +556,8 @@ static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
 }
 
 /* Builds the list with Slurm's fields; a sacct failure is a note, not an
- * error: erg's numbers are still worth showing. */
+ * error: erg's numbers are still worth showing. Returns 1 then (--push
+ * cannot do without sacct), -1 when the archives cannot be read. */
 static int jobs_load(const struct jobs_opts *o, struct jobs_job **jobs, size_t *n, int quiet) {
   char why[2048];
   if (jobs_collect(o, jobs, n, why, sizeof why) != 0) {
@@ -566,7 +567,7 @@ static int jobs_load(const struct jobs_opts *o, struct jobs_job **jobs, size_t *
   if (*n && jobs_slurm_fill(&o->slurm, *jobs, *n, why, sizeof why) != 0) {
     if (!quiet)
       fprintf(stderr, "erg jobs: note: no Slurm fields (%s); erg's own fields only\n", why);
-    return 0;
+    return 1;
   }
   size_t unknown = 0;
   for (size_t i = 0; i < *n; i++)
@@ -587,8 +588,19 @@ static int jobs_push(struct jobs_opts *o) {
     int last = now + JOBS_WAIT_POLL_S > deadline;
     /* The period follows the clock: data written since the last pass. */
     o->r.to_s = o->r.to_s > now ? o->r.to_s : now;
-    if (jobs_load(o, &jobs, &n, pass > 0) != 0)
+    int loaded = jobs_load(o, &jobs, &n, pass > 0);
+    if (loaded < 0)
       return 2;
+    if (loaded > 0 && !last) {
+      free(jobs); /* sacct away: try again while --wait lasts */
+      sleep(JOBS_WAIT_POLL_S);
+      continue;
+    }
+    if (loaded > 0) {
+      fprintf(stderr, "erg jobs: nothing pushed: sacct is needed for the jobs' ends\n");
+      free(jobs);
+      return 2;
+    }
     int rc = jobs_push_pass(o, jobs, n, last);
     free(jobs);
     if (rc <= 0 || last)
@@ -635,7 +647,7 @@ int erg_jobs_cli(int argc, char **argv) {
   struct jobs_job *jobs;
   size_t n;
   char why[512];
-  if (jobs_load(&o, &jobs, &n, 0) != 0)
+  if (jobs_load(&o, &jobs, &n, 0) < 0)
     return 2;
   rc = jobs_write(&o, jobs, n, why, sizeof why);
   if (rc != 0)
