@@ -42,7 +42,7 @@ $(erg_sim_meter)
 power = sim:1
 idle_watts = 40
 CONF
-erg_start_pdusim --node erg1=$SIMPREFIX$SLURM_SCOPE --idle 40 --slope 100 --update 0.5
+erg_start_pdusim --node "erg1=$SIMPREFIX$SLURM_SCOPE" --idle 40 --slope 100 --update 0.5
 erg_start_ergd
 erg_start_agent erg1 --scope "$SLURM_SCOPE" --interval 0.5
 sleep 2
@@ -68,7 +68,7 @@ for id in $a $b; do
   echo "job $id: $(grep -m1 "/job_$id/" "$work/cgroup-$id.txt")"
 done
 slurm_wait_job "$a" 60 && slurm_wait_job "$b" 60 ||
-  { echo "FAIL: jobs did not end: $(sacct -X -j $a,$b -o JobID,State -P -n)"; exit 1; }
+  { echo "FAIL: jobs did not end: $(sacct -X -j "$a,$b" -o JobID,State -P -n)"; exit 1; }
 
 # The hook waits for erg's final cells, then pushes: poll sacct for it.
 t0=$(date +%s)

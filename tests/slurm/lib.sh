@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A private single-node Slurm cluster for the tests (sourced after
 # tests/integration/lib.sh and erg_setup, which give $work, pids[] and the
 # exit trap). Everything lives under $work/slurm: MariaDB (own datadir,
@@ -12,8 +13,6 @@
 #   slurm_wait_job ID [S]  waits until job ID has ended in sacct (max S s)
 #   slurm_stop             stops the daemons (also run on exit)
 # Auth is auth/none: one private cluster on one host, no munge daemon.
-
-SLURM_LIBEXEC=/usr/sbin
 
 slurm_need() {
   erg_need slurmctld slurmd slurmdbd sbatch sacct sacctmgr scontrol mariadbd mariadb-install-db
@@ -142,7 +141,7 @@ slurm_start() {
   # (one "slurm" tree per host) never see an id of an earlier run.
   echo "FirstJobId=$((100000 + (RANDOM * 32 + $$ % 32) % 900000))" >>"$SLURM_CONF"
   ERG_CLEANUP="slurm_stop; ${ERG_CLEANUP:-}"
-  SLURM_UP=1 SLURMD_PID= SLURM_CTLD_PID= SLURM_DBD_PID= SLURM_DB_PID=
+  SLURM_UP=1 SLURMD_PID='' SLURM_CTLD_PID='' SLURM_DBD_PID='' SLURM_DB_PID=''
   slurm_mariadb_start || slurm_fail "mariadb did not start" || return 1
   slurmdbd -D >>"$work/slurm/log/slurmdbd.out" 2>&1 &
   SLURM_DBD_PID=$!
@@ -170,7 +169,7 @@ slurm_start() {
     slurm_fail "node erg1 never became idle: $(sinfo -h -o '%T %E' 2>&1)" || return 1
   if [ "$SLURM_CG" = v2 ]; then
     SLURM_SCOPE=$(find "$CG2" -maxdepth 3 -type d -name slurmstepd.scope | head -n1)
-    SLURM_SCOPE=${SLURM_SCOPE#$CG2}
+    SLURM_SCOPE=${SLURM_SCOPE#"$CG2"}
     [ -n "$SLURM_SCOPE" ] || slurm_fail "cgroup/v2: slurmd made no slurmstepd.scope" || return 1
   fi
 }
