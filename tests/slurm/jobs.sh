@@ -144,3 +144,11 @@ PY
 "$ERG" jobs --config "$work/ergd.conf" --from -1d --push >"$work/push2.txt" 2>&1
 if grep -q AdminComment "$work/push2.txt"; then echo "FAIL: pushed twice"; cat "$work/push2.txt"; exit 1; fi
 echo "ok: a second push changes nothing"
+# --force rewrites, in this process (the hook's ran detached): same number.
+"$ERG" jobs --config "$work/ergd.conf" --from -1d --job "$b" --push --force >"$work/push3.txt"
+want=$(awk -F'|' -v j="$b" '$1 == j { print $10 }' "$work/jobs.txt")
+grep -q "^job $b: AdminComment erg_energy_joules=$want;" "$work/push3.txt" ||
+  { echo "FAIL: --force push of $b gave $(cat "$work/push3.txt"), erg jobs $want J"; exit 1; }
+# The hook's erg ran detached: its sanitizer reports are only in its log.
+if grep -q Sanitizer "$work/epilog.log"; then echo "FAIL: sanitizer in the hook"; cat "$work/epilog.log"; exit 1; fi
+echo "ok: --force push of $b writes $want J again"
