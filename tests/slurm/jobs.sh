@@ -52,20 +52,21 @@ sub() { sbatch --parsable --uid=nobody --chdir=/tmp -o /dev/null "$@"; }
 a=$(sub -J erg-batch --wrap "timeout $LOAD sha256sum /dev/zero; true")
 b=$(sub -J erg-srun --wrap "srun -J step timeout $LOAD md5sum /dev/zero; true")
 echo "jobs $a (batch) and $b (srun)"
-# The jobs' processes in Slurm's own cgroups: job_<id> in some hierarchy.
+# The jobs' processes in Slurm's own cgroups: the batch script's in
+# job_<id>/step_batch, the srun step's in job_<id>/step_0 (some hierarchy).
 layout() {
-  local id=$1 p
+  local want=$1 p
   for _ in $(seq 1 50); do
     for p in $(cat "$CG2$SLURM_SCOPE/cgroup.procs" 2>/dev/null); do
-      grep -q "/job_$id/" "/proc/$p/cgroup" 2>/dev/null && { cat "/proc/$p/cgroup"; return 0; }
+      grep -q "$want" "/proc/$p/cgroup" 2>/dev/null && { cat "/proc/$p/cgroup"; return 0; }
     done
     sleep 0.2
   done
   return 1
 }
-for id in $a $b; do
-  layout "$id" >"$work/cgroup-$id.txt" || { echo "FAIL: no process of job $id in a job_$id cgroup"; exit 1; }
-  echo "job $id: $(grep -m1 "/job_$id/" "$work/cgroup-$id.txt")"
+for w in "/job_$a/step_batch" "/job_$b/step_0"; do
+  layout "$w" >"$work/cgroup.txt" || { echo "FAIL: no process in a $w cgroup"; exit 1; }
+  echo "$w: $(grep -m1 "$w" "$work/cgroup.txt")"
 done
 slurm_wait_job "$a" 60 && slurm_wait_job "$b" 60 ||
   { echo "FAIL: jobs did not end: $(sacct -X -j "$a,$b" -o JobID,State -P -n)"; exit 1; }
