@@ -190,6 +190,8 @@ slurm_stop() {
     for p in $(cat "$CG2$SLURM_SCOPE/cgroup.procs"); do kill -9 "$p" 2>/dev/null || true; done
     sleep 0.2
     rmdir "$CG2$SLURM_SCOPE" 2>/dev/null || true
+    # Slurm's empty v1 job tree (rmdir leaves anything still in use).
+    find /sys/fs/cgroup/*/slurm_erg1 -depth -type d -exec rmdir {} + 2>/dev/null || true
   fi
   for p in ${SLURM_CTLD_PID:-} ${SLURM_DBD_PID:-} ${SLURM_DB_PID:-}; do
     kill "$p" 2>/dev/null || true
