@@ -159,8 +159,12 @@ static void jobs_num(double v, const char *fmt, char out[32]) {
 static void jobs_cells(const struct jobs_opts *o, const struct jobs_job *j, int utc,
                        char cell[C_N][256]) {
   const char *text[] = {j->id, j->user, j->account, j->partition, j->name, j->state};
-  for (int c = C_ID; c <= C_STATE; c++)
+  for (int c = C_ID; c <= C_STATE; c++) {
     erg_strlcpy(cell[c], text[c], 256);
+    /* Names are the users': no control byte reaches a terminal or a line. */
+    for (unsigned char *p = (unsigned char *)cell[c]; *p; p++)
+      *p = *p < 0x20 || *p == 0x7f ? '?' : *p;
+  }
   jobs_time(j->start_s, utc, cell[C_START]);
   jobs_time(j->end_s, utc, cell[C_END]);
   erg_strlcpy(cell[C_NODES], j->nodes, 256);
