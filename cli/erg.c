@@ -21,6 +21,10 @@ static void usage(FILE *f) {
              "  report --data-dir DIR [--from T] [--to T] [--by node|command|job|user|unit|\n"
              "         container] [--per-node] [--format csv|json|html] [...]\n"
              "                                energy per node or key over a period\n"
+             "  jobs --data-dir DIR [--from T] [--to T] [--job ID]... [--parsable2]\n"
+             "       [--format table|parsable2|csv|json] [--push [--wait S]]\n"
+             "                                energy per Slurm job with sacct's fields; --push\n"
+             "                                writes it into the jobs' AdminComment\n"
              "  graph --data-dir DIR [--www-dir DIR] [--model-dir DIR] [--format png|svg]\n"
              "                                render the web pages once (for cron)\n"
              "  keygen PREFIX                 write a CURVE key pair to PREFIX.key and PREFIX.pub\n"
@@ -87,6 +91,8 @@ int main(int argc, char **argv) {
     return erg_pdu_probe_cli(argc - 2, argv + 2);
   if (!strcmp(cmd, "report"))
     return erg_report_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "jobs"))
+    return erg_jobs_cli(argc - 1, argv + 1);
   if (!strcmp(cmd, "graph"))
     return erg_graph_cli(argc - 1, argv + 1);
   if (!strcmp(cmd, "keygen"))

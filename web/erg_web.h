@@ -54,6 +54,10 @@ int erg_report_cli(int argc, char **argv);
 /* erg graph: erg_web_render once for the nodes under DIR/nodes (for cron
  * when ergd does not render). argv[0] is "graph". Same exit codes. */
 int erg_graph_cli(int argc, char **argv);
+/* erg jobs (web/jobs.c): per-job energy with Slurm's accounting fields
+ * (sacct), and --push into the jobs' AdminComment; see docs/hpc.md.
+ * argv[0] is "jobs". Same exit codes. */
+int erg_jobs_cli(int argc, char **argv);
 /* A report time: ISO date or date-time in UTC ("2026-11-01",
  * "2026-11-01T12:00[:00][Z]"), unix seconds, "now", or relative to now
  * ("-7d", "-12h", "-30m", "-90s", "-2w"). Returns 0, or -1 if malformed. */

@@ -130,6 +130,14 @@ static const struct {
      "4:net_cls,net_prio:/\n3:perf_event:/\n2:hugetlb:/\n"
      "1:name=systemd:/system.slice/slurmd.service\n",
      "/slurm/uid_1000/job_4242/step_0/task_0", "4242", "slurmd.service", ""},
+    {"slurm hybrid (Debian 12, Slurm 22.05.8 cgroup/v1, slurmd -N erg1; tests/slurm)",
+     "9:name=systemd:/\n8:pids:/\n7:blkio:/\n"
+     "6:freezer:/slurm_erg1/uid_65534/job_772008/step_batch\n5:devices:/\n"
+     "4:memory:/slurm_erg1/uid_65534/job_772008/step_batch/task_0\n"
+     "3:cpuset:/slurm_erg1/uid_65534/job_772008/step_batch\n"
+     "2:cpuacct:/slurm_erg1/uid_65534/job_772008/step_batch/task_0\n1:cpu:/\n"
+     "0::/erg-slurm-27592\n",
+     "/erg-slurm-27592", "772008", "", ""},
     {"slurm hybrid (Ubuntu 20.04, cgroup/v1 plugin)",
      "12:cpuset:/slurm/uid_1000/job_77/step_batch\n"
      "11:memory:/slurm/uid_1000/job_77/step_batch/task_0\n"

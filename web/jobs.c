@@ -1,0 +1,661 @@
+/* erg jobs: per-job energy from the cluster-wide job archives (read by the
+ * report library, report_build with --by job) joined with Slurm's own
+ * accounting fields from sacct, in sacct-like columns, --parsable2, CSV or
+ * JSON; and --push, which writes erg's energy of every ended job into the
+ * job's AdminComment so that sacct shows it (docs/hpc.md). Without sacct,
+ * or for a job sacct does not know, erg's own fields and a note. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <rrd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "erg_common.h"
+#include "erg_web.h"
+#include "jobs_int.h"
+#include "report_int.h"
+
+#define JOBS_MAX_SELECT 256
+#define JOBS_SETTLE_DEFAULT_S 600
+#define JOBS_WAIT_POLL_S 5
+
+struct jobs_opts {
+  struct report_opts r; /* data dir, period, CO2 factor, config file */
+  const char *format;   /* "table", "parsable2", "csv", "json" */
+  const char *select[JOBS_MAX_SELECT];
+  size_t nselect;
+  struct jobs_slurm slurm;
+  int push, force, detach;
+  double settle_s, wait_s;
+};
+
+/* ---- energy and derived numbers ---- */
+
+/* The one place a job's CO2 is computed: the report library's factor
+ * (--co2-g-per-kwh or [report] co2_g_per_kwh). The job's start and end
+ * are passed so that a time-varying intensity can replace the constant
+ * here without touching the callers. */
+static double jobs_co2_g(const struct report_opts *o, double energy_j, int64_t start_s,
+                         int64_t end_s) {
+  (void)start_s, (void)end_s;
+  return isnan(o->co2_g_per_kwh) ? NAN : energy_j / REPORT_J_PER_KWH * o->co2_g_per_kwh;
+}
+
+/* Mean power over the job's run time when Slurm gives it (the archive's
+ * known time includes the explicit 0 W cells after the job), else over
+ * the time with data. */
+static double jobs_mean_w(const struct jobs_job *j) {
+  if (j->start_s > 0 && j->end_s > j->start_s)
+    return j->energy_j / (double)(j->end_s - j->start_s);
+  return j->known_s > 0 ? j->energy_j / j->known_s : NAN;
+}
+
+/* Slurm job ids are decimal; the job archives also hold [none]/[other]. */
+static int jobs_id_ok(const char *s) {
+  size_t n = strspn(s, "0123456789");
+  return n > 0 && n < sizeof((struct jobs_job *)0)->id && s[n] == '\0';
+}
+
+static int jobs_selected(const struct jobs_opts *o, const char *id) {
+  for (size_t i = 0; i < o->nselect; i++)
+    if (!strcmp(o->select[i], id))
+      return 1;
+  return o->nselect == 0;
+}
+
+/* The jobs with erg data in the period (and the --job ones without). */
+static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t *n, char *why,
+                        size_t whylen) {
+  struct report_table t = {0};
+  *out = NULL;
+  *n = 0;
+  if (report_build(&o->r, &t, why, whylen) != 0) {
+    /* A store without job archives yet is an empty list, not an error. */
+    if (!strstr(why, "no job archives"))
+      return -1;
+  }
+  size_t cap = t.n + o->nselect + 1;
+  struct jobs_job *jobs = calloc(cap, sizeof *jobs);
+  if (!jobs) {
+    free(t.rows);
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < t.n; i++) {
+    const struct report_row *r = &t.rows[i];
+    if (!jobs_id_ok(r->key) || !jobs_selected(o, r->key) || r->v.known_s <= 0)
+      continue;
+    /* Without cluster archives the rows are per node: one job, summed. */
+    struct jobs_job *j = jobs_find(jobs, *n, r->key);
+    if (j) {
+      j->energy_j += r->v.energy_j;
+      j->known_s = j->known_s > r->v.known_s ? j->known_s : r->v.known_s;
+      j->peak_w = NAN;
+      continue;
+    }
+    j = &jobs[(*n)++];
+    erg_strlcpy(j->id, r->key, sizeof j->id);
+    j->energy_j = r->v.energy_j;
+    j->known_s = r->v.known_s;
+    j->peak_w = r->v.peak_w;
+  }
+  free(t.rows);
+  for (size_t s = 0; s < o->nselect; s++) {
+    if (!jobs_find(jobs, *n, o->select[s])) {
+      struct jobs_job *j = &jobs[(*n)++];
+      erg_strlcpy(j->id, o->select[s], sizeof j->id);
+      j->energy_j = j->known_s = j->peak_w = NAN;
+    }
+  }
+  *out = jobs;
+  return 0;
+}
+
+/* ---- output ---- */
+
+enum { C_ID, C_USER, C_ACCOUNT, C_PART, C_NAME, C_STATE, C_START, C_END, C_NODES, C_J, C_KWH,
+       C_W, C_CO2, C_N };
+static const struct {
+  const char *sacct, *snake;
+  int width;
+} jobs_cols[C_N] = {
+    {"JobID", "job_id", 12},     {"User", "user", 9},         {"Account", "account", 10},
+    {"Partition", "partition", 10}, {"JobName", "job_name", 12}, {"State", "state", 10},
+    {"Start", "start", 19},      {"End", "end", 19},          {"NodeList", "nodes", 12},
+    {"EnergyJ", "energy_j", 12}, {"EnergyKWh", "energy_kwh", 10}, {"MeanW", "mean_w", 8},
+    {"CO2g", "co2_g", 8},
+};
+
+/* Times as sacct prints them (local, no zone) or ISO UTC for CSV/JSON. */
+static void jobs_time(int64_t t, int utc, char out[32]) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (t <= 0) {
+    out[0] = '\0';
+    return;
+  }
+  if (utc)
+    gmtime_r(&tt, &tm);
+  else
+    localtime_r(&tt, &tm);
+  strftime(out, 32, utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+static void jobs_num(double v, const char *fmt, char out[32]) {
+  if (isfinite(v))
+    snprintf(out, 32, fmt, v);
+  else
+    out[0] = '\0';
+}
+
+/* One job's cells as text; the energy numbers use the same formats as the
+ * AdminComment fields --push writes, so the two read the same. */
+static void jobs_cells(const struct jobs_opts *o, const struct jobs_job *j, int utc,
+                       char cell[C_N][256]) {
+  const char *text[] = {j->id, j->user, j->account, j->partition, j->name, j->state};
+  for (int c = C_ID; c <= C_STATE; c++) {
+    erg_strlcpy(cell[c], text[c], 256);
+    /* Names are the users': no control byte reaches a terminal or a line. */
+    for (unsigned char *p = (unsigned char *)cell[c]; *p; p++)
+      *p = *p < 0x20 || *p == 0x7f ? '?' : *p;
+  }
+  jobs_time(j->start_s, utc, cell[C_START]);
+  jobs_time(j->end_s, utc, cell[C_END]);
+  erg_strlcpy(cell[C_NODES], j->nodes, 256);
+  jobs_num(j->energy_j, "%.1f", cell[C_J]);
+  jobs_num(j->energy_j / REPORT_J_PER_KWH, "%.6f", cell[C_KWH]);
+  jobs_num(jobs_mean_w(j), "%.1f", cell[C_W]);
+  jobs_num(jobs_co2_g(&o->r, j->energy_j, j->start_s, j->end_s), "%.1f", cell[C_CO2]);
+}
+
+/* sacct's default look: fixed widths, numbers right-aligned, a '+' where
+ * a text was cut. */
+static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+  for (int c = 0; c < C_N; c++)
+    fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
+            jobs_cols[c].sacct);
+  fputc('\n', f);
+  for (int c = 0; c < C_N; c++) {
+    char dash[64];
+    memset(dash, '-', (size_t)jobs_cols[c].width);
+    dash[jobs_cols[c].width] = '\0';
+    fprintf(f, "%s%s", c ? " " : "", dash);
+  }
+  fputc('\n', f);
+  for (size_t i = 0; i < n; i++) {
+    char cell[C_N][256];
+    jobs_cells(o, &jobs[i], 0, cell);
+    for (int c = 0; c < C_N; c++) {
+      int w = jobs_cols[c].width;
+      if ((int)strlen(cell[c]) > w)
+        cell[c][w - 1] = '+', cell[c][w] = '\0';
+      fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", w, cell[c]);
+    }
+    fputc('\n', f);
+  }
+}
+
+static void jobs_parsable2(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs,
+                           size_t n) {
+  for (int c = 0; c < C_N; c++)
+    fprintf(f, "%s%s", c ? "|" : "", jobs_cols[c].sacct);
+  fputc('\n', f);
+  for (size_t i = 0; i < n; i++) {
+    char cell[C_N][256];
+    jobs_cells(o, &jobs[i], 0, cell);
+    for (int c = 0; c < C_N; c++)
+      fprintf(f, "%s%s", c ? "|" : "", cell[c]);
+    fputc('\n', f);
+  }
+}
+
+static void jobs_csv_text(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++)
+    fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, f);
+  fputc('"', f);
+}
+
+static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+  for (int c = 0; c < C_N; c++)
+    fprintf(f, "%s%s", c ? "," : "", jobs_cols[c].snake);
+  fputs(",slurm\r\n", f);
+  for (size_t i = 0; i < n; i++) {
+    char cell[C_N][256];
+    jobs_cells(o, &jobs[i], 1, cell);
+    for (int c = 0; c < C_N; c++) {
+      if (c)
+        fputc(',', f);
+      if (c < C_J)
+        jobs_csv_text(f, cell[c]);
+      else
+        fputs(cell[c], f);
+    }
+    fprintf(f, ",%d\r\n", jobs[i].slurm);
+  }
+}
+
+/* jansson wants UTF-8: anything else becomes '?'. */
+static json_t *jobs_json_text(const char *s) {
+  json_t *j = json_string(s);
+  if (j)
+    return j;
+  char buf[256];
+  erg_strlcpy(buf, s, sizeof buf);
+  for (char *p = buf; *p; p++)
+    if ((unsigned char)*p >= 0x80)
+      *p = '?';
+  return json_string(buf);
+}
+
+static json_t *jobs_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static int jobs_json(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+  char from[32], to[32];
+  jobs_time(o->r.from_s, 1, from);
+  jobs_time(o->r.to_s, 1, to);
+  json_t *root = json_pack("{s:s, s:s}", "from", from, "to", to), *arr = json_array();
+  for (size_t i = 0; root && arr && i < n; i++) {
+    const struct jobs_job *j = &jobs[i];
+    char cell[C_N][256];
+    jobs_cells(o, j, 1, cell);
+    json_t *row = json_object();
+    for (int c = 0; c < C_J; c++)
+      json_object_set_new(row, jobs_cols[c].snake,
+                          cell[c][0] || c == C_ID ? jobs_json_text(cell[c]) : json_null());
+    json_object_set_new(row, "energy_j", jobs_json_num(j->energy_j));
+    json_object_set_new(row, "energy_kwh", jobs_json_num(j->energy_j / REPORT_J_PER_KWH));
+    json_object_set_new(row, "mean_w", jobs_json_num(jobs_mean_w(j)));
+    json_object_set_new(row, "co2_g",
+                        jobs_json_num(jobs_co2_g(&o->r, j->energy_j, j->start_s, j->end_s)));
+    json_object_set_new(row, "peak_w", jobs_json_num(j->peak_w));
+    json_object_set_new(row, "known_s", jobs_json_num(j->known_s));
+    json_object_set_new(row, "slurm", json_boolean(j->slurm));
+    json_array_append_new(arr, row);
+  }
+  if (!root || !arr) {
+    json_decref(root);
+    json_decref(arr);
+    return -1;
+  }
+  json_object_set_new(root, "jobs", arr);
+  int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+  fputc('\n', f);
+  json_decref(root);
+  return rc;
+}
+
+static int jobs_write(const struct jobs_opts *o, const struct jobs_job *jobs, size_t n, char *why,
+                      size_t whylen) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  int rc = 0;
+  if (!strcmp(o->format, "json"))
+    rc = jobs_json(f, o, jobs, n);
+  else if (!strcmp(o->format, "csv"))
+    jobs_csv(f, o, jobs, n);
+  else if (!strcmp(o->format, "parsable2"))
+    jobs_parsable2(f, o, jobs, n);
+  else
+    jobs_table(f, o, jobs, n);
+  rc |= fclose(f);
+  if (rc == 0 && o->r.out && erg_write_file_atomic(o->r.out, buf, len) != 0) {
+    snprintf(why, whylen, "cannot write %s: %s", o->r.out, strerror(errno));
+    rc = -1;
+  } else if (rc == 0 && !o->r.out && (fwrite(buf, 1, len, stdout) != len || fflush(stdout))) {
+    snprintf(why, whylen, "cannot write the list: %s", strerror(errno));
+    rc = -1;
+  } else if (rc != 0) {
+    snprintf(why, whylen, "cannot format the list");
+  }
+  free(buf);
+  return rc;
+}
+
+/* ---- pushing into Slurm's accounting ---- */
+
+/* Until when ergd has written job id's cluster-wide archive (index.tsv
+ * names it): the end of its last cell plus nothing more, and the step.
+ * ergd writes a job's cells in order, once, and goes on writing 0 W for a
+ * while after the job. Returns 0 when the job has no archive (yet). */
+static int64_t jobs_archive_last(const char *data_dir, const char *id, int64_t *step_s) {
+  char path[1400], line[600];
+  int64_t last = 0;
+  snprintf(path, sizeof path, "%s/cluster/job/index.tsv", data_dir);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t');
+    if (!tab)
+      continue;
+    *tab++ = '\0';
+    tab[strcspn(tab, "\r\n")] = '\0';
+    if (strcmp(tab, id) || !erg_name_is_safe(line))
+      continue;
+    snprintf(path, sizeof path, "%s/cluster/job/%s.rrd", data_dir, line);
+    rrd_clear_error();
+    rrd_info_t *info = access(path, R_OK) == 0 ? rrd_info_r(path) : NULL;
+    for (const rrd_info_t *i = info; i; i = i->next)
+      if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
+        last = (int64_t)i->value.u_cnt;
+      else if (!strcmp(i->key, "step") && i->type == RD_I_CNT)
+        *step_s = (int64_t)i->value.u_cnt;
+    rrd_info_free(info);
+    break;
+  }
+  if (f)
+    fclose(f);
+  return last;
+}
+
+/* Final once the archive holds the cell after the job's end: sacct's End
+ * is whole seconds, the job may have run into the next second's cell. */
+static int jobs_cells_final(const char *data_dir, const struct jobs_job *j) {
+  int64_t step_s = 0, last = jobs_archive_last(data_dir, j->id, &step_s);
+  return last > 0 && last >= j->end_s + 1 + step_s;
+}
+
+/* The job's whole energy, over [start - a minute, now] whatever --from
+ * says: the report library then reads the finest archive that holds the
+ * job, and the cells outside the job add 0 J. erg jobs prints the same
+ * number for any period that holds the whole job at that resolution. */
+static int jobs_energy_whole(const struct jobs_opts *o, struct jobs_job *j, int64_t now) {
+  struct jobs_opts one = *o;
+  struct jobs_job *found;
+  size_t n;
+  char why[1024];
+  one.r.from_s = j->start_s - 60;
+  one.r.to_s = now;
+  one.select[0] = j->id;
+  one.nselect = 1;
+  if (jobs_collect(&one, &found, &n, why, sizeof why) != 0)
+    return -1;
+  j->energy_j = n ? found[0].energy_j : NAN;
+  j->known_s = n ? found[0].known_s : NAN;
+  free(found);
+  return 0;
+}
+
+/* The fields --push writes: the same numbers erg jobs prints. */
+static void jobs_fields(const struct jobs_opts *o, const struct jobs_job *j, char *out,
+                        size_t outlen) {
+  char cell[C_N][256];
+  jobs_cells(o, j, 0, cell);
+  snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
+           cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
+}
+
+enum jobs_verdict { JOBS_PUSH, JOBS_WAIT, JOBS_SKIP };
+
+/* Whether job j can be pushed now; why says why not. A job's energy is
+ * final once its archive has been written past its end, or, failing that
+ * (no archive: not on an erg node, or ergd down), settle_s after its end. */
+static enum jobs_verdict jobs_judge(const struct jobs_opts *o, const struct jobs_job *j,
+                                    int64_t now, const char **why) {
+  if (!j->slurm)
+    return *why = "unknown to sacct", JOBS_SKIP;
+  if (!o->force && jobs_comment_has_erg(j->admin_comment))
+    return *why = "already has erg's energy (--force to rewrite)", JOBS_SKIP;
+  if (j->end_s <= 0)
+    return *why = "has not ended", JOBS_WAIT;
+  if (!jobs_cells_final(o->r.data_dir, j) && now < j->end_s + (int64_t)o->settle_s)
+    return *why = "its last cells are not final yet", JOBS_WAIT;
+  return *why = "", JOBS_PUSH;
+}
+
+/* One pass over the jobs; returns how many still wait, or -1 if a push
+ * failed. Each job's outcome is said once (last pass for waiting ones). */
+static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size_t n, int last) {
+  int64_t now = (int64_t)time(NULL);
+  int waiting = 0, failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *why;
+    enum jobs_verdict v = jobs_judge(o, &jobs[i], now, &why);
+    if (v == JOBS_WAIT) {
+      waiting++;
+      if (last)
+        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", jobs[i].id, why);
+      continue;
+    }
+    if (v == JOBS_SKIP) {
+      if (o->nselect || strncmp(why, "already", 7))
+        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", jobs[i].id, why);
+      continue;
+    }
+    char fields[1200], err[600];
+    if (jobs_energy_whole(o, &jobs[i], now) != 0 || !isfinite(jobs[i].energy_j)) {
+      fprintf(stderr, "erg jobs: job %s: not pushed: no erg data for it\n", jobs[i].id);
+      continue;
+    }
+    jobs_fields(o, &jobs[i], fields, sizeof fields);
+    if (jobs_slurm_push(&o->slurm, &jobs[i], fields, err, sizeof err) != 0) {
+      fprintf(stderr, "erg jobs: job %s: %s\n", jobs[i].id, err);
+      failed = 1;
+      continue;
+    }
+    printf("job %s: AdminComment %s\n", jobs[i].id, fields);
+    /* Pushed: a later pass of --wait must not push it again. */
+    erg_strlcpy(jobs[i].admin_comment, fields, sizeof jobs[i].admin_comment);
+  }
+  fflush(stdout);
+  return failed ? -1 : waiting;
+}
+
+/* ---- command line ---- */
+
+static int jobs_usage(const char *msg, const char *arg) {
+  if (msg)
+    fprintf(stderr, "erg jobs: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+  fprintf(stderr,
+          "usage: erg jobs (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
+          "                [--job ID[,ID...]]... [--format table|parsable2|csv|json]\n"
+          "                [--parsable2] [--co2-g-per-kwh Y] [--out FILE]\n"
+          "                [--sacct PATH] [--sacctmgr PATH]\n"
+          "       erg jobs ... --push [--force] [--settle-seconds S] [--wait S] [--detach]\n"
+          "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
+  return 1;
+}
+
+static int jobs_number(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  *out = strtod(s, &end);
+  return errno || end == s || *end || !isfinite(*out) || *out < 0 ? -1 : 0;
+}
+
+/* --job 12,13 --job 14: ids, decimal only. */
+static int jobs_add_ids(struct jobs_opts *o, char *arg) {
+  for (char *save = NULL, *id = strtok_r(arg, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+    if (!jobs_id_ok(id))
+      return jobs_usage("bad job id", id);
+    if (o->nselect >= JOBS_MAX_SELECT)
+      return jobs_usage("too many --job", NULL);
+    o->select[o->nselect++] = id;
+  }
+  return 0;
+}
+
+static int jobs_load_config(struct jobs_opts *o, const char *path) {
+  if (cli_ergd_conf_load(path, &o->r.file, "jobs") != 0)
+    return -1;
+  o->r.data_dir = o->r.file.data_dir[0] ? o->r.file.data_dir : "/var/lib/erg"; /* ergd's */
+  o->r.co2_g_per_kwh = o->r.file.report.co2_g_per_kwh;
+  if (o->r.file.rrdcached[0])
+    setenv("RRDCACHED_ADDRESS", o->r.file.rrdcached, 1);
+  return 0;
+}
+
+static int jobs_opt(struct jobs_opts *o, int c, char *arg, int64_t now) {
+  switch (c) {
+  case 'd': o->r.data_dir = arg; return 0;
+  case 'C': return 0; /* read before the other options */
+  case 'f': return erg_report_parse_time(arg, now, &o->r.from_s) ? jobs_usage("bad --from", arg) : 0;
+  case 't': return erg_report_parse_time(arg, now, &o->r.to_s) ? jobs_usage("bad --to", arg) : 0;
+  case 'j': return jobs_add_ids(o, arg);
+  case 'o': o->r.out = arg; return 0;
+  case 'p': o->format = "parsable2"; return 0;
+  case 'S': o->slurm.sacct = arg; return 0;
+  case 'M': o->slurm.sacctmgr = arg; return 0;
+  case 'P': o->push = 1; return 0;
+  case 'x': o->force = 1; return 0;
+  case 'D': o->detach = 1; return 0;
+  case 'F':
+    o->format = arg;
+    return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
+                   strcmp(arg, "json") ? jobs_usage("unknown --format", arg) : 0;
+  case 'g': return jobs_number(arg, &o->r.co2_g_per_kwh) ? jobs_usage("bad --co2-g-per-kwh", arg) : 0;
+  case 's': return jobs_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
+  case 'w': return jobs_number(arg, &o->wait_s) ? jobs_usage("bad --wait", arg) : 0;
+  default: return jobs_usage(NULL, NULL);
+  }
+}
+
+static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
+  static const struct option longs[] = {
+      {"data-dir", required_argument, 0, 'd'},  {"config", required_argument, 0, 'C'},
+      {"from", required_argument, 0, 'f'},      {"to", required_argument, 0, 't'},
+      {"job", required_argument, 0, 'j'},       {"out", required_argument, 0, 'o'},
+      {"format", required_argument, 0, 'F'},    {"parsable2", no_argument, 0, 'p'},
+      {"sacct", required_argument, 0, 'S'},     {"sacctmgr", required_argument, 0, 'M'},
+      {"push", no_argument, 0, 'P'},            {"force", no_argument, 0, 'x'},
+      {"detach", no_argument, 0, 'D'},
+      {"settle-seconds", required_argument, 0, 's'}, {"wait", required_argument, 0, 'w'},
+      {"co2-g-per-kwh", required_argument, 0, 'g'},  {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  *o = (struct jobs_opts){.format = "table", .settle_s = JOBS_SETTLE_DEFAULT_S,
+                          .slurm = {.sacct = "sacct", .sacctmgr = "sacctmgr"}};
+  o->r = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "job", .format = "csv",
+                              .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
+  opterr = 0;
+  optind = 0; /* --config first, wherever it is: the flags override it */
+  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;)
+    if (c == 'C' && jobs_load_config(o, optarg) != 0)
+      return 1;
+  optind = 0;
+  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
+    if (c == '?' || c == ':')
+      return jobs_usage(c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
+    if (c == 'h')
+      return jobs_usage(NULL, NULL), -1;
+    if (jobs_opt(o, c, optarg, now) != 0)
+      return 1;
+  }
+  if (optind < argc)
+    return jobs_usage("unexpected argument", argv[optind]);
+  if (!o->r.data_dir)
+    return jobs_usage("--data-dir (or --config with [collector] data_dir) is required", NULL);
+  if (o->r.to_s <= o->r.from_s)
+    return jobs_usage("--to must be later than --from", NULL);
+  return 0;
+}
+
+/* Builds the list with Slurm's fields; a sacct failure is a note, not an
+ * error: erg's numbers are still worth showing. Returns 1 then (--push
+ * cannot do without sacct), -1 when the archives cannot be read. */
+static int jobs_load(const struct jobs_opts *o, struct jobs_job **jobs, size_t *n, int quiet) {
+  char why[2048];
+  if (jobs_collect(o, jobs, n, why, sizeof why) != 0) {
+    fprintf(stderr, "erg jobs: %s\n", why);
+    return -1;
+  }
+  if (*n && jobs_slurm_fill(&o->slurm, *jobs, *n, why, sizeof why) != 0) {
+    if (!quiet)
+      fprintf(stderr, "erg jobs: note: no Slurm fields (%s); erg's own fields only\n", why);
+    return 1;
+  }
+  size_t unknown = 0;
+  for (size_t i = 0; i < *n; i++)
+    unknown += !(*jobs)[i].slurm;
+  if (unknown && !quiet)
+    fprintf(stderr, "erg jobs: note: %zu of %zu jobs unknown to sacct (another cluster, or "
+                    "purged); erg's own fields for them\n", unknown, *n);
+  return 0;
+}
+
+/* --push, with --wait: again every few seconds while a job waits. */
+static int jobs_push(struct jobs_opts *o) {
+  int64_t deadline = (int64_t)time(NULL) + (int64_t)o->wait_s;
+  for (int pass = 0;; pass++) {
+    struct jobs_job *jobs;
+    size_t n;
+    int64_t now = (int64_t)time(NULL);
+    int last = now + JOBS_WAIT_POLL_S > deadline;
+    /* The period follows the clock: data written since the last pass. */
+    o->r.to_s = o->r.to_s > now ? o->r.to_s : now;
+    int loaded = jobs_load(o, &jobs, &n, pass > 0);
+    if (loaded < 0)
+      return 2;
+    if (loaded > 0 && !last) {
+      free(jobs); /* sacct away: try again while --wait lasts */
+      sleep(JOBS_WAIT_POLL_S);
+      continue;
+    }
+    if (loaded > 0) {
+      fprintf(stderr, "erg jobs: nothing pushed: sacct is needed for the jobs' ends\n");
+      free(jobs);
+      return 2;
+    }
+    int rc = jobs_push_pass(o, jobs, n, last);
+    free(jobs);
+    if (rc <= 0 || last)
+      return rc < 0 ? 2 : 0;
+    sleep(JOBS_WAIT_POLL_S);
+  }
+}
+
+/* --detach: the work goes on in a child of its own session; the parent
+ * returns once the child is in it. A hook (EpilogSlurmctld) may have its
+ * process group killed as soon as it returns: a child still in that group,
+ * or a `setsid CMD &` that has not run setsid() yet, would die with it. */
+static int jobs_detach(void) {
+  int fds[2];
+  char c = 0;
+  if (pipe(fds) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid > 0) {
+    close(fds[1]);
+    ssize_t r = read(fds[0], &c, 1);
+    _exit(r == 1 ? 0 : 2);
+  }
+  close(fds[0]);
+  if (setsid() < 0 || write(fds[1], &c, 1) != 1)
+    _exit(2);
+  close(fds[1]);
+  return 0;
+}
+
+int erg_jobs_cli(int argc, char **argv) {
+  struct jobs_opts o;
+  int rc = jobs_parse(argc, argv, &o, (int64_t)time(NULL));
+  if (rc != 0)
+    return rc < 0 ? 0 : rc;
+  if (o.detach && jobs_detach() != 0) {
+    fprintf(stderr, "erg jobs: --detach: %s\n", strerror(errno));
+    return 2;
+  }
+  if (o.push)
+    return jobs_push(&o);
+  struct jobs_job *jobs;
+  size_t n;
+  char why[512];
+  if (jobs_load(&o, &jobs, &n, 0) < 0)
+    return 2;
+  rc = jobs_write(&o, jobs, n, why, sizeof why);
+  if (rc != 0)
+    fprintf(stderr, "erg jobs: %s\n", why);
+  free(jobs);
+  return rc ? 2 : 0;
+}

@@ -1,0 +1,45 @@
+/* Internal to erg jobs (web/jobs.c: command line, energy and output;
+ * web/jobs_slurm.c: Slurm's sacct and sacctmgr as child processes). */
+#ifndef ERG_JOBS_INT_H
+#define ERG_JOBS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JOBS_SACCT_BATCH 200 /* job ids per sacct call */
+
+/* One job: erg's energy over the period and, when sacct knows it, Slurm's
+ * accounting fields. */
+struct jobs_job {
+  char id[32];
+  double energy_j, known_s, peak_w;
+  int slurm; /* 1 when sacct returned the job */
+  char user[64], account[64], partition[64], name[256], state[32], nodes[256];
+  char admin_comment[1024];
+  int64_t start_s, end_s; /* 0: unknown (pending, running) */
+};
+
+/* The job with that id among jobs[0..n), or NULL. */
+struct jobs_job *jobs_find(struct jobs_job *jobs, size_t n, const char *id);
+
+struct jobs_slurm {
+  const char *sacct, *sacctmgr; /* program paths or names (PATH lookup) */
+};
+
+/* Fills the Slurm fields of jobs[0..n) from sacct; jobs sacct does not
+ * know keep slurm = 0. -1 with a reason when sacct cannot run or fails:
+ * the caller still has erg's fields. */
+int jobs_slurm_fill(const struct jobs_slurm *s, struct jobs_job *jobs, size_t n, char *why,
+                    size_t whylen);
+
+/* Writes erg's numbers (fields "erg_*", ';' separated) into job's
+ * AdminComment through sacctmgr, keeping the comment's other fields. */
+int jobs_slurm_push(const struct jobs_slurm *s, const struct jobs_job *job, const char *fields,
+                    char *why, size_t whylen);
+
+/* 1 if an AdminComment already holds erg's energy. */
+int jobs_comment_has_erg(const char *admin_comment);
+/* The AdminComment with erg's fields replaced by `fields`, into out. */
+void jobs_comment_merge(const char *old, const char *fields, char *out, size_t outlen);
+
+#endif
