@@ -48,11 +48,12 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
 /* ---- a finalised cell, with the node's model when there is one ---- */
 
 /* Model feature k's node-level value from the node's rates: a measured
- * feature as is, a derived one from the node's CPU utilisation. */
+ * feature as is, a derived one from the node's CPU utilisation (the curve
+ * continued beyond the utilisation it was trained on). */
 static double cell_node_value(const struct erg_cell_model *cm, size_t k, const double *node) {
   int f = cm->feature_map[k];
   if (f >= ERG_NFEATURES) {
-    double v = erg_derived_value(f - ERG_NFEATURES, node[ERG_FEAT_CPU], cm->model->ncpu);
+    double v = erg_model_derived_value(cm->model, k, node[ERG_FEAT_CPU]);
     return isfinite(v) ? v : 0;
   }
   return f >= 0 ? node[f] : 0;

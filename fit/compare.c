@@ -77,7 +77,7 @@ static double compare_predict(const struct erg_model *m, const struct erg_datase
   double x[ERG_FIT_MAX_FEATURES];
   for (size_t k = 0; k < m->nfeatures; k++) {
     double v = col[k] < 0 ? NAN : ds->x[col[k]][i];
-    x[k] = derived[k] >= 0 ? erg_derived_value(derived[k], v, m->ncpu) : v;
+    x[k] = derived[k] >= 0 ? erg_model_derived_value(m, k, v) : v;
     if (!isfinite(x[k]))
       return NAN;
   }

@@ -199,12 +199,30 @@ out:
   return rc;
 }
 
-/* As erg_model_predict: features beyond what training saw count at its
- * largest value. */
+/* As erg_model_predict, with the fold's coefficients and training maxima:
+ * linear terms as they are, the utilisation curve continued beyond the
+ * fold's largest utilisation (erg_derived_value_extended). */
 static double coef_predict(const struct fit_ctx *c, const struct fit_coef *f, size_t row) {
-  double p = f->beta0;
-  for (size_t s = 0; s < c->nsel; s++)
-    p += f->beta[s] * fmin(c->ds->x[c->sel[s]][row], f->xmax[s]);
+  const struct erg_dataset *ds = c->ds;
+  double p = f->beta0, coef[ERG_NDERIVED_ALL] = {0}, u = NAN, u_max = 0;
+  int d[ERG_FIT_MAX_FEATURES];
+  for (size_t s = 0; s < c->nsel; s++) {
+    d[s] = erg_derived_index(ds->feature[c->sel[s]]);
+    if (d[s] < 0)
+      continue;
+    coef[d[s]] = f->beta[s];
+    double r = fit_basis_root(d[s], ds->x[c->sel[s]][row]);
+    if (r >= 0) {
+      u = r;
+      u_max = fit_basis_root(d[s], f->xmax[s]);
+    }
+  }
+  for (size_t s = 0; s < c->nsel; s++) {
+    double x = ds->x[c->sel[s]][row];
+    if (d[s] >= 0 && !isnan(u))
+      x = erg_derived_value_extended(d[s], u, u_max, coef);
+    p += f->beta[s] * x;
+  }
   return p;
 }
 
@@ -420,19 +438,4 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
   gsl_set_error_handler(old);
   free(c.rows);
   return rc;
-}
-
-/* A linear model is only known over the range it was fitted on: a feature
- * far beyond it (a burst of disk writes) would predict hundreds of watts
- * the node never draws. Each feature counts at most at its training
- * maximum (models without one: unclamped). */
-double erg_model_term(const struct erg_model *m, size_t k, double x) {
-  return m->coef[k] * (m->feature_max[k] > 0 ? fmin(x, m->feature_max[k]) : x);
-}
-
-double erg_model_predict(const struct erg_model *m, const double *x) {
-  double p = m->idle_watts;
-  for (size_t k = 0; k < m->nfeatures; k++)
-    p += erg_model_term(m, k, x[k]);
-  return p;
 }

@@ -22,6 +22,11 @@ typedef int (*fit_step_fn)(void *user, double fraction);
 int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
                     void *user);
 
+/* For the top basis function of the curve (u^n: bernstein6_6 or the
+ * cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1 for
+ * any other feature d. */
+double fit_basis_root(int d, double v);
+
 /* The model as the JSON object that erg_model_save writes. */
 json_t *fit_model_to_json(const struct erg_model *m);
 /* The idle profile's fields as a JSON object (file and model share them). */
