@@ -71,6 +71,14 @@ static double derived_at(int d, double u, bool slope) {
   return slope ? bernstein_slope(j, n, u) : bernstein(j, n, u);
 }
 
+double erg_derived_peak(int d) {
+  if (d < 0 || d >= ERG_NDERIVED_ALL)
+    return NAN;
+  int n, j;
+  derived_degree(d, &n, &j);
+  return bernstein(j, n, (double)j / n);
+}
+
 double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu) {
   double u = erg_derived_utilization(cpu_seconds_per_second, ncpu);
   if (isnan(u) || d < 0 || d >= ERG_NDERIVED_ALL)

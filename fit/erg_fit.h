@@ -101,6 +101,8 @@ int erg_derived_index(const char *name); /* -1: not a derived feature */
 double erg_derived_utilization(double cpu_seconds_per_second, double ncpu);
 /* Node-level value of derived feature d; NaN when cpu or ncpu is unusable. */
 double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu);
+/* The largest value of derived feature d on [0, 1] (at u = j/n). */
+double erg_derived_peak(int d);
 /* Derived feature d at utilisation u for a curve fitted up to u_max (> 0;
  * 0: not known) with coefficients coef[ERG_NDERIVED_ALL] (0 for features
  * not in the model): the basis value up to u_max; beyond it the curve
@@ -161,6 +163,7 @@ struct erg_model {
   char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
   double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
   double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known */
+  double utilization_max; /* largest training utilisation (curve); 0: not known */
   double idle_watts;                 /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */
@@ -183,8 +186,9 @@ double erg_model_predict(const struct erg_model *m, const double *x);
  * stays linear: clamping it moved a disk job's energy to its neighbour);
  * the utilisation curve is continued by erg_model_derived_value. */
 double erg_model_term(const struct erg_model *m, size_t k, double x);
-/* The utilisation the model's curve was fitted up to (from the training
- * maximum of its top basis function, u_max^n); 0 when not known. */
+/* The utilisation the model's curve was fitted up to: utilization_max, or
+ * in files without it the root of the top basis function's training
+ * maximum (u_max^n); 0 when not known. */
 double erg_model_utilization_max(const struct erg_model *m);
 /* Node-level value of the model's derived feature k (a curve basis
  * function) at the node's CPU time, using m->ncpu: continued beyond the

@@ -34,6 +34,8 @@ double erg_model_predict(const struct erg_model *m, const double *x) {
 }
 
 double erg_model_utilization_max(const struct erg_model *m) {
+  if (m->utilization_max > 0)
+    return m->utilization_max;
   for (size_t k = 0; k < m->nfeatures; k++) {
     double r = fit_basis_root(erg_derived_index(m->feature[k]), m->feature_max[k]);
     if (r > 0)
