@@ -31,9 +31,9 @@ static int sim_lagged_slot(const struct sim_node *n, double now_s, double lag_s,
 }
 
 /* The node's block I/O rate since the previous update (bytes/s); only
- * measured when the model has a disk cost. */
+ * measured when the model has a disk cost and the node a cgroup. */
 static double sim_disk_rate(struct sim *s, struct sim_node *n, double now_s) {
-  if (!(s->model.disk_watts_per_mbps > 0))
+  if (!(s->model.disk_watts_per_mbps > 0) || !n->load.cgroup[0])
     return 0;
   uint64_t b = erg_pdusim_io_bytes(&n->io, n->load.cgroup);
   double rate = 0;
