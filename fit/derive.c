@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erg_fit.h"
-
-#define CPU_COLUMN "cpu_seconds_per_second"
+#include "fit_int.h"
 
 const char *const erg_derived_names[ERG_NDERIVED_ALL] = {
     [ERG_DERIVED_B6_1] = "node_cpu_utilization_bernstein6_1",
@@ -106,7 +104,7 @@ double erg_derived_value_extended(int d, double u, double u_max, const double *c
   return curve_slope > 0 ? v + derived_at(d, u_max, true) * (u - u_max) : v;
 }
 
-static int dataset_column(const struct erg_dataset *ds, const char *name) {
+int fit_dataset_column(const struct erg_dataset *ds, const char *name) {
   for (size_t k = 0; k < ds->nfeatures; k++)
     if (strcmp(ds->feature[k], name) == 0)
       return (int)k;
@@ -114,7 +112,7 @@ static int dataset_column(const struct erg_dataset *ds, const char *name) {
 }
 
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen) {
-  int cpu = dataset_column(ds, CPU_COLUMN), nc = dataset_column(ds, ERG_NCPU_COLUMN);
+  int cpu = fit_dataset_column(ds, FIT_CPU_COLUMN), nc = fit_dataset_column(ds, ERG_NCPU_COLUMN);
   if (cpu < 0 || (nc < 0 && !(ncpu_default > 0)))
     return 0;
   /* The default fills the ncpu column too: the fit takes the model's ncpu

@@ -13,8 +13,6 @@
 #include "erg_common.h"
 #include "fit_int.h"
 
-#define CPU_COLUMN "cpu_seconds_per_second"
-
 struct fit_ctx {
   const struct erg_dataset *ds;
   const struct erg_fit_options *o;
@@ -61,13 +59,6 @@ static bool row_candidate(const struct erg_dataset *ds, size_t i) {
  * u^6 (≤ 6e-6 there) got 1.4 MW and the curve's end slope with it. */
 #define FIT_MIN_CURVE_REACH 0.02
 
-static int dataset_column(const struct erg_dataset *ds, const char *name) {
-  for (size_t k = 0; k < ds->nfeatures; k++)
-    if (strcmp(ds->feature[k], name) == 0)
-      return (int)k;
-  return -1;
-}
-
 static void fit_select_features(struct fit_ctx *c) {
   const struct erg_dataset *ds = c->ds;
   size_t ncand = 0;
@@ -99,8 +90,8 @@ static void fit_select_features(struct fit_ctx *c) {
     if (have * 2 >= ncand && off >= (support > 8 ? support : 8))
       c->sel[c->nsel++] = k;
   }
-  c->cpu_col = dataset_column(ds, CPU_COLUMN);
-  c->ncpu_col = dataset_column(ds, ERG_NCPU_COLUMN);
+  c->cpu_col = fit_dataset_column(ds, FIT_CPU_COLUMN);
+  c->ncpu_col = fit_dataset_column(ds, ERG_NCPU_COLUMN);
 }
 
 /* Utilisation of dataset row i (NaN without cpu and ncpu columns). */

@@ -10,6 +10,11 @@
 #include "erg_fit.h"
 
 #define FIT_MAX_COLS (ERG_FIT_MAX_FEATURES + 1)
+/* The column that defines utilisation (with ERG_NCPU_COLUMN). */
+#define FIT_CPU_COLUMN "cpu_seconds_per_second"
+
+/* Index of ds's column name, -1 when ds has none. */
+int fit_dataset_column(const struct erg_dataset *ds, const char *name);
 
 /* Called once per reweighting step with the fraction of the step budget;
  * non-zero stops the fit (cancelled). */
