@@ -48,11 +48,12 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
 /* ---- a finalised cell, with the node's model when there is one ---- */
 
 /* Model feature k's node-level value from the node's rates: a measured
- * feature as is, a derived one from the node's CPU utilisation. */
+ * feature as is, a derived one from the node's CPU utilisation (the curve
+ * continued beyond the utilisation it was trained on). */
 static double cell_node_value(const struct erg_cell_model *cm, size_t k, const double *node) {
   int f = cm->feature_map[k];
   if (f >= ERG_NFEATURES) {
-    double v = erg_derived_value(f - ERG_NFEATURES, node[ERG_FEAT_CPU], cm->model->ncpu);
+    double v = erg_model_derived_value(cm->model, k, node[ERG_FEAT_CPU]);
     return isfinite(v) ? v : 0;
   }
   return f >= 0 ? node[f] : 0;
@@ -96,12 +97,21 @@ static double *cell_feature_rows(const struct erg_cell_model *cm, const struct e
   return x;
 }
 
-/* The model's node-level prediction from the cell's node totals. */
-static double cell_predict(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
+/* The model's node-level prediction from the cell's node totals; notes
+ * in out whether a node feature was beyond the model's training range. */
+static double cell_predict(const struct erg_cell_model *cm, const struct erg_grid_result *r,
+                           struct erg_cell_power *out) {
   double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES];
   erg_grid_node_rates(r->cell, r->step, node);
   for (size_t k = 0; k < cm->model->nfeatures; k++)
     x[k] = cell_node_value(cm, k, node);
+  struct erg_range_excess e;
+  if (erg_model_beyond_training(cm->model, x, node[ERG_FEAT_CPU], &e)) {
+    out->beyond_training = true;
+    erg_strlcpy(out->beyond_feature, e.feature, sizeof out->beyond_feature);
+    out->beyond_value = e.value;
+    out->beyond_training_max = e.training_max;
+  }
   return erg_model_predict(cm->model, x);
 }
 
@@ -109,7 +119,7 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
                                 struct erg_attr_share *shares, struct erg_cell_power *out) {
   const struct erg_grid_cell *c = r->cell;
   bool no_meter = r->flags & ERG_CELL_NO_METER, no_agent = r->flags & ERG_CELL_NO_AGENT;
-  out->modelled_watts = no_agent ? NAN : cell_predict(cm, r);
+  out->modelled_watts = no_agent ? NAN : cell_predict(cm, r, out);
   /* Without a reading the prediction stands in, marked estimated. */
   double total = no_meter ? out->modelled_watts : r->measured_watts;
   if (!isfinite(total))

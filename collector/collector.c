@@ -449,6 +449,19 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
     erg_warn("%s (further store errors only counted)", why);
 }
 
+/* Cells beyond the model's training range are counted (/metrics); the
+ * first one of each model is logged with the feature and by how much. */
+static void node_beyond_training(struct node_state *n, const struct erg_cell_power *pw) {
+  n->out_of_range_cells++;
+  if (!node_model_first_beyond(n->model))
+    return;
+  erg_warn("node %s: %s %.4g is %.2f x its training maximum %.4g: linear terms extrapolated, "
+           "the utilisation curve continued with its end slope (once per model; such cells are "
+           "counted in erg_cells_out_of_training_range_total)", n->name, pw->beyond_feature,
+           pw->beyond_value, pw->beyond_value / pw->beyond_training_max,
+           pw->beyond_training_max);
+}
+
 static void collector_cell(void *user, const struct erg_grid_result *r) {
   struct cell_ctx *ctx = user;
   struct collector *c = ctx->c;
@@ -466,6 +479,8 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
   int rc = erg_cell_attribute(&cm, n->idle_watts, r, sh, &pw);
   cell.modelled_watts = pw.modelled_watts;
   n->last_modelled_watts = pw.modelled_watts;
+  if (pw.beyond_training)
+    node_beyond_training(n, &pw);
   if (rc == 0) {
     cell.estimated = pw.estimated;
     cell.idle_watts = pw.idle_watts;

@@ -38,6 +38,9 @@ void node_model_close(struct node_model *nm);
 void node_model_tick(struct node_model *nm, int64_t now);
 /* The attribution parameters for a cell; .model is NULL without a model. */
 struct erg_cell_model node_model_cell(const struct node_model *nm);
+/* 1 the first time it is called since the node's model was installed (a
+ * cell beyond its training range is logged once per model), else 0. */
+int node_model_first_beyond(struct node_model *nm);
 
 /* ---- store writer thread (writer.c) ----
  * The loop queues updates into a batch; writer_commit hands the batch to

@@ -213,6 +213,12 @@ struct erg_cell_power {
   double idle_separate_watts;  /* idle given to nobody (policy separate) */
   double modelled_watts;       /* model prediction from the node's features; NAN if none */
   bool estimated;              /* no meter reading: total is the prediction */
+  /* A node feature beyond the model's training maximum (the node's
+   * utilisation for the curve): linear terms went on linearly, the curve
+   * with its end slope. Which feature, its value and its maximum. */
+  bool beyond_training;
+  char beyond_feature[64];
+  double beyond_value, beyond_training_max;
 };
 /* Fills shares[0..nkeys] (keys, then "[system]") so that
  * idle_separate_watts + Σ shares == total_watts. Returns 0 when attributed,

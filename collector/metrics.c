@@ -222,6 +222,11 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        offsetof(struct node_state, grid.late_seconds_dropped));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total", NULL, "reason=\"future\"",
                        offsetof(struct node_state, grid.future_seconds_dropped));
+  metrics_node_counter(f, c, "erg_cells_out_of_training_range_total",
+                       "Cells in which a node feature (or its CPU utilisation) was beyond the "
+                       "largest value the node's model was trained on; linear terms were "
+                       "extrapolated, the utilisation curve continued with its end slope.",
+                       NULL, offsetof(struct node_state, out_of_range_cells));
 }
 
 /* The write-ahead log (durable.c); absent with wal = no. */

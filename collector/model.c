@@ -34,6 +34,7 @@ struct node_model {
   int feature_map[ERG_FIT_MAX_FEATURES];
   struct stat stamp; /* of the file last tried; st_ino 0: none */
   int missing_logged;
+  int beyond_logged; /* a cell beyond the model's training range was logged */
   int64_t last_check, next_refit;
   unsigned refit_interval;
   pthread_mutex_t lock;
@@ -61,6 +62,7 @@ static void model_install(struct node_model *nm, const struct erg_model *m, cons
   char unknown[256] = "";
   nm->model = *m;
   nm->have = 1;
+  nm->beyond_logged = 0;
   for (size_t k = 0; k < m->nfeatures; k++) {
     nm->feature_map[k] = erg_feature_index(m->feature[k]);
     /* Derived utilisation terms need the model's CPU count. */
@@ -280,6 +282,13 @@ struct erg_cell_model node_model_cell(const struct node_model *nm) {
     cm.feature_map = nm->feature_map;
   }
   return cm;
+}
+
+int node_model_first_beyond(struct node_model *nm) {
+  if (!nm || nm->beyond_logged)
+    return 0;
+  nm->beyond_logged = 1;
+  return 1;
 }
 
 void node_model_close(struct node_model *nm) {

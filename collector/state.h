@@ -32,6 +32,7 @@ struct node_state {
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   struct erg_lag lag;
+  uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];
   int known_loaded;           /* known[] read back from the store (restarts) */
   int has_data;

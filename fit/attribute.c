@@ -23,8 +23,10 @@ const char *erg_idle_policy_name(enum erg_idle_policy p) {
 
 /* s_p = Σ β_k x_{k,p}; a negative or non-finite activity (a counter
  * glitch) counts as none rather than taking power from the others. As in
- * erg_model_predict, a feature counts at most at its training maximum: a
- * burst beyond anything trained must not take a whole cell's power. */
+ * erg_model_predict, a linear feature counts as it is, also beyond its
+ * training maximum: a linear cost stays linear, and a clamp there gave a
+ * disk job's energy to its CPU neighbour (docs/model.md, "Beyond the
+ * training range"). */
 static double attribute_activity(const struct erg_model *m, const double *xp) {
   double s = 0;
   for (size_t k = 0; k < m->nfeatures; k++)

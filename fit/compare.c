@@ -12,7 +12,6 @@
 #include "erg_common.h"
 #include "fit_int.h"
 
-#define CPU_COLUMN "cpu_seconds_per_second"
 
 void erg_holdout_init(struct erg_holdout *h) {
   erg_dataset_init(&h->cells);
@@ -47,13 +46,6 @@ int fit_holdout_add(struct erg_holdout *h, const struct erg_dataset *ds, size_t 
                              ds->measured_watts[i], ds->flags[i], x);
 }
 
-static int compare_column(const struct erg_dataset *ds, const char *name) {
-  for (size_t k = 0; k < ds->nfeatures; k++)
-    if (strcmp(ds->feature[k], name) == 0)
-      return (int)k;
-  return -1;
-}
-
 /* Where each of m's features comes from in ds: a measured feature is its
  * column by name; a derived one is computed from the CPU column with m's
  * own ncpu, as ergd computes it for m (the data's CPU count may differ
@@ -61,11 +53,11 @@ static int compare_column(const struct erg_dataset *ds, const char *name) {
  * missing. */
 static void compare_columns(const struct erg_model *m, const struct erg_dataset *ds, int *col,
                             int *derived, char *missing, size_t len) {
-  int cpu = compare_column(ds, CPU_COLUMN);
+  int cpu = fit_dataset_column(ds, FIT_CPU_COLUMN);
   missing[0] = '\0';
   for (size_t k = 0; k < m->nfeatures; k++) {
     derived[k] = erg_derived_index(m->feature[k]);
-    col[k] = derived[k] >= 0 ? (m->ncpu > 0 ? cpu : -1) : compare_column(ds, m->feature[k]);
+    col[k] = derived[k] >= 0 ? (m->ncpu > 0 ? cpu : -1) : fit_dataset_column(ds, m->feature[k]);
     if (col[k] < 0 && strlen(missing) + strlen(m->feature[k]) + 3 < len)
       strcat(strcat(missing, missing[0] ? ", " : ""), m->feature[k]);
   }
@@ -77,7 +69,7 @@ static double compare_predict(const struct erg_model *m, const struct erg_datase
   double x[ERG_FIT_MAX_FEATURES];
   for (size_t k = 0; k < m->nfeatures; k++) {
     double v = col[k] < 0 ? NAN : ds->x[col[k]][i];
-    x[k] = derived[k] >= 0 ? erg_derived_value(derived[k], v, m->ncpu) : v;
+    x[k] = derived[k] >= 0 ? erg_model_derived_value(m, k, v) : v;
     if (!isfinite(x[k]))
       return NAN;
   }

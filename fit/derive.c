@@ -1,43 +1,110 @@
 /* Derived node-level features: a utilisation curve the linear model can
  * bend (docs/model.md, "Utilisation curve"). Power of real servers is not
  * linear in CPU time (SPECpower curves are convex, concave or both), and
- * the fit is linear with non-negative coefficients, so it gets the cubic
- * Bernstein basis of u: each ≥ 0 on [0, 1], as NNLS needs, and together
- * any cubic through 0 with non-negative Bernstein coefficients. (The
- * quadratic pair u², u(1−u) missed 10 % dynamic MAPE on 3 of the 8 real
- * curves in tests/fit/specpower_curves.csv; the cubic basis met it on all.) */
+ * the fit is linear with non-negative coefficients, so it gets a Bernstein
+ * basis of u: each ≥ 0 on [0, 1], as NNLS needs, and together any
+ * polynomial through 0 with non-negative Bernstein coefficients. Degree 6:
+ * the cubic (degree 3, still read from older model files) cannot start as
+ * flat as a convex curve like u^1.4 and overestimated it by 12 % at u = 0.1
+ * and 32 % at u = 0.05 (tests/fit/test_fit_curve_shape.c); degree 6 is
+ * within 3 % there. (The quadratic pair u², u(1−u) missed 10 % dynamic MAPE
+ * on 3 of the 8 real curves in tests/fit/specpower_curves.csv.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "erg_fit.h"
+#include "fit_int.h"
 
-#define CPU_COLUMN "cpu_seconds_per_second"
-
-const char *const erg_derived_names[ERG_NDERIVED] = {
-    [ERG_DERIVED_B1] = "node_cpu_utilization_bernstein1",
-    [ERG_DERIVED_B2] = "node_cpu_utilization_bernstein2",
-    [ERG_DERIVED_B3] = "node_cpu_utilization_bernstein3",
+const char *const erg_derived_names[ERG_NDERIVED_ALL] = {
+    [ERG_DERIVED_B6_1] = "node_cpu_utilization_bernstein6_1",
+    [ERG_DERIVED_B6_2] = "node_cpu_utilization_bernstein6_2",
+    [ERG_DERIVED_B6_3] = "node_cpu_utilization_bernstein6_3",
+    [ERG_DERIVED_B6_4] = "node_cpu_utilization_bernstein6_4",
+    [ERG_DERIVED_B6_5] = "node_cpu_utilization_bernstein6_5",
+    [ERG_DERIVED_B6_6] = "node_cpu_utilization_bernstein6_6",
+    [ERG_DERIVED_B3_1] = "node_cpu_utilization_bernstein1",
+    [ERG_DERIVED_B3_2] = "node_cpu_utilization_bernstein2",
+    [ERG_DERIVED_B3_3] = "node_cpu_utilization_bernstein3",
 };
 
 int erg_derived_index(const char *name) {
-  for (int d = 0; d < ERG_NDERIVED; d++)
+  for (int d = 0; d < ERG_NDERIVED_ALL; d++)
     if (strcmp(name, erg_derived_names[d]) == 0)
       return d;
   return -1;
 }
 
-double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu) {
-  if (!isfinite(cpu_seconds_per_second) || !(ncpu > 0) || d < 0 || d >= ERG_NDERIVED)
-    return NAN;
-  /* Sampling jitter can push busy time a little past the CPU count. */
-  double u = fmin(fmax(cpu_seconds_per_second / ncpu, 0), 1);
-  double v = 1 - u;
-  return d == ERG_DERIVED_B1 ? 3 * u * v * v : d == ERG_DERIVED_B2 ? 3 * u * u * v : u * u * u;
+/* Degree n and index j (1..n) of derived feature d. */
+static void derived_degree(int d, int *n, int *j) {
+  *n = d < ERG_NDERIVED ? 6 : 3;
+  *j = d < ERG_NDERIVED ? d + 1 : d - ERG_NDERIVED + 1;
 }
 
-static int dataset_column(const struct erg_dataset *ds, const char *name) {
+/* Bernstein polynomial b_{j,n}(u) = C(n, j) u^j (1−u)^(n−j); 0 outside 0..n. */
+static double bernstein(int j, int n, double u) {
+  if (j < 0 || j > n)
+    return 0;
+  double c = 1;
+  for (int i = 1; i <= j; i++)
+    c = c * (n - j + i) / i;
+  return c * pow(u, j) * pow(1 - u, n - j);
+}
+
+/* Its derivative: n (b_{j−1,n−1} − b_{j,n−1}). */
+static double bernstein_slope(int j, int n, double u) {
+  return n * (bernstein(j - 1, n - 1, u) - bernstein(j, n - 1, u));
+}
+
+double erg_derived_utilization(double cpu_seconds_per_second, double ncpu) {
+  if (!isfinite(cpu_seconds_per_second) || !(ncpu > 0))
+    return NAN;
+  /* Sampling jitter can push busy time a little past the CPU count. */
+  return fmin(fmax(cpu_seconds_per_second / ncpu, 0), 1);
+}
+
+static double derived_at(int d, double u, bool slope) {
+  int n, j;
+  derived_degree(d, &n, &j);
+  return slope ? bernstein_slope(j, n, u) : bernstein(j, n, u);
+}
+
+double erg_derived_peak(int d) {
+  if (d < 0 || d >= ERG_NDERIVED_ALL)
+    return NAN;
+  int n, j;
+  derived_degree(d, &n, &j);
+  return bernstein(j, n, (double)j / n);
+}
+
+double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu) {
+  double u = erg_derived_utilization(cpu_seconds_per_second, ncpu);
+  if (isnan(u) || d < 0 || d >= ERG_NDERIVED_ALL)
+    return NAN;
+  return derived_at(d, u, false);
+}
+
+/* Beyond the utilisation the curve was fitted to, a polynomial is not
+ * known (its top coefficients are barely constrained there), so the curve
+ * goes on as a straight line with its slope at u_max: each basis function
+ * continues with its own slope, so the sum does. A curve that falls there
+ * (a concave fit's end) is held level instead: power does not drop with
+ * load. coef[d] is the curve's coefficient on derived feature d (0 when not
+ * in the model). */
+double erg_derived_value_extended(int d, double u, double u_max, const double *coef) {
+  if (isnan(u) || d < 0 || d >= ERG_NDERIVED_ALL)
+    return NAN;
+  if (!(u_max > 0) || u <= u_max)
+    return derived_at(d, u, false);
+  double curve_slope = 0;
+  for (int e = 0; e < ERG_NDERIVED_ALL; e++)
+    if (coef[e] != 0)
+      curve_slope += coef[e] * derived_at(e, u_max, true);
+  double v = derived_at(d, u_max, false);
+  return curve_slope > 0 ? v + derived_at(d, u_max, true) * (u - u_max) : v;
+}
+
+int fit_dataset_column(const struct erg_dataset *ds, const char *name) {
   for (size_t k = 0; k < ds->nfeatures; k++)
     if (strcmp(ds->feature[k], name) == 0)
       return (int)k;
@@ -45,7 +112,7 @@ static int dataset_column(const struct erg_dataset *ds, const char *name) {
 }
 
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen) {
-  int cpu = dataset_column(ds, CPU_COLUMN), nc = dataset_column(ds, ERG_NCPU_COLUMN);
+  int cpu = fit_dataset_column(ds, FIT_CPU_COLUMN), nc = fit_dataset_column(ds, ERG_NCPU_COLUMN);
   if (cpu < 0 || (nc < 0 && !(ncpu_default > 0)))
     return 0;
   /* The default fills the ncpu column too: the fit takes the model's ncpu

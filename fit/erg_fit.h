@@ -77,17 +77,41 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
 
 /* ---- derived node-level features (docs/model.md, "Utilisation curve") ----
  * Functions of the node's CPU utilisation u = cpu_seconds_per_second / ncpu
- * (clamped to [0, 1]): the cubic Bernstein polynomials 3u(1−u)², 3u²(1−u)
- * and u³. All are ≥ 0 on [0, 1], so non-negative coefficients on them give
- * every cubic through 0 whose Bernstein coefficients are ≥ 0: straight
- * (u = b1/3 + 2·b2/3 + b3), convex, concave and S-shaped power curves. A
- * process gets the node's value in proportion to its CPU share, so
+ * (clamped to [0, 1]): the Bernstein polynomials of degree 6,
+ * b_j(u) = C(6, j) u^j (1−u)^(6−j), j = 1..6. All are ≥ 0 on [0, 1], so
+ * non-negative coefficients on them give every polynomial through 0 whose
+ * Bernstein coefficients are ≥ 0: straight, convex (flat at 0 too, as
+ * u^1.4), concave and S-shaped power curves. Model files of older versions
+ * have the cubic ones (3u(1−u)², 3u²(1−u), u³), still read and evaluated.
+ * A process gets the node's value in proportion to its CPU share, so
  * attribution still conserves. */
-enum erg_derived { ERG_DERIVED_B1 = 0, ERG_DERIVED_B2, ERG_DERIVED_B3, ERG_NDERIVED };
-extern const char *const erg_derived_names[ERG_NDERIVED];
+enum erg_derived {
+  ERG_DERIVED_B6_1 = 0,
+  ERG_DERIVED_B6_2,
+  ERG_DERIVED_B6_3,
+  ERG_DERIVED_B6_4,
+  ERG_DERIVED_B6_5,
+  ERG_DERIVED_B6_6,
+  ERG_NDERIVED, /* the ones erg_dataset_derive adds (the fit's curve) */
+  ERG_DERIVED_B3_1 = ERG_NDERIVED, /* older model files: the cubic */
+  ERG_DERIVED_B3_2,
+  ERG_DERIVED_B3_3,
+  ERG_NDERIVED_ALL
+};
+extern const char *const erg_derived_names[ERG_NDERIVED_ALL];
 int erg_derived_index(const char *name); /* -1: not a derived feature */
+/* u = clamp(cpu / ncpu, 0, 1); NaN when cpu or ncpu is unusable. */
+double erg_derived_utilization(double cpu_seconds_per_second, double ncpu);
 /* Node-level value of derived feature d; NaN when cpu or ncpu is unusable. */
 double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu);
+/* The largest value of derived feature d on [0, 1] (at u = j/n). */
+double erg_derived_peak(int d);
+/* Derived feature d at utilisation u for a curve fitted up to u_max (> 0;
+ * 0: not known) with coefficients coef[ERG_NDERIVED_ALL] (0 for features
+ * not in the model): the basis value up to u_max; beyond it the curve
+ * continues as a straight line with its slope at u_max (held level when
+ * that slope is not positive). docs/model.md, "Beyond the training range". */
+double erg_derived_value_extended(int d, double u, double u_max, const double *coef);
 /* Adds the derived columns to ds, computed from cpu_seconds_per_second and
  * the ncpu column (ncpu_default > 0 stands in where a row has none).
  * Returns the number of columns added (0 when ncpu is unknown), -1 on
@@ -141,7 +165,8 @@ struct erg_model {
   size_t nfeatures;
   char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
   double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
-  double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known (no clamp) */
+  double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known */
+  double utilization_max; /* largest training utilisation (curve); 0: not known */
   double idle_watts;                 /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */
@@ -157,11 +182,33 @@ struct erg_model {
 };
 
 /* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
- * features at their node-level value). */
+ * features at their node-level value, erg_model_derived_value). */
 double erg_model_predict(const struct erg_model *m, const double *x);
-/* β_k x_k with x_k at most its training maximum (unclamped without one):
- * each term of the prediction and of a process's attribution activity. */
+/* β_k x_k: each term of the prediction and of a process's attribution
+ * activity. Linear terms go on beyond the training maximum (a linear cost
+ * stays linear: clamping it moved a disk job's energy to its neighbour);
+ * the utilisation curve is continued by erg_model_derived_value. */
 double erg_model_term(const struct erg_model *m, size_t k, double x);
+/* The utilisation the model's curve was fitted up to: utilization_max, or
+ * in files without it the root of the top basis function's training
+ * maximum (u_max^n); 0 when not known. */
+double erg_model_utilization_max(const struct erg_model *m);
+/* Node-level value of the model's derived feature k (a curve basis
+ * function) at the node's CPU time, using m->ncpu: continued beyond the
+ * training utilisation as erg_derived_value_extended says. NaN when
+ * feature k is not derived or ncpu is unknown. */
+double erg_model_derived_value(const struct erg_model *m, size_t k,
+                               double cpu_seconds_per_second);
+/* The node-level feature furthest beyond its training maximum in a cell:
+ * x are the node values in model order (derived ones are judged by the
+ * node's utilisation against erg_model_utilization_max instead). */
+struct erg_range_excess {
+  char feature[ERG_FIT_NAME_MAX]; /* a feature name, or "cpu_utilization" */
+  double value, training_max;     /* value > training_max */
+};
+/* True (and *out filled) when some feature is beyond its training maximum. */
+bool erg_model_beyond_training(const struct erg_model *m, const double *x,
+                               double cpu_seconds_per_second, struct erg_range_excess *out);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
 

@@ -20,6 +20,7 @@ struct fit_ctx {
   size_t nrows;
   size_t sel[ERG_FIT_MAX_FEATURES]; /* dataset feature of each model feature */
   size_t nsel;
+  int cpu_col, ncpu_col; /* dataset columns defining utilisation; -1: none */
   bool idle_fixed;
   double idle_watts;
   size_t idle_rows;
@@ -31,6 +32,7 @@ struct fit_coef {
   double beta0;
   double beta[ERG_FIT_MAX_FEATURES];
   double xmax[ERG_FIT_MAX_FEATURES]; /* largest value seen in training */
+  double u_max;                      /* largest utilisation seen in training; 0: none */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o) {
@@ -51,6 +53,12 @@ static bool row_candidate(const struct erg_dataset *ds, size_t i) {
  * then gives a process most of a cell for a 50 kB read (accuracy.short
  * failed in CI that way: one job +22 %, its neighbour -15 %). */
 #define FIT_MIN_SUPPORT 0.05
+/* A curve basis function that stays below this fraction of its peak on
+ * [0, 1] over all cells is left out: the node never worked where it has
+ * weight. Trained up to u = 0.13 only (a busy host starved the harness),
+ * u^6 (≤ 6e-6 there) got 1.4 MW and the curve's end slope with it. */
+#define FIT_MIN_CURVE_REACH 0.02
+
 static void fit_select_features(struct fit_ctx *c) {
   const struct erg_dataset *ds = c->ds;
   size_t ncand = 0;
@@ -75,10 +83,22 @@ static void fit_select_features(struct fit_ctx *c) {
       off += row_candidate(ds, i) && isfinite(v) && v - lo > 1e-12 * fmax(fabs(hi), fabs(lo));
     }
     size_t support = (size_t)ceil(FIT_MIN_SUPPORT * (double)ncand);
+    int d = erg_derived_index(ds->feature[k]);
+    if (d >= 0 && !(hi >= FIT_MIN_CURVE_REACH * erg_derived_peak(d)))
+      continue;
     /* off >= 8 also means the column varies. */
     if (have * 2 >= ncand && off >= (support > 8 ? support : 8))
       c->sel[c->nsel++] = k;
   }
+  c->cpu_col = fit_dataset_column(ds, FIT_CPU_COLUMN);
+  c->ncpu_col = fit_dataset_column(ds, ERG_NCPU_COLUMN);
+}
+
+/* Utilisation of dataset row i (NaN without cpu and ncpu columns). */
+static double fit_row_utilization(const struct fit_ctx *c, size_t i) {
+  if (c->cpu_col < 0 || c->ncpu_col < 0)
+    return NAN;
+  return erg_derived_utilization(c->ds->x[c->cpu_col][i], c->ds->x[c->ncpu_col][i]);
 }
 
 static int double_cmp(const void *a, const void *b) {
@@ -179,6 +199,11 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
     scale[s + off] = ss > 0 ? sqrt(ss / (double)n) : 1;
     out->xmax[s] = mx;
   }
+  out->u_max = 0;
+  for (size_t j = 0; j < n; j++) {
+    double u = fit_row_utilization(c, rows[j]);
+    out->u_max = u > out->u_max ? u : out->u_max;
+  }
   for (size_t j = 0; j < n; j++) {
     if (off)
       gsl_matrix_set(A, j, 0, 1.0);
@@ -199,12 +224,22 @@ out:
   return rc;
 }
 
-/* As erg_model_predict: features beyond what training saw count at its
- * largest value. */
+/* As erg_model_predict, with the fold's coefficients and training maxima:
+ * linear terms as they are, the utilisation curve continued beyond the
+ * fold's largest utilisation (erg_derived_value_extended). */
 static double coef_predict(const struct fit_ctx *c, const struct fit_coef *f, size_t row) {
-  double p = f->beta0;
+  const struct erg_dataset *ds = c->ds;
+  double p = f->beta0, coef[ERG_NDERIVED_ALL] = {0}, u = fit_row_utilization(c, row);
+  int d[ERG_FIT_MAX_FEATURES];
   for (size_t s = 0; s < c->nsel; s++)
-    p += f->beta[s] * fmin(c->ds->x[c->sel[s]][row], f->xmax[s]);
+    if ((d[s] = erg_derived_index(ds->feature[c->sel[s]])) >= 0)
+      coef[d[s]] = f->beta[s];
+  for (size_t s = 0; s < c->nsel; s++) {
+    double x = ds->x[c->sel[s]][row];
+    if (d[s] >= 0 && !isnan(u))
+      x = erg_derived_value_extended(d[s], u, f->u_max, coef);
+    p += f->beta[s] * x;
+  }
   return p;
 }
 
@@ -336,6 +371,7 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
     m->coef[s] = f->beta[s];
     m->feature_max[s] = f->xmax[s];
   }
+  m->utilization_max = f->u_max;
   m->idle_watts = f->beta0;
   m->idle_source = c->o->idle_profile ? ERG_IDLE_FROM_RECORDED
                   : c->idle_fixed    ? ERG_IDLE_FROM_PROFILE
@@ -420,19 +456,4 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
   gsl_set_error_handler(old);
   free(c.rows);
   return rc;
-}
-
-/* A linear model is only known over the range it was fitted on: a feature
- * far beyond it (a burst of disk writes) would predict hundreds of watts
- * the node never draws. Each feature counts at most at its training
- * maximum (models without one: unclamped). */
-double erg_model_term(const struct erg_model *m, size_t k, double x) {
-  return m->coef[k] * (m->feature_max[k] > 0 ? fmin(x, m->feature_max[k]) : x);
-}
-
-double erg_model_predict(const struct erg_model *m, const double *x) {
-  double p = m->idle_watts;
-  for (size_t k = 0; k < m->nfeatures; k++)
-    p += erg_model_term(m, k, x[k]);
-  return p;
 }

@@ -10,6 +10,11 @@
 #include "erg_fit.h"
 
 #define FIT_MAX_COLS (ERG_FIT_MAX_FEATURES + 1)
+/* The column that defines utilisation (with ERG_NCPU_COLUMN). */
+#define FIT_CPU_COLUMN "cpu_seconds_per_second"
+
+/* Index of ds's column name, -1 when ds has none. */
+int fit_dataset_column(const struct erg_dataset *ds, const char *name);
 
 /* Called once per reweighting step with the fraction of the step budget;
  * non-zero stops the fit (cancelled). */
@@ -21,6 +26,11 @@ typedef int (*fit_step_fn)(void *user, double fraction);
  * asked to stop. */
 int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
                     void *user);
+
+/* For the top basis function of the curve (u^n: bernstein6_6 or the
+ * cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1 for
+ * any other feature d. */
+double fit_basis_root(int d, double v);
 
 /* The model as the JSON object that erg_model_save writes. */
 json_t *fit_model_to_json(const struct erg_model *m);

@@ -53,6 +53,8 @@ json_t *fit_model_to_json(const struct erg_model *m) {
   /* Optional keys, so that older readers and files stay compatible. */
   if (j && m->ncpu > 0)
     json_object_set_new(j, "ncpu", json_real(m->ncpu));
+  if (j && m->utilization_max > 0)
+    json_object_set_new(j, "training_max_utilization", json_real(m->utilization_max));
   if (j && m->has_idle_profile)
     json_object_set_new(j, "idle_profile", fit_idle_profile_to_json(&m->idle_profile));
   return j;
@@ -160,12 +162,13 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   json_error_t err;
   memset(m, 0, sizeof *m);
   if (json_unpack_ex(j, &err, 0,
-                     "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o}",
+                     "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o, s?F}",
                      "format", &format, "version", &m->version, "node", &node, "idle_watts",
                      &m->idle_watts, "idle_source", &idle_source, "idle_profile_rows", &idle_rows,
                      "features", &features, "step_seconds", &step, "created_unix_seconds",
                      &created, "validation", &validation, "training", &training, "ncpu",
-                     &m->ncpu, "idle_profile", &profile) != 0) {
+                     &m->ncpu, "idle_profile", &profile, "training_max_utilization",
+                     &m->utilization_max) != 0) {
     snprintf(why, whylen, "%s", err.text);
     return -1;
   }
@@ -194,8 +197,9 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   if (profile && fit_idle_profile_from_json(&m->idle_profile, profile, why, whylen) != 0)
     return -1;
   m->has_idle_profile = profile != NULL;
-  if (!isfinite(m->ncpu) || m->ncpu < 0) {
-    snprintf(why, whylen, "ncpu must be finite and >= 0");
+  if (!isfinite(m->ncpu) || m->ncpu < 0 || !isfinite(m->utilization_max) ||
+      m->utilization_max < 0 || m->utilization_max > 1) {
+    snprintf(why, whylen, "ncpu must be finite and >= 0, training_max_utilization in [0, 1]");
     return -1;
   }
   m->idle_rows = (size_t)idle_rows;

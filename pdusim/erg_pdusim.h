@@ -17,6 +17,9 @@ struct erg_pdusim_model {
   double quantum_watts;  /* readings are rounded to this (0 = off) */
   double update_seconds; /* the meter refreshes its value this often */
   double lag_seconds;    /* power follows load this much later */
+  /* --disk-watts-per-mbps: a linear disk cost, W per MB/s (1e6 B/s) of
+   * block I/O of the node's cgroup (0 = off). */
+  double disk_watts_per_mbps;
   /* --curve: power from a table instead of idle/slope/exponent, linear
    * between points; loads ascending in [0, 1]. */
   int ncurve;
@@ -25,9 +28,10 @@ struct erg_pdusim_model {
 };
 
 void erg_pdusim_model_defaults(struct erg_pdusim_model *m);
-/* The model's power for a utilisation in [0,1] and one standard-normal
- * noise draw z; never negative. */
-double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util, double z);
+/* The model's power for a utilisation in [0,1], a block I/O rate and one
+ * standard-normal noise draw z; never negative. */
+double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
+                              double disk_bytes_per_second, double z);
 
 /* Loads a curve into m: a file of "load_fraction watts" lines (comma or
  * blanks between, '#' comments), or "specpower:ROW" for row ROW (the
@@ -47,5 +51,19 @@ struct erg_pdusim_load {
 };
 /* Fraction of all CPUs' capacity used since the previous call, in [0,1]. */
 double erg_pdusim_load_sample(struct erg_pdusim_load *l, unsigned ncpu);
+
+/* Block I/O bytes (read + write) of a cgroup, cumulative: io.stat, else the
+ * group's processes' /proc/PID/io (see pdusim/io.c). */
+#define ERG_PDUSIM_IO_PIDS 1024
+struct erg_pdusim_io {
+  long pid[ERG_PDUSIM_IO_PIDS];
+  uint64_t bytes[ERG_PDUSIM_IO_PIDS];
+  unsigned pass[ERG_PDUSIM_IO_PIDS];
+  int npids;
+  unsigned passes;
+  uint64_t gone_bytes; /* of processes that have left */
+};
+/* cgroup: path below /sys/fs/cgroup, as for --node. */
+uint64_t erg_pdusim_io_bytes(struct erg_pdusim_io *io, const char *cgroup);
 
 #endif

@@ -63,13 +63,14 @@ static void usage(FILE *f) {
           "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
           "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
-          "                  [--update S] [--lag S] [--seed N] [--truth FILE] [--duration S]\n"
-          "                  [--energy-offset-kwh KWH]\n"
+          "                  [--disk-watts-per-mbps W] [--update S] [--lag S] [--seed N]\n"
+          "                  [--truth FILE] [--duration S] [--energy-offset-kwh KWH]\n"
           "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
           "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
           "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
-          "the --curve table, plus noise, quantised, refreshed every --update seconds and\n"
-          "delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
+          "the --curve table, plus W per MB/s of the cgroup's block I/O with\n"
+          "--disk-watts-per-mbps, plus noise, quantised, refreshed every --update seconds\n"
+          "and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
           "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
           "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n");
 }
@@ -104,6 +105,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"specpower-csv", required_argument, 0, 'C'},
       {"snmp-max-varbinds", required_argument, 0, 'V'},
       {"energy-offset-kwh", required_argument, 0, 'O'},
+      {"disk-watts-per-mbps", required_argument, 0, 'D'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct erg_pdusim_model *m = &sim.model;
   struct { int opt; double *dst; double min, max; } nums[] = {
@@ -111,7 +113,8 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {'E', &m->exponent, 0.1, 10},    {'N', &m->noise_watts, 0, 1e4},
       {'Q', &m->quantum_watts, 0, 1e4}, {'U', &m->update_seconds, 0.05, 3600},
       {'L', &m->lag_seconds, 0, 600},  {'d', duration, 0, 1e9},
-      {'O', &sim.energy_offset_kwh, 0, 1e7}};
+      {'O', &sim.energy_offset_kwh, 0, 1e7},
+      {'D', &m->disk_watts_per_mbps, 0, 1e4}};
   int c;
   char why[128];
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -207,7 +210,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (sim.truth)
-    fprintf(sim.truth, "time_unix_seconds,node,util,lagged_util,watts,energy_joules\n");
+    fprintf(sim.truth, "time_unix_seconds,node,util,lagged_util,watts,energy_joules%s\n",
+            sim.model.disk_watts_per_mbps > 0 ? ",lagged_disk_bytes_per_second" : "");
   pthread_mutex_init(&sim.lock, NULL);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
@@ -227,9 +231,10 @@ int main(int argc, char **argv) {
       printf(" %g=%gW", sim.model.curve_load[i], sim.model.curve_watts[i]);
     printf("\n");
   }
-  printf("erg-pdusim: model idle=%gW slope=%gW exponent=%g noise=%gW quantum=%gW update=%gs "
-         "lag=%gs%s\n",
-         sim.model.idle_watts, sim.model.slope_watts, sim.model.exponent, sim.model.noise_watts,
+  printf("erg-pdusim: model idle=%gW slope=%gW exponent=%g disk=%gW/(MB/s) noise=%gW "
+         "quantum=%gW update=%gs lag=%gs%s\n",
+         sim.model.idle_watts, sim.model.slope_watts, sim.model.exponent,
+         sim.model.disk_watts_per_mbps, sim.model.noise_watts,
          sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds,
          sim.model.ncurve ? " (idle/slope/exponent replaced by the curve)" : "");
   if (sim.energy_offset_kwh > 0)

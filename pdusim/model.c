@@ -15,13 +15,16 @@ void erg_pdusim_model_defaults(struct erg_pdusim_model *m) {
   m->lag_seconds = 0.0;
 }
 
-double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util, double z) {
+double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
+                              double disk_bytes_per_second, double z) {
   if (util < 0)
     util = 0;
   if (util > 1)
     util = 1;
   double w = m->ncurve ? erg_pdusim_curve_watts(m, util)
                        : m->idle_watts + m->slope_watts * pow(util, m->exponent);
+  if (disk_bytes_per_second > 0)
+    w += m->disk_watts_per_mbps * disk_bytes_per_second / 1e6;
   w += m->noise_watts * z;
   if (m->quantum_watts > 0)
     w = m->quantum_watts * floor(w / m->quantum_watts + 0.5);

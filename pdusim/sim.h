@@ -14,6 +14,10 @@ struct sim_node {
   char name[64];
   struct erg_pdusim_load load;
   double hist_t[SIM_LAG_SLOTS], hist_util[SIM_LAG_SLOTS];
+  double hist_disk[SIM_LAG_SLOTS]; /* block I/O, bytes/s (with a disk cost) */
+  struct erg_pdusim_io io;
+  uint64_t prev_io_bytes;
+  double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
   double watts;          /* what the meter shows now */
   double energy_joules;  /* integral of what the meter showed, up to last_update_s */

@@ -108,27 +108,38 @@ static void test_identical_processes(void **state) {
   }
 }
 
-/* A feature beyond its training maximum counts at the maximum, as in
- * prediction: a 1 GB/s burst of one process must not take the cell from
- * a busy neighbour when the model only ever saw 1 MB/s. */
-static void test_training_max_clamp(void **state) {
+/* Issue 14, item 1: a linear feature beyond its training maximum counts
+ * as it is. An I/O process whose disk rate is 1.2 × anything trained,
+ * beside a CPU-bound one, in a cell whose power is the linear truth: each
+ * gets exactly its true linear part. (A clamp at the training maximum gave
+ * the I/O process 10 of its 12 W and the CPU process 2 W that was not its.)
+ * Also the range check names the feature and by how much. */
+static void test_training_max_extrapolate(void **state) {
   (void)state;
   struct erg_model m = test_model();
   m.coef[2] = 1e-6; /* 1 W per MB/s */
-  m.feature_max[2] = 1e6;
-  /* system, a CPU-bound process, a process reading at 1 GB/s */
-  double x[3 * NF] = {0, 0, 0, 1, 0, 0, 0.1, 0, 1e9};
+  m.feature_max[0] = 4;
+  m.feature_max[2] = 10e6;
+  /* system, a CPU-bound process (12 W), a process writing 12 MB/s (12 W) */
+  double x[3 * NF] = {0, 0, 0, 1, 0, 0, 0, 0, 12e6};
   double w[3];
   struct erg_attribution a;
-  assert_int_equal(erg_attribute_cell(&m, 115, x, 3, 0, ERG_IDLE_SEPARATE, w, &a), 0);
-  /* Activities 12 W and 1.2 + 1 W: 20 W of dynamic power split 12 : 2.2. */
-  assert_true(fabs(w[1] - 20 * 12 / 14.2) < 1e-9);
-  assert_true(fabs(w[2] - 20 * 2.2 / 14.2) < 1e-9);
-  assert_true(fabs(w[0] + w[1] + w[2] + a.idle_separate_watts - 115) < 1e-9);
-  /* Without a recorded maximum (old model files) the value counts as is. */
-  m.feature_max[2] = 0;
-  assert_int_equal(erg_attribute_cell(&m, 115, x, 3, 0, ERG_IDLE_SEPARATE, w, &a), 0);
-  assert_true(w[2] > 19 && w[1] < 1);
+  assert_int_equal(erg_attribute_cell(&m, 95 + 24, x, 3, 0, ERG_IDLE_SEPARATE, w, &a), 0);
+  assert_true(fabs(w[1] - 12) < 1e-9);
+  assert_true(fabs(w[2] - 12) < 1e-9);
+  assert_true(fabs(w[0] + w[1] + w[2] + a.idle_separate_watts - 119) < 1e-9);
+  /* The prediction is linear too (an estimated cell gets the same). */
+  double node[NF] = {1, 0, 12e6};
+  assert_true(fabs(erg_model_predict(&m, node) - 119) < 1e-9);
+  struct erg_range_excess e;
+  assert_true(erg_model_beyond_training(&m, node, 1, &e));
+  assert_string_equal(e.feature, "disk_bytes_per_second");
+  assert_true(e.value == 12e6 && e.training_max == 10e6);
+  node[2] = 10e6; /* at the maximum: inside */
+  assert_false(erg_model_beyond_training(&m, node, 1, &e));
+  m.feature_max[2] = 0; /* no recorded maximum (old model files): never beyond */
+  node[2] = 1e12;
+  assert_false(erg_model_beyond_training(&m, node, 1, &e));
 }
 
 /* The documented special cases, with exact numbers. */
@@ -174,7 +185,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_identical_processes),
-      cmocka_unit_test(test_training_max_clamp),
+      cmocka_unit_test(test_training_max_extrapolate),
       cmocka_unit_test(test_special_cases),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

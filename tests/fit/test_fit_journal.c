@@ -182,18 +182,18 @@ static void test_ncpu_column(void **state) {
     assert_int_equal(erg_journal_read(&ds, cur, why, sizeof why), 0);
     assert_int_equal(ds.nrows, 3);
     assert_int_equal(erg_dataset_derive(&ds, pass ? 2 : 0, why, sizeof why), ERG_NDERIVED);
-    int b3 = -1;
+    int b6 = -1; /* the top basis function, u^6 */
     for (size_t k = 0; k < ds.nfeatures; k++)
-      if (!strcmp(ds.feature[k], "node_cpu_utilization_bernstein3"))
-        b3 = (int)k;
-    assert_true(b3 >= 0);
+      if (!strcmp(ds.feature[k], "node_cpu_utilization_bernstein6_6"))
+        b6 = (int)k;
+    assert_true(b6 >= 0);
     /* Row 0: old file, ncpu unknown (pass 0) or 2 (pass 1): u = 0.5. */
     if (pass)
-      assert_float_equal(ds.x[b3][0], 0.125, 1e-12);
+      assert_float_equal(ds.x[b6][0], 0.015625, 1e-12);
     else
-      assert_true(isnan(ds.x[b3][0]));
-    assert_float_equal(ds.x[b3][1], 0.125, 1e-12); /* 2 of 4 CPUs */
-    assert_float_equal(ds.x[b3][2], 1.0, 1e-12);   /* clamped: 6 of 4 */
+      assert_true(isnan(ds.x[b6][0]));
+    assert_float_equal(ds.x[b6][1], 0.015625, 1e-12); /* 2 of 4 CPUs */
+    assert_float_equal(ds.x[b6][2], 1.0, 1e-12);      /* clamped: 6 of 4 */
     erg_dataset_free(&ds);
   }
   fit_test_unlink(old);

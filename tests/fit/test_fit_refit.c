@@ -183,9 +183,9 @@ static void test_feature_sets(void **state) {
   assert_non_null(strstr(why, "scored on only 0 of 500"));
   assert_non_null(strstr(why, "instructions_per_second"));
   /* A curve feature without the model's ncpu cannot be computed either. */
-  strcpy(current.feature[1], erg_derived_names[ERG_DERIVED_B3]);
+  strcpy(current.feature[1], erg_derived_names[ERG_DERIVED_B6_6]);
   assert_false(erg_model_is_worse(&current, &candidate, &ho, 0.05, why, sizeof why));
-  assert_non_null(strstr(why, erg_derived_names[ERG_DERIVED_B3]));
+  assert_non_null(strstr(why, erg_derived_names[ERG_DERIVED_B6_6]));
   current.ncpu = NCPU;
   assert_true(erg_model_is_worse(&current, &candidate, &ho, 0.05, why, sizeof why));
 
@@ -200,10 +200,10 @@ static void test_feature_sets(void **state) {
 }
 
 /* The model in use is scored as it predicts (erg_model_predict): a
- * feature past its training maximum counts at that maximum. The node's
- * power saturates at 4 busy CPUs; the model in use knows it only through
- * training_max = 4, and is right; unclamped it would be ~100 W off on the
- * busy cells. */
+ * linear feature past its training maximum goes on linearly (issue 14).
+ * The model in use was trained up to 4 busy CPUs of 8 and the node's
+ * power is the same line up to 8: it is right on every held-out cell
+ * (a clamp at 4 made it ~50 W off on the busy ones). */
 static void test_training_max_respected(void **state) {
   (void)state;
   static const char *names[] = {"cpu_seconds_per_second"};
@@ -215,7 +215,7 @@ static void test_training_max_respected(void **state) {
   gsl_rng_set(r, 6);
   for (int i = 0; i < 2000; i++) {
     double x = gsl_rng_uniform(r) * NCPU;
-    double p = 100 + 25 * fmin(x, 4) + gsl_ran_gaussian(r, 1.0);
+    double p = 100 + 25 * x + gsl_ran_gaussian(r, 1.0);
     assert_int_equal(erg_dataset_add_row(&ds, T0 + 5 * i, 5, p, 0, &x), 0);
   }
   gsl_rng_free(r);
@@ -228,13 +228,12 @@ static void test_training_max_respected(void **state) {
   assert_int_equal(erg_fit(&ds, &o, &candidate, why, sizeof why), 0);
   model_cpu(&current, 100, 25);
   current.feature_max[0] = 4;
-  assert_true(erg_model_is_worse(&current, &candidate, &ho, 0.05, why, sizeof why));
+  erg_model_is_worse(&current, &candidate, &ho, 0.05, why, sizeof why);
   double mae_new, mae_cur;
   size_t cells;
   reason_maes(why, &mae_new, &mae_cur, &cells);
   assert_true(mae_cur < 1.0);
-  current.feature_max[0] = 0; /* unclamped: the line runs on to 300 W */
-  assert_false(erg_model_is_worse(&current, &candidate, &ho, 0.05, why, sizeof why));
+  assert_true(mae_new < 1.0);
   erg_holdout_free(&ho);
   erg_dataset_free(&ds);
 }

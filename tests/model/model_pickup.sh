@@ -80,7 +80,8 @@ fi
 for l in "erg_node_model_heldout_mape_ratio{node=\"$NODE\",kind=\"total\"}" \
          "erg_node_model_heldout_mape_ratio{node=\"$NODE\",kind=\"dynamic\"}" \
          "erg_node_model_heldout_rmse_watts{node=\"$NODE\"}" \
-         "erg_node_modelled_watts{node=\"$NODE\"}"; do
+         "erg_node_modelled_watts{node=\"$NODE\"}" \
+         "erg_cells_out_of_training_range_total{node=\"$NODE\"}"; do
   grep -qF "$l " "$work/metrics.txt" || fail "/metrics lacks $l"
 done
 for p in "${pids[@]}"; do kill "$p"; done

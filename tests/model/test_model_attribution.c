@@ -306,6 +306,53 @@ static void test_curve_model(void **state) {
   erg_grid_free(&g);
 }
 
+/* Issue 14, item 1, as ergd runs it: a job writing 12 MB/s where the model
+ * was trained up to 10 MB/s, beside a CPU job, in a cell that draws the
+ * linear truth. Each key gets its own linear part (a clamp gave the I/O
+ * job 10/12 of its share of the dynamic power and the rest to the CPU
+ * job), and the cell is flagged beyond the training range with the
+ * feature and both values; one inside the range is not. */
+static void test_beyond_training(void **state) {
+  (void)state;
+  struct erg_model m;
+  memset(&m, 0, sizeof m);
+  m.version = ERG_MODEL_VERSION;
+  m.nfeatures = 2;
+  m.idle_watts = 80;
+  strcpy(m.feature[0], "cpu_seconds_per_second");
+  strcpy(m.feature[1], "disk_bytes_per_second");
+  m.coef[0] = 10;
+  m.coef[1] = 1e-6;
+  m.feature_max[0] = 4;
+  m.feature_max[1] = 10e6;
+  int map[2] = {ERG_FEAT_CPU, ERG_FEAT_DISK};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  for (int pass = 0; pass < 2; pass++) {
+    double disk = pass ? 8e6 : 12e6;
+    struct erg_grid g;
+    erg_grid_init(&g, STEP);
+    struct erg_grid_proc p[2] = {{"cpu", 1.0 * STEP, 0, 0, 0}, {"io", 0, disk * STEP, 0, 0}};
+    erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 1.0 * STEP, 0, p, 2);
+    struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+    double measured = 80 + 10 + disk * 1e-6;
+    struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured, .cell = c};
+    struct erg_attr_share sh[3];
+    struct erg_cell_power pw;
+    assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+    int io = strcmp(sh[0].key, "io") == 0 ? 0 : 1;
+    assert_float_equal(sh[io].watts, disk * 1e-6, 1e-9);
+    assert_float_equal(sh[1 - io].watts, 10, 1e-9);
+    assert_float_equal(pw.modelled_watts, measured, 1e-9);
+    assert_int_equal(pw.beyond_training, !pass);
+    if (!pass) {
+      assert_string_equal(pw.beyond_feature, "disk_bytes_per_second");
+      assert_float_equal(pw.beyond_value, 12e6, 1);
+      assert_float_equal(pw.beyond_training_max, 10e6, 1e-9);
+    }
+    erg_grid_free(&g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_curve_model),
@@ -313,6 +360,7 @@ int main(void) {
       cmocka_unit_test(test_no_model_cpu_share),
       cmocka_unit_test(test_no_model_policy_wiring),
       cmocka_unit_test(test_estimated_is_prediction),
+      cmocka_unit_test(test_beyond_training),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
