@@ -70,14 +70,14 @@ rows = {r["node"]: r for r in rows_csv("--from", str(b_start), "--to", str(b_end
 check(set(rows) == {"n1", "node two"}, "node rows, original name from the name file")
 for name, path in (("n1", n1_rrd), ("node two", two_rrd)):
     ref, step = fetch_energy(path, "measured", b_start, b_end, 5)
-    got = float(rows[name]["energy_j"])
+    got = float(rows[name]["energy_joules"])
     check(step == 5 and rows[name]["step_s"] == "5", f"{name}: recent period read at 5 s")
     check(close(got, ref), f"{name}: energy {got:.0f} J vs rrdtool fetch {ref:.0f} J")
     check(close(float(rows[name]["energy_kwh"]) * 3.6e6, got, 1e-6), f"{name}: kWh = J / 3.6e6")
-check(close(float(rows["n1"]["energy_j"]), 720000), "n1: 100 W x 2 h")
+check(close(float(rows["n1"]["energy_joules"]), 720000), "n1: 100 W x 2 h")
 check(close(float(rows["n1"]["idle_kwh"]), 0.08) and close(float(rows["n1"]["dynamic_kwh"]), 0.12),
       "n1: idle and dynamic energy")
-check(close(float(rows["node two"]["energy_j"]), two_truth), "node two: energy vs formula")
+check(close(float(rows["node two"]["energy_joules"]), two_truth), "node two: energy vs formula")
 check(close(float(rows["node two"]["peak_w"]), 200, 0.01), "node two: peak from MAX")
 check(close(float(rows["n1"]["mean_w"]), 100, 1e-6), "n1: mean W")
 check(close(float(rows["node two"]["known_s"]), 7200 - 60, 1e-6), "node two: unknown minute left out")
@@ -87,35 +87,35 @@ check(close(float(rows["n1"]["share"]) + float(rows["node two"]["share"]), 1, 1e
 rows = {r["node"]: r for r in rows_csv("--from", str(a_start), "--to", str(a_end))}
 for name, path in (("n1", n1_rrd), ("node two", two_rrd)):
     ref, step = fetch_energy(path, "measured", a_start, a_end, 60)
-    got = float(rows[name]["energy_j"])
+    got = float(rows[name]["energy_joules"])
     check(step == 60 and rows[name]["step_s"] == "60", f"{name}: old period read at 60 s")
     check(close(got, ref), f"{name}: old energy {got:.0f} J vs rrdtool fetch {ref:.0f} J")
-check(close(float(rows["n1"]["energy_j"]), 720000), "n1: old window 100 W x 2 h")
+check(close(float(rows["n1"]["energy_joules"]), 720000), "n1: old window 100 W x 2 h")
 
 # Relative times and ISO times.
 rows = {r["node"]: r for r in rows_csv("--from", "-7d", "--to", "now")}
-check(close(float(rows["n1"]["energy_j"]), 1440000), "-7d..now: both windows of n1")
+check(close(float(rows["n1"]["energy_joules"]), 1440000), "-7d..now: both windows of n1")
 rows = {r["node"]: r for r in rows_csv("--from", "-12h", "--to", "now")}
-check(close(float(rows["n1"]["energy_j"]), 720000) and rows["n1"]["step_s"] == "5", "-12h..now")
+check(close(float(rows["n1"]["energy_joules"]), 720000) and rows["n1"]["step_s"] == "5", "-12h..now")
 iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(b_start))
 rows = {r["node"]: r for r in rows_csv("--from", iso, "--to", str(b_end), "--node", "n1")}
-check(list(rows) == ["n1"] and close(float(rows["n1"]["energy_j"]), 720000), "ISO --from, --node")
+check(list(rows) == ["n1"] and close(float(rows["n1"]["energy_joules"]), 720000), "ISO --from, --node")
 
 # By command: names round-trip through CSV; shares of the node's energy.
 text = report("--from", str(b_start), "--to", str(b_end), "--by", "command",
               "--cost-per-kwh", "0.25", "--currency", "EUR", "--co2-g-per-kwh", "400").stdout
-check(text.startswith("node,command,energy_kwh,energy_j,mean_w,peak_w,share_of_node"), "CSV header")
+check(text.startswith("node,command,energy_kwh,energy_joules,mean_w,peak_w,share_of_node"), "CSV header")
 rows = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(text))}
 check(("n1", 'a,b "q"') in rows, "comma and quote round-trip in CSV")
 check(("n1", "<script>alert(1)</script>") in rows, "hostile name kept in CSV")
 check(close(float(rows[("n1", "sleep")]["share_of_node"]), 0.1), "sleep: 10 % of n1")
-check(close(float(rows[("n1", "sleep")]["energy_j"]), 72000), "sleep: 10 W x 2 h")
+check(close(float(rows[("n1", "sleep")]["energy_joules"]), 72000), "sleep: 10 W x 2 h")
 burn_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "command", "burn.rrd"), "watts",
                            b_start, b_end, 5)
-check(close(float(rows[("node two", "burn")]["energy_j"]), burn_ref), "burn vs rrdtool fetch")
+check(close(float(rows[("node two", "burn")]["energy_joules"]), burn_ref), "burn vs rrdtool fetch")
 c = rows[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR", "cost column")
-check(close(float(c["co2_kg"]), 0.02 * 0.4), "CO2 column")
+check(close(float(c["co2_grams"]), 0.02 * 400), "CO2 column")
 
 # The same factors from ergd's config file ([collector] data_dir, [report]);
 # a flag overrides the file.
@@ -130,7 +130,7 @@ p = report_conf()
 check(p.returncode == 0, f"report --config: {p.stderr}")
 c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR"
-      and close(float(c["co2_kg"]), 0.02 * 0.4), "cost and CO2 from [report]")
+      and close(float(c["co2_grams"]), 0.02 * 400), "cost and CO2 from [report]")
 p = report_conf("--cost-per-kwh", "0.5")
 c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.5), "--cost-per-kwh overrides [report]")
@@ -169,16 +169,16 @@ check(set(rows) == {"1234", hostile} and all(r["node"] == "*" for r in rows.valu
       "--by job: one cluster-wide row per job")
 cl_dir = os.path.join(DIR, "cluster", "job")
 ref, _ = fetch_energy(os.path.join(cl_dir, "1234.rrd"), "watts", b_start, b_end, 5)
-got = float(rows["1234"]["energy_j"])
+got = float(rows["1234"]["energy_joules"])
 check(close(got, ref) and close(got, 80 * 7200), f"job 1234: {got:.0f} J vs rrdtool fetch {ref:.0f} J")
 node_rows = {r["node"]: r for r in rows_csv(*period)}
-all_j = sum(float(r["energy_j"]) for r in node_rows.values())
+all_j = sum(float(r["energy_joules"]) for r in node_rows.values())
 check(close(float(rows["1234"]["share_of_node"]), got / all_j, 1e-6), "job share of all nodes' energy")
 per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
 check(set(per) == {("n1", "1234"), ("node two", "1234"), ("node two", hostile)},
       "--per-node: per-node job rows")
 check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
-check(close(float(per[("n1", "1234")]["energy_j"]) + float(per[("node two", "1234")]["energy_j"]),
+check(close(float(per[("n1", "1234")]["energy_joules"]) + float(per[("node two", "1234")]["energy_joules"]),
             got), "per-node job energies add up to the cluster row")
 sel = rows_csv(*period, "--by", "job", "--node", "n1")
 check([(r["node"], r["job"]) for r in sel] == [("n1", "1234")], "--node selects per-node job rows")
@@ -187,11 +187,11 @@ check(any(r["job"] == hostile for r in doc["rows"]), "JSON keeps the hostile job
 # By user: the per-node user archives.
 rows = {(r["node"], r["user"]): r for r in rows_csv(*period, "--by", "user")}
 check(set(rows) == {("n1", "alice"), ("node two", "[system]")}, "--by user rows")
-check(close(float(rows[("n1", "alice")]["energy_j"]), 60 * 7200), "alice: 60 W x 2 h")
+check(close(float(rows[("n1", "alice")]["energy_joules"]), 60 * 7200), "alice: 60 W x 2 h")
 sys_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "user",
                                        [f for f in os.listdir(os.path.join(nodes, two_dir, "user"))
                                         if f.endswith(".rrd")][0]), "watts", b_start, b_end, 5)
-check(close(float(rows[("node two", "[system]")]["energy_j"]), sys_ref), "[system] vs rrdtool fetch")
+check(close(float(rows[("node two", "[system]")]["energy_joules"]), sys_ref), "[system] vs rrdtool fetch")
 p = report("--node", "nope", expect=2)
 check("no node nope" in p.stderr, "unknown --node")
 p = subprocess.run([MAIN, "report", "--data-dir", os.path.join(tmp, "missing")],
