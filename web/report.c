@@ -361,6 +361,9 @@ static int report_columns(const struct report_opts *o, const struct report_row *
   return n;
 }
 
+/* --by user rows carry the user's name and, beside it, the uid key. */
+static int report_by_user(const struct report_opts *o) { return !strcmp(o->kind, "user"); }
+
 static void report_iso(int64_t t, char out[32]) {
   time_t tt = (time_t)t;
   struct tm tm;
@@ -381,7 +384,8 @@ static void report_csv(FILE *f, const struct report_opts *o, const struct report
   struct report_col c[16];
   struct report_row none = {.v.peak_w = NAN};
   int n = report_columns(o, &none, total_j, c);
-  fprintf(f, "node%s%s", o->by_node ? "" : ",", o->by_node ? "" : o->kind);
+  fprintf(f, "node%s%s%s", o->by_node ? "" : ",", o->by_node ? "" : o->kind,
+          report_by_user(o) ? ",uid" : "");
   for (int i = 0; i < n; i++)
     fprintf(f, ",%s", c[i].name);
   fprintf(f, "%s\r\n", isnan(o->cost_per_kwh) ? "" : ",currency");
@@ -389,6 +393,8 @@ static void report_csv(FILE *f, const struct report_opts *o, const struct report
     report_csv_text(f, t->rows[r].node);
     if (!o->by_node)
       fputc(',', f), report_csv_text(f, t->rows[r].key);
+    if (report_by_user(o))
+      fputc(',', f), report_csv_text(f, t->rows[r].uid);
     n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       fprintf(f, isnan(c[i].v) ? "," : ",%.10g", c[i].v);
@@ -443,6 +449,8 @@ static int report_json(FILE *f, const struct report_opts *o, const struct report
     json_object_set_new(row, "node", report_json_text(t->rows[r].node));
     if (!o->by_node)
       json_object_set_new(row, o->kind, report_json_text(t->rows[r].key));
+    if (report_by_user(o))
+      json_object_set_new(row, "uid", report_json_text(t->rows[r].uid));
     int n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       json_object_set_new(row, c[i].name, report_json_num(c[i].v));
@@ -478,6 +486,8 @@ static void report_html(FILE *f, const struct report_opts *o, const struct repor
   fprintf(f, ".</p>\n<table>\n<tr><th>node</th>");
   if (!o->by_node)
     fprintf(f, "<th>%s</th>", o->kind);
+  if (report_by_user(o))
+    fputs("<th>uid</th>", f);
   int n = report_columns(o, &none, total_j, c);
   for (int i = 0; i < n; i++)
     fprintf(f, "<th>%s</th>", c[i].name);
@@ -487,6 +497,8 @@ static void report_html(FILE *f, const struct report_opts *o, const struct repor
     report_html_text(f, t->rows[r].node);
     if (!o->by_node)
       fputs("</td><td class=\"t\">", f), report_html_text(f, t->rows[r].key);
+    if (report_by_user(o))
+      fputs("</td><td class=\"t\">", f), report_html_text(f, t->rows[r].uid);
     fputs("</td>", f);
     n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "report_int.h"
+#include "web_int.h"
 
 /* ---- choosing the resolution ---- */
 
@@ -348,6 +349,9 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
   snprintf(path, sizeof path, "%s/index.tsv", dir);
   FILE *f = fopen(path, "r");
   int rc = 0;
+  /* User keys are uids: rows show the node's name for it (names.tsv). */
+  int users = !strcmp(c->o->kind, "user");
+  char *names = users ? web_names_load(dir) : NULL;
   while (f && rc == 0 && fgets(line, sizeof line, f)) {
     char *tab = strchr(line, '\t');
     if (!tab)
@@ -363,6 +367,10 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
     erg_strlcpy(r->node, node_name, sizeof r->node);
     report_clean_name(tab + 1);
     erg_strlcpy(r->key, tab + 1, sizeof r->key);
+    if (users) {
+      erg_strlcpy(r->uid, tab + 1, sizeof r->uid);
+      web_names_find(names, r->uid, r->key, sizeof r->key);
+    }
     rc = report_archive(path, ds, 1, c->o->from_s, c->o->to_s, &c->o->factors, &r->v, c->why,
                         sizeof c->why);
     r->node_energy_j = node_energy_j;
@@ -370,6 +378,7 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
   }
   if (f)
     fclose(f);
+  free(names);
   return rc;
 }
 

@@ -59,6 +59,7 @@ struct report_value {
 
 struct report_row {
   char node[256], key[256];
+  char uid[32]; /* --by user: the archive's key (uid or [system], ...); key is its name */
   struct report_value v;
   double idle_j, dynamic_j; /* node rows */
   double node_energy_j;     /* key rows: the node's measured energy */

@@ -186,7 +186,17 @@ doc = json.loads(report(*period, "--by", "job", "--format", "json").stdout)
 check(any(r["job"] == hostile for r in doc["rows"]), "JSON keeps the hostile job name")
 # By user: the per-node user archives.
 rows = {(r["node"], r["user"]): r for r in rows_csv(*period, "--by", "user")}
-check(set(rows) == {("n1", "alice"), ("node two", "[system]")}, "--by user rows")
+evil = '<b>ev"il</b>,x'
+check(set(rows) == {("n1", "alice"), ("n1", "bob"), ("n1", evil), ("n1", "1002"),
+                    ("node two", "[system]")}, "--by user rows: names from names.tsv, uid fallback")
+check([rows[("n1", k)]["uid"] for k in ("bob", evil, "1002", "alice")] == ["1000", "1001", "1002", "alice"]
+      and rows[("node two", "[system]")]["uid"] == "[system]", "--by user: uid column")
+check(close(float(rows[("n1", "bob")]["energy_joules"]), 4 * 7195), "bob: 4 W")
+doc = json.loads(report(*period, "--by", "user", "--format", "json").stdout)
+check({(r["user"], r["uid"]) for r in doc["rows"]} >= {("bob", "1000"), (evil, "1001")}, "JSON: user and uid")
+html = report(*period, "--by", "user", "--format", "html").stdout
+check("<td class=\"t\">bob</td><td class=\"t\">1000</td>" in html and "&lt;b&gt;ev&quot;il&lt;/b&gt;,x" in html
+      and "<b>ev" not in html, "HTML: user names, escaped")
 check(close(float(rows[("n1", "alice")]["energy_joules"]), 60 * 7200), "alice: 60 W x 2 h")
 sys_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "user",
                                        [f for f in os.listdir(os.path.join(nodes, two_dir, "user"))
@@ -350,6 +360,9 @@ p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--www-dir", svg, "--forma
                    capture_output=True, text=True)
 check(p.returncode == 0 and open(os.path.join(svg, "total-day.svg")).read().startswith("<?xml")
       and 'src="total-day.svg"' in open(os.path.join(svg, "index.html")).read(), "graph --format svg")
+page = open(os.path.join(svg, "node-day-n1.html")).read()
+check("bob (1000)" in page and "&lt;b&gt;ev&quot;il&lt;/b&gt;,x (1001)" in page and ", 1002" in page
+      and "<b>ev" not in page, "graph: node page lists user names (uid), uid as fallback, escaped")
 # erg graph --config: ergd's data_dir, www_dir and page_format; a flag wins.
 gconf = os.path.join(tmp, "ergd-graph.conf")
 gwww = os.path.join(tmp, "www-conf")
