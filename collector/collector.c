@@ -102,13 +102,16 @@ static void collector_ingest_users(struct node_state *n, const Erg__Sample *s) {
     const Erg__UserName *u = s->users[i];
     if (!u->name || !u->name[0])
       continue;
-    if (user_name_clean(u->name, clean) && n->user_names_sanitized++ == 0)
+    int changed = user_name_clean(u->name, clean);
+    int set = user_names_set(&n->user_names, u->uid, clean);
+    if (set < 0 && n->user_names_dropped++ == 0)
+      erg_warn("node %s: more than %d user names; further uids shown as numbers", n->name,
+               USER_NAMES_MAX);
+    /* Every sample repeats the names: counted when one is stored. */
+    if (changed && set > 0 && n->user_names_sanitized++ == 0)
       erg_warn("node %s: user name of uid %u had bytes that cannot be shown (control, "
                "invalid UTF-8, a leading '[', longer than 64 bytes): kept as '%s'; further "
                "ones only counted", n->name, u->uid, clean);
-    if (user_names_set(&n->user_names, u->uid, clean) < 0 && n->user_names_dropped++ == 0)
-      erg_warn("node %s: more than %d user names; further uids shown as numbers", n->name,
-               USER_NAMES_MAX);
   }
 }
 

@@ -166,11 +166,12 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        offsetof(struct node_state, dropped_samples));
   metrics_bpf_health(f, c);
   metrics_node_counter(f, c, "erg_agent_user_names_sanitized_total",
-                       "User names from the node's agent that had to be changed to be shown "
+                       "User names from the node's agent stored changed to be shown "
                        "(control bytes, invalid UTF-8, a leading '[', over 64 bytes).", NULL,
                        offsetof(struct node_state, user_names_sanitized));
   metrics_node_counter(f, c, "erg_agent_user_names_dropped_total",
-                       "User names not kept: the node already had 4096 uids named.", NULL,
+                       "Received user names not kept: the node already had 4096 uids named.",
+                       NULL,
                        offsetof(struct node_state, user_names_dropped));
   metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
                        "Samples refused because their node had already reported that time.", NULL,
