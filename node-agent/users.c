@@ -101,6 +101,8 @@ static int users_uid_cmp(const void *a, const void *b) {
 void agent_users_fill(struct agent_users *u, Erg__Sample *s, uint64_t now_ns) {
   s->n_users = 0;
   s->users = u->ptr;
+  if (!s->n_procs)
+    return;
   if (s->n_procs > u->uids_cap) {
     uint32_t *m = realloc(u->uids, s->n_procs * sizeof *m);
     if (!m)

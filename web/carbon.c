@@ -94,7 +94,8 @@ static int series_row_cmp(const void *a, const void *b) {
  * two different values it is an error (which one is meant?). */
 static int series_settle(struct erg_series *s, struct series_row *rows, size_t n, char *why,
                          size_t whylen) {
-  qsort(rows, n, sizeof *rows, series_row_cmp);
+  if (n)
+    qsort(rows, n, sizeof *rows, series_row_cmp);
   s->t_s = malloc((n ? n : 1) * sizeof *s->t_s);
   s->v = malloc((n ? n : 1) * sizeof *s->v);
   if (!s->t_s || !s->v) {

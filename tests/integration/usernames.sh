@@ -69,7 +69,8 @@ for _ in $(seq 1 60); do
     grep -qF "kind=\"user\",key=\"$evil_uid\",user=\"$evil_shown\"}" "$metrics" && break
 done
 grep -qF "erg_key_energy_joules_total{node=\"un1\",kind=\"user\",key=\"$uid\",user=\"$user\"}" "$metrics" ||
-  { echo "FAIL: /metrics has no user=\"$user\" label"; grep 'kind="user"' "$metrics"; cat "$work/ergd.log"; exit 1; }
+  { echo "FAIL: /metrics has no user=\"$user\" label"; grep 'kind="user"' "$metrics" || true
+    tail -20 "$work/ergd.log" "$work/agent-un1.log"; exit 1; }
 grep -qF "key=\"$evil_uid\",user=\"$evil_shown\"}" "$metrics" ||
   { echo "FAIL: /metrics: hostile name not sanitised as expected"; grep 'kind="user"' "$metrics" | cat -v; exit 1; }
 grep -qF 'erg_agent_user_names_sanitized_total{node="un1"} 1' "$metrics" ||
