@@ -75,6 +75,12 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   if (last > 0)
     n->grid.next_final = last - last % (int64_t)c->cfg->step_seconds;
   n->journal_columns = erg_journal_columns(c->journal_dir, name);
+  /* Names from before a restart, so an older agent's uids keep theirs. */
+  char names[1100];
+  if (erg_store_kind_dir(c->store, name, "user", names, sizeof names - 12) == 0) {
+    strcat(names, "/names.tsv");
+    user_names_load(&n->user_names, names);
+  }
   n->model = node_model_open(c->cfg, name, c->journal_dir);
   if (!n->model) {
     erg_grid_free(&n->grid);
@@ -88,6 +94,26 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
 }
 
 /* ---- agent samples ---- */
+
+/* The node's names of its uids (Sample.users; an older agent sends none). */
+static void collector_ingest_users(struct node_state *n, const Erg__Sample *s) {
+  char clean[USER_NAME_MAX];
+  for (size_t i = 0; i < s->n_users; i++) {
+    const Erg__UserName *u = s->users[i];
+    if (!u->name || !u->name[0])
+      continue;
+    int changed = user_name_clean(u->name, clean);
+    int set = user_names_set(&n->user_names, u->uid, clean);
+    if (set < 0 && n->user_names_dropped++ == 0)
+      erg_warn("node %s: more than %d user names; further uids shown as numbers", n->name,
+               USER_NAMES_MAX);
+    /* Every sample repeats the names: counted when one is stored. */
+    if (changed && set > 0 && n->user_names_sanitized++ == 0)
+      erg_warn("node %s: user name of uid %u had bytes that cannot be shown (control, "
+               "invalid UTF-8, a leading '[', longer than 64 bytes): kept as '%s'; further "
+               "ones only counted", n->name, u->uid, clean);
+  }
+}
 
 /* Room for np processes in the reused per-sample buffers. */
 static int collector_scratch(struct collector *c, size_t np) {
@@ -168,6 +194,7 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, c
                                       .instructions = (double)p->instructions,
                                       .cycles = (double)p->cycles};
   }
+  collector_ingest_users(n, s);
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
   if (s->totals && s->totals->ncpu)
     n->ncpu = s->totals->ncpu;
@@ -381,6 +408,11 @@ static void node_write_keys(struct collector *c, struct node_state *n, int64_t t
   for (int k = 0; k < PROFILE_NKINDS; k++)
     keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
                erg_collector_key_archives_max(c->cfg));
+  /* After the cell's user archives, so the directory is the store's. */
+  char *tsv = n->user_names.dirty ? user_names_tsv(&n->user_names) : NULL;
+  if (tsv)
+    writer_names(c->writer, n->name, "user", tsv);
+  free(tsv);
   cluster_add(c->cluster, t_end, NULL, 0);
   for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
     cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);
@@ -750,6 +782,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   durable_close(&c);
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
+    user_names_free(&c.nodes[i]->user_names);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (int k = 0; k < PROFILE_NKINDS; k++)

@@ -56,6 +56,8 @@ void writer_key(struct writer *w, const char *node, const char *kind, const char
 void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
                    int64_t cluster_idle_seconds);
 void writer_remove_key(struct writer *w, const char *node, const char *kind, const char *key);
+/* Replaces the kind's names.tsv of node with tsv. */
+void writer_names(struct writer *w, const char *node, const char *kind, const char *tsv);
 void writer_commit(struct writer *w);
 size_t writer_pending(struct writer *w);
 uint64_t writer_errors(struct writer *w);
@@ -172,6 +174,34 @@ void profile_known_free(struct profile_known *k);
  * updated within max_idle_seconds (0: all); returns how many. */
 size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
                           int64_t max_idle_seconds);
+
+/* ---- user names of uid keys (usernames.c) ----
+ * The agent resolves names on the node; the collector keeps, per node, the
+ * last name seen for each uid (bounded), sanitised, and has the writer
+ * store them in the user kind's names.tsv beside the archives. */
+#define USER_NAME_MAX 65     /* 64 bytes of name */
+#define USER_NAMES_MAX 4096  /* uids named per node */
+struct user_names {
+  struct user_name_entry {
+    uint32_t uid;
+    char name[USER_NAME_MAX];
+  } *e;                      /* sorted by uid */
+  size_t n, cap;
+  int dirty;                 /* changed since the last user_names_tsv */
+};
+/* Makes a received name safe to keep and show: at most 64 bytes (cut on a
+ * UTF-8 boundary), control bytes, DEL and invalid UTF-8 as '?', a leading
+ * '[' as '?' (the collector's own keys). Returns 1 when it changed it. */
+int user_name_clean(const char *in, char out[USER_NAME_MAX]);
+/* Sets uid's name (already clean): 1 changed, 0 same, -1 full. */
+int user_names_set(struct user_names *m, uint32_t uid, const char *name);
+/* The name of a user key (a decimal uid), or NULL. */
+const char *user_names_get(const struct user_names *m, const char *key);
+/* Reads a names.tsv written before (restarts); returns how many. */
+size_t user_names_load(struct user_names *m, const char *path);
+/* The map as names.tsv text (malloc'd), clears dirty; NULL no memory. */
+char *user_names_tsv(struct user_names *m);
+void user_names_free(struct user_names *m);
 
 /* ---- cluster-wide job sums (cluster.c) ---- */
 struct cluster;

@@ -210,6 +210,14 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        "Samples agents reported as dropped.", NULL,
                        offsetof(struct node_state, dropped_samples));
   metrics_bpf_health(f, c);
+  metrics_node_counter(f, c, "erg_agent_user_names_sanitized_total",
+                       "User names from the node's agent stored changed to be shown "
+                       "(control bytes, invalid UTF-8, a leading '[', over 64 bytes).", NULL,
+                       offsetof(struct node_state, user_names_sanitized));
+  metrics_node_counter(f, c, "erg_agent_user_names_dropped_total",
+                       "Received user names not kept: the node already had 4096 uids named.",
+                       NULL,
+                       offsetof(struct node_state, user_names_dropped));
   metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
                        "Samples refused because their node had already reported that time.", NULL,
                        offsetof(struct node_state, overlap_samples));
@@ -301,6 +309,12 @@ static void metrics_key_family(FILE *f, struct collector *c, const char *name, c
         metrics_node_label(f, name, c->nodes[i]);
         fprintf(f, ",kind=\"%s\",key=\"", profile_kind_names[k]);
         metrics_label(f, kn->keys[j].key);
+        /* User keys are uids; the name the node gave it, uid as fallback. */
+        if (k == PROFILE_USER) {
+          const char *u = user_names_get(&c->nodes[i]->user_names, kn->keys[j].key);
+          fputs("\",user=\"", f);
+          metrics_label(f, u ? u : kn->keys[j].key);
+        }
         fprintf(f, "\"} %.3f\n", *(const double *)((const char *)&kn->keys[j] + off));
       }
     }

@@ -39,6 +39,8 @@ struct node_state {
   struct node_model *model;   /* never NULL after collector_node */
   unsigned journal_columns;   /* optional journal columns: sticky once seen */
   unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
+  struct user_names user_names; /* uid -> name as the node's agent resolved it */
+  uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
 };
 
 struct source_state {

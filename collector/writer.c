@@ -20,6 +20,7 @@ struct writer_op {
   const char *node, *kind, *key; /* kind NULL: a node cell; node NULL: cluster-wide */
   int expire;                    /* erg_store_expire(t_end, idle[0], idle[1]) instead */
   int remove;                    /* erg_store_key_remove(node, kind, key) instead */
+  int names;                     /* erg_store_names_write(node, kind, key = the text) */
   int64_t idle[2];
   char buf[];
 };
@@ -42,6 +43,12 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
   if (op->expire) {
     if (erg_store_expire(w->store, op->t_end, op->idle[0], op->idle[1], NULL, why, sizeof why))
       erg_warn("store expiry: %s", why);
+    return;
+  }
+  if (op->names) {
+    if (erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why) &&
+        atomic_fetch_add(&w->errors, 1) == 0)
+      erg_warn("store: %s (further store errors only counted)", why);
     return;
   }
   if (op->remove) {
@@ -156,6 +163,12 @@ void writer_remove_key(struct writer *w, const char *node, const char *kind, con
   struct writer_op *op = writer_op_new(w, node, kind, key);
   if (op)
     op->remove = 1;
+}
+
+void writer_names(struct writer *w, const char *node, const char *kind, const char *tsv) {
+  struct writer_op *op = writer_op_new(w, node, kind, tsv);
+  if (op)
+    op->names = 1;
 }
 
 void writer_commit(struct writer *w) {

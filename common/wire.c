@@ -41,6 +41,8 @@ static const char *wire_check_sample(const Erg__Sample *s) {
     return "interval longer than an hour";
   if (s->n_procs > WIRE_MAX_PROCS)
     return "too many processes";
+  if (s->n_users > WIRE_MAX_PROCS)
+    return "too many user names";
   uint64_t span = iv->realtime_end_ns - iv->realtime_start_ns;
   uint32_t ncpu = s->totals && s->totals->ncpu ? s->totals->ncpu : 1;
   /* A process cannot run longer than wall time x CPUs (small slack for

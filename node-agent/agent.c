@@ -190,6 +190,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
     return -1;
   }
   a->cfg = *cfg;
+  a->users = agent_users_new(); /* NULL: uids only, as an older agent */
   a->ticks_per_s = sysconf(_SC_CLK_TCK);
   char buf[64];
   if (agent_read(a, "sys/kernel/random/boot_id", buf, sizeof buf) == 0)
@@ -200,6 +201,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
   char stat[256];
   if (agent_read(a, "stat", stat, sizeof stat) != 0) {
     snprintf(why, whylen, "cannot read %s/stat", cfg->proc_root);
+    agent_users_free(a->users);
     free(a);
     return -1;
   }
@@ -217,6 +219,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
   a->hello.agent_start_realtime_ns = erg_time_realtime_ns();
   a->hello.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
   if (agent_scope_open(a, why, whylen) != 0) {
+    agent_users_free(a->users);
     free(a);
     return -1;
   }
@@ -225,6 +228,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
     if (agent_bpf_start(a, bwhy, sizeof bwhy) != 0) {
       if (!strcmp(cfg->collection, "bpf")) {
         snprintf(why, whylen, "collection = bpf, but BPF is unavailable: %s", bwhy);
+        agent_users_free(a->users);
         free(a);
         return -1;
       }
@@ -455,6 +459,8 @@ void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
    * processes that came and went between sweeps. */
   s->system_cpu_ns = busy_ns > sum_cpu_ns ? busy_ns - sum_cpu_ns : 0;
   s->collection = a->hello.collection;
+  if (a->users)
+    agent_users_fill(a->users, s, mono);
 }
 
 void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
@@ -542,5 +548,6 @@ void erg_agent_close(struct erg_agent *a) {
   free(a->procs);
   free(a->proc_ptrs);
   free(a->strings);
+  agent_users_free(a->users);
   free(a);
 }

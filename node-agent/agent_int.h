@@ -83,7 +83,20 @@ void cgcache_learn(struct cgroup_cache *c, uint64_t id, const char *path);
 void cgcache_walk(struct cgroup_cache *c);
 void cgcache_free(struct cgroup_cache *c);
 
+/* ---- user names (users.c) ---- */
+#define AGENT_USER_NAME_MAX 65      /* longest name sent: 64 bytes */
+#define AGENT_USERS_PER_SAMPLE 1024 /* distinct uids named in one sample */
+struct agent_users;
+struct agent_users *agent_users_new(void);
+void agent_users_free(struct agent_users *u);
+/* The name of uid (cached), or NULL when the node has none. */
+const char *agent_users_name(struct agent_users *u, uint32_t uid, uint64_t now_ns);
+/* Sets s->users to the names of the uids of s's procs (valid until the
+ * next call). */
+void agent_users_fill(struct agent_users *u, Erg__Sample *s, uint64_t now_ns);
+
 struct erg_agent {
+  struct agent_users *users;
   struct erg_agent_config cfg;
   long ticks_per_s;
   char boot_id[40];

@@ -149,7 +149,13 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
               "\"unsettled\":%llu},",
               (unsigned long long)s->bpf->map_full_drops, (unsigned long long)s->bpf->lost_exit_ns,
               (unsigned long long)s->bpf->unseen_switches, (unsigned long long)s->bpf->unsettled);
-  jb_printf(&b, "\"procs\":[");
+  jb_printf(&b, "\"users\":[");
+  for (size_t i = 0; i < s->n_users; i++) {
+    jb_printf(&b, "%s{\"uid\":%u,", i ? "," : "", s->users[i]->uid);
+    jb_str(&b, "name", s->users[i]->name);
+    jb_printf(&b, "}");
+  }
+  jb_printf(&b, "],\"procs\":[");
   for (size_t i = 0; i < s->n_procs; i++) {
     if (i)
       jb_printf(&b, ",");

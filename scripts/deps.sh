@@ -6,7 +6,7 @@ ERG_BUILD_PKGS=(
 )
 ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
-  prometheus sysstat chromium python3-pymodbus python3-serial-asyncio
+  prometheus sysstat chromium python3-pymodbus python3-serial-asyncio passwd util-linux mount
   slurm-wlm slurmdbd mariadb-server
 )
 

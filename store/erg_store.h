@@ -67,6 +67,13 @@ int erg_store_kind_dir(const struct erg_store *s, const char *node, const char *
 const char *erg_store_daemon(const struct erg_store *s);
 unsigned erg_store_step(const struct erg_store *s);
 
+/* Writes <kind dir>/names.tsv: display names of keys, one "<key> TAB
+ * <name>" line each (e.g. user names of uid keys, docs/store.md), replacing
+ * the file atomically; creates the directory. tsv is written as given: the
+ * caller makes each field one line without tabs. */
+int erg_store_names_write(const struct erg_store *s, const char *node, const char *kind,
+                          const char *tsv, char *why, size_t whylen);
+
 struct erg_store_expire_stats {
   uint64_t archives_seen;    /* key archives looked at */
   uint64_t archives_removed;

@@ -149,6 +149,21 @@ int erg_store_key_path(const struct erg_store *s, const char *node, const char *
   return len < 0 || (size_t)len >= outlen ? -1 : 0;
 }
 
+int erg_store_names_write(const struct erg_store *s, const char *node, const char *kind,
+                          const char *tsv, char *why, size_t whylen) {
+  char dir[1024], path[1100];
+  if (store_dir(s, node, kind, dir, sizeof dir) != 0) {
+    snprintf(why, whylen, "path too long for names of %.64s", kind);
+    return -1;
+  }
+  snprintf(path, sizeof path, "%s/names.tsv", dir);
+  if (erg_mkdir_p(dir, 0755) != 0 || erg_write_file_atomic(path, tsv, strlen(tsv)) != 0) {
+    snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- archives ---- */
 
 /* RRAs: step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years,

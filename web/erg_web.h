@@ -69,10 +69,64 @@ struct erg_report_config {
   double cost_per_kwh;
   char currency[16];
   double co2_g_per_kwh;
+  char carbon_csv[512]; /* gCO2/kWh over time (wins over co2_g_per_kwh) */
+  double pue;           /* NAN: not set (1 = facility energy = IT energy) */
+  char pue_csv[512];    /* PUE over time (wins over pue) */
 };
 void erg_report_config_defaults(struct erg_report_config *c);
 /* One key of [report]; -1 with a reason on an unknown key or bad value. */
 int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
+                          char *why, size_t whylen);
+
+/* ---- energy, facility energy and CO2 over time (web/carbon.c) ----
+ * A value over time from a CSV of "time,value" rows (docs/report.md):
+ * piecewise constant, row i holds from t_s[i] until t_s[i+1], the last
+ * one on; unknown before the first. Sorted, one row per time. */
+struct erg_series {
+  size_t n;
+  int64_t *t_s;
+  double *v;
+};
+/* Reads a CSV (ISO-8601 or unix-second times, values >= min_value, an
+ * optional header line, '#' comments, rows in any order, a time repeated
+ * with the same value once). -1 with "FILE:LINE: reason" in why. */
+int erg_series_load(const char *path, double min_value, struct erg_series *s, char *why,
+                    size_t whylen);
+void erg_series_free(struct erg_series *s);
+/* 1 when s (NULL: a constant) has a value at t. */
+int erg_series_covers(const struct erg_series *s, int64_t t);
+
+/* What turns IT energy into facility energy and CO2. A series, when not
+ * NULL, wins over its constant. co2_g_per_kwh NAN and no carbon: no CO2
+ * (NAN). pue 1 and no pue_series: facility energy = IT energy. CO2 is
+ * counted on facility energy. */
+struct erg_energy_factors {
+  double co2_g_per_kwh;
+  const struct erg_series *carbon;
+  double pue;
+  const struct erg_series *pue_series;
+};
+/* Facility joules and CO2 grams of `watts` held over [lo, hi), split where
+ * a series changes. Parts before a series' first row give NAN. */
+void erg_energy_factors_apply(const struct erg_energy_factors *f, int64_t lo, int64_t hi,
+                              double watts, double *facility_j, double *co2_g);
+
+/* One key's energy over [from_s, to_s) from the store under data_dir, as
+ * erg report computes it (finest resolution reaching back to from_s, cell
+ * by cell; docs/report.md). */
+struct erg_key_energy {
+  double energy_joules;          /* IT energy */
+  double facility_energy_joules; /* x PUE */
+  double co2_grams;              /* on facility energy; NAN without a CO2 source */
+  double known_seconds;          /* time with known values */
+  unsigned long step_seconds;    /* resolution read */
+};
+/* node NULL: the cluster-wide archive (cluster/<kind>/<key>.rrd), e.g. a
+ * job. node, kind and key are original names (sanitized here). f NULL: no
+ * PUE, no CO2. 0, or -1 with a reason (no such archive, unreadable). */
+int erg_report_key_energy(const char *data_dir, const char *node, const char *kind,
+                          const char *key, int64_t from_s, int64_t to_s,
+                          const struct erg_energy_factors *f, struct erg_key_energy *out,
                           char *why, size_t whylen);
 
 #endif

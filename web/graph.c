@@ -258,7 +258,7 @@ int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key
   graph_rest(&a, drawn);
   for (size_t k = 0; k < drawn && k < MAX_STACKED; k++) {
     char legend[LEGEND_CHARS * 5 + 8];
-    web_graph_text(keys[k].orig, legend, sizeof legend, LEGEND_CHARS, 1);
+    web_graph_text(keys[k].label, legend, sizeof legend, LEGEND_CHARS, 1);
     argv_add(&a, "AREA:k%zu#%s:%s:STACK", k, palette[k % 12], legend[0] ? legend : "(empty)");
   }
   if (drawn > MAX_STACKED)

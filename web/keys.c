@@ -34,9 +34,40 @@ static int keys_parse(const char *dir, char *line, struct web_key *k) {
   if (!web_file_exists(k->path))
     return 0;
   erg_strlcpy(k->orig, tab + 1, sizeof k->orig);
+  erg_strlcpy(k->label, k->orig, sizeof k->label);
   k->mean_watts = k->energy_j = 0;
   k->last = 0;
   return 1;
+}
+
+char *web_names_load(const char *kind_dir) {
+  char path[1200];
+  static const size_t max = 4096 * 80; /* USER_NAMES_MAX lines of uid + 64-byte name */
+  snprintf(path, sizeof path, "%s/names.tsv", kind_dir);
+  char *buf = malloc(max);
+  if (buf && erg_read_file(path, buf, max) > 0)
+    return buf;
+  free(buf);
+  return NULL;
+}
+
+int web_names_find(const char *names, const char *key, char *out, size_t outlen) {
+  size_t klen = strlen(key);
+  for (const char *p = names; p && *p;) {
+    const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+    if ((size_t)(end - p) > klen + 1 && !strncmp(p, key, klen) && p[klen] == '\t') {
+      size_t n = (size_t)(end - p) - klen - 1;
+      n = n < outlen - 1 ? n : outlen - 1;
+      memcpy(out, p + klen + 1, n);
+      out[n] = '\0';
+      for (unsigned char *q = (unsigned char *)out; *q; q++)
+        if (*q < 0x20 || *q == 0x7f)
+          *q = '?';
+      return 0;
+    }
+    p = nl ? nl + 1 : end;
+  }
+  return -1;
 }
 
 size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, size_t max) {
@@ -55,6 +86,10 @@ size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, s
   }
   if (f)
     fclose(f);
+  char *names = n ? web_names_load(dir) : NULL;
+  for (size_t i = 0; names && i < n; i++)
+    web_names_find(names, keys[i].orig, keys[i].label, sizeof keys[i].label);
+  free(names);
   return n;
 }
 

@@ -64,6 +64,30 @@ static void node_nav(FILE *f, const struct node_view *v, size_t cur) {
   fprintf(f, "</p>\n");
 }
 
+/* Archive mtimes lag the data by rrdcached's write delay: keys written
+ * up to this long before a range still count for it. */
+#define KEY_MTIME_SLACK_SECONDS 3600
+
+/* Under the user breakdown, the users of the range as text: the legend is
+ * an image, and user keys are uids whose names (names.tsv) people search
+ * for. "name (uid)", the uid alone when the node gave no name. */
+static void node_users(FILE *f, const struct web_ctx *c, const struct node_view *v, size_t r) {
+  char dir[1100];
+  struct web_key *keys = calloc(WEB_MAX_KEYS, sizeof *keys);
+  size_t n = 0;
+  if (keys && erg_store_kind_dir(c->st, v->node, "user", dir, sizeof dir) == 0)
+    n = web_read_keys(dir, c->now - web_ranges[r].seconds - KEY_MTIME_SLACK_SECONDS, keys,
+                      WEB_MAX_KEYS);
+  for (size_t i = 0; i < n; i++) {
+    fputs(i ? ", " : "<p class=\"users\">users: ", f);
+    web_html_text(f, keys[i].label);
+    if (strcmp(keys[i].label, keys[i].orig))
+      fputs(" (", f), web_html_text(f, keys[i].orig), fputs(")", f);
+  }
+  fputs(n ? "</p>\n" : "", f);
+  free(keys);
+}
+
 static int node_page(const struct web_ctx *c, const struct node_view *v, size_t r,
                      const struct web_job *jobs, size_t njobs, size_t idx) {
   char *buf = NULL, name[ERG_NAME_MAX + 32];
@@ -86,10 +110,14 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
     fprintf(f, "<h2>power, last %s</h2>\n<img src=\"nodeg-power-%s-%s.%s\" "
                "alt=\"%s: measured and modelled power, last %s\">\n",
             rn, rn, v->safe, c->ext, en, rn);
-    for (size_t k = 0; k < WEB_NKINDS; k++)
-      if (v->kinds[k])
-        fprintf(f, "<h2>by %s</h2>\n<img src=\"nodeg-%s-%s-%s.%s\" alt=\"%s: power by %s, last %s\">\n",
-                web_kinds[k], web_kinds[k], rn, v->safe, c->ext, en, web_kinds[k], rn);
+    for (size_t k = 0; k < WEB_NKINDS; k++) {
+      if (!v->kinds[k])
+        continue;
+      fprintf(f, "<h2>by %s</h2>\n<img src=\"nodeg-%s-%s-%s.%s\" alt=\"%s: power by %s, last %s\">\n",
+              web_kinds[k], web_kinds[k], rn, v->safe, c->ext, en, web_kinds[k], rn);
+      if (!strcmp(web_kinds[k], "user"))
+        node_users(f, c, v, r);
+    }
   }
   int listed = 0;
   for (size_t j = 0; j < njobs; j++) {
@@ -109,10 +137,6 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
   snprintf(name, sizeof name, "node-%s-%s.html", rn, v->safe);
   return web_page_write(c->www, name, f, &buf, &len);
 }
-
-/* Archive mtimes lag the data by rrdcached's write delay: keys written
- * up to this long before a range still count for it. */
-#define KEY_MTIME_SLACK_SECONDS 3600
 
 /* One kind's breakdown graphs for every range; sets v->kinds[k] when the
  * kind has keys with data in the year (the longest range). */

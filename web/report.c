@@ -89,6 +89,58 @@ int erg_report_parse_time(const char *s, int64_t now, int64_t *out) {
 
 /* ---- command line ---- */
 
+static int report_usage(const char *msg, const char *arg);
+
+/* A constant and a CSV for the same factor: a flag wins over the config
+ * file's other one; both as flags, or both in the file, is ambiguous. */
+static int report_pick(double *constant, const char **csv, int flags, int flag_const,
+                       int flag_csv, const char *what) {
+  if ((flags & flag_const) && (flags & flag_csv))
+    return report_usage("give one of these, not both:", what);
+  if (flags & flag_const)
+    *csv = NULL;
+  else if (flags & flag_csv)
+    *constant = NAN;
+  else if (*csv && !isnan(*constant))
+    return report_usage("ergd's [report] sets both of", what);
+  return 0;
+}
+
+static int report_series(const char *path, double min, const char *what, int64_t from,
+                         struct erg_series *s) {
+  char why[600];
+  if (erg_series_load(path, min, s, why, sizeof why) != 0) {
+    fprintf(stderr, "erg report: %s\n", why);
+    return 2;
+  }
+  /* Unknown before the first row: a report starting earlier would have
+   * parts without a factor, so it is refused rather than silently short. */
+  if (!erg_series_covers(s, from)) {
+    fprintf(stderr, "erg report: %s: %s starts at %lld, after --from %lld\n", path, what,
+            (long long)s->t_s[0], (long long)from);
+    return 2;
+  }
+  return 0;
+}
+
+/* Loads the CSVs and fills o->factors. */
+static int report_factors(struct report_opts *o) {
+  if (report_pick(&o->co2_g_per_kwh, &o->carbon_csv, o->flags, REPORT_FLAG_CO2,
+                  REPORT_FLAG_CARBON_CSV, "co2_g_per_kwh/carbon_csv") ||
+      report_pick(&o->pue, &o->pue_csv, o->flags, REPORT_FLAG_PUE, REPORT_FLAG_PUE_CSV,
+                  "pue/pue_csv"))
+    return 1;
+  if (o->carbon_csv &&
+      report_series(o->carbon_csv, 0, "the carbon intensity", o->from_s, &o->carbon) != 0)
+    return 2;
+  if (o->pue_csv && report_series(o->pue_csv, 1, "the PUE", o->from_s, &o->pue_series) != 0)
+    return 2;
+  o->factors = (struct erg_energy_factors){
+      .co2_g_per_kwh = o->co2_g_per_kwh, .carbon = o->carbon_csv ? &o->carbon : NULL,
+      .pue = isnan(o->pue) ? 1 : o->pue, .pue_series = o->pue_csv ? &o->pue_series : NULL};
+  return 0;
+}
+
 static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
@@ -96,7 +148,8 @@ static int report_usage(const char *msg, const char *arg) {
           "usage: erg report (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
           "                  [--by node|command|job|user|unit|container] [--per-node]\n"
           "                  [--format csv|json|html] [--node N]... [--cost-per-kwh X\n"
-          "                  --currency CUR] [--co2-g-per-kwh Y] [--out FILE]\n"
+          "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
+          "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
           "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
   return 1;
 }
@@ -109,18 +162,32 @@ static int report_number(const char *s, double *out) {
 }
 
 void erg_report_config_defaults(struct erg_report_config *c) {
-  *c = (struct erg_report_config){.cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
+  *c = (struct erg_report_config){.cost_per_kwh = NAN, .co2_g_per_kwh = NAN, .pue = NAN};
 }
 
 int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
                           char *why, size_t whylen) {
   double *num = !strcmp(key, "cost_per_kwh")    ? &c->cost_per_kwh
                 : !strcmp(key, "co2_g_per_kwh") ? &c->co2_g_per_kwh
+                : !strcmp(key, "pue")           ? &c->pue
                                                 : NULL;
+  double min = num == &c->pue ? 1 : 0;
   if (num) {
-    if (report_number(value, num) == 0)
+    if (report_number(value, num) == 0 && *num >= min)
       return 0;
-    snprintf(why, whylen, "key '%s': want a number >= 0, not '%s'", key, value);
+    snprintf(why, whylen, "key '%s': want a number >= %g, not '%s'", key, min, value);
+    return -1;
+  }
+  char *path = !strcmp(key, "carbon_csv") ? c->carbon_csv
+               : !strcmp(key, "pue_csv")  ? c->pue_csv
+                                          : NULL;
+  if (path) {
+    if (value[0] && strlen(value) < sizeof c->carbon_csv) {
+      erg_strlcpy(path, value, sizeof c->carbon_csv);
+      return 0;
+    }
+    snprintf(why, whylen, "key '%s': want a file name of 1 to %zu characters", key,
+             sizeof c->carbon_csv - 1);
     return -1;
   }
   if (!strcmp(key, "currency")) {
@@ -131,8 +198,9 @@ int erg_report_config_key(struct erg_report_config *c, const char *key, const ch
     snprintf(why, whylen, "key 'currency': want 1 to %zu characters", sizeof c->currency - 1);
     return -1;
   }
-  snprintf(why, whylen, "unknown key '%s' in [report] (cost_per_kwh, currency, co2_g_per_kwh)",
-           key);
+  snprintf(why, whylen,
+           "unknown key '%s' in [report] (cost_per_kwh, currency, co2_g_per_kwh, carbon_csv, "
+           "pue, pue_csv)", key);
   return -1;
 }
 
@@ -145,6 +213,9 @@ static int report_load_config(struct report_opts *o, const char *path) {
   o->data_dir = o->file.data_dir[0] ? o->file.data_dir : "/var/lib/erg"; /* ergd's default */
   o->cost_per_kwh = o->file.report.cost_per_kwh;
   o->co2_g_per_kwh = o->file.report.co2_g_per_kwh;
+  o->pue = o->file.report.pue;
+  o->carbon_csv = o->file.report.carbon_csv[0] ? o->file.report.carbon_csv : NULL;
+  o->pue_csv = o->file.report.pue_csv[0] ? o->file.report.pue_csv : NULL;
   if (o->file.report.currency[0])
     o->currency = o->file.report.currency;
   if (o->file.rrdcached[0])
@@ -173,7 +244,15 @@ static int report_opt(struct report_opts *o, int c, const char *arg, int64_t now
     return strcmp(arg, "csv") && strcmp(arg, "json") && strcmp(arg, "html")
                ? report_usage("unknown --format", arg) : 0;
   case 'k': return report_number(arg, &o->cost_per_kwh) ? report_usage("bad --cost-per-kwh", arg) : 0;
-  case 'g': return report_number(arg, &o->co2_g_per_kwh) ? report_usage("bad --co2-g-per-kwh", arg) : 0;
+  case 'g':
+    o->flags |= REPORT_FLAG_CO2;
+    return report_number(arg, &o->co2_g_per_kwh) ? report_usage("bad --co2-g-per-kwh", arg) : 0;
+  case 'G': o->carbon_csv = arg, o->flags |= REPORT_FLAG_CARBON_CSV; return 0;
+  case 'V': o->pue_csv = arg, o->flags |= REPORT_FLAG_PUE_CSV; return 0;
+  case 'U':
+    o->flags |= REPORT_FLAG_PUE;
+    return report_number(arg, &o->pue) || o->pue < 1 ? report_usage("bad --pue (a number >= 1)", arg)
+                                                     : 0;
   case 'b':
     for (size_t i = 0; i < sizeof report_kinds / sizeof *report_kinds; i++)
       if (!strcmp(arg, report_kinds[i])) {
@@ -194,9 +273,12 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
       {"cost-per-kwh", required_argument, 0, 'k'}, {"currency", required_argument, 0, 'c'},
       {"co2-g-per-kwh", required_argument, 0, 'g'}, {"out", required_argument, 0, 'o'},
       {"per-node", no_argument, 0, 'P'},           {"help", no_argument, 0, 'h'},
-      {"config", required_argument, 0, 'C'},       {0, 0, 0, 0}};
+      {"config", required_argument, 0, 'C'},       {"carbon-csv", required_argument, 0, 'G'},
+      {"pue", required_argument, 0, 'U'},          {"pue-csv", required_argument, 0, 'V'},
+      {0, 0, 0, 0}};
   *o = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "node", .by_node = 1,
-                            .format = "csv", .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
+                            .format = "csv", .cost_per_kwh = NAN, .co2_g_per_kwh = NAN,
+                            .pue = NAN};
   opterr = 0;
   /* --config first, wherever it is: the flags override the file. */
   optind = 0; /* reset getopt: callers (tests) may parse more than once */
@@ -222,23 +304,23 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
     return report_usage("--to must be later than --from", NULL);
   if (!isnan(o->cost_per_kwh) && !o->currency)
     return report_usage("--cost-per-kwh needs --currency", NULL);
-  return 0;
+  return report_factors(o);
 }
 
 int erg_report_cli(int argc, char **argv) {
   struct report_opts o;
   int rc = report_parse(argc, argv, &o, (int64_t)time(NULL));
-  if (rc != 0)
-    return rc < 0 ? 0 : rc;
   struct report_table t = {0};
   char why[2048];
-  if (report_build(&o, &t, why, sizeof why) != 0 || report_write(&o, &t, why, sizeof why) != 0) {
+  if (rc == 0 &&
+      (report_build(&o, &t, why, sizeof why) != 0 || report_write(&o, &t, why, sizeof why) != 0)) {
     fprintf(stderr, "erg report: %s\n", why);
-    free(t.rows);
-    return 2;
+    rc = 2;
   }
   free(t.rows);
-  return 0;
+  erg_series_free(&o.carbon);
+  erg_series_free(&o.pue_series);
+  return rc < 0 ? 0 : rc;
 }
 
 /* ---- output ---- */
@@ -254,9 +336,11 @@ static double report_div(double a, double b) { return b > 0 ? a / b : NAN; }
 static int report_columns(const struct report_opts *o, const struct report_row *r,
                           double total_j, struct report_col *c) {
   double kwh = r->v.energy_j / REPORT_J_PER_KWH;
+  /* Cost and CO2 are paid on what the facility draws (IT energy x PUE). */
+  double facility_kwh = r->v.facility_j / REPORT_J_PER_KWH;
   int n = 0;
   c[n++] = (struct report_col){"energy_kwh", kwh};
-  c[n++] = (struct report_col){"energy_j", r->v.energy_j};
+  c[n++] = (struct report_col){"energy_joules", r->v.energy_j};
   c[n++] = (struct report_col){"mean_w", report_div(r->v.energy_j, r->v.known_s)};
   c[n++] = (struct report_col){"peak_w", r->v.peak_w};
   if (o->by_node) {
@@ -268,12 +352,17 @@ static int report_columns(const struct report_opts *o, const struct report_row *
   }
   c[n++] = (struct report_col){"known_s", r->v.known_s};
   c[n++] = (struct report_col){"step_s", (double)r->v.step_s};
+  if (!isnan(o->pue) || o->pue_csv)
+    c[n++] = (struct report_col){"facility_energy_joules", r->v.facility_j};
   if (!isnan(o->cost_per_kwh))
-    c[n++] = (struct report_col){"cost", kwh * o->cost_per_kwh};
-  if (!isnan(o->co2_g_per_kwh))
-    c[n++] = (struct report_col){"co2_kg", kwh * o->co2_g_per_kwh / 1000};
+    c[n++] = (struct report_col){"cost", facility_kwh * o->cost_per_kwh};
+  if (!isnan(o->co2_g_per_kwh) || o->carbon_csv)
+    c[n++] = (struct report_col){"co2_grams", r->v.co2_g};
   return n;
 }
+
+/* --by user rows carry the user's name and, beside it, the uid key. */
+static int report_by_user(const struct report_opts *o) { return !strcmp(o->kind, "user"); }
 
 static void report_iso(int64_t t, char out[32]) {
   time_t tt = (time_t)t;
@@ -295,7 +384,8 @@ static void report_csv(FILE *f, const struct report_opts *o, const struct report
   struct report_col c[16];
   struct report_row none = {.v.peak_w = NAN};
   int n = report_columns(o, &none, total_j, c);
-  fprintf(f, "node%s%s", o->by_node ? "" : ",", o->by_node ? "" : o->kind);
+  fprintf(f, "node%s%s%s", o->by_node ? "" : ",", o->by_node ? "" : o->kind,
+          report_by_user(o) ? ",uid" : "");
   for (int i = 0; i < n; i++)
     fprintf(f, ",%s", c[i].name);
   fprintf(f, "%s\r\n", isnan(o->cost_per_kwh) ? "" : ",currency");
@@ -303,6 +393,8 @@ static void report_csv(FILE *f, const struct report_opts *o, const struct report
     report_csv_text(f, t->rows[r].node);
     if (!o->by_node)
       fputc(',', f), report_csv_text(f, t->rows[r].key);
+    if (report_by_user(o))
+      fputc(',', f), report_csv_text(f, t->rows[r].uid);
     n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       fprintf(f, isnan(c[i].v) ? "," : ",%.10g", c[i].v);
@@ -357,6 +449,8 @@ static int report_json(FILE *f, const struct report_opts *o, const struct report
     json_object_set_new(row, "node", report_json_text(t->rows[r].node));
     if (!o->by_node)
       json_object_set_new(row, o->kind, report_json_text(t->rows[r].key));
+    if (report_by_user(o))
+      json_object_set_new(row, "uid", report_json_text(t->rows[r].uid));
     int n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       json_object_set_new(row, c[i].name, report_json_num(c[i].v));
@@ -392,6 +486,8 @@ static void report_html(FILE *f, const struct report_opts *o, const struct repor
   fprintf(f, ".</p>\n<table>\n<tr><th>node</th>");
   if (!o->by_node)
     fprintf(f, "<th>%s</th>", o->kind);
+  if (report_by_user(o))
+    fputs("<th>uid</th>", f);
   int n = report_columns(o, &none, total_j, c);
   for (int i = 0; i < n; i++)
     fprintf(f, "<th>%s</th>", c[i].name);
@@ -401,6 +497,8 @@ static void report_html(FILE *f, const struct report_opts *o, const struct repor
     report_html_text(f, t->rows[r].node);
     if (!o->by_node)
       fputs("</td><td class=\"t\">", f), report_html_text(f, t->rows[r].key);
+    if (report_by_user(o))
+      fputs("</td><td class=\"t\">", f), report_html_text(f, t->rows[r].uid);
     fputs("</td>", f);
     n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)

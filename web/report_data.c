@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "report_int.h"
+#include "web_int.h"
 
 /* ---- choosing the resolution ---- */
 
@@ -136,11 +137,15 @@ static long report_ds_index(const struct report_fetch *f, const char *ds) {
 
 /* Row r holds the mean over (start + r*step, start + (r+1)*step]; only the
  * part of that interval inside [from, to] counts. Unknown rows count as
- * neither energy nor time: the mean is over known time only. */
+ * neither energy nor time: the mean is over known time only. Facility
+ * energy and CO2 are integrated row by row with the factors in force in
+ * each part of the row (not the total times a mean factor). */
 static void report_integrate(const struct report_fetch *f, long ds, int64_t from, int64_t to,
-                             struct report_value *v) {
+                             const struct erg_energy_factors *k, struct report_value *v) {
+  static const struct erg_energy_factors none = {.co2_g_per_kwh = NAN, .pue = 1};
   unsigned long rows = f->step ? (unsigned long)(f->end - f->start) / f->step : 0;
-  v->energy_j = v->known_s = 0;
+  k = k ? k : &none;
+  v->energy_j = v->known_s = v->facility_j = v->co2_g = 0;
   for (unsigned long r = 0; ds >= 0 && r < rows; r++) {
     int64_t lo = (int64_t)f->start + (int64_t)(r * f->step), hi = lo + (int64_t)f->step;
     double w = f->data[r * f->nds + (unsigned long)ds];
@@ -148,8 +153,12 @@ static void report_integrate(const struct report_fetch *f, long ds, int64_t from
     hi = hi < to ? hi : to;
     if (hi <= lo || isnan(w))
       continue;
+    double fj, g;
+    erg_energy_factors_apply(k, lo, hi, w, &fj, &g);
     v->energy_j += w * (double)(hi - lo);
     v->known_s += (double)(hi - lo);
+    v->facility_j += fj;
+    v->co2_g += g;
   }
 }
 
@@ -169,7 +178,8 @@ static double report_peak(const struct report_fetch *f, long ds, int64_t from, i
  * from AVERAGE, peak of the first one from MAX at the same resolution
  * (AVERAGE when the archive has no MAX RRA). */
 static int report_archive(const char *path, const char *const *ds, int nds, int64_t from,
-                          int64_t to, struct report_value *out, char *why, size_t whylen) {
+                          int64_t to, const struct erg_energy_factors *k,
+                          struct report_value *out, char *why, size_t whylen) {
   struct report_layout L;
   memset(out, 0, (size_t)nds * sizeof *out);
   for (int i = 0; i < nds; i++)
@@ -187,7 +197,7 @@ static int report_archive(const char *path, const char *const *ds, int nds, int6
   if (report_fetch(path, "AVERAGE", from, end, res, &f, why, whylen) != 0)
     return -1;
   for (int i = 0; i < nds; i++) {
-    report_integrate(&f, report_ds_index(&f, ds[i]), from, end, &out[i]);
+    report_integrate(&f, report_ds_index(&f, ds[i]), from, end, k, &out[i]);
     out[i].step_s = f.step;
   }
   if (report_has_cf(&L, "MAX", res)) {
@@ -313,7 +323,8 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
   measured->peak_w = NAN;
   if (!report_is_file(path))
     return 0;
-  if (report_archive(path, ds, 3, c->o->from_s, c->o->to_s, v, c->why, sizeof c->why) != 0)
+  if (report_archive(path, ds, 3, c->o->from_s, c->o->to_s, &c->o->factors, v, c->why,
+                     sizeof c->why) != 0)
     return -1;
   report_tick(c);
   *measured = v[0];
@@ -338,6 +349,9 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
   snprintf(path, sizeof path, "%s/index.tsv", dir);
   FILE *f = fopen(path, "r");
   int rc = 0;
+  /* User keys are uids: rows show the node's name for it (names.tsv). */
+  int users = !strcmp(c->o->kind, "user");
+  char *names = users ? web_names_load(dir) : NULL;
   while (f && rc == 0 && fgets(line, sizeof line, f)) {
     char *tab = strchr(line, '\t');
     if (!tab)
@@ -353,12 +367,18 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
     erg_strlcpy(r->node, node_name, sizeof r->node);
     report_clean_name(tab + 1);
     erg_strlcpy(r->key, tab + 1, sizeof r->key);
-    rc = report_archive(path, ds, 1, c->o->from_s, c->o->to_s, &r->v, c->why, sizeof c->why);
+    if (users) {
+      erg_strlcpy(r->uid, tab + 1, sizeof r->uid);
+      web_names_find(names, r->uid, r->key, sizeof r->key);
+    }
+    rc = report_archive(path, ds, 1, c->o->from_s, c->o->to_s, &c->o->factors, &r->v, c->why,
+                        sizeof c->why);
     r->node_energy_j = node_energy_j;
     report_tick(c);
   }
   if (f)
     fclose(f);
+  free(names);
   return rc;
 }
 
@@ -463,3 +483,35 @@ int report_build(const struct report_opts *o, struct report_table *t, char *why,
   return rc;
 }
 
+
+/* ---- one key, for other commands (erg jobs) ---- */
+
+int erg_report_key_energy(const char *data_dir, const char *node, const char *kind,
+                          const char *key, int64_t from_s, int64_t to_s,
+                          const struct erg_energy_factors *f, struct erg_key_energy *out,
+                          char *why, size_t whylen) {
+  static const char *const ds[] = {"watts"};
+  char snode[ERG_NAME_MAX], skind[ERG_NAME_MAX], skey[ERG_NAME_MAX], path[1400];
+  struct report_value v;
+  memset(out, 0, sizeof *out);
+  erg_name_sanitize(kind, strlen(kind), skind);
+  erg_name_sanitize(key, strlen(key), skey);
+  if (node) {
+    erg_name_sanitize(node, strlen(node), snode);
+    snprintf(path, sizeof path, "%s/nodes/%s/%s/%s.rrd", data_dir, snode, skind, skey);
+  } else {
+    snprintf(path, sizeof path, "%s/cluster/%s/%s.rrd", data_dir, skind, skey);
+  }
+  if (!report_is_file(path)) {
+    snprintf(why, whylen, "no archive %s", path);
+    return -1;
+  }
+  if (report_archive(path, ds, 1, from_s, to_s, f, &v, why, whylen) != 0)
+    return -1;
+  *out = (struct erg_key_energy){.energy_joules = v.energy_j, .facility_energy_joules = v.facility_j,
+                                 .co2_grams = f && (f->carbon || !isnan(f->co2_g_per_kwh))
+                                                  ? v.co2_g : NAN,
+                                 .known_seconds = v.known_s,
+                                 .step_seconds = v.step_s};
+  return 0;
+}

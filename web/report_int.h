@@ -26,7 +26,14 @@ struct cli_ergd_conf {
 /* Reads path into c; on error prints "erg WHO: reason" and returns -1. */
 int cli_ergd_conf_load(const char *path, struct cli_ergd_conf *c, const char *who);
 
+/* Which factors the command line set (a flag wins over ergd's [report]). */
+#define REPORT_FLAG_CO2 1
+#define REPORT_FLAG_CARBON_CSV 2
+#define REPORT_FLAG_PUE 4
+#define REPORT_FLAG_PUE_CSV 8
+
 struct report_opts {
+  int flags; /* REPORT_FLAG_* */
   const char *data_dir, *out, *format, *currency;
   const char *kind; /* "node" or a profile key kind ("command", ...) */
   int by_node;
@@ -35,6 +42,10 @@ struct report_opts {
   const char *select[REPORT_MAX_SELECT]; /* --node */
   size_t nselect;
   double cost_per_kwh, co2_g_per_kwh; /* NAN when not asked for */
+  const char *carbon_csv, *pue_csv;   /* NULL when not asked for */
+  double pue;                         /* NAN when not asked for */
+  struct erg_series carbon, pue_series; /* loaded from the CSVs */
+  struct erg_energy_factors factors;    /* what report_build integrates with */
   /* --config FILE: ergd's settings, under the flags. */
   struct cli_ergd_conf file;
 };
@@ -42,11 +53,13 @@ struct report_opts {
 /* One data source over the period; known_s is the time with known data. */
 struct report_value {
   double energy_j, known_s, peak_w;
+  double facility_j, co2_g; /* x PUE; CO2 on facility energy (NAN: no source) */
   unsigned long step_s; /* resolution actually read */
 };
 
 struct report_row {
   char node[256], key[256];
+  char uid[32]; /* --by user: the archive's key (uid or [system], ...); key is its name */
   struct report_value v;
   double idle_j, dynamic_j; /* node rows */
   double node_energy_j;     /* key rows: the node's measured energy */

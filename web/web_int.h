@@ -41,10 +41,18 @@ struct web_key {
   char path[1200];        /* archive */
   char safe[ERG_NAME_MAX];
   char orig[256];         /* original key as kept in index.tsv */
+  char label[256];        /* what legends show: orig, or its names.tsv name (users) */
   double mean_watts;      /* over the range being drawn, for ordering */
   double energy_j;
   int64_t last;           /* last update (jobs) */
 };
+
+/* Display names of keys (names.tsv beside a kind's archives: user names
+ * of uid keys, docs/store.md). The file's text (malloc'd) or NULL. */
+char *web_names_load(const char *kind_dir);
+/* key's name in a loaded names.tsv (NULL: none) into out, control bytes
+ * as '?'; 0 found, -1 not (out untouched). */
+int web_names_find(const char *names, const char *key, char *out, size_t outlen);
 
 /* A job with a page: its cluster archive and the nodes it ran on. */
 struct web_job {

@@ -170,7 +170,7 @@ PY
 
 m=$work/metrics.txt
 for s in 'erg_key_energy_joules_total{node="n1",kind="job",key="4242"}' \
-         'erg_key_energy_joules_total{node="n2",kind="user",key="0"}' \
+         'erg_key_energy_joules_total{node="n2",kind="user",key="0",user="root"}' \
          'erg_job_energy_joules_total{job="4242"}' 'erg_node_dynamic_energy_joules_total{node="n1"}' \
          'erg_node_measured_energy_joules_total{node="n2"}' 'erg_node_idle_energy_joules_total{node="n2"}'; do
   grep -qF "$s " "$m" || { echo "FAIL: /metrics lacks $s"; grep -c . "$m"; exit 1; }

@@ -6,7 +6,10 @@
  * minute of the recent window, one key "burn" = measured - 100. Jobs:
  * "1234" runs on n1 (50 W) and node two (30 W), a hostile-named one on
  * node two (20 W); cluster/job holds their sums as ergd writes them.
- * Users: n1 "alice" 60 W, node two "[system]" = measured - 100.
+ * Users: n1 "alice" 60 W (a key from before user names), uid keys "1000"
+ * 4 W, "1001" 3 W, "1002" 2 W with names.tsv naming 1000 "bob" and 1001 a
+ * hostile name (1002 has none: uid fallback); node two "[system]" =
+ * measured - 100.
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +45,9 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
              erg_store_key_update(s, "n1", "user", "alice", t, 60, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "user", "1000", t, 4, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "user", "1001", t, 3, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "user", "1002", t, 2, why, sizeof why) ||
              erg_store_key_update(s, "node two", "user", "[system]", t, w - 100, why, sizeof why);
     for (size_t k = 0; rc == 0 && k < sizeof n1_keys / sizeof *n1_keys; k++)
       rc = erg_store_key_update(s, "n1", "command", n1_keys[k].key, t, n1_keys[k].watts, why,
@@ -66,7 +72,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fixture: %s\n", why);
     return 1;
   }
-  int rc = fixture_window(s, a_end, 0) || fixture_window(s, b_end, 1);
+  int rc = fixture_window(s, a_end, 0) || fixture_window(s, b_end, 1) ||
+           erg_store_names_write(s, "n1", "user", "1000\tbob\n1001\t<b>ev\"il</b>,x\n", why,
+                                 sizeof why);
   erg_store_close(s);
   /* The original name of "node two", as the collector would keep it. */
   erg_name_sanitize("node two", 8, safe);

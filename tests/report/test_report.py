@@ -70,14 +70,14 @@ rows = {r["node"]: r for r in rows_csv("--from", str(b_start), "--to", str(b_end
 check(set(rows) == {"n1", "node two"}, "node rows, original name from the name file")
 for name, path in (("n1", n1_rrd), ("node two", two_rrd)):
     ref, step = fetch_energy(path, "measured", b_start, b_end, 5)
-    got = float(rows[name]["energy_j"])
+    got = float(rows[name]["energy_joules"])
     check(step == 5 and rows[name]["step_s"] == "5", f"{name}: recent period read at 5 s")
     check(close(got, ref), f"{name}: energy {got:.0f} J vs rrdtool fetch {ref:.0f} J")
     check(close(float(rows[name]["energy_kwh"]) * 3.6e6, got, 1e-6), f"{name}: kWh = J / 3.6e6")
-check(close(float(rows["n1"]["energy_j"]), 720000), "n1: 100 W x 2 h")
+check(close(float(rows["n1"]["energy_joules"]), 720000), "n1: 100 W x 2 h")
 check(close(float(rows["n1"]["idle_kwh"]), 0.08) and close(float(rows["n1"]["dynamic_kwh"]), 0.12),
       "n1: idle and dynamic energy")
-check(close(float(rows["node two"]["energy_j"]), two_truth), "node two: energy vs formula")
+check(close(float(rows["node two"]["energy_joules"]), two_truth), "node two: energy vs formula")
 check(close(float(rows["node two"]["peak_w"]), 200, 0.01), "node two: peak from MAX")
 check(close(float(rows["n1"]["mean_w"]), 100, 1e-6), "n1: mean W")
 check(close(float(rows["node two"]["known_s"]), 7200 - 60, 1e-6), "node two: unknown minute left out")
@@ -87,35 +87,35 @@ check(close(float(rows["n1"]["share"]) + float(rows["node two"]["share"]), 1, 1e
 rows = {r["node"]: r for r in rows_csv("--from", str(a_start), "--to", str(a_end))}
 for name, path in (("n1", n1_rrd), ("node two", two_rrd)):
     ref, step = fetch_energy(path, "measured", a_start, a_end, 60)
-    got = float(rows[name]["energy_j"])
+    got = float(rows[name]["energy_joules"])
     check(step == 60 and rows[name]["step_s"] == "60", f"{name}: old period read at 60 s")
     check(close(got, ref), f"{name}: old energy {got:.0f} J vs rrdtool fetch {ref:.0f} J")
-check(close(float(rows["n1"]["energy_j"]), 720000), "n1: old window 100 W x 2 h")
+check(close(float(rows["n1"]["energy_joules"]), 720000), "n1: old window 100 W x 2 h")
 
 # Relative times and ISO times.
 rows = {r["node"]: r for r in rows_csv("--from", "-7d", "--to", "now")}
-check(close(float(rows["n1"]["energy_j"]), 1440000), "-7d..now: both windows of n1")
+check(close(float(rows["n1"]["energy_joules"]), 1440000), "-7d..now: both windows of n1")
 rows = {r["node"]: r for r in rows_csv("--from", "-12h", "--to", "now")}
-check(close(float(rows["n1"]["energy_j"]), 720000) and rows["n1"]["step_s"] == "5", "-12h..now")
+check(close(float(rows["n1"]["energy_joules"]), 720000) and rows["n1"]["step_s"] == "5", "-12h..now")
 iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(b_start))
 rows = {r["node"]: r for r in rows_csv("--from", iso, "--to", str(b_end), "--node", "n1")}
-check(list(rows) == ["n1"] and close(float(rows["n1"]["energy_j"]), 720000), "ISO --from, --node")
+check(list(rows) == ["n1"] and close(float(rows["n1"]["energy_joules"]), 720000), "ISO --from, --node")
 
 # By command: names round-trip through CSV; shares of the node's energy.
 text = report("--from", str(b_start), "--to", str(b_end), "--by", "command",
               "--cost-per-kwh", "0.25", "--currency", "EUR", "--co2-g-per-kwh", "400").stdout
-check(text.startswith("node,command,energy_kwh,energy_j,mean_w,peak_w,share_of_node"), "CSV header")
+check(text.startswith("node,command,energy_kwh,energy_joules,mean_w,peak_w,share_of_node"), "CSV header")
 rows = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(text))}
 check(("n1", 'a,b "q"') in rows, "comma and quote round-trip in CSV")
 check(("n1", "<script>alert(1)</script>") in rows, "hostile name kept in CSV")
 check(close(float(rows[("n1", "sleep")]["share_of_node"]), 0.1), "sleep: 10 % of n1")
-check(close(float(rows[("n1", "sleep")]["energy_j"]), 72000), "sleep: 10 W x 2 h")
+check(close(float(rows[("n1", "sleep")]["energy_joules"]), 72000), "sleep: 10 W x 2 h")
 burn_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "command", "burn.rrd"), "watts",
                            b_start, b_end, 5)
-check(close(float(rows[("node two", "burn")]["energy_j"]), burn_ref), "burn vs rrdtool fetch")
+check(close(float(rows[("node two", "burn")]["energy_joules"]), burn_ref), "burn vs rrdtool fetch")
 c = rows[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR", "cost column")
-check(close(float(c["co2_kg"]), 0.02 * 0.4), "CO2 column")
+check(close(float(c["co2_grams"]), 0.02 * 400), "CO2 column")
 
 # The same factors from ergd's config file ([collector] data_dir, [report]);
 # a flag overrides the file.
@@ -130,7 +130,7 @@ p = report_conf()
 check(p.returncode == 0, f"report --config: {p.stderr}")
 c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.25) and c["currency"] == "EUR"
-      and close(float(c["co2_kg"]), 0.02 * 0.4), "cost and CO2 from [report]")
+      and close(float(c["co2_grams"]), 0.02 * 400), "cost and CO2 from [report]")
 p = report_conf("--cost-per-kwh", "0.5")
 c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
 check(close(float(c["cost"]), 0.02 * 0.5), "--cost-per-kwh overrides [report]")
@@ -169,16 +169,16 @@ check(set(rows) == {"1234", hostile} and all(r["node"] == "*" for r in rows.valu
       "--by job: one cluster-wide row per job")
 cl_dir = os.path.join(DIR, "cluster", "job")
 ref, _ = fetch_energy(os.path.join(cl_dir, "1234.rrd"), "watts", b_start, b_end, 5)
-got = float(rows["1234"]["energy_j"])
+got = float(rows["1234"]["energy_joules"])
 check(close(got, ref) and close(got, 80 * 7200), f"job 1234: {got:.0f} J vs rrdtool fetch {ref:.0f} J")
 node_rows = {r["node"]: r for r in rows_csv(*period)}
-all_j = sum(float(r["energy_j"]) for r in node_rows.values())
+all_j = sum(float(r["energy_joules"]) for r in node_rows.values())
 check(close(float(rows["1234"]["share_of_node"]), got / all_j, 1e-6), "job share of all nodes' energy")
 per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
 check(set(per) == {("n1", "1234"), ("node two", "1234"), ("node two", hostile)},
       "--per-node: per-node job rows")
 check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
-check(close(float(per[("n1", "1234")]["energy_j"]) + float(per[("node two", "1234")]["energy_j"]),
+check(close(float(per[("n1", "1234")]["energy_joules"]) + float(per[("node two", "1234")]["energy_joules"]),
             got), "per-node job energies add up to the cluster row")
 sel = rows_csv(*period, "--by", "job", "--node", "n1")
 check([(r["node"], r["job"]) for r in sel] == [("n1", "1234")], "--node selects per-node job rows")
@@ -186,17 +186,162 @@ doc = json.loads(report(*period, "--by", "job", "--format", "json").stdout)
 check(any(r["job"] == hostile for r in doc["rows"]), "JSON keeps the hostile job name")
 # By user: the per-node user archives.
 rows = {(r["node"], r["user"]): r for r in rows_csv(*period, "--by", "user")}
-check(set(rows) == {("n1", "alice"), ("node two", "[system]")}, "--by user rows")
-check(close(float(rows[("n1", "alice")]["energy_j"]), 60 * 7200), "alice: 60 W x 2 h")
+evil = '<b>ev"il</b>,x'
+check(set(rows) == {("n1", "alice"), ("n1", "bob"), ("n1", evil), ("n1", "1002"),
+                    ("node two", "[system]")}, "--by user rows: names from names.tsv, uid fallback")
+check([rows[("n1", k)]["uid"] for k in ("bob", evil, "1002", "alice")] == ["1000", "1001", "1002", "alice"]
+      and rows[("node two", "[system]")]["uid"] == "[system]", "--by user: uid column")
+check(close(float(rows[("n1", "bob")]["energy_joules"]), 4 * 7195), "bob: 4 W")
+doc = json.loads(report(*period, "--by", "user", "--format", "json").stdout)
+check({(r["user"], r["uid"]) for r in doc["rows"]} >= {("bob", "1000"), (evil, "1001")}, "JSON: user and uid")
+html = report(*period, "--by", "user", "--format", "html").stdout
+check("<td class=\"t\">bob</td><td class=\"t\">1000</td>" in html and "&lt;b&gt;ev&quot;il&lt;/b&gt;,x" in html
+      and "<b>ev" not in html, "HTML: user names, escaped")
+check(close(float(rows[("n1", "alice")]["energy_joules"]), 60 * 7200), "alice: 60 W x 2 h")
 sys_ref, _ = fetch_energy(os.path.join(nodes, two_dir, "user",
                                        [f for f in os.listdir(os.path.join(nodes, two_dir, "user"))
                                         if f.endswith(".rrd")][0]), "watts", b_start, b_end, 5)
-check(close(float(rows[("node two", "[system]")]["energy_j"]), sys_ref), "[system] vs rrdtool fetch")
+check(close(float(rows[("node two", "[system]")]["energy_joules"]), sys_ref), "[system] vs rrdtool fetch")
 p = report("--node", "nope", expect=2)
 check("no node nope" in p.stderr, "unknown --node")
 p = subprocess.run([MAIN, "report", "--data-dir", os.path.join(tmp, "missing")],
                    capture_output=True, text=True)
 check(p.returncode == 2, "missing store: exit 2")
+
+# Carbon intensity over time and PUE (issue 15). "node two" draws
+# 150 + 50 sin(2 pi t / 600) W, unknown for the window's first minute (the
+# first cell of every archive in the window is unknown too: the gap since
+# the old window). The intensity steps from 100 to 1000 gCO2/kWh during
+# the high half of one period of the sine and back to 100, at times that
+# are not on cell boundaries. CO2 must be the cell-by-cell integral of
+# energy x intensity, not the total energy x the mean intensity.
+def two_w(t):
+    return 150 + 50 * math.sin(2 * math.pi * (t % 600) / 600)
+
+
+def g_at(steps, t):
+    return [g for (ts, g) in steps if ts <= t][-1]
+
+
+def hand_co2(steps, watts, start, end, pue=1.0):
+    """Σ over 5-s cells (t-5, t] of watts(t) x the seconds under each intensity."""
+    total = 0.0
+    for t in range(start + 5, end + 1, 5):
+        w = watts(t)
+        if w is None:
+            continue
+        cuts = sorted({t - 5, t} | {ts for ts, _ in steps if t - 5 < ts < t})
+        for lo, hi in zip(cuts, cuts[1:]):
+            total += w * (hi - lo) * pue * g_at(steps, lo) / 3.6e6
+    return total
+
+
+step_t = b_start + 3600 - b_start % 600 + 2  # inside a cell, where the sine rises
+steps = [(b_start - 3600, 100.0), (step_t, 1000.0), (step_t + 300, 100.0)]
+carbon = os.path.join(tmp, "carbon.csv")
+with open(carbon, "w") as f:  # unsorted, a header, a comment, a repeated row, an ISO time
+    f.write("time,gCO2_per_kWh\r\n")
+    f.write(f"{step_t},1000\n# the grid gets dirtier\n{step_t + 300},100\n")
+    f.write(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(b_start - 3600)) + ",100\n")
+    f.write(f"{step_t}, 1000\n")
+known = lambda w: (lambda t: w(t) if t >= b_start + 10 else None)
+two_known = lambda t: two_w(t) if t > b_start + 60 else None
+truth = hand_co2(steps, two_known, b_start, b_end)
+e_two = sum(two_w(t) * 5 for t in range(b_start + 65, b_end + 1, 5))
+naive = e_two / 3.6e6 * (100 * (b_end - b_start - 300) + 1000 * 300) / (b_end - b_start)
+rows = {r["node"]: r for r in rows_csv(*period, "--carbon-csv", carbon)}
+got = float(rows["node two"]["co2_grams"])
+check(close(got, truth, 1e-4), f"node two: CO2 {got:.4f} g = hand integral {truth:.4f} g")
+check(abs(got - naive) / naive > 0.01, f"test discriminates: total x mean intensity is {naive:.4f} g")
+check(close(float(rows["n1"]["co2_grams"]), hand_co2(steps, known(lambda t: 100), b_start, b_end), 1e-4),
+      "n1: CO2 with the step")
+check("facility_energy_joules" not in rows["n1"], "no PUE: no facility column")
+# Commands and --by user carry it too; the PUE multiplies facility energy and CO2.
+rows = {(r["node"], r["command"]): r for r in
+        rows_csv(*period, "--by", "command", "--carbon-csv", carbon, "--pue", "1.5")}
+burn = rows[("node two", "burn")]
+burn_truth = hand_co2(steps, lambda t: two_w(t) - 100 if t > b_start + 60 else None, b_start, b_end)
+check(close(float(burn["co2_grams"]), 1.5 * burn_truth, 1e-4), "burn: CO2 on facility energy (x PUE)")
+check(close(float(burn["facility_energy_joules"]), 1.5 * float(burn["energy_joules"]), 1e-9),
+      "facility energy = IT energy x PUE")
+p = report(*period, "--pue", "1.5", "--cost-per-kwh", "1", "--currency", "EUR")
+r = {x["node"]: x for x in csv.DictReader(io.StringIO(p.stdout))}["n1"]
+check(close(float(r["cost"]), 0.2 * 1.5), "cost on facility energy")
+# A time-varying PUE (1.2, then 1.6 from step_t).
+pue_csv = os.path.join(tmp, "pue.csv")
+with open(pue_csv, "w") as f:
+    f.write(f"{b_start - 10},1.2\n{step_t},1.6\n")
+rows = {r["node"]: r for r in rows_csv(*period, "--pue-csv", pue_csv)}
+# (hand_co2 with PUE for intensity: Σ W x s x PUE / 3.6e6; the cell holding step_t is split)
+fac = hand_co2([(b_start - 10, 1.2), (step_t, 1.6)], known(lambda t: 100), b_start, b_end) * 3.6e6
+check(close(float(rows["n1"]["facility_energy_joules"]), fac, 1e-6), "PUE over time, split cell")
+# JSON and HTML carry the columns.
+doc = json.loads(report(*period, "--format", "json", "--carbon-csv", carbon, "--pue", "2").stdout)
+r = [x for x in doc["rows"] if x["node"] == "node two"][0]
+check(close(r["co2_grams"], 2 * truth, 1e-4) and close(r["facility_energy_joules"], 2 * e_two, 1e-4)
+      and close(r["energy_joules"], e_two), "JSON: energy_joules, facility_energy_joules, co2_grams")
+html = report(*period, "--format", "html", "--carbon-csv", carbon, "--pue", "2").stdout
+check("<th>facility_energy_joules</th>" in html and "<th>co2_grams</th>" in html, "HTML columns")
+# The entry point for other commands: one key over [from, to).
+p = subprocess.run([MAIN, "key-energy", DIR, "-", "job", "1234", str(b_start), str(b_end), carbon,
+                    "1.5"], capture_output=True, text=True)
+e, fj, g, known_s, _ = map(float, p.stdout.split() or [0] * 5)
+check(p.returncode == 0 and close(e, 80 * 7200) and close(fj, 1.5 * e, 1e-9)
+      and close(g, 1.5 * hand_co2(steps, known(lambda t: 80), b_start, b_end), 1e-4),
+      f"erg_report_key_energy: cluster job 1234 {p.stdout.strip()} {p.stderr.strip()}")
+p = subprocess.run([MAIN, "key-energy", DIR, "n1", "user", "alice", str(b_start), str(b_end)],
+                   capture_output=True, text=True)
+check(p.returncode == 0 and close(float(p.stdout.split()[0]), 60 * 7200)
+      and p.stdout.split()[2] == "nan", "erg_report_key_energy: per-node key, no CO2 source")
+# From ergd's [report]; a flag of the other kind wins; both in the file is refused.
+with open(conf, "w") as f:
+    f.write(f"[collector]\ndata_dir = {DIR}\n[report]\ncarbon_csv = {carbon}\npue = 1.25\n")
+p = report_conf()
+c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("node two", "burn")]
+check(p.returncode == 0 and close(float(c["co2_grams"]), 1.25 * burn_truth, 1e-4),
+      "carbon_csv and pue from [report] " + p.stderr)
+p = report_conf("--co2-g-per-kwh", "400")
+c = {(r["node"], r["command"]): r for r in csv.DictReader(io.StringIO(p.stdout))}[("n1", "sleep")]
+check(p.returncode == 0 and close(float(c["co2_grams"]), 0.02 * 1.25 * 400), "--co2-g-per-kwh wins over carbon_csv")
+with open(conf, "a") as f:
+    f.write("co2_g_per_kwh = 300\n")
+p = report_conf()
+check(p.returncode == 1 and "co2_g_per_kwh" in p.stderr, "[report] with both co2_g_per_kwh and carbon_csv")
+p = report(*period, "--co2-g-per-kwh", "1", "--carbon-csv", carbon, expect=1)
+with open(conf, "a") as f:
+    f.write("pue = 0.9\n")
+p = report_conf()
+check(p.returncode == 1 and "pue" in p.stderr and conf in p.stderr, "[report] pue < 1 refused")
+report(*period, "--pue", "0.8", expect=1)
+# Malformed CSVs: exit 2, FILE:LINE and the reason.
+def bad_csv(name, text, want):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    p = report(*period, "--carbon-csv", path, expect=2)
+    check(want.format(path=path) in p.stderr, f"{name}: {p.stderr.strip()}")
+bad_csv("c1.csv", f"time,g\n{b_start - 10},100\n{b_start},abc\n", "{path}:3: bad value 'abc'")
+bad_csv("c2.csv", f"{b_start - 10},100\nyesterday,200\n", "{path}:2: bad time 'yesterday'")
+bad_csv("c3.csv", f"{b_start - 10},100\n{b_start},-5\n", "{path}:2: bad value '-5'")
+bad_csv("c4.csv", f"{b_start - 10},100\n{b_start},1,2\n", "{path}:2: want two fields")
+bad_csv("c5.csv", f"{b_start - 10},100\n{b_start},7\n{b_start - 10},200\n",
+        "{path}:3: time " + str(b_start - 10) + " also on line 1 with another value")
+bad_csv("c6.csv", f"{b_start + 10},100\n", "{path}: the carbon intensity starts at")
+bad_csv("c7.csv", "# nothing\n", "{path}: no rows")
+bad_csv("c8.csv", f"{b_start - 10},nan\n", "{path}:1: bad value 'nan'")
+p = report(*period, "--carbon-csv", os.path.join(tmp, "absent.csv"), expect=2)
+check("absent.csv: No such file" in p.stderr, "missing carbon CSV")
+with open(os.path.join(tmp, "p1.csv"), "w") as f:
+    f.write(f"{b_start - 10},0.7\n")
+p = report(*period, "--pue-csv", os.path.join(tmp, "p1.csv"), expect=2)
+check("p1.csv:1: bad value '0.7' (a number >= 1)" in p.stderr, "PUE CSV below 1")
+# ISO times with an offset are moved to UTC.
+with open(os.path.join(tmp, "c9.csv"), "w") as f:
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(step_t + 3600 - 2))
+    f.write(f"{b_start - 10},100\n{iso}+01:00,500\n")
+rows = {r["node"]: r for r in rows_csv(*period, "--carbon-csv", os.path.join(tmp, "c9.csv"))}
+check(close(float(rows["n1"]["co2_grams"]), hand_co2([(0, 100), (step_t - 2, 500)], known(lambda t: 100),
+                                                      b_start, b_end), 1e-4), "ISO time with +01:00")
 
 # erg graph renders the pages once.
 www = os.path.join(tmp, "www")
@@ -215,6 +360,9 @@ p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--www-dir", svg, "--forma
                    capture_output=True, text=True)
 check(p.returncode == 0 and open(os.path.join(svg, "total-day.svg")).read().startswith("<?xml")
       and 'src="total-day.svg"' in open(os.path.join(svg, "index.html")).read(), "graph --format svg")
+page = open(os.path.join(svg, "node-day-n1.html")).read()
+check("bob (1000)" in page and "&lt;b&gt;ev&quot;il&lt;/b&gt;,x (1001)" in page and ", 1002" in page
+      and "<b>ev" not in page, "graph: node page lists user names (uid), uid as fallback, escaped")
 # erg graph --config: ergd's data_dir, www_dir and page_format; a flag wins.
 gconf = os.path.join(tmp, "ergd-graph.conf")
 gwww = os.path.join(tmp, "www-conf")

@@ -69,6 +69,33 @@ static void test_roundtrip(void **state) {
   erg_wire_free(out);
 }
 
+/* Sample.users (field 11) is optional both ways: a sample without it (an
+ * older agent) decodes with no names, one with it carries them; an older
+ * collector skips the unknown field (protobuf). */
+static void test_user_names(void **state) {
+  (void)state;
+  make_sample();
+  const char *why;
+  Erg__Envelope *out = roundtrip(&why);
+  assert_non_null(out);
+  assert_int_equal(out->sample->n_users, 0);
+  erg_wire_free(out);
+  Erg__UserName u;
+  Erg__UserName *users[1] = {&u};
+  erg__user_name__init(&u);
+  u.uid = 1000;
+  u.name = "alice";
+  sample.users = users;
+  sample.n_users = 1;
+  out = roundtrip(&why);
+  assert_non_null(out);
+  assert_int_equal(out->sample->n_users, 1);
+  assert_int_equal(out->sample->users[0]->uid, 1000);
+  assert_string_equal(out->sample->users[0]->name, "alice");
+  assert_int_equal(out->sample->n_procs, 1);
+  erg_wire_free(out);
+}
+
 static void test_rejects_garbage(void **state) {
   (void)state;
   const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x99};
@@ -119,7 +146,8 @@ static void test_rejects_insane(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_rejects_garbage),
+      cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_user_names),
+      cmocka_unit_test(test_rejects_garbage),
       cmocka_unit_test(test_rejects_version), cmocka_unit_test(test_rejects_insane)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Headless Chromium loads the pages web_demo serves (hostile node, key and
-# job names included), once with PNG and once with SVG graphs: every page's
+# Headless Chromium loads the pages web_demo serves (hostile node, key, job
+# and user names included), once with PNG and once with SVG graphs: every page's
 # DOM has no <script> element and no injected element, every <img> of every
 # page decodes in Chromium (checked from a test-only page), and every
 # <img src> and <a href> of every page, as the browser parsed it, answers
-# 200 with the right content type. Needs: chromium, curl (Debian
+# 200 with the right content type; the node page shows user 1000's name
+# as text. Needs: chromium, curl (Debian
 # packages). Exit 77 (skipped) when one is missing.
 set -u
 demo=$1
@@ -78,6 +79,11 @@ for fmt in png svg; do
     echo "ok: $fmt $page ($nref references)"
     [ "$nref" -gt 0 ] || { echo "FAIL: $fmt $page has no references"; fail=1; }
   done
+  # User keys are uids: the node page names them as text, escaped (the
+  # fixture's name for uid 1000 is markup), next to the uid.
+  browse --dump-dom "$base/node-day-n1.html" >"$work/dom.html"
+  grep -qF '&lt;img src=x onerror=alert(1)&gt;mallory (1000)' "$work/dom.html" ||
+    { echo "FAIL: $fmt: node page does not name user 1000"; grep -i users "$work/dom.html"; fail=1; }
   [ "${#seen[@]}" -eq "$want_pages" ] ||
     { echo "FAIL: $fmt: expected $want_pages pages (/ and index.html count apart), saw ${#seen[@]}"; fail=1; }
 

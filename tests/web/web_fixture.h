@@ -19,6 +19,9 @@ static const char *const fix_keys[FIX_NKEYS] = {
     "<script>alert(1)</script>", "a:b\\c\\l", "caf\xc3\xa9", "bad\xff\xfe utf8", "tab\there",
     "k05", "k06", "k07", "k08", "k09", "k10", "k11", "k12", "k13", "k14", "k15", "100%% %s"};
 
+/* The name of user key (uid) 1000 in names.tsv. */
+#define FIX_USER_NAME "<img src=x onerror=alert(1)>mallory"
+
 /* Jobs: one on both nodes, one with a hostile name on n1; the cluster
  * archive of each holds the sum over nodes (as ergd writes it). */
 #define FIX_NJOBS 2
@@ -45,7 +48,8 @@ static inline int fixture_keys(struct erg_store *s, size_t n, int64_t t, double 
         erg_store_key_update(s, fix_nodes[n], "job", fix_jobs[j], t, job_w[j], why, whylen))
       return -1;
   if (erg_store_key_update(s, fix_nodes[n], "job", "[none]", t, none_w, why, whylen) ||
-      erg_store_key_update(s, fix_nodes[n], "user", "alice", t, *dyn - 1, why, whylen) ||
+      erg_store_key_update(s, fix_nodes[n], "user", "alice", t, *dyn - 1.5, why, whylen) ||
+      erg_store_key_update(s, fix_nodes[n], "user", "1000", t, 0.5, why, whylen) ||
       erg_store_key_update(s, fix_nodes[n], "user", "[system]", t, 1, why, whylen))
     return -1;
   return 0;
@@ -102,6 +106,11 @@ static inline int fixture_fill(struct erg_store *s, int64_t now, char *why, size
       if (erg_store_key_update(s, NULL, "job", fix_jobs[j], t, job_sum[j], why, whylen))
         return -1;
   }
+  /* uid 1000's name as the node's agent sent it (ergd keeps it sanitised
+   * of control bytes, not of markup): the pages must escape it. */
+  for (size_t n = 0; n < 2; n++)
+    if (erg_store_names_write(s, fix_nodes[n], "user", "1000\t" FIX_USER_NAME "\n", why, whylen))
+      return -1;
   return fixture_model(erg_store_root(s), why, whylen);
 }
 
