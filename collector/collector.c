@@ -612,7 +612,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   c.node_index = calloc(c.node_index_len, sizeof *c.node_index);
   c.cluster = cluster_new();
   struct erg_store_options so = {.root = cfg->data_dir, .step_seconds = cfg->step_seconds,
-                                 .rrdcached = cfg->rrdcached};
+                                 .rrdcached = cfg->rrdcached, .keep_days = cfg->archive_days};
   int ok = c.sources && c.node_index && c.cluster;
   if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
     erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");

@@ -264,6 +264,8 @@ struct erg_collector_config {
   char page_format[8];              /* graphs: "png" (default) or "svg" */
   int idle_policy;                  /* enum erg_idle_policy */
   unsigned refit_interval_seconds;  /* 0: no scheduled refit */
+  /* Days new archives keep at step, 1 min, 1 h, 1 day resolution (0: none). */
+  double archive_days[4];
   struct erg_pdu_source_config *sources;
   int nsources;
   struct erg_node_config *nodes;
