@@ -222,7 +222,7 @@ int64_t erg_journal_last_end(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
-#define ERG_MAX_NODES 4096
+#define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
   int source;            /* index into sources */
