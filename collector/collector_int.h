@@ -59,6 +59,18 @@ uint64_t writer_errors(struct writer *w);
 uint64_t writer_dropped(struct writer *w);
 void writer_stop(struct writer *w);
 
+/* ---- meter channel -> node feeds (feeds.c) ---- */
+struct feed_ref {
+  int node; /* index into cfg->nodes */
+  int feed; /* index into that node's feeds */
+};
+struct feed_index;
+struct feed_index *feed_index_build(const struct erg_collector_config *cfg);
+/* The feeds on a source's channel (*n of them, in config order). */
+const struct feed_ref *feed_index_find(const struct feed_index *fi, int source, int channel,
+                                       size_t *n);
+void feed_index_free(struct feed_index *fi);
+
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;
 struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
