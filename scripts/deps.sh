@@ -8,6 +8,10 @@ ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
   prometheus sysstat chromium python3-pymodbus python3-serial-asyncio
 )
+# The peers the benchmarks (tests/bench, not ctest) compare erg with.
+ERG_BENCH_PKGS=(
+  prometheus-snmp-exporter prometheus-process-exporter sysstat rrdcached
+)
 
 # Installs whatever of the given packages is missing (needs root).
 erg_apt_install() {
