@@ -47,9 +47,9 @@ sleep $((STEP * 4))
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 # SIGTERM: ergd writes its queue of archive updates, then exits.
 kill -TERM "$ERGD_PID"
-for _ in $(seq 1 120); do kill -0 "$ERGD_PID" 2>/dev/null || break; sleep 1; done
+for _ in $(seq 1 180); do kill -0 "$ERGD_PID" 2>/dev/null || break; sleep 1; done
 if kill -0 "$ERGD_PID" 2>/dev/null; then
-  echo "FAIL: ergd still writing its queue 120 s after SIGTERM"; exit 1
+  echo "FAIL: ergd still writing its queue 180 s after SIGTERM"; exit 1
 fi
 wait "$ERGD_PID" || { echo "FAIL: ergd exited with $?"; tail "$work/ergd.log"; exit 1; }
 echo "load $t_start..$t_end, ergd stopped at $(date +%s); data $(du -sh "$work/data" | cut -f1)"
