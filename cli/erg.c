@@ -18,7 +18,7 @@ static void usage(FILE *f) {
              "  fit --idle --node N --last 10m  record the node's idle power profile\n"
              "  pdu probe --driver snmp|modbus --host H[:PORT]|--device TTY [...]\n"
              "                                show a PDU's or meter's outlets and readings\n"
-             "  report --data-dir DIR [--from T] [--to T] [--by node|command|job|user|unit|\n"
+             "  report --data-dir DIR... [--from T] [--to T] [--by node|command|job|user|unit|\n"
              "         container] [--per-node] [--format csv|json|html] [...]\n"
              "                                energy per node or key over a period\n"
              "  jobs --data-dir DIR [--from T] [--to T] [--job ID]... [--parsable2]\n"

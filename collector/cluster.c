@@ -12,6 +12,8 @@ struct cluster_cell {
   int64_t t_end;
   struct profile_entry *jobs; /* keys owned (strdup) */
   size_t n, cap;
+  uint32_t *index;            /* open addressing: job hash -> i + 1 (0 = free) */
+  size_t index_len;           /* power of two >= 2 * cap, 0 before the first job */
 };
 
 struct cluster {
@@ -27,6 +29,7 @@ static void cell_clear(struct cluster_cell *c) {
   for (size_t i = 0; i < c->n; i++)
     free((char *)c->jobs[i].key);
   free(c->jobs);
+  free(c->index);
 }
 
 void cluster_free(struct cluster *cl) {
@@ -57,6 +60,43 @@ static struct cluster_cell *cluster_cell(struct cluster *cl, int64_t t_end) {
   return &a[i];
 }
 
+static uint64_t job_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+/* The index slot of job, or the free slot where it goes; NULL before the
+ * cell's first job (no index yet). */
+static uint32_t *cell_slot(struct cluster_cell *c, const char *job) {
+  if (!c->index_len)
+    return NULL;
+  size_t mask = c->index_len - 1, j = job_hash(job) & mask;
+  while (c->index[j] && strcmp(c->jobs[c->index[j] - 1].key, job))
+    j = (j + 1) & mask;
+  return &c->index[j];
+}
+
+/* Doubles the jobs array and rebuilds the index at twice its size. */
+static int cell_grow(struct cluster_cell *c) {
+  size_t cap = c->cap ? 2 * c->cap : 8, len = 2 * cap;
+  struct profile_entry *a = realloc(c->jobs, cap * sizeof *a);
+  if (!a)
+    return -1;
+  c->jobs = a;
+  uint32_t *idx = calloc(len, sizeof *idx);
+  if (!idx)
+    return -1;
+  free(c->index);
+  c->index = idx;
+  c->index_len = len;
+  c->cap = cap;
+  for (size_t i = 0; i < c->n; i++)
+    *cell_slot(c, c->jobs[i].key) = (uint32_t)(i + 1);
+  return 0;
+}
+
 int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts) {
   if (t_end <= cl->flushed) {
     cl->late += job != NULL;
@@ -67,25 +107,20 @@ int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts
     return -1;
   if (!job)
     return 0;
-  /* A cell holds the jobs running somewhere in it: a linear scan is fine
-   * for hundreds; each node adds only its own few. */
-  for (size_t i = 0; i < c->n; i++)
-    if (!strcmp(c->jobs[i].key, job)) {
-      c->jobs[i].watts += watts;
-      return 0;
-    }
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? 2 * c->cap : 8;
-    struct profile_entry *a = realloc(c->jobs, cap * sizeof *a);
-    if (!a)
-      return -1;
-    c->jobs = a;
-    c->cap = cap;
+  /* Every node adds its jobs to the cell: by hash, as a large cluster
+   * has thousands of jobs running in one cell. */
+  uint32_t *slot = cell_slot(c, job);
+  if (slot && *slot) {
+    c->jobs[*slot - 1].watts += watts;
+    return 0;
   }
+  if (c->n == c->cap && cell_grow(c) != 0)
+    return -1;
   char *k = strdup(job);
   if (!k)
     return -1;
   c->jobs[c->n++] = (struct profile_entry){k, watts};
+  *cell_slot(c, job) = (uint32_t)c->n;
   return 0;
 }
 

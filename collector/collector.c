@@ -238,22 +238,21 @@ void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
 
 static void collector_feed_energy(struct collector *c, int source, int channel, uint64_t t0,
                                   uint64_t t1, double joules) {
-  for (int i = 0; i < c->cfg->nnodes; i++) {
-    const struct erg_node_config *nc = &c->cfg->nodes[i];
-    for (int f = 0; f < nc->nfeeds; f++) {
-      if (nc->feeds[f].source != source || nc->feeds[f].channel != channel)
-        continue;
-      struct node_state *n = collector_node(c, nc->name, 1);
-      if (!n)
-        continue;
-      double j = joules * nc->feeds[f].factor;
-      /* The estimator sees readings as they came; the grid sees them moved
-       * back by the node's lag, to the time the power was drawn. */
-      uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
-      if (c->cfg->lag_max_seconds)
-        erg_lag_add_energy(&n->lag, f, t0, t1, j);
-      erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
-    }
+  size_t nref;
+  const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
+  for (size_t r = 0; r < nref; r++) {
+    const struct erg_node_config *nc = &c->cfg->nodes[ref[r].node];
+    int f = ref[r].feed;
+    struct node_state *n = collector_node(c, nc->name, 1);
+    if (!n)
+      continue;
+    double j = joules * nc->feeds[f].factor;
+    /* The estimator sees readings as they came; the grid sees them moved
+     * back by the node's lag, to the time the power was drawn. */
+    uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
+    if (c->cfg->lag_max_seconds)
+      erg_lag_add_energy(&n->lag, f, t0, t1, j);
+    erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
   }
 }
 
@@ -718,14 +717,16 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     c.node_index_len *= 2;
   c.node_index = calloc(c.node_index_len, sizeof *c.node_index);
   c.cluster = cluster_new();
+  c.feeds = feed_index_build(cfg);
   struct erg_store_options so = {.root = cfg->data_dir, .step_seconds = cfg->step_seconds,
-                                 .rrdcached = cfg->rrdcached};
-  int ok = c.sources && c.node_index && c.cluster;
+                                 .rrdcached = cfg->rrdcached, .keep_days = cfg->archive_days};
+  int ok = c.sources && c.node_index && c.cluster && c.feeds;
   if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
     erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");
     free(c.sources);
     free(c.node_index);
     cluster_free(c.cluster);
+    feed_index_free(c.feeds);
     return 1;
   }
   c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format);
@@ -739,6 +740,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     free(c.sources);
     free(c.node_index);
     cluster_free(c.cluster);
+    feed_index_free(c.feeds);
     return 1;
   }
   erg_mkdir_p(cfg->www_dir, 0755);
@@ -794,6 +796,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   free(c.nodes);
   free(c.node_index);
   free(c.sources);
+  feed_index_free(c.feeds);
   free(c.metrics);
   free(c.metrics_keys);
   free(c.procbuf);

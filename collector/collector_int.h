@@ -93,6 +93,17 @@ int wal_tick(struct wal *w, int64_t now_s, int64_t done_s, int64_t rotate_second
 void wal_stats(const struct wal *w, struct wal_stats *out);
 /* Syncs and closes; the segments stay for the next start. */
 void wal_close(struct wal *w);
+/* ---- meter channel -> node feeds (feeds.c) ---- */
+struct feed_ref {
+  int node; /* index into cfg->nodes */
+  int feed; /* index into that node's feeds */
+};
+struct feed_index;
+struct feed_index *feed_index_build(const struct erg_collector_config *cfg);
+/* The feeds on a source's channel (*n of them, in config order). */
+const struct feed_ref *feed_index_find(const struct feed_index *fi, int source, int channel,
+                                       size_t *n);
+void feed_index_free(struct feed_index *fi);
 
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "erg_collector.h"
+#include "erg_store.h"
 #include "erg_fit.h"
 #include "erg_web.h"
 
@@ -34,6 +35,33 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->wal = true;
   c->wal_fsync = true;
   c->wal_max_bytes = 1L << 30;
+  static const double keep[ERG_STORE_RESOLUTIONS] = ERG_STORE_KEEP_DAYS_DEFAULT;
+  memcpy(c->archive_days, keep, sizeof c->archive_days);
+}
+
+/* "STEP MINUTE HOUR DAY": days kept at each resolution, at least one > 0. */
+static int cfg_archive_days(const char *value, double *days, char *why, size_t whylen) {
+  double d[ERG_STORE_RESOLUTIONS];
+  char extra;
+  int n = sscanf(value, "%lf %lf %lf %lf %c", &d[0], &d[1], &d[2], &d[3], &extra);
+  if (n != ERG_STORE_RESOLUTIONS) {
+    snprintf(why, whylen, "'%s' is not 4 numbers of days (step, 1 min, 1 h, 1 day)", value);
+    return -1;
+  }
+  double sum = 0;
+  for (int i = 0; i < ERG_STORE_RESOLUTIONS; i++) {
+    if (!(d[i] >= 0 && d[i] <= 36525)) {
+      snprintf(why, whylen, "'%s': each value must be 0..36525 days", value);
+      return -1;
+    }
+    sum += d[i];
+  }
+  if (sum <= 0) {
+    snprintf(why, whylen, "'%s': at least one resolution must be kept", value);
+    return -1;
+  }
+  memcpy(days, d, sizeof d);
+  return 0;
 }
 
 void erg_collector_config_free(struct erg_collector_config *c) {
@@ -128,6 +156,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       snprintf(why, whylen, "'%s' is not one of separate, even, proportional", value);
       rc = -1;
     }
+  } else if (!strcmp(key, "archive_days")) {
+    rc = cfg_archive_days(value, c->archive_days, why, whylen);
   } else if (!strcmp(key, "refit_interval_seconds")) {
     if (!(rc = erg_config_long(value, 0, 365L * 86400, &l, why, whylen)))
       c->refit_interval_seconds = (unsigned)l;

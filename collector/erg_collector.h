@@ -262,7 +262,7 @@ int64_t erg_journal_last_end(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
-#define ERG_MAX_NODES 4096
+#define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
   int source;            /* index into sources */
@@ -308,6 +308,8 @@ struct erg_collector_config {
   bool wal_fsync;                   /* fdatasync it once a second (power loss) */
   char wal_dir[512];                /* "": DATA_DIR/wal */
   long wal_max_bytes;
+  /* Days new archives keep at step, 1 min, 1 h, 1 day resolution (0: none). */
+  double archive_days[4];
   struct erg_pdu_source_config *sources;
   int nsources;
   struct erg_node_config *nodes;

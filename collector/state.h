@@ -62,6 +62,7 @@ struct collector {
   struct node_state **node_index; /* open addressing by name hash */
   size_t node_index_len;          /* power of two > 2 * ERG_MAX_NODES */
   struct source_state *sources;
+  struct feed_index *feeds;  /* meter channel -> node feeds */
   struct erg_store *store;
   struct writer *writer;  /* all archive writes go through its thread */
   struct renderer *renderer; /* pages, in their own thread */

@@ -9,6 +9,10 @@ ERG_TEST_PKGS=(
   prometheus sysstat chromium python3-pymodbus python3-serial-asyncio passwd util-linux mount
   slurm-wlm slurmdbd mariadb-server
 )
+# The peers the benchmarks (tests/bench, not ctest) compare erg with.
+ERG_BENCH_PKGS=(
+  prometheus-snmp-exporter prometheus-process-exporter sysstat rrdcached
+)
 
 # Installs whatever of the given packages is missing (needs root).
 erg_apt_install() {

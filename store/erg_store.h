@@ -22,7 +22,12 @@ struct erg_store_options {
   const char *root;          /* directory, created if missing */
   unsigned step_seconds;     /* grid step, e.g. 5 */
   const char *rrdcached;     /* daemon address or NULL (also RRDCACHED_ADDRESS env) */
+  /* Days kept at each resolution of new archives: step, 1 min, 1 h, 1 day.
+   * NULL: ERG_STORE_KEEP_DAYS_DEFAULT; 0 leaves that resolution out. */
+  const double *keep_days;
 };
+#define ERG_STORE_RESOLUTIONS 4
+#define ERG_STORE_KEEP_DAYS_DEFAULT {2, 14, 396, 3653}
 
 struct erg_store_node_cell {
   int64_t t_end;             /* unix seconds, end of the cell (multiple of step) */

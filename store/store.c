@@ -26,6 +26,7 @@ struct erg_store {
   unsigned step;
   char daemon[256]; /* rrdcached address, "" when writing files directly */
   atomic_uint_fast64_t lock_retries;
+  double keep_days[ERG_STORE_RESOLUTIONS];
 };
 
 /* librrd takes a non-blocking fcntl lock: an update fails at once while
@@ -71,6 +72,8 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
   }
   erg_strlcpy(s->root, opt->root, sizeof s->root);
   s->step = opt->step_seconds ? opt->step_seconds : 5;
+  static const double keep_default[ERG_STORE_RESOLUTIONS] = ERG_STORE_KEEP_DAYS_DEFAULT;
+  memcpy(s->keep_days, opt->keep_days ? opt->keep_days : keep_default, sizeof s->keep_days);
   const char *d = opt->rrdcached && *opt->rrdcached ? opt->rrdcached : getenv("RRDCACHED_ADDRESS");
   if (d && *d)
     erg_strlcpy(s->daemon, d, sizeof s->daemon);
@@ -166,17 +169,21 @@ int erg_store_names_write(const struct erg_store *s, const char *node, const cha
 
 /* ---- archives ---- */
 
-/* RRAs: step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years,
- * AVERAGE and MAX each; xff 0.5 (a consolidated row is known when at least
- * half of its primary points are). */
-static int store_rras(unsigned step, char rra[8][64]) {
-  static const struct { unsigned seconds, keep; } spans[] = {
-      {0, 2 * 86400}, {60, 14 * 86400}, {3600, 396 * 86400}, {86400, 3653 * 86400}};
+/* RRAs at each resolution (step, 1 min, 1 h, 1 day) kept for keep_days
+ * (default 2 days, 2 weeks, 13 months, 10 years), AVERAGE and MAX each; xff
+ * 0.5 (a consolidated row is known when at least half of its primary
+ * points are). A resolution kept 0 days is left out; a shorter one than
+ * its row gets one row. */
+static int store_rras(const struct erg_store *s, char rra[2 * ERG_STORE_RESOLUTIONS][64]) {
+  static const unsigned res_seconds[ERG_STORE_RESOLUTIONS] = {0, 60, 3600, 86400};
   int n = 0;
-  for (int i = 0; i < 4; i++) {
-    unsigned res = spans[i].seconds ? spans[i].seconds : step;
-    unsigned pdp = res / step ? res / step : 1;
-    unsigned rows = spans[i].keep / (pdp * step);
+  for (int i = 0; i < ERG_STORE_RESOLUTIONS; i++) {
+    if (!(s->keep_days[i] > 0))
+      continue;
+    unsigned res = res_seconds[i] ? res_seconds[i] : s->step;
+    unsigned pdp = res / s->step ? res / s->step : 1;
+    double rows_d = s->keep_days[i] * 86400 / ((double)pdp * s->step);
+    unsigned rows = rows_d < 1 ? 1 : (unsigned)rows_d;
     snprintf(rra[n++], 64, "RRA:AVERAGE:0.5:%u:%u", pdp, rows);
     snprintf(rra[n++], 64, "RRA:MAX:0.5:%u:%u", pdp, rows);
   }
@@ -185,7 +192,7 @@ static int store_rras(unsigned step, char rra[8][64]) {
 
 static int store_create(const struct erg_store *s, const char *path, const char *const *ds,
                         int nds, int64_t t_end, char *why, size_t whylen) {
-  char dsdef[8][96], rra[8][64];
+  char dsdef[8][96], rra[2 * ERG_STORE_RESOLUTIONS][64];
   const char *argv[16];
   int argc = 0;
   for (int i = 0; i < nds && i < 8; i++) {
@@ -195,7 +202,7 @@ static int store_create(const struct erg_store *s, const char *path, const char 
              strcmp(ds[i], "estimated") ? "U" : "1");
     argv[argc++] = dsdef[i];
   }
-  int nr = store_rras(s->step, rra);
+  int nr = store_rras(s, rra);
   for (int i = 0; i < nr; i++)
     argv[argc++] = rra[i];
   rrd_clear_error();

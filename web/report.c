@@ -145,7 +145,7 @@ static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
   fprintf(stderr,
-          "usage: erg report (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
+          "usage: erg report (--data-dir DIR... | --config ERGD_CONF) [--from T] [--to T]\n"
           "                  [--by node|command|job|user|unit|container] [--per-node]\n"
           "                  [--format csv|json|html] [--node N]... [--cost-per-kwh X\n"
           "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
@@ -227,7 +227,7 @@ static const char *const report_kinds[] = {"node", "command", "job", "user", "un
 
 static int report_opt(struct report_opts *o, int c, const char *arg, int64_t now) {
   switch (c) {
-  case 'd': o->data_dir = arg; return 0;
+  case 'd': return report_data_dir_add(o, arg) ? report_usage("too many --data-dir", arg) : 0;
   case 'C': return 0; /* read before the other options */
   case 'f': return erg_report_parse_time(arg, now, &o->from_s) ? report_usage("bad --from", arg) : 0;
   case 't': return erg_report_parse_time(arg, now, &o->to_s) ? report_usage("bad --to", arg) : 0;

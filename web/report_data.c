@@ -274,12 +274,62 @@ int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n,
       *out = m;
     }
     struct report_node *nd = &(*out)[(*n)++];
+    nd->data_dir = data_dir;
     erg_strlcpy(nd->dir, e->d_name, sizeof nd->dir);
     report_node_name(nodes_dir, e->d_name, nd->name, sizeof nd->name);
   }
   closedir(d);
   if (*n)
     qsort(*out, *n, sizeof **out, report_node_cmp);
+  return 0;
+}
+
+int report_data_dir_add(struct report_opts *o, const char *dir) {
+  if (o->ndata_dirs >= REPORT_MAX_DATA_DIRS)
+    return -1;
+  o->data_dirs[o->ndata_dirs++] = dir;
+  o->data_dir = o->data_dirs[0];
+  return 0;
+}
+
+/* The nodes of every store (one per collector, e.g. per row), sorted by
+ * name. A node in two stores is an error: its energy would count twice,
+ * and which of the two is right is for the operator to say. */
+static int report_nodes_all(const struct report_opts *o, struct report_node **out, size_t *n,
+                            char *why, size_t whylen) {
+  const char *one[1] = {o->data_dir};
+  const char *const *dirs = o->ndata_dirs ? o->data_dirs : one;
+  size_t ndirs = o->ndata_dirs ? o->ndata_dirs : 1;
+  *out = NULL;
+  *n = 0;
+  for (size_t d = 0; d < ndirs; d++) {
+    struct report_node *more, *all;
+    size_t m;
+    if (report_nodes_list(dirs[d], &more, &m, why, whylen) != 0) {
+      free(*out);
+      return -1;
+    }
+    all = m ? realloc(*out, (*n + m) * sizeof *all) : *out;
+    if (m && all)
+      memcpy(all + *n, more, m * sizeof *more);
+    free(more);
+    if (m && !all) {
+      free(*out);
+      snprintf(why, whylen, "out of memory listing %s", dirs[d]);
+      return -1;
+    }
+    *out = all;
+    *n += m;
+  }
+  if (*n)
+    qsort(*out, *n, sizeof **out, report_node_cmp);
+  for (size_t i = 1; i < *n; i++)
+    if (!strcmp((*out)[i - 1].name, (*out)[i].name)) {
+      snprintf(why, whylen, "node %s is in two stores, %s and %s: give each node's store once",
+               (*out)[i].name, (*out)[i - 1].data_dir, (*out)[i].data_dir);
+      free(*out);
+      return -1;
+    }
   return 0;
 }
 
@@ -318,7 +368,7 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
   static const char *const ds[] = {"measured", "idle", "dynamic"};
   char path[1400];
   struct report_value v[3];
-  snprintf(path, sizeof path, "%s/nodes/%s/node.rrd", c->o->data_dir, nd->dir);
+  snprintf(path, sizeof path, "%s/nodes/%s/node.rrd", nd->data_dir, nd->dir);
   memset(measured, 0, sizeof *measured);
   measured->peak_w = NAN;
   if (!report_is_file(path))
@@ -385,19 +435,20 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
 static int report_node_keys(struct report_ctx *c, const struct report_node *nd,
                             const struct report_value *node_measured) {
   char dir[1400];
-  snprintf(dir, sizeof dir, "%s/nodes/%s/%s", c->o->data_dir, nd->dir, c->o->kind);
+  snprintf(dir, sizeof dir, "%s/nodes/%s/%s", nd->data_dir, nd->dir, c->o->kind);
   return report_key_rows(c, dir, nd->name,
                          node_measured->known_s > 0 ? node_measured->energy_j : NAN);
 }
 
 /* --by job reads the cluster-wide job archives (the collector sums a job
  * over its nodes there, and they outlive per-node expiry) unless nodes are
- * selected or --per-node asks for the breakdown. */
+ * selected or --per-node asks for the breakdown. Over several stores each
+ * holds its own collector's part of a job: the node archives are read. */
 static int report_use_cluster(const struct report_opts *o) {
   char dir[1400];
   snprintf(dir, sizeof dir, "%s/cluster/%s/index.tsv", o->data_dir, o->kind);
   return !o->by_node && !o->per_node && o->nselect == 0 && !strcmp(o->kind, "job") &&
-         report_is_file(dir);
+         o->ndata_dirs <= 1 && report_is_file(dir);
 }
 
 static int report_node_selected(const struct report_opts *o, const struct report_node *nd) {
@@ -426,7 +477,7 @@ static size_t report_count(const struct report_opts *o, const struct report_node
   *kind_dirs = 0;
   for (size_t i = 0; i < n; i++) {
     total++;
-    snprintf(dir, sizeof dir, "%s/nodes/%s/%s", o->data_dir, nodes[i].dir, o->kind);
+    snprintf(dir, sizeof dir, "%s/nodes/%s/%s", nodes[i].data_dir, nodes[i].dir, o->kind);
     if (o->by_node || !report_is_dir(dir))
       continue;
     (*kind_dirs)++;
@@ -439,7 +490,7 @@ static size_t report_count(const struct report_opts *o, const struct report_node
 int report_build(const struct report_opts *o, struct report_table *t, char *why, size_t whylen) {
   struct report_node *nodes;
   size_t n, sel = 0;
-  if (report_nodes_list(o->data_dir, &nodes, &n, why, whylen) != 0)
+  if (report_nodes_all(o, &nodes, &n, why, whylen) != 0)
     return -1;
   size_t w = 0;
   for (size_t i = 0; i < n; i++)

@@ -11,6 +11,7 @@
 
 #define REPORT_MAX_RRAS 32
 #define REPORT_MAX_SELECT 64
+#define REPORT_MAX_DATA_DIRS 64 /* --data-dir given more than once: one per collector */
 #define REPORT_PROGRESS_MIN 50 /* archives before progress is worth showing */
 #define REPORT_J_PER_KWH 3.6e6
 #define REPORT_ALL_NODES "*" /* node column of cluster-wide rows */
@@ -34,7 +35,9 @@ int cli_ergd_conf_load(const char *path, struct cli_ergd_conf *c, const char *wh
 
 struct report_opts {
   int flags; /* REPORT_FLAG_* */
-  const char *data_dir, *out, *format, *currency;
+  const char *data_dir, *out, *format, *currency; /* data_dir: the first of data_dirs */
+  const char *data_dirs[REPORT_MAX_DATA_DIRS];    /* every --data-dir, in order */
+  size_t ndata_dirs;
   const char *kind; /* "node" or a profile key kind ("command", ...) */
   int by_node;
   int per_node; /* --per-node: --by job from the node archives, not cluster/job */
@@ -73,11 +76,15 @@ struct report_table {
 struct report_node {
   char dir[ERG_NAME_MAX]; /* sanitized, as on disk */
   char name[256];         /* original when known */
+  const char *data_dir;   /* the store it is in */
 };
 
 /* Node directories under DIR/nodes, sorted by name, with original names. */
 int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n, char *why,
                       size_t whylen);
+/* Adds a --data-dir (a later one adds a store, it does not replace the
+ * first): 0, or -1 when there are REPORT_MAX_DATA_DIRS already. */
+int report_data_dir_add(struct report_opts *o, const char *dir);
 /* The rows of the report (nodes, keys of a kind, or cluster-wide jobs). */
 int report_build(const struct report_opts *o, struct report_table *t, char *why, size_t whylen);
 

@@ -10,9 +10,13 @@
 # not charged to the agent by the kernel, so it is measured separately
 # (kernel.bpf_stats_enabled) and added to the eBPF row.
 #
-#   tests/bench/agent_bench.sh build-agent/node-agent/erg-agent \
+#   tests/bench/agent_bench.sh --port-base PORT build-agent/node-agent/erg-agent \
 #       build-agent/tests/integration/burner build-agent/tests/agent/agent_pull_probe
+# Ports: PORT .. PORT+1 (or ERG_BENCH_PORT_BASE; tests/bench/bench_lib.sh):
+#   +0 the ZeroMQ sink both agents send to, +1 process-exporter's /metrics.
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
+bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
 AGENT=$(realpath "$1") BURNER=$(realpath "$2") PROBE=$(realpath "$3")
 DURATION=${DURATION:-60}
 . "$(dirname "$0")/../integration/lib.sh"
@@ -40,7 +44,7 @@ print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("name",
 
 start_tools() {
   local port exp_port
-  port=$(free_port)
+  port=$(bench_port 0)
   "$PROBE" "tcp://127.0.0.1:$port" 100000 >/dev/null &
   bg+=($!)
   "$AGENT" --collection bpf --interval 1 --collector "tcp://127.0.0.1:$port" --node bench-bpf \
@@ -49,7 +53,7 @@ start_tools() {
   "$AGENT" --collection proc --interval 1 --collector "tcp://127.0.0.1:$port" --node bench-proc \
     2>"$work/agent-proc.log" &
   pids+=($!); AG_PROC=$!
-  exp_port=$(free_port)
+  exp_port=$(bench_port 1)
   printf 'process_names:\n  - name: "{{.Comm}}"\n    cmdline:\n    - ".+"\n' >"$work/pe.yml"
   prometheus-process-exporter -config.path "$work/pe.yml" \
     -web.listen-address "127.0.0.1:$exp_port" 2>"$work/pe.log" &

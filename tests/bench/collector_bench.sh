@@ -7,17 +7,24 @@
 # erg's CPU per process-sample relative to the sink's. After the load, ergd
 # is kept IDLE_S seconds with all N nodes known but silent: its CPU and
 # writes then are the store's per-cell cost alone (journal + node.rrd).
-# usage: collector_bench.sh BUILD_DIR [N=2000] [P=100] [D=60]
+# usage: collector_bench.sh [--port-base PORT] BUILD_DIR [N=2000] [P=100] [D=60]
+# Ports: PORT .. PORT+7 (or ERG_BENCH_PORT_BASE; tests/bench/bench_lib.sh):
+#      +0 meters (METERS=1), +1..+4 ergd agents/http (two runs with WARM=1),
+#      +5 sink, +6 sink --decode.
 # env: WARM=1 runs ergd twice on the same data dir: the first run creates
 #      every archive (rrd_create of each node.rrd), the second is steady state;
 #      PERF=1 records ergd with perf (cpu-clock, call graphs) into $OUT;
 #      OUT=dir keeps logs and reports (default: a temp dir, removed);
 #      RRDCACHED=1 writes through a private rrdcached (-w 300 -z 60);
 #      IDLE_S=30; SINK=0 skips the sink runs;
+#      ARCHIVE_DAYS="D1 D2 D3 D4" sets ergd's archive_days (default retention
+#      otherwise: 6.5 MB per node.rrd, 32 GB for 5,000 fresh nodes);
 #      METERS=1 gives every node a simulated meter (erg-pdusim, one Modbus
 #      unit per node, N <= 64), so cells are attributed and every node writes
 #      its profile key archives of all kinds (the rest of the store's work).
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
+bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
 B=$1; N=${2:-2000}; P=${3:-100}; D=${4:-60}
 IDLE_S=${IDLE_S:-30}; PERF=${PERF:-0}; SINK=${SINK:-1}
 LOAD=$B/tests/bench/collector_load; SINKBIN=$B/tests/bench/collector_sink; ERGD=$B/collector/ergd
@@ -71,7 +78,7 @@ start_rrdcached() {
 # One simulated meter per node (Modbus unit i+1 = node i, whole-machine load).
 start_meters() {
   [ "$N" -le 64 ] || { echo "METERS=1 needs N <= 64 (erg-pdusim nodes)" >&2; exit 1; }
-  MB=$(free_port)
+  MB=$(bench_port 0)
   local args=() i
   for i in $(seq 0 $((N - 1))); do args+=(--node "$(printf 'bench%05d' "$i")"); done
   "$PDUSIM" --modbus "127.0.0.1:$MB" "${args[@]}" --idle 100 --slope 200 --update 0.5 \
@@ -89,15 +96,16 @@ meter_conf() {
 
 run_ergd() {
   echo "-- ergd ($1)"
-  ZP=$(free_port); HP=$(free_port)
+  RUN=$((${RUN:-0} + 1))
+  ZP=$(bench_port $((2 * RUN - 1))); HP=$(bench_port $((2 * RUN)))
   cat >"$work/ergd.conf" <<CONF
 [collector]
 listen = tcp://127.0.0.1:$ZP
 http = 127.0.0.1:$HP
 data_dir = $work/data
 CONF
+  [ -n "${ARCHIVE_DAYS:-}" ] && echo "archive_days = $ARCHIVE_DAYS" >>"$work/ergd.conf"
   [ "$METERS" = 1 ] && meter_conf >>"$work/ergd.conf"
-  RUN=$((${RUN:-0} + 1))
   "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
   EP=$!; pids+=("$EP")
   wait_port "$HP"; wait_port "$ZP"
@@ -130,6 +138,16 @@ CONF
        "(sent $psent), RSS $(status_kb $EP VmRSS) kB, peak $(status_kb $EP VmHWM) kB," \
        "wchar $(( (w1 - w0) >> 20 )) MiB"
   ERG_CPU_PER=$(calc %.6e "($c1 - $c0) / $precv")
+  # One line per run for collector_sweep.sh: CPU per sample (a message of P
+  # processes) and per process-sample, both over the load phase (decode,
+  # grid, finalise, journal, queueing the store writes; the writer thread's
+  # archive creation/updates too, as it is ergd's CPU).
+  echo "summary run=$RUN nodes=$N procs=$P" \
+       "cpu_per_sample_us=$(calc %.1f "($c1 - $c0) / ($ok - N) * 1e6")" \
+       "cpu_per_proc_sample_us=$(calc %.3f "($c1 - $c0) / $precv * 1e6")" \
+       "core=$(calc %.3f "($c1 - $c0) / $wall") rss_kb=$(status_kb $EP VmRSS)" \
+       "peak_kb=$(status_kb $EP VmHWM) lost=$((sent - ok - rej)) late=$late future=$fut" \
+       "store_dropped=$(metric erg_store_dropped_writes_total)"
   # Silent phase: N nodes known, no samples; only finalise + store work.
   c0=$(cpu_s $EP); w0=$(io_field $EP wchar)
   local wb0; wb0=$(io_field $EP write_bytes)
@@ -147,7 +165,7 @@ CONF
 
 run_sink() {
   local tag=$1 flag=${2:-} port
-  port=$(free_port)
+  port=$(bench_port $([ -z "$flag" ] && echo 5 || echo 6))
   "$SINKBIN" "tcp://127.0.0.1:$port" 3 $flag >"$OUT/sink-$tag.txt" &
   local sp=$!; pids+=("$sp")
   wait_port "$port"

@@ -5,7 +5,9 @@
 # PDU. Compares erg_pdu_snmp_poll_many (one loop), the blocking per-source
 # vtable poll (sequential) and prometheus-snmp-exporter (N concurrent
 # scrapes, one module per community, the same GET of the same OIDs).
-# usage: snmp_bench.sh BUILD_DIR [N=500] [M=24] [ROUNDS=5] [AGENTS=2]
+# usage: snmp_bench.sh [--port-base PORT] BUILD_DIR [N=500] [M=24] [ROUNDS=5] [AGENTS=2]
+# Ports: PORT .. PORT+AGENTS (or ERG_BENCH_PORT_BASE; tests/bench/bench_lib.sh):
+#   +0 snmp_exporter's HTTP port, +1 .. +AGENTS the agents' UDP ports.
 # INFLIGHT_SWEEP="16 32 128 256": also time poll_many with these windows.
 # PASSES=3: also alternate erg and the exporter (64 in flight) 3 times.
 # SNMP_AGENT=fast: serve the same values from tests/bench/snmp_bench_agent.c
@@ -14,6 +16,8 @@
 # The exporter is scraped by curl --parallel (C): a Python client spent
 # more CPU than the exporter once the agents were fast.
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
+bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
 B=$1; N=${2:-500}; M=${3:-24}; R=${4:-5}; A=${5:-2}
 BENCH=$B/tests/pdu/snmp_bench
 . "$(dirname "$0")/../pdu/snmp_lib.sh"
@@ -49,7 +53,7 @@ PY
 : >"$PDU_TMP/targets"
 PORTS=()
 for a in $(seq 0 $((A - 1))); do
-  p=$(pdu_free_port); PORTS+=("$p")
+  p=$(bench_port $((a + 1))); PORTS+=("$p")
   if [ "${SNMP_AGENT:-snmpsimd}" = fast ]; then
     "$B/tests/pdu/snmp_bench_agent" "$p" "$N" "$M" &
     PDU_PIDS="$PDU_PIDS $!"
@@ -103,8 +107,7 @@ for w in ${INFLIGHT_SWEEP:-16 32 128 256}; do
 done
 echo "== erg, sequential blocking polls"
 "$BENCH" "$PDU_TMP/targets" "$R" "$M" --sequential | tee "$PDU_TMP/seq.txt"
-EP=$(python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=$(bench_port 0)
 prometheus-snmp-exporter --config.file="$PDU_TMP/snmp.yml" --web.listen-address=127.0.0.1:"$EP" \
   >"$PDU_TMP/exporter.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"

@@ -115,6 +115,33 @@ static void test_layout(void **state) {
   erg_store_close(s);
 }
 
+/* archive_days: 0.5 day at step resolution, no 1-min RRA, 1 h and 1 day
+ * for a day each (at least one row); the file is the smaller for it. */
+static void test_keep_days(void **state) {
+  (void)state;
+  struct erg_store *s;
+  char why[256], dir[128], path[1200];
+  snprintf(dir, sizeof dir, "%s/keep", root);
+  const double days[ERG_STORE_RESOLUTIONS] = {0.5, 0, 1, 0.01};
+  struct erg_store_options o = {.root = dir, .step_seconds = 5, .keep_days = days};
+  if (erg_store_open(&s, &o, why, sizeof why) != 0)
+    fail_msg("open: %s", why);
+  struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 1};
+  assert_int_equal(erg_store_node_update(s, "n", &c, why, sizeof why), 0);
+  erg_store_node_path(s, "n", path, sizeof path);
+  static const char *const want[][2] = {{"1", "8640"}, {"1", "8640"}, {"720", "24"},
+                                        {"720", "24"}, {"17280", "1"}, {"17280", "1"}};
+  for (int i = 0; i < 6; i++) {
+    char k[64];
+    snprintf(k, sizeof k, "rra[%d].pdp_per_row", i);
+    assert_string_equal(rrdtool_info(path, k), want[i][0]);
+    snprintf(k, sizeof k, "rra[%d].rows", i);
+    assert_string_equal(rrdtool_info(path, k), want[i][1]);
+  }
+  assert_null(rrdtool_info(path, "rra[6].cf"));
+  erg_store_close(s);
+}
+
 /* A key archive: 100 W then 40 W in known cells, read back exactly. */
 static void test_key_roundtrip(void **state) {
   (void)state;
@@ -332,6 +359,7 @@ static void test_update_waits_for_reader_lock(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_keep_days),
       cmocka_unit_test(test_key_roundtrip),  cmocka_unit_test(test_out_of_order),
       cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),  cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_update_waits_for_reader_lock)};

@@ -54,6 +54,16 @@ static void test_collector_ok(void **state) {
   /* The write-ahead log: on by default, in DATA_DIR/wal unless wal_dir. */
   assert_true(c.wal && !c.wal_fsync && c.wal_dir[0] == '\0');
   assert_int_equal(c.wal_max_bytes, 2097152);
+  assert_float_equal(c.archive_days[0], 2, 0);
+  assert_float_equal(c.archive_days[3], 3653, 0);
+  erg_collector_config_free(&c);
+  unlink(path);
+  write_conf("[collector]\narchive_days = 0.25 0 30 0\n");
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_float_equal(c.archive_days[0], 0.25, 0);
+  assert_float_equal(c.archive_days[1], 0, 0);
+  assert_float_equal(c.archive_days[2], 30, 0);
   erg_collector_config_free(&c);
   unlink(path);
 }
@@ -123,6 +133,10 @@ static void test_errors(void **state) {
                "key_archives_max = 12 is below top_processes + 3 = 13", 0);
   expect_error("[collector]\nkey_min_share = 1.5\n", ":2: key 'key_min_share'", 0);
   expect_error("[collector]\npage_format = gif\n", "'gif' is not one of png, svg", 0);
+  expect_error("[collector]\narchive_days = 2 14\n", "is not 4 numbers of days", 0);
+  expect_error("[collector]\narchive_days = 2 14 396 3653 1\n", "is not 4 numbers of days", 0);
+  expect_error("[collector]\narchive_days = 0 0 0 0\n", "at least one resolution", 0);
+  expect_error("[collector]\narchive_days = -1 14 396 3653\n", "0..36525 days", 0);
   expect_error("[agent]\ninterval_seconds = -1\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nnode=x\nfoo = 1\n", ":3: unknown key 'foo' in [agent]", 1);
   expect_error("[agent]\nheartbeat_seconds = 0.05\n", ":2: key 'heartbeat_seconds'", 1);

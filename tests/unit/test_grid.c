@@ -550,6 +550,33 @@ static void test_cluster_sums(void **state) {
   cluster_free(cl);
 }
 
+/* Thousands of jobs in one cell (looked up by hash): each job's watts
+ * summed over its nodes, none merged with another, none lost. */
+static void sum_many(void *user, int64_t t_end, const struct profile_entry *jobs, size_t n) {
+  (void)t_end;
+  double *seen = user;
+  for (size_t i = 0; i < n; i++)
+    seen[atoi(jobs[i].key)] += jobs[i].watts;
+  seen[5000] += (double)n;
+}
+
+static void test_cluster_many_jobs(void **state) {
+  (void)state;
+  static double seen[5001];
+  struct cluster *cl = cluster_new();
+  char job[16];
+  for (int node = 0; node < 3; node++)
+    for (int j = 0; j < 5000; j++) {
+      snprintf(job, sizeof job, "%d", j);
+      assert_int_equal(cluster_add(cl, T0 + 5, job, j + node), 0);
+    }
+  cluster_flush(cl, INT64_MAX, sum_many, seen);
+  assert_float_equal(seen[5000], 5000, 0);
+  for (int j = 0; j < 5000; j++)
+    assert_float_equal(seen[j], 3.0 * j + 3, 0);
+  cluster_free(cl);
+}
+
 /* top_keys is accepted as the name of top_processes. */
 static void test_config_top_keys(void **state) {
   (void)state;
@@ -579,6 +606,7 @@ int main(void) {
       cmocka_unit_test(test_profile_known),
       cmocka_unit_test(test_profile_rollup_admission),        cmocka_unit_test(test_many_keys),
       cmocka_unit_test(test_profile_known_load),   cmocka_unit_test(test_cluster_sums),
+      cmocka_unit_test(test_cluster_many_jobs),
       cmocka_unit_test(test_config_top_keys)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
