@@ -449,6 +449,11 @@ static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size
       fprintf(stderr, "erg jobs: job %s: not pushed: no erg data for it\n", jobs[i].id);
       continue;
     }
+    /* A carbon or PUE CSV starting after the job leaves its CO2 unknown:
+     * pushed without erg_co2_g, and said so. */
+    if ((o->r.carbon_csv || !isnan(o->r.co2_g_per_kwh)) && !isfinite(jobs[i].co2_g))
+      fprintf(stderr, "erg jobs: job %s: no erg_co2_g: the carbon or PUE CSV starts after the "
+                      "job's start\n", jobs[i].id);
     jobs_fields(&jobs[i], fields, sizeof fields);
     if (jobs_slurm_push(&o->slurm, &jobs[i], fields, err, sizeof err) != 0) {
       fprintf(stderr, "erg jobs: job %s: %s\n", jobs[i].id, err);
