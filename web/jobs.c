@@ -37,16 +37,6 @@ struct jobs_opts {
 
 /* ---- energy and derived numbers ---- */
 
-/* The one place a job's CO2 is computed: the report library's factor
- * (--co2-g-per-kwh or [report] co2_g_per_kwh). The job's start and end
- * are passed so that a time-varying intensity can replace the constant
- * here without touching the callers. */
-static double jobs_co2_g(const struct report_opts *o, double energy_j, int64_t start_s,
-                         int64_t end_s) {
-  (void)start_s, (void)end_s;
-  return isnan(o->co2_g_per_kwh) ? NAN : energy_j / REPORT_J_PER_KWH * o->co2_g_per_kwh;
-}
-
 /* Mean power over the job's run time when Slurm gives it (the archive's
  * known time includes the explicit 0 W cells after the job), else over
  * the time with data. */
@@ -95,6 +85,8 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
     struct jobs_job *j = jobs_find(jobs, *n, r->key);
     if (j) {
       j->energy_j += r->v.energy_j;
+      j->facility_j += r->v.facility_j;
+      j->co2_g += r->v.co2_g;
       j->known_s = j->known_s > r->v.known_s ? j->known_s : r->v.known_s;
       j->peak_w = NAN;
       continue;
@@ -102,6 +94,8 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
     j = &jobs[(*n)++];
     erg_strlcpy(j->id, r->key, sizeof j->id);
     j->energy_j = r->v.energy_j;
+    j->facility_j = r->v.facility_j;
+    j->co2_g = r->v.co2_g;
     j->known_s = r->v.known_s;
     j->peak_w = r->v.peak_w;
   }
@@ -110,7 +104,7 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
     if (!jobs_find(jobs, *n, o->select[s])) {
       struct jobs_job *j = &jobs[(*n)++];
       erg_strlcpy(j->id, o->select[s], sizeof j->id);
-      j->energy_j = j->known_s = j->peak_w = NAN;
+      j->energy_j = j->known_s = j->peak_w = j->facility_j = j->co2_g = NAN;
     }
   }
   *out = jobs;
@@ -120,7 +114,7 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
 /* ---- output ---- */
 
 enum { C_ID, C_USER, C_ACCOUNT, C_PART, C_NAME, C_STATE, C_START, C_END, C_NODES, C_J, C_KWH,
-       C_W, C_CO2, C_N };
+       C_W, C_FAC, C_CO2, C_N };
 static const struct {
   const char *sacct, *snake;
   int width;
@@ -128,9 +122,14 @@ static const struct {
     {"JobID", "job_id", 12},     {"User", "user", 9},         {"Account", "account", 10},
     {"Partition", "partition", 10}, {"JobName", "job_name", 12}, {"State", "state", 10},
     {"Start", "start", 19},      {"End", "end", 19},          {"NodeList", "nodes", 12},
-    {"EnergyJ", "energy_j", 12}, {"EnergyKWh", "energy_kwh", 10}, {"MeanW", "mean_w", 8},
-    {"CO2g", "co2_g", 8},
+    {"EnergyJ", "energy_joules", 12}, {"EnergyKWh", "energy_kwh", 10}, {"MeanW", "mean_w", 8},
+    {"FacilityJ", "facility_energy_joules", 12}, {"CO2g", "co2_grams", 8},
 };
+
+/* FacilityJ only where a PUE is given, as in erg report. */
+static int jobs_col_shown(const struct jobs_opts *o, int c) {
+  return c != C_FAC || !isnan(o->r.pue) || o->r.pue_csv;
+}
 
 /* Times as sacct prints them (local, no zone) or ISO UTC for CSV/JSON. */
 static void jobs_time(int64_t t, int utc, char out[32]) {
@@ -156,7 +155,7 @@ static void jobs_num(double v, const char *fmt, char out[32]) {
 
 /* One job's cells as text; the energy numbers use the same formats as the
  * AdminComment fields --push writes, so the two read the same. */
-static void jobs_cells(const struct jobs_opts *o, const struct jobs_job *j, int utc,
+static void jobs_cells(const struct jobs_job *j, int utc,
                        char cell[C_N][256]) {
   const char *text[] = {j->id, j->user, j->account, j->partition, j->name, j->state};
   for (int c = C_ID; c <= C_STATE; c++) {
@@ -171,17 +170,21 @@ static void jobs_cells(const struct jobs_opts *o, const struct jobs_job *j, int 
   jobs_num(j->energy_j, "%.1f", cell[C_J]);
   jobs_num(j->energy_j / REPORT_J_PER_KWH, "%.6f", cell[C_KWH]);
   jobs_num(jobs_mean_w(j), "%.1f", cell[C_W]);
-  jobs_num(jobs_co2_g(&o->r, j->energy_j, j->start_s, j->end_s), "%.1f", cell[C_CO2]);
+  jobs_num(j->facility_j, "%.1f", cell[C_FAC]);
+  jobs_num(j->co2_g, "%.1f", cell[C_CO2]);
 }
 
 /* sacct's default look: fixed widths, numbers right-aligned, a '+' where
  * a text was cut. */
 static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
   for (int c = 0; c < C_N; c++)
-    fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
-            jobs_cols[c].sacct);
+    if (jobs_col_shown(o, c))
+      fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
+              jobs_cols[c].sacct);
   fputc('\n', f);
   for (int c = 0; c < C_N; c++) {
+    if (!jobs_col_shown(o, c))
+      continue;
     char dash[64];
     memset(dash, '-', (size_t)jobs_cols[c].width);
     dash[jobs_cols[c].width] = '\0';
@@ -190,8 +193,10 @@ static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job
   fputc('\n', f);
   for (size_t i = 0; i < n; i++) {
     char cell[C_N][256];
-    jobs_cells(o, &jobs[i], 0, cell);
+    jobs_cells(&jobs[i], 0, cell);
     for (int c = 0; c < C_N; c++) {
+      if (!jobs_col_shown(o, c))
+        continue;
       int w = jobs_cols[c].width;
       if ((int)strlen(cell[c]) > w)
         cell[c][w - 1] = '+', cell[c][w] = '\0';
@@ -204,13 +209,15 @@ static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job
 static void jobs_parsable2(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs,
                            size_t n) {
   for (int c = 0; c < C_N; c++)
-    fprintf(f, "%s%s", c ? "|" : "", jobs_cols[c].sacct);
+    if (jobs_col_shown(o, c))
+      fprintf(f, "%s%s", c ? "|" : "", jobs_cols[c].sacct);
   fputc('\n', f);
   for (size_t i = 0; i < n; i++) {
     char cell[C_N][256];
-    jobs_cells(o, &jobs[i], 0, cell);
+    jobs_cells(&jobs[i], 0, cell);
     for (int c = 0; c < C_N; c++)
-      fprintf(f, "%s%s", c ? "|" : "", cell[c]);
+      if (jobs_col_shown(o, c))
+        fprintf(f, "%s%s", c ? "|" : "", cell[c]);
     fputc('\n', f);
   }
 }
@@ -224,12 +231,15 @@ static void jobs_csv_text(FILE *f, const char *s) {
 
 static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
   for (int c = 0; c < C_N; c++)
-    fprintf(f, "%s%s", c ? "," : "", jobs_cols[c].snake);
+    if (jobs_col_shown(o, c))
+      fprintf(f, "%s%s", c ? "," : "", jobs_cols[c].snake);
   fputs(",slurm\r\n", f);
   for (size_t i = 0; i < n; i++) {
     char cell[C_N][256];
-    jobs_cells(o, &jobs[i], 1, cell);
+    jobs_cells(&jobs[i], 1, cell);
     for (int c = 0; c < C_N; c++) {
+      if (!jobs_col_shown(o, c))
+        continue;
       if (c)
         fputc(',', f);
       if (c < C_J)
@@ -264,16 +274,17 @@ static int jobs_json(FILE *f, const struct jobs_opts *o, const struct jobs_job *
   for (size_t i = 0; root && arr && i < n; i++) {
     const struct jobs_job *j = &jobs[i];
     char cell[C_N][256];
-    jobs_cells(o, j, 1, cell);
+    jobs_cells(j, 1, cell);
     json_t *row = json_object();
     for (int c = 0; c < C_J; c++)
       json_object_set_new(row, jobs_cols[c].snake,
                           cell[c][0] || c == C_ID ? jobs_json_text(cell[c]) : json_null());
-    json_object_set_new(row, "energy_j", jobs_json_num(j->energy_j));
+    json_object_set_new(row, "energy_joules", jobs_json_num(j->energy_j));
     json_object_set_new(row, "energy_kwh", jobs_json_num(j->energy_j / REPORT_J_PER_KWH));
     json_object_set_new(row, "mean_w", jobs_json_num(jobs_mean_w(j)));
-    json_object_set_new(row, "co2_g",
-                        jobs_json_num(jobs_co2_g(&o->r, j->energy_j, j->start_s, j->end_s)));
+    if (jobs_col_shown(o, C_FAC))
+      json_object_set_new(row, "facility_energy_joules", jobs_json_num(j->facility_j));
+    json_object_set_new(row, "co2_grams", jobs_json_num(j->co2_g));
     json_object_set_new(row, "peak_w", jobs_json_num(j->peak_w));
     json_object_set_new(row, "known_s", jobs_json_num(j->known_s));
     json_object_set_new(row, "slurm", json_boolean(j->slurm));
@@ -382,15 +393,16 @@ static int jobs_energy_whole(const struct jobs_opts *o, struct jobs_job *j, int6
     return -1;
   j->energy_j = n ? found[0].energy_j : NAN;
   j->known_s = n ? found[0].known_s : NAN;
+  j->facility_j = n ? found[0].facility_j : NAN;
+  j->co2_g = n ? found[0].co2_g : NAN;
   free(found);
   return 0;
 }
 
 /* The fields --push writes: the same numbers erg jobs prints. */
-static void jobs_fields(const struct jobs_opts *o, const struct jobs_job *j, char *out,
-                        size_t outlen) {
+static void jobs_fields(const struct jobs_job *j, char *out, size_t outlen) {
   char cell[C_N][256];
-  jobs_cells(o, j, 0, cell);
+  jobs_cells(j, 0, cell);
   snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
            cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
 }
@@ -437,7 +449,12 @@ static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size
       fprintf(stderr, "erg jobs: job %s: not pushed: no erg data for it\n", jobs[i].id);
       continue;
     }
-    jobs_fields(o, &jobs[i], fields, sizeof fields);
+    /* A carbon or PUE CSV starting after the job leaves its CO2 unknown:
+     * pushed without erg_co2_g, and said so. */
+    if ((o->r.carbon_csv || !isnan(o->r.co2_g_per_kwh)) && !isfinite(jobs[i].co2_g))
+      fprintf(stderr, "erg jobs: job %s: no erg_co2_g: the carbon or PUE CSV starts after the "
+                      "job's start\n", jobs[i].id);
+    jobs_fields(&jobs[i], fields, sizeof fields);
     if (jobs_slurm_push(&o->slurm, &jobs[i], fields, err, sizeof err) != 0) {
       fprintf(stderr, "erg jobs: job %s: %s\n", jobs[i].id, err);
       failed = 1;
@@ -459,7 +476,8 @@ static int jobs_usage(const char *msg, const char *arg) {
   fprintf(stderr,
           "usage: erg jobs (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
           "                [--job ID[,ID...]]... [--format table|parsable2|csv|json]\n"
-          "                [--parsable2] [--co2-g-per-kwh Y] [--out FILE]\n"
+          "                [--parsable2] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
+          "                [--pue X | --pue-csv FILE] [--out FILE]\n"
           "                [--sacct PATH] [--sacctmgr PATH]\n"
           "       erg jobs ... --push [--force] [--settle-seconds S] [--wait S] [--detach]\n"
           "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
@@ -489,7 +507,7 @@ static int jobs_load_config(struct jobs_opts *o, const char *path) {
   if (cli_ergd_conf_load(path, &o->r.file, "jobs") != 0)
     return -1;
   o->r.data_dir = o->r.file.data_dir[0] ? o->r.file.data_dir : "/var/lib/erg"; /* ergd's */
-  o->r.co2_g_per_kwh = o->r.file.report.co2_g_per_kwh;
+  report_factors_config(&o->r);
   if (o->r.file.rrdcached[0])
     setenv("RRDCACHED_ADDRESS", o->r.file.rrdcached, 1);
   return 0;
@@ -513,7 +531,7 @@ static int jobs_opt(struct jobs_opts *o, int c, char *arg, int64_t now) {
     o->format = arg;
     return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
                    strcmp(arg, "json") ? jobs_usage("unknown --format", arg) : 0;
-  case 'g': return jobs_number(arg, &o->r.co2_g_per_kwh) ? jobs_usage("bad --co2-g-per-kwh", arg) : 0;
+  case 'g': case 'G': case 'U': case 'V': return report_factor_opt(&o->r, c, arg, "jobs");
   case 's': return jobs_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
   case 'w': return jobs_number(arg, &o->wait_s) ? jobs_usage("bad --wait", arg) : 0;
   default: return jobs_usage(NULL, NULL);
@@ -531,11 +549,13 @@ static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
       {"detach", no_argument, 0, 'D'},
       {"settle-seconds", required_argument, 0, 's'}, {"wait", required_argument, 0, 'w'},
       {"co2-g-per-kwh", required_argument, 0, 'g'},  {"help", no_argument, 0, 'h'},
+      {"carbon-csv", required_argument, 0, 'G'},     {"pue", required_argument, 0, 'U'},
+      {"pue-csv", required_argument, 0, 'V'},
       {0, 0, 0, 0}};
   *o = (struct jobs_opts){.format = "table", .settle_s = JOBS_SETTLE_DEFAULT_S,
                           .slurm = {.sacct = "sacct", .sacctmgr = "sacctmgr"}};
   o->r = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "job", .format = "csv",
-                              .cost_per_kwh = NAN, .co2_g_per_kwh = NAN};
+                              .cost_per_kwh = NAN, .co2_g_per_kwh = NAN, .pue = NAN};
   opterr = 0;
   optind = 0; /* --config first, wherever it is: the flags override it */
   for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;)
@@ -556,7 +576,7 @@ static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
     return jobs_usage("--data-dir (or --config with [collector] data_dir) is required", NULL);
   if (o->r.to_s <= o->r.from_s)
     return jobs_usage("--to must be later than --from", NULL);
-  return 0;
+  return report_factors(&o->r, "jobs");
 }
 
 /* Builds the list with Slurm's fields; a sacct failure is a note, not an
@@ -646,8 +666,11 @@ int erg_jobs_cli(int argc, char **argv) {
     fprintf(stderr, "erg jobs: --detach: %s\n", strerror(errno));
     return 2;
   }
-  if (o.push)
-    return jobs_push(&o);
+  if (o.push) {
+    rc = jobs_push(&o);
+    report_factors_free(&o.r);
+    return rc;
+  }
   struct jobs_job *jobs;
   size_t n;
   char why[512];
@@ -657,5 +680,6 @@ int erg_jobs_cli(int argc, char **argv) {
   if (rc != 0)
     fprintf(stderr, "erg jobs: %s\n", why);
   free(jobs);
+  report_factors_free(&o.r);
   return rc ? 2 : 0;
 }

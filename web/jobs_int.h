@@ -13,6 +13,7 @@
 struct jobs_job {
   char id[32];
   double energy_j, known_s, peak_w;
+  double facility_j, co2_g; /* integrated cell by cell (report_build); NAN: no factor */
   int slurm; /* 1 when sacct returned the job */
   char user[64], account[64], partition[64], name[256], state[32], nodes[256];
   char admin_comment[1024];

@@ -91,49 +91,54 @@ int erg_report_parse_time(const char *s, int64_t now, int64_t *out) {
 
 static int report_usage(const char *msg, const char *arg);
 
+static int report_fail(const char *who, const char *msg, const char *arg) {
+  fprintf(stderr, "erg %s: %s%s%s%s\n", who, msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+  return 1;
+}
+
 /* A constant and a CSV for the same factor: a flag wins over the config
  * file's other one; both as flags, or both in the file, is ambiguous. */
 static int report_pick(double *constant, const char **csv, int flags, int flag_const,
-                       int flag_csv, const char *what) {
+                       int flag_csv, const char *what, const char *who) {
   if ((flags & flag_const) && (flags & flag_csv))
-    return report_usage("give one of these, not both:", what);
+    return report_fail(who, "give one of these, not both:", what);
   if (flags & flag_const)
     *csv = NULL;
   else if (flags & flag_csv)
     *constant = NAN;
   else if (*csv && !isnan(*constant))
-    return report_usage("ergd's [report] sets both of", what);
+    return report_fail(who, "ergd's [report] sets both of", what);
   return 0;
 }
 
 static int report_series(const char *path, double min, const char *what, int64_t from,
-                         struct erg_series *s) {
+                         struct erg_series *s, const char *who) {
   char why[600];
   if (erg_series_load(path, min, s, why, sizeof why) != 0) {
-    fprintf(stderr, "erg report: %s\n", why);
+    fprintf(stderr, "erg %s: %s\n", who, why);
     return 2;
   }
   /* Unknown before the first row: a report starting earlier would have
    * parts without a factor, so it is refused rather than silently short. */
   if (!erg_series_covers(s, from)) {
-    fprintf(stderr, "erg report: %s: %s starts at %lld, after --from %lld\n", path, what,
+    fprintf(stderr, "erg %s: %s: %s starts at %lld, after --from %lld\n", who, path, what,
             (long long)s->t_s[0], (long long)from);
     return 2;
   }
   return 0;
 }
 
-/* Loads the CSVs and fills o->factors. */
-static int report_factors(struct report_opts *o) {
+int report_factors(struct report_opts *o, const char *who) {
   if (report_pick(&o->co2_g_per_kwh, &o->carbon_csv, o->flags, REPORT_FLAG_CO2,
-                  REPORT_FLAG_CARBON_CSV, "co2_g_per_kwh/carbon_csv") ||
+                  REPORT_FLAG_CARBON_CSV, "co2_g_per_kwh/carbon_csv", who) ||
       report_pick(&o->pue, &o->pue_csv, o->flags, REPORT_FLAG_PUE, REPORT_FLAG_PUE_CSV,
-                  "pue/pue_csv"))
+                  "pue/pue_csv", who))
     return 1;
-  if (o->carbon_csv &&
-      report_series(o->carbon_csv, 0, "the carbon intensity", o->from_s, &o->carbon) != 0)
+  if (o->carbon_csv && report_series(o->carbon_csv, 0, "the carbon intensity", o->from_s,
+                                     &o->carbon, who) != 0)
     return 2;
-  if (o->pue_csv && report_series(o->pue_csv, 1, "the PUE", o->from_s, &o->pue_series) != 0)
+  if (o->pue_csv &&
+      report_series(o->pue_csv, 1, "the PUE", o->from_s, &o->pue_series, who) != 0)
     return 2;
   o->factors = (struct erg_energy_factors){
       .co2_g_per_kwh = o->co2_g_per_kwh, .carbon = o->carbon_csv ? &o->carbon : NULL,
@@ -212,15 +217,40 @@ static int report_load_config(struct report_opts *o, const char *path) {
     return -1;
   o->data_dir = o->file.data_dir[0] ? o->file.data_dir : "/var/lib/erg"; /* ergd's default */
   o->cost_per_kwh = o->file.report.cost_per_kwh;
-  o->co2_g_per_kwh = o->file.report.co2_g_per_kwh;
-  o->pue = o->file.report.pue;
-  o->carbon_csv = o->file.report.carbon_csv[0] ? o->file.report.carbon_csv : NULL;
-  o->pue_csv = o->file.report.pue_csv[0] ? o->file.report.pue_csv : NULL;
+  report_factors_config(o);
   if (o->file.report.currency[0])
     o->currency = o->file.report.currency;
   if (o->file.rrdcached[0])
     setenv("RRDCACHED_ADDRESS", o->file.rrdcached, 1);
   return 0;
+}
+
+void report_factors_config(struct report_opts *o) {
+  o->co2_g_per_kwh = o->file.report.co2_g_per_kwh;
+  o->pue = o->file.report.pue;
+  o->carbon_csv = o->file.report.carbon_csv[0] ? o->file.report.carbon_csv : NULL;
+  o->pue_csv = o->file.report.pue_csv[0] ? o->file.report.pue_csv : NULL;
+}
+
+int report_factor_opt(struct report_opts *o, int c, const char *arg, const char *who) {
+  switch (c) {
+  case 'g':
+    o->flags |= REPORT_FLAG_CO2;
+    return report_number(arg, &o->co2_g_per_kwh) ? report_fail(who, "bad --co2-g-per-kwh", arg)
+                                                 : 0;
+  case 'G': o->carbon_csv = arg, o->flags |= REPORT_FLAG_CARBON_CSV; return 0;
+  case 'V': o->pue_csv = arg, o->flags |= REPORT_FLAG_PUE_CSV; return 0;
+  case 'U':
+    o->flags |= REPORT_FLAG_PUE;
+    return report_number(arg, &o->pue) || o->pue < 1
+               ? report_fail(who, "bad --pue (a number >= 1)", arg) : 0;
+  default: return -1;
+  }
+}
+
+void report_factors_free(struct report_opts *o) {
+  erg_series_free(&o->carbon);
+  erg_series_free(&o->pue_series);
 }
 
 static const char *const report_kinds[] = {"node", "command", "job", "user", "unit", "container"};
@@ -244,15 +274,7 @@ static int report_opt(struct report_opts *o, int c, const char *arg, int64_t now
     return strcmp(arg, "csv") && strcmp(arg, "json") && strcmp(arg, "html")
                ? report_usage("unknown --format", arg) : 0;
   case 'k': return report_number(arg, &o->cost_per_kwh) ? report_usage("bad --cost-per-kwh", arg) : 0;
-  case 'g':
-    o->flags |= REPORT_FLAG_CO2;
-    return report_number(arg, &o->co2_g_per_kwh) ? report_usage("bad --co2-g-per-kwh", arg) : 0;
-  case 'G': o->carbon_csv = arg, o->flags |= REPORT_FLAG_CARBON_CSV; return 0;
-  case 'V': o->pue_csv = arg, o->flags |= REPORT_FLAG_PUE_CSV; return 0;
-  case 'U':
-    o->flags |= REPORT_FLAG_PUE;
-    return report_number(arg, &o->pue) || o->pue < 1 ? report_usage("bad --pue (a number >= 1)", arg)
-                                                     : 0;
+  case 'g': case 'G': case 'V': case 'U': return report_factor_opt(o, c, arg, "report");
   case 'b':
     for (size_t i = 0; i < sizeof report_kinds / sizeof *report_kinds; i++)
       if (!strcmp(arg, report_kinds[i])) {
@@ -304,7 +326,7 @@ static int report_parse(int argc, char **argv, struct report_opts *o, int64_t no
     return report_usage("--to must be later than --from", NULL);
   if (!isnan(o->cost_per_kwh) && !o->currency)
     return report_usage("--cost-per-kwh needs --currency", NULL);
-  return report_factors(o);
+  return report_factors(o, "report");
 }
 
 int erg_report_cli(int argc, char **argv) {
@@ -318,8 +340,7 @@ int erg_report_cli(int argc, char **argv) {
     rc = 2;
   }
   free(t.rows);
-  erg_series_free(&o.carbon);
-  erg_series_free(&o.pue_series);
+  report_factors_free(&o);
   return rc < 0 ? 0 : rc;
 }
 

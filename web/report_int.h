@@ -53,6 +53,16 @@ struct report_opts {
   struct cli_ergd_conf file;
 };
 
+/* The carbon and PUE factors, shared by erg report and erg jobs (WHO names
+ * the command in messages): [report]'s keys from o->file into o; one of
+ * the options 'g' (--co2-g-per-kwh), 'G' (--carbon-csv), 'U' (--pue),
+ * 'V' (--pue-csv), -1 for another option; after parsing, the conflicts
+ * checked, the CSVs loaded and o->factors filled (1: bad use, 2: bad CSV). */
+void report_factors_config(struct report_opts *o);
+int report_factor_opt(struct report_opts *o, int c, const char *arg, const char *who);
+int report_factors(struct report_opts *o, const char *who);
+void report_factors_free(struct report_opts *o);
+
 /* One data source over the period; known_s is the time with known data. */
 struct report_value {
   double energy_j, known_s, peak_w;

@@ -42,8 +42,10 @@ int main(int argc, char **argv) {
     return erg_report_cli(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "graph"))
     return erg_graph_cli(argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "jobs"))
+    return erg_jobs_cli(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "key-energy"))
     return key_energy(argc, argv);
-  fprintf(stderr, "usage: report_main report|graph|key-energy ARGS...\n");
+  fprintf(stderr, "usage: report_main report|graph|jobs|key-energy ARGS...\n");
   return 1;
 }

@@ -386,6 +386,59 @@ p = subprocess.run([MAIN, "graph", "--data-dir", DIR, "--format", "gif"], captur
                    text=True)
 check(p.returncode == 1 and "png or svg" in p.stderr, "graph: bad --format is a usage error")
 
+# erg jobs takes CO2 and facility energy from the same per-cell integration
+# (issue 15 follow-up), not energy x a constant; sacct is absent here.
+def jobs(data_dir, *args, expect=0):
+    p = subprocess.run([MAIN, "jobs", "--data-dir", data_dir, "--sacct", "/nonexistent", *period,
+                        *args], capture_output=True, text=True)
+    if p.returncode != expect:
+        print(p.stdout, p.stderr, file=sys.stderr)
+    check(p.returncode == expect, f"exit {expect}: jobs {' '.join(args)}")
+    return p
+
+
+job_truth = hand_co2(steps, known(lambda t: 80), b_start, b_end)
+job_e = 80 * (b_end - b_start - 10)
+co2_near = lambda got, want: abs(got - want) <= 0.05 + 1e-4 * want  # CSV/table: 0.1 g printed
+p = jobs(DIR, "--format", "csv", "--carbon-csv", carbon, "--pue", "1.5")
+j = {r["job_id"]: r for r in csv.DictReader(io.StringIO(p.stdout))}.get("1234", {})
+check(co2_near(float(j.get("co2_grams") or 0), 1.5 * job_truth),
+      f"jobs: CO2 {j.get('co2_grams')} g = 1.5 x hand integral {job_truth:.4f} g")
+check(close(float(j.get("facility_energy_joules") or 0), 1.5 * float(j.get("energy_joules") or -1),
+            1e-9), "jobs: facility energy = energy x PUE")
+check(close(float(j.get("energy_joules") or 0), job_e, 0.005), "jobs: energy_joules")
+p = jobs(DIR, "--format", "json", "--pue-csv", pue_csv)
+j = [x for x in json.loads(p.stdout or "{}").get("jobs", []) if x["job_id"] == "1234"]
+fac = hand_co2([(b_start - 10, 1.2), (step_t, 1.6)], known(lambda t: 80), b_start, b_end) * 3.6e6
+check(j and close(j[0]["facility_energy_joules"], fac, 1e-6) and j[0]["co2_grams"] is None,
+      "jobs JSON: PUE over time, no CO2 source")
+p = jobs(DIR, "--format", "json", "--carbon-csv", carbon, "--pue", "1.5")
+j = [x for x in json.loads(p.stdout or "{}").get("jobs", []) if x["job_id"] == "1234"]
+check(j and close(j[0]["co2_grams"], 1.5 * job_truth, 1e-4), "jobs JSON: CO2 = hand integral")
+p = jobs(DIR, "--parsable2", "--carbon-csv", carbon)
+head = p.stdout.splitlines()[0].split("|") if p.stdout else []
+check("CO2g" in head and "FacilityJ" not in head, "jobs parsable2: CO2g, no FacilityJ without PUE")
+p = jobs(DIR, "--parsable2", "--pue", "2")
+check("FacilityJ" in (p.stdout.splitlines() or [""])[0], "jobs parsable2: FacilityJ with --pue")
+# Without the cluster archives the rows are per node: summed per job.
+pn = os.path.join(tmp, "pernode")
+shutil.copytree(DIR, pn)
+shutil.rmtree(os.path.join(pn, "cluster", "job"))
+p = jobs(pn, "--format", "csv", "--carbon-csv", carbon)
+j = {r["job_id"]: r for r in csv.DictReader(io.StringIO(p.stdout))}.get("1234", {})
+check(co2_near(float(j.get("co2_grams") or 0), job_truth), "jobs per node: CO2 summed over nodes")
+# Options and [report] as erg report: conflicts, and carbon_csv from the file.
+p = jobs(DIR, "--co2-g-per-kwh", "1", "--carbon-csv", carbon, expect=1)
+check("co2_g_per_kwh/carbon_csv" in p.stderr, "jobs: --co2-g-per-kwh with --carbon-csv refused")
+jconf = os.path.join(tmp, "jobs.conf")
+with open(jconf, "w") as f:
+    f.write(f"[collector]\ndata_dir = {DIR}\n[report]\ncarbon_csv = {carbon}\npue = 1.25\n")
+p = subprocess.run([MAIN, "jobs", "--config", jconf, "--sacct", "/nonexistent", *period,
+                    "--format", "csv"], capture_output=True, text=True)
+j = {r["job_id"]: r for r in csv.DictReader(io.StringIO(p.stdout))}.get("1234", {})
+check(p.returncode == 0 and co2_near(float(j.get("co2_grams") or 0), 1.25 * job_truth),
+      "jobs --config: carbon_csv and pue from [report] " + p.stderr.strip())
+
 if failures:
     print(f"{len(failures)} failed; store kept in {tmp}")
     sys.exit(1)

@@ -124,8 +124,8 @@ for jid in want:
         fail.append(f"job {jid} missing from CSV or JSON"); continue
     if c[jid]["user"] != "nobody" or j[jid]["user"] != "nobody" or j[jid]["slurm"] is not True:
         fail.append(f"job {jid}: CSV/JSON user {c[jid]['user']!r}/{j[jid]['user']!r}")
-    if abs(float(c[jid]["energy_j"]) - j[jid]["energy_j"]) > 0.1 or \
-       abs(j[jid]["energy_j"] - float(byid[jid]["EnergyJ"])) > 0.1:
+    if abs(float(c[jid]["energy_joules"]) - j[jid]["energy_joules"]) > 0.1 or \
+       abs(j[jid]["energy_joules"] - float(byid[jid]["EnergyJ"])) > 0.1:
         fail.append(f"job {jid}: CSV/JSON/parsable2 energies differ")
 # Without sacct: erg's fields, a note, the same energy.
 ns = {r["JobID"]: r for r in csv.DictReader(open(f"{work}/nosacct.txt"), delimiter="|")}
