@@ -26,6 +26,18 @@ while [ $SECONDS -lt $end ]; do
   for _ in $(seq 1 $n); do timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
   wait_for=$((4 + RANDOM % 6)); sleep $wait_for
 done
+# Then on until the first estimate (it needs 30 s of paired data, later
+# on a loaded machine) and 16 s beyond it, so the journal holds cells
+# aligned after it: those must not be flagged.
+bursts() { # seconds
+  local until=$((SECONDS + $1))
+  while [ $SECONDS -lt $until ]; do
+    for _ in $(seq 1 $((1 + RANDOM % 2))); do timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
+    sleep $((4 + RANDOM % 6))
+  done
+}
+for _ in $(seq 1 8); do grep -q "lags activity by" "$work/ergd.log" && break; bursts 5; done
+bursts 16
 sleep 2
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 lag=$(awk '/^erg_node_lag_seconds\{node="lag-node"\}/ {print $2}' "$work/metrics.txt")
