@@ -108,3 +108,18 @@ erg_start_agent() {
   "$AGENT" --node "$node" --collector "tcp://127.0.0.1:$ZP" "$@" >>"$work/agent-$node.log" 2>&1 &
   pids+=($!)
 }
+
+# Prometheus with $work/prometheus.yml on port $PP, its TSDB under $work;
+# returns once it is ready: it listens before its TSDB is open, and queries
+# answer 503 until /-/ready does (seconds on a loaded machine).
+erg_start_prometheus() {
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+    --web.listen-address=127.0.0.1:$PP >"$work/prom.log" 2>&1 &
+  pids+=($!)
+  wait_port "$PP" 20
+  for _ in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && return 0
+    sleep 0.25
+  done
+  echo "FAIL: Prometheus never ready"; tail "$work/prom.log"; return 1
+}

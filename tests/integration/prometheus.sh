@@ -33,18 +33,7 @@ promtool check config "$work/prometheus.yml" >/dev/null
 erg_start_pdusim --node prom-node --idle 40 --slope 100 --update 0.5
 erg_start_ergd
 erg_start_agent prom-node --interval 0.5
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-  --web.listen-address=127.0.0.1:$PP >"$work/prom.log" 2>&1 &
-pids+=($!)
-wait_port "$PP" 20
-# Prometheus listens before its TSDB is open; queries answer 503 until
-# /-/ready does (seconds on a loaded machine).
-for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break
-  sleep 0.25
-done
-curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null ||
-  { echo "FAIL: Prometheus never ready"; tail "$work/prom.log"; exit 1; }
+erg_start_prometheus || exit 1
 q() { curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1"; }
 for _ in $(seq 1 40); do
   up=$(q 'up{job="ergd"}' | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")')

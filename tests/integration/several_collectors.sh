@@ -65,14 +65,7 @@ scrape_configs:
         labels: {row: b}
 CONF
 promtool check config "$work/prometheus.yml" >/dev/null
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-  --web.listen-address=127.0.0.1:$PP >"$work/prom.log" 2>&1 &
-pids+=($!)
-wait_port "$PP" 20
-for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break
-  sleep 0.25
-done
+erg_start_prometheus || exit 1
 q() { curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" |
   python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")'; }
 # Both rows measured energy (attributed cells) before the counters freeze.
@@ -130,8 +123,8 @@ python3 - "$work/report.json" <<'PY' || fails=1
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 nodes = sorted(r["node"] for r in rows)
-ok = nodes == ["a1", "b1"] and all(r["energy_j"] > 0 for r in rows)
-print(("ok" if ok else "FAIL") + f": erg report over both data dirs: {[(r['node'], r['energy_j']) for r in rows]}")
+ok = nodes == ["a1", "b1"] and all(r["energy_joules"] > 0 for r in rows)
+print(("ok" if ok else "FAIL") + f": erg report over both data dirs: {[(r['node'], r['energy_joules']) for r in rows]}")
 sys.exit(0 if ok else 1)
 PY
 if "$ERG" report --data-dir "$work/a/data" --data-dir "$work/a/data" >/dev/null 2>"$work/dup.err"; then
