@@ -484,13 +484,6 @@ static int jobs_usage(const char *msg, const char *arg) {
   return 1;
 }
 
-static int jobs_number(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  *out = strtod(s, &end);
-  return errno || end == s || *end || !isfinite(*out) || *out < 0 ? -1 : 0;
-}
-
 /* --job 12,13 --job 14: ids, decimal only. */
 static int jobs_add_ids(struct jobs_opts *o, char *arg) {
   for (char *save = NULL, *id = strtok_r(arg, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
@@ -532,8 +525,8 @@ static int jobs_opt(struct jobs_opts *o, int c, char *arg, int64_t now) {
     return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
                    strcmp(arg, "json") ? jobs_usage("unknown --format", arg) : 0;
   case 'g': case 'G': case 'U': case 'V': return report_factor_opt(&o->r, c, arg, "jobs");
-  case 's': return jobs_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
-  case 'w': return jobs_number(arg, &o->wait_s) ? jobs_usage("bad --wait", arg) : 0;
+  case 's': return report_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
+  case 'w': return report_number(arg, &o->wait_s) ? jobs_usage("bad --wait", arg) : 0;
   default: return jobs_usage(NULL, NULL);
   }
 }

@@ -159,7 +159,7 @@ static int report_usage(const char *msg, const char *arg) {
   return 1;
 }
 
-static int report_number(const char *s, double *out) {
+int report_number(const char *s, double *out) {
   char *end;
   errno = 0;
   *out = strtod(s, &end);

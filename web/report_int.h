@@ -53,6 +53,9 @@ struct report_opts {
   struct cli_ergd_conf file;
 };
 
+/* A finite number >= 0 that is the whole of s: 0, else -1. */
+int report_number(const char *s, double *out);
+
 /* The carbon and PUE factors, shared by erg report and erg jobs (WHO names
  * the command in messages): [report]'s keys from o->file into o; one of
  * the options 'g' (--co2-g-per-kwh), 'G' (--carbon-csv), 'U' (--pue),
