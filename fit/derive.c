@@ -51,11 +51,6 @@ static double bernstein(int j, int n, double u) {
   return c * pow(u, j) * pow(1 - u, n - j);
 }
 
-/* Its derivative: n (b_{j−1,n−1} − b_{j,n−1}). */
-static double bernstein_slope(int j, int n, double u) {
-  return n * (bernstein(j - 1, n - 1, u) - bernstein(j, n - 1, u));
-}
-
 double erg_derived_utilization(double cpu_seconds_per_second, double ncpu) {
   if (!isfinite(cpu_seconds_per_second) || !(ncpu > 0))
     return NAN;
@@ -63,10 +58,10 @@ double erg_derived_utilization(double cpu_seconds_per_second, double ncpu) {
   return fmin(fmax(cpu_seconds_per_second / ncpu, 0), 1);
 }
 
-static double derived_at(int d, double u, bool slope) {
+static double derived_at(int d, double u) {
   int n, j;
   derived_degree(d, &n, &j);
-  return slope ? bernstein_slope(j, n, u) : bernstein(j, n, u);
+  return bernstein(j, n, u);
 }
 
 double erg_derived_peak(int d) {
@@ -81,27 +76,35 @@ double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu) {
   double u = erg_derived_utilization(cpu_seconds_per_second, ncpu);
   if (isnan(u) || d < 0 || d >= ERG_NDERIVED_ALL)
     return NAN;
-  return derived_at(d, u, false);
+  return derived_at(d, u);
 }
 
 /* Beyond the utilisation the curve was fitted to, a polynomial is not
  * known (its top coefficients are barely constrained there), so the curve
- * goes on as a straight line with its slope at u_max: each basis function
- * continues with its own slope, so the sum does. A curve that falls there
- * (a concave fit's end) is held level instead: power does not drop with
- * load. coef[d] is the curve's coefficient on derived feature d (0 when not
- * in the model). */
+ * goes on as a straight line. Its slope is the secant over the top quarter
+ * of the trained range, not the derivative at u_max: fitted values are
+ * held by the data, a degree-6 polynomial's end derivative is not (a short
+ * journal's refit gave a slope that overshot held-out cells by ~280 W).
+ * Each basis function continues with its own secant, so the sum does. A
+ * curve that falls there (a concave fit's end) is held level instead:
+ * power does not drop with load. coef[d] is the curve's coefficient on
+ * derived feature d (0 when not in the model). */
+static double derived_secant(int d, double u_max) {
+  double h = u_max / 4;
+  return (derived_at(d, u_max) - derived_at(d, u_max - h)) / h;
+}
+
 double erg_derived_value_extended(int d, double u, double u_max, const double *coef) {
   if (isnan(u) || d < 0 || d >= ERG_NDERIVED_ALL)
     return NAN;
   if (!(u_max > 0) || u <= u_max)
-    return derived_at(d, u, false);
+    return derived_at(d, u);
   double curve_slope = 0;
   for (int e = 0; e < ERG_NDERIVED_ALL; e++)
     if (coef[e] != 0)
-      curve_slope += coef[e] * derived_at(e, u_max, true);
-  double v = derived_at(d, u_max, false);
-  return curve_slope > 0 ? v + derived_at(d, u_max, true) * (u - u_max) : v;
+      curve_slope += coef[e] * derived_secant(e, u_max);
+  double v = derived_at(d, u_max);
+  return curve_slope > 0 ? v + derived_secant(d, u_max) * (u - u_max) : v;
 }
 
 int fit_dataset_column(const struct erg_dataset *ds, const char *name) {

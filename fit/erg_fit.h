@@ -109,8 +109,8 @@ double erg_derived_peak(int d);
 /* Derived feature d at utilisation u for a curve fitted up to u_max (> 0;
  * 0: not known) with coefficients coef[ERG_NDERIVED_ALL] (0 for features
  * not in the model): the basis value up to u_max; beyond it the curve
- * continues as a straight line with its slope at u_max (held level when
- * that slope is not positive). docs/model.md, "Beyond the training range". */
+ * continues as a straight line with the slope of its secant over the top
+ * quarter of the trained range (held level when that is not positive). docs/model.md, "Beyond the training range". */
 double erg_derived_value_extended(int d, double u, double u_max, const double *coef);
 /* Adds the derived columns to ds, computed from cpu_seconds_per_second and
  * the ncpu column (ncpu_default > 0 stands in where a row has none).
