@@ -564,6 +564,26 @@ int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
   return 0;
 }
 
+/* prctl(PR_SET_NAME) and exec rename a task. The group takes its leader's
+ * new name at once: the agent reads a live process's name from /proc, but a
+ * process that exits and is reaped before that read is reported with the
+ * name kept here, which meta_maybe_refresh alone could leave at the
+ * parent's for up to 100 ms of switches (a renamed child's whole life). */
+SEC("tp_btf/task_rename")
+int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm)
+{
+  struct erg_counts *c;
+  struct erg_key k;
+
+  if (task->pid != task->tgid)
+    return 0;
+  task_key(task, &k);
+  c = bpf_map_lookup_elem(&procs, &k);
+  if (c)
+    bpf_probe_read_kernel_str(c->comm, sizeof(c->comm), comm);
+  return 0;
+}
+
 SEC("tp_btf/cpu_frequency")
 int BPF_PROG(erg_cpu_frequency, unsigned int state, unsigned int cpu_id)
 {

@@ -145,6 +145,7 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
       {s->progs.erg_sched_migrate_task, "sched_migrate_task", ERG_BPF_F_MIGRATIONS},
       {s->progs.erg_block_bio_queue, "block_bio_queue", ERG_BPF_F_BLKIO},
       {s->progs.erg_cpu_frequency, "cpu_frequency", 0},
+      {s->progs.erg_task_rename, "task_rename", 0},
   };
 
   if (!btf) {
@@ -154,8 +155,9 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
     if (btf_has_tracepoint(btf, t[i].tp))
       continue;
-    if (t[i].prog == s->progs.erg_cpu_frequency) {
-      /* Frequencies then come from sysfs at each drain only. */
+    /* Frequencies then come from sysfs at each drain only; names from the
+     * 100 ms refresh (and /proc, in the agent). */
+    if (t[i].prog == s->progs.erg_cpu_frequency || t[i].prog == s->progs.erg_task_rename) {
       bpf_program__set_autoload(t[i].prog, false);
       continue;
     }

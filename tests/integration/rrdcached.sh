@@ -59,5 +59,7 @@ PY
 # Created, then every update held by the daemon: the file stays at its start.
 [ "$cached" -ge $((now - 8)) ] || { echo "FAIL: daemon's last update is old"; exit 1; }
 [ "$disk" -lt $((cached - 4)) ] || { echo "FAIL: updates reached the file directly"; exit 1; }
-[ "$flushed" = "$cached" ] || { echo "FAIL: erg report did not flush the file through the daemon"; exit 1; }
+# ergd may hand the daemon another cell between the two reads (step 2 s):
+# the file must have reached at least what the daemon had before the report.
+[ "$flushed" -ge "$cached" ] || { echo "FAIL: erg report did not flush the file through the daemon"; exit 1; }
 echo ok
