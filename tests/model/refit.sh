@@ -10,21 +10,42 @@
 # r2's model and says why. Node r3 has a
 # large journal (2.5M cells) whose refit takes many seconds: ergd is
 # stopped while it runs and must exit promptly (the fit is cancelled).
+# r1 and r2 are cgroups (erg-agent --scope, erg-pdusim following each
+# group's CPU), so the machine's other work (writeback, other tests) is
+# neither in their features nor in their power.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
 . "$(dirname "$0")/../integration/lib.sh"
 for tool in ss python3; do
   command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
+erg_cgroup2
+"$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
+tag=erg-refit-$$
 
 work=$(mktemp -d /tmp/erg-refit.XXXXXX)
 pids=()
+cg_cleanup() {
+  local g p
+  for g in $tag-r1 $tag-r2; do
+    [ -d "$CG2/$g" ] || continue
+    for p in $(cat "$CG2/$g/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
+  done
+  sleep 0.3
+  for g in $tag-r1 $tag-r2; do rmdir "$CG2/$g" 2>/dev/null || true; done
+}
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  cg_cleanup
   wait 2>/dev/null || true
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+for g in $tag-r1 $tag-r2; do
+  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
+done
+# Runs a command inside cgroup $1 (relative to the cgroup2 root).
+in_cg() { local g=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$g" "$@"; }
 fail() { echo "FAIL: $*"; echo "--- ergd log"; cat "$work/ergd.log"; exit 1; }
 
 STEP=1 INTERVAL=30
@@ -91,7 +112,8 @@ for f in 4 3 2 1 0; do
     >"$work/data/journal/r3.csv$([ $f = 0 ] || echo .$f)"
 done
 
-"$PDUSIM" --modbus 127.0.0.1:$MB --node r1 --node r2 --node r3 --idle 50 --slope 100 \
+"$PDUSIM" --modbus 127.0.0.1:$MB --node r1=$SIMPREFIX/$tag-r1 --node r2=$SIMPREFIX/$tag-r2 \
+  --node r3 --idle 50 --slope 100 \
   --update 0.5 >"$work/pdusim.log" 2>&1 &
 pids+=($!)
 wait_port "$MB"
@@ -100,18 +122,26 @@ ergd=$!
 pids+=($ergd)
 wait_port "$HP"
 for n in r1 r2; do
-  "$AGENT" --node $n --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent-$n.log" 2>&1 &
+  "$AGENT" --node $n --collector tcp://127.0.0.1:$ZP --interval 1 --scope /$tag-$n \
+    >"$work/agent-$n.log" 2>&1 &
   pids+=($!)
 done
 for _ in $(seq 1 20); do grep -q "node r1: model loaded" "$work/ergd.log" && break; sleep 0.5; done
 grep -q "node r1: model loaded" "$work/ergd.log" || fail "r1's starting model not loaded"
 
-# Varying load until the first refits are due.
-load() { for _ in $(seq 1 "$1"); do timeout "$2" sha256sum /dev/zero & done; sleep "$2"; }
-sleep 3; load 1 6; load 2 6; sleep 4; load 1 6; load 2 5
-for _ in $(seq 1 60); do
+# Varying load in each group until the first refits are due: R1 R2 SECONDS.
+load() {
+  local g n
+  for g in r1 r2; do
+    n=$1; [ $g = r2 ] && n=$2
+    for _ in $(seq 1 "$n"); do in_cg $tag-$g timeout "$3" sha256sum /dev/zero & done
+  done
+  sleep "$3"
+}
+sleep 3; load 1 0 6; load 2 1 6; sleep 4; load 0 1 6; load 1 2 5
+for i in $(seq 1 60); do
   grep -q "node r3: refit started" "$work/ergd.log" && break
-  load 1 1
+  if [ $((i % 2)) = 0 ]; then load 1 0 1; else load 0 1 1; fi
 done
 same="(current) on the same [0-9]* of [0-9]* cells (current's own validation: 0.00 W)"
 grep -q "node r1: refit: held-out MAE .* (new) vs .* W $same\$" "$work/ergd.log" ||
