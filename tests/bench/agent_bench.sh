@@ -2,9 +2,12 @@
 # Agent overhead (not a ctest test): CPU seconds per hour and peak RSS of
 # erg-agent (eBPF and /proc paths, 1 Hz, sending to a ZeroMQ sink) side by
 # side with prometheus-process-exporter (scraped at 1 Hz, every process
-# tracked by comm) and `pidstat -u -r -d -h 1`, in two scenarios:
-#   idle:  ~1,000 idle processes (sleep 3600)
-#   churn: the 500 short-lived processes of tests/integration/burner.c, repeating
+# tracked by comm) and `pidstat -u -r -d -h 1`, all four running at once,
+# in these scenarios, one after the other in one invocation:
+#   idle-N: N idle processes (sleep 3600) added to the machine's own, for
+#           each N in PROCS (default "100 1000 5000")
+#   churn:  the 500 short-lived processes of tests/integration/burner.c,
+#           repeating (the idle ones gone)
 # Each tool's CPU is utime+stime from /proc/PID/stat over DURATION seconds,
 # extrapolated to an hour; peak RSS is VmHWM. In-kernel eBPF program time is
 # not charged to the agent by the kernel, so it is measured separately
@@ -19,6 +22,7 @@ set -euo pipefail
 bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
 AGENT=$(realpath "$1") BURNER=$(realpath "$2") PROBE=$(realpath "$3")
 DURATION=${DURATION:-60}
+PROCS=${PROCS:-"100 1000 5000"}
 . "$(dirname "$0")/../integration/lib.sh"
 for c in prometheus-process-exporter pidstat curl bpftool; do
   command -v $c >/dev/null || { echo "missing $c (apt-get install prometheus-process-exporter sysstat curl bpftool)"; exit 1; }
@@ -47,6 +51,8 @@ start_tools() {
   port=$(bench_port 0)
   "$PROBE" "tcp://127.0.0.1:$port" 100000 >/dev/null &
   bg+=($!)
+  sleep 0.3
+  kill -0 $! 2>/dev/null || { echo "the sink could not listen on port $port: pick another --port-base"; exit 1; }
   "$AGENT" --collection bpf --interval 1 --collector "tcp://127.0.0.1:$port" --node bench-bpf \
     2>"$work/agent-bpf.log" &
   pids+=($!); AG_BPF=$!
@@ -76,7 +82,7 @@ measure() { # scenario
   b1=$(bpf_ns)
   per_h() { python3 -c "print($1 * 3600 / $DURATION)"; }
   local pe_h; pe_h=$(per_h "(${t1[$PE]} - ${t0[$PE]}) / $HZ")
-  printf '%-6s %-30s %9s %9s %9s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e"
+  printf '%-10s %-30s %9s %9s %9s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e"
   for row in "$AG_BPF erg-agent-eBPF(user+sys)" "$AG_BPF erg-agent-eBPF(+in-kernel)" \
              "$AG_PROC erg-agent-/proc" "$PE prometheus-process-exporter" "$PIDSTAT pidstat"; do
     set -- $row
@@ -84,7 +90,7 @@ measure() { # scenario
     # The kernel charges BPF program time to whichever task hit the
     # tracepoint, not to the agent: it is added here from bpf_stats.
     [ "$2" = "erg-agent-eBPF(+in-kernel)" ] && h=$(python3 -c "print($h + ($b1 - $b0) / 1e9 * 3600 / $DURATION)")
-    printf '%-6s %-30s %9.1f %7.1fMB %7.1fMB %8.3f\n' "$name" "$2" "$h" \
+    printf '%-10s %-30s %9.1f %7.1fMB %7.1fMB %8.3f\n' "$name" "$2" "$h" \
       "$(python3 -c "print($(hwm_kb $1) / 1000)")" \
       "$(python3 -c "print($(awk '/^VmRSS/ {print $2}' /proc/$1/status) / 1000)")" \
       "$(python3 -c "print($h / $pe_h)")"
@@ -93,11 +99,15 @@ measure() { # scenario
 
 sysctl -q kernel.bpf_stats_enabled=1
 echo "# $(nproc) CPUs, $(uname -r), DURATION=$DURATION s, load $(cut -d' ' -f1-3 /proc/loadavg)"
-# (a) ~1,000 idle processes.
-for _ in $(seq 1000); do sleep 3600 & echo $! >>"$work/sleepers"; done
 start_tools
-echo "# processes: $(ls /proc | grep -c '^[0-9]')"
-measure idle
+# (a) N idle processes on top of the machine's own, N growing.
+have=0
+for n in $PROCS; do
+  for _ in $(seq $((have + 1)) "$n"); do sleep 3600 & echo $! >>"$work/sleepers"; done
+  have=$n
+  echo "# idle-$n: processes on the machine: $(ls /proc | grep -c '^[0-9]')"
+  measure idle-$n
+done
 xargs -r kill <"$work/sleepers" 2>/dev/null || true
 rm -f "$work/sleepers"
 # (b) 500 short-lived processes (20 ms of CPU each, 2 at a time), repeating.
