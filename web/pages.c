@@ -4,10 +4,12 @@
  * text reaches it only through erg_html_escape, and every link and image
  * is a relative name of a file written in the same or an earlier render
  * (graphs still fresh are not drawn again, see web_graph_fresh). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -351,6 +353,27 @@ static int render_all(const struct erg_store *store, const char *www_dir,
   return rc;
 }
 
+/* A render child outlives a killed ergd by seconds (minutes under ASan);
+ * with the listening sockets (ZeroMQ, HTTP) it inherited, the restarted
+ * ergd could not bind them. The child needs no socket: all are closed. */
+static void render_close_sockets(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return;
+  int self = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    long fd = strtol(e->d_name, &end, 10);
+    struct stat st;
+    if (*end || fd < 0 || fd == self || fstat((int)fd, &st) != 0)
+      continue;
+    if (S_ISSOCK(st.st_mode))
+      close((int)fd);
+  }
+  closedir(d);
+}
+
 /* The render in a child process: librrd 1.7.2 leaks two small strings per
  * DEF per graph, and fontconfig/pango keep caches; a child takes them
  * along when it exits. The parent waits; a failure's reason comes back
@@ -374,6 +397,7 @@ static int render_isolated(const struct erg_store *store, const char *www_dir,
   }
   if (pid == 0) {
     close(fds[0]);
+    render_close_sockets();
     char err[512] = "";
     int rc = render_all(store, www_dir, nodes, nnodes, now, opt, err, sizeof err);
     if (rc != 0 && write(fds[1], err, strlen(err)) < 0)
