@@ -76,6 +76,7 @@ void erg_collector_config_free(struct erg_collector_config *c) {
 struct config_state {
   struct erg_collector_config *c;
   char (*feed_specs)[512];
+  struct erg_report_config report; /* checked here, used by erg report */
 };
 
 static int cfg_collector_key(struct erg_collector_config *c, const char *key, const char *value,
@@ -314,9 +315,7 @@ static int config_cb(void *user, const char *section, const char *key, const cha
   }
   if (!strcmp(section, "report")) {
     /* erg report's defaults (web/): checked here, used there. */
-    struct erg_report_config rc_scratch;
-    erg_report_config_defaults(&rc_scratch);
-    return erg_report_config_key(&rc_scratch, key, value, why, whylen);
+    return erg_report_config_key(&st->report, key, value, why, whylen);
   }
   if (!strncmp(section, "meter.", 6) || !strncmp(section, "pdu.", 4)) {
     const char *name = strchr(section, '.') + 1;
@@ -461,6 +460,7 @@ static int cfg_check_key_archives(const struct erg_collector_config *c, char *wh
 int erg_collector_config_load(const char *path, struct erg_collector_config *c,
                               struct erg_config_error *err) {
   struct config_state st = {.c = c};
+  erg_report_config_defaults(&st.report);
   int rc = erg_config_parse(path, config_cb, &st, err);
   for (int i = 0; rc == 0 && i < c->nnodes; i++) {
     char why[400];
@@ -470,6 +470,10 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     }
   }
   char why[400];
+  if (rc == 0 && erg_report_config_check(&st.report, why, sizeof why) != 0) {
+    snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
+    rc = -1;
+  }
   if (rc == 0 && cfg_check_splits(c, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;

@@ -69,14 +69,17 @@ struct erg_report_config {
   double cost_per_kwh;
   char currency[16];
   double co2_g_per_kwh;
-  char carbon_csv[512]; /* gCO2/kWh over time (wins over co2_g_per_kwh) */
+  char carbon_csv[512]; /* gCO2/kWh over time (not with co2_g_per_kwh) */
   double pue;           /* NAN: not set (1 = facility energy = IT energy) */
-  char pue_csv[512];    /* PUE over time (wins over pue) */
+  char pue_csv[512];    /* PUE over time (not with pue) */
 };
 void erg_report_config_defaults(struct erg_report_config *c);
 /* One key of [report]; -1 with a reason on an unknown key or bad value. */
 int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
                           char *why, size_t whylen);
+/* The whole section: -1 with a reason when a factor is set both as a
+ * constant and as a CSV (erg report would refuse to choose). */
+int erg_report_config_check(const struct erg_report_config *c, char *why, size_t whylen);
 
 /* ---- energy, facility energy and CO2 over time (web/carbon.c) ----
  * A value over time from a CSV of "time,value" rows (docs/report.md):

@@ -209,6 +209,16 @@ int erg_report_config_key(struct erg_report_config *c, const char *key, const ch
   return -1;
 }
 
+int erg_report_config_check(const struct erg_report_config *c, char *why, size_t whylen) {
+  const char *both = !isnan(c->co2_g_per_kwh) && c->carbon_csv[0] ? "co2_g_per_kwh and carbon_csv"
+                     : !isnan(c->pue) && c->pue_csv[0]             ? "pue and pue_csv"
+                                                                   : NULL;
+  if (!both)
+    return 0;
+  snprintf(why, whylen, "[report] sets both %s: give one", both);
+  return -1;
+}
+
 /* Like ergd: the config's rrdcached address wins over RRDCACHED_ADDRESS
  * (the archives are read through librrd's client, which takes the
  * environment variable). */

@@ -114,6 +114,10 @@ static void test_errors(void **state) {
   expect_error("[collector]\nstep_seconds = 0\n", ":2:", 0);
   expect_error("[bogus]\nx = 1\n", ":2: unknown section [bogus]", 0);
   expect_error("[report]\ncost_per_kwh = cheap\n", ":2: key 'cost_per_kwh': want a number", 0);
+  /* A factor both constant and over time: erg report would refuse it. */
+  expect_error("[report]\nco2_g_per_kwh = 300\ncarbon_csv = /x.csv\n",
+               "[report] sets both co2_g_per_kwh and carbon_csv", 0);
+  expect_error("[report]\npue_csv = /p.csv\npue = 1.3\n", "[report] sets both pue and pue_csv", 0);
   expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch:1'", 0);
   /* Junk in outlet or factor is an error, not outlet 1 or factor 0.5. */
   const char *m = "[meter.m]\nhost = h\nprofile = erg-sim\n";
