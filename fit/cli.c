@@ -294,6 +294,9 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
   printf(")\n%-44s %s\n", "feature", "watts per unit");
   for (size_t k = 0; k < m->nfeatures; k++)
     printf("  %-42s %.6g\n", m->feature[k], m->coef[k]);
+  for (size_t k = 0; k < m->nleft_out; k++)
+    printf("  %-42s left out: not supported by the data (t = %.1f < 3)\n", m->left_out[k],
+           m->left_out_t[k]);
   const struct erg_fit_metrics *x = &m->metrics;
   printf("held-out validation (%s):\n", m->validation);
   cli_print_metric("MAE", x->cells ? x->mae_watts : NAN, "W");

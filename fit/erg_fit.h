@@ -167,6 +167,11 @@ struct erg_model {
   double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
   double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known */
   double utilization_max; /* largest training utilisation (curve); 0: not known */
+  /* Features the fit left out as not supported by the data (t = β/se < 3;
+   * docs/model.md): written to the model file for the operator, not read. */
+  size_t nleft_out;
+  char left_out[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
+  double left_out_t[ERG_FIT_MAX_FEATURES];
   double idle_watts;                 /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */

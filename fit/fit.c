@@ -26,6 +26,9 @@ struct fit_ctx {
   size_t idle_rows;
   int stage, nstages;
   char stage_name[64];
+  size_t dropped[ERG_FIT_MAX_FEATURES]; /* dataset features left out as weak */
+  double dropped_t[ERG_FIT_MAX_FEATURES];
+  size_t ndropped;
 };
 
 struct fit_coef {
@@ -33,6 +36,8 @@ struct fit_coef {
   double beta[ERG_FIT_MAX_FEATURES];
   double xmax[ERG_FIT_MAX_FEATURES]; /* largest value seen in training */
   double u_max;                      /* largest utilisation seen in training; 0: none */
+  bool want_se;                      /* set by the caller: fill se */
+  double se[ERG_FIT_MAX_FEATURES];   /* standard error of beta (fit_robust_nnls_se) */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o) {
@@ -217,11 +222,60 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
   out->beta0 = c->idle_fixed ? c->idle_watts : b[0];
   for (size_t s = 0; s < c->nsel; s++)
     out->beta[s] = b[s + off] / scale[s + off];
+  double se[FIT_MAX_COLS];
+  if (out->want_se && (rc = fit_robust_nnls_se(A, y, b, se)) != 0)
+    goto out;
+  for (size_t s = 0; out->want_se && s < c->nsel; s++)
+    out->se[s] = se[s + off] / scale[s + off];
   rc = 0;
 out:
   gsl_matrix_free(A);
   gsl_vector_free(y);
   return rc;
+}
+
+/* A linear feature other than the CPU time whose coefficient the data do
+ * not support, t = β / se below FIT_MIN_T, is left out of the model.
+ * Linear terms extrapolate beyond the training range (predict.c), so a
+ * coefficient fitted to noise does too: in integration.refit, whole-machine
+ * disk bursts at 3× the trained rate put 285 W on cells that drew none.
+ * One at a time, weakest first: of two collinear features (both weak
+ * alone) the one left then carries what they share. Curve terms are
+ * judged by their reach (FIT_MIN_CURVE_REACH), not here: the Bernstein
+ * basis is collinear by design. */
+#define FIT_MIN_T 3.0
+
+static bool fit_weak_candidate(const struct fit_ctx *c, size_t s) {
+  const char *name = c->ds->feature[c->sel[s]];
+  return erg_derived_index(name) < 0 && strcmp(name, FIT_CPU_COLUMN) != 0;
+}
+
+static int fit_drop_weak(struct fit_ctx *c) {
+  for (;;) {
+    size_t weakest = c->nsel, any = 0;
+    double tmin = FIT_MIN_T;
+    for (size_t s = 0; s < c->nsel; s++)
+      any += fit_weak_candidate(c, s);
+    if (!any || c->nsel < 2)
+      return 0;
+    struct fit_coef f = {.want_se = true};
+    int rc = fit_rows(c, c->rows, c->nrows, &f);
+    if (rc != 0)
+      return rc;
+    for (size_t s = 0; s < c->nsel; s++) {
+      double t = f.beta[s] > 0 ? f.beta[s] / f.se[s] : 0;
+      if (fit_weak_candidate(c, s) && t < tmin)
+        weakest = s, tmin = t;
+    }
+    if (weakest == c->nsel)
+      return 0;
+    if (c->ndropped < ERG_FIT_MAX_FEATURES) {
+      c->dropped_t[c->ndropped] = tmin;
+      c->dropped[c->ndropped++] = c->sel[weakest];
+    }
+    memmove(&c->sel[weakest], &c->sel[weakest + 1], (c->nsel - weakest - 1) * sizeof *c->sel);
+    c->nsel--;
+  }
 }
 
 /* As erg_model_predict, with the fold's coefficients and training maxima:
@@ -309,7 +363,7 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
       goto out;
     }
     struct fit_coef f;
-    c->stage = (int)b;
+    c->stage = (int)b + 1;
     snprintf(c->stage_name, sizeof c->stage_name, "validation %zu/%zu", b + 1, k);
     if ((rc = fit_rows(c, train, ntrain, &f)) != 0) {
       if (rc == -2)
@@ -372,6 +426,11 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
     m->feature_max[s] = f->xmax[s];
   }
   m->utilization_max = f->u_max;
+  m->nleft_out = c->ndropped;
+  for (size_t d = 0; d < c->ndropped; d++) {
+    erg_strlcpy(m->left_out[d], ds->feature[c->dropped[d]], ERG_FIT_NAME_MAX);
+    m->left_out_t[d] = c->dropped_t[d];
+  }
   m->idle_watts = f->beta0;
   m->idle_source = c->o->idle_profile ? ERG_IDLE_FROM_RECORDED
                   : c->idle_fixed    ? ERG_IDLE_FROM_PROFILE
@@ -417,7 +476,14 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
     return -1;
   }
   bool validate = o->folds > 1 || o->holdout_fraction > 0;
-  c->nstages = (o->folds > 1 ? o->folds : 1) + 1;
+  c->nstages = (o->folds > 1 ? o->folds : 1) + 2;
+  snprintf(c->stage_name, sizeof c->stage_name, "feature check");
+  int rc = fit_drop_weak(c);
+  if (rc != 0) {
+    snprintf(why, whylen, rc == -2 ? "cancelled" : "feature check failed");
+    return -1;
+  }
+  c->stage = 1;
   memset(m, 0, sizeof *m);
   /* The held-out cells are kept so a caller can score another model on
    * exactly them (erg_model_is_worse). */

@@ -26,6 +26,13 @@ typedef int (*fit_step_fn)(void *user, double fraction);
  * asked to stop. */
 int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
                     void *user);
+/* Standard errors of the b that fit_robust_nnls returned (same A, y):
+ * from the final robust weights w, s² = Σ w r² / (Σ w − p) and the
+ * pseudo-inverse of AᵀWA over the p columns with b > 0 (the NNLS passive
+ * set; a column at 0 gets INFINITY). An approximation (the weights are
+ * taken as given), good enough to tell a coefficient fitted to noise from
+ * one the data support. */
+int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b, double *se);
 
 /* For the top basis function of the curve (u^n: bernstein6_6 or the
  * cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1 for

@@ -57,6 +57,13 @@ json_t *fit_model_to_json(const struct erg_model *m) {
     json_object_set_new(j, "training_max_utilization", json_real(m->utilization_max));
   if (j && m->has_idle_profile)
     json_object_set_new(j, "idle_profile", fit_idle_profile_to_json(&m->idle_profile));
+  if (j && m->nleft_out) {
+    json_t *a = json_array();
+    for (size_t k = 0; k < m->nleft_out; k++)
+      json_array_append_new(a, json_pack("{s:s, s:f}", "name", m->left_out[k], "t",
+                                         m->left_out_t[k]));
+    json_object_set_new(j, "left_out_features", a);
+  }
   return j;
 }
 

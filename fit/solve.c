@@ -226,3 +226,68 @@ out:
   free(absr);
   return rc;
 }
+
+/* se_j = s · sqrt([(A_PᵀWA_P)⁺]_jj), w the bisquare weights at b. */
+int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b, double *se) {
+  size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
+  gsl_vector *r = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n), *S = gsl_vector_alloc(q),
+             *work = gsl_vector_alloc(q);
+  gsl_matrix *U = gsl_matrix_alloc(q, q), *V = gsl_matrix_alloc(q, q);
+  double *absr = malloc(n * sizeof *absr);
+  int rc = -1;
+  if (!r || !sw || !S || !work || !U || !V || !absr)
+    goto out;
+  for (size_t j = 0; j < q; j++) {
+    se[j] = INFINITY;
+    if (b[j] > 0)
+      idx[m++] = j;
+  }
+  double scale = irls_residuals(A, y, b, r, absr), sumw = 0, sumwr2 = 0;
+  if (!(scale > 0) || m == 0 || !(n > m)) {
+    rc = 0; /* exact fit or nothing passive: no error to estimate */
+    goto out;
+  }
+  irls_weights(r, scale, 0, sw);
+  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
+  gsl_matrix_set_zero(&G.matrix);
+  for (size_t i = 0; i < n; i++) {
+    double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
+    sumw += w;
+    sumwr2 += w * ri * ri;
+    for (size_t a = 0; a < m; a++)
+      for (size_t e = 0; e <= a; e++)
+        *gsl_matrix_ptr(&G.matrix, a, e) +=
+            w * gsl_matrix_get(A, i, idx[a]) * gsl_matrix_get(A, i, idx[e]);
+  }
+  if (!(sumw > (double)m)) {
+    rc = 0;
+    goto out;
+  }
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = a + 1; e < m; e++)
+      gsl_matrix_set(&G.matrix, a, e, gsl_matrix_get(&G.matrix, e, a));
+  gsl_matrix_view Vm = gsl_matrix_submatrix(V, 0, 0, m, m);
+  gsl_vector_view Sm = gsl_vector_subvector(S, 0, m), Wm = gsl_vector_subvector(work, 0, m);
+  if (gsl_linalg_SV_decomp(&G.matrix, &Vm.matrix, &Sm.vector, &Wm.vector) != 0)
+    goto out;
+  double s2 = sumwr2 / (sumw - (double)m), smax = gsl_vector_get(&Sm.vector, 0);
+  for (size_t a = 0; a < m; a++) {
+    double v = 0;
+    for (size_t k = 0; k < m; k++) {
+      double sk = gsl_vector_get(&Sm.vector, k), vk = gsl_matrix_get(&Vm.matrix, a, k);
+      if (sk > SV_CUTOFF * smax)
+        v += vk * vk / sk;
+    }
+    se[idx[a]] = v > 0 ? sqrt(s2 * v) : INFINITY;
+  }
+  rc = 0;
+out:
+  gsl_vector_free(r);
+  gsl_vector_free(sw);
+  gsl_vector_free(S);
+  gsl_vector_free(work);
+  gsl_matrix_free(U);
+  gsl_matrix_free(V);
+  free(absr);
+  return rc;
+}
