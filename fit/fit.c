@@ -250,31 +250,46 @@ static bool fit_weak_candidate(const struct fit_ctx *c, size_t s) {
   return erg_derived_index(name) < 0 && strcmp(name, FIT_CPU_COLUMN) != 0;
 }
 
-static int fit_drop_weak(struct fit_ctx *c) {
+/* Removes model feature s from the selection and from f. */
+static void fit_drop_feature(struct fit_ctx *c, struct fit_coef *f, size_t s, double t) {
+  if (c->ndropped < ERG_FIT_MAX_FEATURES) {
+    c->dropped_t[c->ndropped] = t;
+    c->dropped[c->ndropped++] = c->sel[s];
+  }
+  size_t tail = c->nsel - s - 1;
+  memmove(&c->sel[s], &c->sel[s + 1], tail * sizeof *c->sel);
+  memmove(&f->beta[s], &f->beta[s + 1], tail * sizeof *f->beta);
+  memmove(&f->xmax[s], &f->xmax[s + 1], tail * sizeof *f->xmax);
+  memmove(&f->se[s], &f->se[s + 1], tail * sizeof *f->se);
+  c->nsel--;
+}
+
+/* The fit on all cells, with weak features left out: f is the final
+ * model's. A candidate at β = 0 goes without a refit (the NNLS solution
+ * without that column is the same); a weak one with β > 0 is dropped and
+ * the fit repeated. Usually one fit, as without the check. */
+static int fit_final(struct fit_ctx *c, struct fit_coef *f) {
   for (;;) {
-    size_t weakest = c->nsel, any = 0;
-    double tmin = FIT_MIN_T;
+    bool any = false;
     for (size_t s = 0; s < c->nsel; s++)
-      any += fit_weak_candidate(c, s);
-    if (!any || c->nsel < 2)
-      return 0;
-    struct fit_coef f = {.want_se = true};
-    int rc = fit_rows(c, c->rows, c->nrows, &f);
-    if (rc != 0)
+      any |= fit_weak_candidate(c, s);
+    *f = (struct fit_coef){.want_se = any};
+    int rc = fit_rows(c, c->rows, c->nrows, f);
+    if (rc != 0 || !any)
       return rc;
+    for (size_t s = c->nsel; s-- > 0;)
+      if (c->nsel > 1 && fit_weak_candidate(c, s) && !(f->beta[s] > 0))
+        fit_drop_feature(c, f, s, 0);
+    size_t weakest = c->nsel;
+    double tmin = FIT_MIN_T;
     for (size_t s = 0; s < c->nsel; s++) {
-      double t = f.beta[s] > 0 ? f.beta[s] / f.se[s] : 0;
+      double t = f->beta[s] / f->se[s];
       if (fit_weak_candidate(c, s) && t < tmin)
         weakest = s, tmin = t;
     }
-    if (weakest == c->nsel)
+    if (weakest == c->nsel || c->nsel < 2)
       return 0;
-    if (c->ndropped < ERG_FIT_MAX_FEATURES) {
-      c->dropped_t[c->ndropped] = tmin;
-      c->dropped[c->ndropped++] = c->sel[weakest];
-    }
-    memmove(&c->sel[weakest], &c->sel[weakest + 1], (c->nsel - weakest - 1) * sizeof *c->sel);
-    c->nsel--;
+    fit_drop_feature(c, f, weakest, tmin);
   }
 }
 
@@ -476,11 +491,13 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
     return -1;
   }
   bool validate = o->folds > 1 || o->holdout_fraction > 0;
-  c->nstages = (o->folds > 1 ? o->folds : 1) + 2;
-  snprintf(c->stage_name, sizeof c->stage_name, "feature check");
-  int rc = fit_drop_weak(c);
-  if (rc != 0) {
-    snprintf(why, whylen, rc == -2 ? "cancelled" : "feature check failed");
+  c->nstages = (o->folds > 1 ? o->folds : 1) + 1;
+  /* The final fit first: it decides the feature set (fit_final) that the
+   * validation then scores. */
+  struct fit_coef f;
+  snprintf(c->stage_name, sizeof c->stage_name, "final fit");
+  if (fit_final(c, &f) != 0) {
+    snprintf(why, whylen, o->cancel && atomic_load(o->cancel) ? "cancelled" : "final fit failed");
     return -1;
   }
   c->stage = 1;
@@ -495,13 +512,6 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
     return -1;
   if (!validate)
     fit_metrics(NULL, NULL, NULL, 0, 0, &m->metrics);
-  struct fit_coef f;
-  c->stage = c->nstages - 1;
-  snprintf(c->stage_name, sizeof c->stage_name, "final fit");
-  if (fit_rows(c, c->rows, c->nrows, &f) != 0) {
-    snprintf(why, whylen, o->cancel && atomic_load(o->cancel) ? "cancelled" : "final fit failed");
-    return -1;
-  }
   fit_fill_model(c, &f, m);
   if (o->progress)
     o->progress(o->progress_user, "done", 1.0);

@@ -250,15 +250,23 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
   irls_weights(r, scale, 0, sw);
   gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
   gsl_matrix_set_zero(&G.matrix);
+  double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, xa[FIT_MAX_COLS];
   for (size_t i = 0; i < n; i++) {
     double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
+    const double *row = A->data + i * A->tda;
+    if (w == 0)
+      continue;
     sumw += w;
     sumwr2 += w * ri * ri;
     for (size_t a = 0; a < m; a++)
+      xa[a] = row[idx[a]];
+    for (size_t a = 0; a < m; a++)
       for (size_t e = 0; e <= a; e++)
-        *gsl_matrix_ptr(&G.matrix, a, e) +=
-            w * gsl_matrix_get(A, i, idx[a]) * gsl_matrix_get(A, i, idx[e]);
+        g[a][e] += w * xa[a] * xa[e];
   }
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e <= a; e++)
+      gsl_matrix_set(&G.matrix, a, e, g[a][e]);
   if (!(sumw > (double)m)) {
     rc = 0;
     goto out;

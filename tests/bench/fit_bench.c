@@ -163,6 +163,11 @@ int main(int argc, char **argv) {
          best_fit / best_ols, m.idle_watts);
   printf("  erg_fit with 25%% holdout + refit    %8.3f s  = %.2f x peer (held-out MAE %.2f W)\n",
          best_full, best_full / best_ols, m.metrics.mae_watts);
+  printf("  features: %zu in the model, %zu left out as not supported (t < 3):", m.nfeatures,
+         m.nleft_out);
+  for (size_t k = 0; k < m.nleft_out; k++)
+    printf(" %s (t = %.2f)", m.left_out[k], m.left_out_t[k]);
+  printf("\n");
   long bytes = 0;
   char *path = bench_journal(&ds, &bytes);
   double best_read, best_both;
