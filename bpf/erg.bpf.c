@@ -507,9 +507,8 @@ static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_bu
 
 /* Records the path of the cgroup kn once, from the root down; a path longer
  * than the agent keeps is cut as the agent cuts it. */
-static __always_inline void cgpath_record(struct kernfs_node *kn)
+static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id)
 {
-  __u64 id = kn->id;
   struct cgpath_buf *b;
   __u32 zero = 0, off = 0;
   int n;
@@ -545,6 +544,31 @@ static __always_inline void cgpath_record(struct kernfs_node *kn)
   bpf_map_update_elem(&cgpaths, &id, b->path, BPF_ANY);
 }
 
+/* Hybrid hosts (v1 controllers beside the unified tree) keep Slurm's job
+ * cgroups in the v1 hierarchies only, so a process that starts and exits
+ * between two drains would have no job without its v1 path: the freezer
+ * hierarchy's (proctrack/cgroup always uses it) is recorded as well. A
+ * kernel without the freezer controller skips this at load (CO-RE). */
+static __always_inline __u64 cgv1_record(struct task_struct *l)
+{
+  struct cgroup_subsys_state *css;
+  struct kernfs_node *kn;
+  __u64 id;
+
+  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, freezer_cgrp_id))
+    return 0;
+  css = l->cgroups->subsys[bpf_core_enum_value(enum cgroup_subsys_id, freezer_cgrp_id)];
+  if (!css)
+    return 0;
+  kn = css->cgroup->kn;
+  /* Not mounted as v1 (a pure v2 host): the css is the default root's. */
+  if (!kn || css->cgroup->root == l->cgroups->dfl_cgrp->root)
+    return 0;
+  id = kn->id | ERG_CGV1_BIT;
+  cgpath_record(kn, id);
+  return id;
+}
+
 /* Runs in the exiting thread. The group's entry must exist before the final
  * switch-out (account_dead only looks up), and comm/cgroup are taken one last
  * time while the task is still whole, with the cgroup's path: its directory
@@ -560,7 +584,8 @@ int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
   if (!c)
     return 0;
   meta_refresh(c, p, bpf_ktime_get_ns());
-  cgpath_record(p->group_leader->cgroups->dfl_cgrp->kn);
+  cgpath_record(p->group_leader->cgroups->dfl_cgrp->kn, p->group_leader->cgroups->dfl_cgrp->kn->id);
+  c->cgroup_v1_id = cgv1_record(p->group_leader);
   return 0;
 }
 

@@ -44,6 +44,8 @@ struct erg_bpf_proc {
   char comm[16];          /* group leader's comm */
   uint32_t uid;           /* real uid of the leader */
   uint64_t cgroup_id;     /* cgroup v2 id (inode number of its directory) */
+  uint64_t cgroup_v1_id;  /* exited, on a host with a v1 freezer hierarchy: its
+                             cgroup, for erg_bpf_cgroup_path; 0: none */
   /* Cumulative since the process was first seen. Counters of features not
    * in erg_bpf_features() are 0 and must not be reported. */
   uint64_t cpu_ns, wakeups, migrations, read_bytes, write_bytes;

@@ -364,6 +364,7 @@ static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
   p->comm[sizeof(p->comm) - 1] = '\0';
   p->uid = c->uid;
   p->cgroup_id = c->cgroup_id;
+  p->cgroup_v1_id = c->cgroup_v1_id;
   p->cpu_ns = c->cpu_ns;
   p->running_ns = running;
   p->wakeups = c->wakeups;

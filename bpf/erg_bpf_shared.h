@@ -14,6 +14,9 @@
 #define ERG_BPF_COMM_LEN 16
 #define ERG_BPF_CGPATH_LEN 512  /* a cgroup path as the agent keeps it, NUL included */
 #define ERG_BPF_CGPATHS 1024    /* cgroup id -> path entries (LRU) */
+/* cgpaths keys of v1 (freezer) cgroups carry this bit: kernfs ids of
+ * different hierarchies can be equal. */
+#define ERG_CGV1_BIT (1ull << 63)
 
 /* A task group is keyed by (tgid, leader start time) so that a reused pid is
  * never merged with the process that had it before. */
@@ -40,6 +43,7 @@ struct erg_counts {
   __u64 freq_other_ns;            /* ns at frequencies beyond the first NFREQ */
   __u32 freq_khz[ERG_BPF_NFREQ];  /* 0 = slot free; claimed by cmpxchg */
   __u64 cgroup_id;                /* cgroup v2 (default hierarchy) kernfs id */
+  __u64 cgroup_v1_id;             /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
   __u32 uid;
   __u32 flags;                    /* ERG_FLAG_* */
   __u64 meta_ns;                  /* when comm/uid/cgroup were last read */

@@ -292,7 +292,7 @@ uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
  * NULL to read /proc. An exited process's pid may already belong to a new
  * process, so its /proc is not read at all. */
 void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                         int exited) {
+                         const char *cgroup_v1, int exited) {
   char path[128], buf[4096];
   size_t idx = (size_t)(p - a->procs);
   char *cg = a->strings[idx].cgroup;
@@ -311,6 +311,11 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
   p->cgroup = cg;
   /* Keys from every hierarchy: hybrid hosts keep Slurm's job in v1. */
   struct erg_group_keys keys;
+  if (!have && cgroup_v1 && cgroup_v1[0]) {
+    /* Both paths as /proc/PID/cgroup would have shown them. */
+    snprintf(buf, sizeof buf, "0::%s\n1:freezer:%s\n", cg, cgroup_v1);
+    have = 1;
+  }
   if (have)
     erg_group_keys_from_proc(buf, &keys);
   else
@@ -378,7 +383,7 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   p->cpu_ns = agent_ticks_to_ns(a, d_cpu);
   p->read_bytes = d_r;
   p->write_bytes = d_w;
-  agent_proc_describe(a, p, st.pid, cgp, 0);
+  agent_proc_describe(a, p, st.pid, cgp, NULL, 0);
 }
 
 /* Whole physical disks only: partitions, device-mapper and md devices

@@ -215,7 +215,14 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   }
   if (!cg && p->exited)
     cg = cgroup_lookup(a, p->cgroup_id);
-  agent_proc_describe(a, e, p->pid, cg, p->exited);
+  /* Hybrid hosts: the job of a process that exited unseen is in its v1
+   * path, which the kernel recorded at the exit. */
+  char v1[AGENT_CGROUP_MAX];
+  const char *cg_v1 = p->exited && p->cgroup_v1_id &&
+                              erg_bpf_cgroup_path(a->bpf, p->cgroup_v1_id, v1, sizeof v1) == 0
+                          ? v1
+                          : NULL;
+  agent_proc_describe(a, e, p->pid, cg, cg_v1, p->exited);
   /* A cgroup seen while alive stays known after it is removed. */
   if (!p->exited && !cg)
     cgcache_learn(a->cgroups, p->cgroup_id, e->cgroup);

@@ -155,9 +155,10 @@ static inline struct proc_split *table_split(const struct proc_table *t,
 int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len);
 Erg__Proc *agent_proc_slot(struct erg_agent *a);
 /* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>
- * (not read when exited: the pid may be reused). */
+ * (not read when exited: the pid may be reused; then the keys come from
+ * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path). */
 void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                         int exited);
+                         const char *cgroup_v1, int exited);
 void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
                        uint64_t *rx, uint64_t *tx);
 /* agent_read_totals into a->tot, for this sweep. */
