@@ -377,7 +377,7 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
                "and 1)", b + 1, ntrain, hi - lo, min_rows);
       goto out;
     }
-    struct fit_coef f;
+    struct fit_coef f = {0};
     c->stage = (int)b + 1;
     snprintf(c->stage_name, sizeof c->stage_name, "validation %zu/%zu", b + 1, k);
     if ((rc = fit_rows(c, train, ntrain, &f)) != 0) {
