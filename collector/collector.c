@@ -535,9 +535,9 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
                                .columns = n->journal_columns, .ncpu = n->ncpu};
   char why[256];
-  if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
-                         c->cfg->journal_max_age_seconds, why,
-                         sizeof why) && c->store_errors++ == 0)
+  if (erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
+                                c->cfg->journal_max_age_seconds, &n->journal_file, why,
+                                sizeof why) && c->store_errors++ == 0)
     erg_warn("%s (further store errors only counted)", why);
 }
 

@@ -51,6 +51,7 @@ struct node_state {
   int has_data;
   struct node_model *model;   /* never NULL after collector_node */
   unsigned journal_columns;   /* optional journal columns: sticky once seen */
+  struct erg_journal_file journal_file; /* its current file, so appends skip the header */
   unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
   struct user_names user_names; /* uid -> name as the node's agent resolved it */
   uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
