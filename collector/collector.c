@@ -149,7 +149,8 @@ static int collector_claim(struct node_state *n, const Erg__Sample *s) {
  * the WAL now, as applied ones are. */
 static void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
                       uint64_t end_ns) {
-  struct held_msg *h = n->nheld < NODE_HELD_MAX ? malloc(sizeof *h + len) : NULL;
+  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
+                          ? malloc(sizeof *h + len) : NULL;
   if (!h) {
     if (c->held_dropped++ == 0)
       erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
@@ -167,6 +168,7 @@ static void node_hold(struct collector *c, struct node_state *n, const uint8_t *
   n->held_tail = h;
   n->nheld++;
   c->held_total++;
+  c->held_bytes += len;
 }
 
 static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
@@ -198,6 +200,7 @@ static void node_apply_held(struct collector *c, struct node_state *n) {
     if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
       node_apply_sample(c, n, env->sample, h->data, h->len, 0);
     erg_wire_free(env);
+    c->held_bytes -= h->len;
     free(h);
   }
 }
@@ -741,8 +744,12 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     /* Drain in bounded batches so a flood of samples cannot starve meters. */
-    for (int i = 0; i < 1000 && zmq_msg_recv(&msg, agents, ZMQ_DONTWAIT) >= 0; i++)
+    for (int i = 0; i < 1000 && zmq_msg_recv(&msg, agents, ZMQ_DONTWAIT) >= 0; i++) {
       collector_ingest(c, zmq_msg_data(&msg), zmq_msg_size(&msg));
+      /* Loaded nodes take their samples live again soon, not after the batch. */
+      if (c->loader && i % 64 == 63)
+        node_loader_collect(c->loader, node_loaded, c);
+    }
     while (zmq_msg_recv(&msg, meters, ZMQ_DONTWAIT) == (int)sizeof(struct meter_msg))
       collector_meter(c, zmq_msg_data(&msg));
     zmq_msg_close(&msg);

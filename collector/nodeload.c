@@ -7,6 +7,7 @@
  * threads read it while the loop keeps taking messages, and the loop
  * installs each result when it is done (collector.c, node_install). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ struct node_loader {
   pthread_cond_t wake;
   struct node_load *todo, *todo_tail, *done; /* under lock */
   int stopping;
+  atomic_int ndone; /* results in done, readable without the lock */
 };
 
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
@@ -86,6 +88,7 @@ static void *node_loader_main(void *arg) {
     pthread_mutex_lock(&l->lock);
     job->next = l->done;
     l->done = job;
+    atomic_fetch_add(&l->ndone, 1);
   }
   pthread_mutex_unlock(&l->lock);
   return NULL;
@@ -127,7 +130,10 @@ int node_loader_submit(struct node_loader *l, const char *node, void *tag) {
 }
 
 size_t node_loader_collect(struct node_loader *l, node_loaded_fn fn, void *user) {
+  if (!atomic_load(&l->ndone))
+    return 0; /* called often from the loop: no lock when nothing is done */
   pthread_mutex_lock(&l->lock);
+  atomic_store(&l->ndone, 0);
   struct node_load *done = l->done;
   l->done = NULL;
   pthread_mutex_unlock(&l->lock);

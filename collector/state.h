@@ -19,8 +19,11 @@ struct held_msg {
   size_t len;
   uint8_t data[];
 };
-/* Messages a node may have held while its state loads (then dropped, counted). */
-#define NODE_HELD_MAX 120
+/* Messages held while state loads, per node (an agent's backlog after an
+ * outage comes at once: 20 minutes are 1,200) and in all; beyond, dropped
+ * and counted. */
+#define NODE_HELD_MAX 4096
+#define NODE_HELD_MAX_BYTES (256u << 20)
 
 struct node_state {
   char name[128];
@@ -89,6 +92,7 @@ struct collector {
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
   struct node_loader *loader; /* NULL until the loop runs: reads then block */
   uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
+  size_t held_bytes;                  /* held now, all nodes */
   struct wal *wal;        /* NULL: wal = no, or it could not open */
   int replaying;          /* inputs come from the WAL: not logged again */
   int64_t replay_oldest_s;  /* older inputs are not replayed (durable.c) */
