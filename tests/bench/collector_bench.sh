@@ -123,7 +123,11 @@ CONF
   [ "$METERS" = 1 ] && meter_conf >>"$work/ergd.conf"
   "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
   EP=$!; pids+=("$EP")
-  wait_port "$HP"; wait_port "$ZP"
+  # A restart first replays the WAL and reads the replayed nodes' state
+  # (before it listens): minutes for thousands of nodes on a cold cache.
+  local s0; s0=$(now)
+  wait_port "$HP" 600; wait_port "$ZP" 60
+  echo "ergd listening after $(calc %.1f "$(now) - $s0") s"
   local c0 w0 t0 perfpid=""
   c0=$(cpu_s $EP); w0=$(io_field $EP wchar); t0=$(now)
   # Inputs replayed from the write-ahead log at start count as ok too.
