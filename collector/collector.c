@@ -31,6 +31,8 @@ static struct node_state **node_slot(struct collector *c, const char *name) {
   return &c->node_index[j];
 }
 
+static void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
+
 static struct node_state *collector_node(struct collector *c, const char *name, int create) {
   struct node_state **slot = node_slot(c, name);
   if (*slot)
@@ -62,34 +64,17 @@ static struct node_state *collector_node(struct collector *c, const char *name, 
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
-  /* After a restart, resume after the last stored cell: RRD would refuse
-   * older updates, and buffered agent data for them is counted as late.
-   * Or after the last journal row, when later: rows are written at once,
-   * store updates by the writer thread, so after a SIGKILL the store may
-   * lack cells the journal has, and finalising them again would journal
-   * them twice. */
-  int64_t last = erg_store_node_last(c->store, name);
-  int64_t journalled = erg_journal_last_end(c->journal_dir, name);
-  if (journalled > last)
-    last = journalled;
-  if (last > 0)
-    n->grid.next_final = last - last % (int64_t)c->cfg->step_seconds;
-  n->journal_columns = erg_journal_columns(c->journal_dir, name);
-  /* Names from before a restart, so an older agent's uids keep theirs. */
-  char names[1100];
-  if (erg_store_kind_dir(c->store, name, "user", names, sizeof names - 12) == 0) {
-    strcat(names, "/names.tsv");
-    user_names_load(&n->user_names, names);
-  }
-  n->model = node_model_open(c->cfg, name, c->journal_dir);
-  if (!n->model) {
-    erg_grid_free(&n->grid);
-    erg_lag_free(&n->lag);
-    free(n);
-    return NULL;
-  }
   c->nodes[c->nnodes++] = n;
   *slot = n;
+  /* In the loop, the stored state is read by the loader threads: the
+   * loop never waits for the disk (nodeload.c). Before it, at start. */
+  if (c->loader && node_loader_submit(c->loader, name, n) == 0)
+    return n;
+  struct node_stored st;
+  node_stored_read(c->cfg, c->store, c->journal_dir, name,
+                   (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S), &st);
+  node_install(c, n, &st);
+  node_stored_free(&st);
   return n;
 }
 
@@ -159,6 +144,36 @@ static int collector_claim(struct node_state *n, const Erg__Sample *s) {
   return 0;
 }
 
+/* A sample of a node whose stored state is still being read: kept as
+ * received, in order, and applied once the state is installed. Logged in
+ * the WAL now, as applied ones are. */
+static void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
+                      uint64_t end_ns) {
+  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
+                          ? malloc(sizeof *h + len) : NULL;
+  if (!h) {
+    if (c->held_dropped++ == 0)
+      erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
+               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
+    return;
+  }
+  durable_log_sample(c, buf, len, end_ns);
+  h->next = NULL;
+  h->len = len;
+  memcpy(h->data, buf, len);
+  if (n->held_tail)
+    n->held_tail->next = h;
+  else
+    n->held = h;
+  n->held_tail = h;
+  n->nheld++;
+  c->held_total++;
+  c->held_bytes += len;
+}
+
+static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
+                              const uint8_t *buf, size_t len, int log);
+
 static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, const uint8_t *buf,
                                     size_t len) {
   struct node_state *n = collector_node(c, s->node, 1);
@@ -167,6 +182,31 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, c
       erg_warn("node limit reached or bad node name; refusing node '%.64s'", s->node);
     return;
   }
+  if (!n->loaded)
+    node_hold(c, n, buf, len, s->interval->realtime_end_ns);
+  else
+    node_apply_sample(c, n, s, buf, len, 1);
+}
+
+/* The node's held samples, now that its stored state is in place. */
+static void node_apply_held(struct collector *c, struct node_state *n) {
+  struct held_msg *h = n->held;
+  n->held = n->held_tail = NULL;
+  n->nheld = 0;
+  for (struct held_msg *next; h; h = next) {
+    next = h->next;
+    const char *why;
+    Erg__Envelope *env = erg_wire_unpack(h->data, h->len, &why);
+    if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
+      node_apply_sample(c, n, env->sample, h->data, h->len, 0);
+    erg_wire_free(env);
+    c->held_bytes -= h->len;
+    free(h);
+  }
+}
+
+static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
+                              const uint8_t *buf, size_t len, int log) {
   const Erg__Interval *iv = s->interval;
   /* A sample for time this node already reported is a duplicate or a
    * second agent claiming the same node: counting it would double the
@@ -180,7 +220,8 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, c
   size_t np = s->n_procs;
   if (!collector_scratch(c, np))
     return;
-  durable_log_sample(c, buf, len, iv->realtime_end_ns);
+  if (log)
+    durable_log_sample(c, buf, len, iv->realtime_end_ns);
   struct erg_grid_proc *procs = c->procbuf;
   for (size_t i = 0; i < np; i++) {
     const Erg__Proc *p = s->procs[i];
@@ -244,8 +285,8 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
     const struct erg_node_config *nc = &c->cfg->nodes[ref[r].node];
     int f = ref[r].feed;
     struct node_state *n = collector_node(c, nc->name, 1);
-    if (!n)
-      continue;
+    if (!n || !n->loaded)
+      continue; /* configured nodes are loaded at start: not reached */
     double j = joules * nc->feeds[f].factor;
     /* The estimator sees readings as they came; the grid sees them moved
      * back by the node's lag, to the time the power was drawn. */
@@ -371,12 +412,8 @@ static void keys_write(struct collector *c, const char *node, const char *kind,
 /* After a restart, the keys written before (archives updated within
  * key_expire_seconds) are known again, so they keep getting 0 W while
  * absent. Their last_t is kept off the step multiples that t_end takes. */
-static void keys_load(struct collector *c, const char *node, const char *kind,
-                      struct profile_known *known, int64_t now, size_t max_keys) {
-  char dir[1024];
-  if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
-    return;
-  profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
+static void keys_settle(struct collector *c, const char *node, const char *kind,
+                        struct profile_known *known, size_t max_keys) {
   /* More archives than allowed (a lower key_archives_max than the last
    * run's): the ones idle longest go now, not at the next churn. */
   char *old;
@@ -387,17 +424,44 @@ static void keys_load(struct collector *c, const char *node, const char *kind,
       known->keys[i].last_t--;
 }
 
+static void keys_load(struct collector *c, const char *node, const char *kind,
+                      struct profile_known *known, int64_t now, size_t max_keys) {
+  char dir[1024];
+  if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
+    return;
+  profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
+  keys_settle(c, node, kind, known, max_keys);
+}
+
+/* Takes the node's stored state (loader thread or start), then applies
+ * the samples held meanwhile. */
+static void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
+  if (st->resume_s > 0)
+    n->grid.next_final = st->resume_s - st->resume_s % (int64_t)c->cfg->step_seconds;
+  n->journal_columns = st->journal_columns;
+  n->user_names = st->names;
+  memset(&st->names, 0, sizeof st->names);
+  n->model = st->model;
+  st->model = NULL;
+  for (int k = 0; k < PROFILE_NKINDS; k++) {
+    n->known[k] = st->known[k];
+    memset(&st->known[k], 0, sizeof st->known[k]);
+    keys_settle(c, n->name, profile_kind_names[k], &n->known[k],
+                erg_collector_key_archives_max(c->cfg));
+  }
+  n->loaded = 1;
+  node_apply_held(c, n);
+}
+
+static void node_loaded(void *user, void *tag, struct node_stored *st) {
+  node_install(user, tag, st);
+}
+
 /* Every kind of profile key of a node's cell, and its jobs' watts into the
  * cluster sums (all jobs, before top-N folding). */
 static void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
                             const struct erg_attr_share *sh, size_t nkeys) {
   struct profile_rollup r;
-  if (!n->known_loaded) {
-    for (int k = 0; k < PROFILE_NKINDS; k++)
-      keys_load(c, n->name, profile_kind_names[k], &n->known[k], t_end,
-                erg_collector_key_archives_max(c->cfg));
-    n->known_loaded = 1;
-  }
   if (profile_rollup(&r, sh, nkeys, n->known, c->cfg->top_processes,
                      c->cfg->key_min_share) != 0) {
     if (c->store_errors++ == 0)
@@ -474,9 +538,9 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
                                .columns = n->journal_columns, .ncpu = n->ncpu};
   char why[256];
-  if (erg_journal_append(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
-                         c->cfg->journal_max_age_seconds, why,
-                         sizeof why) && c->store_errors++ == 0)
+  if (erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
+                                c->cfg->journal_max_age_seconds, &n->journal_file, why,
+                                sizeof why) && c->store_errors++ == 0)
     erg_warn("%s (further store errors only counted)", why);
 }
 
@@ -587,6 +651,8 @@ static void collector_estimate_lag(struct collector *c, struct node_state *n) {
 static void collector_finalize(struct collector *c, int64_t now) {
   for (size_t i = 0; i < c->nnodes; i++) {
     struct cell_ctx ctx = {c, c->nodes[i]};
+    if (!c->nodes[i]->loaded)
+      continue; /* its stored state is still being read */
     node_model_tick(c->nodes[i]->model, now);
     if (c->cfg->lag_max_seconds && now % 10 == 0)
       collector_estimate_lag(c, c->nodes[i]);
@@ -678,11 +744,17 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     /* Drain in bounded batches so a flood of samples cannot starve meters. */
-    for (int i = 0; i < 1000 && zmq_msg_recv(&msg, agents, ZMQ_DONTWAIT) >= 0; i++)
+    for (int i = 0; i < 1000 && zmq_msg_recv(&msg, agents, ZMQ_DONTWAIT) >= 0; i++) {
       collector_ingest(c, zmq_msg_data(&msg), zmq_msg_size(&msg));
+      /* Loaded nodes take their samples live again soon, not after the batch. */
+      if (c->loader && i % 64 == 63)
+        node_loader_collect(c->loader, node_loaded, c);
+    }
     while (zmq_msg_recv(&msg, meters, ZMQ_DONTWAIT) == (int)sizeof(struct meter_msg))
       collector_meter(c, zmq_msg_data(&msg));
     zmq_msg_close(&msg);
+    if (c->loader)
+      node_loader_collect(c->loader, node_loaded, c);
     int64_t now = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S);
     if (now == last_tick)
       continue;
@@ -750,6 +822,9 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     collector_node(&c, cfg->nodes[i].name, 1);
   durable_open(&c);
   collector_metrics_render(&c);
+  /* From here on, nodes met for the first time are read off the loop. */
+  if (!(c.loader = node_loader_start(cfg, c.store, c.journal_dir)))
+    erg_warn("cannot start the node state loader threads; new nodes are read on the loop");
   void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
   struct erg_web_server *web = NULL;
   int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
@@ -767,6 +842,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     collector_loop(&c, agents, meters, zap, stop);
   }
   *stop = 1;
+  node_loader_stop(c.loader);
+  c.loader = NULL;
   meters_join(mt, cfg->nsources);
   erg_web_server_stop(web);
   if (agents)
@@ -787,6 +864,10 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     user_names_free(&c.nodes[i]->user_names);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
+    for (struct held_msg *h = c.nodes[i]->held, *next; h; h = next) {
+      next = h->next;
+      free(h);
+    }
     for (int k = 0; k < PROFILE_NKINDS; k++)
       profile_known_free(&c.nodes[i]->known[k]);
     free(c.nodes[i]);

@@ -214,6 +214,31 @@ size_t user_names_load(struct user_names *m, const char *path);
 char *user_names_tsv(struct user_names *m);
 void user_names_free(struct user_names *m);
 
+/* ---- a node's stored state, read off the loop (nodeload.c) ---- */
+struct node_stored {
+  int64_t resume_s;          /* end of the last stored or journalled cell; 0 none */
+  unsigned journal_columns;  /* optional columns of the journal's header */
+  struct user_names names;   /* names.tsv of the user kind */
+  struct profile_known known[PROFILE_NKINDS]; /* key archives written lately */
+  struct node_model *model;  /* NULL: out of memory */
+};
+/* Blocking reads of a node's stored state (the loader threads, or start). */
+void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
+                      const char *journal_dir, const char *node, int64_t now,
+                      struct node_stored *st);
+/* Frees what is left in st (parts taken are zeroed by the taker). */
+void node_stored_free(struct node_stored *st);
+struct node_loader;
+struct node_loader *node_loader_start(const struct erg_collector_config *cfg,
+                                      const struct erg_store *store, const char *journal_dir);
+/* Queues a read of node's state; tag comes back with the result. 0 or -1. */
+int node_loader_submit(struct node_loader *l, const char *node, void *tag);
+/* Hands every finished read to fn (loop thread); returns how many. */
+typedef void (*node_loaded_fn)(void *user, void *tag, struct node_stored *st);
+size_t node_loader_collect(struct node_loader *l, node_loaded_fn fn, void *user);
+/* Drops queued reads, waits for those running, frees unclaimed results. */
+void node_loader_stop(struct node_loader *l);
+
 /* ---- cluster-wide job sums (cluster.c) ---- */
 struct cluster;
 struct cluster *cluster_new(void);

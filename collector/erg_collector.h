@@ -253,6 +253,20 @@ int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen
  * its first row is max_age_seconds older than this one (0: no limit). */
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
                        long max_bytes, long max_age_seconds, char *why, size_t whylen);
+/* What the last append learnt of the node's current file (its inode, the
+ * columns of its header, its first row's time), so the next append of the
+ * same columns need not read the header again: ergd appends a row per node
+ * per cell on its loop, and on a cold cache each header read is a disk
+ * read. Zeroed: nothing known yet. */
+struct erg_journal_file {
+  unsigned long long ino;
+  unsigned columns;
+  int64_t first_t;
+  int valid;
+};
+int erg_journal_append_cached(const char *dir, const char *node, const struct erg_journal_row *r,
+                              long max_bytes, long max_age_seconds,
+                              struct erg_journal_file *known, char *why, size_t whylen);
 /* Optional columns (bits 1<<erg_feature) of the node's current journal
  * file, 0 when there is none: a restart keeps writing the same columns. */
 unsigned erg_journal_columns(const char *dir, const char *node);

@@ -151,6 +151,26 @@ static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
 
 int erg_journal_append(const char *dir, const char *node, const struct erg_journal_row *r,
                        long max_bytes, long max_age_seconds, char *why, size_t whylen) {
+  return erg_journal_append_cached(dir, node, r, max_bytes, max_age_seconds, NULL, why, whylen);
+}
+
+/* The header and first row time of the file at path (st from stat),
+ * from known when it describes this file with these columns. */
+static int journal_known_header(const char *path, const struct stat *st, unsigned columns,
+                                const struct erg_journal_file *known, char *have,
+                                size_t havelen, const char *want, int64_t *first_t) {
+  if (known && known->valid && known->ino == (unsigned long long)st->st_ino &&
+      known->columns == columns) {
+    erg_strlcpy(have, want, havelen);
+    *first_t = known->first_t;
+    return 0;
+  }
+  return journal_file_header(path, have, havelen, first_t);
+}
+
+int erg_journal_append_cached(const char *dir, const char *node, const struct erg_journal_row *r,
+                              long max_bytes, long max_age_seconds,
+                              struct erg_journal_file *known, char *why, size_t whylen) {
   char path[1024], want[512], have[512];
   if (erg_journal_path(dir, node, path, sizeof path) != 0) {
     snprintf(why, whylen, "journal path too long");
@@ -163,7 +183,8 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
   /* A file holds one column set: another one (an agent that started
    * sending a counter, an older ergd's file) starts a new file. */
   if (exists && ((max_bytes > 0 && st.st_size >= max_bytes) ||
-                 (journal_file_header(path, have, sizeof have, &first_t) == 0 &&
+                 (journal_known_header(path, &st, r->columns, known, have, sizeof have, want,
+                                       &first_t) == 0 &&
                   (strcmp(have, want) ||
                    (max_age_seconds > 0 && first_t && r->t0 - first_t >= max_age_seconds))))) {
     journal_rotate(path);
@@ -182,7 +203,15 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
     fprintf(f, "# erg-journal v1 node=%s step_seconds=%u\n%s\n", safe, r->step_seconds, want);
   }
   journal_write_row(f, r);
+  struct stat now;
+  if (known && fstat(fileno(f), &now) == 0)
+    *known = (struct erg_journal_file){.ino = (unsigned long long)now.st_ino,
+                                       .columns = r->columns,
+                                       .first_t = exists && first_t ? first_t : r->t0,
+                                       .valid = 1};
   if (fclose(f) != 0) {
+    if (known)
+      known->valid = 0;
     snprintf(why, whylen, "journal %s: %s", path, strerror(errno));
     return -1;
   }

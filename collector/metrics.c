@@ -373,6 +373,18 @@ void collector_metrics_render(struct collector *c) {
                "erg_agent_auth_total{result=\"refused\"} %llu\n",
             (unsigned long long)auth_accepted_total(c->auth),
             (unsigned long long)auth_refused_total(c->auth));
+  size_t loading = 0;
+  for (size_t i = 0; i < c->nnodes; i++)
+    loading += !c->nodes[i]->loaded;
+  fprintf(f, "# HELP erg_nodes_loading Nodes met since the start whose stored state (last "
+             "cell, journal, model, keys) is still being read; their samples are held.\n"
+             "# TYPE erg_nodes_loading gauge\nerg_nodes_loading %zu\n"
+             "# HELP erg_node_load_held_total Agent samples held while their node's stored "
+             "state was read (held), or dropped because it held too many (dropped).\n"
+             "# TYPE erg_node_load_held_total counter\n"
+             "erg_node_load_held_total{result=\"held\"} %llu\n"
+             "erg_node_load_held_total{result=\"dropped\"} %llu\n", loading,
+          (unsigned long long)c->held_total, (unsigned long long)c->held_dropped);
   fprintf(f, "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
              "each node under key_archives_max per kind.\n"
              "# TYPE erg_key_archives_evicted_total counter\n"

@@ -13,8 +13,25 @@
 /* How long an absent cluster-wide job still gets 0 W written. */
 #define CLUSTER_JOB_ZERO_SECONDS 3600
 
+/* An agent message held while its node's stored state is read. */
+struct held_msg {
+  struct held_msg *next;
+  size_t len;
+  uint8_t data[];
+};
+/* Messages held while state loads, per node (an agent's backlog after an
+ * outage comes at once: 20 minutes are 1,200) and in all; beyond, dropped
+ * and counted. */
+#define NODE_HELD_MAX 4096
+#define NODE_HELD_MAX_BYTES (256u << 20)
+
 struct node_state {
   char name[128];
+  /* Stored state installed (nodeload.c). Until then the node's samples
+   * are held in arrival order, not applied, and it is not finalised. */
+  int loaded;
+  struct held_msg *held, *held_tail;
+  unsigned nheld;
   double idle_watts;
   struct erg_grid grid;
   uint64_t samples, dropped_samples, last_seen_ns;
@@ -34,10 +51,10 @@ struct node_state {
   struct erg_lag lag;
   uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];
-  int known_loaded;           /* known[] read back from the store (restarts) */
   int has_data;
   struct node_model *model;   /* never NULL after collector_node */
   unsigned journal_columns;   /* optional journal columns: sticky once seen */
+  struct erg_journal_file journal_file; /* its current file, so appends skip the header */
   unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
   struct user_names user_names; /* uid -> name as the node's agent resolved it */
   uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
@@ -73,6 +90,9 @@ struct collector {
   char journal_dir[600];
   uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
+  struct node_loader *loader; /* NULL until the loop runs: reads then block */
+  uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
+  size_t held_bytes;                  /* held now, all nodes */
   struct wal *wal;        /* NULL: wal = no, or it could not open */
   int replaying;          /* inputs come from the WAL: not logged again */
   int64_t replay_oldest_s;  /* older inputs are not replayed (durable.c) */

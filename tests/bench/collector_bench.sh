@@ -19,6 +19,9 @@
 #      IDLE_S=30; SINK=0 skips the sink runs;
 #      ARCHIVE_DAYS="D1 D2 D3 D4" sets ergd's archive_days (default retention
 #      otherwise: 6.5 MB per node.rrd, 32 GB for 5,000 fresh nodes);
+#      COLD=1 evicts the data dir's files from the page cache before the
+#      second run (WARM=1): a restart on a busy host, where other I/O pushed
+#      the archives out, reads every node's stored state from the disk;
 #      METERS=1 gives every node a simulated meter (erg-pdusim, one Modbus
 #      unit per node, N <= 64), so cells are attributed and every node writes
 #      its profile key archives of all kinds (the rest of the store's work).
@@ -57,7 +60,7 @@ drain_ergd() {
   local want=$1 last=-1 still=0 got
   DONE_AT=$(now)
   while [ $still -lt 10 ]; do
-    got=$(($(metric 'erg_agent_messages_total{result="ok"}') +
+    got=$(($(metric 'erg_agent_messages_total{result="ok"}') - ${OK0:-0} +
            $(metric 'erg_agent_messages_total{result="rejected"}')))
     [ "$got" != "$last" ] && { DONE_AT=$(now); still=0; last=$got; } || still=$((still + 1))
     [ "$got" -ge "$want" ] && break
@@ -94,8 +97,20 @@ meter_conf() {
   done
 }
 
+# Drops the data dir's files from the page cache (this dir only: fadvise).
+evict_data() {
+  find "$work/data" -type f -print0 | python3 -c '
+import os, sys
+for p in sys.stdin.buffer.read().split(b"\0"):
+    if p:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)'
+}
+
 run_ergd() {
   echo "-- ergd ($1)"
+  [ "${RUN:-0}" -ge 1 ] && [ "${COLD:-0}" = 1 ] && { sync; evict_data; echo "(page cache of the data dir dropped)"; }
   RUN=$((${RUN:-0} + 1))
   ZP=$(bench_port $((2 * RUN - 1))); HP=$(bench_port $((2 * RUN)))
   cat >"$work/ergd.conf" <<CONF
@@ -108,9 +123,15 @@ CONF
   [ "$METERS" = 1 ] && meter_conf >>"$work/ergd.conf"
   "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
   EP=$!; pids+=("$EP")
-  wait_port "$HP"; wait_port "$ZP"
+  # A restart first replays the WAL and reads the replayed nodes' state
+  # (before it listens): minutes for thousands of nodes on a cold cache.
+  local s0; s0=$(now)
+  wait_port "$HP" 600; wait_port "$ZP" 60
+  echo "ergd listening after $(calc %.1f "$(now) - $s0") s"
   local c0 w0 t0 perfpid=""
   c0=$(cpu_s $EP); w0=$(io_field $EP wchar); t0=$(now)
+  # Inputs replayed from the write-ahead log at start count as ok too.
+  OK0=$(metric 'erg_agent_messages_total{result="ok"}')
   if [ "$PERF" = 1 ]; then
     (sleep 5; exec perf record -q -e cpu-clock -g -p "$EP" -o "$OUT/perf.data" -- sleep $((D - 10))) \
       >"$OUT/perf-record.log" 2>&1 &
@@ -121,7 +142,7 @@ CONF
   drain_ergd "$sent"
   local c1 w1 ok rej wall late fut over
   c1=$(cpu_s $EP); w1=$(io_field $EP wchar)
-  ok=$(metric 'erg_agent_messages_total{result="ok"}')
+  ok=$(($(metric 'erg_agent_messages_total{result="ok"}') - OK0))
   rej=$(metric 'erg_agent_messages_total{result="rejected"}')
   late=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="late"/ { s += $2 } END { printf "%d", s }')
   fut=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="future"/ { s += $2 } END { printf "%d", s }')

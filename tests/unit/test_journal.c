@@ -91,14 +91,14 @@ static void test_journal_old_file(void **state) {
 
 /* Rotation by age: no file spans more than max_age of rows, and every row
  * is in exactly one of the files kept. */
-static void test_journal_age_rotation(void **state) {
-  (void)state;
+static void journal_age_rotation(struct erg_journal_file *known) {
   char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[1200];
   assert_non_null(mkdtemp(dir));
   for (int i = 0; i < 100; i++) {
     struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
                                 .measured_watts = 100, .cpu_seconds_per_second = 1, .ncpu = 2};
-    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 100, why, sizeof why), 0);
+    assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 100, known, why, sizeof why),
+                     0);
   }
   assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
   int rows = 0, files = 0;
@@ -122,6 +122,45 @@ static void test_journal_age_rotation(void **state) {
   /* 20 rows of 5 s per file: the current one and 4 full old ones. */
   assert_int_equal(files, 5);
   assert_int_equal(rows, 100);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_journal_age_rotation(void **state) {
+  (void)state;
+  journal_age_rotation(NULL);
+}
+
+/* ergd's appends remember the file (journal_file): rotation by age still
+ * happens at the same rows. */
+static void test_journal_age_rotation_cached(void **state) {
+  (void)state;
+  struct erg_journal_file known = {0};
+  journal_age_rotation(&known);
+}
+
+/* A file put in place behind the remembered one (another inode, other
+ * columns) is read again and rotated, not appended to with wrong columns. */
+static void test_journal_cached_replaced(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[4000];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  struct erg_journal_file known = {0};
+  struct erg_journal_row r = {.t0 = 1700000000, .step_seconds = 5, .measured_watts = 100,
+                              .cpu_seconds_per_second = 1, .ncpu = 2};
+  assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 0, &known, why, sizeof why), 0);
+  assert_true(known.valid);
+  snprintf(cmd, sizeof cmd, "printf 'time_unix_seconds,step_seconds,measured_watts,flags,"
+           "cpu_seconds_per_second\n1700000005,5,1.000,0,0.100000\n' >%s.new && mv %s.new %s",
+           path, path, path);
+  assert_int_equal(system(cmd), 0);
+  r.t0 += 10;
+  assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 0, &known, why, sizeof why), 0);
+  snprintf(cmd, sizeof cmd, "grep -q '^1700000005,5,1.000,0,0.100000$' %s.1 && "
+           "grep -q '^time_unix_seconds,.*,ncpu$' %s && grep -q '^1700000010,' %s",
+           path, path, path);
+  assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
 }
@@ -160,6 +199,8 @@ static void test_journal_last_end(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation),
                                      cmocka_unit_test(test_journal_age_rotation),
+                                     cmocka_unit_test(test_journal_age_rotation_cached),
+                                     cmocka_unit_test(test_journal_cached_replaced),
                                      cmocka_unit_test(test_journal_old_file),
                                      cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
