@@ -248,8 +248,6 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
     goto out;
   }
   irls_weights(r, scale, 0, sw);
-  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
-  gsl_matrix_set_zero(&G.matrix);
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, xa[FIT_MAX_COLS];
   for (size_t i = 0; i < n; i++) {
     double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
@@ -264,16 +262,15 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
       for (size_t e = 0; e <= a; e++)
         g[a][e] += w * xa[a] * xa[e];
   }
-  for (size_t a = 0; a < m; a++)
-    for (size_t e = 0; e <= a; e++)
-      gsl_matrix_set(&G.matrix, a, e, g[a][e]);
   if (!(sumw > (double)m)) {
     rc = 0;
     goto out;
   }
+  /* g holds the lower triangle; G gets both halves. */
+  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
   for (size_t a = 0; a < m; a++)
-    for (size_t e = a + 1; e < m; e++)
-      gsl_matrix_set(&G.matrix, a, e, gsl_matrix_get(&G.matrix, e, a));
+    for (size_t e = 0; e < m; e++)
+      gsl_matrix_set(&G.matrix, a, e, e <= a ? g[a][e] : g[e][a]);
   gsl_matrix_view Vm = gsl_matrix_submatrix(V, 0, 0, m, m);
   gsl_vector_view Sm = gsl_vector_subvector(S, 0, m), Wm = gsl_vector_subvector(work, 0, m);
   if (gsl_linalg_SV_decomp(&G.matrix, &Vm.matrix, &Sm.vector, &Wm.vector) != 0)
