@@ -577,6 +577,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
 {
   struct erg_counts *c;
+  struct kernfs_node *kn;
   struct erg_key k;
 
   task_key(p, &k);
@@ -584,7 +585,8 @@ int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
   if (!c)
     return 0;
   meta_refresh(c, p, bpf_ktime_get_ns());
-  cgpath_record(p->group_leader->cgroups->dfl_cgrp->kn, p->group_leader->cgroups->dfl_cgrp->kn->id);
+  kn = p->group_leader->cgroups->dfl_cgrp->kn;
+  cgpath_record(kn, kn->id);
   c->cgroup_v1_id = cgv1_record(p->group_leader);
   return 0;
 }

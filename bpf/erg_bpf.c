@@ -136,16 +136,19 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
   const struct {
     struct bpf_program *prog;
     const char *tp;
-    unsigned bit; /* 0: required */
+    unsigned bit; /* the feature it serves; 0: none */
+    bool optional; /* without it: left out, no feature lost */
   } t[] = {
-      {s->progs.erg_sched_switch, "sched_switch", 0},
-      {s->progs.erg_sched_process_exit, "sched_process_exit", 0},
-      {s->progs.erg_sched_wakeup, "sched_wakeup", ERG_BPF_F_WAKEUPS},
-      {s->progs.erg_sched_wakeup_new, "sched_wakeup_new", ERG_BPF_F_WAKEUPS},
-      {s->progs.erg_sched_migrate_task, "sched_migrate_task", ERG_BPF_F_MIGRATIONS},
-      {s->progs.erg_block_bio_queue, "block_bio_queue", ERG_BPF_F_BLKIO},
-      {s->progs.erg_cpu_frequency, "cpu_frequency", 0},
-      {s->progs.erg_task_rename, "task_rename", 0},
+      {s->progs.erg_sched_switch, "sched_switch", 0, false},
+      {s->progs.erg_sched_process_exit, "sched_process_exit", 0, false},
+      {s->progs.erg_sched_wakeup, "sched_wakeup", ERG_BPF_F_WAKEUPS, false},
+      {s->progs.erg_sched_wakeup_new, "sched_wakeup_new", ERG_BPF_F_WAKEUPS, false},
+      {s->progs.erg_sched_migrate_task, "sched_migrate_task", ERG_BPF_F_MIGRATIONS, false},
+      {s->progs.erg_block_bio_queue, "block_bio_queue", ERG_BPF_F_BLKIO, false},
+      /* Frequencies then come from sysfs at each drain only; names from
+       * the 100 ms refresh (and /proc, in the agent). */
+      {s->progs.erg_cpu_frequency, "cpu_frequency", 0, true},
+      {s->progs.erg_task_rename, "task_rename", 0, true},
   };
 
   if (!btf) {
@@ -155,9 +158,7 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
     if (btf_has_tracepoint(btf, t[i].tp))
       continue;
-    /* Frequencies then come from sysfs at each drain only; names from the
-     * 100 ms refresh (and /proc, in the agent). */
-    if (t[i].prog == s->progs.erg_cpu_frequency || t[i].prog == s->progs.erg_task_rename) {
+    if (t[i].optional) {
       bpf_program__set_autoload(t[i].prog, false);
       continue;
     }
