@@ -52,7 +52,7 @@ struct node_state {
   uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];
   int has_data;
-  struct node_model *model;   /* never NULL after collector_node */
+  struct node_model *model;   /* NULL until installed, or out of memory: uses check */
   unsigned journal_columns;   /* optional journal columns: sticky once seen */
   struct erg_journal_file journal_file; /* its current file, so appends skip the header */
   unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
