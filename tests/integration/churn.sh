@@ -22,18 +22,11 @@ PDUSIM=$1 ERGD=$2 AGENT=$3 BURNER=$4 ERG=$5
 erg_need rrdtool python3 ss curl
 erg_cgroup2
 grp=erg-churn-$$
-cg_cleanup() {
-  local p
-  if [ -d "$CG2/$grp" ]; then
-    for p in $(cat "$CG2/$grp/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
-    sleep 0.3
-    rmdir "$CG2/$grp" 2>/dev/null || true
-  fi
-}
+cg_cleanup() { erg_cg_remove "$grp"; }
 erg_setup churn
 ERG_CLEANUP=cg_cleanup
 mkdir "$CG2/$grp" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$grp"; exit 77; }
-in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$grp" "$@"; }
+in_cg() { erg_in_cg "$grp" "$@"; }
 
 STEP=2 CAP=10
 erg_ports

@@ -49,6 +49,21 @@ erg_cgroup2() {
   SIMPREFIX=${CG2#/sys/fs/cgroup}
 }
 
+# Runs a command inside cgroup2 group $1 (relative to $CG2).
+erg_in_cg() { local g=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$g" "$@"; }
+
+# Kills the processes of the cgroup2 groups given (relative to $CG2) and
+# removes the groups, in the order given (children before parents).
+erg_cg_remove() {
+  local g p
+  for g in "$@"; do
+    [ -d "$CG2/$g" ] || continue
+    for p in $(cat "$CG2/$g/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
+  done
+  sleep 0.3
+  for g in "$@"; do rmdir "$CG2/$g" 2>/dev/null || true; done
+}
+
 # ---- daemons for the integration tests ----
 # Scripts set PDUSIM, ERGD, AGENT as needed, then:
 #   erg_setup NAME                  work dir $work, pids[], cleanup on exit

@@ -16,22 +16,12 @@ erg_cgroup2
 "$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
 tag=erg-prof-$$
 groups="$tag-n1/job_4242 $tag-n1/tool.service $tag-n2/job_4242 $tag-n2/job_77 $tag-n1 $tag-n2"
-cg_cleanup() {
-  local g p
-  for g in $groups; do
-    [ -d "$CG2/$g" ] || continue
-    for p in $(cat "$CG2/$g/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
-  done
-  sleep 0.3
-  for g in $groups; do rmdir "$CG2/$g" 2>/dev/null || true; done
-}
+cg_cleanup() { erg_cg_remove $groups; }
 erg_setup prof
 ERG_CLEANUP=cg_cleanup
 for g in $tag-n1 $tag-n2 $tag-n1/job_4242 $tag-n1/tool.service $tag-n2/job_4242 $tag-n2/job_77; do
   mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
 done
-# Runs a command inside cgroup $1 (relative to the cgroup2 root).
-in_cg() { local g=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$g" "$@"; }
 
 STEP=2
 erg_ports
@@ -55,11 +45,11 @@ erg_start_ergd
 for n in n1 n2; do erg_start_agent $n --scope /$tag-$n --interval 0.5; done
 sleep 2
 LOAD=24
-in_cg $tag-n1/job_4242 timeout $LOAD sha256sum /dev/zero & pids+=($!)
-in_cg $tag-n1/job_4242 timeout $LOAD "$BURNER" $((LOAD * 2)) 300 jobwork 1 >/dev/null & pids+=($!)
-in_cg $tag-n1/tool.service timeout $LOAD md5sum /dev/zero & pids+=($!)
-in_cg $tag-n2/job_4242 timeout $LOAD sha1sum /dev/zero & pids+=($!)
-in_cg $tag-n2/job_77 timeout $LOAD b2sum /dev/zero & pids+=($!)
+erg_in_cg $tag-n1/job_4242 timeout $LOAD sha256sum /dev/zero & pids+=($!)
+erg_in_cg $tag-n1/job_4242 timeout $LOAD "$BURNER" $((LOAD * 2)) 300 jobwork 1 >/dev/null & pids+=($!)
+erg_in_cg $tag-n1/tool.service timeout $LOAD md5sum /dev/zero & pids+=($!)
+erg_in_cg $tag-n2/job_4242 timeout $LOAD sha1sum /dev/zero & pids+=($!)
+erg_in_cg $tag-n2/job_77 timeout $LOAD b2sum /dev/zero & pids+=($!)
 sleep $((LOAD + 5 * STEP))
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 cg_cleanup

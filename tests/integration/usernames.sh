@@ -18,12 +18,7 @@ tag=erg-un-$$
 user=ergu$$
 evil_uid=$((61000 + $$ % 3000))
 cg_cleanup() {
-  local p
-  if [ -d "$CG2/$tag" ]; then
-    for p in $(cat "$CG2/$tag/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
-    sleep 0.3
-    rmdir "$CG2/$tag" 2>/dev/null || true
-  fi
+  erg_cg_remove "$tag"
   userdel "$user" 2>/dev/null || true
 }
 erg_setup un
@@ -57,7 +52,7 @@ unshare -m sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$work/passwd" \
   >>"$work/agent-un1.log" 2>&1 &
 pids+=($!)
 sleep 2
-in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$tag" "$@"; }
+in_cg() { erg_in_cg "$tag" "$@"; }
 in_cg setpriv --reuid="$uid" --regid=65534 --clear-groups timeout 14 sha256sum /dev/zero & pids+=($!)
 in_cg setpriv --reuid="$evil_uid" --regid=65534 --clear-groups timeout 14 md5sum /dev/zero & pids+=($!)
 

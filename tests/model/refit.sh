@@ -25,18 +25,9 @@ tag=erg-refit-$$
 
 work=$(mktemp -d /tmp/erg-refit.XXXXXX)
 pids=()
-cg_cleanup() {
-  local g p
-  for g in $tag-r1 $tag-r2; do
-    [ -d "$CG2/$g" ] || continue
-    for p in $(cat "$CG2/$g/cgroup.procs"); do kill "$p" 2>/dev/null || true; done
-  done
-  sleep 0.3
-  for g in $tag-r1 $tag-r2; do rmdir "$CG2/$g" 2>/dev/null || true; done
-}
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  cg_cleanup
+  erg_cg_remove $tag-r1 $tag-r2
   wait 2>/dev/null || true
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
@@ -44,8 +35,6 @@ trap cleanup EXIT
 for g in $tag-r1 $tag-r2; do
   mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
 done
-# Runs a command inside cgroup $1 (relative to the cgroup2 root).
-in_cg() { local g=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$g" "$@"; }
 fail() { echo "FAIL: $*"; echo "--- ergd log"; cat "$work/ergd.log"; exit 1; }
 
 STEP=1 INTERVAL=30
@@ -134,7 +123,7 @@ load() {
   local g n
   for g in r1 r2; do
     n=$1; [ $g = r2 ] && n=$2
-    for _ in $(seq 1 "$n"); do in_cg $tag-$g timeout "$3" sha256sum /dev/zero & done
+    for _ in $(seq 1 "$n"); do erg_in_cg $tag-$g timeout "$3" sha256sum /dev/zero & done
   done
   sleep "$3"
 }
