@@ -13,71 +13,6 @@
 #include "erg_web.h"
 #include "state.h"
 
-static uint64_t node_hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  return h;
-}
-
-/* The slot of the node called name, or the free slot where it would go:
- * every sample looks its node up, so by hash, not by scanning all nodes.
- * The table has more than twice ERG_MAX_NODES slots; nodes are never
- * removed, so probing always ends. */
-static struct node_state **node_slot(struct collector *c, const char *name) {
-  size_t mask = c->node_index_len - 1, j = node_hash(name) & mask;
-  while (c->node_index[j] && strcmp(c->node_index[j]->name, name))
-    j = (j + 1) & mask;
-  return &c->node_index[j];
-}
-
-static void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
-
-static struct node_state *collector_node(struct collector *c, const char *name, int create) {
-  struct node_state **slot = node_slot(c, name);
-  if (*slot)
-    return *slot;
-  if (!create || c->nnodes >= ERG_MAX_NODES || strlen(name) >= sizeof c->nodes[0]->name)
-    return NULL;
-  struct node_state **arr = realloc(c->nodes, (c->nnodes + 1) * sizeof *arr);
-  struct node_state *n = calloc(1, sizeof *n);
-  if (arr)
-    c->nodes = arr;
-  if (!arr || !n) {
-    free(n);
-    return NULL;
-  }
-  erg_strlcpy(n->name, name, sizeof n->name);
-  n->idle_watts = c->cfg->idle_watts;
-  erg_lag_init(&n->lag);
-  erg_grid_init(&n->grid, c->cfg->step_seconds);
-  /* A node without a [node.NAME] section has no feeds: no measured power. */
-  int nfeeds = 0;
-  for (int i = 0; i < c->cfg->nnodes; i++)
-    if (!strcmp(c->cfg->nodes[i].name, name)) {
-      nfeeds = c->cfg->nodes[i].nfeeds;
-      if (!isnan(c->cfg->nodes[i].idle_watts))
-        n->idle_watts = c->cfg->nodes[i].idle_watts;
-    }
-  erg_grid_set_feeds(&n->grid, nfeeds);
-  erg_lag_set_feeds(&n->lag, nfeeds);
-  n->last_measured_watts = NAN;
-  n->last_modelled_watts = NAN;
-  n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
-  c->nodes[c->nnodes++] = n;
-  *slot = n;
-  /* In the loop, the stored state is read by the loader threads: the
-   * loop never waits for the disk (nodeload.c). Before it, at start. */
-  if (c->loader && node_loader_submit(c->loader, name, n) == 0)
-    return n;
-  struct node_stored st;
-  node_stored_read(c->cfg, c->store, c->journal_dir, name,
-                   (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S), &st);
-  node_install(c, n, &st);
-  node_stored_free(&st);
-  return n;
-}
-
 /* ---- agent samples ---- */
 
 /* The node's names of its uids (Sample.users; an older agent sends none). */
@@ -144,36 +79,6 @@ static int collector_claim(struct node_state *n, const Erg__Sample *s) {
   return 0;
 }
 
-/* A sample of a node whose stored state is still being read: kept as
- * received, in order, and applied once the state is installed. Logged in
- * the WAL now, as applied ones are. */
-static void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
-                      uint64_t end_ns) {
-  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
-                          ? malloc(sizeof *h + len) : NULL;
-  if (!h) {
-    if (c->held_dropped++ == 0)
-      erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
-               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
-    return;
-  }
-  durable_log_sample(c, buf, len, end_ns);
-  h->next = NULL;
-  h->len = len;
-  memcpy(h->data, buf, len);
-  if (n->held_tail)
-    n->held_tail->next = h;
-  else
-    n->held = h;
-  n->held_tail = h;
-  n->nheld++;
-  c->held_total++;
-  c->held_bytes += len;
-}
-
-static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
-                              const uint8_t *buf, size_t len, int log);
-
 static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, const uint8_t *buf,
                                     size_t len) {
   struct node_state *n = collector_node(c, s->node, 1);
@@ -188,25 +93,8 @@ static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, c
     node_apply_sample(c, n, s, buf, len, 1);
 }
 
-/* The node's held samples, now that its stored state is in place. */
-static void node_apply_held(struct collector *c, struct node_state *n) {
-  struct held_msg *h = n->held;
-  n->held = n->held_tail = NULL;
-  n->nheld = 0;
-  for (struct held_msg *next; h; h = next) {
-    next = h->next;
-    const char *why;
-    Erg__Envelope *env = erg_wire_unpack(h->data, h->len, &why);
-    if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
-      node_apply_sample(c, n, env->sample, h->data, h->len, 0);
-    erg_wire_free(env);
-    c->held_bytes -= h->len;
-    free(h);
-  }
-}
-
-static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
-                              const uint8_t *buf, size_t len, int log) {
+void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
+                       const uint8_t *buf, size_t len, int log) {
   const Erg__Interval *iv = s->interval;
   /* A sample for time this node already reported is a duplicate or a
    * second agent claiming the same node: counting it would double the
@@ -412,8 +300,8 @@ static void keys_write(struct collector *c, const char *node, const char *kind,
 /* After a restart, the keys written before (archives updated within
  * key_expire_seconds) are known again, so they keep getting 0 W while
  * absent. Their last_t is kept off the step multiples that t_end takes. */
-static void keys_settle(struct collector *c, const char *node, const char *kind,
-                        struct profile_known *known, size_t max_keys) {
+void keys_settle(struct collector *c, const char *node, const char *kind,
+                 struct profile_known *known, size_t max_keys) {
   /* More archives than allowed (a lower key_archives_max than the last
    * run's): the ones idle longest go now, not at the next churn. */
   char *old;
@@ -431,30 +319,6 @@ static void keys_load(struct collector *c, const char *node, const char *kind,
     return;
   profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
   keys_settle(c, node, kind, known, max_keys);
-}
-
-/* Takes the node's stored state (loader thread or start), then applies
- * the samples held meanwhile. */
-static void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
-  if (st->resume_s > 0)
-    n->grid.next_final = st->resume_s - st->resume_s % (int64_t)c->cfg->step_seconds;
-  n->journal_columns = st->journal_columns;
-  n->user_names = st->names;
-  memset(&st->names, 0, sizeof st->names);
-  n->model = st->model;
-  st->model = NULL;
-  for (int k = 0; k < PROFILE_NKINDS; k++) {
-    n->known[k] = st->known[k];
-    memset(&st->known[k], 0, sizeof st->known[k]);
-    keys_settle(c, n->name, profile_kind_names[k], &n->known[k],
-                erg_collector_key_archives_max(c->cfg));
-  }
-  n->loaded = 1;
-  node_apply_held(c, n);
-}
-
-static void node_loaded(void *user, void *tag, struct node_stored *st) {
-  node_install(user, tag, st);
 }
 
 /* Every kind of profile key of a node's cell, and its jobs' watts into the
@@ -631,23 +495,6 @@ static void node_make_room(struct collector *c, struct node_state *n, uint64_t t
     writer_commit(c->writer);
 }
 
-static void collector_estimate_lag(struct collector *c, struct node_state *n) {
-  int before = n->lag.have_estimate ? n->lag.lag_seconds : -1;
-  if (!erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds))
-    return;
-  n->lag_seconds = n->lag.lag_seconds;
-  n->lag_correlation = n->lag.correlation;
-  n->lag_confidence = n->lag.confidence;
-  if (n->lag.lag_seconds != before && before < 0)
-    erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
-             "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
-             n->lag.correlation, n->lag.confidence, n->lag.pairs);
-  else if (n->lag.lag_seconds != before)
-    erg_info("node %s: meter lag now %d s, was %d s (r=%.2f, margin %.2f); cells around the "
-             "change are flagged for the fit", n->name, n->lag.lag_seconds, before,
-             n->lag.correlation, n->lag.confidence);
-}
-
 static void collector_finalize(struct collector *c, int64_t now) {
   for (size_t i = 0; i < c->nnodes; i++) {
     struct cell_ctx ctx = {c, c->nodes[i]};
@@ -655,7 +502,7 @@ static void collector_finalize(struct collector *c, int64_t now) {
       continue; /* its stored state is still being read */
     node_model_tick(c->nodes[i]->model, now);
     if (c->cfg->lag_max_seconds && now % 10 == 0)
-      collector_estimate_lag(c, c->nodes[i]);
+      node_estimate_lag(c, c->nodes[i]);
     erg_grid_finalize(&c->nodes[i]->grid, now, node_settle_seconds(c, c->nodes[i]),
                       collector_cell, &ctx);
   }

@@ -221,7 +221,13 @@ struct node_stored {
   struct user_names names;   /* names.tsv of the user kind */
   struct profile_known known[PROFILE_NKINDS]; /* key archives written lately */
   struct node_model *model;  /* NULL: out of memory */
+  struct erg_lag_saved lag;  /* the meter lag of the last run, when lag_rc is 1 */
+  int lag_rc;                /* erg_lag_file_read's: 1 read, 0 none, -1 lag_why */
+  char lag_why[1300];
 };
+/* The last run's meter lag into st (nodes.c). */
+void node_lag_read(const struct erg_collector_config *cfg, const char *journal_dir,
+                   const char *node, struct node_stored *st);
 /* Blocking reads of a node's stored state (the loader threads, or start). */
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
                       const char *journal_dir, const char *node, int64_t now,

@@ -148,6 +148,9 @@ struct erg_lag {
    * back by the lag) were aligned with a lag that was not yet, or no
    * longer, the estimate: see erg_lag_cell_unsure. */
   int64_t unsure_from, unsure_to;
+  /* The estimate came from the last run (erg_lag_restore), not yet
+   * confirmed by this run's data. */
+  int restored;
 };
 /* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
 #define ERG_LAG_MIN_PAIRS 30        /* paired seconds in the window */
@@ -177,6 +180,26 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
  * shifted, or partly), or near a change of the estimate (the window in
  * which the challenger won, widened by both lags). */
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds);
+/* Takes the last run's estimate (erg_lag_file_read) as the current one, so
+ * a restarted collector aligns meter data from its first cell instead of
+ * after a window of fresh data, and does not flag those cells. The first
+ * confident estimate of this run confirms it, or, when another lag beats
+ * it by ERG_LAG_SWITCH_GAIN, replaces it at once and every cell since the
+ * start is flagged, as before a first estimate. */
+void erg_lag_restore(struct erg_lag *l, int lag_seconds, double correlation, double confidence);
+
+/* The estimate kept across restarts: one line in JOURNAL_DIR/NODE.lag
+ * beside the journal whose cells it aligned. */
+struct erg_lag_saved {
+  int lag_seconds;
+  double correlation, confidence;
+  int64_t estimated_s; /* when it was written (unix seconds) */
+};
+int erg_lag_file_path(const char *journal_dir, const char *node, char *out, size_t outlen);
+/* Written atomically (temp file + rename). 0, or -1 with why. */
+int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *why, size_t whylen);
+/* 1 read, 0 no file, -1 unreadable or malformed (why says which). */
+int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size_t whylen);
 
 /* ---- time a node's agent has reported (pure; unit-tested) ----
  * Disjoint ranges, oldest first. Samples may arrive out of order: after a

@@ -3,7 +3,10 @@
  * delay or the attribution of every cell is smeared. We keep 1 s bins of
  * node CPU time and metered energy and pick the shift that maximises their
  * Pearson correlation. */
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +218,16 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
   }
   int cur = l->lag_seconds;
   double gain = cur <= max_lag_seconds && !isnan(r[cur]) ? r[best] - r[cur] : INFINITY;
+  /* The last run's lag has no votes of this run behind it: one clear loss
+   * is enough, and every cell aligned with it is then in doubt. Within
+   * the gain it is as good as the best: confirmed. */
+  if (l->restored) {
+    l->restored = 0;
+    if (best != cur && gain >= ERG_LAG_SWITCH_GAIN) {
+      lag_take(l, best, r, max_lag_seconds, INT64_MIN);
+      return 1;
+    }
+  }
   if (best != cur && gain >= ERG_LAG_SWITCH_GAIN) {
     lag_vote(l, best, gain, r, max_lag_seconds, window_seconds);
   } else {
@@ -231,4 +244,68 @@ bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned s
   if (!l->have_estimate)
     return true;
   return t0_seconds + (int64_t)step_seconds > l->unsure_from && t0_seconds <= l->unsure_to;
+}
+
+void erg_lag_restore(struct erg_lag *l, int lag_seconds, double correlation, double confidence) {
+  l->lag_seconds = lag_seconds;
+  l->correlation = correlation;
+  l->confidence = confidence;
+  l->have_estimate = 1;
+  l->restored = 1;
+  l->candidate_votes = 0;
+  l->unsure_from = l->unsure_to = INT64_MIN; /* no cell in doubt */
+}
+
+/* ---- the estimate on disk ---- */
+
+#define LAG_FILE_MAGIC "erg-meter-lag 1"
+
+int erg_lag_file_path(const char *journal_dir, const char *node, char *out, size_t outlen) {
+  if (erg_journal_path(journal_dir, node, out, outlen) != 0)
+    return -1;
+  size_t n = strlen(out); /* DIR/NODE.csv -> DIR/NODE.lag */
+  memcpy(out + n - 3, "lag", 3);
+  return 0;
+}
+
+int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *why, size_t whylen) {
+  char buf[256];
+  int n = snprintf(buf, sizeof buf,
+                   LAG_FILE_MAGIC " lag_seconds=%d correlation=%.4f confidence=%.4f "
+                   "estimated_unix_seconds=%" PRId64 "\n",
+                   s->lag_seconds, s->correlation, s->confidence, s->estimated_s);
+  if (erg_write_file_atomic(path, buf, (size_t)n) != 0) {
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size_t whylen) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (errno == ENOENT)
+      return 0;
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[256];
+  int ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  int used = 0;
+  /* Exactly one line of the known form, the lag within the estimator's
+   * range: a hand-edited or damaged file is refused, never half-used. */
+  ok = ok && sscanf(line, LAG_FILE_MAGIC " lag_seconds=%d correlation=%lf confidence=%lf "
+                          "estimated_unix_seconds=%" SCNd64 "%n",
+                    &s->lag_seconds, &s->correlation, &s->confidence, &s->estimated_s,
+                    &used) == 4;
+  ok = ok && (line[used] == '\n' || line[used] == '\0') && s->lag_seconds >= 0 &&
+       s->lag_seconds < ERG_LAG_BINS / 2 && isfinite(s->correlation) &&
+       isfinite(s->confidence);
+  if (!ok) {
+    snprintf(why, whylen, "%s: not an erg meter lag file (expected '" LAG_FILE_MAGIC
+             " lag_seconds=N ...')", path);
+    return -1;
+  }
+  return 1;
 }

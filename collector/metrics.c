@@ -385,6 +385,10 @@ void collector_metrics_render(struct collector *c) {
              "erg_node_load_held_total{result=\"held\"} %llu\n"
              "erg_node_load_held_total{result=\"dropped\"} %llu\n", loading,
           (unsigned long long)c->held_total, (unsigned long long)c->held_dropped);
+  fprintf(f, "# HELP erg_lag_file_errors_total Meter lag files (JOURNAL_DIR/NODE.lag) that "
+             "could not be read at a node's start or written after an estimate.\n"
+             "# TYPE erg_lag_file_errors_total counter\nerg_lag_file_errors_total %llu\n",
+          (unsigned long long)c->lag_file_errors);
   fprintf(f, "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
              "each node under key_archives_max per kind.\n"
              "# TYPE erg_key_archives_evicted_total counter\n"

@@ -60,6 +60,7 @@ void node_stored_read(const struct erg_collector_config *cfg, const struct erg_s
     if (erg_store_kind_dir(store, node, profile_kind_names[k], dir, sizeof dir) == 0)
       profile_known_load(&st->known[k], dir, now, cfg->key_expire_seconds);
   st->model = node_model_open(cfg, node, journal_dir);
+  node_lag_read(cfg, journal_dir, node, st);
 }
 
 void node_stored_free(struct node_stored *st) {

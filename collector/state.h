@@ -92,6 +92,7 @@ struct collector {
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
   struct node_loader *loader; /* NULL until the loop runs: reads then block */
   uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
+  uint64_t lag_file_errors;           /* JOURNAL_DIR/NODE.lag unreadable or not written */
   size_t held_bytes;                  /* held now, all nodes */
   struct wal *wal;        /* NULL: wal = no, or it could not open */
   int replaying;          /* inputs come from the WAL: not logged again */
@@ -112,6 +113,22 @@ struct collector {
   size_t metrics_keys_len;
 };
 
+/* nodes.c: a node by name (created with create, its stored state read or
+ * queued for the loader), NULL past ERG_MAX_NODES or for a bad name. */
+struct node_state *collector_node(struct collector *c, const char *name, int create);
+/* nodes.c: keeps a sample of a node whose state is still loading. */
+void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
+               uint64_t end_ns);
+/* nodes.c: installs a loaded node's stored state (node_loader_collect). */
+void node_loaded(void *user, void *tag, struct node_stored *st);
+/* nodes.c: re-estimates the node's meter lag, kept on disk when it changes. */
+void node_estimate_lag(struct collector *c, struct node_state *n);
+/* collector.c: a sample applied to a loaded node (log: into the WAL). */
+void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
+                       const uint8_t *buf, size_t len, int log);
+/* collector.c: drops key archives over max_keys after a restart. */
+void keys_settle(struct collector *c, const char *node, const char *kind,
+                 struct profile_known *known, size_t max_keys);
 /* collector.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
 /* collector.c: one input, with the checks of live input. */

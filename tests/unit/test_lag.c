@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "erg_collector.h"
 
@@ -209,12 +210,102 @@ static void test_real_change_followed(void **state) {
   erg_lag_free(&l);
 }
 
+/* The last run's lag, restored: cells are not unsure before any estimate
+ * of this run; a first estimate that agrees confirms it (nothing flagged),
+ * one that beats it replaces it at once and flags every cell so far. */
+static void test_restored_lag(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  erg_lag_init(&l);
+  erg_lag_restore(&l, 3, 0.9, 0.3);
+  assert_true(l.have_estimate && l.restored);
+  assert_false(erg_lag_cell_unsure(&l, T0, 5));
+  feed(&l, 3, 1.0, 42, 0);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  assert_int_equal(l.lag_seconds, 3);
+  assert_false(l.restored);
+  assert_int_equal(l.changes, 0);
+  assert_false(erg_lag_cell_unsure(&l, T0, 5));
+  assert_false(erg_lag_cell_unsure(&l, l.newest - 5, 5));
+  assert_true(l.correlation > 0.9);
+  erg_lag_free(&l);
+
+  /* Stored 9 s, the meter now lags 3 s: replaced by the first estimate. */
+  erg_lag_init(&l);
+  erg_lag_restore(&l, 9, 0.9, 0.3);
+  feed(&l, 3, 1.0, 42, 0);
+  assert_false(erg_lag_cell_unsure(&l, T0 + 100, 5)); /* not yet known */
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  assert_int_equal(l.lag_seconds, 3);
+  assert_false(l.restored);
+  assert_int_equal(l.changes, 1);
+  assert_true(erg_lag_cell_unsure(&l, T0, 5));
+  assert_true(erg_lag_cell_unsure(&l, l.newest - 5, 5));
+  assert_false(erg_lag_cell_unsure(&l, l.newest + 1, 5));
+  erg_lag_free(&l);
+
+  /* A flat load gives no estimate: the restored lag stays in use. */
+  erg_lag_init(&l);
+  erg_lag_restore(&l, 4, 0.9, 0.3);
+  feed(&l, 3, 1.0, 1, 1);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 0);
+  assert_true(l.restored && l.lag_seconds == 4);
+  assert_false(erg_lag_cell_unsure(&l, T0 + 200, 5));
+  erg_lag_free(&l);
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* JOURNAL_DIR/NODE.lag: written and read back; no file, a damaged one and
+ * out-of-range values are told apart and never half-used. */
+static void test_lag_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-test-lag.XXXXXX", path[1100], why[1300];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_lag_file_path(dir, "../n1<x>", path, sizeof path), 0);
+  assert_non_null(strstr(path, dir));
+  assert_null(strstr(path + strlen(dir), "/.."));
+  assert_string_equal(path + strlen(path) - 4, ".lag");
+  struct erg_lag_saved in = {.lag_seconds = 7, .correlation = 0.8765, .confidence = 0.125,
+                             .estimated_s = T0},
+                       out;
+  assert_int_equal(erg_lag_file_read(path, &out, why, sizeof why), 0);
+  assert_int_equal(erg_lag_file_write(path, &in, why, sizeof why), 0);
+  assert_int_equal(erg_lag_file_read(path, &out, why, sizeof why), 1);
+  assert_int_equal(out.lag_seconds, 7);
+  assert_true(fabs(out.correlation - 0.8765) < 1e-9 && fabs(out.confidence - 0.125) < 1e-9);
+  assert_true(out.estimated_s == T0);
+  const char *bad[] = {
+      "", "garbage\n", "erg-meter-lag 1 lag_seconds=3\n",
+      "erg-meter-lag 2 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
+      "erg-meter-lag 1 lag_seconds=-1 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
+      "erg-meter-lag 1 lag_seconds=9999 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
+      "erg-meter-lag 1 lag_seconds=3 correlation=nan confidence=0.1 estimated_unix_seconds=1\n",
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1x\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    write_text(path, bad[i]);
+    why[0] = 0;
+    if (erg_lag_file_read(path, &out, why, sizeof why) != -1)
+      fail_msg("accepted: '%s'", bad[i]);
+    assert_non_null(strstr(why, "not an erg meter lag file"));
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_known_lags),
                                      cmocka_unit_test(test_two_feeds),
                                      cmocka_unit_test(test_no_estimate_without_signal),
                                      cmocka_unit_test(test_no_flip_between_near_lags),
                                      cmocka_unit_test(test_cells_unsure_until_estimate),
-                                     cmocka_unit_test(test_real_change_followed)};
+                                     cmocka_unit_test(test_real_change_followed),
+                                     cmocka_unit_test(test_restored_lag),
+                                     cmocka_unit_test(test_lag_file)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,221 @@
+/* A node's life in ergd's loop: looked up by name on every input, its
+ * samples held while the loader threads read its stored state
+ * (nodeload.c), then the state installed and the held samples applied.
+ * Its meter lag estimate outlives the process (JOURNAL_DIR/NODE.lag):
+ * without it, a restarted ergd aligned meter data unshifted, and flagged
+ * the cells for the fit, until a fresh window of data gave the lag again. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+static void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
+
+static uint64_t node_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+/* The slot of the node called name, or the free slot where it would go:
+ * every sample looks its node up, so by hash, not by scanning all nodes.
+ * The table has more than twice ERG_MAX_NODES slots; nodes are never
+ * removed, so probing always ends. */
+static struct node_state **node_slot(struct collector *c, const char *name) {
+  size_t mask = c->node_index_len - 1, j = node_hash(name) & mask;
+  while (c->node_index[j] && strcmp(c->node_index[j]->name, name))
+    j = (j + 1) & mask;
+  return &c->node_index[j];
+}
+
+struct node_state *collector_node(struct collector *c, const char *name, int create) {
+  struct node_state **slot = node_slot(c, name);
+  if (*slot)
+    return *slot;
+  if (!create || c->nnodes >= ERG_MAX_NODES || strlen(name) >= sizeof c->nodes[0]->name)
+    return NULL;
+  struct node_state **arr = realloc(c->nodes, (c->nnodes + 1) * sizeof *arr);
+  struct node_state *n = calloc(1, sizeof *n);
+  if (arr)
+    c->nodes = arr;
+  if (!arr || !n) {
+    free(n);
+    return NULL;
+  }
+  erg_strlcpy(n->name, name, sizeof n->name);
+  n->idle_watts = c->cfg->idle_watts;
+  erg_lag_init(&n->lag);
+  erg_grid_init(&n->grid, c->cfg->step_seconds);
+  /* A node without a [node.NAME] section has no feeds: no measured power. */
+  int nfeeds = 0;
+  for (int i = 0; i < c->cfg->nnodes; i++)
+    if (!strcmp(c->cfg->nodes[i].name, name)) {
+      nfeeds = c->cfg->nodes[i].nfeeds;
+      if (!isnan(c->cfg->nodes[i].idle_watts))
+        n->idle_watts = c->cfg->nodes[i].idle_watts;
+    }
+  erg_grid_set_feeds(&n->grid, nfeeds);
+  erg_lag_set_feeds(&n->lag, nfeeds);
+  n->last_measured_watts = NAN;
+  n->last_modelled_watts = NAN;
+  n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
+  c->nodes[c->nnodes++] = n;
+  *slot = n;
+  /* In the loop, the stored state is read by the loader threads: the
+   * loop never waits for the disk (nodeload.c). Before it, at start. */
+  if (c->loader && node_loader_submit(c->loader, name, n) == 0)
+    return n;
+  struct node_stored st;
+  node_stored_read(c->cfg, c->store, c->journal_dir, name,
+                   (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S), &st);
+  node_install(c, n, &st);
+  node_stored_free(&st);
+  return n;
+}
+
+/* A sample of a node whose stored state is still being read: kept as
+ * received, in order, and applied once the state is installed. Logged in
+ * the WAL now, as applied ones are. */
+void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
+               uint64_t end_ns) {
+  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
+                          ? malloc(sizeof *h + len) : NULL;
+  if (!h) {
+    if (c->held_dropped++ == 0)
+      erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
+               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
+    return;
+  }
+  durable_log_sample(c, buf, len, end_ns);
+  h->next = NULL;
+  h->len = len;
+  memcpy(h->data, buf, len);
+  if (n->held_tail)
+    n->held_tail->next = h;
+  else
+    n->held = h;
+  n->held_tail = h;
+  n->nheld++;
+  c->held_total++;
+  c->held_bytes += len;
+}
+
+/* The node's held samples, now that its stored state is in place. */
+static void node_apply_held(struct collector *c, struct node_state *n) {
+  struct held_msg *h = n->held;
+  n->held = n->held_tail = NULL;
+  n->nheld = 0;
+  for (struct held_msg *next; h; h = next) {
+    next = h->next;
+    const char *why;
+    Erg__Envelope *env = erg_wire_unpack(h->data, h->len, &why);
+    if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
+      node_apply_sample(c, n, env->sample, h->data, h->len, 0);
+    erg_wire_free(env);
+    c->held_bytes -= h->len;
+    free(h);
+  }
+}
+
+/* ---- the meter lag across restarts ---- */
+
+void node_lag_read(const struct erg_collector_config *cfg, const char *journal_dir,
+                   const char *node, struct node_stored *st) {
+  char path[1100];
+  if (!cfg->lag_max_seconds || erg_lag_file_path(journal_dir, node, path, sizeof path) != 0)
+    return;
+  st->lag_rc = erg_lag_file_read(path, &st->lag, st->lag_why, sizeof st->lag_why);
+}
+
+/* The last run's estimate, when there is one this configuration allows. */
+static void node_lag_install(struct collector *c, struct node_state *n,
+                             const struct node_stored *st) {
+  if (st->lag_rc < 0) {
+    c->lag_file_errors++;
+    erg_warn("node %s: meter lag of the last run not used: %s", n->name, st->lag_why);
+    return;
+  }
+  if (st->lag_rc == 0)
+    return;
+  if (st->lag.lag_seconds > (int)c->cfg->lag_max_seconds) {
+    erg_info("node %s: meter lag of the last run, %d s, is beyond lag_max_seconds (%u): "
+             "estimating afresh", n->name, st->lag.lag_seconds, c->cfg->lag_max_seconds);
+    return;
+  }
+  erg_lag_restore(&n->lag, st->lag.lag_seconds, st->lag.correlation, st->lag.confidence);
+  n->lag_seconds = n->lag.lag_seconds;
+  n->lag_correlation = n->lag.correlation;
+  n->lag_confidence = n->lag.confidence;
+  erg_info("node %s: meter reading lags activity by %d s (from the last run); compensating "
+           "until this run's data confirm or replace it", n->name, st->lag.lag_seconds);
+}
+
+static void node_lag_save(struct collector *c, struct node_state *n) {
+  char path[1100], why[1300];
+  struct erg_lag_saved s = {.lag_seconds = n->lag.lag_seconds,
+                            .correlation = n->lag.correlation,
+                            .confidence = n->lag.confidence,
+                            .estimated_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};
+  if (erg_lag_file_path(c->journal_dir, n->name, path, sizeof path) == 0 &&
+      erg_lag_file_write(path, &s, why, sizeof why) == 0)
+    return;
+  if (c->lag_file_errors++ == 0)
+    erg_warn("node %s: meter lag not kept for the next start: %s (further failures only "
+             "counted: erg_lag_file_errors_total)", n->name, why);
+}
+
+/* Takes the node's stored state (loader thread or start), then applies
+ * the samples held meanwhile. */
+static void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
+  if (st->resume_s > 0)
+    n->grid.next_final = st->resume_s - st->resume_s % (int64_t)c->cfg->step_seconds;
+  n->journal_columns = st->journal_columns;
+  n->user_names = st->names;
+  memset(&st->names, 0, sizeof st->names);
+  n->model = st->model;
+  st->model = NULL;
+  for (int k = 0; k < PROFILE_NKINDS; k++) {
+    n->known[k] = st->known[k];
+    memset(&st->known[k], 0, sizeof st->known[k]);
+    keys_settle(c, n->name, profile_kind_names[k], &n->known[k],
+                erg_collector_key_archives_max(c->cfg));
+  }
+  node_lag_install(c, n, st);
+  n->loaded = 1;
+  node_apply_held(c, n);
+}
+
+void node_loaded(void *user, void *tag, struct node_stored *st) {
+  node_install(user, tag, st);
+}
+
+void node_estimate_lag(struct collector *c, struct node_state *n) {
+  int before = n->lag.have_estimate ? n->lag.lag_seconds : -1, restored = n->lag.restored;
+  if (!erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds))
+    return;
+  n->lag_seconds = n->lag.lag_seconds;
+  n->lag_correlation = n->lag.correlation;
+  n->lag_confidence = n->lag.confidence;
+  if (restored && !n->lag.restored && n->lag.lag_seconds == before)
+    erg_info("node %s: meter lag of the last run, %d s, confirmed (r=%.2f)", n->name,
+             before, n->lag.correlation);
+  else if (restored && n->lag.lag_seconds != before)
+    erg_info("node %s: meter lag now %d s, not the last run's %d s (r=%.2f, margin %.2f); "
+             "cells since the start are flagged for the fit", n->name, n->lag.lag_seconds,
+             before, n->lag.correlation, n->lag.confidence);
+  else if (n->lag.lag_seconds != before && before < 0)
+    erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
+             "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
+             n->lag.correlation, n->lag.confidence, n->lag.pairs);
+  else if (n->lag.lag_seconds != before)
+    erg_info("node %s: meter lag now %d s, was %d s (r=%.2f, margin %.2f); cells around the "
+             "change are flagged for the fit", n->name, n->lag.lag_seconds, before,
+             n->lag.correlation, n->lag.confidence);
+  /* Kept for the next start when it is set, changed or confirmed: not
+   * every 10 s (a file write per node on the loop). */
+  if (n->lag.lag_seconds != before || restored != n->lag.restored)
+    node_lag_save(c, n);
+}
