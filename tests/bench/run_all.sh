@@ -49,11 +49,22 @@ done
   echo "# git $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?'), port base $BASE, build $B"
 } | tee "$OUT/summary.txt"
 
+# Up to 120 s for the previous section's load to decay (the agent bench's
+# churn leaves the 1-minute average at ~2), so each starts near idle.
+settle() {
+  local i
+  for i in $(seq 1 24); do
+    awk -v l="$(load1)" 'BEGIN { exit !(l < 1.0) }' && return 0
+    sleep 5
+  done
+}
+
 # One section: its log, wall time and the load around it into the summary.
 section() { # NAME CMD...
   local name=$1; shift
   case " $ONLY " in *" $name "*) ;; *) return 0 ;; esac
   local l0 t0 rc=0
+  settle
   l0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
   echo "===== $name: $*" | tee -a "$OUT/summary.txt"
   "$@" >"$OUT/$name.log" 2>&1 || rc=$?
