@@ -9,7 +9,7 @@
  * then Tukey bisquare steps (outliers get weight 0) until β settles.
  *
  * The weighted problem is reduced to its Gram matrix AᵀWA (q ≤ 33 columns,
- * built with BLAS dsyrk), and passive-set subproblems are solved by SVD with
+ * summed row by row), and passive-set subproblems are solved by SVD with
  * tiny singular values dropped, so exactly collinear columns do not break
  * it. Columns arrive scaled to unit RMS, which keeps AᵀWA well conditioned. */
 #include <math.h>
@@ -132,21 +132,34 @@ static int nnls_gram(const gsl_matrix *G, const gsl_vector *c, size_t q, double 
   return 0;
 }
 
-/* One weighted NNLS solve: A is n × q, sw = sqrt(weights). */
+/* One weighted NNLS solve: A is n × q, sw = sqrt(weights). G = AᵀWA and
+ * c = AᵀWy are summed row by row in one pass over A: GSL's reference
+ * CBLAS dsyrk walks the whole n × q matrix once per element of G
+ * (91 passes over 12 MB at 120k × 13), which was half of a fit's time. */
 static int irls_step(const gsl_matrix *A, const gsl_vector *y, const gsl_vector *sw,
-                     gsl_matrix *WA, gsl_vector *Wy, gsl_matrix *G, gsl_vector *c, double *b) {
+                     gsl_matrix *G, gsl_vector *c, double *b) {
   size_t n = A->size1, q = A->size2;
+  double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, cv[FIT_MAX_COLS] = {0};
   for (size_t i = 0; i < n; i++) {
-    double s = gsl_vector_get(sw, i);
-    for (size_t j = 0; j < q; j++)
-      gsl_matrix_set(WA, i, j, s * gsl_matrix_get(A, i, j));
-    gsl_vector_set(Wy, i, s * gsl_vector_get(y, i));
+    double s = gsl_vector_get(sw, i), w = s * s;
+    if (w == 0)
+      continue; /* a bisquare-rejected outlier */
+    const double *row = A->data + i * A->tda;
+    double wy = w * gsl_vector_get(y, i);
+    for (size_t j = 0; j < q; j++) {
+      double wa = w * row[j];
+      cv[j] += wy * row[j];
+      for (size_t e = 0; e <= j; e++)
+        g[j][e] += wa * row[e];
+    }
   }
-  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, WA, 0.0, G);
-  for (size_t j = 0; j < q; j++)
-    for (size_t e = j + 1; e < q; e++)
-      gsl_matrix_set(G, j, e, gsl_matrix_get(G, e, j));
-  gsl_blas_dgemv(CblasTrans, 1.0, WA, Wy, 0.0, c);
+  for (size_t j = 0; j < q; j++) {
+    gsl_vector_set(c, j, cv[j]);
+    for (size_t e = 0; e <= j; e++) {
+      gsl_matrix_set(G, j, e, g[j][e]);
+      gsl_matrix_set(G, e, j, g[j][e]);
+    }
+  }
   return nnls_gram(G, c, q, b);
 }
 
@@ -187,17 +200,16 @@ static bool irls_converged(const double *b, const double *prev, size_t q) {
 int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_step_fn step,
                     void *user) {
   size_t n = A->size1, q = A->size2;
-  gsl_matrix *WA = gsl_matrix_alloc(n, q), *G = gsl_matrix_alloc(q, q);
-  gsl_vector *Wy = gsl_vector_alloc(n), *c = gsl_vector_alloc(q), *sw = gsl_vector_alloc(n),
-             *r = gsl_vector_alloc(n);
+  gsl_matrix *G = gsl_matrix_alloc(q, q);
+  gsl_vector *c = gsl_vector_alloc(q), *sw = gsl_vector_alloc(n), *r = gsl_vector_alloc(n);
   double *absr = malloc(n * sizeof *absr), prev[FIT_MAX_COLS], yscale = 0;
   int rc = -1;
-  if (!WA || !G || !Wy || !c || !sw || !r || !absr)
+  if (!G || !c || !sw || !r || !absr)
     goto out;
   for (size_t i = 0; i < n; i++)
     yscale = fmax(yscale, fabs(gsl_vector_get(y, i)));
   gsl_vector_set_all(sw, 1.0);
-  if (irls_step(A, y, sw, WA, Wy, G, c, b) != 0)
+  if (irls_step(A, y, sw, G, c, b) != 0)
     goto out;
   for (int it = 0; it < IRLS_MAX_STEPS; it++) {
     if (step && step(user, (double)(it + 1) / IRLS_MAX_STEPS) != 0) {
@@ -210,16 +222,14 @@ int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_ste
       break;
     irls_weights(r, scale, it < HUBER_STEPS, sw);
     memcpy(prev, b, q * sizeof *b);
-    if (irls_step(A, y, sw, WA, Wy, G, c, b) != 0)
+    if (irls_step(A, y, sw, G, c, b) != 0)
       goto out;
     if (it >= HUBER_STEPS && irls_converged(b, prev, q))
       break;
   }
   rc = 0;
 out:
-  gsl_matrix_free(WA);
   gsl_matrix_free(G);
-  gsl_vector_free(Wy);
   gsl_vector_free(c);
   gsl_vector_free(sw);
   gsl_vector_free(r);
