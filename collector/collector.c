@@ -127,8 +127,12 @@ void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sam
   double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
   if (s->totals && s->totals->ncpu)
     n->ncpu = s->totals->ncpu;
-  if (c->cfg->lag_max_seconds)
-    erg_lag_add_cpu(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy);
+  if (c->cfg->lag_max_seconds) {
+    double disk = 0;
+    for (size_t i = 0; i < np; i++)
+      disk += procs[i].disk_bytes;
+    erg_lag_add_activity(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
+  }
   node_make_room(c, n, iv->realtime_end_ns);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);

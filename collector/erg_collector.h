@@ -125,7 +125,7 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
 #define ERG_LAG_BINS 512
 struct erg_lag_bin {
   int64_t t;
-  double cpu_seconds, agent_seconds;
+  double cpu_seconds, disk_bytes, agent_seconds;
 };
 struct erg_lag {
   struct erg_lag_bin bins[ERG_LAG_BINS];
@@ -160,11 +160,15 @@ struct erg_lag {
 #define ERG_LAG_SWITCH_GAIN 0.02    /* a challenger's r over the current lag's, per vote */
 #define ERG_LAG_SWITCH_VOTES 3      /* consecutive votes to switch */
 #define ERG_LAG_SWITCH_NOW_GAIN 0.15 /* or one estimate by this much */
+#define ERG_LAG_DISK_MIN_F 10.0     /* partial F of disk bytes beside CPU time to use them */
 void erg_lag_init(struct erg_lag *l);
 void erg_lag_free(struct erg_lag *l);
 /* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
 int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
 void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds);
+/* CPU time and the disk bytes of the node's processes over [t0, t1). */
+void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
+                          double disk_bytes);
 void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
                         double joules);
 /* Re-estimates over the last window. The first estimate needs

@@ -1,8 +1,10 @@
 /* Lag between a node's activity and its meter's reading. PDUs average and
  * refresh their values late; the grid must shift meter data back by that
  * delay or the attribution of every cell is smeared. We keep 1 s bins of
- * node CPU time and metered energy and pick the shift that maximises their
- * Pearson correlation. */
+ * node CPU time, disk bytes and metered energy and pick the shift at which
+ * the activity explains the power best: Pearson r with CPU time, or the
+ * multiple correlation with CPU time and disk bytes where the disk adds
+ * significantly (a disk-heavy node's power does not follow its CPU). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -54,7 +56,8 @@ static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
 /* Spreads a value over the 1 s bins [t0, t1) overlaps: CPU time when feed
  * is -1, else that feed's energy (kept per feed, as in the grid, so a
  * dual-PSU node's power is the sum of its outlets, not their mean). */
-static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, int feed) {
+static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, double disk,
+                       int feed) {
   double a = t0_ns / 1e9, b = t1_ns / 1e9;
   if (b <= a || b - a > ERG_LAG_BINS / 2)
     return;
@@ -70,13 +73,19 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
       fa->seconds += hi - lo;
     } else {
       bin->cpu_seconds += v * f;
+      bin->disk_bytes += disk * f;
       bin->agent_seconds += hi - lo;
     }
   }
 }
 
 void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds) {
-  lag_spread(l, t0_ns, t1_ns, cpu_seconds, -1);
+  lag_spread(l, t0_ns, t1_ns, cpu_seconds, 0, -1);
+}
+
+void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
+                          double disk_bytes) {
+  lag_spread(l, t0_ns, t1_ns, cpu_seconds, disk_bytes, -1);
 }
 
 void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
@@ -86,7 +95,7 @@ void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1
   if (!l->feed_acc &&
       !(l->feed_acc = calloc((size_t)ERG_LAG_BINS * (size_t)l->nfeeds, sizeof *l->feed_acc)))
     return;
-  lag_spread(l, t0_ns, t1_ns, joules, feed);
+  lag_spread(l, t0_ns, t1_ns, joules, 0, feed);
 }
 
 /* A bin's power: Σ over feeds of each feed's mean, only when every feed
@@ -105,27 +114,39 @@ static int lag_watts(const struct erg_lag *l, size_t i, double *v) {
   return 1;
 }
 
-static int lag_value(const struct erg_lag *l, int64_t t, int meter, double *v) {
+/* Second t's metered power (Σ over feeds). */
+static int lag_power(const struct erg_lag *l, int64_t t, double *w) {
+  return l->bins[lag_index(t)].t == t && lag_watts(l, lag_index(t), w);
+}
+
+/* Second t's activity: CPU seconds and disk bytes per second. */
+static int lag_activity(const struct erg_lag *l, int64_t t, double *cpu, double *disk) {
   const struct erg_lag_bin *b = &l->bins[lag_index(t)];
-  if (b->t != t)
+  if (b->t != t || b->agent_seconds < 0.5)
     return 0;
-  if (meter)
-    return lag_watts(l, lag_index(t), v);
-  if (b->agent_seconds < 0.5)
-    return 0;
-  *v = b->cpu_seconds / b->agent_seconds;
+  *cpu = b->cpu_seconds / b->agent_seconds;
+  *disk = b->disk_bytes / b->agent_seconds;
   return 1;
 }
 
-/* Pearson correlation of cpu(t) with power(t + lag) over the window. */
+/* How well power(t + lag) follows the activity over the window: Pearson r
+ * with CPU time; with CPU time and disk bytes together (the multiple
+ * correlation of a two-column least-squares fit, both coefficients ≥ 0)
+ * when the disk column explains significantly more (partial F ≥
+ * ERG_LAG_DISK_MIN_F). Disk bytes that only add noise, or that follow the
+ * CPU, leave r as it was: a second column always raises the multiple
+ * correlation a little, and would blur the margins between lags. */
 static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag, int *pairs) {
-  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  double s1 = 0, s2 = 0, sy = 0, s11 = 0, s22 = 0, s12 = 0, s1y = 0, s2y = 0, syy = 0;
   int n = 0;
   for (int64_t t = end - lag - window; t < end - lag; t++) {
-    double x, y;
-    if (!lag_value(l, t, 0, &x) || !lag_value(l, t + lag, 1, &y))
+    double x1, x2, y;
+    if (!lag_activity(l, t, &x1, &x2) || !lag_power(l, t + lag, &y))
       continue;
-    sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+    x2 /= 1e6; /* MB/s: sums of squares of bytes/s lose digits */
+    s1 += x1, s2 += x2, sy += y;
+    s11 += x1 * x1, s22 += x2 * x2, s12 += x1 * x2;
+    s1y += x1 * y, s2y += x2 * y, syy += y * y;
     n++;
   }
   *pairs = n;
@@ -133,10 +154,25 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
    * chance at some shift, and a wrong shift is worse than none. */
   if (n < ERG_LAG_MIN_PAIRS)
     return NAN;
-  double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
-  if (vx <= 1e-12 || vy <= 1e-12)
+  double v1 = s11 - s1 * s1 / n, v2 = s22 - s2 * s2 / n, vy = syy - sy * sy / n;
+  if (vy <= 1e-12 || (v1 <= 1e-12 && v2 <= 1e-12))
     return NAN;
-  return (sxy - sx * sy / n) / sqrt(vx * vy);
+  if (v1 <= 1e-12) /* a steady CPU: the disk alone */
+    return (s2y - s2 * sy / n) / sqrt(v2 * vy);
+  double r1 = (s1y - s1 * sy / n) / sqrt(v1 * vy);
+  if (v2 <= 1e-12)
+    return r1; /* no disk activity: CPU alone */
+  double r2 = (s2y - s2 * sy / n) / sqrt(v2 * vy), r12 = (s12 - s1 * s2 / n) / sqrt(v1 * v2);
+  double det = 1 - r12 * r12;
+  if (det < 1e-6 || n <= 3)
+    return r1; /* the disk follows the CPU: nothing to add */
+  /* Standardised coefficients and R² of power on both columns. */
+  double b1 = (r1 - r2 * r12) / det, b2 = (r2 - r1 * r12) / det;
+  double rr = b1 * r1 + b2 * r2;
+  if (!(b1 >= 0 && b2 > 0 && rr > r1 * r1 && rr < 1))
+    return r1; /* a negative coefficient is no explanation of power */
+  double f = (rr - r1 * r1) / ((1 - rr) / (n - 3));
+  return f >= ERG_LAG_DISK_MIN_F ? sqrt(rr) : r1;
 }
 
 /* The lag with the highest r, -1 when none has one. */
