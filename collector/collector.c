@@ -226,11 +226,13 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     ss->failing = 0;
   }
   uint64_t max_gap = (uint64_t)(c->cfg->poll_seconds * 5e9) + 2 * ERG_NS_PER_S;
+  uint64_t hold_max = collector_hold_max_seconds(c) * ERG_NS_PER_S;
   if (m->nchannels > 0)
     ss->nchannels = m->nchannels < ERG_PDU_MAX_CHANNELS ? m->nchannels : ERG_PDU_MAX_CHANNELS;
   for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
     ss->counters[ch].wrap_joules = m->wrap_joules[ch];
     ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
+    ss->counters[ch].hold_max_ns = hold_max;
     uint64_t t0, t1;
     double j;
     uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
@@ -242,6 +244,15 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
       ss->coarse_logged[ch] = true;
       collector_log_coarse(c, m->source, ch, &m->readings[ch]);
+    }
+    if (k == ERG_PDU_DELTA_ENERGY && ss->counters[ch].last_held_seconds > 0 &&
+        !ss->held_logged[ch]) {
+      ss->held_logged[ch] = true;
+      erg_info("source %s outlet %d: energy counter stood still for %.1f s and there is no "
+               "power reading: each move's energy is spread over the time since the previous "
+               "one, cells wait up to %llu s for it (logged once; "
+               "erg_meter_energy_held_polls_total)", name, collector_outlet(c, m->source, ch),
+               ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
       collector_feed_energy(c, m->source, ch, t0, t1, j);
@@ -472,11 +483,42 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
   free(sh);
 }
 
+/* How long an energy counter without power readings may stand still and
+ * still have its next move spread back over the time since (pdu.c,
+ * holding): the cells it covers stay open meanwhile, so it must fit in the
+ * grid's ring beside the settle delay and the largest lag. */
+unsigned collector_hold_max_seconds(const struct collector *c) {
+  const struct erg_collector_config *cfg = c->cfg;
+  long ring = (long)(ERG_GRID_SLOTS - cfg->settle_steps - 4) * cfg->step_seconds -
+              (long)cfg->lag_max_seconds;
+  return ring < (long)cfg->step_seconds ? 0
+         : ring > COUNTER_HOLD_MAX_SECONDS ? COUNTER_HOLD_MAX_SECONDS : (unsigned)ring;
+}
+
+/* The longest a feed of the node has been held, in whole seconds: cells
+ * after its last move wait for the next one. */
+static unsigned node_held_seconds(const struct collector *c, const struct node_state *n) {
+  if (n->cfg_index < 0)
+    return 0;
+  const struct erg_node_config *nc = &c->cfg->nodes[n->cfg_index];
+  uint64_t now = erg_time_realtime_ns(), held = 0;
+  for (int f = 0; f < nc->nfeeds; f++) {
+    const struct erg_pdu_counter *pc = &c->sources[nc->feeds[f].source].counters[nc->feeds[f].channel];
+    if (pc->held && now > pc->prev_t_ns && now - pc->prev_t_ns > held)
+      held = now - pc->prev_t_ns;
+  }
+  return (unsigned)((held + ERG_NS_PER_S - 1) / ERG_NS_PER_S);
+}
+
 /* How long after a cell's end it may still get data: the settle delay, and
- * the lag, as shifted meter data for a cell arrives lag seconds later. */
+ * the lag, as shifted meter data for a cell arrives lag seconds later, or
+ * since a held counter's last move, whichever is longer. */
 static unsigned node_settle_seconds(const struct collector *c, const struct node_state *n) {
-  return c->cfg->settle_steps * c->cfg->step_seconds +
-         (n->lag.have_estimate ? (unsigned)n->lag.lag_seconds : 0);
+  unsigned lag = n->lag.have_estimate ? (unsigned)n->lag.lag_seconds : 0;
+  unsigned settle = c->cfg->settle_steps * c->cfg->step_seconds + lag, held;
+  if ((held = node_held_seconds(c, n)) > 0 && held + lag + c->cfg->step_seconds > settle)
+    settle = held + lag + c->cfg->step_seconds;
+  return settle;
 }
 
 /* An agent sends in order, so once it sends time t its data for the cells

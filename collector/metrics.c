@@ -129,7 +129,8 @@ static void metrics_sources(FILE *f, struct collector *c) {
 }
 
 /* One per-channel family of the meters' energy counters; which: 0 coarse
- * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it (counter). */
+ * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it, 3 polls
+ * held for its next move (counters). */
 static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
                                    const char *type, const char *help, int which) {
   metrics_head(f, name, type, help);
@@ -145,8 +146,10 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
         fprintf(f, "%d\n", pc->coarse ? 1 : 0);
       else if (which == 1)
         fprintf(f, "%.6g\n", pc->resolution_joules);
-      else
+      else if (which == 2)
         fprintf(f, "%llu\n", (unsigned long long)pc->coarse_intervals);
+      else
+        fprintf(f, "%llu\n", (unsigned long long)pc->held_polls);
     }
 }
 
@@ -160,6 +163,10 @@ static void metrics_meters(FILE *f, struct collector *c) {
   metrics_meter_family(f, c, "erg_meter_energy_fallback_intervals_total", "counter",
                          "Meter intervals whose energy came from the power readings because "
                          "the counter was too coarse.", 2);
+  metrics_meter_family(f, c, "erg_meter_energy_held_polls_total", "counter",
+                         "Readings of an outlet without power readings whose energy counter "
+                         "had not moved: its next move is spread over the time since the "
+                         "previous one.", 3);
 }
 
 static void metrics_nodes(FILE *f, struct collector *c) {

@@ -51,8 +51,10 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
   erg_grid_init(&n->grid, c->cfg->step_seconds);
   /* A node without a [node.NAME] section has no feeds: no measured power. */
   int nfeeds = 0;
+  n->cfg_index = -1;
   for (int i = 0; i < c->cfg->nnodes; i++)
     if (!strcmp(c->cfg->nodes[i].name, name)) {
+      n->cfg_index = i;
       nfeeds = c->cfg->nodes[i].nfeeds;
       if (!isnan(c->cfg->nodes[i].idle_watts))
         n->idle_watts = c->cfg->nodes[i].idle_watts;

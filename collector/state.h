@@ -27,6 +27,7 @@ struct held_msg {
 
 struct node_state {
   char name[128];
+  int cfg_index;              /* its [node.NAME] in cfg->nodes, -1 none */
   /* Stored state installed (nodeload.c). Until then the node's samples
    * are held in arrival order, not applied, and it is not finalised. */
   int loaded;
@@ -67,6 +68,7 @@ struct source_state {
   int failing;
   int nchannels;          /* channels of the last poll */
   bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
+  bool held_logged[ERG_PDU_MAX_CHANNELS];   /* holding said once per channel */
   /* After a WAL replay: the next reading may bridge the restart's gap
    * with the energy counter's difference (durable.c). */
   bool bridge[ERG_PDU_MAX_CHANNELS];
@@ -129,6 +131,9 @@ void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sam
 /* collector.c: drops key archives over max_keys after a restart. */
 void keys_settle(struct collector *c, const char *node, const char *kind,
                  struct profile_known *known, size_t max_keys);
+/* collector.c: the longest an energy counter is held (pdu.c), seconds. */
+#define COUNTER_HOLD_MAX_SECONDS 300
+unsigned collector_hold_max_seconds(const struct collector *c);
 /* collector.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
 /* collector.c: one input, with the checks of live input. */

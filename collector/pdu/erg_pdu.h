@@ -103,12 +103,23 @@ struct erg_pdu_counter {
   double resolution_joules;   /* of the last update; 0 unknown */
   bool coarse;                /* the last interval's energy came from the watts for it */
   uint64_t coarse_intervals;  /* intervals the watts replaced the counter for */
+  /* Holding (no watts to go by): a counter that has not moved since the
+   * reading at prev_t_ns keeps that reading as the previous one, so its
+   * next move's energy spreads over the whole time since, not into the one
+   * poll interval it shows in. Up to hold_max_ns (0: never hold; the
+   * caller sets it), then the standing interval counts as 0 J. */
+  uint64_t hold_max_ns;
+  bool held;                  /* readings since prev_t_ns were held */
+  uint64_t last_t_ns;         /* the last reading's time, held or not */
+  uint64_t held_polls;        /* readings held, in all */
+  double last_held_seconds;   /* span of the last move that ended a hold */
 };
 enum erg_pdu_delta_kind {
   ERG_PDU_DELTA_NONE = 0,    /* first reading, or a gap: nothing to attribute */
   ERG_PDU_DELTA_ENERGY,      /* from the counter difference */
   ERG_PDU_DELTA_POWER,       /* from instantaneous watts (trapezoid) */
   ERG_PDU_DELTA_RESET,       /* counter went backwards: interval skipped */
+  ERG_PDU_DELTA_HELD,        /* counter stood still, no watts: energy comes with its move */
 };
 /* On success, t0_ns..t1_ns bound the interval and joules is its energy. */
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,

@@ -49,17 +49,21 @@ static const struct modbus_profile *modbus_profile_find(const char *name) {
   return NULL;
 }
 
-/* profile = generic: power_register (required), energy_register. */
+/* profile = generic: power_register, energy_register, at least one. An
+ * energy-only meter is read through its counter alone (held while it
+ * stands still, pdu.c). */
 static int modbus_profile_generic(const struct erg_pdu_source_config *c,
                                   struct modbus_profile *p, char *why, size_t whylen) {
   char inner[200];
   memset(p, 0, sizeof *p);
   p->name = "generic";
-  if (!c->power_register[0]) {
-    snprintf(why, whylen, "profile generic needs power_register = FC:ADDRESS:TYPE[:ORDER]");
+  if (!c->power_register[0] && !c->energy_register[0]) {
+    snprintf(why, whylen, "profile generic needs power_register and/or energy_register = "
+                          "FC:ADDRESS:TYPE[:ORDER]");
     return -1;
   }
-  if (erg_modbus_reg_parse(c->power_register, &p->power, inner, sizeof inner)) {
+  if (c->power_register[0] &&
+      erg_modbus_reg_parse(c->power_register, &p->power, inner, sizeof inner)) {
     snprintf(why, whylen, "power_register %s", inner);
     return -1;
   }
@@ -145,12 +149,13 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
                                char *why, size_t whylen) {
   double raw;
   modbus_set_slave(m->ctx, unit);
-  out->energy_joules = NAN;
-  if (modbus_read_reg(m->ctx, &m->prof.power, &raw)) {
+  out->energy_joules = out->watts = NAN;
+  if (m->prof.power.function && modbus_read_reg(m->ctx, &m->prof.power, &raw)) {
     snprintf(why, whylen, "%s unit %d: read power: %s", m->where, unit, modbus_strerror(errno));
     return -1;
   }
-  out->watts = raw * m->prof.power_scale;
+  if (m->prof.power.function)
+    out->watts = raw * m->prof.power_scale;
   out->energy_resolution_joules = m->prof.energy_resolution_joules;
   if (m->prof.energy.function) {
     if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
@@ -166,7 +171,7 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
       out->energy_resolution_joules = step;
   }
   out->t_ns = erg_time_realtime_ns();
-  out->ok = isfinite(out->watts);
+  out->ok = isfinite(out->watts) || (!m->prof.power.function && isfinite(out->energy_joules));
   return out->ok ? 0 : -1;
 }
 

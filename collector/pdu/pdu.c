@@ -44,6 +44,8 @@ void erg_pdu_source_close(struct erg_pdu_source *src) {
 
 static void counter_remember(struct erg_pdu_counter *c, const struct erg_pdu_reading *r) {
   c->have_prev = true;
+  c->held = false;
+  c->last_t_ns = r->t_ns;
   c->prev_joules = r->energy_joules;
   c->prev_t_ns = r->t_ns;
   c->prev_watts = r->watts;
@@ -105,7 +107,9 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
                                                uint64_t *t1_ns, double *joules) {
   if (!r->ok)
     return ERG_PDU_DELTA_NONE;
-  if (!c->have_prev || r->t_ns <= c->prev_t_ns || r->t_ns - c->prev_t_ns > max_gap_ns) {
+  /* While held, the gap that matters is since the last reading. */
+  uint64_t last = c->held ? c->last_t_ns : c->prev_t_ns;
+  if (!c->have_prev || r->t_ns <= last || r->t_ns - last > max_gap_ns) {
     /* First reading, clock went back, or a gap too long to bridge. */
     counter_remember(c, r);
     return ERG_PDU_DELTA_NONE;
@@ -121,6 +125,20 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
     d += c->wrap_joules; /* the counter wrapped once */
   /* Backwards, or more than 100 kW on one outlet: a reset, never energy. */
   bool reset = counter && (d < 0 || d > 100e3 * dt);
+  /* Standing still with no watts to say what the interval drew: a coarse
+   * counter (0.01 kWh, a float32 kWh register at a high reading) or one
+   * refreshed more slowly than it is polled. 0 J now and the whole step at
+   * the move would put 0 W and then thousands of W into cells; held, the
+   * move's energy spreads over the time since the previous move. */
+  if (counter && d == 0 && (isnan(r->watts) || isnan(c->prev_watts)) &&
+      r->t_ns - c->prev_t_ns < c->hold_max_ns) {
+    c->held = true;
+    c->last_t_ns = r->t_ns;
+    c->held_polls++;
+    return ERG_PDU_DELTA_HELD;
+  }
+  if (c->held && counter && !reset && d > 0)
+    c->last_held_seconds = dt;
   if (counter && !reset && !isnan(r->watts) && !isnan(c->prev_watts))
     counter_observe(c, r, d, dt);
   bool fine = counter_fine(c, r, dt);

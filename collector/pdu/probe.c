@@ -260,7 +260,8 @@ static void probe_print_counters(const struct probe_result *r) {
     printf("outlet %d energy counter: one step is %.1f J at %.3f kWh", r->index[i],
            x->energy_resolution_joules, x->energy_joules / 3.6e6);
     if (!strcmp(use, "counter-coarse"))
-      printf("; no power reading: ergd must use this counter, cells will be quantised\n");
+      printf("; no power reading: ergd holds this counter while it stands still and spreads "
+             "each move over the time since the previous one\n");
     else
       printf("; a %g s cell at %.1f W is %.1f J: %s\n", r->step_seconds, x->watts, cell,
              !strcmp(use, "power") ? "TOO COARSE (step > 5 % of a cell), ergd uses the power "
@@ -344,9 +345,10 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
   if (!strcmp(c->driver, "modbus"))
     printf("unit_id = %d\n", c->unit_id);
   if (c->power_register[0])
-    printf("power_register = %s\nenergy_register = %s\npower_scale = %g\n"
-           "energy_scale_joules = %g\n", c->power_register, c->energy_register,
-           c->power_scale > 0 ? c->power_scale : 1.0,
+    printf("power_register = %s\npower_scale = %g\n", c->power_register,
+           c->power_scale > 0 ? c->power_scale : 1.0);
+  if (c->energy_register[0])
+    printf("energy_register = %s\nenergy_scale_joules = %g\n", c->energy_register,
            c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
   if (!strcmp(c->driver, "modbus"))
     return;

@@ -220,6 +220,77 @@ static void test_clock_backwards(void **st) {
   assert_int_equal(upd(&c, rd(90, NAN, 200), &j), ERG_PDU_DELTA_NONE);
 }
 
+/* No watts, a counter that steps by 14,062.5 J (a float32 kWh register
+ * at 48,213 kWh) under a steady 300 W, polled every second: held while it
+ * stands still, each move spread over the time since the previous move,
+ * so the energy per interval is the step and the mean power ~300 W, never
+ * 0 W then 14 kW. Without holding (hold_max_ns 0) the old lumps come back. */
+static void test_hold_without_watts(void **st) {
+  (void)st;
+  const double step = 14062.5, watts = 300;
+  struct erg_pdu_counter c = {.hold_max_ns = 300 * S}, old = {0};
+  double j, total = 0, total_old = 0, truth_end = 0;
+  uint64_t prev_t1 = 0;
+  int moves = 0, held = 0, zero_old = 0;
+  for (uint64_t t = 0; t <= 600; t++) {
+    double shown = floor(watts * t / step) * step; /* what the register shows */
+    uint64_t t0 = 0, t1 = 0;
+    struct erg_pdu_reading r = rd(t, NAN, 1e9 + shown);
+    enum erg_pdu_delta_kind k = erg_pdu_counter_update(&c, &r, GAP, &t0, &t1, &j);
+    if (k == ERG_PDU_DELTA_HELD) {
+      held++;
+    } else if (k == ERG_PDU_DELTA_ENERGY) {
+      assert_float_equal(j, step, 1e-6);
+      if (moves > 0) { /* the first move's span starts at the first reading */
+        assert_true(t0 == prev_t1);
+        double w = j / ((double)(t1 - t0) / S);
+        if (fabs(w - watts) > 0.03 * watts)
+          fail_msg("t=%llu: %.1f W over %.0f s", (unsigned long long)t, w,
+                   (double)(t1 - t0) / S);
+      }
+      prev_t1 = t1;
+      total += j;
+      moves++;
+      truth_end = shown;
+    }
+    if (upd(&old, r, &j) == ERG_PDU_DELTA_ENERGY) {
+      total_old += j;
+      zero_old += j == 0;
+    }
+  }
+  assert_int_equal(moves, (int)floor(watts * 600 / step));
+  assert_true(held > 500);
+  assert_true(c.held_polls == (uint64_t)held);
+  assert_float_equal(total, truth_end, 1e-6); /* nothing lost or doubled */
+  assert_float_equal(total_old, truth_end, 1e-6);
+  assert_true(zero_old > 500); /* the old way: 0 J seconds, then a lump */
+  assert_true(c.last_held_seconds > 40 && c.last_held_seconds < 50);
+}
+
+/* Holding ends after hold_max_ns: a counter that stays put (an outlet that
+ * is off) then gives 0 J, as before; a counter with watts never holds; a
+ * gap between two readings longer than the bridge still starts over. */
+static void test_hold_bounds(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.hold_max_ns = 10 * S};
+  double j;
+  assert_int_equal(upd(&c, rd(0, NAN, 500), &j), ERG_PDU_DELTA_NONE);
+  for (uint64_t t = 1; t < 10; t++)
+    assert_int_equal(upd(&c, rd(t, NAN, 500), &j), ERG_PDU_DELTA_HELD);
+  assert_int_equal(upd(&c, rd(10, NAN, 500), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 0, 1e-9);
+  assert_false(c.held);
+  struct erg_pdu_counter w = {.hold_max_ns = 10 * S};
+  upd(&w, rd(0, 300, 500), &j);
+  assert_int_equal(upd(&w, rd(1, 300, 500), &j), ERG_PDU_DELTA_ENERGY);
+  struct erg_pdu_counter g = {.hold_max_ns = 300 * S};
+  upd(&g, rd(0, NAN, 500), &j);
+  assert_int_equal(upd(&g, rd(1, NAN, 500), &j), ERG_PDU_DELTA_HELD);
+  assert_int_equal(upd(&g, rd(1 + 61, NAN, 9000), &j), ERG_PDU_DELTA_NONE); /* GAP 60 s */
+  assert_int_equal(upd(&g, rd(63, NAN, 9300), &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 300, 1e-9);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_then_energy),
@@ -234,6 +305,8 @@ int main(void) {
       cmocka_unit_test(test_float32_kwh_counter_uses_power),
       cmocka_unit_test(test_observed_step_marks_coarse),
       cmocka_unit_test(test_clock_backwards),
+      cmocka_unit_test(test_hold_without_watts),
+      cmocka_unit_test(test_hold_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
