@@ -51,35 +51,22 @@ wait "$ERGD_PID" 2>/dev/null || true
   { echo "FAIL: holding not logged exactly once"; cat "$work/ergd.log"; exit 1; }
 held=$(awk '/^erg_meter_energy_held_polls_total\{source="gen"/ {print $2}' "$work/metrics.txt")
 [ "${held:-0}" -gt 50 ] || { echo "FAIL: $held polls held in /metrics"; exit 1; }
-python3 - "$work/data/journal/np-node.csv" "$work/truth.csv" <<'PY'
-import bisect, csv, statistics, sys
-rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
-truth = [(float(r["time_unix_seconds"]), float(r["energy_joules"]))
-         for r in csv.DictReader(open(sys.argv[2]))]
-ts = [t for t, _ in truth]
-def energy(t):  # the simulator's energy at t, linear between its updates
-    i = bisect.bisect_left(ts, t)
-    if i == 0 or i >= len(ts):
-        return None
-    (t0, e0), (t1, e1) = truth[i - 1], truth[i]
-    return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
+PYTHONPATH=$(dirname "$0") python3 - "$work/data/journal/np-node.csv" "$work/truth.csv" <<'PY'
+import statistics, sys
+from journal_truth import cells as journal_cells
 cells, missing, zero, sum_m, sum_t, win = 0, 0, 0, 0.0, 0.0, {}
-for r in rows[2:-1]:  # the first cells precede the first move; the last may wait
-    w = float(r["measured_watts"])
-    t0, step = float(r["time_unix_seconds"]), float(r["step_seconds"])
-    a, b = energy(t0), energy(t0 + step)
-    if a is None or b is None:
-        continue
+# The first cells precede the first move; the last may still wait for one.
+for t0, step, w, true_w in journal_cells(sys.argv[1], sys.argv[2])[2:-1]:
     if w != w:
         missing += 1
         continue
     cells += 1
     zero += w < 1
     sum_m += w * step
-    sum_t += b - a
+    sum_t += true_w * step
     k = int(t0 // 20)
     m, t = win.get(k, (0.0, 0.0))
-    win[k] = (m + w * step, t + (b - a))
+    win[k] = (m + w * step, t + true_w * step)
 assert cells >= 15, f"only {cells} comparable cells"
 total = sum_m / sum_t - 1
 errs = sorted(abs(m / t - 1) for m, t in win.values() if t > 0)

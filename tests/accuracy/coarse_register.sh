@@ -73,30 +73,17 @@ grep -q '^erg_meter_energy_coarse{source="gen",outlet="1"} 1$' "$work/metrics.tx
 fallbacks=$(awk '/^erg_meter_energy_fallback_intervals_total\{source="gen"/ {print $2}' \
   "$work/metrics.txt")
 [ "${fallbacks:-0}" -gt 50 ] || { echo "FAIL: $fallbacks fallback intervals counted"; exit 1; }
-python3 - "$work/data/journal/coarse-node.csv" "$work/truth.csv" <<'PY'
-import bisect, csv, statistics, sys
-rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
-truth = [(float(r["time_unix_seconds"]), float(r["energy_joules"]))
-         for r in csv.DictReader(open(sys.argv[2]))]
-ts = [t for t, _ in truth]
-def energy(t):  # the simulator's energy at t, linear between its updates
-    i = bisect.bisect_left(ts, t)
-    if i == 0 or i >= len(ts):
-        return None
-    (t0, e0), (t1, e1) = truth[i - 1], truth[i]
-    return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
+PYTHONPATH=$(dirname "$0") python3 - "$work/data/journal/coarse-node.csv" "$work/truth.csv" <<'PY'
+import statistics, sys
+from journal_truth import cells as journal_cells
 errs, zero, cells, sum_m, sum_t = [], 0, 0, 0.0, 0.0
-for r in rows:
-    w = float(r["measured_watts"])
-    t0, step = float(r["time_unix_seconds"]), float(r["step_seconds"])
-    a, b = energy(t0), energy(t0 + step)
-    if w != w or a is None or b is None:
+for t0, step, w, true_w in journal_cells(sys.argv[1], sys.argv[2]):
+    if w != w:
         continue
-    true_w = (b - a) / step
     cells += 1
     zero += w < 1
     sum_m += w * step
-    sum_t += b - a
+    sum_t += true_w * step
     errs.append(abs(w - true_w) / true_w)
 assert cells >= 8, f"only {cells} comparable cells"
 errs.sort()
