@@ -181,7 +181,8 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                      "Estimated delay between node activity and its meter reading.",
                      offsetof(struct node_state, lag_seconds));
   metrics_node_gauge(f, c, "erg_node_lag_correlation",
-                     "Correlation of CPU time and power at the estimated lag.",
+                     "Correlation of power with the node's activity (CPU time, and disk "
+                     "bytes where they add) at the estimated lag.",
                      offsetof(struct node_state, lag_correlation));
   metrics_node_gauge(f, c, "erg_node_lag_confidence",
                      "Correlation margin of the estimated lag over the best lag 2 s or more "
