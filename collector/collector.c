@@ -503,7 +503,8 @@ static unsigned node_held_seconds(const struct collector *c, const struct node_s
   const struct erg_node_config *nc = &c->cfg->nodes[n->cfg_index];
   uint64_t now = erg_time_realtime_ns(), held = 0;
   for (int f = 0; f < nc->nfeeds; f++) {
-    const struct erg_pdu_counter *pc = &c->sources[nc->feeds[f].source].counters[nc->feeds[f].channel];
+    const struct erg_node_feed *fd = &nc->feeds[f];
+    const struct erg_pdu_counter *pc = &c->sources[fd->source].counters[fd->channel];
     if (pc->held && now > pc->prev_t_ns && now - pc->prev_t_ns > held)
       held = now - pc->prev_t_ns;
   }

@@ -169,8 +169,10 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
   /* Standardised coefficients and R² of power on both columns. */
   double b1 = (r1 - r2 * r12) / det, b2 = (r2 - r1 * r12) / det;
   double rr = b1 * r1 + b2 * r2;
-  if (!(b1 >= 0 && b2 > 0 && rr > r1 * r1 && rr < 1))
+  if (!(b1 >= 0 && b2 > 0 && rr > r1 * r1))
     return r1; /* a negative coefficient is no explanation of power */
+  if (rr >= 1)
+    return 1; /* explained whole (rounding): no residual to test against */
   double f = (rr - r1 * r1) / ((1 - rr) / (n - 3));
   return f >= ERG_LAG_DISK_MIN_F ? sqrt(rr) : r1;
 }

@@ -136,8 +136,9 @@ void node_lag_read(const struct erg_collector_config *cfg, const char *journal_d
 static void node_lag_install(struct collector *c, struct node_state *n,
                              const struct node_stored *st) {
   if (st->lag_rc < 0) {
-    c->lag_file_errors++;
-    erg_warn("node %s: meter lag of the last run not used: %s", n->name, st->lag_why);
+    if (c->lag_file_errors++ == 0)
+      erg_warn("node %s: meter lag of the last run not used: %s (further ones only counted: "
+               "erg_lag_file_errors_total)", n->name, st->lag_why);
     return;
   }
   if (st->lag_rc == 0)
