@@ -165,7 +165,6 @@ void erg_lag_init(struct erg_lag *l);
 void erg_lag_free(struct erg_lag *l);
 /* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
 int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
-void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds);
 /* CPU time and the disk bytes of the node's processes over [t0, t1). */
 void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
                           double disk_bytes);

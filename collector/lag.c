@@ -79,10 +79,6 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
   }
 }
 
-void erg_lag_add_cpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds) {
-  lag_spread(l, t0_ns, t1_ns, cpu_seconds, 0, -1);
-}
-
 void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
                           double disk_bytes) {
   lag_spread(l, t0_ns, t1_ns, cpu_seconds, disk_bytes, -1);

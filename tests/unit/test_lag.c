@@ -28,7 +28,7 @@ static void feed(struct erg_lag *l, int lag, double period, unsigned seed, int f
       cpu[t++] = level;
   }
   for (int s = 0; s < 400; s++)
-    erg_lag_add_cpu(l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
   for (double a = 0; a + period <= 400; a += period) {
     int src = (int)floor(a) - lag;
     double p = 60 + 120 * (src >= 0 ? cpu[src] : 0) + ((rand_r(&seed) % 200) - 100) / 100.0;
@@ -110,7 +110,7 @@ static int stream_flips(struct erg_lag *l, unsigned seed, int64_t *first, int *l
   }
   *first = 0;
   for (int s = 0; s < N; s++) {
-    erg_lag_add_cpu(l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
     double u = 0.5 * (s >= 4 ? cpu[s - 4] : 0) + 0.5 * (s >= 5 ? cpu[s - 5] : 0);
     double noise = ((rand_r(&seed) % 2001) - 1000) / 1000.0 * 25.0;
     erg_lag_add_energy(l, 0, NS(T0 + s), NS(T0 + s + 1), 80 + 200 * u + noise);
@@ -189,7 +189,7 @@ static void test_real_change_followed(void **state) {
   }
   int64_t switched = 0;
   for (int s = 0; s < 1200; s++) {
-    erg_lag_add_cpu(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    erg_lag_add_activity(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
     int lag = s < 600 ? 3 : 8;
     double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
     erg_lag_add_energy(&l, 0, NS(T0 + s), NS(T0 + s + 1), p);
@@ -232,10 +232,7 @@ static void feed_disk(struct erg_lag *l, int lag, unsigned seed, double cpu_w, d
   steps(disk, N, &seed);
   for (int s = 0; s < N; s++) {
     double bytes = disk[s] * 100e6;
-    if (with_disk)
-      erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], bytes);
-    else
-      erg_lag_add_cpu(l, NS(T0 + s), NS(T0 + s + 1), cpu[s]);
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], with_disk ? bytes : 0);
     int src = s - lag;
     double p = 80 + (src >= 0 ? cpu_w * cpu[src] + disk_w * disk[src] * 100 : 0) +
                ((rand_r(&seed) % 1001) - 500) / 100.0;
