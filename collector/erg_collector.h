@@ -178,17 +178,22 @@ void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1
  * the estimate is set (kept or changed) this round, 0 when the data gave
  * no confident answer (the old estimate, if any, stays). */
 int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds);
+/* Lags closer than ERG_LAG_RIVAL_SECONDS: not rivals, and a switch between
+ * them leaves the cells aligned with the old one sure. */
+bool erg_lag_near(int a, int b);
 /* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
  * or an uncertain lag: before the first estimate (its meter data was not
- * shifted, or partly), or near a change of the estimate (the window in
- * which the challenger won, widened by both lags). */
+ * shifted, or partly), or near a change of the estimate to a lag that is
+ * not a neighbour (the window in which the challenger won, widened by both
+ * lags). */
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds);
 /* Takes the last run's estimate (erg_lag_file_read) as the current one, so
  * a restarted collector aligns meter data from its first cell instead of
  * after a window of fresh data, and does not flag those cells. The first
  * confident estimate of this run confirms it, or, when another lag beats
- * it by ERG_LAG_SWITCH_GAIN, replaces it at once and every cell since the
- * start is flagged, as before a first estimate. */
+ * it by ERG_LAG_SWITCH_GAIN, replaces it at once; every cell since the
+ * start is then flagged, as before a first estimate, unless the two lags
+ * are neighbours (erg_lag_near). */
 void erg_lag_restore(struct erg_lag *l, int lag_seconds, double correlation, double confidence);
 
 /* The estimate kept across restarts: one line in JOURNAL_DIR/NODE.lag

@@ -194,11 +194,17 @@ static double lag_margin(const double *r, int max_lag, int lag) {
 }
 
 /* Takes lag as the estimate. Cells aligned since `since` (meter time moved
- * back by the larger of the two lags) up to now are uncertain. */
+ * back by the larger of the two lags) up to now are uncertain, unless the
+ * new lag is a neighbour of the old one (erg_lag_near): a meter that
+ * updates or averages over a second or more fits both about as well, so
+ * cells aligned with either are not in doubt. Flagging them made every
+ * refinement of a lag between two seconds cost a minute of cells. */
 static void lag_take(struct erg_lag *l, int lag, const double *r, int max_lag, int64_t since) {
-  int wider = l->have_estimate && l->lag_seconds > lag ? l->lag_seconds : lag;
-  l->unsure_from = since == INT64_MIN ? INT64_MIN : since - wider;
-  l->unsure_to = l->newest;
+  if (!l->have_estimate || !erg_lag_near(l->lag_seconds, lag)) {
+    int wider = l->have_estimate && l->lag_seconds > lag ? l->lag_seconds : lag;
+    l->unsure_from = since == INT64_MIN ? INT64_MIN : since - wider;
+    l->unsure_to = l->newest;
+  }
   l->changes += l->have_estimate;
   l->lag_seconds = lag;
   l->have_estimate = 1;
@@ -272,6 +278,10 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
     l->confidence = lag_margin(r, max_lag_seconds, cur);
   }
   return 1;
+}
+
+bool erg_lag_near(int a, int b) {
+  return abs(a - b) < ERG_LAG_RIVAL_SECONDS;
 }
 
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds) {

@@ -205,18 +205,18 @@ void node_estimate_lag(struct collector *c, struct node_state *n) {
   if (restored && !n->lag.restored && n->lag.lag_seconds == before)
     erg_info("node %s: meter lag of the last run, %d s, confirmed (r=%.2f)", n->name,
              before, n->lag.correlation);
-  else if (restored && n->lag.lag_seconds != before)
-    erg_info("node %s: meter lag now %d s, not the last run's %d s (r=%.2f, margin %.2f); "
-             "cells since the start are flagged for the fit", n->name, n->lag.lag_seconds,
-             before, n->lag.correlation, n->lag.confidence);
   else if (n->lag.lag_seconds != before && before < 0)
     erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
              "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
              n->lag.correlation, n->lag.confidence, n->lag.pairs);
   else if (n->lag.lag_seconds != before)
-    erg_info("node %s: meter lag now %d s, was %d s (r=%.2f, margin %.2f); cells around the "
-             "change are flagged for the fit", n->name, n->lag.lag_seconds, before,
-             n->lag.correlation, n->lag.confidence);
+    erg_info("node %s: meter lag now %d s, %s %d s (r=%.2f, margin %.2f); %s", n->name,
+             n->lag.lag_seconds, restored ? "not the last run's" : "was", before,
+             n->lag.correlation, n->lag.confidence,
+             erg_lag_near(before, n->lag.lag_seconds)
+                 ? "a neighbour, as good for alignment: no cells flagged"
+             : restored ? "cells since the start are flagged for the fit"
+                        : "cells around the change are flagged for the fit");
   /* Kept for the next start when it is set, changed or confirmed: not
    * every 10 s (a file write per node on the loop). */
   if (n->lag.lag_seconds != before || restored != n->lag.restored)

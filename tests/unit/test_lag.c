@@ -221,6 +221,37 @@ static void steps(double *v, int n, unsigned *seed) {
   }
 }
 
+/* A meter whose delay moves by one second (3 s, then 4 s: a lag between
+ * two seconds drifting, or a meter update period of a second) is followed
+ * too, but no cell is flagged: neighbouring lags align about as well. */
+static void test_neighbour_change_unflagged(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  erg_lag_init(&l);
+  unsigned seed = 5;
+  double cpu[1200];
+  steps(cpu, 1200, &seed);
+  int64_t first = 0;
+  for (int s = 0; s < 1200; s++) {
+    erg_lag_add_activity(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
+    int lag = s < 600 ? 3 : 4;
+    double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
+    erg_lag_add_energy(&l, 0, NS(T0 + s), NS(T0 + s + 1), p);
+    if (s < 120 || s % 10)
+      continue;
+    erg_lag_estimate(&l, 15, 120);
+    if (!first && l.have_estimate)
+      first = l.newest;
+  }
+  assert_int_equal(l.lag_seconds, 4);
+  assert_int_equal(l.changes, 1);
+  for (int64_t t = first + 1; t < T0 + 1190; t += 5)
+    if (erg_lag_cell_unsure(&l, t, 5))
+      fail_msg("cell at +%lld s flagged after a change to a neighbouring lag",
+               (long long)(t - T0));
+  erg_lag_free(&l);
+}
+
 /* Power lag s after activity: base + cpu_w × cpu + disk_w per MB/s of
  * disk (0..100 MB/s), ±5 W noise; the activity fed with or without its
  * disk bytes. */
@@ -322,6 +353,19 @@ static void test_restored_lag(void **state) {
   assert_false(erg_lag_cell_unsure(&l, l.newest + 1, 5));
   erg_lag_free(&l);
 
+  /* Stored 4 s, the meter now lags 3 s: replaced, and as a neighbour it
+   * flags nothing. */
+  erg_lag_init(&l);
+  erg_lag_restore(&l, 4, 0.9, 0.3);
+  feed(&l, 3, 1.0, 42, 0);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  assert_int_equal(l.lag_seconds, 3);
+  assert_false(l.restored);
+  assert_int_equal(l.changes, 1);
+  assert_false(erg_lag_cell_unsure(&l, T0, 5));
+  assert_false(erg_lag_cell_unsure(&l, l.newest - 5, 5));
+  erg_lag_free(&l);
+
   /* A flat load gives no estimate: the restored lag stays in use. */
   erg_lag_init(&l);
   erg_lag_restore(&l, 4, 0.9, 0.3);
@@ -384,6 +428,7 @@ int main(void) {
                                      cmocka_unit_test(test_cells_unsure_until_estimate),
                                      cmocka_unit_test(test_real_change_followed),
                                      cmocka_unit_test(test_restored_lag),
+                                     cmocka_unit_test(test_neighbour_change_unflagged),
                                      cmocka_unit_test(test_lag_file),
                                      cmocka_unit_test(test_disk_driven_power),
                                      cmocka_unit_test(test_disk_noise_ignored)};
