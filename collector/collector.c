@@ -407,6 +407,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   if (c->cfg->lag_max_seconds && erg_lag_cell_unsure(&n->lag, r->t0, r->step)) {
     flags |= ERG_CELL_LAG_UNSURE;
     n->lag_unsure_cells++;
+  } else if (c->cfg->lag_max_seconds && erg_lag_unresolved(&n->lag)) {
+    n->lag_unresolved_cells++;
   }
   struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
                                .measured_watts = r->measured_watts,

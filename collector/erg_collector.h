@@ -126,6 +126,7 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
 struct erg_lag_bin {
   int64_t t;
   double cpu_seconds, disk_bytes, agent_seconds;
+  double smeared_seconds; /* meter energy spread over a longer span: no power */
 };
 struct erg_lag {
   struct erg_lag_bin bins[ERG_LAG_BINS];
@@ -151,6 +152,10 @@ struct erg_lag {
   /* The estimate came from the last run (erg_lag_restore), not yet
    * confirmed by this run's data. */
   int restored;
+  /* The last window's meter energy came in spans too long to time a lag
+   * (ERG_LAG_MAX_SPAN_SECONDS): a coarse counter held between its moves,
+   * or polls that far apart. */
+  int smeared;
 };
 /* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
 #define ERG_LAG_MIN_PAIRS 30        /* paired seconds in the window */
@@ -161,6 +166,7 @@ struct erg_lag {
 #define ERG_LAG_SWITCH_VOTES 3      /* consecutive votes to switch */
 #define ERG_LAG_SWITCH_NOW_GAIN 0.15 /* or one estimate by this much */
 #define ERG_LAG_DISK_MIN_F 10.0     /* partial F of disk bytes beside CPU time to use them */
+#define ERG_LAG_MAX_SPAN_SECONDS 2.5 /* longer meter intervals carry no 1 s timing */
 void erg_lag_init(struct erg_lag *l);
 void erg_lag_free(struct erg_lag *l);
 /* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
@@ -170,7 +176,12 @@ void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, dou
                           double disk_bytes);
 void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
                         double joules);
-/* Re-estimates over the last window. The first estimate needs
+/* Re-estimates over the last window. Meter energy of intervals longer
+ * than ERG_LAG_MAX_SPAN_SECONDS is left out: spread flat over 5-15 s it
+ * correlates about as well at any nearby shift, and a chance peak picked a
+ * lag of 7 s for a meter with none. When the window has nothing else
+ * (ERG_LAG_MIN_PAIRS such seconds, too few others), l->smeared is set: the
+ * lag is below what the meter resolves. The first estimate needs
  * ERG_LAG_MIN_PAIRS pairs, r >= ERG_LAG_MIN_R and a margin of
  * ERG_LAG_MIN_MARGIN over every rival lag; a different lag then replaces it
  * only after winning ERG_LAG_SWITCH_VOTES consecutive estimates by
@@ -187,6 +198,9 @@ bool erg_lag_near(int a, int b);
  * not a neighbour (the window in which the challenger won, widened by both
  * lags). */
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds);
+/* Whether a cell is aligned without a lag because the meter is too coarse
+ * to estimate one (l->smeared, no estimate): such cells are not unsure. */
+bool erg_lag_unresolved(const struct erg_lag *l);
 /* Takes the last run's estimate (erg_lag_file_read) as the current one, so
  * a restarted collector aligns meter data from its first cell instead of
  * after a window of fresh data, and does not flag those cells. The first

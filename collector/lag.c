@@ -53,9 +53,12 @@ static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
   return b;
 }
 
+#define LAG_SMEARED (-2) /* lag_spread's feed for energy of too long an interval */
+
 /* Spreads a value over the 1 s bins [t0, t1) overlaps: CPU time when feed
- * is -1, else that feed's energy (kept per feed, as in the grid, so a
- * dual-PSU node's power is the sum of its outlets, not their mean). */
+ * is -1, the seconds covered when LAG_SMEARED, else that feed's energy
+ * (kept per feed, as in the grid, so a dual-PSU node's power is the sum of
+ * its outlets, not their mean). */
 static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, double disk,
                        int feed) {
   double a = t0_ns / 1e9, b = t1_ns / 1e9;
@@ -67,7 +70,9 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
       continue;
     struct erg_lag_bin *bin = lag_bin(l, s);
     double f = (hi - lo) / (b - a);
-    if (feed >= 0) {
+    if (feed == LAG_SMEARED) {
+      bin->smeared_seconds += hi - lo;
+    } else if (feed >= 0) {
       struct erg_feed_acc *fa = &lag_feeds(l, lag_index(s))[feed];
       fa->joules += v * f;
       fa->seconds += hi - lo;
@@ -88,6 +93,10 @@ void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1
                         double joules) {
   if (feed < 0 || feed >= l->nfeeds)
     return;
+  if (t1_ns > t0_ns && t1_ns - t0_ns > (uint64_t)(ERG_LAG_MAX_SPAN_SECONDS * 1e9)) {
+    lag_spread(l, t0_ns, t1_ns, 0, 0, LAG_SMEARED);
+    return;
+  }
   if (!l->feed_acc &&
       !(l->feed_acc = calloc((size_t)ERG_LAG_BINS * (size_t)l->nfeeds, sizeof *l->feed_acc)))
     return;
@@ -110,9 +119,11 @@ static int lag_watts(const struct erg_lag *l, size_t i, double *v) {
   return 1;
 }
 
-/* Second t's metered power (Σ over feeds). */
+/* Second t's metered power (Σ over feeds); none where any feed's energy
+ * came smeared over a long interval. */
 static int lag_power(const struct erg_lag *l, int64_t t, double *w) {
-  return l->bins[lag_index(t)].t == t && lag_watts(l, lag_index(t), w);
+  const struct erg_lag_bin *b = &l->bins[lag_index(t)];
+  return b->t == t && b->smeared_seconds == 0 && lag_watts(l, lag_index(t), w);
 }
 
 /* Second t's activity: CPU seconds and disk bytes per second. */
@@ -123,6 +134,17 @@ static int lag_activity(const struct erg_lag *l, int64_t t, double *cpu, double 
   *cpu = b->cpu_seconds / b->agent_seconds;
   *disk = b->disk_bytes / b->agent_seconds;
   return 1;
+}
+
+/* Seconds of the window with activity whose meter energy came smeared. */
+static int lag_smeared_seconds(const struct erg_lag *l, int64_t end, int window) {
+  int n = 0;
+  double x1, x2;
+  for (int64_t t = end - window; t < end; t++) {
+    const struct erg_lag_bin *b = &l->bins[lag_index(t)];
+    n += b->t == t && b->smeared_seconds > 0 && lag_activity(l, t, &x1, &x2);
+  }
+  return n;
 }
 
 /* How well power(t + lag) follows the activity over the window: Pearson r
@@ -243,6 +265,10 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
   int pairs[ERG_LAG_BINS];
   for (int lag = 0; lag <= max_lag_seconds; lag++)
     r[lag] = lag_corr(l, end, window_seconds, lag, &pairs[lag]);
+  /* A meter that times nothing finer than its long intervals: no lag can
+   * be told from it. Said only with enough of them, and none of the rest. */
+  l->smeared = pairs[0] < ERG_LAG_MIN_PAIRS &&
+               lag_smeared_seconds(l, end, window_seconds) >= ERG_LAG_MIN_PAIRS;
   int best = lag_best(r, max_lag_seconds);
   /* Without a clear relation (idle node, flat load, a chance peak) keep the
    * old estimate; a challenger's run of wins is broken. */
@@ -284,9 +310,13 @@ bool erg_lag_near(int a, int b) {
   return abs(a - b) < ERG_LAG_RIVAL_SECONDS;
 }
 
+bool erg_lag_unresolved(const struct erg_lag *l) {
+  return !l->have_estimate && l->smeared;
+}
+
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds) {
   if (!l->have_estimate)
-    return true;
+    return !l->smeared;
   return t0_seconds + (int64_t)step_seconds > l->unsure_from && t0_seconds <= l->unsure_to;
 }
 

@@ -194,6 +194,10 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        "Cells journalled with flag 16: aligned before a confident lag estimate "
                        "or around a change of it.", NULL,
                        offsetof(struct node_state, lag_unsure_cells));
+  metrics_node_counter(f, c, "erg_node_lag_unresolved_cells_total",
+                       "Cells aligned without a lag estimate and not flagged: the meter's energy "
+                       "came in intervals longer than 2.5 s, too coarse to time a lag.", NULL,
+                       offsetof(struct node_state, lag_unresolved_cells));
   metrics_node_joules(f, c, "erg_node_measured_energy_joules_total",
                       "Measured energy of the node's final cells (cells with a reading).",
                       offsetof(struct node_state, measured_joules));

@@ -197,7 +197,16 @@ void node_loaded(void *user, void *tag, struct node_stored *st) {
 
 void node_estimate_lag(struct collector *c, struct node_state *n) {
   int before = n->lag.have_estimate ? n->lag.lag_seconds : -1, restored = n->lag.restored;
-  if (!erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds))
+  int estimated =
+      erg_lag_estimate(&n->lag, (int)c->cfg->lag_max_seconds, (int)c->cfg->lag_window_seconds);
+  if (erg_lag_unresolved(&n->lag) && !n->lag_smeared_logged) {
+    n->lag_smeared_logged = 1;
+    erg_info("node %s: meter lag not estimated: the meter's energy comes in intervals longer "
+             "than %.1f s (a coarse counter held between its moves, or slow polls), too coarse "
+             "to time a lag; its data are used unshifted and the cells not flagged 16 (logged "
+             "once; erg_node_lag_unresolved_cells_total)", n->name, ERG_LAG_MAX_SPAN_SECONDS);
+  }
+  if (!estimated)
     return;
   n->lag_seconds = n->lag.lag_seconds;
   n->lag_correlation = n->lag.correlation;

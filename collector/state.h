@@ -47,6 +47,8 @@ struct node_state {
   double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
   double lag_confidence;                /* r margin over the best rival lag; NAN until estimated */
   uint64_t lag_unsure_cells;            /* cells journalled with ERG_CELL_LAG_UNSURE */
+  uint64_t lag_unresolved_cells;        /* cells aligned unshifted: meter too coarse for a lag */
+  int lag_smeared_logged;               /* said once that the meter is too coarse */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   struct erg_lag lag;

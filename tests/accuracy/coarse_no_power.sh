@@ -8,6 +8,10 @@
 # keeping the cells open until it comes. Checks: no 0 W cell, few cells
 # left without meter data, total energy and 20-s windows against the
 # simulator's own energy (--truth), one log line, /metrics.
+# Lag estimation is on (the default): moves 6-15 s apart cannot time a lag,
+# and a chance peak of the flat spread used to be taken for one (7 s, then
+# 1 s: energy -6.5 %, windows 9 %); ergd must say so once, take none, and
+# leave the cells unflagged (flag 16 would keep the node out of every fit).
 # usage: coarse_no_power.sh PDUSIM ERGD AGENT
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3
@@ -19,7 +23,6 @@ OFFSET=6000
 erg_ergd_conf <<CONF
 step_seconds = 5
 poll_seconds = 0.5
-lag_max_seconds = 0
 [meter.gen]
 driver = modbus
 host = 127.0.0.1
@@ -51,8 +54,14 @@ wait "$ERGD_PID" 2>/dev/null || true
   { echo "FAIL: holding not logged exactly once"; cat "$work/ergd.log"; exit 1; }
 held=$(awk '/^erg_meter_energy_held_polls_total\{source="gen"/ {print $2}' "$work/metrics.txt")
 [ "${held:-0}" -gt 50 ] || { echo "FAIL: $held polls held in /metrics"; exit 1; }
+[ "$(grep -c 'meter lag not estimated: .* too coarse' "$work/ergd.log")" = 1 ] ||
+  { echo "FAIL: coarse meter's lag not said once"; grep -i lag "$work/ergd.log"; exit 1; }
+! grep -q "lags activity by\|meter lag now" "$work/ergd.log" ||
+  { echo "FAIL: a lag taken from a coarse counter"; grep -i lag "$work/ergd.log"; exit 1; }
+unresolved=$(awk '/^erg_node_lag_unresolved_cells_total\{node="np-node"\}/ {print $2}' "$work/metrics.txt")
+[ "${unresolved:-0}" -gt 10 ] || { echo "FAIL: $unresolved unresolved-lag cells in /metrics"; exit 1; }
 PYTHONPATH=$(dirname "$0") python3 - "$work/data/journal/np-node.csv" "$work/truth.csv" <<'PY'
-import statistics, sys
+import csv, statistics, sys
 from journal_truth import cells as journal_cells
 cells, missing, zero, sum_m, sum_t, win = 0, 0, 0, 0.0, 0.0, {}
 # The first cells precede the first move; the last may still wait for one.
@@ -77,5 +86,11 @@ assert zero == 0, f"{zero} cells read 0 W: a standing counter was taken for 0 J"
 assert missing <= cells // 10, f"{missing} cells finalised before the counter moved"
 assert abs(total) < 0.03, f"energy off by {100 * total:+.1f} %"
 assert med < 0.10, "20-s windows do not follow the simulator's energy"
+# Flag 16 only on the cells finalised before the window held enough of the
+# meter's moves to tell it is coarse (30 s), none after.
+flags = [int(r["flags"]) for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
+late = [f for f in flags[len(flags) // 2:] if f & 16]
+print(f"flag 16 on {sum(1 for f in flags if f & 16)} of {len(flags)} cells, {len(late)} in the second half")
+assert not late, f"cells flagged 16 (lag unsure) after the coarse meter was recognised: {flags}"
 PY
 echo "ok: a coarse counter without power readings held ($held polls), moves spread back"

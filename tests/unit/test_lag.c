@@ -319,6 +319,70 @@ static void test_disk_noise_ignored(void **state) {
   }
 }
 
+/* A coarse energy counter with no power reading, as ergd feeds it: held
+ * while it stands still, each move's energy spread over the time since the
+ * previous move (6-15 s here). Power lags the CPU by `lag` s. */
+static void feed_coarse(struct erg_lag *l, int lag, unsigned seed, double quantum_joules,
+                        double poll_seconds) {
+  enum { N = 400 };
+  double cpu[N];
+  steps(cpu, N, &seed);
+  for (int s = 0; s < N; s++)
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
+  double energy = 0, shown = 0, moved_at = 0;
+  for (double t = poll_seconds; t <= N; t += poll_seconds) {
+    for (double u = t - poll_seconds; u < t - 1e-9; u += 0.25) {
+      int src = (int)floor(u) - lag;
+      energy += 0.25 * (120 + 180 * (src >= 0 ? cpu[src] : 0));
+    }
+    double counter = quantum_joules * floor(energy / quantum_joules);
+    if (counter > shown) {
+      if (shown > 0)
+        erg_lag_add_energy(l, 0, NS(T0 + moved_at), NS(T0 + t), counter - shown);
+      shown = counter;
+      moved_at = t;
+    }
+  }
+}
+
+/* A meter whose energy comes in intervals of several seconds cannot time a
+ * lag: no estimate (the old estimator, fed the flat spread, took a chance
+ * peak: 7 s for a meter with none), the node marked smeared, its cells not
+ * flagged. A 5-s poll of a fine meter is the same case; polled every
+ * 0.5 s, the same fine meter gives its lag. */
+static void test_smeared_meter(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  for (unsigned seed = 1; seed <= 4; seed++) {
+    for (int lag = 0; lag <= 3; lag += 3) {
+      erg_lag_init(&l);
+      feed_coarse(&l, lag, seed, 1757.8, 0.5);
+      erg_lag_estimate(&l, 15, 120);
+      if (l.have_estimate)
+        fail_msg("seed %u lag %d: a lag of %d s (r=%.2f, margin %.2f) from a coarse counter",
+                 seed, lag, l.lag_seconds, l.correlation, l.confidence);
+      assert_true(l.smeared);
+      assert_true(erg_lag_unresolved(&l));
+      assert_false(erg_lag_cell_unsure(&l, l.newest - 30, 5));
+      erg_lag_free(&l);
+    }
+  }
+  /* Polled every 5 s: each 5-s delta smeared alike. */
+  erg_lag_init(&l);
+  feed_coarse(&l, 3, 7, 1.0, 5.0);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 0);
+  assert_true(erg_lag_unresolved(&l));
+  erg_lag_free(&l);
+  /* Polled every 0.5 s with a fine counter: the lag, not smeared. */
+  erg_lag_init(&l);
+  feed_coarse(&l, 3, 7, 1.0, 0.5);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  assert_true(abs(l.lag_seconds - 3) <= 1);
+  assert_false(l.smeared);
+  assert_false(erg_lag_unresolved(&l));
+  erg_lag_free(&l);
+}
+
 /* The last run's lag, restored: cells are not unsure before any estimate
  * of this run; a first estimate that agrees confirms it (nothing flagged),
  * one that beats it replaces it at once and flags every cell so far. */
@@ -429,6 +493,7 @@ int main(void) {
                                      cmocka_unit_test(test_real_change_followed),
                                      cmocka_unit_test(test_restored_lag),
                                      cmocka_unit_test(test_neighbour_change_unflagged),
+                                     cmocka_unit_test(test_smeared_meter),
                                      cmocka_unit_test(test_lag_file),
                                      cmocka_unit_test(test_disk_driven_power),
                                      cmocka_unit_test(test_disk_noise_ignored)};
