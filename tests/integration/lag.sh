@@ -45,11 +45,12 @@ for _ in $(seq 1 8); do grep -q "lags activity by" "$work/ergd.log" && break; bu
 # came for 40 s, so the last cells are aligned after it (CI failed twice
 # on such a change in the test's last 16 s).
 changes() { grep -c "meter lag now" "$work/ergd.log" || true; }
-seen=$(changes)
+seen=0
 bursts 16
 for _ in 1 2 3; do
-  [ "$(changes)" = "$seen" ] && break
-  seen=$(changes)
+  now=$(changes)
+  [ "$now" = "$seen" ] && break
+  seen=$now
   bursts 40
 done
 sleep 2
