@@ -109,11 +109,13 @@ assert len(after) >= 3, f"only {len(after)} cells journalled after the restart"
 log = open(sys.argv[3]).read()
 # Replaced by a fresh estimate that is no neighbour of the kept one (not
 # expected: the meter's lag did not change): then they may be flagged.
-if "cells since the start are flagged" not in log:
+# A later change to a distant lag flags the cells around it, as in a first
+# run (not expected either).
+if "cells since the start are flagged" not in log and "cells around the change" not in log:
     flagged = [t for t, f in after if f & 16]
     assert not flagged, f"cells after the restart flagged 16 (lag unsure): {flagged} of {after}"
-print(f"restart: {len(after)} cells journalled after it, none flagged 16")
+print(f"restart: {len(after)} cells journalled after it, {sum(f & 16 != 0 for _, f in after)} flagged 16")
 PY
 unsure3=$(awk '/^erg_node_lag_unsure_cells_total\{node="lag-node"\}/ {print $2}' "$work/metrics3.txt")
-[ "${unsure3:-0}" = 0 ] || grep -q "cells since the start are flagged" "$work/ergd2.log" || { echo "FAIL: $unsure3 cell(s) flagged unsure after the restart"; exit 1; }
+[ "${unsure3:-0}" = 0 ] || grep -q "cells since the start are flagged\|cells around the change" "$work/ergd2.log" || { echo "FAIL: $unsure3 cell(s) flagged unsure after the restart"; exit 1; }
 echo "ok: lag $lag s (r=$r, margin $conf), $unsure cell(s) flagged unsure; kept across a restart"
