@@ -172,6 +172,46 @@ static void test_cells_unsure_until_estimate(void **state) {
   erg_lag_free(&l);
 }
 
+/* Random step series: levels in [0, 1) held 2..1+spread s. */
+static void steps_spread(double *v, int n, unsigned *seed, int spread) {
+  int t = 0;
+  while (t < n) {
+    double level = (rand_r(seed) % 100) / 100.0;
+    int len = 2 + rand_r(seed) % spread;
+    for (int k = 0; k < len && t < n; k++)
+      v[t++] = level;
+  }
+}
+
+/* Levels held 2..8 s. */
+static void steps(double *v, int n, unsigned *seed) { steps_spread(v, n, seed, 7); }
+
+/* 1200 s of cpu, power following it 3 s later, then to_lag s later from
+ * +600 s; an estimate every 10 s from +120 s. Returns how many of those
+ * before +600 s were not 3 s; *first is the newest second at the first
+ * estimate, *switched the second at which the estimate became to_lag. */
+#define CHANGE_SECONDS 1200
+static int stream_change(struct erg_lag *l, const double *cpu, int to_lag, int64_t *first,
+                         int64_t *switched) {
+  int wrong = 0;
+  *first = *switched = 0;
+  for (int s = 0; s < CHANGE_SECONDS; s++) {
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
+    int lag = s < 600 ? 3 : to_lag;
+    double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
+    erg_lag_add_energy(l, 0, NS(T0 + s), NS(T0 + s + 1), p);
+    if (s < 120 || s % 10)
+      continue;
+    erg_lag_estimate(l, 15, 120);
+    wrong += s < 600 && l->lag_seconds != 3;
+    if (!*first && l->have_estimate)
+      *first = l->newest;
+    if (!*switched && l->lag_seconds == to_lag)
+      *switched = T0 + s;
+  }
+  return wrong;
+}
+
 /* A real change of the meter's delay (3 s, then 8 s) is followed, and the
  * cells between the challenger's first win and the switch are unsure. */
 static void test_real_change_followed(void **state) {
@@ -179,28 +219,10 @@ static void test_real_change_followed(void **state) {
   static struct erg_lag l;
   erg_lag_init(&l);
   unsigned seed = 3;
-  double cpu[1200];
-  int t = 0;
-  while (t < 1200) {
-    double level = (rand_r(&seed) % 100) / 100.0;
-    int len = 2 + rand_r(&seed) % 6;
-    for (int k = 0; k < len && t < 1200; k++)
-      cpu[t++] = level;
-  }
-  int64_t switched = 0;
-  for (int s = 0; s < 1200; s++) {
-    erg_lag_add_activity(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
-    int lag = s < 600 ? 3 : 8;
-    double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
-    erg_lag_add_energy(&l, 0, NS(T0 + s), NS(T0 + s + 1), p);
-    if (s < 120 || s % 10)
-      continue;
-    erg_lag_estimate(&l, 15, 120);
-    if (s < 600)
-      assert_int_equal(l.lag_seconds, 3);
-    if (!switched && l.lag_seconds == 8)
-      switched = T0 + s;
-  }
+  double cpu[CHANGE_SECONDS];
+  steps_spread(cpu, CHANGE_SECONDS, &seed, 6);
+  int64_t first, switched;
+  assert_int_equal(stream_change(&l, cpu, 8, &first, &switched), 0);
   assert_int_equal(l.lag_seconds, 8);
   assert_int_equal(l.changes, 1);
   assert_true(switched > T0 + 600 && switched <= T0 + 700);
@@ -208,17 +230,6 @@ static void test_real_change_followed(void **state) {
   assert_false(erg_lag_cell_unsure(&l, switched + 30, 5));
   assert_false(erg_lag_cell_unsure(&l, T0 + 400, 5));
   erg_lag_free(&l);
-}
-
-/* Random step series: levels in [0, 1) held 2..8 s. */
-static void steps(double *v, int n, unsigned *seed) {
-  int t = 0;
-  while (t < n) {
-    double level = (rand_r(seed) % 100) / 100.0;
-    int len = 2 + rand_r(seed) % 7;
-    for (int k = 0; k < len && t < n; k++)
-      v[t++] = level;
-  }
 }
 
 /* A meter whose delay moves by one second (3 s, then 4 s: a lag between
@@ -229,20 +240,10 @@ static void test_neighbour_change_unflagged(void **state) {
   static struct erg_lag l;
   erg_lag_init(&l);
   unsigned seed = 5;
-  double cpu[1200];
-  steps(cpu, 1200, &seed);
-  int64_t first = 0;
-  for (int s = 0; s < 1200; s++) {
-    erg_lag_add_activity(&l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
-    int lag = s < 600 ? 3 : 4;
-    double p = 60 + 150 * (s >= lag ? cpu[s - lag] : 0);
-    erg_lag_add_energy(&l, 0, NS(T0 + s), NS(T0 + s + 1), p);
-    if (s < 120 || s % 10)
-      continue;
-    erg_lag_estimate(&l, 15, 120);
-    if (!first && l.have_estimate)
-      first = l.newest;
-  }
+  double cpu[CHANGE_SECONDS];
+  steps(cpu, CHANGE_SECONDS, &seed);
+  int64_t first, switched;
+  stream_change(&l, cpu, 4, &first, &switched);
   assert_int_equal(l.lag_seconds, 4);
   assert_int_equal(l.changes, 1);
   for (int64_t t = first + 1; t < T0 + 1190; t += 5)
