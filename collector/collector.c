@@ -189,10 +189,16 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
-/* The outlet (Modbus: unit id) number of a source's channel index. */
+/* The entity number (outlet, inlet, ...; Modbus: unit id) of a source's
+ * channel index, and its level. */
 int collector_outlet(const struct collector *c, int source, int ch) {
   const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
   return ch < sc->nchannels ? sc->channels[ch] : sc->unit_id ? sc->unit_id : ch + 1;
+}
+
+const char *collector_level(const struct collector *c, int source, int ch) {
+  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
+  return erg_pdu_level_name(ch < sc->nchannels ? sc->levels[ch] : ERG_PDU_OUTLET);
 }
 
 /* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
@@ -201,10 +207,10 @@ static void collector_log_coarse(struct collector *c, int source, int ch,
                                  const struct erg_pdu_reading *r) {
   const struct erg_pdu_counter *pc = &c->sources[source].counters[ch];
   double cell = r->watts * c->cfg->step_seconds;
-  erg_warn("source %s outlet %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
+  erg_warn("source %s %s %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
            "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
            "instead (logged once; erg_meter_energy_coarse)", c->cfg->sources[source].name,
-           collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
+           collector_level(c, source, ch), collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
            ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
 }
 
@@ -239,8 +245,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     enum erg_pdu_delta_kind k =
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET)
-      erg_warn("source %s outlet %d: energy counter went back (reset?); interval skipped", name,
-               collector_outlet(c, m->source, ch));
+      erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped", name,
+               collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
     if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
       ss->coarse_logged[ch] = true;
       collector_log_coarse(c, m->source, ch, &m->readings[ch]);
@@ -248,11 +254,22 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if (k == ERG_PDU_DELTA_ENERGY && ss->counters[ch].last_held_seconds > 0 &&
         !ss->held_logged[ch]) {
       ss->held_logged[ch] = true;
-      erg_info("source %s outlet %d: energy counter stood still for %.1f s and there is no "
+      erg_info("source %s %s %d: energy counter stood still for %.1f s and there is no "
                "power reading: each move's energy is spread over the time since the previous "
                "one, cells wait up to %llu s for it (logged once; "
-               "erg_meter_energy_held_polls_total)", name, collector_outlet(c, m->source, ch),
+               "erg_meter_energy_held_polls_total)", name, collector_level(c, m->source, ch),
+               collector_outlet(c, m->source, ch),
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
+    }
+    const struct erg_pdu_reading *rd = &m->readings[ch];
+    ss->power_estimated[ch] = isfinite(rd->watts) && rd->power_source == ERG_PDU_W_ESTIMATED;
+    if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {
+      ss->estimated_logged[ch] = true;
+      double pf = c->cfg->sources[m->source].power_factor;
+      erg_warn("source %s %s %d: the PDU gives no active power here; power is estimated as "
+               "A x V (or VA) x power_factor %.2f, cells flagged 32 (logged once; "
+               "erg_meter_power_estimated)", name, collector_level(c, m->source, ch),
+               collector_outlet(c, m->source, ch), pf > 0 ? pf : 1.0);
     }
     if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
       collector_feed_energy(c, m->source, ch, t0, t1, j);
@@ -388,6 +405,19 @@ static void collector_flush_cluster(struct collector *c, int64_t now) {
   cluster_flush(c->cluster, done, cluster_write_cell, c);
 }
 
+/* A feed of the node reads power estimated from A x V (source state of
+ * its channels' last readings: what a PDU offers does not change). */
+static bool node_power_estimated(const struct collector *c, const struct node_state *n) {
+  const struct erg_node_config *nc = NULL;
+  for (int i = 0; i < c->cfg->nnodes && !nc; i++)
+    if (!strcmp(c->cfg->nodes[i].name, n->name))
+      nc = &c->cfg->nodes[i];
+  for (int f = 0; nc && f < nc->nfeeds; f++)
+    if (c->sources[nc->feeds[f].source].power_estimated[nc->feeds[f].channel])
+      return true;
+  return false;
+}
+
 struct cell_ctx {
   struct collector *c;
   struct node_state *n;
@@ -402,6 +432,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
   int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0);
+  if (node_power_estimated(c, n))
+    flags |= ERG_CELL_POWER_ESTIMATED;
   /* A cell aligned with no or a wavering lag estimate is off by tens of
    * watts where the load changes: kept, but flagged so the fit skips it. */
   if (c->cfg->lag_max_seconds && erg_lag_cell_unsure(&n->lag, r->t0, r->step)) {

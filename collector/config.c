@@ -227,6 +227,14 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
     if (erg_config_long(value, 1, 65535, &l, why, whylen))
       return -1;
     s->port = (int)l;
+  } else if (!strcmp(key, "power_factor")) {
+    char *e;
+    double pf = strtod(value, &e);
+    if (e == value || *e || !(pf > 0 && pf <= 1)) {
+      snprintf(why, whylen, "'%s' is not a power factor (0 < PF <= 1)", value);
+      return -1;
+    }
+    s->power_factor = pf;
   } else if (!strcmp(key, "unit_id")) {
     if (erg_config_long(value, 0, 255, &l, why, whylen))
       return -1;
@@ -352,7 +360,37 @@ static int config_cb(void *user, const char *section, const char *key, const cha
   return rc;
 }
 
-/* "SOURCE[:OUTLET][*FACTOR] [+ ...]" -> feeds of node n. */
+/* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
+ * "phase:L2" -> level and entity number; -1 when it is none of those. */
+static int cfg_parse_channel(const char *spec, int *level, long *num) {
+  static const struct { const char *name; int level; } lv[] = {
+      {"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
+      {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
+  char *e;
+  *level = ERG_PDU_OUTLET;
+  *num = strtol(spec, &e, 10);
+  if (e != spec && !*e)
+    return *num >= 1 && *num <= 65535 ? 0 : -1;
+  const char *colon = strchr(spec, ':');
+  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+    if (strlen(lv[i].name) != len || strncmp(spec, lv[i].name, len))
+      continue;
+    *level = lv[i].level;
+    if (!colon) { /* only the device is one of a kind */
+      *num = 1;
+      return *level == ERG_PDU_DEVICE ? 0 : -1;
+    }
+    const char *n = colon + 1;
+    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l'))
+      n++;
+    *num = strtol(n, &e, 10);
+    return e != n && !*e && *num >= 1 && *num <= 65535 ? 0 : -1;
+  }
+  return -1;
+}
+
+/* "SOURCE[:LEVEL[:N]|:N][*FACTOR] [+ ...]" -> feeds of node n. */
 static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_config *n,
                              const char *spec, char *why, size_t whylen) {
   char buf[512];
@@ -366,6 +404,7 @@ static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_con
       *--end = '\0';
     double factor = 1.0;
     long outlet = 0;
+    int level = ERG_PDU_OUTLET;
     int bad = 0;
     char *star = strchr(t, '*'), *e;
     if (star) {
@@ -376,8 +415,7 @@ static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_con
     char *colon = strchr(t, ':');
     if (colon) {
       *colon = '\0';
-      outlet = strtol(colon + 1, &e, 10);
-      bad |= e == colon + 1 || *e || outlet < 1 || outlet > 65535;
+      bad |= cfg_parse_channel(colon + 1, &level, &outlet) != 0;
     }
     int src = -1;
     for (int i = 0; i < c->nsources; i++)
@@ -385,24 +423,37 @@ static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_con
         src = i;
     if (bad || src < 0 || !(factor > 0 && factor <= 1) || n->nfeeds >= ERG_MAX_FEEDS) {
       snprintf(why, whylen, "[node.%s] key 'power': bad term '%s%s%s%s%s' (want "
-               "SOURCE[:OUTLET][*FACTOR] with a defined source, OUTLET 1..65535 and "
-               "0 < FACTOR <= 1)", n->name, t, colon ? ":" : "", colon ? colon + 1 : "",
-               star ? "*" : "", star ? star + 1 : "");
+               "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
+               "inlet, phase, bank or sensor, N 1..65535 (phase: L1..), 0 < FACTOR <= 1)",
+               n->name, t, colon ? ":" : "", colon ? colon + 1 : "", star ? "*" : "",
+               star ? star + 1 : "");
       return -1;
     }
     struct erg_pdu_source_config *s = &c->sources[src];
+    if (strcmp(s->driver, "snmp") && level != ERG_PDU_OUTLET) {
+      snprintf(why, whylen, "[node.%s] key 'power': '%s' is a %s meter: name its unit as "
+               "%s:N (levels are for SNMP PDUs)", n->name, t, s->driver, t);
+      return -1;
+    }
+    if (erg_pdu_profile_levels(s->driver, s->profile) > 0 &&
+        !(erg_pdu_profile_levels(s->driver, s->profile) & 1u << level)) {
+      snprintf(why, whylen, "[node.%s] key 'power': profile %s of source %s has no %s level",
+               n->name, s->profile, t, erg_pdu_level_name(level));
+      return -1;
+    }
     if (outlet == 0)
       outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
     int ch = -1;
     for (int i = 0; i < s->nchannels; i++)
-      if (s->channels[i] == outlet)
+      if (s->channels[i] == outlet && s->levels[i] == level)
         ch = i;
     if (ch < 0) {
       if (s->nchannels >= ERG_PDU_MAX_CHANNELS) {
-        snprintf(why, whylen, "source %s: too many outlets", s->name);
+        snprintf(why, whylen, "source %s: too many channels", s->name);
         return -1;
       }
       ch = s->nchannels;
+      s->levels[ch] = (unsigned char)level;
       s->channels[s->nchannels++] = outlet;
     }
     n->feeds[n->nfeeds++] = (struct erg_node_feed){src, ch, factor};
@@ -425,8 +476,9 @@ static int cfg_check_splits(const struct erg_collector_config *c, char *why, siz
           sum += fb->factor;
         }
       if (sum > 1 + 1e-9) {
-        snprintf(why, whylen, "outlet %d of source %s is split into %.3g of itself across "
+        snprintf(why, whylen, "%s %d of source %s is split into %.3g of itself across "
                  "nodes (factors must add up to at most 1)",
+                 erg_pdu_level_name(c->sources[fa->source].levels[fa->channel]),
                  c->sources[fa->source].channels[fa->channel], c->sources[fa->source].name, sum);
         return -1;
       }

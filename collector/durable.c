@@ -57,6 +57,11 @@ static int durable_parse_meter(const uint8_t *data, size_t len, struct meter_msg
   memcpy(m->readings, data + sizeof h, n * sizeof m->readings[0]);
   memcpy(m->wrap_joules, data + sizeof h + n * sizeof m->readings[0],
          n * sizeof m->wrap_joules[0]);
+  /* Records written before readings said where their watts came from hold
+   * padding there: anything unknown reads as measured. */
+  for (size_t i = 0; i < n; i++)
+    if (m->readings[i].power_source > ERG_PDU_W_ESTIMATED)
+      m->readings[i].power_source = ERG_PDU_W_MEASURED;
   return 0;
 }
 

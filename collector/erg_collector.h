@@ -67,6 +67,9 @@ enum erg_cell_flags {
   ERG_CELL_ESTIMATED = 4,
   /* 8 is the fit's legacy idle-row flag (ERG_ROW_IDLE) */
   ERG_CELL_LAG_UNSURE = 16, /* meter data shifted by no or an uncertain lag estimate */
+  /* the meter gives no active power: A x V (or VA) x the configured power
+   * factor (docs/pdu.md); kept for training and attribution, marked */
+  ERG_CELL_POWER_ESTIMATED = 32,
 };
 
 struct erg_grid_result {

@@ -128,9 +128,10 @@ static void metrics_sources(FILE *f, struct collector *c) {
   }
 }
 
-/* One per-channel family of the meters' energy counters; which: 0 coarse
+/* One per-channel family of the meters' channels; which: 0 coarse
  * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it, 3 polls
- * held for its next move (counters). */
+ * held for its next move (counters), 4 power estimated (gauge). Labels:
+ * source, level (outlet, inlet, phase, bank, device, sensor), index. */
 static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
                                    const char *type, const char *help, int which) {
   metrics_head(f, name, type, help);
@@ -141,8 +142,11 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
         continue;
       fprintf(f, "%s{source=\"", name);
       metrics_label(f, c->cfg->sources[i].name);
-      fprintf(f, "\",outlet=\"%d\"} ", collector_outlet(c, i, ch));
-      if (which == 0)
+      fprintf(f, "\",level=\"%s\",index=\"%d\"} ", collector_level(c, i, ch),
+              collector_outlet(c, i, ch));
+      if (which == 4)
+        fprintf(f, "%d\n", c->sources[i].power_estimated[ch] ? 1 : 0);
+      else if (which == 0)
         fprintf(f, "%d\n", pc->coarse ? 1 : 0);
       else if (which == 1)
         fprintf(f, "%.6g\n", pc->resolution_joules);
@@ -167,6 +171,10 @@ static void metrics_meters(FILE *f, struct collector *c) {
                          "Readings of an outlet without power readings whose energy counter "
                          "had not moved: its next move is spread over the time since the "
                          "previous one.", 3);
+  metrics_meter_family(f, c, "erg_meter_power_estimated", "gauge",
+                         "1 while the channel's power is estimated as A x V (or VA) x the "
+                         "configured power_factor because the PDU gives no active power there.",
+                         4);
 }
 
 static void metrics_nodes(FILE *f, struct collector *c) {

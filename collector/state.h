@@ -71,6 +71,8 @@ struct source_state {
   int nchannels;          /* channels of the last poll */
   bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
   bool held_logged[ERG_PDU_MAX_CHANNELS];   /* holding said once per channel */
+  bool power_estimated[ERG_PDU_MAX_CHANNELS]; /* last reading: W from A x V x PF */
+  bool estimated_logged[ERG_PDU_MAX_CHANNELS];
   /* After a WAL replay: the next reading may bridge the restart's gap
    * with the energy counter's difference (durable.c). */
   bool bridge[ERG_PDU_MAX_CHANNELS];
@@ -138,6 +140,7 @@ void keys_settle(struct collector *c, const char *node, const char *kind,
 unsigned collector_hold_max_seconds(const struct collector *c);
 /* collector.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
+const char *collector_level(const struct collector *c, int source, int ch);
 /* collector.c: one input, with the checks of live input. */
 void collector_ingest(struct collector *c, const uint8_t *buf, size_t len);
 void collector_meter(struct collector *c, const struct meter_msg *m);

@@ -10,12 +10,31 @@
 
 #define ERG_PDU_MAX_CHANNELS 64
 
+/* Metering levels a PDU may offer; a channel reads one entity of one
+ * level. Outlet is 0 so that a zeroed channel is an outlet, as "pdu-a:7". */
+enum erg_pdu_level {
+  ERG_PDU_OUTLET = 0,
+  ERG_PDU_DEVICE,        /* the whole PDU */
+  ERG_PDU_INLET,         /* inlet, input cord, infeed */
+  ERG_PDU_PHASE,         /* phase, line */
+  ERG_PDU_BANK,          /* bank, branch, breaker, circuit */
+  ERG_PDU_SENSOR,        /* an ENTITY-SENSOR-MIB watts sensor */
+  ERG_PDU_NLEVELS
+};
+/* Where a reading's watts came from. */
+enum erg_pdu_power_source {
+  ERG_PDU_W_MEASURED = 0, /* the device's active power */
+  ERG_PDU_W_VA_PF,        /* apparent power x the device's power factor */
+  ERG_PDU_W_ESTIMATED,    /* A x V (or VA) x the configured power factor */
+};
+
 struct erg_pdu_reading {
   uint64_t t_ns;         /* CLOCK_REALTIME at which the value was read */
   double watts;          /* instantaneous power, NAN when the channel has none */
   double energy_joules;  /* cumulative counter converted to J, NAN when none */
   double energy_resolution_joules; /* one counter step in J; 0: fine or unknown */
   bool ok;               /* false: this channel failed this round */
+  unsigned char power_source; /* enum erg_pdu_power_source */
 };
 
 /* Everything a [meter.NAME] / [pdu.NAME] config section can say. */
@@ -29,7 +48,11 @@ struct erg_pdu_source_config {
   double timeout_seconds;
   int retries;
   int nchannels;         /* channels the collector needs */
-  int channels[ERG_PDU_MAX_CHANNELS]; /* outlet numbers (1-based); meters: 1 = total */
+  int channels[ERG_PDU_MAX_CHANNELS]; /* entity numbers (1-based); meters: 1 = total */
+  unsigned char levels[ERG_PDU_MAX_CHANNELS]; /* enum erg_pdu_level of each channel */
+  /* SNMP: the power factor applied where a level gives only A x V or VA
+   * without a power factor (0: 1.0); such readings are marked estimated. */
+  double power_factor;
   /* SNMP (issue 4) */
   char community[64];
   int snmp_version;      /* 1, 2 (=2c), 3 */
@@ -151,9 +174,8 @@ int erg_modbus_reg_count(const struct erg_modbus_reg *r);
 double erg_modbus_reg_decode(const struct erg_modbus_reg *r, const uint16_t *regs);
 
 /* Modbus float32 in "ABCD" order (high word first, big-endian bytes, as
- * Eastron and most meters send it). libmodbus 3.1.6's own abcd helpers
- * swap bytes inside each register, so erg uses these everywhere. */
-float erg_pdu_regs_to_float(const uint16_t regs[2]);
+ * Eastron and most meters send it; the simulator writes it). libmodbus
+ * 3.1.6's own abcd helpers swap bytes inside each register. */
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
 
 /* Counter modulus in J for cfg.channels[channel] (index into channels),
@@ -185,6 +207,13 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
 /* Requests in flight at once across all sources (default 64; <= 0 resets
  * it). Process-wide; set before polling starts (benchmarks). */
 void erg_pdu_snmp_set_max_inflight(int n);
+
+/* "outlet", "inlet", ... as the config and the probe spell them. */
+const char *erg_pdu_level_name(int level);
+/* The levels (bit 1 << enum erg_pdu_level) a named profile of driver
+ * offers; 0 when it cannot be told before the device answers (profile
+ * auto, generic, an unknown name, or a driver without levels). */
+unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
 
 /* `erg pdu probe ...`: exit 0 ok, 1 usage, 2 device error. */
 int erg_pdu_probe_cli(int argc, char **argv);

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "erg_pdu.h"
+#ifdef ERG_HAVE_SNMP
+#include "profiles.h"
+#endif
 
 static const struct erg_pdu_driver *const pdu_drivers[] = {
     &erg_pdu_driver_modbus,
@@ -157,16 +160,26 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
   return kind;
 }
 
-float erg_pdu_regs_to_float(const uint16_t regs[2]) {
-  uint32_t u = ((uint32_t)regs[0] << 16) | regs[1];
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   regs[0] = (uint16_t)(u >> 16);
   regs[1] = (uint16_t)(u & 0xffff);
+}
+
+const char *erg_pdu_level_name(int level) {
+  static const char *const names[ERG_PDU_NLEVELS] = {
+      [ERG_PDU_OUTLET] = "outlet", [ERG_PDU_DEVICE] = "device", [ERG_PDU_INLET] = "inlet",
+      [ERG_PDU_PHASE] = "phase",   [ERG_PDU_BANK] = "bank",     [ERG_PDU_SENSOR] = "sensor"};
+  return level >= 0 && level < ERG_PDU_NLEVELS ? names[level] : "?";
+}
+
+unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
+#ifdef ERG_HAVE_SNMP
+  if (driver && !strcmp(driver, "snmp"))
+    return erg_snmp_profile_levels(profile);
+#endif
+  (void)driver;
+  (void)profile;
+  return 0;
 }

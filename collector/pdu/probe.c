@@ -13,23 +13,35 @@
 #include "profiles.h"
 #endif
 
-#define PROBE_MAX_OUTLETS ERG_PDU_MAX_CHANNELS
+#define PROBE_MAX_ROWS 256
 #define PROBE_NAMELEN 64
 
+/* Level order of the tree the probe prints. */
+static const int probe_order[] = {ERG_PDU_DEVICE, ERG_PDU_INLET,  ERG_PDU_PHASE,
+                                  ERG_PDU_BANK,   ERG_PDU_OUTLET, ERG_PDU_SENSOR};
+#define PROBE_NLEVELS (sizeof probe_order / sizeof probe_order[0])
+
+/* Quantities as the probe names them; index ERG_Q_N is the borrowed voltage. */
+static const char *const probe_qname[] = {"name",    "power", "va",     "power_factor",
+                                          "current", "voltage", "energy", "voltage_borrowed"};
+
+struct probe_row {
+  int level, index;
+  char name[PROBE_NAMELEN];
+  struct erg_pdu_reading r;
+#ifdef ERG_HAVE_SNMP
+  bool have_detail;
+  struct erg_snmp_chan_detail d;
+#endif
+};
+
 struct probe_result {
-  char vendor[64], model[128], profile[32], reason[256], sysoid[160], sysdescr[256];
-  double total_watts;
+  char vendor[64], model[128], profile[32], reason[320], sysoid[160], sysdescr[256];
   double step_seconds;   /* --step: the grid cell the counter is judged against */
   int n;
-  int index[PROBE_MAX_OUTLETS];
-  char names[PROBE_MAX_OUTLETS][PROBE_NAMELEN];
-  struct erg_pdu_reading r[PROBE_MAX_OUTLETS];
-  /* SNMP only: where each value came from, for checking it against a
-   * recording or an snmpget ("" when the profile has no such object). */
-  bool have_raw;
-  double power_scale, energy_scale, total_scale;
-  char total_oid[160];
-  char oids[PROBE_MAX_OUTLETS][3][160]; /* power, energy, name */
+  bool absent[ERG_PDU_NLEVELS]; /* SNMP: levels the profile or the device lacks */
+  bool snmp;
+  struct probe_row rows[PROBE_MAX_ROWS];
 };
 
 static void probe_usage(FILE *f) {
@@ -38,7 +50,7 @@ static void probe_usage(FILE *f) {
           "           [--version 1|2c|3] [--user U --level noAuthNoPriv|authNoPriv|authPriv\n"
           "            --auth-proto MD5|SHA|SHA256 --auth-pass P --priv-proto DES|AES\n"
           "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
-          "           [--retries N] [--json]\n"
+          "           [--retries N] [--power-factor PF] [--json]\n"
           "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
           "                            [--oid-count OID] [--oid-total-power OID]\n"
           "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
@@ -51,8 +63,10 @@ static void probe_usage(FILE *f) {
           "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
           "           ORDER abcd|cdab|badc|dcba)\n"
           "       both: [--step S]  the grid step energy counters are judged against (5)\n"
-          "Prints vendor, model, the profile chosen and why, and each outlet's index,\n"
-          "name, watts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
+          "Prints vendor, model, the profile chosen and why, and every metering level\n"
+          "the device offers (device, inlets, phases, banks, outlets) with names, watts\n"
+          "(measured, VA x PF, or estimated as A x V x --power-factor, default 1),\n"
+          "amps, volts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
           "says when an energy counter is too coarse for the step (ergd then uses power).\n");
 }
 
@@ -121,6 +135,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
       {"parity", required_argument, 0, 'y'}, {"data-bits", required_argument, 0, '7'},
       {"stop-bits", required_argument, 0, '1'}, {"power-register", required_argument, 0, 'R'},
       {"energy-register", required_argument, 0, 'e'}, {"step", required_argument, 0, 'Z'},
+      {"power-factor", required_argument, 0, 'F'},
       {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int o, bad = 0;
@@ -159,6 +174,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
     case 'R': bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register"); break;
     case 'e': bad = probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register"); break;
     case 'Z': *step = atof(optarg); bad = !(*step >= 1 && *step <= 3600); break;
+    case 'F': c->power_factor = atof(optarg); bad = !(c->power_factor > 0 && c->power_factor <= 1); break;
     case 'j': *json = true; break;
     case 'h': probe_usage(stdout); return 2;
     default: bad = 1;
@@ -172,48 +188,64 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
 }
 
 #ifdef ERG_HAVE_SNMP
-static void probe_snmp_raw(const struct erg_pdu_source *src, const struct erg_snmp_profile *p,
-                           struct probe_result *res) {
-  const char *t[3] = {p->oid_power, p->oid_energy, p->oid_name};
-  res->have_raw = true;
-  erg_pdu_snmp_scales(src, &res->power_scale, &res->energy_scale);
-  res->total_scale = p->oid_total_power ? p->total_power_scale : NAN;
-  snprintf(res->total_oid, sizeof res->total_oid, "%s", p->oid_total_power ? p->oid_total_power : "");
-  for (int i = 0; i < res->n; i++)
-    for (int k = 0; k < 3; k++)
-      if (!t[k] || erg_snmp_oid_expand(t[k], res->index[i], res->oids[i][k], sizeof res->oids[i][k]))
-        res->oids[i][k][0] = '\0';
-}
-
+/* Every row of every level the device answers, then their readings, in
+ * polls of at most ERG_PDU_MAX_CHANNELS channels (as ergd would read them). */
 static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char *why,
                       size_t whylen) {
   struct erg_snmp_ident id;
   if (erg_pdu_snmp_identify(src, &id, why, whylen))
     return -1;
+  res->snmp = true;
   snprintf(res->vendor, sizeof res->vendor, "%s", id.prof->vendor);
   snprintf(res->model, sizeof res->model, "%s", id.model);
   snprintf(res->profile, sizeof res->profile, "%s", id.prof->name);
   snprintf(res->reason, sizeof res->reason, "%s", id.why);
   snprintf(res->sysoid, sizeof res->sysoid, "%s", id.sysoid);
   snprintf(res->sysdescr, sizeof res->sysdescr, "%s", id.sysdescr);
-  int n = erg_pdu_snmp_outlet_count(src, PROBE_MAX_OUTLETS, why, whylen);
-  if (n <= 0) {
-    if (n == 0)
-      snprintf(why, whylen, "%s: no outlets found with profile %s", src->cfg.host, id.prof->name);
+  for (size_t k = 0; k < PROBE_NLEVELS; k++) {
+    int l = probe_order[k], nums[PROBE_MAX_ROWS];
+    int n = erg_pdu_snmp_level_rows(src, l, nums, PROBE_MAX_ROWS - res->n, why, whylen);
+    if (n < 0)
+      return -1;
+    res->absent[l] = n == 0;
+    static char names[PROBE_MAX_ROWS][PROBE_NAMELEN];
+    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, n, &names[0][0], PROBE_NAMELEN, why,
+                                        whylen))
+      return -1;
+    for (int i = 0; i < n; i++) {
+      struct probe_row *r = &res->rows[res->n++];
+      r->level = l;
+      r->index = nums[i];
+      snprintf(r->name, sizeof r->name, "%s", i < ERG_PDU_MAX_CHANNELS ? names[i] : "");
+    }
+  }
+  if (res->n == 0) {
+    snprintf(why, whylen, "%s: profile %s: no metering level answered", src->cfg.host,
+             id.prof->name);
     return -1;
   }
-  if (erg_pdu_snmp_outlet_names(src, n, &res->names[0][0], PROBE_NAMELEN, why, whylen))
-    return -1;
-  res->total_watts = erg_pdu_snmp_total_power(src);
-  res->n = n;
-  src->cfg.nchannels = n;
-  for (int i = 0; i < n; i++)
-    src->cfg.channels[i] = res->index[i] = i + 1;
-  why[0] = '\0';
-  if (erg_pdu_source_poll(src, res->r, why, whylen))
-    return -1;
-  probe_snmp_raw(src, id.prof, res);
-  return 0;
+  int good = 0;
+  for (int first = 0; first < res->n; first += ERG_PDU_MAX_CHANNELS) {
+    int k = res->n - first < ERG_PDU_MAX_CHANNELS ? res->n - first : ERG_PDU_MAX_CHANNELS;
+    struct erg_pdu_reading r[ERG_PDU_MAX_CHANNELS];
+    src->cfg.nchannels = k;
+    for (int i = 0; i < k; i++) {
+      src->cfg.channels[i] = res->rows[first + i].index;
+      src->cfg.levels[i] = (unsigned char)res->rows[first + i].level;
+    }
+    erg_pdu_snmp_want_all(src);
+    why[0] = '\0';
+    if (erg_pdu_source_poll(src, r, why, whylen))
+      continue;
+    good++;
+    for (int i = 0; i < k; i++) {
+      struct probe_row *row = &res->rows[first + i];
+      row->r = r[i];
+      row->have_detail = true;
+      erg_pdu_snmp_chan_detail(src, i, &row->d);
+    }
+  }
+  return good ? 0 : -1;
 }
 #endif
 
@@ -225,11 +257,11 @@ static int probe_modbus(struct erg_pdu_source *src, struct probe_result *res, ch
   snprintf(res->model, sizeof res->model, "%s", src->cfg.profile);
   snprintf(res->profile, sizeof res->profile, "%s", src->cfg.profile);
   snprintf(res->reason, sizeof res->reason, "given with --profile");
-  res->total_watts = NAN;
   res->n = 1;
-  res->index[0] = src->cfg.channels[0];
-  snprintf(res->names[0], PROBE_NAMELEN, "unit %d", src->cfg.channels[0]);
-  return erg_pdu_source_poll(src, res->r, why, whylen);
+  res->rows[0].level = ERG_PDU_OUTLET;
+  res->rows[0].index = src->cfg.channels[0];
+  snprintf(res->rows[0].name, PROBE_NAMELEN, "unit %d", src->cfg.channels[0]);
+  return erg_pdu_source_poll(src, &res->rows[0].r, why, whylen);
 }
 
 static json_t *probe_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -250,70 +282,167 @@ static const char *probe_energy_use(const struct erg_pdu_reading *r, double step
                                                                                : "counter";
 }
 
+static const char *probe_power_source(const struct erg_pdu_reading *r) {
+  if (!isfinite(r->watts))
+    return "";
+  return r->power_source == ERG_PDU_W_VA_PF       ? "VA x PF"
+         : r->power_source == ERG_PDU_W_ESTIMATED ? "ESTIMATED (A x V or VA x configured PF)"
+                                                  : "measured";
+}
+
+/* The whole PDU's power: the device level, else the sum of the inlets. */
+static double probe_total_watts(const struct probe_result *r) {
+  double inlets = 0;
+  int ninlets = 0;
+  for (int i = 0; i < r->n; i++) {
+    if (r->rows[i].level == ERG_PDU_DEVICE && isfinite(r->rows[i].r.watts))
+      return r->rows[i].r.watts;
+    if (r->rows[i].level == ERG_PDU_INLET && isfinite(r->rows[i].r.watts))
+      inlets += r->rows[i].r.watts, ninlets++;
+  }
+  return ninlets ? inlets : NAN;
+}
+
+/* One line per level and verdict: a 48-outlet PDU says it once. */
 static void probe_print_counters(const struct probe_result *r) {
   for (int i = 0; i < r->n; i++) {
-    const struct erg_pdu_reading *x = &r->r[i];
+    const struct erg_pdu_reading *x = &r->rows[i].r;
     double cell;
     const char *use = probe_energy_use(x, r->step_seconds, &cell);
     if (!use[0] || !(x->energy_resolution_joules > 0))
       continue;
-    printf("outlet %d energy counter: one step is %.1f J at %.3f kWh", r->index[i],
-           x->energy_resolution_joules, x->energy_joules / 3.6e6);
+    bool seen = false; /* said already for an earlier row of this level? */
+    for (int k = 0; k < i && !seen; k++) {
+      double c2;
+      const struct erg_pdu_reading *y = &r->rows[k].r;
+      seen = r->rows[k].level == r->rows[i].level &&
+             y->energy_resolution_joules == x->energy_resolution_joules &&
+             !strcmp(probe_energy_use(y, r->step_seconds, &c2), use);
+    }
+    if (seen)
+      continue;
+    printf("%s energy counters: one step is %.1f J", erg_pdu_level_name(r->rows[i].level),
+           x->energy_resolution_joules);
     if (!strcmp(use, "counter-coarse"))
-      printf("; no power reading: ergd holds this counter while it stands still and spreads "
+      printf("; no power reading: ergd holds a counter while it stands still and spreads "
              "each move over the time since the previous one\n");
+    else if (!strcmp(use, "power"))
+      printf("; more than 5 %% of a %g s cell at these loads (%s %d: %.1f W, %.1f J): TOO "
+             "COARSE, ergd uses the power readings\n", r->step_seconds,
+             erg_pdu_level_name(r->rows[i].level), r->rows[i].index, x->watts, cell);
     else
-      printf("; a %g s cell at %.1f W is %.1f J: %s\n", r->step_seconds, x->watts, cell,
-             !strcmp(use, "power") ? "TOO COARSE (step > 5 % of a cell), ergd uses the power "
-                                     "register instead"
-                                   : "fine, ergd uses the counter");
+      printf(": fine for a %g s cell, ergd uses the counters\n", r->step_seconds);
   }
 }
 
-static json_t *probe_str(const char *s) { return s[0] ? json_string(s) : json_null(); }
-
-/* "raw": the OIDs read and the factors applied, so a value can be traced
- * back to the agent (tests compare them with the recordings). */
-static void probe_json_raw(json_t *o, json_t *outs, const struct probe_result *r) {
-  if (!r->have_raw)
-    return;
-  for (int i = 0; i < r->n; i++)
-    json_object_set_new(json_array_get(outs, (size_t)i), "oids",
-                        json_pack("{s:o,s:o,s:o}", "power", probe_str(r->oids[i][0]), "energy",
-                                  probe_str(r->oids[i][1]), "name", probe_str(r->oids[i][2])));
-  json_object_set_new(o, "raw",
-                      json_pack("{s:o,s:o,s:o,s:o}", "power_scale_watts", probe_num(r->power_scale),
-                                "energy_scale_joules", probe_num(r->energy_scale),
-                                "total_power_oid", probe_str(r->total_oid),
-                                "total_power_scale_watts", probe_num(r->total_scale)));
+/* One row as JSON: what it reads, and (SNMP) the OID and factor of each
+ * value, so it can be traced back to the agent (tests compare them with
+ * the recordings). */
+static json_t *probe_row_json(const struct probe_result *res, const struct probe_row *row) {
+  const struct erg_pdu_reading *x = &row->r;
+  double cell;
+  const char *use = probe_energy_use(x, res->step_seconds, &cell);
+  double eres = x->energy_resolution_joules > 0 ? x->energy_resolution_joules : NAN;
+  const char *ps = probe_power_source(x);
+  json_t *o = json_pack(
+      "{s:s,s:i,s:s,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "level", erg_pdu_level_name(row->level),
+      "index", row->index, "name", row->name, "watts", probe_num(x->watts), "power_from",
+      ps[0] ? json_string(ps[0] == 'E' ? "estimated" : ps[0] == 'V' ? "va_pf" : "measured")
+            : json_null(),
+      "energy_kwh", probe_num(x->energy_joules / 3.6e6), "ok", x->ok,
+      "energy_resolution_joules", probe_num(eres), "cell_energy_joules",
+      probe_num(use[0] ? cell : NAN), "energy_counter_coarse",
+      use[0] && isfinite(eres) ? json_boolean(strcmp(use, "counter") != 0) : json_null(),
+      "energy_from", use[0] ? json_string(use) : json_null());
+  json_object_set_new(o, "estimated", json_boolean(isfinite(x->watts) &&
+                                                   x->power_source == ERG_PDU_W_ESTIMATED));
+#ifdef ERG_HAVE_SNMP
+  if (row->have_detail) {
+    json_t *oids = json_object(), *scales = json_object(), *vals = json_object();
+    for (int q = 0; q <= ERG_Q_N; q++) {
+      if (!row->d.oid[q][0])
+        continue;
+      json_object_set_new(oids, probe_qname[q], json_string(row->d.oid[q]));
+      if (q == ERG_Q_NAME)
+        continue;
+      json_object_set_new(scales, probe_qname[q], probe_num(row->d.scale[q]));
+      json_object_set_new(vals, probe_qname[q], probe_num(row->d.value[q]));
+    }
+    json_object_set_new(o, "oids", oids);
+    json_object_set_new(o, "scales", scales);
+    json_object_set_new(o, "values", vals);
+  }
+#endif
+  return o;
 }
 
 static void probe_print_json(const struct erg_pdu_source_config *c, const struct probe_result *r) {
-  json_t *outs = json_array();
+  json_t *outs = json_array(), *rows = json_array(), *missing = json_array();
   for (int i = 0; i < r->n; i++) {
-    double cell;
-    const char *use = probe_energy_use(&r->r[i], r->step_seconds, &cell);
-    double res = r->r[i].energy_resolution_joules > 0 ? r->r[i].energy_resolution_joules : NAN;
-    json_array_append_new(
-        outs, json_pack("{s:i,s:s,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "index", r->index[i], "name",
-                        r->names[i], "watts", probe_num(r->r[i].watts), "energy_kwh",
-                        probe_num(r->r[i].energy_joules / 3.6e6), "ok", r->r[i].ok,
-                        "energy_resolution_joules", probe_num(res), "cell_energy_joules",
-                        probe_num(use[0] ? cell : NAN), "energy_counter_coarse",
-                        use[0] && isfinite(res) ? json_boolean(strcmp(use, "counter") != 0)
-                                                : json_null(),
-                        "energy_from", use[0] ? json_string(use) : json_null()));
+    json_array_append_new(rows, probe_row_json(r, &r->rows[i]));
+    if (r->rows[i].level == ERG_PDU_OUTLET)
+      json_array_append_new(outs, probe_row_json(r, &r->rows[i]));
   }
-  json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "driver",
-                        c->driver, "host", c->host, "device", c->device, "port", c->port, "vendor", r->vendor, "model", r->model,
-                        "profile", r->profile, "profile_reason", r->reason, "sysobjectid",
-                        r->sysoid, "sysdescr", r->sysdescr, "total_watts",
-                        probe_num(r->total_watts), "outlets", outs);
-  probe_json_raw(o, outs, r);
+  for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
+    if (r->absent[probe_order[k]])
+      json_array_append_new(missing, json_string(erg_pdu_level_name(probe_order[k])));
+  json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "driver",
+                        c->driver, "host", c->host, "device", c->device, "port", c->port,
+                        "vendor", r->vendor, "model", r->model, "profile", r->profile,
+                        "profile_reason", r->reason, "sysobjectid", r->sysoid, "sysdescr",
+                        r->sysdescr, "total_watts", probe_num(probe_total_watts(r)), "outlets",
+                        outs, "rows", rows, "levels_missing", missing);
   char *s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
   printf("%s\n", s ? s : "{}");
   free(s);
   json_decref(o);
+}
+
+static void probe_print_value(double v, int width, int prec) {
+  if (isfinite(v))
+    printf(" %*.*f", width, prec, v);
+  else
+    printf(" %*s", width, "-");
+}
+
+/* device -> inlets -> phases -> banks -> outlets, indented by depth. */
+static void probe_print_tree(const struct probe_result *r) {
+  printf("%-16s %-20s %9s %8s %7s %5s %12s  %s\n", "level", "name", "watts", "amps", "volts",
+         "pf", "energy_kWh", "power from");
+  for (int i = 0; i < r->n; i++) {
+    const struct probe_row *row = &r->rows[i];
+    int depth = 0;
+    for (size_t k = 0; k < PROBE_NLEVELS; k++)
+      if (probe_order[k] == row->level)
+        depth = (int)k;
+    char label[40];
+    snprintf(label, sizeof label, "%*s%s %d", depth, "", erg_pdu_level_name(row->level),
+             row->index);
+    double amps = NAN, volts = NAN, pf = NAN;
+#ifdef ERG_HAVE_SNMP
+    if (row->have_detail) {
+      amps = row->d.value[ERG_Q_CURRENT];
+      volts = isfinite(row->d.value[ERG_Q_VOLTAGE]) ? row->d.value[ERG_Q_VOLTAGE]
+                                                     : row->d.value[ERG_Q_N];
+      pf = row->d.value[ERG_Q_PF];
+    }
+#endif
+    printf("%-16s %-20.20s", label, row->name);
+    probe_print_value(row->r.watts, 9, 1);
+    probe_print_value(amps, 8, 2);
+    probe_print_value(volts, 7, 1);
+    probe_print_value(pf, 5, 2);
+    probe_print_value(row->r.energy_joules / 3.6e6, 12, 3);
+    printf("  %s\n", probe_power_source(&row->r));
+  }
+  bool any = false;
+  for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
+    if (r->absent[probe_order[k]] && probe_order[k] != ERG_PDU_SENSOR) {
+      printf("%s%s", any ? ", " : "not metered by this device: ", erg_pdu_level_name(probe_order[k]));
+      any = true;
+    }
+  if (any)
+    printf("\n");
 }
 
 static void probe_print_text(const struct erg_pdu_source_config *c, const struct probe_result *r) {
@@ -325,14 +454,13 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
          r->reason);
   if (r->sysdescr[0])
     printf("sysDescr %s\n", r->sysdescr);
-  if (isfinite(r->total_watts))
-    printf("total    %.1f W\n", r->total_watts);
-  printf("%6s  %-24s %10s %12s\n", "outlet", "name", "watts", "energy_kWh");
-  for (int i = 0; i < r->n; i++)
-    printf("%6d  %-24s %10.1f %12.3f\n", r->index[i], r->names[i], r->r[i].watts,
-           r->r[i].energy_joules / 3.6e6);
+  double total = probe_total_watts(r);
+  if (isfinite(total))
+    printf("total    %.1f W\n", total);
+  probe_print_tree(r);
   probe_print_counters(r);
-  printf("\n# config section (add channels = the outlets this PDU feeds):\n[%s.NAME]\n",
+  printf("\n# config section; a node's power = NAME:LEVEL:N (e.g. NAME:outlet:3, "
+         "NAME:inlet:1, NAME:device):\n[%s.NAME]\n",
          strcmp(c->driver, "snmp") ? "meter" : "pdu");
   printf("driver = %s\n", c->driver);
   if (c->device[0])
@@ -352,6 +480,11 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
            c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
   if (!strcmp(c->driver, "modbus"))
     return;
+  for (int i = 0; i < r->n; i++)
+    if (isfinite(r->rows[i].r.watts) && r->rows[i].r.power_source == ERG_PDU_W_ESTIMATED) {
+      printf("power_factor = 1.0   # applied to A x V where the PDU gives no W: set yours\n");
+      break;
+    }
   if (c->oid_power[0] || c->oid_energy[0])
     printf("oid_power = %s\noid_energy = %s\noid_name = %s\noid_count = %s\n"
            "oid_total_power = %s\npower_scale = %g\nenergy_scale_joules = %g\n", c->oid_power,

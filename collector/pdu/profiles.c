@@ -1,97 +1,25 @@
-/* SNMP vendor profiles as data. Every OID below was checked against the
- * vendor MIB (module and object named in the comment); the fixtures under
- * tests/fixtures/snmprec/ serve exactly these OIDs. Units: the MIB's
- * UNITS/DESCRIPTION clause, converted to W and J by the scale. */
+/* The profile registry's lookups and OID template helpers. The profiles
+ * themselves are data under vendors/. */
 #include <stdio.h>
 #include <string.h>
 
 #include "profiles.h"
 
-#define WH 3600.0         /* J per Wh */
-#define KWH_TENTH 360e3   /* J per 0.1 kWh */
+#define WH 3600.0 /* J per Wh */
 
-const struct erg_snmp_profile erg_snmp_profiles[] = {
-    /* APC/Schneider PowerNet-MIB, rPDU2 branch 1.3.6.1.4.1.318.1.1.26.
-     * rPDU2OutletMeteredStatusEntry ...26.9.4.3.1: .3 Name, .7 Power (W),
-     * .11 Energy (tenths of kWh). rPDU2DevicePropertiesNumMeteredOutlets
-     * ...26.4.2.1.6, rPDU2DeviceStatusPower ...26.4.3.1.5 (hundredths of kW).
-     * sysObjectID: masterSwitch family 1.3.6.1.4.1.318.1.3.4 (rPDU2 = .4.6,
-     * some firmware .4.5). */
-    {"apc-rpdu2", "APC/Schneider", "PowerNet-MIB rPDU2", {"1.3.6.1.4.1.318.1.3.4"},
-     "1.3.6.1.4.1.318.1.1.26.9.4.3.1.7.%d", 1.0,
-     "1.3.6.1.4.1.318.1.1.26.9.4.3.1.11.%d", KWH_TENTH,
-     "1.3.6.1.4.1.318.1.1.26.9.4.3.1.3.%d", "1.3.6.1.4.1.318.1.1.26.4.2.1.6.1",
-     "1.3.6.1.4.1.318.1.1.26.4.3.1.5.1", 10.0, NULL, NULL, NULL},
-    /* Raritan PDU2-MIB (1.3.6.1.4.1.13742.6). measurementsOutletSensorValue
-     * ...6.5.4.3.1.4.{pduId}.{outletId}.{sensorType}, sensorType activePower(5)
-     * W, activeEnergy(8) Wh, both scaled by outletSensorDecimalDigits
-     * ...6.3.5.4.1.7. outletName ...6.3.5.3.1.3, outletCount ...6.3.2.2.1.4,
-     * measurementsInletSensorValue ...6.5.2.3.1.4 (inlet 1, activePower),
-     * pduModel ...6.3.2.1.1.3. */
-    {"raritan-pdu2", "Raritan", "PDU2-MIB", {"1.3.6.1.4.1.13742.6"},
-     "1.3.6.1.4.1.13742.6.5.4.3.1.4.1.%d.5", 1.0,
-     "1.3.6.1.4.1.13742.6.5.4.3.1.4.1.%d.8", WH,
-     "1.3.6.1.4.1.13742.6.3.5.3.1.3.1.%d", "1.3.6.1.4.1.13742.6.3.2.2.1.4.1",
-     "1.3.6.1.4.1.13742.6.5.2.3.1.4.1.1.5", 1.0, "1.3.6.1.4.1.13742.6.3.2.1.1.3.1",
-     "1.3.6.1.4.1.13742.6.3.5.4.1.7.1.%d.5", "1.3.6.1.4.1.13742.6.3.5.4.1.7.1.%d.8"},
-    /* Server Technology Sentry4-MIB (1.3.6.1.4.1.1718.4), index
-     * {unit}.{inputCord}.{outlet}; unit 1, cord A. st4OutletMonitorEntry
-     * ...1.8.3.1: .7 st4OutletActivePower (W), .14 st4OutletEnergy (Wh);
-     * st4OutletName ...1.8.2.1.3; st4InputCordOutletCount ...1.3.2.1.24;
-     * st4InputCordActivePower ...1.3.3.1.3 (W). */
-    {"servertech-sentry4", "Server Technology", "Sentry4-MIB", {"1.3.6.1.4.1.1718.4"},
-     "1.3.6.1.4.1.1718.4.1.8.3.1.7.1.1.%d", 1.0,
-     "1.3.6.1.4.1.1718.4.1.8.3.1.14.1.1.%d", WH,
-     "1.3.6.1.4.1.1718.4.1.8.2.1.3.1.1.%d", "1.3.6.1.4.1.1718.4.1.3.2.1.24.1.1",
-     "1.3.6.1.4.1.1718.4.1.3.3.1.3.1.1", 1.0, NULL, NULL, NULL},
-    /* Eaton EATON-EPDU-MIB (1.3.6.1.4.1.534.6.6.7), index
-     * {strappingIndex}.{outlet}, master unit strapping 0. outletPowerEntry
-     * ...7.6.5.1: .3 outletWatts (W), .4 outletWh (Unsigned32, Wh);
-     * outletName ...7.6.1.1.3; outletCount ...7.1.2.1.22; inputTotalWatts
-     * ...7.3.5.1.4.{strap}.{input}. */
-    {"eaton-epdu", "Eaton", "EATON-EPDU-MIB", {"1.3.6.1.4.1.534.6.6.7"},
-     "1.3.6.1.4.1.534.6.6.7.6.5.1.3.0.%d", 1.0,
-     "1.3.6.1.4.1.534.6.6.7.6.5.1.4.0.%d", WH,
-     "1.3.6.1.4.1.534.6.6.7.6.1.1.3.0.%d", "1.3.6.1.4.1.534.6.6.7.1.2.1.22.0",
-     "1.3.6.1.4.1.534.6.6.7.3.5.1.4.0.1", 1.0, NULL, NULL, NULL},
-    /* Vertiv/Geist VERTIV-V5-MIB (GEIST-V5-MIB), 1.3.6.1.4.1.21239.5.2.
-     * pduOutletMeterEntry ...5.2.3.6.1: .3 Label, .12 RealPower (W), .15
-     * Energy (Wh); pduTotalRealPower ...5.2.3.1.1.9 (W). No outlet count
-     * object: probe counts the rows. */
-    {"geist-v5", "Vertiv/Geist", "VERTIV-V5-MIB", {"1.3.6.1.4.1.21239.5"},
-     "1.3.6.1.4.1.21239.5.2.3.6.1.12.%d", 1.0,
-     "1.3.6.1.4.1.21239.5.2.3.6.1.15.%d", WH,
-     "1.3.6.1.4.1.21239.5.2.3.6.1.3.%d", NULL,
-     "1.3.6.1.4.1.21239.5.2.3.1.1.9.1", 1.0, NULL, NULL, NULL},
-    /* CyberPower CPS-MIB ePDU2 (1.3.6.1.4.1.3808.1.1.6). ePDU2OutletMetered
-     * StatusEntry ...6.6.2.4.1: .7 ActivePower (W); ePDU2OutletMeteredInfoName
-     * ...6.6.2.3.1.4. The outlet energy column could not be verified against
-     * the MIB, so this profile reads power only (use profile=generic with
-     * oid_energy= if your model has it). */
-    {"cyberpower-epdu2", "CyberPower", "CPS-MIB ePDU2", {"1.3.6.1.4.1.3808"},
-     "1.3.6.1.4.1.3808.1.1.6.6.2.4.1.7.%d", 1.0, NULL, 0,
-     "1.3.6.1.4.1.3808.1.1.6.6.2.3.1.4.%d", NULL, NULL, 0, NULL, NULL, NULL},
-    /* Vertiv/Liebert MPH2/MPX rack PDUs, LIEBERT-GP-PDU-MIB (1.3.6.1.4.1.476.
-     * 1.42.3.8). lgpPduRcpEntry ...3.8.50.20.1, index {lgpPduEntryIndex}.
-     * {lgpPduRbEntryIndex}.{lgpPduRcpEntryIndex} (PDU, receptacle branch,
-     * receptacle); the profile reads PDU 1, branch 1: .65 PwrOut (Unsigned32
-     * W), .85 EnergyAccum (Unsigned32, 0.1 kWh), .10 UsrLabel.
-     * lgpPduRbEntryRcpCount ...3.8.40.20.1.60.{pdu}.{rb};
-     * lgpPduPsEntryPwrTotal ...3.8.30.20.1.65.{pdu}.{ps} (W). Not matched from
-     * sysObjectID: every Liebert card (UPS, cooling, PDU) reports
-     * 1.3.6.1.4.1.476.1.42 itself, so the profile is named in the config. */
-    {"liebert-mph2", "Vertiv/Liebert", "LIEBERT-GP-PDU-MIB", {NULL},
-     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.65.1.1.%d", 1.0,
-     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.85.1.1.%d", KWH_TENTH,
-     "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d", "1.3.6.1.4.1.476.1.42.3.8.40.20.1.60.1.1",
-     "1.3.6.1.4.1.476.1.42.3.8.30.20.1.65.1.1", 1.0, NULL, NULL, NULL},
-};
-const size_t erg_snmp_nprofiles = sizeof erg_snmp_profiles / sizeof erg_snmp_profiles[0];
+const struct erg_snmp_profile *erg_snmp_profile_at(size_t i) {
+  for (size_t v = 0; erg_snmp_vendors[v]; v++)
+    for (size_t k = 0; erg_snmp_vendors[v][k]; k++)
+      if (i-- == 0)
+        return erg_snmp_vendors[v][k];
+  return NULL;
+}
 
 const struct erg_snmp_profile *erg_snmp_profile_find(const char *name) {
-  for (size_t i = 0; i < erg_snmp_nprofiles; i++)
-    if (strcmp(erg_snmp_profiles[i].name, name) == 0)
-      return &erg_snmp_profiles[i];
+  const struct erg_snmp_profile *p;
+  for (size_t i = 0; (p = erg_snmp_profile_at(i)); i++)
+    if (strcmp(p->name, name) == 0)
+      return p;
   return NULL;
 }
 
@@ -106,30 +34,67 @@ static size_t oid_prefix_len(const char *oid, const char *prefix) {
   return n;
 }
 
-const struct erg_snmp_profile *erg_snmp_profile_match(const char *sysoid, const char **prefix) {
-  const struct erg_snmp_profile *best = NULL;
-  size_t bestlen = 0;
-  for (size_t i = 0; i < erg_snmp_nprofiles; i++)
-    for (int k = 0; k < ERG_SNMP_MAX_SYSOIDS && erg_snmp_profiles[i].sysoids[k]; k++) {
-      size_t n = oid_prefix_len(sysoid, erg_snmp_profiles[i].sysoids[k]);
-      if (n > bestlen) {
-        bestlen = n;
-        best = &erg_snmp_profiles[i];
-        if (prefix)
-          *prefix = erg_snmp_profiles[i].sysoids[k];
-      }
+/* The length of p's longest sysObjectID prefix matching sysoid, 0 none. */
+static size_t profile_sysoid_len(const struct erg_snmp_profile *p, const char *sysoid,
+                                 const char **prefix) {
+  size_t best = 0;
+  for (int k = 0; k < ERG_SNMP_MAX_SYSOIDS && p->sysoids[k]; k++) {
+    size_t n = oid_prefix_len(sysoid, p->sysoids[k]);
+    if (n > best) {
+      best = n;
+      if (prefix)
+        *prefix = p->sysoids[k];
     }
+  }
   return best;
 }
 
-int erg_snmp_oid_expand(const char *tmpl, int outlet, char *out, size_t outlen) {
+const struct erg_snmp_profile *erg_snmp_profile_match(const char *sysoid, const char **prefix) {
+  const struct erg_snmp_profile *best = NULL, *p;
+  size_t bestlen = 0;
+  for (size_t i = 0; (p = erg_snmp_profile_at(i)); i++) {
+    const char *pre = NULL;
+    size_t n = profile_sysoid_len(p, sysoid, &pre);
+    if (n > bestlen) {
+      bestlen = n;
+      best = p;
+      if (prefix)
+        *prefix = pre;
+    }
+  }
+  return best;
+}
+
+size_t erg_snmp_profile_candidates(const char *sysoid, const struct erg_snmp_profile **out,
+                                   size_t max) {
+  size_t n = 0, len[64];
+  const struct erg_snmp_profile *p;
+  for (size_t i = 0; (p = erg_snmp_profile_at(i)) && n < max && n < 64; i++) {
+    size_t l = profile_sysoid_len(p, sysoid, NULL);
+    if (!l)
+      continue;
+    size_t k = n++; /* insertion sort, longest prefix first, stable */
+    while (k > 0 && len[k - 1] < l) {
+      out[k] = out[k - 1];
+      len[k] = len[k - 1];
+      k--;
+    }
+    out[k] = p;
+    len[k] = l;
+  }
+  return n;
+}
+
+int erg_snmp_oid_expand(const char *tmpl, int n, char *out, size_t outlen) {
   size_t o = 0;
+  if (*tmpl == '.')
+    tmpl++;
   for (const char *p = tmpl; *p; p++) {
     char num[16];
     const char *piece = p;
     size_t plen = 1;
     if (p[0] == '%' && p[1] == 'd') {
-      plen = (size_t)snprintf(num, sizeof num, "%d", outlet);
+      plen = (size_t)snprintf(num, sizeof num, "%d", n);
       piece = num;
       p++;
     }
@@ -140,6 +105,36 @@ int erg_snmp_oid_expand(const char *tmpl, int outlet, char *out, size_t outlen) 
   }
   out[o] = '\0';
   return 0;
+}
+
+int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char **suffix) {
+  if (*tmpl == '.')
+    tmpl++;
+  const char *d = strstr(tmpl, "%d");
+  if (!d || d == tmpl || d[-1] != '.' || (size_t)(d - tmpl) >= plen)
+    return -1;
+  memcpy(prefix, tmpl, (size_t)(d - tmpl - 1));
+  prefix[d - tmpl - 1] = '\0';
+  *suffix = d + 2;
+  return 0;
+}
+
+const char *erg_snmp_level_row_col(const struct erg_snmp_level *lv, int i) {
+  static const int order[] = {ERG_Q_NAME,   ERG_Q_POWER,  ERG_Q_VA,
+                              ERG_Q_CURRENT, ERG_Q_ENERGY, ERG_Q_VOLTAGE};
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+    if (lv->q[order[k]].oid && i-- == 0)
+      return lv->q[order[k]].oid;
+  return NULL;
+}
+
+unsigned erg_snmp_profile_levels(const char *name) {
+  const struct erg_snmp_profile *p = name && name[0] ? erg_snmp_profile_find(name) : NULL;
+  unsigned m = 0;
+  for (int l = 0; p && l < ERG_PDU_NLEVELS; l++)
+    if (erg_snmp_level_row_oid(&p->lv[l]))
+      m |= 1u << l;
+  return m;
 }
 
 /* Only digits and dots, with at most one "%d": anything else in a user's
@@ -158,7 +153,8 @@ static int oid_template_ok(const char *t) {
 }
 
 int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
-                             struct erg_snmp_profile *out, char *why, size_t whylen) {
+                             struct erg_snmp_profile *out,
+                             char *why, size_t whylen) {
   memset(out, 0, sizeof *out);
   out->name = "generic";
   out->vendor = "generic";
@@ -180,13 +176,19 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
     snprintf(why, whylen, "profile generic needs oid_power= and/or oid_energy=");
     return -1;
   }
-  out->oid_power = cfg->oid_power[0] ? cfg->oid_power : NULL;
-  out->power_scale = cfg->power_scale > 0 ? cfg->power_scale : 1.0;
-  out->oid_energy = cfg->oid_energy[0] ? cfg->oid_energy : NULL;
-  out->energy_scale = cfg->energy_scale_joules > 0 ? cfg->energy_scale_joules : WH;
-  out->oid_name = cfg->oid_name[0] ? cfg->oid_name : NULL;
-  out->oid_count = cfg->oid_count[0] ? cfg->oid_count : NULL;
-  out->oid_total_power = cfg->oid_total_power[0] ? cfg->oid_total_power : NULL;
-  out->total_power_scale = out->power_scale;
+  double ps = cfg->power_scale > 0 ? cfg->power_scale : 1.0;
+  struct erg_snmp_level *o = &out->lv[ERG_PDU_OUTLET];
+  if (cfg->oid_power[0])
+    o->q[ERG_Q_POWER] = (struct erg_snmp_col){cfg->oid_power, ps, NULL, NULL};
+  if (cfg->oid_energy[0])
+    o->q[ERG_Q_ENERGY] = (struct erg_snmp_col){
+        cfg->oid_energy, cfg->energy_scale_joules > 0 ? cfg->energy_scale_joules : WH, NULL,
+        NULL};
+  if (cfg->oid_name[0])
+    o->q[ERG_Q_NAME] = (struct erg_snmp_col){cfg->oid_name, 1.0, NULL, NULL};
+  o->count = cfg->oid_count[0] ? cfg->oid_count : NULL;
+  if (cfg->oid_total_power[0])
+    out->lv[ERG_PDU_DEVICE].q[ERG_Q_POWER] =
+        (struct erg_snmp_col){cfg->oid_total_power, ps, NULL, NULL};
   return 0;
 }

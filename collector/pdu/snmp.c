@@ -33,7 +33,9 @@ void erg_pdu_snmp_set_max_inflight(int n) {
   snmp_max_inflight = n > 0 ? n : SNMP_MAX_INFLIGHT;
 }
 
-enum vb_what { VB_POWER, VB_ENERGY, VB_PDIGITS, VB_EDIGITS, VB_OTHER };
+/* A varbind's role: VB_VALUE, VB_DIGITS or VB_SI x 16 + the quantity
+ * (ERG_Q_N: the borrowed voltage); VB_OTHER for identification. */
+enum vb_what { VB_VALUE = 0, VB_DIGITS = 16, VB_SI = 32, VB_OTHER = 255 };
 /* JOB_SPLIT: answered tooBig, its varbinds went out again in two jobs. */
 enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR, JOB_SPLIT };
 
@@ -54,8 +56,13 @@ struct snmp_job {
 static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
                                 size_t whylen) {
   const char *name = src->cfg.profile;
+  for (int c = 0; c < ERG_PDU_MAX_CHANNELS; c++) {
+    struct snmp_chan *ch = &p->ch[c];
+    for (int q = 0; q <= ERG_Q_N; q++)
+      ch->raw[q] = NAN, ch->si_prefix[q] = 9;
+  }
   if (!name[0] || !strcmp(name, "auto"))
-    return 0; /* from sysObjectID on the first round */
+    return 0; /* by what it answers, on the first round */
   if (!strcmp(name, "generic")) {
     if (erg_snmp_profile_generic(&src->cfg, &p->generic, why, whylen))
       return -1;
@@ -66,6 +73,8 @@ static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p,
   }
   snprintf(p->ident.why, sizeof p->ident.why, "profile %s set in the config", name);
   p->ident.prof = p->prof;
+  p->named = true;
+  erg_snmp_borrow_voltage(p);
   return 0;
 }
 
@@ -386,67 +395,6 @@ static void snmp_job_why(const struct snmp_job *j, char *why, size_t whylen) {
     snprintf(why, whylen, "%s (%s): %s", j->src->cfg.host, p->peer, j->err);
 }
 
-/* Blocking GET of up to SNMP_MAX_VARBINDS OIDs on one source. On success
- * the caller owns *resp (free with snmp_free_pdu). */
-static int snmp_get_list(struct erg_pdu_source *src, const char *const *oids, int n,
-                         netsnmp_pdu **resp, bool *toobig, char *why, size_t whylen) {
-  struct snmp_job j = {.src = src};
-  for (int i = 0; i < n; i++)
-    if (snmp_job_add(&j, oids[i], VB_OTHER, 0)) {
-      snprintf(why, whylen, "bad OID '%s'", oids[i]);
-      snmp_job_free(&j);
-      return -1;
-    }
-  size_t one = 1;
-  snmp_run(&j, &one, 1, 0);
-  *toobig = j.toobig;
-  if (j.state != JOB_DONE) {
-    snmp_job_why(&j, why, whylen);
-    snmp_job_free(&j);
-    return -1;
-  }
-  *resp = j.resp;
-  return 0;
-}
-
-/* ---- blocking GETs for probe (snmp_probe.c) ---- */
-
-static bool vb_present(const netsnmp_variable_list *v) {
-  return v->type != SNMP_NOSUCHOBJECT && v->type != SNMP_NOSUCHINSTANCE &&
-         v->type != SNMP_ENDOFMIBVIEW && v->type != ASN_NULL;
-}
-
-
-/* In GETs of the source's size; a tooBig halves it and asks again. */
-int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, bool *present,
-                 double *vals, char *strs, size_t slen, char *why, size_t whylen) {
-  struct snmp_priv *p = src->priv;
-  if (n > ERG_SNMP_GET_MAX)
-    return -1;
-  for (int i = 0; i < n;) {
-    int k = n - i < snmp_vars_limit(p) ? n - i : snmp_vars_limit(p);
-    netsnmp_pdu *resp;
-    bool toobig;
-    if (snmp_get_list(src, oids + i, k, &resp, &toobig, why, whylen)) {
-      if (!toobig || k == 1)
-        return -1;
-      p->max_vars = (k + 1) / 2;
-      continue;
-    }
-    const netsnmp_variable_list *v = resp->variables;
-    for (int e = i + k; i < e; i++, v = v ? v->next_variable : NULL) {
-      present[i] = v && vb_present(v);
-      vals[i] = v ? erg_snmp_vb_number(v) : NAN;
-      if (strs && v)
-        erg_snmp_vb_string(v, strs + (size_t)i * slen, slen);
-      else if (strs)
-        strs[(size_t)i * slen] = '\0';
-    }
-    snmp_free_pdu(resp);
-  }
-  return 0;
-}
-
 const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_source *src) {
   const struct snmp_priv *p = src->priv;
   return p ? p->prof : NULL;
@@ -457,6 +405,9 @@ const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_sour
 static const char *const oid_sysdescr = "1.3.6.1.2.1.1.1.0";
 static const char *const oid_sysobjectid = "1.3.6.1.2.1.1.2.0";
 
+/* sysDescr and sysObjectID; then, unless the config named it, the profile
+ * by what the agent answers (blocking GETNEXTs on this source's session,
+ * once in its life: snmp_detect.c). */
 static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp) {
   struct snmp_priv *p = src->priv;
   const netsnmp_variable_list *v = resp->variables;
@@ -468,12 +419,8 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
     erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
   if (p->prof)
     return;
-  const char *prefix = NULL;
-  p->prof = erg_snmp_profile_match(p->ident.sysoid, &prefix);
-  p->ident.prof = p->prof;
-  if (p->prof)
-    snprintf(p->ident.why, sizeof p->ident.why, "sysObjectID %s matches %s (%s)",
-             p->ident.sysoid, prefix, p->prof->mib);
+  if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why))
+    p->prof = NULL;
 }
 
 static void snmp_ident_job(struct snmp_job *j, struct erg_pdu_source *src, size_t owner) {
@@ -494,23 +441,23 @@ static void snmp_ident_result(const struct snmp_job *j, int *rc, char *why, size
   } else if (!p->prof) {
     *rc = -1;
     if (why)
-      snprintf(why, whylen, "%s: sysObjectID %s matches no profile; set profile= (see "
-               "docs/pdu.md)", j->src->cfg.host, p->ident.sysoid[0] ? p->ident.sysoid : "?");
+      snprintf(why, whylen, "%s", p->detect_why);
   }
 }
 
 /* ---- polling ---- */
 
-/* The OID of varbind (what, chan) of src: an outlet's power or energy, or
- * Raritan's decimal digits (read from the first outlet). -1 if none. */
+/* The OID of varbind (what, chan) of src; -1 if none. */
 static int snmp_vb_oid(const struct erg_pdu_source *src, int what, int chan, char *o, size_t olen) {
-  const struct erg_snmp_profile *pr = ((const struct snmp_priv *)src->priv)->prof;
-  const char *t = what == VB_POWER     ? pr->oid_power
-                  : what == VB_ENERGY  ? pr->oid_energy
-                  : what == VB_PDIGITS ? pr->oid_power_digits
-                                       : pr->oid_energy_digits;
-  int outlet = src->cfg.channels[what == VB_POWER || what == VB_ENERGY ? chan : 0];
-  return t ? erg_snmp_oid_expand(t, outlet, o, olen) : -1;
+  const struct snmp_priv *p = src->priv;
+  int q = what & 15, kind = what & ~15;
+  const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, chan, q);
+  if (!col)
+    return -1;
+  const char *t = kind == VB_VALUE ? col->oid : kind == VB_DIGITS ? col->digits : col->si_prefix;
+  /* The borrowed voltage is inlet, phase or device 1, whatever the channel. */
+  int n = q == ERG_Q_N ? 1 : src->cfg.channels[chan];
+  return t ? erg_snmp_oid_expand(t, n, o, olen) : -1;
 }
 
 /* Packs varbinds (what[i], chan[i]) into jobs of at most lim varbinds;
@@ -530,66 +477,151 @@ static size_t snmp_pack_jobs(struct erg_pdu_source *src, const unsigned char *wh
   return nj;
 }
 
+/* The quantities channel c asks for: power and energy; where the level
+ * has no active power column, or it did not answer, or the probe wants
+ * everything, also VA, PF, current and voltage (own or borrowed). */
+static unsigned snmp_chan_wants(const struct erg_pdu_source *src, int c) {
+  const struct snmp_priv *p = src->priv;
+  unsigned m = 1u << ERG_Q_POWER | 1u << ERG_Q_ENERGY;
+  if (p->want_all || p->ch[c].fallback || !erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER)) {
+    m |= 1u << ERG_Q_VA | 1u << ERG_Q_PF | 1u << ERG_Q_CURRENT | 1u << ERG_Q_VOLTAGE;
+    if (!erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_VOLTAGE))
+      m |= 1u << ERG_Q_N;
+  }
+  return m;
+}
+
+#define SNMP_VB_PER_CHAN (3 * (ERG_Q_N + 1))
+
 /* Appends the GETs of one source to jobs (several past the varbind limit);
  * returns the number of jobs used. */
 static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs) {
   struct snmp_priv *p = src->priv;
-  const struct erg_snmp_profile *pr = p->prof;
-  unsigned char what[2 * ERG_PDU_MAX_CHANNELS + 2], chan[2 * ERG_PDU_MAX_CHANNELS + 2];
+  static __thread unsigned char what[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS],
+      chan[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS];
   int n = 0;
-  for (int k = 0; k < 2; k++) /* column by column: agents look up in order */
-    for (int c = 0; c < src->cfg.nchannels; c++) {
-      what[n] = (unsigned char)(k ? VB_ENERGY : VB_POWER);
-      chan[n++] = (unsigned char)c;
-    }
-  /* Raritan: decimal digits once, from the first outlet (same per type). */
-  if (!p->have_digits && pr->oid_power_digits && src->cfg.nchannels > 0)
-    for (int k = 0; k < 2; k++) {
-      what[n] = (unsigned char)(k ? VB_EDIGITS : VB_PDIGITS);
-      chan[n++] = 0;
-    }
+  for (int q = ERG_Q_POWER; q <= ERG_Q_N; q++) /* column by column: agents look up in order */
+    for (int c = 0; c < src->cfg.nchannels; c++)
+      if (snmp_chan_wants(src, c) & 1u << q) {
+        what[n] = (unsigned char)(VB_VALUE | q);
+        chan[n++] = (unsigned char)c;
+      }
+  /* Scale factors (Raritan's digits, ENTITY-SENSOR's scale) once a channel. */
+  for (int c = 0; c < src->cfg.nchannels; c++) {
+    if (p->ch[c].have_scale)
+      continue;
+    unsigned m = snmp_chan_wants(src, c);
+    for (int q = ERG_Q_POWER; q <= ERG_Q_N; q++)
+      if (m & 1u << q)
+        for (int k = VB_DIGITS; k <= VB_SI; k += 16) {
+          what[n] = (unsigned char)(k | q);
+          chan[n++] = (unsigned char)c;
+        }
+  }
   return snmp_pack_jobs(src, what, chan, n, snmp_vars_limit(p), jobs, 0);
 }
 
 /* Jobs for one round, and room for each to split once on tooBig. */
 static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
   size_t per = (size_t)snmp_vars_limit(src->priv);
-  return 3 * ((size_t)(2 * src->cfg.nchannels + 2) / per + 1);
+  return 3 * ((size_t)(SNMP_VB_PER_CHAN * src->cfg.nchannels) / per + 1);
 }
 
-static void snmp_apply_digits(struct snmp_priv *p, const struct snmp_job *j) {
-  const netsnmp_variable_list *v = j->resp->variables;
-  for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
-    double d = erg_snmp_vb_number(v);
-    if (j->what[i] == VB_PDIGITS && isfinite(d))
-      p->power_digits = (int)d, p->have_digits = true;
-    else if (j->what[i] == VB_EDIGITS && isfinite(d))
-      p->energy_digits = (int)d, p->have_digits = true;
-  }
-}
-
-static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j,
-                              struct erg_pdu_reading *out) {
+/* Raw values and scale factors of one answer into the channels. */
+static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j) {
   struct snmp_priv *p = src->priv;
   const netsnmp_variable_list *v = j->resp->variables;
   for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
-    double raw = erg_snmp_vb_number(v);
-    struct erg_pdu_reading *r = &out[j->chan[i]];
-    if (raw < 0)
-      raw = NAN; /* -1: "not supported" on every MIB here */
-    if (j->what[i] == VB_POWER) {
-      r->watts = raw * erg_snmp_power_scale(p);
-    } else if (j->what[i] == VB_ENERGY) {
-      r->energy_resolution_joules = erg_snmp_energy_scale(p);
-      r->energy_joules = raw * r->energy_resolution_joules;
-      if (isfinite(raw))
-        p->energy_type[j->chan[i]] = v->type;
-    } else {
+    if (j->what[i] == VB_OTHER)
       continue;
+    struct snmp_chan *ch = &p->ch[j->chan[i]];
+    int q = j->what[i] & 15, kind = j->what[i] & ~15;
+    double raw = erg_snmp_vb_present(v) ? erg_snmp_vb_number(v) : NAN;
+    if (kind == VB_DIGITS) {
+      ch->digits[q] = isfinite(raw) && raw >= 0 && raw < 10 ? (signed char)raw : 0;
+      ch->have_scale = true;
+    } else if (kind == VB_SI) {
+      ch->si_prefix[q] = isfinite(raw) && raw >= 1 && raw <= 17 ? (signed char)raw : 9;
+      ch->have_scale = true;
+    } else {
+      if (q != ERG_Q_NAME && raw < 0)
+        raw = NAN; /* -1: "not available" on every MIB here */
+      ch->raw[q] = raw;
+      ch->seen_ns = j->t_ns;
+      if (q == ERG_Q_ENERGY && isfinite(raw))
+        ch->energy_type = v->type;
     }
-    r->t_ns = j->t_ns;
-    r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
   }
+}
+
+/* A channel's reading from its raw values: watts measured, else VA x PF,
+ * else A x V (or VA) x the configured power factor, marked estimated. */
+static void snmp_chan_reading(const struct erg_pdu_source *src, int c,
+                              struct erg_pdu_reading *r) {
+  struct snmp_priv *p = src->priv;
+  struct snmp_chan *ch = &p->ch[c];
+  double x[ERG_Q_N + 1];
+  for (int q = 0; q <= ERG_Q_N; q++) {
+    const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, c, q);
+    x[q] = col ? ch->raw[q] * erg_snmp_col_scale(col, ch, q) : NAN;
+  }
+  double pf = src->cfg.power_factor > 0 ? src->cfg.power_factor : 1.0;
+  double volts = isfinite(x[ERG_Q_VOLTAGE]) ? x[ERG_Q_VOLTAGE] : x[ERG_Q_N];
+  r->t_ns = ch->seen_ns;
+  r->power_source = ERG_PDU_W_MEASURED;
+  r->watts = x[ERG_Q_POWER];
+  if (!isfinite(r->watts)) {
+    if (!ch->fallback && erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER))
+      ch->fallback = true; /* the column did not answer: ask for the others too */
+    if (isfinite(x[ERG_Q_VA]) && x[ERG_Q_PF] > 0 && x[ERG_Q_PF] <= 1) {
+      r->watts = x[ERG_Q_VA] * x[ERG_Q_PF];
+      r->power_source = ERG_PDU_W_VA_PF;
+    } else if (isfinite(x[ERG_Q_VA])) {
+      r->watts = x[ERG_Q_VA] * pf;
+      r->power_source = ERG_PDU_W_ESTIMATED;
+    } else if (isfinite(x[ERG_Q_CURRENT]) && isfinite(volts)) {
+      r->watts = x[ERG_Q_CURRENT] * volts * pf;
+      r->power_source = ERG_PDU_W_ESTIMATED;
+    }
+  }
+  if (isfinite(x[ERG_Q_ENERGY])) {
+    const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_ENERGY);
+    r->energy_joules = x[ERG_Q_ENERGY];
+    r->energy_resolution_joules = erg_snmp_col_scale(col, ch, ERG_Q_ENERGY);
+  }
+  r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
+}
+
+/* Before a round: the channels' raw values are forgotten, so a channel
+ * that does not answer this round reads nothing. */
+static void snmp_forget(struct erg_pdu_source *src) {
+  struct snmp_priv *p = src->priv;
+  for (int c = 0; c < src->cfg.nchannels; c++) {
+    for (int q = 0; q <= ERG_Q_N; q++)
+      p->ch[c].raw[q] = NAN;
+    p->ch[c].seen_ns = 0;
+  }
+}
+
+/* Why no channel of src read anything: a level the profile lacks, or
+ * nothing answered. */
+static void snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  for (int c = 0; p->prof && c < src->cfg.nchannels; c++) {
+    int l = src->cfg.levels[c];
+    if (l >= 0 && l < ERG_PDU_NLEVELS && erg_snmp_level_row_oid(&p->prof->lv[l]))
+      continue;
+    char have[96] = "";
+    size_t o = 0;
+    for (int k = 0; k < ERG_PDU_NLEVELS; k++)
+      if (erg_snmp_level_row_oid(&p->prof->lv[k]) && o < sizeof have)
+        o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
+                              erg_pdu_level_name(k));
+    snprintf(why, whylen, "%s: profile %s has no %s level (it has: %s)", src->cfg.host,
+             p->prof->name, erg_pdu_level_name(l), have);
+    return;
+  }
+  snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
 
 static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_reading *out) {
@@ -610,6 +642,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
       whys[i * whylen] = '\0';
     if (mine) {
       snmp_reset_out(srcs[i], out[i]);
+      snmp_forget(srcs[i]);
       ((struct snmp_priv *)srcs[i]->priv)->tried = false;
     }
     else if (whys)
@@ -648,8 +681,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
     if (jobs[q].ident) {
       snmp_ident_result(&jobs[q], &rcs[i], why, whylen);
     } else if (jobs[q].state == JOB_DONE) {
-      snmp_apply_digits(srcs[i]->priv, &jobs[q]);
-      snmp_apply_values(srcs[i], &jobs[q], out[i]);
+      snmp_apply_values(srcs[i], &jobs[q]);
     } else if (why && jobs[q].state != JOB_SPLIT) {
       snmp_job_why(&jobs[q], why, whylen);
     }
@@ -658,13 +690,14 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
   int good = 0;
   for (size_t i = 0; i < n; i++) {
     bool any = false;
-    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++) {
+      snmp_chan_reading(srcs[i], c, &out[i][c]);
       any |= out[i][c].ok;
+    }
     if (!rcs[i] && !any) {
       rcs[i] = -1;
       if (whys && !whys[i * whylen])
-        snprintf(whys + i * whylen, whylen, "%s: no configured outlet had a value",
-                 srcs[i]->cfg.host);
+        snmp_no_value_why(srcs[i], whys + i * whylen, whylen);
     }
     good += rcs[i] == 0;
     struct snmp_priv *p = srcs[i]->driver == &erg_pdu_driver_snmp ? srcs[i]->priv : NULL;
@@ -703,10 +736,11 @@ static int snmp_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *out
  * Counter64 never wraps in practice; INTEGER counters are signed. */
 static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
   const struct snmp_priv *p = src->priv;
-  if (!p || !p->prof || !p->prof->oid_energy)
+  const struct erg_snmp_col *col = p ? erg_snmp_chan_col(p, &src->cfg, channel, ERG_Q_ENERGY) : NULL;
+  if (!col)
     return 0;
-  double scale = erg_snmp_energy_scale(p);
-  switch (p->energy_type[channel]) {
+  double scale = erg_snmp_col_scale(col, &p->ch[channel], ERG_Q_ENERGY);
+  switch (p->ch[channel].energy_type) {
   case ASN_COUNTER64: return 0;
   case ASN_INTEGER: return 2147483648.0 * scale;
   default: return 4294967296.0 * scale;

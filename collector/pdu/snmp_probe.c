@@ -1,91 +1,126 @@
-/* What `erg pdu probe` asks an SNMP PDU beyond a poll: how many outlets,
- * their names, the whole-PDU power. Blocking, one source, through the
- * driver's erg_snmp_get. */
+/* What `erg pdu probe` asks an SNMP PDU beyond a poll: which rows each
+ * level has, their names, and where each value came from. Blocking, one
+ * source, through the session's synchronous requests. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "snmp_int.h"
 
-#define PROBE_CHUNK 16
-
-void erg_pdu_snmp_scales(const struct erg_pdu_source *src, double *power_w, double *energy_j) {
-  const struct snmp_priv *p = src->priv;
-  *power_w = *energy_j = NAN;
-  if (!p || !p->prof)
-    return;
-  *power_w = erg_snmp_power_scale(p);
-  *energy_j = erg_snmp_energy_scale(p);
-}
-
-double erg_pdu_snmp_total_power(struct erg_pdu_source *src) {
-  const struct erg_snmp_profile *p = erg_snmp_source_profile(src);
-  char why[128];
-  bool present;
-  double raw;
-  if (!p || !p->oid_total_power ||
-      erg_snmp_get(src, &p->oid_total_power, 1, &present, &raw, NULL, 0, why, sizeof why) ||
-      !(raw >= 0))
-    return NAN;
-  return raw * p->total_power_scale;
-}
-
-/* Template t for outlets first..first+n-1 (n <= PROBE_CHUNK): texts into
- * names (may be NULL). Returns how many exist, -1 if no answer. */
-static int probe_fetch(struct erg_pdu_source *src, const char *t, int first, int n, char *names,
-                       size_t namelen, char *why, size_t whylen) {
-  char oids[PROBE_CHUNK][ERG_SNMP_OID_MAX];
-  const char *ptrs[PROBE_CHUNK] = {0};
-  bool present[PROBE_CHUNK];
-  double vals[PROBE_CHUNK];
-  for (int i = 0; i < n; i++) {
-    if (erg_snmp_oid_expand(t, first + i, oids[i], sizeof oids[i]))
-      return -1;
-    ptrs[i] = oids[i];
-  }
-  if (erg_snmp_get(src, ptrs, n, present, vals, names, namelen, why, whylen))
-    return -1;
-  int found = 0;
-  for (int i = 0; i < n; i++)
-    found += present[i];
-  return found;
-}
-
-int erg_pdu_snmp_outlet_count(struct erg_pdu_source *src, int max, char *why, size_t whylen) {
-  const struct erg_snmp_profile *p = erg_snmp_source_profile(src);
-  bool present;
-  double d;
+void erg_pdu_snmp_want_all(struct erg_pdu_source *src) {
+  struct snmp_priv *p = src->priv;
   if (!p)
-    return -1;
-  if (p->oid_count && erg_snmp_get(src, &p->oid_count, 1, &present, &d, NULL, 0, why, whylen) == 0 &&
-      d > 0)
-    return d < max ? (int)d : max;
-  /* No count object (or no answer to it): rows exist up to the first gap. */
-  const char *t = p->oid_name ? p->oid_name : p->oid_power ? p->oid_power : p->oid_energy;
-  int count = 0;
-  for (int first = 1; first <= max; first += PROBE_CHUNK) {
-    int n = max - first + 1 < PROBE_CHUNK ? max - first + 1 : PROBE_CHUNK;
-    int got = probe_fetch(src, t, first, n, NULL, 0, why, whylen);
-    if (got < 0)
-      return count ? count : -1;
-    count = first + got - 1;
-    if (got < n)
-      break;
+    return;
+  p->want_all = true;
+  for (int c = 0; c < ERG_PDU_MAX_CHANNELS; c++) {
+    struct snmp_chan *ch = &p->ch[c];
+    *ch = (struct snmp_chan){0};
+    for (int q = 0; q <= ERG_Q_N; q++)
+      ch->raw[q] = NAN, ch->si_prefix[q] = 9;
   }
-  return count;
 }
 
-int erg_pdu_snmp_outlet_names(struct erg_pdu_source *src, int n, char *names, size_t namelen,
-                              char *why, size_t whylen) {
-  const struct erg_snmp_profile *p = erg_snmp_source_profile(src);
-  memset(names, 0, (size_t)n * namelen);
-  if (!p || !p->oid_name)
-    return 0;
-  for (int first = 1; first <= n; first += PROBE_CHUNK) {
-    int k = n - first + 1 < PROBE_CHUNK ? n - first + 1 : PROBE_CHUNK;
-    if (probe_fetch(src, p->oid_name, first, k, names + (size_t)(first - 1) * namelen, namelen,
-                    why, whylen) < 0)
+/* GETs of tmpl expanded for each of nums (chunks of ERG_SNMP_GET_MAX). */
+static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const int *nums, int n,
+                          bool *present, double *vals, char *strs, size_t slen, char *why,
+                          size_t whylen) {
+  for (int first = 0; first < n; first += ERG_SNMP_GET_MAX) {
+    int k = n - first < ERG_SNMP_GET_MAX ? n - first : ERG_SNMP_GET_MAX;
+    char oids[ERG_SNMP_GET_MAX][ERG_SNMP_OID_MAX];
+    const char *ptrs[ERG_SNMP_GET_MAX];
+    for (int i = 0; i < k; i++) {
+      if (erg_snmp_oid_expand(tmpl, nums[first + i], oids[i], sizeof oids[i]))
+        return -1;
+      ptrs[i] = oids[i];
+    }
+    if (erg_snmp_get(src, ptrs, k, present + first, vals + first,
+                     strs ? strs + (size_t)first * slen : NULL, slen, why, whylen))
       return -1;
   }
   return 0;
+}
+
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max,
+                            char *why, size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  if (!p || !p->prof || level < 0 || level >= ERG_PDU_NLEVELS)
+    return 0;
+  const struct erg_snmp_level *lv = &p->prof->lv[level];
+  if (!erg_snmp_level_row_oid(lv) || max < 1)
+    return 0;
+  /* The first column that has rows: firmware leaves out some (names). */
+  int n = 0;
+  const char *t;
+  for (int k = 0; n == 0 && (t = erg_snmp_level_row_col(lv, k)); k++) {
+    char prefix[ERG_SNMP_OID_MAX];
+    const char *suffix;
+    if (erg_snmp_oid_split(t, prefix, sizeof prefix, &suffix)) { /* a scalar */
+      bool present;
+      double v;
+      char str[8];
+      nums[0] = 1;
+      if (erg_snmp_get(src, &t, 1, &present, &v, str, sizeof str, why, whylen))
+        return -1;
+      n = present ? 1 : 0;
+      continue;
+    }
+    if (lv->filter && erg_snmp_oid_split(lv->filter, prefix, sizeof prefix, &suffix))
+      return 0;
+    n = erg_snmp_walk_rows(src, prefix, suffix, nums, max, why, whylen);
+    if (n < 0)
+      return -1;
+    if (lv->filter)
+      break;
+  }
+  if (n > 0 && lv->count) { /* the device's own count wins over stray rows */
+    bool present;
+    double v;
+    if (erg_snmp_get(src, &lv->count, 1, &present, &v, NULL, 0, why, whylen) == 0 && present &&
+        v >= 1 && v < n)
+      n = (int)v;
+  }
+  if (n <= 0 || !lv->filter)
+    return n;
+  bool present[ERG_PDU_MAX_CHANNELS * 4];
+  double vals[ERG_PDU_MAX_CHANNELS * 4];
+  if (n > (int)(sizeof vals / sizeof vals[0]))
+    n = (int)(sizeof vals / sizeof vals[0]);
+  if (probe_get_rows(src, lv->filter, nums, n, present, vals, NULL, 0, why, whylen))
+    return -1;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (present[i] && vals[i] == (double)lv->filter_value)
+      nums[k++] = nums[i];
+  return k;
+}
+
+int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
+                           char *names, size_t namelen, char *why, size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  memset(names, 0, (size_t)n * namelen);
+  const char *t = p && p->prof ? p->prof->lv[level].q[ERG_Q_NAME].oid : NULL;
+  if (!t || n <= 0)
+    return 0;
+  bool present[ERG_PDU_MAX_CHANNELS];
+  double vals[ERG_PDU_MAX_CHANNELS];
+  if (n > ERG_PDU_MAX_CHANNELS)
+    n = ERG_PDU_MAX_CHANNELS;
+  return probe_get_rows(src, t, nums, n, present, vals, names, namelen, why, whylen);
+}
+
+void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
+                              struct erg_snmp_chan_detail *d) {
+  const struct snmp_priv *p = src->priv;
+  for (int q = 0; q <= ERG_Q_N; q++) {
+    const struct erg_snmp_col *col = p ? erg_snmp_chan_col(p, &src->cfg, c, q) : NULL;
+    d->value[q] = d->scale[q] = NAN;
+    d->oid[q][0] = '\0';
+    if (!col)
+      continue;
+    d->scale[q] = erg_snmp_col_scale(col, &p->ch[c], q);
+    d->value[q] = q == ERG_Q_NAME ? NAN : p->ch[c].raw[q] * d->scale[q];
+    int n = q == ERG_Q_N ? 1 : src->cfg.channels[c];
+    if (erg_snmp_oid_expand(col->oid, n, d->oid[q], sizeof d->oid[q]))
+      d->oid[q][0] = '\0';
+  }
 }

@@ -214,3 +214,98 @@ void erg_snmp_vb_string(const netsnmp_variable_list *v, char *out, size_t outlen
   while (len && (out[len - 1] == ' ' || out[len - 1] == '\0'))
     out[--len] = '\0';
 }
+
+bool erg_snmp_vb_present(const netsnmp_variable_list *v) {
+  return v->type != SNMP_NOSUCHOBJECT && v->type != SNMP_NOSUCHINSTANCE &&
+         v->type != SNMP_ENDOFMIBVIEW && v->type != ASN_NULL;
+}
+
+/* ---- blocking requests (identification, probe) ---- */
+
+int erg_snmp_sync(struct erg_pdu_source *src, int cmd, const char *const *oids, int n,
+                  netsnmp_pdu **resp, char *why, size_t whylen) {
+  struct snmp_priv *p = src->priv;
+  *resp = NULL;
+  if (!p->sess && erg_snmp_session_open(src, p, why, whylen))
+    return -1;
+  netsnmp_pdu *req = snmp_pdu_create(cmd);
+  if (!req) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    oid o[MAX_OID_LEN];
+    size_t len;
+    if (erg_snmp_oid_parse(oids[i], o, &len)) {
+      snprintf(why, whylen, "bad OID '%s'", oids[i]);
+      snmp_free_pdu(req);
+      return -1;
+    }
+    snmp_add_null_var(req, o, len);
+  }
+  netsnmp_pdu *r = NULL;
+  int st = snmp_sess_synch_response(p->sess, req, &r); /* frees req */
+  if (st == STAT_TIMEOUT) {
+    snprintf(why, whylen, "%s (%s): no answer within %.3g s", src->cfg.host, p->peer,
+             p->budget_s);
+  } else if (st != STAT_SUCCESS || !r) {
+    char *err = NULL;
+    int liberr, syserr;
+    snmp_sess_error(p->sess, &liberr, &syserr, &err);
+    snprintf(why, whylen, "%s (%s): %s", src->cfg.host, p->peer, err ? err : "request failed");
+    free(err);
+  } else if (r->command == SNMP_MSG_REPORT) {
+    snprintf(why, whylen, "%s (%s): SNMPv3 report (user, passphrases or protocols do not match)",
+             src->cfg.host, p->peer);
+  } else if (r->errstat == SNMP_ERR_TOOBIG) {
+    snmp_free_pdu(r);
+    return -2;
+  } else if (r->errstat != SNMP_ERR_NOERROR && r->errstat != SNMP_ERR_NOSUCHNAME) {
+    snprintf(why, whylen, "%s (%s): agent said %s (varbind %ld)", src->cfg.host, p->peer,
+             snmp_errstring(r->errstat), r->errindex);
+  } else {
+    *resp = r;
+    return 0;
+  }
+  if (r)
+    snmp_free_pdu(r);
+  return -1;
+}
+
+/* In GETs of at most 16 OIDs; a tooBig halves that and asks again. An
+ * SNMPv1 agent answers noSuchName for the whole GET when one OID is
+ * missing: then each OID is asked alone. */
+int erg_snmp_get(struct erg_pdu_source *src, const char *const *oids, int n, bool *present,
+                 double *vals, char *strs, size_t slen, char *why, size_t whylen) {
+  if (n > ERG_SNMP_GET_MAX)
+    return -1;
+  int lim = ERG_SNMP_GET_MAX;
+  for (int i = 0; i < n;) {
+    int k = n - i < lim ? n - i : lim;
+    netsnmp_pdu *resp;
+    int rc = erg_snmp_sync(src, SNMP_MSG_GET, oids + i, k, &resp, why, whylen);
+    if (rc == -2 && k > 1) {
+      lim = (k + 1) / 2;
+      continue;
+    }
+    if (rc)
+      return -1;
+    bool v1miss = resp->errstat == SNMP_ERR_NOSUCHNAME;
+    if (v1miss && k > 1) {
+      snmp_free_pdu(resp);
+      lim = 1;
+      continue;
+    }
+    const netsnmp_variable_list *v = v1miss ? NULL : resp->variables;
+    for (int e = i + k; i < e; i++, v = v ? v->next_variable : NULL) {
+      present[i] = v && erg_snmp_vb_present(v);
+      vals[i] = present[i] ? erg_snmp_vb_number(v) : NAN;
+      if (strs && v)
+        erg_snmp_vb_string(v, strs + (size_t)i * slen, slen);
+      else if (strs)
+        strs[(size_t)i * slen] = '\0';
+    }
+    snmp_free_pdu(resp);
+  }
+  return 0;
+}

@@ -68,7 +68,7 @@ grep -q 'energy counter too coarse' "$work/ergd.log" ||
   { echo "FAIL: no log line about the coarse counter"; cat "$work/ergd.log"; exit 1; }
 [ "$(grep -c 'energy counter too coarse' "$work/ergd.log")" = 1 ] ||
   { echo "FAIL: the coarse counter was logged more than once"; exit 1; }
-grep -q '^erg_meter_energy_coarse{source="gen",outlet="1"} 1$' "$work/metrics.txt" ||
+grep -q '^erg_meter_energy_coarse{source="gen",level="outlet",index="1"} 1$' "$work/metrics.txt" ||
   { echo "FAIL: /metrics does not show the coarse counter"; grep erg_meter "$work/metrics.txt"; exit 1; }
 fallbacks=$(awk '/^erg_meter_energy_fallback_intervals_total\{source="gen"/ {print $2}' \
   "$work/metrics.txt")

@@ -48,9 +48,9 @@ for prof, (vendor, total, outlets) in EXPECT.items():
     errs = []
     if j["profile"] != ("generic" if prof == "generic-acme" else prof):
         errs.append(f"profile {j['profile']}")
-    named = prof in ("generic-acme", "liebert-mph2")  # never auto-matched
-    if not named and "sysObjectID" not in j["profile_reason"]:
-        errs.append("profile not chosen by sysObjectID")
+    named = prof == "generic-acme"  # never auto-matched
+    if not named and "its tables answer" not in j["profile_reason"]:
+        errs.append("profile not chosen by sysObjectID and its tables")
     if j["vendor"] != vendor:
         errs.append(f"vendor {j['vendor']}")
     if (total is None) != (j["total_watts"] is None) or (total is not None and not close(total, j["total_watts"])):

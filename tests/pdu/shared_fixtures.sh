@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Probes every recorded walk in DIR (snmpsimd community = file name): each
-# must be identified by sysObjectID, and every value the probe prints must
-# be the one in the recording: for each outlet, the raw value at the OID the
-# probe says it read ("oids" in --json), times the factor it says it applied
-# ("raw"), equals its watts and kWh (absent or negative in the recording:
-# null); names equal the recorded strings; at least one outlet's power comes
-# from the recording. Skips (77) when DIR does not exist in this checkout.
-# EXCLUDE="name ..." leaves out walks whose profile cannot be auto-detected
-# (the project's own fixtures have two: generic, Liebert).
+# Probes every recorded walk in DIR (snmpsimd community = file name) with no
+# profile named: each must be identified (by sysObjectID and its tables, or
+# by its tables alone), and every value the probe prints, at every level
+# (device, inlet, phase, bank, outlet, sensor), must be the one in the
+# recording: the raw value at the OID the probe says it read ("oids" in
+# --json) times the factor it says it applied ("scales") (absent, negative
+# or not a number in the recording: null); watts follow from those values
+# as the probe says ("power_from": measured W, VA x PF, or A x V x 1);
+# names equal the recorded strings; at least one power comes from the
+# recording. Skips (77) when DIR does not exist in this checkout.
+# EXCLUDE="name ..." leaves out walks that need a named profile (the
+# project's own generic-acme). REFUSE="name ..." are walks in which no
+# power table of any known MIB answers (sensor-only boxes, and the layouts
+# docs/pdu.md lists as not supported): the probe must refuse them with a
+# clear message and exit 2, and print no values.
 # usage: shared_fixtures.sh PROBE DIR
 set -euo pipefail
 PROBE=$1; DIR=$2
@@ -25,12 +31,25 @@ pdu_snmpsimd "$PDU_TMP/walks" "$PORT"
 fail=0
 for f in "$PDU_TMP"/walks/*.snmprec; do
   c=$(basename "$f" .snmprec)
+  case " ${REFUSE:-} " in *" $c "*)
+    rc=0
+    "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" --json >"$PDU_TMP/$c.json" \
+      2>"$PDU_TMP/$c.err" || rc=$?
+    if [ "$rc" = 2 ] && [ ! -s "$PDU_TMP/$c.json" ] &&
+       grep -q "no known PDU table answers" "$PDU_TMP/$c.err"; then
+      echo "$c: refused as expected: $(cat "$PDU_TMP/$c.err")"
+    else
+      echo "$c: FAILED: want a refusal (exit 2, no output), got exit $rc: $(cat "$PDU_TMP/$c.err")"
+      fail=1
+    fi
+    continue ;;
+  esac
   if ! "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" --json >"$PDU_TMP/$c.json" \
        2>"$PDU_TMP/$c.err"; then
     echo "$c: FAILED: $(cat "$PDU_TMP/$c.err")"; fail=1; continue
   fi
   python3 - "$f" "$PDU_TMP/$c.json" <<'PY' || fail=1
-import json, math, sys
+import json, math, re, sys
 
 def load_walk(path):
     """snmprec: OID|TYPE|VALUE; TYPE 4x is hex-encoded text."""
@@ -52,10 +71,21 @@ def load_walk(path):
 NUMERIC = {"2", "65", "66", "67", "70"}
 
 def expect(rec, oid, scale):
-    """The value the probe must show for oid: None when absent/negative."""
-    if not oid or oid not in rec or rec[oid][0] not in NUMERIC:
+    """The value the probe must show for oid: None when absent/negative.
+    Some agents send numbers as text with a unit ("0.061kW"): the number
+    that starts the text counts."""
+    if not oid or oid not in rec:
         return None
-    raw = int(rec[oid][1])
+    typ, val = rec[oid]
+    if typ in NUMERIC:
+        raw = int(val)
+    elif typ == "4":
+        m = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", val)
+        if not m:
+            return None
+        raw = float(m.group(0))
+    else:
+        return None
     return None if raw < 0 else raw * scale
 
 def same(got, want):
@@ -65,33 +95,40 @@ def same(got, want):
 
 rec, j = load_walk(sys.argv[1]), json.load(open(sys.argv[2]))
 name = sys.argv[1].rsplit("/", 1)[-1][:-len(".snmprec")]
-errs, from_walk = [], 0
-if "sysObjectID" not in j["profile_reason"]:
-    errs.append(f"profile {j['profile']} not chosen by sysObjectID")
-raw = j.get("raw")
-if raw is None:
-    errs.append("no raw OIDs in --json")
-    raw = {"power_scale_watts": 0, "energy_scale_joules": 0, "total_power_oid": None}
-for o in j["outlets"]:
-    oids = o.get("oids", {})
-    w = expect(rec, oids.get("power"), raw["power_scale_watts"])
-    e = expect(rec, oids.get("energy"), raw["energy_scale_joules"])
-    e = None if e is None else e / 3.6e6
-    from_walk += w is not None
-    if not same(o["watts"], w):
-        errs.append(f"outlet {o['index']}: {o['watts']} W, recording says {w}")
-    if not same(o["energy_kwh"], e):
-        errs.append(f"outlet {o['index']}: {o['energy_kwh']} kWh, recording says {e}")
+errs, from_walk, levels = [], 0, {}
+for r in j["rows"]:
+    where = f"{r['level']} {r['index']}"
+    levels[r["level"]] = levels.get(r["level"], 0) + 1
+    oids, scales, vals = r.get("oids", {}), r.get("scales", {}), r.get("values", {})
+    for q, got in vals.items():
+        want = expect(rec, oids.get(q), scales.get(q) or 0)
+        if not same(got, want):
+            errs.append(f"{where} {q}: {got}, recording says {want} ({oids.get(q)})")
+    src, w = r["power_from"], r["watts"]
+    volts = vals.get("voltage") if vals.get("voltage") is not None else vals.get("voltage_borrowed")
+    if src == "measured":
+        want = vals.get("power")
+        from_walk += want is not None
+    elif src == "va_pf":
+        want = vals["va"] * vals["power_factor"]
+    elif src == "estimated":
+        want = vals["va"] if vals.get("va") is not None else vals["current"] * volts
+    else:
+        want = None
+    if not same(w, want):
+        errs.append(f"{where}: {w} W ({src}), values say {want}")
+    e = vals.get("energy")
+    if not same(r["energy_kwh"], None if e is None else e / 3.6e6):
+        errs.append(f"{where}: {r['energy_kwh']} kWh, values say {e} J")
     n = oids.get("name")
-    if n in rec and rec[n][0] == "4" and rec[n][1].isprintable() and o["name"] != rec[n][1]:
-        errs.append(f"outlet {o['index']}: name {o['name']!r}, recording says {rec[n][1]!r}")
-t = raw.get("total_power_oid")
-if t and not same(j["total_watts"], expect(rec, t, raw["total_power_scale_watts"])):
-    errs.append(f"total {j['total_watts']} W, recording says {expect(rec, t, raw['total_power_scale_watts'])}")
-if from_walk == 0:
-    errs.append("no outlet power came from the recording")
-print(f"{name}: {j['profile']}, {len(j['outlets'])} outlets, {from_walk} powers from the recording: "
-      + ("ok" if not errs else "; ".join(errs[:6])))
+    if n in rec and rec[n][0] == "4" and rec[n][1].isprintable() and r["name"] != rec[n][1].strip():
+        errs.append(f"{where}: name {r['name']!r}, recording says {rec[n][1]!r}")
+if from_walk == 0 and not any(r["watts"] is not None for r in j["rows"]):
+    errs.append("no power came from the recording")
+how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
+print(f"{name}: {j['profile']} (by {how}), "
+      + ", ".join(f"{v} {k}" for k, v in levels.items())
+      + f", {from_walk} measured powers: " + ("ok" if not errs else "; ".join(errs[:6])))
 sys.exit(1 if errs else 0)
 PY
 done

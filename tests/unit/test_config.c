@@ -107,6 +107,34 @@ static void expect_error(const char *text, const char *needle, int agent) {
     fail_msg("error '%s' lacks '%s' or the path", err.msg, needle);
 }
 
+/* "SOURCE:LEVEL:N": each (level, number) is one channel of its source. */
+static void test_collector_levels(void **state) {
+  (void)state;
+  write_conf("[node.a]\npower = p:inlet:1\n[node.b]\npower = p:phase:L2 + p:bank:2*0.5\n"
+             "[node.c]\npower = p:device + p:7 + p:outlet:8\n[node.d]\npower = p:bank:2*0.5\n"
+             "[pdu.p]\nhost = h\npower_factor = 0.95\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  const struct erg_pdu_source_config *s = &c.sources[0];
+  assert_float_equal(s->power_factor, 0.95, 0);
+  static const struct { int node, feed, level, num; } want[] = {
+      {0, 0, ERG_PDU_INLET, 1}, {1, 0, ERG_PDU_PHASE, 2}, {1, 1, ERG_PDU_BANK, 2},
+      {2, 0, ERG_PDU_DEVICE, 1}, {2, 1, ERG_PDU_OUTLET, 7}, {2, 2, ERG_PDU_OUTLET, 8},
+      {3, 0, ERG_PDU_BANK, 2}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int ch = c.nodes[want[i].node].feeds[want[i].feed].channel;
+    assert_int_equal(s->levels[ch], want[i].level);
+    assert_int_equal(s->channels[ch], want[i].num);
+  }
+  /* bank 2 feeds b and d: one channel, not two */
+  assert_int_equal(c.nodes[1].feeds[1].channel, c.nodes[3].feeds[0].channel);
+  assert_int_equal(s->nchannels, 6);
+  erg_collector_config_free(&c);
+  unlink(path);
+}
+
 static void test_errors(void **state) {
   (void)state;
   expect_error("[collector]\n\nstep_secs = 5\n", ":3: unknown key 'step_secs' in [collector]", 0);
@@ -127,7 +155,22 @@ static void test_errors(void **state) {
   snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.5x\n", m);
   expect_error(t, "bad term 'm:2*0.5x'", 0);
   snprintf(t, sizeof t, "%s[node.a]\npower = m:0\n", m);
-  expect_error(t, "OUTLET 1..65535", 0);
+  expect_error(t, "N 1..65535", 0);
+  /* Levels: SNMP only, a known level word, a number (phase: L1..), and
+   * with a named profile a level that profile offers. */
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:inlet:1\n", m);
+  expect_error(t, "'m' is a modbus meter", 0);
+  const char *pdu = "[pdu.p]\nhost = h\n";
+  snprintf(t, sizeof t, "%s[node.a]\npower = p:feed:1\n", pdu);
+  expect_error(t, "bad term 'p:feed:1'", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = p:inlet\n", pdu);
+  expect_error(t, "bad term 'p:inlet'", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = p:phase:L0\n", pdu);
+  expect_error(t, "bad term 'p:phase:L0'", 0);
+  snprintf(t, sizeof t, "[pdu.p]\nhost = h\nprofile = cyberpower-epdu\n[node.a]\n"
+           "power = p:inlet:1\n");
+  expect_error(t, "profile cyberpower-epdu of source p has no inlet level", 0);
+  expect_error("[pdu.p]\nhost = h\npower_factor = 1.2\n", "not a power factor", 0);
   /* One outlet split into more than itself. */
   snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.8\n[node.b]\npower = m:2*0.8\n", m);
   expect_error(t, "outlet 2 of source m is split into 1.6", 0);
@@ -153,6 +196,7 @@ static void test_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
                                      cmocka_unit_test(test_collector_split),
+                                     cmocka_unit_test(test_collector_levels),
                                      cmocka_unit_test(test_errors)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

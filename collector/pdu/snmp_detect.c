@@ -1,0 +1,271 @@
+/* Which profile a PDU speaks, decided by what it answers, and which column
+ * each configured channel reads. sysObjectID only orders the candidates:
+ * vendors reuse one for several MIBs (every Liebert card says 476.1.42),
+ * OEMs ship a generic one (net-snmp's 8072.3.2.10) or none at all. A
+ * profile is taken when one of its levels' tables answers a GETNEXT. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snmp_int.h"
+
+#define DETECT_CHUNK 16 /* varbinds per GETNEXT (small agents say tooBig) */
+#define DETECT_MAX 1024 /* tables tried at once (every profile's) */
+
+/* The OID a GETNEXT starts from to learn whether column t has a row, and
+ * how to tell: under prefix (a template) or equal to t (a scalar). */
+static int probe_start(const char *t, char *start, size_t len, bool *scalar) {
+  const char *suffix;
+  *scalar = erg_snmp_oid_split(t, start, len, &suffix) != 0;
+  if (!*scalar)
+    return 0;
+  /* A scalar: GETNEXT from its parent must land on it. */
+  if (*t == '.')
+    t++;
+  const char *dot = strrchr(t, '.');
+  if (!dot || (size_t)(dot - t) >= len)
+    return -1;
+  memcpy(start, t, (size_t)(dot - t));
+  start[dot - t] = '\0';
+  return 0;
+}
+
+struct table_try {
+  const struct erg_snmp_profile *prof;
+  int level;
+  char start[ERG_SNMP_OID_MAX];
+  const char *oid; /* the column's template */
+  bool scalar, answered;
+};
+
+static bool oid_under(const char *got, const char *prefix) {
+  size_t n = strlen(prefix);
+  return !strncmp(got, prefix, n) && got[n] == '.';
+}
+
+/* GETNEXT on every try's start OID; marks those whose table answered.
+ * -1 when the agent does not answer at all. */
+static int detect_run(struct erg_pdu_source *src, struct table_try *t, size_t n, char *why,
+                      size_t whylen) {
+  int lim = src->cfg.snmp_version == 1 ? 1 : DETECT_CHUNK;
+  for (size_t i = 0; i < n;) {
+    const char *oids[DETECT_CHUNK];
+    size_t k = n - i < (size_t)lim ? n - i : (size_t)lim;
+    for (size_t j = 0; j < k; j++)
+      oids[j] = t[i + j].start;
+    netsnmp_pdu *resp;
+    int rc = erg_snmp_sync(src, SNMP_MSG_GETNEXT, oids, (int)k, &resp, why, whylen);
+    if (rc == -2 && lim > 1) {
+      lim /= 2;
+      continue;
+    }
+    if (rc)
+      return -1;
+    if (resp->errstat == SNMP_ERR_NOSUCHNAME && k > 1) { /* SNMPv1: end of the MIB */
+      snmp_free_pdu(resp);
+      lim = 1;
+      continue;
+    }
+    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
+    for (size_t j = 0; j < k && v; j++, v = v->next_variable) {
+      double num = erg_snmp_vb_number(v);
+      if (!erg_snmp_vb_present(v) || num < 0) /* -1: the column exists, no data */
+        continue;
+      char got[ERG_SNMP_OID_MAX], want[ERG_SNMP_OID_MAX];
+      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
+      struct table_try *x = &t[i + j];
+      if (x->scalar)
+        t[i + j].answered = !erg_snmp_oid_expand(x->oid, 1, want, sizeof want) &&
+                            !strcmp(got, want);
+      else
+        t[i + j].answered = oid_under(got, x->start);
+    }
+    snmp_free_pdu(resp);
+    i += k;
+  }
+  return 0;
+}
+
+/* Adds the tables of prof to t: per level its first two row columns (a
+ * name column may be missing where the values are not). */
+static size_t detect_add(struct table_try *t, size_t n, const struct erg_snmp_profile *prof) {
+  for (int l = 0; l < ERG_PDU_NLEVELS; l++)
+    for (int k = 0; k < 2; k++) {
+      if (n >= DETECT_MAX)
+        return n; /* the test of the registry keeps every profile under it */
+      const char *oid = erg_snmp_level_row_col(&prof->lv[l], k);
+      if (!oid)
+        break;
+      struct table_try *x = &t[n];
+      *x = (struct table_try){.prof = prof, .level = l, .oid = oid};
+      if (probe_start(oid, x->start, sizeof x->start, &x->scalar) == 0)
+        n++;
+    }
+  return n;
+}
+
+/* The best of t: most levels answering; ties go to the earlier profile. */
+static const struct erg_snmp_profile *detect_best(const struct table_try *t, size_t n,
+                                                  char *levels, size_t llen) {
+  const struct erg_snmp_profile *best = NULL;
+  int bestn = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    bool lv[ERG_PDU_NLEVELS] = {false};
+    int k = 0;
+    for (; j < n && t[j].prof == t[i].prof; j++)
+      if (t[j].answered && !lv[t[j].level])
+        lv[t[j].level] = true, k++;
+    if (k > bestn) {
+      bestn = k;
+      best = t[i].prof;
+      size_t o = 0;
+      levels[0] = '\0';
+      for (int l = 0; l < ERG_PDU_NLEVELS; l++)
+        if (lv[l] && o < llen)
+          o += (size_t)snprintf(levels + o, llen - o, "%s%s", o ? ", " : "",
+                                erg_pdu_level_name(l));
+    }
+    i = j;
+  }
+  return best;
+}
+
+static bool sysoid_generic(const char *s) {
+  if (*s == '.')
+    s++;
+  return !s[0] || !strncmp(s, "1.3.6.1.4.1.8072.", 17) || !strcmp(s, "1.3.6.1.4.1.0") ||
+         !strcmp(s, "0.0") || strncmp(s, "1.3.6.1.4.1.", 12) != 0;
+}
+
+int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, size_t whylen) {
+  static struct table_try t[DETECT_MAX]; /* one SNMP thread; probe is single-threaded */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  const struct erg_snmp_profile *cand[16], *best = NULL;
+  char levels[128] = "";
+  const char *sysoid = p->ident.sysoid;
+  int rc = 0;
+  pthread_mutex_lock(&lock);
+  size_t nc = sysoid_generic(sysoid) ? 0 : erg_snmp_profile_candidates(sysoid, cand, 16);
+  size_t n = 0;
+  for (size_t i = 0; i < nc; i++)
+    n = detect_add(t, n, cand[i]);
+  if (n && detect_run(src, t, n, why, whylen) == 0)
+    best = detect_best(t, n, levels, sizeof levels);
+  if (best) {
+    snprintf(p->ident.why, sizeof p->ident.why,
+             "sysObjectID %s suggests %s and its tables answer (%s: %s)", sysoid, best->name,
+             best->mib, levels);
+  } else {
+    /* Every vendor profile, then the standard fallback if none answers. */
+    const struct erg_snmp_profile *q, *std = NULL;
+    n = 0;
+    for (size_t i = 0; (q = erg_snmp_profile_at(i)); i++) {
+      if (!strcmp(q->vendor, "standard"))
+        std = q;
+      else
+        n = detect_add(t, n, q);
+    }
+    if (detect_run(src, t, n, why, whylen)) {
+      rc = -1;
+      goto out;
+    }
+    best = detect_best(t, n, levels, sizeof levels);
+    if (!best && std) {
+      n = detect_add(t, 0, std);
+      if (detect_run(src, t, n, why, whylen)) {
+        rc = -1;
+        goto out;
+      }
+      best = detect_best(t, n, levels, sizeof levels);
+    }
+    if (best)
+      snprintf(p->ident.why, sizeof p->ident.why,
+               "sysObjectID %s %s; found by its tables (%s: %s)", sysoid[0] ? sysoid : "(none)",
+               nc ? "suggests profiles whose tables do not answer"
+               : sysoid_generic(sysoid) ? "is generic"
+                                        : "matches no profile",
+               best->mib, levels);
+  }
+  if (!best) {
+    snprintf(why, whylen, "%s: sysObjectID %s; no known PDU table answers (neither a vendor MIB "
+             "nor ENTITY-SENSOR-MIB watts); set profile=generic with oid_power= (see docs/pdu.md)",
+             src->cfg.host, sysoid[0] ? sysoid : "(none)");
+    rc = -1;
+    goto out;
+  }
+  p->prof = p->ident.prof = best;
+  erg_snmp_borrow_voltage(p);
+out:
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int erg_snmp_walk_rows(struct erg_pdu_source *src, const char *prefix, const char *suffix,
+                       int *nums, int max, char *why, size_t whylen) {
+  char cur[ERG_SNMP_OID_MAX];
+  snprintf(cur, sizeof cur, "%s", prefix);
+  int n = 0;
+  size_t plen = strlen(prefix);
+  for (int steps = 0; n < max && steps < 4096; steps++) {
+    const char *o = cur;
+    netsnmp_pdu *resp;
+    if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &o, 1, &resp, why, whylen))
+      return n ? n : -1;
+    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
+    char got[ERG_SNMP_OID_MAX] = "";
+    if (v && erg_snmp_vb_present(v))
+      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
+    snmp_free_pdu(resp);
+    if (!oid_under(got, prefix) || !strcmp(got, cur))
+      break;
+    snprintf(cur, sizeof cur, "%s", got);
+    /* prefix.N<suffix>, N one arc */
+    char *end;
+    long num = strtol(got + plen + 1, &end, 10);
+    if (end == got + plen + 1 || strcmp(end, suffix) != 0 || num < 0 || num > 1000000)
+      continue;
+    bool dup = false;
+    for (int i = 0; i < n; i++)
+      dup |= nums[i] == num;
+    if (!dup)
+      nums[n++] = (int)num;
+  }
+  return n;
+}
+
+double erg_snmp_col_scale(const struct erg_snmp_col *col, const struct snmp_chan *ch, int q) {
+  double f = col->scale;
+  if (col->digits && ch->digits[q] > 0 && ch->digits[q] < 10)
+    f *= pow(10.0, -ch->digits[q]);
+  if (col->si_prefix && ch->si_prefix[q] >= 1 && ch->si_prefix[q] <= 17)
+    f *= pow(10.0, 3.0 * (ch->si_prefix[q] - 9));
+  return f;
+}
+
+const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
+                                             const struct erg_pdu_source_config *cfg, int c,
+                                             int q) {
+  if (!p->prof || c < 0 || c >= cfg->nchannels)
+    return NULL;
+  const struct erg_snmp_level *lv = &p->prof->lv[cfg->levels[c] % ERG_PDU_NLEVELS];
+  if (q == ERG_Q_N) /* only where the level has no voltage of its own */
+    return lv->q[ERG_Q_VOLTAGE].oid ? NULL : p->vborrow;
+  const struct erg_snmp_col *col = &lv->q[q];
+  return col->oid ? col : NULL;
+}
+
+void erg_snmp_borrow_voltage(struct snmp_priv *p) {
+  static const int from[] = {ERG_PDU_INLET, ERG_PDU_PHASE, ERG_PDU_DEVICE};
+  p->vborrow = NULL;
+  p->vborrow_oid[0] = '\0';
+  for (size_t i = 0; p->prof && i < sizeof from / sizeof from[0]; i++) {
+    const struct erg_snmp_col *v = &p->prof->lv[from[i]].q[ERG_Q_VOLTAGE];
+    if (v->oid && !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
+      p->vborrow = v;
+      return;
+    }
+  }
+}
