@@ -244,9 +244,16 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
     enum erg_pdu_delta_kind k =
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
-    if (k == ERG_PDU_DELTA_RESET)
-      erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped", name,
-               collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
+    if (k == ERG_PDU_DELTA_RESET) {
+      ss->energy_resets[ch]++;
+      if (!ss->reset_logged[ch])
+        erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped "
+                 "(logged once until it counts up again; erg_meter_energy_resets_total)", name,
+                 collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
+      ss->reset_logged[ch] = true;
+    } else if (k == ERG_PDU_DELTA_ENERGY) {
+      ss->reset_logged[ch] = false;
+    }
     if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
       ss->coarse_logged[ch] = true;
       collector_log_coarse(c, m->source, ch, &m->readings[ch]);
@@ -262,6 +269,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     const struct erg_pdu_reading *rd = &m->readings[ch];
+    ss->bad_values[ch] += rd->bad_value;
     ss->power_estimated[ch] = isfinite(rd->watts) && rd->power_source == ERG_PDU_W_ESTIMATED;
     if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {
       ss->estimated_logged[ch] = true;

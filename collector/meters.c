@@ -31,10 +31,23 @@ struct meter_src {
   struct erg_pdu_reading r[ERG_PDU_MAX_CHANNELS];
   char why[METER_WHYLEN];
   int rc;
+  bool bad_logged[ERG_PDU_MAX_CHANNELS]; /* a bad value said once per channel */
 };
 
-static void meter_send(void *sock, int index, const struct meter_src *ms, int n,
+static void meter_send(void *sock, int index, struct meter_src *ms, int n,
                        double poll_seconds, const char *err) {
+  /* What the value was, said here where the driver's state lives; the main
+   * loop counts them (erg_meter_bad_values_total). */
+  for (int i = 0; i < n; i++) {
+    char what[160];
+    if (!ms->r[i].bad_value || ms->bad_logged[i] ||
+        erg_pdu_source_bad_value(&ms->src, i, what, sizeof what))
+      continue;
+    ms->bad_logged[i] = true;
+    erg_warn("source %s %s %d: the device sent %s; read as missing (logged once; "
+             "erg_meter_bad_values_total)", ms->src.cfg.name,
+             erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i], what);
+  }
   struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
   memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);
   for (int i = 0; i < n; i++)

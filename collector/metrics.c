@@ -130,7 +130,8 @@ static void metrics_sources(FILE *f, struct collector *c) {
 
 /* One per-channel family of the meters' channels; which: 0 coarse
  * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it, 3 polls
- * held for its next move (counters), 4 power estimated (gauge). Labels:
+ * held for its next move (counters), 4 power estimated (gauge), 5 polls
+ * with a value that was no reading, 6 counter resets (counters). Labels:
  * source, level (outlet, inlet, phase, bank, device, sensor), index. */
 static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
                                    const char *type, const char *help, int which) {
@@ -146,6 +147,10 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
               collector_outlet(c, i, ch));
       if (which == 4)
         fprintf(f, "%d\n", c->sources[i].power_estimated[ch] ? 1 : 0);
+      else if (which == 5)
+        fprintf(f, "%llu\n", (unsigned long long)c->sources[i].bad_values[ch]);
+      else if (which == 6)
+        fprintf(f, "%llu\n", (unsigned long long)c->sources[i].energy_resets[ch]);
       else if (which == 0)
         fprintf(f, "%d\n", pc->coarse ? 1 : 0);
       else if (which == 1)
@@ -175,6 +180,12 @@ static void metrics_meters(FILE *f, struct collector *c) {
                          "1 while the channel's power is estimated as A x V (or VA) x the "
                          "configured power_factor because the PDU gives no active power there.",
                          4);
+  metrics_meter_family(f, c, "erg_meter_bad_values_total", "counter",
+                         "Polls in which the device sent a value that is no reading (wrong "
+                         "type, negative): read as missing, logged once.", 5);
+  metrics_meter_family(f, c, "erg_meter_energy_resets_total", "counter",
+                         "Times the energy counter went back (PDU reboot, meter reset): the "
+                         "interval was skipped.", 6);
 }
 
 static void metrics_nodes(FILE *f, struct collector *c) {

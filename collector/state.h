@@ -73,6 +73,9 @@ struct source_state {
   bool held_logged[ERG_PDU_MAX_CHANNELS];   /* holding said once per channel */
   bool power_estimated[ERG_PDU_MAX_CHANNELS]; /* last reading: W from A x V x PF */
   bool estimated_logged[ERG_PDU_MAX_CHANNELS];
+  uint64_t bad_values[ERG_PDU_MAX_CHANNELS]; /* readings with a value that is no reading */
+  uint64_t energy_resets[ERG_PDU_MAX_CHANNELS]; /* counter went back: interval skipped */
+  bool reset_logged[ERG_PDU_MAX_CHANNELS];      /* said once until it counts up again */
   /* After a WAL replay: the next reading may bridge the restart's gap
    * with the energy counter's difference (durable.c). */
   bool bridge[ERG_PDU_MAX_CHANNELS];

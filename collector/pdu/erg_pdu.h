@@ -35,6 +35,10 @@ struct erg_pdu_reading {
   double energy_resolution_joules; /* one counter step in J; 0: fine or unknown */
   bool ok;               /* false: this channel failed this round */
   unsigned char power_source; /* enum erg_pdu_power_source */
+  /* The device answered something that is no reading (wrong type,
+   * negative): the value reads as missing, and the collector says so once
+   * (erg_pdu_source_bad_value tells what it was). */
+  bool bad_value;
 };
 
 /* Everything a [meter.NAME] / [pdu.NAME] config section can say. */
@@ -85,6 +89,8 @@ struct erg_pdu_driver {
   void (*close)(struct erg_pdu_source *src);
   /* Optional: modulus of channel i's energy counter in J (0 = never wraps). */
   double (*wrap_joules)(const struct erg_pdu_source *src, int channel);
+  /* Optional: what channel i's last bad value was; -1 if none. */
+  int (*bad_value)(const struct erg_pdu_source *src, int channel, char *why, size_t whylen);
 };
 
 struct erg_pdu_source {
@@ -177,6 +183,11 @@ double erg_modbus_reg_decode(const struct erg_modbus_reg *r, const uint16_t *reg
  * Eastron and most meters send it; the simulator writes it). libmodbus
  * 3.1.6's own abcd helpers swap bytes inside each register. */
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
+
+/* What channel's last bad value was ("energy: text 'n/a' instead of a
+ * number"), into why; 0, or -1 when it had none or the driver cannot tell. */
+int erg_pdu_source_bad_value(const struct erg_pdu_source *src, int channel, char *why,
+                             size_t whylen);
 
 /* Counter modulus in J for cfg.channels[channel] (index into channels),
  * for erg_pdu_counter.wrap_joules; 0 when the counter never wraps or the

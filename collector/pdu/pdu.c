@@ -39,6 +39,13 @@ double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel)
   return src->driver->wrap_joules(src, channel);
 }
 
+int erg_pdu_source_bad_value(const struct erg_pdu_source *src, int channel, char *why,
+                             size_t whylen) {
+  if (!src->driver || !src->driver->bad_value || channel < 0 || channel >= src->cfg.nchannels)
+    return -1;
+  return src->driver->bad_value(src, channel, why, whylen);
+}
+
 void erg_pdu_source_close(struct erg_pdu_source *src) {
   if (src->driver && src->driver->close)
     src->driver->close(src);

@@ -28,6 +28,7 @@ static const char *const probe_qname[] = {"name",    "power", "va",     "power_f
 struct probe_row {
   int level, index;
   char name[PROBE_NAMELEN];
+  char problem[160];     /* a value the device sent that is no reading; "" none */
   struct erg_pdu_reading r;
 #ifdef ERG_HAVE_SNMP
   bool have_detail;
@@ -243,6 +244,8 @@ static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char
       row->r = r[i];
       row->have_detail = true;
       erg_pdu_snmp_chan_detail(src, i, &row->d);
+      if (erg_pdu_source_bad_value(src, i, row->problem, sizeof row->problem))
+        row->problem[0] = '\0';
     }
   }
   return good ? 0 : -1;
@@ -356,6 +359,7 @@ static json_t *probe_row_json(const struct probe_result *res, const struct probe
       "energy_from", use[0] ? json_string(use) : json_null());
   json_object_set_new(o, "estimated", json_boolean(isfinite(x->watts) &&
                                                    x->power_source == ERG_PDU_W_ESTIMATED));
+  json_object_set_new(o, "problem", row->problem[0] ? json_string(row->problem) : json_null());
 #ifdef ERG_HAVE_SNMP
   if (row->have_detail) {
     json_t *oids = json_object(), *scales = json_object(), *vals = json_object();
@@ -435,6 +439,11 @@ static void probe_print_tree(const struct probe_result *r) {
     probe_print_value(row->r.energy_joules / 3.6e6, 12, 3);
     printf("  %s\n", probe_power_source(&row->r));
   }
+  /* Values of the wrong type (negative ones are the MIBs' "not available"). */
+  for (int i = 0; i < r->n; i++)
+    if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
+      printf("%s %d: the device sent %s; read as missing\n",
+             erg_pdu_level_name(r->rows[i].level), r->rows[i].index, r->rows[i].problem);
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
     if (r->absent[probe_order[k]] && probe_order[k] != ERG_PDU_SENSOR) {

@@ -157,4 +157,43 @@ void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
 /* The profile in use, NULL before identification. */
 const struct erg_snmp_profile *erg_snmp_source_profile(const struct erg_pdu_source *src);
 
+/* ---- a recorded walk instead of an agent (walk_detect.c) ---- */
+/* The walk, read through one lookup: the row at oid (next false) or the
+ * first one after it in OID order (next true, as a GETNEXT). It fills name
+ * (the row's OID, dotted, no leading dot), *type (the ASN.1 tag as snmprec
+ * writes it: 2 INTEGER, 4 OCTET STRING, 6 OBJECT IDENTIFIER, 65 Counter32,
+ * 66 Gauge32, 67 TimeTicks, 70 Counter64...), *num (the value as the
+ * driver reads a varbind: NAN unless numeric; numbers sent as text count)
+ * and, when text is not NULL, text (a string as it is, an OID dotted).
+ * Returns 0, or -1 when there is no such row. */
+struct erg_snmp_walk {
+  int (*lookup)(void *ctx, const char *oid, bool next, char *name, size_t namelen, int *type,
+                double *num, char *text, size_t textlen);
+  void *ctx;
+};
+/* The profile ergd (and erg pdu probe) would pick, with no profile in the
+ * config, for an agent that answers as w does: the rules of
+ * erg_pdu_snmp_identify, the walk looked up where they send a GETNEXT.
+ * how says why (or, NULL returned, why none). */
+const struct erg_snmp_profile *erg_snmp_walk_detect(const struct erg_snmp_walk *w, char *how,
+                                                    size_t howlen);
+/* What a poll of entity n of level reads from an agent serving w with
+ * profile prof, per quantity (index ERG_Q_N: the voltage a level without
+ * its own borrows from inlet, phase or device 1): the OID ("" where the
+ * profile has no column), whether the walk has it, its ASN.1 tag and
+ * number there (NAN absent or not numeric), and the factor raw -> SI unit
+ * (the column's scale with the walk's decimal digits or SI prefix). */
+struct erg_snmp_walk_entity {
+  char oid[ERG_Q_N + 1][ERG_SNMP_OID_MAX];
+  bool present[ERG_Q_N + 1];
+  int type[ERG_Q_N + 1];
+  double raw[ERG_Q_N + 1];
+  double factor[ERG_Q_N + 1];
+};
+/* -1 with a reason when prof lacks the level or the walk has no row n of
+ * it (no row column of the level has that entity). */
+int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                         int level, int n, struct erg_snmp_walk_entity *out, char *why,
+                         size_t whylen);
+
 #endif

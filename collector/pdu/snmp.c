@@ -536,16 +536,25 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
       continue;
     struct snmp_chan *ch = &p->ch[j->chan[i]];
     int q = j->what[i] & 15, kind = j->what[i] & ~15;
-    double raw = erg_snmp_vb_present(v) ? erg_snmp_vb_number(v) : NAN;
+    double raw;
+    char bad[80];
+    int st = erg_snmp_vb_value(v, &raw, bad, sizeof bad);
     if (kind == VB_DIGITS) {
-      ch->digits[q] = isfinite(raw) && raw >= 0 && raw < 10 ? (signed char)raw : 0;
+      ch->digits[q] = st == 0 && raw >= 0 && raw < 10 ? (signed char)raw : 0;
       ch->have_scale = true;
     } else if (kind == VB_SI) {
-      ch->si_prefix[q] = isfinite(raw) && raw >= 1 && raw <= 17 ? (signed char)raw : 9;
+      ch->si_prefix[q] = st == 0 && raw >= 1 && raw <= 17 ? (signed char)raw : 9;
       ch->have_scale = true;
     } else {
-      if (q != ERG_Q_NAME && raw < 0)
-        raw = NAN; /* -1: "not available" on every MIB here */
+      static const char *const qn[] = {"name", "power", "VA", "power factor", "current",
+                                       "voltage", "energy", "voltage"};
+      if (st == 0 && raw < 0) { /* -1 (or another negative): "not available" */
+        snprintf(bad, sizeof bad, "%.0f, negative (the MIB's 'not available')", raw);
+        st = -1;
+        raw = NAN;
+      }
+      if (st < 0 && !ch->bad_why[0])
+        snprintf(ch->bad_why, sizeof ch->bad_why, "%s: %s", qn[q], bad);
       ch->raw[q] = raw;
       ch->seen_ns = j->t_ns;
       if (q == ERG_Q_ENERGY && isfinite(raw))
@@ -590,6 +599,7 @@ static void snmp_chan_reading(const struct erg_pdu_source *src, int c,
     r->energy_resolution_joules = erg_snmp_col_scale(col, ch, ERG_Q_ENERGY);
   }
   r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
+  r->bad_value = ch->bad_why[0] != '\0';
 }
 
 /* Before a round: the channels' raw values are forgotten, so a channel
@@ -600,6 +610,7 @@ static void snmp_forget(struct erg_pdu_source *src) {
     for (int q = 0; q <= ERG_Q_N; q++)
       p->ch[c].raw[q] = NAN;
     p->ch[c].seen_ns = 0;
+    p->ch[c].bad_why[0] = '\0';
   }
 }
 
@@ -747,6 +758,15 @@ static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
   }
 }
 
+static int snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why,
+                          size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  if (!p || !p->ch[channel].bad_why[0])
+    return -1;
+  snprintf(why, whylen, "%s", p->ch[channel].bad_why);
+  return 0;
+}
+
 /* ---- probe helpers ---- */
 
 int erg_pdu_snmp_identify(struct erg_pdu_source *src, struct erg_snmp_ident *id, char *why,
@@ -779,4 +799,5 @@ const struct erg_pdu_driver erg_pdu_driver_snmp = {.name = "snmp",
                                                    .open = snmp_open_src,
                                                    .poll = snmp_poll_src,
                                                    .close = snmp_close_src,
-                                                   .wrap_joules = snmp_wrap_joules};
+                                                   .wrap_joules = snmp_wrap_joules,
+                                                   .bad_value = snmp_bad_value};

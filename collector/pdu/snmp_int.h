@@ -21,6 +21,9 @@ struct snmp_chan {
   double raw[ERG_Q_N + 1];            /* this round's raw values, NAN absent */
   uint64_t seen_ns;                   /* when they were read, 0 not this round */
   unsigned char energy_type;          /* ASN type last seen */
+  /* This round: a value the agent sent that is no reading (wrong type,
+   * negative), and what it was; "" none. */
+  char bad_why[112];
 };
 
 struct snmp_priv {
@@ -68,6 +71,10 @@ void erg_snmp_oid_format(const oid *o, size_t n, char *out, size_t outlen);
  * -2: the agent said tooBig (ask for fewer). */
 int erg_snmp_sync(struct erg_pdu_source *src, int cmd, const char *const *oids, int n,
                   netsnmp_pdu **resp, char *why, size_t whylen);
+/* A varbind as a reading: 0 with *out, 1 when the agent has no such
+ * object (noSuch*, endOfMibView), -1 with a reason when it sent something
+ * that is not a number (NULL, an OID, non-numeric text). */
+int erg_snmp_vb_value(const netsnmp_variable_list *v, double *out, char *why, size_t whylen);
 /* A varbind holds a value (not noSuch*, endOfMibView or NULL). */
 bool erg_snmp_vb_present(const netsnmp_variable_list *v);
 /* Picks src's profile after its sysObjectID is known (p->ident.sysoid):

@@ -215,6 +215,30 @@ void erg_snmp_vb_string(const netsnmp_variable_list *v, char *out, size_t outlen
     out[--len] = '\0';
 }
 
+int erg_snmp_vb_value(const netsnmp_variable_list *v, double *out, char *why, size_t whylen) {
+  *out = NAN;
+  if (v->type == SNMP_NOSUCHOBJECT || v->type == SNMP_NOSUCHINSTANCE ||
+      v->type == SNMP_ENDOFMIBVIEW)
+    return 1;
+  if (v->type == ASN_NULL) {
+    snprintf(why, whylen, "NULL instead of a number");
+    return -1;
+  }
+  double d = erg_snmp_vb_number(v);
+  if (isfinite(d)) {
+    *out = d;
+    return 0;
+  }
+  if (v->type == ASN_OCTET_STR) {
+    char text[24];
+    erg_snmp_vb_string(v, text, sizeof text);
+    snprintf(why, whylen, "text '%s' instead of a number", text);
+  } else {
+    snprintf(why, whylen, "ASN type 0x%02x instead of a number", (unsigned)v->type);
+  }
+  return -1;
+}
+
 bool erg_snmp_vb_present(const netsnmp_variable_list *v) {
   return v->type != SNMP_NOSUCHOBJECT && v->type != SNMP_NOSUCHINSTANCE &&
          v->type != SNMP_ENDOFMIBVIEW && v->type != ASN_NULL;

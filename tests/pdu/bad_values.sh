@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A PDU that answers values which are no readings (tests/fixtures/snmprec-bad:
+# text "n/a" and NULL where the MIB has a Gauge, a negative power, text for
+# an energy counter) next to a good outlet. The probe reads the bad ones as
+# missing and says what the device sent; ergd polls them, invents nothing
+# (no power for those outlets), says each once in its log and counts every
+# poll in erg_meter_bad_values_total; the good outlet is unaffected.
+# usage: bad_values.sh PROBE ERGD FIXTURE_DIR
+set -euo pipefail
+PROBE=$1; ERGD=$2; FIX=$3
+. "$(dirname "$0")/snmp_lib.sh"
+pdu_need snmpsimd snmpget python3 curl
+tcp_port() {
+  python3 -c 'import socket
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+PORT=$(pdu_free_port)
+pdu_snmpsimd "$FIX" "$PORT"
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community bad-values --json >"$PDU_TMP/p.json"
+"$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community bad-values >"$PDU_TMP/p.txt"
+python3 - "$PDU_TMP/p.json" <<'PY'
+import json, sys
+rows = {r["index"]: r for r in json.load(open(sys.argv[1]))["rows"] if r["level"] == "outlet"}
+want = {1: "text 'n/a' instead of a number", 2: "NULL instead of a number", 3: "negative"}
+for i, why in want.items():
+    r = rows[i]
+    assert r["watts"] is None, f"outlet {i}: {r['watts']} W from a bad value"
+    assert r["problem"] and why in r["problem"], f"outlet {i}: problem {r['problem']!r}"
+assert rows[2]["energy_kwh"] is None, rows[2]  # "abc" is no counter either
+assert rows[4]["watts"] == 150 and rows[4]["problem"] is None, rows[4]
+print("probe: bad values read as missing, each with its reason")
+PY
+grep -q "outlet 1: the device sent power: text 'n/a' instead of a number" "$PDU_TMP/p.txt"
+ZP=$(tcp_port); HP=$(tcp_port)
+cat >"$PDU_TMP/ergd.conf" <<CONF
+[collector]
+listen = tcp://127.0.0.1:$ZP
+http = 127.0.0.1:$HP
+data_dir = $PDU_TMP/data
+poll_seconds = 1
+
+[pdu.bad]
+host = 127.0.0.1
+port = $PORT
+community = bad-values
+
+[node.t]
+power = bad:1
+[node.n]
+power = bad:outlet:2
+[node.m]
+power = bad:3
+[node.g]
+power = bad:4
+CONF
+"$ERGD" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
+ERGD_PID=$!
+PDU_PIDS="$PDU_PIDS $ERGD_PID"
+metrics() { curl -sf "http://127.0.0.1:$HP/metrics"; }
+for _ in $(seq 1 50); do metrics >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 5
+metrics >"$PDU_TMP/m"
+python3 - "$PDU_TMP/m" <<'PY'
+import re, sys
+bad = {}
+for l in open(sys.argv[1]):
+    r = re.match(r'erg_meter_bad_values_total\{source="bad",level="outlet",index="(\d)"\} (\d+)', l)
+    if r:
+        bad[int(r.group(1))] = int(r.group(2))
+for i in (1, 2, 3):
+    assert bad.get(i, 0) >= 3, f"outlet {i}: {bad.get(i)} bad polls counted in ~5 s"
+assert bad.get(4) == 0, f"good outlet counted bad: {bad.get(4)}"
+print("metrics: bad polls counted per outlet:", bad)
+PY
+for what in "outlet 1: the device sent power: text 'n/a'" "outlet 2: the device sent power: NULL" \
+            "outlet 3: the device sent power: -500, negative"; do
+  n=$(grep -c "source bad $what" "$PDU_TMP/ergd.log" || true)
+  [ "$n" = 1 ] || { echo "FAIL: '$what' logged $n times, want once"; cat "$PDU_TMP/ergd.log"; exit 1; }
+done
+grep "source bad outlet 4" "$PDU_TMP/ergd.log" | grep -v "energy counter too coarse" && { echo "FAIL: good outlet logged"; exit 1; }
+kill -TERM "$ERGD_PID"
+rc=0; wait "$ERGD_PID" || rc=$?
+if [ $rc != 0 ] || grep -q "Sanitizer" "$PDU_TMP/ergd.log"; then
+  echo "FAIL: ergd exit $rc"; cat "$PDU_TMP/ergd.log"; exit 1
+fi
+echo "ok: bad values logged once each, nothing invented"
