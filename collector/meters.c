@@ -44,7 +44,7 @@ static void meter_send(void *sock, int index, struct meter_src *ms, int n,
         erg_pdu_source_bad_value(&ms->src, i, what, sizeof what))
       continue;
     ms->bad_logged[i] = true;
-    erg_warn("source %s %s %d: the device sent %s; read as missing (logged once; "
+    erg_warn("source %s %s %d: %s; read as missing (logged once; "
              "erg_meter_bad_values_total)", ms->src.cfg.name,
              erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i], what);
   }

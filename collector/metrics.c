@@ -164,16 +164,16 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
 
 static void metrics_meters(FILE *f, struct collector *c) {
   metrics_meter_family(f, c, "erg_meter_energy_coarse", "gauge",
-                         "1 while the outlet's energy counter steps by more than 5 % of a "
+                         "1 while the channel's energy counter steps by more than 5 % of a "
                          "cell's energy at its power, and the power readings are used.", 0);
   metrics_meter_family(f, c, "erg_meter_energy_resolution_joules", "gauge",
-                         "One step of the outlet's energy counter at its current reading "
+                         "One step of the channel's energy counter at its current reading "
                          "(float32 spacing, integer unit or smallest move seen).", 1);
   metrics_meter_family(f, c, "erg_meter_energy_fallback_intervals_total", "counter",
                          "Meter intervals whose energy came from the power readings because "
                          "the counter was too coarse.", 2);
   metrics_meter_family(f, c, "erg_meter_energy_held_polls_total", "counter",
-                         "Readings of an outlet without power readings whose energy counter "
+                         "Readings of a channel without power readings whose energy counter "
                          "had not moved: its next move is spread over the time since the "
                          "previous one.", 3);
   metrics_meter_family(f, c, "erg_meter_power_estimated", "gauge",

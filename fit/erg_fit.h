@@ -20,6 +20,9 @@ enum {
   ERG_ROW_ESTIMATED = 4,
   ERG_ROW_IDLE = 8,
   ERG_ROW_LAG_UNSURE = 16, /* meter aligned with no or an uncertain lag estimate */
+  /* the meter's power is A x V (or VA) x a configured power factor: kept
+   * for training (a wrong power factor scales every coefficient alike) */
+  ERG_ROW_POWER_ESTIMATED = 32,
 };
 #define ERG_ROW_UNUSABLE                                                                          \
   (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED | ERG_ROW_LAG_UNSURE)

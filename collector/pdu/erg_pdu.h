@@ -184,8 +184,8 @@ double erg_modbus_reg_decode(const struct erg_modbus_reg *r, const uint16_t *reg
  * 3.1.6's own abcd helpers swap bytes inside each register. */
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
 
-/* What channel's last bad value was ("energy: text 'n/a' instead of a
- * number"), into why; 0, or -1 when it had none or the driver cannot tell. */
+/* What channel's last bad value was ("energy: the device sent text 'n/a'
+ * instead of a number", "profile P has no inlet level ..."), into why; 0, or -1 when it had none or the driver cannot tell. */
 int erg_pdu_source_bad_value(const struct erg_pdu_source *src, int channel, char *why,
                              size_t whylen);
 

@@ -442,7 +442,7 @@ static void probe_print_tree(const struct probe_result *r) {
   /* Values of the wrong type (negative ones are the MIBs' "not available"). */
   for (int i = 0; i < r->n; i++)
     if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
-      printf("%s %d: the device sent %s; read as missing\n",
+      printf("%s %d: %s; read as missing\n",
              erg_pdu_level_name(r->rows[i].level), r->rows[i].index, r->rows[i].problem);
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
@@ -468,9 +468,11 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
     printf("total    %.1f W\n", total);
   probe_print_tree(r);
   probe_print_counters(r);
-  printf("\n# config section; a node's power = NAME:LEVEL:N (e.g. NAME:outlet:3, "
-         "NAME:inlet:1, NAME:device):\n[%s.NAME]\n",
-         strcmp(c->driver, "snmp") ? "meter" : "pdu");
+  if (strcmp(c->driver, "snmp"))
+    printf("\n# config section; a node's power = NAME:UNIT_ID:\n[meter.NAME]\n");
+  else
+    printf("\n# config section; a node's power = NAME:LEVEL:N (e.g. NAME:outlet:3, "
+           "NAME:inlet:1, NAME:device):\n[pdu.NAME]\n");
   printf("driver = %s\n", c->driver);
   if (c->device[0])
     printf("device = %s\nbaud = %d\nparity = %c\ndata_bits = %d\nstop_bits = %d\n", c->device,
@@ -491,7 +493,8 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
     return;
   for (int i = 0; i < r->n; i++)
     if (isfinite(r->rows[i].r.watts) && r->rows[i].r.power_source == ERG_PDU_W_ESTIMATED) {
-      printf("power_factor = 1.0   # applied to A x V where the PDU gives no W: set yours\n");
+      printf("power_factor = %.2f   # applied to A x V where the PDU gives no W: set yours\n",
+             c->power_factor > 0 ? c->power_factor : 1.0);
       break;
     }
   if (c->oid_power[0] || c->oid_energy[0])

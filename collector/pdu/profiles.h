@@ -5,7 +5,8 @@
  * may offer (device, inlet/cord, phase/line, bank/branch, outlet, and
  * ENTITY-SENSOR-MIB sensors) and per level the columns of the quantities
  * erg can use. Vendor knowledge is data: one file per vendor under
- * vendors/, listed in vendors/vendors.c; no driver code knows a vendor. */
+ * vendors/ (the build lists them all in vendors_list.c); no driver code
+ * knows a vendor. */
 #ifndef ERG_PDU_PROFILES_H
 #define ERG_PDU_PROFILES_H
 
@@ -178,8 +179,9 @@ struct erg_snmp_walk {
 const struct erg_snmp_profile *erg_snmp_walk_detect(const struct erg_snmp_walk *w, char *how,
                                                     size_t howlen);
 /* What a poll of entity n of level reads from an agent serving w with
- * profile prof, per quantity (index ERG_Q_N: the voltage a level without
- * its own borrows from inlet, phase or device 1): the OID ("" where the
+ * profile prof, per quantity (index ERG_Q_N: the voltage the driver
+ * borrows from inlet, phase or device 1, as erg_snmp_chan_col offers it
+ * for this level; "" none): the OID ("" where the
  * profile has no column), whether the walk has it, its ASN.1 tag and
  * number there (NAN absent or not numeric), and the factor raw -> SI unit
  * (the column's scale with the walk's decimal digits or SI prefix). */

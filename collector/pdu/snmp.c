@@ -23,6 +23,7 @@
  * mostly per request, not per varbind. */
 #define SNMP_MAX_VARBINDS 60
 #define SNMP_TICK_MS 10       /* retransmission check granularity */
+#define SNMP_DETECT_RETRY_NS (60 * ERG_NS_PER_S) /* after nothing known answered */
 /* Requests in flight at once: a burst of hundreds of datagrams overflows
  * socket buffers on the way (a proxy, a shared agent, our own host) and
  * turns into timeouts; a window keeps the pipe full without that. */
@@ -419,8 +420,10 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
     erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
   if (p->prof)
     return;
-  if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why))
-    p->prof = NULL;
+  /* Nothing known answers: try again a minute later, not every round
+   * (each try is a dozen blocking GETNEXTs in the one SNMP thread). */
+  if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why) == -2)
+    p->detect_next_ns = erg_time_monotonic_ns() + SNMP_DETECT_RETRY_NS;
 }
 
 static void snmp_ident_job(struct snmp_job *j, struct erg_pdu_source *src, size_t owner) {
@@ -483,11 +486,9 @@ static size_t snmp_pack_jobs(struct erg_pdu_source *src, const unsigned char *wh
 static unsigned snmp_chan_wants(const struct erg_pdu_source *src, int c) {
   const struct snmp_priv *p = src->priv;
   unsigned m = 1u << ERG_Q_POWER | 1u << ERG_Q_ENERGY;
-  if (p->want_all || p->ch[c].fallback || !erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER)) {
-    m |= 1u << ERG_Q_VA | 1u << ERG_Q_PF | 1u << ERG_Q_CURRENT | 1u << ERG_Q_VOLTAGE;
-    if (!erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_VOLTAGE))
-      m |= 1u << ERG_Q_N;
-  }
+  if (p->want_all || p->ch[c].fallback || !erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER))
+    m |= 1u << ERG_Q_VA | 1u << ERG_Q_PF | 1u << ERG_Q_CURRENT | 1u << ERG_Q_VOLTAGE |
+         1u << ERG_Q_N;
   return m;
 }
 
@@ -554,7 +555,7 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
         raw = NAN;
       }
       if (st < 0 && !ch->bad_why[0])
-        snprintf(ch->bad_why, sizeof ch->bad_why, "%s: %s", qn[q], bad);
+        snprintf(ch->bad_why, sizeof ch->bad_why, "%s: the device sent %s", qn[q], bad);
       ch->raw[q] = raw;
       ch->seen_ns = j->t_ns;
       if (q == ERG_Q_ENERGY && isfinite(raw))
@@ -563,12 +564,36 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
   }
 }
 
+/* "profile P has no LEVEL level (it has: ...)" when src's profile lacks
+ * the level of channel c; 0 when it has it. */
+static int snmp_level_missing(const struct erg_pdu_source *src, int c, char *why,
+                              size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  int l = src->cfg.levels[c];
+  if (!p->prof || (l < ERG_PDU_NLEVELS && erg_snmp_level_row_oid(&p->prof->lv[l])))
+    return 0;
+  char have[96] = "";
+  size_t o = 0;
+  for (int k = 0; k < ERG_PDU_NLEVELS; k++)
+    if (erg_snmp_level_row_oid(&p->prof->lv[k]) && o < sizeof have)
+      o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
+                            erg_pdu_level_name(k));
+  snprintf(why, whylen, "profile %s has no %s level (it has: %s)", p->prof->name,
+           erg_pdu_level_name(l), have);
+  return -1;
+}
+
 /* A channel's reading from its raw values: watts measured, else VA x PF,
- * else A x V (or VA) x the configured power factor, marked estimated. */
+ * else A x V (or VA) x the configured power factor, marked estimated. A
+ * channel on a level the profile lacks reads nothing, and says so. */
 static void snmp_chan_reading(const struct erg_pdu_source *src, int c,
                               struct erg_pdu_reading *r) {
   struct snmp_priv *p = src->priv;
   struct snmp_chan *ch = &p->ch[c];
+  if (snmp_level_missing(src, c, ch->bad_why, sizeof ch->bad_why)) {
+    r->bad_value = true;
+    return;
+  }
   double x[ERG_Q_N + 1];
   for (int q = 0; q <= ERG_Q_N; q++) {
     const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, c, q);
@@ -617,21 +642,12 @@ static void snmp_forget(struct erg_pdu_source *src) {
 /* Why no channel of src read anything: a level the profile lacks, or
  * nothing answered. */
 static void snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t whylen) {
-  const struct snmp_priv *p = src->priv;
-  for (int c = 0; p->prof && c < src->cfg.nchannels; c++) {
-    int l = src->cfg.levels[c];
-    if (l >= 0 && l < ERG_PDU_NLEVELS && erg_snmp_level_row_oid(&p->prof->lv[l]))
-      continue;
-    char have[96] = "";
-    size_t o = 0;
-    for (int k = 0; k < ERG_PDU_NLEVELS; k++)
-      if (erg_snmp_level_row_oid(&p->prof->lv[k]) && o < sizeof have)
-        o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
-                              erg_pdu_level_name(k));
-    snprintf(why, whylen, "%s: profile %s has no %s level (it has: %s)", src->cfg.host,
-             p->prof->name, erg_pdu_level_name(l), have);
-    return;
-  }
+  char lv[192];
+  for (int c = 0; c < src->cfg.nchannels; c++)
+    if (snmp_level_missing(src, c, lv, sizeof lv)) {
+      snprintf(why, whylen, "%s: %s", src->cfg.host, lv);
+      return;
+    }
   snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
 
@@ -676,6 +692,12 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
       struct snmp_priv *p = srcs[i]->priv;
       if (rcs[i] || p->failed_last != (pass == 1))
         continue;
+      if (!p->prof && p->detect_next_ns > erg_time_monotonic_ns()) {
+        rcs[i] = -1; /* known to match nothing until detect_next_ns */
+        if (whys)
+          snprintf(whys + i * whylen, whylen, "%s (next try within a minute)", p->detect_why);
+        continue;
+      }
       if (!p->prof) { /* identify first; the poll follows in the same loop */
         snmp_ident_job(&jobs[nj++], srcs[i], i);
         continue;

@@ -193,7 +193,7 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
     snprintf(why, whylen, "%s: sysObjectID %s; no known PDU table answers (neither a vendor MIB "
              "nor ENTITY-SENSOR-MIB watts); set profile=generic with oid_power= (see docs/pdu.md)",
              src->cfg.host, sysoid[0] ? sysoid : "(none)");
-    rc = -1;
+    rc = -2;
     goto out;
   }
   p->prof = p->ident.prof = best;
@@ -251,8 +251,8 @@ const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
   if (!p->prof || c < 0 || c >= cfg->nchannels)
     return NULL;
   const struct erg_snmp_level *lv = &p->prof->lv[cfg->levels[c] % ERG_PDU_NLEVELS];
-  if (q == ERG_Q_N) /* only where the level has no voltage of its own */
-    return lv->q[ERG_Q_VOLTAGE].oid ? NULL : p->vborrow;
+  if (q == ERG_Q_N) /* used where the level's own voltage reads nothing */
+    return p->vborrow;
   const struct erg_snmp_col *col = &lv->q[q];
   return col->oid ? col : NULL;
 }

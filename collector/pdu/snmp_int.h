@@ -33,6 +33,7 @@ struct snmp_priv {
   struct erg_snmp_ident ident;
   bool named;                          /* the profile was set in the config */
   char detect_why[320];                /* why detection found no profile */
+  uint64_t detect_next_ns;             /* monotonic: no detection before (0: now) */
   bool want_all;                       /* probe: every quantity, every round */
   /* The voltage a level without its own borrows (inlet 1, phase 1 or the
    * device), and its column; NULL: none. */
@@ -79,7 +80,8 @@ int erg_snmp_vb_value(const netsnmp_variable_list *v, double *out, char *why, si
 bool erg_snmp_vb_present(const netsnmp_variable_list *v);
 /* Picks src's profile after its sysObjectID is known (p->ident.sysoid):
  * blocking GETNEXTs on the candidates' tables (snmp_detect.c). 0 with
- * p->prof and p->ident.why set, -1 with a reason. */
+ * p->prof and p->ident.why set; -1 with a reason when the agent stopped
+ * answering, -2 when it answers but no known table does. */
 int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, size_t whylen);
 /* Sets the borrowed voltage of p->prof (p->vborrow). */
 void erg_snmp_borrow_voltage(struct snmp_priv *p);

@@ -4,7 +4,8 @@
 # an energy counter) next to a good outlet. The probe reads the bad ones as
 # missing and says what the device sent; ergd polls them, invents nothing
 # (no power for those outlets), says each once in its log and counts every
-# poll in erg_meter_bad_values_total; the good outlet is unaffected.
+# poll in erg_meter_bad_values_total; the good outlet is unaffected. A
+# node on a level the detected profile lacks is said once too.
 # usage: bad_values.sh PROBE ERGD FIXTURE_DIR
 set -euo pipefail
 PROBE=$1; ERGD=$2; FIX=$3
@@ -30,7 +31,7 @@ assert rows[2]["energy_kwh"] is None, rows[2]  # "abc" is no counter either
 assert rows[4]["watts"] == 150 and rows[4]["problem"] is None, rows[4]
 print("probe: bad values read as missing, each with its reason")
 PY
-grep -q "outlet 1: the device sent power: text 'n/a' instead of a number" "$PDU_TMP/p.txt"
+grep -q "outlet 1: power: the device sent text 'n/a' instead of a number" "$PDU_TMP/p.txt"
 ZP=$(tcp_port); HP=$(tcp_port)
 cat >"$PDU_TMP/ergd.conf" <<CONF
 [collector]
@@ -52,6 +53,8 @@ power = bad:outlet:2
 power = bad:3
 [node.g]
 power = bad:4
+[node.i]
+power = bad:inlet:1
 CONF
 "$ERGD" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 ERGD_PID=$!
@@ -72,11 +75,14 @@ for i in (1, 2, 3):
 assert bad.get(4) == 0, f"good outlet counted bad: {bad.get(4)}"
 print("metrics: bad polls counted per outlet:", bad)
 PY
-for what in "outlet 1: the device sent power: text 'n/a'" "outlet 2: the device sent power: NULL" \
-            "outlet 3: the device sent power: -500, negative"; do
+for what in "outlet 1: power: the device sent text 'n/a'" "outlet 2: power: the device sent NULL" \
+            "outlet 3: power: the device sent -500, negative"; do
   n=$(grep -c "source bad $what" "$PDU_TMP/ergd.log" || true)
   [ "$n" = 1 ] || { echo "FAIL: '$what' logged $n times, want once"; cat "$PDU_TMP/ergd.log"; exit 1; }
 done
+n=$(grep -c "source bad inlet 1: profile apc-rpdu2 has no inlet level" \
+  "$PDU_TMP/ergd.log" || true)
+[ "$n" = 1 ] || { echo "FAIL: a level the profile lacks said $n times, want once"; exit 1; }
 grep "source bad outlet 4" "$PDU_TMP/ergd.log" | grep -v "energy counter too coarse" && { echo "FAIL: good outlet logged"; exit 1; }
 kill -TERM "$ERGD_PID"
 rc=0; wait "$ERGD_PID" || rc=$?
