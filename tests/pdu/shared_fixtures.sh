@@ -125,6 +125,32 @@ for r in j["rows"]:
         errs.append(f"{where}: name {r['name']!r}, recording says {rec[n][1]!r}")
 if from_walk == 0 and not any(r["watts"] is not None for r in j["rows"]):
     errs.append("no power came from the recording")
+# Physics, whatever the vendor: a scale off by 10x or more breaks these.
+# Active power is at most the apparent power (V x A, or VA), and at least
+# a fifth of it on a loaded row (delta wiring and poor power factors stay
+# well inside); what the levels below meter adds up to no more than what
+# the levels above do, and the phases to about their inlet or device.
+def total(level):
+    ws = [r["watts"] for r in j["rows"] if r["level"] == level and r["watts"] is not None]
+    return sum(ws) if ws else None
+for r in j["rows"]:
+    v, w = r.get("values", {}), r["watts"]
+    volts = v.get("voltage") if v.get("voltage") is not None else v.get("voltage_borrowed")
+    app = v.get("va")
+    if app is None and volts is not None and v.get("current") is not None:
+        app = volts * v["current"]
+    if r["power_from"] == "measured" and w is not None and app is not None and w > 20 and app > 20:
+        if not 0.2 <= w / app <= 1.1 * (3 ** 0.5):
+            errs.append(f"{r['level']} {r['index']}: {w} W against {app:.1f} VA")
+top = total("device") if total("device") is not None else total("inlet")
+if top is not None and top > 50:
+    for lvl in ("outlet", "bank", "phase"):
+        t = total(lvl)
+        if t is not None and t > 1.2 * top + 20:
+            errs.append(f"{lvl}s add up to {t:.1f} W, more than the {top:.1f} W above them")
+    ph = total("phase")
+    if ph is not None and ph > 20 and ph < 0.8 * top - 20:
+        errs.append(f"phases add up to {ph:.1f} W of {top:.1f} W")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())
