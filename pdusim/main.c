@@ -11,6 +11,7 @@
 #include "erg_common.h"
 #include "sim.h"
 #include "sim_snmp.h"
+#include "sim_walk.h"
 
 static struct sim sim;
 static char snmp_host[128];
@@ -23,6 +24,10 @@ static bool tcp_given;
 static volatile int rtu_failed;
 static const char *curve_spec;
 static const char *specpower_csv; /* --specpower-csv; needed by specpower:ROW */
+static const char *snmp_walk;     /* --snmp-walk: serve this recording instead of rPDU2 */
+static const char *walk_channels[SIM_MAX_NODES * 4];
+static int nwalk_channels;
+static struct sim_walk *walk;
 
 static void *sim_rtu_thread(void *arg) {
   (void)arg;
@@ -33,7 +38,10 @@ static void *sim_rtu_thread(void *arg) {
 
 static void *sim_snmp_thread(void *arg) {
   (void)arg;
-  sim_snmp_serve(&sim, snmp_host, snmp_port, snmp_duration);
+  if (walk)
+    sim_walk_serve(&sim, walk, snmp_host, snmp_port, snmp_duration);
+  else
+    sim_snmp_serve(&sim, snmp_host, snmp_port, snmp_duration);
   return NULL;
 }
 
@@ -61,6 +69,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
           "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
+          "                  [--snmp-walk FILE.snmprec [--walk-channel LEVEL:N=NODE]...]\n"
           "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
           "                  [--disk-watts-per-mbps W] [--update S] [--lag S] [--seed N]\n"
@@ -72,7 +81,11 @@ static void usage(FILE *f) {
           "--disk-watts-per-mbps, plus noise, quantised, refreshed every --update seconds\n"
           "and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
           "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
-          "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n");
+          "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n"
+          "--snmp-walk serves a recorded walk of a real PDU over --snmp instead (every OID\n"
+          "as recorded); --walk-channel LEVEL:N=NODE (LEVEL device, inlet, phase, bank,\n"
+          "outlet; e.g. inlet:1=n1) makes the columns erg reads for that entity (power,\n"
+          "VA, current, energy, found through erg's profile for the walk) follow NODE.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -87,6 +100,43 @@ static int sim_add_node(const char *spec) {
   n->name[nl] = '\0';
   if (eq)
     erg_strlcpy(n->load.cgroup, eq + 1, sizeof n->load.cgroup);
+  return 0;
+}
+
+/* --snmp-walk: loads the recording, finds erg's profile for it and binds
+ * each --walk-channel; prints what is live. 1 on any error. */
+static int sim_walk_setup(void) {
+  char why[400], how[400];
+  if (!snmp_walk) {
+    if (nwalk_channels) {
+      fprintf(stderr, "erg-pdusim: --walk-channel needs --snmp-walk FILE\n");
+      return 1;
+    }
+    return 0;
+  }
+  if (!snmp_port) {
+    fprintf(stderr, "erg-pdusim: --snmp-walk needs --snmp HOST:PORT\n");
+    return 1;
+  }
+  if (!(walk = sim_walk_load(snmp_walk, why, sizeof why))) {
+    fprintf(stderr, "erg-pdusim: --snmp-walk: %s\n", why);
+    return 1;
+  }
+  const struct erg_snmp_profile *prof = sim_walk_detect(walk, how, sizeof how);
+  printf("erg-pdusim: walk %s: %zu OIDs; erg profile %s: %s\n", snmp_walk, sim_walk_rows(walk),
+         prof ? prof->name : "none", how);
+  for (int i = 0; i < nwalk_channels; i++) {
+    char desc[2048];
+    if (sim_walk_bind(walk, &sim, walk_channels[i], desc, sizeof desc, why, sizeof why)) {
+      fprintf(stderr, "erg-pdusim: %s\n", why);
+      return 1;
+    }
+    for (char *line = strtok(desc, "\n"); line; line = strtok(NULL, "\n"))
+      printf("erg-pdusim: live %s\n", line);
+  }
+  if (!nwalk_channels)
+    printf("erg-pdusim: no --walk-channel: every OID as recorded\n");
+  fflush(stdout);
   return 0;
 }
 
@@ -106,6 +156,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"snmp-max-varbinds", required_argument, 0, 'V'},
       {"energy-offset-kwh", required_argument, 0, 'O'},
       {"disk-watts-per-mbps", required_argument, 0, 'D'},
+      {"snmp-walk", required_argument, 0, 'W'}, {"walk-channel", required_argument, 0, 'w'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct erg_pdusim_model *m = &sim.model;
   struct { int opt; double *dst; double min, max; } nums[] = {
@@ -169,6 +220,14 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       }
       break;
     case 'C': specpower_csv = optarg; break;
+    case 'W': snmp_walk = optarg; break;
+    case 'w':
+      if (nwalk_channels >= (int)(sizeof walk_channels / sizeof walk_channels[0])) {
+        fprintf(stderr, "erg-pdusim: too many --walk-channel\n");
+        return 1;
+      }
+      walk_channels[nwalk_channels++] = optarg;
+      break;
     case 'n':
       if (sim_add_node(optarg) != 0) {
         fprintf(stderr, "erg-pdusim: bad or too many --node '%s'\n", optarg);
@@ -203,6 +262,10 @@ int main(int argc, char **argv) {
   if (curve_spec &&
       erg_pdusim_curve_load(&sim.model, curve_spec, specpower_csv, why, sizeof why)) {
     fprintf(stderr, "erg-pdusim: --curve: %s\n", why);
+    return 1;
+  }
+  if (sim_walk_setup()) {
+    sim_walk_free(walk);
     return 1;
   }
   if (truth && !(sim.truth = fopen(truth, "w"))) {
@@ -245,7 +308,12 @@ int main(int argc, char **argv) {
   pthread_create(&th, NULL, sim_update_thread, &sim);
   snmp_duration = duration;
   if (snmp_port) {
-    printf("erg-pdusim: SIMULATED rPDU2-shaped SNMP agent on udp %s:%d\n", snmp_host, snmp_port);
+    if (walk)
+      printf("erg-pdusim: SIMULATED SNMP agent (recorded walk %s, not real hardware) on udp "
+             "%s:%d\n", snmp_walk, snmp_host, snmp_port);
+    else
+      printf("erg-pdusim: SIMULATED rPDU2-shaped SNMP agent on udp %s:%d\n", snmp_host,
+             snmp_port);
     fflush(stdout);
     pthread_create(&sth, NULL, sim_snmp_thread, NULL);
   }
@@ -268,5 +336,6 @@ int main(int argc, char **argv) {
   rc |= rtu_failed;
   if (sim.truth)
     fclose(sim.truth);
+  sim_walk_free(walk);
   return rc ? 1 : 0;
 }
