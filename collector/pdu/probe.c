@@ -217,7 +217,8 @@ static int probe_snmp(struct erg_pdu_source *src, struct probe_result *res, char
       struct probe_row *r = &res->rows[res->n++];
       r->level = l;
       r->index = nums[i];
-      snprintf(r->name, sizeof r->name, "%s", i < ERG_PDU_MAX_CHANNELS ? names[i] : "");
+      snprintf(r->name, sizeof r->name, "%.*s", PROBE_NAMELEN - 1,
+               i < ERG_PDU_MAX_CHANNELS ? names[i] : "");
     }
   }
   if (res->n == 0) {
