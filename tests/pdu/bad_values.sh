@@ -9,12 +9,10 @@
 # usage: bad_values.sh PROBE ERGD FIXTURE_DIR
 set -euo pipefail
 PROBE=$1; ERGD=$2; FIX=$3
-. "$(dirname "$0")/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3 curl
-tcp_port() {
-  python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/snmp_lib.sh"
+. "$here/../integration/lib.sh"
+pdu_need snmpsimd snmpget python3 curl ss
 PORT=$(pdu_free_port)
 pdu_snmpsimd "$FIX" "$PORT"
 "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community bad-values --json >"$PDU_TMP/p.json"
@@ -32,7 +30,7 @@ assert rows[4]["watts"] == 150 and rows[4]["problem"] is None, rows[4]
 print("probe: bad values read as missing, each with its reason")
 PY
 grep -q "outlet 1: power: the device sent text 'n/a' instead of a number" "$PDU_TMP/p.txt"
-ZP=$(tcp_port); HP=$(tcp_port)
+ZP=$(free_port); HP=$(free_port)
 cat >"$PDU_TMP/ergd.conf" <<CONF
 [collector]
 listen = tcp://127.0.0.1:$ZP
@@ -59,10 +57,9 @@ CONF
 "$ERGD" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 ERGD_PID=$!
 PDU_PIDS="$PDU_PIDS $ERGD_PID"
-metrics() { curl -sf "http://127.0.0.1:$HP/metrics"; }
-for _ in $(seq 1 50); do metrics >/dev/null 2>&1 && break; sleep 0.1; done
+wait_port "$HP"
 sleep 5
-metrics >"$PDU_TMP/m"
+curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/m"
 python3 - "$PDU_TMP/m" <<'PY'
 import re, sys
 bad = {}
