@@ -2,8 +2,6 @@
  * right now added consistently, callbacks, exited groups deleted. */
 #include "erg_bpf.h"
 
-#if defined(ERG_HAVE_BPF) && ERG_HAVE_BPF
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,5 +443,3 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
   b->drains++;
   return (int)n;
 }
-
-#endif /* ERG_HAVE_BPF */

@@ -115,10 +115,6 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
  * -1 error. A sample gets dropped_samples set to the samples dropped since
  * the last one queued; dropped hellos are not counted. */
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
-/* Samples dropped and not yet reported. */
-uint64_t erg_sender_dropped(const struct erg_sender *s);
-/* Samples sent again after reconnects (resend.c), since the start. */
-uint64_t erg_sender_resent(const struct erg_sender *s);
 void erg_sender_close(struct erg_sender *s);
 
 /* The resend ring (resend.c): copies of the last packed envelopes, at most

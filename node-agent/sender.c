@@ -248,9 +248,6 @@ int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
   return rc;
 }
 
-uint64_t erg_sender_dropped(const struct erg_sender *s) { return s->dropped; }
-
-uint64_t erg_sender_resent(const struct erg_sender *s) { return s->resent; }
 
 void erg_sender_close(struct erg_sender *s) {
   if (!s)
