@@ -119,6 +119,34 @@ int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char *
   return 0;
 }
 
+int erg_snmp_probe_start(const char *t, char *start, size_t len, bool *scalar) {
+  const char *suffix;
+  *scalar = erg_snmp_oid_split(t, start, len, &suffix) != 0;
+  if (!*scalar)
+    return 0;
+  /* A scalar: GETNEXT from its parent must land on it. */
+  if (*t == '.')
+    t++;
+  const char *dot = strrchr(t, '.');
+  if (!dot || (size_t)(dot - t) >= len)
+    return -1;
+  memcpy(start, t, (size_t)(dot - t));
+  start[dot - t] = '\0';
+  return 0;
+}
+
+bool erg_snmp_oid_under(const char *got, const char *prefix) {
+  size_t n = strlen(prefix);
+  return !strncmp(got, prefix, n) && got[n] == '.';
+}
+
+bool erg_snmp_sysoid_generic(const char *s) {
+  if (*s == '.')
+    s++;
+  return !s[0] || !strncmp(s, "1.3.6.1.4.1.8072.", 17) || !strcmp(s, "1.3.6.1.4.1.0") ||
+         !strcmp(s, "0.0") || strncmp(s, "1.3.6.1.4.1.", 12) != 0;
+}
+
 const char *erg_snmp_level_row_col(const struct erg_snmp_level *lv, int i) {
   static const int order[] = {ERG_Q_NAME,   ERG_Q_POWER,  ERG_Q_VA,
                               ERG_Q_CURRENT, ERG_Q_ENERGY, ERG_Q_VOLTAGE};
@@ -128,13 +156,72 @@ const char *erg_snmp_level_row_col(const struct erg_snmp_level *lv, int i) {
   return NULL;
 }
 
+bool erg_snmp_level_offered(const struct erg_snmp_level *lv) {
+  if (erg_snmp_level_row_oid(lv))
+    return true;
+  for (int q = ERG_Q_POWER; q < ERG_Q_N; q++)
+    if (lv->q[q].var)
+      return true;
+  return false;
+}
+
 unsigned erg_snmp_profile_levels(const char *name) {
   const struct erg_snmp_profile *p = name && name[0] ? erg_snmp_profile_find(name) : NULL;
   unsigned m = 0;
   for (int l = 0; p && l < ERG_PDU_NLEVELS; l++)
-    if (erg_snmp_level_row_oid(&p->lv[l]))
+    if (erg_snmp_level_offered(&p->lv[l]))
       m |= 1u << l;
   return m;
+}
+
+/* One alternative, alt[0..len), against the whole of name. */
+static bool name_match_one(const char *alt, size_t len, const char *name, int *n) {
+  const char *pct = NULL;
+  for (size_t i = 0; i + 1 < len && !pct; i++)
+    if (alt[i] == '%' && alt[i + 1] == 'd')
+      pct = alt + i;
+  if (!pct) {
+    *n = 1;
+    return strlen(name) == len && !strncmp(alt, name, len);
+  }
+  size_t pre = (size_t)(pct - alt), post = len - pre - 2;
+  if (strncmp(name, alt, pre) != 0)
+    return false;
+  const char *d = name + pre;
+  long v = 0;
+  size_t k = 0;
+  for (; d[k] >= '0' && d[k] <= '9'; k++)
+    if ((v = v * 10 + (d[k] - '0')) > 1000000)
+      return false;
+  if (k == 0 || v == 0 || strlen(d + k) != post || strncmp(d + k, pct + 2, post) != 0)
+    return false;
+  *n = (int)v;
+  return true;
+}
+
+bool erg_snmp_name_match(const char *pattern, const char *name, int *n) {
+  for (const char *a = pattern; a;) {
+    const char *bar = strchr(a, '|');
+    size_t len = bar ? (size_t)(bar - a) : strlen(a);
+    if (len && name_match_one(a, len, name, n))
+      return true;
+    a = bar ? bar + 1 : NULL;
+  }
+  return false;
+}
+
+bool erg_snmp_names_classify(const struct erg_snmp_profile *prof, const char *name, int *level,
+                             int *entity, int *q) {
+  for (int l = 0; prof->names && l < ERG_PDU_NLEVELS; l++)
+    for (int k = 0; k < ERG_Q_N; k++) {
+      const char *pat = prof->lv[l].q[k].var;
+      if (pat && erg_snmp_name_match(pat, name, entity)) {
+        *level = l;
+        *q = k;
+        return true;
+      }
+    }
+  return false;
 }
 
 /* Only digits and dots, with at most one "%d": anything else in a user's
@@ -179,16 +266,16 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
   double ps = cfg->power_scale > 0 ? cfg->power_scale : 1.0;
   struct erg_snmp_level *o = &out->lv[ERG_PDU_OUTLET];
   if (cfg->oid_power[0])
-    o->q[ERG_Q_POWER] = (struct erg_snmp_col){cfg->oid_power, ps, NULL, NULL};
+    o->q[ERG_Q_POWER] = (struct erg_snmp_col){.oid = cfg->oid_power, .scale = ps};
   if (cfg->oid_energy[0])
     o->q[ERG_Q_ENERGY] = (struct erg_snmp_col){
-        cfg->oid_energy, cfg->energy_scale_joules > 0 ? cfg->energy_scale_joules : WH, NULL,
-        NULL};
+        .oid = cfg->oid_energy,
+        .scale = cfg->energy_scale_joules > 0 ? cfg->energy_scale_joules : WH};
   if (cfg->oid_name[0])
-    o->q[ERG_Q_NAME] = (struct erg_snmp_col){cfg->oid_name, 1.0, NULL, NULL};
+    o->q[ERG_Q_NAME] = (struct erg_snmp_col){.oid = cfg->oid_name, .scale = 1.0};
   o->count = cfg->oid_count[0] ? cfg->oid_count : NULL;
   if (cfg->oid_total_power[0])
     out->lv[ERG_PDU_DEVICE].q[ERG_Q_POWER] =
-        (struct erg_snmp_col){cfg->oid_total_power, ps, NULL, NULL};
+        (struct erg_snmp_col){.oid = cfg->oid_total_power, .scale = ps};
   return 0;
 }

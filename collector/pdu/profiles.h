@@ -4,9 +4,10 @@
  * A profile describes, from one vendor MIB, every metering level the PDU
  * may offer (device, inlet/cord, phase/line, bank/branch, outlet, and
  * ENTITY-SENSOR-MIB sensors) and per level the columns of the quantities
- * erg can use. Vendor knowledge is data: one file per vendor under
- * vendors/ (the build lists them all in vendors_list.c); no driver code
- * knows a vendor. */
+ * erg can use (or, where the MIB lists readings as rows of one generic
+ * table, the names of its variables: struct erg_snmp_names). Vendor
+ * knowledge is data: one file per vendor under vendors/ (the build lists
+ * them all in vendors_list.c); no driver code knows a vendor. */
 #ifndef ERG_PDU_PROFILES_H
 #define ERG_PDU_PROFILES_H
 
@@ -46,6 +47,32 @@ struct erg_snmp_col {
   /* ... and by 10^(3 (s - 9)) where s is read from this one
    * (ENTITY-SENSOR's entPhySensorScale: 8 milli, 9 units, 10 kilo). */
   const char *si_prefix;
+  /* Instead of oid, in a profile with a named-variable table (names
+   * below): the variable's name, a pattern (erg_snmp_name_match: "%d" the
+   * entity number, '|' between alternatives). The driver finds the row
+   * per source; scale then applies on top of the row's own scale. For
+   * ERG_Q_NAME the row's text is the entity's label. */
+  const char *var;
+  /* With var: the unit the row must report (NULL: not checked); a row in
+   * another unit is left out rather than read with the wrong scale. */
+  const char *unit;
+};
+
+/* A named-variable table: one row per reading of whatever the agent has,
+ * indexed by arcs the profile cannot know (RITTAL-CMC-III-MIB's
+ * cmcIIIVarTable: {device, variable}, both depending on what is plugged in
+ * and configured). Which row is which is known from its name only. Each
+ * is a column OID without "%d"; a row is the same index under each. */
+struct erg_snmp_names {
+  const char *name;  /* OCTET STRING: the variable's name (walked) */
+  const char *value; /* integer: the reading */
+  const char *scale; /* optional integer: > 0 multiply by it, < 0 divide by -it */
+  const char *unit;  /* optional OCTET STRING: the unit, checked against col.unit */
+  const char *text;  /* optional OCTET STRING: the value as text (labels) */
+  /* Optional scalar that changes when rows are added or removed: read each
+   * round (where the agent has it), a change sends the source through name
+   * resolution again. */
+  const char *stamp;
 };
 
 struct erg_snmp_level {
@@ -68,6 +95,9 @@ struct erg_snmp_profile {
    * the profile is used only if one of its tables answers. */
   const char *sysoids[ERG_SNMP_MAX_SYSOIDS];
   const char *oid_model;    /* scalar OCTET STRING, NULL: use sysDescr */
+  /* Non-NULL: the levels name variables of this table (col.var) instead
+   * of giving column templates. */
+  const struct erg_snmp_names *names;
   struct erg_snmp_level lv[ERG_PDU_NLEVELS];
 };
 
@@ -86,6 +116,16 @@ const struct erg_snmp_profile *erg_snmp_profile_match(const char *sysoid, const 
  * how many were stored in out (at most max). */
 size_t erg_snmp_profile_candidates(const char *sysoid, const struct erg_snmp_profile **out,
                                    size_t max);
+/* The OID a GETNEXT starts from to learn whether column t has a row
+ * (detection, online and over a walk): a template's column, whose rows are
+ * under it; a scalar's parent, from which the GETNEXT must land on it
+ * (*scalar). -1 when t is neither. */
+int erg_snmp_probe_start(const char *t, char *start, size_t len, bool *scalar);
+/* got is a row under prefix (whole arcs). */
+bool erg_snmp_oid_under(const char *got, const char *prefix);
+/* A sysObjectID that says nothing about the vendor: empty, net-snmp's own
+ * (8072), 1.3.6.1.4.1.0, or not under enterprises. */
+bool erg_snmp_sysoid_generic(const char *sysoid);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
 /* Replaces each "%d" in tmpl with n; -1 if it does not fit. */
@@ -103,6 +143,20 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
  * last. i = 0 is NULL when the profile lacks the level. */
 const char *erg_snmp_level_row_col(const struct erg_snmp_level *lv, int i);
 #define erg_snmp_level_row_oid(lv) erg_snmp_level_row_col((lv), 0)
+/* Whether the profile offers the level at all: a row column, or a named
+ * variable of a value quantity. */
+bool erg_snmp_level_offered(const struct erg_snmp_level *lv);
+/* Whether name is one of pattern's alternatives (separated by '|'). In an
+ * alternative "%d" matches one or more decimal digits, leading zeros
+ * included ("Socket 01" is 1), at most once; everything else matches
+ * itself. *n gets the number (1 where the alternative has no "%d"); a
+ * number of 0 or above 1000000 does not match. */
+bool erg_snmp_name_match(const char *pattern, const char *name, int *n);
+/* The level, entity and quantity of prof whose variable name matches name
+ * (the first in level, then quantity order); false when none does or prof
+ * has no named-variable table. */
+bool erg_snmp_names_classify(const struct erg_snmp_profile *prof, const char *name, int *level,
+                             int *entity, int *q);
 
 /* ---- driver internals used by probe.c ---- */
 struct erg_snmp_ident {

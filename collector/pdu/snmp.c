@@ -35,8 +35,9 @@ void erg_pdu_snmp_set_max_inflight(int n) {
 }
 
 /* A varbind's role: VB_VALUE, VB_DIGITS or VB_SI x 16 + the quantity
- * (ERG_Q_N: the borrowed voltage); VB_OTHER for identification. */
-enum vb_what { VB_VALUE = 0, VB_DIGITS = 16, VB_SI = 32, VB_OTHER = 255 };
+ * (ERG_Q_N: the borrowed voltage); VB_STAMP a named-variable table's stamp;
+ * VB_OTHER for identification. */
+enum vb_what { VB_VALUE = 0, VB_DIGITS = 16, VB_SI = 32, VB_STAMP = 254, VB_OTHER = 255 };
 /* JOB_SPLIT: answered tooBig, its varbinds went out again in two jobs. */
 enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR, JOB_SPLIT };
 
@@ -102,6 +103,7 @@ static void snmp_close_src(struct erg_pdu_source *src) {
     return;
   if (p->sess)
     snmp_sess_close(p->sess);
+  erg_snmp_names_free(&p->names);
   free(p);
   src->priv = NULL;
 }
@@ -281,7 +283,7 @@ static void snmp_followups(struct snmp_job *jobs, size_t *n, size_t cap, uint64_
       continue;
     snmp_ident_apply(j->src, j->resp);
     struct snmp_priv *p = j->src->priv;
-    if (!j->then_poll || !p->prof || *n + snmp_jobs_needed(j->src) > cap)
+    if (!j->then_poll || !erg_snmp_ready(p) || *n + snmp_jobs_needed(j->src) > cap)
       continue;
     size_t k = snmp_build_jobs(j->src, jobs + *n);
     for (size_t q = 0; q < k; q++)
@@ -408,7 +410,8 @@ static const char *const oid_sysobjectid = "1.3.6.1.2.1.1.2.0";
 
 /* sysDescr and sysObjectID; then, unless the config named it, the profile
  * by what the agent answers (blocking GETNEXTs on this source's session,
- * once in its life: snmp_detect.c). */
+ * once in its life: snmp_detect.c), and a named-variable table's rows
+ * (snmp_names.c; again when its stamp moved). */
 static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp) {
   struct snmp_priv *p = src->priv;
   const netsnmp_variable_list *v = resp->variables;
@@ -418,8 +421,11 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
   }
   if (v && v->type == ASN_OBJECT_ID)
     erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
-  if (p->prof)
+  if (p->prof) {
+    erg_snmp_names_ensure(src, p->detect_why, sizeof p->detect_why);
+    erg_snmp_borrow_voltage(p);
     return;
+  }
   /* Nothing known answers: try again a minute later, not every round
    * (each try is a dozen blocking GETNEXTs in the one SNMP thread). */
   if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why) == -2)
@@ -441,7 +447,7 @@ static void snmp_ident_result(const struct snmp_job *j, int *rc, char *why, size
     *rc = -1;
     if (why)
       snmp_job_why(j, why, whylen);
-  } else if (!p->prof) {
+  } else if (!erg_snmp_ready(p)) {
     *rc = -1;
     if (why)
       snprintf(why, whylen, "%s", p->detect_why);
@@ -454,6 +460,8 @@ static void snmp_ident_result(const struct snmp_job *j, int *rc, char *why, size
 static int snmp_vb_oid(const struct erg_pdu_source *src, int what, int chan, char *o, size_t olen) {
   const struct snmp_priv *p = src->priv;
   int q = what & 15, kind = what & ~15;
+  if (what == VB_STAMP)
+    return (size_t)snprintf(o, olen, "%s", erg_snmp_names_stamp_oid(p)) >= olen ? -1 : 0;
   const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, chan, q);
   if (!col)
     return -1;
@@ -498,8 +506,8 @@ static unsigned snmp_chan_wants(const struct erg_pdu_source *src, int c) {
  * returns the number of jobs used. */
 static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs) {
   struct snmp_priv *p = src->priv;
-  static __thread unsigned char what[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS],
-      chan[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS];
+  static __thread unsigned char what[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS + 1],
+      chan[SNMP_VB_PER_CHAN * ERG_PDU_MAX_CHANNELS + 1];
   int n = 0;
   for (int q = ERG_Q_POWER; q <= ERG_Q_N; q++) /* column by column: agents look up in order */
     for (int c = 0; c < src->cfg.nchannels; c++)
@@ -519,6 +527,10 @@ static size_t snmp_build_jobs(struct erg_pdu_source *src, struct snmp_job *jobs)
           chan[n++] = (unsigned char)c;
         }
   }
+  if (erg_snmp_names_stamp_oid(p)) { /* last: read after the values it vouches for */
+    what[n] = VB_STAMP;
+    chan[n++] = 0;
+  }
   return snmp_pack_jobs(src, what, chan, n, snmp_vars_limit(p), jobs, 0);
 }
 
@@ -528,6 +540,8 @@ static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
   return 3 * ((size_t)(SNMP_VB_PER_CHAN * src->cfg.nchannels) / per + 1);
 }
 
+static void snmp_forget(struct erg_pdu_source *src);
+
 /* Raw values and scale factors of one answer into the channels. */
 static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j) {
   struct snmp_priv *p = src->priv;
@@ -535,6 +549,11 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
   for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
     if (j->what[i] == VB_OTHER)
       continue;
+    if (j->what[i] == VB_STAMP) { /* rows moved: what was read may be other variables */
+      if (erg_snmp_names_stale(p, erg_snmp_vb_number(v)))
+        snmp_forget(src);
+      continue;
+    }
     struct snmp_chan *ch = &p->ch[j->chan[i]];
     int q = j->what[i] & 15, kind = j->what[i] & ~15;
     double raw;
@@ -564,25 +583,6 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
   }
 }
 
-/* "profile P has no LEVEL level (it has: ...)" when src's profile lacks
- * the level of channel c; 0 when it has it. */
-static int snmp_level_missing(const struct erg_pdu_source *src, int c, char *why,
-                              size_t whylen) {
-  const struct snmp_priv *p = src->priv;
-  int l = src->cfg.levels[c];
-  if (!p->prof || (l < ERG_PDU_NLEVELS && erg_snmp_level_row_oid(&p->prof->lv[l])))
-    return 0;
-  char have[96] = "";
-  size_t o = 0;
-  for (int k = 0; k < ERG_PDU_NLEVELS; k++)
-    if (erg_snmp_level_row_oid(&p->prof->lv[k]) && o < sizeof have)
-      o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
-                            erg_pdu_level_name(k));
-  snprintf(why, whylen, "profile %s has no %s level (it has: %s)", p->prof->name,
-           erg_pdu_level_name(l), have);
-  return -1;
-}
-
 /* A channel's reading from its raw values: watts measured, else VA x PF,
  * else A x V (or VA) x the configured power factor, marked estimated. A
  * channel on a level the profile lacks reads nothing, and says so. */
@@ -590,7 +590,9 @@ static void snmp_chan_reading(const struct erg_pdu_source *src, int c,
                               struct erg_pdu_reading *r) {
   struct snmp_priv *p = src->priv;
   struct snmp_chan *ch = &p->ch[c];
-  if (snmp_level_missing(src, c, ch->bad_why, sizeof ch->bad_why)) {
+  if (!erg_snmp_ready(p)) /* its named rows moved this round: nothing read is theirs */
+    return;
+  if (erg_snmp_level_missing(src->priv, &src->cfg, c, ch->bad_why, sizeof ch->bad_why)) {
     r->bad_value = true;
     return;
   }
@@ -644,11 +646,16 @@ static void snmp_forget(struct erg_pdu_source *src) {
 static void snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t whylen) {
   char lv[192];
   for (int c = 0; c < src->cfg.nchannels; c++)
-    if (snmp_level_missing(src, c, lv, sizeof lv)) {
+    if (erg_snmp_level_missing(src->priv, &src->cfg, c, lv, sizeof lv)) {
       snprintf(why, whylen, "%s: %s", src->cfg.host, lv);
       return;
     }
-  snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
+  const struct snmp_priv *p = src->priv;
+  if (!erg_snmp_ready(p)) /* erg_snmp_names_stale this round */
+    snprintf(why, whylen, "%s: rows of the variable table were added or removed: their names "
+             "are read again", src->cfg.host);
+  else
+    snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
 
 static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_reading *out) {
@@ -698,7 +705,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
           snprintf(whys + i * whylen, whylen, "%s (next try within a minute)", p->detect_why);
         continue;
       }
-      if (!p->prof) { /* identify first; the poll follows in the same loop */
+      if (!erg_snmp_ready(p)) { /* identify first; the poll follows in the same loop */
         snmp_ident_job(&jobs[nj++], srcs[i], i);
         continue;
       }
@@ -765,30 +772,6 @@ static int snmp_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *out
   return rc;
 }
 
-/* Counter modulus: what the agent's type can hold, times the scale. A
- * Counter64 never wraps in practice; INTEGER counters are signed. */
-static double snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
-  const struct snmp_priv *p = src->priv;
-  const struct erg_snmp_col *col = p ? erg_snmp_chan_col(p, &src->cfg, channel, ERG_Q_ENERGY) : NULL;
-  if (!col)
-    return 0;
-  double scale = erg_snmp_col_scale(col, &p->ch[channel], ERG_Q_ENERGY);
-  switch (p->ch[channel].energy_type) {
-  case ASN_COUNTER64: return 0;
-  case ASN_INTEGER: return 2147483648.0 * scale;
-  default: return 4294967296.0 * scale;
-  }
-}
-
-static int snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why,
-                          size_t whylen) {
-  const struct snmp_priv *p = src->priv;
-  if (!p || !p->ch[channel].bad_why[0])
-    return -1;
-  snprintf(why, whylen, "%s", p->ch[channel].bad_why);
-  return 0;
-}
-
 /* ---- probe helpers ---- */
 
 int erg_pdu_snmp_identify(struct erg_pdu_source *src, struct erg_snmp_ident *id, char *why,
@@ -821,5 +804,5 @@ const struct erg_pdu_driver erg_pdu_driver_snmp = {.name = "snmp",
                                                    .open = snmp_open_src,
                                                    .poll = snmp_poll_src,
                                                    .close = snmp_close_src,
-                                                   .wrap_joules = snmp_wrap_joules,
-                                                   .bad_value = snmp_bad_value};
+                                                   .wrap_joules = erg_snmp_wrap_joules,
+                                                   .bad_value = erg_snmp_bad_value};

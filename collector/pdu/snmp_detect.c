@@ -1,8 +1,10 @@
 /* Which profile a PDU speaks, decided by what it answers, and which column
- * each configured channel reads. sysObjectID only orders the candidates:
- * vendors reuse one for several MIBs (every Liebert card says 476.1.42),
- * OEMs ship a generic one (net-snmp's 8072.3.2.10) or none at all. A
- * profile is taken when one of its levels' tables answers a GETNEXT. */
+ * each configured channel reads (with its scale and counter wrap).
+ * sysObjectID only orders the candidates: vendors reuse one for several
+ * MIBs (every Liebert card says 476.1.42), OEMs ship a generic one
+ * (net-snmp's 8072.3.2.10) or none at all. A profile is taken when one of
+ * its levels' tables answers a GETNEXT, or, for a named-variable table,
+ * when the name column has one of its variables (snmp_names.c). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,23 +16,6 @@
 #define DETECT_CHUNK 16 /* varbinds per GETNEXT (small agents say tooBig) */
 #define DETECT_MAX 1024 /* tables tried at once (every profile's) */
 
-/* The OID a GETNEXT starts from to learn whether column t has a row, and
- * how to tell: under prefix (a template) or equal to t (a scalar). */
-static int probe_start(const char *t, char *start, size_t len, bool *scalar) {
-  const char *suffix;
-  *scalar = erg_snmp_oid_split(t, start, len, &suffix) != 0;
-  if (!*scalar)
-    return 0;
-  /* A scalar: GETNEXT from its parent must land on it. */
-  if (*t == '.')
-    t++;
-  const char *dot = strrchr(t, '.');
-  if (!dot || (size_t)(dot - t) >= len)
-    return -1;
-  memcpy(start, t, (size_t)(dot - t));
-  start[dot - t] = '\0';
-  return 0;
-}
 
 struct table_try {
   const struct erg_snmp_profile *prof;
@@ -38,12 +23,9 @@ struct table_try {
   char start[ERG_SNMP_OID_MAX];
   const char *oid; /* the column's template */
   bool scalar, answered;
+  bool named;      /* a level of a named-variable table: no GETNEXT, see detect_names */
 };
 
-static bool oid_under(const char *got, const char *prefix) {
-  size_t n = strlen(prefix);
-  return !strncmp(got, prefix, n) && got[n] == '.';
-}
 
 /* GETNEXT on every try's start OID; marks those whose table answered.
  * -1 when the agent does not answer at all. */
@@ -52,9 +34,12 @@ static int detect_run(struct erg_pdu_source *src, struct table_try *t, size_t n,
   int lim = src->cfg.snmp_version == 1 ? 1 : DETECT_CHUNK;
   for (size_t i = 0; i < n;) {
     const char *oids[DETECT_CHUNK];
-    size_t k = n - i < (size_t)lim ? n - i : (size_t)lim;
-    for (size_t j = 0; j < k; j++)
-      oids[j] = t[i + j].start;
+    size_t at[DETECT_CHUNK], k = 0, next = i;
+    for (; next < n && k < (size_t)lim; next++)
+      if (!t[next].named)
+        at[k] = next, oids[k++] = t[next].start;
+    if (!k)
+      break;
     netsnmp_pdu *resp;
     int rc = erg_snmp_sync(src, SNMP_MSG_GETNEXT, oids, (int)k, &resp, why, whylen);
     if (rc == -2 && lim > 1) {
@@ -75,15 +60,46 @@ static int detect_run(struct erg_pdu_source *src, struct table_try *t, size_t n,
         continue;
       char got[ERG_SNMP_OID_MAX], want[ERG_SNMP_OID_MAX];
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
-      struct table_try *x = &t[i + j];
+      struct table_try *x = &t[at[j]];
       if (x->scalar)
-        t[i + j].answered = !erg_snmp_oid_expand(x->oid, 1, want, sizeof want) &&
-                            !strcmp(got, want);
+        x->answered = !erg_snmp_oid_expand(x->oid, 1, want, sizeof want) && !strcmp(got, want);
       else
-        t[i + j].answered = oid_under(got, x->start);
+        x->answered = erg_snmp_oid_under(got, x->start);
     }
     snmp_free_pdu(resp);
-    i += k;
+    i = next;
+  }
+  return 0;
+}
+
+/* Named-variable tables found during one detection, by profile. */
+#define DETECT_NAMED 4
+struct named_found {
+  const struct erg_snmp_profile *prof;
+  struct snmp_names_map map;
+};
+
+/* The named tries of t answer where name resolution of their profile finds
+ * a reading of their level (the walk that detection needs anyway is the
+ * resolution: its map is kept in found for the profile that wins). -1
+ * when the agent stopped answering. */
+static int detect_names(struct erg_pdu_source *src, struct table_try *t, size_t n,
+                        struct named_found *found, size_t *nfound, char *why, size_t whylen) {
+  for (size_t i = 0; i < n; i++) {
+    if (!t[i].named)
+      continue;
+    size_t f = 0;
+    while (f < *nfound && found[f].prof != t[i].prof)
+      f++;
+    if (f == *nfound) {
+      if (f == DETECT_NAMED)
+        continue;
+      found[f].prof = t[i].prof;
+      if (erg_snmp_names_resolve(src, t[i].prof, &found[f].map, why, whylen))
+        return -1;
+      (*nfound)++;
+    }
+    t[i].answered = erg_snmp_names_levels(&found[f].map) >> t[i].level & 1u;
   }
   return 0;
 }
@@ -91,6 +107,9 @@ static int detect_run(struct erg_pdu_source *src, struct table_try *t, size_t n,
 /* Adds the tables of prof to t: per level its first two row columns (a
  * name column may be missing where the values are not). */
 static size_t detect_add(struct table_try *t, size_t n, const struct erg_snmp_profile *prof) {
+  for (int l = 0; prof->names && l < ERG_PDU_NLEVELS && n < DETECT_MAX; l++)
+    if (erg_snmp_level_offered(&prof->lv[l]))
+      t[n++] = (struct table_try){.prof = prof, .level = l, .named = true};
   for (int l = 0; l < ERG_PDU_NLEVELS; l++)
     for (int k = 0; k < 2; k++) {
       if (n >= DETECT_MAX)
@@ -100,7 +119,7 @@ static size_t detect_add(struct table_try *t, size_t n, const struct erg_snmp_pr
         break;
       struct table_try *x = &t[n];
       *x = (struct table_try){.prof = prof, .level = l, .oid = oid};
-      if (probe_start(oid, x->start, sizeof x->start, &x->scalar) == 0)
+      if (erg_snmp_probe_start(oid, x->start, sizeof x->start, &x->scalar) == 0)
         n++;
     }
   return n;
@@ -133,26 +152,31 @@ static const struct erg_snmp_profile *detect_best(const struct table_try *t, siz
   return best;
 }
 
-static bool sysoid_generic(const char *s) {
-  if (*s == '.')
-    s++;
-  return !s[0] || !strncmp(s, "1.3.6.1.4.1.8072.", 17) || !strcmp(s, "1.3.6.1.4.1.0") ||
-         !strcmp(s, "0.0") || strncmp(s, "1.3.6.1.4.1.", 12) != 0;
+
+/* GETNEXT on t's tables and name resolution of its named ones. */
+static int detect_tables(struct erg_pdu_source *src, struct table_try *t, size_t n,
+                         struct named_found *found, size_t *nfound, char *why, size_t whylen) {
+  return detect_run(src, t, n, why, whylen) ||
+                 detect_names(src, t, n, found, nfound, why, whylen)
+             ? -1
+             : 0;
 }
 
 int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, size_t whylen) {
   static struct table_try t[DETECT_MAX]; /* one SNMP thread; probe is single-threaded */
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   const struct erg_snmp_profile *cand[16], *best = NULL;
+  struct named_found found[DETECT_NAMED];
+  size_t nfound = 0;
   char levels[128] = "";
   const char *sysoid = p->ident.sysoid;
   int rc = 0;
   pthread_mutex_lock(&lock);
-  size_t nc = sysoid_generic(sysoid) ? 0 : erg_snmp_profile_candidates(sysoid, cand, 16);
+  size_t nc = erg_snmp_sysoid_generic(sysoid) ? 0 : erg_snmp_profile_candidates(sysoid, cand, 16);
   size_t n = 0;
   for (size_t i = 0; i < nc; i++)
     n = detect_add(t, n, cand[i]);
-  if (n && detect_run(src, t, n, why, whylen) == 0)
+  if (n && detect_tables(src, t, n, found, &nfound, why, whylen) == 0)
     best = detect_best(t, n, levels, sizeof levels);
   if (best) {
     snprintf(p->ident.why, sizeof p->ident.why,
@@ -168,14 +192,14 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
       else
         n = detect_add(t, n, q);
     }
-    if (detect_run(src, t, n, why, whylen)) {
+    if (detect_tables(src, t, n, found, &nfound, why, whylen)) {
       rc = -1;
       goto out;
     }
     best = detect_best(t, n, levels, sizeof levels);
     if (!best && std) {
       n = detect_add(t, 0, std);
-      if (detect_run(src, t, n, why, whylen)) {
+      if (detect_tables(src, t, n, found, &nfound, why, whylen)) {
         rc = -1;
         goto out;
       }
@@ -185,7 +209,7 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
       snprintf(p->ident.why, sizeof p->ident.why,
                "sysObjectID %s %s; found by its tables (%s: %s)", sysoid[0] ? sysoid : "(none)",
                nc ? "suggests profiles whose tables do not answer"
-               : sysoid_generic(sysoid) ? "is generic"
+               : erg_snmp_sysoid_generic(sysoid) ? "is generic"
                                         : "matches no profile",
                best->mib, levels);
   }
@@ -197,8 +221,13 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
     goto out;
   }
   p->prof = p->ident.prof = best;
+  for (size_t f = 0; f < nfound; f++) /* the winner's rows are its names, resolved */
+    if (found[f].prof == best)
+      erg_snmp_names_install(p, &found[f].map);
   erg_snmp_borrow_voltage(p);
 out:
+  for (size_t f = 0; f < nfound; f++)
+    erg_snmp_names_free(&found[f].map);
   pthread_mutex_unlock(&lock);
   return rc;
 }
@@ -219,7 +248,7 @@ int erg_snmp_walk_rows(struct erg_pdu_source *src, const char *prefix, const cha
     if (v && erg_snmp_vb_present(v))
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
     snmp_free_pdu(resp);
-    if (!oid_under(got, prefix) || !strcmp(got, cur))
+    if (!erg_snmp_oid_under(got, prefix) || !strcmp(got, cur))
       break;
     snprintf(cur, sizeof cur, "%s", got);
     /* prefix.N<suffix>, N one arc */
@@ -250,10 +279,12 @@ const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
                                              int q) {
   if (!p->prof || c < 0 || c >= cfg->nchannels)
     return NULL;
-  const struct erg_snmp_level *lv = &p->prof->lv[cfg->levels[c] % ERG_PDU_NLEVELS];
+  int l = cfg->levels[c] % ERG_PDU_NLEVELS;
   if (q == ERG_Q_N) /* used where the level's own voltage reads nothing */
     return p->vborrow;
-  const struct erg_snmp_col *col = &lv->q[q];
+  const struct erg_snmp_col *col = &p->prof->lv[l].q[q];
+  if (col->var) /* a named variable: the row found for this entity, if any */
+    return erg_snmp_names_col(p, l, cfg->channels[c], q);
   return col->oid ? col : NULL;
 }
 
@@ -263,9 +294,53 @@ void erg_snmp_borrow_voltage(struct snmp_priv *p) {
   p->vborrow_oid[0] = '\0';
   for (size_t i = 0; p->prof && i < sizeof from / sizeof from[0]; i++) {
     const struct erg_snmp_col *v = &p->prof->lv[from[i]].q[ERG_Q_VOLTAGE];
-    if (v->oid && !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
+    if (v->var) /* named: the row found, once resolved */
+      v = erg_snmp_names_col(p, from[i], 1, ERG_Q_VOLTAGE);
+    if (v && v->oid &&
+        !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
       p->vborrow = v;
       return;
     }
   }
+}
+
+int erg_snmp_level_missing(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg,
+                           int c, char *why, size_t whylen) {
+  int l = cfg->levels[c];
+  if (!p->prof || (l < ERG_PDU_NLEVELS && erg_snmp_level_offered(&p->prof->lv[l])))
+    return 0;
+  char have[96] = "";
+  size_t o = 0;
+  for (int k = 0; k < ERG_PDU_NLEVELS; k++)
+    if (erg_snmp_level_offered(&p->prof->lv[k]) && o < sizeof have)
+      o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
+                            erg_pdu_level_name(k));
+  snprintf(why, whylen, "profile %s has no %s level (it has: %s)", p->prof->name,
+           erg_pdu_level_name(l), have);
+  return -1;
+}
+
+/* Counter modulus: what the agent's type can hold, times the scale. A
+ * Counter64 never wraps in practice; INTEGER counters are signed. */
+double erg_snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
+  const struct snmp_priv *p = src->priv;
+  const struct erg_snmp_col *col =
+      p ? erg_snmp_chan_col(p, &src->cfg, channel, ERG_Q_ENERGY) : NULL;
+  if (!col)
+    return 0;
+  double scale = erg_snmp_col_scale(col, &p->ch[channel], ERG_Q_ENERGY);
+  switch (p->ch[channel].energy_type) {
+  case ASN_COUNTER64: return 0;
+  case ASN_INTEGER: return 2147483648.0 * scale;
+  default: return 4294967296.0 * scale;
+  }
+}
+
+int erg_snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why,
+                       size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  if (!p || !p->ch[channel].bad_why[0])
+    return -1;
+  snprintf(why, whylen, "%s", p->ch[channel].bad_why);
+  return 0;
 }

@@ -26,6 +26,26 @@ struct snmp_chan {
   char bad_why[112];
 };
 
+/* One variable of a named-variable table found for src (snmp_names.c):
+ * the (level, entity, quantity) it is, and the column that reads it (oid:
+ * the concrete value OID, or the text OID for a label; scale: the
+ * profile's times the row's). */
+struct snmp_named {
+  unsigned char level, q;
+  int entity;
+  struct erg_snmp_col col;
+  char oid[ERG_SNMP_OID_MAX];
+};
+
+/* What name resolution found, sorted by (level, entity, q). */
+struct snmp_names_map {
+  struct snmp_named *v;
+  size_t n;
+  double stamp;       /* the profile's stamp scalar then, NAN: none */
+  int skipped;        /* rows left out: no scale, or not in the profile's unit */
+  char skip_why[160]; /* the first of them */
+};
+
 struct snmp_priv {
   void *sess;                          /* NULL after a failed reopen */
   const struct erg_snmp_profile *prof; /* NULL until identified */
@@ -46,6 +66,10 @@ struct snmp_priv {
   bool failed_last;                    /* last round failed: send it last */
   bool tried;                          /* a request went out this round */
   int max_vars;                        /* varbinds per GET after a tooBig; 0: the default */
+  /* A profile with a named-variable table: the rows found, once (again
+   * when the stamp moves: names_ready false until then). */
+  struct snmp_names_map names;
+  bool names_ready;
 };
 
 /* A column's factor for one channel: its scale x 10^-digits x the SI
@@ -85,6 +109,49 @@ bool erg_snmp_vb_present(const netsnmp_variable_list *v);
 int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, size_t whylen);
 /* Sets the borrowed voltage of p->prof (p->vborrow). */
 void erg_snmp_borrow_voltage(struct snmp_priv *p);
+/* "profile P has no LEVEL level (it has: ...)" when p's profile lacks the
+ * level of channel c of cfg; 0 when it has it. */
+int erg_snmp_level_missing(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg,
+                           int c, char *why, size_t whylen);
+/* The driver's wrap_joules and bad_value (erg_pdu.h). */
+double erg_snmp_wrap_joules(const struct erg_pdu_source *src, int channel);
+int erg_snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why, size_t whylen);
+
+/* ---- named-variable tables (snmp_names.c) ---- */
+/* Walks prof's name column (every device's rows) and reads each matching
+ * row's scale and unit: out gets the rows of prof's variables, the first
+ * row of each (level, entity, quantity) winning. Blocking. 0 (out may be
+ * empty), -1 with a reason when the agent does not answer. */
+int erg_snmp_names_resolve(struct erg_pdu_source *src, const struct erg_snmp_profile *prof,
+                           struct snmp_names_map *out, char *why, size_t whylen);
+void erg_snmp_names_free(struct snmp_names_map *m);
+/* The levels (bit 1 << level) m has a reading of. */
+unsigned erg_snmp_names_levels(const struct snmp_names_map *m);
+/* Resolves src's names unless done: 0 ready or nothing to resolve, -1
+ * with a reason. The caller sets the borrowed voltage again after it
+ * (erg_snmp_borrow_voltage: a named voltage is known only now). */
+int erg_snmp_names_ensure(struct erg_pdu_source *src, char *why, size_t whylen);
+/* Makes m (taken over) p's rows: ready, and rows left out said in
+ * p->ident.why (the probe prints it); the borrowed voltage is the
+ * caller's to set again. */
+void erg_snmp_names_install(struct snmp_priv *p, struct snmp_names_map *m);
+/* The column of (level, entity, q) found for p, NULL none. */
+const struct erg_snmp_col *erg_snmp_names_col(const struct snmp_priv *p, int level, int entity,
+                                              int q);
+/* Entities of level found for p (a reading of any quantity), ascending,
+ * at most max; returns how many. */
+int erg_snmp_names_entities(const struct snmp_priv *p, int level, int *nums, int max);
+/* The stamp OID a poll reads for p (the profile's, where the agent had it
+ * at resolution), NULL none. */
+const char *erg_snmp_names_stamp_oid(const struct snmp_priv *p);
+/* A poll read the stamp as v (NAN absent): true when the rows may have
+ * moved since resolution (then resolved again next round). */
+bool erg_snmp_names_stale(struct snmp_priv *p, double v);
+
+/* p can be polled: its profile known, and its named variables (if any) found. */
+static inline bool erg_snmp_ready(const struct snmp_priv *p) {
+  return p->prof && (!p->prof->names || p->names_ready);
+}
 
 /* A varbind as a number (NAN when absent or not numeric) / as text. */
 double erg_snmp_vb_number(const netsnmp_variable_list *v);

@@ -46,6 +46,12 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, in
   if (!p || !p->prof || level < 0 || level >= ERG_PDU_NLEVELS)
     return 0;
   const struct erg_snmp_level *lv = &p->prof->lv[level];
+  if (p->prof->names) { /* the entities whose variables were found */
+    if (erg_snmp_names_ensure(src, why, whylen))
+      return -1;
+    erg_snmp_borrow_voltage((struct snmp_priv *)p);
+    return erg_snmp_names_entities(p, level, nums, lv->max > 0 && lv->max < max ? lv->max : max);
+  }
   if (!erg_snmp_level_row_oid(lv) || max < 1)
     return 0;
   /* The first column that has rows: firmware leaves out some (names). */
@@ -94,17 +100,42 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, in
   return k;
 }
 
+/* Labels of named-variable rows: the text of each entity's label row. */
+static int probe_named_labels(struct erg_pdu_source *src, int level, const int *nums, int n,
+                              char *names, size_t namelen, char *why, size_t whylen) {
+  const struct snmp_priv *p = src->priv;
+  for (int first = 0; first < n;) {
+    const char *oids[ERG_SNMP_GET_MAX];
+    int at[ERG_SNMP_GET_MAX], k = 0;
+    for (; first < n && k < ERG_SNMP_GET_MAX; first++) {
+      const struct erg_snmp_col *c = erg_snmp_names_col(p, level, nums[first], ERG_Q_NAME);
+      if (c)
+        at[k] = first, oids[k++] = c->oid;
+    }
+    bool present[ERG_SNMP_GET_MAX];
+    double vals[ERG_SNMP_GET_MAX];
+    char text[ERG_SNMP_GET_MAX][64];
+    if (k && erg_snmp_get(src, oids, k, present, vals, &text[0][0], sizeof text[0], why, whylen))
+      return -1;
+    for (int i = 0; i < k; i++)
+      snprintf(names + (size_t)at[i] * namelen, namelen, "%s", text[i]);
+  }
+  return 0;
+}
+
 int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
                            char *names, size_t namelen, char *why, size_t whylen) {
   const struct snmp_priv *p = src->priv;
   memset(names, 0, (size_t)n * namelen);
   const char *t = p && p->prof ? p->prof->lv[level].q[ERG_Q_NAME].oid : NULL;
+  if (n > ERG_PDU_MAX_CHANNELS)
+    n = ERG_PDU_MAX_CHANNELS;
+  if (p && p->prof && p->prof->names && n > 0)
+    return probe_named_labels(src, level, nums, n, names, namelen, why, whylen);
   if (!t || n <= 0)
     return 0;
   bool present[ERG_PDU_MAX_CHANNELS];
   double vals[ERG_PDU_MAX_CHANNELS];
-  if (n > ERG_PDU_MAX_CHANNELS)
-    n = ERG_PDU_MAX_CHANNELS;
   return probe_get_rows(src, t, nums, n, present, vals, names, namelen, why, whylen);
 }
 

@@ -1,4 +1,5 @@
-/* Profile data: sysObjectID auto-selection, OID templates, generic config. */
+/* Profile data: sysObjectID auto-selection, OID templates, generic config,
+ * name patterns of named-variable tables. */
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@ static void test_match_by_sysobjectid(void **st) {
   assert_string_equal(pick("1.3.6.1.4.1.1718.4"), "servertech-sentry4");
   assert_string_equal(pick("1.3.6.1.4.1.534.6.6.7"), "eaton-epdu");
   assert_string_equal(pick("1.3.6.1.4.1.21239.5.2"), "geist-v5");
+  assert_string_equal(pick("1.3.6.1.4.1.2606.7"), "rittal-cmc3");
   assert_string_equal(pick("1.3.6.1.4.1.3808.1.1.6"), "cyberpower-epdu2");
   assert_string_equal(pick("1.3.6.1.4.1.3180.1"), "(none)");
   assert_string_equal(pick(""), "(none)");
@@ -62,10 +64,25 @@ static void test_every_profile_is_consistent(void **st) {
     for (int k = 0; k < ERG_SNMP_MAX_SYSOIDS && p->sysoids[k]; k++)
       assert_true(template_ok(p->sysoids[k]) && !strstr(p->sysoids[k], "%d"));
     bool power = false;
+    if (p->names) { /* columns of a named-variable table: no "%d" */
+      const struct erg_snmp_names *t = p->names;
+      assert_true(t->name && template_ok(t->name) && !strstr(t->name, "%d"));
+      assert_true(t->value && template_ok(t->value) && !strstr(t->value, "%d"));
+      const char *opt[] = {t->scale, t->unit, t->text, t->stamp};
+      for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
+        assert_true(!opt[k] || (template_ok(opt[k]) && !strstr(opt[k], "%d")));
+    }
     for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
       const struct erg_snmp_level *lv = &p->lv[l];
       for (int q = 0; q < ERG_Q_N; q++) {
         const struct erg_snmp_col *c = &lv->q[q];
+        if (c->var) { /* a named variable: only in a profile with the table, not both */
+          if (!p->names || c->oid || !c->var[0] || (q != ERG_Q_NAME && !(c->scale > 0)))
+            fail_msg("%s %s variable %d: %s", p->name, erg_pdu_level_name(l), q, c->var);
+          if (q == ERG_Q_NAME && !p->names->text)
+            fail_msg("%s: a label variable without a text column", p->name);
+          continue;
+        }
         if (!c->oid)
           continue;
         if (!template_ok(c->oid))
@@ -75,8 +92,9 @@ static void test_every_profile_is_consistent(void **st) {
         assert_true(!c->digits || template_ok(c->digits));
         assert_true(!c->si_prefix || template_ok(c->si_prefix));
       }
-      power |= lv->q[ERG_Q_POWER].oid || lv->q[ERG_Q_VA].oid || lv->q[ERG_Q_CURRENT].oid ||
-               lv->q[ERG_Q_ENERGY].oid;
+      static const int value_q[] = {ERG_Q_POWER, ERG_Q_VA, ERG_Q_CURRENT, ERG_Q_ENERGY};
+      for (size_t k = 0; k < sizeof value_q / sizeof value_q[0]; k++)
+        power |= lv->q[value_q[k]].oid || lv->q[value_q[k]].var;
       assert_true(!lv->count || (template_ok(lv->count) && !strstr(lv->count, "%d")));
       assert_true(!lv->filter || template_ok(lv->filter));
     }
@@ -134,6 +152,94 @@ static void test_generic_profile(void **st) {
   assert_int_equal(erg_snmp_profile_generic(&c, &p, why, sizeof why), -1);
 }
 
+/* Name patterns of named-variable tables: literal text, one "%d" for the
+ * entity number (leading zeros allowed), '|' between alternatives. */
+static void test_name_match(void **st) {
+  (void)st;
+  int n = -1;
+  assert_true(
+      erg_snmp_name_match("Phase L%d.Power.Active.Value", "Phase L2.Power.Active.Value", &n));
+  assert_int_equal(n, 2);
+  assert_true(erg_snmp_name_match("Sockets.Socket %d.Current.Value",
+                                  "Sockets.Socket 07.Current.Value", &n));
+  assert_int_equal(n, 7);
+  assert_true(erg_snmp_name_match("Sockets.Socket %d.Current.Value",
+                                  "Sockets.Socket 124.Current.Value", &n));
+  assert_int_equal(n, 124);
+  assert_true(erg_snmp_name_match("Total.Power.Active.Value", "Total.Power.Active.Value", &n));
+  assert_int_equal(n, 1); /* no "%d": entity 1 */
+  /* The whole name, not a prefix or a suffix of it. */
+  assert_false(erg_snmp_name_match("Total.Energy.Active.Value",
+                                    "Total.Energy.Active.Value.Runtime", &n));
+  assert_false(erg_snmp_name_match("Total.Energy.Active.Value",
+                                   "Total.Energy.Active Custom.Value", &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L1.Voltage.THD.Value", &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L.Voltage.Value", &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase Lx.Voltage.Value", &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L0.Voltage.Value", &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L99999999.Voltage.Value",
+                                   &n));
+  assert_false(erg_snmp_name_match("total.power.active.value", "Total.Power.Active.Value", &n));
+  assert_false(erg_snmp_name_match("Total.Power", "", &n));
+  assert_true(erg_snmp_name_match("%d", "42", &n));
+  assert_int_equal(n, 42);
+  /* Alternatives: any of them; an empty one matches nothing. */
+  const char *alt = "Total.Power.Active.Value|Unit.Power.Active.Value";
+  assert_true(erg_snmp_name_match(alt, "Unit.Power.Active.Value", &n));
+  assert_true(erg_snmp_name_match(alt, "Total.Power.Active.Value", &n));
+  assert_false(erg_snmp_name_match(alt, "Total.Power.Active.Value|Unit.Power.Active.Value", &n));
+  assert_false(erg_snmp_name_match("A||B", "", &n));
+  assert_true(erg_snmp_name_match("Outlet %d.W|Socket %d.W", "Socket 3.W", &n));
+  assert_int_equal(n, 3);
+}
+
+/* The Rittal profile's variables, as a CMC-III PDU names them. */
+static void test_rittal_names(void **st) {
+  (void)st;
+  const struct erg_snmp_profile *p = erg_snmp_profile_find("rittal-cmc3");
+  assert_non_null(p);
+  assert_non_null(p->names);
+  static const struct {
+    const char *name;
+    int level, entity, q; /* level -1: not a reading erg uses */
+  } want[] = {
+      {"Total.Power.Active.Value", ERG_PDU_DEVICE, 1, ERG_Q_POWER},
+      {"Unit.Power.Active.Value", ERG_PDU_DEVICE, 1, ERG_Q_POWER},
+      {"Total.Energy.Active.Value", ERG_PDU_DEVICE, 1, ERG_Q_ENERGY},
+      {"Total.Energy.Active Custom.Value", -1, 0, 0}, /* resettable by the user */
+      {"Total.Energy.Active.Runtime.Value", -1, 0, 0},
+      {"Total.Neutral Current.Value", -1, 0, 0},
+      {"Phase L3.Power.Active.Value", ERG_PDU_PHASE, 3, ERG_Q_POWER},
+      {"Phase L1.Power.Apparent.Value", ERG_PDU_PHASE, 1, ERG_Q_VA},
+      {"Phase L2.Power.Factor.Value", ERG_PDU_PHASE, 2, ERG_Q_PF},
+      {"Phase L2.Power.Reactive.Value", -1, 0, 0},
+      {"Phase L1.Current.Value", ERG_PDU_PHASE, 1, ERG_Q_CURRENT},
+      {"Phase L1.Current.THD.Value", -1, 0, 0},
+      {"Phase L1.Voltage.Value", ERG_PDU_PHASE, 1, ERG_Q_VOLTAGE},
+      {"Phase L1.Energy.Active.Value", ERG_PDU_PHASE, 1, ERG_Q_ENERGY},
+      {"Phase L1.Energy.Apparent.Value", -1, 0, 0},
+      {"Phase L1.Power.Active.SetPtHighAlarm", -1, 0, 0},
+      {"Sockets.Socket 01.General.DescName", ERG_PDU_OUTLET, 1, ERG_Q_NAME},
+      {"Sockets.Socket 12.Power.Active.Value", ERG_PDU_OUTLET, 12, ERG_Q_POWER},
+      {"Sockets.Socket 12.Energy.Active.Value", ERG_PDU_OUTLET, 12, ERG_Q_ENERGY},
+      {"Sockets.Socket 01.General.Relay", -1, 0, 0},
+      {"System Health.Current.Status", -1, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int l = -1, e = -1, q = -1;
+    bool got = erg_snmp_names_classify(p, want[i].name, &l, &e, &q);
+    if (got != (want[i].level >= 0) ||
+        (got && (l != want[i].level || e != want[i].entity || q != want[i].q)))
+      fail_msg("%s: got %d (%s %d q%d)", want[i].name, got, erg_pdu_level_name(l), e, q);
+  }
+  unsigned lv = erg_snmp_profile_levels("rittal-cmc3");
+  assert_int_equal(lv, 1u << ERG_PDU_DEVICE | 1u << ERG_PDU_PHASE | 1u << ERG_PDU_OUTLET);
+  /* A profile without a named-variable table classifies nothing. */
+  int l, e, q;
+  assert_false(erg_snmp_names_classify(erg_snmp_profile_find("apc-rpdu2"),
+                                       "Total.Power.Active.Value", &l, &e, &q));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -141,6 +247,8 @@ int main(void) {
       cmocka_unit_test(test_oid_expand),
       cmocka_unit_test(test_oid_split),
       cmocka_unit_test(test_generic_profile),
+      cmocka_unit_test(test_name_match),
+      cmocka_unit_test(test_rittal_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,7 +261,7 @@ static const struct {
     {"raritan-pdu_px2-temp", "raritan-pdu2"},
     {"raritan-pdu_px2", "raritan-pdu2"},
     {"raritan-pdu_px3", "raritan-pdu2"},
-    {"rittal-cmc-iii-pu_pdu-controller", NULL},
+    {"rittal-cmc-iii-pu_pdu-controller", "rittal-cmc3"},
     {"schleifenbauer_dpm27e", "schleifenbauer-databus"},
     {"sentry3", "servertech-sentry3"},
     {"sentry3_switched", "servertech-sentry3"},
