@@ -79,14 +79,13 @@ static int collector_claim(struct node_state *n, const Erg__Sample *s) {
   return 0;
 }
 
+/* A sample's claims are checked before anything of it is kept, held or
+ * logged in the WAL (nodes.c, ingest_check.c). */
 static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, const uint8_t *buf,
                                     size_t len) {
-  struct node_state *n = collector_node(c, s->node, 1);
-  if (!n) {
-    if (c->nodes_refused++ == 0)
-      erg_warn("node limit reached or bad node name; refusing node '%.64s'", s->node);
+  struct node_state *n = node_for_message(c, s->node);
+  if (!n || ingest_sample_ok(c, n, s) != 0)
     return;
-  }
   if (!n->loaded)
     node_hold(c, n, buf, len, s->interval->realtime_end_ns);
   else
@@ -152,18 +151,14 @@ void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
   const char *why;
   Erg__Envelope *env = erg_wire_unpack(buf, len, &why);
   if (!env) {
-    /* Logged once per kind of problem would need a table; once overall
-     * plus the counter in /metrics keeps a flood out of the log. */
-    if (c->msgs_rejected++ == 0)
-      erg_warn("rejected agent message: %s (further rejections only counted)", why);
+    /* Once overall plus the counter: a flood stays out of the log. */
+    ingest_refuse(c, NULL, NULL, INGEST_MALFORMED, why);
     return;
   }
-  c->msgs_ok++;
   if (env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
     collector_ingest_sample(c, env->sample, buf, len);
-  else if (env->body_case == ERG__ENVELOPE__BODY_HELLO && collector_node(c, env->hello->node, 1))
-    erg_info("agent hello: node %s, version %s, collection %s", env->hello->node,
-             env->hello->agent_version, env->hello->collection);
+  else if (env->body_case == ERG__ENVELOPE__BODY_HELLO)
+    ingest_hello(c, env->hello);
   erg_wire_free(env);
 }
 
@@ -189,18 +184,6 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
-/* The entity number (outlet, inlet, ...; Modbus: unit id) of a source's
- * channel index, and its level. */
-int collector_outlet(const struct collector *c, int source, int ch) {
-  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
-  return ch < sc->nchannels ? sc->channels[ch] : sc->unit_id ? sc->unit_id : ch + 1;
-}
-
-const char *collector_level(const struct collector *c, int source, int ch) {
-  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
-  return erg_pdu_level_name(ch < sc->nchannels ? sc->levels[ch] : ERG_PDU_OUTLET);
-}
-
 /* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
  * this source's cells now comes from its power readings. */
 static void collector_log_coarse(struct collector *c, int source, int ch,
@@ -218,6 +201,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
   if (m->source < 0 || m->source >= c->cfg->nsources)
     return;
   durable_log_meter(c, m);
+  struct meter_msg checked; /* m without values outside the channel's range */
+  m = meter_check(c, m, &checked);
   struct source_state *ss = &c->sources[m->source];
   const char *name = c->cfg->sources[m->source].name;
   ss->polls++;
@@ -279,7 +264,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                "erg_meter_power_estimated)", name, collector_level(c, m->source, ch),
                collector_outlet(c, m->source, ch), pf > 0 ? pf : 1.0);
     }
-    if (k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER)
+    if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
+        meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_energy(c, m->source, ch, t0, t1, j);
   }
 }
@@ -459,10 +445,12 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
                                .columns = n->journal_columns, .ncpu = n->ncpu};
   char why[256];
-  if (erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
-                                c->cfg->journal_max_age_seconds, &n->journal_file, why,
-                                sizeof why) && c->store_errors++ == 0)
-    erg_warn("%s (further store errors only counted)", why);
+  int rc = erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
+                                     c->cfg->journal_max_age_seconds, &n->journal_file, why,
+                                     sizeof why);
+  c->store_errors += rc != 0;
+  store_spell_note(&c->journal_spell, rc ? why : NULL,
+                   (int64_t)(erg_time_monotonic_ns() / ERG_NS_PER_S));
 }
 
 /* Cells beyond the model's training range are counted (/metrics); the
@@ -639,6 +627,7 @@ static int collector_curve(void *zctx, const struct erg_collector_config *cfg, v
     erg_err("CURVE setup: %s", zmq_strerror(errno));
     return -1;
   }
+  auth_monitor(*auth, zctx, agents); /* before the bind: it watches handshakes */
   return 0;
 }
 
@@ -677,11 +666,13 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
       break;
     if (zap && (items[2].revents & ZMQ_POLLIN))
       auth_handle(c->auth, zap);
+    auth_poll(c->auth);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     /* Drain in bounded batches so a flood of samples cannot starve meters. */
     for (int i = 0; i < 1000 && zmq_msg_recv(&msg, agents, ZMQ_DONTWAIT) >= 0; i++) {
-      collector_ingest(c, zmq_msg_data(&msg), zmq_msg_size(&msg));
+      if (auth_admit(c->auth, &msg)) /* the key may report as this node */
+        collector_ingest(c, zmq_msg_data(&msg), zmq_msg_size(&msg));
       /* Loaded nodes take their samples live again soon, not after the batch. */
       if (c->loader && i % 64 == 63)
         node_loader_collect(c->loader, node_loaded, c);
@@ -754,6 +745,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   erg_mkdir_p(cfg->www_dir, 0755);
   snprintf(c.journal_dir, sizeof c.journal_dir, "%s/journal", cfg->data_dir);
   erg_mkdir_p(c.journal_dir, 0755);
+  nodes_scan_stored(&c);
   for (int i = 0; i < cfg->nnodes; i++)
     collector_node(&c, cfg->nodes[i].name, 1);
   durable_open(&c);
@@ -818,6 +810,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   free(c.metrics_keys);
   free(c.procbuf);
   free(c.keybuf);
+  free(c.stored_names);
   erg_store_close(c.store);
   return rc == 0 ? 0 : 1;
 }

@@ -26,6 +26,22 @@ void auth_close(struct auth *a);
 void auth_handle(struct auth *a, void *zap_socket);
 uint64_t auth_refused_total(const struct auth *a);
 uint64_t auth_accepted_total(const struct auth *a);
+/* 1 when an agent message (as received from the agent socket) may be
+ * ingested: its CURVE key is bound to every node name it carries, or to
+ * none (docs/config.md "authorized_keys_file"); else 0, counted and logged
+ * once per key. Always 1 without CURVE (a NULL). */
+struct zmq_msg_t;
+int auth_admit(struct auth *a, struct zmq_msg_t *msg);
+/* The same for a message's bytes sent with the key at index key of the
+ * file (-1: none), as auth_admit calls it; for tests. */
+int auth_check_nodes(struct auth *a, int key, const void *buf, size_t len);
+/* Watches the agent socket for handshakes that fail before ZAP (plaintext
+ * agents, a wrong collector key); auth_poll, each loop round, counts and
+ * logs them once. Both accept NULL. */
+void auth_monitor(struct auth *a, void *zctx, void *agent_socket);
+void auth_poll(struct auth *a);
+/* erg_auth_refused_total, erg_auth_node_mismatch_total; nothing for NULL. */
+void auth_metrics(const struct auth *a, FILE *f);
 
 /* A node's power model (model.c): loaded from MODEL_DIR/NODE.json, picked
  * up again when the file changes, refitted on a schedule in a thread. */
@@ -217,6 +233,7 @@ void user_names_free(struct user_names *m);
 /* ---- a node's stored state, read off the loop (nodeload.c) ---- */
 struct node_stored {
   int64_t resume_s;          /* end of the last stored or journalled cell; 0 none */
+  int64_t journal_future_s;  /* end of journal rows too far ahead, ignored; 0 none */
   unsigned journal_columns;  /* optional columns of the journal's header */
   struct user_names names;   /* names.tsv of the user kind */
   struct profile_known known[PROFILE_NKINDS]; /* key archives written lately */

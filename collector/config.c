@@ -1,5 +1,7 @@
 /* ergd.conf: [collector], [meter.NAME] / [pdu.NAME], [node.NAME].
  * Every error names the file, the line and the key. */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->wal = true;
   c->wal_fsync = true;
   c->wal_max_bytes = 1L << 30;
+  c->max_unconfigured_nodes = 64;
   static const double keep[ERG_STORE_RESOLUTIONS] = ERG_STORE_KEEP_DAYS_DEFAULT;
   memcpy(c->archive_days, keep, sizeof c->archive_days);
 }
@@ -76,29 +79,69 @@ void erg_collector_config_free(struct erg_collector_config *c) {
 struct config_state {
   struct erg_collector_config *c;
   char (*feed_specs)[512];
+  char source_kind[ERG_MAX_SOURCES]; /* 'm' [meter.NAME], 'p' [pdu.NAME] */
   struct erg_report_config report; /* checked here, used by erg report */
 };
+
+/* A string value that fits: cut, a path would name another file. */
+static int cfg_str(char *dst, size_t len, const char *value, char *why, size_t whylen) {
+  if (strlen(value) >= len) {
+    snprintf(why, whylen, "longer than %zu bytes", len - 1);
+    return -1;
+  }
+  erg_strlcpy(dst, value, len);
+  return 0;
+}
+
+/* "HOST:PORT" as web/http.c binds it: an IPv4 literal or localhost, port
+ * 0..65535 (0: any free one); "" turns the pages off. */
+static int cfg_http(char *dst, size_t len, const char *value, char *why, size_t whylen) {
+  const char *colon = strrchr(value, ':');
+  char host[64] = "";
+  struct in_addr a;
+  long port = -1;
+  char *end = NULL;
+  if (colon && (size_t)(colon - value) < sizeof host) {
+    snprintf(host, sizeof host, "%.*s", (int)(colon - value), value);
+    errno = 0;
+    port = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end)
+      port = -1;
+  }
+  if (value[0] && (port < 0 || port > 65535 ||
+                   (strcmp(host, "localhost") && inet_pton(AF_INET, host, &a) != 1))) {
+    snprintf(why, whylen, "'%.64s' is not an IPv4 HOST:PORT (PORT 0..65535), or empty", value);
+    return -1;
+  }
+  return cfg_str(dst, len, value, why, whylen);
+}
 
 static int cfg_collector_key(struct erg_collector_config *c, const char *key, const char *value,
                              char *why, size_t whylen) {
   long l;
   double d;
   int rc = 0;
-  if (!strcmp(key, "listen"))
-    erg_strlcpy(c->listen, value, sizeof c->listen);
-  else if (!strcmp(key, "http"))
-    erg_strlcpy(c->http, value, sizeof c->http);
-  else if (!strcmp(key, "data_dir"))
-    erg_strlcpy(c->data_dir, value, sizeof c->data_dir);
-  else if (!strcmp(key, "curve_secret_key_file"))
-    erg_strlcpy(c->curve_secret_key_file, value, sizeof c->curve_secret_key_file);
-  else if (!strcmp(key, "authorized_keys_file"))
-    erg_strlcpy(c->authorized_keys_file, value, sizeof c->authorized_keys_file);
-  else if (!strcmp(key, "www_dir"))
-    erg_strlcpy(c->www_dir, value, sizeof c->www_dir);
-  else if (!strcmp(key, "rrdcached"))
-    erg_strlcpy(c->rrdcached, value, sizeof c->rrdcached);
-  else if (!strcmp(key, "step_seconds")) {
+  if (!strcmp(key, "listen")) {
+    if (!(rc = erg_config_endpoint(value, why, whylen)))
+      rc = cfg_str(c->listen, sizeof c->listen, value, why, whylen);
+  } else if (!strcmp(key, "http")) {
+    rc = cfg_http(c->http, sizeof c->http, value, why, whylen);
+  } else if (!strcmp(key, "data_dir")) {
+    if (!value[0]) {
+      snprintf(why, whylen, "empty (archives, journals and the WAL go there)");
+      rc = -1;
+    } else {
+      rc = cfg_str(c->data_dir, sizeof c->data_dir, value, why, whylen);
+    }
+  } else if (!strcmp(key, "curve_secret_key_file")) {
+    rc = cfg_str(c->curve_secret_key_file, sizeof c->curve_secret_key_file, value, why, whylen);
+  } else if (!strcmp(key, "authorized_keys_file")) {
+    rc = cfg_str(c->authorized_keys_file, sizeof c->authorized_keys_file, value, why, whylen);
+  } else if (!strcmp(key, "www_dir")) {
+    rc = cfg_str(c->www_dir, sizeof c->www_dir, value, why, whylen);
+  } else if (!strcmp(key, "rrdcached")) {
+    rc = cfg_str(c->rrdcached, sizeof c->rrdcached, value, why, whylen);
+  } else if (!strcmp(key, "step_seconds")) {
     if (!(rc = erg_config_long(value, 1, 3600, &l, why, whylen)))
       c->step_seconds = (unsigned)l;
   } else if (!strcmp(key, "settle_steps")) {
@@ -143,15 +186,18 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       erg_strlcpy(c->page_format, value, sizeof c->page_format);
     }
   } else if (!strcmp(key, "model_dir")) {
-    erg_strlcpy(c->model_dir, value, sizeof c->model_dir);
+    rc = cfg_str(c->model_dir, sizeof c->model_dir, value, why, whylen);
   } else if (!strcmp(key, "wal")) {
     rc = erg_config_bool(value, &c->wal, why, whylen);
   } else if (!strcmp(key, "wal_fsync")) {
     rc = erg_config_bool(value, &c->wal_fsync, why, whylen);
   } else if (!strcmp(key, "wal_dir")) {
-    erg_strlcpy(c->wal_dir, value, sizeof c->wal_dir);
+    rc = cfg_str(c->wal_dir, sizeof c->wal_dir, value, why, whylen);
   } else if (!strcmp(key, "wal_max_bytes")) {
     rc = erg_config_long(value, 1L << 20, 1L << 40, &c->wal_max_bytes, why, whylen);
+  } else if (!strcmp(key, "max_unconfigured_nodes")) {
+    if (!(rc = erg_config_long(value, 0, ERG_MAX_NODES, &l, why, whylen)))
+      c->max_unconfigured_nodes = (unsigned)l;
   } else if (!strcmp(key, "idle_policy")) {
     if ((c->idle_policy = erg_idle_policy_parse(value)) < 0) {
       snprintf(why, whylen, "'%s' is not one of separate, even, proportional", value);
@@ -217,12 +263,9 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       {"device", s->device, sizeof s->device},
       {"power_register", s->power_register, sizeof s->power_register},
       {"energy_register", s->energy_register, sizeof s->energy_register}};
-  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-    if (!strcmp(key, strs[i].k)) {
-      erg_strlcpy(strs[i].dst, value, strs[i].len);
-      return 0;
-    }
-  }
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+    if (!strcmp(key, strs[i].k))
+      return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
   if (!strcmp(key, "port")) {
     if (erg_config_long(value, 1, 65535, &l, why, whylen))
       return -1;
@@ -275,6 +318,9 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
     return erg_config_double(value, 1e-9, 1e9, &s->power_scale, why, whylen);
   } else if (!strcmp(key, "energy_scale_joules")) {
     return erg_config_double(value, 1e-9, 1e12, &s->energy_scale_joules, why, whylen);
+  } else if (!strcmp(key, "max_watts")) {
+    /* The channel's physical range (collector/meter_check.c). */
+    return erg_config_double(value, 1, 1e7, &s->max_watts, why, whylen);
   } else {
     snprintf(why, whylen, "unknown key '%s'", key);
     return -1;
@@ -327,23 +373,45 @@ static int config_cb(void *user, const char *section, const char *key, const cha
   }
   if (!strncmp(section, "meter.", 6) || !strncmp(section, "pdu.", 4)) {
     const char *name = strchr(section, '.') + 1;
+    /* Names go into logs, labels and "power" terms ([A-Za-z0-9._-]). */
+    if (!erg_name_is_safe(name)) {
+      snprintf(why, whylen, "[%.100s]: source name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'", section, name, ERG_NAME_MAX - 1);
+      return -1;
+    }
     struct erg_pdu_source_config *s =
         cfg_source(st->c, name, section[0] == 'm' ? "modbus" : "snmp");
-    if (!s || !name[0] || strlen(name) >= sizeof s->name) {
+    if (!s || strlen(name) >= sizeof s->name) {
       snprintf(why, whylen, "bad or too many sources: [%s]", section);
       return -1;
     }
+    char *kind = &st->source_kind[s - st->c->sources];
+    if (*kind && *kind != section[0]) {
+      snprintf(why, whylen, "[%.100s]: a source named '%s' is defined as both [meter.%s] and "
+               "[pdu.%s]", section, name, name, name);
+      return -1;
+    }
+    *kind = section[0];
     rc = cfg_source_key(s, key, value, inner, sizeof inner);
   } else if (!strncmp(section, "node.", 5)) {
+    /* The node's archives and journal are named after it. */
+    if (!erg_name_is_safe(section + 5)) {
+      snprintf(why, whylen, "[%.100s]: node name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'", section, section + 5, ERG_NAME_MAX - 1);
+      return -1;
+    }
     struct erg_node_config *n = cfg_node(st, section + 5);
     if (!n || !section[5]) {
       snprintf(why, whylen, "bad or too many nodes: [%s]", section);
       return -1;
     }
     rc = 0;
-    if (!strcmp(key, "power"))
-      erg_strlcpy(st->feed_specs[n - st->c->nodes], value, 512);
-    else if (!strcmp(key, "idle_watts"))
+    if (!strcmp(key, "power") && !value[0]) {
+      snprintf(inner, sizeof inner, "empty (want SOURCE[:N|:LEVEL:N][*FACTOR] [+ ...])");
+      rc = -1;
+    } else if (!strcmp(key, "power")) {
+      rc = cfg_str(st->feed_specs[n - st->c->nodes], 512, value, inner, sizeof inner);
+    } else if (!strcmp(key, "idle_watts"))
       rc = erg_config_double(value, 0, 1e6, &n->idle_watts, inner, sizeof inner);
     else {
       snprintf(why, whylen, "unknown key '%s' in [%s]", key, section);

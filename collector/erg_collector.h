@@ -321,6 +321,16 @@ unsigned erg_journal_columns(const char *dir, const char *node);
 /* End (t0 + step, unix seconds) of the node's last journal row, 0 if none;
  * reads the file's tail only. */
 int64_t erg_journal_last_end(const char *dir, const char *node);
+/* The same among the rows ending by max_end; *ignored is the latest end of
+ * the rows after it (0 none). A row beyond now + ERG_JOURNAL_FUTURE_SECONDS
+ * (a clock that was set ahead, a damaged or forged file) is no resume
+ * point: resuming after it, ergd wrote nothing until that time came. */
+#define ERG_JOURNAL_FUTURE_SECONDS 600
+int64_t erg_journal_last_end_by(const char *dir, const char *node, int64_t max_end,
+                                int64_t *ignored);
+/* Moves the node's journal to NODE.csv.1 (and the older ones on): the next
+ * row starts a file. */
+int erg_journal_rotate(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 512
@@ -370,6 +380,9 @@ struct erg_collector_config {
   bool wal_fsync;                   /* fdatasync it once a second (power loss) */
   char wal_dir[512];                /* "": DATA_DIR/wal */
   long wal_max_bytes;
+  /* Nodes without a [node.NAME] section that may have archives; new
+   * ones beyond are refused (nodes.c). */
+  unsigned max_unconfigured_nodes;
   /* Days new archives keep at step, 1 min, 1 h, 1 day resolution (0: none). */
   double archive_days[4];
   struct erg_pdu_source_config *sources;

@@ -29,6 +29,14 @@ static void journal_rotate(const char *path) {
   rename(path, to);
 }
 
+int erg_journal_rotate(const char *dir, const char *node) {
+  char path[1024];
+  if (erg_journal_path(dir, node, path, sizeof path) != 0)
+    return -1;
+  journal_rotate(path);
+  return 0;
+}
+
 /* The column header for a set of optional columns. */
 static void journal_header(unsigned columns, char *out, size_t outlen) {
   int n = snprintf(out, outlen, "time_unix_seconds,step_seconds,measured_watts,flags,%s",
@@ -100,9 +108,10 @@ static size_t journal_tail(const char *path, char *buf, size_t len) {
   return n;
 }
 
-/* End (t0 + step) of the last complete row of one file, 0 if none. Reads
- * only the tail: the file may be 64 MiB. */
-static int64_t journal_file_last_end(const char *path) {
+/* End (t0 + step) of the last complete row of one file ending by max_end,
+ * 0 if none; *ignored: the latest end of the rows after max_end. Reads only
+ * the tail: the file may be 64 MiB. */
+static int64_t journal_file_last_end(const char *path, int64_t max_end, int64_t *ignored) {
   char buf[4096];
   size_t n = journal_tail(path, buf, sizeof buf);
   /* A torn last line (no newline yet) is not a row. */
@@ -114,22 +123,33 @@ static int64_t journal_file_last_end(const char *path) {
     char *nl = strrchr(buf, '\n'), *line = nl ? nl + 1 : buf;
     long long t;
     unsigned step;
-    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,", &t, &step) == 2)
-      return (int64_t)t + step;
+    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,", &t, &step) == 2) {
+      if ((int64_t)t + step <= max_end)
+        return (int64_t)t + step;
+      if ((int64_t)t + step > *ignored)
+        *ignored = (int64_t)t + step;
+    }
     n = nl ? (size_t)(nl - buf) + 1 : 0;
   }
   return 0;
 }
 
 int64_t erg_journal_last_end(const char *dir, const char *node) {
+  int64_t ignored;
+  return erg_journal_last_end_by(dir, node, INT64_MAX, &ignored);
+}
+
+int64_t erg_journal_last_end_by(const char *dir, const char *node, int64_t max_end,
+                                int64_t *ignored) {
   char path[1024], rotated[1100];
+  *ignored = 0;
   if (erg_journal_path(dir, node, path, sizeof path) != 0)
     return 0;
-  int64_t end = journal_file_last_end(path);
+  int64_t end = journal_file_last_end(path, max_end, ignored);
   /* Rotated just before a crash: the new file may hold no row yet. */
   if (end == 0) {
     snprintf(rotated, sizeof rotated, "%s.1", path);
-    end = journal_file_last_end(rotated);
+    end = journal_file_last_end(rotated, max_end, ignored);
   }
   return end;
 }

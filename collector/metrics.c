@@ -12,15 +12,22 @@
 #include "erg_store.h"
 #include "state.h"
 
-/* Prometheus label values escape backslash, quote and newline. */
+/* Prometheus label values escape backslash, quote and newline, and must
+ * be UTF-8: a scrape with one broken byte (a process name is bytes) is
+ * rejected whole, so broken sequences become '?'. Other control bytes go. */
 static void metrics_label(FILE *f, const char *v) {
-  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-    if (*p == '\\' || *p == '"')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
+  for (size_t i = 0, n = strlen(v); i < n;) {
+    unsigned char c = (unsigned char)v[i];
+    size_t len = erg_utf8_len(v + i, n - i);
+    if (c == '\\' || c == '"')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
       fputs("\\n", f);
-    else if (*p >= 0x20 && *p != 0x7f)
-      fputc(*p, f);
+    else if (!len)
+      fputc('?', f);
+    else if (c >= 0x20 && c != 0x7f)
+      fwrite(v + i, 1, len, f);
+    i += len ? len : 1;
   }
 }
 
@@ -131,7 +138,8 @@ static void metrics_sources(FILE *f, struct collector *c) {
 /* One per-channel family of the meters' channels; which: 0 coarse
  * (gauge), 1 resolution (gauge), 2 intervals the watts replaced it, 3 polls
  * held for its next move (counters), 4 power estimated (gauge), 5 polls
- * with a value that was no reading, 6 counter resets (counters). Labels:
+ * with a value that was no reading, 6 counter resets, 7 values outside the
+ * channel's range (counters). Labels:
  * source, level (outlet, inlet, phase, bank, device, sensor), index. */
 static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
                                    const char *type, const char *help, int which) {
@@ -151,6 +159,8 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
         fprintf(f, "%llu\n", (unsigned long long)c->sources[i].bad_values[ch]);
       else if (which == 6)
         fprintf(f, "%llu\n", (unsigned long long)c->sources[i].energy_resets[ch]);
+      else if (which == 7)
+        fprintf(f, "%llu\n", (unsigned long long)c->sources[i].out_of_range[ch]);
       else if (which == 0)
         fprintf(f, "%d\n", pc->coarse ? 1 : 0);
       else if (which == 1)
@@ -182,10 +192,14 @@ static void metrics_meters(FILE *f, struct collector *c) {
                          4);
   metrics_meter_family(f, c, "erg_meter_bad_values_total", "counter",
                          "Polls in which the device sent a value that is no reading (wrong "
-                         "type, negative): read as missing, logged once.", 5);
+                         "type, negative SNMP value, NaN): read as missing, logged once.", 5);
   metrics_meter_family(f, c, "erg_meter_energy_resets_total", "counter",
                          "Times the energy counter went back (PDU reboot, meter reset): the "
                          "interval was skipped.", 6);
+  metrics_meter_family(f, c, "erg_meter_out_of_range_total", "counter",
+                         "Values outside the channel's physical range (power below 0 or above "
+                         "max_watts, a negative energy counter, a counter move meaning more than "
+                         "max_watts): dropped, logged once.", 7);
 }
 
 static void metrics_nodes(FILE *f, struct collector *c) {
@@ -392,11 +406,16 @@ void collector_metrics_render(struct collector *c) {
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return;
-  fprintf(f, "# HELP erg_agent_messages_total Agent messages received, by result.\n"
+  /* Every reason always, so rate() and alerts see a series from the start. */
+  fprintf(f, "# HELP erg_agent_messages_total Agent messages received: accepted (ok), or "
+             "refused whole (rejected) by reason: malformed, clock, interval, ncpu, cpu, rate, "
+             "count, unknown_node_cap, node_limit.\n"
              "# TYPE erg_agent_messages_total counter\n"
-             "erg_agent_messages_total{result=\"ok\"} %llu\n"
-             "erg_agent_messages_total{result=\"rejected\"} %llu\n",
-          (unsigned long long)c->msgs_ok, (unsigned long long)c->msgs_rejected);
+             "erg_agent_messages_total{result=\"ok\"} %llu\n",
+          (unsigned long long)c->msgs_ok);
+  for (int r = INGEST_OK + 1; r < INGEST_NREASONS; r++)
+    fprintf(f, "erg_agent_messages_total{result=\"rejected\",reason=\"%s\"} %llu\n",
+            ingest_reason_names[r], (unsigned long long)c->msgs_rejected[r]);
   if (c->auth)
     fprintf(f, "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
                "# TYPE erg_agent_auth_total counter\n"
@@ -404,6 +423,7 @@ void collector_metrics_render(struct collector *c) {
                "erg_agent_auth_total{result=\"refused\"} %llu\n",
             (unsigned long long)auth_accepted_total(c->auth),
             (unsigned long long)auth_refused_total(c->auth));
+  auth_metrics(c->auth, f);
   size_t loading = 0;
   for (size_t i = 0; i < c->nnodes; i++)
     loading += !c->nodes[i]->loaded;
@@ -420,6 +440,10 @@ void collector_metrics_render(struct collector *c) {
              "could not be read at a node's start or written after an estimate.\n"
              "# TYPE erg_lag_file_errors_total counter\nerg_lag_file_errors_total %llu\n",
           (unsigned long long)c->lag_file_errors);
+  fprintf(f, "# HELP erg_journal_future_total Nodes whose journal, read at their start, had "
+             "rows ending more than %d s in the future: ignored when choosing where to resume.\n"
+             "# TYPE erg_journal_future_total counter\nerg_journal_future_total %llu\n",
+          ERG_JOURNAL_FUTURE_SECONDS, (unsigned long long)c->journal_future);
   fprintf(f, "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
              "each node under key_archives_max per kind.\n"
              "# TYPE erg_key_archives_evicted_total counter\n"

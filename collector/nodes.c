@@ -4,11 +4,13 @@
  * Its meter lag estimate outlives the process (JOURNAL_DIR/NODE.lag):
  * without it, a restarted ergd aligned meter data unshifted, and flagged
  * the cells for the fit, until a fresh window of data gave the lag again. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "erg_store.h"
 #include "state.h"
 
 static void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
@@ -76,6 +78,170 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
   node_install(c, n, &st);
   node_stored_free(&st);
   return n;
+}
+
+/* ---- nodes without a [node.NAME] section ----
+ * Agents of such nodes are accepted (their cells have no measured power),
+ * but each new name costs its archives, ~6 MB at the default retention:
+ * made-up names would fill the disk. At most max_unconfigured_nodes of
+ * them have archives; a name that has them from an earlier run costs
+ * nothing new and is always taken, so the bound holds across restarts and
+ * an upgrade keeps every node it had. */
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(a, b);
+}
+
+void nodes_scan_stored(struct collector *c) {
+  char dir[1100];
+  snprintf(dir, sizeof dir, "%s/nodes", erg_store_root(c->store));
+  DIR *d = opendir(dir);
+  if (!d)
+    return; /* a first start: none */
+  /* The configured nodes' directory names, to tell them apart. */
+  size_t ncfg = (size_t)c->cfg->nnodes, cap = 0;
+  char(*cfg)[ERG_NAME_MAX] = calloc(ncfg ? ncfg : 1, ERG_NAME_MAX);
+  if (!cfg) {
+    closedir(d);
+    return;
+  }
+  for (size_t i = 0; i < ncfg; i++)
+    erg_name_sanitize(c->cfg->nodes[i].name, strlen(c->cfg->nodes[i].name), cfg[i]);
+  qsort(cfg, ncfg, ERG_NAME_MAX, name_cmp);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || !erg_name_is_safe(de->d_name) ||
+        bsearch(de->d_name, cfg, ncfg, ERG_NAME_MAX, name_cmp))
+      continue;
+    c->unconfigured++;
+    if (c->nstored == cap) {
+      /* Beyond the node table's size only counted: such names are new. */
+      size_t want = cap ? cap * 2 : 64;
+      char(*grown)[ERG_NAME_MAX] =
+          want <= ERG_MAX_NODES ? realloc(c->stored_names, want * ERG_NAME_MAX) : NULL;
+      if (!grown)
+        continue;
+      c->stored_names = grown;
+      cap = want;
+    }
+    erg_strlcpy(c->stored_names[c->nstored++], de->d_name, ERG_NAME_MAX);
+  }
+  closedir(d);
+  free(cfg);
+  if (c->nstored)
+    qsort(c->stored_names, c->nstored, ERG_NAME_MAX, name_cmp);
+  if (c->unconfigured > c->cfg->max_unconfigured_nodes)
+    erg_warn("%u nodes without a [node.NAME] section have archives in %s, more than "
+             "max_unconfigured_nodes (%u): they are still taken, new ones are refused",
+             c->unconfigured, dir, c->cfg->max_unconfigured_nodes);
+}
+
+/* Whether an unconfigured node may have state and archives: 1 it has
+ * them already, 2 a new one (counted), 0 no. */
+static int node_admit(struct collector *c, const char *name) {
+  char san[ERG_NAME_MAX];
+  erg_name_sanitize(name, strlen(name), san);
+  if (c->nstored && bsearch(san, c->stored_names, c->nstored, ERG_NAME_MAX, name_cmp))
+    return 1;
+  if (c->unconfigured >= c->cfg->max_unconfigured_nodes)
+    return 0;
+  c->unconfigured++;
+  return 2;
+}
+
+struct node_state *node_for_message(struct collector *c, const char *name) {
+  struct node_state *n = collector_node(c, name, 0);
+  if (n)
+    return n;
+  /* Every configured node was created at the start: this one has no
+   * section. Refused names leave no state behind. */
+  int admitted = node_admit(c, name);
+  if (!admitted) {
+    ingest_refuse(c, NULL, name, INGEST_UNKNOWN_NODE_CAP, "");
+    return NULL;
+  }
+  if ((n = collector_node(c, name, 1)))
+    return n;
+  c->unconfigured -= admitted == 2;
+  char why[120];
+  snprintf(why, sizeof why, "node limit (%d) reached, a name of %zu bytes (at most %zu), or "
+           "out of memory", ERG_MAX_NODES, strlen(name), sizeof n->name - 1);
+  ingest_refuse(c, NULL, name, INGEST_NODE_LIMIT, why);
+  return NULL;
+}
+
+/* ---- refused agent messages ----
+ * The loop's side of ingest_check.c: what a refusal costs the operator is
+ * one log line per node and reason, and a counter,
+ * erg_agent_messages_total{result="rejected",reason=...}. */
+
+void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
+                   enum ingest_reason r, const char *why) {
+  if (r <= INGEST_OK || r >= INGEST_NREASONS)
+    return;
+  c->msgs_rejected[r]++;
+  const char *rn = ingest_reason_names[r];
+  if (r == INGEST_UNKNOWN_NODE_CAP) {
+    /* Names may be made up by the thousand: no state per name, and the
+     * log hears of them once a minute at most. */
+    int64_t now = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S);
+    c->unknown_refused_unsaid++;
+    if (c->unknown_said_s && now - c->unknown_said_s < 60)
+      return;
+    erg_warn("node '%.64s' has no [node.NAME] section, and %u such nodes have archives already "
+             "(max_unconfigured_nodes = %u): its messages are refused; %llu messages of new "
+             "unconfigured nodes refused since this was last said (at most once a minute; "
+             "erg_agent_messages_total{result=\"rejected\",reason=\"%s\"})",
+             node ? node : "", c->unconfigured, c->cfg->max_unconfigured_nodes,
+             (unsigned long long)c->unknown_refused_unsaid, rn);
+    c->unknown_said_s = now;
+    c->unknown_refused_unsaid = 0;
+    return;
+  }
+  if (n) {
+    if (n->ingest.logged & 1u << r)
+      return;
+    n->ingest.logged |= 1u << r;
+    erg_warn("node %s: agent message refused: %s (further ones of this node with reason %s "
+             "only counted: erg_agent_messages_total{result=\"rejected\",reason=\"%s\"})",
+             n->name, why, rn, rn);
+    return;
+  }
+  /* No node to say it once for: once overall per reason. */
+  if (c->msgs_rejected[r] == 1)
+    erg_warn("agent message%s%.64s%s refused: %s (further ones with reason %s only counted: "
+             "erg_agent_messages_total{result=\"rejected\",reason=\"%s\"})",
+             node ? " of node '" : "", node ? node : "", node ? "'" : "", why, rn, rn);
+}
+
+int ingest_sample_ok(struct collector *c, struct node_state *n, const Erg__Sample *s) {
+  char why[300];
+  uint64_t ring_ns = (uint64_t)ERG_GRID_SLOTS * c->cfg->step_seconds * ERG_NS_PER_S;
+  enum ingest_reason r =
+      ingest_check_sample(s, &n->ingest, erg_time_realtime_ns(), ring_ns, why, sizeof why);
+  if (r != INGEST_OK) {
+    ingest_refuse(c, n, n->name, r, why);
+    return -1;
+  }
+  ingest_ref_sample(&n->ingest, s);
+  c->msgs_ok++;
+  return 0;
+}
+
+void ingest_hello(struct collector *c, const Erg__Hello *h) {
+  char why[300];
+  struct node_state *n = node_for_message(c, h->node);
+  if (!n)
+    return;
+  enum ingest_reason r = ingest_check_hello(h, why, sizeof why);
+  if (r != INGEST_OK) {
+    ingest_refuse(c, n, n->name, r, why);
+    return;
+  }
+  ingest_ref_hello(&n->ingest, h);
+  c->msgs_ok++;
+  erg_info("agent hello: node %s, version %s, collection %s", h->node, h->agent_version,
+           h->collection);
 }
 
 /* A sample of a node whose stored state is still being read: kept as
@@ -175,6 +341,16 @@ static void node_lag_save(struct collector *c, struct node_state *n) {
 static void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
   if (st->resume_s > 0)
     n->grid.next_final = st->resume_s - st->resume_s % (int64_t)c->cfg->step_seconds;
+  if (st->journal_future_s) { /* once per node and start: a node loads once */
+    /* New rows start a file: after the future ones, readers (erg fit)
+     * would take them for cells journalled twice. */
+    c->journal_future++;
+    erg_journal_rotate(c->journal_dir, n->name);
+    erg_warn("node %s: journal rows up to %lld lie %lld s in the future: ignored when choosing "
+             "where to resume, the journal continues in a new file (erg_journal_future_total)",
+             n->name, (long long)st->journal_future_s,
+             (long long)(st->journal_future_s - (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)));
+  }
   n->journal_columns = st->journal_columns;
   n->user_names = st->names;
   memset(&st->names, 0, sizeof st->names);

@@ -7,11 +7,27 @@
 #include <pthread.h>
 
 #include "collector_int.h"
+#include "ingest_check.h"
 
 /* Known cluster-wide jobs (per node and kind: key_archives_max). */
 #define CLUSTER_MAX_KNOWN_JOBS 4096
 /* How long an absent cluster-wide job still gets 0 W written. */
 #define CLUSTER_JOB_ZERO_SECONDS 3600
+
+/* writer.c: store errors said once per spell (issue 23: a full disk was
+ * said once, without a reason, and never again, not even when it was
+ * over). The first error of a spell is logged with its reason, the rest
+ * only counted; the spell ends, and that is logged, once no write failed
+ * for STORE_RECOVERED_SECONDS: on a full disk, archive creations fail
+ * while updates of existing ones go on. why NULL: a write that worked.
+ * Returns 1 when the error was logged, 2 the recovery, else 0. */
+#define STORE_RECOVERED_SECONDS 60
+struct store_spell {
+  bool failing;
+  int64_t first_s, last_s; /* the spell's first and latest error */
+  uint64_t spell_errors;
+};
+int store_spell_note(struct store_spell *sp, const char *why, int64_t now_s);
 
 /* An agent message held while its node's stored state is read. */
 struct held_msg {
@@ -61,6 +77,7 @@ struct node_state {
   unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
   struct user_names user_names; /* uid -> name as the node's agent resolved it */
   uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
+  struct ingest_ref ingest;     /* its agent's hello and usual interval (ingest_check.h) */
 };
 
 struct source_state {
@@ -76,6 +93,9 @@ struct source_state {
   uint64_t bad_values[ERG_PDU_MAX_CHANNELS]; /* readings with a value that is no reading */
   uint64_t energy_resets[ERG_PDU_MAX_CHANNELS]; /* counter went back: interval skipped */
   bool reset_logged[ERG_PDU_MAX_CHANNELS];      /* said once until it counts up again */
+  /* Values outside 0..max_watts dropped (meter_check.c), said once. */
+  uint64_t out_of_range[ERG_PDU_MAX_CHANNELS];
+  bool range_logged[ERG_PDU_MAX_CHANNELS];
   /* After a WAL replay: the next reading may bridge the restart's gap
    * with the energy counter's difference (durable.c). */
   bool bridge[ERG_PDU_MAX_CHANNELS];
@@ -97,11 +117,23 @@ struct collector {
   int cluster_jobs_loaded;
   struct auth *auth;      /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
-  uint64_t msgs_ok, msgs_rejected, nodes_refused, store_errors;
+  uint64_t msgs_ok, store_errors;
+  struct store_spell journal_spell; /* journal appends (store_spell_note) */
+  uint64_t msgs_rejected[INGEST_NREASONS]; /* agent messages refused, by reason */
+  /* Nodes without a [node.NAME] section (nodes.c): the sanitised names of
+   * those with archives at the start (sorted), and how many have archives
+   * or were admitted since; new ones beyond max_unconfigured_nodes are
+   * refused, said at most once a minute. */
+  char (*stored_names)[ERG_NAME_MAX];
+  size_t nstored;
+  unsigned unconfigured;
+  uint64_t unknown_refused_unsaid;
+  int64_t unknown_said_s;
   uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
   struct node_loader *loader; /* NULL until the loop runs: reads then block */
   uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
   uint64_t lag_file_errors;           /* JOURNAL_DIR/NODE.lag unreadable or not written */
+  uint64_t journal_future;            /* nodes whose journal ended too far ahead (nodes.c) */
   size_t held_bytes;                  /* held now, all nodes */
   struct wal *wal;        /* NULL: wal = no, or it could not open */
   int replaying;          /* inputs come from the WAL: not logged again */
@@ -125,6 +157,12 @@ struct collector {
 /* nodes.c: a node by name (created with create, its stored state read or
  * queued for the loader), NULL past ERG_MAX_NODES or for a bad name. */
 struct node_state *collector_node(struct collector *c, const char *name, int create);
+/* nodes.c: the node an agent message names: a known one, or a new one
+ * admitted (max_unconfigured_nodes); NULL, counted and logged, when
+ * refused. */
+struct node_state *node_for_message(struct collector *c, const char *name);
+/* nodes.c: at start, the unconfigured nodes that have archives. */
+void nodes_scan_stored(struct collector *c);
 /* nodes.c: keeps a sample of a node whose state is still loading. */
 void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
                uint64_t end_ns);
@@ -141,12 +179,29 @@ void keys_settle(struct collector *c, const char *node, const char *kind,
 /* collector.c: the longest an energy counter is held (pdu.c), seconds. */
 #define COUNTER_HOLD_MAX_SECONDS 300
 unsigned collector_hold_max_seconds(const struct collector *c);
-/* collector.c: the outlet (Modbus: unit id) number of a source's channel */
+/* meter_check.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
 const char *collector_level(const struct collector *c, int source, int ch);
+/* nodes.c: counts a refused message and logs it once per node and
+ * reason (n NULL: once overall; unknown_node_cap: once a minute). */
+void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
+                   enum ingest_reason r, const char *why);
+/* nodes.c: 0 when the sample may become the node's data (learnt from),
+ * -1 when refused (counted, logged). */
+int ingest_sample_ok(struct collector *c, struct node_state *n, const Erg__Sample *s);
+void ingest_hello(struct collector *c, const Erg__Hello *h);
 /* collector.c: one input, with the checks of live input. */
 void collector_ingest(struct collector *c, const uint8_t *buf, size_t len);
 void collector_meter(struct collector *c, const struct meter_msg *m);
+
+/* meter_check.c: the channel's physical range; m, or checked holding m
+ * without the values outside it (counted, logged once per channel); and
+ * whether an interval's energy is a power inside it. */
+double meter_max_watts(const struct erg_pdu_source_config *s, int ch);
+const struct meter_msg *meter_check(struct collector *c, const struct meter_msg *m,
+                                    struct meter_msg *checked);
+bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns,
+                          uint64_t t1_ns, double joules);
 
 /* durable.c: the WAL around the loop. */
 void durable_open(struct collector *c);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector_int.h"
+#include "state.h"
 #include "erg_store.h"
 
 struct writer_op {
@@ -36,7 +36,37 @@ struct writer {
   int stopping;
   atomic_size_t pending;
   atomic_uint_fast64_t errors, dropped;
+  struct store_spell spell; /* the writer thread's */
 };
+
+int store_spell_note(struct store_spell *sp, const char *why, int64_t now_s) {
+  if (why) {
+    sp->last_s = now_s;
+    sp->spell_errors++;
+    if (sp->failing)
+      return 0;
+    *sp = (struct store_spell){.failing = true, .first_s = now_s, .last_s = now_s,
+                               .spell_errors = 1};
+    erg_warn("store: %s (further store errors only counted until writes succeed again: "
+             "erg_store_errors_total)", why);
+    return 1;
+  }
+  if (!sp->failing || now_s - sp->last_s < STORE_RECOVERED_SECONDS)
+    return 0;
+  sp->failing = false;
+  erg_info("store: writes succeed again, none failed for %d s (%llu failed in %lld s)",
+           STORE_RECOVERED_SECONDS, (unsigned long long)sp->spell_errors,
+           (long long)(sp->last_s - sp->first_s));
+  return 2;
+}
+
+/* One write's outcome: counted, and said as store_spell_note says. */
+static void writer_note(struct writer *w, int rc, const char *why) {
+  if (rc != 0)
+    atomic_fetch_add(&w->errors, 1);
+  store_spell_note(&w->spell, rc ? why : NULL,
+                   (int64_t)(erg_time_monotonic_ns() / ERG_NS_PER_S));
+}
 
 static void writer_run_op(struct writer *w, const struct writer_op *op) {
   char why[300];
@@ -46,9 +76,8 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
     return;
   }
   if (op->names) {
-    if (erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why) &&
-        atomic_fetch_add(&w->errors, 1) == 0)
-      erg_warn("store: %s (further store errors only counted)", why);
+    writer_note(w, erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why),
+                why);
     return;
   }
   if (op->remove) {
@@ -59,8 +88,7 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
   int rc = op->kind ? erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
                                            op->watts, why, sizeof why)
                     : erg_store_node_update(w->store, op->node, &op->cell, why, sizeof why);
-  if (rc != 0 && atomic_fetch_add(&w->errors, 1) == 0)
-    erg_warn("store: %s (further store errors only counted)", why);
+  writer_note(w, rc, why);
 }
 
 static void *writer_main(void *arg) {

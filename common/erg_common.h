@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "erg.pb-c.h"
 
@@ -45,6 +46,18 @@ int erg_name_is_safe(const char *s);
 char *erg_html_escape(const char *in);
 /* JSON string body escaping into a malloc'd string (no quotes added). */
 char *erg_json_escape(const char *in, size_t inlen);
+/* Length (1-4) of the valid UTF-8 sequence at p, reading at most n bytes;
+ * 0 when the bytes there are none (stray continuation byte, overlong form,
+ * surrogate, beyond U+10FFFF, cut short). */
+size_t erg_utf8_len(const char *p, size_t n);
+/* Makes s valid UTF-8 in place: every byte that is not part of a valid
+ * sequence becomes '?', and so does every control byte (< 0x20, DEL) when
+ * controls is set; the length stays. Returns the number of bytes changed. */
+size_t erg_utf8_fix(char *s, int controls);
+/* One CSV text field (RFC 4180: quoted, quotes doubled) that is valid
+ * UTF-8 without control bytes ('?' for them), and that no spreadsheet runs
+ * as a formula: a text starting with '=', '+', '-', '@' gets a leading '\''. */
+void erg_csv_text(FILE *f, const char *s);
 uint64_t erg_hash_fnv1a(const void *data, size_t len);
 
 /* ---- wire format ---- */
@@ -73,6 +86,8 @@ int erg_config_double(const char *value, double min, double max, double *out,
 int erg_config_long(const char *value, long min, long max, long *out,
                     char *why, size_t whylen);
 int erg_config_bool(const char *value, bool *out, char *why, size_t whylen);
+/* A ZeroMQ endpoint erg can bind or connect: tcp://HOST:PORT or ipc://PATH. */
+int erg_config_endpoint(const char *value, char *why, size_t whylen);
 
 /* ---- CURVE keys (Z85 text, 40 characters) ----
  * Key files hold one key on the first line that is not empty or a comment;

@@ -71,6 +71,60 @@ void erg_name_sanitize(const char *in, size_t inlen, char out[ERG_NAME_MAX]) {
   out[n] = '\0';
 }
 
+size_t erg_utf8_len(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  if (n == 0)
+    return 0;
+  if (p[0] < 0x80)
+    return 1;
+  size_t len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+  if (!len || len > n)
+    return 0;
+  for (size_t k = 1; k < len; k++)
+    if ((p[k] & 0xc0) != 0x80)
+      return 0;
+  /* Overlong 3- and 4-byte forms, surrogates, beyond U+10FFFF. */
+  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+      (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+    return 0;
+  return len;
+}
+
+size_t erg_utf8_fix(char *s, int controls) {
+  size_t changed = 0, n = strlen(s);
+  for (size_t i = 0; i < n;) {
+    size_t len = erg_utf8_len(s + i, n - i);
+    unsigned char c = (unsigned char)s[i];
+    if (!len || (controls && (c < 0x20 || c == 0x7f))) {
+      s[i++] = '?';
+      changed++;
+    } else {
+      i += len;
+    }
+  }
+  return changed;
+}
+
+void erg_csv_text(FILE *f, const char *s) {
+  fputc('"', f);
+  if (s[0] && strchr("=+-@", s[0]))
+    fputc('\'', f);
+  for (size_t i = 0, n = strlen(s); i < n;) {
+    size_t len = erg_utf8_len(s + i, n - i);
+    if (!len || (unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+      fputc('?', f);
+      i++;
+    } else {
+      if (s[i] == '"')
+        fputc('"', f);
+      fwrite(s + i, 1, len, f);
+      i += len;
+    }
+  }
+  fputc('"', f);
+}
+
 char *erg_html_escape(const char *in) {
   size_t len = strlen(in);
   char *out = malloc(len * 6 + 1);
@@ -85,10 +139,19 @@ char *erg_html_escape(const char *in) {
     case '"': memcpy(o, "&quot;", 6); o += 6; break;
     case '\'': memcpy(o, "&#39;", 5); o += 5; break;
     default:
-      if (*p < 0x20 || *p == 0x7f)
+      if (*p < 0x20 || *p == 0x7f) {
         *o++ = '?';
-      else
-        *o++ = (char)*p;
+      } else {
+        /* Pages say charset=utf-8: a broken sequence becomes '?'. */
+        size_t n = erg_utf8_len((const char *)p, 4);
+        if (!n) {
+          *o++ = '?';
+          break;
+        }
+        memcpy(o, p, n);
+        o += n;
+        p += n - 1;
+      }
     }
   }
   *o = '\0';

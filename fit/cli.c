@@ -280,9 +280,10 @@ static size_t cli_lag_skipped(const struct cli_opts *o, const struct erg_dataset
 
 static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
                             const struct erg_dataset *ds) {
-  printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s) and %zu "
-         "duplicate row(s) skipped\n", m->node[0] ? m->node : "?", m->train_rows, ds->nrows,
-         ds->files, ds->malformed_lines, ds->duplicate_rows);
+  printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s), %zu "
+         "duplicate row(s) and %zu row(s) with impossible values skipped\n",
+         m->node[0] ? m->node : "?", m->train_rows, ds->nrows, ds->files, ds->malformed_lines,
+         ds->duplicate_rows, ds->implausible_rows);
   printf("%zu row(s) with an uncertain meter lag (flag 16) %s\n", ds->lag_unsure_rows,
          o->keep_lag_unsure ? "kept (--keep-lag-unsure)" : "skipped");
   printf("idle_watts %.3f (%s", m->idle_watts,
@@ -313,10 +314,12 @@ static void cli_print_json(const struct cli_opts *o, const struct erg_model *m,
   if (!j)
     return;
   json_object_set_new(j, "journal",
-                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files,
-                                "rows", (json_int_t)ds->nrows, "malformed_lines",
-                                (json_int_t)ds->malformed_lines, "duplicate_rows",
-                                (json_int_t)ds->duplicate_rows, "lag_unsure_rows",
+                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "files",
+                                (json_int_t)ds->files, "rows", (json_int_t)ds->nrows,
+                                "malformed_lines", (json_int_t)ds->malformed_lines,
+                                "duplicate_rows", (json_int_t)ds->duplicate_rows,
+                                "implausible_rows", (json_int_t)ds->implausible_rows,
+                                "lag_unsure_rows",
                                 (json_int_t)ds->lag_unsure_rows, "lag_unsure_rows_skipped",
                                 (json_int_t)cli_lag_skipped(o, ds)));
   json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
@@ -330,8 +333,16 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
                        const struct erg_holdout *ho) {
   struct erg_model current;
   char why[512];
-  if (!o->force && access(o->out, F_OK) == 0 &&
-      erg_model_load(&current, o->out, why, sizeof why) == 0) {
+  bool exists = access(o->out, F_OK) == 0;
+  int loaded = exists ? erg_model_load(&current, o->out, why, sizeof why) : -1;
+  /* Not a model (damaged, another file named by mistake): what is there
+   * may be the only copy of something; replaced only when told. */
+  if (!o->force && exists && loaded != 0) {
+    fprintf(stderr, "erg fit: not replacing %s: it is not a valid model (%s); use --force to "
+            "overwrite it\n", o->out, why);
+    return 2;
+  }
+  if (!o->force && loaded == 0) {
     if (erg_model_is_worse(&current, m, ho, 0.05, why, sizeof why)) {
       fprintf(stderr, "erg fit: not replacing %s: %s (use --force)\n", o->out, why);
       return 2;
@@ -369,6 +380,12 @@ static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, int *last_
   if (rc == 0 && ds->duplicate_rows && !o->json)
     fprintf(stderr, "erg fit: %zu duplicate journal row(s) skipped (a cell counts once)\n",
             ds->duplicate_rows);
+  /* Said with --json too: such rows mean a forged or damaged journal. */
+  if (rc == 0 && ds->implausible_rows)
+    fprintf(stderr, "erg fit: %zu journal row(s) with impossible values skipped (measured "
+            "power outside 0..%g W; a feature negative, infinite or above %g; CPU time per "
+            "second above twice ncpu)\n", ds->implausible_rows, ERG_FIT_MAX_WATTS,
+            ERG_FIT_MAX_RATE);
   return rc;
 }
 

@@ -43,6 +43,7 @@ struct erg_dataset {
   double *x[ERG_FIT_MAX_FEATURES]; /* x[k][row] */
   size_t malformed_lines;          /* skipped, summed over files */
   size_t duplicate_rows;           /* skipped: a cell time already read */
+  size_t implausible_rows;         /* skipped: values no node measures (below) */
   size_t lag_unsure_rows;          /* rows read with ERG_ROW_LAG_UNSURE */
   size_t files;
   /* Rows of each file read, [first, first + n), in strictly rising time. */
@@ -59,6 +60,13 @@ int erg_dataset_add_feature(struct erg_dataset *ds, const char *name, char *why,
 /* Appends one row; x holds ds->nfeatures values in column order. */
 int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double step_seconds,
                         double measured_watts, unsigned flags, const double *x);
+/* What a journal row may hold (issue 23): measured power 0..1 MW, feature
+ * rates 0..1e15 per second, at most 100,000 CPUs and CPU time per second
+ * at most twice the CPU count (+1). Rows beyond are skipped and counted in
+ * implausible_rows; NaN is "not measured" and stays. */
+#define ERG_FIT_MAX_WATTS 1e6
+#define ERG_FIT_MAX_RATE 1e15
+#define ERG_FIT_MAX_CPUS 1e5
 /* Appends the rows of one journal file (see docs/model.md). Malformed lines
  * are skipped and counted; so are rows whose time is not after the file's
  * previous row or that another file read already has (a cell journalled
@@ -217,6 +225,10 @@ struct erg_range_excess {
 /* True (and *out filled) when some feature is beyond its training maximum. */
 bool erg_model_beyond_training(const struct erg_model *m, const double *x,
                                double cpu_seconds_per_second, struct erg_range_excess *out);
+/* 0 when m can describe a node: idle 0..ERG_FIT_MAX_WATTS, coefficients
+ * finite, >= 0 and within it at the training maximum, and not everything
+ * 0 (a model of 0 W); else -1 and why. erg_fit refuses such a result. */
+int erg_model_check(const struct erg_model *m, char *why, size_t whylen);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);
 

@@ -513,6 +513,11 @@ static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t why
   if (!validate)
     fit_metrics(NULL, NULL, NULL, 0, 0, &m->metrics);
   fit_fill_model(c, &f, m);
+  char reason[300];
+  if (erg_model_check(m, reason, sizeof reason) != 0) {
+    snprintf(why, whylen, "no model: %s", reason);
+    return -1;
+  }
   if (o->progress)
     o->progress(o->progress_user, "done", 1.0);
   return 0;

@@ -245,8 +245,30 @@ static bool journal_seen(const struct erg_dataset *ds, const struct journal_file
   return false;
 }
 
-/* One data row; returns 1 if malformed, 2 if a duplicate, -1 on out of
- * memory. */
+/* Whether a parsed row holds what no node measures (issue 23: one
+ * measured_watts = 1e308 row made the fit write a model of 0 W; -1e6 W, or
+ * 2e9 CPU seconds per second from a forged sample, went in unremarked).
+ * NaN stays: it is "not measured" (no meter, no counter). */
+static bool journal_implausible(const struct journal_file *jf, const double *v, int n) {
+  if (!isnan(v[2]) && !(v[2] >= 0 && v[2] <= ERG_FIT_MAX_WATTS))
+    return true;
+  double cpu = NAN, ncpu = NAN;
+  for (int i = JOURNAL_BASE_COLUMNS; i < n; i++) {
+    if (!isnan(v[i]) && !(v[i] >= 0 && v[i] <= ERG_FIT_MAX_RATE))
+      return true;
+    if (!strcmp(jf->cols[i], "cpu_seconds_per_second"))
+      cpu = v[i];
+    else if (!strcmp(jf->cols[i], "ncpu"))
+      ncpu = v[i];
+  }
+  /* CPU time per second is at most the CPU count (twice, for a sample's
+   * edges); no single system has 100,000 CPUs. */
+  return ncpu > ERG_FIT_MAX_CPUS || (ncpu > 0 && cpu > 2 * ncpu + 1) ||
+         (!(ncpu > 0) && cpu > ERG_FIT_MAX_CPUS);
+}
+
+/* One data row; returns 1 if malformed, 2 if a duplicate, 3 if impossible,
+ * -1 on out of memory. */
 static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f, int n) {
   if (jf->ncols == 0 || n != jf->ncols)
     return 1;
@@ -257,6 +279,8 @@ static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f
   double flags = v[3];
   if (!isfinite(v[0]) || !(v[1] > 0) || !(flags >= 0 && flags <= 255) || flags != floor(flags))
     return 1;
+  if (journal_implausible(jf, v, n))
+    return 3;
   if (journal_seen(ds, jf, v[0]))
     return 2;
   double x[ERG_FIT_MAX_FEATURES];
@@ -294,6 +318,7 @@ static int journal_line(struct erg_dataset *ds, struct journal_file *jf, char *l
   }
   ds->malformed_lines += rc == 1;
   ds->duplicate_rows += rc == 2;
+  ds->implausible_rows += rc == 3;
   return 0;
 }
 

@@ -67,6 +67,30 @@ json_t *fit_model_to_json(const struct erg_model *m) {
   return j;
 }
 
+int erg_model_check(const struct erg_model *m, char *why, size_t whylen) {
+  if (!(m->idle_watts >= 0 && m->idle_watts <= ERG_FIT_MAX_WATTS)) {
+    snprintf(why, whylen, "idle power %g W is outside 0..%g W", m->idle_watts, ERG_FIT_MAX_WATTS);
+    return -1;
+  }
+  bool any = m->idle_watts > 0;
+  for (size_t k = 0; k < m->nfeatures; k++) {
+    /* A term at the training maximum is power the node drew. */
+    double top = m->coef[k] * m->feature_max[k];
+    if (!(m->coef[k] >= 0) || !isfinite(m->coef[k]) || !(top <= ERG_FIT_MAX_WATTS)) {
+      snprintf(why, whylen, "coefficient of %s is %g W per unit (%g W at its training maximum)",
+               m->feature[k], m->coef[k], top);
+      return -1;
+    }
+    any |= m->coef[k] > 0;
+  }
+  if (!any) {
+    snprintf(why, whylen, "the model predicts 0 W for every cell (idle 0 W, every coefficient "
+             "0): the journal's measured power says nothing about this node");
+    return -1;
+  }
+  return 0;
+}
+
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen) {
   json_t *j = fit_model_to_json(m);
   char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "agent_int.h"
 
@@ -103,6 +104,42 @@ void erg_agent_config_defaults(struct erg_agent_config *cfg) {
   cfg->log_level = ERG_LOG_INFO;
 }
 
+/* The collector's public key, inline (40 Z85 characters) or a file holding
+ * it. Z85 has '/': 38 % of keys hold one, and were read as a file name
+ * before. A value that decodes is the key unless a file has that name. */
+int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char *why,
+                         size_t whylen) {
+  uint8_t bin[32];
+  char inner[400];
+  if (strlen(value) == ERG_KEY_Z85_LEN && zmq_z85_decode(bin, value) && access(value, F_OK)) {
+    memcpy(out, value, ERG_KEY_Z85_LEN + 1);
+    return 0;
+  }
+  if (erg_key_read_file(value, out, inner, sizeof inner) == 0)
+    return 0;
+  snprintf(why, whylen, "'%.64s' is neither a 40-character Z85 CURVE key nor a readable key "
+           "file (%s)", value, inner);
+  return -1;
+}
+
+/* Read at load, so that a cut or mistyped key fails the config check, not
+ * the agent's start. */
+static int agent_config_server_key(struct erg_agent_config *cfg, const char *value, char *why,
+                                   size_t whylen) {
+  char key[ERG_KEY_Z85_LEN + 1], inner[500];
+  if (strlen(value) >= sizeof cfg->curve_server_key) {
+    snprintf(why, whylen, "key 'curve_server_key': longer than %zu bytes",
+             sizeof cfg->curve_server_key - 1);
+    return -1;
+  }
+  if (erg_agent_server_key(value, key, inner, sizeof inner) != 0) {
+    snprintf(why, whylen, "key 'curve_server_key': %s", inner);
+    return -1;
+  }
+  erg_strlcpy(cfg->curve_server_key, value, sizeof cfg->curve_server_key);
+  return 0;
+}
+
 static int agent_config_cb(void *user, const char *section, const char *key, const char *value,
                            char *why, size_t whylen) {
   struct erg_agent_config *cfg = user;
@@ -119,13 +156,17 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     return 0;
   }
   if (strcmp(key, "collector") == 0) {
+    char inner[200];
+    if (strlen(value) >= sizeof cfg->collector || erg_config_endpoint(value, inner, sizeof inner)) {
+      snprintf(why, whylen, "key 'collector': %s", strlen(value) >= sizeof cfg->collector
+                                                        ? "too long" : inner);
+      return -1;
+    }
     erg_strlcpy(cfg->collector, value, sizeof cfg->collector);
     return 0;
   }
-  if (strcmp(key, "curve_server_key") == 0) {
-    erg_strlcpy(cfg->curve_server_key, value, sizeof cfg->curve_server_key);
-    return 0;
-  }
+  if (strcmp(key, "curve_server_key") == 0)
+    return agent_config_server_key(cfg, value, why, whylen);
   if (strcmp(key, "curve_secret_key_file") == 0) {
     erg_strlcpy(cfg->curve_secret_key_file, value, sizeof cfg->curve_secret_key_file);
     return 0;

@@ -82,6 +82,10 @@ void erg_agent_config_defaults(struct erg_agent_config *cfg);
 int erg_agent_scope_set(struct erg_agent_config *cfg, const char *path, char *why, size_t whylen);
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
                           struct erg_config_error *err);
+/* curve_server_key's value: a 40-character Z85 key, or a file holding one
+ * (a file of that name wins). */
+int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char *why,
+                         size_t whylen);
 
 struct erg_agent;
 int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg,

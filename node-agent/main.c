@@ -84,7 +84,13 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
     case 'c': break;
     case 'd': args->dump = 1; break;
     case 'D': args->dump_file = optarg; break;
-    case 'C': erg_strlcpy(cfg->collector, optarg, sizeof cfg->collector); break;
+    case 'C':
+      if (erg_config_endpoint(optarg, why, sizeof why)) {
+        fprintf(stderr, "erg-agent: --collector: %s\n", why);
+        return 1;
+      }
+      erg_strlcpy(cfg->collector, optarg, sizeof cfg->collector);
+      break;
     case 'n': erg_strlcpy(cfg->node, optarg, sizeof cfg->node); break;
     case 'i':
       if (erg_config_double(optarg, 0.1, 3600, &cfg->interval_seconds, why, sizeof why)) {

@@ -108,9 +108,7 @@ static int sender_curve(void *sock, const struct erg_agent_config *cfg, char *wh
     return -1;
   }
   /* The server key may be given inline or as a file. */
-  if (strlen(cfg->curve_server_key) == ERG_KEY_Z85_LEN && !strchr(cfg->curve_server_key, '/'))
-    memcpy(server, cfg->curve_server_key, sizeof server);
-  else if (erg_key_read_file(cfg->curve_server_key, server, why, whylen) != 0)
+  if (erg_agent_server_key(cfg->curve_server_key, server, why, whylen) != 0)
     return -1;
   if (erg_key_read_file(cfg->curve_secret_key_file, secret, why, whylen) != 0)
     return -1;

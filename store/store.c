@@ -12,6 +12,7 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,20 +175,67 @@ int erg_store_names_write(const struct erg_store *s, const char *node, const cha
  * 0.5 (a consolidated row is known when at least half of its primary
  * points are). A resolution kept 0 days is left out; a shorter one than
  * its row gets one row. */
-static int store_rras(const struct erg_store *s, char rra[2 * ERG_STORE_RESOLUTIONS][64]) {
+static unsigned store_rra_rows(const struct erg_store *s, int i, unsigned *pdp) {
   static const unsigned res_seconds[ERG_STORE_RESOLUTIONS] = {0, 60, 3600, 86400};
+  unsigned res = res_seconds[i] ? res_seconds[i] : s->step;
+  *pdp = res / s->step ? res / s->step : 1;
+  double rows_d = s->keep_days[i] * 86400 / ((double)*pdp * s->step);
+  return rows_d < 1 ? 1 : (unsigned)rows_d;
+}
+
+static int store_rras(const struct erg_store *s, char rra[2 * ERG_STORE_RESOLUTIONS][64]) {
   int n = 0;
   for (int i = 0; i < ERG_STORE_RESOLUTIONS; i++) {
     if (!(s->keep_days[i] > 0))
       continue;
-    unsigned res = res_seconds[i] ? res_seconds[i] : s->step;
-    unsigned pdp = res / s->step ? res / s->step : 1;
-    double rows_d = s->keep_days[i] * 86400 / ((double)pdp * s->step);
-    unsigned rows = rows_d < 1 ? 1 : (unsigned)rows_d;
+    unsigned pdp, rows = store_rra_rows(s, i, &pdp);
     snprintf(rra[n++], 64, "RRA:AVERAGE:0.5:%u:%u", pdp, rows);
     snprintf(rra[n++], 64, "RRA:MAX:0.5:%u:%u", pdp, rows);
   }
   return n;
+}
+
+/* librrd's error, else what the file system says. On a full disk librrd's
+ * create sets no error ("rrd create PATH: " was all the log had) and
+ * leaves errno at ENOENT from unlinking its temp file twice, so the free
+ * space is looked at instead: need is what the file takes (0: unknown). */
+static void store_reason(char *why, size_t whylen, const char *op, const char *path,
+                         double need) {
+  const char *e = rrd_get_error();
+  if (e && *e) {
+    snprintf(why, whylen, "%s %s: %s", op, path, e);
+    return;
+  }
+  char dir[1100];
+  struct statvfs fs;
+  erg_strlcpy(dir, path, sizeof dir);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  if (statvfs(slash ? dir : ".", &fs) != 0) {
+    snprintf(why, whylen, "%s %s: failed, librrd gave no reason", op, path);
+    return;
+  }
+  double avail = (double)fs.f_bavail * (double)fs.f_frsize;
+  if (fs.f_favail == 0)
+    snprintf(why, whylen, "%s %s: %s (no free inodes)", op, path, strerror(ENOSPC));
+  else if (avail < need || avail < 65536)
+    snprintf(why, whylen, "%s %s: %s (%.0f kB free there%s%.1f MB)", op, path, strerror(ENOSPC),
+             avail / 1024, need > 0 ? ", the archive takes " : "", need / 1048576);
+  else
+    snprintf(why, whylen, "%s %s: failed, librrd gave no reason (%.0f MB free there)", op, path,
+             avail / 1048576);
+}
+
+/* Bytes of an archive of nds sources: 8 per value and row (AVERAGE and
+ * MAX rows at each resolution kept), plus headers. */
+static double store_archive_bytes(const struct erg_store *s, int nds) {
+  double rows = 0;
+  unsigned pdp;
+  for (int i = 0; i < ERG_STORE_RESOLUTIONS; i++)
+    if (s->keep_days[i] > 0)
+      rows += 2.0 * store_rra_rows(s, i, &pdp);
+  return rows * nds * 8 + 4096;
 }
 
 static int store_create(const struct erg_store *s, const char *path, const char *const *ds,
@@ -208,7 +256,7 @@ static int store_create(const struct erg_store *s, const char *path, const char 
   rrd_clear_error();
   /* no_overwrite: a file that appeared meanwhile is kept, never truncated. */
   if (rrd_create_r2(path, s->step, (time_t)(t_end - s->step), 1, NULL, NULL, argc, argv) != 0) {
-    snprintf(why, whylen, "rrd create %s: %s", path, rrd_get_error());
+    store_reason(why, whylen, "rrd create", path, store_archive_bytes(s, nds));
     return -1;
   }
   return 0;
@@ -267,8 +315,7 @@ static int store_update(struct erg_store *s, const char *path, const char *const
     rc = store_update_file(s, path, argv);
   }
   if (rc != 0) {
-    const char *e = rrd_get_error();
-    snprintf(why, whylen, "rrd update %s: %s", path, e && *e ? e : "failed");
+    store_reason(why, whylen, "rrd update", path, 0);
     return -1;
   }
   return 0;

@@ -2,22 +2,56 @@
  * after %-decoding, it is made of a strict charset with no component
  * starting with '.' (so no ".."; sanitized names may hold ".." inside), names a
  * file with a known type, and every component opens with O_NOFOLLOW below
- * www_dir: nothing outside www_dir, no symlink, no directory listing. */
+ * www_dir: nothing outside www_dir, no symlink, no directory listing.
+ *
+ * Slow or hostile clients cannot take the server from others: at most
+ * HTTP_CONN_PER_IP connections per client address and HTTP_CONN_MAX in all,
+ * a request's headers must be in within HTTP_HEADER_S (MHD's own timeout is
+ * an idle one: a client sending a header line every few seconds never hits
+ * it) and the whole request within HTTP_REQUEST_S, and a long URL or query
+ * is refused. What is refused is logged once per reason and counted in
+ * erg_http_refused_total, added to /metrics here (docs/web.md). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "erg_common.h"
 #include "erg_web.h"
 
 #define HTTP_PATH_MAX 256
+#define HTTP_CONN_MAX 256   /* open connections, all clients */
+#define HTTP_CONN_PER_IP 32 /* open connections from one client address */
+#define HTTP_IDLE_S 10      /* MHD closes a connection silent this long */
+#define HTTP_HEADER_S 15    /* from accept or the previous answer to complete headers */
+#define HTTP_REQUEST_S 120  /* from then to the end of the answer */
+#define HTTP_URL_MAX 2048   /* bytes of URL, query included */
+#define HTTP_ARGS_MAX 64    /* query arguments (erg takes none) */
+
+enum {
+  HTTP_PER_IP, HTTP_LIMIT, HTTP_HEADER_TIMEOUT, HTTP_REQUEST_TIMEOUT, HTTP_URI, HTTP_NREASONS
+};
+static const char *const http_reasons[HTTP_NREASONS] = {
+    "per_ip_limit", "connection_limit", "header_timeout", "request_timeout", "uri_too_long"};
+
+/* One open connection, for the limits and the deadline sweeper. */
+struct http_conn {
+  struct http_conn *next, *prev;
+  int fd;
+  uint32_t ip;       /* IPv4, network order */
+  uint64_t since_ns; /* monotonic: accept, or the end of the previous answer */
+  int in_headers;    /* the handler has not seen the request yet */
+  int cut;           /* shut down by the sweeper */
+};
 
 struct erg_web_server {
   struct MHD_Daemon *d;
@@ -25,7 +59,34 @@ struct erg_web_server {
   erg_web_dynamic_fn dyn;
   void *user;
   uint16_t port;
+  pthread_mutex_t lock; /* conns, nconns, refused, logged; MHD's thread and the sweeper */
+  pthread_cond_t wake;
+  pthread_t sweeper;
+  int sweeper_started, stopping;
+  struct http_conn *conns;
+  size_t nconns;
+  uint64_t refused[HTTP_NREASONS];
+  unsigned logged; /* bit per reason */
 };
+
+/* Set by the URI callback as the request's context: answer 414. */
+static char http_uri_refused;
+
+/* Counts a refusal (lock held); returns 1 the first time for the reason,
+ * when the caller logs it once. */
+static int http_refuse(struct erg_web_server *w, int reason) {
+  w->refused[reason]++;
+  if (w->logged & (1u << reason))
+    return 0;
+  w->logged |= 1u << reason;
+  return 1;
+}
+
+static void http_ip_text(uint32_t ip, char out[INET_ADDRSTRLEN]) {
+  struct in_addr a = {.s_addr = ip};
+  if (!inet_ntop(AF_INET, &a, out, INET_ADDRSTRLEN))
+    strcpy(out, "?");
+}
 
 static const char *http_content_type(const char *path) {
   static const struct { const char *ext, *type; } types[] = {
@@ -140,6 +201,39 @@ static enum MHD_Result http_file(struct erg_web_server *w, struct MHD_Connection
   return ret;
 }
 
+/* erg_http_refused_total and the open connections, after the body of
+ * /metrics (the server's own families: the collector does not see them). */
+static char *http_metrics_append(struct erg_web_server *w, char *body, size_t *len) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (!f)
+    return body;
+  pthread_mutex_lock(&w->lock);
+  fputs("# HELP erg_http_refused_total Connections and requests the HTTP server refused "
+        "(over the per-address or total connection limit, URL or query too long) or cut "
+        "(headers or the whole request too slow).\n"
+        "# TYPE erg_http_refused_total counter\n", f);
+  for (int r = 0; r < HTTP_NREASONS; r++)
+    fprintf(f, "erg_http_refused_total{reason=\"%s\"} %llu\n", http_reasons[r],
+            (unsigned long long)w->refused[r]);
+  fprintf(f, "# HELP erg_http_connections Open HTTP connections.\n"
+             "# TYPE erg_http_connections gauge\nerg_http_connections %zu\n", w->nconns);
+  pthread_mutex_unlock(&w->lock);
+  if (fclose(f) != 0) {
+    free(buf);
+    return body;
+  }
+  char *grown = realloc(body, *len + n + 1);
+  if (grown) {
+    memcpy(grown + *len, buf, n + 1);
+    *len += n;
+    body = grown;
+  }
+  free(buf);
+  return body;
+}
+
 static enum MHD_Result http_dynamic(struct erg_web_server *w, struct MHD_Connection *conn,
                                     const char *url) {
   char *body = NULL;
@@ -148,6 +242,8 @@ static enum MHD_Result http_dynamic(struct erg_web_server *w, struct MHD_Connect
   int status = w->dyn(w->user, url, &body, &len, &ctype);
   if (!body)
     return http_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n");
+  if (status == 200)
+    body = http_metrics_append(w, body, &len);
   struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   if (!r) {
     free(body);
@@ -160,20 +256,186 @@ static enum MHD_Result http_dynamic(struct erg_web_server *w, struct MHD_Connect
   return ret;
 }
 
+static struct http_conn *http_conn_of(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return i ? i->socket_context : NULL;
+}
+
 static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_size, void **ptr) {
   (void)version;
   (void)upload_data;
   (void)upload_size;
-  (void)ptr;
   struct erg_web_server *w = cls;
+  /* The headers are in: from now on only the request deadline applies. */
+  struct http_conn *hc = http_conn_of(conn);
+  pthread_mutex_lock(&w->lock);
+  if (hc)
+    hc->in_headers = 0;
+  int log = *ptr == &http_uri_refused && http_refuse(w, HTTP_URI);
+  pthread_mutex_unlock(&w->lock);
+  if (*ptr == &http_uri_refused) {
+    char ip[INET_ADDRSTRLEN];
+    http_ip_text(hc ? hc->ip : 0, ip);
+    if (log)
+      erg_warn("http: refused a request from %s with a URL over %d bytes or %d query "
+               "arguments (414; logged once, counted in erg_http_refused_total)",
+               ip, HTTP_URL_MAX, HTTP_ARGS_MAX);
+    return http_reply(conn, MHD_HTTP_URI_TOO_LONG, "URI too long\n");
+  }
   /* HEAD is GET without the body; MHD drops the body itself. */
   if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
     return http_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
   if (w->dyn && !strcmp(url, "/metrics"))
     return http_dynamic(w, conn, url);
   return http_file(w, conn, url);
+}
+
+/* Called with the request line, before MHD splits the query into one
+ * record per argument in the connection's memory pool: a query of a few
+ * thousand '&' exhausts the pool, and then not even MHD's error answer fits
+ * and the client waits for the timeout. erg takes no query arguments: the
+ * query is ended right after its '?' (uri lies in MHD's writable request
+ * buffer, where MHD found the '?' before this call and parses from it
+ * after), and a URL or query over the bounds gets 414. */
+static void *http_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+  (void)cls;
+  (void)conn;
+  size_t len = strlen(uri), args = 0;
+  char *q = strchr(uri, '?');
+  if (q) {
+    args = 1;
+    for (const char *p = q + 1; *p; p++)
+      args += *p == '&' || *p == ';';
+    q[1] = '\0';
+  }
+  return len > HTTP_URL_MAX || args > HTTP_ARGS_MAX ? &http_uri_refused : NULL;
+}
+
+/* Per-address and total limits, checked before MHD sets the connection
+ * up (the connections it tracks in http_notify, on the same thread). */
+static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+  struct erg_web_server *w = cls;
+  uint32_t ip = addr->sa_family == AF_INET && addrlen >= sizeof(struct sockaddr_in)
+                    ? ((const struct sockaddr_in *)addr)->sin_addr.s_addr : 0;
+  pthread_mutex_lock(&w->lock);
+  size_t same = 0;
+  for (const struct http_conn *hc = w->conns; hc; hc = hc->next)
+    same += hc->ip == ip;
+  int reason = w->nconns >= HTTP_CONN_MAX     ? HTTP_LIMIT
+               : same >= HTTP_CONN_PER_IP ? HTTP_PER_IP
+                                          : -1;
+  int log = reason >= 0 && http_refuse(w, reason);
+  pthread_mutex_unlock(&w->lock);
+  if (log) {
+    char text[INET_ADDRSTRLEN];
+    http_ip_text(ip, text);
+    erg_warn("http: refused a connection from %s: %s %d connections open already (logged "
+             "once, counted in erg_http_refused_total)", text,
+             reason == HTTP_LIMIT ? "the server has" : "that address has",
+             reason == HTTP_LIMIT ? HTTP_CONN_MAX : HTTP_CONN_PER_IP);
+  }
+  return reason >= 0 ? MHD_NO : MHD_YES;
+}
+
+static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code) {
+  struct erg_web_server *w = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    struct http_conn *hc = calloc(1, sizeof *hc);
+    if (!hc)
+      return;
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ad =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    hc->fd = fd ? fd->connect_fd : -1;
+    if (ad && ad->client_addr && ad->client_addr->sa_family == AF_INET)
+      hc->ip = ((const struct sockaddr_in *)ad->client_addr)->sin_addr.s_addr;
+    hc->since_ns = erg_time_monotonic_ns();
+    hc->in_headers = 1;
+    pthread_mutex_lock(&w->lock);
+    hc->next = w->conns;
+    if (w->conns)
+      w->conns->prev = hc;
+    w->conns = hc;
+    w->nconns++;
+    pthread_mutex_unlock(&w->lock);
+    *socket_context = hc;
+    return;
+  }
+  /* MHD_CONNECTION_NOTIFY_CLOSED comes before MHD closes the socket: under
+   * the lock the sweeper never shuts down a descriptor already reused. */
+  struct http_conn *hc = *socket_context;
+  if (!hc)
+    return;
+  pthread_mutex_lock(&w->lock);
+  if (hc->prev)
+    hc->prev->next = hc->next;
+  else
+    w->conns = hc->next;
+  if (hc->next)
+    hc->next->prev = hc->prev;
+  w->nconns--;
+  pthread_mutex_unlock(&w->lock);
+  free(hc);
+  *socket_context = NULL;
+}
+
+/* The answer went out: a kept-alive connection starts its next request. */
+static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe) {
+  (void)con_cls;
+  (void)toe;
+  struct erg_web_server *w = cls;
+  struct http_conn *hc = http_conn_of(conn);
+  if (!hc)
+    return;
+  pthread_mutex_lock(&w->lock);
+  hc->in_headers = 1;
+  hc->since_ns = erg_time_monotonic_ns();
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Once a second: connections past a deadline are shut down; MHD then sees
+ * the end of the stream and closes them as usual. */
+static void *http_sweep(void *arg) {
+  struct erg_web_server *w = arg;
+  pthread_mutex_lock(&w->lock);
+  while (!w->stopping) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 1;
+    pthread_cond_timedwait(&w->wake, &w->lock, &until);
+    uint64_t now = erg_time_monotonic_ns();
+    int log[2] = {0, 0};
+    uint32_t ip[2] = {0, 0};
+    for (struct http_conn *hc = w->conns; hc && !w->stopping; hc = hc->next) {
+      uint64_t limit = (hc->in_headers ? HTTP_HEADER_S : HTTP_REQUEST_S) * ERG_NS_PER_S;
+      if (hc->cut || hc->fd < 0 || now - hc->since_ns <= limit)
+        continue;
+      shutdown(hc->fd, SHUT_RDWR);
+      hc->cut = 1;
+      int k = hc->in_headers ? 0 : 1;
+      if (http_refuse(w, k ? HTTP_REQUEST_TIMEOUT : HTTP_HEADER_TIMEOUT))
+        log[k] = 1, ip[k] = hc->ip;
+    }
+    pthread_mutex_unlock(&w->lock);
+    for (int k = 0; k < 2; k++) {
+      char text[INET_ADDRSTRLEN];
+      http_ip_text(ip[k], text);
+      if (log[k])
+        erg_warn("http: closed a connection from %s whose %s not in within %d s (slow or "
+                 "stalled client; logged once, counted in erg_http_refused_total)",
+                 text, k ? "request was" : "request headers were",
+                 k ? HTTP_REQUEST_S : HTTP_HEADER_S);
+    }
+    pthread_mutex_lock(&w->lock);
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
 }
 
 static void http_log(void *cls, const char *fmt, va_list ap) {
@@ -227,16 +489,34 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
   erg_strlcpy(w->www, www_dir, sizeof w->www);
   w->dyn = dyn;
   w->user = user;
-  w->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, ntohs(sa.sin_port),
-                          NULL, NULL, http_handler, w, MHD_OPTION_SOCK_ADDR, &sa,
-                          MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 256u,
-                          MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
-                          MHD_OPTION_UNESCAPE_CALLBACK, http_unescape, NULL, MHD_OPTION_END);
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->wake, &ca);
+  pthread_condattr_destroy(&ca);
+  /* One internal thread (epoll): the accept policy and the notifications
+   * run there in order, which http_accept's count relies on. MHD's own
+   * limits are a backstop a little above erg's. */
+  w->d = MHD_start_daemon(
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, ntohs(sa.sin_port), http_accept, w,
+      http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
+      (unsigned)HTTP_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX + 8,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONN_PER_IP + 2,
+      MHD_OPTION_NOTIFY_CONNECTION, http_notify, w, MHD_OPTION_NOTIFY_COMPLETED, http_completed,
+      w, MHD_OPTION_URI_LOG_CALLBACK, http_uri, w, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
+      MHD_OPTION_UNESCAPE_CALLBACK, http_unescape, NULL, MHD_OPTION_END);
   if (!w->d) {
     snprintf(why, whylen, "cannot listen on %s (port in use?)", addr);
-    free(w);
+    erg_web_server_stop(w);
     return -1;
   }
+  if (pthread_create(&w->sweeper, NULL, http_sweep, w) != 0) {
+    snprintf(why, whylen, "cannot start the HTTP deadline thread");
+    erg_web_server_stop(w);
+    return -1;
+  }
+  w->sweeper_started = 1;
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(w->d, MHD_DAEMON_INFO_BIND_PORT);
   w->port = info ? info->port : ntohs(sa.sin_port);
   *out = w;
@@ -248,6 +528,17 @@ unsigned erg_web_server_port(const struct erg_web_server *w) { return w->port; }
 void erg_web_server_stop(struct erg_web_server *w) {
   if (!w)
     return;
-  MHD_stop_daemon(w->d);
+  if (w->sweeper_started) {
+    pthread_mutex_lock(&w->lock);
+    w->stopping = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->sweeper, NULL);
+  }
+  /* Closes every connection: http_notify frees their records. */
+  if (w->d)
+    MHD_stop_daemon(w->d);
+  pthread_cond_destroy(&w->wake);
+  pthread_mutex_destroy(&w->lock);
   free(w);
 }

@@ -160,13 +160,14 @@ static void jobs_cells(const struct jobs_job *j, int utc,
   const char *text[] = {j->id, j->user, j->account, j->partition, j->name, j->state};
   for (int c = C_ID; c <= C_STATE; c++) {
     erg_strlcpy(cell[c], text[c], 256);
-    /* Names are the users': no control byte reaches a terminal or a line. */
-    for (unsigned char *p = (unsigned char *)cell[c]; *p; p++)
-      *p = *p < 0x20 || *p == 0x7f ? '?' : *p;
+    /* Names are the users': no control byte reaches a terminal or a line,
+     * and every output (CSV, JSON, the tables) stays valid UTF-8. */
+    erg_utf8_fix(cell[c], 1);
   }
   jobs_time(j->start_s, utc, cell[C_START]);
   jobs_time(j->end_s, utc, cell[C_END]);
   erg_strlcpy(cell[C_NODES], j->nodes, 256);
+  erg_utf8_fix(cell[C_NODES], 1);
   jobs_num(j->energy_j, "%.1f", cell[C_J]);
   jobs_num(j->energy_j / REPORT_J_PER_KWH, "%.6f", cell[C_KWH]);
   jobs_num(jobs_mean_w(j), "%.1f", cell[C_W]);
@@ -198,8 +199,10 @@ static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job
       if (!jobs_col_shown(o, c))
         continue;
       int w = jobs_cols[c].width;
-      if ((int)strlen(cell[c]) > w)
+      if ((int)strlen(cell[c]) > w) {
         cell[c][w - 1] = '+', cell[c][w] = '\0';
+        erg_utf8_fix(cell[c], 0); /* the cut may split a character */
+      }
       fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", w, cell[c]);
     }
     fputc('\n', f);
@@ -222,13 +225,8 @@ static void jobs_parsable2(FILE *f, const struct jobs_opts *o, const struct jobs
   }
 }
 
-static void jobs_csv_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++)
-    fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, f);
-  fputc('"', f);
-}
-
+/* Text cells through erg_csv_text: RFC 4180 quoting, no formula a
+ * spreadsheet would run (docs/hpc.md). */
 static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
   for (int c = 0; c < C_N; c++)
     if (jobs_col_shown(o, c))
@@ -243,7 +241,7 @@ static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *
       if (c)
         fputc(',', f);
       if (c < C_J)
-        jobs_csv_text(f, cell[c]);
+        erg_csv_text(f, cell[c]);
       else
         fputs(cell[c], f);
     }

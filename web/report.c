@@ -402,14 +402,8 @@ static void report_iso(int64_t t, char out[32]) {
   strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* RFC 4180: every text field quoted, quotes doubled. */
-static void report_csv_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++)
-    fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, f);
-  fputc('"', f);
-}
-
+/* Text fields through erg_csv_text: RFC 4180 quoting, valid UTF-8, no
+ * formula a spreadsheet would run (docs/report.md "CSV"). */
 static void report_csv(FILE *f, const struct report_opts *o, const struct report_table *t,
                        double total_j) {
   struct report_col c[16];
@@ -421,36 +415,26 @@ static void report_csv(FILE *f, const struct report_opts *o, const struct report
     fprintf(f, ",%s", c[i].name);
   fprintf(f, "%s\r\n", isnan(o->cost_per_kwh) ? "" : ",currency");
   for (size_t r = 0; r < t->n; r++) {
-    report_csv_text(f, t->rows[r].node);
+    erg_csv_text(f, t->rows[r].node);
     if (!o->by_node)
-      fputc(',', f), report_csv_text(f, t->rows[r].key);
+      fputc(',', f), erg_csv_text(f, t->rows[r].key);
     if (report_by_user(o))
-      fputc(',', f), report_csv_text(f, t->rows[r].uid);
+      fputc(',', f), erg_csv_text(f, t->rows[r].uid);
     n = report_columns(o, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       fprintf(f, isnan(c[i].v) ? "," : ",%.10g", c[i].v);
     if (!isnan(o->cost_per_kwh))
-      fputc(',', f), report_csv_text(f, o->currency);
+      fputc(',', f), erg_csv_text(f, o->currency);
     fputs("\r\n", f);
   }
 }
 
 /* jansson takes UTF-8 only: broken sequences become '?'. */
 static json_t *report_json_text(const char *s) {
-  size_t len = strlen(s);
-  char *buf = malloc(len + 1);
+  char *buf = strdup(s);
   if (!buf)
     return json_null();
-  for (size_t i = 0; i < len;) {
-    const unsigned char *p = (const unsigned char *)s + i;
-    size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2
-               : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 && *p < 0xf5 ? 4 : 0;
-    for (size_t k = 1; k < n; k++)
-      n = i + k < len && (p[k] & 0xc0) == 0x80 ? n : 0;
-    memcpy(buf + i, n ? (const char *)p : "????", n ? n : 1);
-    i += n ? n : 1;
-  }
-  buf[len] = '\0';
+  erg_utf8_fix(buf, 0);
   json_t *j = json_string(buf);
   free(buf);
   return j ? j : json_string("?");

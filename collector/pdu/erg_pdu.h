@@ -76,6 +76,9 @@ struct erg_pdu_source_config {
   /* Modbus profile "generic": "FC:ADDRESS:TYPE[:ORDER]" (docs/pdu.md);
    * power_scale and energy_scale_joules apply. */
   char power_register[48], energy_register[48];
+  /* Readings above it (or negative) are no reading (collector/meter_check.c);
+   * 0: the default for the channel's level. */
+  double max_watts;
 };
 
 struct erg_pdu_source;

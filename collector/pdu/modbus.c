@@ -40,6 +40,9 @@ struct modbus_priv {
   struct modbus_profile prof;  /* a copy: "generic" is built from the config */
   bool connected;
   char where[160];             /* "host:port" or the device, for reasons */
+  /* Channel i's last value that was no number (a float32 register holding
+   * NaN or inf), "" none: read as missing and said once (bad_value). */
+  char bad_why[ERG_PDU_MAX_CHANNELS][96];
 };
 
 static const struct modbus_profile *modbus_profile_find(const char *name) {
@@ -145,17 +148,31 @@ static int modbus_read_reg(modbus_t *ctx, const struct erg_modbus_reg *r, double
   return got == n ? 0 : -1;
 }
 
-static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_reading *out,
-                               char *why, size_t whylen) {
+/* A decoded value that is no number: NAN, and the reason kept for the
+ * channel (the collector logs it once and counts it). */
+static double modbus_number(struct modbus_priv *m, int c, const struct erg_modbus_reg *r,
+                            const char *what, double raw, struct erg_pdu_reading *out) {
+  if (isfinite(raw))
+    return raw;
+  snprintf(m->bad_why[c], sizeof m->bad_why[c], "%s register %d:0x%04x read %s", what,
+           r->function, r->address, isnan(raw) ? "NaN" : "an infinity");
+  out->bad_value = true;
+  return NAN;
+}
+
+static int modbus_read_channel(struct modbus_priv *m, int c, int unit,
+                               struct erg_pdu_reading *out, char *why, size_t whylen) {
   double raw;
   modbus_set_slave(m->ctx, unit);
   out->energy_joules = out->watts = NAN;
+  out->bad_value = false;
+  m->bad_why[c][0] = '\0';
   if (m->prof.power.function && modbus_read_reg(m->ctx, &m->prof.power, &raw)) {
     snprintf(why, whylen, "%s unit %d: read power: %s", m->where, unit, modbus_strerror(errno));
     return -1;
   }
   if (m->prof.power.function)
-    out->watts = raw * m->prof.power_scale;
+    out->watts = modbus_number(m, c, &m->prof.power, "power", raw, out) * m->prof.power_scale;
   out->energy_resolution_joules = m->prof.energy_resolution_joules;
   if (m->prof.energy.function) {
     if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
@@ -163,6 +180,7 @@ static int modbus_read_channel(struct modbus_priv *m, int unit, struct erg_pdu_r
                modbus_strerror(errno));
       return -1;
     }
+    raw = modbus_number(m, c, &m->prof.energy, "energy", raw, out);
     out->energy_joules = raw * m->prof.energy_to_joules;
     /* A float32 kWh register at a real meter's reading steps by whole Wh:
      * its spacing at the value, not the profile, says how coarse it is. */
@@ -189,7 +207,7 @@ static int modbus_poll_src(struct erg_pdu_source *src, struct erg_pdu_reading *o
   }
   int good = 0;
   for (int i = 0; i < src->cfg.nchannels; i++)
-    if (modbus_read_channel(m, src->cfg.channels[i], &out[i], why, whylen) == 0)
+    if (modbus_read_channel(m, i, src->cfg.channels[i], &out[i], why, whylen) == 0)
       good++;
   if (!good) {
     /* Drop the connection so the next round starts clean. */
@@ -227,8 +245,18 @@ static double modbus_wrap_joules(const struct erg_pdu_source *src, int channel) 
   }
 }
 
+static int modbus_bad_value(const struct erg_pdu_source *src, int channel, char *why,
+                            size_t whylen) {
+  const struct modbus_priv *m = src->priv;
+  if (!m || !m->bad_why[channel][0])
+    return -1;
+  snprintf(why, whylen, "%s", m->bad_why[channel]);
+  return 0;
+}
+
 const struct erg_pdu_driver erg_pdu_driver_modbus = {.name = "modbus",
                                                      .open = modbus_open_src,
                                                      .poll = modbus_poll_src,
                                                      .close = modbus_close_src,
-                                                     .wrap_joules = modbus_wrap_joules};
+                                                     .wrap_joules = modbus_wrap_joules,
+                                                     .bad_value = modbus_bad_value};

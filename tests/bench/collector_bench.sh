@@ -50,6 +50,8 @@ cpu_s() { awk -v t="$TCK" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; 
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 io_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/io"; }
 metric() { curl -sf "http://127.0.0.1:$HP/metrics" | awk -v m="$1" '$1 == m { s += $2 } END { printf "%d", s }'; }
+# Refused messages, every reason (erg_agent_messages_total{result="rejected",reason=...}).
+rejected() { curl -sf "http://127.0.0.1:$HP/metrics" | awk 'index($1, "erg_agent_messages_total{result=\"rejected\"") == 1 { s += $2 } END { printf "%d", s }'; }
 sum_metric() { curl -sf "http://127.0.0.1:$HP/metrics" | awk -v m="$1" 'index($1, m "{") == 1 { s += $2 } END { printf "%d", s }'; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
@@ -61,7 +63,7 @@ drain_ergd() {
   DONE_AT=$(now)
   while [ $still -lt 10 ]; do
     got=$(($(metric 'erg_agent_messages_total{result="ok"}') - ${OK0:-0} +
-           $(metric 'erg_agent_messages_total{result="rejected"}')))
+           $(rejected)))
     [ "$got" != "$last" ] && { DONE_AT=$(now); still=0; last=$got; } || still=$((still + 1))
     [ "$got" -ge "$want" ] && break
     sleep 0.5
@@ -143,7 +145,7 @@ CONF
   local c1 w1 ok rej wall late fut over
   c1=$(cpu_s $EP); w1=$(io_field $EP wchar)
   ok=$(($(metric 'erg_agent_messages_total{result="ok"}') - OK0))
-  rej=$(metric 'erg_agent_messages_total{result="rejected"}')
+  rej=$(rejected)
   late=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="late"/ { s += $2 } END { printf "%d", s }')
   fut=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '/^erg_grid_dropped_seconds_total.*reason="future"/ { s += $2 } END { printf "%d", s }')
   over=$(sum_metric erg_agent_overlapping_samples_total)

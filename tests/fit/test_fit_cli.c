@@ -221,8 +221,90 @@ static void test_cli_data_dir(void **state) {
   free(b);
 }
 
+/* Appends line to the journal at path. */
+static void append(const char *path, const char *line) {
+  FILE *f = fopen(path, "a");
+  assert_non_null(f);
+  fputs(line, f);
+  fclose(f);
+}
+
+/* Issue 23: one measured_watts = 1e308 row made `erg fit` write a model of
+ * idle 0 W and every coefficient 0 (exit 0); a -1e6 W row went in
+ * unremarked. Such rows are skipped and said; the fit is the same as
+ * without them. */
+static void test_cli_impossible_rows(void **state) {
+  (void)state;
+  char *j = make_journal("n1", 800, 1, 0, 21);
+  char out[256];
+  snprintf(out, sizeof out, "%s.model.json", j);
+  append(j, "1763704000,5,1e308,0,4.000000\n1763704005,5,-1000000.000,0,4.000000\n"
+            "1763704010,5,100.000,0,inf\n1763704015,5,100.000,0,-3\n");
+  int rc;
+  char *text = run_stderr(5, (const char *[]){"fit", "--journal", j, "--out", out, NULL}, &rc);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(text, "erg fit: 4 journal row(s) with impossible values skipped"));
+  free(text);
+  struct erg_model m;
+  char why[256];
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
+  assert_true(fabs(m.idle_watts - 70) < 1);
+  assert_true(fabs(m.coef[0] - 10) < 0.2);
+  unlink(out);
+  fit_test_unlink(j);
+}
+
+/* A fit whose model would be 0 W for every cell (a meter reading 0 W
+ * throughout: a wrong outlet) fails, saying why, and writes nothing. */
+static void test_cli_degenerate(void **state) {
+  (void)state;
+  size_t cap = 64 * 900, len = 0;
+  char *t = malloc(cap);
+  len += (size_t)snprintf(t, cap, "# erg-journal v1 node=n1 step_seconds=5\n"
+                          "time_unix_seconds,step_seconds,measured_watts,flags,"
+                          "cpu_seconds_per_second\n");
+  for (int i = 0; i < 800; i++)
+    len += (size_t)snprintf(t + len, cap - len, "%d,5,0.000,0,%.6f\n", 1763700000 + 5 * i,
+                            (i % 17) * 0.5);
+  char *j = fit_test_file(t);
+  free(t);
+  char out[256];
+  snprintf(out, sizeof out, "%s.model.json", j);
+  int rc;
+  char *text = run_stderr(5, (const char *[]){"fit", "--journal", j, "--out", out, NULL}, &rc);
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(text, "erg fit: no model: the model predicts 0 W for every cell"));
+  assert_int_equal(access(out, F_OK), -1);
+  free(text);
+  fit_test_unlink(j);
+}
+
+/* --out naming a file that is no model (damaged, or another file named by
+ * mistake) is refused unless --force. */
+static void test_cli_out_not_a_model(void **state) {
+  (void)state;
+  char *j = make_journal("n1", 800, 1, 0, 22), *out = fit_test_file("{\"format\": \"erg-mo");
+  int rc;
+  char *text = run_stderr(5, (const char *[]){"fit", "--journal", j, "--out", out, NULL}, &rc);
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(text, "is not a valid model"));
+  assert_non_null(strstr(text, "use --force"));
+  free(text);
+  struct erg_model m;
+  char why[256];
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), -1); /* left as it was */
+  assert_int_equal(run(6, (const char *[]){"fit", "--journal", j, "--out", out, "--force",
+                                           NULL}), 0);
+  assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
+  fit_test_unlink(out);
+  fit_test_unlink(j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cli_impossible_rows),
+      cmocka_unit_test(test_cli_degenerate),
+      cmocka_unit_test(test_cli_out_not_a_model),
       cmocka_unit_test(test_cli),
       cmocka_unit_test(test_cli_data_dir),
       cmocka_unit_test(test_cli_progress),

@@ -276,12 +276,52 @@ static void test_duplicate_rows(void **state) {
   erg_dataset_free(&ds);
 }
 
+/* Issue 23: values no node measures are skipped and counted, not read:
+ * measured power outside 0..1 MW (1e308, -1e6, inf), a negative or
+ * infinite feature, CPU time per second far above the CPU count (2e9 from
+ * a forged sample), an absurd CPU count. NaN is "not measured" and stays. */
+static void test_implausible_rows(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  char why[256];
+  erg_dataset_init(&ds);
+  assert_int_equal(read_text(&ds, HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                      "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n"
+                                      "1763700000,5,1e308,0,0.4,1,4\n"
+                                      "1763700005,5,-1000000,0,0.4,1,4\n"
+                                      "1763700010,5,inf,0,0.4,1,4\n"
+                                      "1763700015,5,1000001,0,0.4,1,4\n"
+                                      "1763700020,5,150,0,-0.5,1,4\n"
+                                      "1763700025,5,150,0,0.4,inf,4\n"
+                                      "1763700030,5,150,0,0.4,1e16,4\n"
+                                      "1763700035,5,150,0,2000000000,1,4\n"
+                                      "1763700040,5,150,0,0.4,1,4294967295\n"
+                                      "1763700045,5,150,0,200000,1,0\n"
+                                      "1763700050,5,-0.001,0,0.4,1,4\n"
+                                      "1763700055,5,150,0,4.2,1,4\n"   /* edges of a sample */
+                                      "1763700060,5,nan,1,0.4,nan,4\n" /* not measured */
+                                      "1763700065,5,999999,0,9,1e15,0\n"
+                                      "1763700070,5,0,0,0,0,0\n",
+                             why, sizeof why),
+                   0);
+  assert_int_equal(ds.implausible_rows, 11);
+  assert_int_equal(ds.malformed_lines, 0);
+  assert_int_equal(ds.nrows, 4);
+  assert_true(ds.time_unix_seconds[0] == 1763700055);
+  assert_true(isnan(ds.measured_watts[1]) && isnan(ds.x[1][1]));
+  assert_true(ds.measured_watts[2] == 999999);
+  /* Rows after a skipped one are not taken for repeats of it. */
+  assert_int_equal(ds.duplicate_rows, 0);
+  erg_dataset_free(&ds);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_rows),        cmocka_unit_test(test_malformed_lines),
       cmocka_unit_test(test_repeated_headers), cmocka_unit_test(test_header_errors),
       cmocka_unit_test(test_rotated_files),    cmocka_unit_test(test_ncpu_column),
       cmocka_unit_test(test_read_progress),    cmocka_unit_test(test_duplicate_rows),
+      cmocka_unit_test(test_implausible_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

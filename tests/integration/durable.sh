@@ -129,7 +129,7 @@ def energy(t):
 
 def fetch(path):
     out, key, cur = {}, None, None
-    for l in open(path):
+    for l in open(path, errors="replace"):
         if l.startswith("== "):
             key = l[3:].strip(); out[key] = cur = {}
             continue

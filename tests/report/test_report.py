@@ -377,8 +377,8 @@ p = subprocess.run([MAIN, "graph", "--config", gconf, "--format", "png"], captur
                    text=True)
 check(p.returncode == 0 and os.path.exists(os.path.join(gwww, "total-day.png")),
       "graph --config --format png: the flag wins")
-with open(gconf, "a") as f:
-    f.write("[collector]\npage_format = gif\n")
+with open(gconf, "w") as f:  # one [collector] section: a second one is refused
+    f.write(f"[collector]\ndata_dir = {DIR}\nwww_dir = {gwww}\npage_format = gif\n")
 p = subprocess.run([MAIN, "graph", "--config", gconf], capture_output=True, text=True)
 check(p.returncode == 1 and "gif" in p.stderr and gconf + ":" in p.stderr,
       "graph --config: a bad page_format names the line " + p.stderr.strip())

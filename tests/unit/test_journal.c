@@ -196,8 +196,49 @@ static void test_journal_last_end(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 23: a row dated a day ahead (a clock set wrong, a forged file)
+ * made ergd resume after it and write nothing for a day. Rows beyond the
+ * bound are passed over, and said: the resume point is the last row
+ * before them, in the rotated file if the current one has none. */
+static void test_journal_last_end_future(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], rotated[1100], why[256], cmd[1200];
+  assert_non_null(mkdtemp(dir));
+  int64_t now = 1800000000, ignored = -1;
+  assert_int_equal(erg_journal_last_end_by(dir, "n1", now, &ignored), 0);
+  assert_int_equal(ignored, 0);
+  for (int i = 0; i < 3; i++) {
+    struct erg_journal_row r = {.t0 = now - 100 + 5 * i, .step_seconds = 5,
+                                .measured_watts = 100, .cpu_seconds_per_second = 1};
+    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  }
+  struct erg_journal_row r = {.t0 = now + 86400, .step_seconds = 5, .measured_watts = 100};
+  assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  assert_int_equal(erg_journal_last_end(dir, "n1"), now + 86405); /* unbounded */
+  int64_t bound = now + ERG_JOURNAL_FUTURE_SECONDS;
+  assert_int_equal(erg_journal_last_end_by(dir, "n1", bound, &ignored), now - 100 + 15);
+  assert_int_equal(ignored, now + 86405);
+  /* Rotated (ergd starts a new file after such rows): the new file has no
+   * row yet, the rotated one is read, with the same bound. */
+  assert_int_equal(erg_journal_rotate(dir, "n1"), 0);
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  snprintf(rotated, sizeof rotated, "%s.1", path);
+  assert_int_equal(access(rotated, F_OK), 0);
+  assert_int_equal(erg_journal_last_end_by(dir, "n1", bound, &ignored), now - 100 + 15);
+  assert_int_equal(ignored, now + 86405);
+  /* Only future rows: no resume point from the journal. */
+  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir %s", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  assert_int_equal(erg_journal_last_end_by(dir, "n1", bound, &ignored), 0);
+  assert_int_equal(ignored, now + 86405);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_journal_rows_and_rotation),
+                                     cmocka_unit_test(test_journal_last_end_future),
                                      cmocka_unit_test(test_journal_age_rotation),
                                      cmocka_unit_test(test_journal_age_rotation_cached),
                                      cmocka_unit_test(test_journal_cached_replaced),

@@ -381,7 +381,9 @@ static void test_http(void **state) {
   free(r.body);
   http_raw(port, "GET", "/metrics", &r);
   assert_int_equal(r.status, 200);
-  assert_string_equal(r.body, "erg_up 1\n");
+  /* The handler's body, then the server's own families (erg_http_*). */
+  assert_memory_equal(r.body, "erg_up 1\n", 9);
+  assert_non_null(strstr(r.body, "\nerg_http_refused_total{reason=\"per_ip_limit\"} 0\n"));
   assert_non_null(strstr(r.ctype, "version=0.0.4"));
   free(r.body);
   assert_int_equal(dyn_calls, 1);

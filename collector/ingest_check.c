@@ -1,0 +1,195 @@
+/* Bounds on an agent's claims (ingest_check.h). Slack: an agent's counters
+ * and its interval stamps are not read at one instant (the /proc path
+ * reads processes across its sweep, ticks are 10 ms per CPU, a throttled
+ * agent may stall between a stamp and a read), and the eBPF path carries
+ * an undercount into the next interval: node CPU time gets 25 % and
+ * 100 ms per CPU, processes twice the interval and 100 ms per CPU. The
+ * values that poisoned the journal were off by factors of millions. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "ingest_check.h"
+
+const char *const ingest_reason_names[INGEST_NREASONS] = {
+    "ok",  "malformed", "clock", "interval", "ncpu", "cpu", "rate", "count",
+    "unknown_node_cap", "node_limit"};
+
+uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns) {
+  uint64_t most = ring_ns > INGEST_INTERVAL_MIN_BOUND_NS ? ring_ns : INGEST_INTERVAL_MIN_BOUND_NS;
+  if (!ref || !ref->interval_ns)
+    return most;
+  uint64_t b = ref->interval_ns * INGEST_INTERVAL_FACTOR;
+  if (b < INGEST_INTERVAL_MIN_BOUND_NS)
+    b = INGEST_INTERVAL_MIN_BOUND_NS;
+  return b < most ? b : most;
+}
+
+/* Writes the message; returns r. */
+__attribute__((format(printf, 4, 5))) static enum ingest_reason
+say(enum ingest_reason r, char *why, size_t whylen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (why && whylen)
+    vsnprintf(why, whylen, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+/* The interval against ergd's clock and the node's usual interval. */
+static enum ingest_reason check_time(const Erg__Sample *s, const struct ingest_ref *ref,
+                                     uint64_t now_ns, uint64_t ring_ns, char *why,
+                                     size_t whylen) {
+  const Erg__Interval *iv = s->interval;
+  if (!iv || iv->realtime_end_ns <= iv->realtime_start_ns)
+    return say(INGEST_MALFORMED, why, whylen, "sample without an interval");
+  if (iv->realtime_end_ns > now_ns + INGEST_FUTURE_NS)
+    return say(INGEST_CLOCK, why, whylen,
+               "interval ends %.1f s after ergd's clock (more than %llu s: the node's clock "
+               "is ahead, or the time is made up)",
+               (double)(iv->realtime_end_ns - now_ns) / 1e9,
+               (unsigned long long)(INGEST_FUTURE_NS / ERG_NS_PER_S));
+  if (iv->realtime_start_ns < (uint64_t)INGEST_EPOCH_MIN_S * ERG_NS_PER_S)
+    return say(INGEST_CLOCK, why, whylen,
+               "interval starts at %.0f s since 1970, before 2020: the node's clock is not set",
+               (double)iv->realtime_start_ns / 1e9);
+  uint64_t span = iv->realtime_end_ns - iv->realtime_start_ns;
+  uint64_t bound = ingest_interval_bound(ref, ring_ns);
+  if (span > bound) {
+    if (ref && ref->interval_ns && bound < ring_ns)
+      return say(INGEST_INTERVAL, why, whylen,
+                 "interval of %.1f s, more than %.0f s (%d x the agent's usual %.3g s, at "
+                 "least %llu s)",
+                 (double)span / 1e9, (double)bound / 1e9, INGEST_INTERVAL_FACTOR,
+                 (double)ref->interval_ns / 1e9,
+                 (unsigned long long)(INGEST_INTERVAL_MIN_BOUND_NS / ERG_NS_PER_S));
+    return say(INGEST_INTERVAL, why, whylen,
+               "interval of %.1f s, more than the %.0f s the grid holds open (128 cells of "
+               "step_seconds): lower the agent's interval_seconds",
+               (double)span / 1e9, (double)bound / 1e9);
+  }
+  return INGEST_OK;
+}
+
+static enum ingest_reason check_ncpu(const Erg__Sample *s, const struct ingest_ref *ref,
+                                     char *why, size_t whylen) {
+  if (!s->totals)
+    return say(INGEST_NCPU, why, whylen, "sample without node totals (CPU count, busy time)");
+  unsigned ncpu = s->totals->ncpu;
+  if (ncpu == 0 || ncpu > INGEST_MAX_NCPU)
+    return say(INGEST_NCPU, why, whylen, "%u CPUs (1 to %d)", ncpu, INGEST_MAX_NCPU);
+  if (ref && ref->hello_ncpu && ncpu > (uint64_t)ref->hello_ncpu * INGEST_NCPU_GROWTH)
+    return say(INGEST_NCPU, why, whylen,
+               "%u CPUs, more than %d x the %u its agent's hello said", ncpu,
+               INGEST_NCPU_GROWTH, ref->hello_ncpu);
+  return INGEST_OK;
+}
+
+/* Node totals, then every process and their sums. Doubles: sums of up to
+ * 200,000 uint64 values must not wrap. */
+static enum ingest_reason check_values(const Erg__Sample *s, char *why, size_t whylen) {
+  const Erg__NodeTotals *t = s->totals;
+  double span = (double)(s->interval->realtime_end_ns - s->interval->realtime_start_ns);
+  double span_s = span / 1e9, ncpu = t->ncpu;
+  double node_cap = ncpu * (span * 1.25 + 1e8), proc_cap = ncpu * (span * 2 + 1e8);
+  double byte_cap = INGEST_BYTES_PER_SECOND * (span_s * 2 + 0.1);
+  double event_cap = INGEST_EVENTS_PER_CPU_S * ncpu * (span_s * 2 + 0.1);
+  if ((double)t->cpu_busy_ns + (double)t->cpu_idle_ns > node_cap)
+    return say(INGEST_CPU, why, whylen,
+               "node CPU busy %.4g s + idle %.4g s in %.3f s on %u CPUs (at most %.4g s)",
+               (double)t->cpu_busy_ns / 1e9, (double)t->cpu_idle_ns / 1e9, span_s, t->ncpu,
+               node_cap / 1e9);
+  if ((double)s->system_cpu_ns > node_cap)
+    return say(INGEST_CPU, why, whylen, "system CPU %.4g s in %.3f s on %u CPUs (at most %.4g s)",
+               (double)s->system_cpu_ns / 1e9, span_s, t->ncpu, node_cap / 1e9);
+  const struct {
+    const char *name;
+    uint64_t v;
+  } bytes[] = {{"disk read", t->disk_read_bytes}, {"disk write", t->disk_write_bytes},
+               {"network receive", t->net_rx_bytes}, {"network send", t->net_tx_bytes}};
+  for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++)
+    if ((double)bytes[i].v > byte_cap)
+      return say(INGEST_RATE, why, whylen, "node %s %.4g bytes in %.3f s (more than 1 TB/s)",
+                 bytes[i].name, (double)bytes[i].v, span_s);
+  double cpu = 0, io = 0, cycles = 0, insns = 0;
+  for (size_t i = 0; i < s->n_procs; i++) {
+    const Erg__Proc *p = s->procs[i];
+    if ((double)p->cpu_ns > proc_cap)
+      return say(INGEST_CPU, why, whylen,
+                 "process %u: %.4g CPU s in %.3f s on %u CPUs (at most %.4g s)", p->pid,
+                 (double)p->cpu_ns / 1e9, span_s, t->ncpu, proc_cap / 1e9);
+    cpu += (double)p->cpu_ns;
+    io += (double)p->read_bytes + (double)p->write_bytes;
+    cycles += (double)p->cycles;
+    insns += (double)p->instructions;
+  }
+  if (cpu > proc_cap)
+    return say(INGEST_CPU, why, whylen,
+               "processes: %.4g CPU s in all in %.3f s on %u CPUs (at most %.4g s)", cpu / 1e9,
+               span_s, t->ncpu, proc_cap / 1e9);
+  if (io > byte_cap)
+    return say(INGEST_RATE, why, whylen,
+               "processes: %.4g bytes of disk I/O in %.3f s (more than 1 TB/s)", io, span_s);
+  if (cycles > proc_cap * INGEST_CYCLES_PER_CPU_NS)
+    return say(INGEST_RATE, why, whylen,
+               "processes: %.4g cycles in %.3f s on %u CPUs (more than 10 GHz)", cycles, span_s,
+               t->ncpu);
+  if (insns > proc_cap * INGEST_INSNS_PER_CPU_NS)
+    return say(INGEST_RATE, why, whylen,
+               "processes: %.4g instructions in %.3f s on %u CPUs (more than 10 per cycle at "
+               "10 GHz)", insns, span_s, t->ncpu);
+  if (s->dropped_samples > INGEST_MAX_DROPPED)
+    return say(INGEST_COUNT, why, whylen, "%.4g dropped samples (at most %llu)",
+               (double)s->dropped_samples, INGEST_MAX_DROPPED);
+  const Erg__BpfHealth *b = s->bpf;
+  if (b && (double)b->lost_exit_ns > proc_cap)
+    return say(INGEST_CPU, why, whylen, "eBPF lost exit CPU %.4g s in %.3f s on %u CPUs",
+               (double)b->lost_exit_ns / 1e9, span_s, t->ncpu);
+  if (b && ((double)b->map_full_drops > event_cap || (double)b->unseen_switches > event_cap ||
+            (double)b->unsettled > event_cap))
+    return say(INGEST_COUNT, why, whylen,
+               "eBPF health counts %.4g, %.4g, %.4g in %.3f s on %u CPUs (at most %.4g)",
+               (double)b->map_full_drops, (double)b->unseen_switches, (double)b->unsettled,
+               span_s, t->ncpu, event_cap);
+  return INGEST_OK;
+}
+
+enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
+                                       uint64_t now_ns, uint64_t ring_ns, char *why,
+                                       size_t whylen) {
+  enum ingest_reason r = check_time(s, ref, now_ns, ring_ns, why, whylen);
+  if (r == INGEST_OK)
+    r = check_ncpu(s, ref, why, whylen);
+  if (r == INGEST_OK)
+    r = check_values(s, why, whylen);
+  if (r == INGEST_OK && why && whylen)
+    why[0] = '\0';
+  return r;
+}
+
+enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen) {
+  if (h->ncpu > INGEST_MAX_NCPU)
+    return say(INGEST_NCPU, why, whylen, "hello says %u CPUs (at most %d)", h->ncpu,
+               INGEST_MAX_NCPU);
+  if (why && whylen)
+    why[0] = '\0';
+  return INGEST_OK;
+}
+
+void ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
+  if (h->ncpu)
+    ref->hello_ncpu = h->ncpu;
+}
+
+/* A moving average (1/8 per sample), not the shortest: one delayed sweep
+ * followed by a prompt one gives a short interval, and a bound of ten
+ * times that would refuse the agent's normal ones. A smaller sequence
+ * number (not a resent copy) is a new agent run, maybe with another
+ * interval_seconds: learnt afresh. */
+void ingest_ref_sample(struct ingest_ref *ref, const Erg__Sample *s) {
+  uint64_t span = s->interval->realtime_end_ns - s->interval->realtime_start_ns;
+  if (!s->resent && s->seq < ref->last_seq)
+    ref->interval_ns = 0;
+  ref->interval_ns = ref->interval_ns ? (ref->interval_ns * 7 + span) / 8 : span;
+  if (!s->resent)
+    ref->last_seq = s->seq;
+}

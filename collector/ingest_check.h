@@ -1,0 +1,71 @@
+/* What an agent message must satisfy before it becomes data (pure;
+ * unit-tested). The wire decoder (common/wire.c) checks the message's
+ * shape; these checks bound its claims by physics and by what the node's
+ * agent said before: time near ergd's clock, an interval no longer than a
+ * few of the agent's, CPU time within CPUs x interval, byte and event
+ * rates a machine can reach. A message failing one is refused whole
+ * (docs/architecture.md "Refused agent messages"). */
+#ifndef ERG_INGEST_CHECK_H
+#define ERG_INGEST_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg_common.h"
+
+/* Why a message was refused: the reason label of
+ * erg_agent_messages_total{result="rejected"}. */
+enum ingest_reason {
+  INGEST_OK = 0,
+  INGEST_MALFORMED,        /* the wire decoder refused it */
+  INGEST_CLOCK,            /* interval beyond ergd's clock (future, or before 2020) */
+  INGEST_INTERVAL,         /* interval longer than the node's agent's allow */
+  INGEST_NCPU,             /* CPU count missing, absurd or unlike the hello's */
+  INGEST_CPU,              /* CPU time beyond CPUs x interval */
+  INGEST_RATE,             /* bytes, cycles or instructions beyond a machine's rate */
+  INGEST_COUNT,            /* event counts (dropped samples, eBPF losses) beyond bounds */
+  INGEST_UNKNOWN_NODE_CAP, /* a new unconfigured node beyond max_unconfigured_nodes */
+  INGEST_NODE_LIMIT,       /* ergd's node table full, or a name too long for it */
+  INGEST_NREASONS
+};
+extern const char *const ingest_reason_names[INGEST_NREASONS];
+
+/* Bounds, documented in docs/architecture.md "Refused agent messages". */
+#define INGEST_MAX_NCPU 8192
+/* A count may grow over the hello's (CPUs brought online after the agent
+ * started: SMT switched on, up to 8 threads a core on POWER). */
+#define INGEST_NCPU_GROWTH 8
+#define INGEST_FUTURE_NS (30 * ERG_NS_PER_S)
+#define INGEST_EPOCH_MIN_S 1577836800LL /* 2020-01-01: before it, the clock was never set */
+#define INGEST_INTERVAL_FACTOR 10
+#define INGEST_INTERVAL_MIN_BOUND_NS (60 * ERG_NS_PER_S)
+#define INGEST_BYTES_PER_SECOND 1e12   /* 1 TB/s: ten times a large node's disks or NICs */
+#define INGEST_CYCLES_PER_CPU_NS 10.0  /* 10 GHz */
+#define INGEST_INSNS_PER_CPU_NS 100.0  /* 10 GHz x 10 per cycle */
+#define INGEST_EVENTS_PER_CPU_S 1e7    /* eBPF events per CPU second */
+#define INGEST_MAX_DROPPED 1000000000ULL /* 3 years of samples at 0.1 s */
+
+/* What ingest knows of a node's agent from its accepted messages. */
+struct ingest_ref {
+  unsigned hello_ncpu;   /* CPU count of its last hello, 0 none */
+  uint64_t interval_ns;  /* moving average of its accepted intervals, 0 none yet */
+  uint64_t last_seq;     /* of the last accepted sample: a smaller one is a new agent run */
+  unsigned logged;       /* bit 1 << reason: said once for this node */
+};
+
+/* The longest interval a sample of the node may span: max(10 x its usual
+ * interval, 60 s), and at most the grid's ring (ring_ns, cells still open
+ * at most: a longer interval's data could never be stored whole); the
+ * ring alone before its usual interval is known. */
+uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns);
+/* INGEST_OK, or the reason the sample must be refused with a bounded
+ * message (at most whylen bytes) saying which claim and by how much. */
+enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
+                                       uint64_t now_ns, uint64_t ring_ns, char *why,
+                                       size_t whylen);
+enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen);
+/* Learns from an accepted hello / sample. */
+void ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h);
+void ingest_ref_sample(struct ingest_ref *ref, const Erg__Sample *s);
+
+#endif
