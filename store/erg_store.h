@@ -70,7 +70,6 @@ int erg_store_kind_dir(const struct erg_store *s, const char *node, const char *
 /* rrdcached address in use, or NULL when files are written directly:
  * readers pass it to librrd (--daemon) so cached updates are flushed first. */
 const char *erg_store_daemon(const struct erg_store *s);
-unsigned erg_store_step(const struct erg_store *s);
 
 /* Writes <kind dir>/names.tsv: display names of keys, one "<key> TAB
  * <name>" line each (e.g. user names of uid keys, docs/store.md), replacing

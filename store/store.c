@@ -104,7 +104,6 @@ void erg_store_close(struct erg_store *s) {
 
 const char *erg_store_root(const struct erg_store *s) { return s->root; }
 const char *erg_store_daemon(const struct erg_store *s) { return s->daemon[0] ? s->daemon : NULL; }
-unsigned erg_store_step(const struct erg_store *s) { return s->step; }
 
 /* ---- paths ---- */
 
