@@ -13,7 +13,8 @@ port=$(python3 -c 'import socket
 s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$PDUSIM" --modbus 127.0.0.1:"$port" --node n1 --idle 123.45 --slope 0 --update 60 >"$PDU_TMP/sim.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
-for _ in $(seq 1 50); do
+# Up to 20 s: on a loaded machine (ctest -j) the simulator starts slowly.
+for _ in $(seq 1 200); do
   mbpoll -m tcp -p "$port" -a 1 -t 3 -r 1 -c 1 -1 127.0.0.1 >/dev/null 2>&1 && break
   sleep 0.1
 done
