@@ -123,7 +123,10 @@ static int64_t journal_file_last_end(const char *path, int64_t max_end, int64_t 
     char *nl = strrchr(buf, '\n'), *line = nl ? nl + 1 : buf;
     long long t;
     unsigned step;
-    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,", &t, &step) == 2) {
+    /* A time so large that the end overflows (a damaged or forged file,
+     * found by tests/fuzz) is no row. */
+    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,", &t, &step) == 2 &&
+        t <= INT64_MAX - (long long)step) {
       if ((int64_t)t + step <= max_end)
         return (int64_t)t + step;
       if ((int64_t)t + step > *ignored)
