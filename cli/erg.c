@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "erg_agent.h"
+#include "erg_build_info.h"
 #include "erg_collector.h"
 #include "erg_fit.h"
 #include "erg_pdu.h"
@@ -28,7 +29,7 @@ static void usage(FILE *f) {
              "  graph --data-dir DIR [--www-dir DIR] [--model-dir DIR] [--format png|svg]\n"
              "                                render the web pages once (for cron)\n"
              "  keygen PREFIX                 write a CURVE key pair to PREFIX.key and PREFIX.pub\n"
-             "  version                       print the version\n"
+             "  version                       print the version and git revision\n"
              "See erg(1).\n");
 }
 
@@ -50,8 +51,16 @@ static int cmd_check_config(int argc, char **argv) {
     erg_collector_config_defaults(&cfg);
     rc = erg_collector_config_load(path, &cfg, &err);
     if (rc == 0)
-      printf("%s: ok: %d sources, %d nodes, step %us\n", path, cfg.nsources, cfg.nnodes,
-             cfg.step_seconds);
+      printf("%s: ok: %d sources, %d nodes, %d shared-meter groups, step %us\n", path,
+             cfg.nsources, cfg.nnodes, cfg.ngroups, cfg.step_seconds);
+    /* Each group's joint fit, ready to paste (docs/model.md, "Shared meters"). */
+    for (int g = 0; rc == 0 && g < cfg.ngroups; g++) {
+      printf("  group %s: %d nodes share one meter; fit them with: erg fit --group %s --nodes ",
+             cfg.groups[g].name, cfg.groups[g].nmembers, cfg.groups[g].name);
+      for (int m = 0; m < cfg.groups[g].nmembers; m++)
+        printf("%s%s", m ? "," : "", cfg.nodes[cfg.groups[g].members[m]].name);
+      printf("\n");
+    }
     erg_collector_config_free(&cfg);
   }
   if (rc != 0) {
@@ -98,7 +107,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "keygen"))
     return cmd_keygen(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-    printf("erg %s\n", ERG_VERSION);
+    printf("erg %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION);
     return 0;
   }
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

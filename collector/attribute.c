@@ -115,6 +115,15 @@ static double cell_predict(const struct erg_cell_model *cm, const struct erg_gri
   return erg_model_predict(cm->model, x);
 }
 
+double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                        unsigned step) {
+  if (!cm || !cm->model || !c)
+    return NAN;
+  struct erg_grid_result r = {.t0 = c->t0, .step = step, .cell = c};
+  struct erg_cell_power ignored = {0};
+  return cell_predict(cm, &r, &ignored);
+}
+
 static int cell_attribute_model(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                                 struct erg_attr_share *shares, struct erg_cell_power *out) {
   const struct erg_grid_cell *c = r->cell;

@@ -130,7 +130,7 @@ void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sam
     double disk = 0;
     for (size_t i = 0; i < np; i++)
       disk += procs[i].disk_bytes;
-    erg_lag_add_activity(&n->lag, iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
+    erg_lag_add_activity(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
   }
   node_make_room(c, n, iv->realtime_end_ns);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
@@ -178,7 +178,8 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
     /* The estimator sees readings as they came; the grid sees them moved
      * back by the node's lag, to the time the power was drawn. */
     uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
-    if (c->cfg->lag_max_seconds)
+    /* A shared meter is timed once, by its group's first member. */
+    if (c->cfg->lag_max_seconds && !node_lag_follows(c, n))
       erg_lag_add_energy(&n->lag, f, t0, t1, j);
     erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
   }
@@ -366,6 +367,26 @@ static void node_write_keys(struct collector *c, struct node_state *n, int64_t t
   if (tsv)
     writer_names(c->writer, n->name, "user", tsv);
   free(tsv);
+  tsv = NULL;
+  /* Whose its jobs are; job ids and uids as the profile keys hold them. */
+  int changed = 0;
+  if (!n->job_users) { /* once per node: what the last run knew */
+    char path[1400], safe[ERG_NAME_MAX];
+    erg_name_sanitize(n->name, strlen(n->name), safe);
+    snprintf(path, sizeof path, "%s/nodes/%s/job/users.tsv", erg_store_root(c->store), safe);
+    job_users_load(&n->job_users, path);
+  }
+  for (size_t i = 0; i < nkeys; i++) {
+    const char *job, *uid;
+    size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);
+    size_t ul = profile_key_field(sh[i].key, PROFILE_USER, &uid);
+    if (jl && ul && ul < 12)
+      changed |= job_users_note(&n->job_users, job, jl, (uint32_t)strtoul(uid, NULL, 10),
+                                t_end) > 0;
+  }
+  if (changed && (tsv = job_users_tsv(n->job_users)))
+    writer_job_users(c->writer, n->name, tsv);
+  free(tsv);
   cluster_add(c->cluster, t_end, NULL, 0);
   for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
     cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);
@@ -425,7 +446,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
-  int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0);
+  int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0) |
+              (n->group >= 0 ? ERG_CELL_SHARED : 0);
   if (node_power_estimated(c, n))
     flags |= ERG_CELL_POWER_ESTIMATED;
   /* A cell aligned with no or a wavering lag estimate is off by tens of
@@ -466,10 +488,16 @@ static void node_beyond_training(struct node_state *n, const struct erg_cell_pow
            pw->beyond_training_max);
 }
 
-static void collector_cell(void *user, const struct erg_grid_result *r) {
+static void collector_cell(void *user, const struct erg_grid_result *whole) {
   struct cell_ctx *ctx = user;
   struct collector *c = ctx->c;
   struct node_state *n = ctx->n;
+  /* A group member's power is its share of the shared meter; the journal
+   * keeps the whole meter for the joint fit. */
+  struct erg_grid_result shared = *whole;
+  if (n->group >= 0)
+    shared.measured_watts *= n->share;
+  const struct erg_grid_result *r = &shared;
   int64_t t_end = r->t0 + r->step;
   struct erg_store_node_cell cell = {.t_end = t_end, .measured_watts = r->measured_watts,
                                      .modelled_watts = NAN, .idle_watts = NAN,
@@ -492,7 +520,7 @@ static void collector_cell(void *user, const struct erg_grid_result *r) {
     cell.unattributed_watts = (r->flags & ERG_CELL_NO_AGENT) ? pw.dynamic_watts : 0;
     n->last_idle_watts = pw.idle_watts;
   }
-  node_journal(c, n, r, rc == 0 && pw.estimated);
+  node_journal(c, n, whole, rc == 0 && pw.estimated);
   writer_node(c->writer, n->name, &cell);
   if (isfinite(r->measured_watts))
     n->measured_joules += r->measured_watts * r->step;
@@ -552,6 +580,43 @@ static unsigned node_settle_seconds(const struct collector *c, const struct node
   return settle;
 }
 
+/* The members of a group close each cell together: their models weigh
+ * their shares of the meter first (groups.c). Returns the cells closed. */
+static size_t group_finalize(struct collector *c, struct group_state *g, int64_t now) {
+  unsigned settle = 0, step = c->cfg->step_seconds;
+  struct node_state *lead = g->members[0];
+  for (int m = 0; m < g->nmembers; m++) {
+    struct node_state *n = g->members[m];
+    if (!n->loaded)
+      return 0; /* its stored state is still being read: wait for it */
+    if (m > 0) { /* the lag the first member estimated from the group */
+      erg_lag_follow(&n->lag, &lead->lag);
+      n->lag_seconds = lead->lag_seconds;
+      n->lag_correlation = lead->lag_correlation;
+      n->lag_confidence = lead->lag_confidence;
+    }
+    unsigned s = node_settle_seconds(c, n);
+    settle = s > settle ? s : settle;
+  }
+  size_t closed = 0;
+  for (;;) {
+    int64_t t0 = 0;
+    for (int m = 0; m < g->nmembers; m++) {
+      int64_t nf = g->members[m]->grid.next_final;
+      if (nf && (t0 == 0 || nf < t0))
+        t0 = nf;
+    }
+    if (t0 == 0 || t0 + (int64_t)step + (int64_t)settle > now)
+      return closed;
+    group_split_cell(c, g, t0);
+    for (int m = 0; m < g->nmembers; m++) {
+      struct cell_ctx ctx = {c, g->members[m]};
+      closed += erg_grid_finalize(&g->members[m]->grid, t0 + step + settle, settle,
+                                  collector_cell, &ctx);
+    }
+  }
+}
+
 /* An agent sends in order, so once it sends time t its data for the cells
  * before t's window is complete; meter data exists only in real time, so
  * it is complete for cells past the settle delay. After a long collector
@@ -567,22 +632,26 @@ static void node_make_room(struct collector *c, struct node_state *n, uint64_t t
   int64_t now = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S);
   int64_t upto = first_open + node_settle_seconds(c, n);
   struct cell_ctx ctx = {c, n};
-  if (erg_grid_finalize(&n->grid, upto < now ? upto : now, node_settle_seconds(c, n),
-                        collector_cell, &ctx))
+  if (n->group >= 0 ? group_finalize(c, &c->groups[n->group], upto < now ? upto : now)
+                    : erg_grid_finalize(&n->grid, upto < now ? upto : now,
+                                        node_settle_seconds(c, n), collector_cell, &ctx))
     writer_commit(c->writer);
 }
 
 static void collector_finalize(struct collector *c, int64_t now) {
   for (size_t i = 0; i < c->nnodes; i++) {
-    struct cell_ctx ctx = {c, c->nodes[i]};
-    if (!c->nodes[i]->loaded)
+    struct node_state *n = c->nodes[i];
+    struct cell_ctx ctx = {c, n};
+    if (!n->loaded)
       continue; /* its stored state is still being read */
-    node_model_tick(c->nodes[i]->model, now);
-    if (c->cfg->lag_max_seconds && now % 10 == 0)
-      node_estimate_lag(c, c->nodes[i]);
-    erg_grid_finalize(&c->nodes[i]->grid, now, node_settle_seconds(c, c->nodes[i]),
-                      collector_cell, &ctx);
+    node_model_tick(n->model, now);
+    if (c->cfg->lag_max_seconds && now % 10 == 0 && !node_lag_follows(c, n))
+      node_estimate_lag(c, n);
+    if (n->group < 0)
+      erg_grid_finalize(&n->grid, now, node_settle_seconds(c, n), collector_cell, &ctx);
   }
+  for (int g = 0; g < c->ngroups; g++)
+    group_finalize(c, &c->groups[g], now);
   collector_flush_cluster(c, now);
   writer_commit(c->writer);
 }
@@ -748,6 +817,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   nodes_scan_stored(&c);
   for (int i = 0; i < cfg->nnodes; i++)
     collector_node(&c, cfg->nodes[i].name, 1);
+  if (groups_build(&c) != 0)
+    erg_err("out of memory for [group] state: shared meters are not split");
   durable_open(&c);
   collector_metrics_render(&c);
   /* From here on, nodes met for the first time are read off the loop. */
@@ -790,6 +861,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   for (size_t i = 0; i < c.nnodes; i++) {
     erg_grid_free(&c.nodes[i]->grid);
     user_names_free(&c.nodes[i]->user_names);
+    job_users_free(c.nodes[i]->job_users);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (struct held_msg *h = c.nodes[i]->held, *next; h; h = next) {
@@ -801,6 +873,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     free(c.nodes[i]);
   }
   profile_known_free(&c.cluster_jobs);
+  groups_free(&c);
   cluster_free(c.cluster);
   free(c.nodes);
   free(c.node_index);

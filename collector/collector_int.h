@@ -15,6 +15,38 @@ struct meter_msg {
   double poll_seconds;   /* request to answer (or to giving up) for this source */
 };
 
+/* ---- config_power.c: power expressions, groups, their checks ---- */
+/* Parses a power expression into feeds (adding channels to the sources'
+ * poll lists); who ("[node.X]") starts every error. */
+int cfg_power_parse(struct erg_collector_config *c, const char *who, const char *spec,
+                    struct erg_node_feed *feeds, int *nfeeds, char *why, size_t whylen);
+/* Makes the nodes of `list` (names by space or comma; node_index finds or
+ * adds one) members of group g, giving them its feeds. Refuses a node in
+ * two groups, a member with its own power and a group of none. */
+int cfg_group_members(struct erg_collector_config *c, int g, const char *list,
+                      int (*node_index)(void *user, const char *name), void *user, char *why,
+                      size_t whylen);
+/* Shares of a channel over 1, a channel of a whole PDU drawn twice, a
+ * subtracted term that nobody draws. */
+int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whylen);
+
+/* ---- groups.c: nodes behind one shared meter ---- */
+struct collector;
+struct node_state;
+struct group_state;
+/* After the configured nodes exist: c->groups and the members' group. */
+int groups_build(struct collector *c);
+void groups_free(struct collector *c);
+/* The estimator the node's meter data are timed with: a member's is its
+ * group's (the first member's, fed the group's summed activity). */
+struct erg_lag *node_lag(struct collector *c, struct node_state *n);
+/* A member other than the first: copies the group's estimate, never
+ * estimates itself. */
+bool node_lag_follows(const struct collector *c, const struct node_state *n);
+/* Sets each member's share of the meter for cell t0 from their models'
+ * predictions (equal when a member has none). */
+void group_split_cell(struct collector *c, struct group_state *g, int64_t t0);
+
 struct meter_thread;
 struct meter_thread *meters_start(void *zctx, const struct erg_collector_config *cfg,
                                   volatile int *stop);
@@ -74,6 +106,25 @@ void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
 void writer_remove_key(struct writer *w, const char *node, const char *kind, const char *key);
 /* Replaces the kind's names.tsv of node with tsv. */
 void writer_names(struct writer *w, const char *node, const char *kind, const char *tsv);
+/* nodes/<node>/job/users.tsv: "<job> TAB <uid>" lines (jobusers.c). */
+void writer_job_users(struct writer *w, const char *node, const char *tsv);
+
+/* ---- jobusers.c: whose each job on a node is, for erg jobs/report ---- */
+struct job_users;
+/* Notes that a process of job (len bytes) ran as uid. A job's user is its
+ * first uid other than root (slurmstepd runs as root inside the job), root
+ * only while no other was seen. Keeps the JOB_USERS_MAX jobs seen last.
+ * Returns 1 when the file should be written again, 0 when unchanged, -1
+ * out of memory. */
+#define JOB_USERS_MAX 256
+int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t uid,
+                   int64_t now);
+/* Reads the file an earlier run wrote (if any) into *ju, created empty
+ * when NULL, so that a rewrite keeps the jobs before a restart. */
+int job_users_load(struct job_users **ju, const char *path);
+/* The file's text (malloc'd), NULL when none or out of memory. */
+char *job_users_tsv(const struct job_users *ju);
+void job_users_free(struct job_users *ju);
 void writer_commit(struct writer *w);
 size_t writer_pending(struct writer *w);
 uint64_t writer_errors(struct writer *w);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erg_collector.h"
+#include "collector_int.h"
 #include "erg_store.h"
 #include "erg_fit.h"
 #include "erg_web.h"
@@ -70,15 +70,21 @@ static int cfg_archive_days(const char *value, double *days, char *why, size_t w
 void erg_collector_config_free(struct erg_collector_config *c) {
   free(c->sources);
   free(c->nodes);
+  free(c->groups);
   c->sources = NULL;
   c->nodes = NULL;
+  c->groups = NULL;
 }
 
 /* Sections are parsed in file order, but a node may name a meter defined
  * later: feeds are stored by name first and resolved at the end. */
+struct group_spec {
+  char power[512], nodes[2048];
+};
 struct config_state {
   struct erg_collector_config *c;
   char (*feed_specs)[512];
+  struct group_spec *group_specs; /* parallel to c->groups */
   char source_kind[ERG_MAX_SOURCES]; /* 'm' [meter.NAME], 'p' [pdu.NAME] */
   struct erg_report_config report; /* checked here, used by erg report */
 };
@@ -349,7 +355,50 @@ static struct erg_node_config *cfg_node(struct config_state *st, const char *nam
   memset(n, 0, sizeof *n);
   erg_strlcpy(n->name, name, sizeof n->name);
   n->idle_watts = NAN;
+  n->group = -1;
   return n;
+}
+
+static int cfg_node_index(void *user, const char *name) {
+  struct config_state *st = user;
+  struct erg_node_config *n = cfg_node(st, name);
+  return n ? (int)(n - st->c->nodes) : -1;
+}
+
+static int cfg_group_key(struct config_state *st, const char *name, const char *key,
+                         const char *value, char *why, size_t whylen) {
+  struct erg_collector_config *c = st->c;
+  int g = 0;
+  while (g < c->ngroups && strcmp(c->groups[g].name, name))
+    g++;
+  if (g == c->ngroups) {
+    struct erg_group_config *v = realloc(c->groups, (size_t)(g + 1) * sizeof *v);
+    if (v)
+      c->groups = v;
+    struct group_spec *s = realloc(st->group_specs, (size_t)(g + 1) * sizeof *s);
+    if (s)
+      st->group_specs = s;
+    if (!v || !s || strlen(name) >= sizeof v->name) {
+      snprintf(why, whylen, "out of memory or name too long");
+      return -1;
+    }
+    memset(&c->groups[g], 0, sizeof c->groups[g]);
+    memset(&st->group_specs[g], 0, sizeof st->group_specs[g]);
+    erg_strlcpy(c->groups[g].name, name, sizeof c->groups[g].name);
+    c->ngroups++;
+  }
+  if (!value[0]) {
+    snprintf(why, whylen, "empty");
+    return -1;
+  }
+  if (!strcmp(key, "power"))
+    return cfg_str(st->group_specs[g].power, sizeof st->group_specs[g].power, value, why,
+                   whylen);
+  if (!strcmp(key, "nodes"))
+    return cfg_str(st->group_specs[g].nodes, sizeof st->group_specs[g].nodes, value, why,
+                   whylen);
+  snprintf(why, whylen, "unknown key (power, nodes)");
+  return -1;
 }
 
 static int config_cb(void *user, const char *section, const char *key, const char *value,
@@ -417,141 +466,23 @@ static int config_cb(void *user, const char *section, const char *key, const cha
       snprintf(why, whylen, "unknown key '%s' in [%s]", key, section);
       return -1;
     }
+  } else if (!strncmp(section, "group.", 6)) {
+    if (!erg_name_is_safe(section + 6)) {
+      snprintf(why, whylen, "[%.100s]: group name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'", section, section + 6, ERG_NAME_MAX - 1);
+      return -1;
+    }
+    rc = cfg_group_key(st, section + 6, key, value, inner, sizeof inner);
   } else {
     snprintf(why, whylen,
-             "unknown section [%s] (collector, meter.NAME, pdu.NAME, node.NAME, report)",
+             "unknown section [%s] (collector, meter.NAME, pdu.NAME, node.NAME, group.NAME, "
+             "report)",
              section);
     return -1;
   }
   if (rc)
     snprintf(why, whylen, "[%s] key '%s': %s", section, key, inner);
   return rc;
-}
-
-/* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
- * "phase:L2" -> level and entity number; -1 when it is none of those. */
-static int cfg_parse_channel(const char *spec, int *level, long *num) {
-  static const struct { const char *name; int level; } lv[] = {
-      {"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
-      {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
-  char *e;
-  *level = ERG_PDU_OUTLET;
-  *num = strtol(spec, &e, 10);
-  if (e != spec && !*e)
-    return *num >= 1 && *num <= 65535 ? 0 : -1;
-  const char *colon = strchr(spec, ':');
-  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-  for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
-    if (strlen(lv[i].name) != len || strncmp(spec, lv[i].name, len))
-      continue;
-    *level = lv[i].level;
-    if (!colon) { /* only the device is one of a kind */
-      *num = 1;
-      return *level == ERG_PDU_DEVICE ? 0 : -1;
-    }
-    const char *n = colon + 1;
-    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l'))
-      n++;
-    *num = strtol(n, &e, 10);
-    return e != n && !*e && *num >= 1 && *num <= 65535 ? 0 : -1;
-  }
-  return -1;
-}
-
-/* "SOURCE[:LEVEL[:N]|:N][*FACTOR] [+ ...]" -> feeds of node n. */
-static int cfg_resolve_feeds(struct erg_collector_config *c, struct erg_node_config *n,
-                             const char *spec, char *why, size_t whylen) {
-  char buf[512];
-  erg_strlcpy(buf, spec, sizeof buf);
-  char *save;
-  for (char *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
-    while (*t == ' ')
-      t++;
-    char *end = t + strlen(t);
-    while (end > t && end[-1] == ' ')
-      *--end = '\0';
-    double factor = 1.0;
-    long outlet = 0;
-    int level = ERG_PDU_OUTLET;
-    int bad = 0;
-    char *star = strchr(t, '*'), *e;
-    if (star) {
-      *star = '\0';
-      factor = strtod(star + 1, &e);
-      bad |= e == star + 1 || *e;
-    }
-    char *colon = strchr(t, ':');
-    if (colon) {
-      *colon = '\0';
-      bad |= cfg_parse_channel(colon + 1, &level, &outlet) != 0;
-    }
-    int src = -1;
-    for (int i = 0; i < c->nsources; i++)
-      if (!strcmp(c->sources[i].name, t))
-        src = i;
-    if (bad || src < 0 || !(factor > 0 && factor <= 1) || n->nfeeds >= ERG_MAX_FEEDS) {
-      snprintf(why, whylen, "[node.%s] key 'power': bad term '%s%s%s%s%s' (want "
-               "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
-               "inlet, phase, bank or sensor, N 1..65535 (phase: L1..), 0 < FACTOR <= 1)",
-               n->name, t, colon ? ":" : "", colon ? colon + 1 : "", star ? "*" : "",
-               star ? star + 1 : "");
-      return -1;
-    }
-    struct erg_pdu_source_config *s = &c->sources[src];
-    if (strcmp(s->driver, "snmp") && level != ERG_PDU_OUTLET) {
-      snprintf(why, whylen, "[node.%s] key 'power': '%s' is a %s meter: name its unit as "
-               "%s:N (levels are for SNMP PDUs)", n->name, t, s->driver, t);
-      return -1;
-    }
-    if (erg_pdu_profile_levels(s->driver, s->profile) > 0 &&
-        !(erg_pdu_profile_levels(s->driver, s->profile) & 1u << level)) {
-      snprintf(why, whylen, "[node.%s] key 'power': profile %s of source %s has no %s level",
-               n->name, s->profile, t, erg_pdu_level_name(level));
-      return -1;
-    }
-    if (outlet == 0)
-      outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
-    int ch = -1;
-    for (int i = 0; i < s->nchannels; i++)
-      if (s->channels[i] == outlet && s->levels[i] == level)
-        ch = i;
-    if (ch < 0) {
-      if (s->nchannels >= ERG_PDU_MAX_CHANNELS) {
-        snprintf(why, whylen, "source %s: too many channels", s->name);
-        return -1;
-      }
-      ch = s->nchannels;
-      s->levels[ch] = (unsigned char)level;
-      s->channels[s->nchannels++] = outlet;
-    }
-    n->feeds[n->nfeeds++] = (struct erg_node_feed){src, ch, factor};
-  }
-  return 0;
-}
-
-/* An outlet shared by several nodes is split by their factors: more than
- * the whole outlet would attribute energy twice. */
-static int cfg_check_splits(const struct erg_collector_config *c, char *why, size_t whylen) {
-  for (int a = 0; a < c->nnodes; a++)
-    for (int f = 0; f < c->nodes[a].nfeeds; f++) {
-      const struct erg_node_feed *fa = &c->nodes[a].feeds[f];
-      double sum = 0;
-      for (int b = 0; b < c->nnodes; b++)
-        for (int g = 0; g < c->nodes[b].nfeeds; g++) {
-          const struct erg_node_feed *fb = &c->nodes[b].feeds[g];
-          if (fb->source != fa->source || fb->channel != fa->channel)
-            continue;
-          sum += fb->factor;
-        }
-      if (sum > 1 + 1e-9) {
-        snprintf(why, whylen, "%s %d of source %s is split into %.3g of itself across "
-                 "nodes (factors must add up to at most 1)",
-                 erg_pdu_level_name(c->sources[fa->source].levels[fa->channel]),
-                 c->sources[fa->source].channels[fa->channel], c->sources[fa->source].name, sum);
-        return -1;
-      }
-    }
-  return 0;
 }
 
 /* Unset (0), the cap is 64 or four cells' worth of top keys. */
@@ -582,19 +513,35 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
   struct config_state st = {.c = c};
   erg_report_config_defaults(&st.report);
   int rc = erg_config_parse(path, config_cb, &st, err);
+  char why[400], who[160];
   for (int i = 0; rc == 0 && i < c->nnodes; i++) {
-    char why[400];
-    if (cfg_resolve_feeds(c, &c->nodes[i], st.feed_specs[i], why, sizeof why) != 0) {
+    snprintf(who, sizeof who, "[node.%s]", c->nodes[i].name);
+    if (st.feed_specs[i][0] && cfg_power_parse(c, who, st.feed_specs[i], c->nodes[i].feeds,
+                                               &c->nodes[i].nfeeds, why, sizeof why) != 0) {
       snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
       rc = -1;
     }
   }
-  char why[400];
+  /* Groups after nodes: a member must not have a power of its own. */
+  for (int g = 0; rc == 0 && g < c->ngroups; g++) {
+    struct group_spec *gs = &st.group_specs[g];
+    snprintf(who, sizeof who, "[group.%s]", c->groups[g].name);
+    if (!gs->power[0]) {
+      snprintf(err->msg, sizeof err->msg, "%s: %s has no 'power' (the meter its nodes share)",
+               path, who);
+      rc = -1;
+    } else if (cfg_power_parse(c, who, gs->power, c->groups[g].feeds, &c->groups[g].nfeeds,
+                               why, sizeof why) != 0 ||
+               cfg_group_members(c, g, gs->nodes, cfg_node_index, &st, why, sizeof why) != 0) {
+      snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
+      rc = -1;
+    }
+  }
   if (rc == 0 && erg_report_config_check(&st.report, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
   }
-  if (rc == 0 && cfg_check_splits(c, why, sizeof why) != 0) {
+  if (rc == 0 && cfg_power_check(c, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
   }
@@ -617,5 +564,6 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     }
   }
   free(st.feed_specs);
+  free(st.group_specs);
   return rc;
 }

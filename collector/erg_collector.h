@@ -70,6 +70,9 @@ enum erg_cell_flags {
   /* the meter gives no active power: A x V (or VA) x the configured power
    * factor (docs/pdu.md); kept for training and attribution, marked */
   ERG_CELL_POWER_ESTIMATED = 32,
+  /* measured_watts is the whole meter of the node's [group.NAME]: the
+   * journal keeps it for the joint fit; attribution uses the node's share */
+  ERG_CELL_SHARED = 64,
 };
 
 struct erg_grid_result {
@@ -123,6 +126,8 @@ void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double 
 typedef void (*erg_grid_cell_fn)(void *user, const struct erg_grid_result *r);
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
                          erg_grid_cell_fn fn, void *user);
+/* The open cell starting at t0, NULL when nothing arrived for it yet. */
+const struct erg_grid_cell *erg_grid_open_cell(const struct erg_grid *g, int64_t t0);
 
 /* ---- lag estimation (pure; unit-tested) ---- */
 #define ERG_LAG_BINS 512
@@ -171,6 +176,10 @@ struct erg_lag {
 #define ERG_LAG_DISK_MIN_F 10.0     /* partial F of disk bytes beside CPU time to use them */
 #define ERG_LAG_MAX_SPAN_SECONDS 2.5 /* longer meter intervals carry no 1 s timing */
 void erg_lag_init(struct erg_lag *l);
+/* A shared meter's members align with one estimate (the first member's,
+ * from the group's summed activity): copies src's estimate and its unsure
+ * span into dst, not its bins. */
+void erg_lag_follow(struct erg_lag *dst, const struct erg_lag *src);
 void erg_lag_free(struct erg_lag *l);
 /* As erg_grid_set_feeds: a bin's power is the sum of its feeds' means. */
 int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
@@ -275,6 +284,10 @@ struct erg_cell_power {
 int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
                        const struct erg_grid_result *r, struct erg_attr_share *shares,
                        struct erg_cell_power *out);
+/* The model's node-level prediction for an open or final cell (a node's
+ * share of a shared meter); NaN without a model or cell. */
+double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                        unsigned step);
 /* The no-model attribution: shares[0..nkeys] (keys, then "[system]") by
  * CPU-time share of measured − idle_watts (all of it to [system] when no
  * CPU time was seen), idle by idle_policy (enum erg_idle_policy), through
@@ -339,14 +352,28 @@ int erg_journal_rotate(const char *dir, const char *node);
 struct erg_node_feed {
   int source;            /* index into sources */
   int channel;           /* index into that source's channel list */
-  double factor;         /* share of the outlet that feeds this node */
+  double factor;         /* share of the outlet that feeds this node; -1: a term
+                            subtracted from a residual meter ("- pdu-a:outlet:1") */
 };
 
 struct erg_node_config {
   char name[128];
   double idle_watts;     /* NAN: collector default */
+  /* A group member's feeds are its group's: the whole shared meter, split
+   * per cell by the members' models (docs/config.md, [group.NAME]). */
   struct erg_node_feed feeds[ERG_MAX_FEEDS];
   int nfeeds;
+  int group;             /* index into groups, -1: the node's own power */
+};
+
+/* [group.NAME]: nodes behind one meter (a bank, an inlet, a residual). */
+#define ERG_MAX_GROUP_NODES 64
+struct erg_group_config {
+  char name[128];
+  struct erg_node_feed feeds[ERG_MAX_FEEDS];
+  int nfeeds;
+  int members[ERG_MAX_GROUP_NODES]; /* node indices, in the order of `nodes` */
+  int nmembers;
 };
 
 struct erg_collector_config {
@@ -389,6 +416,8 @@ struct erg_collector_config {
   int nsources;
   struct erg_node_config *nodes;
   int nnodes;
+  struct erg_group_config *groups;
+  int ngroups;
 };
 
 void erg_collector_config_defaults(struct erg_collector_config *c);

@@ -239,7 +239,16 @@ static double grid_measured_watts(const struct erg_grid *g, int64_t t0) {
       return NAN;
     watts += fa[f].joules / fa[f].seconds;
   }
-  return watts;
+  /* A residual (inlet - outlets) read at slightly different moments can
+   * dip below 0 while the load moves: no meter draws less than nothing. */
+  return watts < 0 ? 0 : watts;
+}
+
+const struct erg_grid_cell *erg_grid_open_cell(const struct erg_grid *g, int64_t t0) {
+  if (t0 < 0 || g->step == 0)
+    return NULL;
+  const struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];
+  return c->t0 == t0 ? c : NULL;
 }
 
 /* Doubles the cell's arrays and rebuilds its index (2 * cap slots, a

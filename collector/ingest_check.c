@@ -7,6 +7,7 @@
  * values that poisoned the journal were off by factors of millions. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ingest_check.h"
 
@@ -175,9 +176,56 @@ enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t why
   return INGEST_OK;
 }
 
-void ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
+static uint64_t hello_str_hash(const char *v) { return erg_hash_fnv1a(v, v ? strlen(v) : 0); }
+
+unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
+  uint64_t feats = 0, run[2] = {h->agent_pid, h->agent_start_realtime_ns};
+  for (size_t i = 0; i < h->n_features; i++) /* in order: each name and its end */
+    feats = (feats ^ erg_hash_fnv1a(h->features[i], strlen(h->features[i]) + 1)) *
+            1099511628211ULL;
+  const uint64_t now[INGEST_HELLO_NFIELDS] = {
+      hello_str_hash(h->agent_version), feats, hello_str_hash(h->boot_id),
+      hello_str_hash(h->collection), erg_hash_fnv1a(run, sizeof run)};
+  static const unsigned bit[INGEST_HELLO_NFIELDS] = {
+      INGEST_HELLO_VERSION, INGEST_HELLO_FEATURES, INGEST_HELLO_BOOT, INGEST_HELLO_COLLECTION,
+      INGEST_HELLO_RESTART};
+  unsigned changed = 0;
+  if (!ref->hellos_new && !ref->hellos_repeated) {
+    changed = INGEST_HELLO_FIRST;
+  } else {
+    for (int i = 0; i < INGEST_HELLO_NFIELDS; i++)
+      if (ref->hello_hash[i] != now[i])
+        changed |= bit[i];
+    if (h->ncpu && h->ncpu != ref->hello_ncpu)
+      changed |= INGEST_HELLO_NCPU;
+  }
+  memcpy(ref->hello_hash, now, sizeof now);
   if (h->ncpu)
     ref->hello_ncpu = h->ncpu;
+  if (changed)
+    ref->hellos_new++;
+  else
+    ref->hellos_repeated++;
+  return changed;
+}
+
+void ingest_hello_text(const Erg__Hello *h, unsigned changed, char *buf, size_t len) {
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } what[] = {{INGEST_HELLO_VERSION, "version"},   {INGEST_HELLO_FEATURES, "features"},
+              {INGEST_HELLO_NCPU, "CPUs"},          {INGEST_HELLO_BOOT, "boot id"},
+              {INGEST_HELLO_COLLECTION, "collection"}, {INGEST_HELLO_RESTART, "agent restarted"}};
+  char feats[256] = "", why[160] = "";
+  for (size_t i = 0, o = 0; i < h->n_features && o < sizeof feats; i++)
+    o += (size_t)snprintf(feats + o, sizeof feats - o, "%s%s", i ? "," : "", h->features[i]);
+  for (size_t i = 0, o = 0; i < sizeof what / sizeof what[0] && o < sizeof why; i++)
+    if (changed & what[i].bit)
+      o += (size_t)snprintf(why + o, sizeof why - o, "%s%s", o ? ", " : "", what[i].name);
+  snprintf(buf, len, "agent hello: node %.128s, version %.64s, collection %.16s, %u CPUs, "
+           "features %s, boot id %.40s (%s%s; repeats only counted: erg_agent_hellos_total)",
+           h->node, h->agent_version, h->collection, h->ncpu, feats, h->boot_id,
+           changed & INGEST_HELLO_FIRST ? "first" : "changed: ", why);
 }
 
 /* A moving average (1/8 per sample), not the shortest: one delayed sweep

@@ -45,9 +45,23 @@ extern const char *const ingest_reason_names[INGEST_NREASONS];
 #define INGEST_EVENTS_PER_CPU_S 1e7    /* eBPF events per CPU second */
 #define INGEST_MAX_DROPPED 1000000000ULL /* 3 years of samples at 0.1 s */
 
+/* What changed in a node's hello since its last one (ingest_ref_hello). */
+enum {
+  INGEST_HELLO_FIRST = 1u << 0,
+  INGEST_HELLO_VERSION = 1u << 1,
+  INGEST_HELLO_FEATURES = 1u << 2,
+  INGEST_HELLO_NCPU = 1u << 3,
+  INGEST_HELLO_BOOT = 1u << 4,
+  INGEST_HELLO_COLLECTION = 1u << 5,
+  INGEST_HELLO_RESTART = 1u << 6, /* another agent process (pid, start time) */
+};
+enum { INGEST_HELLO_NFIELDS = 5 }; /* hashed: version, features, boot, collection, agent run */
+
 /* What ingest knows of a node's agent from its accepted messages. */
 struct ingest_ref {
   unsigned hello_ncpu;   /* CPU count of its last hello, 0 none */
+  uint64_t hello_hash[INGEST_HELLO_NFIELDS]; /* of its last hello's fields */
+  uint64_t hellos_new, hellos_repeated; /* accepted: first or changed / like the last */
   uint64_t interval_ns;  /* moving average of its accepted intervals, 0 none yet */
   uint64_t last_seq;     /* of the last accepted sample: a smaller one is a new agent run */
   unsigned logged;       /* bit 1 << reason: said once for this node */
@@ -64,8 +78,14 @@ enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest
                                        uint64_t now_ns, uint64_t ring_ns, char *why,
                                        size_t whylen);
 enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen);
-/* Learns from an accepted hello / sample. */
-void ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h);
+/* Learns from an accepted hello; returns what changed (INGEST_HELLO_*),
+ * 0 when it repeats the last one. An agent says hello every 60 samples:
+ * only a first or changed one is worth a log line (at 5,000 agents the
+ * repeats were 83 lines a second), the rest are counted. */
+unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h);
+/* The log line of a hello that changed (bounded, cut to len). */
+void ingest_hello_text(const Erg__Hello *h, unsigned changed, char *buf, size_t len);
+/* Learns from an accepted sample. */
 void ingest_ref_sample(struct ingest_ref *ref, const Erg__Sample *s);
 
 #endif

@@ -19,6 +19,20 @@ void erg_lag_init(struct erg_lag *l) {
   l->nfeeds = 1;
 }
 
+void erg_lag_follow(struct erg_lag *dst, const struct erg_lag *src) {
+  dst->lag_seconds = src->lag_seconds;
+  dst->correlation = src->correlation;
+  dst->have_estimate = src->have_estimate;
+  dst->confidence = src->confidence;
+  dst->pairs = src->pairs;
+  dst->changes = src->changes;
+  dst->unsure_from = src->unsure_from;
+  dst->unsure_to = src->unsure_to;
+  dst->restored = src->restored;
+  dst->smeared = src->smeared;
+  dst->newest = src->newest;
+}
+
 void erg_lag_free(struct erg_lag *l) {
   free(l->feed_acc);
   l->feed_acc = NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erg_build_info.h"
 #include "erg_collector.h"
 
 static volatile int stop_requested; /* int: erg_collector_run takes volatile int * */
@@ -15,13 +16,15 @@ static void on_signal(int sig) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: ergd -c FILE [--log-level LEVEL]\n"
-             "  -c, --config FILE   INI config, see ergd(8) and docs/config.md\n");
+             "  -c, --config FILE   INI config, see ergd(8) and docs/config.md\n"
+             "      --version       print the version and git revision\n");
 }
 
 int main(int argc, char **argv) {
   static const struct option opts[] = {{"config", required_argument, 0, 'c'},
                                        {"log-level", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},
+                                       {"version", no_argument, 0, 'v'},
                                        {0, 0, 0, 0}};
   const char *path = NULL, *level = NULL;
   int c;
@@ -30,6 +33,7 @@ int main(int argc, char **argv) {
     case 'c': path = optarg; break;
     case 'l': level = optarg; break;
     case 'h': usage(stdout); return 0;
+    case 'v': printf("ergd %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION); return 0;
     default: usage(stderr); return 1;
     }
   }

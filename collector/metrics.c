@@ -35,6 +35,24 @@ static void metrics_head(FILE *f, const char *name, const char *type, const char
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* "VALUE\n", VALUE as Prometheus reads it back exactly: the shortest of
+ * %.15g..%.17g that round-trips, so integers print as integers and a
+ * timestamp keeps its seconds (%.6g put 1795712345 at 1.79571e+09, up to
+ * 5,000 s off). */
+static void metrics_num(FILE *f, double v) {
+  char buf[40];
+  if (isnan(v) || isinf(v)) {
+    fputs(isnan(v) ? "NaN\n" : v > 0 ? "+Inf\n" : "-Inf\n", f);
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  fprintf(f, "%s\n", buf);
+}
+
 static void metrics_node_label(FILE *f, const char *name, const struct node_state *n) {
   fprintf(f, "%s{node=\"", name);
   metrics_label(f, n->name);
@@ -50,7 +68,8 @@ static void metrics_node_gauge(FILE *f, struct collector *c, const char *name, c
     if (isnan(v))
       continue;
     metrics_node_label(f, name, c->nodes[i]);
-    fprintf(f, "} %.6g\n", v);
+    fputs("} ", f);
+    metrics_num(f, v);
   }
 }
 
@@ -77,10 +96,11 @@ static void metrics_node_bpf(FILE *f, struct collector *c, const char *name, con
       continue;
     uint64_t v = *(const uint64_t *)((const char *)c->nodes[i] + off);
     metrics_node_label(f, name, c->nodes[i]);
+    fputs("} ", f);
     if (scale == 1)
-      fprintf(f, "} %llu\n", (unsigned long long)v);
+      fprintf(f, "%llu\n", (unsigned long long)v);
     else
-      fprintf(f, "} %.9f\n", (double)v * scale);
+      metrics_num(f, (double)v * scale);
   }
 }
 
@@ -106,7 +126,8 @@ static void metrics_node_joules(FILE *f, struct collector *c, const char *name, 
   for (size_t i = 0; i < c->nnodes; i++) {
     double v = *(const double *)((const char *)c->nodes[i] + off);
     metrics_node_label(f, name, c->nodes[i]);
-    fprintf(f, "} %.3f\n", v);
+    fputs("} ", f);
+    metrics_num(f, v);
   }
 }
 
@@ -131,7 +152,8 @@ static void metrics_sources(FILE *f, struct collector *c) {
       continue;
     fputs("erg_source_poll_duration_seconds{source=\"", f);
     metrics_label(f, c->cfg->sources[i].name);
-    fprintf(f, "\"} %.6f\n", c->sources[i].poll_seconds);
+    fputs("\"} ", f);
+    metrics_num(f, c->sources[i].poll_seconds);
   }
 }
 
@@ -164,7 +186,7 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
       else if (which == 0)
         fprintf(f, "%d\n", pc->coarse ? 1 : 0);
       else if (which == 1)
-        fprintf(f, "%.6g\n", pc->resolution_joules);
+        metrics_num(f, pc->resolution_joules);
       else if (which == 2)
         fprintf(f, "%llu\n", (unsigned long long)pc->coarse_intervals);
       else
@@ -249,7 +271,8 @@ static void metrics_nodes(FILE *f, struct collector *c) {
     if (!c->nodes[i]->last_seen_ns)
       continue;
     metrics_node_label(f, "erg_agent_last_seen_timestamp_seconds", c->nodes[i]);
-    fprintf(f, "} %.3f\n", c->nodes[i]->last_seen_ns / 1e9);
+    fputs("} ", f);
+    metrics_num(f, c->nodes[i]->last_seen_ns / 1e9);
   }
   metrics_node_counter(f, c, "erg_agent_dropped_samples_total",
                        "Samples agents reported as dropped.", NULL,
@@ -280,6 +303,22 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                        "largest value the node's model was trained on; linear terms were "
                        "extrapolated, the utilisation curve continued with its end slope.",
                        NULL, offsetof(struct node_state, out_of_range_cells));
+}
+
+/* Hellos: agents say one every 60 samples; only a node's first and those
+ * that changed are logged (ingest_ref_hello), all are counted here. */
+static void metrics_hellos(FILE *f, struct collector *c) {
+  unsigned long long fresh = 0, repeat = 0;
+  for (size_t i = 0; i < c->nnodes; i++) {
+    fresh += c->nodes[i]->ingest.hellos_new;
+    repeat += c->nodes[i]->ingest.hellos_repeated;
+  }
+  fprintf(f, "# HELP erg_agent_hellos_total Agent hellos accepted: a node's first or one that "
+             "changed (version, features, CPUs, boot id, collection, agent restarted; logged: "
+             "new), or like the node's last (only counted: repeat).\n"
+             "# TYPE erg_agent_hellos_total counter\n"
+             "erg_agent_hellos_total{kind=\"new\"} %llu\n"
+             "erg_agent_hellos_total{kind=\"repeat\"} %llu\n", fresh, repeat);
 }
 
 /* The write-ahead log (durable.c); absent with wal = no. */
@@ -316,7 +355,8 @@ static void metrics_model_family(FILE *f, struct collector *c, const char *name,
     if (!isfinite(v))
       continue;
     metrics_node_label(f, name, c->nodes[i]);
-    fprintf(f, "%s%s} %.6g\n", label ? "," : "", label ? label : "", v * scale);
+    fprintf(f, "%s%s} ", label ? "," : "", label ? label : "");
+    metrics_num(f, v * scale);
   }
 }
 
@@ -360,7 +400,8 @@ static void metrics_key_family(FILE *f, struct collector *c, const char *name, c
           fputs("\",user=\"", f);
           metrics_label(f, u ? u : kn->keys[j].key);
         }
-        fprintf(f, "\"} %.3f\n", *(const double *)((const char *)&kn->keys[j] + off));
+        fputs("\"} ", f);
+        metrics_num(f, *(const double *)((const char *)&kn->keys[j] + off));
       }
     }
 }
@@ -371,7 +412,8 @@ static void metrics_job_family(FILE *f, struct collector *c, const char *name, c
   for (size_t j = 0; j < c->cluster_jobs.n; j++) {
     fprintf(f, "%s{job=\"", name);
     metrics_label(f, c->cluster_jobs.keys[j].key);
-    fprintf(f, "\"} %.3f\n", *(const double *)((const char *)&c->cluster_jobs.keys[j] + off));
+    fputs("\"} ", f);
+    metrics_num(f, *(const double *)((const char *)&c->cluster_jobs.keys[j] + off));
   }
 }
 
@@ -400,6 +442,34 @@ static void metrics_publish(struct collector *c, char *body, size_t len, int key
   pthread_mutex_unlock(&c->metrics_lock);
 }
 
+/* Shared meters ([group.NAME]): each member's share of the last cell,
+ * labelled with its group, and the cells split equally for want of models. */
+static void metrics_groups(FILE *f, struct collector *c) {
+  if (!c->ngroups)
+    return;
+  metrics_head(f, "erg_node_meter_share_ratio", "gauge",
+               "The node's share of its group's shared meter in the last cell (its measured "
+               "power is that share of the meter, split by the members' models).");
+  for (int g = 0; g < c->ngroups; g++)
+    for (int m = 0; m < c->groups[g].nmembers; m++) {
+      const struct node_state *n = c->groups[g].members[m];
+      if (isnan(n->share))
+        continue;
+      metrics_node_label(f, "erg_node_meter_share_ratio", n);
+      fputs(",group=\"", f);
+      metrics_label(f, c->groups[g].cfg->name);
+      fprintf(f, "\"} %.17g\n", n->share);
+    }
+  metrics_head(f, "erg_group_equal_split_cells_total", "counter",
+               "Cells of a shared meter split equally among its nodes because a member had "
+               "no model yet (erg fit --group fits them).");
+  for (int g = 0; g < c->ngroups; g++) {
+    fputs("erg_group_equal_split_cells_total{group=\"", f);
+    metrics_label(f, c->groups[g].cfg->name);
+    fprintf(f, "\"} %llu\n", (unsigned long long)c->groups[g].equal_split_cells);
+  }
+}
+
 void collector_metrics_render(struct collector *c) {
   char *buf = NULL;
   size_t len = 0;
@@ -424,6 +494,7 @@ void collector_metrics_render(struct collector *c) {
             (unsigned long long)auth_accepted_total(c->auth),
             (unsigned long long)auth_refused_total(c->auth));
   auth_metrics(c->auth, f);
+  metrics_hellos(f, c);
   size_t loading = 0;
   for (size_t i = 0; i < c->nnodes; i++)
     loading += !c->nodes[i]->loaded;
@@ -468,6 +539,7 @@ void collector_metrics_render(struct collector *c) {
              "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
   metrics_wal(f, c);
   metrics_nodes(f, c);
+  metrics_groups(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);
   metrics_meters(f, c);

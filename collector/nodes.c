@@ -49,6 +49,8 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
   }
   erg_strlcpy(n->name, name, sizeof n->name);
   n->idle_watts = c->cfg->idle_watts;
+  n->group = -1; /* groups_build makes members of configured ones */
+  n->share = NAN;
   erg_lag_init(&n->lag);
   erg_grid_init(&n->grid, c->cfg->step_seconds);
   /* A node without a [node.NAME] section has no feeds: no measured power. */
@@ -238,10 +240,13 @@ void ingest_hello(struct collector *c, const Erg__Hello *h) {
     ingest_refuse(c, n, n->name, r, why);
     return;
   }
-  ingest_ref_hello(&n->ingest, h);
+  unsigned changed = ingest_ref_hello(&n->ingest, h);
   c->msgs_ok++;
-  erg_info("agent hello: node %s, version %s, collection %s", h->node, h->agent_version,
-           h->collection);
+  if (changed) { /* repeats (every 60 samples) only counted: erg_agent_hellos_total */
+    char line[768];
+    ingest_hello_text(h, changed, line, sizeof line);
+    erg_info("%s", line);
+  }
 }
 
 /* A sample of a node whose stored state is still being read: kept as

@@ -78,6 +78,20 @@ struct node_state {
   struct user_names user_names; /* uid -> name as the node's agent resolved it */
   uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
   struct ingest_ref ingest;     /* its agent's hello and usual interval (ingest_check.h) */
+  /* Member of a shared meter's group (groups.c): index into c->groups,
+   * -1 none; its share of the meter in the cell being finalised. */
+  int group;
+  double share;
+  struct job_users *job_users; /* whose its jobs are (jobusers.c) */
+};
+
+/* A [group.NAME]: nodes behind one meter, split per cell by their models. */
+struct group_state {
+  const struct erg_group_config *cfg;
+  struct node_state *members[ERG_MAX_GROUP_NODES];
+  int nmembers;
+  uint64_t equal_split_cells; /* cells split equally: a member had no model */
+  int equal_said;             /* logged once until every member has a model */
 };
 
 struct source_state {
@@ -109,6 +123,8 @@ struct collector {
   size_t node_index_len;          /* power of two > 2 * ERG_MAX_NODES */
   struct source_state *sources;
   struct feed_index *feeds;  /* meter channel -> node feeds */
+  struct group_state *groups; /* [group.NAME], as cfg->groups */
+  int ngroups;
   struct erg_store *store;
   struct writer *writer;  /* all archive writes go through its thread */
   struct renderer *renderer; /* pages, in their own thread */

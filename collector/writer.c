@@ -20,7 +20,8 @@ struct writer_op {
   const char *node, *kind, *key; /* kind NULL: a node cell; node NULL: cluster-wide */
   int expire;                    /* erg_store_expire(t_end, idle[0], idle[1]) instead */
   int remove;                    /* erg_store_key_remove(node, kind, key) instead */
-  int names;                     /* erg_store_names_write(node, kind, key = the text) */
+  int names;                     /* 1: erg_store_names_write(node, kind, key = the text);
+                                    2: erg_store_job_users_write(node, key = the text) */
   int64_t idle[2];
   char buf[];
 };
@@ -76,7 +77,10 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
     return;
   }
   if (op->names) {
-    writer_note(w, erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why),
+    writer_note(w, op->names == 2
+                       ? erg_store_job_users_write(w->store, op->node, op->key, why, sizeof why)
+                       : erg_store_names_write(w->store, op->node, op->kind, op->key, why,
+                                               sizeof why),
                 why);
     return;
   }
@@ -197,6 +201,12 @@ void writer_names(struct writer *w, const char *node, const char *kind, const ch
   struct writer_op *op = writer_op_new(w, node, kind, tsv);
   if (op)
     op->names = 1;
+}
+
+void writer_job_users(struct writer *w, const char *node, const char *tsv) {
+  struct writer_op *op = writer_op_new(w, node, "job", tsv);
+  if (op)
+    op->names = 2;
 }
 
 void writer_commit(struct writer *w) {

@@ -1,5 +1,6 @@
 /* `erg fit`: read journals, fit, print the held-out validation, write the
- * model (refusing to replace a better one unless --force). */
+ * model (refusing to replace a better one unless --force); record idle
+ * profiles (--idle). A shared meter's group (--group) is in cli_group.c. */
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
@@ -10,22 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_int.h"
 #include "erg_common.h"
 #include "fit_int.h"
-
-#define CLI_MAX_JOURNALS 64
-#define CLI_ROTATIONS 99
-
-struct cli_opts {
-  const char *journal[CLI_MAX_JOURNALS];
-  int njournal;
-  const char *node, *data_dir, *journal_dir, *model_dir, *out, *idle_profile;
-  bool json, force, idle, linear, no_idle_profile, keep_lag_unsure;
-  int progress; /* 1 --progress, 0 --no-progress, -1 (default): when stderr is a terminal */
-  double from, to, last_seconds; /* --idle window: NaN / 0 when not given */
-  double max_util, ncpu;
-  struct erg_fit_options fit;
-};
 
 static void cli_usage(FILE *f) {
   fprintf(f,
@@ -33,8 +21,13 @@ static void cli_usage(FILE *f) {
           "               [--force] [--json] [--holdout FRACTION | --folds K]\n"
           "               [--progress | --no-progress]\n"
           "               [--idle-profile FILE | --no-idle-profile] [--linear] [--ncpu N]\n"
-          "       erg fit --idle --node NODE [--from T --to T | --last DURATION]\n"
-          "               [--max-util F] [--out PROFILE.json] [journal options]\n"
+          "       erg fit --idle --node NODE (--from T --to T | --last DURATION |\n"
+          "               --auto [--length DURATION]) [--max-util F] [--out PROFILE.json]\n"
+          "               [journal options]\n"
+          "       erg fit --group NAME --nodes A,B,... [--form auto|pooled|per-node]\n"
+          "               [--idle-split equal|profile|W1,W2,...] [--model-dir DIR]\n"
+          "               [--force] [--json] [--holdout F | --folds K] [--linear]\n"
+          "               [--data-dir DIR | --journal-dir DIR]\n"
           "Fits the node power model P = idle + sum(beta_k * x_k) from training journals.\n"
           "  --journal FILE    journal to read (repeatable); default JOURNAL_DIR/NODE.csv\n"
           "                    and its rotations NODE.csv.1, .2, ...\n"
@@ -52,7 +45,8 @@ static void cli_usage(FILE *f) {
           "                    is a terminal; --no-progress turns it off\n"
           "  --idle-profile F  idle power from this profile (default MODEL_DIR/idle/NODE.json\n"
           "                    when it exists); --no-idle-profile fits it instead\n"
-          "  --linear          journal features only, no utilisation curve (cubic in u)\n"
+          "  --linear          journal features only, no utilisation curve (monotone,\n"
+          "                    degree-8 Bernstein tails of u = CPU time / ncpu)\n"
           "  --ncpu N          CPU count for journal rows without an ncpu column\n"
           "  --keep-lag-unsure fit rows flagged 16 too (meter aligned before a confident\n"
           "                    lag estimate or around a change of it; skipped by default)\n"
@@ -60,7 +54,20 @@ static void cli_usage(FILE *f) {
           "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"
           "  --from T, --to T  the window: unix seconds or YYYY-MM-DDTHH:MM:SSZ\n"
           "  --last D          the window: the journal's last D (600, 10m, 1h) instead\n"
+          "  --auto            the window: the journal's quietest one of --length D\n"
+          "                    (default 10m), all cells usable\n"
           "  --max-util F      highest mean CPU utilisation that counts as idle (default 0.05)\n"
+          "Shared meter (journal flag 64: one meter for several nodes):\n"
+          "  --group NAME      fit the group jointly against its meter; one model per member\n"
+          "                    in MODEL_DIR/NODE.json (default DATA_DIR/models)\n"
+          "  --nodes A,B,...   its members; journals JOURNAL_DIR/NODE.csv and rotations\n"
+          "  --form F          per-node (each member its coefficients), pooled (shared ones)\n"
+          "                    or auto (default): per-node when the members' loads tell\n"
+          "                    them apart (condition <= 30, |r| <= 0.9), else pooled\n"
+          "  --idle-split S    only the sum of idle powers is fitted: equal parts, weights\n"
+          "                    W1,W2,... (--nodes order) or profile (MODEL_DIR/idle/NODE.json\n"
+          "                    of each, scaled; default when every member has one)\n"
+          "  --force           also replace a member's model that is not of this group\n"
           "Exit: 0 ok, 1 usage, 2 data error (or a worse model or a busy window refused).\n");
 }
 
@@ -116,13 +123,19 @@ static int cli_option(int c, const char *arg, struct cli_opts *o) {
   case 'I': o->idle_profile = arg; return 0;
   case 'N': o->no_idle_profile = true; return 0;
   case 'K': o->keep_lag_unsure = true; return 0;
+  case 'g': o->group = arg; return 0;
+  case 'G': o->nodes = arg; return 0;
+  case 'x': o->form = arg; return 0;
+  case 'S': o->idle_split = arg; return 0;
+  case 'a': o->auto_window = true; return 0;
   case 'F':
   case 'T':
     if (cli_time(arg, c == 'F' ? &o->from : &o->to) != 0)
       return fprintf(stderr, "erg fit: bad time '%s'\n", arg), -1;
     return 0;
   case 'L':
-    if (cli_duration(arg, &o->last_seconds) != 0)
+  case 'e':
+    if (cli_duration(arg, c == 'L' ? &o->last_seconds : &o->length_seconds) != 0)
       return fprintf(stderr, "erg fit: bad duration '%s' (600, 10m, 1h)\n", arg), -1;
     return 0;
   case 'u':
@@ -163,6 +176,9 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
       {"ncpu", required_argument, 0, 'c'},      {"linear", no_argument, 0, 'l'},
       {"idle-profile", required_argument, 0, 'I'}, {"no-idle-profile", no_argument, 0, 'N'},
       {"keep-lag-unsure", no_argument, 0, 'K'},
+      {"group", required_argument, 0, 'g'},     {"nodes", required_argument, 0, 'G'},
+      {"form", required_argument, 0, 'x'},      {"idle-split", required_argument, 0, 'S'},
+      {"auto", no_argument, 0, 'a'},            {"length", required_argument, 0, 'e'},
       {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
   o->from = o->to = NAN;
   o->max_util = 0.05;
@@ -173,96 +189,34 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
     if (rc != 0)
       return rc;
   }
-  bool window = isfinite(o->from) || isfinite(o->to) || o->last_seconds > 0;
-  if (optind != argc || (o->njournal == 0 && !o->node)) {
+  bool window = isfinite(o->from) || isfinite(o->to) || o->last_seconds > 0 || o->auto_window ||
+                o->length_seconds > 0;
+  if (optind != argc) {
     cli_usage(stderr);
     return -1;
   }
-  if (o->idle && (isfinite(o->from) != isfinite(o->to) ||
-                  (isfinite(o->from) == (o->last_seconds > 0)) || !o->node)) {
-    fprintf(stderr, "erg fit: --idle needs --node and either --from and --to or --last\n");
+  if (o->group || o->nodes || o->form || o->idle_split) {
+    if (o->idle || window) {
+      fprintf(stderr, "erg fit: --idle and its window are for one --node, not a --group\n");
+      return -1;
+    }
+    return cli_group_usage_check(o) != 0 ? -1 : 0;
+  }
+  if (o->njournal == 0 && !o->node) {
+    cli_usage(stderr);
+    return -1;
+  }
+  int windows = (isfinite(o->from) || isfinite(o->to)) + (o->last_seconds > 0) + o->auto_window;
+  if (o->idle && (isfinite(o->from) != isfinite(o->to) || windows != 1 || !o->node ||
+                  (o->length_seconds > 0 && !o->auto_window))) {
+    fprintf(stderr, "erg fit: --idle needs --node and one window: --from and --to, --last, or "
+            "--auto (with --length)\n");
     return -1;
   }
   if (!o->idle && window) {
-    fprintf(stderr, "erg fit: --from, --to and --last are for --idle\n");
+    fprintf(stderr, "erg fit: --from, --to, --last, --auto and --length are for --idle\n");
     return -1;
   }
-  return 0;
-}
-
-/* One line, rewritten in place, only when the whole percent changes. */
-static void cli_progress(void *user, const char *stage, double fraction) {
-  int *last = user, pct = (int)(100 * fraction);
-  if (pct == *last)
-    return;
-  *last = pct;
-  fprintf(stderr, "\rerg fit: %-16s %3d%%%s", stage, pct, fraction >= 1 ? "\n" : "");
-}
-
-/* The journal files to read: the --journal ones, else JOURNAL_DIR/NODE.csv
- * and the rotations that exist. NULL-terminated, malloc'd. */
-static char **cli_journal_paths(const struct cli_opts *o) {
-  char **paths = calloc(CLI_MAX_JOURNALS + CLI_ROTATIONS + 2, sizeof *paths);
-  if (!paths)
-    return NULL;
-  if (o->njournal) {
-    for (int i = 0; i < o->njournal; i++)
-      paths[i] = strdup(o->journal[i]);
-    return paths;
-  }
-  char safe[ERG_NAME_MAX], base[1024], path[1100];
-  erg_name_sanitize(o->node, strlen(o->node), safe);
-  if (o->journal_dir)
-    snprintf(base, sizeof base, "%s/%s.csv", o->journal_dir, safe);
-  else
-    snprintf(base, sizeof base, "%s/journal/%s.csv", o->data_dir ? o->data_dir : "/var/lib/erg",
-             safe);
-  paths[0] = strdup(base);
-  for (int i = 1; i <= CLI_ROTATIONS; i++) {
-    snprintf(path, sizeof path, "%s.%d", base, i);
-    if (access(path, F_OK) != 0)
-      break;
-    paths[i] = strdup(path);
-  }
-  return paths;
-}
-
-static void cli_paths_free(char **paths) {
-  for (size_t i = 0; paths && paths[i]; i++)
-    free(paths[i]);
-  free(paths);
-}
-
-/* Reading progress over all files, by bytes. */
-struct cli_reading {
-  size_t done, total; /* bytes of the files already read; of all files */
-  int *last_percent;
-};
-
-static int cli_read_progress(void *user, size_t bytes_read) {
-  struct cli_reading *r = user;
-  /* Below 100 % until the end: ergd may append while we read. */
-  double f = r->total ? (double)(r->done + bytes_read) / (double)r->total : 0;
-  cli_progress(r->last_percent, "reading journal", fmin(f, 0.99));
-  return 0;
-}
-
-static int cli_read_all(struct erg_dataset *ds, char **paths, int *last_percent, char *why,
-                        size_t whylen) {
-  struct cli_reading r = {.last_percent = last_percent};
-  struct stat st;
-  for (size_t i = 0; paths[i]; i++)
-    r.total += stat(paths[i], &st) == 0 ? (size_t)st.st_size : 0;
-  for (size_t i = 0; paths[i]; i++) {
-    if (erg_journal_read_progress(ds, paths[i], last_percent ? cli_read_progress : NULL, &r, why,
-                                  whylen) != 0)
-      return -1;
-    r.done += stat(paths[i], &st) == 0 ? (size_t)st.st_size : 0;
-    if (last_percent && paths[i + 1])
-      cli_read_progress(&r, 0);
-  }
-  if (last_percent)
-    cli_progress(last_percent, "reading journal", 1.0);
   return 0;
 }
 
@@ -273,11 +227,6 @@ static void cli_print_metric(const char *name, double v, const char *unit) {
     printf("  %-14s %10s\n", name, "-");
 }
 
-/* Rows flagged 16 the fit skipped (0 with --keep-lag-unsure). */
-static size_t cli_lag_skipped(const struct cli_opts *o, const struct erg_dataset *ds) {
-  return o->keep_lag_unsure ? 0 : ds->lag_unsure_rows;
-}
-
 static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
                             const struct erg_dataset *ds) {
   printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s), %zu "
@@ -286,6 +235,9 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
          ds->duplicate_rows, ds->implausible_rows);
   printf("%zu row(s) with an uncertain meter lag (flag 16) %s\n", ds->lag_unsure_rows,
          o->keep_lag_unsure ? "kept (--keep-lag-unsure)" : "skipped");
+  size_t shared = cli_shared_rows(ds);
+  if (shared)
+    printf("%zu row(s) of a shared meter (flag 64: the group's power) skipped\n", shared);
   printf("idle_watts %.3f (%s", m->idle_watts,
          m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
          : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
@@ -313,15 +265,7 @@ static void cli_print_json(const struct cli_opts *o, const struct erg_model *m,
   json_t *j = fit_model_to_json(m);
   if (!j)
     return;
-  json_object_set_new(j, "journal",
-                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "files",
-                                (json_int_t)ds->files, "rows", (json_int_t)ds->nrows,
-                                "malformed_lines", (json_int_t)ds->malformed_lines,
-                                "duplicate_rows", (json_int_t)ds->duplicate_rows,
-                                "implausible_rows", (json_int_t)ds->implausible_rows,
-                                "lag_unsure_rows",
-                                (json_int_t)ds->lag_unsure_rows, "lag_unsure_rows_skipped",
-                                (json_int_t)cli_lag_skipped(o, ds)));
+  json_object_set_new(j, "journal", cli_journal_json(o, ds));
   json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
   putchar('\n');
   json_decref(j);
@@ -342,6 +286,14 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
             "overwrite it\n", o->out, why);
     return 2;
   }
+  /* A group member's model holds its part of the shared meter: a model of
+   * the node's own rows (from before it joined) does not silently replace it. */
+  if (!o->force && loaded == 0 && current.group.name[0]) {
+    fprintf(stderr, "erg fit: not replacing %s: it is node %s's part of group %s (erg fit "
+            "--group); use --force to overwrite it\n", o->out, current.node,
+            current.group.name);
+    return 2;
+  }
   if (!o->force && loaded == 0) {
     if (erg_model_is_worse(&current, m, ho, 0.05, why, sizeof why)) {
       fprintf(stderr, "erg fit: not replacing %s: %s (use --force)\n", o->out, why);
@@ -358,50 +310,11 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
   return 0;
 }
 
-/* Reads the journals and checks they are of --node. last_percent: NULL,
- * or progress on stderr. */
-static int cli_load(const struct cli_opts *o, struct erg_dataset *ds, int *last_percent,
-                    char *why, size_t whylen) {
-  char **paths = cli_journal_paths(o);
-  int rc = paths ? cli_read_all(ds, paths, last_percent, why, whylen) : -1;
-  if (!paths)
-    snprintf(why, whylen, "out of memory");
-  cli_paths_free(paths);
-  if (rc == 0 && o->node && ds->node[0] && strcmp(o->node, ds->node) != 0) {
-    char safe[ERG_NAME_MAX];
-    erg_name_sanitize(o->node, strlen(o->node), safe);
-    if (strcmp(safe, ds->node) != 0) {
-      snprintf(why, whylen, "journal is of node '%s', not '%s'", ds->node, o->node);
-      rc = -1;
-    }
-  }
-  if (rc == 0 && ds->malformed_lines && !o->json)
-    fprintf(stderr, "erg fit: %zu malformed journal line(s) skipped\n", ds->malformed_lines);
-  if (rc == 0 && ds->duplicate_rows && !o->json)
-    fprintf(stderr, "erg fit: %zu duplicate journal row(s) skipped (a cell counts once)\n",
-            ds->duplicate_rows);
-  /* Said with --json too: such rows mean a forged or damaged journal. */
-  if (rc == 0 && ds->implausible_rows)
-    fprintf(stderr, "erg fit: %zu journal row(s) with impossible values skipped (measured "
-            "power outside 0..%g W; a feature negative, infinite or above %g; CPU time per "
-            "second above twice ncpu)\n", ds->implausible_rows, ERG_FIT_MAX_WATTS,
-            ERG_FIT_MAX_RATE);
-  return rc;
-}
-
-/* MODEL_DIR/idle/NODE.json, MODEL_DIR from --model-dir, --out's directory
- * (fit mode) or DATA_DIR/models. */
+/* MODEL_DIR/idle/NODE.json. */
 static void cli_profile_path(const struct cli_opts *o, const char *node, char *out,
                              size_t outlen) {
   char dir[1024];
-  if (o->model_dir)
-    erg_strlcpy(dir, o->model_dir, sizeof dir);
-  else if (o->out && !o->idle) {
-    char tmp[1024];
-    erg_strlcpy(tmp, o->out, sizeof tmp);
-    erg_strlcpy(dir, dirname(tmp), sizeof dir);
-  } else
-    snprintf(dir, sizeof dir, "%s/models", o->data_dir ? o->data_dir : "/var/lib/erg");
+  cli_model_dir(o, dir, sizeof dir);
   if (erg_idle_profile_path(dir, node, out, outlen) != 0)
     out[0] = '\0';
 }
@@ -417,9 +330,23 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
     from = to - o->last_seconds;
   }
   struct erg_idle_profile p;
-  if (erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why, sizeof why)) {
+  double length = o->length_seconds > 0 ? o->length_seconds : 600;
+  if (o->auto_window ? erg_idle_profile_find_quiet(ds, length, o->max_util, o->ncpu, &p, why,
+                                                   sizeof why)
+                     : erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why,
+                                                     sizeof why)) {
     fprintf(stderr, "erg fit --idle: %s\n", why);
     return 2;
+  }
+  if (o->auto_window && !o->json) {
+    char a[32], b[32];
+    time_t ta = (time_t)p.first_unix_seconds, tb = (time_t)p.last_unix_seconds;
+    struct tm tm;
+    strftime(a, sizeof a, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&ta, &tm));
+    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&tb, &tm));
+    printf("node %s: quietest window of %.0f s: %s to %s (%.0f to %.0f), mean CPU utilisation "
+           "%.2f %%\n", o->node, length, a, b, p.first_unix_seconds, p.last_unix_seconds,
+           100 * p.mean_utilization);
   }
   erg_strlcpy(p.node, o->node, sizeof p.node);
   if (o->out)
@@ -515,16 +442,15 @@ static int cli_run(struct cli_opts *o, struct erg_dataset *ds) {
   /* Progress by default only where someone watches, not in cron mail. */
   bool progress = o->progress > 0 || (o->progress < 0 && isatty(STDERR_FILENO));
   int last_percent = -1, *lp = progress ? &last_percent : NULL;
-  if (cli_load(o, ds, lp, why, sizeof why) != 0) {
+  if (o->group)
+    return cli_group_run(o, lp);
+  if (cli_load(o, o->node, ds, lp, why, sizeof why) != 0) {
     fprintf(stderr, "erg fit: %s\n", why);
     return 2;
   }
   if (o->idle)
     return cli_record_idle(o, ds);
-  /* --keep-lag-unsure: the rows become ordinary ones for the fit. */
-  for (size_t i = 0; o->keep_lag_unsure && i < ds->nrows; i++)
-    ds->flags[i] &= ~(unsigned)ERG_ROW_LAG_UNSURE;
-  if (!o->linear && erg_dataset_derive(ds, o->ncpu, why, sizeof why) < 0) {
+  if (cli_prepare(o, ds, why, sizeof why) != 0) {
     fprintf(stderr, "erg fit: %s\n", why);
     return 2;
   }

@@ -10,7 +10,11 @@
 #include <stddef.h>
 
 #define ERG_MODEL_VERSION 1
-#define ERG_FIT_MAX_FEATURES 32
+/* Columns of a dataset and features of a model: a journal's own (at most
+ * ERG_JOURNAL_MAX_FEATURES) plus ncpu and the curve, or a shared meter's
+ * per-node columns (docs/model.md, "Shared meters"). */
+#define ERG_FIT_MAX_FEATURES 64
+#define ERG_JOURNAL_MAX_FEATURES 32 /* feature columns of one journal file */
 #define ERG_FIT_NAME_MAX 64
 
 /* Journal row flags (the `flags` column). */
@@ -23,6 +27,9 @@ enum {
   /* the meter's power is A x V (or VA) x a configured power factor: kept
    * for training (a wrong power factor scales every coefficient alike) */
   ERG_ROW_POWER_ESTIMATED = 32,
+  /* measured_watts is the whole shared meter of the node's group
+   * (docs/model.md, Shared meters): never fitted as this node's power */
+  ERG_ROW_SHARED = 64,
 };
 #define ERG_ROW_UNUSABLE                                                                          \
   (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED | ERG_ROW_LAG_UNSURE)
@@ -88,23 +95,33 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
 
 /* ---- derived node-level features (docs/model.md, "Utilisation curve") ----
  * Functions of the node's CPU utilisation u = cpu_seconds_per_second / ncpu
- * (clamped to [0, 1]): the Bernstein polynomials of degree 6,
- * b_j(u) = C(6, j) u^j (1−u)^(6−j), j = 1..6. All are ≥ 0 on [0, 1], so
- * non-negative coefficients on them give every polynomial through 0 whose
- * Bernstein coefficients are ≥ 0: straight, convex (flat at 0 too, as
- * u^1.4), concave and S-shaped power curves. Model files of older versions
- * have the cubic ones (3u(1−u)², 3u²(1−u), u³), still read and evaluated.
- * A process gets the node's value in proportion to its CPU share, so
+ * (clamped to [0, 1]). The fit's curve: the tails of the degree-8
+ * Bernstein basis, T_i(u) = Σ_{j≥i} C(8, j) u^j (1−u)^(8−j), i = 1..8
+ * (T_1 = 1 − (1−u)^8, T_8 = u^8). Each is non-decreasing on [0, 1], so
+ * non-negative coefficients give exactly the polynomials through 0 whose
+ * Bernstein coefficients rise (c_1 ≤ … ≤ c_8): a curve that never falls
+ * with load, straight, convex, concave or S-shaped. Model files of older
+ * versions have Bernstein polynomials themselves, of degree 6 (b_j ≥ 0,
+ * not monotone) or 3; both are still read and evaluated as before. A
+ * process gets the node's value in proportion to its CPU share, so
  * attribution still conserves. */
 enum erg_derived {
-  ERG_DERIVED_B6_1 = 0,
+  ERG_DERIVED_T8_1 = 0, /* Bernstein tails: the fit's curve */
+  ERG_DERIVED_T8_2,
+  ERG_DERIVED_T8_3,
+  ERG_DERIVED_T8_4,
+  ERG_DERIVED_T8_5,
+  ERG_DERIVED_T8_6,
+  ERG_DERIVED_T8_7,
+  ERG_DERIVED_T8_8,
+  ERG_NDERIVED, /* the ones erg_dataset_derive adds */
+  ERG_DERIVED_B6_1 = ERG_NDERIVED, /* older model files: degree-6 Bernstein */
   ERG_DERIVED_B6_2,
   ERG_DERIVED_B6_3,
   ERG_DERIVED_B6_4,
   ERG_DERIVED_B6_5,
   ERG_DERIVED_B6_6,
-  ERG_NDERIVED, /* the ones erg_dataset_derive adds (the fit's curve) */
-  ERG_DERIVED_B3_1 = ERG_NDERIVED, /* older model files: the cubic */
+  ERG_DERIVED_B3_1, /* older model files: the cubic */
   ERG_DERIVED_B3_2,
   ERG_DERIVED_B3_3,
   ERG_NDERIVED_ALL
@@ -115,7 +132,8 @@ int erg_derived_index(const char *name); /* -1: not a derived feature */
 double erg_derived_utilization(double cpu_seconds_per_second, double ncpu);
 /* Node-level value of derived feature d; NaN when cpu or ncpu is unusable. */
 double erg_derived_value(int d, double cpu_seconds_per_second, double ncpu);
-/* The largest value of derived feature d on [0, 1] (at u = j/n). */
+/* The largest value of derived feature d on [0, 1] (at u = j/n; a tail's
+ * at u = 1). */
 double erg_derived_peak(int d);
 /* Derived feature d at utilisation u for a curve fitted up to u_max (> 0;
  * 0: not known) with coefficients coef[ERG_NDERIVED_ALL] (0 for features
@@ -142,13 +160,22 @@ struct erg_idle_profile {
   double recorded_unix_seconds;
 };
 
-/* Cells wholly inside [from, to) with a reading and agent data. Refuses
+/* Cells wholly inside [from, to) with a reading and agent data, metered
+ * alone (rows flagged ERG_ROW_SHARED hold a group's power). Refuses
  * (-1, why says which cell and how busy) when the mean utilisation exceeds
  * max_utilization or a cell exceeds 3 × max_utilization, or fewer than 3
  * cells qualify. */
 int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, double to,
                                   double max_utilization, double ncpu_default,
                                   struct erg_idle_profile *p, char *why, size_t whylen);
+/* The quietest window of length_seconds: consecutive usable cells (as
+ * above, no gap on the journal's grid, none above 3 × max_utilization)
+ * with the lowest mean utilisation, the latest of equals; then as
+ * erg_idle_profile_from_dataset over it. -1 and why when no window
+ * qualifies (no stretch that long, or the quietest is too busy). */
+int erg_idle_profile_find_quiet(const struct erg_dataset *ds, double length_seconds,
+                                double max_utilization, double ncpu_default,
+                                struct erg_idle_profile *p, char *why, size_t whylen);
 int erg_idle_profile_save(const struct erg_idle_profile *p, const char *path, char *why,
                           size_t whylen);
 int erg_idle_profile_load(struct erg_idle_profile *p, const char *path, char *why, size_t whylen);
@@ -168,6 +195,25 @@ struct erg_fit_metrics {
   double r2;
   size_t cells;         /* held-out cells evaluated */
   size_t cells_dynamic; /* of which counted in mape_dynamic */
+};
+
+/* Shared meter (docs/model.md, "Shared meters: the joint fit"): a model
+ * that is one member's part of a group's joint fit. It predicts that member
+ * alone; its metrics are the group's (the members' summed prediction
+ * against the meter). */
+#define ERG_GROUP_MAX_NODES 16
+struct erg_model_group {
+  char name[ERG_FIT_NAME_MAX]; /* "": not a group member's model */
+  size_t nnodes;
+  char nodes[ERG_GROUP_MAX_NODES][ERG_FIT_NAME_MAX];
+  char form[16];         /* "pooled" or "per-node" */
+  char idle_split[16];   /* "equal", "weights" or "profile" */
+  double idle_watts;     /* Σ idle of the members: the fitted intercept */
+  double idle_fraction;  /* this member's part of it */
+  double idle_scale;     /* profile split: fitted Σ idle / Σ profiles; else NaN */
+  double condition_number; /* identifiability (erg_group_fit); NaN: not known */
+  double max_correlation;
+  char max_correlation_nodes[2][ERG_FIT_NAME_MAX];
 };
 
 struct erg_model {
@@ -195,6 +241,7 @@ struct erg_model {
   char validation[64]; /* e.g. "holdout last 25%" */
   struct erg_fit_metrics metrics;
   double created_unix_seconds;
+  struct erg_model_group group; /* group.name "" for a node's own model */
 };
 
 /* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
@@ -274,6 +321,69 @@ void erg_fit_options_init(struct erg_fit_options *o);
  * do not run it concurrently with other GSL users that rely on it. */
 int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struct erg_model *m,
             char *why, size_t whylen);
+
+/* ---- shared meter: joint fit of a group (docs/model.md, "Shared meters") ----
+ * One meter measures several nodes (members). Each member's journal has its
+ * own features and, in rows flagged ERG_ROW_SHARED, the whole meter's
+ * power. The members' rows are joined on their cell time; a joined row
+ * needs a usable row (no flag 1, 2, 4, 8 or 16) of every member whose
+ * measured powers agree (1e-6 relative). Then one regression of the meter
+ * on the members' features:
+ *   pooled:   x_k = Σ_n x_{n,k}; one β shared by all members;
+ *   per-node: one column per member and feature; each member its own β
+ *             (without the utilisation curve when the rows are fewer than
+ *             ERG_GROUP_ROWS_PER_COLUMN × the columns with it).
+ * Only Σ idle is identified; it is split by the idle split. */
+#define ERG_GROUP_MAX_CONDITION 30.0  /* per-node identified: condition number at most */
+#define ERG_GROUP_MAX_CORRELATION 0.9 /* ... and no two members' CPU time correlate more */
+#define ERG_GROUP_ROWS_PER_COLUMN 10  /* per-node with the curve: rows per column */
+
+enum erg_group_form { ERG_GROUP_AUTO = 0, ERG_GROUP_POOLED, ERG_GROUP_PER_NODE };
+enum erg_idle_split { ERG_IDLE_SPLIT_EQUAL = 0, ERG_IDLE_SPLIT_WEIGHTS, ERG_IDLE_SPLIT_PROFILE };
+const char *erg_group_form_name(enum erg_group_form f);  /* "auto", "pooled", "per-node" */
+const char *erg_idle_split_name(enum erg_idle_split s);  /* "equal", "weights", "profile" */
+
+struct erg_group_options {
+  const char *name;                /* the group: written into every member's model */
+  enum erg_group_form form;        /* AUTO: per-node when identified, else pooled */
+  enum erg_idle_split idle_split;
+  const double *weights;           /* WEIGHTS: one per member, >= 0, normalised */
+  const struct erg_idle_profile *profiles; /* PROFILE: one per member, measured alone */
+  bool require_shared;             /* only rows flagged ERG_ROW_SHARED join (default) */
+  struct erg_fit_options fit;      /* holdout, folds, threshold, progress, cancel;
+                                      node, idle_profile and holdout are not used */
+};
+void erg_group_options_init(struct erg_group_options *o);
+
+struct erg_group_result {
+  enum erg_group_form form; /* the form fitted: POOLED or PER_NODE */
+  bool curve_per_node;      /* per-node with each member's utilisation curve */
+  bool identified;          /* per-node coefficients identified (thresholds above) */
+  char reason[512];         /* why this form, one line */
+  /* Identifiability over the joined rows: the condition number of the
+   * members' CPU-time columns standardised (mean 0, sd 1), INFINITY when
+   * one does not vary; the largest |Pearson r| of two members' CPU time. */
+  double condition_number, max_correlation;
+  size_t corr_a, corr_b;    /* the members of max_correlation */
+  size_t rows_joined;       /* rows every member has, with the same meter value */
+  size_t rows_mismatched;   /* rows every member has, meter values disagreeing */
+  size_t rows_not_shared;   /* usable member rows without ERG_ROW_SHARED (require_shared) */
+  size_t rows_used;         /* of rows_joined, fitted (every used column present) */
+  double idle_watts;        /* Σ idle (fitted intercept) */
+  double idle_scale;        /* PROFILE: idle_watts / Σ profile means; else NaN */
+  struct erg_fit_metrics metrics; /* held out: summed prediction against the meter */
+  char validation[64];
+};
+
+/* Fits the group of n members (2..ERG_GROUP_MAX_NODES): members[i] is node
+ * nodes[i]'s journal dataset after erg_dataset_derive (its own ncpu).
+ * models[i] receives member i's model: idle_i + Σ β_{i,k} x_{i,k} with
+ * its ncpu and training maxima, the group's metrics and models[i].group
+ * filled. Returns 0, or -1 and why (too few joined rows, a degenerate
+ * member model, ...). Switches GSL's error handler as erg_fit does. */
+int erg_group_fit(const struct erg_dataset *const *members, const char *const *nodes, size_t n,
+                  const struct erg_group_options *o, struct erg_model *models,
+                  struct erg_group_result *r, char *why, size_t whylen);
 
 /* ---- attribution of one cell ---- */
 enum erg_idle_policy { ERG_IDLE_SEPARATE = 0, ERG_IDLE_EVEN, ERG_IDLE_PROPORTIONAL };

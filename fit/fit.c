@@ -46,8 +46,21 @@ void erg_fit_options_init(struct erg_fit_options *o) {
   o->dynamic_threshold_watts = -1;
 }
 
-static bool row_candidate(const struct erg_dataset *ds, size_t i) {
+/* A row flagged ERG_ROW_SHARED measured a group's meter, not this node:
+ * never fitted as its power (group.c fits such rows jointly). */
+static bool row_usable(const struct erg_dataset *ds, size_t i) {
   return (ds->flags[i] & (ERG_ROW_UNUSABLE | ERG_ROW_IDLE)) == 0 && isfinite(ds->measured_watts[i]);
+}
+
+static bool row_candidate(const struct erg_dataset *ds, size_t i) {
+  return row_usable(ds, i) && !(ds->flags[i] & ERG_ROW_SHARED);
+}
+
+/* A group's per-node column "NODE:feature" (group.c) is judged as its
+ * feature: a curve term by its reach, CPU time as CPU time. */
+static const char *fit_base_name(const char *name) {
+  const char *colon = strrchr(name, ':');
+  return colon ? colon + 1 : name;
 }
 
 /* A feature is used when at least half the candidate rows have it and it
@@ -88,7 +101,7 @@ static void fit_select_features(struct fit_ctx *c) {
       off += row_candidate(ds, i) && isfinite(v) && v - lo > 1e-12 * fmax(fabs(hi), fabs(lo));
     }
     size_t support = (size_t)ceil(FIT_MIN_SUPPORT * (double)ncand);
-    int d = erg_derived_index(ds->feature[k]);
+    int d = erg_derived_index(fit_base_name(ds->feature[k]));
     if (d >= 0 && !(hi >= FIT_MIN_CURVE_REACH * erg_derived_peak(d)))
       continue;
     /* off >= 8 also means the column varies. */
@@ -163,7 +176,7 @@ static int fit_idle_profile(struct fit_ctx *c) {
     return -1;
   size_t n = 0;
   for (size_t i = 0; i < ds->nrows; i++)
-    if ((ds->flags[i] & ERG_ROW_IDLE) && !(ds->flags[i] & ERG_ROW_UNUSABLE) &&
+    if ((ds->flags[i] & ERG_ROW_IDLE) && !(ds->flags[i] & (ERG_ROW_UNUSABLE | ERG_ROW_SHARED)) &&
         isfinite(ds->measured_watts[i]))
       v[n++] = ds->measured_watts[i];
   if (n > 0) {
@@ -246,7 +259,7 @@ out:
 #define FIT_MIN_T 3.0
 
 static bool fit_weak_candidate(const struct fit_ctx *c, size_t s) {
-  const char *name = c->ds->feature[c->sel[s]];
+  const char *name = fit_base_name(c->ds->feature[c->sel[s]]);
   return erg_derived_index(name) < 0 && strcmp(name, FIT_CPU_COLUMN) != 0;
 }
 
@@ -470,12 +483,35 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
   m->created_unix_seconds = (double)time(NULL);
 }
 
+/* A journal mostly of a shared meter's rows is no node's own power any
+ * more: refused, rather than fitted on the few rows before the node joined
+ * its group (their model would replace the group's). Fewer shared rows
+ * than own ones (the node just joined) are skipped. */
+static int fit_check_shared(const struct fit_ctx *c, char *why, size_t whylen) {
+  const struct erg_dataset *ds = c->ds;
+  size_t shared = 0, own = 0;
+  for (size_t i = 0; i < ds->nrows; i++)
+    if (row_usable(ds, i)) {
+      shared += (ds->flags[i] & ERG_ROW_SHARED) != 0;
+      own += (ds->flags[i] & ERG_ROW_SHARED) == 0;
+    }
+  if (shared == 0 || shared < own)
+    return 0;
+  const char *node = c->o->node ? c->o->node : ds->node[0] ? ds->node : "?";
+  snprintf(why, whylen, "node %s's power is a shared meter (journal flag 64): fit its group with "
+           "`erg fit --group NAME --nodes ...` (%zu of %zu usable rows are flagged 64)", node,
+           shared, shared + own);
+  return -1;
+}
+
 static int fit_run(struct fit_ctx *c, struct erg_model *m, char *why, size_t whylen) {
   const struct erg_fit_options *o = c->o;
   if (o->holdout_fraction < 0 || o->holdout_fraction >= 1 || o->folds < 0 || o->folds > 100) {
     snprintf(why, whylen, "holdout fraction must be in [0, 1) and folds in 0..100");
     return -1;
   }
+  if (fit_check_shared(c, why, whylen) != 0)
+    return -1;
   fit_select_features(c);
   if (fit_collect_rows(c) != 0 || fit_idle_profile(c) != 0) {
     snprintf(why, whylen, "out of memory");

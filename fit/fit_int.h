@@ -34,11 +34,13 @@ int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_ste
  * one the data support. */
 int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b, double *se);
 
-/* For the top basis function of the curve (u^n: bernstein6_6 or the
- * cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1 for
- * any other feature d. */
+/* For the top basis function of a curve (u^n: tail8_8, bernstein6_6 or
+ * the cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1
+ * for any other feature d. */
 double fit_basis_root(int d, double v);
 
+/* Held-out metrics as the model file's "validation" object. */
+json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x);
 /* The model as the JSON object that erg_model_save writes. */
 json_t *fit_model_to_json(const struct erg_model *m);
 /* The idle profile's fields as a JSON object (file and model share them). */

@@ -54,6 +54,24 @@ static int idle_check_activity(const struct erg_idle_profile *p, double max_util
   return 0;
 }
 
+/* A cell an idle profile may take: a meter reading and agent data of the
+ * node alone. The meter lag does not matter on a quiet node, where it
+ * cannot be estimated either: flag 16 rows count. A shared meter's row
+ * (flag 64) is the whole group's power. */
+static bool idle_row_usable(const struct erg_dataset *ds, size_t i, int cpu) {
+  return !(ds->flags[i] & ((ERG_ROW_UNUSABLE & ~ERG_ROW_LAG_UNSURE) | ERG_ROW_SHARED)) &&
+         isfinite(ds->measured_watts[i]) && isfinite(ds->x[cpu][i]);
+}
+
+/* Row i's utilisation and the CPU count it was taken with (0: unknown,
+ * then per one CPU: strict). */
+static double idle_row_utilization(const struct erg_dataset *ds, size_t i, int cpu, int nc,
+                                   double ncpu_default, double *ncpu) {
+  double n = nc >= 0 && ds->x[nc][i] > 0 ? ds->x[nc][i] : ncpu_default;
+  *ncpu = n > 0 ? n : 0;
+  return ds->x[cpu][i] / (n > 0 ? n : 1);
+}
+
 int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, double to,
                                   double max_utilization, double ncpu_default,
                                   struct erg_idle_profile *p, char *why, size_t whylen) {
@@ -65,19 +83,19 @@ int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, dou
     return -1;
   }
   double sum = 0, sum2 = 0, usum = 0, busiest_t = 0;
+  size_t shared = 0;
   p->first_unix_seconds = INFINITY;
   p->last_unix_seconds = -INFINITY;
   for (size_t i = 0; i < ds->nrows; i++) {
     double t = ds->time_unix_seconds[i], end = t + ds->row_step_seconds[i];
-    double w = ds->measured_watts[i], x = ds->x[cpu][i];
-    double n = nc >= 0 && ds->x[nc][i] > 0 ? ds->x[nc][i] : ncpu_default;
-    /* The meter lag does not matter on a quiet node, where it cannot be
-     * estimated either: flag 16 rows count. */
-    if (t < from || end > to || (ds->flags[i] & ERG_ROW_UNUSABLE & ~ERG_ROW_LAG_UNSURE) ||
-        !isfinite(w) ||
-        !isfinite(x))
+    double w = ds->measured_watts[i], n;
+    if (t < from || end > to)
       continue;
-    double u = x / (n > 0 ? n : 1);
+    if (!idle_row_usable(ds, i, cpu)) {
+      shared += (ds->flags[i] & ERG_ROW_SHARED) != 0;
+      continue;
+    }
+    double u = idle_row_utilization(ds, i, cpu, nc, ncpu_default, &n);
     if (n > 0)
       p->ncpu = n;
     p->cells++;
@@ -90,6 +108,11 @@ int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, dou
     }
     p->first_unix_seconds = fmin(p->first_unix_seconds, t);
     p->last_unix_seconds = fmax(p->last_unix_seconds, end);
+  }
+  if (p->cells < IDLE_MIN_CELLS && shared) {
+    snprintf(why, whylen, "%zu of the window's cells are of a shared meter (journal flag 64): "
+             "an idle profile needs the node metered alone", shared);
+    return -1;
   }
   if (p->cells < IDLE_MIN_CELLS) {
     snprintf(why, whylen, "%zu usable cells (meter and agent data) in the window, need %d",
@@ -192,4 +215,93 @@ int erg_idle_profile_load(struct erg_idle_profile *p, const char *path, char *wh
   if (rc != 0)
     snprintf(why, whylen, "%s: %s", path, reason);
   return rc;
+}
+
+struct idle_cell {
+  double t, end, u;
+};
+
+static int idle_cell_cmp(const void *a, const void *b) {
+  const struct idle_cell *x = a, *y = b;
+  return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The quiet cells in time order, each usable and not a burst; *n of them. */
+static struct idle_cell *idle_quiet_cells(const struct erg_dataset *ds, int cpu, int nc,
+                                          double burst, double ncpu_default, size_t *n) {
+  struct idle_cell *c = malloc((ds->nrows ? ds->nrows : 1) * sizeof *c);
+  *n = 0;
+  for (size_t i = 0; c && i < ds->nrows; i++) {
+    double ncpu, t = ds->time_unix_seconds[i];
+    if (!idle_row_usable(ds, i, cpu))
+      continue;
+    double u = idle_row_utilization(ds, i, cpu, nc, ncpu_default, &ncpu);
+    /* A burst cannot be inside a window: it ends one, like a gap. */
+    if (u <= burst)
+      c[(*n)++] = (struct idle_cell){t, t + ds->row_step_seconds[i], u};
+  }
+  if (c)
+    qsort(c, *n, sizeof *c, idle_cell_cmp);
+  return c;
+}
+
+int erg_idle_profile_find_quiet(const struct erg_dataset *ds, double length_seconds,
+                                double max_utilization, double ncpu_default,
+                                struct erg_idle_profile *p, char *why, size_t whylen) {
+  int cpu = column_of(ds, "cpu_seconds_per_second"), nc = column_of(ds, ERG_NCPU_COLUMN);
+  if (cpu < 0) {
+    snprintf(why, whylen, "journal has no cpu_seconds_per_second column");
+    return -1;
+  }
+  size_t n;
+  struct idle_cell *c = idle_quiet_cells(ds, cpu, nc, IDLE_BURST_FACTOR * max_utilization,
+                                         ncpu_default, &n);
+  double *sum = malloc((n + 1) * sizeof *sum);
+  if (!c || !sum) {
+    free(c);
+    free(sum);
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  /* Runs of cells without a gap; in each, every window [t_s, end_e) that
+   * first reaches the length, by prefix sums of utilisation. */
+  double best = INFINITY, from = 0, to = 0, longest = 0;
+  sum[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    sum[i + 1] = sum[i] + c[i].u;
+  for (size_t run = 0, e = 0; run < n; run = e) {
+    for (e = run + 1; e < n && fabs(c[e].t - c[e - 1].end) <= 1e-6 * (c[e].end - c[e].t); e++)
+      ;
+    longest = fmax(longest, c[e - 1].end - c[run].t);
+    for (size_t s = run, last = run; s < e; s++) {
+      while (last < e && c[last].end - c[s].t < length_seconds - 1e-6)
+        last++;
+      if (last == e)
+        break;
+      double mean = (sum[last + 1] - sum[s]) / (double)(last - s + 1);
+      if (mean <= best) { /* the latest of equals: the node as it is now */
+        best = mean;
+        from = c[s].t;
+        to = c[last].end;
+      }
+    }
+  }
+  free(c);
+  free(sum);
+  if (!isfinite(best)) {
+    snprintf(why, whylen, "no window of %.0f s: the longest stretch of consecutive usable cells "
+             "(meter and agent data, node metered alone) without a cell above %.0f × %.1f %% "
+             "CPU utilisation is %.0f s", length_seconds, IDLE_BURST_FACTOR,
+             100 * max_utilization, longest);
+    return -1;
+  }
+  char reason[400], a[32], b[32];
+  if (erg_idle_profile_from_dataset(ds, from, to, max_utilization, ncpu_default, p, reason,
+                                    sizeof reason) == 0)
+    return 0;
+  idle_time_text(from, a, sizeof a);
+  idle_time_text(to, b, sizeof b);
+  snprintf(why, whylen, "the quietest window of %.0f s, %s to %s: %s", length_seconds, a, b,
+           reason);
+  return -1;
 }

@@ -114,8 +114,8 @@ struct journal_file {
   const char *path;
   size_t first_row;                     /* ds->nrows when the file was opened */
   int ncols;                            /* 0 until the column header is seen */
-  char cols[JOURNAL_BASE_COLUMNS + ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
-  int map[ERG_FIT_MAX_FEATURES];        /* file feature j -> dataset feature */
+  char cols[JOURNAL_BASE_COLUMNS + ERG_JOURNAL_MAX_FEATURES][ERG_FIT_NAME_MAX];
+  int map[ERG_JOURNAL_MAX_FEATURES]; /* file feature j -> dataset feature */
   size_t lineno;
 };
 
@@ -272,7 +272,7 @@ static bool journal_implausible(const struct journal_file *jf, const double *v, 
 static int journal_row(struct erg_dataset *ds, struct journal_file *jf, char **f, int n) {
   if (jf->ncols == 0 || n != jf->ncols)
     return 1;
-  double v[JOURNAL_BASE_COLUMNS + ERG_FIT_MAX_FEATURES];
+  double v[JOURNAL_BASE_COLUMNS + ERG_JOURNAL_MAX_FEATURES];
   for (int i = 0; i < n; i++)
     if (!journal_number(f[i], &v[i]))
       return 1;
@@ -301,12 +301,12 @@ static int journal_line(struct erg_dataset *ds, struct journal_file *jf, char *l
     return 0;
   if (line[0] == '#')
     return journal_comment(ds, jf, line, why, whylen);
-  char *f[JOURNAL_BASE_COLUMNS + ERG_FIT_MAX_FEATURES];
+  char *f[JOURNAL_BASE_COLUMNS + ERG_JOURNAL_MAX_FEATURES];
   bool header = strncmp(line, "time_unix_seconds,", 18) == 0;
-  int n = journal_split(line, f, JOURNAL_BASE_COLUMNS + ERG_FIT_MAX_FEATURES);
+  int n = journal_split(line, f, JOURNAL_BASE_COLUMNS + ERG_JOURNAL_MAX_FEATURES);
   if (header && n < 0) {
     snprintf(why, whylen, "%s:%zu: more than %d feature columns", jf->path, jf->lineno,
-             ERG_FIT_MAX_FEATURES);
+             ERG_JOURNAL_MAX_FEATURES);
     return -1;
   }
   if (n > 0 && strcmp(f[0], journal_base[0]) == 0)

@@ -18,9 +18,8 @@
 /* JSON has no NaN: an undefined metric is null. */
 static json_t *model_real(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *model_metrics_json(const struct erg_model *m) {
-  const struct erg_fit_metrics *x = &m->metrics;
-  return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "method", m->validation,
+json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x) {
+  return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "method", method,
                    "cells", (json_int_t)x->cells, "cells_dynamic", (json_int_t)x->cells_dynamic,
                    "mae_watts", model_real(x->cells ? x->mae_watts : NAN), "rmse_watts",
                    model_real(x->cells ? x->rmse_watts : NAN), "mape_total_percent",
@@ -31,6 +30,25 @@ static json_t *model_metrics_json(const struct erg_model *m) {
 static const char *model_idle_source_name(enum erg_idle_source s) {
   return s == ERG_IDLE_FROM_RECORDED ? "idle_profile" : s == ERG_IDLE_FROM_PROFILE ? "idle_rows"
                                                                                  : "fit";
+}
+
+/* The group keys (optional; docs/model.md, "Shared meters"). */
+static json_t *model_group_json(const struct erg_model *m) {
+  const struct erg_model_group *g = &m->group;
+  json_t *nodes = json_array(), *pair = json_array();
+  for (size_t i = 0; i < g->nnodes; i++)
+    json_array_append_new(nodes, json_string(g->nodes[i]));
+  for (size_t i = 0; i < 2 && g->max_correlation_nodes[i][0]; i++)
+    json_array_append_new(pair, json_string(g->max_correlation_nodes[i]));
+  json_t *j = json_pack("{s:s, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "group",
+                        g->name, "group_nodes", nodes, "group_form", g->form, "group_idle_watts",
+                        model_real(g->idle_watts), "idle_split", g->idle_split,
+                        "idle_split_fraction", model_real(g->idle_fraction), "idle_split_scale",
+                        model_real(g->idle_scale), "group_condition_number",
+                        model_real(g->condition_number), "group_max_correlation",
+                        model_real(g->max_correlation), "group_max_correlation_nodes", pair,
+                        "metrics_of", "group");
+  return j;
 }
 
 json_t *fit_model_to_json(const struct erg_model *m) {
@@ -49,7 +67,7 @@ json_t *fit_model_to_json(const struct erg_model *m) {
       (json_int_t)m->idle_rows, "features", features, "training", "first_unix_seconds",
       model_real(m->train_first_unix_seconds), "last_unix_seconds",
       model_real(m->train_last_unix_seconds), "cells",
-      (json_int_t)m->train_rows, "validation", model_metrics_json(m));
+      (json_int_t)m->train_rows, "validation", fit_metrics_to_json(m->validation, &m->metrics));
   /* Optional keys, so that older readers and files stay compatible. */
   if (j && m->ncpu > 0)
     json_object_set_new(j, "ncpu", json_real(m->ncpu));
@@ -57,6 +75,11 @@ json_t *fit_model_to_json(const struct erg_model *m) {
     json_object_set_new(j, "training_max_utilization", json_real(m->utilization_max));
   if (j && m->has_idle_profile)
     json_object_set_new(j, "idle_profile", fit_idle_profile_to_json(&m->idle_profile));
+  if (j && m->group.name[0]) {
+    json_t *g = model_group_json(m);
+    json_object_update(j, g);
+    json_decref(g);
+  }
   if (j && m->nleft_out) {
     json_t *a = json_array();
     for (size_t k = 0; k < m->nleft_out; k++)
@@ -185,6 +208,46 @@ static int model_load_features(struct erg_model *m, json_t *features, char *why,
   return 0;
 }
 
+/* A string of at most len − 1 bytes into out; -1 when it is not one. */
+static int model_copy_string(json_t *v, char *out, size_t len) {
+  if (!json_is_string(v) || json_string_length(v) >= len)
+    return -1;
+  erg_strlcpy(out, json_string_value(v), len);
+  return 0;
+}
+
+/* The optional group keys; a file without "group" is a node's own model. */
+static int model_load_group(struct erg_model *m, json_t *j, char *why, size_t whylen) {
+  struct erg_model_group *g = &m->group;
+  json_t *name = json_object_get(j, "group"), *nodes = json_object_get(j, "group_nodes");
+  json_t *pair = json_object_get(j, "group_max_correlation_nodes");
+  if (!name)
+    return 0;
+  bool bad = model_copy_string(name, g->name, sizeof g->name) != 0 || !g->name[0] ||
+             !json_is_array(nodes) || json_array_size(nodes) > ERG_GROUP_MAX_NODES ||
+             model_copy_string(json_object_get(j, "group_form"), g->form, sizeof g->form) != 0 ||
+             model_copy_string(json_object_get(j, "idle_split"), g->idle_split,
+                               sizeof g->idle_split) != 0 ||
+             (pair && (!json_is_array(pair) || json_array_size(pair) > 2));
+  for (size_t i = 0; !bad && i < json_array_size(nodes); i++)
+    bad = model_copy_string(json_array_get(nodes, i), g->nodes[i], sizeof g->nodes[i]) != 0;
+  for (size_t i = 0; !bad && i < json_array_size(pair); i++)
+    bad = model_copy_string(json_array_get(pair, i), g->max_correlation_nodes[i],
+                            sizeof g->max_correlation_nodes[i]) != 0;
+  bad = bad || model_get_real(j, "group_idle_watts", &g->idle_watts) ||
+        model_get_real(j, "idle_split_fraction", &g->idle_fraction) ||
+        model_get_real(j, "idle_split_scale", &g->idle_scale) ||
+        model_get_real(j, "group_condition_number", &g->condition_number) ||
+        model_get_real(j, "group_max_correlation", &g->max_correlation);
+  if (bad) {
+    snprintf(why, whylen, "group: group, group_form and idle_split must be strings, group_nodes "
+             "an array of at most %d names, the numbers numbers", ERG_GROUP_MAX_NODES);
+    return -1;
+  }
+  g->nnodes = json_array_size(nodes);
+  return 0;
+}
+
 static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) {
   const char *format, *node, *idle_source = "fit";
   json_t *features, *validation = NULL, *training = NULL, *profile = NULL;
@@ -241,7 +304,8 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   m->train_rows = (size_t)train_rows;
   erg_strlcpy(m->validation, "none", sizeof m->validation);
   m->metrics.mape_total_percent = m->metrics.mape_dynamic_percent = m->metrics.r2 = NAN;
-  if (model_load_features(m, features, why, whylen) != 0)
+  if (model_load_features(m, features, why, whylen) != 0 ||
+      model_load_group(m, j, why, whylen) != 0)
     return -1;
   return validation ? model_load_metrics(m, validation, why, whylen) : 0;
 }

@@ -13,10 +13,12 @@
 #include "fit_int.h"
 
 /* Tolerance for "beyond": a training cell itself is not (u recovered from
- * u^6 may differ in the last bits). */
+ * u^8 may differ in the last bits). */
 #define RANGE_EPS 1e-9
 
 double fit_basis_root(int d, double v) {
+  if (d == ERG_DERIVED_T8_8)
+    return v > 0 ? pow(v, 1.0 / 8) : 0;
   if (d == ERG_DERIVED_B6_6)
     return v > 0 ? pow(v, 1.0 / 6) : 0;
   if (d == ERG_DERIVED_B3_3)

@@ -189,6 +189,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
     erg_strlcpy(cfg->sysfs_cpu_root, value, sizeof cfg->sysfs_cpu_root);
     return 0;
   }
+  if (strcmp(key, "gpu") == 0 || strcmp(key, "nvml_library") == 0) /* agent_gpu.c */
+    return agent_gpu_config(cfg, key, value, why, whylen);
   char inner[256];
   int rc = -1;
   if (strcmp(key, "interval_seconds") == 0)
@@ -215,6 +217,11 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
                           struct erg_config_error *err) {
   return erg_config_parse(path, agent_config_cb, cfg, err);
+}
+
+int erg_agent_config_set(struct erg_agent_config *cfg, const char *key, const char *value,
+                         char *why, size_t whylen) {
+  return agent_config_cb(cfg, "agent", key, value, why, whylen);
 }
 
 int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
@@ -277,11 +284,22 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
       erg_warn("BPF unavailable: %s; using /proc", bwhy);
     }
   }
+  if (agent_gpu_open(&a->gpu, cfg, a->features, &a->hello.n_features,
+                     sizeof a->features / sizeof a->features[0], why, whylen) != 0) {
+    erg_agent_close(a);
+    return -1;
+  }
   *out = a;
   return 0;
 }
 
 const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
+
+int erg_agent_hello_changed(struct erg_agent *a) {
+  int c = a->hello_changed;
+  a->hello_changed = 0;
+  return c;
+}
 
 /* The procs' string fields point into a->strings; when that block moves,
  * every pointer into it moves by the same offset. Offsets are taken as
@@ -544,6 +562,44 @@ void agent_sweep_totals(struct erg_agent *a) {
   a->tot.have = 1;
 }
 
+/* ---- GPUs (agent_gpu.c, docs/gpu.md) ---- */
+/* A process using a GPU that the sweep left out (idle on the CPU): its
+ * entry, with its identity and no CPU. */
+static void agent_gpu_proc(struct erg_agent *a, uint32_t pid) {
+  char path[64], buf[4096], cg[AGENT_CGROUP_MAX];
+  struct erg_proc_stat st;
+  snprintf(path, sizeof path, "%u/stat", pid);
+  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_stat(buf, &st) != 0)
+    return;
+  if (a->cfg.scope[0]) { /* scoped: its subtree only */
+    agent_pid_cgroup(a, pid, cg, sizeof cg);
+    if (!agent_scope_contains(a, cg))
+      return;
+  }
+  Erg__Proc *p = agent_proc_slot(a);
+  if (!p)
+    return;
+  p->comm = a->strings[p - a->procs].comm;
+  erg_strlcpy(p->comm, st.comm, sizeof a->strings[0].comm);
+  p->pid = pid;
+  p->start_time_ns = agent_ticks_to_ns(a, st.starttime_ticks);
+  agent_proc_describe(a, p, pid, a->cfg.scope[0] ? cg : NULL, NULL, 0);
+}
+
+/* The GPUs' readings, and their processes into the sample. GPUs that fail
+ * leave the hello (a->hello_changed) and the samples. */
+static void agent_sweep_gpus(struct erg_agent *a, int ready) {
+  if (a->gpu && agent_gpu_read(a->gpu, ready, a->features, &a->hello.n_features) != 0) {
+    agent_gpu_close(a->gpu);
+    a->gpu = NULL;
+    a->hello_changed = 1;
+  }
+  const uint32_t *pids;
+  size_t n = a->gpu && ready ? agent_gpu_missing(a->gpu, a->procs, a->nprocs, &pids) : 0;
+  for (size_t i = 0; i < n; i++)
+    agent_gpu_proc(a, pids[i]);
+}
+
 /* One sweep on either path: node totals and per-process deltas, then the
  * sample (from the second sweep on) and the new baseline. */
 int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
@@ -574,8 +630,12 @@ int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
     mono = cut;
   }
   int ready = a->have_prev;
-  if (ready)
+  agent_sweep_gpus(a, ready);
+  if (ready) {
     agent_fill_sample(a, rt, mono, &cpu, mem, rx, tx, sum_cpu_ns);
+    if (a->gpu)
+      agent_gpu_attach(a->gpu, &a->sample, a->procs, a->nprocs);
+  }
   if (a->bpf)
     agent_bpf_health(a, ready ? &a->sample : NULL);
   agent_advance(a, rt, mono, &cpu, rx, tx);
@@ -588,6 +648,7 @@ void erg_agent_close(struct erg_agent *a) {
   if (!a)
     return;
   agent_bpf_stop(a);
+  agent_gpu_close(a->gpu);
   table_free(&a->prev);
   table_free(&a->cur);
   free(a->extra);

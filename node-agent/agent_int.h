@@ -109,6 +109,8 @@ struct erg_agent {
   Erg__Hello hello;
   char *features[16];
   struct erg_bpf *bpf;      /* NULL: the /proc path */
+  struct agent_gpu *gpu;    /* NULL: no GPUs (agent_gpu.c) */
+  int hello_changed;        /* erg_agent_hello_changed */
   struct cgroup_cache *cgroups;
   /* This sweep's node totals: on the eBPF path read at the drain's cut. */
   struct {
@@ -178,6 +180,27 @@ int agent_scope_contains(const struct erg_agent *a, const char *cgroup);
 int agent_pid_cgroup(struct erg_agent *a, uint32_t pid, char *out, size_t len);
 uint64_t agent_scope_busy_ns(const struct erg_agent *a);
 uint64_t agent_scope_mem_bytes(const struct erg_agent *a);
+
+/* GPUs (agent_gpu.c): readings of gpu.h into the sample. It calls nothing
+ * of the agent: agent.c drives it and adds the processes it names. */
+struct agent_gpu;
+int agent_gpu_config(struct erg_agent_config *cfg, const char *key, const char *value, char *why,
+                     size_t whylen);
+/* Opens the GPUs as cfg says and appends their features: 0 with *out NULL
+ * when there are none (or gpu = off), -1 when gpu = nvml and NVML is
+ * unusable. */
+int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, char **features,
+                   size_t *nfeatures, size_t maxfeatures, char *why, size_t whylen);
+/* Reads the GPUs (with ready, for this sample). -1: they failed, said in
+ * one log line, their features removed; close them. */
+int agent_gpu_read(struct agent_gpu *ag, int ready, char **features, size_t *nfeatures);
+/* The pids using a GPU in this sample that procs lacks (valid until the
+ * next call). */
+size_t agent_gpu_missing(struct agent_gpu *ag, const Erg__Proc *procs, size_t nprocs,
+                         const uint32_t **pids);
+/* The GPUs into s, each process's use of them onto its entry in procs. */
+void agent_gpu_attach(struct agent_gpu *ag, Erg__Sample *s, Erg__Proc *procs, size_t nprocs);
+void agent_gpu_close(struct agent_gpu *ag);
 
 /* BPF path (agent_bpf.c). */
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen);

@@ -76,12 +76,21 @@ struct erg_agent_config {
    * agent's secret key file. Both empty: plain TCP. */
   char curve_server_key[512];
   char curve_secret_key_file[512];
+  /* GPUs (agent_gpu.c, docs/gpu.md): gpu "" or "auto" (NVML if found),
+   * "off", "nvml" (or fail); nvml_library "": $ERG_NVML_LIBRARY, else
+   * libnvidia-ml.so.1. */
+  char gpu[8];
+  char nvml_library[256];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
 /* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */
 int erg_agent_scope_set(struct erg_agent_config *cfg, const char *path, char *why, size_t whylen);
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
                           struct erg_config_error *err);
+/* One [agent] key as the config file gives it (command-line flags that
+ * mirror a key): 0, or -1 with why. */
+int erg_agent_config_set(struct erg_agent_config *cfg, const char *key, const char *value,
+                         char *why, size_t whylen);
 /* curve_server_key's value: a 40-character Z85 key, or a file holding one
  * (a file of that name wins). */
 int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char *why,
@@ -95,6 +104,9 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg,
  * -1 on error. */
 int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out);
 const Erg__Hello *erg_agent_hello(struct erg_agent *a);
+/* 1 once after the hello changed mid-run (the GPUs were lost): send it
+ * again now; 0 otherwise. */
+int erg_agent_hello_changed(struct erg_agent *a);
 void erg_agent_close(struct erg_agent *a);
 
 /* One JSON object per line, every field (for --dump and tests). A per-process
@@ -119,6 +131,10 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
  * -1 error. A sample gets dropped_samples set to the samples dropped since
  * the last one queued; dropped hellos are not counted. */
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
+/* 1 when a handshake with the collector has succeeded and the link has not
+ * been lost since, waiting up to wait_ms for one; 0 otherwise (what is
+ * still queued then will not be delivered). */
+int erg_sender_link_up(struct erg_sender *s, int wait_ms);
 void erg_sender_close(struct erg_sender *s);
 
 /* The resend ring (resend.c): copies of the last packed envelopes, at most

@@ -110,6 +110,14 @@ static void jb_proc(struct jbuf *b, const Erg__Proc *p, unsigned counters) {
   /* Only with the capacity feature: absent is not the same as zero. */
   if (p->n_capacity)
     jb_printf(b, ",\"capacity_weighted_ns\":%llu", (unsigned long long)p->capacity_weighted_ns);
+  /* GPU processes only (docs/gpu.md). */
+  for (size_t i = 0; i < p->n_gpu; i++)
+    jb_printf(b,
+              "%s{\"gpu_index\":%u,\"sm_share\":%.6f,\"sm_percent\":%.3f,\"mem_percent\":%.3f,"
+              "\"used_memory_bytes\":%llu}%s",
+              i ? "," : ",\"gpu\":[", p->gpu[i]->gpu_index, p->gpu[i]->sm_share,
+              p->gpu[i]->sm_percent, p->gpu[i]->mem_percent,
+              (unsigned long long)p->gpu[i]->used_memory_bytes, i + 1 == p->n_gpu ? "]" : "");
   jb_printf(b, "}");
 }
 
@@ -149,6 +157,22 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
               "\"unsettled\":%llu},",
               (unsigned long long)s->bpf->map_full_drops, (unsigned long long)s->bpf->lost_exit_ns,
               (unsigned long long)s->bpf->unseen_switches, (unsigned long long)s->bpf->unsettled);
+  /* GPUs: only on a node whose hello lists gpu_energy (docs/gpu.md). */
+  for (size_t i = 0; i < s->n_gpus; i++) {
+    const Erg__Gpu *g = s->gpus[i];
+    jb_printf(&b, "%s{\"index\":%u,", i ? "," : "\"gpus\":[", g->index);
+    jb_str(&b, "uuid", g->uuid);
+    jb_printf(&b, ",");
+    jb_str(&b, "name", g->name);
+    jb_printf(&b,
+              ",\"interval_ns\":%llu,\"has_energy\":%s,\"energy_joules\":%.3f,"
+              "\"energy_from_counter\":%s,\"power_watts\":%.3f,\"util_percent\":%u,"
+              "\"mem_util_percent\":%u,\"mig\":%s,\"sm_shares\":%s}%s",
+              (unsigned long long)g->interval_ns, g->has_energy ? "true" : "false",
+              g->energy_joules, g->energy_from_counter ? "true" : "false", g->power_watts,
+              g->util_percent, g->mem_util_percent, g->mig ? "true" : "false",
+              g->sm_shares ? "true" : "false", i + 1 == s->n_gpus ? "]," : "");
+  }
   jb_printf(&b, "\"users\":[");
   for (size_t i = 0; i < s->n_users; i++) {
     jb_printf(&b, "%s{\"uid\":%u,", i ? "," : "", s->users[i]->uid);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "erg_agent.h"
+#include "erg_build_info.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
@@ -33,12 +34,17 @@ static void usage(FILE *f) {
           "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
           "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
           "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
+          "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
           "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
           "      --dump            print each sample as one JSON line instead of sending\n"
           "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
-          "      --count N         stop after N samples\n"
+          "      --count N         stop after N samples; exit 3 if they could not be\n"
+          "                        delivered (no handshake with the collector)\n"
           "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
-          "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n");
+          "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
+          "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
+          "      --curve-secret-key-file FILE   this agent's secret key (erg keygen)\n"
+          "      --version         print the version and git revision\n");
 }
 
 static int agent_scope_arg(const char *v, struct erg_agent_config *cfg) {
@@ -64,8 +70,11 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       {"collector", required_argument, 0, 'C'}, {"node", required_argument, 0, 'n'},
       {"interval", required_argument, 0, 'i'}, {"count", required_argument, 0, 'N'},
       {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'v'},
       {"collection", required_argument, 0, 'k'}, {"scope", required_argument, 0, 's'},
-      {"dump-file", required_argument, 0, 'D'}, {0, 0, 0, 0}};
+      {"dump-file", required_argument, 0, 'D'},
+      {"curve-server-key", required_argument, 0, 'K'},
+      {"curve-secret-key-file", required_argument, 0, 'S'}, {0, 0, 0, 0}};
   /* First pass: the config file, so command-line flags override it. */
   for (int i = 1; i < argc - 1; i++)
     if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config"))
@@ -116,7 +125,16 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
         return 1;
       }
       break;
+    case 'K':
+    case 'S':
+      if (erg_agent_config_set(cfg, c == 'K' ? "curve_server_key" : "curve_secret_key_file",
+                               optarg, why, sizeof why)) {
+        fprintf(stderr, "erg-agent: %s\n", why);
+        return 1;
+      }
+      break;
     case 'h': usage(stdout); exit(0);
+    case 'v': printf("erg-agent %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION); exit(0);
     default: usage(stderr); return 1;
     }
   }
@@ -134,7 +152,12 @@ static void agent_dump(struct erg_agent *a, const Erg__Sample *s, FILE *out) {
 }
 
 static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s, FILE *dump) {
+  int hello_changed = erg_agent_hello_changed(a); /* GPUs lost: features changed */
   if (!tx) {
+    char *j = hello_changed ? erg_agent_hello_json(erg_agent_hello(a), a) : NULL;
+    if (j)
+      puts(j);
+    free(j);
     agent_dump(a, s, stdout);
     return;
   }
@@ -145,7 +168,7 @@ static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *
   Erg__Envelope env = ERG__ENVELOPE__INIT;
   env.version = ERG_WIRE_VERSION;
   /* Re-announce now and then so a restarted collector learns the features. */
-  if (s->seq % 60 == 1) {
+  if (s->seq % 60 == 1 || hello_changed) {
     env.body_case = ERG__ENVELOPE__BODY_HELLO;
     env.hello = (Erg__Hello *)erg_agent_hello(a);
     erg_sender_send(tx, &env);
@@ -220,9 +243,18 @@ int main(int argc, char **argv) {
     while (!stop_requested && erg_time_monotonic_ns() < next)
       agent_sleep_until(next, &run_mask);
   }
+  /* A --count run's samples reach the collector only over a link that is
+   * up at its end (the close's linger flushes them): a run that could not
+   * deliver them fails, so scripts notice. */
+  int status = 0;
+  if (tx && args.count && sent >= args.count && !erg_sender_link_up(tx, 2000)) {
+    erg_err("no link to collector %s at the end of the --count run: samples still queued "
+            "are not delivered", cfg.collector);
+    status = 3;
+  }
   erg_sender_close(tx);
   if (dump)
     fclose(dump);
   erg_agent_close(a);
-  return 0;
+  return status;
 }

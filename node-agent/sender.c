@@ -21,10 +21,28 @@
 
 #include "erg_agent.h"
 
+/* Why handshakes fail, as the monitor tells it: each said once per run of
+ * failures (a handshake that succeeds starts a new run). */
+enum { FAIL_MECHANISM, FAIL_PROTOCOL, FAIL_AUTH, FAIL_CLOSED, FAIL_N };
+
+/* Without a link, said again after 10 s, then at doubling gaps up to 10
+ * min; also when a protocol failure or a refused key, after which libzmq
+ * never reconnects, is retried by connecting afresh. */
+#define SENDER_REMIND_FIRST_NS (10 * ERG_NS_PER_S)
+#define SENDER_REMIND_MAX_NS (600 * ERG_NS_PER_S)
+
 struct erg_sender {
   void *ctx, *sock, *mon;
   uint64_t dropped;
   int up;              /* handshake done, no disconnect since */
+  int curve;           /* CURVE configured: changes what a failure means */
+  char public_key[ERG_KEY_Z85_LEN + 1];
+  unsigned fails_logged; /* 1 << FAIL_*: said in this run of failures */
+  int last_fail;         /* FAIL_*, -1: none since the link was last up */
+  uint32_t last_value;   /* its event value (ZMTP error, ZAP status, errno) */
+  int dead;              /* a failure ended the session for good: connect again */
+  uint64_t down_since_ns, remind_ns; /* no link since; next reminder after */
+  uint64_t queued_down;  /* samples queued while the link was down */
   double timeout_s;    /* heartbeat timeout, for the log */
   long queue_samples;
   char endpoint[256];
@@ -65,22 +83,114 @@ static int sender_heartbeat(struct erg_sender *s, const struct erg_agent_config 
 static int sender_monitor(struct erg_sender *s) {
   char ep[64];
   snprintf(ep, sizeof ep, "inproc://erg-sender-monitor-%p", (void *)s);
-  if (zmq_socket_monitor(s->sock, ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+  if (zmq_socket_monitor(s->sock, ep,
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
     return -1;
   s->mon = zmq_socket(s->ctx, ZMQ_PAIR);
   return s->mon && zmq_connect(s->mon, ep) == 0 ? 0 : -1;
 }
 
+/* What a failed handshake most likely means, for the operator. */
+static void sender_cause(const struct erg_sender *s, int kind, uint32_t value, char *buf,
+                         size_t len) {
+  if (kind == FAIL_MECHANISM && !s->curve)
+    snprintf(buf, len, "the collector requires CURVE keys: give this agent "
+             "--curve-server-key COLLECTOR.pub and --curve-secret-key-file AGENT.key (or "
+             "curve_server_key and curve_secret_key_file in [agent]; erg keygen, "
+             "docs/guide.md step 5)");
+  else if (kind == FAIL_MECHANISM)
+    snprintf(buf, len, "the collector does not use CURVE but this agent does: give ergd "
+             "curve_secret_key_file and authorized_keys_file, or drop the agent's CURVE keys");
+  else if (kind == FAIL_AUTH)
+    snprintf(buf, len, "the collector refused this agent's CURVE key %s (ZAP status %u): "
+             "list it in ergd's authorized_keys_file with this node's name", s->public_key,
+             value);
+  else if (kind == FAIL_PROTOCOL)
+    snprintf(buf, len, "ZMTP protocol error 0x%x in the handshake (%s)", value,
+             value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
+                 ? "a CURVE message that does not decrypt: keys that do not match"
+                 : "not an ergd, or another version");
+  else if (kind == FAIL_CLOSED && s->curve)
+    snprintf(buf, len, "the collector closed the connection in the CURVE handshake: "
+             "curve_server_key is likely not this collector's public key");
+  else if (kind == FAIL_CLOSED)
+    snprintf(buf, len, "the collector closed the connection in the handshake: it likely "
+             "requires CURVE keys (--curve-server-key, --curve-secret-key-file), or it is not "
+             "an ergd");
+  else
+    snprintf(buf, len, "nothing answers: the collector is down or unreachable");
+}
+
+static void sender_fail(struct erg_sender *s, uint16_t id, uint32_t value) {
+  int kind = id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH        ? FAIL_AUTH
+             : id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? FAIL_CLOSED
+             : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? FAIL_MECHANISM
+                                                                    : FAIL_PROTOCOL;
+  /* A plaintext agent's handshakes end either way, as the collector or
+   * the agent sees the mismatch first: once it is known, a close is no news. */
+  if (kind == FAIL_CLOSED && s->fails_logged & 1u << FAIL_MECHANISM)
+    return;
+  s->last_fail = kind;
+  s->last_value = value;
+  /* libzmq (4.3) ends the session after a protocol error or a refused key
+   * and never reconnects (a closed connection it retries). */
+  s->dead |= id != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (s->fails_logged & 1u << kind)
+    return;
+  s->fails_logged |= 1u << kind;
+  char cause[400];
+  sender_cause(s, kind, value, cause, sizeof cause);
+  erg_err("no handshake with collector %s: %s; samples queue (at most %ld), none is delivered",
+          s->endpoint, cause, s->queue_samples);
+}
+
+/* Without a link for a while: said again, at growing gaps; a session that
+ * a failure ended for good is replaced by a new connect. What was queued
+ * since the link went down goes with the old pipe: counted as dropped. */
+static void sender_remind(struct erg_sender *s) {
+  uint64_t now = erg_time_monotonic_ns();
+  if (s->up || now - s->down_since_ns < s->remind_ns)
+    return;
+  char cause[400];
+  sender_cause(s, s->last_fail, s->last_value, cause, sizeof cause);
+  erg_warn("still no handshake with collector %s after %.0f s: %s", s->endpoint,
+           (now - s->down_since_ns) / 1e9, cause);
+  s->remind_ns = s->remind_ns * 2 > SENDER_REMIND_MAX_NS ? SENDER_REMIND_MAX_NS
+                                                          : s->remind_ns * 2;
+  if (s->dead && zmq_disconnect(s->sock, s->endpoint) == 0 &&
+      zmq_connect(s->sock, s->endpoint) == 0) {
+    s->dead = 0;
+    s->dropped += s->queued_down;
+    s->queued_down = 0;
+  }
+}
+
 /* A failed handshake (wrong CURVE key, a collector that does not answer)
  * also ends in a disconnect: only a link that was up is reported lost, so
- * retries do not flood the log. */
+ * retries do not flood the log; the failure itself is said once. */
 static void sender_events(struct erg_sender *s) {
   uint8_t ev[6];
   char addr[256];
   while (zmq_recv(s->mon, ev, sizeof ev, ZMQ_DONTWAIT) >= 2) {
     (void)zmq_recv(s->mon, addr, sizeof addr, ZMQ_DONTWAIT);
     uint16_t id;
+    uint32_t value;
     memcpy(&id, ev, sizeof id);
+    memcpy(&value, ev + 2, sizeof value);
+    if (id & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
+      sender_fail(s, id, value);
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      s->fails_logged = 0;
+      s->last_fail = -1;
+      s->queued_down = 0;
+      s->remind_ns = SENDER_REMIND_FIRST_NS;
+    }
+    if (id == ZMQ_EVENT_DISCONNECTED && s->up)
+      s->down_since_ns = erg_time_monotonic_ns();
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && !s->up)
       erg_info("connected to collector %s", s->endpoint);
     else if (id == ZMQ_EVENT_DISCONNECTED && s->up)
@@ -99,8 +209,11 @@ static void sender_events(struct erg_sender *s) {
 }
 
 /* Sets the CURVE client options: the server key pins the collector. */
-static int sender_curve(void *sock, const struct erg_agent_config *cfg, char *why, size_t whylen) {
-  char server[ERG_KEY_Z85_LEN + 1], secret[ERG_KEY_Z85_LEN + 1], public[ERG_KEY_Z85_LEN + 1];
+static int sender_curve(struct erg_sender *s, const struct erg_agent_config *cfg, char *why,
+                        size_t whylen) {
+  char server[ERG_KEY_Z85_LEN + 1], secret[ERG_KEY_Z85_LEN + 1];
+  char *public = s->public_key;
+  void *sock = s->sock;
   if (!cfg->curve_server_key[0] && !cfg->curve_secret_key_file[0])
     return 0;
   if (!cfg->curve_server_key[0] || !cfg->curve_secret_key_file[0]) {
@@ -119,6 +232,7 @@ static int sender_curve(void *sock, const struct erg_agent_config *cfg, char *wh
     snprintf(why, whylen, "CURVE setup failed: %s", zmq_strerror(errno));
     return -1;
   }
+  s->curve = 1;
   return 0;
 }
 
@@ -132,6 +246,9 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
     return -1;
   }
   s->queue_samples = queue_samples;
+  s->last_fail = -1;
+  s->down_since_ns = erg_time_monotonic_ns();
+  s->remind_ns = SENDER_REMIND_FIRST_NS;
   s->ring = erg_resend_ring_new(cfg->resend_samples > 0 ? (size_t)cfg->resend_samples : 0,
                                 ERG_RESEND_MAX_BYTES);
   erg_strlcpy(s->endpoint, endpoint, sizeof s->endpoint);
@@ -152,7 +269,7 @@ int erg_sender_open(struct erg_sender **out, const struct erg_agent_config *cfg,
     snprintf(why, whylen, "zmq socket options: %s", zmq_strerror(errno));
     goto fail;
   }
-  if (sender_curve(s->sock, cfg, why, whylen) != 0)
+  if (sender_curve(s, cfg, why, whylen) != 0)
     goto fail;
   if (zmq_connect(s->sock, endpoint) != 0) {
     snprintf(why, whylen, "cannot connect to %s: %s", endpoint, zmq_strerror(errno));
@@ -231,6 +348,7 @@ static void sender_resend(struct erg_sender *s) {
 
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
   sender_events(s);
+  sender_remind(s);
   if (s->resend_due)
     sender_resend(s);
   if (env->body_case != ERG__ENVELOPE__BODY_SAMPLE)
@@ -239,17 +357,37 @@ int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
    * refused sample never loses the count of those before it. */
   env->sample->dropped_samples = s->dropped;
   int rc = sender_push(s, env);
-  if (rc == 0)
+  if (rc == 0) {
     s->dropped = 0;
-  else if (rc == 1)
+    s->queued_down += !s->up;
+  } else if (rc == 1) {
     s->dropped++;
+  }
   return rc;
 }
 
+int erg_sender_link_up(struct erg_sender *s, int wait_ms) {
+  uint64_t end = erg_time_monotonic_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000;
+  for (;;) {
+    sender_events(s);
+    uint64_t now = erg_time_monotonic_ns();
+    if (s->up || now >= end)
+      return s->up;
+    zmq_pollitem_t it = {s->mon, 0, ZMQ_POLLIN, 0};
+    zmq_poll(&it, 1, (long)((end - now) / 1000000) + 1);
+  }
+}
 
 void erg_sender_close(struct erg_sender *s) {
   if (!s)
     return;
+  sender_events(s);
+  /* Lingering flushes the queue over a live link; without one it only
+   * delays the exit. */
+  if (!s->up) {
+    int zero = 0;
+    zmq_setsockopt(s->sock, ZMQ_LINGER, &zero, sizeof zero);
+  }
   zmq_socket_monitor(s->sock, NULL, 0);
   zmq_close(s->mon);
   zmq_close(s->sock);

@@ -32,6 +32,12 @@ void erg_pdusim_model_defaults(struct erg_pdusim_model *m);
  * standard-normal noise draw z; never negative. */
 double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
                               double disk_bytes_per_second, double z);
+/* The same before quantisation (may be negative with noise): a shared
+ * meter adds its nodes' raw powers and rounds the sum once. */
+double erg_pdusim_model_raw_watts(const struct erg_pdusim_model *m, double util,
+                                  double disk_bytes_per_second, double z);
+/* w rounded to quantum_watts (0: as is), never negative. */
+double erg_pdusim_quantise(double w, double quantum_watts);
 
 /* Loads a curve into m: a file of "load_fraction watts" lines (comma or
  * blanks between, '#' comments), or "specpower:ROW" for row ROW (the

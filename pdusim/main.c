@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 static struct sim sim;
 static char snmp_host[128];
 static int snmp_port;
-static double snmp_duration;
+static double run_seconds; /* --duration; 0: until a signal */
 static char rtu_device[128];
 static int rtu_baud = 9600;
 static char rtu_parity = 'N';
@@ -28,10 +29,41 @@ static const char *snmp_walk;     /* --snmp-walk: serve this recording instead o
 static const char *walk_channels[SIM_MAX_NODES * 4];
 static int nwalk_channels;
 static struct sim_walk *walk;
+static const char *sum_specs[SIM_MAX_NODES];        /* --sum, resolved after the nodes */
+static const char *node_model_specs[SIM_MAX_NODES]; /* --node-model */
+static int nsum_specs, nnode_model_specs;
+static struct erg_pdusim_model node_models[SIM_MAX_NODES];
+
+/* Options that set a number; key: its name in --node-model, for the parts
+ * of a node's own truth curve. dst NULL: the field at off of the model. */
+#define MODEL_FIELD(f) offsetof(struct erg_pdusim_model, f)
+static const struct num_opt {
+  int opt;
+  const char *key;
+  size_t off;
+  double *dst;
+  double min, max;
+} nums[] = {
+    {'I', "idle", MODEL_FIELD(idle_watts), NULL, 0, 1e5},
+    {'S', "slope", MODEL_FIELD(slope_watts), NULL, 0, 1e5},
+    {'E', "exponent", MODEL_FIELD(exponent), NULL, 0.1, 10},
+    {'D', "disk", MODEL_FIELD(disk_watts_per_mbps), NULL, 0, 1e4},
+    {'N', NULL, MODEL_FIELD(noise_watts), NULL, 0, 1e4},
+    {'Q', NULL, MODEL_FIELD(quantum_watts), NULL, 0, 1e4},
+    {'U', NULL, MODEL_FIELD(update_seconds), NULL, 0.05, 3600},
+    {'L', NULL, MODEL_FIELD(lag_seconds), NULL, 0, 600},
+    {'d', NULL, 0, &run_seconds, 0, 1e9},
+    {'O', NULL, 0, &sim.energy_offset_kwh, 0, 1e7}};
+
+static int num_set(const struct num_opt *o, struct erg_pdusim_model *m, const char *value,
+                   char *why, size_t whylen) {
+  double *dst = o->dst ? o->dst : (double *)((char *)m + o->off);
+  return erg_config_double(value, o->min, o->max, dst, why, whylen);
+}
 
 static void *sim_rtu_thread(void *arg) {
   (void)arg;
-  if (sim_modbus_serve_rtu(&sim, rtu_device, rtu_baud, rtu_parity, snmp_duration))
+  if (sim_modbus_serve_rtu(&sim, rtu_device, rtu_baud, rtu_parity, run_seconds))
     rtu_failed = sim.stop = 1;
   return NULL;
 }
@@ -39,9 +71,9 @@ static void *sim_rtu_thread(void *arg) {
 static void *sim_snmp_thread(void *arg) {
   (void)arg;
   if (walk)
-    sim_walk_serve(&sim, walk, snmp_host, snmp_port, snmp_duration);
+    sim_walk_serve(&sim, walk, snmp_host, snmp_port, run_seconds);
   else
-    sim_snmp_serve(&sim, snmp_host, snmp_port, snmp_duration);
+    sim_snmp_serve(&sim, snmp_host, snmp_port, run_seconds);
   return NULL;
 }
 
@@ -69,6 +101,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
           "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
+          "                  [--node-model NAME:KEY=VALUE[,KEY=VALUE]...]... [--sum NAME=N1+N2...]...\n"
           "                  [--snmp-walk FILE.snmprec [--walk-channel LEVEL:N=NODE]...]\n"
           "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
@@ -80,12 +113,23 @@ static void usage(FILE *f) {
           "the --curve table, plus W per MB/s of the cgroup's block I/O with\n"
           "--disk-watts-per-mbps, plus noise, quantised, refreshed every --update seconds\n"
           "and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
+          "Modbus TCP is served with --modbus, or on 127.0.0.1:5020 when neither --snmp nor\n"
+          "--modbus-rtu is given.\n"
+          "--node-model NAME:KEY=VALUE,... gives node NAME its own truth curve; KEYs idle,\n"
+          "slope, exponent, disk (W per MB/s) and curve (FILE or specpower:ROW, no comma);\n"
+          "what it does not set comes from the global model (--curve is dropped for the\n"
+          "node when it sets idle, slope or exponent). E.g. --node-model n2:idle=80,slope=150.\n"
+          "--sum NAME=N1+N2+... adds a shared meter (a bank or inlet): the sum of those\n"
+          "nodes' powers, noise included, quantised once; Modbus unit id = number of --node\n"
+          "+ K for the Kth --sum; SNMP phase K (rPDU2PhaseStatus: power, VA, PF 1, current\n"
+          "at 230 V); --truth rows with util empty. The SNMP device = the sum of the outlets.\n"
           "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
           "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n"
           "--snmp-walk serves a recorded walk of a real PDU over --snmp instead (every OID\n"
           "as recorded); --walk-channel LEVEL:N=NODE (LEVEL device, inlet, phase, bank,\n"
-          "outlet; e.g. inlet:1=n1) makes the columns erg reads for that entity (power,\n"
-          "VA, current, energy, found through erg's profile for the walk) follow NODE.\n");
+          "outlet; e.g. inlet:1=n1; NODE a --node or a --sum) makes the columns erg reads\n"
+          "for that entity (power, VA, current, energy, found through erg's profile for\n"
+          "the walk) follow NODE.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -100,6 +144,78 @@ static int sim_add_node(const char *spec) {
   n->name[nl] = '\0';
   if (eq)
     erg_strlcpy(n->load.cgroup, eq + 1, sizeof n->load.cgroup);
+  return 0;
+}
+
+/* --node-model NAME:KEY=VALUE,...: node NAME's own truth curve, the rest
+ * from the global model (whose --curve is loaded by now). */
+static int sim_parse_node_model(const char *spec, char *why, size_t whylen) {
+  const char *colon = strchr(spec, ':');
+  char name[64], buf[600], *save = NULL;
+  size_t nl = colon ? (size_t)(colon - spec) : 0;
+  if (!nl || nl >= sizeof name || !colon[1] || strlen(colon + 1) >= sizeof buf) {
+    snprintf(why, whylen, "--node-model '%s': want NAME:KEY=VALUE[,KEY=VALUE]...", spec);
+    return -1;
+  }
+  memcpy(name, spec, nl);
+  name[nl] = '\0';
+  int k = sim_find(&sim, name);
+  if (k < 0 || k >= sim.nnodes || sim.nodes[k].model) {
+    snprintf(why, whylen, "--node-model '%s': %s", spec,
+             k < 0 || k >= sim.nnodes ? "no such --node" : "the node has one already");
+    return -1;
+  }
+  struct erg_pdusim_model *m = &node_models[k];
+  *m = sim.model;
+  const char *curve = NULL;
+  bool formula = false;
+  erg_strlcpy(buf, colon + 1, sizeof buf);
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(t, '='), r[128];
+    const struct num_opt *o = NULL;
+    if (eq)
+      *eq++ = '\0';
+    for (size_t i = 0; eq && i < sizeof nums / sizeof nums[0]; i++)
+      if (nums[i].key && !strcmp(nums[i].key, t))
+        o = &nums[i];
+    if (eq && !strcmp(t, "curve")) {
+      curve = eq;
+    } else if (!o) {
+      snprintf(why, whylen, "--node-model '%s': '%s' is no KEY=VALUE of idle, slope, exponent, "
+               "disk, curve", spec, t);
+      return -1;
+    } else if (num_set(o, m, eq, r, sizeof r)) {
+      snprintf(why, whylen, "--node-model '%s': %s: %s", spec, t, r);
+      return -1;
+    } else {
+      formula |= o->opt != 'D';
+    }
+  }
+  if (curve && formula) {
+    snprintf(why, whylen, "--node-model '%s': curve= or idle/slope/exponent, not both", spec);
+    return -1;
+  }
+  if (formula)
+    m->ncurve = 0;
+  if (curve && erg_pdusim_curve_load(m, curve, specpower_csv, why, whylen))
+    return -1;
+  sim.nodes[k].model = m;
+  return 0;
+}
+
+/* --sum and --node-model, once every --node is known. 1 on any error. */
+static int sim_nodes_setup(void) {
+  char why[400];
+  for (int i = 0; i < nsum_specs; i++)
+    if (sim_add_sum(&sim, sum_specs[i], why, sizeof why)) {
+      fprintf(stderr, "erg-pdusim: %s\n", why);
+      return 1;
+    }
+  for (int i = 0; i < nnode_model_specs; i++)
+    if (sim_parse_node_model(node_model_specs[i], why, sizeof why)) {
+      fprintf(stderr, "erg-pdusim: %s\n", why);
+      return 1;
+    }
   return 0;
 }
 
@@ -140,8 +256,7 @@ static int sim_walk_setup(void) {
   return 0;
 }
 
-static int sim_parse_args(int argc, char **argv, char *host, int *port, double *duration,
-                          const char **truth) {
+static int sim_parse_args(int argc, char **argv, char *host, int *port, const char **truth) {
   static const struct option opts[] = {
       {"modbus", required_argument, 0, 'm'}, {"node", required_argument, 0, 'n'},
       {"snmp", required_argument, 0, 'P'},
@@ -157,15 +272,8 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       {"energy-offset-kwh", required_argument, 0, 'O'},
       {"disk-watts-per-mbps", required_argument, 0, 'D'},
       {"snmp-walk", required_argument, 0, 'W'}, {"walk-channel", required_argument, 0, 'w'},
+      {"node-model", required_argument, 0, 'M'}, {"sum", required_argument, 0, 'A'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-  struct erg_pdusim_model *m = &sim.model;
-  struct { int opt; double *dst; double min, max; } nums[] = {
-      {'I', &m->idle_watts, 0, 1e5},   {'S', &m->slope_watts, 0, 1e5},
-      {'E', &m->exponent, 0.1, 10},    {'N', &m->noise_watts, 0, 1e4},
-      {'Q', &m->quantum_watts, 0, 1e4}, {'U', &m->update_seconds, 0.05, 3600},
-      {'L', &m->lag_seconds, 0, 600},  {'d', duration, 0, 1e9},
-      {'O', &sim.energy_offset_kwh, 0, 1e7},
-      {'D', &m->disk_watts_per_mbps, 0, 1e4}};
   int c;
   char why[128];
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -174,7 +282,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
       if (nums[i].opt != c)
         continue;
       handled = 1;
-      if (erg_config_double(optarg, nums[i].min, nums[i].max, nums[i].dst, why, sizeof why)) {
+      if (num_set(&nums[i], &sim.model, optarg, why, sizeof why)) {
         fprintf(stderr, "erg-pdusim: %s: %s\n", argv[optind - 1], why);
         return 1;
       }
@@ -234,6 +342,17 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
         return 1;
       }
       break;
+    case 'A':
+    case 'M': {
+      const char **list = c == 'A' ? sum_specs : node_model_specs;
+      int *n = c == 'A' ? &nsum_specs : &nnode_model_specs;
+      if (*n >= SIM_MAX_NODES) {
+        fprintf(stderr, "erg-pdusim: too many --%s\n", c == 'A' ? "sum" : "node-model");
+        return 1;
+      }
+      list[(*n)++] = optarg;
+      break;
+    }
     case 's': sim.seed = (unsigned)strtoul(optarg, NULL, 10); break;
     case 't': *truth = optarg; break;
     case 'h': usage(stdout); exit(0);
@@ -246,7 +365,6 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, double *
 int main(int argc, char **argv) {
   char host[128] = "127.0.0.1";
   int port = 5020;
-  double duration = 0;
   const char *truth = NULL;
   char why[300];
   erg_log_init("erg-pdusim", ERG_LOG_INFO);
@@ -254,7 +372,7 @@ int main(int argc, char **argv) {
   sim.seed = 1;
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
   sim.ncpu = nproc > 0 ? (unsigned)nproc : 1;
-  int rc = sim_parse_args(argc, argv, host, &port, &duration, &truth);
+  int rc = sim_parse_args(argc, argv, host, &port, &truth);
   if (rc)
     return rc;
   if (sim.nnodes == 0)
@@ -264,6 +382,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "erg-pdusim: --curve: %s\n", why);
     return 1;
   }
+  if (sim_nodes_setup())
+    return 1;
   if (sim_walk_setup()) {
     sim_walk_free(walk);
     return 1;
@@ -273,21 +393,41 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (sim.truth)
-    fprintf(sim.truth, "time_unix_seconds,node,util,lagged_util,watts,energy_joules%s\n",
-            sim.model.disk_watts_per_mbps > 0 ? ",lagged_disk_bytes_per_second" : "");
+    sim_truth_header(&sim);
   pthread_mutex_init(&sim.lock, NULL);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
-  bool serve_tcp = tcp_given || !rtu_device[0];
+  /* Only what was asked; without any server option, Modbus TCP on the
+   * default port as always. */
+  bool serve_tcp = tcp_given || (!rtu_device[0] && !snmp_port);
   if (serve_tcp)
     printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus tcp %s:%d\n", host, port);
   if (rtu_device[0])
     printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus rtu %s %d 8%c1\n",
            rtu_device, rtu_baud, rtu_parity);
-  for (int i = 0; i < sim.nnodes; i++)
-    printf("erg-pdusim: unit %d = node %s (load of %s)\n", i + 1, sim.nodes[i].name,
+  for (int i = 0; i < sim.nnodes; i++) {
+    const struct erg_pdusim_model *m = sim.nodes[i].model;
+    printf("erg-pdusim: unit %d = node %s (load of %s)", i + 1, sim.nodes[i].name,
            sim.nodes[i].load.cgroup[0] ? sim.nodes[i].load.cgroup : "the whole machine");
+    if (m && m->ncurve)
+      printf(", own curve %s", m->curve_name);
+    else if (m)
+      printf(", own model idle=%gW slope=%gW exponent=%g", m->idle_watts, m->slope_watts,
+             m->exponent);
+    if (m && m->disk_watts_per_mbps != sim.model.disk_watts_per_mbps)
+      printf(" disk=%gW/(MB/s)", m->disk_watts_per_mbps);
+    printf("\n");
+  }
+  for (int i = sim.nnodes; i < sim.nnodes + sim.nsums; i++) {
+    printf("erg-pdusim: unit %d", i + 1);
+    if (snmp_port && !walk)
+      printf(" / rPDU2 phase %d", i - sim.nnodes + 1);
+    printf(" = sum %s =", sim.nodes[i].name);
+    for (int j = 0; j < sim.nodes[i].nmembers; j++)
+      printf("%s%s", j ? " + " : " ", sim.nodes[sim.nodes[i].member[j]].name);
+    printf("\n");
+  }
   if (sim.model.ncurve) {
     printf("erg-pdusim: model curve %s:", sim.model.curve_name);
     for (int i = 0; i < sim.model.ncurve; i++)
@@ -306,7 +446,6 @@ int main(int argc, char **argv) {
   sim_update_once(&sim, erg_time_realtime_ns() / 1e9, 0);
   pthread_t th, sth;
   pthread_create(&th, NULL, sim_update_thread, &sim);
-  snmp_duration = duration;
   if (snmp_port) {
     if (walk)
       printf("erg-pdusim: SIMULATED SNMP agent (recorded walk %s, not real hardware) on udp "
@@ -321,9 +460,9 @@ int main(int argc, char **argv) {
   if (rtu_device[0])
     pthread_create(&rth, NULL, sim_rtu_thread, NULL);
   if (serve_tcp) {
-    rc = sim_modbus_serve(&sim, host, port, duration);
+    rc = sim_modbus_serve(&sim, host, port, run_seconds);
   } else {
-    uint64_t end = duration > 0 ? erg_time_monotonic_ns() + (uint64_t)(duration * 1e9) : 0;
+    uint64_t end = run_seconds > 0 ? erg_time_monotonic_ns() + (uint64_t)(run_seconds * 1e9) : 0;
     while (!sim.stop && (!end || erg_time_monotonic_ns() < end))
       erg_time_sleep_ns(100000000ULL);
   }

@@ -15,8 +15,8 @@ void erg_pdusim_model_defaults(struct erg_pdusim_model *m) {
   m->lag_seconds = 0.0;
 }
 
-double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
-                              double disk_bytes_per_second, double z) {
+double erg_pdusim_model_raw_watts(const struct erg_pdusim_model *m, double util,
+                                  double disk_bytes_per_second, double z) {
   if (util < 0)
     util = 0;
   if (util > 1)
@@ -25,10 +25,19 @@ double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
                        : m->idle_watts + m->slope_watts * pow(util, m->exponent);
   if (disk_bytes_per_second > 0)
     w += m->disk_watts_per_mbps * disk_bytes_per_second / 1e6;
-  w += m->noise_watts * z;
-  if (m->quantum_watts > 0)
-    w = m->quantum_watts * floor(w / m->quantum_watts + 0.5);
+  return w + m->noise_watts * z;
+}
+
+double erg_pdusim_quantise(double w, double quantum_watts) {
+  if (quantum_watts > 0)
+    w = quantum_watts * floor(w / quantum_watts + 0.5);
   return w < 0 ? 0 : w;
+}
+
+double erg_pdusim_model_watts(const struct erg_pdusim_model *m, double util,
+                              double disk_bytes_per_second, double z) {
+  return erg_pdusim_quantise(erg_pdusim_model_raw_watts(m, util, disk_bytes_per_second, z),
+                             m->quantum_watts);
 }
 
 /* Whole machine: busy and total jiffies from /proc/stat, in microseconds. */

@@ -1,6 +1,8 @@
 /* The simulator's model loop: sample load, delay it by the lag, turn it into
  * power, integrate energy, and log the ground truth. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +33,9 @@ static int sim_lagged_slot(const struct sim_node *n, double now_s, double lag_s,
 }
 
 /* The node's block I/O rate since the previous update (bytes/s); only
- * measured when the model has a disk cost and the node a cgroup. */
-static double sim_disk_rate(struct sim *s, struct sim_node *n, double now_s) {
-  if (!(s->model.disk_watts_per_mbps > 0) || !n->load.cgroup[0])
+ * measured when its model has a disk cost and the node a cgroup. */
+static double sim_disk_rate(const struct erg_pdusim_model *m, struct sim_node *n, double now_s) {
+  if (!(m->disk_watts_per_mbps > 0) || !n->load.cgroup[0])
     return 0;
   uint64_t b = erg_pdusim_io_bytes(&n->io, n->load.cgroup);
   double rate = 0;
@@ -44,40 +46,128 @@ static double sim_disk_rate(struct sim *s, struct sim_node *n, double now_s) {
   return rate;
 }
 
+int sim_find(const struct sim *s, const char *name) {
+  for (int i = 0; i < s->nnodes + s->nsums; i++)
+    if (!strcmp(s->nodes[i].name, name))
+      return i;
+  return -1;
+}
+
+int sim_add_sum(struct sim *s, const char *spec, char *why, size_t whylen) {
+  const char *eq = strchr(spec, '=');
+  size_t nl = eq ? (size_t)(eq - spec) : 0;
+  if (s->nnodes + s->nsums >= SIM_MAX_NODES) {
+    snprintf(why, whylen, "--sum %s: more than %d nodes and sums", spec, SIM_MAX_NODES);
+    return -1;
+  }
+  struct sim_node *sum = &s->nodes[s->nnodes + s->nsums];
+  memset(sum, 0, sizeof *sum);
+  if (!eq || !nl || nl >= sizeof sum->name || !eq[1]) {
+    snprintf(why, whylen, "--sum '%s': want NAME=NODE+NODE+...", spec);
+    return -1;
+  }
+  memcpy(sum->name, spec, nl);
+  if (sim_find(s, sum->name) >= 0) {
+    snprintf(why, whylen, "--sum '%s': %s is taken by a node or another sum", spec, sum->name);
+    return -1;
+  }
+  char list[SIM_MAX_NODES * 64 + 1], *save = NULL;
+  erg_strlcpy(list, eq + 1, sizeof list);
+  for (char *t = strtok_r(list, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+    int k = sim_find(s, t);
+    for (int j = 0; k >= 0 && j < sum->nmembers; j++)
+      if (sum->member[j] == k) {
+        snprintf(why, whylen, "--sum '%s': node %s twice", spec, t);
+        return -1;
+      }
+    if (k < 0 || k >= s->nnodes) {
+      snprintf(why, whylen, "--sum '%s': no --node %s (a sum adds nodes, not sums)", spec, t);
+      return -1;
+    }
+    sum->member[sum->nmembers++] = k;
+  }
+  if (!sum->nmembers) {
+    snprintf(why, whylen, "--sum '%s': want NAME=NODE+NODE+...", spec);
+    return -1;
+  }
+  s->nsums++;
+  return 0;
+}
+
+static bool sim_has_disk(const struct sim *s) {
+  for (int i = 0; i < s->nnodes; i++)
+    if (sim_node_model(s, &s->nodes[i])->disk_watts_per_mbps > 0)
+      return true;
+  return false;
+}
+
+void sim_truth_header(const struct sim *s) {
+  fprintf(s->truth, "time_unix_seconds,node,util,lagged_util,watts,energy_joules%s\n",
+          sim_has_disk(s) ? ",lagged_disk_bytes_per_second" : "");
+}
+
+/* A sum's row leaves util, lagged_util and the disk rate empty: it has no
+ * load of its own. */
 static void sim_truth_row(const struct sim *s, const struct sim_node *n, double now_s,
                           double util, double lagged, double lagged_disk, double w, double e) {
-  fprintf(s->truth, "%.3f,%s,%.6f,%.6f,%.3f,%.3f", now_s, n->name, util, lagged, w, e);
-  if (s->model.disk_watts_per_mbps > 0)
-    fprintf(s->truth, ",%.0f", lagged_disk);
-  fputc('\n', s->truth);
+  if (n->nmembers)
+    fprintf(s->truth, "%.3f,%s,,,%.3f,%.3f%s\n", now_s, n->name, w, e,
+            sim_has_disk(s) ? "," : "");
+  else {
+    fprintf(s->truth, "%.3f,%s,%.6f,%.6f,%.3f,%.3f", now_s, n->name, util, lagged, w, e);
+    if (sim_has_disk(s))
+      fprintf(s->truth, ",%.0f", lagged_disk);
+    fputc('\n', s->truth);
+  }
 }
 
 void sim_update_once(struct sim *s, double now_s, double dt_s) {
+  double util[SIM_MAX_NODES], lagged[SIM_MAX_NODES], disk[SIM_MAX_NODES], w[SIM_MAX_NODES];
+  int nall = s->nnodes + s->nsums;
   for (int i = 0; i < s->nnodes; i++) {
     struct sim_node *n = &s->nodes[i];
-    double util = erg_pdusim_load_sample(&n->load, s->ncpu);
+    const struct erg_pdusim_model *m = sim_node_model(s, n);
+    util[i] = erg_pdusim_load_sample(&n->load, s->ncpu);
     n->hist_t[n->hist_head] = now_s;
-    n->hist_util[n->hist_head] = util;
-    n->hist_disk[n->hist_head] = sim_disk_rate(s, n, now_s);
+    n->hist_util[n->hist_head] = util[i];
+    n->hist_disk[n->hist_head] = sim_disk_rate(m, n, now_s);
     n->hist_head = (n->hist_head + 1) % SIM_LAG_SLOTS;
     if (n->hist_n < SIM_LAG_SLOTS)
       n->hist_n++;
     int k = sim_lagged_slot(n, now_s, s->model.lag_seconds, s->model.update_seconds);
-    double lagged = k >= 0 ? n->hist_util[k] : 0, lagged_disk = k >= 0 ? n->hist_disk[k] : 0;
-    double w = erg_pdusim_model_watts(&s->model, lagged, lagged_disk, sim_normal(&s->seed));
-    pthread_mutex_lock(&s->lock);
-    /* The meter held its previous value over the last dt: integrate that. */
+    lagged[i] = k >= 0 ? n->hist_util[k] : 0;
+    disk[i] = k >= 0 ? n->hist_disk[k] : 0;
+    n->raw_watts = erg_pdusim_model_raw_watts(m, lagged[i], disk[i], sim_normal(&s->seed));
+    w[i] = erg_pdusim_quantise(n->raw_watts, m->quantum_watts);
+  }
+  /* A shared meter measures the sum of its nodes' true (noisy) power and
+   * rounds once, as a bank or inlet meter does. */
+  for (int i = s->nnodes; i < nall; i++) {
+    struct sim_node *n = &s->nodes[i];
+    n->raw_watts = 0;
+    for (int j = 0; j < n->nmembers; j++)
+      n->raw_watts += s->nodes[n->member[j]].raw_watts;
+    w[i] = erg_pdusim_quantise(n->raw_watts, s->model.quantum_watts);
+    util[i] = lagged[i] = disk[i] = 0;
+  }
+  /* Every meter changes at once: a reader never sees a sum that is not
+   * the sum of the outlets it sees. Each held its previous value over the
+   * last dt: that is integrated first. */
+  pthread_mutex_lock(&s->lock);
+  for (int i = 0; i < nall; i++) {
+    struct sim_node *n = &s->nodes[i];
     n->energy_joules += n->watts * dt_s;
     n->last_update_s = now_s;
-    n->watts = w;
-    n->util_now = util;
-    double e = n->energy_joules;
-    pthread_mutex_unlock(&s->lock);
-    if (s->truth)
-      sim_truth_row(s, n, now_s, util, lagged, lagged_disk, w, e);
+    n->watts = w[i];
+    n->util_now = util[i];
   }
-  if (s->truth)
-    fflush(s->truth);
+  pthread_mutex_unlock(&s->lock);
+  if (!s->truth)
+    return;
+  for (int i = 0; i < nall; i++) /* energy_joules is written by this thread only */
+    sim_truth_row(s, &s->nodes[i], now_s, util[i], lagged[i], disk[i], w[i],
+                  s->nodes[i].energy_joules);
+  fflush(s->truth);
 }
 
 double sim_energy_now(const struct sim_node *n, double now_s) {

@@ -7,11 +7,17 @@
 
 #include "erg_pdusim.h"
 
-#define SIM_MAX_NODES 64
+#define SIM_MAX_NODES 64 /* --node and --sum together */
 #define SIM_LAG_SLOTS 4096
 
+/* One meter: a --node (its own load and truth curve) or, at index nnodes
+ * and after, a --sum channel (nmembers > 0) whose power is its members'. */
 struct sim_node {
   char name[64];
+  /* The node's own truth curve (--node-model); NULL: the global model. */
+  const struct erg_pdusim_model *model;
+  int nmembers;          /* a --sum: the node indices it adds up */
+  int member[SIM_MAX_NODES];
   struct erg_pdusim_load load;
   double hist_t[SIM_LAG_SLOTS], hist_util[SIM_LAG_SLOTS];
   double hist_disk[SIM_LAG_SLOTS]; /* block I/O, bytes/s (with a disk cost) */
@@ -19,6 +25,7 @@ struct sim_node {
   uint64_t prev_io_bytes;
   double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
+  double raw_watts;      /* before quantisation: what a shared meter adds up */
   double watts;          /* what the meter shows now */
   double energy_joules;  /* integral of what the meter showed, up to last_update_s */
   double last_update_s;  /* realtime of the last model update */
@@ -29,6 +36,7 @@ struct sim {
   struct erg_pdusim_model model;
   struct sim_node nodes[SIM_MAX_NODES];
   int nnodes;
+  int nsums;             /* --sum channels, at nodes[nnodes ...] */
   unsigned ncpu;
   unsigned seed;
   FILE *truth;           /* optional CSV of the simulator's ground truth */
@@ -40,6 +48,17 @@ struct sim {
   double energy_offset_kwh;
 };
 
+static inline const struct erg_pdusim_model *sim_node_model(const struct sim *s,
+                                                            const struct sim_node *n) {
+  return n->model ? n->model : &s->model;
+}
+/* The meter named name (a node or a sum); -1 none. */
+int sim_find(const struct sim *s, const char *name);
+/* Adds --sum "NAME=N1+N2+..." over the nodes given so far (call after the
+ * last --node); -1 with a reason. */
+int sim_add_sum(struct sim *s, const char *spec, char *why, size_t whylen);
+/* The CSV header of --truth (its columns depend on the models). */
+void sim_truth_header(const struct sim *s);
 void sim_update_once(struct sim *s, double now_s, double dt_s);
 /* Energy counter as of now_s: the meter integrates continuously, it does
  * not jump at model updates. Call with s->lock held. */

@@ -1,5 +1,5 @@
 /* The simulator's Modbus server, over TCP or RTU (a tty): unit id N is
- * virtual node N. Input registers follow the Eastron SDM630 layout (float32
+ * virtual node N, then unit nnodes + K the Kth --sum channel. Input registers follow the Eastron SDM630 layout (float32
  * W at 0x0034, float32 kWh at 0x0048) plus a uint32 joule counter at 0x1000
  * (profile "erg-sim"); holding registers repeat them and add, at 0x0100, the
  * same values in other encodings for the generic register spec (see
@@ -67,7 +67,7 @@ static int sim_reply(struct sim *s, modbus_t *ctx, modbus_mapping_t *map, const 
                      int len) {
   int hlen = modbus_get_header_length(ctx);
   int unit = req[hlen - 1];
-  if (unit < 1 || unit > s->nnodes)
+  if (unit < 1 || unit > s->nnodes + s->nsums)
     return modbus_reply_exception(ctx, req, MODBUS_EXCEPTION_GATEWAY_TARGET);
   pthread_mutex_lock(&s->lock);
   sim_fill_registers(map, &s->nodes[unit - 1], s->energy_offset_kwh);
@@ -193,7 +193,7 @@ int sim_modbus_serve_rtu(struct sim *s, const char *device, int baud, char parit
     uint8_t req[MODBUS_RTU_MAX_ADU_LENGTH] = {0};
     if (sim_rtu_read_frame(fd, req) != 8 || req[0] == 0)
       continue; /* nothing, a broken frame, or a broadcast (never answered) */
-    if (req[0] > s->nnodes)
+    if (req[0] > s->nnodes + s->nsums)
       continue; /* another device on the line: stay silent, as RTU wants */
     modbus_set_slave(ctx, req[0]);
     sim_reply(s, ctx, map, req, 8);

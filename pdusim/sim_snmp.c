@@ -1,9 +1,15 @@
 /* The simulator's SNMP agent: node N is outlet N of an rPDU2-shaped PDU
  * (PowerNet-MIB rPDU2OutletMeteredStatusTable 1.3.6.1.4.1.318.1.1.26.9.4.3.1:
  * .1 index, .3 name, .4 number, .7 power W, .11 energy 0.1 kWh, plus the
- * device power/energy and outlet count). It answers GET, GETNEXT and
- * GETBULK (one repetition) for v1/v2c, any community, built on net-snmp's
- * server-side session API so no snmpd is needed. sysDescr says SIMULATED. */
+ * device power/energy and outlet count, device = the sum of the outlets).
+ * --sum channel K is phase K (rPDU2PhaseStatusTable ...26.6.3.1: .1 index,
+ * .3 number, .5 current 0.1 A, .6 voltage V, .7 power 0.01 kW, .8 VA
+ * 0.01 kVA, .9 PF 0.01; SIM_VOLTS, PF 1): the level of erg's apc-rpdu2
+ * profile below the device that has power (its banks have current only,
+ * and no level below the device has energy in rPDU2). It answers GET,
+ * GETNEXT and GETBULK (one repetition) for v1/v2c, any community, built on
+ * net-snmp's server-side session API so no snmpd is needed. sysDescr says
+ * SIMULATED. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,7 +23,8 @@
 #include "sim_snmp.h"
 
 #define ROW_OID_MAX 20
-#define SIM_ROWS (8 + 5 * SIM_MAX_NODES)
+#define SIM_ROWS (8 + 7 * SIM_MAX_NODES) /* system, device, 7 columns per phase or 5 per outlet */
+#define SIM_VOLTS 230.0                  /* a phase's voltage; PF 1: VA = W */
 
 struct sim_row {
   oid name[ROW_OID_MAX];
@@ -70,8 +77,20 @@ static void sim_rows_build(struct sim_snmp *st) {
   for (int i = 0; i < s->nnodes; i++)
     w += s->nodes[i].watts, j += s->nodes[i].energy_joules;
   row_add(st, rpdu2, 10, (oid[]){4, 2, 1, 6, 1}, 5, ASN_INTEGER)->ival = s->nnodes;
+  if (s->nsums) /* without sums no phase table, as before */
+    row_add(st, rpdu2, 10, (oid[]){4, 2, 1, 7, 1}, 5, ASN_INTEGER)->ival = s->nsums;
   row_add(st, rpdu2, 10, (oid[]){4, 3, 1, 5, 1}, 5, ASN_INTEGER)->ival = lround(w / 10.0);
   row_add(st, rpdu2, 10, (oid[]){4, 3, 1, 9, 1}, 5, ASN_INTEGER)->ival = (long)(j / 360e3);
+  static const oid pcols[] = {1, 3, 5, 6, 7, 8, 9};
+  for (size_t c = 0; c < sizeof pcols / sizeof pcols[0]; c++)
+    for (int k = 0; k < s->nsums; k++) {
+      double pw = s->nodes[s->nnodes + k].watts;
+      long v[10] = {[1] = k + 1, [3] = k + 1, [5] = lround(pw / SIM_VOLTS * 10),
+                    [6] = lround(SIM_VOLTS), [7] = lround(pw / 10.0), [8] = lround(pw / 10.0),
+                    [9] = 100};
+      oid tail[] = {6, 3, 1, pcols[c], (oid)(k + 1)};
+      row_add(st, rpdu2, 10, tail, 5, ASN_INTEGER)->ival = v[pcols[c]];
+    }
   static const oid cols[] = {1, 3, 4, 7, 11};
   for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
     for (int i = 0; i < s->nnodes; i++) {
@@ -87,16 +106,6 @@ static void sim_rows_build(struct sim_snmp *st) {
   pthread_mutex_unlock(&s->lock);
 }
 
-static const struct sim_row *sim_row_find(const struct sim_snmp *st, const oid *name, size_t len,
-                                          bool next) {
-  for (int i = 0; i < st->nrows; i++) {
-    int c = snmp_oid_compare(st->rows[i].name, st->rows[i].len, name, len);
-    if (next ? c > 0 : c == 0)
-      return &st->rows[i];
-  }
-  return NULL;
-}
-
 static void sim_var_set(netsnmp_variable_list *v, const struct sim_row *r) {
   if (r->type == ASN_OCTET_STR)
     snmp_set_var_typed_value(v, r->type, r->sval, strlen(r->sval));
@@ -106,22 +115,57 @@ static void sim_var_set(netsnmp_variable_list *v, const struct sim_row *r) {
     snmp_set_var_typed_value(v, r->type, &r->ival, sizeof r->ival);
 }
 
-/* Fills the response; returns the 1-based index of a v1 noSuchName, else 0. */
-static long sim_answer(struct sim_snmp *st, netsnmp_pdu *resp, bool next, bool v1) {
+static int sim_lookup(void *ctx, netsnmp_variable_list *v, bool next, bool v1) {
+  (void)v1; /* no Counter64 here */
+  const struct sim_snmp *st = ctx;
+  for (int i = 0; i < st->nrows; i++) {
+    const struct sim_row *r = &st->rows[i];
+    int c = snmp_oid_compare(r->name, r->len, v->name, v->name_length);
+    if (next ? c > 0 : c == 0) {
+      if (next)
+        snmp_set_var_objid(v, r->name, r->len);
+      sim_var_set(v, r);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+netsnmp_pdu *sim_snmp_response(netsnmp_pdu *pdu) {
+  netsnmp_pdu *resp = snmp_clone_pdu(pdu);
+  if (resp) {
+    resp->command = SNMP_MSG_RESPONSE;
+    resp->errstat = resp->errindex = 0;
+  }
+  return resp;
+}
+
+void sim_snmp_send(void *ss, netsnmp_pdu *resp) {
+  if (resp && !snmp_sess_send(ss, resp))
+    snmp_free_pdu(resp);
+}
+
+void sim_snmp_reply(void *ss, netsnmp_pdu *pdu, bool next, sim_snmp_lookup_fn lookup,
+                    void *ctx) {
+  bool v1 = pdu->version == SNMP_VERSION_1;
+  netsnmp_pdu *resp = sim_snmp_response(pdu);
+  if (!resp)
+    return;
   long idx = 1;
   for (netsnmp_variable_list *v = resp->variables; v; v = v->next_variable, idx++) {
-    const struct sim_row *r = sim_row_find(st, v->name, v->name_length, next);
-    if (!r && v1)
-      return idx;
-    if (!r) {
-      snmp_set_var_typed_value(v, next ? SNMP_ENDOFMIBVIEW : SNMP_NOSUCHINSTANCE, NULL, 0);
+    if (!lookup(ctx, v, next, v1))
       continue;
+    if (v1) { /* v1: the original varbinds come back with the error */
+      snmp_free_pdu(resp);
+      if ((resp = sim_snmp_response(pdu))) {
+        resp->errstat = SNMP_ERR_NOSUCHNAME;
+        resp->errindex = idx;
+      }
+      break;
     }
-    if (next)
-      snmp_set_var_objid(v, r->name, r->len);
-    sim_var_set(v, r);
+    snmp_set_var_typed_value(v, next ? SNMP_ENDOFMIBVIEW : SNMP_NOSUCHINSTANCE, NULL, 0);
   }
-  return 0;
+  sim_snmp_send(ss, resp);
 }
 
 static int sim_snmp_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, void *magic) {
@@ -134,32 +178,18 @@ static int sim_snmp_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
   if (!next && pdu->command != SNMP_MSG_GET)
     return 1;
   sim_rows_build(st);
-  netsnmp_pdu *resp = snmp_clone_pdu(pdu);
-  if (!resp)
-    return 1;
-  resp->command = SNMP_MSG_RESPONSE;
-  resp->errstat = resp->errindex = 0;
   /* A small agent (old firmware): an answer too big for its buffer. */
   size_t nvars = 0;
   for (netsnmp_variable_list *v = pdu->variables; v; v = v->next_variable)
     nvars++;
   if (st->s->snmp_max_varbinds > 0 && nvars > (size_t)st->s->snmp_max_varbinds) {
-    resp->errstat = SNMP_ERR_TOOBIG;
-    if (!snmp_sess_send(st->ss, resp))
-      snmp_free_pdu(resp);
+    netsnmp_pdu *resp = sim_snmp_response(pdu);
+    if (resp)
+      resp->errstat = SNMP_ERR_TOOBIG;
+    sim_snmp_send(st->ss, resp);
     return 1;
   }
-  long bad = sim_answer(st, resp, next, pdu->version == SNMP_VERSION_1);
-  if (bad) { /* v1: the original varbinds come back with the error */
-    snmp_free_pdu(resp);
-    if (!(resp = snmp_clone_pdu(pdu)))
-      return 1;
-    resp->command = SNMP_MSG_RESPONSE;
-    resp->errstat = SNMP_ERR_NOSUCHNAME;
-    resp->errindex = bad;
-  }
-  if (!snmp_sess_send(st->ss, resp))
-    snmp_free_pdu(resp);
+  sim_snmp_reply(st->ss, pdu, next, sim_lookup, st);
   return 1;
 }
 
@@ -197,6 +227,21 @@ void *sim_snmp_listen(const char *host, int port, netsnmp_callback cb, void *mag
   return ss;
 }
 
+void sim_snmp_loop(struct sim *s, void *ss, uint64_t start_ns, double duration_s) {
+  uint64_t end = duration_s > 0 ? start_ns + (uint64_t)(duration_s * 1e9) : 0;
+  while (!s->stop && (!end || erg_time_monotonic_ns() < end)) {
+    int nfds = 0, block = 0;
+    fd_set fds;
+    FD_ZERO(&fds);
+    struct timeval tv = {0, 200000};
+    snmp_sess_select_info(ss, &nfds, &fds, &tv, &block);
+    tv = (struct timeval){0, 200000}; /* wake up to notice s->stop */
+    if (select(nfds, &fds, NULL, NULL, &tv) > 0)
+      snmp_sess_read(ss, &fds);
+  }
+  snmp_sess_close(ss);
+}
+
 int sim_snmp_serve(struct sim *s, const char *host, int port, double duration_s) {
   struct sim_snmp *st = calloc(1, sizeof *st);
   if (!st)
@@ -207,19 +252,7 @@ int sim_snmp_serve(struct sim *s, const char *host, int port, double duration_s)
     free(st);
     return -1;
   }
-  uint64_t end = duration_s > 0 ? st->start_ns + (uint64_t)(duration_s * 1e9) : 0;
-  while (!s->stop && (!end || erg_time_monotonic_ns() < end)) {
-    int nfds = 0, block = 0;
-    fd_set fds;
-    FD_ZERO(&fds);
-    struct timeval tv = {0, 200000};
-    snmp_sess_select_info(st->ss, &nfds, &fds, &tv, &block);
-    tv = (struct timeval){0, 200000}; /* wake up to notice s->stop */
-    int n = select(nfds, &fds, NULL, NULL, &tv);
-    if (n > 0)
-      snmp_sess_read(st->ss, &fds);
-  }
-  snmp_sess_close(st->ss);
+  sim_snmp_loop(s, st->ss, st->start_ns, duration_s);
   free(st);
   return 0;
 }

@@ -46,7 +46,7 @@ struct walk_row {
   size_t line;         /* in the file: of a repeated OID the first wins */
 };
 
-/* A row that follows a node. */
+/* A row that follows a node or a --sum. */
 struct walk_live {
   size_t row;
   int q;               /* ERG_Q_POWER, ERG_Q_VA, ERG_Q_CURRENT or ERG_Q_ENERGY */
@@ -446,17 +446,14 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
   static const char *const unit[ERG_Q_N] = {"", "W", "VA", "", "A", "V", "J"};
   desc[0] = '\0';
   const char *eq = strchr(spec, '=');
-  int level, num, node = -1;
+  int level, num, node;
   if (!eq || walk_parse_entity(spec, (size_t)(eq - spec), &level, &num)) {
     snprintf(why, whylen, "--walk-channel '%s': want LEVEL:N=NODE (LEVEL device, inlet, phase, "
              "bank, outlet or sensor; device=NODE for the device)", spec);
     return -1;
   }
-  for (int i = 0; i < s->nnodes; i++)
-    if (!strcmp(s->nodes[i].name, eq + 1))
-      node = i;
-  if (node < 0) {
-    snprintf(why, whylen, "--walk-channel '%s': no --node %s", spec, eq + 1);
+  if ((node = sim_find(s, eq + 1)) < 0) {
+    snprintf(why, whylen, "--walk-channel '%s': no --node %s (nor --sum)", spec, eq + 1);
     return -1;
   }
   if (!w->prof) {
@@ -687,32 +684,15 @@ done:
   return 0;
 }
 
-/* GET / GETNEXT: each varbind answered in place; the 1-based index of a
- * v1 noSuchName, else 0. */
-static long walk_answer(struct sim_walk *w, netsnmp_pdu *resp, bool next, bool v1) {
-  long idx = 1;
-  for (netsnmp_variable_list *v = resp->variables; v; v = v->next_variable, idx++) {
-    const struct walk_row *r = walk_find(w, v->name, v->name_length, next, v1);
-    if (!r && v1)
-      return idx;
-    if (!r) {
-      snmp_set_var_typed_value(v, next ? SNMP_ENDOFMIBVIEW : SNMP_NOSUCHINSTANCE, NULL, 0);
-      continue;
-    }
-    if (next)
-      snmp_set_var_objid(v, r->name, r->len);
-    walk_var_set(v, r);
-  }
+/* A GET / GETNEXT varbind (sim_snmp_reply's lookup). */
+static int walk_lookup_var(void *ctx, netsnmp_variable_list *v, bool next, bool v1) {
+  const struct walk_row *r = walk_find(ctx, v->name, v->name_length, next, v1);
+  if (!r)
+    return -1;
+  if (next)
+    snmp_set_var_objid(v, r->name, r->len);
+  walk_var_set(v, r);
   return 0;
-}
-
-static netsnmp_pdu *walk_response(const netsnmp_pdu *pdu) {
-  netsnmp_pdu *resp = snmp_clone_pdu((netsnmp_pdu *)pdu);
-  if (resp) {
-    resp->command = SNMP_MSG_RESPONSE;
-    resp->errstat = resp->errindex = 0;
-  }
-  return resp;
 }
 
 static int walk_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, void *magic) {
@@ -727,28 +707,20 @@ static int walk_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, v
   if (!bulk && !next && pdu->command != SNMP_MSG_GET)
     return 1;
   walk_update(w);
-  netsnmp_pdu *resp = walk_response(pdu);
+  if (!bulk) {
+    sim_snmp_reply(w->ss, pdu, next, walk_lookup_var, w);
+    return 1;
+  }
+  netsnmp_pdu *resp = sim_snmp_response(pdu);
   if (!resp)
     return 1;
-  if (bulk) {
-    snmp_free_varbind(resp->variables);
-    resp->variables = NULL;
-    if (walk_bulk(w, pdu, resp)) {
-      snmp_free_pdu(resp);
-      return 1;
-    }
-  } else {
-    long bad = walk_answer(w, resp, next, v1);
-    if (bad) { /* v1: the original varbinds come back with the error */
-      snmp_free_pdu(resp);
-      if (!(resp = walk_response(pdu)))
-        return 1;
-      resp->errstat = SNMP_ERR_NOSUCHNAME;
-      resp->errindex = bad;
-    }
-  }
-  if (!snmp_sess_send(w->ss, resp))
+  snmp_free_varbind(resp->variables);
+  resp->variables = NULL;
+  if (walk_bulk(w, pdu, resp)) {
     snmp_free_pdu(resp);
+    return 1;
+  }
+  sim_snmp_send(w->ss, resp);
   return 1;
 }
 
@@ -758,18 +730,7 @@ int sim_walk_serve(struct sim *s, struct sim_walk *w, const char *host, int port
   uint64_t start = erg_time_monotonic_ns();
   if (!(w->ss = sim_snmp_listen(host, port, walk_cb, w)))
     return -1;
-  uint64_t end = duration_s > 0 ? start + (uint64_t)(duration_s * 1e9) : 0;
-  while (!s->stop && (!end || erg_time_monotonic_ns() < end)) {
-    int nfds = 0, block = 0;
-    fd_set fds;
-    FD_ZERO(&fds);
-    struct timeval tv = {0, 200000};
-    snmp_sess_select_info(w->ss, &nfds, &fds, &tv, &block);
-    tv = (struct timeval){0, 200000}; /* wake up to notice s->stop */
-    if (select(nfds, &fds, NULL, NULL, &tv) > 0)
-      snmp_sess_read(w->ss, &fds);
-  }
-  snmp_sess_close(w->ss);
+  sim_snmp_loop(s, w->ss, start, duration_s);
   w->ss = NULL;
   return 0;
 }

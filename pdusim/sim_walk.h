@@ -28,7 +28,8 @@ struct erg_snmp_walk sim_walk_view(struct sim_walk *w);
 const struct erg_snmp_profile *sim_walk_detect(struct sim_walk *w, char *how, size_t howlen);
 
 /* Binds "LEVEL:N=NODE" (LEVEL device, inlet, phase, bank, outlet or
- * sensor; "device=NODE" for device 1) to the node of s named NODE: active
+ * sensor; "device=NODE" for device 1) to the node or --sum of s named
+ * NODE (a bank or inlet that meters several nodes): active
  * power, energy, VA and current of that entity follow the node's power
  * (the columns the walk has; power factor and voltage stay as recorded).
  * Writes what it made live, one line per OID, into desc. -1 with a reason

@@ -77,6 +77,12 @@ const char *erg_store_daemon(const struct erg_store *s);
  * caller makes each field one line without tabs. */
 int erg_store_names_write(const struct erg_store *s, const char *node, const char *kind,
                           const char *tsv, char *why, size_t whylen);
+/* Writes nodes/<node>/job/users.tsv: whose each job is on the node, one
+ * "<job> TAB <uid>" line per job (the uid's name is in user/names.tsv),
+ * replacing the file atomically (docs/store.md "Job users"). Same rules
+ * as erg_store_names_write. */
+int erg_store_job_users_write(const struct erg_store *s, const char *node, const char *tsv,
+                              char *why, size_t whylen);
 
 struct erg_store_expire_stats {
   uint64_t archives_seen;    /* key archives looked at */

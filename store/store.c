@@ -152,19 +152,30 @@ int erg_store_key_path(const struct erg_store *s, const char *node, const char *
   return len < 0 || (size_t)len >= outlen ? -1 : 0;
 }
 
-int erg_store_names_write(const struct erg_store *s, const char *node, const char *kind,
-                          const char *tsv, char *why, size_t whylen) {
+/* <kind dir>/<file>, replaced atomically by tsv; creates the directory. */
+static int store_kind_file_write(const struct erg_store *s, const char *node, const char *kind,
+                                 const char *file, const char *tsv, char *why, size_t whylen) {
   char dir[1024], path[1100];
   if (store_dir(s, node, kind, dir, sizeof dir) != 0) {
-    snprintf(why, whylen, "path too long for names of %.64s", kind);
+    snprintf(why, whylen, "path too long for %s of %.64s", file, kind);
     return -1;
   }
-  snprintf(path, sizeof path, "%s/names.tsv", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, file);
   if (erg_mkdir_p(dir, 0755) != 0 || erg_write_file_atomic(path, tsv, strlen(tsv)) != 0) {
     snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
     return -1;
   }
   return 0;
+}
+
+int erg_store_names_write(const struct erg_store *s, const char *node, const char *kind,
+                          const char *tsv, char *why, size_t whylen) {
+  return store_kind_file_write(s, node, kind, "names.tsv", tsv, why, whylen);
+}
+
+int erg_store_job_users_write(const struct erg_store *s, const char *node, const char *tsv,
+                              char *why, size_t whylen) {
+  return store_kind_file_write(s, node, "job", "users.tsv", tsv, why, whylen);
 }
 
 /* ---- archives ---- */

@@ -81,6 +81,11 @@ int erg_report_config_key(struct erg_report_config *c, const char *key, const ch
  * constant and as a CSV (erg report would refuse to choose). */
 int erg_report_config_check(const struct erg_report_config *c, char *why, size_t whylen);
 
+/* Energy for people (pages, the HTML report's text): J, Wh, kWh or MWh by
+ * magnitude, three significant digits ("812 J", "24.5 Wh", "2.43 kWh"),
+ * "–" when not finite. CSV and JSON keep joules. */
+void erg_energy_text(double joules, char *out, size_t outlen);
+
 /* ---- energy, facility energy and CO2 over time (web/carbon.c) ----
  * A value over time from a CSV of "time,value" rows (docs/report.md):
  * piecewise constant, row i holds from t_s[i] until t_s[i+1], the last
@@ -115,14 +120,14 @@ void erg_energy_factors_apply(const struct erg_energy_factors *f, int64_t lo, in
                               double watts, double *facility_j, double *co2_g);
 
 /* One key's energy over [from_s, to_s) from the store under data_dir, as
- * erg report computes it (finest resolution reaching back to from_s, cell
- * by cell; docs/report.md). */
+ * erg report computes it (each part of the period from the finest
+ * resolution that holds it, cell by cell; docs/report.md). */
 struct erg_key_energy {
   double energy_joules;          /* IT energy */
   double facility_energy_joules; /* x PUE */
   double co2_grams;              /* on facility energy; NAN without a CO2 source */
   double known_seconds;          /* time with known values */
-  unsigned long step_seconds;    /* resolution read */
+  unsigned long step_seconds;    /* coarsest resolution read */
 };
 /* node NULL: the cluster-wide archive (cluster/<kind>/<key>.rrd), e.g. a
  * job. node, kind and key are original names (sanitized here). f NULL: no

@@ -239,8 +239,8 @@ int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key
                         char *why, size_t whylen) {
   struct argv_buf a = {.n = 0};
   for (size_t k = 0; k < nkeys; k++)
-    web_key_stats(erg_store_daemon(c->st), keys[k].path, c->now, seconds, &keys[k].mean_watts,
-                  &keys[k].energy_j);
+    web_key_stats(erg_store_daemon(c->st), keys[k].path, "watts", c->now, seconds, 0,
+                  &keys[k].mean_watts, &keys[k].energy_j);
   qsort(keys, nkeys, sizeof *keys, key_cmp);
   graph_begin(&a, c, file, title, c->now - seconds, c->now, 0);
   argv_add(&a, "--lower-limit=0");

@@ -37,13 +37,22 @@ struct jobs_opts {
 
 /* ---- energy and derived numbers ---- */
 
-/* Mean power over the job's run time when Slurm gives it (the archive's
- * known time includes the explicit 0 W cells after the job), else over
- * the time with data. */
+/* Whether the mean is over sacct's Start..End (1) or over the job's own
+ * cells, from its first to its last one with energy (0): never over the
+ * period asked, nor the time with data, which goes on with the 0 W cells
+ * ergd writes after a job. */
+static int jobs_span_sacct(const struct jobs_job *j) {
+  return j->start_s > 0 && j->end_s > j->start_s;
+}
+
 static double jobs_mean_w(const struct jobs_job *j) {
-  if (j->start_s > 0 && j->end_s > j->start_s)
+  if (jobs_span_sacct(j))
     return j->energy_j / (double)(j->end_s - j->start_s);
-  return j->known_s > 0 ? j->energy_j / j->known_s : NAN;
+  return j->last_s > j->first_s ? j->energy_j / (double)(j->last_s - j->first_s) : NAN;
+}
+
+static const char *jobs_span_source(const struct jobs_job *j) {
+  return jobs_span_sacct(j) ? "sacct" : j->last_s > j->first_s ? "cells" : "";
 }
 
 /* Slurm job ids are decimal; the job archives also hold [none]/[other]. */
@@ -89,6 +98,9 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
       j->co2_g += r->v.co2_g;
       j->known_s = j->known_s > r->v.known_s ? j->known_s : r->v.known_s;
       j->peak_w = NAN;
+      if (r->v.first_s && (!j->first_s || r->v.first_s < j->first_s))
+        j->first_s = r->v.first_s;
+      j->last_s = r->v.last_s > j->last_s ? r->v.last_s : j->last_s;
       continue;
     }
     j = &jobs[(*n)++];
@@ -98,6 +110,8 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
     j->co2_g = r->v.co2_g;
     j->known_s = r->v.known_s;
     j->peak_w = r->v.peak_w;
+    j->first_s = r->v.first_s;
+    j->last_s = r->v.last_s;
   }
   free(t.rows);
   for (size_t s = 0; s < o->nselect; s++) {
@@ -114,7 +128,7 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
 /* ---- output ---- */
 
 enum { C_ID, C_USER, C_ACCOUNT, C_PART, C_NAME, C_STATE, C_START, C_END, C_NODES, C_J, C_KWH,
-       C_W, C_FAC, C_CO2, C_N };
+       C_W, C_SPAN, C_FAC, C_CO2, C_N };
 static const struct {
   const char *sacct, *snake;
   int width;
@@ -123,7 +137,8 @@ static const struct {
     {"Partition", "partition", 10}, {"JobName", "job_name", 12}, {"State", "state", 10},
     {"Start", "start", 19},      {"End", "end", 19},          {"NodeList", "nodes", 12},
     {"EnergyJ", "energy_joules", 12}, {"EnergyKWh", "energy_kwh", 10}, {"MeanW", "mean_w", 8},
-    {"FacilityJ", "facility_energy_joules", 12}, {"CO2g", "co2_grams", 8},
+    {"SpanSource", "span_source", 10}, {"FacilityJ", "facility_energy_joules", 12},
+    {"CO2g", "co2_grams", 8},
 };
 
 /* FacilityJ only where a PUE is given, as in erg report. */
@@ -164,23 +179,28 @@ static void jobs_cells(const struct jobs_job *j, int utc,
      * and every output (CSV, JSON, the tables) stays valid UTF-8. */
     erg_utf8_fix(cell[c], 1);
   }
-  jobs_time(j->start_s, utc, cell[C_START]);
-  jobs_time(j->end_s, utc, cell[C_END]);
+  /* Jobs sacct does not know: their first and last cell (SpanSource). */
+  jobs_time(j->slurm ? j->start_s : j->first_s, utc, cell[C_START]);
+  jobs_time(j->slurm ? j->end_s : j->last_s, utc, cell[C_END]);
   erg_strlcpy(cell[C_NODES], j->nodes, 256);
   erg_utf8_fix(cell[C_NODES], 1);
   jobs_num(j->energy_j, "%.1f", cell[C_J]);
   jobs_num(j->energy_j / REPORT_J_PER_KWH, "%.6f", cell[C_KWH]);
   jobs_num(jobs_mean_w(j), "%.1f", cell[C_W]);
+  erg_strlcpy(cell[C_SPAN], jobs_span_source(j), 256);
   jobs_num(j->facility_j, "%.1f", cell[C_FAC]);
   jobs_num(j->co2_g, "%.1f", cell[C_CO2]);
 }
+
+/* Numbers are right-aligned, texts left. */
+static int jobs_right(int c) { return c >= C_J && c != C_SPAN; }
 
 /* sacct's default look: fixed widths, numbers right-aligned, a '+' where
  * a text was cut. */
 static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
   for (int c = 0; c < C_N; c++)
     if (jobs_col_shown(o, c))
-      fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
+      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
               jobs_cols[c].sacct);
   fputc('\n', f);
   for (int c = 0; c < C_N; c++) {
@@ -203,7 +223,7 @@ static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job
         cell[c][w - 1] = '+', cell[c][w] = '\0';
         erg_utf8_fix(cell[c], 0); /* the cut may split a character */
       }
-      fprintf(f, c >= C_J ? "%s%*s" : "%s%-*s", c ? " " : "", w, cell[c]);
+      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", c ? " " : "", w, cell[c]);
     }
     fputc('\n', f);
   }
@@ -240,7 +260,7 @@ static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *
         continue;
       if (c)
         fputc(',', f);
-      if (c < C_J)
+      if (!jobs_right(c))
         erg_csv_text(f, cell[c]);
       else
         fputs(cell[c], f);
@@ -280,6 +300,8 @@ static int jobs_json(FILE *f, const struct jobs_opts *o, const struct jobs_job *
     json_object_set_new(row, "energy_joules", jobs_json_num(j->energy_j));
     json_object_set_new(row, "energy_kwh", jobs_json_num(j->energy_j / REPORT_J_PER_KWH));
     json_object_set_new(row, "mean_w", jobs_json_num(jobs_mean_w(j)));
+    json_object_set_new(row, "span_source", cell[C_SPAN][0] ? json_string(cell[C_SPAN])
+                                                            : json_null());
     if (jobs_col_shown(o, C_FAC))
       json_object_set_new(row, "facility_energy_joules", jobs_json_num(j->facility_j));
     json_object_set_new(row, "co2_grams", jobs_json_num(j->co2_g));
@@ -393,6 +415,8 @@ static int jobs_energy_whole(const struct jobs_opts *o, struct jobs_job *j, int6
   j->known_s = n ? found[0].known_s : NAN;
   j->facility_j = n ? found[0].facility_j : NAN;
   j->co2_g = n ? found[0].co2_g : NAN;
+  j->first_s = n ? found[0].first_s : 0;
+  j->last_s = n ? found[0].last_s : 0;
   free(found);
   return 0;
 }
@@ -579,6 +603,7 @@ static int jobs_load(const struct jobs_opts *o, struct jobs_job **jobs, size_t *
     fprintf(stderr, "erg jobs: %s\n", why);
     return -1;
   }
+  jobs_erg_fields(o->r.data_dir, *jobs, *n);
   if (*n && jobs_slurm_fill(&o->slurm, *jobs, *n, why, sizeof why) != 0) {
     if (!quiet)
       fprintf(stderr, "erg jobs: note: no Slurm fields (%s); erg's own fields only\n", why);

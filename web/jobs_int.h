@@ -8,8 +8,8 @@
 
 #define JOBS_SACCT_BATCH 200 /* job ids per sacct call */
 
-/* One job: erg's energy over the period and, when sacct knows it, Slurm's
- * accounting fields. */
+/* One job: erg's energy over the period, erg's own user and nodes, and,
+ * when sacct knows it, Slurm's accounting fields. */
 struct jobs_job {
   char id[32];
   double energy_j, known_s, peak_w;
@@ -17,18 +17,26 @@ struct jobs_job {
   int slurm; /* 1 when sacct returned the job */
   char user[64], account[64], partition[64], name[256], state[32], nodes[256];
   char admin_comment[1024];
-  int64_t start_s, end_s; /* 0: unknown (pending, running) */
+  int64_t start_s, end_s; /* sacct's; 0: unknown (pending, running, no sacct) */
+  int64_t first_s, last_s; /* the job's first and last cell with energy (erg's) */
 };
 
 /* The job with that id among jobs[0..n), or NULL. */
 struct jobs_job *jobs_find(struct jobs_job *jobs, size_t n, const char *id);
 
+/* erg's own fields (web/jobs_store.c): nodes, the nodes under data_dir
+ * that hold the job's archive (nodes/<n>/job/), by name; user, from what
+ * ergd stored per node (job/users.tsv: the job's uid; its name from
+ * user/names.tsv, else the uid). Jobs erg knows nothing of keep "". */
+void jobs_erg_fields(const char *data_dir, struct jobs_job *jobs, size_t n);
+
 struct jobs_slurm {
   const char *sacct, *sacctmgr; /* program paths or names (PATH lookup) */
 };
 
-/* Fills the Slurm fields of jobs[0..n) from sacct; jobs sacct does not
- * know keep slurm = 0. -1 with a reason when sacct cannot run or fails:
+/* Fills the Slurm fields of jobs[0..n) from sacct (user and nodes only
+ * where erg has none, or only a uid); jobs sacct does not know keep
+ * slurm = 0. -1 with a reason when sacct cannot run or fails:
  * the caller still has erg's fields. */
 int jobs_slurm_fill(const struct jobs_slurm *s, struct jobs_job *jobs, size_t n, char *why,
                     size_t whylen);

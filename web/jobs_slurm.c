@@ -131,14 +131,18 @@ static void jobs_sacct_line(char *line, struct jobs_job *jobs, size_t n) {
   if (!j)
     return;
   j->slurm = 1;
-  erg_strlcpy(j->user, f[F_USER], sizeof j->user);
+  /* erg's own user and nodes (jobs_erg_fields) stay; sacct adds what erg
+   * cannot know, and a name where erg has only the uid. */
+  if (!j->user[0] || strspn(j->user, "0123456789") == strlen(j->user))
+    erg_strlcpy(j->user, f[F_USER], sizeof j->user);
   erg_strlcpy(j->account, f[F_ACCOUNT], sizeof j->account);
   erg_strlcpy(j->partition, f[F_PART], sizeof j->partition);
   erg_strlcpy(j->name, f[F_NAME], sizeof j->name);
   /* "CANCELLED by 0" -> "CANCELLED", as sacct's State column shows it. */
   f[F_STATE][strcspn(f[F_STATE], " ")] = '\0';
   erg_strlcpy(j->state, f[F_STATE], sizeof j->state);
-  erg_strlcpy(j->nodes, f[F_NODES], sizeof j->nodes);
+  if (!j->nodes[0])
+    erg_strlcpy(j->nodes, f[F_NODES], sizeof j->nodes);
   erg_strlcpy(j->admin_comment, f[F_ADMIN], sizeof j->admin_comment);
   j->start_s = jobs_sacct_time(f[F_START]);
   j->end_s = jobs_sacct_time(f[F_END]);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report_int.h"
 #include "web_int.h"
 
 const char *const web_kinds[WEB_NKINDS] = {"job", "command", "unit", "container", "user"};
@@ -40,16 +41,18 @@ static int keys_parse(const char *dir, char *line, struct web_key *k) {
   return 1;
 }
 
-char *web_names_load(const char *kind_dir) {
+char *web_tsv_load(const char *dir, const char *file) {
   char path[1200];
   static const size_t max = 4096 * 80; /* USER_NAMES_MAX lines of uid + 64-byte name */
-  snprintf(path, sizeof path, "%s/names.tsv", kind_dir);
+  snprintf(path, sizeof path, "%s/%s", dir, file);
   char *buf = malloc(max);
   if (buf && erg_read_file(path, buf, max) > 0)
     return buf;
   free(buf);
   return NULL;
 }
+
+char *web_names_load(const char *kind_dir) { return web_tsv_load(kind_dir, "names.tsv"); }
 
 int web_names_find(const char *names, const char *key, char *out, size_t outlen) {
   size_t klen = strlen(key);
@@ -93,31 +96,17 @@ size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, s
   return n;
 }
 
-void web_key_stats(const char *daemon, const char *path, int64_t end_s, long seconds,
-                   double *mean_watts, double *energy_j) {
-  time_t start = (time_t)(end_s - seconds), end = (time_t)end_s;
-  unsigned long step = 0, nds = 0;
-  char **names = NULL;
-  rrd_value_t *data = NULL;
+void web_key_stats(const char *daemon, const char *path, const char *ds, int64_t end_s,
+                   long seconds, int span, double *mean_watts, double *energy_j) {
+  const char *const one[1] = {ds};
+  struct report_value v;
+  char why[64];
   *mean_watts = *energy_j = 0;
-  if (daemon)
-    rrdc_flush_if_daemon(daemon, path);
-  rrd_clear_error();
-  if (rrd_fetch_r(path, "AVERAGE", &start, &end, &step, &nds, &names, &data) != 0)
+  if (report_archive(daemon, path, one, 1, end_s - seconds, end_s, NULL, &v, why, sizeof why))
     return;
-  double sum = 0;
-  unsigned long rows = step ? (unsigned long)(end - start) / step : 0, known = 0;
-  for (unsigned long r = 0; nds && r < rows; r++)
-    if (!isnan(data[r * nds])) {
-      sum += data[r * nds];
-      known++;
-    }
-  for (unsigned long i = 0; i < nds; i++)
-    free(names[i]);
-  free(names);
-  free(data);
-  *mean_watts = known ? sum / (double)known : 0;
-  *energy_j = sum * (double)step;
+  double mean = report_mean_w(&v, span);
+  *mean_watts = isnan(mean) ? 0 : mean;
+  *energy_j = v.energy_j;
 }
 
 static int job_recent_cmp(const void *a, const void *b) {
@@ -167,7 +156,9 @@ size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_
     rrd_clear_error();
     time_t last = rrd_last_r(w->key.path);
     w->key.last = last > 0 ? (int64_t)last : w->key.last;
-    web_key_stats(daemon, w->key.path, c->now, 86400, &w->key.mean_watts, &w->key.energy_j);
+    /* A job's mean over its own cells with energy (docs/web.md). */
+    web_key_stats(daemon, w->key.path, "watts", c->now, 86400, 1, &w->key.mean_watts,
+                  &w->key.energy_j);
     w->on_node = calloc(nnodes ? nnodes : 1, 1);
     for (size_t k = 0; w->on_node && k < nnodes; k++) {
       w->on_node[k] = erg_store_key_path(c->st, nodes[k], "job", w->key.orig, path,

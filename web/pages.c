@@ -51,6 +51,7 @@ void web_iso_time(int64_t t, char out[32]) {
 
 struct node_view {
   const char *node, *safe, *rrd;
+  char group[128];          /* shared meter of the node's model file, "" when none */
   int have;                 /* node.rrd exists and its graphs were drawn */
   int kinds[WEB_NKINDS];    /* kind has keys: its breakdown graphs exist */
 };
@@ -105,6 +106,7 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
   if (v->have)
     fprintf(f, " · <a href=\"model-%s.html\">model quality</a>", v->safe);
   fprintf(f, "</p>\n<h1>node %s</h1>\n", en);
+  web_group_line(f, v->group);
   if (!v->have)
     fprintf(f, "<p>No data for this node yet.</p>\n");
   else {
@@ -217,7 +219,7 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
     if (!have[i] || erg_store_node_path(c->st, nodes[i], rrd, sizeof rrd) != 0)
       continue;
     d[m].idx = i;
-    web_key_stats(erg_store_daemon(c->st), rrd, c->now, 86400, &d[m].mean_watts,
+    web_key_stats(erg_store_daemon(c->st), rrd, "measured", c->now, 86400, 0, &d[m].mean_watts,
                   &d[m].energy_j);
     total += d[m++].energy_j;
   }
@@ -226,20 +228,22 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
     return;
   }
   qsort(d, m, sizeof *d, node_day_cmp);
-  fprintf(f, "<h2>top nodes, last day</h2>\n<table>\n<tr><th>node</th><th>energy (kWh)</th>"
+  fprintf(f, "<h2>top nodes, last day</h2>\n<table>\n<tr><th>node</th><th>energy</th>"
              "<th>mean (W)</th><th>share</th></tr>\n");
+  char text[32];
   for (size_t i = 0; i < m && i < WEB_TOP_JOBS; i++) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(nodes[d[i].idx], strlen(nodes[d[i].idx]), safe);
     fprintf(f, "<tr><td><a href=\"node-day-%s.html\">", safe);
     web_html_text(f, nodes[d[i].idx]);
-    fprintf(f, "</a></td><td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
+    erg_energy_text(d[i].energy_j, text, sizeof text);
+    fprintf(f, "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
                "<td class=\"n\">%.1f %%</td></tr>\n",
-            d[i].energy_j / 3.6e6, d[i].mean_watts,
-            total > 0 ? 100 * d[i].energy_j / total : 0);
+            text, d[i].mean_watts, total > 0 ? 100 * d[i].energy_j / total : 0);
   }
-  fprintf(f, "</table>\n<p>Measured energy over the last day: %.3f kWh on %zu node(s).</p>\n",
-          total / 3.6e6, m);
+  erg_energy_text(total, text, sizeof text);
+  fprintf(f, "</table>\n<p>Measured energy over the last day: %s on %zu node(s).</p>\n", text,
+          m);
   free(d);
 }
 
@@ -289,12 +293,13 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
   struct node_view v = {.node = node, .safe = safe, .rrd = rrd};
   int rc = 0;
   erg_name_sanitize(node, strlen(node), safe);
+  web_model_group(c, safe, v.group, sizeof v.group);
   int exists = erg_store_node_path(c->st, node, rrd, sizeof rrd) == 0 && web_file_exists(rrd);
   if (exists) {
     rc = node_graphs(c, &v, why, whylen);
     v.have = rc == 0;
     if (rc == 0)
-      rc = web_model_page(c, node, safe, rrd, why, whylen);
+      rc = web_model_page(c, node, safe, rrd, v.group, why, whylen);
   }
   for (size_t r = 0; r < (v.have ? WEB_NRANGES : 1); r++)
     if (node_page(c, &v, r, jobs, njobs, idx) != 0 && rc == 0) {

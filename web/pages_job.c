@@ -22,36 +22,39 @@ void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t ma
   for (size_t i = 0; i < njobs; i++)
     order[i] = &jobs[i];
   qsort(order, njobs, sizeof *order, job_energy_cmp);
-  fprintf(f, "<table>\n<tr><th>job</th><th>energy (kWh)</th><th>mean (W)</th>"
+  fprintf(f, "<table>\n<tr><th>job</th><th>energy</th><th>mean (W)</th>"
              "<th>nodes</th><th>last data</th></tr>\n");
   for (size_t i = 0; i < njobs && i < max; i++) {
     const struct web_job *j = order[i];
-    char when[32];
+    char when[32], energy[32];
     web_iso_time(j->key.last, when);
+    erg_energy_text(j->key.energy_j, energy, sizeof energy);
     fprintf(f, "<tr><td><a href=\"job-%s.html\">", j->key.safe);
     web_html_text(f, j->key.orig);
-    fprintf(f, "</a></td><td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
+    fprintf(f, "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
                "<td class=\"n\">%zu</td><td>%s</td></tr>\n",
-            j->key.energy_j / 3.6e6, j->key.mean_watts, j->nodes_on, when);
+            energy, j->key.mean_watts, j->nodes_on, when);
   }
-  fprintf(f, "</table>\n<p>Energy and mean power over the last day; jobs with data in "
-             "the last %d days have a page.</p>\n", WEB_JOB_DAYS);
+  fprintf(f, "</table>\n<p>Energy over the last day; mean power over the job's cells with "
+             "energy in it; jobs with data in the last %d days have a page.</p>\n",
+          WEB_JOB_DAYS);
   free(order);
 }
 
 static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
                     size_t nnodes) {
-  char *buf = NULL, name[ERG_NAME_MAX + 16], when[32];
+  char *buf = NULL, name[ERG_NAME_MAX + 16], when[32], energy[32];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return -1;
   web_iso_time(j->key.last, when);
+  erg_energy_text(j->key.energy_j, energy, sizeof energy);
   fprintf(f, web_html_head, "erg: job");
   fprintf(f, "<p><a href=\"index.html\">overview</a></p>\n<h1>job ");
   web_html_text(f, j->key.orig);
-  fprintf(f, "</h1>\n<p>Last data %s. Last day: %.3f kWh, mean %.1f W.</p>\n<p>Ran on:", when,
-          j->key.energy_j / 3.6e6, j->key.mean_watts);
+  fprintf(f, "</h1>\n<p>Last data %s. Last day: %s, mean %.1f W over its cells with "
+             "energy.</p>\n<p>Ran on:", when, energy, j->key.mean_watts);
   size_t listed = 0;
   for (size_t i = 0; i < nnodes; i++) {
     if (!j->on_node || !j->on_node[i])

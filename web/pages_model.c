@@ -1,7 +1,9 @@
 /* Model quality page of one node: predicted (modelled) vs measured power
  * and the residual from node.rrd, error metrics over the last day of
  * cells with a real PDU reading, and the held-out metrics of the node's
- * model file (<model_dir>/<safe>.json, docs/model.md) when there is one. */
+ * model file (<model_dir>/<safe>.json, docs/model.md) when there is one;
+ * and the model file's shared meter ("group"), also on the node pages. */
+#include <jansson.h>
 #include <math.h>
 #include <rrd.h>
 #include <rrd_client.h>
@@ -78,6 +80,33 @@ static void model_num(FILE *f, const char *label, double v, const char *unit) {
   fputs("</td></tr>\n", f);
 }
 
+int web_model_group(const struct web_ctx *c, const char *safe, char *out, size_t outlen) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s.json", c->model_dir, safe);
+  out[0] = '\0';
+  json_t *j = json_load_file(path, 0, NULL);
+  const char *g = json_string_value(json_object_get(j, "group"));
+  if (g && *g)
+    erg_strlcpy(out, g, outlen);
+  json_decref(j);
+  return out[0] ? 0 : -1;
+}
+
+void web_group_line(FILE *f, const char *group) {
+  if (!group[0])
+    return;
+  fputs("<p class=\"group\">power: share of shared meter ", f);
+  web_html_text(f, group);
+  fputs(" (split by model)</p>\n", f);
+}
+
+/* Where the model's idle power comes from (docs/model.md, idle_source). */
+static const char *model_idle_text(enum erg_idle_source s) {
+  return s == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
+         : s == ERG_IDLE_FROM_PROFILE ? "idle rows of the journal"
+                                      : "fitted";
+}
+
 static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe) {
   char path[1200], why[300];
   struct erg_model m;
@@ -92,8 +121,10 @@ static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe)
   web_iso_time((int64_t)m.train_first_unix_seconds, a);
   web_iso_time((int64_t)m.train_last_unix_seconds, b);
   fprintf(f, "<h2>model file, held-out validation</h2>\n<p>Trained on %zu cells from %s to %s; "
-             "idle %.1f W (%s); validation: ", m.train_rows, a, b, m.idle_watts,
-          m.idle_source == ERG_IDLE_FROM_PROFILE ? "idle profile" : "fitted");
+             "idle %.1f W (%s", m.train_rows, a, b, m.idle_watts, model_idle_text(m.idle_source));
+  if (m.idle_source != ERG_IDLE_FROM_FIT && m.idle_rows)
+    fprintf(f, ", %zu cells", m.idle_rows);
+  fputs("); validation: ", f);
   web_html_text(f, m.validation[0] ? m.validation : "none");
   fprintf(f, ".</p>\n<table>\n");
   model_num(f, "MAE", m.metrics.mae_watts, " W");
@@ -112,7 +143,7 @@ static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe)
 }
 
 int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
-                   const char *rrd, char *why, size_t whylen) {
+                   const char *rrd, const char *group, char *why, size_t whylen) {
   char erd[1200], file[1200], title[400], name[ERG_NAME_MAX + 16];
   if (web_graph_path(rrd, erd, sizeof erd) != 0) {
     snprintf(why, whylen, "store path %.300s cannot be drawn (backslash)", rrd);
@@ -142,7 +173,9 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
   fprintf(f, "<p><a href=\"index.html\">overview</a> · <a href=\"node-hour-%s.html\">node</a>"
              "</p>\n<h1>model quality: ", safe);
   web_html_text(f, node);
-  fprintf(f, "</h1>\n<h2>last day, cells with a PDU reading (%zu)</h2>\n<table>\n", lm.cells);
+  fputs("</h1>\n", f);
+  web_group_line(f, group);
+  fprintf(f, "<h2>last day, cells with a PDU reading (%zu)</h2>\n<table>\n", lm.cells);
   model_num(f, "MAE", lm.cells ? lm.mae_watts : NAN, " W");
   model_num(f, "RMSE", lm.cells ? lm.rmse_watts : NAN, " W");
   model_num(f, "bias (measured − modelled)", lm.cells ? lm.bias_watts : NAN, " W");

@@ -26,67 +26,6 @@
 static int report_write(const struct report_opts *o, const struct report_table *t, char *why,
                         size_t whylen);
 
-/* ---- times ---- */
-
-static int report_time_relative(const char *s, int64_t now, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long n = strtoll(s + 1, &end, 10);
-  if (errno || end == s + 1 || n < 0 || !*end || end[1] != '\0')
-    return -1;
-  long long mult = *end == 'd' ? 86400 : *end == 'h' ? 3600 : *end == 'm' ? 60
-                   : *end == 's' ? 1 : *end == 'w' ? 604800 : 0;
-  if (!mult || n > 100LL * 366 * 86400 / mult)
-    return -1;
-  *out = now - n * mult;
-  return 0;
-}
-
-/* ISO date or date-time in UTC: 2026-11-01, 2026-11-01T12:00[:00][Z]. */
-static int report_time_iso(const char *s, int64_t *out) {
-  struct tm tm = {0};
-  int consumed = 0, y, mo, d, h = 0, mi = 0, sec = 0;
-  if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &consumed) != 3 || consumed != 10)
-    return -1;
-  const char *p = s + 10;
-  if (*p == 'T' || *p == ' ') {
-    int n2 = 0;
-    if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &n2) != 2 || n2 != 5)
-      return -1;
-    p += 6;
-    if (*p == ':' && (sscanf(p + 1, "%2d%n", &sec, &n2) != 1 || n2 != 2))
-      return -1;
-    p += *p == ':' ? 3 : 0;
-  }
-  p += *p == 'Z';
-  if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
-    return -1;
-  tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
-  tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = sec;
-  time_t t = timegm(&tm);
-  if (t == (time_t)-1 || tm.tm_mday != d) /* timegm normalised e.g. Feb 31 */
-    return -1;
-  *out = (int64_t)t;
-  return 0;
-}
-
-int erg_report_parse_time(const char *s, int64_t now, int64_t *out) {
-  if (!s || !*s)
-    return -1;
-  if (!strcmp(s, "now")) {
-    *out = now;
-    return 0;
-  }
-  if (s[0] == '-')
-    return report_time_relative(s, now, out);
-  size_t digits = strspn(s, "0123456789");
-  if (digits == strlen(s) && digits <= 12) {
-    *out = strtoll(s, NULL, 10);
-    return 0;
-  }
-  return report_time_iso(s, out);
-}
-
 /* ---- command line ---- */
 
 static int report_usage(const char *msg, const char *arg);
@@ -157,66 +96,6 @@ static int report_usage(const char *msg, const char *arg) {
           "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
           "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
   return 1;
-}
-
-int report_number(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  *out = strtod(s, &end);
-  return errno || end == s || *end || !isfinite(*out) || *out < 0 ? -1 : 0;
-}
-
-void erg_report_config_defaults(struct erg_report_config *c) {
-  *c = (struct erg_report_config){.cost_per_kwh = NAN, .co2_g_per_kwh = NAN, .pue = NAN};
-}
-
-int erg_report_config_key(struct erg_report_config *c, const char *key, const char *value,
-                          char *why, size_t whylen) {
-  double *num = !strcmp(key, "cost_per_kwh")    ? &c->cost_per_kwh
-                : !strcmp(key, "co2_g_per_kwh") ? &c->co2_g_per_kwh
-                : !strcmp(key, "pue")           ? &c->pue
-                                                : NULL;
-  double min = num == &c->pue ? 1 : 0;
-  if (num) {
-    if (report_number(value, num) == 0 && *num >= min)
-      return 0;
-    snprintf(why, whylen, "key '%s': want a number >= %g, not '%s'", key, min, value);
-    return -1;
-  }
-  char *path = !strcmp(key, "carbon_csv") ? c->carbon_csv
-               : !strcmp(key, "pue_csv")  ? c->pue_csv
-                                          : NULL;
-  if (path) {
-    if (value[0] && strlen(value) < sizeof c->carbon_csv) {
-      erg_strlcpy(path, value, sizeof c->carbon_csv);
-      return 0;
-    }
-    snprintf(why, whylen, "key '%s': want a file name of 1 to %zu characters", key,
-             sizeof c->carbon_csv - 1);
-    return -1;
-  }
-  if (!strcmp(key, "currency")) {
-    if (value[0] && strlen(value) < sizeof c->currency) {
-      erg_strlcpy(c->currency, value, sizeof c->currency);
-      return 0;
-    }
-    snprintf(why, whylen, "key 'currency': want 1 to %zu characters", sizeof c->currency - 1);
-    return -1;
-  }
-  snprintf(why, whylen,
-           "unknown key '%s' in [report] (cost_per_kwh, currency, co2_g_per_kwh, carbon_csv, "
-           "pue, pue_csv)", key);
-  return -1;
-}
-
-int erg_report_config_check(const struct erg_report_config *c, char *why, size_t whylen) {
-  const char *both = !isnan(c->co2_g_per_kwh) && c->carbon_csv[0] ? "co2_g_per_kwh and carbon_csv"
-                     : !isnan(c->pue) && c->pue_csv[0]             ? "pue and pue_csv"
-                                                                   : NULL;
-  if (!both)
-    return 0;
-  snprintf(why, whylen, "[report] sets both %s: give one", both);
-  return -1;
 }
 
 /* Like ergd: the config's rrdcached address wins over RRDCACHED_ADDRESS
@@ -372,7 +251,8 @@ static int report_columns(const struct report_opts *o, const struct report_row *
   int n = 0;
   c[n++] = (struct report_col){"energy_kwh", kwh};
   c[n++] = (struct report_col){"energy_joules", r->v.energy_j};
-  c[n++] = (struct report_col){"mean_w", report_div(r->v.energy_j, r->v.known_s)};
+  /* Job rows: over the job's own span, not over the cells after it. */
+  c[n++] = (struct report_col){"mean_w", report_mean_w(&r->v, r->span)};
   c[n++] = (struct report_col){"peak_w", r->v.peak_w};
   if (o->by_node) {
     c[n++] = (struct report_col){"idle_kwh", r->idle_j / REPORT_J_PER_KWH};
@@ -383,6 +263,8 @@ static int report_columns(const struct report_opts *o, const struct report_row *
   }
   c[n++] = (struct report_col){"known_s", r->v.known_s};
   c[n++] = (struct report_col){"step_s", (double)r->v.step_s};
+  if (!o->by_node && !strcmp(o->kind, "job"))
+    c[n++] = (struct report_col){"span_s", r->span ? (double)(r->v.last_s - r->v.first_s) : NAN};
   if (!isnan(o->pue) || o->pue_csv)
     c[n++] = (struct report_col){"facility_energy_joules", r->v.facility_j};
   if (!isnan(o->cost_per_kwh))
@@ -486,16 +368,17 @@ static void report_html_text(FILE *f, const char *s) {
 
 static void report_html(FILE *f, const struct report_opts *o, const struct report_table *t,
                         double total_j) {
-  char from[32], to[32];
+  char from[32], to[32], total[32];
   struct report_col c[16];
   struct report_row none = {.v.peak_w = NAN};
   report_iso(o->from_s, from);
   report_iso(o->to_s, to);
+  erg_energy_text(total_j, total, sizeof total);
   fprintf(f, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<title>erg energy report</title><style>body{font-family:sans-serif}"
              "td{text-align:right;padding:0 .6em}td.t{text-align:left}</style></head><body>\n"
-             "<h1>Energy by %s, %s to %s</h1>\n<p>Total measured: %.3f kWh",
-          o->kind, from, to, total_j / REPORT_J_PER_KWH);
+             "<h1>Energy by %s, %s to %s</h1>\n<p>Total measured: %s",
+          o->kind, from, to, total);
   if (o->currency)
     fputs(". Cost in ", f), report_html_text(f, o->currency);
   fprintf(f, ".</p>\n<table>\n<tr><th>node</th>");
@@ -520,8 +403,10 @@ static void report_html(FILE *f, const struct report_opts *o, const struct repor
       fprintf(f, isnan(c[i].v) ? "<td></td>" : "<td>%.6g</td>", c[i].v);
     fputs("</tr>\n", f);
   }
-  fputs("</table>\n<p>Energy integrates the stored mean power over known intervals; "
-        "mean_w is over known time (known_s); step_s is the archive resolution read.</p>\n"
+  fputs("</table>\n<p>Energy integrates the stored mean power over known intervals, each "
+        "part of the period from the finest archive that holds it; mean_w is over known "
+        "time (known_s), for jobs over their span (span_s); step_s is the coarsest "
+        "resolution read. [idle] and [unattributed] rows hold what no key carries.</p>\n"
         "</body></html>\n", f);
 }
 

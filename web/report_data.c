@@ -15,201 +15,6 @@
 #include "report_int.h"
 #include "web_int.h"
 
-/* ---- choosing the resolution ---- */
-
-struct report_rra {
-  char cf[16];
-  unsigned long rows, pdp;
-};
-
-struct report_layout {
-  unsigned long step;
-  time_t last;
-  struct report_rra rra[REPORT_MAX_RRAS];
-  int n;
-};
-
-static void report_layout_entry(struct report_layout *L, const rrd_info_t *i) {
-  int idx, off = 0;
-  if (!strcmp(i->key, "step") && i->type == RD_I_CNT)
-    L->step = i->value.u_cnt;
-  else if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
-    L->last = (time_t)i->value.u_cnt;
-  else if (sscanf(i->key, "rra[%d].%n", &idx, &off) == 1 && off > 0 && idx >= 0 &&
-           idx < REPORT_MAX_RRAS) {
-    const char *f = i->key + off;
-    if (!strcmp(f, "cf") && i->type == RD_I_STR)
-      erg_strlcpy(L->rra[idx].cf, i->value.u_str, sizeof L->rra[idx].cf);
-    else if (!strcmp(f, "rows") && i->type == RD_I_CNT)
-      L->rra[idx].rows = i->value.u_cnt;
-    else if (!strcmp(f, "pdp_per_row") && i->type == RD_I_CNT)
-      L->rra[idx].pdp = i->value.u_cnt;
-    if (idx >= L->n)
-      L->n = idx + 1;
-  }
-}
-
-static int report_layout_read(const char *path, struct report_layout *L, char *why,
-                              size_t whylen) {
-  memset(L, 0, sizeof *L);
-  rrd_clear_error();
-  rrd_info_t *info = rrd_info_r(path);
-  if (!info) {
-    snprintf(why, whylen, "%s: %s", path, rrd_get_error());
-    return -1;
-  }
-  for (const rrd_info_t *i = info; i; i = i->next)
-    report_layout_entry(L, i);
-  rrd_info_free(info);
-  if (!L->step || !L->n) {
-    snprintf(why, whylen, "%s: not an RRD archive with RRAs", path);
-    return -1;
-  }
-  return 0;
-}
-
-/* The finest AVERAGE resolution whose RRA still holds `from` (RRD's own
- * reach: last update rounded down, minus rows x resolution). If none
- * reaches that far back, the one reaching furthest. Fetching with exactly
- * this step makes rrd_fetch choose that RRA rather than guess. */
-static unsigned long report_resolution(const struct report_layout *L, int64_t from) {
-  unsigned long best = 0, reach_res = 0;
-  int64_t reach = INT64_MAX;
-  for (int i = 0; i < L->n; i++) {
-    if (strcmp(L->rra[i].cf, "AVERAGE") || !L->rra[i].pdp || !L->rra[i].rows)
-      continue;
-    unsigned long res = L->rra[i].pdp * L->step;
-    int64_t end = (int64_t)L->last - (int64_t)L->last % (int64_t)res;
-    int64_t start = end - (int64_t)(res * L->rra[i].rows);
-    if (start <= from && (!best || res < best))
-      best = res;
-    if (start < reach || (start == reach && res < reach_res))
-      reach = start, reach_res = res;
-  }
-  return best ? best : reach_res;
-}
-
-static int report_has_cf(const struct report_layout *L, const char *cf, unsigned long res) {
-  for (int i = 0; i < L->n; i++)
-    if (!strcmp(L->rra[i].cf, cf) && L->rra[i].pdp * L->step == res)
-      return 1;
-  return 0;
-}
-
-/* ---- fetching and integrating ---- */
-
-struct report_fetch {
-  time_t start, end;
-  unsigned long step, nds;
-  char **names;
-  rrd_value_t *data;
-};
-
-static void report_fetch_free(struct report_fetch *f) {
-  for (unsigned long i = 0; f->names && i < f->nds; i++)
-    free(f->names[i]);
-  free(f->names);
-  free(f->data);
-  memset(f, 0, sizeof *f);
-}
-
-static int report_fetch(const char *path, const char *cf, int64_t from, int64_t to,
-                        unsigned long res, struct report_fetch *f, char *why, size_t whylen) {
-  memset(f, 0, sizeof *f);
-  f->start = (time_t)from;
-  f->end = (time_t)to;
-  f->step = res;
-  rrd_clear_error();
-  if (rrd_fetch_r(path, cf, &f->start, &f->end, &f->step, &f->nds, &f->names, &f->data) != 0) {
-    snprintf(why, whylen, "fetch %s %s: %s", path, cf, rrd_get_error());
-    memset(f, 0, sizeof *f);
-    return -1;
-  }
-  return 0;
-}
-
-static long report_ds_index(const struct report_fetch *f, const char *ds) {
-  for (unsigned long i = 0; i < f->nds; i++)
-    if (!strcmp(f->names[i], ds))
-      return (long)i;
-  return -1;
-}
-
-/* Row r holds the mean over (start + r*step, start + (r+1)*step]; only the
- * part of that interval inside [from, to] counts. Unknown rows count as
- * neither energy nor time: the mean is over known time only. Facility
- * energy and CO2 are integrated row by row with the factors in force in
- * each part of the row (not the total times a mean factor). */
-static void report_integrate(const struct report_fetch *f, long ds, int64_t from, int64_t to,
-                             const struct erg_energy_factors *k, struct report_value *v) {
-  static const struct erg_energy_factors none = {.co2_g_per_kwh = NAN, .pue = 1};
-  unsigned long rows = f->step ? (unsigned long)(f->end - f->start) / f->step : 0;
-  k = k ? k : &none;
-  v->energy_j = v->known_s = v->facility_j = v->co2_g = 0;
-  for (unsigned long r = 0; ds >= 0 && r < rows; r++) {
-    int64_t lo = (int64_t)f->start + (int64_t)(r * f->step), hi = lo + (int64_t)f->step;
-    double w = f->data[r * f->nds + (unsigned long)ds];
-    lo = lo > from ? lo : from;
-    hi = hi < to ? hi : to;
-    if (hi <= lo || isnan(w))
-      continue;
-    double fj, g;
-    erg_energy_factors_apply(k, lo, hi, w, &fj, &g);
-    v->energy_j += w * (double)(hi - lo);
-    v->known_s += (double)(hi - lo);
-    v->facility_j += fj;
-    v->co2_g += g;
-  }
-}
-
-static double report_peak(const struct report_fetch *f, long ds, int64_t from, int64_t to) {
-  unsigned long rows = f->step ? (unsigned long)(f->end - f->start) / f->step : 0;
-  double peak = NAN;
-  for (unsigned long r = 0; ds >= 0 && r < rows; r++) {
-    int64_t lo = (int64_t)f->start + (int64_t)(r * f->step);
-    double w = f->data[r * f->nds + (unsigned long)ds];
-    if (lo + (int64_t)f->step > from && lo < to && !isnan(w) && !(w <= peak))
-      peak = w;
-  }
-  return peak;
-}
-
-/* Integrates up to 3 data sources of one archive over [from, to]: energy
- * from AVERAGE, peak of the first one from MAX at the same resolution
- * (AVERAGE when the archive has no MAX RRA). */
-static int report_archive(const char *path, const char *const *ds, int nds, int64_t from,
-                          int64_t to, const struct erg_energy_factors *k,
-                          struct report_value *out, char *why, size_t whylen) {
-  struct report_layout L;
-  memset(out, 0, (size_t)nds * sizeof *out);
-  for (int i = 0; i < nds; i++)
-    out[i].peak_w = NAN;
-  /* Updates still held by rrdcached are not in the file yet. */
-  rrdc_flush_if_daemon(NULL, path);
-  if (report_layout_read(path, &L, why, whylen) != 0)
-    return -1;
-  int64_t end = to < (int64_t)L.last ? to : (int64_t)L.last;
-  unsigned long res = report_resolution(&L, from);
-  out[0].step_s = res;
-  if (end <= from || !res)
-    return 0; /* nothing stored for the period */
-  struct report_fetch f;
-  if (report_fetch(path, "AVERAGE", from, end, res, &f, why, whylen) != 0)
-    return -1;
-  for (int i = 0; i < nds; i++) {
-    report_integrate(&f, report_ds_index(&f, ds[i]), from, end, k, &out[i]);
-    out[i].step_s = f.step;
-  }
-  if (report_has_cf(&L, "MAX", res)) {
-    report_fetch_free(&f);
-    if (report_fetch(path, "MAX", from, end, res, &f, why, whylen) != 0)
-      return -1;
-  }
-  out[0].peak_w = report_peak(&f, report_ds_index(&f, ds[0]), from, end);
-  report_fetch_free(&f);
-  return 0;
-}
-
 /* ---- nodes and keys in the store ---- */
 
 static int report_is_dir(const char *path) {
@@ -363,21 +168,21 @@ static void report_tick(struct report_ctx *c) {
     fprintf(stderr, "\rerg report: %zu/%zu archives", c->done, c->total);
 }
 
+/* The node's measured, idle and dynamic energy (v[0..2]; all 0 without
+ * node.rrd), and its row when the report is by node. */
 static int report_node_row(struct report_ctx *c, const struct report_node *nd,
-                           struct report_value *measured) {
+                           struct report_value v[3]) {
   static const char *const ds[] = {"measured", "idle", "dynamic"};
   char path[1400];
-  struct report_value v[3];
   snprintf(path, sizeof path, "%s/nodes/%s/node.rrd", nd->data_dir, nd->dir);
-  memset(measured, 0, sizeof *measured);
-  measured->peak_w = NAN;
+  memset(v, 0, 3 * sizeof *v);
+  v[0].peak_w = NAN;
   if (!report_is_file(path))
     return 0;
-  if (report_archive(path, ds, 3, c->o->from_s, c->o->to_s, &c->o->factors, v, c->why,
+  if (report_archive(NULL, path, ds, 3, c->o->from_s, c->o->to_s, &c->o->factors, v, c->why,
                      sizeof c->why) != 0)
     return -1;
   report_tick(c);
-  *measured = v[0];
   if (c->o->by_node) {
     struct report_row *r;
     if (report_row_add(c->t, &r) != 0)
@@ -421,9 +226,10 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
       erg_strlcpy(r->uid, tab + 1, sizeof r->uid);
       web_names_find(names, r->uid, r->key, sizeof r->key);
     }
-    rc = report_archive(path, ds, 1, c->o->from_s, c->o->to_s, &c->o->factors, &r->v, c->why,
-                        sizeof c->why);
+    rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->o->factors, &r->v,
+                        c->why, sizeof c->why);
     r->node_energy_j = node_energy_j;
+    r->span = !strcmp(c->o->kind, "job");
     report_tick(c);
   }
   if (f)
@@ -432,12 +238,63 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
   return rc;
 }
 
+static int report_rest_row(struct report_table *t, const char *node, const char *key,
+                           const struct report_value *v, double node_energy_j) {
+  struct report_row *r;
+  if (report_row_add(t, &r) != 0)
+    return -1;
+  erg_strlcpy(r->node, node, sizeof r->node);
+  erg_strlcpy(r->key, key, sizeof r->key);
+  erg_strlcpy(r->uid, key, sizeof r->uid);
+  r->v = *v;
+  r->node_energy_j = node_energy_j;
+  return 0;
+}
+
+/* What no key carries, as two rows after a node's keys (rows[first..]),
+ * so that every report adds up to the measured energy: "[idle]", the idle
+ * energy as far as the keys do not carry it (all of it with idle_policy
+ * separate, ~0 with even or proportional, whose keys carry it), and
+ * "[unattributed]", the rest (cells without agent data, dynamic power no
+ * process was charged with). m: measured, idle: idle, of the node (or of
+ * all nodes for cluster-wide rows). */
+static int report_rest_rows(struct report_table *t, size_t first, const char *node,
+                            const struct report_value *m, const struct report_value *idle) {
+  if (!(m->known_s > 0))
+    return 0; /* no measured energy to add up to */
+  struct report_value keys = {0}, vi = *m, vu = *m;
+  for (size_t i = first; i < t->n; i++) {
+    keys.energy_j += t->rows[i].v.energy_j;
+    keys.facility_j += t->rows[i].v.facility_j;
+    keys.co2_g += t->rows[i].v.co2_g;
+  }
+  double rest = m->energy_j - keys.energy_j;
+  double idle_j = idle->energy_j < rest ? idle->energy_j : rest;
+  idle_j = idle_j > 0 ? idle_j : 0;
+  double part = idle->energy_j > 0 ? idle_j / idle->energy_j : 0;
+  vi.energy_j = idle_j;
+  vi.facility_j = part * idle->facility_j;
+  vi.co2_g = part * idle->co2_g;
+  vu.energy_j = rest - idle_j;
+  vu.facility_j = m->facility_j - keys.facility_j - vi.facility_j;
+  vu.co2_g = m->co2_g - keys.co2_g - vi.co2_g;
+  vi.peak_w = vu.peak_w = NAN;
+  return report_rest_row(t, node, REPORT_IDLE_KEY, &vi, m->energy_j) ||
+         report_rest_row(t, node, REPORT_UNATTRIBUTED_KEY, &vu, m->energy_j);
+}
+
 static int report_node_keys(struct report_ctx *c, const struct report_node *nd,
-                            const struct report_value *node_measured) {
+                            const struct report_value node[3]) {
   char dir[1400];
+  size_t first = c->t->n;
   snprintf(dir, sizeof dir, "%s/nodes/%s/%s", nd->data_dir, nd->dir, c->o->kind);
-  return report_key_rows(c, dir, nd->name,
-                         node_measured->known_s > 0 ? node_measured->energy_j : NAN);
+  if (report_key_rows(c, dir, nd->name, node[0].known_s > 0 ? node[0].energy_j : NAN) != 0)
+    return -1;
+  if (report_rest_rows(c->t, first, nd->name, &node[0], &node[1]) != 0) {
+    snprintf(c->why, sizeof c->why, "out of memory");
+    return -1;
+  }
+  return 0;
 }
 
 /* --by job reads the cluster-wide job archives (the collector sums a job
@@ -509,24 +366,34 @@ int report_build(const struct report_opts *o, struct report_table *t, char *why,
     rc = -1;
   }
   int cluster = rc == 0 && report_use_cluster(o);
-  double all_j = 0;
-  size_t known_nodes = 0;
+  struct report_value all[2] = {{0}}; /* measured and idle of the nodes with data */
   for (size_t i = 0; rc == 0 && i < sel; i++) {
-    struct report_value measured;
-    rc = report_node_row(&c, &nodes[i], &measured);
-    if (measured.known_s > 0)
-      all_j += measured.energy_j, known_nodes++;
+    struct report_value node[3];
+    rc = report_node_row(&c, &nodes[i], node);
+    if (node[0].known_s > 0) {
+      for (int k = 0; k < 2; k++) {
+        all[k].energy_j += node[k].energy_j;
+        all[k].facility_j += node[k].facility_j;
+        all[k].co2_g += node[k].co2_g;
+        all[k].known_s = node[k].known_s > all[k].known_s ? node[k].known_s : all[k].known_s;
+        all[k].step_s = node[k].step_s > all[k].step_s ? node[k].step_s : all[k].step_s;
+      }
+    }
     if (rc == 0 && !o->by_node && !cluster)
-      rc = report_node_keys(&c, &nodes[i], &measured);
+      rc = report_node_keys(&c, &nodes[i], node);
     if (rc != 0)
       snprintf(why, whylen, "%s", c.why);
   }
   if (rc == 0 && cluster) {
     /* One row per job; its share is of all nodes' measured energy. */
     char dir[1400];
+    size_t first = t->n;
     snprintf(dir, sizeof dir, "%s/cluster/%s", o->data_dir, o->kind);
-    if ((rc = report_key_rows(&c, dir, REPORT_ALL_NODES, known_nodes ? all_j : NAN)) != 0)
+    if ((rc = report_key_rows(&c, dir, REPORT_ALL_NODES,
+                              all[0].known_s > 0 ? all[0].energy_j : NAN)) != 0)
       snprintf(why, whylen, "%s", c.why);
+    else if ((rc = report_rest_rows(t, first, REPORT_ALL_NODES, &all[0], &all[1])) != 0)
+      snprintf(why, whylen, "out of memory");
   }
   if (c.progress)
     fputc('\n', stderr);
@@ -557,7 +424,7 @@ int erg_report_key_energy(const char *data_dir, const char *node, const char *ki
     snprintf(why, whylen, "no archive %s", path);
     return -1;
   }
-  if (report_archive(path, ds, 1, from_s, to_s, f, &v, why, whylen) != 0)
+  if (report_archive(NULL, path, ds, 1, from_s, to_s, f, &v, why, whylen) != 0)
     return -1;
   *out = (struct erg_key_energy){.energy_joules = v.energy_j, .facility_energy_joules = v.facility_j,
                                  .co2_grams = f && (f->carbon || !isnan(f->co2_g_per_kwh))

@@ -15,6 +15,8 @@
 #define REPORT_PROGRESS_MIN 50 /* archives before progress is worth showing */
 #define REPORT_J_PER_KWH 3.6e6
 #define REPORT_ALL_NODES "*" /* node column of cluster-wide rows */
+#define REPORT_IDLE_KEY "[idle]"         /* key rows: the node's idle energy no key carries */
+#define REPORT_UNATTRIBUTED_KEY "[unattributed]" /* key rows: the rest of the node's energy */
 
 /* What erg report and erg graph take from ergd's config file (--config):
  * [collector] data_dir, www_dir, model_dir, page_format, rrdcached, and
@@ -70,13 +72,28 @@ void report_factors_free(struct report_opts *o);
 struct report_value {
   double energy_j, known_s, peak_w;
   double facility_j, co2_g; /* x PUE; CO2 on facility energy (NAN: no source) */
-  unsigned long step_s; /* resolution actually read */
+  unsigned long step_s; /* coarsest resolution read */
+  int64_t first_s, last_s; /* start of the first and end of the last interval
+                            * with energy (> 0 W); 0: none */
 };
+
+/* Integrates up to 3 data sources of one archive over [from, to]: each
+ * part of the period from the finest AVERAGE resolution that still holds
+ * it (docs/report.md), the peak of ds[0] from MAX. daemon: rrdcached to
+ * flush the file first (NULL: RRDCACHED_ADDRESS). f NULL: no PUE, no CO2. */
+int report_archive(const char *daemon, const char *path, const char *const *ds, int nds,
+                   int64_t from, int64_t to, const struct erg_energy_factors *f,
+                   struct report_value *out, char *why, size_t whylen);
+/* Mean power over the time with data, or (span) from the first to the
+ * last interval with energy: a job's own run, whatever the period. NAN
+ * when there is none. */
+double report_mean_w(const struct report_value *v, int span);
 
 struct report_row {
   char node[256], key[256];
   char uid[32]; /* --by user: the archive's key (uid or [system], ...); key is its name */
   struct report_value v;
+  int span; /* job rows: mean_w over the job's span (first to last cell with energy) */
   double idle_j, dynamic_j; /* node rows */
   double node_energy_j;     /* key rows: the node's measured energy */
 };

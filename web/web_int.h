@@ -50,6 +50,9 @@ struct web_key {
 /* Display names of keys (names.tsv beside a kind's archives: user names
  * of uid keys, docs/store.md). The file's text (malloc'd) or NULL. */
 char *web_names_load(const char *kind_dir);
+/* Any "<key> TAB <value>" file of a directory, read whole (at most 320 kB,
+ * as names.tsv): the text (malloc'd) or NULL; web_names_find reads it. */
+char *web_tsv_load(const char *dir, const char *file);
 /* key's name in a loaded names.tsv (NULL: none) into out, control bytes
  * as '?'; 0 found, -1 not (out untouched). */
 int web_names_find(const char *names, const char *key, char *out, size_t outlen);
@@ -83,10 +86,12 @@ int web_file_exists(const char *path);
 /* Keys of a kind directory whose archive exists and was written at or
  * after min_mtime, in index order, at most max. */
 size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, size_t max);
-/* Mean (over known time) and energy of the archive's first DS over
- * [end-seconds, end]; 0 when unknown. */
-void web_key_stats(const char *daemon, const char *path, int64_t end, long seconds,
-                   double *mean_watts, double *energy_j);
+/* Energy and mean power of data source ds over [end-seconds, end],
+ * integrated as erg report does (report_archive); the mean over the time
+ * with data, or (span) over the first to the last cell with energy (a
+ * job's own run). 0 when unknown. */
+void web_key_stats(const char *daemon, const char *path, const char *ds, int64_t end,
+                   long seconds, int span, double *mean_watts, double *energy_j);
 /* Jobs under cluster/job with data in the last WEB_JOB_DAYS, most recent
  * first, at most WEB_MAX_JOBS; on_node filled for nodes[]. */
 size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_t nnodes,
@@ -106,6 +111,12 @@ void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t ma
 
 /* pages_model.c */
 int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
-                   const char *rrd, char *why, size_t whylen);
+                   const char *rrd, const char *group, char *why, size_t whylen);
+/* The "group" of the node's model file (<model_dir>/<safe>.json): the
+ * shared meter whose power the node's is a share of. 0 and the name in
+ * out, or -1 and "" when there is none. */
+int web_model_group(const struct web_ctx *c, const char *safe, char *out, size_t outlen);
+/* "power: share of shared meter GROUP (split by model)"; nothing when "". */
+void web_group_line(FILE *f, const char *group);
 
 #endif

@@ -294,16 +294,49 @@ static const char *probe_power_source(const struct erg_pdu_reading *r) {
                                                   : "measured";
 }
 
-/* The whole PDU's power: the device level, else the sum of the inlets. */
-static double probe_total_watts(const struct probe_result *r) {
-  double inlets = 0;
+/* The smallest step of a measured SNMP power reading: the factor of its
+ * integer raw value (profile scale, decimal digits, SI prefix). PDUs
+ * often read the whole unit coarser than each outlet (APC: device in 10 W
+ * steps, outlets in 1 W), which explains sums that do not match. NAN
+ * where unknown (Modbus floats, VA x PF, estimates). */
+static double probe_power_step(const struct probe_row *row) {
+#ifdef ERG_HAVE_SNMP
+  if (row->have_detail && isfinite(row->r.watts) && row->r.power_source == ERG_PDU_W_MEASURED &&
+      row->d.oid[ERG_Q_POWER][0] && row->d.scale[ERG_Q_POWER] > 0)
+    return row->d.scale[ERG_Q_POWER];
+#else
+  (void)row;
+#endif
+  return NAN;
+}
+
+/* " (10 W steps)" after a reading, or "" when its step is unknown. */
+static const char *probe_step_text(double step, char *buf, size_t len) {
+  if (isfinite(step))
+    snprintf(buf, len, " (%g W steps)", step);
+  else
+    buf[0] = '\0';
+  return buf;
+}
+
+/* The whole PDU's power: the device level, else the sum of the inlets;
+ * *step that of the reading (the inlets' coarsest), NAN when unknown. */
+static double probe_total_watts(const struct probe_result *r, double *step) {
+  double inlets = 0, istep = 0;
   int ninlets = 0;
   for (int i = 0; i < r->n; i++) {
-    if (r->rows[i].level == ERG_PDU_DEVICE && isfinite(r->rows[i].r.watts))
-      return r->rows[i].r.watts;
-    if (r->rows[i].level == ERG_PDU_INLET && isfinite(r->rows[i].r.watts))
-      inlets += r->rows[i].r.watts, ninlets++;
+    const struct probe_row *row = &r->rows[i];
+    if (row->level == ERG_PDU_DEVICE && isfinite(row->r.watts)) {
+      *step = probe_power_step(row);
+      return row->r.watts;
+    }
+    if (row->level == ERG_PDU_INLET && isfinite(row->r.watts)) {
+      double st = probe_power_step(row);
+      istep = isnan(st) || isnan(istep) ? NAN : st > istep ? st : istep;
+      inlets += row->r.watts, ninlets++;
+    }
   }
+  *step = ninlets ? istep : NAN;
   return ninlets ? inlets : NAN;
 }
 
@@ -361,6 +394,7 @@ static json_t *probe_row_json(const struct probe_result *res, const struct probe
   json_object_set_new(o, "estimated", json_boolean(isfinite(x->watts) &&
                                                    x->power_source == ERG_PDU_W_ESTIMATED));
   json_object_set_new(o, "problem", row->problem[0] ? json_string(row->problem) : json_null());
+  json_object_set_new(o, "power_step_watts", probe_num(probe_power_step(row)));
 #ifdef ERG_HAVE_SNMP
   if (row->have_detail) {
     json_t *oids = json_object(), *scales = json_object(), *vals = json_object();
@@ -383,6 +417,7 @@ static json_t *probe_row_json(const struct probe_result *res, const struct probe
 
 static void probe_print_json(const struct erg_pdu_source_config *c, const struct probe_result *r) {
   json_t *outs = json_array(), *rows = json_array(), *missing = json_array();
+  double step;
   for (int i = 0; i < r->n; i++) {
     json_array_append_new(rows, probe_row_json(r, &r->rows[i]));
     if (r->rows[i].level == ERG_PDU_OUTLET)
@@ -395,8 +430,9 @@ static void probe_print_json(const struct erg_pdu_source_config *c, const struct
                         c->driver, "host", c->host, "device", c->device, "port", c->port,
                         "vendor", r->vendor, "model", r->model, "profile", r->profile,
                         "profile_reason", r->reason, "sysobjectid", r->sysoid, "sysdescr",
-                        r->sysdescr, "total_watts", probe_num(probe_total_watts(r)), "outlets",
-                        outs, "rows", rows, "levels_missing", missing);
+                        r->sysdescr, "total_watts", probe_num(probe_total_watts(r, &step)),
+                        "outlets", outs, "rows", rows, "levels_missing", missing);
+  json_object_set_new(o, "total_step_watts", probe_num(step));
   char *s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
   printf("%s\n", s ? s : "{}");
   free(s);
@@ -438,7 +474,9 @@ static void probe_print_tree(const struct probe_result *r) {
     probe_print_value(volts, 7, 1);
     probe_print_value(pf, 5, 2);
     probe_print_value(row->r.energy_joules / 3.6e6, 12, 3);
-    printf("  %s\n", probe_power_source(&row->r));
+    char st[32];
+    printf("  %s%s\n", probe_power_source(&row->r),
+           probe_step_text(probe_power_step(row), st, sizeof st));
   }
   /* Values of the wrong type (negative ones are the MIBs' "not available"). */
   for (int i = 0; i < r->n; i++)
@@ -455,25 +493,33 @@ static void probe_print_tree(const struct probe_result *r) {
     printf("\n");
 }
 
-static void probe_print_text(const struct erg_pdu_source_config *c, const struct probe_result *r) {
-  if (c->device[0])
-    printf("device   %s (%s rtu)\n", c->device, c->driver);
-  else
-    printf("host     %s:%d (%s)\n", c->host, c->port, c->driver);
-  printf("vendor   %s\nmodel    %s\nprofile  %s (%s)\n", r->vendor, r->model, r->profile,
-         r->reason);
-  if (r->sysdescr[0])
-    printf("sysDescr %s\n", r->sysdescr);
-  double total = probe_total_watts(r);
-  if (isfinite(total))
-    printf("total    %.1f W\n", total);
-  probe_print_tree(r);
-  probe_print_counters(r);
+/* A [node] section check-config takes, with the finest channel that
+ * reads as its power: the line to copy per server. */
+static void probe_print_node(const struct erg_pdu_source_config *c, const struct probe_result *r) {
+  static const int finest[] = {ERG_PDU_OUTLET, ERG_PDU_BANK,   ERG_PDU_PHASE,
+                               ERG_PDU_INLET,  ERG_PDU_SENSOR, ERG_PDU_DEVICE};
+  const struct probe_row *pick = NULL;
+  for (size_t k = 0; k < sizeof finest / sizeof finest[0] && !pick; k++)
+    for (int i = 0; i < r->n && !pick; i++)
+      if (r->rows[i].level == finest[k] &&
+          (isfinite(r->rows[i].r.watts) || isfinite(r->rows[i].r.energy_joules)))
+        pick = &r->rows[i];
+  if (!pick)
+    pick = &r->rows[0];
+  char chan[48];
   if (strcmp(c->driver, "snmp"))
-    printf("\n# config section; a node's power = NAME:UNIT_ID:\n[meter.NAME]\n");
+    snprintf(chan, sizeof chan, "NAME:%d", pick->index); /* a meter's unit id */
+  else if (pick->level == ERG_PDU_DEVICE)
+    snprintf(chan, sizeof chan, "NAME:device");
   else
-    printf("\n# config section; a node's power = NAME:LEVEL:N (e.g. NAME:outlet:3, "
-           "NAME:inlet:1, NAME:device):\n[pdu.NAME]\n");
+    snprintf(chan, sizeof chan, "NAME:%s:%d", erg_pdu_level_name(pick->level), pick->index);
+  printf("\n# per server, the channels that feed it: A + B for two PSUs, A*FACTOR for a\n"
+         "# channel shared by several servers (docs/pdu.md \"Metering levels\")\n"
+         "[node.NODE]\npower = %s\n", chan);
+}
+
+static void probe_print_source(const struct erg_pdu_source_config *c,
+                               const struct probe_result *r) {
   printf("driver = %s\n", c->driver);
   if (c->device[0])
     printf("device = %s\nbaud = %d\nparity = %c\ndata_bits = %d\nstop_bits = %d\n", c->device,
@@ -494,7 +540,7 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
     return;
   for (int i = 0; i < r->n; i++)
     if (isfinite(r->rows[i].r.watts) && r->rows[i].r.power_source == ERG_PDU_W_ESTIMATED) {
-      printf("power_factor = %.2f   # applied to A x V where the PDU gives no W: set yours\n",
+      printf("# applied to A x V where the PDU gives no W: set yours\npower_factor = %.2f\n",
              c->power_factor > 0 ? c->power_factor : 1.0);
       break;
     }
@@ -512,6 +558,28 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
   else
     printf("version = %s\ncommunity = %s\n", c->snmp_version == 1 ? "1" : "2c",
            c->community[0] ? c->community : "public");
+}
+
+static void probe_print_text(const struct erg_pdu_source_config *c, const struct probe_result *r) {
+  if (c->device[0])
+    printf("device   %s (%s rtu)\n", c->device, c->driver);
+  else
+    printf("host     %s:%d (%s)\n", c->host, c->port, c->driver);
+  printf("vendor   %s\nmodel    %s\nprofile  %s (%s)\n", r->vendor, r->model, r->profile,
+         r->reason);
+  if (r->sysdescr[0])
+    printf("sysDescr %s\n", r->sysdescr);
+  double step, total = probe_total_watts(r, &step);
+  char st[32];
+  if (isfinite(total))
+    printf("total    %.1f W%s\n", total, probe_step_text(step, st, sizeof st));
+  probe_print_tree(r);
+  probe_print_counters(r);
+  bool meter = strcmp(c->driver, "snmp") != 0;
+  printf("\n# config: this %s, and a [node.NODE] per server it feeds (docs/config.md)\n"
+         "[%s.NAME]\n", meter ? "meter" : "PDU", meter ? "meter" : "pdu");
+  probe_print_source(c, r);
+  probe_print_node(c, r);
 }
 
 int erg_pdu_probe_cli(int argc, char **argv) {

@@ -1,75 +1,24 @@
 """Accuracy report of tests/accuracy/run.sh (definitions: docs/accuracy.md).
 args: WORK MODE T_START T_END STEP IDLE SLOPE EXPONENT LAG DISK_W_PER_MBPS"""
-import bisect, json, math, sys
+import json, math, sys
+from truth import Samples, job_truth, rrd_energy, truth_bins, truth_rows
 
 work, mode = sys.argv[1], sys.argv[2]
 t0, t1, step = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 idle, slope, expo, lag, disk_w = map(float, sys.argv[6:11])
 NODES = {"n1": ["jobA", "jobB", "jobC"], "n2": ["jobD", "jobE"]}
-ALL = ["jobA", "jobB", "jobC", "jobD", "jobE"]  # column order of cpu-NODE.csv
-
-def rrd(path):
-    try:
-        lines = open(path).read().split("\n")
-    except OSError:
-        return {}
-    names, out = lines[0].split(), {}
-    for l in lines[1:]:
-        if ":" in l:
-            t, v = l.split(":", 1)
-            vals = [math.nan if x in ("-nan", "nan") else float(x) for x in v.split()]
-            out[int(t)] = dict(zip(names, vals))
-    return out
 
 def erg_energy(n, j):
     """A job's energy in erg: the sum of its stored cell powers."""
-    rows = rrd(f"{work}/{n}-{j}.txt")
-    return sum(r["watts"] * step for t, r in rows.items()
-               if t0 < t <= t1 and not math.isnan(r["watts"]))
-
-def truth_bins(n):
-    """The simulator's dynamic energy per 1 s bin of activity, CPU and disk
-    part. Each truth row's power is held until the next row; its dynamic
-    parts (slope * lagged_util^exponent and disk_w * lagged MB/s: no idle,
-    noise or quantisation) over that hold are caused by the activity lag
-    seconds earlier, so they go to the bin of the hold's middle minus lag."""
-    rows = []
-    for l in open(f"{work}/truth.csv").readlines()[1:]:
-        f = l.strip().split(",")
-        if f[1] == n:
-            rows.append((float(f[0]), float(f[3]), float(f[6]) if len(f) > 6 else 0.0))
-    cpu_j, disk_j = {}, {}
-    for i in range(len(rows) - 1):
-        (ta, u, d), (tb, _, _) = rows[i], rows[i + 1]
-        when = int((ta + tb) / 2 - lag)
-        if t0 <= when < t1:
-            cpu_j[when] = cpu_j.get(when, 0) + slope * u ** expo * (tb - ta)
-            disk_j[when] = disk_j.get(when, 0) + disk_w * d / 1e6 * (tb - ta)
-    return cpu_j, disk_j
+    return rrd_energy(f"{work}/{n}-{j}.txt", t0, t1, step)
 
 def truth_energy(n, jobs):
-    """Each bin's CPU part goes to each job by its share of the node's
-    (cgroup's) busy CPU time in that bin, the disk part by its share of the
-    node's block I/O bytes (sampler.py counts both as erg-pdusim does)."""
-    cpu_j, disk_j = truth_bins(n)
-    cpu = [list(map(float, l.split(","))) for l in open(f"{work}/cpu-{n}.csv").readlines()[1:]]
-    ct = [r[0] for r in cpu]
-    def at(col, t):  # cumulative counter at t, linear between samples
-        i = bisect.bisect_left(ct, t)
-        if i <= 0 or i >= len(ct):
-            return cpu[min(max(i, 0), len(ct) - 1)][col]
-        a, b = cpu[i - 1], cpu[i]
-        return a[col] + (b[col] - a[col]) * (t - a[0]) / (b[0] - a[0])
-    io0 = 3 + len(ALL)  # node io_bytes column, then the jobs'
-    out = {j: 0.0 for j in jobs}
-    for parts, total_col, first_col in ((cpu_j, 1, 3), (disk_j, io0, io0 + 1)):
-        for s, d in parts.items():
-            busy = at(total_col, s + 1) - at(total_col, s)
-            for j in jobs:
-                c = first_col + ALL.index(j)
-                if busy > 0 and d > 0:
-                    out[j] += d * min(1.0, (at(c, s + 1) - at(c, s)) / busy)
-    return out
+    """The node's dynamic energy per 1 s bin of activity (CPU part slope *
+    lagged_util^exponent, disk part disk_w * lagged MB/s), split among its
+    jobs by their CPU time and I/O bytes in each bin (truth.py)."""
+    cpu_j, disk_j = truth_bins(truth_rows(f"{work}/truth.csv", n), t0, t1, lag,
+                               lambda u: slope * u ** expo, lambda d: disk_w * d / 1e6)
+    return job_truth(cpu_j, disk_j, Samples(f"{work}/cpu-{n}.csv"), jobs)
 
 res = {"mode": mode, "window_seconds": t1 - t0, "nodes": {}}
 err, energy = {}, {}

@@ -1,10 +1,12 @@
 /* Unit tests for the agent's scope handling, the diskstats parser, the
- * cgroup id -> path cache and the resend ring's bounds. */
+ * cgroup id -> path cache, the resend ring's bounds and the sender's view
+ * of a link whose handshake fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "agent_int.h"
 
@@ -151,7 +153,48 @@ static void test_resend_ring(void) {
   erg_resend_ring_free(r);
 }
 
+/* A PULL socket on a free port, CURVE server when secret is set. */
+static void *link_server(void *ctx, const char *secret, char *ep, size_t eplen) {
+  void *srv = zmq_socket(ctx, ZMQ_PULL);
+  int one = 1, zero = 0;
+  zmq_setsockopt(srv, ZMQ_LINGER, &zero, sizeof zero);
+  if (secret) {
+    zmq_setsockopt(srv, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(srv, ZMQ_CURVE_SECRETKEY, secret, ERG_KEY_Z85_LEN);
+  }
+  CHECK(zmq_bind(srv, "tcp://127.0.0.1:*") == 0);
+  CHECK(zmq_getsockopt(srv, ZMQ_LAST_ENDPOINT, ep, &eplen) == 0);
+  return srv;
+}
+
+/* Issue 25: an agent without keys gets no link to a CURVE collector (it
+ * ran silently and exited 0 with every sample lost), one to a plain
+ * collector; the command-line key options are checked as the config's. */
+static void test_link_up(void) {
+  void *ctx = zmq_ctx_new();
+  char pub[ERG_KEY_Z85_LEN + 1], sec[ERG_KEY_Z85_LEN + 1], why[512];
+  CHECK(zmq_curve_keypair(pub, sec) == 0);
+  struct erg_agent_config cfg;
+  erg_agent_config_defaults(&cfg);
+  for (int curve = 1; curve >= 0; curve--) {
+    void *srv = link_server(ctx, curve ? sec : NULL, cfg.collector, sizeof cfg.collector);
+    struct erg_sender *s = NULL;
+    CHECK(erg_sender_open(&s, &cfg, why, sizeof why) == 0);
+    CHECK(s && erg_sender_link_up(s, 1500) == !curve);
+    erg_sender_close(s);
+    zmq_close(srv);
+  }
+  zmq_ctx_term(ctx);
+  CHECK(erg_agent_config_set(&cfg, "curve_server_key", pub, why, sizeof why) == 0);
+  CHECK(!strcmp(cfg.curve_server_key, pub));
+  CHECK(erg_agent_config_set(&cfg, "curve_server_key", "/no/such/key.pub", why, sizeof why) != 0);
+  CHECK(strstr(why, "curve_server_key") != NULL);
+  CHECK(erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why,
+                             sizeof why) == 0);
+}
+
 int main(void) {
+  test_link_up();
   test_scope_set();
   test_scope_contains();
   test_diskstats();

@@ -117,7 +117,8 @@ static double job_error(const struct erg_model *m) {
     /* CPUs busy with A and B (of NCPU). */
     double a = 0.4 + 0.8 * gsl_rng_uniform(r), b = 2.4 * gsl_rng_uniform(r);
     double u, dyn, p = cell_power(r, (a + b) / NCPU, &u, &dyn);
-    double cpu[3] = {u * NCPU * a / (a + b), u * NCPU * b / (a + b), 0}, x[3 * 8], w[3];
+    double cpu[3] = {u * NCPU * a / (a + b), u * NCPU * b / (a + b), 0};
+    double x[3 * ERG_FIT_MAX_FEATURES], w[3];
     struct erg_attribution at;
     process_rows(m, cpu, 3, x);
     assert_int_equal(erg_attribute_cell(m, p, x, 3, 2, ERG_IDLE_SEPARATE, w, &at), 0);
@@ -298,12 +299,95 @@ static void test_cli(void **state) {
   fit_test_unlink(journal);
 }
 
+/* A quiet stretch of 150 cells (12.5 min), 300 busy cells, then the last
+ * 10 minutes: quiet but for a busy last 30 cells. */
+static void make_auto_dataset(struct erg_dataset *ds) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 12);
+  char why[128];
+  erg_dataset_init(ds);
+  snprintf(ds->node, sizeof ds->node, "n1");
+  ds->step_seconds = 5;
+  erg_dataset_add_feature(ds, "cpu_seconds_per_second", why, sizeof why);
+  erg_dataset_add_feature(ds, ERG_NCPU_COLUMN, why, sizeof why);
+  for (int i = 0; i < 570; i++) {
+    double level = i < 150 ? 0.002 : i < 450 ? 0.3 + 0.5 * gsl_rng_uniform(r)
+                   : i < 540 ? 0.01 : 0.6;
+    double u, dyn, p = cell_power(r, level, &u, &dyn);
+    double x[2] = {u * NCPU, NCPU};
+    erg_dataset_add_row(ds, T0 + 5.0 * i, 5, p, 0, x);
+  }
+  gsl_rng_free(r);
+}
+
+/* `erg fit --idle --auto`: the quietest 10 minutes of the journal, when the
+ * last 10 minutes were busy; refused when no window qualifies. */
+static void test_auto_window(void **state) {
+  (void)state;
+  struct erg_dataset ds;
+  struct erg_idle_profile p;
+  char why[512];
+  make_auto_dataset(&ds);
+  assert_int_equal(erg_idle_profile_find_quiet(&ds, 600, 0.05, 0, &p, why, sizeof why), 0);
+  assert_true(p.first_unix_seconds >= T0 && p.last_unix_seconds <= T0 + 5 * 150);
+  assert_true(p.last_unix_seconds - p.first_unix_seconds == 600);
+  assert_int_equal(p.cells, 120);
+  assert_true(fabs(p.mean_watts - IDLE_W) < 1);
+  /* 15 minutes: no quiet stretch is that long (the busy cells end each). */
+  assert_int_equal(erg_idle_profile_find_quiet(&ds, 900, 0.05, 0, &p, why, sizeof why), -1);
+  assert_non_null(strstr(why, "no window of 900 s"));
+  /* Stricter than the quietest window's mean: refused with that window. */
+  assert_int_equal(erg_idle_profile_find_quiet(&ds, 600, 0.001, 0, &p, why, sizeof why), -1);
+  assert_non_null(strstr(why, "the quietest window of 600 s"));
+  assert_non_null(strstr(why, "not idle"));
+  /* A cell missing its meter reading splits the quiet stretch. */
+  ds.flags[75] = ERG_ROW_METER_MISSING;
+  assert_int_equal(erg_idle_profile_find_quiet(&ds, 600, 0.05, 0, &p, why, sizeof why), -1);
+  /* Rows of a shared meter are no node's idle power. */
+  for (size_t i = 0; i < ds.nrows; i++)
+    ds.flags[i] = ERG_ROW_SHARED;
+  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 600, 0.05, 0, &p, why,
+                                                 sizeof why), -1);
+  assert_non_null(strstr(why, "shared meter"));
+  erg_dataset_free(&ds);
+
+  make_auto_dataset(&ds);
+  char *journal = dataset_journal(&ds);
+  erg_dataset_free(&ds);
+  char dir[] = "/tmp/erg-fit-idle-XXXXXX", profile[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(profile, sizeof profile, "%s/idle/n1.json", dir);
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
+                                            "--last", "10m", "--model-dir", dir, NULL}), 2);
+  assert_int_not_equal(access(profile, F_OK), 0);
+  /* Usage: --auto is a window of its own; --length goes with it. */
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
+                                            "--auto", "--last", "10m", NULL}), 1);
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
+                                            "--last", "10m", "--length", "5m", NULL}), 1);
+  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--auto",
+                                            NULL}), 1);
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
+                                            "--auto", "--model-dir", dir, NULL}), 0);
+  assert_int_equal(erg_idle_profile_load(&p, profile, why, sizeof why), 0);
+  assert_true(p.first_unix_seconds >= T0 && p.last_unix_seconds <= T0 + 5 * 150);
+  assert_true(fabs(p.mean_watts - IDLE_W) < 1);
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
+                                            "--auto", "--length", "20m", "--model-dir", dir,
+                                            NULL}), 2);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  fit_test_unlink(journal);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_and_refuse),
       cmocka_unit_test(test_fit_uses_profile),
       cmocka_unit_test(test_files),
       cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_auto_window),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,7 +120,7 @@ static void test_header_errors(void **state) {
   }
   /* More feature columns than a dataset holds. */
   char wide[2048] = HDR "time_unix_seconds,step_seconds,measured_watts,flags";
-  for (int k = 0; k <= ERG_FIT_MAX_FEATURES; k++)
+  for (int k = 0; k <= ERG_JOURNAL_MAX_FEATURES; k++)
     snprintf(wide + strlen(wide), sizeof wide - strlen(wide), ",f%d_per_second", k);
   strcat(wide, "\n");
   erg_dataset_init(&ds);
@@ -182,18 +182,18 @@ static void test_ncpu_column(void **state) {
     assert_int_equal(erg_journal_read(&ds, cur, why, sizeof why), 0);
     assert_int_equal(ds.nrows, 3);
     assert_int_equal(erg_dataset_derive(&ds, pass ? 2 : 0, why, sizeof why), ERG_NDERIVED);
-    int b6 = -1; /* the top basis function, u^6 */
+    int top = -1; /* the top basis function, u^8 (the eighth tail) */
     for (size_t k = 0; k < ds.nfeatures; k++)
-      if (!strcmp(ds.feature[k], "node_cpu_utilization_bernstein6_6"))
-        b6 = (int)k;
-    assert_true(b6 >= 0);
+      if (!strcmp(ds.feature[k], "node_cpu_utilization_tail8_8"))
+        top = (int)k;
+    assert_true(top >= 0);
     /* Row 0: old file, ncpu unknown (pass 0) or 2 (pass 1): u = 0.5. */
     if (pass)
-      assert_float_equal(ds.x[b6][0], 0.015625, 1e-12);
+      assert_float_equal(ds.x[top][0], 0.00390625, 1e-12);
     else
-      assert_true(isnan(ds.x[b6][0]));
-    assert_float_equal(ds.x[b6][1], 0.015625, 1e-12); /* 2 of 4 CPUs */
-    assert_float_equal(ds.x[b6][2], 1.0, 1e-12);      /* clamped: 6 of 4 */
+      assert_true(isnan(ds.x[top][0]));
+    assert_float_equal(ds.x[top][1], 0.00390625, 1e-12); /* 2 of 4 CPUs */
+    assert_float_equal(ds.x[top][2], 1.0, 1e-12);        /* clamped: 6 of 4 */
     erg_dataset_free(&ds);
   }
   fit_test_unlink(old);

@@ -31,9 +31,11 @@ erg_start_pdusim --node u1 --node u2 --node u3 --idle 80 --slope 50 --update 0.5
 erg_start_ergd
 sleep 32
 kill "$ERGD_PID"; wait "$ERGD_PID" || true
-python3 - "$work/data/journal" "$work/truth.csv" <<'PY'
-import bisect, math, sys
-jdir, truth = sys.argv[1], sys.argv[2]
+python3 - "$work/data/journal" "$work/truth.csv" "$(dirname "$0")/../accuracy" <<'PY'
+import math, sys
+jdir, truth_csv = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import truth
 
 def journal(node):
     rows = []
@@ -43,25 +45,13 @@ def journal(node):
             rows.append((int(t), int(step), float(w), int(flags)))
     return rows
 
-# Truth: a unit's cumulative joules at each update; between updates the
-# meter holds the power it showed, so energy grows linearly at that power.
-units = {}
-for line in open(truth):
-    if line[0].isdigit():
-        t, name, _, _, w, e = line.strip().split(",")
-        units.setdefault(name, []).append((float(t), float(e), float(w)))
-
-def energy(name, t):
-    u = units[name]
-    k = bisect.bisect_right([r[0] for r in u], t) - 1
-    assert 0 <= k < len(u) - 1, f"{t} outside the truth log of {name}"
-    return u[k][1] + u[k][2] * (t - u[k][0])
+energy, span = truth.meter_energy(truth_csv)
 
 def mean_watts(name, t0, step):
-    return (energy(name, t0 + step) - energy(name, t0)) / step
+    return truth.mean_watts(energy, name, t0, step)
 
 # Cells wholly inside the truth log (the first may start before erg-pdusim).
-t_lo, t_hi = units["u1"][0][0], units["u1"][-1][0]
+t_lo, t_hi = span("u1")
 dual = [r for r in journal("dual") if not r[3] & 1 and t_lo <= r[0] and r[0] + r[1] < t_hi]
 assert len(dual) >= 3, f"too few measured cells of dual: {journal('dual')}"
 worst = 0

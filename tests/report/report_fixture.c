@@ -10,6 +10,12 @@
  * 4 W, "1001" 3 W, "1002" 2 W with names.tsv naming 1000 "bob" and 1001 a
  * hostile name (1002 has none: uid fallback); node two "[system]" =
  * measured - 100.
+ * Job "4242" (issue 25) on n1 as root, in the recent window only: it
+ * starts mid-minute (its first cell ends at B_END - 2960, 40 s into a
+ * minute), draws 20.5 + 2.5 sin(2 pi t / 300) W for 1500 s, then 0 W
+ * until the window's end as ergd writes an ended job; the same in
+ * cluster/job. n1's job/users.tsv says uid 0 ran it, names.tsv that 0 is
+ * "root".
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -30,9 +36,26 @@ static const struct {
 
 static double two_watts(int64_t t) { return 150 + 50 * sin(2 * M_PI * (double)(t % 600) / 600); }
 
+#define JOB_FIRST_BEFORE_END 2960 /* B_END - this: the end of job 4242's first cell */
+#define JOB_SECONDS 1500
+
+/* Job 4242's watts in the cell ending at t (NAN: no archive yet). */
+static double job_watts(int64_t t, int64_t end) {
+  int64_t first = end - JOB_FIRST_BEFORE_END;
+  if (t < first)
+    return NAN;
+  return t < first + JOB_SECONDS ? 20.5 + 2.5 * sin(2 * M_PI * (double)(t % 300) / 300) : 0;
+}
+
 static int fixture_window(struct erg_store *s, int64_t end, int gap) {
   char why[512];
   for (int64_t t = end - SPAN + STEP; t <= end; t += STEP) {
+    double jw = gap ? job_watts(t, end) : NAN;
+    if (!isnan(jw) && (erg_store_key_update(s, "n1", "job", "4242", t, jw, why, sizeof why) ||
+                       erg_store_key_update(s, NULL, "job", "4242", t, jw, why, sizeof why))) {
+      fprintf(stderr, "fixture: %s\n", why);
+      return -1;
+    }
     struct erg_store_node_cell a = {t, 100, 100, 40, 60, 0, false};
     double w = gap && t <= end - SPAN + 60 ? NAN : two_watts(t);
     struct erg_store_node_cell b = {t, w, w, 100, w - 100, 0, false};
@@ -73,8 +96,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rc = fixture_window(s, a_end, 0) || fixture_window(s, b_end, 1) ||
-           erg_store_names_write(s, "n1", "user", "1000\tbob\n1001\t<b>ev\"il</b>,x\n", why,
-                                 sizeof why);
+           erg_store_names_write(s, "n1", "user", "0\troot\n1000\tbob\n1001\t<b>ev\"il</b>,x\n",
+                                 why, sizeof why) ||
+           erg_store_job_users_write(s, "n1", "4242\t0\n", why, sizeof why);
   erg_store_close(s);
   /* The original name of "node two", as the collector would keep it. */
   erg_name_sanitize("node two", 8, safe);

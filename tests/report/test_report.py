@@ -142,7 +142,8 @@ check(p.returncode == 1 and "unknown key 'co2_per_kwh' in [report]" in p.stderr
 
 doc = json.loads(report("--from", str(b_start), "--to", str(b_end), "--by", "command",
                         "--format", "json").stdout)
-check(len(doc["rows"]) == 4 and doc["by"] == "command", "JSON parses, 4 command rows")
+check(len(doc["rows"]) == 8 and doc["by"] == "command",
+      "JSON parses, 4 command rows and per node [idle], [unattributed]")
 check(any(r["command"] == "<script>alert(1)</script>" for r in doc["rows"]), "JSON keeps names")
 
 html = report("--from", str(b_start), "--to", str(b_end), "--by", "command", "--format", "html",
@@ -165,8 +166,9 @@ check("no container archives under" in p.stderr, "--by container without contain
 period = ("--from", str(b_start), "--to", str(b_end))
 hostile = '<b>j,"x"</b> ../1'
 rows = {r["job"]: r for r in rows_csv(*period, "--by", "job")}
-check(set(rows) == {"1234", hostile} and all(r["node"] == "*" for r in rows.values()),
-      "--by job: one cluster-wide row per job")
+check(set(rows) == {"1234", "4242", hostile, "[idle]", "[unattributed]"}
+      and all(r["node"] == "*" for r in rows.values()),
+      "--by job: one cluster-wide row per job, and what no job carries")
 cl_dir = os.path.join(DIR, "cluster", "job")
 ref, _ = fetch_energy(os.path.join(cl_dir, "1234.rrd"), "watts", b_start, b_end, 5)
 got = float(rows["1234"]["energy_joules"])
@@ -175,20 +177,25 @@ node_rows = {r["node"]: r for r in rows_csv(*period)}
 all_j = sum(float(r["energy_joules"]) for r in node_rows.values())
 check(close(float(rows["1234"]["share_of_node"]), got / all_j, 1e-6), "job share of all nodes' energy")
 per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
-check(set(per) == {("n1", "1234"), ("node two", "1234"), ("node two", hostile)},
+check(set(per) == {("n1", "1234"), ("n1", "4242"), ("node two", "1234"), ("node two", hostile)}
+      | {(n, k) for n in ("n1", "node two") for k in ("[idle]", "[unattributed]")},
       "--per-node: per-node job rows")
 check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
 check(close(float(per[("n1", "1234")]["energy_joules"]) + float(per[("node two", "1234")]["energy_joules"]),
             got), "per-node job energies add up to the cluster row")
 sel = rows_csv(*period, "--by", "job", "--node", "n1")
-check([(r["node"], r["job"]) for r in sel] == [("n1", "1234")], "--node selects per-node job rows")
+check([(r["node"], r["job"]) for r in sel] == [("n1", "1234"), ("n1", "4242"), ("n1", "[idle]"),
+                                              ("n1", "[unattributed]")],
+      "--node selects per-node job rows")
 doc = json.loads(report(*period, "--by", "job", "--format", "json").stdout)
 check(any(r["job"] == hostile for r in doc["rows"]), "JSON keeps the hostile job name")
 # By user: the per-node user archives.
 rows = {(r["node"], r["user"]): r for r in rows_csv(*period, "--by", "user")}
 evil = '<b>ev"il</b>,x'
 check(set(rows) == {("n1", "alice"), ("n1", "bob"), ("n1", evil), ("n1", "1002"),
-                    ("node two", "[system]")}, "--by user rows: names from names.tsv, uid fallback")
+                    ("node two", "[system]")}
+      | {(n, k) for n in ("n1", "node two") for k in ("[idle]", "[unattributed]")},
+      "--by user rows: names from names.tsv, uid fallback")
 check([rows[("n1", k)]["uid"] for k in ("bob", evil, "1002", "alice")] == ["1000", "1001", "1002", "alice"]
       and rows[("node two", "[system]")]["uid"] == "[system]", "--by user: uid column")
 check(close(float(rows[("n1", "bob")]["energy_joules"]), 4 * 7195), "bob: 4 W")
@@ -207,6 +214,89 @@ check("no node nope" in p.stderr, "unknown --node")
 p = subprocess.run([MAIN, "report", "--data-dir", os.path.join(tmp, "missing")],
                    capture_output=True, text=True)
 check(p.returncode == 2, "missing store: exit 2")
+
+# Issue 25. (1) A job's energy does not depend on the period asked for.
+# Job 4242 starts 40 s into a minute: its first 1-min row has 5 of 12 cells
+# and is unknown there (xff 0.5), and its first hour is mostly before its
+# archive existed; -7d read it at 60 s and -30d at 3600 s before. Each part
+# of the period now comes from the finest archive that holds it.
+t0 = b_end - 2960
+job_w = lambda t: 20.5 + 2.5 * math.sin(2 * math.pi * (t % 300) / 300)
+job_truth = sum(job_w(t) for t in range(t0, t0 + 1500, 5)) * 5
+got = {}
+for since in ("-1h", "-1d", "-7d", "-30d"):
+    r = {x["job"]: x for x in rows_csv("--from", since, "--by", "job")}.get("4242", {})
+    got[since] = float(r.get("energy_joules") or 0)
+    # (2) its mean is over its own cells with energy, not the zeros after
+    check(close(float(r.get("mean_w") or 0), job_truth / 1500, 1e-9)
+          and r.get("span_s") == "1500", f"job 4242 {since}: mean_w {r.get('mean_w')} W over "
+          f"span_s {r.get('span_s')}, want {job_truth / 1500:.4f} W over 1500 s")
+check(all(close(e, job_truth, 1e-9) for e in got.values()),
+      f"job 4242: the same joules over -1h, -1d, -7d, -30d: {got}, truth {job_truth:.3f} J")
+r = {x["job"]: x for x in rows_csv("--from", "-30d", "--by", "job", "--per-node")
+     if x["node"] == "n1"}.get("4242", {})
+check(close(float(r.get("energy_joules") or 0), job_truth, 1e-9), "job 4242 on n1 over -30d")
+# Node totals likewise: -7d = the old window (only the 1-min archive holds
+# it) + the recent one read at 5 s (its first cell is unknown: at 60 s
+# the minute counted 11 known cells for all 60 s).
+week = {r["node"]: r for r in rows_csv("--from", "-7d")}
+old = {r["node"]: r for r in rows_csv("--from", str(a_start - 60), "--to", str(a_end + 60))}
+new = {r["node"]: r for r in rows_csv("--from", str(b_start - 60))}
+for n in ("n1", "node two"):
+    parts = float(old[n]["energy_joules"]) + float(new[n]["energy_joules"])
+    check(close(float(week[n]["energy_joules"]), parts, 1e-9) and new[n]["step_s"] == "5"
+          and week[n]["step_s"] == "60", f"{n}: -7d {week[n]['energy_joules']} J = old window "
+          f"{old[n]['energy_joules']} J + recent {new[n]['energy_joules']} J")
+# (2) erg jobs without sacct: the same joules whatever the period, the mean
+# over the job's cells (span_source "cells", Start/End its first and last
+# cell); (4) erg's own NodeList and User: the nodes with the job's
+# archives, the user ergd stored (job/users.tsv -> uid 0 -> names.tsv).
+def jobs_rows(*args, sacct="/nonexistent"):
+    p = subprocess.run([MAIN, "jobs", "--data-dir", DIR, "--sacct", sacct, "--format", "json",
+                        *args], capture_output=True, text=True)
+    check(p.returncode == 0, f"jobs {' '.join(args)}: {p.stderr.strip()}")
+    return {j["job_id"]: j for j in json.loads(p.stdout or '{"jobs": []}')["jobs"]}
+iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+for since in ("-1h", "-30d"):
+    j = jobs_rows("--from", since).get("4242", {})
+    check(close(j.get("energy_joules") or 0, job_truth, 1e-9)
+          and close(j.get("mean_w") or 0, job_truth / 1500, 1e-9) and j.get("span_source") == "cells"
+          and j.get("start") == iso(t0 - 5) and j.get("end") == iso(t0 + 1495),
+          f"jobs {since}: 4242 {j}")
+    check(j.get("nodes") == "n1" and j.get("user") == "root", f"jobs {since}: 4242 ran on n1 as root")
+j = jobs_rows("--from", "-1h").get("1234", {})
+check(j.get("nodes") == "n1,node two" and j.get("user") is None,
+      f"jobs: 1234 on both nodes, no user stored: {j.get('nodes')!r} {j.get('user')!r}")
+# sacct adds what erg cannot know: a user where erg has none; erg's own
+# NodeList and User stay.
+fake = os.path.join(tmp, "sacct")
+with open(fake, "w") as f:
+    f.write("#!/bin/sh\nprintf '1234\\037bob\\037acct\\037part\\037name\\037COMPLETED\\037n[1-2]"
+            "\\037Unknown\\037Unknown\\037\\n4242\\037alice\\037acct\\037part\\037x\\037COMPLETED"
+            "\\037n9\\037Unknown\\037Unknown\\037\\n'\n")
+os.chmod(fake, 0o755)
+js = jobs_rows("--from", "-1h", sacct=fake)
+check(js.get("1234", {}).get("user") == "bob" and js["1234"].get("nodes") == "n1,node two"
+      and js.get("4242", {}).get("user") == "root" and js["4242"].get("nodes") == "n1"
+      and js["4242"].get("slurm") is True and js["4242"].get("partition") == "part",
+      f"jobs with sacct: erg's nodes and user kept, sacct's user where erg has none: {js}")
+# (6) Every report adds up to the node's measured energy: key rows plus
+# [idle] (the idle energy no key carries) and [unattributed].
+nodes_e = {r["node"]: float(r["energy_joules"]) for r in rows_csv(*period)}
+for kind, extra in (("command", ()), ("user", ()), ("job", ("--per-node",))):
+    sums = {}
+    for r in rows_csv(*period, "--by", kind, *extra):
+        sums[r["node"]] = sums.get(r["node"], 0) + float(r["energy_joules"])
+    check(all(close(sums.get(n, 0), e, 1e-9) for n, e in nodes_e.items()),
+          f"--by {kind}: rows add up to each node's measured energy {sums} vs {nodes_e}")
+cl = rows_csv(*period, "--by", "job")
+check(close(sum(float(r["energy_joules"]) for r in cl), sum(nodes_e.values()), 1e-9),
+      "--by job (cluster): rows add up to all nodes' measured energy")
+cmd = {(r["node"], r["command"]): r for r in rows_csv(*period, "--by", "command")}
+check(close(float(cmd[("n1", "[idle]")]["energy_joules"]), 40 * 7195, 1e-9)
+      and abs(float(cmd[("n1", "[unattributed]")]["energy_joules"])) < 1e-6
+      and close(float(cmd[("n1", "[idle]")]["share_of_node"]), 0.4, 1e-9),
+      "n1 by command: [idle] 40 W, nothing unattributed")
 
 # Carbon intensity over time and PUE (issue 15). "node two" draws
 # 150 + 50 sin(2 pi t / 600) W, unknown for the window's first minute (the

@@ -9,7 +9,9 @@
 # state, node) and the energy; contrib/slurm/erg-epilog-slurmctld, run by
 # slurmctld at each job's end, writes it into the job's AdminComment and a
 # real sacct reads back exactly what erg jobs prints; a later --push
-# changes nothing; CSV and JSON agree; without sacct erg jobs still lists the jobs.
+# changes nothing; CSV and JSON agree; without sacct erg jobs still lists the
+# jobs with erg's own NodeList (the nodes with the job's archives), and the
+# mean over the job's own cells (SpanSource "cells"; with sacct "sacct").
 # A third job runs its work as 0.1 s processes, most of which start and
 # exit between two agent sweeps: on a hybrid host (v1 job cgroups) they keep
 # their job only through the v1 path the kernel recorded at their exit, so
@@ -117,6 +119,8 @@ for jid, name in want.items():
     # took away (seen: 124 J under load 10): clearly above 0.
     if not 20 <= e <= 3000:
         fail.append(f"job {jid}: energy {e} J out of range")
+    if r["SpanSource"] != "sacct":
+        fail.append(f"job {jid}: mean over {r['SpanSource']!r}, want sacct's Start..End")
     p = pushed.get(jid, {})
     if p.get("erg_energy_joules") != r["EnergyJ"] or p.get("erg_energy_kwh") != r["EnergyKWh"] \
        or p.get("erg_mean_watts") != r["MeanW"]:
@@ -139,12 +143,16 @@ for jid in want:
     if abs(float(c[jid]["energy_joules"]) - j[jid]["energy_joules"]) > 0.1 or \
        abs(j[jid]["energy_joules"] - float(byid[jid]["EnergyJ"])) > 0.1:
         fail.append(f"job {jid}: CSV/JSON/parsable2 energies differ")
-# Without sacct: erg's fields, a note, the same energy.
+# Without sacct: erg's fields (NodeList from the job's archives; User from
+# the job's uid ergd stores, docs/store.md "Job users"), a note, the same
+# energy, the mean over the job's cells.
 ns = {r["JobID"]: r for r in csv.DictReader(open(f"{work}/nosacct.txt"), delimiter="|")}
 note = open(f"{work}/nosacct.err").read()
 for jid in want:
-    if jid not in ns or ns[jid]["User"] or ns[jid]["EnergyJ"] != byid[jid]["EnergyJ"]:
-        fail.append(f"without sacct job {jid}: {ns.get(jid)}")
+    n = ns.get(jid)
+    if not n or n["User"] != "nobody" or n["NodeList"] != "erg1" \
+       or n["EnergyJ"] != byid[jid]["EnergyJ"] or n["SpanSource"] != "cells" or not n["Start"]:
+        fail.append(f"without sacct job {jid}: {n}")
 if "no Slurm fields" not in note:
     fail.append(f"without sacct: no note ({note!r})")
 if fail:

@@ -112,8 +112,8 @@ static void expect_error(const char *text, const char *needle, int agent) {
 static void test_collector_levels(void **state) {
   (void)state;
   write_conf("[node.a]\npower = p:inlet:1\n[node.b]\npower = p:phase:L2 + p:bank:2*0.5\n"
-             "[node.c]\npower = p:device + p:7 + p:outlet:8\n[node.d]\npower = p:bank:2*0.5\n"
-             "[pdu.p]\nhost = h\npower_factor = 0.95\n");
+             "[node.c]\npower = q:device + p:7 + p:outlet:8\n[node.d]\npower = p:bank:2*0.5\n"
+             "[pdu.p]\nhost = h\npower_factor = 0.95\n[pdu.q]\nhost = h2\n");
   struct erg_collector_config c;
   struct erg_config_error err;
   erg_collector_config_defaults(&c);
@@ -125,13 +125,45 @@ static void test_collector_levels(void **state) {
       {2, 0, ERG_PDU_DEVICE, 1}, {2, 1, ERG_PDU_OUTLET, 7}, {2, 2, ERG_PDU_OUTLET, 8},
       {3, 0, ERG_PDU_BANK, 2}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-    int ch = c.nodes[want[i].node].feeds[want[i].feed].channel;
-    assert_int_equal(s->levels[ch], want[i].level);
-    assert_int_equal(s->channels[ch], want[i].num);
+    const struct erg_node_feed *f = &c.nodes[want[i].node].feeds[want[i].feed];
+    assert_int_equal(c.sources[f->source].levels[f->channel], want[i].level);
+    assert_int_equal(c.sources[f->source].channels[f->channel], want[i].num);
   }
   /* bank 2 feeds b and d: one channel, not two */
   assert_int_equal(c.nodes[1].feeds[1].channel, c.nodes[3].feeds[0].channel);
-  assert_int_equal(s->nchannels, 6);
+  assert_int_equal(s->nchannels, 5);
+  erg_collector_config_free(&c);
+  unlink(path);
+}
+
+/* [group.NAME]: members take the group's feeds (the whole meter); a
+ * residual subtracts outlets drawn by other nodes. */
+static void test_collector_groups(void **state) {
+  (void)state;
+  write_conf("[pdu.pdu-a]\nhost = h\n[node.n1]\npower = pdu-a:outlet:1\n"
+             "[node.n2]\npower = pdu-a:outlet:2\n[group.rest]\n"
+             "power = pdu-a:inlet:1 - pdu-a:outlet:1 - pdu-a:outlet:2\nnodes = n3, n4\n"
+             "[group.bank]\npower = pdu-a:bank:2\nnodes = n5 n6 n7\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_int_equal(c.ngroups, 2);
+  assert_int_equal(c.groups[0].nfeeds, 3);
+  assert_int_equal(c.groups[0].nmembers, 2);
+  assert_int_equal(c.groups[1].nmembers, 3);
+  assert_float_equal(c.groups[0].feeds[0].factor, 1, 0);
+  assert_float_equal(c.groups[0].feeds[1].factor, -1, 0);
+  assert_float_equal(c.groups[0].feeds[2].factor, -1, 0);
+  /* the subtracted outlet is n1's channel, not a new one */
+  assert_int_equal(c.groups[0].feeds[1].channel, c.nodes[0].feeds[0].channel);
+  for (int m = 0; m < c.groups[1].nmembers; m++) {
+    const struct erg_node_config *n = &c.nodes[c.groups[1].members[m]];
+    assert_int_equal(n->group, 1);
+    assert_int_equal(n->nfeeds, 1);
+    assert_int_equal(n->feeds[0].channel, c.groups[1].feeds[0].channel);
+  }
+  assert_int_equal(c.nodes[0].group, -1);
   erg_collector_config_free(&c);
   unlink(path);
 }
@@ -148,6 +180,33 @@ static void test_errors(void **state) {
                "[report] sets both co2_g_per_kwh and carbon_csv", 0);
   expect_error("[report]\npue_csv = /p.csv\npue = 1.3\n", "[report] sets both pue and pue_csv", 0);
   expect_error("[node.a]\npower = nosuch:1\n", "bad term 'nosuch:1'", 0);
+  /* Groups: a node counted twice, a level feeding nobody, shares over 1. */
+  const char *p = "[pdu.p]\nhost = h\n";
+  char g[512];
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:bank:1\nnodes = x y\n[group.b]\n"
+           "power = p:bank:2\nnodes = y\n", p);
+  expect_error(g, "node y is counted twice: in [group.a] and in [group.b]", 0);
+  snprintf(g, sizeof g, "%s[node.x]\npower = p:3\n[group.a]\npower = p:bank:1\nnodes = x\n", p);
+  expect_error(g, "node x is counted twice: its [node.x] power and [group.a]", 0);
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:bank:1\n", p);
+  expect_error(g, "[group.a] has no nodes", 0);
+  snprintf(g, sizeof g, "%s[group.a]\nnodes = x\n", p);
+  expect_error(g, "[group.a] has no 'power'", 0);
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:inlet:1 - p:outlet:4\nnodes = x\n", p);
+  expect_error(g, "subtracts outlet 4 of source p, which feeds no node or group", 0);
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:bank:1\nnodes = x\n[node.y]\npower = p:bank:1\n",
+           p);
+  expect_error(g, "bank 1 of source p is split into 2 of itself", 0);
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:device\nnodes = x\n[node.y]\npower = p:5\n", p);
+  expect_error(g, "node y is counted twice: its outlet 5 of source p is inside group a's whole", 0);
+  snprintf(g, sizeof g, "%s[node.y]\npower = p:5 - p:6\n", p);
+  expect_error(g, "subtracts outlet 6", 0);
+  snprintf(g, sizeof g, "%s[node.y]\npower = p:5 -\n", p);
+  expect_error(g, "ends with '-'", 0);
+  snprintf(g, sizeof g, "%s[node.y]\npower = p:5 + p:outlet:5\n", p);
+  expect_error(g, "outlet 5 of source p named twice", 0);
+  snprintf(g, sizeof g, "%s[group.a]\npower = p:bank:1\nnodes = x\nweights = 1\n", p);
+  expect_error(g, "unknown key (power, nodes)", 0);
   /* Junk in outlet or factor is an error, not outlet 1 or factor 0.5. */
   const char *m = "[meter.m]\nhost = h\nprofile = erg-sim\n";
   char t[256];
@@ -275,6 +334,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
                                      cmocka_unit_test(test_collector_split),
                                      cmocka_unit_test(test_collector_levels),
+                                     cmocka_unit_test(test_collector_groups),
                                      cmocka_unit_test(test_errors),
                                      cmocka_unit_test(test_hostile)};
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,8 +311,52 @@ static void test_config_key(void **state) {
   unlink(path);
 }
 
+/* Issue 25: a hello is logged when it is a node's first or says something
+ * new; the repeats every 60 samples are only counted. */
+static void test_hello_changes(void **state) {
+  (void)state;
+  struct ingest_ref ref = {0};
+  char *feats[] = {"cpu_time", "rss", "io"}, *more[] = {"cpu_time", "rss", "io", "cycles"};
+  Erg__Hello h = ERG__HELLO__INIT;
+  h.node = "n1";
+  h.agent_version = "0.1.0";
+  h.boot_id = "b1";
+  h.collection = "bpf";
+  h.ncpu = 8;
+  h.agent_pid = 100;
+  h.agent_start_realtime_ns = 1;
+  h.features = feats;
+  h.n_features = 3;
+  assert_int_equal(ingest_ref_hello(&ref, &h), INGEST_HELLO_FIRST);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(ingest_ref_hello(&ref, &h), 0);
+  h.boot_id = "b2";
+  h.agent_pid = 7;
+  assert_int_equal(ingest_ref_hello(&ref, &h), INGEST_HELLO_BOOT | INGEST_HELLO_RESTART);
+  h.features = more;
+  h.n_features = 4;
+  assert_int_equal(ingest_ref_hello(&ref, &h), INGEST_HELLO_FEATURES);
+  h.ncpu = 0; /* unknown: no change, the last known stays */
+  assert_int_equal(ingest_ref_hello(&ref, &h), 0);
+  h.ncpu = 16;
+  h.agent_version = "0.2.0";
+  h.collection = "proc";
+  unsigned changed = ingest_ref_hello(&ref, &h);
+  assert_int_equal(changed, INGEST_HELLO_NCPU | INGEST_HELLO_VERSION | INGEST_HELLO_COLLECTION);
+  assert_int_equal(ref.hellos_new, 4);
+  assert_int_equal(ref.hellos_repeated, 4);
+  char line[600];
+  ingest_hello_text(&h, changed, line, sizeof line);
+  assert_non_null(strstr(line, "node n1, version 0.2.0, collection proc, 16 CPUs, features "
+                               "cpu_time,rss,io,cycles, boot id b2"));
+  assert_non_null(strstr(line, "(changed: version, CPUs, collection;"));
+  ingest_hello_text(&h, INGEST_HELLO_FIRST, line, 40); /* cut, terminated */
+  assert_int_equal(strlen(line), 39);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hello_changes),
       cmocka_unit_test(test_honest),          cmocka_unit_test(test_future_interval),
       cmocka_unit_test(test_interval_bound),  cmocka_unit_test(test_ncpu),
       cmocka_unit_test(test_cpu),             cmocka_unit_test(test_rates_and_counts),

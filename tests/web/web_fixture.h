@@ -4,6 +4,7 @@
 #ifndef ERG_WEB_FIXTURE_H
 #define ERG_WEB_FIXTURE_H
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +56,12 @@ static inline int fixture_keys(struct erg_store *s, size_t n, int64_t t, double 
   return 0;
 }
 
-/* A model file for n1 (held-out metrics shown on its model page). */
+/* The shared meter n1's model file names (a "group" key; docs/web.md). */
+#define FIX_GROUP "pdu-<7>"
+
+/* A model file for n1 (held-out metrics shown on its model page), its
+ * idle power from a recorded idle profile, and a "group": n1's power is a
+ * share of a shared meter. */
 static inline int fixture_model(const char *root, char *why, size_t whylen) {
   struct erg_model m;
   memset(&m, 0, sizeof m);
@@ -65,6 +71,13 @@ static inline int fixture_model(const char *root, char *why, size_t whylen) {
   snprintf(m.feature[0], sizeof m.feature[0], "cpu_seconds_per_second");
   m.coef[0] = 12.5;
   m.idle_watts = 80;
+  m.idle_source = ERG_IDLE_FROM_RECORDED;
+  m.idle_rows = 120;
+  m.has_idle_profile = true;
+  m.idle_profile = (struct erg_idle_profile){.mean_watts = 80, .cells = 120, .ncpu = 4,
+                                             .first_unix_seconds = 1.7e9 - 600,
+                                             .last_unix_seconds = 1.7e9};
+  snprintf(m.idle_profile.node, sizeof m.idle_profile.node, "%s", fix_nodes[0]);
   m.step_seconds = FIX_STEP;
   m.train_first_unix_seconds = 1.7e9, m.train_last_unix_seconds = 1.7e9 + 86400;
   m.train_rows = 17280;
@@ -79,7 +92,18 @@ static inline int fixture_model(const char *root, char *why, size_t whylen) {
     snprintf(why, whylen, "cannot create the models directory");
     return -1;
   }
-  return erg_model_save(&m, path, why, whylen);
+  if (erg_model_save(&m, path, why, whylen) != 0)
+    return -1;
+  /* The keys of a group member's model (docs/model.md, "Shared meters"). */
+  json_t *j = json_load_file(path, 0, NULL);
+  json_t *g = json_pack("{s:s, s:[s,s], s:s, s:s}", "group", FIX_GROUP, "group_nodes",
+                        fix_nodes[0], fix_nodes[1], "group_form", "pooled", "idle_split", "equal");
+  int rc = !j || !g || json_object_update(j, g) || json_dump_file(j, path, JSON_INDENT(2));
+  json_decref(g);
+  json_decref(j);
+  if (rc)
+    snprintf(why, whylen, "cannot add a group to the model file of %s", fix_nodes[0]);
+  return rc ? -1 : 0;
 }
 
 /* Returns 0, or -1 with the reason in why. */

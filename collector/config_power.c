@@ -1,0 +1,314 @@
+/* Power expressions of [node.NAME] and [group.NAME] (docs/config.md):
+ * "SOURCE[:N|:LEVEL:N|:device][*FACTOR]" terms joined by "+", or by " - "
+ * for a residual meter (an inlet minus the outlets metered on their own).
+ * A source name may hold '-', so a minus that subtracts has a space before
+ * it. Groups give their members their feeds; the checks refuse a channel
+ * split into more than itself, a node counted twice and a term that
+ * subtracts what nobody draws. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector_int.h"
+
+/* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
+ * "phase:L2" -> level and entity number; -1 when it is none of those. */
+static int cfg_parse_channel(const char *spec, int *level, long *num) {
+  static const struct { const char *name; int level; } lv[] = {
+      {"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
+      {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
+  char *e;
+  *level = ERG_PDU_OUTLET;
+  *num = strtol(spec, &e, 10);
+  if (e != spec && !*e)
+    return *num >= 1 && *num <= 65535 ? 0 : -1;
+  const char *colon = strchr(spec, ':');
+  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+    if (strlen(lv[i].name) != len || strncmp(spec, lv[i].name, len))
+      continue;
+    *level = lv[i].level;
+    if (!colon) { /* only the device is one of a kind */
+      *num = 1;
+      return *level == ERG_PDU_DEVICE ? 0 : -1;
+    }
+    const char *n = colon + 1;
+    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l'))
+      n++;
+    *num = strtol(n, &e, 10);
+    return e != n && !*e && *num >= 1 && *num <= 65535 ? 0 : -1;
+  }
+  return -1;
+}
+
+/* One term: source index, channel (added to the source's poll list) and
+ * factor; sign -1 subtracts it. */
+static int cfg_term(struct erg_collector_config *c, const char *who, char *t, int sign,
+                    struct erg_node_feed *out, char *why, size_t whylen) {
+  double factor = 1.0;
+  long outlet = 0;
+  int level = ERG_PDU_OUTLET;
+  int bad = 0;
+  char *star = strchr(t, '*'), *e;
+  if (star) {
+    *star = '\0';
+    factor = strtod(star + 1, &e);
+    bad |= e == star + 1 || *e || sign < 0; /* a share of a subtracted outlet means nothing */
+  }
+  char *colon = strchr(t, ':');
+  if (colon) {
+    *colon = '\0';
+    bad |= cfg_parse_channel(colon + 1, &level, &outlet) != 0;
+  }
+  int src = -1;
+  for (int i = 0; i < c->nsources; i++)
+    if (!strcmp(c->sources[i].name, t))
+      src = i;
+  if (bad || src < 0 || !(factor > 0 && factor <= 1)) {
+    snprintf(why, whylen, "%s key 'power': bad term '%s%s%s%s%s' (want "
+             "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
+             "inlet, phase, bank or sensor, N 1..65535 (phase: L1..), 0 < FACTOR <= 1, "
+             "terms joined by + or, for a residual, ' - ' without factors)",
+             who, t, colon ? ":" : "", colon ? colon + 1 : "", star ? "*" : "",
+             star ? star + 1 : "");
+    return -1;
+  }
+  struct erg_pdu_source_config *s = &c->sources[src];
+  if (strcmp(s->driver, "snmp") && level != ERG_PDU_OUTLET) {
+    snprintf(why, whylen, "%s key 'power': '%s' is a %s meter: name its unit as "
+             "%s:N (levels are for SNMP PDUs)", who, t, s->driver, t);
+    return -1;
+  }
+  if (erg_pdu_profile_levels(s->driver, s->profile) > 0 &&
+      !(erg_pdu_profile_levels(s->driver, s->profile) & 1u << level)) {
+    snprintf(why, whylen, "%s key 'power': profile %s of source %s has no %s level", who,
+             s->profile, t, erg_pdu_level_name(level));
+    return -1;
+  }
+  if (outlet == 0)
+    outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
+  int ch = -1;
+  for (int i = 0; i < s->nchannels; i++)
+    if (s->channels[i] == outlet && s->levels[i] == level)
+      ch = i;
+  if (ch < 0) {
+    if (s->nchannels >= ERG_PDU_MAX_CHANNELS) {
+      snprintf(why, whylen, "source %s: too many channels", s->name);
+      return -1;
+    }
+    ch = s->nchannels;
+    s->levels[ch] = (unsigned char)level;
+    s->channels[s->nchannels++] = outlet;
+  }
+  *out = (struct erg_node_feed){src, ch, sign * factor};
+  return 0;
+}
+
+int cfg_power_parse(struct erg_collector_config *c, const char *who, const char *spec,
+                    struct erg_node_feed *feeds, int *nfeeds, char *why, size_t whylen) {
+  char buf[512];
+  erg_strlcpy(buf, spec, sizeof buf);
+  *nfeeds = 0;
+  char *p = buf;
+  int sign = 1, positive = 0;
+  while (*p) {
+    /* The term runs to the next '+' or to a '-' with a space before it. */
+    while (*p == ' ')
+      p++;
+    char *end = p;
+    while (*end && *end != '+' && !(*end == '-' && end > p && end[-1] == ' '))
+      end++;
+    char op = *end;
+    char *stop = end;
+    if (*end)
+      *end = '\0';
+    while (stop > p && stop[-1] == ' ')
+      *--stop = '\0';
+    if (*nfeeds >= ERG_MAX_FEEDS) {
+      snprintf(why, whylen, "%s key 'power': more than %d terms", who, ERG_MAX_FEEDS);
+      return -1;
+    }
+    if (cfg_term(c, who, p, sign, &feeds[*nfeeds], why, whylen) != 0)
+      return -1;
+    positive += sign > 0;
+    (*nfeeds)++;
+    sign = op == '-' ? -1 : 1;
+    p = op ? end + 1 : end;
+    if (op && !*p) {
+      snprintf(why, whylen, "%s key 'power': '%s' ends with '%c'", who, spec, op);
+      return -1;
+    }
+  }
+  if (!positive) {
+    snprintf(why, whylen, "%s key 'power': '%s' has no term that adds", who, spec);
+    return -1;
+  }
+  /* The same channel twice in one expression is a typo, never a meter. */
+  for (int a = 0; a < *nfeeds; a++)
+    for (int b = a + 1; b < *nfeeds; b++)
+      if (feeds[a].source == feeds[b].source && feeds[a].channel == feeds[b].channel) {
+        const struct erg_pdu_source_config *s = &c->sources[feeds[a].source];
+        snprintf(why, whylen, "%s key 'power': %s %d of source %s named twice", who,
+                 erg_pdu_level_name(s->levels[feeds[a].channel]), s->channels[feeds[a].channel],
+                 s->name);
+        return -1;
+      }
+  return 0;
+}
+
+/* Who draws from meters: a node with its own power, or a group. */
+struct consumer {
+  const char *kind, *name;
+  const struct erg_node_feed *feeds;
+  int nfeeds;
+};
+
+static int consumers(const struct erg_collector_config *c, struct consumer **out) {
+  struct consumer *v = calloc((size_t)c->nnodes + (size_t)c->ngroups + 1, sizeof *v);
+  int n = 0;
+  if (!v)
+    return -1;
+  for (int i = 0; i < c->nnodes; i++)
+    if (c->nodes[i].group < 0 && c->nodes[i].nfeeds)
+      v[n++] = (struct consumer){"node", c->nodes[i].name, c->nodes[i].feeds, c->nodes[i].nfeeds};
+  for (int g = 0; g < c->ngroups; g++)
+    v[n++] = (struct consumer){"group", c->groups[g].name, c->groups[g].feeds, c->groups[g].nfeeds};
+  *out = v;
+  return n;
+}
+
+static const char *chan_text(const struct erg_collector_config *c, const struct erg_node_feed *f,
+                             char *buf, size_t len) {
+  const struct erg_pdu_source_config *s = &c->sources[f->source];
+  snprintf(buf, len, "%s %d of source %s", erg_pdu_level_name(s->levels[f->channel]),
+           s->channels[f->channel], s->name);
+  return buf;
+}
+
+static bool has_feed(const struct consumer *k, int source, int channel, int sign) {
+  for (int f = 0; f < k->nfeeds; f++)
+    if (k->feeds[f].source == source && k->feeds[f].channel == channel &&
+        (k->feeds[f].factor > 0) == (sign > 0))
+      return true;
+  return false;
+}
+
+int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whylen) {
+  struct consumer *v;
+  int n = consumers(c, &v), rc = 0;
+  char t[160];
+  if (n < 0) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  for (int a = 0; a < n && rc == 0; a++)
+    for (int f = 0; f < v[a].nfeeds && rc == 0; f++) {
+      const struct erg_node_feed *fa = &v[a].feeds[f];
+      if (fa->factor < 0) {
+        /* A residual subtracts what another node or group draws. */
+        bool drawn = false;
+        for (int b = 0; b < n && !drawn; b++)
+          drawn = b != a && has_feed(&v[b], fa->source, fa->channel, 1);
+        if (!drawn) {
+          snprintf(why, whylen, "%s %s subtracts %s, which feeds no node or group (a level "
+                   "feeding nobody)", v[a].kind, v[a].name, chan_text(c, fa, t, sizeof t));
+          rc = -1;
+        }
+        continue;
+      }
+      /* Shares of one channel add up to at most all of it. */
+      double sum = 0;
+      for (int b = 0; b < n; b++)
+        for (int g = 0; g < v[b].nfeeds; g++)
+          if (v[b].feeds[g].source == fa->source && v[b].feeds[g].channel == fa->channel &&
+              v[b].feeds[g].factor > 0)
+            sum += v[b].feeds[g].factor;
+      if (sum > 1 + 1e-9) {
+        snprintf(why, whylen, "%s is split into %.3g of itself across nodes and groups "
+                 "(factors must add up to at most 1; nodes that share a meter without "
+                 "factors form a [group.NAME])", chan_text(c, fa, t, sizeof t), sum);
+        rc = -1;
+        continue;
+      }
+      /* The whole PDU holds every outlet, bank, phase and inlet of it: a
+       * channel of it drawn by another must be subtracted here. */
+      if (c->sources[fa->source].levels[fa->channel] != ERG_PDU_DEVICE)
+        continue;
+      for (int b = 0; b < n && rc == 0; b++)
+        for (int g = 0; b != a && g < v[b].nfeeds && rc == 0; g++) {
+          const struct erg_node_feed *fb = &v[b].feeds[g];
+          if (fb->source != fa->source || fb->factor < 0 || fb->channel == fa->channel ||
+              has_feed(&v[a], fb->source, fb->channel, -1))
+            continue;
+          snprintf(why, whylen, "%s %s is counted twice: its %s is inside %s %s's whole "
+                   "PDU (subtract it there: '- %s:%s:%d')", v[b].kind, v[b].name,
+                   chan_text(c, fb, t, sizeof t), v[a].kind, v[a].name,
+                   c->sources[fb->source].name,
+                   erg_pdu_level_name(c->sources[fb->source].levels[fb->channel]),
+                   c->sources[fb->source].channels[fb->channel]);
+          rc = -1;
+        }
+    }
+  free(v);
+  return rc;
+}
+
+/* Splits "a b,c" into names. */
+static int next_name(const char **p, char *out, size_t len) {
+  while (**p == ' ' || **p == ',' || **p == '\t')
+    (*p)++;
+  size_t n = 0;
+  while (**p && **p != ' ' && **p != ',' && **p != '\t') {
+    if (n + 1 < len)
+      out[n++] = **p;
+    (*p)++;
+  }
+  out[n] = '\0';
+  return n > 0;
+}
+
+int cfg_group_members(struct erg_collector_config *c, int g, const char *list,
+                      int (*node_index)(void *user, const char *name), void *user, char *why,
+                      size_t whylen) {
+  struct erg_group_config *gr = &c->groups[g];
+  char name[ERG_NAME_MAX + 8];
+  const char *p = list;
+  while (next_name(&p, name, sizeof name)) {
+    if (!erg_name_is_safe(name)) {
+      snprintf(why, whylen, "[group.%s] key 'nodes': '%.64s' is not a node name", gr->name,
+               name);
+      return -1;
+    }
+    int i = node_index(user, name);
+    if (i < 0) {
+      snprintf(why, whylen, "[group.%s]: too many nodes", gr->name);
+      return -1;
+    }
+    struct erg_node_config *nd = &c->nodes[i];
+    if (nd->group >= 0) {
+      snprintf(why, whylen, "node %s is counted twice: in [group.%s] and in [group.%s]",
+               nd->name, c->groups[nd->group].name, gr->name);
+      return -1;
+    }
+    if (nd->nfeeds) {
+      snprintf(why, whylen, "node %s is counted twice: its [node.%s] power and [group.%s] "
+               "(a group member takes its power from the group)", nd->name, nd->name, gr->name);
+      return -1;
+    }
+    if (gr->nmembers >= ERG_MAX_GROUP_NODES) {
+      snprintf(why, whylen, "[group.%s]: more than %d nodes", gr->name, ERG_MAX_GROUP_NODES);
+      return -1;
+    }
+    gr->members[gr->nmembers++] = i;
+    nd->group = g;
+    memcpy(nd->feeds, gr->feeds, sizeof nd->feeds);
+    nd->nfeeds = gr->nfeeds;
+  }
+  if (gr->nmembers == 0) {
+    snprintf(why, whylen, "[group.%s] has no nodes (a level feeding nobody): give 'nodes = A B "
+             "...'", gr->name);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,87 @@
+/* Nodes behind one shared meter ([group.NAME], docs/model.md "Shared
+ * meters"). Every member's grid receives the whole meter; before a cell is
+ * finalised the members' models predict each member's power in it, and
+ * each member is given the measured power in proportion, so the shares
+ * add up to the meter exactly and a busy node gets more than an idle one.
+ * The meter lag is estimated once, from the group's summed activity, by
+ * the first member; the others follow it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector_int.h"
+#include "state.h"
+
+int groups_build(struct collector *c) {
+  const struct erg_collector_config *cfg = c->cfg;
+  if (cfg->ngroups == 0)
+    return 0;
+  c->groups = calloc((size_t)cfg->ngroups, sizeof *c->groups);
+  if (!c->groups)
+    return -1;
+  c->ngroups = cfg->ngroups;
+  for (int g = 0; g < cfg->ngroups; g++) {
+    struct group_state *gs = &c->groups[g];
+    gs->cfg = &cfg->groups[g];
+    for (int m = 0; m < gs->cfg->nmembers; m++)
+      for (size_t i = 0; i < c->nnodes; i++)
+        if (c->nodes[i]->cfg_index == gs->cfg->members[m]) {
+          c->nodes[i]->group = g;
+          gs->members[gs->nmembers++] = c->nodes[i];
+        }
+    if (gs->nmembers != gs->cfg->nmembers)
+      return -1; /* configured nodes exist from the start */
+  }
+  return 0;
+}
+
+void groups_free(struct collector *c) {
+  free(c->groups);
+  c->groups = NULL;
+  c->ngroups = 0;
+}
+
+struct erg_lag *node_lag(struct collector *c, struct node_state *n) {
+  return n->group >= 0 ? &c->groups[n->group].members[0]->lag : &n->lag;
+}
+
+bool node_lag_follows(const struct collector *c, const struct node_state *n) {
+  return n->group >= 0 && c->groups[n->group].members[0] != n;
+}
+
+void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
+  double pred[ERG_MAX_GROUP_NODES], sum = 0;
+  int missing = 0;
+  unsigned step = c->cfg->step_seconds;
+  for (int m = 0; m < g->nmembers; m++) {
+    const struct node_state *n = g->members[m];
+    struct erg_cell_model cm = node_model_cell(n->model);
+    /* A member with no data for the cell (agent away) draws its idle. */
+    const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
+    struct erg_grid_cell none = {.t0 = t0};
+    pred[m] = erg_cell_predict(&cm, cell ? cell : &none, step);
+    if (!isfinite(pred[m]) || pred[m] < 0)
+      missing++;
+    else
+      sum += pred[m];
+  }
+  /* Until every member has a model there is nothing to weigh by: an equal
+   * split, as fixed factors would give (erg fit --group makes models). */
+  bool equal = missing > 0 || !(sum > 0);
+  if (equal) {
+    g->equal_split_cells++;
+    if (!g->equal_said) {
+      g->equal_said = 1;
+      erg_warn("group %s: %d of %d nodes have no model yet: the shared meter is split "
+               "equally until `erg fit --group %s` has fitted them (logged once; "
+               "erg_group_equal_split_cells_total)", g->cfg->name, missing, g->nmembers,
+               g->cfg->name);
+    }
+  } else if (g->equal_said) {
+    g->equal_said = 0;
+    erg_info("group %s: every node has a model: the shared meter is split by them",
+             g->cfg->name);
+  }
+  for (int m = 0; m < g->nmembers; m++)
+    g->members[m]->share = equal ? 1.0 / g->nmembers : pred[m] / sum;
+}

@@ -1,0 +1,81 @@
+/* GPU sampling: per GPU, board energy, mean power and utilization over an
+ * interval; per process, its share of each GPU's SM activity. One backend
+ * implements this header (gpu_nvml.c: NVIDIA, NVML loaded with dlopen).
+ * The backends use libc and libdl only, so tests/gpu/device_check.sh can
+ * build them alone; they return errors and never log. */
+#ifndef ERG_GPU_H
+#define ERG_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERG_GPU_MAX_DEVICES 64
+#define ERG_GPU_TEXT 96 /* uuid, name: NVML's *_V2_BUFFER_SIZE */
+
+/* One GPU. The identity and capability fields are set at open; the
+ * readings by each erg_gpu_sample over the interval since the last one. */
+struct erg_gpu_device {
+  unsigned index; /* the backend's device index */
+  char uuid[ERG_GPU_TEXT];
+  char name[ERG_GPU_TEXT];
+  bool mig;             /* MIG mode on: no per-process utilization */
+  bool energy_counter;  /* has a board energy counter (NVML: Volta and newer) */
+  bool power_reading;   /* has a board power reading */
+  bool proc_util;       /* reports per-process utilization */
+  /* Readings over the interval. */
+  double seconds;               /* from the previous reading to this one */
+  bool has_energy;              /* energy_joules and power_watts are set */
+  bool energy_from_counter;     /* energy_joules is the counter's difference */
+  double energy_joules;         /* counter difference, else integrated power */
+  double energy_counter_joules; /* -1: no counter reading this interval */
+  double energy_power_joules;   /* trapezoid of the power readings; -1: none */
+  double power_watts;           /* mean: energy_joules / seconds */
+  double power_now_watts;       /* the last power reading; -1: none */
+  bool has_util;
+  unsigned util_percent;     /* kernels running, % of the driver's last period */
+  unsigned mem_util_percent; /* device memory busy, same */
+  bool has_proc_util;        /* per-process samples were read this interval */
+};
+
+/* One process's use of one GPU over the interval: the processes that held
+ * a compute context at the reading or had activity in the interval. */
+struct erg_gpu_proc {
+  uint32_t pid;    /* as the driver sees it (the host's pid namespace) */
+  unsigned device; /* position in erg_gpu_interval.devices */
+  /* This process's part of the GPU's SM activity in the interval: its sum
+   * of the driver's per-period SM utilization over the sum for every
+   * process. 0..1; the shares of a GPU sum to 1 when it had any activity,
+   * to 0 when none (or without has_proc_util). */
+  double sm_share;
+  double sm_percent;  /* its mean SM utilization over the interval, % */
+  double mem_percent; /* its mean memory-controller utilization, % */
+  uint64_t used_memory_bytes; /* at the reading; 0: unknown */
+};
+
+struct erg_gpu_interval {
+  size_t ndevices;
+  const struct erg_gpu_device *devices;
+  size_t nprocs;
+  const struct erg_gpu_proc *procs; /* sorted by device, then pid */
+};
+
+struct erg_gpu;
+
+/* Loads the backend's library (NULL: its default name) and finds the GPUs.
+ * 0 on success; -1 with why otherwise, and *absent set when the library is
+ * not there at all (a node without the GPU stack, not an error for auto). */
+int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *why,
+                 size_t whylen);
+const char *erg_gpu_backend(const struct erg_gpu *g); /* "nvml" */
+/* The GPUs found (readings as of the last erg_gpu_sample). */
+const struct erg_gpu_device *erg_gpu_devices(const struct erg_gpu *g, size_t *n);
+/* Reads every GPU at now_ns (CLOCK_MONOTONIC). 1: *out holds the interval
+ * since the previous call, valid until the next; 0: the first call, a
+ * baseline; -1: the GPU stack failed (a GPU lost, the driver gone) and
+ * why says how: close it, it will not recover. */
+int erg_gpu_sample(struct erg_gpu *g, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
+                   size_t whylen);
+void erg_gpu_close(struct erg_gpu *g);
+
+#endif

@@ -1,0 +1,499 @@
+/* GPU sampling through NVML (NVIDIA), loaded with dlopen: no build-time
+ * dependency, and a node without the driver simply has no GPUs. libc and
+ * libdl only (tests/gpu/device_check.sh builds this file alone).
+ *
+ * Energy: the board energy counter's difference (Volta and newer), else
+ * the trapezoid of the power readings at the interval's ends. Per-process
+ * shares: nvmlDeviceGetProcessUtilization returns, per driver sample
+ * period, one sample per process with non-zero SM or memory utilization;
+ * a process's share of a GPU is its sum of smUtil over the interval's
+ * samples divided by the sum for all processes. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "gpu_nvml_abi.h"
+
+/* Samples closer than this belong to one driver period (the driver's
+ * period is 1/6 s to 1 s). */
+#define NVML_PERIOD_SLACK_US 10000ULL
+
+struct nvml_api {
+  void *dl;
+  nvmlInit_v2_fn init;
+  nvmlShutdown_fn shutdown;
+  nvmlErrorString_fn error_string;
+  nvmlDeviceGetCount_v2_fn count;
+  nvmlDeviceGetHandleByIndex_v2_fn handle;
+  nvmlDeviceGetUUID_fn uuid;
+  nvmlDeviceGetName_fn name;
+  /* Optional: a driver without one lacks that reading. */
+  nvmlDeviceGetPowerUsage_fn power;
+  nvmlDeviceGetTotalEnergyConsumption_fn energy;
+  nvmlDeviceGetUtilizationRates_fn util;
+  nvmlDeviceGetProcessUtilization_fn proc_util;
+  nvmlDeviceGetComputeRunningProcesses_v3_fn compute_procs;
+  nvmlDeviceGetMigMode_fn mig_mode;
+};
+
+/* What the last reading of one device left for the next interval. */
+struct nvml_prev {
+  nvmlDevice_t h;
+  bool have_energy, have_power;
+  unsigned long long energy_mj;
+  double power_w;
+  unsigned long long last_ts; /* newest process sample seen, µs */
+  unsigned long long period_us; /* shortest gap between sample periods seen; 0: unknown */
+};
+
+struct erg_gpu {
+  struct nvml_api api;
+  bool initialised;
+  size_t n;
+  struct erg_gpu_device dev[ERG_GPU_MAX_DEVICES];
+  struct nvml_prev prev[ERG_GPU_MAX_DEVICES];
+  uint64_t prev_ns;
+  bool have_prev;
+  nvmlProcessUtilizationSample_t *us;
+  unsigned us_cap;
+  nvmlProcessInfo_t *pi;
+  unsigned pi_cap;
+  unsigned long long *ts;
+  struct erg_gpu_proc *procs;
+  size_t nprocs, procs_cap;
+};
+
+static const char *nvml_str(const struct erg_gpu *g, nvmlReturn_t r) {
+  const char *s = g->api.error_string ? g->api.error_string(r) : NULL;
+  return s ? s : "unknown NVML error";
+}
+
+/* A reading that is just not there now (or on this GPU); anything else
+ * means the GPU or the driver is gone. */
+static bool nvml_soft(nvmlReturn_t r) {
+  return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NO_PERMISSION ||
+         r == NVML_ERROR_NOT_FOUND || r == NVML_ERROR_NO_DATA ||
+         r == NVML_ERROR_INSUFFICIENT_SIZE || r == NVML_ERROR_NOT_READY ||
+         r == NVML_ERROR_TIMEOUT;
+}
+
+static int nvml_fail(struct erg_gpu *g, const struct erg_gpu_device *d, const char *fn,
+                     nvmlReturn_t r, char *why, size_t whylen) {
+  if (d)
+    snprintf(why, whylen, "GPU %u (%s): %s: %s", d->index, d->uuid, fn, nvml_str(g, r));
+  else
+    snprintf(why, whylen, "%s: %s", fn, nvml_str(g, r));
+  return -1;
+}
+
+static int nvml_load(struct nvml_api *api, const char *library, bool *absent, char *why,
+                     size_t whylen) {
+  api->dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!api->dl) {
+    *absent = true;
+    snprintf(why, whylen, "%s", dlerror());
+    return -1;
+  }
+  static const struct {
+    const char *name;
+    size_t off;
+    bool required;
+  } syms[] = {
+#define NVML_SYM(f, n, req) {n, offsetof(struct nvml_api, f), req}
+      NVML_SYM(init, "nvmlInit_v2", true),
+      NVML_SYM(shutdown, "nvmlShutdown", true),
+      NVML_SYM(error_string, "nvmlErrorString", true),
+      NVML_SYM(count, "nvmlDeviceGetCount_v2", true),
+      NVML_SYM(handle, "nvmlDeviceGetHandleByIndex_v2", true),
+      NVML_SYM(uuid, "nvmlDeviceGetUUID", true),
+      NVML_SYM(name, "nvmlDeviceGetName", true),
+      NVML_SYM(power, "nvmlDeviceGetPowerUsage", false),
+      NVML_SYM(energy, "nvmlDeviceGetTotalEnergyConsumption", false),
+      NVML_SYM(util, "nvmlDeviceGetUtilizationRates", false),
+      NVML_SYM(proc_util, "nvmlDeviceGetProcessUtilization", false),
+      NVML_SYM(compute_procs, "nvmlDeviceGetComputeRunningProcesses_v3", false),
+      NVML_SYM(mig_mode, "nvmlDeviceGetMigMode", false),
+#undef NVML_SYM
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    void *p = dlsym(api->dl, syms[i].name);
+    if (!p && syms[i].required) {
+      snprintf(why, whylen, "%s lacks %s (driver too old?)", library, syms[i].name);
+      return -1;
+    }
+    /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
+    memcpy((char *)api + syms[i].off, &p, sizeof p);
+  }
+  return 0;
+}
+
+/* Probes one device's identity and what it can report. */
+static int nvml_probe(struct erg_gpu *g, unsigned i, char *why, size_t whylen) {
+  struct erg_gpu_device *d = &g->dev[g->n];
+  struct nvml_prev *p = &g->prev[g->n];
+  memset(d, 0, sizeof *d);
+  memset(p, 0, sizeof *p);
+  d->index = i;
+  snprintf(d->uuid, sizeof d->uuid, "index-%u", i);
+  nvmlReturn_t r = g->api.handle(i, &p->h);
+  if (r != NVML_SUCCESS)
+    return nvml_fail(g, d, "nvmlDeviceGetHandleByIndex_v2", r, why, whylen);
+  if ((r = g->api.uuid(p->h, d->uuid, sizeof d->uuid)) != NVML_SUCCESS)
+    return nvml_fail(g, d, "nvmlDeviceGetUUID", r, why, whylen);
+  if ((r = g->api.name(p->h, d->name, sizeof d->name)) != NVML_SUCCESS && !nvml_soft(r))
+    return nvml_fail(g, d, "nvmlDeviceGetName", r, why, whylen);
+  d->uuid[sizeof d->uuid - 1] = d->name[sizeof d->name - 1] = '\0';
+  unsigned cur = 0, pending = 0;
+  if (g->api.mig_mode && g->api.mig_mode(p->h, &cur, &pending) == NVML_SUCCESS)
+    d->mig = cur == NVML_DEVICE_MIG_ENABLE;
+  unsigned long long mj;
+  unsigned mw;
+  if (g->api.energy) {
+    r = g->api.energy(p->h, &mj);
+    if (r != NVML_SUCCESS && !nvml_soft(r))
+      return nvml_fail(g, d, "nvmlDeviceGetTotalEnergyConsumption", r, why, whylen);
+    d->energy_counter = r == NVML_SUCCESS;
+  }
+  if (g->api.power) {
+    r = g->api.power(p->h, &mw);
+    if (r != NVML_SUCCESS && !nvml_soft(r))
+      return nvml_fail(g, d, "nvmlDeviceGetPowerUsage", r, why, whylen);
+    d->power_reading = r == NVML_SUCCESS;
+  }
+  /* MIG: NVML has no per-process utilization (documented). */
+  if (g->api.proc_util && !d->mig) {
+    unsigned cnt = g->us_cap;
+    r = g->api.proc_util(p->h, g->us, &cnt, ~0ULL);
+    if (r != NVML_SUCCESS && !nvml_soft(r))
+      return nvml_fail(g, d, "nvmlDeviceGetProcessUtilization", r, why, whylen);
+    d->proc_util = r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_NO_PERMISSION;
+  }
+  g->n++;
+  return 0;
+}
+
+int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *why,
+                 size_t whylen) {
+  *absent = false;
+  struct erg_gpu *g = calloc(1, sizeof *g);
+  if (g) {
+    g->us_cap = g->pi_cap = 256;
+    g->us = calloc(g->us_cap, sizeof *g->us);
+    g->ts = calloc(g->us_cap, sizeof *g->ts);
+    g->pi = calloc(g->pi_cap, sizeof *g->pi);
+  }
+  if (!g || !g->us || !g->ts || !g->pi) {
+    snprintf(why, whylen, "out of memory");
+    erg_gpu_close(g);
+    return -1;
+  }
+  if (nvml_load(&g->api, library ? library : "libnvidia-ml.so.1", absent, why, whylen) != 0) {
+    erg_gpu_close(g);
+    return -1;
+  }
+  nvmlReturn_t r = g->api.init();
+  if (r != NVML_SUCCESS) {
+    nvml_fail(g, NULL, "nvmlInit_v2", r, why, whylen);
+    erg_gpu_close(g);
+    return -1;
+  }
+  g->initialised = true;
+  unsigned count = 0;
+  if ((r = g->api.count(&count)) != NVML_SUCCESS) {
+    nvml_fail(g, NULL, "nvmlDeviceGetCount_v2", r, why, whylen);
+    erg_gpu_close(g);
+    return -1;
+  }
+  if (count == 0) {
+    *absent = true;
+    snprintf(why, whylen, "NVML sees no GPU");
+    erg_gpu_close(g);
+    return -1;
+  }
+  for (unsigned i = 0; i < count && g->n < ERG_GPU_MAX_DEVICES; i++)
+    if (nvml_probe(g, i, why, whylen) != 0) {
+      erg_gpu_close(g);
+      return -1;
+    }
+  *out = g;
+  return 0;
+}
+
+const char *erg_gpu_backend(const struct erg_gpu *g) {
+  (void)g;
+  return "nvml";
+}
+
+const struct erg_gpu_device *erg_gpu_devices(const struct erg_gpu *g, size_t *n) {
+  *n = g->n;
+  return g->dev;
+}
+
+/* Grows the sample buffer (and its time stamps' scratch array) or the
+ * process buffer of g to hold want entries. */
+static int nvml_grow(struct erg_gpu *g, bool util, unsigned want) {
+  unsigned n = want + want / 4 + 16;
+  if (util) {
+    nvmlProcessUtilizationSample_t *s = realloc(g->us, (size_t)n * sizeof *s);
+    if (s)
+      g->us = s;
+    unsigned long long *t = s ? realloc(g->ts, (size_t)n * sizeof *t) : NULL;
+    if (!t)
+      return -1; /* us_cap unchanged: a larger g->us is harmless */
+    g->ts = t;
+    g->us_cap = n;
+  } else {
+    nvmlProcessInfo_t *p = realloc(g->pi, (size_t)n * sizeof *p);
+    if (!p)
+      return -1;
+    g->pi = p;
+    g->pi_cap = n;
+  }
+  return 0;
+}
+
+/* Device k's process utilization samples since its last time stamp (util)
+ * or its compute processes, in a buffer grown until they fit: 0 and *cnt
+ * entries, 1 when there are none to read (a soft error), -1 (fatal, *rr). */
+static int nvml_list(struct erg_gpu *g, size_t k, bool util, unsigned *cnt, nvmlReturn_t *rr) {
+  const struct nvml_prev *p = &g->prev[k];
+  for (int tries = 0; tries < 4; tries++) {
+    unsigned cap = util ? g->us_cap : g->pi_cap;
+    *cnt = cap;
+    *rr = util ? g->api.proc_util(p->h, g->us, cnt, p->last_ts)
+               : g->api.compute_procs(p->h, cnt, g->pi);
+    if (*rr == NVML_ERROR_INSUFFICIENT_SIZE && *cnt > cap) {
+      if (nvml_grow(g, util, *cnt) != 0)
+        return 1;
+      continue;
+    }
+    if (*rr != NVML_SUCCESS)
+      return nvml_soft(*rr) ? 1 : -1;
+    *cnt = *cnt < cap ? *cnt : cap;
+    return 0;
+  }
+  return 1;
+}
+
+static struct erg_gpu_proc *nvml_proc_push(struct erg_gpu *g, uint32_t pid, unsigned dev) {
+  if (g->nprocs == g->procs_cap) {
+    size_t cap = g->procs_cap ? g->procs_cap * 2 : 64;
+    struct erg_gpu_proc *p = realloc(g->procs, cap * sizeof *p);
+    if (!p)
+      return NULL;
+    g->procs = p;
+    g->procs_cap = cap;
+  }
+  struct erg_gpu_proc *p = &g->procs[g->nprocs++];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  p->device = dev;
+  return p;
+}
+
+static int cmp_ull(const void *a, const void *b) {
+  unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_proc(const void *a, const void *b) {
+  const struct erg_gpu_proc *x = a, *y = b;
+  return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Per-process utilization of device k since the last reading: sums of
+ * smUtil and memUtil per pid into the device's entries (sm_percent and
+ * mem_percent hold the sums until nvml_proc_finish). Returns the number of
+ * driver periods seen, or -1 (fatal). */
+static long nvml_proc_util(struct erg_gpu *g, size_t k, bool baseline, nvmlReturn_t *rr) {
+  struct nvml_prev *p = &g->prev[k];
+  unsigned cnt;
+  int res = nvml_list(g, k, true, &cnt, rr);
+  if (res < 0)
+    return -1;
+  /* NOT_FOUND: read, and no process had activity. */
+  g->dev[k].has_proc_util = res == 0 || *rr == NVML_ERROR_NOT_FOUND;
+  if (res > 0)
+    return 0;
+  size_t nts = 0;
+  unsigned long long newest = p->last_ts;
+  for (unsigned i = 0; i < cnt; i++) {
+    const nvmlProcessUtilizationSample_t *s = &g->us[i];
+    if (s->timeStamp <= p->last_ts)
+      continue; /* the driver filters; this guards against one that does not */
+    g->ts[nts++] = s->timeStamp;
+    newest = s->timeStamp > newest ? s->timeStamp : newest;
+    if (baseline)
+      continue;
+    struct erg_gpu_proc *e = nvml_proc_push(g, s->pid, (unsigned)k);
+    if (!e)
+      break;
+    e->sm_percent = s->smUtil;
+    e->mem_percent = s->memUtil;
+  }
+  /* Distinct periods, and the driver's period: the shortest gap between
+   * two (periods without activity have no samples, so gaps only grow). */
+  qsort(g->ts, nts, sizeof *g->ts, cmp_ull);
+  long periods = 0;
+  unsigned long long start = p->last_ts;
+  for (size_t i = 0; i < nts; i++) {
+    if (periods && g->ts[i] - start <= NVML_PERIOD_SLACK_US)
+      continue;
+    unsigned long long gap = g->ts[i] - start;
+    if (start && gap > NVML_PERIOD_SLACK_US && (!p->period_us || gap < p->period_us))
+      p->period_us = gap;
+    start = g->ts[i];
+    periods++;
+  }
+  p->last_ts = newest;
+  return periods;
+}
+
+/* Merges the entries of device k from first on (one per compute process
+ * and per utilization sample) into one per pid, and turns the sums into
+ * shares and means over the interval's periods. */
+static void nvml_proc_finish(struct erg_gpu *g, size_t k, size_t first, long periods) {
+  struct erg_gpu_proc *e = g->procs + first;
+  size_t n = g->nprocs - first, m = 0;
+  qsort(e, n, sizeof *e, cmp_proc);
+  for (size_t i = 0; i < n; i++) {
+    if (m && e[m - 1].pid == e[i].pid) {
+      e[m - 1].sm_percent += e[i].sm_percent;
+      e[m - 1].mem_percent += e[i].mem_percent;
+      e[m - 1].used_memory_bytes += e[i].used_memory_bytes;
+    } else {
+      e[m++] = e[i];
+    }
+  }
+  g->nprocs = first + m;
+  const struct erg_gpu_device *d = &g->dev[k];
+  double expect = g->prev[k].period_us ? d->seconds * 1e6 / (double)g->prev[k].period_us : 0;
+  double nper = (double)periods > expect ? (double)periods : expect;
+  double total = 0;
+  for (size_t i = 0; i < m; i++)
+    total += e[i].sm_percent;
+  for (size_t i = 0; i < m; i++) {
+    e[i].sm_share = total > 0 ? e[i].sm_percent / total : 0;
+    e[i].sm_percent = nper > 0 ? e[i].sm_percent / nper : 0;
+    e[i].mem_percent = nper > 0 ? e[i].mem_percent / nper : 0;
+    if (e[i].sm_percent > 100)
+      e[i].sm_percent = 100;
+    if (e[i].mem_percent > 100)
+      e[i].mem_percent = 100;
+  }
+}
+
+/* The processes holding a compute context on device k, with their memory. */
+static int nvml_compute_procs(struct erg_gpu *g, size_t k, nvmlReturn_t *rr) {
+  unsigned cnt;
+  int res = nvml_list(g, k, false, &cnt, rr);
+  if (res != 0)
+    return res < 0 ? -1 : 0;
+  for (unsigned i = 0; i < cnt; i++) {
+    struct erg_gpu_proc *e = nvml_proc_push(g, g->pi[i].pid, (unsigned)k);
+    if (!e)
+      break;
+    if (g->pi[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
+      e->used_memory_bytes = g->pi[i].usedGpuMemory;
+  }
+  return 0;
+}
+
+/* Energy and power of device k over the interval. */
+static int nvml_energy(struct erg_gpu *g, size_t k, bool baseline, const char **fn,
+                       nvmlReturn_t *rr) {
+  struct erg_gpu_device *d = &g->dev[k];
+  struct nvml_prev *p = &g->prev[k];
+  unsigned long long mj = 0;
+  unsigned mw = 0;
+  bool have_e = false, have_p = false;
+  d->has_energy = d->energy_from_counter = false;
+  d->energy_counter_joules = d->energy_power_joules = d->power_now_watts = -1;
+  if (d->energy_counter) {
+    *fn = "nvmlDeviceGetTotalEnergyConsumption";
+    if ((*rr = g->api.energy(p->h, &mj)) != NVML_SUCCESS && !nvml_soft(*rr))
+      return -1;
+    have_e = *rr == NVML_SUCCESS;
+  }
+  if (d->power_reading) {
+    *fn = "nvmlDeviceGetPowerUsage";
+    if ((*rr = g->api.power(p->h, &mw)) != NVML_SUCCESS && !nvml_soft(*rr))
+      return -1;
+    have_p = *rr == NVML_SUCCESS;
+  }
+  if (have_p)
+    d->power_now_watts = mw / 1000.0;
+  /* A counter that went back: the driver was reloaded; use the power. */
+  if (!baseline && have_e && p->have_energy && mj >= p->energy_mj)
+    d->energy_counter_joules = (double)(mj - p->energy_mj) / 1000.0;
+  if (!baseline && have_p && p->have_power)
+    d->energy_power_joules = (p->power_w + d->power_now_watts) / 2 * d->seconds;
+  if (d->energy_counter_joules >= 0) {
+    d->energy_joules = d->energy_counter_joules;
+    d->has_energy = d->energy_from_counter = true;
+  } else if (d->energy_power_joules >= 0) {
+    d->energy_joules = d->energy_power_joules;
+    d->has_energy = true;
+  }
+  d->power_watts = d->has_energy && d->seconds > 0 ? d->energy_joules / d->seconds : 0;
+  p->have_energy = have_e;
+  p->energy_mj = mj;
+  p->have_power = have_p;
+  p->power_w = d->power_now_watts;
+  return 0;
+}
+
+int erg_gpu_sample(struct erg_gpu *g, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
+                   size_t whylen) {
+  bool baseline = !g->have_prev;
+  double seconds = baseline || now_ns <= g->prev_ns ? 0 : (double)(now_ns - g->prev_ns) / 1e9;
+  g->nprocs = 0;
+  for (size_t k = 0; k < g->n; k++) {
+    struct erg_gpu_device *d = &g->dev[k];
+    nvmlReturn_t r;
+    const char *fn = "";
+    d->seconds = seconds;
+    if (nvml_energy(g, k, baseline, &fn, &r) != 0)
+      return nvml_fail(g, d, fn, r, why, whylen);
+    d->has_util = d->has_proc_util = false;
+    if (g->api.util) {
+      nvmlUtilization_t u;
+      if ((r = g->api.util(g->prev[k].h, &u)) != NVML_SUCCESS && !nvml_soft(r))
+        return nvml_fail(g, d, "nvmlDeviceGetUtilizationRates", r, why, whylen);
+      d->has_util = r == NVML_SUCCESS;
+      d->util_percent = d->has_util ? u.gpu : 0;
+      d->mem_util_percent = d->has_util ? u.memory : 0;
+    }
+    size_t first = g->nprocs;
+    if (!baseline && g->api.compute_procs && nvml_compute_procs(g, k, &r) < 0)
+      return nvml_fail(g, d, "nvmlDeviceGetComputeRunningProcesses_v3", r, why, whylen);
+    long periods = 0;
+    if (d->proc_util && (periods = nvml_proc_util(g, k, baseline, &r)) < 0)
+      return nvml_fail(g, d, "nvmlDeviceGetProcessUtilization", r, why, whylen);
+    if (!baseline)
+      nvml_proc_finish(g, k, first, periods);
+  }
+  g->prev_ns = now_ns;
+  g->have_prev = true;
+  out->ndevices = g->n;
+  out->devices = g->dev;
+  out->nprocs = g->nprocs;
+  out->procs = g->procs;
+  return baseline ? 0 : 1;
+}
+
+void erg_gpu_close(struct erg_gpu *g) {
+  if (!g)
+    return;
+  if (g->initialised)
+    g->api.shutdown();
+  if (g->api.dl)
+    dlclose(g->api.dl);
+  free(g->us);
+  free(g->ts);
+  free(g->pi);
+  free(g->procs);
+  free(g);
+}

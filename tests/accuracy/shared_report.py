@@ -1,0 +1,101 @@
+"""Report of tests/accuracy/shared.sh (docs/accuracy.md, "Shared meters"):
+per job and per node, the truth next to erg with every node on its own
+outlet (ergd "outlet") and with all of them behind one shared meter (ergd
+"shared", [group.bank]). args: WORK; WORK/setup.json says the rest."""
+import json, math, sys
+from truth import Samples, job_truth, rrd_energy, shown_energy, truth_bins, truth_rows
+
+work = sys.argv[1]
+S = json.load(open(f"{work}/setup.json"))
+t0, t1, step, lag, mode = S["t_start"], S["t_end"], S["step"], S["lag"], S["mode"]
+INST = ["outlet", "shared"]
+truth_csv = f"{work}/truth.csv"
+
+def pct(erg, truth):
+    return 100 * (erg - truth) / truth if truth > 0 else math.inf
+
+jobs, nodes = {}, {}
+for n, m in S["nodes"].items():
+    rows = truth_rows(truth_csv, n)
+    cpu_j, _ = truth_bins(rows, t0, t1, lag, lambda u, m=m: m["slope"] * u ** m["exponent"])
+    mine = [j for j in S["jobs"] if j["node"] == n]
+    jt = job_truth(cpu_j, {}, Samples(f"{work}/cpu-{n}.csv"), [j["name"] for j in mine])
+    for j in mine:
+        jobs[j["name"]] = {"node": n, "truth": jt[j["name"]]}
+        for i in INST:
+            jobs[j["name"]][i] = rrd_energy(f"{work}/{i}/{n}-{j['name']}.txt", t0, t1, step)
+    nodes[n] = {"truth": shown_energy(rows, t0, t1, lag), "truth_dynamic": sum(cpu_j.values())}
+    for i in INST:
+        f = f"{work}/{i}/node-{n}.txt"
+        nodes[n][i] = rrd_energy(f, t0, t1, step, "measured")
+        nodes[n][i + "_dynamic"] = rrd_energy(f, t0, t1, step, "dynamic")
+meter = shown_energy(truth_rows(truth_csv, S["sum"]), t0, t1, lag)
+
+def fit_summary(path):
+    try:
+        f = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    v = f.get("validation") or {}
+    return {"form": f.get("form"), "rows": (f.get("rows") or {}).get("used"),
+            "idle_watts": f.get("idle_watts"), "heldout_cells": v.get("cells"),
+            "mape_total_percent": v.get("mape_total_percent"),
+            "mape_dynamic_percent": v.get("mape_dynamic_percent")}
+
+res = {"mode": mode, "window_seconds": t1 - t0, "jobs": jobs, "nodes": nodes,
+       "shared_meter_joules": meter,
+       "fit": {"outlet": {n: fit_summary(f"{work}/outlet/fit-{n}.json") for n in nodes},
+               "shared": fit_summary(f"{work}/shared/fit-group.json")}}
+json.dump(res, open(f"{work}/shared-report.json", "w"), indent=1)
+
+print(f"window {t1 - t0} s ({mode}); shared meter {S['sum']} showed {meter:.1f} J, its nodes "
+      f"{sum(x['truth'] for x in nodes.values()):.1f} J")
+print(f"{'job':6} {'node':4} {'truth J':>9} {'outlet J':>9} {'err %':>7} {'shared J':>9} {'err %':>7}")
+for name, j in jobs.items():
+    print(f"{name:6} {j['node']:4} {j['truth']:9.1f} {j['outlet']:9.1f} "
+          f"{pct(j['outlet'], j['truth']):+7.2f} {j['shared']:9.1f} {pct(j['shared'], j['truth']):+7.2f}")
+print(f"{'node':6} {'what':7} {'truth J':>9} {'outlet J':>9} {'err %':>7} {'shared J':>9} {'err %':>7}")
+for n, x in nodes.items():
+    for what, k in (("total", ""), ("dynamic", "_dynamic")):
+        tr = x["truth" + k]
+        print(f"{n:6} {what:7} {tr:9.1f} {x['outlet' + k]:9.1f} {pct(x['outlet' + k], tr):+7.2f} "
+              f"{x['shared' + k]:9.1f} {pct(x['shared' + k], tr):+7.2f}")
+def num(x, fmt=".2f"):
+    return "-" if x is None else format(x, fmt)
+for n, f in res["fit"]["outlet"].items():
+    if f:
+        print(f"fit outlet {n}: idle {num(f['idle_watts'], '.1f')} W (truth {S['nodes'][n]['idle']:g}), "
+              f"held-out MAPE total {num(f['mape_total_percent'])} %, dynamic "
+              f"{num(f['mape_dynamic_percent'])} % ({f['heldout_cells']} cells)")
+f = res["fit"]["shared"]
+if f:
+    # Only the members' idle sum is identified; what it misses goes to
+    # dynamic power, i.e. to the jobs, for the whole window.
+    truth_idle = sum(m["idle"] for m in S["nodes"].values())
+    print(f"fit shared: form {f['form']}, {f['rows']} joined rows, idle sum "
+          f"{num(f['idle_watts'], '.1f')} W (truth {truth_idle:g} W), held-out MAPE total "
+          f"{num(f['mape_total_percent'])} %, dynamic {num(f['mape_dynamic_percent'])} % "
+          f"({f['heldout_cells']} cells)")
+
+# Identical jobs on one node: erg's split against the truth's.
+ident = {}
+a, b = S.get("identical", [None, None])
+if a in jobs and b in jobs:
+    ta, tb = jobs[a]["truth"], jobs[b]["truth"]
+    for i in INST:
+        ea, eb = jobs[a][i], jobs[b][i]
+        ident[i] = 100 * abs(ea / max(1e-9, ea + eb) - ta / max(1e-9, ta + tb)) * 2
+    print(f"identical jobs {a}, {b}: erg's split vs the truth's: outlet {ident['outlet']:.2f} %, "
+          f"shared {ident['shared']:.2f} %")
+# Goals (issue 22): per job within 3 % on the shared meter, 5 % on outlets
+# (run.sh's goal); the short run has fewer cells and gets looser bounds.
+lim = {"outlet": 5, "shared": 3, "identical": 2} if mode == "full" else \
+      {"outlet": 10, "shared": 10, "identical": 5}
+bad = [f"{i} {name} {pct(j[i], j['truth']):+.2f} %" for name, j in jobs.items() for i in INST
+       if not abs(pct(j[i], j["truth"])) <= lim[i]]
+bad += [f"identical jobs {i} {v:.2f} %" for i, v in ident.items() if not v <= lim["identical"]]
+if bad:
+    print(f"FAIL ({mode} bounds {lim}): " + ", ".join(bad))
+    sys.exit(1)
+print(f"ok ({mode} bounds: per job outlet <= {lim['outlet']} %, shared <= {lim['shared']} %, "
+      f"identical <= {lim['identical']} %)")

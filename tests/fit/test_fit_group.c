@@ -1,0 +1,681 @@
+/* Shared meters (issue 22): one meter for four nodes, each journal with its
+ * own features and the whole meter's power (flag 64). The joint fit must
+ * tell the members apart when their loads do (per-node), fall back to one
+ * shared β when they do not (pooled), split the fitted idle sum as told,
+ * and write one model per member that predicts that member alone. A node's
+ * own fit refuses such rows; model files keep the group keys; `erg fit
+ * --group` reads the members' journals and writes their models. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fcntl.h>
+
+#include <cmocka.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <jansson.h>
+
+#include "erg_fit.h"
+#include "fit_test.h"
+
+#define N 4
+#define T0 1763700000.0
+#define ROWS 1600
+
+static const char *const nodes[N] = {"n1", "n2", "n3", "n4"};
+/* Different truth per member: idle, CPUs, curve (amplitude at full load,
+ * exponent: linear, convex, concave, steep) and disk cost. */
+static const double idle_w[N] = {60, 80, 100, 120};
+static const double ncpu[N] = {4, 8, 16, 32};
+static const double amp_w[N] = {100, 150, 80, 200};
+static const double expo[N] = {1.0, 1.4, 0.7, 2.0};
+static const double disk_w[N] = {0, 2e-7, 0, 1e-7}; /* W per B/s: 20 W at 100 MB/s */
+
+static double truth(size_t n, double u, double disk) {
+  return idle_w[n] + amp_w[n] * pow(u, expo[n]) + disk_w[n] * disk;
+}
+
+struct group_data {
+  struct erg_dataset ds[N];
+  double *truth[N]; /* each member's noise-free power per row */
+};
+
+/* ROWS cells of every member: own load schedule each (levels held for 1-6
+ * cells) or, when correlated, one schedule for all; independent disk
+ * bursts; the meter is the sum of the truths + 1 W noise, flag 64. */
+static void make_group(struct group_data *g, bool correlated, unsigned long seed) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, seed);
+  char why[128];
+  double level[N] = {0}, hold[N] = {0};
+  for (size_t n = 0; n < N; n++) {
+    erg_dataset_init(&g->ds[n]);
+    snprintf(g->ds[n].node, sizeof g->ds[n].node, "%s", nodes[n]);
+    g->ds[n].step_seconds = 5;
+    erg_dataset_add_feature(&g->ds[n], "cpu_seconds_per_second", why, sizeof why);
+    erg_dataset_add_feature(&g->ds[n], "disk_bytes_per_second", why, sizeof why);
+    erg_dataset_add_feature(&g->ds[n], ERG_NCPU_COLUMN, why, sizeof why);
+    g->truth[n] = malloc(ROWS * sizeof(double));
+  }
+  for (int i = 0; i < ROWS; i++) {
+    double x[N][3], meter = 0;
+    for (size_t n = 0; n < N; n++) {
+      if (hold[n]-- <= 0 && (!correlated || n == 0)) {
+        level[n] = gsl_rng_uniform(r);
+        hold[n] = (double)gsl_rng_uniform_int(r, 6);
+      }
+      double u = correlated ? level[0] : level[n];
+      double disk = gsl_rng_uniform(r) < 0.25 ? 1e8 * gsl_rng_uniform(r) : 0;
+      x[n][0] = u * ncpu[n];
+      x[n][1] = disk;
+      x[n][2] = ncpu[n];
+      g->truth[n][i] = truth(n, u, disk);
+      meter += g->truth[n][i];
+    }
+    meter += gsl_ran_gaussian(r, 1.0);
+    /* As ergd journals it: "%.3f", the same value in every member's row. */
+    meter = round(meter * 1000) / 1000;
+    for (size_t n = 0; n < N; n++)
+      erg_dataset_add_row(&g->ds[n], T0 + 5.0 * i, 5, meter, ERG_ROW_SHARED, x[n]);
+  }
+  gsl_rng_free(r);
+}
+
+static void derive_group(struct group_data *g) {
+  char why[128];
+  for (size_t n = 0; n < N; n++)
+    assert_int_equal(erg_dataset_derive(&g->ds[n], 0, why, sizeof why), ERG_NDERIVED);
+}
+
+static void free_group(struct group_data *g) {
+  for (size_t n = 0; n < N; n++) {
+    erg_dataset_free(&g->ds[n]);
+    free(g->truth[n]);
+  }
+}
+
+/* Member model m's prediction of dataset row i: its features by name, a
+ * curve term from the row's CPU time and the model's ncpu, as ergd does. */
+static double predict_row(const struct erg_model *m, const struct erg_dataset *ds, size_t i) {
+  double x[ERG_FIT_MAX_FEATURES];
+  for (size_t k = 0; k < m->nfeatures; k++) {
+    if (erg_derived_index(m->feature[k]) >= 0) {
+      x[k] = erg_model_derived_value(m, k, ds->x[0][i]);
+      continue;
+    }
+    x[k] = NAN;
+    for (size_t c = 0; c < ds->nfeatures; c++)
+      if (strcmp(ds->feature[c], m->feature[k]) == 0)
+        x[k] = ds->x[c][i];
+  }
+  return erg_model_predict(m, x);
+}
+
+/* Mean |predicted − truth| / truth of member n over the last quarter. */
+static double member_error(const struct erg_model *m, const struct group_data *g, size_t n) {
+  double s = 0;
+  size_t cnt = 0;
+  for (size_t i = ROWS * 3 / 4; i < ROWS; i++, cnt++)
+    s += fabs(predict_row(m, &g->ds[n], i) - g->truth[n][i]) / g->truth[n][i];
+  return 100 * s / (double)cnt;
+}
+
+static void true_profiles(struct erg_idle_profile *p) {
+  for (size_t n = 0; n < N; n++) {
+    memset(&p[n], 0, sizeof p[n]);
+    snprintf(p[n].node, sizeof p[n].node, "%s", nodes[n]);
+    p[n].mean_watts = idle_w[n];
+    p[n].cells = 24;
+    p[n].ncpu = ncpu[n];
+  }
+}
+
+static int fit_group(struct group_data *g, struct erg_group_options *o, struct erg_model *models,
+                     struct erg_group_result *r, char *why, size_t whylen) {
+  const struct erg_dataset *mem[N];
+  for (size_t n = 0; n < N; n++)
+    mem[n] = &g->ds[n];
+  return erg_group_fit(mem, nodes, N, o, models, r, why, whylen);
+}
+
+/* Decorrelated loads: auto picks per-node, every member's model predicts
+ * its own truth within a few % on held-out rows (the pooled form, one
+ * curve for all, misses them by far more), and the sum fits the meter. */
+static void test_per_node(void **state) {
+  (void)state;
+  struct group_data g;
+  make_group(&g, false, 1);
+  derive_group(&g);
+  struct erg_idle_profile prof[N];
+  true_profiles(prof);
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "rack1";
+  o.idle_split = ERG_IDLE_SPLIT_PROFILE;
+  o.profiles = prof;
+  struct erg_model models[N];
+  struct erg_group_result r;
+  char why[512];
+  assert_int_equal(fit_group(&g, &o, models, &r, why, sizeof why), 0);
+  printf("per-node: %s; cond %.3f r %.3f; MAPE %.3f %% dyn %.3f %% R2 %.5f idle %.2f\n", r.reason,
+         r.condition_number, r.max_correlation, r.metrics.mape_total_percent,
+         r.metrics.mape_dynamic_percent, r.metrics.r2, r.idle_watts);
+  assert_int_equal(r.form, ERG_GROUP_PER_NODE);
+  assert_true(r.identified && r.curve_per_node);
+  assert_true(r.condition_number >= 1 && r.condition_number < 1.5);
+  assert_true(fabs(r.max_correlation) < 0.15);
+  assert_non_null(strstr(r.reason, "identified (condition"));
+  assert_int_equal(r.rows_joined, ROWS);
+  assert_true(r.metrics.cells > 300);
+  assert_true(r.metrics.mape_total_percent < 0.5);
+  assert_true(r.metrics.r2 > 0.99);
+  assert_true(fabs(r.idle_watts - 360) < 10);
+  for (size_t n = 0; n < N; n++) {
+    double err = member_error(&models[n], &g, n);
+    printf("  %s: idle %.2f W, ncpu %g, held-out error %.2f %%\n", nodes[n],
+           models[n].idle_watts, models[n].ncpu, err);
+    assert_true(err < 2.5);
+    assert_string_equal(models[n].node, nodes[n]);
+    assert_true(models[n].ncpu == ncpu[n]);
+    assert_string_equal(models[n].group.name, "rack1");
+    assert_string_equal(models[n].group.form, "per-node");
+    assert_true(models[n].group.condition_number == r.condition_number);
+    /* The member's own range: its own utilisation, not the group's. */
+    assert_true(models[n].utilization_max > 0.95 && models[n].utilization_max <= 1);
+    assert_true(models[n].metrics.mape_total_percent == r.metrics.mape_total_percent);
+  }
+  /* The pooled form gives every member the same curve: far off here. */
+  struct erg_model pooled[N];
+  struct erg_group_result rp;
+  o.form = ERG_GROUP_POOLED;
+  assert_int_equal(fit_group(&g, &o, pooled, &rp, why, sizeof why), 0);
+  assert_int_equal(rp.form, ERG_GROUP_POOLED);
+  assert_non_null(strstr(rp.reason, "pooled as asked"));
+  double worst = 0;
+  for (size_t n = 0; n < N; n++)
+    worst = fmax(worst, member_error(&pooled[n], &g, n));
+  printf("  pooled on the same data: worst member %.1f %%\n", worst);
+  assert_true(worst > 5);
+  free_group(&g);
+}
+
+/* All four busy together: their CPU times correlate (r = 1), per-node is
+ * not identified; auto falls back to pooled and says why; the summed
+ * prediction is still good. */
+static void test_correlated_pooled(void **state) {
+  (void)state;
+  struct group_data g;
+  make_group(&g, true, 2);
+  derive_group(&g);
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "rack1";
+  o.form = ERG_GROUP_PER_NODE; /* asked, and still refused: not identified */
+  struct erg_model models[N];
+  struct erg_group_result r;
+  char why[512];
+  assert_int_equal(fit_group(&g, &o, models, &r, why, sizeof why), 0);
+  printf("correlated: %s; MAPE %.3f %%\n", r.reason, r.metrics.mape_total_percent);
+  assert_int_equal(r.form, ERG_GROUP_POOLED);
+  assert_false(r.identified);
+  assert_true(fabs(r.max_correlation) > 0.99);
+  assert_non_null(strstr(r.reason, "not identified (cpu of n"));
+  assert_non_null(strstr(r.reason, "correlate r=1.00"));
+  assert_true(r.metrics.mape_total_percent < 1);
+  /* The members' summed prediction is the meter's. */
+  double s = 0;
+  for (size_t i = ROWS * 3 / 4; i < ROWS; i++) {
+    double sum = 0;
+    for (size_t n = 0; n < N; n++)
+      sum += predict_row(&models[n], &g.ds[n], i);
+    s += fabs(sum - g.ds[0].measured_watts[i]) / g.ds[0].measured_watts[i];
+  }
+  assert_true(100 * s / (ROWS / 4) < 1);
+  for (size_t n = 0; n < N; n++) {
+    assert_string_equal(models[n].group.form, "pooled");
+    assert_true(models[n].nfeatures == models[0].nfeatures);
+    assert_true(models[n].ncpu == ncpu[n]);
+  }
+  free_group(&g);
+}
+
+/* Only Σ idle is fitted; equal parts, weights, or the recorded profiles
+ * scaled to the sum. */
+static void test_idle_split(void **state) {
+  (void)state;
+  struct group_data g;
+  make_group(&g, true, 3);
+  derive_group(&g);
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "rack1";
+  o.form = ERG_GROUP_POOLED;
+  struct erg_model m[N];
+  struct erg_group_result r;
+  char why[512];
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), 0);
+  double total = r.idle_watts;
+  assert_true(fabs(total - 360) < 8);
+  assert_true(isnan(r.idle_scale));
+  for (size_t n = 0; n < N; n++) {
+    assert_true(fabs(m[n].idle_watts - total / N) < 1e-9);
+    assert_string_equal(m[n].group.idle_split, "equal");
+  }
+  const double w[N] = {1, 2, 3, 4};
+  o.idle_split = ERG_IDLE_SPLIT_WEIGHTS;
+  o.weights = w;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), 0);
+  double sum = 0;
+  for (size_t n = 0; n < N; n++) {
+    assert_true(fabs(m[n].idle_watts - r.idle_watts * w[n] / 10) < 1e-9);
+    assert_string_equal(m[n].group.idle_split, "weights");
+    sum += m[n].idle_watts;
+  }
+  assert_true(fabs(sum - r.idle_watts) < 1e-9);
+  struct erg_idle_profile prof[N];
+  true_profiles(prof);
+  o.idle_split = ERG_IDLE_SPLIT_PROFILE;
+  o.profiles = prof;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), 0);
+  assert_true(fabs(r.idle_scale - r.idle_watts / 360) < 1e-12);
+  sum = 0;
+  for (size_t n = 0; n < N; n++) {
+    assert_true(fabs(m[n].idle_watts - idle_w[n] * r.idle_scale) < 1e-9);
+    assert_true(fabs(m[n].idle_watts - idle_w[n]) < 0.03 * idle_w[n]);
+    assert_string_equal(m[n].group.idle_split, "profile");
+    sum += m[n].idle_watts;
+  }
+  assert_true(fabs(sum - r.idle_watts) < 1e-9);
+  /* A split without its inputs, a bad weight, too few members. */
+  o.profiles = NULL;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), -1);
+  o.idle_split = ERG_IDLE_SPLIT_WEIGHTS;
+  const double bad[N] = {1, -1, 1, 1};
+  o.weights = bad;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), -1);
+  assert_non_null(strstr(why, "weight"));
+  const struct erg_dataset *one[1] = {&g.ds[0]};
+  assert_int_equal(erg_group_fit(one, nodes, 1, &o, m, &r, why, sizeof why), -1);
+  free_group(&g);
+}
+
+/* Rows join only where every member has a usable, shared row with the
+ * same meter value; the rest is counted. */
+static void test_join(void **state) {
+  (void)state;
+  struct group_data g;
+  make_group(&g, false, 4);
+  g.ds[1].measured_watts[10] += 1;        /* disagreeing meter */
+  g.ds[2].flags[20] |= ERG_ROW_METER_MISSING; /* unusable in one member */
+  g.ds[3].flags[30] &= ~(unsigned)ERG_ROW_SHARED; /* not a shared row */
+  derive_group(&g);
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "rack1";
+  struct erg_model m[N];
+  struct erg_group_result r;
+  char why[512];
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), 0);
+  assert_int_equal(r.rows_joined, ROWS - 3);
+  assert_int_equal(r.rows_mismatched, 1);
+  assert_int_equal(r.rows_not_shared, 1);
+  assert_true(r.curve_per_node);
+  /* 250 rows: too few for 4 × 10 columns (10 rows each): per-node, linear. */
+  for (size_t n = 0; n < N; n++)
+    g.ds[n].nrows = 250;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), 0);
+  assert_int_equal(r.form, ERG_GROUP_PER_NODE);
+  assert_false(r.curve_per_node);
+  assert_non_null(strstr(r.reason, "linear per node: 247 joined rows, the utilisation curves "
+                                   "need 400"));
+  for (size_t n = 0; n < N; n++)
+    for (size_t k = 0; k < m[n].nfeatures; k++)
+      assert_int_equal(erg_derived_index(m[n].feature[k]), -1);
+  assert_true(m[1].coef[0] > 0); /* n2's CPU time */
+  /* No flag 64 at all: nothing joins. */
+  for (size_t n = 0; n < N; n++)
+    for (size_t i = 0; i < g.ds[n].nrows; i++)
+      g.ds[n].flags[i] = 0;
+  assert_int_equal(fit_group(&g, &o, m, &r, why, sizeof why), -1);
+  assert_non_null(strstr(why, "without flag 64"));
+  free_group(&g);
+}
+
+/* A node's own fit never takes flag-64 rows as its power: a journal of
+ * them is refused, naming the group command; a few among its own rows are
+ * skipped. */
+static void test_single_node_refuses_shared(void **state) {
+  (void)state;
+  struct group_data g;
+  make_group(&g, false, 5);
+  struct erg_model m;
+  char why[512];
+  assert_int_equal(erg_fit(&g.ds[0], NULL, &m, why, sizeof why), -1);
+  assert_non_null(strstr(why, "node n1's power is a shared meter (journal flag 64): fit its "
+                              "group with `erg fit --group NAME --nodes ...`"));
+  /* Mixed: the node's own meter (its truth) for all but 100 rows. */
+  for (size_t i = 0; i < ROWS; i++)
+    if (i >= 100) {
+      g.ds[0].flags[i] = 0;
+      g.ds[0].measured_watts[i] = g.truth[0][i];
+    }
+  assert_int_equal(erg_fit(&g.ds[0], NULL, &m, why, sizeof why), 0);
+  assert_int_equal(m.train_rows, ROWS - 100);
+  assert_true(fabs(m.idle_watts - 60) < 2);
+  free_group(&g);
+}
+
+/* The group keys survive a save and load; a file without them loads as a
+ * node's own model; malformed ones are refused. */
+static void test_model_group_keys(void **state) {
+  (void)state;
+  struct erg_model m = {0}, back;
+  char why[256];
+  m.version = ERG_MODEL_VERSION;
+  snprintf(m.node, sizeof m.node, "n2");
+  m.nfeatures = 1;
+  snprintf(m.feature[0], sizeof m.feature[0], "cpu_seconds_per_second");
+  m.coef[0] = 12.5;
+  m.feature_max[0] = 8;
+  m.idle_watts = 80;
+  snprintf(m.validation, sizeof m.validation, "holdout last 25%%");
+  m.metrics.mape_total_percent = m.metrics.mape_dynamic_percent = m.metrics.r2 = NAN;
+  struct erg_model_group *gr = &m.group;
+  snprintf(gr->name, sizeof gr->name, "rack1");
+  gr->nnodes = 2;
+  snprintf(gr->nodes[0], sizeof gr->nodes[0], "n1");
+  snprintf(gr->nodes[1], sizeof gr->nodes[1], "n2");
+  snprintf(gr->form, sizeof gr->form, "per-node");
+  snprintf(gr->idle_split, sizeof gr->idle_split, "profile");
+  gr->idle_watts = 140;
+  gr->idle_fraction = 80.0 / 140;
+  gr->idle_scale = 0.98;
+  gr->condition_number = INFINITY; /* stored as null */
+  gr->max_correlation = 0.42;
+  snprintf(gr->max_correlation_nodes[0], ERG_FIT_NAME_MAX, "n1");
+  snprintf(gr->max_correlation_nodes[1], ERG_FIT_NAME_MAX, "n2");
+  char *path = fit_test_file("");
+  assert_int_equal(erg_model_save(&m, path, why, sizeof why), 0);
+  FILE *f = fopen(path, "r");
+  char text[8192];
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  assert_non_null(strstr(text, "\"metrics_of\": \"group\""));
+  assert_non_null(strstr(text, "\"group_condition_number\": null"));
+  assert_int_equal(erg_model_load(&back, path, why, sizeof why), 0);
+  assert_string_equal(back.group.name, "rack1");
+  assert_int_equal(back.group.nnodes, 2);
+  assert_string_equal(back.group.nodes[1], "n2");
+  assert_string_equal(back.group.form, "per-node");
+  assert_string_equal(back.group.idle_split, "profile");
+  assert_true(back.group.idle_watts == 140 && back.group.idle_scale == 0.98);
+  assert_true(fabs(back.group.idle_fraction - 80.0 / 140) < 1e-15);
+  assert_true(isnan(back.group.condition_number));
+  assert_true(back.group.max_correlation == 0.42);
+  assert_string_equal(back.group.max_correlation_nodes[0], "n1");
+  /* Without the keys: a node's own model, as before. */
+  m.group.name[0] = '\0';
+  assert_int_equal(erg_model_save(&m, path, why, sizeof why), 0);
+  assert_int_equal(erg_model_load(&back, path, why, sizeof why), 0);
+  assert_string_equal(back.group.name, "");
+  assert_int_equal(back.group.nnodes, 0);
+  fit_test_unlink(path);
+  path = fit_test_file("{\"format\": \"erg-model\", \"version\": 1, \"node\": \"n1\", "
+                       "\"idle_watts\": 50, \"features\": [], \"group\": \"g\", "
+                       "\"group_nodes\": \"n1\", \"group_form\": \"pooled\", "
+                       "\"idle_split\": \"equal\"}");
+  assert_int_equal(erg_model_load(&back, path, why, sizeof why), -1);
+  assert_non_null(strstr(why, "group"));
+  fit_test_unlink(path);
+}
+
+/* The member datasets (before erg_dataset_derive) as journals
+ * JOURNAL_DIR/NODE.csv, as ergd writes them. */
+static void write_journals(const struct group_data *g, const char *jdir) {
+  for (size_t n = 0; n < N; n++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.csv", jdir, nodes[n]);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# erg-journal v1 node=%s step_seconds=5\ntime_unix_seconds,step_seconds,"
+            "measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_second,ncpu\n",
+            nodes[n]);
+    const struct erg_dataset *ds = &g->ds[n];
+    for (size_t i = 0; i < ds->nrows; i++)
+      fprintf(f, "%.0f,5,%.3f,%u,%.6f,%.0f,%.0f\n", ds->time_unix_seconds[i],
+              ds->measured_watts[i], ds->flags[i], ds->x[0][i], ds->x[1][i], ds->x[2][i]);
+    fclose(f);
+  }
+}
+
+/* A data directory with the group's journals; profiles: also the members'
+ * idle profiles (true idle) in DIR/models/idle. */
+static void make_data_dir(char *dir, bool correlated, bool profiles) {
+  char path[512];
+  assert_non_null(mkdtemp(dir));
+  struct group_data g;
+  make_group(&g, correlated, 7);
+  snprintf(path, sizeof path, "%s/journal", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  write_journals(&g, path);
+  free_group(&g);
+  snprintf(path, sizeof path, "%s/models", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  snprintf(path, sizeof path, "%s/models/idle", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  struct erg_idle_profile prof[N];
+  true_profiles(prof);
+  char why[256];
+  for (size_t n = 0; profiles && n < N; n++) {
+    snprintf(path, sizeof path, "%s/models/idle/%s.json", dir, nodes[n]);
+    assert_int_equal(erg_idle_profile_save(&prof[n], path, why, sizeof why), 0);
+  }
+}
+
+static void remove_dir(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Runs `erg fit` (argv NULL-terminated) with stdout and stderr in temp
+ * files; returns their text (malloc'd). */
+static int run(const char **argv, char **out, char **err) {
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  char *paths[2] = {fit_test_file(""), fit_test_file("")};
+  int fds[2] = {STDOUT_FILENO, STDERR_FILENO}, saved[2];
+  fflush(stdout);
+  fflush(stderr);
+  for (int k = 0; k < 2; k++) {
+    saved[k] = dup(fds[k]);
+    int fd = open(paths[k], O_WRONLY | O_TRUNC);
+    assert_true(saved[k] >= 0 && fd >= 0);
+    dup2(fd, fds[k]);
+    close(fd);
+  }
+  int rc = erg_fit_cli(argc, (char **)argv);
+  fflush(stdout);
+  fflush(stderr);
+  char **text[2] = {out, err};
+  for (int k = 0; k < 2; k++) {
+    dup2(saved[k], fds[k]);
+    close(saved[k]);
+    FILE *f = fopen(paths[k], "r");
+    char *t = calloc(1, 1 << 20);
+    t[fread(t, 1, (1 << 20) - 1, f)] = '\0';
+    fclose(f);
+    fit_test_unlink(paths[k]);
+    if (text[k])
+      *text[k] = t;
+    else
+      free(t);
+  }
+  return rc;
+}
+
+static void load_member(const char *dir, const char *node, struct erg_model *m) {
+  char path[512], why[512];
+  snprintf(path, sizeof path, "%s/models/%s.json", dir, node);
+  assert_int_equal(erg_model_load(m, path, why, sizeof why), 0);
+}
+
+static void save_member(const char *dir, const struct erg_model *m) {
+  char path[512], why[512];
+  snprintf(path, sizeof path, "%s/models/%s.json", dir, m->node);
+  assert_int_equal(erg_model_save(m, path, why, sizeof why), 0);
+}
+
+/* `erg fit --node` refuses a shared meter's journal; `erg fit --group`
+ * fits the members (per-node, split by their idle profiles), writes their
+ * models, and replaces a model that is not of the group only with --force. */
+static void test_cli_group(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-fit-group-XXXXXX", *out, *err;
+  make_data_dir(dir, false, true);
+  const char *nodes_arg = "n1,n2,n3,n4";
+  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--data-dir", dir, NULL}, NULL,
+                       &err), 2);
+  assert_non_null(strstr(err, "node n1's power is a shared meter (journal flag 64): fit its "
+                              "group with `erg fit --group NAME --nodes ...`"));
+  free(err);
+  /* Usage errors. */
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--data-dir", dir, NULL}, NULL,
+                       NULL), 1);
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", "n1,n1", NULL}, NULL,
+                       NULL), 1);
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--form",
+                                         "joint", NULL}, NULL, NULL), 1);
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg,
+                                         "--idle-split", "1,2", NULL}, NULL, NULL), 1);
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--out",
+                                         "x.json", NULL}, NULL, NULL), 1);
+
+  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
+                                         "--data-dir", dir, NULL}, &out, &err), 0);
+  printf("%s", out);
+  assert_non_null(strstr(out, "group rack1: per-node coefficients identified (condition"));
+  assert_non_null(strstr(out, "): per-node\n"));
+  assert_non_null(strstr(out, "split profile (the members' idle profiles scaled by"));
+  assert_non_null(strstr(out, "held-out validation of the summed prediction"));
+  free(out);
+  free(err);
+  struct erg_model m[N];
+  for (size_t n = 0; n < N; n++) {
+    load_member(dir, nodes[n], &m[n]);
+    assert_string_equal(m[n].node, nodes[n]);
+    assert_string_equal(m[n].group.name, "rack1");
+    assert_string_equal(m[n].group.form, "per-node");
+    assert_string_equal(m[n].group.idle_split, "profile");
+    assert_int_equal(m[n].group.nnodes, N);
+    assert_true(fabs(m[n].idle_watts - idle_w[n]) < 0.03 * idle_w[n]);
+    assert_true(m[n].ncpu == ncpu[n]);
+  }
+  /* n2's own model (not of the group) and n1's group model of before:
+   * neither is touched without --force. */
+  m[1].group.name[0] = '\0';
+  m[1].idle_watts = 1;
+  save_member(dir, &m[1]);
+  m[0].idle_watts = 7;
+  save_member(dir, &m[0]);
+  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
+                                         "--data-dir", dir, NULL}, NULL, &err), 2);
+  assert_non_null(strstr(err, "n2.json: it is the node's own model, not of group rack1; use "
+                              "--force"));
+  free(err);
+  load_member(dir, "n1", &m[0]);
+  load_member(dir, "n2", &m[1]);
+  assert_true(m[0].idle_watts == 7 && m[1].idle_watts == 1 && !m[1].group.name[0]);
+  /* --force, equal split, JSON. */
+  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
+                                         "--data-dir", dir, "--force", "--idle-split", "equal",
+                                         "--json", NULL}, &out, &err), 0);
+  assert_non_null(strstr(err, "group rack1: per-node coefficients identified"));
+  json_error_t je;
+  json_t *j = json_loads(out, 0, &je);
+  assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "form")), "per-node");
+  assert_string_equal(json_string_value(json_object_get(j, "idle_split")), "equal");
+  json_t *id = json_object_get(j, "identifiability");
+  assert_true(json_real_value(json_object_get(id, "condition_number")) < 1.5);
+  assert_true(json_is_true(json_object_get(id, "identified")));
+  assert_int_equal(json_array_size(json_object_get(j, "members")), N);
+  json_t *m2 = json_array_get(json_object_get(j, "members"), 1);
+  assert_string_equal(json_string_value(json_object_get(m2, "node")), "n2");
+  assert_string_equal(json_string_value(json_object_get(m2, "metrics_of")), "group");
+  double total = json_real_value(json_object_get(j, "idle_watts"));
+  json_decref(j);
+  free(out);
+  free(err);
+  for (size_t n = 0; n < N; n++) {
+    load_member(dir, nodes[n], &m[n]);
+    assert_true(fabs(m[n].idle_watts - total / N) < 1e-6);
+    assert_string_equal(m[n].group.idle_split, "equal");
+  }
+  /* profile asked, one member without: refused, naming it. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/models/idle/n3.json", dir);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
+                                         "--data-dir", dir, "--idle-split", "profile", NULL},
+                       NULL, &err), 2);
+  assert_non_null(strstr(err, "node n3 has no idle profile"));
+  free(err);
+  /* A fit of n2's own meter (before it joined) does not replace its part
+   * of the group without --force. */
+  char own[600 * 32] = "# erg-journal v1 node=n2 step_seconds=5\ntime_unix_seconds,"
+                       "step_seconds,measured_watts,flags,cpu_seconds_per_second\n";
+  for (int i = 0; i < 500; i++)
+    snprintf(own + strlen(own), sizeof own - strlen(own), "%d,5,%.3f,0,%d\n",
+             1763600000 + 5 * i, 80 + 10.0 * (i % 7), i % 7);
+  char *journal = fit_test_file(own), model[600];
+  snprintf(model, sizeof model, "%s/models/n2.json", dir);
+  assert_int_equal(run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out",
+                                         model, NULL}, NULL, &err), 2);
+  assert_non_null(strstr(err, "it is node n2's part of group rack1"));
+  free(err);
+  assert_int_equal(run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out",
+                                         model, "--force", NULL}, NULL, NULL), 0);
+  load_member(dir, "n2", &m[1]);
+  assert_string_equal(m[1].group.name, "");
+  fit_test_unlink(journal);
+  remove_dir(dir);
+}
+
+/* Busy together: the CLI says why per-node is not identified and fits
+ * pooled; without idle profiles the split is equal. */
+static void test_cli_group_pooled(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-fit-group-XXXXXX", *out;
+  make_data_dir(dir, true, false);
+  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", "n1,n2,n3,n4",
+                                         "--data-dir", dir, NULL}, &out, NULL), 0);
+  printf("%s", out);
+  assert_non_null(strstr(out, "group rack1: per-node coefficients not identified (cpu of n"));
+  assert_non_null(strstr(out, "): pooled\n"));
+  assert_non_null(strstr(out, "split equal"));
+  free(out);
+  struct erg_model m;
+  load_member(dir, "n4", &m);
+  assert_string_equal(m.group.form, "pooled");
+  assert_true(m.group.max_correlation > 0.99);
+  remove_dir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_per_node),
+      cmocka_unit_test(test_correlated_pooled),
+      cmocka_unit_test(test_idle_split),
+      cmocka_unit_test(test_join),
+      cmocka_unit_test(test_single_node_refuses_shared),
+      cmocka_unit_test(test_model_group_keys),
+      cmocka_unit_test(test_cli_group),
+      cmocka_unit_test(test_cli_group_pooled),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Shared meters ([group.NAME], issue 22). Group "bank" (nodes a, b) shares
+# unit 2: with models whose idle powers are 100 W and 300 W and no activity,
+# a gets 1/4 and b 3/4 of every cell; the journal keeps the whole meter
+# (flag 64, the same in both members' rows) and the members' energy adds up
+# to it exactly. Group "rest" (c, d) is a residual meter, units 3 + 4 minus
+# unit 1 (node solo's outlet): its journal follows the truth of that sum;
+# without models it is split equally, and counted so.
+set -euo pipefail
+PDUSIM=$1 ERGD=$2
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+erg_setup shared_meter
+erg_ports
+erg_ergd_conf <<CONF
+settle_steps = 1
+poll_seconds = 0.5
+step_seconds = 2
+$(erg_sim_meter)
+[node.solo]
+power = sim:1
+[group.bank]
+power = sim:2
+nodes = a b
+[group.rest]
+power = sim:3 + sim:4 - sim:1
+nodes = c, d
+CONF
+mkdir -p "$work/data/models"
+for m in a:100 b:300; do
+  cat >"$work/data/models/${m%%:*}.json" <<JSON
+{"format": "erg-model", "version": 1, "node": "${m%%:*}", "idle_watts": ${m#*:},
+ "features": [{"name": "cpu_seconds_per_second", "coefficient_watts_per_unit": 10,
+               "training_max": 4}]}
+JSON
+done
+erg_start_pdusim --node u1 --node u2 --node u3 --node u4 --idle 80 --slope 50 --update 0.5 \
+  --noise 5 --seed 7 --truth "$work/truth.csv"
+erg_start_ergd
+sleep 24
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
+kill "$ERGD_PID"; wait "$ERGD_PID" || true
+grep -q 'group rest: 2 of 2 nodes have no model yet' "$work/ergd.log" ||
+  { echo "FAIL: the equal split of rest was not said"; cat "$work/ergd.log"; exit 1; }
+python3 - "$work/data/journal" "$work/truth.csv" "$work/metrics.txt" \
+  "$(dirname "$0")/../accuracy" <<'PY'
+import sys
+jdir, truth_csv, metrics = sys.argv[1:4]
+sys.path.insert(0, sys.argv[4])
+import truth
+
+def journal(node):
+    rows = {}
+    for line in open(f"{jdir}/{node}.csv"):
+        if line[0].isdigit():
+            t, step, w, flags = line.split(",")[:4]
+            rows[int(t)] = (int(step), float(w), int(flags))
+    return rows
+
+met = {}
+for l in open(metrics):
+    if not l.startswith("#"):
+        k, v = l.rsplit(" ", 1)
+        met[k] = float(v)
+
+energy, span = truth.meter_energy(truth_csv)
+
+def mean_watts(name, t0, step):
+    return truth.mean_watts(energy, name, t0, step)
+
+a, b = journal("a"), journal("b")
+common = [t for t in a if t in b and not a[t][2] & 1]
+assert len(common) >= 5, f"too few measured cells: {a}"
+for t in common:
+    assert a[t][2] & 64 and b[t][2] & 64, f"cell {t}: shared rows not flagged 64: {a[t]} {b[t]}"
+    assert a[t][1] == b[t][1], f"cell {t}: members journal different meter power {a[t]} {b[t]}"
+solo = journal("solo")
+assert not any(r[2] & 64 for r in solo.values()), "a node with its own outlet flagged shared"
+
+# The split: models say 100 W and 300 W, nothing runs.
+sa = met['erg_node_meter_share_ratio{node="a",group="bank"}']
+sb = met['erg_node_meter_share_ratio{node="b",group="bank"}']
+assert abs(sa - 0.25) < 1e-9 and abs(sb - 0.75) < 1e-9, (sa, sb)
+for n in "cd":
+    s = met[f'erg_node_meter_share_ratio{{node="{n}",group="rest"}}']
+    assert abs(s - 0.5) < 1e-9, (n, s)
+assert met['erg_group_equal_split_cells_total{group="rest"}'] >= 5, met
+
+# Conservation: the members' energy is the meter's, cell for cell.
+for g, members in (("bank", "ab"), ("rest", "cd")):
+    rows = [journal(n) for n in members]
+    whole = sum(r[0] * r[1] for t, r in rows[0].items() if not r[2] & 1)
+    parts = sum(met[f'erg_node_measured_energy_joules_total{{node="{n}"}}'] for n in members)
+    assert abs(parts - whole) <= 1e-6 * whole + 0.01, f"{g}: members {parts} J, meter {whole} J"
+    print(f"ok: group {g}: members' energy {parts:.1f} J = the meter's {whole:.1f} J")
+
+# The residual follows units 3 + 4 - 1 (cells wholly inside the truth log).
+t_lo, t_hi = span("u1")
+c = journal("c")
+cells = [(t, r) for t, r in c.items() if not r[2] & 1 and t_lo <= t and t + r[0] < t_hi]
+assert len(cells) >= 5, c
+worst = 0
+for t, (step, w, flags) in cells:
+    want = mean_watts("u3", t, step) + mean_watts("u4", t, step) - mean_watts("u1", t, step)
+    assert abs(w - want) <= 0.05 * want, f"cell {t}: residual {w:.1f} W, truth {want:.1f} W"
+    worst = max(worst, abs(w - want) / want)
+print(f"ok: {len(cells)} residual cells follow u3 + u4 - u1 (worst {100 * worst:.2f}%)")
+print(f"ok: bank split {sa:.2f}/{sb:.2f} by the models, rest equally without models")
+PY

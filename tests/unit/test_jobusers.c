@@ -1,0 +1,69 @@
+/* Whose each job is (collector/jobusers.c): the first uid other than root,
+ * bounded, and read back after a restart. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collector_int.h"
+
+static void test_root_then_user(void **state) {
+  (void)state;
+  struct job_users *ju = NULL;
+  /* slurmstepd (root) first, then the job's user; later root processes and
+   * other uids do not change it. */
+  assert_int_equal(job_users_note(&ju, "4242xx", 4, 0, 1), 1);
+  assert_int_equal(job_users_note(&ju, "4242", 4, 0, 2), 0);
+  assert_int_equal(job_users_note(&ju, "4242", 4, 1000, 3), 1);
+  assert_int_equal(job_users_note(&ju, "4242", 4, 0, 4), 0);
+  assert_int_equal(job_users_note(&ju, "4242", 4, 1001, 5), 0);
+  assert_int_equal(job_users_note(&ju, "17", 2, 65534, 6), 1);
+  assert_int_equal(job_users_note(&ju, "", 0, 5, 7), 0); /* no job */
+  char *tsv = job_users_tsv(ju);
+  assert_string_equal(tsv, "4242\t1000\n17\t65534\n");
+  free(tsv);
+  job_users_free(ju);
+}
+
+static void test_bounded_and_reloaded(void **state) {
+  (void)state;
+  struct job_users *ju = NULL;
+  char job[32];
+  for (int i = 0; i < JOB_USERS_MAX + 10; i++) {
+    int n = snprintf(job, sizeof job, "j%d", i);
+    assert_int_equal(job_users_note(&ju, job, (size_t)n, 1000 + (uint32_t)i, i), 1);
+  }
+  char *tsv = job_users_tsv(ju);
+  /* the oldest ten made room for the newest */
+  assert_null(strstr(tsv, "j9\t"));
+  assert_non_null(strstr(tsv, "j10\t1010\n"));
+  assert_non_null(strstr(tsv, "j265\t1265\n"));
+  char path[] = "/tmp/erg-test-jobusers-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, tsv, strlen(tsv)), (ssize_t)strlen(tsv));
+  /* junk lines are skipped, not read as jobs */
+  const char *junk = "nojobtab\n\t5\nbad\tuid\nbig\t99999999999\n";
+  assert_int_equal(write(fd, junk, strlen(junk)), (ssize_t)strlen(junk));
+  close(fd);
+  struct job_users *back = NULL;
+  assert_int_equal(job_users_load(&back, path), 0);
+  char *tsv2 = job_users_tsv(back);
+  assert_string_equal(tsv2, tsv);
+  unlink(path);
+  free(tsv);
+  free(tsv2);
+  job_users_free(ju);
+  job_users_free(back);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_root_then_user),
+                                     cmocka_unit_test(test_bounded_and_reloaded)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,71 @@
+/* erg jobs' own fields, from the store alone (no Slurm): the nodes that
+ * hold a job's archive and the user ergd recorded for it. Names from the
+ * store reach paths only as names erg_name_sanitize leaves unchanged. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_common.h"
+#include "jobs_int.h"
+#include "report_int.h"
+#include "web_int.h"
+
+/* Appends name to a comma-separated list, if it fits whole. */
+static void jobs_list_add(char *list, size_t len, const char *name) {
+  size_t used = strlen(list), n = strlen(name);
+  if (used + n + (used ? 1 : 0) < len)
+    snprintf(list + used, len - used, "%s%s", used ? "," : "", name);
+}
+
+/* The node's user of job j: users.tsv gives its uid, user/names.tsv (read
+ * once per node, into *names) the name. */
+static void jobs_node_user(const char *node_dir, const char *users, char **names,
+                           struct jobs_job *j) {
+  char uid[32], dir[1300];
+  if (j->user[0] || web_names_find(users, j->id, uid, sizeof uid) != 0)
+    return;
+  snprintf(dir, sizeof dir, "%s/user", node_dir);
+  if (!*names)
+    *names = web_names_load(dir);
+  if (web_names_find(*names, uid, j->user, sizeof j->user) != 0)
+    erg_strlcpy(j->user, uid, sizeof j->user);
+}
+
+static void jobs_node_fields(const char *node_dir, const char *node_name,
+                             struct jobs_job *jobs, size_t n) {
+  char dir[1300], path[2400], line[1024];
+  snprintf(dir, sizeof dir, "%s/job", node_dir);
+  snprintf(path, sizeof path, "%s/index.tsv", dir);
+  FILE *f = fopen(path, "r");
+  char *users = f ? web_tsv_load(dir, "users.tsv") : NULL, *names = NULL;
+  while (f && fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t');
+    if (!tab)
+      continue;
+    *tab++ = '\0';
+    tab[strcspn(tab, "\r\n")] = '\0';
+    struct jobs_job *j = jobs_find(jobs, n, tab);
+    snprintf(path, sizeof path, "%s/%s.rrd", dir, line);
+    if (!j || !erg_name_is_safe(line) || !web_file_exists(path))
+      continue;
+    jobs_list_add(j->nodes, sizeof j->nodes, node_name);
+    jobs_node_user(node_dir, users, &names, j);
+  }
+  if (f)
+    fclose(f);
+  free(users);
+  free(names);
+}
+
+void jobs_erg_fields(const char *data_dir, struct jobs_job *jobs, size_t n) {
+  struct report_node *nodes;
+  size_t nn;
+  char why[256], node_dir[1200];
+  if (!n || report_nodes_list(data_dir, &nodes, &nn, why, sizeof why) != 0)
+    return;
+  for (size_t i = 0; i < nn; i++) {
+    snprintf(node_dir, sizeof node_dir, "%s/nodes/%s", data_dir, nodes[i].dir);
+    jobs_node_fields(node_dir, nodes[i].name, jobs, n);
+  }
+  free(nodes);
+}
