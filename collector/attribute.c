@@ -124,6 +124,27 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
   return cell_predict(cm, &r, &ignored);
 }
 
+/* A cell without GPU readings on a node whose model has a GPU term (the
+ * GPUs were lost, NVML failed): the boards still draw power the meter
+ * sees, but no process is known to use it. What the measurement exceeds
+ * the prediction by goes to [system] as GPU power, so the processes keep
+ * their modelled shares instead of absorbing the GPUs' power. */
+static void cell_gpu_unseen(const struct erg_cell_model *cm, const struct erg_grid_result *r,
+                            double total, double *x) {
+  size_t nf = cm->model->nfeatures;
+  if (r->cell->seen & (1u << ERG_FEAT_GPU) || !isfinite(r->measured_watts) ||
+      !isfinite(cm->model->idle_watts))
+    return;
+  for (size_t k = 0; k < nf; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0) {
+      struct erg_cell_power ignored = {0};
+      double excess = total - cell_predict(cm, r, &ignored);
+      if (excess > 0)
+        x[r->cell->nkeys * nf + k] = excess / cm->model->coef[k];
+      return;
+    }
+}
+
 static int cell_attribute_model(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                                 struct erg_attr_share *shares, struct erg_cell_power *out) {
   const struct erg_grid_cell *c = r->cell;
@@ -136,6 +157,8 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   double *x = cell_feature_rows(cm, r), *w = malloc((c->nkeys + 1) * sizeof *w);
   struct erg_attribution a;
   int rc = x && w ? 0 : -1;
+  if (rc == 0)
+    cell_gpu_unseen(cm, r, total, x);
   if (rc == 0 && erg_attribute_cell(cm->model, total, x, c->nkeys + 1, c->nkeys,
                                     (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
     rc = 1;

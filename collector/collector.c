@@ -133,6 +133,7 @@ void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sam
     erg_lag_add_activity(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
   }
   node_make_room(c, n, iv->realtime_end_ns);
+  node_gpu_sample(n, s, procs);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);
   n->samples++;
@@ -465,6 +466,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .disk_bytes_per_second = x[ERG_FEAT_DISK],
                                .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
+                               .gpu_watts = r->cell->seen & (1u << ERG_FEAT_GPU)
+                                                ? x[ERG_FEAT_GPU] : NAN,
                                .columns = n->journal_columns, .ncpu = n->ncpu};
   char why[256];
   int rc = erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
@@ -535,6 +538,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
   }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);
+    node_gpu_cell(c, n, r);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;
   }
@@ -862,6 +866,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     erg_grid_free(&c.nodes[i]->grid);
     user_names_free(&c.nodes[i]->user_names);
     job_users_free(c.nodes[i]->job_users);
+    node_gpu_free(c.nodes[i]);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (struct held_msg *h = c.nodes[i]->held, *next; h; h = next) {
@@ -873,6 +878,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     free(c.nodes[i]);
   }
   profile_known_free(&c.cluster_jobs);
+  free(c.gpu_jobs);
   groups_free(&c);
   cluster_free(c.cluster);
   free(c.nodes);

@@ -32,6 +32,10 @@ enum erg_feature {
   ERG_FEAT_DISK,             /* disk_bytes_per_second: read + write */
   ERG_FEAT_INSTRUCTIONS,     /* instructions_per_second */
   ERG_FEAT_CYCLES,           /* cycles_per_second */
+  /* gpu_watts: GPU board energy per wall second (docs/gpu.md). A key's is
+   * Σ_gpu energy x its SM share; the node's is every GPU's board energy,
+   * so [system] (node - Σ keys) carries what no process used (idle). */
+  ERG_FEAT_GPU,
   ERG_NFEATURES
 };
 extern const char *const erg_feature_names[ERG_NFEATURES];
@@ -41,13 +45,15 @@ int erg_feature_index(const char *name);
 /* Counters other than CPU time, parallel to erg_grid_cell.keys (kept
  * apart so erg_grid_key stays a plain {key, cpu_seconds} pair). */
 struct erg_grid_key_extra {
-  double disk_bytes, instructions, cycles;
+  double disk_bytes, instructions, cycles, gpu_joules;
 };
 
 struct erg_grid_cell {
   int64_t t0;            /* unix seconds, multiple of step */
   double agent_seconds, busy_cpu_seconds, system_cpu_seconds;
   double disk_bytes, instructions, cycles;  /* node totals: sums over processes */
+  double gpu_joules;     /* the node's GPU board energy (erg_grid_add_gpu), not a sum */
+  double gpu_seconds;    /* of the cell covered by GPU readings */
   unsigned seen;         /* bit 1<<erg_feature set when that counter was non-zero */
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra;  /* NULL or parallel to keys */
@@ -59,6 +65,7 @@ struct erg_grid_cell {
 struct erg_grid_proc {
   const char *key;
   double cpu_seconds, disk_bytes, instructions, cycles;
+  double gpu_joules;     /* Σ_gpu board energy x its SM share */
 };
 
 enum erg_cell_flags {
@@ -116,9 +123,12 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
 void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                         double busy_cpu_seconds, double system_cpu_seconds,
                         const struct erg_grid_proc *procs, size_t nprocs);
+/* The node's GPU board energy over [t0_ns, t1_ns) (all its GPUs),
+ * apportioned by overlap; marks the cells as having the GPU feature. */
+void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules);
 /* Feature rates (x[ERG_NFEATURES], per wall second of a step-second cell):
- * of key i, of the node (busy CPU, counter totals) and of [system] (node
- * busy CPU not seen in any key, nothing else). */
+ * of key i, of the node (busy CPU, counter totals, GPU board power) and of
+ * [system] (node busy CPU and GPU energy not seen in any key, nothing else). */
 void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, double *x);
 void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x);
 void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double *x);
@@ -126,6 +136,8 @@ void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double 
 typedef void (*erg_grid_cell_fn)(void *user, const struct erg_grid_result *r);
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
                          erg_grid_cell_fn fn, void *user);
+/* The measured power cell t0 would get if finalised now (NaN: none). */
+double erg_grid_open_watts(const struct erg_grid *g, int64_t t0);
 /* The open cell starting at t0, NULL when nothing arrived for it yet. */
 const struct erg_grid_cell *erg_grid_open_cell(const struct erg_grid *g, int64_t t0);
 
@@ -306,6 +318,7 @@ struct erg_journal_row {
   int flags;                      /* erg_cell_flags */
   double cpu_seconds_per_second;  /* node busy CPU time per wall second */
   double disk_bytes_per_second, instructions_per_second, cycles_per_second;
+  double gpu_watts;               /* NAN: the cell had no GPU readings (written "nan") */
   unsigned columns;               /* bits 1<<erg_feature of optional columns to write */
   unsigned ncpu;                  /* node CPUs as the agent reports them; 0 unknown */
 };

@@ -244,6 +244,10 @@ static double grid_measured_watts(const struct erg_grid *g, int64_t t0) {
   return watts < 0 ? 0 : watts;
 }
 
+double erg_grid_open_watts(const struct erg_grid *g, int64_t t0) {
+  return t0 < 0 || g->step == 0 ? NAN : grid_measured_watts(g, t0);
+}
+
 const struct erg_grid_cell *erg_grid_open_cell(const struct erg_grid *g, int64_t t0) {
   if (t0 < 0 || g->step == 0)
     return NULL;
@@ -287,7 +291,7 @@ static long cell_key(struct erg_grid_cell *c, const struct grid_name *name) {
       return (long)c->index[j] - 1;
   c->index[j] = (uint32_t)c->nkeys + 1;
   c->keys[c->nkeys] = (struct erg_grid_key){name->s, 0};
-  c->extra[c->nkeys] = (struct erg_grid_key_extra){0, 0, 0};
+  c->extra[c->nkeys] = (struct erg_grid_key_extra){0, 0, 0, 0};
   return (long)c->nkeys++;
 }
 
@@ -300,6 +304,7 @@ static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
   c->extra[i].disk_bytes += p->disk_bytes * f;
   c->extra[i].instructions += p->instructions * f;
   c->extra[i].cycles += p->cycles * f;
+  c->extra[i].gpu_joules += p->gpu_joules * f;
   c->disk_bytes += p->disk_bytes * f;
   c->instructions += p->instructions * f;
   c->cycles += p->cycles * f;
@@ -334,6 +339,16 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
   free(names);
 }
 
+void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules) {
+  struct grid_overlap ov[ERG_GRID_SLOTS];
+  size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
+  for (size_t i = 0; i < n; i++) {
+    ov[i].cell->gpu_joules += joules * ov[i].fraction;
+    ov[i].cell->gpu_seconds += ov[i].seconds;
+    ov[i].cell->seen |= 1u << ERG_FEAT_GPU;
+  }
+}
+
 void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                          double busy_cpu_seconds, double system_cpu_seconds,
                          const char *const *keys, const double *cpu_seconds, size_t nkeys) {
@@ -348,7 +363,7 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
 
 const char *const erg_feature_names[ERG_NFEATURES] = {
     "cpu_seconds_per_second", "disk_bytes_per_second", "instructions_per_second",
-    "cycles_per_second"};
+    "cycles_per_second", "gpu_watts"};
 
 int erg_feature_index(const char *name) {
   for (int i = 0; i < ERG_NFEATURES; i++)
@@ -363,6 +378,18 @@ void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, 
   x[ERG_FEAT_DISK] = e ? e->disk_bytes / step : 0;
   x[ERG_FEAT_INSTRUCTIONS] = e ? e->instructions / step : 0;
   x[ERG_FEAT_CYCLES] = e ? e->cycles / step : 0;
+  x[ERG_FEAT_GPU] = e ? e->gpu_joules / step : 0;
+}
+
+/* The node's GPU board energy over the cell: where GPU readings covered
+ * less of it than the agent's samples did (the GPUs lost mid-cell), the
+ * boards drew on at the power they were read at; the part no reading
+ * covered is nobody's ([system]). */
+static double grid_gpu_joules(const struct erg_grid_cell *c) {
+  double agent = c->agent_seconds;
+  if (c->gpu_seconds > 0 && c->gpu_seconds < agent)
+    return c->gpu_joules * agent / c->gpu_seconds;
+  return c->gpu_joules;
 }
 
 void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x) {
@@ -370,17 +397,23 @@ void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x
   x[ERG_FEAT_DISK] = c->disk_bytes / step;
   x[ERG_FEAT_INSTRUCTIONS] = c->instructions / step;
   x[ERG_FEAT_CYCLES] = c->cycles / step;
+  x[ERG_FEAT_GPU] = grid_gpu_joules(c) / step;
 }
 
-/* [system] is the node's busy CPU time that no process accounts for; its
- * other counters are the processes' sums by construction, so none is left. */
+/* [system] is the node's busy CPU time and GPU board energy that no
+ * process accounts for (an idle GPU's power, processes gone or outside
+ * the agent's scope); its other counters are the processes' sums by
+ * construction, so none is left. */
 void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double *x) {
-  double keys = 0;
-  for (size_t i = 0; i < c->nkeys; i++)
+  double keys = 0, gpu = 0;
+  for (size_t i = 0; i < c->nkeys; i++) {
     keys += c->keys[i].cpu_seconds;
-  double rest = c->busy_cpu_seconds - keys;
+    gpu += c->extra ? c->extra[i].gpu_joules : 0;
+  }
+  double rest = c->busy_cpu_seconds - keys, gpu_rest = grid_gpu_joules(c) - gpu;
   x[ERG_FEAT_CPU] = rest > 0 ? rest / step : 0;
   x[ERG_FEAT_DISK] = x[ERG_FEAT_INSTRUCTIONS] = x[ERG_FEAT_CYCLES] = 0;
+  x[ERG_FEAT_GPU] = gpu_rest > 0 ? gpu_rest / step : 0;
 }
 
 /* No open cell has data. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collector_int.h"
+#include "erg_fit.h"
 #include "state.h"
 
 int groups_build(struct collector *c) {
@@ -50,7 +51,7 @@ bool node_lag_follows(const struct collector *c, const struct node_state *n) {
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
-  double pred[ERG_MAX_GROUP_NODES], sum = 0;
+  double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], sum = 0, dsum = 0;
   int missing = 0;
   unsigned step = c->cfg->step_seconds;
   for (int m = 0; m < g->nmembers; m++) {
@@ -60,10 +61,13 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
     struct erg_grid_cell none = {.t0 = t0};
     pred[m] = erg_cell_predict(&cm, cell ? cell : &none, step);
-    if (!isfinite(pred[m]) || pred[m] < 0)
+    dyn[m] = cm.model ? pred[m] - cm.model->idle_watts : NAN;
+    if (!isfinite(pred[m]) || pred[m] < 0) {
       missing++;
-    else
-      sum += pred[m];
+      continue;
+    }
+    sum += pred[m];
+    dsum += dyn[m] > 0 ? dyn[m] : 0;
   }
   /* Until every member has a model there is nothing to weigh by: an equal
    * split, as fixed factors would give (erg fit --group makes models). */
@@ -77,11 +81,29 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
                "erg_group_equal_split_cells_total)", g->cfg->name, missing, g->nmembers,
                g->cfg->name);
     }
-  } else if (g->equal_said) {
+    for (int m = 0; m < g->nmembers; m++)
+      g->members[m]->share = 1.0 / g->nmembers;
+    return;
+  }
+  if (g->equal_said) {
     g->equal_said = 0;
     erg_info("group %s: every node has a model: the shared meter is split by them",
              g->cfg->name);
   }
+  /* Each member gets its prediction; what the meter shows beyond the sum
+   * (model error, noise) is activity the models missed, so it goes with the
+   * predicted dynamic power, not with idle: an idle member behind a busy
+   * one keeps its idle. With no dynamic power predicted it goes by the
+   * whole prediction. The shares are fractions of the meter, applied to
+   * whatever it measured in the cell. */
+  double meter = erg_grid_open_watts(&g->members[0]->grid, t0), resid = isfinite(meter) ? meter - sum : 0;
+  double w[ERG_MAX_GROUP_NODES], wsum = 0;
+  for (int m = 0; m < g->nmembers; m++) {
+    double d = dyn[m] > 0 ? dyn[m] : 0;
+    w[m] = pred[m] + resid * (dsum > 0 ? d / dsum : pred[m] / sum);
+    w[m] = w[m] > 0 ? w[m] : 0; /* the meter far below the models: none below 0 W */
+    wsum += w[m];
+  }
   for (int m = 0; m < g->nmembers; m++)
-    g->members[m]->share = equal ? 1.0 / g->nmembers : pred[m] / sum;
+    g->members[m]->share = wsum > 0 ? w[m] / wsum : pred[m] / sum;
 }

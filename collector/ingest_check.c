@@ -5,14 +5,16 @@
  * an undercount into the next interval: node CPU time gets 25 % and
  * 100 ms per CPU, processes twice the interval and 100 ms per CPU. The
  * values that poisoned the journal were off by factors of millions. */
+#include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ingest_check.h"
 
 const char *const ingest_reason_names[INGEST_NREASONS] = {
-    "ok",  "malformed", "clock", "interval", "ncpu", "cpu", "rate", "count",
+    "ok",  "malformed", "clock", "interval", "ncpu", "cpu", "rate", "count", "gpu",
     "unknown_node_cap", "node_limit"};
 
 uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns) {
@@ -154,6 +156,64 @@ static enum ingest_reason check_values(const Erg__Sample *s, char *why, size_t w
   return INGEST_OK;
 }
 
+static bool in_range(double v, double hi) { return isfinite(v) && v >= 0 && v <= hi; }
+
+/* GPUs (docs/gpu.md): each board's energy and power finite, ≥ 0 and below
+ * INGEST_GPU_MAX_WATTS (energy: over twice the interval and 0.1 s, as the
+ * other rates); each process's use names a GPU of the sample once, its
+ * share 0..1 and a GPU's shares summing to at most 1 (both + the
+ * agent's rounding, INGEST_GPU_SHARE_SLACK). */
+static enum ingest_reason check_gpus(const Erg__Sample *s, char *why, size_t whylen) {
+  double span_s =
+      (double)(s->interval->realtime_end_ns - s->interval->realtime_start_ns) / 1e9;
+  double joule_cap = INGEST_GPU_MAX_WATTS * (span_s * 2 + 0.1);
+  double share[INGEST_MAX_GPUS] = {0};
+  if (s->n_gpus > INGEST_MAX_GPUS)
+    return say(INGEST_GPU, why, whylen, "%zu GPUs (at most %d)", s->n_gpus, INGEST_MAX_GPUS);
+  for (size_t g = 0; g < s->n_gpus; g++) {
+    const Erg__Gpu *d = s->gpus[g];
+    for (size_t h = 0; h < g; h++)
+      if (s->gpus[h]->index == d->index)
+        return say(INGEST_GPU, why, whylen, "GPU index %u twice", d->index);
+    if (!in_range(d->energy_joules, joule_cap) || !in_range(d->power_watts, INGEST_GPU_MAX_WATTS))
+      return say(INGEST_GPU, why, whylen,
+                 "GPU %u: %.4g J, %.4g W in %.3f s (0 to %.0f W)", d->index, d->energy_joules,
+                 d->power_watts, span_s, INGEST_GPU_MAX_WATTS);
+    if (d->util_percent > 100 || d->mem_util_percent > 100)
+      return say(INGEST_GPU, why, whylen, "GPU %u: utilization %u %%, memory %u %%",
+                 d->index, d->util_percent, d->mem_util_percent);
+  }
+  for (size_t i = 0; i < s->n_procs; i++) {
+    const Erg__Proc *p = s->procs[i];
+    if (p->n_gpu > s->n_gpus)
+      return say(INGEST_GPU, why, whylen, "process %u: %zu GPU uses, %zu GPUs", p->pid,
+                 p->n_gpu, s->n_gpus);
+    for (size_t u = 0; u < p->n_gpu; u++) {
+      const Erg__GpuUse *use = p->gpu[u];
+      size_t g = 0;
+      while (g < s->n_gpus && s->gpus[g]->index != use->gpu_index)
+        g++;
+      for (size_t v = 0; v < u; v++)
+        if (p->gpu[v]->gpu_index == use->gpu_index)
+          g = s->n_gpus;
+      if (g == s->n_gpus)
+        return say(INGEST_GPU, why, whylen, "process %u: use of GPU %u, not in the sample or "
+                   "twice", p->pid, use->gpu_index);
+      if (!in_range(use->sm_share, 1 + INGEST_GPU_SHARE_SLACK) || !in_range(use->sm_percent, INGEST_GPU_MAX_PERCENT) ||
+          !in_range(use->mem_percent, INGEST_GPU_MAX_PERCENT))
+        return say(INGEST_GPU, why, whylen,
+                   "process %u on GPU %u: share %.4g (0 to 1), SM %.4g %%, memory %.4g %%",
+                   p->pid, use->gpu_index, use->sm_share, use->sm_percent, use->mem_percent);
+      share[g] += use->sm_share;
+    }
+  }
+  for (size_t g = 0; g < s->n_gpus; g++)
+    if (share[g] > 1 + INGEST_GPU_SHARE_SLACK)
+      return say(INGEST_GPU, why, whylen, "GPU %u: processes' SM shares sum to %.6g (at most 1)",
+                 s->gpus[g]->index, share[g]);
+  return INGEST_OK;
+}
+
 enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
                                        uint64_t now_ns, uint64_t ring_ns, char *why,
                                        size_t whylen) {
@@ -162,6 +222,8 @@ enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest
     r = check_ncpu(s, ref, why, whylen);
   if (r == INGEST_OK)
     r = check_values(s, why, whylen);
+  if (r == INGEST_OK)
+    r = check_gpus(s, why, whylen);
   if (r == INGEST_OK && why && whylen)
     why[0] = '\0';
   return r;

@@ -24,6 +24,7 @@ enum ingest_reason {
   INGEST_CPU,              /* CPU time beyond CPUs x interval */
   INGEST_RATE,             /* bytes, cycles or instructions beyond a machine's rate */
   INGEST_COUNT,            /* event counts (dropped samples, eBPF losses) beyond bounds */
+  INGEST_GPU,              /* GPU values: not finite, negative, shares or power beyond bounds */
   INGEST_UNKNOWN_NODE_CAP, /* a new unconfigured node beyond max_unconfigured_nodes */
   INGEST_NODE_LIMIT,       /* ergd's node table full, or a name too long for it */
   INGEST_NREASONS
@@ -44,6 +45,10 @@ extern const char *const ingest_reason_names[INGEST_NREASONS];
 #define INGEST_INSNS_PER_CPU_NS 100.0  /* 10 GHz x 10 per cycle */
 #define INGEST_EVENTS_PER_CPU_S 1e7    /* eBPF events per CPU second */
 #define INGEST_MAX_DROPPED 1000000000ULL /* 3 years of samples at 0.1 s */
+#define INGEST_MAX_GPUS 64             /* per node (NODE_GPUS_MAX) */
+#define INGEST_GPU_MAX_WATTS 5000.0    /* per GPU board: 4 x the largest boards' limit */
+#define INGEST_GPU_SHARE_SLACK 1e-3    /* a GPU's shares sum to at most 1 + this */
+#define INGEST_GPU_MAX_PERCENT 200.0   /* mean utilisation %: the agent's means may overshoot */
 
 /* What changed in a node's hello since its last one (ingest_ref_hello). */
 enum {

@@ -165,10 +165,12 @@ static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
     fprintf(f, "%lld,%u,%.3f,%d,%.6f", (long long)r->t0, r->step_seconds, r->measured_watts,
             r->flags, r->cpu_seconds_per_second);
   const double opt[ERG_NFEATURES] = {0, r->disk_bytes_per_second, r->instructions_per_second,
-                                     r->cycles_per_second};
+                                     r->cycles_per_second, r->gpu_watts};
+  /* NaN: not measured in this cell (a node whose GPUs were lost); the fit
+   * reads it as such and leaves the row out of that feature. */
   for (int k = 1; k < ERG_NFEATURES; k++)
     if (r->columns & (1u << k))
-      fprintf(f, ",%.9g", opt[k]);
+      fprintf(f, isnan(opt[k]) ? ",nan" : ",%.9g", opt[k]);
   fprintf(f, ",%u\n", r->ncpu);
 }
 

@@ -417,6 +417,46 @@ static void metrics_job_family(FILE *f, struct collector *c, const char *name, c
   }
 }
 
+/* Per GPU of the nodes that sent GPU energy (docs/gpu.md). */
+static void metrics_gpus(FILE *f, struct collector *c) {
+  static const struct {
+    const char *name, *type, *help;
+    size_t off;
+  } fam[] = {{"erg_gpu_power_watts", "gauge", "Mean board power of the GPU over the node's last "
+              "sample.", offsetof(struct node_gpu, power_watts)},
+             {"erg_gpu_energy_joules_total", "counter", "Board energy of the GPU in the samples "
+              "ergd accepted since it started.", offsetof(struct node_gpu, energy_joules)}};
+  for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+    metrics_head(f, fam[k].name, fam[k].type, fam[k].help);
+    for (size_t i = 0; i < c->nnodes; i++)
+      for (size_t g = 0; c->nodes[i]->gpus && g < c->nodes[i]->gpus->n; g++) {
+        const struct node_gpu *d = &c->nodes[i]->gpus->gpu[g];
+        double v = *(const double *)((const char *)d + fam[k].off);
+        if (isnan(v))
+          continue;
+        metrics_node_label(f, fam[k].name, c->nodes[i]);
+        fprintf(f, ",gpu=\"%u\",uuid=\"", d->index);
+        metrics_label(f, d->uuid);
+        fputs("\"} ", f);
+        metrics_num(f, v);
+      }
+  }
+}
+
+/* The model's GPU part of each job's energy (gpu.c). */
+static void metrics_gpu_jobs(FILE *f, struct collector *c) {
+  metrics_head(f, "erg_job_gpu_energy_joules_total", "counter",
+               "GPU part of a job's energy summed over all nodes since ergd started: the node "
+               "model's coefficient of gpu_watts x the job's GPU board energy (its SM shares); "
+               "only nodes with such a model.");
+  for (size_t j = 0; c->gpu_jobs && j < c->gpu_jobs->n; j++) {
+    fputs("erg_job_gpu_energy_joules_total{job=\"", f);
+    metrics_label(f, c->gpu_jobs->job[j].job);
+    fputs("\"} ", f);
+    metrics_num(f, c->gpu_jobs->job[j].joules);
+  }
+}
+
 static void metrics_keys(FILE *f, struct collector *c) {
   metrics_key_family(f, c, "erg_key_energy_joules_total", "counter",
                      "Energy attributed to a profile key on a node since ergd started (keys the "
@@ -431,6 +471,7 @@ static void metrics_keys(FILE *f, struct collector *c) {
   metrics_job_family(f, c, "erg_job_watts", "gauge",
                      "Mean power of a job summed over all nodes in its last cluster cell.",
                      offsetof(struct profile_known_key, watts));
+  metrics_gpu_jobs(f, c);
 }
 
 static void metrics_publish(struct collector *c, char *body, size_t len, int keys) {
@@ -479,7 +520,7 @@ void collector_metrics_render(struct collector *c) {
   /* Every reason always, so rate() and alerts see a series from the start. */
   fprintf(f, "# HELP erg_agent_messages_total Agent messages received: accepted (ok), or "
              "refused whole (rejected) by reason: malformed, clock, interval, ncpu, cpu, rate, "
-             "count, unknown_node_cap, node_limit.\n"
+             "count, gpu, unknown_node_cap, node_limit.\n"
              "# TYPE erg_agent_messages_total counter\n"
              "erg_agent_messages_total{result=\"ok\"} %llu\n",
           (unsigned long long)c->msgs_ok);
@@ -539,6 +580,7 @@ void collector_metrics_render(struct collector *c) {
              "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
   metrics_wal(f, c);
   metrics_nodes(f, c);
+  metrics_gpus(f, c);
   metrics_groups(f, c);
   metrics_models(f, c);
   metrics_sources(f, c);

@@ -83,6 +83,34 @@ struct node_state {
   int group;
   double share;
   struct job_users *job_users; /* whose its jobs are (jobusers.c) */
+  struct node_gpus *gpus;      /* NULL until a sample had GPU energy (gpu.c) */
+};
+
+/* gpu.c: a node's GPUs as its samples named them, for /metrics. */
+#define NODE_GPUS_MAX 64 /* INGEST_MAX_GPUS */
+struct node_gpu {
+  uint32_t index;
+  char uuid[ERG_NAME_MAX];   /* sanitised */
+  double power_watts;        /* mean board power of the last sample */
+  double energy_joules;      /* board energy of the accepted samples (this run) */
+};
+struct node_gpus {
+  size_t n;
+  struct node_gpu gpu[NODE_GPUS_MAX];
+};
+
+/* gpu.c: the model's GPU part (β_gpu x the key's GPU energy) of the jobs'
+ * energy, summed over nodes, for /metrics; bounded, the job seen longest
+ * ago makes room. */
+#define GPU_JOBS_MAX 4096
+struct gpu_job {
+  char job[128];
+  double joules;
+  int64_t last_t;
+};
+struct gpu_jobs {
+  size_t n;
+  struct gpu_job job[GPU_JOBS_MAX];
 };
 
 /* A [group.NAME]: nodes behind one meter, split per cell by their models. */
@@ -168,6 +196,7 @@ struct collector {
   size_t metrics_len;
   char *metrics_keys;     /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;
+  struct gpu_jobs *gpu_jobs; /* NULL until a job had GPU energy under a model (gpu.c) */
 };
 
 /* nodes.c: a node by name (created with create, its stored state read or
@@ -228,6 +257,13 @@ void durable_log_meter(struct collector *c, const struct meter_msg *m);
 uint64_t durable_meter_gap(struct collector *c, int s, int ch, const struct erg_pdu_reading *r,
                            uint64_t max_gap_ns);
 void durable_close(struct collector *c);
+
+/* gpu.c: a checked sample's GPU energy: each process's (procs, parallel to
+ * s->procs) and the node's board energy into its grid, per-GPU counters. */
+void node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs);
+/* gpu.c: a finalised cell's per-job GPU energy (model with gpu_watts only). */
+void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_grid_result *r);
+void node_gpu_free(struct node_state *n);
 
 /* metrics.c */
 void collector_metrics_render(struct collector *c);

@@ -51,7 +51,9 @@ static void cli_usage(FILE *f) {
           "  --keep-lag-unsure fit rows flagged 16 too (meter aligned before a confident\n"
           "                    lag estimate or around a change of it; skipped by default)\n"
           "  --idle            record an idle profile from a quiet window of the journal\n"
-          "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"
+          "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"          "                    with --group: the shared meter while every member was\n"
+          "                    quiet (MODEL_DIR/idle/group/NAME.json), then the group's\n"
+          "                    idle sum instead of a fitted one (--no-idle-profile: fitted)\n"
           "  --from T, --to T  the window: unix seconds or YYYY-MM-DDTHH:MM:SSZ\n"
           "  --last D          the window: the journal's last D (600, 10m, 1h) instead\n"
           "  --auto            the window: the journal's quietest one of --length D\n"
@@ -196,8 +198,11 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
     return -1;
   }
   if (o->group || o->nodes || o->form || o->idle_split) {
-    if (o->idle || window) {
-      fprintf(stderr, "erg fit: --idle and its window are for one --node, not a --group\n");
+    /* A group's idle: the meter while every member is quiet, one window. */
+    bool one = (isfinite(o->from) && isfinite(o->to)) != (o->last_seconds > 0);
+    if ((o->idle && (!one || o->auto_window || o->length_seconds > 0)) || (!o->idle && window)) {
+      fprintf(stderr, "erg fit: --group --idle needs one window: --from and --to, or --last "
+              "(not --auto: every member must be quiet in the same window)\n");
       return -1;
     }
     return cli_group_usage_check(o) != 0 ? -1 : 0;

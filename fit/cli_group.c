@@ -101,13 +101,85 @@ static int group_parse(const struct cli_opts *o, struct group_cli *g) {
 
 int cli_group_usage_check(const struct cli_opts *o) {
   struct group_cli g;
-  if (o->njournal || o->node || o->out || o->idle_profile || o->no_idle_profile || o->ncpu > 0) {
+  if (o->njournal || o->node || o->out || o->idle_profile || o->ncpu > 0) {
     fprintf(stderr, "erg fit: --group reads each member's journals from JOURNAL_DIR and writes "
-            "MODEL_DIR/NODE.json: no --journal, --node, --out, --idle-profile, "
-            "--no-idle-profile or --ncpu (journals need their ncpu column)\n");
+            "MODEL_DIR/NODE.json: no --journal, --node, --out, --idle-profile or --ncpu "
+            "(journals need their ncpu column)\n");
     return 1;
   }
   return group_parse(o, &g);
+}
+
+/* MODEL_DIR/idle/group/NAME.json: the meter while all members were idle
+ * (a subdirectory: no node's profile can have its name). */
+static int group_idle_path(const struct cli_opts *o, char *out, size_t outlen) {
+  char dir[1024], safe[ERG_NAME_MAX];
+  cli_model_dir(o, dir, sizeof dir);
+  erg_name_sanitize(o->group, strlen(o->group), safe);
+  return snprintf(out, outlen, "%s/idle/group/%s.json", dir, safe) < (int)outlen ? 0 : -1;
+}
+
+/* `erg fit --idle --group`: the window is taken from the first member's
+ * journal (--last) and must be quiet on every member; the profile is the
+ * meter's mean over it (every member's row holds the whole meter). */
+static int group_idle_record(const struct cli_opts *o, const struct group_cli *g,
+                             struct erg_dataset *ds) {
+  char why[512], path[GROUP_PATH_MAX];
+  double from = o->from, to = o->to;
+  if (o->last_seconds > 0) {
+    to = -INFINITY;
+    for (size_t i = 0; i < ds[0].nrows; i++)
+      to = fmax(to, ds[0].time_unix_seconds[i] + ds[0].row_step_seconds[i]);
+    from = to - o->last_seconds;
+  }
+  struct erg_idle_profile p[ERG_GROUP_MAX_NODES];
+  double ncpu = 0, usum = 0, umax = 0;
+  for (size_t m = 0; m < g->n; m++) {
+    /* Here the shared rows are the point: the group's power, all quiet. */
+    for (size_t i = 0; i < ds[m].nrows; i++)
+      ds[m].flags[i] &= ~(unsigned)ERG_ROW_SHARED;
+    if (erg_idle_profile_from_dataset(&ds[m], from, to, o->max_util, 0, &p[m], why,
+                                      sizeof why) != 0) {
+      fprintf(stderr, "erg fit --idle: group %s: node %s: %s\n", o->group, g->node[m], why);
+      return 2;
+    }
+    ncpu += p[m].ncpu;
+    usum += p[m].mean_utilization * p[m].ncpu;
+    umax = fmax(umax, p[m].max_utilization);
+  }
+  struct erg_idle_profile gp = p[0];
+  erg_strlcpy(gp.node, o->group, sizeof gp.node);
+  gp.ncpu = ncpu;
+  gp.mean_utilization = ncpu > 0 ? usum / ncpu : p[0].mean_utilization;
+  gp.max_utilization = umax;
+  char dir[GROUP_PATH_MAX];
+  if (group_idle_path(o, path, sizeof path) != 0) {
+    fprintf(stderr, "erg fit --idle: path too long\n");
+    return 2;
+  }
+  erg_strlcpy(dir, path, sizeof dir);
+  *strrchr(dir, '/') = '\0';
+  if (erg_mkdir_p(dir, 0755) != 0 || erg_idle_profile_save(&gp, path, why, sizeof why) != 0) {
+    fprintf(stderr, "erg fit --idle: %s\n", erg_mkdir_p(dir, 0755) ? dir : why);
+    return 2;
+  }
+  printf("group %s: idle %.2f W in all (stddev %.2f W) over %zu cells with every member quiet "
+         "(mean CPU utilisation %.2f %%), written to %s\n", o->group, gp.mean_watts,
+         gp.stddev_watts, gp.cells, 100 * gp.mean_utilization, path);
+  return 0;
+}
+
+/* The group's recorded idle, unless --no-idle-profile: 1 when loaded. */
+static int group_idle_load(const struct cli_opts *o, struct erg_idle_profile *p) {
+  char path[GROUP_PATH_MAX], why[512];
+  if (o->no_idle_profile || group_idle_path(o, path, sizeof path) != 0 ||
+      access(path, F_OK) != 0)
+    return 0;
+  if (erg_idle_profile_load(p, path, why, sizeof why) != 0) {
+    fprintf(stderr, "erg fit: %s\n", why);
+    return -1;
+  }
+  return 1;
 }
 
 /* The members' idle profiles, MODEL_DIR/idle/NODE.json: the split is
@@ -163,7 +235,9 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
   else
     printf("r=%.3f (cpu of %s and %s; at most %g)\n", r->max_correlation, g->node[r->corr_a],
            g->node[r->corr_b], ERG_GROUP_MAX_CORRELATION);
-  printf("idle_watts %.3f in all, split %s", r->idle_watts, erg_idle_split_name(g->split));
+  printf("idle_watts %.3f in all (%s), split %s", r->idle_watts,
+         r->idle_fixed ? "the group's recorded idle profile" : "fitted",
+         erg_idle_split_name(g->split));
   if (g->split == ERG_IDLE_SPLIT_PROFILE)
     printf(" (the members' idle profiles scaled by %.4f to the fitted sum)", r->idle_scale);
   printf("\nheld-out validation of the summed prediction against the meter (%s):\n",
@@ -220,6 +294,9 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
       "idle_watts", r->idle_watts, "idle_split", erg_idle_split_name(g->split),
       "idle_split_scale", group_real(r->idle_scale), "validation",
       fit_metrics_to_json(r->validation, &r->metrics), "members", members);
+  if (j)
+    json_object_set_new(j, "idle_source", json_string(r->idle_fixed ? "group_idle_profile"
+                                                                      : "fit"));
   if (j) {
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     putchar('\n');
@@ -291,8 +368,18 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   for (size_t m = 0; m < g.n; m++)
     erg_dataset_init(&ds[m]);
   int rc = models ? group_load(o, &g, ds, last_percent) : 2;
+  if (rc == 0 && o->idle) {
+    rc = group_idle_record(o, &g, ds);
+    for (size_t m = 0; m < g.n; m++)
+      erg_dataset_free(&ds[m]);
+    free(models);
+    return rc;
+  }
   if (rc == 0)
     rc = group_profiles(o, &g, profiles);
+  struct erg_idle_profile idle_sum;
+  int have_sum = rc == 0 ? group_idle_load(o, &idle_sum) : 0;
+  rc = have_sum < 0 ? 2 : rc;
   struct erg_group_options go;
   erg_group_options_init(&go);
   go.name = o->group;
@@ -300,6 +387,7 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   go.idle_split = (enum erg_idle_split)g.split;
   go.weights = g.weights;
   go.profiles = profiles;
+  go.idle_sum = have_sum > 0 ? &idle_sum : NULL;
   go.fit = o->fit;
   if (last_percent) {
     go.fit.progress = cli_progress;

@@ -139,12 +139,14 @@ double erg_derived_peak(int d);
  * 0: not known) with coefficients coef[ERG_NDERIVED_ALL] (0 for features
  * not in the model): the basis value up to u_max; beyond it the curve
  * continues as a straight line with the slope of its secant over the top
- * quarter of the trained range (held level when that is not positive). docs/model.md, "Beyond the training range". */
+ * quarter of the trained range: continuous, and rising or level for the
+ * tails (an older basis's falling end is held level). docs/model.md,
+ * "Beyond the training range". */
 double erg_derived_value_extended(int d, double u, double u_max, const double *coef);
-/* Adds the derived columns to ds, computed from cpu_seconds_per_second and
- * the ncpu column (ncpu_default > 0 stands in where a row has none).
- * Returns the number of columns added (0 when ncpu is unknown), -1 on
- * error. */
+/* Adds the derived columns (the tails) to ds, computed from
+ * cpu_seconds_per_second and the ncpu column (ncpu_default > 0 stands in
+ * where a row has none). Returns the number of columns added (0 when ncpu
+ * is unknown), -1 on error. */
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen);
 
 /* ---- idle profile (docs/model.md, "Idle profile") ----
@@ -349,6 +351,9 @@ struct erg_group_options {
   enum erg_idle_split idle_split;
   const double *weights;           /* WEIGHTS: one per member, >= 0, normalised */
   const struct erg_idle_profile *profiles; /* PROFILE: one per member, measured alone */
+  /* The meter while every member was idle (erg fit --idle --group): Σ idle
+   * fixed to its mean instead of fitted; NULL: fitted. */
+  const struct erg_idle_profile *idle_sum;
   bool require_shared;             /* only rows flagged ERG_ROW_SHARED join (default) */
   struct erg_fit_options fit;      /* holdout, folds, threshold, progress, cancel;
                                       node, idle_profile and holdout are not used */
@@ -369,7 +374,8 @@ struct erg_group_result {
   size_t rows_mismatched;   /* rows every member has, meter values disagreeing */
   size_t rows_not_shared;   /* usable member rows without ERG_ROW_SHARED (require_shared) */
   size_t rows_used;         /* of rows_joined, fitted (every used column present) */
-  double idle_watts;        /* Σ idle (fitted intercept) */
+  double idle_watts;        /* Σ idle (fitted intercept, or the recorded idle_sum) */
+  bool idle_fixed;          /* idle_watts is options.idle_sum's mean */
   double idle_scale;        /* PROFILE: idle_watts / Σ profile means; else NaN */
   struct erg_fit_metrics metrics; /* held out: summed prediction against the meter */
   char validation[64];

@@ -558,7 +558,7 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     return -1;
   struct erg_fit_options fo = o->fit;
   fo.node = o->name;
-  fo.idle_profile = NULL;
+  fo.idle_profile = o->idle_sum;
   fo.holdout = NULL;
   struct erg_model gm;
   if (erg_fit(ds, &fo, &gm, reason, sizeof reason) != 0) {
@@ -566,6 +566,7 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     return -1;
   }
   r->idle_watts = gm.idle_watts;
+  r->idle_fixed = o->idle_sum != NULL;
   r->idle_scale = o->idle_split == ERG_IDLE_SPLIT_PROFILE ? gm.idle_watts / total_profile : NAN;
   r->metrics = gm.metrics;
   r->rows_used = gm.train_rows;

@@ -32,6 +32,9 @@ static struct sim_walk *walk;
 static const char *sum_specs[SIM_MAX_NODES];        /* --sum, resolved after the nodes */
 static const char *node_model_specs[SIM_MAX_NODES]; /* --node-model */
 static int nsum_specs, nnode_model_specs;
+static const char *gpu_specs[SIM_MAX_NODES]; /* --gpu-script NODE=FILE */
+static int ngpu_specs;
+static struct sim_gpu_script gpu_scripts[SIM_MAX_NODES];
 static struct erg_pdusim_model node_models[SIM_MAX_NODES];
 
 /* Options that set a number; key: its name in --node-model, for the parts
@@ -53,7 +56,9 @@ static const struct num_opt {
     {'U', NULL, MODEL_FIELD(update_seconds), NULL, 0.05, 3600},
     {'L', NULL, MODEL_FIELD(lag_seconds), NULL, 0, 600},
     {'d', NULL, 0, &run_seconds, 0, 1e9},
-    {'O', NULL, 0, &sim.energy_offset_kwh, 0, 1e7}};
+    {'O', NULL, 0, &sim.energy_offset_kwh, 0, 1e7},
+    {'G', NULL, 0, &sim.gpu_ac_factor, 0, 10},
+    {'T', NULL, 0, &sim.start_s, 0, 1e11}};
 
 static int num_set(const struct num_opt *o, struct erg_pdusim_model *m, const char *value,
                    char *why, size_t whylen) {
@@ -107,6 +112,7 @@ static void usage(FILE *f) {
           "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
           "                  [--disk-watts-per-mbps W] [--update S] [--lag S] [--seed N]\n"
           "                  [--truth FILE] [--duration S] [--energy-offset-kwh KWH]\n"
+          "                  [--gpu-script NODE=FILE]... [--gpu-ac-factor F] [--gpu-start T]\n"
           "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
           "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
           "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
@@ -129,7 +135,11 @@ static void usage(FILE *f) {
           "as recorded); --walk-channel LEVEL:N=NODE (LEVEL device, inlet, phase, bank,\n"
           "outlet; e.g. inlet:1=n1; NODE a --node or a --sum) makes the columns erg reads\n"
           "for that entity (power, VA, current, energy, found through erg's profile for\n"
-          "the walk) follow NODE.\n");
+          "the walk) follow NODE.\n"
+          "--gpu-script NODE=FILE adds the GPU board power of an NVML stand-in script\n"
+          "(tests/gpu, its 'at T gpu=N power_w=W' lines, T from --gpu-start, unix seconds,\n"
+          "default this start; the stand-in's ERG_NVML_STANDIN_EPOCH) times\n"
+          "--gpu-ac-factor (default 1.1) to NODE's meter.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -216,6 +226,25 @@ static int sim_nodes_setup(void) {
       fprintf(stderr, "erg-pdusim: %s\n", why);
       return 1;
     }
+  for (int i = 0; i < ngpu_specs; i++) {
+    const char *eq = strchr(gpu_specs[i], '=');
+    char name[64];
+    int k = -1;
+    if (eq && (size_t)(eq - gpu_specs[i]) < sizeof name) {
+      memcpy(name, gpu_specs[i], (size_t)(eq - gpu_specs[i]));
+      name[eq - gpu_specs[i]] = '\0';
+      k = sim_find(&sim, name);
+    }
+    if (k < 0 || k >= sim.nnodes) {
+      fprintf(stderr, "erg-pdusim: --gpu-script '%s': want NODE=FILE of a --node\n", gpu_specs[i]);
+      return 1;
+    }
+    if (sim_gpu_script_load(&gpu_scripts[i], eq + 1, why, sizeof why)) {
+      fprintf(stderr, "erg-pdusim: --gpu-script: %s\n", why);
+      return 1;
+    }
+    sim.nodes[k].gpu = &gpu_scripts[i];
+  }
   return 0;
 }
 
@@ -273,6 +302,8 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
       {"disk-watts-per-mbps", required_argument, 0, 'D'},
       {"snmp-walk", required_argument, 0, 'W'}, {"walk-channel", required_argument, 0, 'w'},
       {"node-model", required_argument, 0, 'M'}, {"sum", required_argument, 0, 'A'},
+      {"gpu-script", required_argument, 0, 'g'}, {"gpu-ac-factor", required_argument, 0, 'G'},
+      {"gpu-start", required_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   int c;
   char why[128];
@@ -343,11 +374,13 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
       }
       break;
     case 'A':
+    case 'g':
     case 'M': {
-      const char **list = c == 'A' ? sum_specs : node_model_specs;
-      int *n = c == 'A' ? &nsum_specs : &nnode_model_specs;
+      const char **list = c == 'A' ? sum_specs : c == 'g' ? gpu_specs : node_model_specs;
+      int *n = c == 'A' ? &nsum_specs : c == 'g' ? &ngpu_specs : &nnode_model_specs;
       if (*n >= SIM_MAX_NODES) {
-        fprintf(stderr, "erg-pdusim: too many --%s\n", c == 'A' ? "sum" : "node-model");
+        fprintf(stderr, "erg-pdusim: too many --%s\n",
+                c == 'A' ? "sum" : c == 'g' ? "gpu-script" : "node-model");
         return 1;
       }
       list[(*n)++] = optarg;
@@ -370,6 +403,8 @@ int main(int argc, char **argv) {
   erg_log_init("erg-pdusim", ERG_LOG_INFO);
   erg_pdusim_model_defaults(&sim.model);
   sim.seed = 1;
+  sim.gpu_ac_factor = 1.1;
+  sim.start_s = erg_time_realtime_ns() / 1e9;
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
   sim.ncpu = nproc > 0 ? (unsigned)nproc : 1;
   int rc = sim_parse_args(argc, argv, host, &port, &truth);

@@ -138,6 +138,8 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     lagged[i] = k >= 0 ? n->hist_util[k] : 0;
     disk[i] = k >= 0 ? n->hist_disk[k] : 0;
     n->raw_watts = erg_pdusim_model_raw_watts(m, lagged[i], disk[i], sim_normal(&s->seed));
+    if (n->gpu)
+      n->raw_watts += s->gpu_ac_factor * sim_gpu_script_watts(n->gpu, now_s - s->start_s);
     w[i] = erg_pdusim_quantise(n->raw_watts, m->quantum_watts);
   }
   /* A shared meter measures the sum of its nodes' true (noisy) power and

@@ -10,6 +10,18 @@
 #define SIM_MAX_NODES 64 /* --node and --sum together */
 #define SIM_LAG_SLOTS 4096
 
+/* gpu.c: --gpu-script, the stand-in script's board power over time. */
+#define SIM_GPUS 64
+#define SIM_GPU_STATES 1024
+struct sim_gpu_script {
+  int n;
+  double t[SIM_GPU_STATES], watts[SIM_GPU_STATES];
+  int gpu[SIM_GPU_STATES];
+};
+int sim_gpu_script_load(struct sim_gpu_script *g, const char *path, char *why, size_t whylen);
+/* Σ over the script's GPUs of the power of its latest line at or before t. */
+double sim_gpu_script_watts(const struct sim_gpu_script *g, double since_start_s);
+
 /* One meter: a --node (its own load and truth curve) or, at index nnodes
  * and after, a --sum channel (nmembers > 0) whose power is its members'. */
 struct sim_node {
@@ -30,6 +42,7 @@ struct sim_node {
   double energy_joules;  /* integral of what the meter showed, up to last_update_s */
   double last_update_s;  /* realtime of the last model update */
   double util_now;
+  const struct sim_gpu_script *gpu; /* --gpu-script: its board power x gpu_ac_factor added */
 };
 
 struct sim {
@@ -46,6 +59,8 @@ struct sim {
   /* Added to the float32 kWh registers only, as a meter years in service
    * shows (issue 14): their float spacing then grows to whole Wh. */
   double energy_offset_kwh;
+  double start_s;        /* realtime of the start (--gpu-script times) */
+  double gpu_ac_factor;  /* --gpu-ac-factor: AC watts per GPU board watt */
 };
 
 static inline const struct erg_pdusim_model *sim_node_model(const struct sim *s,

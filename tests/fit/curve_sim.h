@@ -1,6 +1,7 @@
 /* Simulated journals of a node with a known power curve, shared by the
- * curve tests (test_fit_curves.c, test_fit_curve_shape.c) and the
- * before/after bench (tests/bench/curve_compare.c). A truth is either a
+ * curve tests (test_fit_curves.c, test_fit_curve_shape.c,
+ * test_fit_curve_monotone.c) and the before/after bench
+ * (tests/bench/curve_compare.c). A truth is either a
  * SPECpower curve (idle and 10 % … 100 % points, linear in between, as
  * erg-pdusim's --specpower) or a power law idle + slope·u^exponent (as
  * erg-pdusim's default model). */
@@ -20,8 +21,8 @@
 
 struct curve {
   char row[16], system[128];
-  double watts[11];          /* idle, 10 %, ..., 100 % */
-  double slope, exponent;    /* exponent > 0: idle watts[0] + slope·u^exponent */
+  double watts[11];       /* idle, 10 %, ..., 100 % */
+  double slope, exponent; /* exponent > 0: idle watts[0] + slope·u^exponent */
 };
 
 /* Power that falls with load in the middle: the fitted curve of a real

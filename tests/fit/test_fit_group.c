@@ -666,6 +666,74 @@ static void test_cli_group_pooled(void **state) {
   remove_dir(dir);
 }
 
+
+/* `erg fit --idle --group`: the meter over a window in which every member
+ * was quiet is the idle sum; a busy window is refused naming a member;
+ * `erg fit --group` then fixes the sum to it instead of fitting it. */
+static void test_cli_group_idle(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-fit-group-XXXXXX", path[512], *out, *err;
+  assert_non_null(mkdtemp(dir));
+  struct group_data g;
+  make_group(&g, false, 11);
+  double sum = 0;
+  for (size_t n = 0; n < N; n++)
+    sum += idle_w[n];
+  for (size_t i = 0; i < 24; i++)
+    for (size_t n = 0; n < N; n++) {
+      g.ds[n].x[0][i] = g.ds[n].x[1][i] = 0;
+      g.ds[n].measured_watts[i] = sum + (i % 2 ? 0.5 : -0.5);
+    }
+  snprintf(path, sizeof path, "%s/journal", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  write_journals(&g, path);
+  free_group(&g);
+  char from[32], to[32], busy_to[32];
+  snprintf(from, sizeof from, "%.0f", T0);
+  snprintf(to, sizeof to, "%.0f", T0 + 24 * 5);
+  snprintf(busy_to, sizeof busy_to, "%.0f", T0 + 200 * 5);
+  const char *busy[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
+                        "--data-dir", dir, "--from", from, "--to", busy_to, NULL};
+  assert_int_equal(run(busy, &out, &err), 2);
+  assert_non_null(strstr(err, "group bank: node n1"));
+  free(out);
+  free(err);
+  const char *autow[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
+                         "--data-dir", dir, "--auto", NULL};
+  assert_int_equal(run(autow, NULL, &err), 1);
+  assert_non_null(strstr(err, "not --auto"));
+  free(err);
+  const char *rec[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
+                       "--data-dir", dir, "--from", from, "--to", to, NULL};
+  assert_int_equal(run(rec, &out, NULL), 0);
+  assert_non_null(strstr(out, "group bank: idle 360.00 W in all"));
+  free(out);
+  struct erg_idle_profile p;
+  char why[512];
+  snprintf(path, sizeof path, "%s/models/idle/group/bank.json", dir);
+  assert_int_equal(erg_idle_profile_load(&p, path, why, sizeof why), 0);
+  assert_float_equal(p.mean_watts, sum, 1e-9);
+  assert_float_equal(p.ncpu, 4 + 8 + 16 + 32, 0);
+  const char *fit[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4",
+                       "--data-dir", dir, "--json", NULL};
+  assert_int_equal(run(fit, &out, NULL), 0);
+  json_error_t je;
+  json_t *j = json_loads(out, 0, &je);
+  assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "idle_source")), "group_idle_profile");
+  assert_float_equal(json_real_value(json_object_get(j, "idle_watts")), sum, 1e-6);
+  json_decref(j);
+  free(out);
+  const char *fitted[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir", dir,
+                          "--json", "--no-idle-profile", "--force", NULL};
+  assert_int_equal(run(fitted, &out, NULL), 0);
+  j = json_loads(out, 0, &je);
+  assert_string_equal(json_string_value(json_object_get(j, "idle_source")), "fit");
+  json_decref(j);
+  free(out);
+  remove_dir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_per_node),
@@ -676,6 +744,7 @@ int main(void) {
       cmocka_unit_test(test_model_group_keys),
       cmocka_unit_test(test_cli_group),
       cmocka_unit_test(test_cli_group_pooled),
+      cmocka_unit_test(test_cli_group_idle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,6 +231,15 @@ nvmlReturn_t nvmlInit_v2(void) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
+  /* ERG_NVML_STANDIN_EPOCH (unix seconds): the script's time 0, so that
+   * another program (erg-pdusim --gpu-start) follows the same clock. */
+  const char *epoch = getenv("ERG_NVML_STANDIN_EPOCH");
+  if (epoch && *epoch) {
+    long long back = (long long)((rt.tv_sec + rt.tv_nsec / 1e9 - atof(epoch)) * 1e9);
+    long long mono = (long long)t0.tv_sec * 1000000000LL + t0.tv_nsec - back;
+    t0.tv_sec = (time_t)(mono / 1000000000LL);
+    t0.tv_nsec = (long)(mono % 1000000000LL);
+  }
   ts_base_us = (unsigned long long)rt.tv_sec * 1000000ULL + (unsigned long long)rt.tv_nsec / 1000;
   initialised = 1;
   return NVML_SUCCESS;

@@ -58,11 +58,11 @@ wait_port "$HP"
 "$AGENT" --node $NODE --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent.log" 2>&1 &
 pids+=($!)
 
-# Varying load: idle, one busy process, two, idle, one, two, idle, one
-# (~60 s). The fit needs 2 x (features + 1) training cells besides the
-# held-out quarter: CPU, disk and the six curve terms make 18 of 2 s.
+# Varying load: idle, one busy process, two, idle, one, two, idle, one,
+# two (~68 s). The fit needs 2 x (features + 1) training cells besides the
+# held-out quarter: CPU, disk and the eight curve terms make 22 of 2 s.
 load() { for _ in $(seq 1 "$1"); do timeout "$2" sha256sum /dev/zero & done; sleep "$2"; }
-sleep 4; load 1 8; load 2 8; sleep 6; load 1 8; load 2 8; sleep 4; load 1 8; sleep 4
+sleep 4; load 1 8; load 2 8; sleep 6; load 1 8; load 2 8; sleep 4; load 1 8; load 2 8; sleep 4
 
 "$ERG" fit --data-dir "$work/data" --node $NODE --out "$work/models/$NODE.json" --json \
   >"$work/fit.json" 2>"$work/fit.err" || { cat "$work/fit.err"; fail "erg fit"; }

@@ -145,11 +145,11 @@ static void feed_cell(struct erg_grid *g, struct check *ck, int64_t t0, unsigned
       snprintf(names[i], sizeof names[i], "k%u", (unsigned)(rand_r(seed) % NAMES));
       p[i] = (struct erg_grid_proc){names[i], urand(seed) * (urand(seed) < 0.2 ? 0 : 0.5),
                                     urand(seed) < 0.5 ? 0 : 1e7 * urand(seed),
-                                    urand(seed) < 0.5 ? 0 : 1e9 * urand(seed), 0};
+                                    urand(seed) < 0.5 ? 0 : 1e9 * urand(seed), 0, 0};
       keys_cpu += p[i].cpu_seconds;
     }
     if (ck->twins) {
-      struct erg_grid_proc twin = {"twin-a", 0.3, 1e6, 5e8, 6e8};
+      struct erg_grid_proc twin = {"twin-a", 0.3, 1e6, 5e8, 6e8, 0};
       p[n++] = twin;
       twin.key = "twin-b";
       p[n++] = twin;
@@ -230,7 +230,7 @@ static void test_estimated_is_prediction(void **state) {
   struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
   struct erg_grid g;
   erg_grid_init(&g, STEP);
-  struct erg_grid_proc p[2] = {{"a", 2.0, 1e7, 1e9, 0}, {"b", 1.0, 0, 0, 0}};
+  struct erg_grid_proc p[2] = {{"a", 2.0, 1e7, 1e9, 0, 0}, {"b", 1.0, 0, 0, 0, 0}};
   erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5, 0.5, p, 2);
   struct check ck = {.cm = &cm};
   struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
@@ -250,6 +250,90 @@ static void test_estimated_is_prediction(void **state) {
   assert_float_equal(sys_x[ERG_FEAT_CPU], 0.5 / STEP, 1e-12);
   assert_float_equal(sys_x[ERG_FEAT_DISK], 0, 0);
   (void)ck;
+  erg_grid_free(&g);
+}
+
+/* Issue 26: GPU board power as a model feature (gpu_watts). Two GPUs: GPU
+ * 0 at 300 W used only by "gpujob" (share 1), GPU 1 idle at 50 W; "cpujob"
+ * busy on one CPU, "idle" doing nothing. The meter reads exactly the
+ * model (idle 100 W + 20 W per CPU + 1.1 W per board W): the GPU job gets
+ * 1.1 x 300 W, the CPU job its 20 W, [system] the idle board's 1.1 x 50
+ * W; without GPU data the CPU job's share is what a CPU-only model gives. */
+static void gpu_cell(struct erg_grid *g, bool gpus) {
+  struct erg_grid_proc p[3] = {{.key = "cpujob", .cpu_seconds = 1.0 * STEP},
+                               {.key = "gpujob", .gpu_joules = gpus ? 300.0 * STEP : 0},
+                               {.key = "idle"}};
+  uint64_t t0 = (uint64_t)T0 * NS, t1 = (uint64_t)(T0 + STEP) * NS;
+  erg_grid_add_procs(g, t0, t1, 1.0 * STEP, 0, p, 3);
+  if (gpus)
+    erg_grid_add_gpu(g, t0, t1, 350.0 * STEP);
+}
+
+static void test_gpu_feature(void **state) {
+  (void)state;
+  struct erg_model m = {.version = ERG_MODEL_VERSION, .nfeatures = 2, .idle_watts = 100,
+                        .coef = {20, 1.1}};
+  strcpy(m.feature[0], "cpu_seconds_per_second");
+  strcpy(m.feature[1], "gpu_watts");
+  int map[2] = {erg_feature_index(m.feature[0]), erg_feature_index(m.feature[1])};
+  assert_int_equal(map[1], ERG_FEAT_GPU);
+  for (int policy = ERG_IDLE_SEPARATE; policy <= ERG_IDLE_PROPORTIONAL; policy++) {
+    struct erg_cell_model cm = {&m, map, policy};
+    for (int gpus = 1; gpus >= 0; gpus--) {
+      struct erg_grid g;
+      erg_grid_init(&g, STEP);
+      gpu_cell(&g, gpus);
+      struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+      double node[ERG_NFEATURES], sys[ERG_NFEATURES];
+      erg_grid_node_rates(c, STEP, node);
+      erg_grid_system_rates(c, STEP, sys);
+      assert_float_equal(node[ERG_FEAT_GPU], gpus ? 350 : 0, 1e-9);
+      assert_float_equal(sys[ERG_FEAT_GPU], gpus ? 50 : 0, 1e-9);
+      assert_int_equal((c->seen >> ERG_FEAT_GPU) & 1, gpus);
+      double measured = 100 + 20 + (gpus ? 1.1 * 350 : 0);
+      struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured,
+                                  .cell = c};
+      struct erg_attr_share sh[4];
+      struct erg_cell_power pw;
+      assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+      assert_float_equal(pw.modelled_watts, measured, 1e-9);
+      double sum = pw.idle_separate_watts;
+      for (int i = 0; i < 4; i++)
+        sum += sh[i].watts;
+      assert_float_equal(sum, measured, 1e-9);
+      assert_float_equal(pw.dynamic_watts, measured - 100, 1e-9);
+      assert_string_equal(sh[1].key, "gpujob");
+      assert_string_equal(sh[3].key, "[system]");
+      if (policy == ERG_IDLE_SEPARATE) { /* the other policies add idle shares */
+        assert_float_equal(sh[0].watts, 20, 1e-9);              /* cpujob */
+        assert_float_equal(sh[1].watts, gpus ? 330 : 0, 1e-9);  /* gpujob */
+        assert_float_equal(sh[2].watts, 0, 1e-9);               /* idle */
+        assert_float_equal(sh[3].watts, gpus ? 55 : 0, 1e-9);   /* [system] */
+      }
+      erg_grid_free(&g);
+    }
+  }
+  /* The GPUs lost (no readings) while the boards still draw 350 W: the
+   * excess over the prediction is [system]'s, the CPU job keeps 20 W. */
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  gpu_cell(&g, false);
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = 100 + 20 + 1.1 * 350,
+                              .cell = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS]};
+  struct erg_attr_share sh[4];
+  struct erg_cell_power pw;
+  assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+  assert_float_equal(sh[0].watts, 20, 1e-9);
+  assert_float_equal(sh[1].watts + sh[2].watts, 0, 1e-9);
+  assert_float_equal(sh[3].watts, 1.1 * 350, 1e-9);
+  erg_grid_free(&g);
+  /* A sample spanning two cells: its board energy split by overlap. */
+  erg_grid_init(&g, STEP);
+  erg_grid_add_gpu(&g, (uint64_t)T0 * NS + 2500000000ULL, (uint64_t)T0 * NS + 7500000000ULL,
+                   100);
+  assert_float_equal(g.cells[(T0 / STEP) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
+  assert_float_equal(g.cells[(T0 / STEP + 1) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
   erg_grid_free(&g);
 }
 
@@ -287,7 +371,7 @@ static void test_curve_model(void **state) {
   struct erg_grid g;
   erg_grid_init(&g, STEP);
   /* 2 + 1 CPU-seconds of keys and 0.5 of [system] per second: u = 3.5/4. */
-  struct erg_grid_proc p[2] = {{"a", 2.0 * STEP, 0, 0, 0}, {"b", 1.0 * STEP, 0, 0, 0}};
+  struct erg_grid_proc p[2] = {{"a", 2.0 * STEP, 0, 0, 0, 0}, {"b", 1.0 * STEP, 0, 0, 0, 0}};
   erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5 * STEP, 0.5 * STEP,
                      p, 2);
   struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
@@ -331,7 +415,7 @@ static void test_beyond_training(void **state) {
     double disk = pass ? 8e6 : 12e6;
     struct erg_grid g;
     erg_grid_init(&g, STEP);
-    struct erg_grid_proc p[2] = {{"cpu", 1.0 * STEP, 0, 0, 0}, {"io", 0, disk * STEP, 0, 0}};
+    struct erg_grid_proc p[2] = {{"cpu", 1.0 * STEP, 0, 0, 0, 0}, {"io", 0, disk * STEP, 0, 0, 0}};
     erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 1.0 * STEP, 0, p, 2);
     struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
     double measured = 80 + 10 + disk * 1e-6;
@@ -361,6 +445,7 @@ int main(void) {
       cmocka_unit_test(test_no_model_policy_wiring),
       cmocka_unit_test(test_estimated_is_prediction),
       cmocka_unit_test(test_beyond_training),
+      cmocka_unit_test(test_gpu_feature),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

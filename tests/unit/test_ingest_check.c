@@ -3,6 +3,7 @@
  * here with their reason; an honest agent's samples, slack included, are
  * not. Messages go through erg_wire_pack/erg_wire_unpack as ergd gets
  * them. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -272,6 +273,85 @@ static void test_rates_and_counts(void **state) {
   assert_int_equal(check(NULL), INGEST_CPU);
 }
 
+/* Issue 26: GPU readings (docs/gpu.md). Two GPUs over the 1 s sample, the
+ * process on both; honest values pass (shares summing to 1), then each
+ * impossible one is refused with reason "gpu". */
+static void test_gpu(void **state) {
+  (void)state;
+  make_sample();
+  Erg__Gpu g[2], *gp[2] = {&g[0], &g[1]};
+  Erg__GpuUse u[2], *up[2] = {&u[0], &u[1]};
+  for (int i = 0; i < 2; i++) {
+    erg__gpu__init(&g[i]);
+    g[i].index = (uint32_t)i;
+    g[i].uuid = i ? "GPU-b" : "GPU-a";
+    g[i].interval_ns = ERG_NS_PER_S;
+    g[i].has_energy = 1;
+    g[i].energy_joules = 700;
+    g[i].power_watts = 700;
+    g[i].util_percent = 100;
+    erg__gpu_use__init(&u[i]);
+    u[i].gpu_index = (uint32_t)i;
+    u[i].sm_share = 1;
+    u[i].sm_percent = 100;
+  }
+  sample.gpus = gp;
+  sample.n_gpus = 2;
+  proc.gpu = up;
+  proc.n_gpu = 2;
+  char why[300];
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_OK);
+  u[1].sm_share = 1.0005; /* rounding of the agent's sums */
+  assert_int_equal(check(NULL), INGEST_OK);
+  u[1].sm_share = 1.01;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  u[1].sm_share = -0.1;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  u[1].sm_share = NAN;
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_GPU);
+  assert_non_null(strstr(why, "share"));
+  u[1].sm_share = 0.5;
+  u[1].gpu_index = 7; /* no such GPU in the sample */
+  assert_int_equal(check(NULL), INGEST_GPU);
+  u[1].gpu_index = 0; /* GPU 0 twice */
+  assert_int_equal(check(NULL), INGEST_GPU);
+  u[1].gpu_index = 1;
+  assert_int_equal(check(NULL), INGEST_OK);
+  g[0].power_watts = 6000;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[0].power_watts = INFINITY;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[0].power_watts = 700;
+  g[0].energy_joules = 5000 * 2.2; /* beyond 5 kW over 2 x 1 s + 0.1 s */
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[0].energy_joules = -1;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[0].energy_joules = 700;
+  g[1].index = 0; /* two GPUs with index 0 */
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[1].index = 1;
+  g[1].util_percent = 1000;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  g[1].util_percent = 0;
+  assert_int_equal(check(NULL), INGEST_OK);
+  /* A second process: the shares of GPU 1 now sum to 1.5. */
+  Erg__Proc other;
+  Erg__Proc *both[2] = {&proc, &other};
+  erg__proc__init(&other);
+  other.pid = 43;
+  other.comm = "python";
+  Erg__GpuUse *one[1] = {&u[1]};
+  other.gpu = one;
+  other.n_gpu = 1;
+  sample.procs = both;
+  sample.n_procs = 2;
+  u[1].sm_share = 0.75;
+  assert_int_equal(check(NULL), INGEST_GPU);
+  u[1].sm_share = 0.5;
+  assert_int_equal(check(NULL), INGEST_OK);
+  assert_string_equal(ingest_reason_names[INGEST_GPU], "gpu");
+}
+
 static void test_reason_names(void **state) {
   (void)state;
   for (int r = 0; r < INGEST_NREASONS; r++)
@@ -361,6 +441,7 @@ int main(void) {
       cmocka_unit_test(test_interval_bound),  cmocka_unit_test(test_ncpu),
       cmocka_unit_test(test_cpu),             cmocka_unit_test(test_rates_and_counts),
       cmocka_unit_test(test_reason_names),    cmocka_unit_test(test_config_key),
+      cmocka_unit_test(test_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,31 @@ static void test_journal_old_file(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 26: the gpu_watts column once a node has GPU readings, "nan" in a
+ * cell without them (GPUs lost), found again by erg_journal_columns. */
+static void test_journal_gpu_column(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[4096];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  unsigned cols = 1u << ERG_FEAT_DISK | 1u << ERG_FEAT_GPU;
+  for (int i = 0; i < 2; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
+                                .measured_watts = 500, .cpu_seconds_per_second = 1,
+                                .disk_bytes_per_second = 10, .gpu_watts = i ? NAN : 312.5,
+                                .columns = cols, .ncpu = 4};
+    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_journal_columns(dir, "n1"), cols);
+  snprintf(cmd, sizeof cmd, "grep -q '^time_unix_seconds,step_seconds,measured_watts,flags,"
+           "cpu_seconds_per_second,disk_bytes_per_second,gpu_watts,ncpu$' %s && "
+           "grep -q '^1700000000,5,500.000,0,1.000000,10,312.5,4$' %s && "
+           "grep -q '^1700000005,5,500.000,0,1.000000,10,nan,4$' %s", path, path, path);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* Rotation by age: no file spans more than max_age of rows, and every row
  * is in exactly one of the files kept. */
 static void journal_age_rotation(struct erg_journal_file *known) {
@@ -243,6 +268,7 @@ int main(void) {
                                      cmocka_unit_test(test_journal_age_rotation_cached),
                                      cmocka_unit_test(test_journal_cached_replaced),
                                      cmocka_unit_test(test_journal_old_file),
+                                     cmocka_unit_test(test_journal_gpu_column),
                                      cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# GPU energy through ergd and the node model, without a GPU (issue 26).
+# The NVML stand-in serves two scripted GPUs to erg-agent; erg-pdusim adds
+# the same script's board power x 1.1 (--gpu-script) to the node's meter
+# beside its CPU truth (40 W + 100 W x CPU utilisation of the node's
+# cgroup). Processes: a "GPU job" (sleep in job_601, the only user of GPU
+# 0), a CPU job (sha256sum in job_602, on and off), an idle sleep.
+#  1. training (14 s): GPU 0's power and the CPU job change on their own
+#     schedules; the journal gets the gpu_watts column; /metrics the GPUs.
+#  2. erg fit --linear on that journal: a coefficient of gpu_watts ≈ 1.1.
+#  3. ergd restarted with the model (GPU 0 at 300 W, the CPU job busy):
+#     every cell conserves (Σ job archives = dynamic), the GPU job gets
+#     ≈ 1.1 x 300 W, the CPU job ≈ 100 W x its CPU share, and
+#     erg_job_gpu_energy_joules_total{job="601"} its GPU part.
+#  4. the GPUs lost at the end: journal rows with gpu_watts nan, the CPU
+#     job's attribution as before (the boards' power to [system]).
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4 STANDIN=$5
+. "$(dirname "$0")/../integration/lib.sh"
+erg_need rrdtool python3 ss curl
+erg_cgroup2
+tag=erg-gpu-$$
+groups="$tag/job_601 $tag/job_602 $tag"
+cg_cleanup() { erg_cg_remove $groups; }
+erg_setup gpu
+ERG_CLEANUP=cg_cleanup
+for g in $tag $tag/job_601 $tag/job_602; do
+  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
+done
+
+# Not through erg_in_cg (a function: $! would be its subshell's pid).
+sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep 60' "$CG2/$tag/job_601" & gpu_pid=$!
+pids+=($gpu_pid)
+erg_in_cg $tag sleep 60 & pids+=($!)
+# GPU 0: the GPU job's; its power changes every 2 s in training, then
+# 300 W. GPU 1: idle at 60 W, nobody's ([system]). Lost at 24 s.
+{
+  echo "gpu 0 uuid=GPU-erg-col-0 name=StandIn-A energy=1"
+  echo "gpu 1 uuid=GPU-erg-col-1 name=StandIn-B energy=1"
+  echo "at 0 gpu=1 power_w=60 util=0"
+  t=0
+  for w in 100 280 160 40 220 120 250; do
+    echo "at $t gpu=0 power_w=$w util=90 proc=$gpu_pid:90:10:1024"
+    t=$((t + 2))
+  done
+  echo "at $t gpu=0 power_w=300 util=90 proc=$gpu_pid:90:10:1024"
+  echo "fail_at 24"
+} >"$work/script"
+
+STEP=1
+erg_ports
+conf() {
+  erg_ergd_conf <<CONF
+step_seconds = $STEP
+settle_steps = 1
+poll_seconds = 0.25
+lag_max_seconds = 0
+$(erg_sim_meter)
+[node.g1]
+power = sim:1
+idle_watts = 40
+CONF
+}
+conf
+printf '[agent]\ngpu = nvml\nnvml_library = %s\n' "$STANDIN" >"$work/agent.ini"
+erg_start_ergd
+# One clock for the script in the stand-in and in erg-pdusim.
+t_start=$(date +%s.%N)
+ERG_NVML_STANDIN_SCRIPT=$work/script ERG_NVML_STANDIN_EPOCH=$t_start \
+  erg_start_agent g1 -c "$work/agent.ini" --scope /$tag --interval 0.25
+erg_start_pdusim --node g1=$SIMPREFIX/$tag --idle 40 --slope 100 --update 0.1 \
+  --gpu-script g1="$work/script" --gpu-start "$t_start"
+cpu_job() { erg_in_cg $tag/job_602 timeout "$1" sha256sum /dev/zero & pids+=($!); }
+# 1. training: CPU on 3.5 s / off 3.5 s, beside GPU 0's 2 s steps.
+for _ in 1 2; do cpu_job 3.5; sleep 7; done
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics1.txt"
+kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
+
+journal=$work/data/journal/g1.csv
+head -2 "$journal" | grep -q '^time_unix_seconds,.*,gpu_watts,ncpu$' ||
+  { echo "FAIL: no gpu_watts column"; head -3 "$journal"; exit 1; }
+for m in 'erg_gpu_power_watts{node="g1",gpu="0",uuid="GPU-erg-col-0"}' \
+         'erg_gpu_energy_joules_total{node="g1",gpu="1",uuid="GPU-erg-col-1"}' \
+         'erg_agent_messages_total{result="rejected",reason="gpu"} 0'; do
+  grep -qF "$m" "$work/metrics1.txt" || { echo "FAIL: /metrics lacks $m"; exit 1; }
+done
+
+# 2. the model
+mkdir -p "$work/data/models"
+"$ERG" fit --journal "$journal" --node g1 --linear --no-idle-profile --no-progress --holdout 0.1 \
+  --out "$work/data/models/g1.json" --json >"$work/fit.json" 2>"$work/fit.err" ||
+  { echo "FAIL: erg fit"; cat "$work/fit.err" "$journal"; exit 1; }
+
+# 3. attribution with it (the agent kept running; ergd resumes)
+erg_start_ergd "$work/ergd2.log"
+cpu_job 12
+sleep 1
+cpu0=$(awk '/usage_usec/ { print $2 }' "$CG2/$tag/job_602/cpu.stat"); c0=$(date +%s.%N)
+sleep 6
+cpu1=$(awk '/usage_usec/ { print $2 }' "$CG2/$tag/job_602/cpu.stat"); c1=$(date +%s.%N)
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics2.txt"
+# 4. the GPUs are lost at 24 s of the script's clock
+sleep $(python3 -c "import time; print(max(0, $t_start + 27.5 - time.time()))")
+curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics3.txt"
+kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
+cg_cleanup
+
+d=$work/data/nodes/g1
+fetch() { rrdtool fetch "$1" AVERAGE -r $STEP -s end-60 -e now; }
+fetch "$d/node.rrd" >"$work/node.txt"
+for f in "$d"/job/*.rrd; do echo "== $f"; fetch "$f"; done >"$work/jobs.txt"
+python3 - "$work" "$(nproc)" "$cpu0" "$cpu1" "$c0" "$c1" <<'PY'
+import json, math, re, sys
+work, ncpu = sys.argv[1], int(sys.argv[2])
+cpu0, cpu1, c0, c1 = map(float, sys.argv[3:7])
+model = json.load(open(f"{work}/data/models/g1.json"))
+coef = {f["name"]: f["coefficient_watts_per_unit"] for f in model["features"]}
+beta = coef.get("gpu_watts")
+assert beta is not None and 1.0 <= beta <= 1.2, f"gpu_watts coefficient {beta} ({coef})"
+print(f"fit: gpu_watts {beta:.4f} W/W, cpu {coef.get('cpu_seconds_per_second')}")
+
+def rows(path):
+    out, names = {}, None
+    for l in open(path):
+        if ":" not in l:
+            if l.split() and not l.startswith("=="):
+                names = l.split()
+            continue
+        t, v = l.split(":", 1)
+        out[int(t)] = [float(x) for x in v.split()]
+    return names, out
+names, node = rows(f"{work}/node.txt")
+ix = {n: i for i, n in enumerate(names)}
+jobs, cur = {}, None
+for l in open(f"{work}/jobs.txt"):
+    if l.startswith("== "):
+        cur = l[3:].strip(); jobs[cur] = {}
+    elif ":" in l:
+        t, v = l.split(":", 1)
+        jobs[cur][int(t)] = float(v)
+index = {}
+for l in open(f"{work}/data/nodes/g1/job/index.tsv"):
+    f = l.rstrip("\n").split("\t")
+    if len(f) >= 2:
+        index[f"{work}/data/nodes/g1/job/{f[0]}.rrd"] = f[1]
+by_job = {index.get(p, p): s for p, s in jobs.items()}
+assert "601" in by_job and "602" in by_job, sorted(by_job)
+# Cells of phase 3 with the model: the CPU job busy, GPU 0 at 300 W.
+cells = [t for t in sorted(node) if c0 + 1 <= t <= c1 and not math.isnan(node[t][ix["dynamic"]])
+         and node[t][ix["modelled"]] == node[t][ix["modelled"]]]
+assert len(cells) >= 4, f"too few modelled cells: {len(cells)}"
+gpu, cpu = [], []
+for t in cells:
+    dyn = node[t][ix["dynamic"]]
+    s = sum(v[t] for v in by_job.values() if t in v and not math.isnan(v[t]))
+    assert abs(s - dyn) <= 1e-3 * max(dyn, 1) + 0.01, f"cell {t}: Σ jobs {s} != dynamic {dyn}"
+    gpu.append(by_job["601"][t]); cpu.append(by_job["602"][t])
+g, c = sum(gpu) / len(gpu), sum(cpu) / len(cpu)
+sysw = sum(by_job["[system]"][t] for t in cells) / len(cells)
+rate = ((cpu1 - cpu0) / 1e6) / (c1 - c0)
+truth_g, truth_c = 1.1 * 300, 100.0 / ncpu * rate
+model_c = coef["cpu_seconds_per_second"] * rate
+print(f"GPU job {g:.1f} W (truth {truth_g:.0f}), CPU job {c:.1f} W (truth {truth_c:.1f}, "
+      f"its model CPU term {model_c:.1f}), [system] {sysw:.1f} W (idle GPU: 1.1 x 60 W) "
+      f"over {len(cells)} cells")
+assert abs(g - truth_g) <= 0.05 * truth_g, "GPU job off its truth by more than 5 %"
+# The CPU job gets its CPU term and no GPU power; how near the CPU term
+# is to the truth depends on 14 s of training (β_cpu ±30 % seen).
+assert abs(c - model_c) <= 0.1 * model_c + 2, "CPU job off its model CPU term"
+assert abs(c - truth_c) <= 0.4 * truth_c + 2, "CPU job far off its truth"
+assert abs(sysw - 66) <= 0.25 * 66, "[system] is not the idle GPU's power"
+m2 = open(f"{work}/metrics2.txt").read()
+j = re.search(r'^erg_job_gpu_energy_joules_total\{job="601"\} (\S+)$', m2, re.M)
+k = re.search(r'^erg_key_energy_joules_total\{node="g1",kind="job",key="601"\} (\S+)$', m2, re.M)
+assert j and k, "per-job GPU energy or the job's energy missing in /metrics"
+jg, kg = float(j.group(1)), float(k.group(1))
+assert abs(jg - kg) <= 0.1 * kg, f"GPU job: GPU part {jg} J vs its energy {kg} J"
+assert not re.search(r'erg_job_gpu_energy_joules_total\{job="602"\}', m2), "CPU job has GPU energy"
+# 4. GPUs lost: nan in the journal after, and the CPU job still has its share.
+last = [l.split(",") for l in open(f"{work}/data/journal/g1.csv") if l[:1].isdigit()][-4:]
+hdr = [l for l in open(f"{work}/data/journal/g1.csv") if l.startswith("time_unix")][-1].strip().split(",")
+gi = hdr.index("gpu_watts")
+assert last[-1][gi] == "nan" and last[0][gi] != "nan", last
+lost = [int(r[0]) for r in last if r[gi] == "nan"]
+late = [by_job["602"].get(t + 1, math.nan) for t in lost]  # archives: cell ends
+print("after the GPUs were lost: journal gpu_watts nan; CPU job", late)
+# The boards still draw power the meter sees, but no process is known to
+# use it: [system]'s, the CPU job keeps its CPU term.
+assert all(abs(w - model_c) <= 0.2 * model_c + 3 for w in late), "CPU job changed with the GPUs lost"
+print("ok")
+PY
+grep -q "GPU sampling stopped" "$work/agent-g1.log" || { echo "FAIL: no GPU loss line"; exit 1; }
+echo PASS
