@@ -781,7 +781,14 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
 
 int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop) {
   struct collector c = {.cfg = cfg};
-  char why[256];
+  char why[1024], note[512];
+  /* First: a data dir of a newer erg (or garbled FORMAT) is left untouched. */
+  if (datadir_prepare(cfg->data_dir, note, sizeof note, why, sizeof why) != 0) {
+    erg_err("%s", why);
+    return 1;
+  }
+  if (note[0])
+    erg_info("%s", note);
   pthread_mutex_init(&c.metrics_lock, NULL);
   c.sources = calloc((size_t)cfg->nsources + 1, sizeof *c.sources);
   c.node_index_len = 1;

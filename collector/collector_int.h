@@ -328,4 +328,20 @@ typedef void (*cluster_cell_fn)(void *user, int64_t t_end, const struct profile_
                                 size_t njobs);
 void cluster_flush(struct cluster *cl, int64_t done_until, cluster_cell_fn fn, void *user);
 
+/* ---- the data dir's format version (datadir.c) ---- */
+/* DATA_DIR/FORMAT holds "erg-data ERG_DATA_FORMAT". Bump it (and add the
+ * step to datadir.c's format_migrate) when a release changes the data dir
+ * so that an older ergd would misread it or a newer one needs to convert
+ * it: a path or file name moved, a journal or index.tsv column changed
+ * meaning, RRD data sources changed in place. Adding a file an older ergd
+ * ignores needs no bump. */
+#define ERG_DATA_FORMAT 1
+/* Checks dir's FORMAT before anything else touches the dir, and writes it
+ * (atomically) where it is missing (a new dir, or one of an erg from
+ * before FORMAT: same layout as format 1) or older (after migrating).
+ * 0: go on; note is "" or a line to log (marked, migrated). -1: refuse to
+ * use the dir (a newer or garbled FORMAT, an I/O error); why says why and
+ * nothing in the dir was changed. Logs nothing. */
+int datadir_prepare(const char *dir, char *note, size_t notelen, char *why, size_t whylen);
+
 #endif
