@@ -22,7 +22,7 @@ static char rtu_device[128];
 static int rtu_baud = 9600;
 static char rtu_parity = 'N';
 static bool tcp_given;
-static volatile int rtu_failed;
+static volatile int rtu_failed, snmp_failed; /* a server that could not start stops all */
 static const char *curve_spec;
 static const char *specpower_csv; /* --specpower-csv; needed by specpower:ROW */
 static const char *snmp_walk;     /* --snmp-walk: serve this recording instead of rPDU2 */
@@ -75,10 +75,9 @@ static void *sim_rtu_thread(void *arg) {
 
 static void *sim_snmp_thread(void *arg) {
   (void)arg;
-  if (walk)
-    sim_walk_serve(&sim, walk, snmp_host, snmp_port, run_seconds);
-  else
-    sim_snmp_serve(&sim, snmp_host, snmp_port, run_seconds);
+  if (walk ? sim_walk_serve(&sim, walk, snmp_host, snmp_port, run_seconds)
+           : sim_snmp_serve(&sim, snmp_host, snmp_port, run_seconds))
+    snmp_failed = sim.stop = 1; /* e.g. the port still held: say so by exiting */
   return NULL;
 }
 
@@ -507,7 +506,7 @@ int main(int argc, char **argv) {
     pthread_join(sth, NULL);
   if (rtu_device[0])
     pthread_join(rth, NULL);
-  rc |= rtu_failed;
+  rc |= rtu_failed | snmp_failed;
   if (sim.truth)
     fclose(sim.truth);
   sim_walk_free(walk);

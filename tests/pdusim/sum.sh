@@ -89,6 +89,12 @@ ss -Hlunp | grep -q "pid=$sim," || fail "--snmp: no UDP port"
 if ss -Hltnp | grep "pid=$sim,"; then fail "--snmp alone opened a TCP port (Modbus)"; fi
 grep -q "modbus" "$work/sim2.log" && fail "--snmp alone says it serves Modbus"
 snmpget -v2c -c public -Oqv -t 1 -r 1 127.0.0.1:$SP $R2.6.3.1.7.1 >/dev/null || fail "snmpget run 2"
+# A second simulator on the same port cannot listen: it must exit non-zero,
+# not run on serving nothing (an operator restarting it too soon).
+if "$PDUSIM" --snmp 127.0.0.1:$SP "${NODES[@]}" --duration 2 >"$work/sim3.log" 2>&1; then
+  fail "a second --snmp on a taken port exited 0"
+fi
+grep -q "cannot listen" "$work/sim3.log" || fail "no 'cannot listen' from the second simulator"
 wait $sim || fail "erg-pdusim run 2 exited $?"
 echo "--snmp only: UDP $SP, no TCP port"
 
