@@ -371,12 +371,6 @@ static void node_write_keys(struct collector *c, struct node_state *n, int64_t t
   tsv = NULL;
   /* Whose its jobs are; job ids and uids as the profile keys hold them. */
   int changed = 0;
-  if (!n->job_users) { /* once per node: what the last run knew */
-    char path[1400], safe[ERG_NAME_MAX];
-    erg_name_sanitize(n->name, strlen(n->name), safe);
-    snprintf(path, sizeof path, "%s/nodes/%s/job/users.tsv", erg_store_root(c->store), safe);
-    job_users_load(&n->job_users, path);
-  }
   for (size_t i = 0; i < nkeys; i++) {
     const char *job, *uid;
     size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);

@@ -287,6 +287,7 @@ struct node_stored {
   int64_t journal_future_s;  /* end of journal rows too far ahead, ignored; 0 none */
   unsigned journal_columns;  /* optional columns of the journal's header */
   struct user_names names;   /* names.tsv of the user kind */
+  struct job_users *job_users; /* job/users.tsv (jobusers.c) */
   struct profile_known known[PROFILE_NKINDS]; /* key archives written lately */
   struct node_model *model;  /* NULL: out of memory */
   struct erg_lag_saved lag;  /* the meter lag of the last run, when lag_rc is 1 */

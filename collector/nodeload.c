@@ -57,6 +57,11 @@ void node_stored_read(const struct erg_collector_config *cfg, const struct erg_s
     strcat(dir, "/names.tsv");
     user_names_load(&st->names, dir);
   }
+  /* Whose its jobs were, so a rewrite after a restart keeps them. */
+  if (erg_store_kind_dir(store, node, "job", dir, sizeof dir - 12) == 0) {
+    strcat(dir, "/users.tsv");
+    job_users_load(&st->job_users, dir);
+  }
   /* Keys written before (archives updated within key_expire_seconds). */
   for (int k = 0; k < PROFILE_NKINDS; k++)
     if (erg_store_kind_dir(store, node, profile_kind_names[k], dir, sizeof dir) == 0)
@@ -67,6 +72,7 @@ void node_stored_read(const struct erg_collector_config *cfg, const struct erg_s
 
 void node_stored_free(struct node_stored *st) {
   user_names_free(&st->names);
+  job_users_free(st->job_users);
   for (int k = 0; k < PROFILE_NKINDS; k++)
     profile_known_free(&st->known[k]);
   node_model_close(st->model);

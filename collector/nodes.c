@@ -359,6 +359,8 @@ static void node_install(struct collector *c, struct node_state *n, struct node_
   n->journal_columns = st->journal_columns;
   n->user_names = st->names;
   memset(&st->names, 0, sizeof st->names);
+  n->job_users = st->job_users;
+  st->job_users = NULL;
   n->model = st->model;
   st->model = NULL;
   for (int k = 0; k < PROFILE_NKINDS; k++) {
