@@ -499,7 +499,8 @@ static void metrics_groups(FILE *f, struct collector *c) {
       metrics_node_label(f, "erg_node_meter_share_ratio", n);
       fputs(",group=\"", f);
       metrics_label(f, c->groups[g].cfg->name);
-      fprintf(f, "\"} %.17g\n", n->share);
+      fputs("\"} ", f);
+      metrics_num(f, n->share);
     }
   metrics_head(f, "erg_group_equal_split_cells_total", "counter",
                "Cells of a shared meter split equally among its nodes because a member had "

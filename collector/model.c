@@ -130,9 +130,10 @@ struct node_model *node_model_open(const struct erg_collector_config *cfg, const
   nm->refit_interval = cfg->refit_interval_seconds;
   /* A shared meter's members are fitted together (erg fit --group): their
    * journals hold the whole meter, no single node's power. */
-  for (int i = 0; i < cfg->nnodes; i++)
-    if (cfg->nodes[i].group >= 0 && !strcmp(cfg->nodes[i].name, node))
-      nm->refit_interval = 0;
+  for (int g = 0; g < cfg->ngroups; g++)
+    for (int m = 0; m < cfg->groups[g].nmembers; m++)
+      if (!strcmp(cfg->nodes[cfg->groups[g].members[m]].name, node))
+        nm->refit_interval = 0;
   erg_holdout_init(&nm->holdout);
   pthread_mutex_init(&nm->lock, NULL);
   model_check_file(nm);
