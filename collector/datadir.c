@@ -80,44 +80,14 @@ static int format_read(const char *path, char *why, size_t whylen) {
   return (int)v;
 }
 
-/* Writes FORMAT = "erg-data ERG_DATA_FORMAT" through a temporary file and
- * a rename, both synced, so a crash leaves the old state or the new. */
-static int format_write(const char *dir, const char *path, char *why, size_t whylen) {
-  char tmp[4300], line[32];
+/* Writes FORMAT = "erg-data ERG_DATA_FORMAT", synced, so a crash leaves the
+ * old state or the new. */
+static int format_write(const char *path, char *why, size_t whylen) {
+  char line[32];
   int len = snprintf(line, sizeof line, FORMAT_MAGIC "%d\n", ERG_DATA_FORMAT);
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
-    snprintf(why, whylen, "%s: path too long", path);
+  if (erg_write_file_durable(path, line, (size_t)len) != 0) {
+    snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
     return -1;
-  }
-  errno = 0;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  int rc = fd < 0 ? -1 : 0;
-  if (rc == 0 && write(fd, line, (size_t)len) != len) {
-    rc = -1;
-    if (errno == 0)
-      errno = ENOSPC; /* a short write */
-  }
-  if (rc == 0 && fsync(fd) != 0)
-    rc = -1;
-  int err = errno;
-  if (fd >= 0 && close(fd) != 0 && rc == 0) {
-    rc = -1;
-    err = errno;
-  }
-  if (rc == 0 && rename(tmp, path) != 0) {
-    rc = -1;
-    err = errno;
-  }
-  if (rc != 0) {
-    if (fd >= 0)
-      unlink(tmp);
-    snprintf(why, whylen, "cannot write %s: %s", path, strerror(err));
-    return -1;
-  }
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd); /* the rename; best effort */
-    close(dfd);
   }
   return 0;
 }
@@ -167,7 +137,7 @@ int datadir_prepare(const char *dir, char *note, size_t notelen, char *why, size
                path, v, ERG_DATA_FORMAT);
       return -1;
     }
-    if (format_migrate(dir, v, why, whylen) != 0 || format_write(dir, path, why, whylen) != 0)
+    if (format_migrate(dir, v, why, whylen) != 0 || format_write(path, why, whylen) != 0)
       return -1;
     snprintf(note, notelen, "data dir %s: migrated from format %d to format %d", dir, v,
              ERG_DATA_FORMAT);
@@ -180,7 +150,7 @@ int datadir_prepare(const char *dir, char *note, size_t notelen, char *why, size
     snprintf(why, whylen, "data dir %s: cannot create it: %s", dir, strerror(errno));
     return -1;
   }
-  if (format_write(dir, path, why, whylen) != 0)
+  if (format_write(path, why, whylen) != 0)
     return -1;
   if (earlier)
     snprintf(note, notelen, "data dir %s: marked format %d (written by an earlier erg)", dir,

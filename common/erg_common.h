@@ -108,7 +108,10 @@ void erg_strlcpy(char *dst, const char *src, size_t dstlen);
 long erg_read_file(const char *path, char *buf, size_t buflen);
 /* mkdir -p */
 int erg_mkdir_p(const char *path, unsigned mode);
-/* Writes data to path atomically (temp file + rename). */
+/* Writes data to path atomically (temp file + rename). -1 with errno. */
 int erg_write_file_atomic(const char *path, const void *data, size_t len);
+/* The same, synced: the file before the rename, its directory after, so a
+ * power loss leaves the old content or the new (files that must survive). */
+int erg_write_file_durable(const char *path, const void *data, size_t len);
 
 #endif

@@ -47,29 +47,64 @@ int erg_mkdir_p(const char *path, unsigned mode) {
   return 0;
 }
 
-int erg_write_file_atomic(const char *path, const void *data, size_t len) {
+/* Temp file + rename; with sync, the file is fsync'ed before the rename
+ * and its directory after (best effort), so a power loss leaves the old
+ * content or the new. errno says why on failure. */
+static int write_file_replace(const char *path, const void *data, size_t len, int sync) {
   char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
+    errno = ENAMETOOLONG;
     return -1;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     return -1;
   const char *p = data;
   size_t off = 0;
-  while (off < len) {
+  int rc = 0;
+  while (rc == 0 && off < len) {
     ssize_t n = write(fd, p + off, len - off);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      close(fd);
-      unlink(tmp);
-      return -1;
-    }
-    off += (size_t)n;
+    if (n < 0 && errno != EINTR)
+      rc = -1;
+    else if (n > 0)
+      off += (size_t)n;
   }
-  if (close(fd) != 0 || rename(tmp, path) != 0) {
+  if (rc == 0 && sync && fsync(fd) != 0)
+    rc = -1;
+  int err = errno;
+  if (close(fd) != 0 && rc == 0) {
+    rc = -1;
+    err = errno;
+  }
+  if (rc == 0 && rename(tmp, path) != 0) {
+    rc = -1;
+    err = errno;
+  }
+  if (rc != 0) {
     unlink(tmp);
+    errno = err;
     return -1;
   }
+  if (sync) {
+    char dir[4200];
+    erg_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    const char *d = !slash ? "." : slash == dir ? "/" : dir;
+    if (slash && slash != dir)
+      *slash = '\0';
+    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      fsync(dfd);
+      close(dfd);
+    }
+  }
   return 0;
+}
+
+int erg_write_file_atomic(const char *path, const void *data, size_t len) {
+  return write_file_replace(path, data, len, 0);
+}
+
+int erg_write_file_durable(const char *path, const void *data, size_t len) {
+  return write_file_replace(path, data, len, 1);
 }
