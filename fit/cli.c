@@ -327,13 +327,8 @@ static void cli_profile_path(const struct cli_opts *o, const char *node, char *o
 /* `erg fit --idle`: the quiet window's power, refused when it was busy. */
 static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *ds) {
   char why[512], path[1100];
-  double from = o->from, to = o->to;
-  if (o->last_seconds > 0) {
-    to = -INFINITY;
-    for (size_t i = 0; i < ds->nrows; i++)
-      to = fmax(to, ds->time_unix_seconds[i] + ds->row_step_seconds[i]);
-    from = to - o->last_seconds;
-  }
+  double from, to;
+  cli_idle_window(o, ds, &from, &to);
   struct erg_idle_profile p;
   double length = o->length_seconds > 0 ? o->length_seconds : 600;
   if (o->auto_window ? erg_idle_profile_find_quiet(ds, length, o->max_util, o->ncpu, &p, why,

@@ -167,3 +167,15 @@ int cli_prepare(const struct cli_opts *o, struct erg_dataset *ds, char *why, siz
     ds->flags[i] &= ~(unsigned)ERG_ROW_LAG_UNSURE;
   return !o->linear && erg_dataset_derive(ds, o->ncpu, why, whylen) < 0 ? -1 : 0;
 }
+
+void cli_idle_window(const struct cli_opts *o, const struct erg_dataset *ds, double *from,
+                     double *to) {
+  *from = o->from;
+  *to = o->to;
+  if (o->last_seconds > 0) {
+    *to = -INFINITY;
+    for (size_t i = 0; i < ds->nrows; i++)
+      *to = fmax(*to, ds->time_unix_seconds[i] + ds->row_step_seconds[i]);
+    *from = *to - o->last_seconds;
+  }
+}

@@ -125,13 +125,8 @@ static int group_idle_path(const struct cli_opts *o, char *out, size_t outlen) {
 static int group_idle_record(const struct cli_opts *o, const struct group_cli *g,
                              struct erg_dataset *ds) {
   char why[512], path[GROUP_PATH_MAX];
-  double from = o->from, to = o->to;
-  if (o->last_seconds > 0) {
-    to = -INFINITY;
-    for (size_t i = 0; i < ds[0].nrows; i++)
-      to = fmax(to, ds[0].time_unix_seconds[i] + ds[0].row_step_seconds[i]);
-    from = to - o->last_seconds;
-  }
+  double from, to;
+  cli_idle_window(o, &ds[0], &from, &to);
   struct erg_idle_profile p[ERG_GROUP_MAX_NODES];
   double ncpu = 0, usum = 0, umax = 0;
   for (size_t m = 0; m < g->n; m++) {

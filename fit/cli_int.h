@@ -41,6 +41,10 @@ json_t *cli_journal_json(const struct cli_opts *o, const struct erg_dataset *ds)
 size_t cli_shared_rows(const struct erg_dataset *ds);
 /* Rows flagged 16 the fit skips (0 with --keep-lag-unsure). */
 size_t cli_lag_skipped(const struct cli_opts *o, const struct erg_dataset *ds);
+/* The --idle window: --from/--to, or with --last D the last D of ds
+ * (ending at its newest cell). */
+void cli_idle_window(const struct cli_opts *o, const struct erg_dataset *ds, double *from,
+                     double *to);
 /* MODEL_DIR: --model-dir, else (fit of one node) --out's directory, else
  * DATA_DIR/models. */
 void cli_model_dir(const struct cli_opts *o, char *dir, size_t dirlen);
