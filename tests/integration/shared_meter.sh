@@ -9,7 +9,7 @@
 set -euo pipefail
 PDUSIM=$1 ERGD=$2
 . "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+for t in python3 rrdtool; do command -v $t >/dev/null || { echo "SKIP: $t missing"; exit 77; }; done
 erg_setup shared_meter
 erg_ports
 erg_ergd_conf <<CONF
@@ -44,8 +44,9 @@ grep -q 'group rest: 2 of 2 nodes have no model yet' "$work/ergd.log" ||
   { echo "FAIL: the equal split of rest was not said"; cat "$work/ergd.log"; exit 1; }
 python3 - "$work/data/journal" "$work/truth.csv" "$work/metrics.txt" \
   "$(dirname "$0")/../accuracy" <<'PY'
-import sys
+import os, subprocess, sys
 jdir, truth_csv, metrics = sys.argv[1:4]
+data = os.path.dirname(jdir)
 sys.path.insert(0, sys.argv[4])
 import truth
 
@@ -86,13 +87,38 @@ for n in "cd":
     assert abs(s - 0.5) < 1e-9, (n, s)
 assert met['erg_group_equal_split_cells_total{group="rest"}'] >= 5, met
 
-# Conservation: the members' energy is the meter's, cell for cell.
-for g, members in (("bank", "ab"), ("rest", "cd")):
+# Conservation, cell by cell, in the stored archives (read after ergd
+# stopped, so no cell is journalled after what is compared): each member
+# has its share of the meter, and the shares add up to it.
+def stored(node):
+    out = subprocess.run(["rrdtool", "fetch", f"{data}/nodes/{node}/node.rrd", "AVERAGE", "-r",
+                          "2", "-s", str(min(a) - 2), "-e", str(max(a) + 4)],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    ds = out[0].split().index("measured")
+    rows = {}
+    for l in out[1:]:
+        if ":" in l:
+            t, v = l.split(":", 1)
+            rows[int(t)] = float(v.split()[ds])  # stamped with the cell's end
+    return rows
+
+for g, members, share in (("bank", "ab", (0.25, 0.75)), ("rest", "cd", (0.5, 0.5))):
     rows = [journal(n) for n in members]
-    whole = sum(r[0] * r[1] for t, r in rows[0].items() if not r[2] & 1)
-    parts = sum(met[f'erg_node_measured_energy_joules_total{{node="{n}"}}'] for n in members)
-    assert abs(parts - whole) <= 1e-6 * whole + 0.01, f"{g}: members {parts} J, meter {whole} J"
-    print(f"ok: group {g}: members' energy {parts:.1f} J = the meter's {whole:.1f} J")
+    st = [stored(n) for n in members]
+    whole = parts = 0
+    cells = [(t, r) for t, r in rows[0].items() if not r[2] & 1 and t + r[0] in st[0]]
+    assert len(cells) >= 5, f"{g}: too few stored cells {st[0]}"
+    for t, (step, w, _) in cells:
+        got = [s[t + step] for s in st]
+        for n, x, want in zip(members, got, share):
+            # the journal keeps the meter to 1 mW
+            assert abs(x - want * w) <= 1e-3, f"{g} cell {t}: {n} stored {x} W, {want} x {w} W"
+        whole += w * step
+        parts += sum(got) * step
+    assert abs(parts - whole) <= 1e-3 * sum(r[0] for _, r in cells), \
+        f"{g}: members {parts} J, meter {whole} J"
+    print(f"ok: group {g}: {len(cells)} cells, members' energy {parts:.1f} J = the meter's "
+          f"{whole:.1f} J, split {share}")
 
 # The residual follows units 3 + 4 - 1 (cells wholly inside the truth log).
 t_lo, t_hi = span("u1")
