@@ -85,7 +85,7 @@ sleep 8           # the last cells settle (2 s step, 1 settle step) and ergd not
 metrics_sum() { # NAME: the sum of NAME over both ergd's own /metrics
   for row in a b; do curl -sf "http://127.0.0.1:${HPS[$row]}/metrics"; done |
     awk -v m="$1" 'index($1, m) == 1 && (length($1) == length(m) || substr($1, length(m) + 1, 1) == "{") \
-      { s += $2 } END { printf "%.6f", s }'
+      { s += $2 } END { printf "%.17g", s }'
 }
 stable=0
 for _ in $(seq 1 30); do
