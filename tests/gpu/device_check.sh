@@ -8,11 +8,14 @@
 # JSON object: the GPUs seen, the load's and the idle process's SM shares
 # (goal: load >= 0.90), NVML's energy counter against integrated power
 # readings (goal: within 2 %) and the cost of a sampling pass. Without
-# PyTorch it says so and checks the GPUs and energy only.
+# PyTorch the same two processes come from gpu_load.c (CUDA driver API via
+# dlopen, a PTX kernel: no CUDA toolkit needed); without libcuda either it
+# says so and checks the GPUs and energy only.
 #
-#   tests/gpu/device_check.sh [--seconds N]      N: 1..150, default 30
+#   tests/gpu/device_check.sh [--seconds N] [--no-torch]   N: 1..150, default 30
 #   tests/gpu/device_check.sh --standin LIB [--seconds N]
 #
+# --no-torch: use gpu_load.c even where PyTorch is present.
 # --standin: no GPU here; LIB is the NVML stand-in (build/tests/gpu/
 # libnvml_standin.so) serving a scripted GPU to two `sleep` processes in
 # place of the loads: checks that this script and gpu_check build and run.
@@ -23,10 +26,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=30
 standin=
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+no_torch=
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=${2:-}; shift 2 ;;
+    --no-torch) no_torch=1; shift ;;
     --standin) standin=${2:-}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -58,7 +63,7 @@ at 0.5 gpu=0 power_w=400 util=100 memutil=40 proc=$load_pid:97:40:20480 proc=$id
 EOF
   export ERG_NVML_STANDIN_SCRIPT=$tmp/script ERG_NVML_LIBRARY=$standin
   load_note="NVML stand-in $standin: two sleep processes in place of the loads (no GPU here)"
-elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+elif [ -z "$no_torch" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
      2>/dev/null; then
   run_s=$((seconds + 100))
   python3 -c '
@@ -89,8 +94,25 @@ while time.time() < end:
     load_note="PyTorch did not start its loads within 90 s: GPUs and energy only"
     load_pid= idle_pid=
   fi
+elif gcc -O2 -std=gnu11 -Wall -Wextra "$here/gpu_load.c" -ldl -o "$tmp/gpu_load" &&
+     "$tmp/gpu_load" idle 1 "$tmp/probe" 2>"$tmp/cuda.err"; then
+  # No PyTorch: the same two processes from the CUDA driver API (gpu_load.c).
+  run_s=$((seconds + 100))
+  "$tmp/gpu_load" idle "$run_s" "$tmp/idle.ready" & idle_pid=$!; pids+=("$idle_pid")
+  "$tmp/gpu_load" load "$run_s" "$tmp/load.ready" & load_pid=$!; pids+=("$load_pid")
+  for _ in $(seq 300); do
+    [ -e "$tmp/idle.ready" ] && [ -e "$tmp/load.ready" ] && break
+    sleep 0.1
+  done
+  if [ -e "$tmp/idle.ready" ] && [ -e "$tmp/load.ready" ]; then
+    load_note="gpu_load (CUDA driver API, PTX FMA loop) on device 0, pid $load_pid; idle CUDA context, pid $idle_pid"
+    sleep 2
+  else
+    load_note="gpu_load did not start within 30 s: GPUs and energy only"
+    load_pid= idle_pid=
+  fi
 else
-  load_note="no load: python3 with PyTorch (CUDA) not found; GPUs and energy only"
+  load_note="no load: neither PyTorch (CUDA) nor libcuda.so.1 usable ($(head -c 200 "$tmp/cuda.err" 2>/dev/null)); GPUs and energy only"
 fi
 
 args=(--seconds "$seconds" --interval 0.1)
