@@ -4,12 +4,18 @@
 # Then ergd is restarted (SIGTERM): the lag it kept (JOURNAL_DIR/NODE.lag)
 # must be in use from the first cell, before this run could estimate it,
 # and those cells must not be flagged for the fit.
+# The node is a cgroup2 group (erg-pdusim --node NAME=CGROUP, erg-agent
+# --scope): the meter and the agent see only the test's bursts, so other
+# tests may run beside it.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
+erg_cgroup2
+tag=erg-lag-$$
 erg_setup lag
-ERG_CLEANUP='kill $(jobs -p) 2>/dev/null || true'
+ERG_CLEANUP='kill $(jobs -p) 2>/dev/null || true; erg_cg_remove $tag'
+mkdir "$CG2/$tag" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$tag"; exit 77; }
 erg_ports
 erg_ergd_conf <<CONF
 poll_seconds = 0.5
@@ -18,15 +24,15 @@ $(erg_sim_meter)
 [node.lag-node]
 power = sim
 CONF
-erg_start_pdusim --node lag-node --update 1 --lag 3 --idle 50 --slope 150
+erg_start_pdusim --node lag-node=$SIMPREFIX/$tag --update 1 --lag 3 --idle 50 --slope 150
 erg_start_ergd
-erg_start_agent lag-node --interval 0.5
+erg_start_agent lag-node --scope /$tag --interval 0.5
 # Bursts of 1 or 2 busy processes, 2..6 s on, 2..6 s off.
 RANDOM=7
 end=$((SECONDS + 60))
 while [ $SECONDS -lt $end ]; do
   n=$((1 + RANDOM % 2))
-  for _ in $(seq 1 $n); do timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
+  for _ in $(seq 1 $n); do erg_in_cg $tag timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
   wait_for=$((4 + RANDOM % 6)); sleep $wait_for
 done
 # Then on until the first estimate (it needs 30 s of paired data, later
@@ -35,7 +41,7 @@ done
 bursts() { # seconds
   local until=$((SECONDS + $1))
   while [ $SECONDS -lt $until ]; do
-    for _ in $(seq 1 $((1 + RANDOM % 2))); do timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
+    for _ in $(seq 1 $((1 + RANDOM % 2))); do erg_in_cg $tag timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
     sleep $((4 + RANDOM % 6))
   done
 }

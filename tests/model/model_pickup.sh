@@ -4,64 +4,43 @@
 # MODEL_DIR/NODE.json; ergd logs "model loaded", stores `modelled` in
 # node.rrd, and the stored archives conserve energy:
 # Σ command archives + idle = measured (idle_policy separate) within 1 %.
+# The node is a cgroup2 group (erg-pdusim --node NAME=CGROUP, erg-agent
+# --scope), so other tests' load reaches neither the meter nor the agent.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
 . "$(dirname "$0")/../integration/lib.sh"
-for tool in rrdtool ss python3; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-
-work=$(mktemp -d /tmp/erg-model.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+erg_need rrdtool ss python3 curl
+erg_cgroup2
+"$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
+tag=erg-model-$$
+erg_setup model
+ERG_CLEANUP='erg_cg_remove $tag'
+mkdir "$CG2/$tag" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$tag"; exit 77; }
 fail() { echo "FAIL: $*"; echo "--- ergd log"; cat "$work/ergd.log"; exit 1; }
 
 NODE=it-model STEP=2
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat > "$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_ports
+erg_ergd_conf <<CONF
 model_dir = $work/models
 idle_policy = separate
 step_seconds = $STEP
 settle_steps = 1
 poll_seconds = 0.5
 lag_max_seconds = 0
-
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
-
+$(erg_sim_meter)
 [node.$NODE]
 power = sim:1
 idle_watts = 50
 CONF
 mkdir -p "$work/models"
-
-"$PDUSIM" --modbus 127.0.0.1:$MB --node $NODE --idle 50 --slope 100 --update 0.5 \
-  >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB"
-"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
-pids+=($!)
-wait_port "$HP"
-"$AGENT" --node $NODE --collector tcp://127.0.0.1:$ZP --interval 1 >"$work/agent.log" 2>&1 &
-pids+=($!)
+erg_start_pdusim --node $NODE=$SIMPREFIX/$tag --idle 50 --slope 100 --update 0.5
+erg_start_ergd
+erg_start_agent $NODE --scope /$tag --interval 1
 
 # Varying load: idle, one busy process, two, idle, one, two, idle, one,
 # two (~68 s). The fit needs 2 x (features + 1) training cells besides the
 # held-out quarter: CPU, disk and the eight curve terms make 22 of 2 s.
-load() { for _ in $(seq 1 "$1"); do timeout "$2" sha256sum /dev/zero & done; sleep "$2"; }
+load() { for _ in $(seq 1 "$1"); do erg_in_cg $tag timeout "$2" sha256sum /dev/zero & done; sleep "$2"; }
 sleep 4; load 1 8; load 2 8; sleep 6; load 1 8; load 2 8; sleep 4; load 1 8; load 2 8; sleep 4
 
 "$ERG" fit --data-dir "$work/data" --node $NODE --out "$work/models/$NODE.json" --json \
