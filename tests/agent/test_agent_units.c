@@ -8,72 +8,69 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "../erg_test.h"
 #include "agent_int.h"
 
-static int failures;
-#define CHECK(c)                                                   \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      failures++;                                                  \
-    }                                                              \
-  } while (0)
-
-static void test_scope_set(void) {
+static void test_scope_set(void **state) {
+  (void)state;
   struct erg_agent_config cfg;
   char why[300];
   erg_agent_config_defaults(&cfg);
-  CHECK(cfg.scope[0] == '\0');
-  CHECK(erg_agent_scope_set(&cfg, "/a/b//", why, sizeof why) == 0 && !strcmp(cfg.scope, "/a/b"));
-  CHECK(erg_agent_scope_set(&cfg, "/", why, sizeof why) == 0 && !strcmp(cfg.scope, "/"));
-  CHECK(erg_agent_scope_set(&cfg, "a/b", why, sizeof why) != 0 && strstr(why, "absolute"));
-  CHECK(erg_agent_scope_set(&cfg, "/a/../b", why, sizeof why) != 0);
+  assert_true(cfg.scope[0] == '\0');
+  assert_true(erg_agent_scope_set(&cfg, "/a/b//", why, sizeof why) == 0 &&
+              !strcmp(cfg.scope, "/a/b"));
+  assert_true(erg_agent_scope_set(&cfg, "/", why, sizeof why) == 0 && !strcmp(cfg.scope, "/"));
+  assert_true(erg_agent_scope_set(&cfg, "a/b", why, sizeof why) != 0 && strstr(why, "absolute"));
+  assert_true(erg_agent_scope_set(&cfg, "/a/../b", why, sizeof why) != 0);
 }
 
-static void test_scope_contains(void) {
+static void test_scope_contains(void **state) {
+  (void)state;
   struct erg_agent *a = calloc(1, sizeof *a);
-  CHECK(agent_scope_contains(a, "/anything"));
+  assert_true(agent_scope_contains(a, "/anything"));
   strcpy(a->cfg.scope, "/");
-  CHECK(agent_scope_contains(a, "/x/y"));
+  assert_true(agent_scope_contains(a, "/x/y"));
   strcpy(a->cfg.scope, "/a/b");
-  CHECK(agent_scope_contains(a, "/a/b"));
-  CHECK(agent_scope_contains(a, "/a/b/c"));
-  CHECK(!agent_scope_contains(a, "/a/bc"));
-  CHECK(!agent_scope_contains(a, "/a"));
-  CHECK(!agent_scope_contains(a, ""));
-  CHECK(!agent_scope_contains(a, NULL));
+  assert_true(agent_scope_contains(a, "/a/b"));
+  assert_true(agent_scope_contains(a, "/a/b/c"));
+  assert_true(!agent_scope_contains(a, "/a/bc"));
+  assert_true(!agent_scope_contains(a, "/a"));
+  assert_true(!agent_scope_contains(a, ""));
+  assert_true(!agent_scope_contains(a, NULL));
   free(a);
 }
 
 static int only_vda(const char *dev) { return !strcmp(dev, "vda"); }
 
-static void test_diskstats(void) {
+static void test_diskstats(void **state) {
+  (void)state;
   const char *buf =
       "   7       0 loop0 5 0 80 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
       " 253       0 vda 100 7 2000 50 40 3 1000 60 0 90 110 0 0 0 0 0 0\n"
       " 253       1 vda1 90 7 1900 45 40 3 1000 60 0 80 100 0 0 0 0 0 0\n";
   uint64_t r, w;
-  CHECK(erg_proc_parse_diskstats(buf, only_vda, &r, &w) == 0);
-  CHECK(r == 2000 * 512 && w == 1000 * 512);
-  CHECK(erg_proc_parse_diskstats(buf, NULL, &r, &w) == 0);
-  CHECK(r == (80 + 2000 + 1900) * 512ull && w == 2000 * 512ull);
-  CHECK(erg_proc_parse_diskstats("garbage\n", NULL, &r, &w) != 0 && r == 0 && w == 0);
+  assert_true(erg_proc_parse_diskstats(buf, only_vda, &r, &w) == 0);
+  assert_true(r == 2000 * 512 && w == 1000 * 512);
+  assert_true(erg_proc_parse_diskstats(buf, NULL, &r, &w) == 0);
+  assert_true(r == (80 + 2000 + 1900) * 512ull && w == 2000 * 512ull);
+  assert_true(erg_proc_parse_diskstats("garbage\n", NULL, &r, &w) != 0 && r == 0 && w == 0);
 }
 
 /* Full: the oldest entry goes; updating an entry does not evict. */
-static void test_cgcache_bounded(void) {
+static void test_cgcache_bounded(void **state) {
+  (void)state;
   struct cgroup_cache *c = calloc(1, sizeof *c);
   c->max = 3;
   cgcache_put(c, 1, "/a");
   cgcache_put(c, 2, "/b");
   cgcache_put(c, 3, "/c");
   cgcache_put(c, 2, "/b2");
-  CHECK(c->n == 3 && !strcmp(cgcache_find(c, 2), "/b2"));
+  assert_true(c->n == 3 && !strcmp(cgcache_find(c, 2), "/b2"));
   cgcache_put(c, 4, "/d");
-  CHECK(!cgcache_find(c, 1) && !strcmp(cgcache_find(c, 4), "/d"));
+  assert_true(!cgcache_find(c, 1) && !strcmp(cgcache_find(c, 4), "/d"));
   cgcache_put(c, 5, "/e");
-  CHECK(!cgcache_find(c, 2) && cgcache_find(c, 3) && cgcache_find(c, 5));
-  CHECK(c->n == 3 && !cgcache_find(c, 0));
+  assert_true(!cgcache_find(c, 2) && cgcache_find(c, 3) && cgcache_find(c, 5));
+  assert_true(c->n == 3 && !cgcache_find(c, 0));
   cgcache_free(c);
 }
 
@@ -84,34 +81,35 @@ static uint64_t ino_of(const char *path) {
 
 /* A tree walk merges: a directory removed since the last walk stays known,
  * and a live process's path is kept only if its directory is that id. */
-static void test_cgcache_walk(void) {
+static void test_cgcache_walk(void **state) {
+  (void)state;
   struct cgroup_cache *c = calloc(1, sizeof *c);
   char root[] = "/tmp/erg-cgcache.XXXXXX", a[64], b[64];
-  CHECK(mkdtemp(root) != NULL);
+  assert_true(mkdtemp(root) != NULL);
   snprintf(a, sizeof a, "%s/job_1", root);
   snprintf(b, sizeof b, "%s/job_1/step_0", root);
-  CHECK(mkdir(a, 0755) == 0 && mkdir(b, 0755) == 0);
+  assert_true(mkdir(a, 0755) == 0 && mkdir(b, 0755) == 0);
   uint64_t ia = ino_of(a), ib = ino_of(b);
   erg_strlcpy(c->root, root, sizeof c->root);
   cgcache_walk(c);
-  CHECK(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
-  CHECK(cgcache_find(c, ino_of(root)) && !strcmp(cgcache_find(c, ino_of(root)), "/"));
-  CHECK(rmdir(b) == 0);
+  assert_true(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
+  assert_true(cgcache_find(c, ino_of(root)) && !strcmp(cgcache_find(c, ino_of(root)), "/"));
+  assert_true(rmdir(b) == 0);
   cgcache_walk(c);
-  CHECK(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
-  CHECK(rmdir(a) == 0 && rmdir(root) == 0);
+  assert_true(cgcache_find(c, ib) && !strcmp(cgcache_find(c, ib), "/job_1/step_0"));
+  assert_true(rmdir(a) == 0 && rmdir(root) == 0);
 
   struct cgroup_cache *l = calloc(1, sizeof *l);
   strcpy(root, "/tmp/erg-cgcache.XXXXXX");
-  CHECK(mkdtemp(root) != NULL);
+  assert_true(mkdtemp(root) != NULL);
   snprintf(a, sizeof a, "%s/job_1", root);
-  CHECK(mkdir(a, 0755) == 0);
+  assert_true(mkdir(a, 0755) == 0);
   erg_strlcpy(l->root, root, sizeof l->root);
   ia = ino_of(a);
   cgcache_learn(l, ia + 1, "/job_1"); /* the kernel's id lags a move */
-  CHECK(!cgcache_find(l, ia + 1));
+  assert_true(!cgcache_find(l, ia + 1));
   cgcache_learn(l, ia, "/job_1");
-  CHECK(cgcache_find(l, ia) && !strcmp(cgcache_find(l, ia), "/job_1"));
+  assert_true(cgcache_find(l, ia) && !strcmp(cgcache_find(l, ia), "/job_1"));
   rmdir(a);
   rmdir(root);
   cgcache_free(c);
@@ -120,36 +118,37 @@ static void test_cgcache_walk(void) {
 
 /* The ring keeps the newest entries, oldest first, within both bounds;
  * an entry larger than the byte bound is refused, the rest kept. */
-static void test_resend_ring(void) {
+static void test_resend_ring(void **state) {
+  (void)state;
   struct erg_resend_ring *r = erg_resend_ring_new(4, 100);
   uint8_t buf[200];
   size_t len;
   for (int i = 0; i < 10; i++) {
     memset(buf, i, 10);
-    CHECK(erg_resend_ring_push(r, buf, 10) == 0);
+    assert_true(erg_resend_ring_push(r, buf, 10) == 0);
   }
-  CHECK(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 40);
+  assert_true(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 40);
   for (size_t i = 0; i < 4; i++) {
     const uint8_t *e = erg_resend_ring_get(r, i, &len);
-    CHECK(e && len == 10 && e[0] == 6 + i);
+    assert_true(e && len == 10 && e[0] == 6 + i);
   }
-  CHECK(erg_resend_ring_get(r, 4, &len) == NULL);
+  assert_true(erg_resend_ring_get(r, 4, &len) == NULL);
   /* 60 bytes: the oldest makes room (count 4, 30 + 60 <= 100)... */
   memset(buf, 42, 60);
-  CHECK(erg_resend_ring_push(r, buf, 60) == 0);
-  CHECK(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 90);
-  CHECK(erg_resend_ring_get(r, 0, &len)[0] == 7 && erg_resend_ring_get(r, 3, &len)[0] == 42);
+  assert_true(erg_resend_ring_push(r, buf, 60) == 0);
+  assert_true(erg_resend_ring_count(r) == 4 && erg_resend_ring_bytes(r) == 90);
+  assert_true(erg_resend_ring_get(r, 0, &len)[0] == 7 && erg_resend_ring_get(r, 3, &len)[0] == 42);
   /* ...and the byte bound: 40 more push out all three small ones. */
   memset(buf, 43, 40);
-  CHECK(erg_resend_ring_push(r, buf, 40) == 0);
-  CHECK(erg_resend_ring_count(r) == 2 && erg_resend_ring_bytes(r) == 100);
-  CHECK(erg_resend_ring_get(r, 0, &len)[0] == 42 && erg_resend_ring_get(r, 1, &len)[0] == 43);
-  CHECK(erg_resend_ring_push(r, buf, 101) == -1);
-  CHECK(erg_resend_ring_count(r) == 2);
+  assert_true(erg_resend_ring_push(r, buf, 40) == 0);
+  assert_true(erg_resend_ring_count(r) == 2 && erg_resend_ring_bytes(r) == 100);
+  assert_true(erg_resend_ring_get(r, 0, &len)[0] == 42 && erg_resend_ring_get(r, 1, &len)[0] == 43);
+  assert_true(erg_resend_ring_push(r, buf, 101) == -1);
+  assert_true(erg_resend_ring_count(r) == 2);
   erg_resend_ring_free(r);
   /* resend_samples = 0: nothing kept. */
   r = erg_resend_ring_new(0, 100);
-  CHECK(erg_resend_ring_push(r, buf, 10) == -1 && erg_resend_ring_count(r) == 0);
+  assert_true(erg_resend_ring_push(r, buf, 10) == -1 && erg_resend_ring_count(r) == 0);
   erg_resend_ring_free(r);
 }
 
@@ -162,47 +161,45 @@ static void *link_server(void *ctx, const char *secret, char *ep, size_t eplen) 
     zmq_setsockopt(srv, ZMQ_CURVE_SERVER, &one, sizeof one);
     zmq_setsockopt(srv, ZMQ_CURVE_SECRETKEY, secret, ERG_KEY_Z85_LEN);
   }
-  CHECK(zmq_bind(srv, "tcp://127.0.0.1:*") == 0);
-  CHECK(zmq_getsockopt(srv, ZMQ_LAST_ENDPOINT, ep, &eplen) == 0);
+  assert_true(zmq_bind(srv, "tcp://127.0.0.1:*") == 0);
+  assert_true(zmq_getsockopt(srv, ZMQ_LAST_ENDPOINT, ep, &eplen) == 0);
   return srv;
 }
 
 /* Issue 25: an agent without keys gets no link to a CURVE collector (it
  * ran silently and exited 0 with every sample lost), one to a plain
  * collector; the command-line key options are checked as the config's. */
-static void test_link_up(void) {
+static void test_link_up(void **state) {
+  (void)state;
   void *ctx = zmq_ctx_new();
   char pub[ERG_KEY_Z85_LEN + 1], sec[ERG_KEY_Z85_LEN + 1], why[512];
-  CHECK(zmq_curve_keypair(pub, sec) == 0);
+  assert_true(zmq_curve_keypair(pub, sec) == 0);
   struct erg_agent_config cfg;
   erg_agent_config_defaults(&cfg);
   for (int curve = 1; curve >= 0; curve--) {
     void *srv = link_server(ctx, curve ? sec : NULL, cfg.collector, sizeof cfg.collector);
     struct erg_sender *s = NULL;
-    CHECK(erg_sender_open(&s, &cfg, why, sizeof why) == 0);
-    CHECK(s && erg_sender_link_up(s, 1500) == !curve);
+    assert_true(erg_sender_open(&s, &cfg, why, sizeof why) == 0);
+    assert_true(s && erg_sender_link_up(s, 1500) == !curve);
     erg_sender_close(s);
     zmq_close(srv);
   }
   zmq_ctx_term(ctx);
-  CHECK(erg_agent_config_set(&cfg, "curve_server_key", pub, why, sizeof why) == 0);
-  CHECK(!strcmp(cfg.curve_server_key, pub));
-  CHECK(erg_agent_config_set(&cfg, "curve_server_key", "/no/such/key.pub", why, sizeof why) != 0);
-  CHECK(strstr(why, "curve_server_key") != NULL);
-  CHECK(erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why,
-                             sizeof why) == 0);
+  assert_true(erg_agent_config_set(&cfg, "curve_server_key", pub, why, sizeof why) == 0);
+  assert_true(!strcmp(cfg.curve_server_key, pub));
+  assert_true(erg_agent_config_set(&cfg, "curve_server_key", "/no/such/key.pub", why,
+                                   sizeof why) != 0);
+  assert_true(strstr(why, "curve_server_key") != NULL);
+  assert_true(erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why,
+                                   sizeof why) == 0);
 }
 
 int main(void) {
-  test_link_up();
-  test_scope_set();
-  test_scope_contains();
-  test_diskstats();
-  test_cgcache_bounded();
-  test_cgcache_walk();
-  test_resend_ring();
-  if (failures)
-    return 1;
-  printf("ok\n");
-  return 0;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_link_up),         cmocka_unit_test(test_scope_set),
+      cmocka_unit_test(test_scope_contains),  cmocka_unit_test(test_diskstats),
+      cmocka_unit_test(test_cgcache_bounded), cmocka_unit_test(test_cgcache_walk),
+      cmocka_unit_test(test_resend_ring),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

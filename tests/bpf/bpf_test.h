@@ -1,4 +1,6 @@
-/* Helpers shared by the BPF tests: skip rules (exit 77) and CPU burning. */
+/* Helpers shared by the BPF tests: skip rules (exit 77) and CPU burning.
+ * Assertions, the runner and the children a failed assertion would leave
+ * running: ../erg_test.h (cmocka). */
 #ifndef ERG_BPF_TEST_H
 #define ERG_BPF_TEST_H
 
@@ -11,19 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../erg_test.h"
 #include "erg_bpf.h"
-
-#define SKIP_CODE 77
-
-#define CHECK(cond, ...)                                                                 \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                    \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-      exit(1);                                                                           \
-    }                                                                                    \
-  } while (0)
 
 static inline uint64_t test_clock_ns(clockid_t id)
 {
@@ -32,14 +23,21 @@ static inline uint64_t test_clock_ns(clockid_t id)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Keeps the calling thread on one CPU. */
-static inline void test_pin(int cpu)
+/* Keeps the calling thread on one CPU: 0, or -1 with errno. */
+static inline int test_pin_try(int cpu)
 {
   cpu_set_t set;
 
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
+  return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The same in the test itself (a forked child: erg_child_assert on
+ * test_pin_try). */
+static inline void test_pin(int cpu)
+{
+  erg_assert(test_pin_try(cpu) == 0, "affinity %d: %s", cpu, strerror(errno));
 }
 
 /* Another process's CPU clock advances at the scheduler tick while it runs
@@ -51,7 +49,7 @@ static inline uint64_t test_runtime_ns(pid_t pid)
 {
   clockid_t id;
 
-  CHECK(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
+  erg_assert(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
   return test_clock_ns(id);
 }
 
@@ -66,34 +64,32 @@ static inline void test_burn_ns(uint64_t ns)
       x += (uint64_t)i;
 }
 
-/* Opens the BPF collector or exits 77 when the environment cannot: not built
- * with BPF, not root, no kernel BTF. Any other failure fails the test. */
+/* Exits 77 (erg_skip_all) when the environment cannot run BPF: not built
+ * with BPF, not root, no kernel BTF, no bpf() system call. Called from main
+ * before the runner starts, and again by test_bpf_open. */
+static inline void test_bpf_require(void)
+{
+#if !ERG_HAVE_BPF
+  erg_skip_all("built without BPF support");
+#endif
+  if (geteuid() != 0)
+    erg_skip_all("needs root (CAP_BPF, CAP_PERFMON)");
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    erg_skip_all("kernel without BTF");
+  /* qemu-user (the aarch64 cross tests) has no bpf() system call. */
+  if (syscall(__NR_bpf, -1, NULL, 0) < 0 && errno == ENOSYS)
+    erg_skip_all("no bpf() system call (qemu-user?)");
+}
+
+/* Opens the BPF collector, or exits 77 where the environment cannot (see
+ * test_bpf_require). Any other failure fails the test. */
 static inline struct erg_bpf *test_bpf_open(const struct erg_bpf_opts *o)
 {
-  struct erg_bpf *b;
+  struct erg_bpf *b = NULL;
   char why[256];
 
-#if !ERG_HAVE_BPF
-  printf("SKIP: built without BPF support\n");
-  exit(SKIP_CODE);
-#endif
-  if (geteuid() != 0) {
-    printf("SKIP: needs root (CAP_BPF, CAP_PERFMON)\n");
-    exit(SKIP_CODE);
-  }
-  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-    printf("SKIP: kernel without BTF\n");
-    exit(SKIP_CODE);
-  }
-  /* qemu-user (the aarch64 cross tests) has no bpf() system call. */
-  if (syscall(__NR_bpf, -1, NULL, 0) < 0 && errno == ENOSYS) {
-    printf("SKIP: no bpf() system call (qemu-user?)\n");
-    exit(SKIP_CODE);
-  }
-  if (erg_bpf_open(&b, o, why, sizeof(why)) != 0) {
-    fprintf(stderr, "FAIL: erg_bpf_open: %s\n", why);
-    exit(1);
-  }
+  test_bpf_require();
+  erg_assert(erg_bpf_open(&b, o, why, sizeof(why)) == 0, "erg_bpf_open: %s", why);
   return b;
 }
 

@@ -35,7 +35,7 @@ static pid_t child_in(const char *dir)
   char procs[512], pid[32];
   pid_t c = fork();
 
-  CHECK(c >= 0, "fork: %s", strerror(errno));
+  erg_assert(c >= 0, "fork: %s", strerror(errno));
   if (c)
     return c;
   snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
@@ -48,45 +48,86 @@ static pid_t child_in(const char *dir)
   _exit(0);
 }
 
-static void run_case(const struct erg_bpf_opts *o, const char *label, const char *dir,
-                     const char *want)
+/* The job cgroup (group setup/teardown) and the collector of the case
+ * running, closed by its teardown after a failure. */
+static char top[256], dir[300], want[300];
+static struct erg_bpf *open_b;
+
+static void run_case(const struct erg_bpf_opts *o, const char *label)
 {
-  struct erg_bpf *b = test_bpf_open(o);
+  struct erg_bpf *b = open_b = test_bpf_open(o);
   struct found f = {0};
   char why[256], path[512];
   int status;
 
   f.pid = child_in(dir);
-  CHECK(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "child failed (status %d)", status);
+  erg_assert(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+             "child failed (status %d)", status);
   usleep(100000); /* its last switch-out */
-  CHECK(erg_bpf_drain(b, on_proc, &f, why, sizeof(why)) >= 0, "drain: %s", why);
-  CHECK(f.exited == 1, "%d exited records for the child", f.exited);
-  CHECK(f.v1_id != 0, "%s loader: no v1 cgroup recorded at exit", label);
-  CHECK(erg_bpf_cgroup_path(b, f.v1_id, path, sizeof(path)) == 0, "no path for the v1 id");
+  erg_assert(erg_bpf_drain(b, on_proc, &f, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(f.exited == 1, "%d exited records for the child", f.exited);
+  erg_assert(f.v1_id != 0, "%s loader: no v1 cgroup recorded at exit", label);
+  erg_assert(erg_bpf_cgroup_path(b, f.v1_id, path, sizeof(path)) == 0, "no path for the v1 id");
   printf("%s loader: exited child's v1 freezer path %s\n", label, path);
-  CHECK(strcmp(path, want) == 0, "v1 path '%s', want '%s'", path, want);
+  erg_assert(strcmp(path, want) == 0, "v1 path '%s', want '%s'", path, want);
   erg_bpf_close(b);
+  open_b = NULL;
+}
+
+static void test_default_loader(void **state)
+{
+  (void)state;
+  run_case(NULL, "default");
+}
+
+static void test_libbpf_loader(void **state)
+{
+  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
+
+  (void)state;
+  run_case(&libbpf, "libbpf");
+}
+
+static int case_teardown(void **state)
+{
+  (void)state;
+  if (open_b)
+    erg_bpf_close(open_b);
+  open_b = NULL;
+  return 0;
+}
+
+static int make_job_cgroup(void **state)
+{
+  (void)state;
+  snprintf(top, sizeof(top), FREEZER "/erg_cgv1_%d", (int)getpid());
+  snprintf(dir, sizeof(dir), "%s/job_4711", top);
+  erg_assert(mkdir(top, 0755) == 0 && mkdir(dir, 0755) == 0, "mkdir %s: %s", dir,
+             strerror(errno));
+  snprintf(want, sizeof(want), "/erg_cgv1_%d/job_4711", (int)getpid());
+  return 0;
+}
+
+static int remove_job_cgroup(void **state)
+{
+  (void)state;
+  if (dir[0])
+    rmdir(dir);
+  if (top[0])
+    rmdir(top);
+  return 0;
 }
 
 int main(void)
 {
-  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
-  char top[256], dir[300], want[300];
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_default_loader, case_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+  };
   struct stat st;
 
-  if (stat(FREEZER "/cgroup.procs", &st) != 0) {
-    printf("SKIP: no cgroup v1 freezer hierarchy at " FREEZER " (pure cgroup v2 host)\n");
-    return SKIP_CODE;
-  }
-  snprintf(top, sizeof(top), FREEZER "/erg_cgv1_%d", (int)getpid());
-  snprintf(dir, sizeof(dir), "%s/job_4711", top);
-  CHECK(mkdir(top, 0755) == 0 && mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
-  snprintf(want, sizeof(want), "/erg_cgv1_%d/job_4711", (int)getpid());
-  run_case(NULL, "default", dir, want);
-  run_case(&libbpf, "libbpf", dir, want);
-  rmdir(dir);
-  rmdir(top);
-  printf("ok\n");
-  return 0;
+  if (stat(FREEZER "/cgroup.procs", &st) != 0)
+    erg_skip_all("no cgroup v1 freezer hierarchy at " FREEZER " (pure cgroup v2 host)");
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, make_job_cgroup, remove_job_cgroup);
 }

@@ -8,6 +8,7 @@
  * of the per-CPU "running since" state must be counted once, in the right
  * drain (the defect this guards against showed one 1 s sample with 1.5 s).
  * At the end, each child's total must be exactly its scheduler runtime. */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -45,7 +46,7 @@ static uint64_t schedstat_ns(pid_t pid)
 
   snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
   f = fopen(path, "r");
-  CHECK(f && fscanf(f, "%llu", &ns) == 1, "reading %s (CONFIG_SCHED_INFO)", path);
+  erg_assert(f && fscanf(f, "%llu", &ns) == 1, "reading %s (CONFIG_SCHED_INFO)", path);
   fclose(f);
   return ns;
 }
@@ -54,18 +55,18 @@ static pid_t spawn_busy(int cpu)
 {
   pid_t pid = fork();
 
-  CHECK(pid >= 0, "fork");
+  erg_assert(pid >= 0, "fork");
   if (pid == 0) {
     volatile uint64_t x = 0;
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK exits the parent */
-    test_pin(cpu);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* and erg_kill_children after a failure */
+    erg_child_assert(test_pin_try(cpu) == 0, "affinity %d: %s", cpu, strerror(errno));
     for (;;)
       x++;
   }
-  return pid;
+  return erg_test_child(pid);
 }
 
-int main(void)
+static void test_drain_consistent(void **state)
 {
   struct drain_view v = {0}, last = {0};
   struct erg_bpf_stats st;
@@ -73,13 +74,9 @@ int main(void)
   uint64_t t_end, prev_start = 0, worst_excess = 0, checked = 0, unsettled = 0, unseen = 0;
   uint64_t truth[NCHILD];
   int drains = 0, skip_next = 1; /* the first drain has no previous one */
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   char why[256];
 
-  if (ncpu < 2) {
-    printf("SKIP: needs 2 CPUs\n");
-    return SKIP_CODE;
-  }
+  (void)state;
   b = test_bpf_open(NULL);
   for (int i = 0; i < NCHILD; i++)
     v.pid[i] = spawn_busy(0);
@@ -92,7 +89,7 @@ int main(void)
      * skips the two deltas around it, and such drains must stay rare. */
     int skip = skip_next;
     memset(v.seen, 0, sizeof(v.seen));
-    CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) > 0, "drain: %s", why);
+    erg_assert(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) > 0, "drain: %s", why);
     end = test_clock_ns(CLOCK_MONOTONIC);
     drains++;
     erg_bpf_stats(b, &st);
@@ -104,7 +101,7 @@ int main(void)
     unsettled = st.unsettled;
     unseen = st.unseen_switches;
     for (int i = 0; i < NCHILD; i++) {
-      CHECK(v.seen[i] == 1, "child %d seen %d times", i, v.seen[i]);
+      erg_assert(v.seen[i] == 1, "child %d seen %d times", i, v.seen[i]);
       if (skip)
         continue;
       /* The charged part never steps back. The slice in flight is wall
@@ -112,14 +109,15 @@ int main(void)
        * total may go back by at most that (CI saw 0.088 ms), never more
        * than the previous drain's in-flight part. */
       uint64_t c0 = last.cpu_ns[i] - last.running_ns[i], c1 = v.cpu_ns[i] - v.running_ns[i];
-      CHECK(c1 >= c0, "drain %d: child %d's charged time stepped back %.3f ms", n, i,
-            (c0 - c1) / 1e6);
+      erg_assert(c1 >= c0, "drain %d: child %d's charged time stepped back %.3f ms", n, i,
+                 (c0 - c1) / 1e6);
       /* A child can run at most the wall time that passed between the start
        * of the previous drain and the end of this one. */
       uint64_t d = v.cpu_ns[i] > last.cpu_ns[i] ? v.cpu_ns[i] - last.cpu_ns[i] : 0;
       uint64_t w = end - prev_start;
-      CHECK(d <= w, "drain %d: child %d got %.3f ms CPU in %.3f ms wall (%llu unseen switches)",
-            n, i, d / 1e6, w / 1e6, (unsigned long long)st.unseen_switches);
+      erg_assert(d <= w,
+                 "drain %d: child %d got %.3f ms CPU in %.3f ms wall (%llu unseen switches)", n,
+                 i, d / 1e6, w / 1e6, (unsigned long long)st.unseen_switches);
       if (d > worst_excess)
         worst_excess = d;
       checked++;
@@ -136,22 +134,34 @@ int main(void)
   usleep(20000);
   for (int i = 0; i < NCHILD; i++)
     truth[i] = schedstat_ns(v.pid[i]);
-  CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) > 0, "drain: %s", why);
+  erg_assert(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) > 0, "drain: %s", why);
   erg_bpf_stats(b, &st);
   for (int i = 0; i < NCHILD; i++) {
     double off = ((double)v.cpu_ns[i] - (double)truth[i]) / 1e6;
-    CHECK(off > -0.01 && off < 0.01, "child %d: %.3f ms charged, scheduler says %.3f ms (%llu unseen switches)",
-          i, v.cpu_ns[i] / 1e6, truth[i] / 1e6, (unsigned long long)st.unseen_switches);
+    erg_assert(off > -0.01 && off < 0.01,
+               "child %d: %.3f ms charged, scheduler says %.3f ms (%llu unseen switches)", i,
+               v.cpu_ns[i] / 1e6, truth[i] / 1e6, (unsigned long long)st.unseen_switches);
     kill(v.pid[i], SIGKILL);
     waitpid(v.pid[i], NULL, 0);
   }
   erg_bpf_close(b);
-  CHECK(st.unsettled * 100 <= (uint64_t)drains, "%llu of %d drains unsettled",
-        (unsigned long long)st.unsettled, drains);
+  erg_assert(st.unsettled * 100 <= (uint64_t)drains, "%llu of %d drains unsettled",
+             (unsigned long long)st.unsettled, drains);
   printf("ok: %llu drain deltas checked, largest %.3f ms, children at %.3f / %.3f ms "
          "(scheduler: %.3f / %.3f ms), %llu unsettled re-reads, %llu unseen switches\n",
          (unsigned long long)checked, worst_excess / 1e6, v.cpu_ns[0] / 1e6,
          v.cpu_ns[1] / 1e6, truth[0] / 1e6, truth[1] / 1e6, (unsigned long long)st.unsettled,
          (unsigned long long)st.unseen_switches);
-  return 0;
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_drain_consistent, erg_kill_children),
+  };
+
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    erg_skip_all("needs 2 CPUs");
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

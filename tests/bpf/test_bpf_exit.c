@@ -42,7 +42,7 @@ static void drain(struct erg_bpf *b, struct tally *t)
 
   t->live = 0;
   t->live_ns = 0;
-  CHECK(erg_bpf_drain(b, on_proc, t, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(erg_bpf_drain(b, on_proc, t, why, sizeof(why)) >= 0, "drain: %s", why);
   t->drains++;
 }
 
@@ -50,7 +50,7 @@ static pid_t kid_spawn(void)
 {
   pid_t pid = fork();
 
-  CHECK(pid >= 0, "fork: %s", strerror(errno));
+  erg_assert(pid >= 0, "fork: %s", strerror(errno));
   if (pid == 0) {
     prctl(PR_SET_NAME, KID_COMM, 0, 0, 0);
     test_burn_ns(KID_NS);
@@ -67,12 +67,12 @@ static uint64_t kid_reap(int flags)
 
   if (pid <= 0)
     return UINT64_MAX;
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  erg_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
   return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
          ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
-int main(void)
+static void test_exit_capture(void **state)
 {
   struct erg_bpf *b = test_bpf_open(NULL);
   struct tally t = {0};
@@ -80,6 +80,7 @@ int main(void)
   uint64_t kids_ns = 0, next_drain, t0 = test_clock_ns(CLOCK_MONOTONIC);
   int forked = 0, alive = 0, reaped = 0;
 
+  (void)state;
   next_drain = t0 + 1000000000ull;
   while (reaped < NCHILD) {
     while (alive < PARALLEL && forked < NCHILD) {
@@ -89,7 +90,7 @@ int main(void)
     }
     {
       uint64_t ns = kid_reap(0);
-      CHECK(ns != UINT64_MAX, "wait4: %s", strerror(errno));
+      erg_assert(ns != UINT64_MAX, "wait4: %s", strerror(errno));
       kids_ns += ns;
       alive--;
       reaped++;
@@ -109,11 +110,19 @@ int main(void)
          NCHILD, (test_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, kids_ns / 1e6, t.exited,
          t.exited_ns / 1e6, 100.0 * (double)t.exited_ns / (double)kids_ns, t.live, t.drains,
          (unsigned long long)st.map_full_drops, (unsigned long long)st.lost_exit_ns);
-  CHECK(t.exited == NCHILD, "one exited record per child, got %d", t.exited);
-  CHECK(t.live == 0, "no child left live");
-  CHECK((double)t.exited_ns >= 0.99 * (double)kids_ns, "charged >= 99%%");
-  CHECK((double)t.exited_ns <= 1.03 * (double)kids_ns, "not double counted");
+  erg_assert(t.exited == NCHILD, "one exited record per child, got %d", t.exited);
+  erg_assert(t.live == 0, "no child left live");
+  erg_assert((double)t.exited_ns >= 0.99 * (double)kids_ns, "charged >= 99%%");
+  erg_assert((double)t.exited_ns <= 1.03 * (double)kids_ns, "not double counted");
   erg_bpf_close(b);
-  printf("ok\n");
-  return 0;
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exit_capture),
+  };
+
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,8 +55,8 @@ static void drain(struct erg_bpf *b, struct view *v)
   char why[256];
 
   v->seen = v->fake_seen = 0;
-  CHECK(erg_bpf_drain(b, on_proc, v, why, sizeof(why)) >= 0, "drain: %s", why);
-  CHECK(v->seen == 1, "child seen %d times", v->seen);
+  erg_assert(erg_bpf_drain(b, on_proc, v, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(v->seen == 1, "child seen %d times", v->seen);
 }
 
 static pid_t spawn_hog(void)
@@ -64,12 +64,13 @@ static pid_t spawn_hog(void)
   struct sched_param sp = {.sched_priority = 1};
   pid_t pid = fork();
 
-  CHECK(pid >= 0, "fork");
+  erg_assert(pid >= 0, "fork");
   if (pid)
-    return pid;
+    return erg_test_child(pid);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  test_pin(1);
-  CHECK(sched_setscheduler(0, SCHED_FIFO, &sp) == 0, "SCHED_FIFO: %s", strerror(errno));
+  erg_child_assert(test_pin_try(1) == 0, "affinity 1: %s", strerror(errno));
+  erg_child_assert(sched_setscheduler(0, SCHED_FIFO, &sp) == 0, "SCHED_FIFO: %s",
+                   strerror(errno));
   for (volatile uint64_t x = 0;; x++)
     ;
 }
@@ -83,16 +84,20 @@ static void fake_switch_in(struct erg_bpf *b)
   char *st = calloc((size_t)b->ncpu, sz);
   uint32_t zero = 0;
 
-  CHECK(st && bpf_map_lookup_elem(b->fd.cpu_state, &zero, st) == 0, "read cpu_state");
+  erg_assert(st && bpf_map_lookup_elem(b->fd.cpu_state, &zero, st) == 0, "read cpu_state");
   struct erg_cpu_state *s = (struct erg_cpu_state *)(st + sz);
   s->seq_begin++;
   s->seq_end = s->seq_begin;
   s->ts = test_clock_ns(CLOCK_MONOTONIC);
   s->key.tgid = FAKE_TGID;
   s->key.start_ns = 1;
-  CHECK(bpf_map_update_elem(b->fd.cpu_state, &zero, st, BPF_ANY) == 0, "write cpu_state");
+  erg_assert(bpf_map_update_elem(b->fd.cpu_state, &zero, st, BPF_ANY) == 0, "write cpu_state");
   free(st);
 }
+
+/* The collector of the case running, closed by its teardown after a
+ * failure (with the hog: erg_kill_children). */
+static struct erg_bpf *open_b;
 
 static void run_case(const struct erg_bpf_opts *o)
 {
@@ -102,9 +107,10 @@ static void run_case(const struct erg_bpf_opts *o)
   uint64_t run, at_fake;
   const char *why;
 
-  b = test_bpf_open(o);
+  test_pin(0);
+  b = open_b = test_bpf_open(o);
   why = erg_bpf_heal_reason(b);
-  CHECK(!why, "no repair clock: %s", why);
+  erg_assert(!why, "no repair clock: %s", why);
   uint64_t forked = test_clock_ns(CLOCK_MONOTONIC);
   v.pid = spawn_hog();
   usleep(100000);
@@ -120,39 +126,64 @@ static void run_case(const struct erg_bpf_opts *o)
   kill(v.pid, SIGKILL);
   waitpid(v.pid, NULL, 0);
   erg_bpf_close(b);
+  open_b = NULL;
   printf("%s loader: child: %.1f ms reported (%.1f ms when the state was faked), ran %.1f ms; "
          "made-up group %s; unseen switches %llu -> %llu\n",
          o ? "libbpf" : "light", v.cpu_ns / 1e6, at_fake / 1e6, run / 1e6, v.fake_seen ? "still reported" : "gone",
          (unsigned long long)st0.unseen_switches, (unsigned long long)st.unseen_switches);
-  CHECK(v.cpu_ns + TEST_TICK_SLACK_NS >= run, "the child's slice in flight was not repaired");
+  erg_assert(v.cpu_ns + TEST_TICK_SLACK_NS >= run,
+             "the child's slice in flight was not repaired");
   /* The charged part is runtime; the slice in flight is wall time (steal
    * time included: CI saw 420 ms reported for 405.7 ms run), so the total
    * is bounded by the wall time since the fork. */
-  CHECK(v.cpu_ns - v.running_ns <= run + TEST_TICK_SLACK_NS, "the child was charged more than it ran");
-  CHECK(v.cpu_ns <= wall, "the child got %.1f ms in %.1f ms", v.cpu_ns / 1e6, wall / 1e6);
-  CHECK(!v.fake_seen, "the made-up group still gets the child's time (%.1f ms)", v.fake_ns / 1e6);
-  CHECK(st.unseen_switches > st0.unseen_switches, "the repair was not counted");
+  erg_assert(v.cpu_ns - v.running_ns <= run + TEST_TICK_SLACK_NS,
+             "the child was charged more than it ran");
+  erg_assert(v.cpu_ns <= wall, "the child got %.1f ms in %.1f ms", v.cpu_ns / 1e6, wall / 1e6);
+  erg_assert(!v.fake_seen, "the made-up group still gets the child's time (%.1f ms)",
+             v.fake_ns / 1e6);
+  erg_assert(st.unseen_switches > st0.unseen_switches, "the repair was not counted");
+}
+
+static void test_light_loader(void **state)
+{
+  (void)state;
+  run_case(NULL);
+}
+
+/* Attaches the clock to the other skeleton's program. */
+static void test_libbpf_loader(void **state)
+{
+  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
+
+  (void)state;
+  run_case(&libbpf);
+}
+
+static int case_teardown(void **state)
+{
+  erg_kill_children(state);
+  if (open_b)
+    erg_bpf_close(open_b);
+  open_b = NULL;
+  return 0;
 }
 
 int main(void)
 {
-  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_light_loader, case_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+  };
 
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-    printf("SKIP: needs 2 CPUs\n");
-    return SKIP_CODE;
-  }
-  test_pin(0);
-  run_case(NULL);
-  run_case(&libbpf); /* attaches the clock to the other skeleton's program */
-  printf("ok\n");
-  return 0;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    erg_skip_all("needs 2 CPUs");
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
 #else
 int main(void)
 {
-  printf("SKIP: built without BPF support\n");
-  return SKIP_CODE;
+  erg_skip_all("built without BPF support");
 }
 #endif

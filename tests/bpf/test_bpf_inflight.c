@@ -18,6 +18,7 @@
  * steal time the child's own clock leaves out), and the charged part must
  * never step back. Not all of the runtime: an unsettled drain lags by one;
  * CI saw 851 of 879 ms once, when an unseen switch still lost its slice. */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -56,13 +57,13 @@ static pid_t spawn(int prio, int rfd, int wfd)
   pid_t pid = fork();
   char c;
 
-  CHECK(pid >= 0, "fork");
+  erg_assert(pid >= 0, "fork");
   if (pid)
-    return pid;
-  prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed CHECK exits the parent */
-  test_pin(1);
+    return erg_test_child(pid);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* and erg_kill_children after a failure */
+  erg_child_assert(test_pin_try(1) == 0, "affinity 1: %s", strerror(errno));
   set_fifo(prio);
-  CHECK(write(wfd, "r", 1) == 1, "ready");
+  erg_child_assert(write(wfd, "r", 1) == 1, "ready");
   if (rfd >= 0) /* the nudger: runs once per byte on the pipe */
     while (read(rfd, &c, 1) == 1)
       ;
@@ -70,7 +71,7 @@ static pid_t spawn(int prio, int rfd, int wfd)
     ;
 }
 
-int main(void)
+static void test_inflight(void **state)
 {
   struct view v = {0};
   struct erg_bpf_stats st;
@@ -80,26 +81,23 @@ int main(void)
   pid_t nudger;
   char c, why[256];
 
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-    printf("SKIP: needs 2 CPUs\n");
-    return SKIP_CODE;
-  }
-  CHECK(pipe(ready) == 0 && pipe(nudge) == 0, "pipe");
+  (void)state;
+  erg_assert(pipe(ready) == 0 && pipe(nudge) == 0, "pipe");
   test_pin(0);
   v.pid = spawn(1, -1, ready[1]);
   nudger = spawn(2, nudge[0], ready[1]);
-  CHECK(read(ready[0], &c, 1) == 1 && read(ready[0], &c, 1) == 1, "children ready");
+  erg_assert(read(ready[0], &c, 1) == 1 && read(ready[0], &c, 1) == 1, "children ready");
   usleep(100000); /* the child runs well before the attach */
   b = test_bpf_open(NULL);
-  CHECK(write(nudge[1], "n", 1) == 1, "nudge");
+  erg_assert(write(nudge[1], "n", 1) == 1, "nudge");
   usleep(1000);
   /* The baseline drain: the child's slice started at most ~1 ms ago. Each
    * drain is bracketed by two readings of the child's clock. */
   base_wall = test_clock_ns(CLOCK_MONOTONIC);
-  CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
   base_run = test_runtime_ns(v.pid);
   erg_bpf_stats(b, &st);
-  CHECK(v.seen == 1, "child not in the drain right after its switch-in (seen %d)", v.seen);
+  erg_assert(v.seen == 1, "child not in the drain right after its switch-in (seen %d)", v.seen);
   /* Else this run did not test the case (something else switched the
    * child out in the ~1 ms window: rare on a quiet CPU 1). */
   if (st.running_only == 0)
@@ -111,23 +109,24 @@ int main(void)
     usleep(20000);
     uint64_t before = test_runtime_ns(v.pid);
     v.seen = 0;
-    CHECK(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
+    erg_assert(erg_bpf_drain(b, on_proc, &v, why, sizeof(why)) >= 0, "drain: %s", why);
     uint64_t after = test_runtime_ns(v.pid), wall = test_clock_ns(CLOCK_MONOTONIC);
     drains++;
-    CHECK(v.seen == 1, "drain %d: child seen %d times", drains, v.seen);
+    erg_assert(v.seen == 1, "drain %d: child seen %d times", drains, v.seen);
     /* Only the in-flight estimate may go back (steal time, see
      * test_bpf_drain.c), the charged part never. */
-    CHECK(v.cpu_ns - v.running_ns >= last_charged, "drain %d: charged time stepped back %.3f ms",
-          drains, (last_charged - (v.cpu_ns - v.running_ns)) / 1e6);
+    erg_assert(v.cpu_ns - v.running_ns >= last_charged,
+               "drain %d: charged time stepped back %.3f ms", drains,
+               (last_charged - (v.cpu_ns - v.running_ns)) / 1e6);
     /* Reported since the baseline vs. what the child really ran meanwhile. */
     uint64_t rep = v.cpu_ns > base_rep ? v.cpu_ns - base_rep : 0;
     erg_bpf_stats(b, &st);
-    CHECK(rep + TEST_TICK_SLACK_NS >= 0.9 * (double)(before - base_run),
-          "drain %d: %.1f ms reported, the child ran %.1f ms (%llu unseen switches, "
-          "%llu unsettled so far)", drains, rep / 1e6, (before - base_run) / 1e6,
-          (unsigned long long)st.unseen_switches, (unsigned long long)st.unsettled);
-    CHECK(rep <= wall - base_wall, "drain %d: %.1f ms reported in %.1f ms", drains, rep / 1e6,
-          (wall - base_wall) / 1e6);
+    erg_assert(rep + TEST_TICK_SLACK_NS >= 0.9 * (double)(before - base_run),
+               "drain %d: %.1f ms reported, the child ran %.1f ms (%llu unseen switches, "
+               "%llu unsettled so far)", drains, rep / 1e6, (before - base_run) / 1e6,
+               (unsigned long long)st.unseen_switches, (unsigned long long)st.unsettled);
+    erg_assert(rep <= wall - base_wall, "drain %d: %.1f ms reported in %.1f ms", drains, rep / 1e6,
+               (wall - base_wall) / 1e6);
     last_rep = v.cpu_ns;
     last_charged = v.cpu_ns - v.running_ns;
     last_run = after;
@@ -143,5 +142,16 @@ int main(void)
          drains, (last_rep - base_rep) / 1e6, (last_run - base_run) / 1e6,
          (unsigned long long)st.running_only, (unsigned long long)st.unseen_switches,
          (unsigned long long)st.unsettled);
-  return 0;
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_inflight, erg_kill_children),
+  };
+
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    erg_skip_all("needs 2 CPUs");
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* Real BPF: this process's own CPU time against getrusage, hardware counter
- * availability against perf_event_open, block I/O bytes of an O_DIRECT write,
- * and the capacity/frequency split with a fake big.LITTLE sysfs tree. */
+ * availability against perf_event_open, block I/O bytes of an O_DIRECT write
+ * (one collector, opened by the first group's setup), and the
+ * capacity/frequency split with a fake big.LITTLE sysfs tree (a second
+ * group, its own collector, after the first is closed). */
 #include <fcntl.h>
 #include <sched.h>
 #include <linux/perf_event.h>
@@ -41,8 +43,8 @@ static struct erg_bpf_proc drain_self(struct erg_bpf *b)
   struct self_rec s = {.pid = getpid()};
   char why[256];
 
-  CHECK(erg_bpf_drain(b, find_self, &s, why, sizeof(why)) > 0, "drain: %s", why);
-  CHECK(s.found == 1, "own record found %d times", s.found);
+  erg_assert(erg_bpf_drain(b, find_self, &s, why, sizeof(why)) > 0, "drain: %s", why);
+  erg_assert(s.found == 1, "own record found %d times", s.found);
   return s.p;
 }
 
@@ -55,8 +57,9 @@ static uint64_t rusage_self_ns(void)
          ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
-static void test_cpu_time(struct erg_bpf *b)
+static void test_cpu_time(void **state)
 {
+  struct erg_bpf *b = *state;
   struct erg_bpf_proc p0, p1;
   uint64_t r0, r1, dbpf, dru;
   unsigned long long clk_tck = (unsigned long long)sysconf(_SC_CLK_TCK);
@@ -78,25 +81,25 @@ static void test_cpu_time(struct erg_bpf *b)
   dru = r1 - r0;
   printf("cpu: bpf %.1f ms, getrusage %.1f ms (%.2f%%)\n", dbpf / 1e6, dru / 1e6,
          100.0 * ((double)dbpf - (double)dru) / (double)dru);
-  CHECK(dbpf >= dru * 0.98 && dbpf <= dru * 1.02, "bpf %llu vs rusage %llu",
-        (unsigned long long)dbpf, (unsigned long long)dru);
-  CHECK(p1.uid == getuid(), "uid %u", p1.uid);
-  CHECK(p1.cgroup_id != 0, "cgroup id");
-  CHECK(p1.comm[0] != '\0', "comm");
+  erg_assert(dbpf >= dru * 0.98 && dbpf <= dru * 1.02, "bpf %llu vs rusage %llu",
+             (unsigned long long)dbpf, (unsigned long long)dru);
+  erg_assert(p1.uid == getuid(), "uid %u", p1.uid);
+  erg_assert(p1.cgroup_id != 0, "cgroup id");
+  erg_assert(p1.comm[0] != '\0', "comm");
 
   /* /proc starttime (clock ticks since boot) is start_time_ns in ticks. */
   snprintf(path, sizeof(path), "/proc/%d/stat", (int)getpid());
-  CHECK(erg_read_file(path, stat, sizeof(stat)) > 0, "read %s", path);
+  erg_assert(erg_read_file(path, stat, sizeof(stat)) > 0, "read %s", path);
   {
     const char *q = strrchr(stat, ')');
-    CHECK(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                                "%*d %*d %*d %*d %llu",
-                      &starttime) == 1,
-          "parse stat");
+    erg_assert(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                                     "%*d %*d %*d %*d %llu",
+                           &starttime) == 1,
+               "parse stat");
   }
-  CHECK(p1.start_time_ns / (1000000000ull / clk_tck) == starttime,
-        "start %llu ns vs /proc starttime %llu ticks", (unsigned long long)p1.start_time_ns,
-        starttime);
+  erg_assert(p1.start_time_ns / (1000000000ull / clk_tck) == starttime,
+             "start %llu ns vs /proc starttime %llu ticks", (unsigned long long)p1.start_time_ns,
+             starttime);
 }
 
 static int perf_try(void)
@@ -114,8 +117,9 @@ static int perf_try(void)
   return fd >= 0;
 }
 
-static void test_features(struct erg_bpf *b)
+static void test_features(void **state)
 {
+  struct erg_bpf *b = *state;
   unsigned f = erg_bpf_features(b);
   unsigned hw = ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES;
   int pmu = perf_try();
@@ -127,29 +131,31 @@ static void test_features(struct erg_bpf *b)
     else
       printf(" -%s(%s)", erg_bpf_feature_name(bit), erg_bpf_feature_reason(b, bit));
   printf("\nperf_event_open(cycles): %s\n", pmu ? "works" : "fails");
-  CHECK(f & ERG_BPF_F_CPU_TIME, "cpu time always");
-  CHECK(f & ERG_BPF_F_WAKEUPS, "wakeups");
+  erg_assert(f & ERG_BPF_F_CPU_TIME, "cpu time always");
+  erg_assert(f & ERG_BPF_F_WAKEUPS, "wakeups");
   if (!pmu) {
-    CHECK(!(f & ERG_BPF_F_CYCLES), "no PMU, no cycles feature");
+    erg_assert(!(f & ERG_BPF_F_CYCLES), "no PMU, no cycles feature");
     const char *why = erg_bpf_feature_reason(b, ERG_BPF_F_CYCLES);
     /* The kernel's own errno, not a guess at the cause. */
-    CHECK(why && strstr(why, "perf_event_open on CPU ") && !strstr(why, "Success"),
-          "reason with the errno: %s", why ? why : "(none)");
+    erg_assert(why && strstr(why, "perf_event_open on CPU ") && !strstr(why, "Success"),
+               "reason with the errno: %s", why ? why : "(none)");
   } else {
-    CHECK(f & ERG_BPF_F_CYCLES, "PMU works, cycles feature expected");
+    erg_assert(f & ERG_BPF_F_CYCLES, "PMU works, cycles feature expected");
   }
   if (!(f & hw)) {
     struct erg_bpf_proc p;
     usleep(20000); /* let this process switch out once so it has an entry */
     p = drain_self(b);
-    CHECK(p.cycles == 0 && p.instructions == 0 && p.llc_misses == 0, "no counts");
+    erg_assert(p.cycles == 0 && p.instructions == 0 && p.llc_misses == 0, "no counts");
   }
 }
 
 /* O_DIRECT writes are submitted by the writing task; the file must live on a
  * real block device (not tmpfs/overlay). */
-static void test_blkio(struct erg_bpf *b, const char *dir)
+static void test_blkio(void **state)
 {
+  struct erg_bpf *b = *state;
+  const char *dir = TEST_BLOCK_DIR;
   const size_t chunk = 1 << 20, total = 16u << 20;
   struct erg_bpf_proc p0, p1;
   char path[512];
@@ -157,20 +163,20 @@ static void test_blkio(struct erg_bpf *b, const char *dir)
   void *buf;
   int fd;
 
-  CHECK(statfs(dir, &sf) == 0, "statfs %s", dir);
+  erg_assert(statfs(dir, &sf) == 0, "statfs %s", dir);
   if (sf.f_type == TMPFS_MAGIC || sf.f_type == OVERLAYFS_SUPER_MAGIC) {
     printf("blkio: %s is not on a block device, part skipped\n", dir);
-    return;
+    skip();
   }
   snprintf(path, sizeof(path), "%s/erg-bpf-blkio.%d", dir, (int)getpid());
   fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0600);
-  CHECK(fd >= 0, "open %s O_DIRECT", path);
-  CHECK(posix_memalign(&buf, 4096, chunk) == 0, "memalign");
+  erg_assert(fd >= 0, "open %s O_DIRECT", path);
+  erg_assert(posix_memalign(&buf, 4096, chunk) == 0, "memalign");
   memset(buf, 0x5a, chunk);
   p0 = drain_self(b);
   for (size_t off = 0; off < total; off += chunk)
-    CHECK(write(fd, buf, chunk) == (ssize_t)chunk, "write");
-  CHECK(fsync(fd) == 0, "fsync");
+    erg_assert(write(fd, buf, chunk) == (ssize_t)chunk, "write");
+  erg_assert(fsync(fd) == 0, "fsync");
   p1 = drain_self(b);
   close(fd);
   unlink(path);
@@ -178,7 +184,7 @@ static void test_blkio(struct erg_bpf *b, const char *dir)
   printf("blkio: wrote %zu MiB, bpf write_bytes +%.2f MiB, read_bytes +%.2f MiB\n",
          total >> 20, (p1.write_bytes - p0.write_bytes) / 1048576.0,
          (p1.read_bytes - p0.read_bytes) / 1048576.0);
-  CHECK(p1.write_bytes - p0.write_bytes >= total, "write bytes attributed");
+  erg_assert(p1.write_bytes - p0.write_bytes >= total, "write bytes attributed");
 }
 
 /* big.LITTLE on this machine's real CPUs: first half little (446), second
@@ -190,13 +196,13 @@ static void fake_sysfs(const char *root, int ncpu)
   for (int i = 0; i < ncpu; i++) {
     int big = i >= ncpu / 2;
     snprintf(path, sizeof(path), "%s/cpu%d/cpufreq", root, i);
-    CHECK(erg_mkdir_p(path, 0755) == 0, "mkdir");
+    erg_assert(erg_mkdir_p(path, 0755) == 0, "mkdir");
     snprintf(path, sizeof(path), "%s/cpu%d/cpu_capacity", root, i);
     snprintf(buf, sizeof(buf), "%d\n", big ? 1024 : 446);
-    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
+    erg_assert(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
     snprintf(path, sizeof(path), "%s/cpu%d/cpufreq/scaling_cur_freq", root, i);
     snprintf(buf, sizeof(buf), "%d\n", big ? 1800000 : 1416000);
-    CHECK(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
+    erg_assert(erg_write_file_atomic(path, buf, strlen(buf)) == 0, "write");
   }
 }
 
@@ -209,12 +215,13 @@ static void pin_cpu(int cpu)
   for (int i = 0; i < n; i++)
     if (cpu < 0 || i == cpu)
       CPU_SET(i, &set);
-  CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
+  erg_assert(sched_setaffinity(0, sizeof(set), &set) == 0, "affinity %d", cpu);
   usleep(1000); /* migrate now */
 }
 
-static void test_fake_biglittle(const char *dir)
+static void test_fake_biglittle(void **state)
 {
+  const char *dir = TEST_BLOCK_DIR;
   /* This part runs on libbpf's loader (the fallback), the rest of the test
    * and test_agent_split on the light skeleton. */
   struct erg_bpf_opts o = {.disable_perf = true, .libbpf_loader = true};
@@ -225,22 +232,23 @@ static void test_fake_biglittle(const char *dir)
   int ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
   struct erg_bpf *b;
 
+  (void)state;
   if (ncpu < 2) {
     printf("biglittle: needs 2 CPUs, part skipped\n");
-    return;
+    skip();
   }
   snprintf(root, sizeof(root), "%s/erg-fake-cpu.%d", dir, (int)getpid());
   fake_sysfs(root, ncpu);
   o.sysfs_cpu_root = root;
   b = test_bpf_open(&o);
-  CHECK(!strcmp(erg_bpf_loader(b), "libbpf"), "loader %s", erg_bpf_loader(b));
-  CHECK(erg_bpf_features(b) & ERG_BPF_F_CAPACITY, "capacity: %s",
-        erg_bpf_feature_reason(b, ERG_BPF_F_CAPACITY));
-  CHECK(erg_bpf_features(b) & ERG_BPF_F_FREQ, "freq: %s",
-        erg_bpf_feature_reason(b, ERG_BPF_F_FREQ));
-  CHECK(!(erg_bpf_features(b) & ERG_BPF_F_CYCLES), "perf disabled");
-  CHECK(erg_bpf_capacity_classes(b, cls) == 2 && cls[0] == 446 && cls[1] == 1024,
-        "classes");
+  erg_assert(!strcmp(erg_bpf_loader(b), "libbpf"), "loader %s", erg_bpf_loader(b));
+  erg_assert(erg_bpf_features(b) & ERG_BPF_F_CAPACITY, "capacity: %s",
+             erg_bpf_feature_reason(b, ERG_BPF_F_CAPACITY));
+  erg_assert(erg_bpf_features(b) & ERG_BPF_F_FREQ, "freq: %s",
+             erg_bpf_feature_reason(b, ERG_BPF_F_FREQ));
+  erg_assert(!(erg_bpf_features(b) & ERG_BPF_F_CYCLES), "perf disabled");
+  erg_assert(erg_bpf_capacity_classes(b, cls) == 2 && cls[0] == 446 && cls[1] == 1024,
+             "classes");
   usleep(20000);
   /* Half the burn on a little CPU, half on a big one. */
   pin_cpu(0);
@@ -252,21 +260,21 @@ static void test_fake_biglittle(const char *dir)
   for (int i = 0; i < ERG_BPF_MAX_CAP; i++)
     capsum += p.cap_ns[i];
   for (uint32_t i = 0; i < p.nfreq; i++) {
-    CHECK(p.freq[i].khz == 1416000 || p.freq[i].khz == 1800000, "khz %u", p.freq[i].khz);
+    erg_assert(p.freq[i].khz == 1416000 || p.freq[i].khz == 1800000, "khz %u", p.freq[i].khz);
     freqsum += p.freq[i].cpu_ns;
   }
   printf("biglittle: cpu %.1f ms, little %.1f ms, big %.1f ms, weighted %.1f ms, "
          "%u freqs sum %.1f ms\n",
          p.cpu_ns / 1e6, p.cap_ns[0] / 1e6, p.cap_ns[1] / 1e6, p.capacity_weighted_ns / 1e6,
          p.nfreq, freqsum / 1e6);
-  CHECK(p.cpu_ns >= 100000000ull, "burned");
-  CHECK(p.cap_ns[0] >= 45000000ull && p.cap_ns[1] >= 45000000ull, "both classes charged");
-  CHECK(p.nfreq == 2, "two frequencies");
-  CHECK(capsum + 1000000 >= p.cpu_ns && capsum <= p.cpu_ns + 1000000, "capacity split sums");
-  CHECK(freqsum + p.freq_other_ns + 1000000 >= p.cpu_ns, "frequency split sums");
-  CHECK(p.capacity_weighted_ns >= p.cpu_ns * 446 / 1024 - 1000000 &&
-            p.capacity_weighted_ns <= p.cpu_ns,
-        "weighted within bounds");
+  erg_assert(p.cpu_ns >= 100000000ull, "burned");
+  erg_assert(p.cap_ns[0] >= 45000000ull && p.cap_ns[1] >= 45000000ull, "both classes charged");
+  erg_assert(p.nfreq == 2, "two frequencies");
+  erg_assert(capsum + 1000000 >= p.cpu_ns && capsum <= p.cpu_ns + 1000000, "capacity split sums");
+  erg_assert(freqsum + p.freq_other_ns + 1000000 >= p.cpu_ns, "frequency split sums");
+  erg_assert(p.capacity_weighted_ns >= p.cpu_ns * 446 / 1024 - 1000000 &&
+                 p.capacity_weighted_ns <= p.cpu_ns,
+             "weighted within bounds");
   erg_bpf_close(b);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
   if (system(cmd) != 0)
@@ -275,28 +283,48 @@ static void test_fake_biglittle(const char *dir)
 
 /* The light skeleton needs in-kernel CO-RE (5.17); older kernels must get
  * libbpf's loader instead of failing. */
-static void test_loader(struct erg_bpf *b)
+static void test_loader(void **state)
 {
+  struct erg_bpf *b = *state;
   struct utsname u;
   int major = 0, minor = 0;
 
-  CHECK(uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2, "uname");
+  erg_assert(uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2, "uname");
   printf("loader: %s (kernel %d.%d)\n", erg_bpf_loader(b), major, minor);
   if (major > 5 || (major == 5 && minor >= 17))
-    CHECK(!strcmp(erg_bpf_loader(b), "light"), "kernel %d.%d: light skeleton expected", major,
-          minor);
+    erg_assert(!strcmp(erg_bpf_loader(b), "light"), "kernel %d.%d: light skeleton expected", major,
+               minor);
+}
+
+static int open_collector(void **state)
+{
+  *state = test_bpf_open(NULL);
+  return 0;
+}
+
+static int close_collector(void **state)
+{
+  if (*state)
+    erg_bpf_close(*state);
+  *state = NULL;
+  return 0;
 }
 
 int main(void)
 {
-  struct erg_bpf *b = test_bpf_open(NULL);
+  const struct CMUnitTest own[] = {
+      cmocka_unit_test(test_loader),
+      cmocka_unit_test(test_features),
+      cmocka_unit_test(test_cpu_time),
+      cmocka_unit_test(test_blkio),
+  };
+  const struct CMUnitTest fake[] = {
+      cmocka_unit_test(test_fake_biglittle),
+  };
+  int failed;
 
-  test_loader(b);
-  test_features(b);
-  test_cpu_time(b);
-  test_blkio(b, TEST_BLOCK_DIR);
-  erg_bpf_close(b);
-  test_fake_biglittle(TEST_BLOCK_DIR);
-  printf("ok\n");
-  return 0;
+  test_bpf_require();
+  failed = cmocka_run_group_tests_name("own process", own, open_collector, close_collector);
+  failed += cmocka_run_group_tests_name("fake big.LITTLE", fake, NULL, NULL);
+  return failed;
 }

@@ -38,8 +38,8 @@ static void drain_for(struct erg_bpf *b, struct want *w)
 
   w->seen = 0;
   w->comm[0] = '\0';
-  CHECK(erg_bpf_drain(b, on_proc, w, why, sizeof(why)) >= 0, "drain: %s", why);
-  CHECK(w->seen == 1, "child %d reported %d times", (int)w->pid, w->seen);
+  erg_assert(erg_bpf_drain(b, on_proc, w, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(w->seen == 1, "child %d reported %d times", (int)w->pid, w->seen);
 }
 
 /* The child burns a little CPU under the parent's name (so its entry is
@@ -50,11 +50,11 @@ static pid_t child_start(int up[2], int down[2])
   pid_t pid;
   char c;
 
-  CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe: %s", strerror(errno));
+  erg_assert(pipe(up) == 0 && pipe(down) == 0, "pipe: %s", strerror(errno));
   pid = fork();
-  CHECK(pid >= 0, "fork: %s", strerror(errno));
+  erg_assert(pid >= 0, "fork: %s", strerror(errno));
   if (pid)
-    return pid;
+    return erg_test_child(pid);
   test_burn_ns(3000000);
   prctl(PR_SET_NAME, NEW_COMM, 0, 0, 0);
   if (write(up[1], "r", 1) != 1 || read(down[0], &c, 1) != 1)
@@ -64,39 +64,68 @@ static pid_t child_start(int up[2], int down[2])
   _exit(0);
 }
 
+/* The collector of the case running, closed by its teardown after a
+ * failure (with the child: erg_kill_children). */
+static struct erg_bpf *open_b;
+
 static void run_case(const struct erg_bpf_opts *o, const char *label)
 {
-  struct erg_bpf *b = test_bpf_open(o);
+  struct erg_bpf *b = open_b = test_bpf_open(o);
   int up[2], down[2], status;
   struct want w = {0};
   char c;
 
   w.pid = child_start(up, down);
-  CHECK(read(up[0], &c, 1) == 1, "child did not rename");
+  erg_assert(read(up[0], &c, 1) == 1, "child did not rename");
   /* Its rename switch-out happened just now: well inside the 100 ms. */
   drain_for(b, &w);
   printf("%s loader: after prctl: '%s'\n", label, w.comm);
-  CHECK(strcmp(w.comm, NEW_COMM) == 0, "after prctl the name is '%s', not " NEW_COMM, w.comm);
-  CHECK(write(down[1], "x", 1) == 1, "pipe write");
+  erg_assert(strcmp(w.comm, NEW_COMM) == 0, "after prctl the name is '%s', not " NEW_COMM, w.comm);
+  erg_assert(write(down[1], "x", 1) == 1, "pipe write");
   usleep(100000);
   drain_for(b, &w);
   printf("%s loader: after exec: '%s'\n", label, w.comm);
-  CHECK(strcmp(w.comm, "sleep") == 0, "after exec the name is '%s', not sleep", w.comm);
+  erg_assert(strcmp(w.comm, "sleep") == 0, "after exec the name is '%s', not sleep", w.comm);
   kill(w.pid, SIGKILL);
-  CHECK(waitpid(w.pid, &status, 0) == w.pid, "waitpid: %s", strerror(errno));
+  erg_assert(waitpid(w.pid, &status, 0) == w.pid, "waitpid: %s", strerror(errno));
   close(up[0]);
   close(up[1]);
   close(down[0]);
   close(down[1]);
   erg_bpf_close(b);
+  open_b = NULL;
+}
+
+static void test_default_loader(void **state)
+{
+  (void)state;
+  run_case(NULL, "default");
+}
+
+static void test_libbpf_loader(void **state)
+{
+  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
+
+  (void)state;
+  run_case(&libbpf, "libbpf");
+}
+
+static int case_teardown(void **state)
+{
+  erg_kill_children(state);
+  if (open_b)
+    erg_bpf_close(open_b);
+  open_b = NULL;
+  return 0;
 }
 
 int main(void)
 {
-  struct erg_bpf_opts libbpf = {.libbpf_loader = true};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_default_loader, case_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+  };
 
-  run_case(NULL, "default");
-  run_case(&libbpf, "libbpf");
-  printf("ok\n");
-  return 0;
+  test_bpf_require();
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * sit in the daemon, so the file on disk does not have them until the
  * daemon flushes; fetching through the daemon and erg_store_node_last see
  * them; an out-of-order update is refused by the daemon. Exits 77 when
- * rrdcached or rrdtool is missing. */
+ * rrdcached or rrdtool is missing. One daemon for both cases (the group's
+ * setup): the second reads back what the first wrote. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -13,20 +14,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../erg_test.h"
 #include "erg_common.h"
 #include "erg_store.h"
 #include "store_test.h"
 
 #define T0 1700000000LL
 
-static int failures;
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond);          \
-      failures++;                                                               \
-    }                                                                           \
-  } while (0)
+/* The group's folder, daemon and address (setup/teardown). */
+static char dir[] = "/tmp/erg-cached-XXXXXX", addr[160], root[128], path[1200];
+static pid_t daemon_pid = -1;
+
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
 static pid_t daemon_start(const char *dir, const char *sock) {
@@ -52,92 +50,96 @@ static pid_t daemon_start(const char *dir, const char *sock) {
   return -1;
 }
 
-int main(void) {
-  if (system("command -v rrdcached >/dev/null && command -v rrdtool >/dev/null") != 0) {
-    fprintf(stderr, "SKIP: rrdcached or rrdtool not installed\n");
-    return 77;
-  }
-  char dir[] = "/tmp/erg-cached-XXXXXX", sock[128], addr[160], root[128], why[256], path[1200];
-  if (!mkdtemp(dir))
-    return 1;
+static int start_daemon(void **state) {
+  char sock[128];
+  (void)state;
+  erg_assert(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
   snprintf(addr, sizeof addr, "unix:%s", sock);
   snprintf(root, sizeof root, "%s/store", dir);
-  pid_t pid = daemon_start(dir, sock);
-  if (pid < 0) {
-    fprintf(stderr, "rrdcached did not start\n");
-    return 1;
-  }
+  daemon_pid = daemon_start(dir, sock);
+  erg_assert(daemon_pid > 0, "rrdcached did not start");
+  return 0;
+}
 
-  /* 1. Through the option. */
+static int stop_daemon(void **state) {
+  char cmd[200];
+  (void)state;
+  if (daemon_pid > 0) {
+    kill(daemon_pid, SIGTERM);
+    waitpid(daemon_pid, NULL, 0);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  erg_assert(system(cmd) == 0, "%s", cmd);
+  return 0;
+}
+
+/* 1. Through the option. */
+static void test_option(void **state) {
+  char why[256];
+  (void)state;
   struct erg_store *s;
   struct erg_store_options o = {.root = root, .step_seconds = 5, .rrdcached = addr};
-  if (erg_store_open(&s, &o, why, sizeof why) != 0) {
-    fprintf(stderr, "open: %s\n", why);
-    failures++;
-    goto out;
-  }
-  CHECK(erg_store_daemon(s) && !strcmp(erg_store_daemon(s), addr));
+  erg_assert(erg_store_open(&s, &o, why, sizeof why) == 0, "open: %s", why);
+  assert_true(erg_store_daemon(s) && !strcmp(erg_store_daemon(s), addr));
   for (int i = 1; i <= 4; i++) {
     struct erg_store_node_cell c = {.t_end = T0 + 5 * i, .measured_watts = 100, .idle_watts = 40,
                                     .dynamic_watts = 60, .modelled_watts = 98};
-    if (erg_store_node_update(s, "n1", &c, why, sizeof why) != 0) {
-      fprintf(stderr, "update: %s\n", why);
-      failures++;
-    }
-    CHECK(erg_store_key_update(s, "n1", "command", "<script>", T0 + 5 * i, 25.0 * i, why,
-                               sizeof why) == 0);
+    erg_assert(erg_store_node_update(s, "n1", &c, why, sizeof why) == 0, "update: %s", why);
+    assert_true(erg_store_key_update(s, "n1", "command", "<script>", T0 + 5 * i, 25.0 * i, why,
+                                     sizeof why) == 0);
   }
   erg_store_node_path(s, "n1", path, sizeof path);
   /* Held by the daemon: the file itself is still at its creation time. */
   const char *last = rrdtool_info(path, "last_update");
-  CHECK(last && !strcmp(last, "1700000000"));
+  assert_true(last && !strcmp(last, "1700000000"));
   /* Out of order: refused by the daemon with a reason. */
   struct erg_store_node_cell old = {.t_end = T0 + 10, .measured_watts = 999};
   why[0] = '\0';
-  CHECK(erg_store_node_update(s, "n1", &old, why, sizeof why) == -1);
-  CHECK(strstr(why, "rrd update") != NULL);
+  assert_true(erg_store_node_update(s, "n1", &old, why, sizeof why) == -1);
+  assert_true(strstr(why, "rrd update") != NULL);
   fprintf(stderr, "out-of-order reason: %s\n", why);
   /* The resume point comes from the daemon's view (it flushes). */
-  CHECK(erg_store_node_last(s, "n1") == T0 + 20);
-  CHECK(NEAR(rrdtool_fetch(path, "measured", T0 + 15, addr), 100));
-  CHECK(NEAR(rrdtool_fetch(path, "idle", T0 + 15, addr), 40));
-  CHECK(NEAR(rrdtool_fetch(path, "modelled", T0 + 20, addr), 98));
+  assert_true(erg_store_node_last(s, "n1") == T0 + 20);
+  assert_true(NEAR(rrdtool_fetch(path, "measured", T0 + 15, addr), 100));
+  assert_true(NEAR(rrdtool_fetch(path, "idle", T0 + 15, addr), 40));
+  assert_true(NEAR(rrdtool_fetch(path, "modelled", T0 + 20, addr), 98));
   char kpath[1200];
   erg_store_key_path(s, "n1", "command", "<script>", kpath, sizeof kpath);
-  CHECK(NEAR(rrdtool_fetch(kpath, "watts", T0 + 15, addr), 75));
+  assert_true(NEAR(rrdtool_fetch(kpath, "watts", T0 + 15, addr), 75));
   erg_store_close(s);
+}
 
-  /* 2. Through RRDCACHED_ADDRESS, and flushcached by the real tool. */
+/* 2. Through RRDCACHED_ADDRESS, and flushcached by the real tool. */
+static void test_env(void **state) {
+  char why[256];
+  (void)state;
+  struct erg_store *s;
+  struct erg_store_options o = {.root = root, .step_seconds = 5};
   setenv("RRDCACHED_ADDRESS", addr, 1);
-  o.rrdcached = NULL;
-  if (erg_store_open(&s, &o, why, sizeof why) != 0) {
-    fprintf(stderr, "open (env): %s\n", why);
-    failures++;
-    goto out;
-  }
+  int rc = erg_store_open(&s, &o, why, sizeof why);
   unsetenv("RRDCACHED_ADDRESS");
-  CHECK(erg_store_daemon(s) != NULL);
+  erg_assert(rc == 0, "open (env): %s", why);
+  assert_true(erg_store_daemon(s) != NULL);
+  erg_store_node_path(s, "n1", path, sizeof path);
   struct erg_store_node_cell c = {.t_end = T0 + 25, .measured_watts = 130, .idle_watts = 40};
-  CHECK(erg_store_node_update(s, "n1", &c, why, sizeof why) == 0);
+  assert_true(erg_store_node_update(s, "n1", &c, why, sizeof why) == 0);
   char cmd[1600];
   snprintf(cmd, sizeof cmd, "rrdtool flushcached --daemon '%s' '%s'", addr, path);
-  CHECK(system(cmd) == 0);
-  last = rrdtool_info(path, "last_update");
-  CHECK(last && !strcmp(last, "1700000025"));
-  CHECK(NEAR(rrdtool_fetch(path, "measured", T0 + 25, NULL), 130));
-  CHECK(NEAR(rrdtool_fetch(path, "measured", T0 + 10, NULL), 100));
+  assert_true(system(cmd) == 0);
+  const char *last = rrdtool_info(path, "last_update");
+  assert_true(last && !strcmp(last, "1700000025"));
+  assert_true(NEAR(rrdtool_fetch(path, "measured", T0 + 25, NULL), 130));
+  assert_true(NEAR(rrdtool_fetch(path, "measured", T0 + 10, NULL), 100));
   erg_store_close(s);
+}
 
-out:
-  kill(pid, SIGTERM);
-  waitpid(pid, NULL, 0);
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0)
-    failures++;
-  if (failures)
-    fprintf(stderr, "%d check(s) failed\n", failures);
-  else
-    fprintf(stderr, "rrdcached: all checks passed\n");
-  return failures ? 1 : 0;
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_option),
+      cmocka_unit_test(test_env),
+  };
+  if (system("command -v rrdcached >/dev/null && command -v rrdtool >/dev/null") != 0)
+    erg_skip_all("rrdcached or rrdtool not installed");
+  return cmocka_run_group_tests(tests, start_daemon, stop_daemon);
 }

@@ -4,6 +4,7 @@
  * the pages read through the daemon (rrdgraph --daemon, flushes, and
  * librrd's fetch over a connected daemon). Exits 77 when rrdcached is
  * missing. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../erg_test.h"
 #include "erg_common.h"
 #include "erg_store.h"
 #include "erg_web.h"
 #include "web_fixture.h"
 
-static int failures;
-#define CHECK(cond, what)                                                       \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, what);           \
-      failures++;                                                               \
-    }                                                                           \
-  } while (0)
+/* The group's folder, daemon and store (setup/teardown). */
+static char dir[] = "/tmp/erg-webcached-XXXXXX", addr[160];
+static pid_t daemon_pid = -1;
+static struct erg_store *s;
 
 static pid_t daemon_start(const char *dir, const char *sock) {
   char addr[300], pidf[300];
@@ -56,52 +54,64 @@ static int file_has(const char *path, const char *needle) {
   return ok;
 }
 
-int main(void) {
-  if (system("command -v rrdcached >/dev/null") != 0) {
-    fprintf(stderr, "SKIP: rrdcached not installed\n");
-    return 77;
-  }
-  char dir[] = "/tmp/erg-webcached-XXXXXX", sock[128], addr[160], root[128], www[128], why[512];
-  if (!mkdtemp(dir))
-    return 1;
+static int start_daemon(void **state) {
+  char sock[128];
+  (void)state;
+  erg_assert(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
   snprintf(addr, sizeof addr, "unix:%s", sock);
+  daemon_pid = daemon_start(dir, sock);
+  erg_assert(daemon_pid > 0, "rrdcached did not start");
+  return 0;
+}
+
+static int stop_daemon(void **state) {
+  char cmd[200];
+  (void)state;
+  if (s)
+    erg_store_close(s);
+  s = NULL;
+  if (daemon_pid > 0) {
+    kill(daemon_pid, SIGTERM);
+    waitpid(daemon_pid, NULL, 0);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cannot remove %s\n", dir);
+  return 0;
+}
+
+static void test_pages(void **state) {
+  char root[128], www[128], why[512];
+  (void)state;
   snprintf(root, sizeof root, "%s/store", dir);
   snprintf(www, sizeof www, "%s/www", dir);
-  pid_t pid = daemon_start(dir, sock);
-  if (pid < 0) {
-    fprintf(stderr, "rrdcached did not start\n");
-    return 1;
-  }
-  struct erg_store *s = NULL;
   struct erg_store_options o = {.root = root, .step_seconds = FIX_STEP, .rrdcached = addr};
   int64_t now = (int64_t)time(NULL);
   const char *nodes[] = {fix_nodes[0], fix_nodes[1]};
   int rc = erg_store_open(&s, &o, why, sizeof why) || fixture_fill(s, now, why, sizeof why) ||
            /* isolate asked for, but with a daemon it renders in-process */
            erg_web_render(s, www, nodes, 2, now, why, sizeof why);
-  CHECK(rc == 0, why);
+  erg_assert(rc == 0, "%s", why);
   char path[300];
   snprintf(path, sizeof path, "%s/model-n1.html", www);
   /* measured − modelled is 2 W on the cells with a reading */
-  CHECK(file_has(path, "<th>bias (measured − modelled)</th><td class=\"n\">2 W"),
-        "live model metrics read through the daemon");
+  erg_assert(file_has(path, "<th>bias (measured − modelled)</th><td class=\"n\">2 W"),
+             "live model metrics read through the daemon");
   snprintf(path, sizeof path, "%s/index.html", www);
-  CHECK(file_has(path, "href=\"job-job-42.html\"") && !file_has(path, "<td class=\"n\">0.000</td>"),
-        "job energy read through the daemon");
+  erg_assert(file_has(path, "href=\"job-job-42.html\"") &&
+                 !file_has(path, "<td class=\"n\">0.000</td>"),
+             "job energy read through the daemon");
   snprintf(path, sizeof path, "%s/nodeg-job-hour-n1.png", www);
   struct stat st;
-  CHECK(stat(path, &st) == 0 && st.st_size > 1000, "job breakdown drawn");
-  if (s)
-    erg_store_close(s);
-  kill(pid, SIGTERM);
-  waitpid(pid, NULL, 0);
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "cannot remove %s\n", dir);
-  if (failures)
-    return 1;
-  printf("pages through rrdcached: ok\n");
-  return 0;
+  erg_assert(stat(path, &st) == 0 && st.st_size > 1000, "job breakdown drawn");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pages),
+  };
+  if (system("command -v rrdcached >/dev/null") != 0)
+    erg_skip_all("rrdcached not installed");
+  return cmocka_run_group_tests(tests, start_daemon, stop_daemon);
 }
