@@ -294,9 +294,6 @@ struct node_stored {
   int lag_rc;                /* erg_lag_file_read's: 1 read, 0 none, -1 lag_why */
   char lag_why[1300];
 };
-/* The last run's meter lag into st (nodes.c). */
-void node_lag_read(const struct erg_collector_config *cfg, const char *journal_dir,
-                   const char *node, struct node_stored *st);
 /* Blocking reads of a node's stored state (the loader threads, or start). */
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
                       const char *journal_dir, const char *node, int64_t now,

@@ -96,23 +96,31 @@ static void durable_meter_state(struct collector *c, const struct meter_msg *m) 
  * loop for as long. An hour is what an agent's default queue holds. */
 #define DURABLE_REPLAY_MAX_AGE_SECONDS 3600
 
+/* The loop's input functions, as durable_open was handed them. */
+struct durable_replay {
+  struct collector *c;
+  durable_sample_fn sample;
+  durable_meter_fn meter;
+};
+
 static void durable_record(void *user, int type, int64_t data_s, const uint8_t *data,
                            size_t len) {
-  struct collector *c = user;
+  const struct durable_replay *rp = user;
+  struct collector *c = rp->c;
   if (type != WAL_METER_STATE && data_s < c->replay_oldest_s) {
     c->replay_stale++;
     return;
   }
   struct meter_msg m;
   if (type == WAL_AGENT)
-    collector_ingest(c, data, len);
+    rp->sample(c, data, len);
   else if (type == WAL_METER && durable_parse_meter(data, len, &m) == 0)
-    collector_meter(c, &m);
+    rp->meter(c, &m);
   else if (type == WAL_METER_STATE && durable_parse_meter(data, len, &m) == 0)
     durable_meter_state(c, &m);
 }
 
-void durable_open(struct collector *c) {
+void durable_open(struct collector *c, durable_sample_fn sample, durable_meter_fn meter) {
   const struct erg_collector_config *cfg = c->cfg;
   char dir[1100], why[300];
   if (!cfg->wal)
@@ -133,7 +141,8 @@ void durable_open(struct collector *c) {
   c->replay_oldest_s =
       (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S) - DURABLE_REPLAY_MAX_AGE_SECONDS;
   uint64_t t0 = erg_time_monotonic_ns();
-  wal_replay(c->wal, durable_record, c);
+  struct durable_replay rp = {c, sample, meter};
+  wal_replay(c->wal, durable_record, &rp);
   c->replaying = 0;
   struct wal_stats st;
   wal_stats(c->wal, &st);

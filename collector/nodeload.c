@@ -5,7 +5,7 @@
  * disk reads per node on a cold cache; on the loop, 5,000 agents saying
  * hello after a restart stalled ingest for over a minute (issue 16). Here
  * threads read it while the loop keeps taking messages, and the loop
- * installs each result when it is done (collector.c, node_install). */
+ * installs each result when it is done (nodes.c, node_install). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -35,6 +35,15 @@ struct node_loader {
   int stopping;
   atomic_int ndone; /* results in done, readable without the lock */
 };
+
+/* The last run's meter lag (JOURNAL_DIR/NODE.lag). */
+static void node_lag_read(const struct erg_collector_config *cfg, const char *journal_dir,
+                          const char *node, struct node_stored *st) {
+  char path[1100];
+  if (!cfg->lag_max_seconds || erg_lag_file_path(journal_dir, node, path, sizeof path) != 0)
+    return;
+  st->lag_rc = erg_lag_file_read(path, &st->lag, st->lag_why, sizeof st->lag_why);
+}
 
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
                       const char *journal_dir, const char *node, int64_t now,

@@ -1,9 +1,9 @@
 /* A node's life in ergd's loop: looked up by name on every input, its
- * samples held while the loader threads read its stored state
- * (nodeload.c), then the state installed and the held samples applied.
- * Its meter lag estimate outlives the process (JOURNAL_DIR/NODE.lag):
- * without it, a restarted ergd aligned meter data unshifted, and flagged
- * the cells for the fit, until a fresh window of data gave the lag again. */
+ * stored state read by the loader threads (nodeload.c) and installed here;
+ * its samples wait meanwhile (ingest.c). Its meter lag estimate outlives
+ * the process (JOURNAL_DIR/NODE.lag): without it, a restarted ergd aligned
+ * meter data unshifted, and flagged the cells for the fit, until a fresh
+ * window of data gave the lag again. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,8 +12,6 @@
 
 #include "erg_store.h"
 #include "state.h"
-
-static void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
 
 static uint64_t node_hash(const char *s) {
   uint64_t h = 1469598103934665603ULL; /* FNV-1a */
@@ -216,92 +214,7 @@ void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
              node ? " of node '" : "", node ? node : "", node ? "'" : "", why, rn, rn);
 }
 
-int ingest_sample_ok(struct collector *c, struct node_state *n, const Erg__Sample *s) {
-  char why[300];
-  uint64_t ring_ns = (uint64_t)ERG_GRID_SLOTS * c->cfg->step_seconds * ERG_NS_PER_S;
-  enum ingest_reason r =
-      ingest_check_sample(s, &n->ingest, erg_time_realtime_ns(), ring_ns, why, sizeof why);
-  if (r != INGEST_OK) {
-    ingest_refuse(c, n, n->name, r, why);
-    return -1;
-  }
-  ingest_ref_sample(&n->ingest, s);
-  c->msgs_ok++;
-  return 0;
-}
-
-void ingest_hello(struct collector *c, const Erg__Hello *h) {
-  char why[300];
-  struct node_state *n = node_for_message(c, h->node);
-  if (!n)
-    return;
-  enum ingest_reason r = ingest_check_hello(h, why, sizeof why);
-  if (r != INGEST_OK) {
-    ingest_refuse(c, n, n->name, r, why);
-    return;
-  }
-  unsigned changed = ingest_ref_hello(&n->ingest, h);
-  c->msgs_ok++;
-  if (changed) { /* repeats (every 60 samples) only counted: erg_agent_hellos_total */
-    char line[768];
-    ingest_hello_text(h, changed, line, sizeof line);
-    erg_info("%s", line);
-  }
-}
-
-/* A sample of a node whose stored state is still being read: kept as
- * received, in order, and applied once the state is installed. Logged in
- * the WAL now, as applied ones are. */
-void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
-               uint64_t end_ns) {
-  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
-                          ? malloc(sizeof *h + len) : NULL;
-  if (!h) {
-    if (c->held_dropped++ == 0)
-      erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
-               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
-    return;
-  }
-  durable_log_sample(c, buf, len, end_ns);
-  h->next = NULL;
-  h->len = len;
-  memcpy(h->data, buf, len);
-  if (n->held_tail)
-    n->held_tail->next = h;
-  else
-    n->held = h;
-  n->held_tail = h;
-  n->nheld++;
-  c->held_total++;
-  c->held_bytes += len;
-}
-
-/* The node's held samples, now that its stored state is in place. */
-static void node_apply_held(struct collector *c, struct node_state *n) {
-  struct held_msg *h = n->held;
-  n->held = n->held_tail = NULL;
-  n->nheld = 0;
-  for (struct held_msg *next; h; h = next) {
-    next = h->next;
-    const char *why;
-    Erg__Envelope *env = erg_wire_unpack(h->data, h->len, &why);
-    if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
-      node_apply_sample(c, n, env->sample, h->data, h->len, 0);
-    erg_wire_free(env);
-    c->held_bytes -= h->len;
-    free(h);
-  }
-}
-
 /* ---- the meter lag across restarts ---- */
-
-void node_lag_read(const struct erg_collector_config *cfg, const char *journal_dir,
-                   const char *node, struct node_stored *st) {
-  char path[1100];
-  if (!cfg->lag_max_seconds || erg_lag_file_path(journal_dir, node, path, sizeof path) != 0)
-    return;
-  st->lag_rc = erg_lag_file_read(path, &st->lag, st->lag_why, sizeof st->lag_why);
-}
 
 /* The last run's estimate, when there is one this configuration allows. */
 static void node_lag_install(struct collector *c, struct node_state *n,
@@ -341,9 +254,10 @@ static void node_lag_save(struct collector *c, struct node_state *n) {
              "counted: erg_lag_file_errors_total)", n->name, why);
 }
 
-/* Takes the node's stored state (loader thread or start), then applies
- * the samples held meanwhile. */
-static void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
+/* Takes the node's stored state (loader thread or start). The samples
+ * held meanwhile are node_loaded's to apply (ingest.c); a node read here
+ * in collector_node is new and holds none. */
+void node_install(struct collector *c, struct node_state *n, struct node_stored *st) {
   if (st->resume_s > 0)
     n->grid.next_final = st->resume_s - st->resume_s % (int64_t)c->cfg->step_seconds;
   if (st->journal_future_s) { /* once per node and start: a node loads once */
@@ -371,11 +285,6 @@ static void node_install(struct collector *c, struct node_state *n, struct node_
   }
   node_lag_install(c, n, st);
   n->loaded = 1;
-  node_apply_held(c, n);
-}
-
-void node_loaded(void *user, void *tag, struct node_stored *st) {
-  node_install(user, tag, st);
 }
 
 void node_estimate_lag(struct collector *c, struct node_state *n) {

@@ -1,6 +1,7 @@
-/* ergd's loop state, shared by collector.c (the loop) and metrics.c (the
- * /metrics body). Everything here belongs to the loop thread, except the
- * rendered metrics bodies (metrics_lock). */
+/* ergd's loop state, shared by collector.c (the loop), the files it calls
+ * (ingest.c, cells.c, nodes.c, ...) and metrics.c (the /metrics body).
+ * Everything here belongs to the loop thread, except the rendered metrics
+ * bodies (metrics_lock). */
 #ifndef ERG_COLLECTOR_STATE_H
 #define ERG_COLLECTOR_STATE_H
 
@@ -208,36 +209,47 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
 struct node_state *node_for_message(struct collector *c, const char *name);
 /* nodes.c: at start, the unconfigured nodes that have archives. */
 void nodes_scan_stored(struct collector *c);
-/* nodes.c: keeps a sample of a node whose state is still loading. */
-void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
-               uint64_t end_ns);
-/* nodes.c: installs a loaded node's stored state (node_loader_collect). */
-void node_loaded(void *user, void *tag, struct node_stored *st);
+/* nodes.c: installs a node's stored state (its held samples: node_loaded). */
+void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
 /* nodes.c: re-estimates the node's meter lag, kept on disk when it changes. */
 void node_estimate_lag(struct collector *c, struct node_state *n);
-/* collector.c: a sample applied to a loaded node (log: into the WAL). */
-void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
-                       const uint8_t *buf, size_t len, int log);
-/* collector.c: drops key archives over max_keys after a restart. */
-void keys_settle(struct collector *c, const char *node, const char *kind,
-                 struct profile_known *known, size_t max_keys);
-/* collector.c: the longest an energy counter is held (pdu.c), seconds. */
-#define COUNTER_HOLD_MAX_SECONDS 300
-unsigned collector_hold_max_seconds(const struct collector *c);
-/* meter_check.c: the outlet (Modbus: unit id) number of a source's channel */
-int collector_outlet(const struct collector *c, int source, int ch);
-const char *collector_level(const struct collector *c, int source, int ch);
 /* nodes.c: counts a refused message and logs it once per node and
  * reason (n NULL: once overall; unknown_node_cap: once a minute). */
 void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
                    enum ingest_reason r, const char *why);
-/* nodes.c: 0 when the sample may become the node's data (learnt from),
- * -1 when refused (counted, logged). */
-int ingest_sample_ok(struct collector *c, struct node_state *n, const Erg__Sample *s);
-void ingest_hello(struct collector *c, const Erg__Hello *h);
-/* collector.c: one input, with the checks of live input. */
+/* meter_check.c: the outlet (Modbus: unit id) number of a source's channel */
+int collector_outlet(const struct collector *c, int source, int ch);
+const char *collector_level(const struct collector *c, int source, int ch);
+
+/* ingest.c: one input, with the checks of live input (the loop, and the
+ * WAL's replay). */
 void collector_ingest(struct collector *c, const uint8_t *buf, size_t len);
 void collector_meter(struct collector *c, const struct meter_msg *m);
+/* ingest.c: installs a loaded node's stored state, then applies the
+ * samples held meanwhile (node_loader_collect). */
+void node_loaded(void *user, void *tag, struct node_stored *st);
+
+/* cells.c: finalises every loaded node's cells that can get no more data
+ * (once a second), and the cluster cells they complete. */
+void collector_finalize(struct collector *c, int64_t now);
+/* cells.c: closes the node's complete cells early when a sample ending at
+ * t_end_ns lies past its grid's window (an agent's backlog). */
+void node_make_room(struct collector *c, struct node_state *n, uint64_t t_end_ns);
+/* cells.c: the longest an energy counter is held (pdu.c), seconds. */
+#define COUNTER_HOLD_MAX_SECONDS 300
+unsigned collector_hold_max_seconds(const struct collector *c);
+
+/* key_archives.c: a node's cell's profile keys into their archives, its
+ * jobs into the cluster sums. */
+void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
+                     const struct erg_attr_share *sh, size_t nkeys);
+/* key_archives.c: drops key archives over max_keys after a restart. */
+void keys_settle(struct collector *c, const char *node, const char *kind,
+                 struct profile_known *known, size_t max_keys);
+/* key_archives.c: a cluster cell's job sums into their archives (a
+ * cluster_cell_fn; user is the collector). */
+void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                        size_t njobs);
 
 /* meter_check.c: the channel's physical range; m, or checked holding m
  * without the values outside it (counted, logged once per channel); and
@@ -248,8 +260,12 @@ const struct meter_msg *meter_check(struct collector *c, const struct meter_msg 
 bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns,
                           uint64_t t1_ns, double joules);
 
-/* durable.c: the WAL around the loop. */
-void durable_open(struct collector *c);
+/* durable.c: the WAL around the loop. durable_open replays what the last
+ * run logged through the loop's input functions (ingest.c), handed in as
+ * they log into the WAL themselves. */
+typedef void (*durable_sample_fn)(struct collector *c, const uint8_t *buf, size_t len);
+typedef void (*durable_meter_fn)(struct collector *c, const struct meter_msg *m);
+void durable_open(struct collector *c, durable_sample_fn sample, durable_meter_fn meter);
 void durable_tick(struct collector *c, int64_t now);
 void durable_log_sample(struct collector *c, const uint8_t *buf, size_t len, uint64_t end_ns);
 void durable_log_meter(struct collector *c, const struct meter_msg *m);

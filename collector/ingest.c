@@ -1,0 +1,356 @@
+/* Inputs into ergd's loop: an agent's sample goes into its node's grid
+ * (after the checks of ingest_check.c, held while the node's stored state
+ * loads), a meter's readings into the grids of the nodes on each channel.
+ * Live from the loop, or replayed from the WAL at start (durable.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+/* ---- agent samples ---- */
+
+/* The node's names of its uids (Sample.users; an older agent sends none). */
+static void collector_ingest_users(struct node_state *n, const Erg__Sample *s) {
+  char clean[USER_NAME_MAX];
+  for (size_t i = 0; i < s->n_users; i++) {
+    const Erg__UserName *u = s->users[i];
+    if (!u->name || !u->name[0])
+      continue;
+    int changed = user_name_clean(u->name, clean);
+    int set = user_names_set(&n->user_names, u->uid, clean);
+    if (set < 0 && n->user_names_dropped++ == 0)
+      erg_warn("node %s: more than %d user names; further uids shown as numbers", n->name,
+               USER_NAMES_MAX);
+    /* Every sample repeats the names: counted when one is stored. */
+    if (changed && set > 0 && n->user_names_sanitized++ == 0)
+      erg_warn("node %s: user name of uid %u had bytes that cannot be shown (control, "
+               "invalid UTF-8, a leading '[', longer than 64 bytes): kept as '%s'; further "
+               "ones only counted", n->name, u->uid, clean);
+  }
+}
+
+/* Room for np processes in the reused per-sample buffers. */
+static int collector_scratch(struct collector *c, size_t np) {
+  if (np <= c->procbuf_cap)
+    return 1;
+  size_t cap = np < 256 ? 256 : np;
+  struct erg_grid_proc *p = realloc(c->procbuf, cap * sizeof *p);
+  if (p)
+    c->procbuf = p;
+  char *k = p ? realloc(c->keybuf, cap * PROFILE_KEY_MAX) : NULL;
+  if (k)
+    c->keybuf = k;
+  if (!k)
+    return 0;
+  c->procbuf_cap = cap;
+  return 1;
+}
+
+/* Claims the sample's time for the node. A resent copy (the agent sends
+ * its last samples again after every reconnect) of time the node has,
+ * stored or open, is a no-op counted apart from duplicate agents. */
+static int collector_claim(struct node_state *n, const Erg__Sample *s) {
+  const Erg__Interval *iv = s->interval;
+  int stored = n->grid.next_final &&
+               iv->realtime_end_ns <= (uint64_t)n->grid.next_final * ERG_NS_PER_S;
+  if (s->resent && (stored || erg_coverage_claim(&n->covered, iv->realtime_start_ns,
+                                                 iv->realtime_end_ns, 50000000ULL) != 0)) {
+    n->resent_duplicates++;
+    return -1;
+  }
+  /* Earlier than the last sample is fine when it fills a gap: after a
+   * heartbeat loss the old connection's buffered samples arrive
+   * interleaved with the new connection's queue. */
+  if (!s->resent && erg_coverage_claim(&n->covered, iv->realtime_start_ns, iv->realtime_end_ns,
+                                       50000000ULL) != 0) {
+    if (n->overlap_samples++ == 0)
+      erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
+               "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
+    return -1;
+  }
+  return 0;
+}
+
+/* A sample applied to a loaded node (log: into the WAL). */
+static void node_apply_sample(struct collector *c, struct node_state *n, const Erg__Sample *s,
+                              const uint8_t *buf, size_t len, int log) {
+  const Erg__Interval *iv = s->interval;
+  /* A sample for time this node already reported is a duplicate or a
+   * second agent claiming the same node: counting it would double the
+   * node's CPU time. A new boot starts afresh. */
+  if (strcmp(n->boot_id, s->boot_id ? s->boot_id : "") != 0) {
+    erg_strlcpy(n->boot_id, s->boot_id ? s->boot_id : "", sizeof n->boot_id);
+    memset(&n->covered, 0, sizeof n->covered);
+  }
+  if (collector_claim(n, s) != 0)
+    return;
+  size_t np = s->n_procs;
+  if (!collector_scratch(c, np))
+    return;
+  if (log)
+    durable_log_sample(c, buf, len, iv->realtime_end_ns);
+  struct erg_grid_proc *procs = c->procbuf;
+  for (size_t i = 0; i < np; i++) {
+    const Erg__Proc *p = s->procs[i];
+    /* One grid key per (command, job, unit, container, user): attribution
+     * runs once per cell over these, every kind is a roll-up of them. */
+    char *key = c->keybuf + i * PROFILE_KEY_MAX;
+    profile_key_build(key, PROFILE_KEY_MAX, p->comm, p->job, p->unit, p->container, p->uid);
+    procs[i] = (struct erg_grid_proc){.key = key,
+                                      .cpu_seconds = (double)p->cpu_ns / 1e9,
+                                      .disk_bytes = (double)p->read_bytes + (double)p->write_bytes,
+                                      .instructions = (double)p->instructions,
+                                      .cycles = (double)p->cycles};
+  }
+  collector_ingest_users(n, s);
+  double busy = s->totals ? (double)s->totals->cpu_busy_ns / 1e9 : 0;
+  if (s->totals && s->totals->ncpu)
+    n->ncpu = s->totals->ncpu;
+  if (c->cfg->lag_max_seconds) {
+    double disk = 0;
+    for (size_t i = 0; i < np; i++)
+      disk += procs[i].disk_bytes;
+    erg_lag_add_activity(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
+  }
+  node_make_room(c, n, iv->realtime_end_ns);
+  node_gpu_sample(n, s, procs);
+  erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
+                     (double)s->system_cpu_ns / 1e9, procs, np);
+  n->samples++;
+  n->dropped_samples += s->dropped_samples;
+  if (s->bpf) {
+    n->has_bpf = 1;
+    n->bpf_map_full_drops += s->bpf->map_full_drops;
+    n->bpf_lost_exit_ns += s->bpf->lost_exit_ns;
+    n->bpf_unseen_switches += s->bpf->unseen_switches;
+    n->bpf_unsettled += s->bpf->unsettled;
+  }
+  n->last_seen_ns = erg_time_realtime_ns();
+}
+
+/* ---- samples held while a node's stored state loads ---- */
+
+/* A sample of a node whose stored state is still being read: kept as
+ * received, in order, and applied once the state is installed. Logged in
+ * the WAL now, as applied ones are. */
+static void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
+                      uint64_t end_ns) {
+  struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
+                          ? malloc(sizeof *h + len) : NULL;
+  if (!h) {
+    if (c->held_dropped++ == 0)
+      erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
+               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
+    return;
+  }
+  durable_log_sample(c, buf, len, end_ns);
+  h->next = NULL;
+  h->len = len;
+  memcpy(h->data, buf, len);
+  if (n->held_tail)
+    n->held_tail->next = h;
+  else
+    n->held = h;
+  n->held_tail = h;
+  n->nheld++;
+  c->held_total++;
+  c->held_bytes += len;
+}
+
+/* The node's held samples, now that its stored state is in place. */
+static void node_apply_held(struct collector *c, struct node_state *n) {
+  struct held_msg *h = n->held;
+  n->held = n->held_tail = NULL;
+  n->nheld = 0;
+  for (struct held_msg *next; h; h = next) {
+    next = h->next;
+    const char *why;
+    Erg__Envelope *env = erg_wire_unpack(h->data, h->len, &why);
+    if (env && env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
+      node_apply_sample(c, n, env->sample, h->data, h->len, 0);
+    erg_wire_free(env);
+    c->held_bytes -= h->len;
+    free(h);
+  }
+}
+
+/* The loader's result (node_loader_collect): the node's stored state goes
+ * in (nodes.c), then the samples held meanwhile are applied. */
+void node_loaded(void *user, void *tag, struct node_stored *st) {
+  node_install(user, tag, st);
+  node_apply_held(user, tag);
+}
+
+/* 0 when the sample may become the node's data (learnt from), -1 when
+ * refused (counted, logged by ingest_refuse, nodes.c). */
+static int ingest_sample_ok(struct collector *c, struct node_state *n, const Erg__Sample *s) {
+  char why[300];
+  uint64_t ring_ns = (uint64_t)ERG_GRID_SLOTS * c->cfg->step_seconds * ERG_NS_PER_S;
+  enum ingest_reason r =
+      ingest_check_sample(s, &n->ingest, erg_time_realtime_ns(), ring_ns, why, sizeof why);
+  if (r != INGEST_OK) {
+    ingest_refuse(c, n, n->name, r, why);
+    return -1;
+  }
+  ingest_ref_sample(&n->ingest, s);
+  c->msgs_ok++;
+  return 0;
+}
+
+/* A sample's claims are checked before anything of it is kept, held or
+ * logged in the WAL (ingest_sample_ok, ingest_check.c). */
+static void collector_ingest_sample(struct collector *c, const Erg__Sample *s, const uint8_t *buf,
+                                    size_t len) {
+  struct node_state *n = node_for_message(c, s->node);
+  if (!n || ingest_sample_ok(c, n, s) != 0)
+    return;
+  if (!n->loaded)
+    node_hold(c, n, buf, len, s->interval->realtime_end_ns);
+  else
+    node_apply_sample(c, n, s, buf, len, 1);
+}
+
+/* An agent's hello: logged when what it says changed. */
+static void ingest_hello(struct collector *c, const Erg__Hello *h) {
+  char why[300];
+  struct node_state *n = node_for_message(c, h->node);
+  if (!n)
+    return;
+  enum ingest_reason r = ingest_check_hello(h, why, sizeof why);
+  if (r != INGEST_OK) {
+    ingest_refuse(c, n, n->name, r, why);
+    return;
+  }
+  unsigned changed = ingest_ref_hello(&n->ingest, h);
+  c->msgs_ok++;
+  if (changed) { /* repeats (every 60 samples) only counted: erg_agent_hellos_total */
+    char line[768];
+    ingest_hello_text(h, changed, line, sizeof line);
+    erg_info("%s", line);
+  }
+}
+
+void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
+  const char *why;
+  Erg__Envelope *env = erg_wire_unpack(buf, len, &why);
+  if (!env) {
+    /* Once overall plus the counter: a flood stays out of the log. */
+    ingest_refuse(c, NULL, NULL, INGEST_MALFORMED, why);
+    return;
+  }
+  if (env->body_case == ERG__ENVELOPE__BODY_SAMPLE)
+    collector_ingest_sample(c, env->sample, buf, len);
+  else if (env->body_case == ERG__ENVELOPE__BODY_HELLO)
+    ingest_hello(c, env->hello);
+  erg_wire_free(env);
+}
+
+/* ---- meters ---- */
+
+static void collector_feed_energy(struct collector *c, int source, int channel, uint64_t t0,
+                                  uint64_t t1, double joules) {
+  size_t nref;
+  const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
+  for (size_t r = 0; r < nref; r++) {
+    const struct erg_node_config *nc = &c->cfg->nodes[ref[r].node];
+    int f = ref[r].feed;
+    struct node_state *n = collector_node(c, nc->name, 1);
+    if (!n || !n->loaded)
+      continue; /* configured nodes are loaded at start: not reached */
+    double j = joules * nc->feeds[f].factor;
+    /* The estimator sees readings as they came; the grid sees them moved
+     * back by the node's lag, to the time the power was drawn. */
+    uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
+    /* A shared meter is timed once, by its group's first member. */
+    if (c->cfg->lag_max_seconds && !node_lag_follows(c, n))
+      erg_lag_add_energy(&n->lag, f, t0, t1, j);
+    erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
+  }
+}
+
+/* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
+ * this source's cells now comes from its power readings. */
+static void collector_log_coarse(struct collector *c, int source, int ch,
+                                 const struct erg_pdu_reading *r) {
+  const struct erg_pdu_counter *pc = &c->sources[source].counters[ch];
+  double cell = r->watts * c->cfg->step_seconds;
+  erg_warn("source %s %s %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
+           "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
+           "instead (logged once; erg_meter_energy_coarse)", c->cfg->sources[source].name,
+           collector_level(c, source, ch), collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
+           ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
+}
+
+void collector_meter(struct collector *c, const struct meter_msg *m) {
+  if (m->source < 0 || m->source >= c->cfg->nsources)
+    return;
+  durable_log_meter(c, m);
+  struct meter_msg checked; /* m without values outside the channel's range */
+  m = meter_check(c, m, &checked);
+  struct source_state *ss = &c->sources[m->source];
+  const char *name = c->cfg->sources[m->source].name;
+  ss->polls++;
+  ss->poll_seconds = m->poll_seconds;
+  if (m->error[0]) {
+    ss->errors++;
+    if (!ss->failing)
+      erg_warn("source %s: %s (logged once until it recovers)", name, m->error);
+    ss->failing = 1;
+  } else if (ss->failing) {
+    erg_info("source %s: polling again", name);
+    ss->failing = 0;
+  }
+  uint64_t max_gap = (uint64_t)(c->cfg->poll_seconds * 5e9) + 2 * ERG_NS_PER_S;
+  uint64_t hold_max = collector_hold_max_seconds(c) * ERG_NS_PER_S;
+  if (m->nchannels > 0)
+    ss->nchannels = m->nchannels < ERG_PDU_MAX_CHANNELS ? m->nchannels : ERG_PDU_MAX_CHANNELS;
+  for (int ch = 0; ch < m->nchannels && ch < ERG_PDU_MAX_CHANNELS; ch++) {
+    ss->counters[ch].wrap_joules = m->wrap_joules[ch];
+    ss->counters[ch].horizon_seconds = c->cfg->step_seconds;
+    ss->counters[ch].hold_max_ns = hold_max;
+    uint64_t t0, t1;
+    double j;
+    uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
+    enum erg_pdu_delta_kind k =
+        erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
+    if (k == ERG_PDU_DELTA_RESET) {
+      ss->energy_resets[ch]++;
+      if (!ss->reset_logged[ch])
+        erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped "
+                 "(logged once until it counts up again; erg_meter_energy_resets_total)", name,
+                 collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
+      ss->reset_logged[ch] = true;
+    } else if (k == ERG_PDU_DELTA_ENERGY) {
+      ss->reset_logged[ch] = false;
+    }
+    if (ss->counters[ch].coarse && !ss->coarse_logged[ch]) {
+      ss->coarse_logged[ch] = true;
+      collector_log_coarse(c, m->source, ch, &m->readings[ch]);
+    }
+    if (k == ERG_PDU_DELTA_ENERGY && ss->counters[ch].last_held_seconds > 0 &&
+        !ss->held_logged[ch]) {
+      ss->held_logged[ch] = true;
+      erg_info("source %s %s %d: energy counter stood still for %.1f s and there is no "
+               "power reading: each move's energy is spread over the time since the previous "
+               "one, cells wait up to %llu s for it (logged once; "
+               "erg_meter_energy_held_polls_total)", name, collector_level(c, m->source, ch),
+               collector_outlet(c, m->source, ch),
+               ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
+    }
+    const struct erg_pdu_reading *rd = &m->readings[ch];
+    ss->bad_values[ch] += rd->bad_value;
+    ss->power_estimated[ch] = isfinite(rd->watts) && rd->power_source == ERG_PDU_W_ESTIMATED;
+    if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {
+      ss->estimated_logged[ch] = true;
+      double pf = c->cfg->sources[m->source].power_factor;
+      erg_warn("source %s %s %d: the PDU gives no active power here; power is estimated as "
+               "A x V (or VA) x power_factor %.2f, cells flagged 32 (logged once; "
+               "erg_meter_power_estimated)", name, collector_level(c, m->source, ch),
+               collector_outlet(c, m->source, ch), pf > 0 ? pf : 1.0);
+    }
+    if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
+        meter_check_interval(c, m->source, ch, t0, t1, j))
+      collector_feed_energy(c, m->source, ch, t0, t1, j);
+  }
+}

@@ -1,0 +1,136 @@
+/* The profile keys' archives over time: each cell writes its keys' watts
+ * and an explicit 0 W for every known key that is absent, keys idle past
+ * key_expire_seconds are forgotten, and a node's set is bounded by
+ * key_archives_max (the key idle longest loses its archive). The same for
+ * the cluster-wide job sums (cluster.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_store.h"
+#include "state.h"
+
+/* A per-node key pushed out of a full known set loses its archive too, so
+ * a node never holds more than key_archives_max archives per kind however
+ * many names pass through; cluster-wide job archives are job history and
+ * only expire by age. */
+static void keys_evict(struct collector *c, const char *node, const char *kind, char *key) {
+  if (!key)
+    return;
+  if (node) {
+    erg_debug("node %s: %s key '%s' evicted (key_archives_max)", node, kind, key);
+    writer_remove_key(c->writer, node, kind, key);
+    c->keys_evicted++;
+  }
+  free(key);
+}
+
+/* Writes one cell's values of a known-key set: the entries given, and an
+ * explicit 0 W for every key written before but absent now, so stacked
+ * graphs and reports see "idle", not "unknown". Keys idle longer than
+ * key_expire_seconds are forgotten (their archives then expire in the
+ * store); the set is bounded, the key idle longest makes room. */
+static void keys_write(struct collector *c, const char *node, const char *kind,
+                       struct profile_known *known, const struct profile_entry *e, size_t n,
+                       int64_t t_end, size_t max_keys) {
+  double step = c->cfg->step_seconds;
+  for (size_t i = 0; i < n; i++) {
+    char *evicted = NULL;
+    struct profile_known_key *k = profile_known_touch(known, e[i].key, t_end, max_keys, &evicted);
+    keys_evict(c, node, kind, evicted);
+    if (k) {
+      k->joules += e[i].watts * step;
+      k->watts = e[i].watts;
+    }
+    writer_key(c->writer, node, kind, e[i].key, t_end, e[i].watts);
+  }
+  int64_t idle = c->cfg->key_expire_seconds;
+  /* A cluster-wide job gets its 0 W for an hour after it was last seen,
+   * not for key_expire_seconds: an ended job is history, 4,096 of them
+   * would cost as many updates per cell, and its archive's mtime then
+   * tells when it last ran (pages rank recent jobs by it). */
+  if (!node && (idle <= 0 || idle > CLUSTER_JOB_ZERO_SECONDS))
+    idle = CLUSTER_JOB_ZERO_SECONDS;
+  if (idle > 0)
+    profile_known_expire(known, t_end, idle);
+  for (size_t i = 0; i < known->n; i++)
+    if (known->keys[i].last_t != t_end) {
+      known->keys[i].watts = 0;
+      writer_key(c->writer, node, kind, known->keys[i].key, t_end, 0);
+    }
+  c->keys_dirty = 1;
+}
+
+/* After a restart, the keys written before (archives updated within
+ * key_expire_seconds) are known again, so they keep getting 0 W while
+ * absent. Their last_t is kept off the step multiples that t_end takes. */
+void keys_settle(struct collector *c, const char *node, const char *kind,
+                 struct profile_known *known, size_t max_keys) {
+  /* More archives than allowed (a lower key_archives_max than the last
+   * run's): the ones idle longest go now, not at the next churn. */
+  char *old;
+  while (known->n > max_keys && (old = profile_known_pop_oldest(known)))
+    keys_evict(c, node, kind, old);
+  for (size_t i = 0; i < known->n; i++)
+    if (known->keys[i].last_t % (int64_t)c->cfg->step_seconds == 0)
+      known->keys[i].last_t--;
+}
+
+static void keys_load(struct collector *c, const char *node, const char *kind,
+                      struct profile_known *known, int64_t now, size_t max_keys) {
+  char dir[1024];
+  if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
+    return;
+  profile_known_load(known, dir, now, c->cfg->key_expire_seconds);
+  keys_settle(c, node, kind, known, max_keys);
+}
+
+/* Every kind of profile key of a node's cell, and its jobs' watts into the
+ * cluster sums (all jobs, before top-N folding). */
+void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
+                     const struct erg_attr_share *sh, size_t nkeys) {
+  struct profile_rollup r;
+  if (profile_rollup(&r, sh, nkeys, n->known, c->cfg->top_processes,
+                     c->cfg->key_min_share) != 0) {
+    if (c->store_errors++ == 0)
+      erg_warn("node %s: out of memory rolling up profile keys", n->name);
+    return;
+  }
+  for (int k = 0; k < PROFILE_NKINDS; k++)
+    keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
+               erg_collector_key_archives_max(c->cfg));
+  /* After the cell's user archives, so the directory is the store's. */
+  char *tsv = n->user_names.dirty ? user_names_tsv(&n->user_names) : NULL;
+  if (tsv)
+    writer_names(c->writer, n->name, "user", tsv);
+  free(tsv);
+  tsv = NULL;
+  /* Whose its jobs are; job ids and uids as the profile keys hold them. */
+  int changed = 0;
+  for (size_t i = 0; i < nkeys; i++) {
+    const char *job, *uid;
+    size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);
+    size_t ul = profile_key_field(sh[i].key, PROFILE_USER, &uid);
+    if (jl && ul && ul < 12)
+      changed |= job_users_note(&n->job_users, job, jl, (uint32_t)strtoul(uid, NULL, 10),
+                                t_end) > 0;
+  }
+  if (changed && (tsv = job_users_tsv(n->job_users)))
+    writer_job_users(c->writer, n->name, tsv);
+  free(tsv);
+  cluster_add(c->cluster, t_end, NULL, 0);
+  for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
+    cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);
+  profile_rollup_free(&r);
+}
+
+/* cluster_flush's hand-out: a cluster cell's job sums into the
+ * cluster-wide job archives, the known ones read at the first. */
+void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                        size_t njobs) {
+  struct collector *c = user;
+  if (!c->cluster_jobs_loaded) {
+    keys_load(c, NULL, "job", &c->cluster_jobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+    c->cluster_jobs_loaded = 1;
+  }
+  keys_write(c, NULL, "job", &c->cluster_jobs, jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+}
