@@ -4,18 +4,12 @@
 #include "erg_bpf.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "erg_common.h"
-
-#define ERG_SYSFS_CPU_DEFAULT "/sys/devices/system/cpu"
-#define ERG_BTF_VMLINUX "/sys/kernel/btf/vmlinux"
-
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,8 +20,12 @@
 #include <bpf/libbpf.h>
 
 #include "erg_bpf_int.h"
+#include "erg_common.h"
 #include "erg_kern.lskel.h"
 #include "erg_kern.skel.h"
+
+#define ERG_SYSFS_CPU_DEFAULT "/sys/devices/system/cpu"
+#define ERG_BTF_VMLINUX "/sys/kernel/btf/vmlinux"
 
 /* ---- libbpf messages: kept, not printed, so a reason can quote them ---- */
 static char libbpf_last[160];

@@ -2,8 +2,9 @@
  * utilization over the interval (Sample.gpus) and each process's use of
  * them (Proc.gpu), on the process entries the sweep built, so a GPU
  * process carries its command, job, unit, container and user like any
- * other. The readings come from gpu.h (gpu_nvml.c); agent.c drives this
- * file and adds the GPU processes its sweep left out. */
+ * other. The readings come from gpu.h (gpu.c: NVML for NVIDIA, ROCm SMI
+ * for AMD); agent.c drives this file and adds the GPU processes its sweep
+ * left out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,19 +36,29 @@ struct agent_gpu {
 int agent_gpu_config(struct erg_agent_config *cfg, const char *key, const char *value, char *why,
                      size_t whylen) {
   if (!strcmp(key, "gpu")) {
-    if (strcmp(value, "auto") && strcmp(value, "off") && strcmp(value, "nvml")) {
-      snprintf(why, whylen, "key 'gpu': '%s' is not auto, off or nvml", value);
+    if (strcmp(value, "auto") && strcmp(value, "off") && strcmp(value, "nvml") &&
+        strcmp(value, "rocm")) {
+      snprintf(why, whylen, "key 'gpu': '%s' is not auto, off, nvml or rocm", value);
       return -1;
     }
     erg_strlcpy(cfg->gpu, value, sizeof cfg->gpu);
     return 0;
   }
-  if (strlen(value) >= sizeof cfg->nvml_library) {
-    snprintf(why, whylen, "key '%s': longer than %zu bytes", key, sizeof cfg->nvml_library - 1);
+  bool rocm = !strcmp(key, "rocm_smi_library");
+  char *dst = rocm ? cfg->rocm_smi_library : cfg->nvml_library;
+  size_t cap = rocm ? sizeof cfg->rocm_smi_library : sizeof cfg->nvml_library;
+  if (strlen(value) >= cap) {
+    snprintf(why, whylen, "key '%s': longer than %zu bytes", key, cap - 1);
     return -1;
   }
-  erg_strlcpy(cfg->nvml_library, value, sizeof cfg->nvml_library);
+  erg_strlcpy(dst, value, cap);
   return 0;
+}
+
+/* The config's library, else the environment's; NULL: the default names. */
+static const char *gpu_library(const char *cfg, const char *env) {
+  const char *lib = cfg[0] ? cfg : getenv(env);
+  return lib && lib[0] ? lib : NULL;
 }
 
 int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, char **features,
@@ -55,13 +66,21 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
   *out = NULL;
   if (!strcmp(cfg->gpu, "off"))
     return 0;
-  const char *lib = cfg->nvml_library[0] ? cfg->nvml_library : getenv("ERG_NVML_LIBRARY");
-  char gwhy[400];
+  /* auto: NVIDIA's and AMD's stacks both, whichever are there. */
+  bool nvml = !strcmp(cfg->gpu, "nvml"), rocm = !strcmp(cfg->gpu, "rocm");
+  struct erg_gpu_options o = {
+      .nvml = !rocm,
+      .rocm = !nvml,
+      .nvml_library = gpu_library(cfg->nvml_library, "ERG_NVML_LIBRARY"),
+      .rocm_library = gpu_library(cfg->rocm_smi_library, "ERG_ROCM_SMI_LIBRARY"),
+  };
+  char gwhy[1024];
   bool absent;
   struct erg_gpu *g;
-  if (erg_gpu_open(&g, lib && lib[0] ? lib : NULL, &absent, gwhy, sizeof gwhy) != 0) {
-    if (!strcmp(cfg->gpu, "nvml")) {
-      snprintf(why, whylen, "gpu = nvml, but NVML is unusable: %s", gwhy);
+  if (erg_gpu_open_with(&g, &o, &absent, gwhy, sizeof gwhy) != 0) {
+    if (nvml || rocm) {
+      snprintf(why, whylen, "gpu = %s, but %s is unusable: %s", cfg->gpu,
+               nvml ? "NVML" : "ROCm SMI", gwhy);
       return -1;
     }
     /* No GPU stack is the normal node: said only at debug level. */
@@ -71,6 +90,9 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
       erg_info("GPUs not sampled: %s", gwhy);
     return 0;
   }
+  /* One stack works, the other is there but failed: said too. */
+  if (gwhy[0])
+    erg_info("GPUs not sampled: %s", gwhy);
   struct agent_gpu *ag = calloc(1, sizeof *ag);
   if (!ag) {
     erg_gpu_close(g);
@@ -89,7 +111,7 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
     features[(*nfeatures)++] = (char *)GPU_F_ENERGY;
   if (shares && *nfeatures < maxfeatures)
     features[(*nfeatures)++] = (char *)GPU_F_SHARE;
-  erg_info("GPUs: %zu through %s (%s%s): energy counter on %zu, per-process SM shares on %zu",
+  erg_info("GPUs: %zu through %s (%s%s): energy counter on %zu, per-process shares on %zu",
            n, erg_gpu_backend(g), d[0].name, n > 1 ? ", ..." : "", counters, shares);
   *out = ag;
   return 0;

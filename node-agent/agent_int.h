@@ -146,6 +146,11 @@ static inline uint64_t agent_delta(uint64_t now, const struct proc_prev *old, si
 }
 #define AGENT_DELTA(now, old, field) agent_delta(now, old, offsetof(struct proc_prev, field))
 
+/* The files declared below are layered, each calling only the ones before
+ * it, so no two call each other (scripts/cycles.py): proctable.c,
+ * agent_procs.c; scope.c; totals.c; agent_bpf.c, agent_config.c; agent.c. */
+
+/* Process table (proctable.c). */
 struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start, int insert);
 int table_reset(struct proc_table *t, size_t want);
 void table_free(struct proc_table *t);
@@ -154,6 +159,8 @@ static inline struct proc_split *table_split(const struct proc_table *t,
                                              const struct proc_prev *s) {
   return t->split && s ? &t->split[s - t->slots] : NULL;
 }
+
+/* Process entries (agent_procs.c). */
 int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len);
 Erg__Proc *agent_proc_slot(struct erg_agent *a);
 /* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>
@@ -161,16 +168,10 @@ Erg__Proc *agent_proc_slot(struct erg_agent *a);
  * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path). */
 void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
                          const char *cgroup_v1, int exited);
-void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
-                       uint64_t *rx, uint64_t *tx);
-/* agent_read_totals into a->tot, for this sweep. */
-void agent_sweep_totals(struct erg_agent *a);
-void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
-                       const struct erg_cpu_totals *cpu, uint64_t mem, uint64_t rx, uint64_t tx,
-                       uint64_t sum_cpu_ns);
-void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
-                   const struct erg_cpu_totals *cpu, uint64_t rx, uint64_t tx);
 uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t);
+
+/* Node totals (totals.c): read into a->tot, for this sweep. */
+void agent_sweep_totals(struct erg_agent *a);
 
 /* Scope (scope.c). */
 int agent_cgroup2_root(char *out, size_t len);
@@ -187,8 +188,8 @@ struct agent_gpu;
 int agent_gpu_config(struct erg_agent_config *cfg, const char *key, const char *value, char *why,
                      size_t whylen);
 /* Opens the GPUs as cfg says and appends their features: 0 with *out NULL
- * when there are none (or gpu = off), -1 when gpu = nvml and NVML is
- * unusable. */
+ * when there are none (or gpu = off), -1 when gpu = nvml (rocm) and NVML
+ * (ROCm SMI) is unusable. */
 int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, char **features,
                    size_t *nfeatures, size_t maxfeatures, char *why, size_t whylen);
 /* Reads the GPUs (with ready, for this sample). -1: they failed, said in

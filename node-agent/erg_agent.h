@@ -76,11 +76,13 @@ struct erg_agent_config {
    * agent's secret key file. Both empty: plain TCP. */
   char curve_server_key[512];
   char curve_secret_key_file[512];
-  /* GPUs (agent_gpu.c, docs/gpu.md): gpu "" or "auto" (NVML if found),
-   * "off", "nvml" (or fail); nvml_library "": $ERG_NVML_LIBRARY, else
-   * libnvidia-ml.so.1. */
+  /* GPUs (agent_gpu.c, docs/gpu.md): gpu "" or "auto" (NVML and ROCm SMI,
+   * those found), "off", "nvml" or "rocm" (that one, or fail);
+   * nvml_library "": $ERG_NVML_LIBRARY, else libnvidia-ml.so.1;
+   * rocm_smi_library "": $ERG_ROCM_SMI_LIBRARY, else librocm_smi64.so.*. */
   char gpu[8];
   char nvml_library[256];
+  char rocm_smi_library[256];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
 /* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */

@@ -1,6 +1,7 @@
 /* GPU sampling through NVML (NVIDIA), loaded with dlopen: no build-time
- * dependency, and a node without the driver simply has no GPUs. libc and
- * libdl only (tests/gpu/device_check.sh builds this file alone).
+ * dependency, and a node without the driver simply has no GPUs. One
+ * backend of gpu.c (gpu_backend.h); libc and libdl only
+ * (tests/gpu/device_check.sh builds it with gpu.c and gpu_rocm.c alone).
  *
  * Energy: the board energy counter's difference (Volta and newer), else
  * the trapezoid of the power readings at the interval's ends. Per-process
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "gpu_backend.h"
 #include "gpu_nvml_abi.h"
 
 /* Samples closer than this belong to one driver period (the driver's
@@ -48,7 +49,7 @@ struct nvml_prev {
   unsigned long long period_us; /* shortest gap between sample periods seen; 0: unknown */
 };
 
-struct erg_gpu {
+struct nvml_gpu {
   struct nvml_api api;
   bool initialised;
   size_t n;
@@ -65,7 +66,7 @@ struct erg_gpu {
   size_t nprocs, procs_cap;
 };
 
-static const char *nvml_str(const struct erg_gpu *g, nvmlReturn_t r) {
+static const char *nvml_str(const struct nvml_gpu *g, nvmlReturn_t r) {
   const char *s = g->api.error_string ? g->api.error_string(r) : NULL;
   return s ? s : "unknown NVML error";
 }
@@ -79,7 +80,7 @@ static bool nvml_soft(nvmlReturn_t r) {
          r == NVML_ERROR_TIMEOUT;
 }
 
-static int nvml_fail(struct erg_gpu *g, const struct erg_gpu_device *d, const char *fn,
+static int nvml_fail(struct nvml_gpu *g, const struct erg_gpu_device *d, const char *fn,
                      nvmlReturn_t r, char *why, size_t whylen) {
   if (d)
     snprintf(why, whylen, "GPU %u (%s): %s: %s", d->index, d->uuid, fn, nvml_str(g, r));
@@ -130,7 +131,7 @@ static int nvml_load(struct nvml_api *api, const char *library, bool *absent, ch
 }
 
 /* Probes one device's identity and what it can report. */
-static int nvml_probe(struct erg_gpu *g, unsigned i, char *why, size_t whylen) {
+static int nvml_probe(struct nvml_gpu *g, unsigned i, char *why, size_t whylen) {
   struct erg_gpu_device *d = &g->dev[g->n];
   struct nvml_prev *p = &g->prev[g->n];
   memset(d, 0, sizeof *d);
@@ -174,10 +175,11 @@ static int nvml_probe(struct erg_gpu *g, unsigned i, char *why, size_t whylen) {
   return 0;
 }
 
-int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *why,
-                 size_t whylen) {
+static void nvml_close(void *b);
+
+static int nvml_open(void **out, const char *library, bool *absent, char *why, size_t whylen) {
   *absent = false;
-  struct erg_gpu *g = calloc(1, sizeof *g);
+  struct nvml_gpu *g = calloc(1, sizeof *g);
   if (g) {
     g->us_cap = g->pi_cap = 256;
     g->us = calloc(g->us_cap, sizeof *g->us);
@@ -186,54 +188,50 @@ int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *
   }
   if (!g || !g->us || !g->ts || !g->pi) {
     snprintf(why, whylen, "out of memory");
-    erg_gpu_close(g);
+    nvml_close(g);
     return -1;
   }
   if (nvml_load(&g->api, library ? library : "libnvidia-ml.so.1", absent, why, whylen) != 0) {
-    erg_gpu_close(g);
+    nvml_close(g);
     return -1;
   }
   nvmlReturn_t r = g->api.init();
   if (r != NVML_SUCCESS) {
     nvml_fail(g, NULL, "nvmlInit_v2", r, why, whylen);
-    erg_gpu_close(g);
+    nvml_close(g);
     return -1;
   }
   g->initialised = true;
   unsigned count = 0;
   if ((r = g->api.count(&count)) != NVML_SUCCESS) {
     nvml_fail(g, NULL, "nvmlDeviceGetCount_v2", r, why, whylen);
-    erg_gpu_close(g);
+    nvml_close(g);
     return -1;
   }
   if (count == 0) {
     *absent = true;
     snprintf(why, whylen, "NVML sees no GPU");
-    erg_gpu_close(g);
+    nvml_close(g);
     return -1;
   }
   for (unsigned i = 0; i < count && g->n < ERG_GPU_MAX_DEVICES; i++)
     if (nvml_probe(g, i, why, whylen) != 0) {
-      erg_gpu_close(g);
+      nvml_close(g);
       return -1;
     }
   *out = g;
   return 0;
 }
 
-const char *erg_gpu_backend(const struct erg_gpu *g) {
-  (void)g;
-  return "nvml";
-}
-
-const struct erg_gpu_device *erg_gpu_devices(const struct erg_gpu *g, size_t *n) {
+static const struct erg_gpu_device *nvml_devices(const void *b, size_t *n) {
+  const struct nvml_gpu *g = b;
   *n = g->n;
   return g->dev;
 }
 
 /* Grows the sample buffer (and its time stamps' scratch array) or the
  * process buffer of g to hold want entries. */
-static int nvml_grow(struct erg_gpu *g, bool util, unsigned want) {
+static int nvml_grow(struct nvml_gpu *g, bool util, unsigned want) {
   unsigned n = want + want / 4 + 16;
   if (util) {
     nvmlProcessUtilizationSample_t *s = realloc(g->us, (size_t)n * sizeof *s);
@@ -257,7 +255,7 @@ static int nvml_grow(struct erg_gpu *g, bool util, unsigned want) {
 /* Device k's process utilization samples since its last time stamp (util)
  * or its compute processes, in a buffer grown until they fit: 0 and *cnt
  * entries, 1 when there are none to read (a soft error), -1 (fatal, *rr). */
-static int nvml_list(struct erg_gpu *g, size_t k, bool util, unsigned *cnt, nvmlReturn_t *rr) {
+static int nvml_list(struct nvml_gpu *g, size_t k, bool util, unsigned *cnt, nvmlReturn_t *rr) {
   const struct nvml_prev *p = &g->prev[k];
   for (int tries = 0; tries < 4; tries++) {
     unsigned cap = util ? g->us_cap : g->pi_cap;
@@ -277,7 +275,7 @@ static int nvml_list(struct erg_gpu *g, size_t k, bool util, unsigned *cnt, nvml
   return 1;
 }
 
-static struct erg_gpu_proc *nvml_proc_push(struct erg_gpu *g, uint32_t pid, unsigned dev) {
+static struct erg_gpu_proc *nvml_proc_push(struct nvml_gpu *g, uint32_t pid, unsigned dev) {
   if (g->nprocs == g->procs_cap) {
     size_t cap = g->procs_cap ? g->procs_cap * 2 : 64;
     struct erg_gpu_proc *p = realloc(g->procs, cap * sizeof *p);
@@ -307,7 +305,7 @@ static int cmp_proc(const void *a, const void *b) {
  * smUtil and memUtil per pid into the device's entries (sm_percent and
  * mem_percent hold the sums until nvml_proc_finish). Returns the number of
  * driver periods seen, or -1 (fatal). */
-static long nvml_proc_util(struct erg_gpu *g, size_t k, bool baseline, nvmlReturn_t *rr) {
+static long nvml_proc_util(struct nvml_gpu *g, size_t k, bool baseline, nvmlReturn_t *rr) {
   struct nvml_prev *p = &g->prev[k];
   unsigned cnt;
   int res = nvml_list(g, k, true, &cnt, rr);
@@ -354,7 +352,7 @@ static long nvml_proc_util(struct erg_gpu *g, size_t k, bool baseline, nvmlRetur
 /* Merges the entries of device k from first on (one per compute process
  * and per utilization sample) into one per pid, and turns the sums into
  * shares and means over the interval's periods. */
-static void nvml_proc_finish(struct erg_gpu *g, size_t k, size_t first, long periods) {
+static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long periods) {
   struct erg_gpu_proc *e = g->procs + first;
   size_t n = g->nprocs - first, m = 0;
   qsort(e, n, sizeof *e, cmp_proc);
@@ -386,7 +384,7 @@ static void nvml_proc_finish(struct erg_gpu *g, size_t k, size_t first, long per
 }
 
 /* The processes holding a compute context on device k, with their memory. */
-static int nvml_compute_procs(struct erg_gpu *g, size_t k, nvmlReturn_t *rr) {
+static int nvml_compute_procs(struct nvml_gpu *g, size_t k, nvmlReturn_t *rr) {
   unsigned cnt;
   int res = nvml_list(g, k, false, &cnt, rr);
   if (res != 0)
@@ -402,7 +400,7 @@ static int nvml_compute_procs(struct erg_gpu *g, size_t k, nvmlReturn_t *rr) {
 }
 
 /* Energy and power of device k over the interval. */
-static int nvml_energy(struct erg_gpu *g, size_t k, bool baseline, const char **fn,
+static int nvml_energy(struct nvml_gpu *g, size_t k, bool baseline, const char **fn,
                        nvmlReturn_t *rr) {
   struct erg_gpu_device *d = &g->dev[k];
   struct nvml_prev *p = &g->prev[k];
@@ -445,8 +443,9 @@ static int nvml_energy(struct erg_gpu *g, size_t k, bool baseline, const char **
   return 0;
 }
 
-int erg_gpu_sample(struct erg_gpu *g, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
-                   size_t whylen) {
+static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
+                       size_t whylen) {
+  struct nvml_gpu *g = b;
   bool baseline = !g->have_prev;
   double seconds = baseline || now_ns <= g->prev_ns ? 0 : (double)(now_ns - g->prev_ns) / 1e9;
   g->nprocs = 0;
@@ -484,7 +483,8 @@ int erg_gpu_sample(struct erg_gpu *g, uint64_t now_ns, struct erg_gpu_interval *
   return baseline ? 0 : 1;
 }
 
-void erg_gpu_close(struct erg_gpu *g) {
+static void nvml_close(void *b) {
+  struct nvml_gpu *g = b;
   if (!g)
     return;
   if (g->initialised)
@@ -497,3 +497,6 @@ void erg_gpu_close(struct erg_gpu *g) {
   free(g->procs);
   free(g);
 }
+
+const struct erg_gpu_backend erg_gpu_nvml_backend = {"nvml", nvml_open, nvml_devices, nvml_sample,
+                                                     nvml_close};

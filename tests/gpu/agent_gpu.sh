@@ -26,7 +26,9 @@ gpu 1 uuid=GPU-erg-test-1 name=StandIn-B energy=0
 at 0 gpu=0 power_w=250 util=80 memutil=30 proc=$gpu_a:60:20:1024 proc=$gpu_b:20:5:512
 at 0 gpu=1 power_w=70 util=0 proc=$gpu_b:0:0:256
 EOF
-ini() { printf '[agent]\ngpu = %s\nnvml_library = %s\n' "$1" "$2" >"$dir/agent.ini"; }
+# ROCm SMI never found: these are NVML's cases (agent_gpu_rocm.sh: AMD's).
+ini() { printf '[agent]\ngpu = %s\nnvml_library = %s\nrocm_smi_library = %s\n' "$1" "$2" \
+  /nonexistent/librocm_smi64.so >"$dir/agent.ini"; }
 run() { # run NAME COUNT: the agent's dump in NAME.out, its log in NAME.err
   "$AGENT" -c "$dir/agent.ini" --dump --count "$2" --interval 0.5 --node gpu-node \
     --collection proc >"$dir/$1.out" 2>"$dir/$1.err"

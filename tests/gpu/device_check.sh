@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device check of erg's GPU sampling, for a host with an NVIDIA GPU and its
 # driver (libnvidia-ml.so.1); it needs nothing else of erg's dependencies:
-# gcc builds gpu_check from tests/gpu/gpu_check.c and node-agent/gpu_nvml.c
+# gcc builds gpu_check from tests/gpu/gpu_check.c and node-agent/gpu*.c
 # (libc and libdl only). With python3 and PyTorch (CUDA) it runs a
 # matrix-product loop on cuda:0 beside an idle process that only holds a
 # CUDA context, samples the GPUs every 0.1 s for --seconds, and prints one
@@ -46,7 +46,8 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 gcc -O2 -std=gnu11 -Wall -Wextra -I "$root/node-agent" "$here/gpu_check.c" \
-  "$root/node-agent/gpu_nvml.c" -ldl -o "$tmp/gpu_check"
+  "$root/node-agent/gpu.c" "$root/node-agent/gpu_nvml.c" "$root/node-agent/gpu_rocm.c" -ldl \
+  -o "$tmp/gpu_check"
 
 json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1" 2>/dev/null ||
   printf '"%s"' "${1//\"/\'}"; }

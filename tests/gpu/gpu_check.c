@@ -1,7 +1,7 @@
 /* gpu_check: the agent's GPU sampling (node-agent/gpu_nvml.c) on a real
- * GPU host, for tests/gpu/device_check.sh. Built from that file and this
- * one alone (libc and libdl: gcc -I node-agent gpu_check.c gpu_nvml.c
- * -ldl). Samples every --interval for --seconds and prints one JSON
+ * GPU host, for tests/gpu/device_check.sh. Built from gpu.h's files and
+ * this one alone (libc and libdl: gcc -I node-agent gpu_check.c gpu.c
+ * gpu_nvml.c gpu_rocm.c -ldl); erg_gpu_open opens NVML alone. Samples every --interval for --seconds and prints one JSON
  * object: the GPUs seen, the SM share of --load-pid (and of --idle-pid) on
  * the GPU the load ran on, each GPU's energy from NVML's counter against
  * its integrated power readings over the same intervals, and the cost of

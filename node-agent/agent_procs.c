@@ -1,0 +1,106 @@
+/* The sample's process entries: their slots, the strings they point at,
+ * and a process's identity (uid, rss, cgroup, grouping keys) from
+ * proc_root. Shared by both collection paths and the scope. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+
+/* rel under proc_root (tests point proc_root at a fake tree). */
+int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", a->cfg.proc_root, rel);
+  return erg_read_file(path, buf, len) < 0 ? -1 : 0;
+}
+
+/* The procs' string fields point into a->strings; when that block moves,
+ * every pointer into it moves by the same offset. Offsets are taken as
+ * integers before the realloc, so no freed pointer is ever used. */
+static void agent_strings_rebase(struct erg_agent *a, uintptr_t old_base, size_t old_len) {
+  uintptr_t new_base = (uintptr_t)a->strings;
+  for (size_t i = 0; i < a->nprocs; i++) {
+    char **f[] = {&a->procs[i].comm, &a->procs[i].cgroup, &a->procs[i].job,
+                  &a->procs[i].unit, &a->procs[i].container};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+      uintptr_t v = (uintptr_t)*f[k];
+      if (v >= old_base && v < old_base + old_len)
+        *f[k] = (char *)(new_base + (v - old_base));
+    }
+  }
+}
+
+Erg__Proc *agent_proc_slot(struct erg_agent *a) {
+  if (a->nprocs == a->procs_cap) {
+    size_t cap = a->procs_cap ? a->procs_cap * 2 : 256;
+    Erg__Proc *p = realloc(a->procs, cap * sizeof *p);
+    if (!p)
+      return NULL;
+    a->procs = p;
+    uintptr_t old_base = (uintptr_t)a->strings;
+    size_t old_len = a->procs_cap * sizeof *a->strings;
+    struct agent_strings *s = realloc(a->strings, cap * sizeof *s);
+    if (!s)
+      return NULL;
+    a->strings = s;
+    agent_strings_rebase(a, old_base, old_len);
+    Erg__Proc **pp = realloc(a->proc_ptrs, cap * sizeof *pp);
+    if (!pp)
+      return NULL;
+    a->proc_ptrs = pp;
+    a->procs_cap = cap;
+  }
+  Erg__Proc *p = &a->procs[a->nprocs++];
+  erg__proc__init(p);
+  return p;
+}
+
+uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
+  return t * (ERG_NS_PER_S / (uint64_t)a->ticks_per_s);
+}
+
+/* uid, rss, cgroup and the grouping keys of slot p. cgroup may be given
+ * (scoped: already read; exited: resolved from the kernel's cgroup id) or
+ * NULL to read /proc. An exited process's pid may already belong to a new
+ * process, so its /proc is not read at all. */
+void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                         const char *cgroup_v1, int exited) {
+  char path[128], buf[4096];
+  size_t idx = (size_t)(p - a->procs);
+  char *cg = a->strings[idx].cgroup;
+  struct erg_proc_status status = {0};
+  snprintf(path, sizeof path, "%u/status", pid);
+  if (!exited && agent_read(a, path, buf, sizeof buf) == 0 &&
+      erg_proc_parse_status(buf, &status) == 0)
+    p->uid = status.uid;
+  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  snprintf(path, sizeof path, "%u/cgroup", pid);
+  int have = !exited && agent_read(a, path, buf, sizeof buf) == 0;
+  if (cgroup)
+    erg_strlcpy(cg, cgroup, sizeof a->strings[idx].cgroup);
+  else if (!have || erg_proc_parse_cgroup(buf, cg, sizeof a->strings[idx].cgroup) != 0)
+    cg[0] = '\0';
+  p->cgroup = cg;
+  /* Keys from every hierarchy: hybrid hosts keep Slurm's job in v1. */
+  struct erg_group_keys keys;
+  if (!have && cgroup_v1 && cgroup_v1[0]) {
+    /* Both paths as /proc/PID/cgroup would have shown them. */
+    snprintf(buf, sizeof buf, "0::%s\n1:freezer:%s\n", cg, cgroup_v1);
+    have = 1;
+  }
+  if (have)
+    erg_group_keys_from_proc(buf, &keys);
+  else
+    erg_group_keys_derive(cg, &keys);
+  /* The keys share one buffer as large as the three key fields, so all
+   * three always fit (a systemd-driver container's unit is ~80 bytes). */
+  char *k = a->strings[idx].keys;
+  size_t jl = strlen(keys.job), ul = strlen(keys.unit);
+  memcpy(k, keys.job, jl + 1);
+  memcpy(k + jl + 1, keys.unit, ul + 1);
+  memcpy(k + jl + 1 + ul + 1, keys.container, strlen(keys.container) + 1);
+  p->job = k;
+  p->unit = k + jl + 1;
+  p->container = k + jl + 1 + ul + 1;
+}

@@ -1,0 +1,22 @@
+/* One GPU backend (one vendor's management library, loaded with dlopen),
+ * as gpu.c drives it: the functions of gpu.h for that stack alone. A
+ * backend's state is its own (void *); it returns errors and never logs.
+ * gpu_nvml.c: NVIDIA, NVML; gpu_rocm.c: AMD, ROCm SMI. */
+#ifndef ERG_GPU_BACKEND_H
+#define ERG_GPU_BACKEND_H
+
+#include "gpu.h"
+
+struct erg_gpu_backend {
+  const char *name; /* "nvml", "rocm" */
+  /* library NULL: the backend's default names. As erg_gpu_open. */
+  int (*open)(void **out, const char *library, bool *absent, char *why, size_t whylen);
+  const struct erg_gpu_device *(*devices)(const void *b, size_t *n);
+  int (*sample)(void *b, uint64_t now_ns, struct erg_gpu_interval *out, char *why, size_t whylen);
+  void (*close)(void *b);
+};
+
+extern const struct erg_gpu_backend erg_gpu_nvml_backend;
+extern const struct erg_gpu_backend erg_gpu_rocm_backend;
+
+#endif

@@ -1,0 +1,49 @@
+/* The node's totals of one sweep: CPU, memory, network and disk from
+ * proc_root, or the scope's own accounting when scoped. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+
+/* Whole physical disks only: partitions, device-mapper and md devices
+ * would count the same bytes twice, loop and ram devices not at all. */
+static int disk_is_physical(const char *dev) {
+  char path[128];
+  snprintf(path, sizeof path, "/sys/block/%s/device", dev);
+  return access(path, F_OK) == 0;
+}
+
+static void agent_read_disk(struct erg_agent *a, uint64_t *r, uint64_t *w) {
+  char buf[16384];
+  *r = *w = 0;
+  if (agent_read(a, "diskstats", buf, sizeof buf) == 0)
+    erg_proc_parse_diskstats(buf, disk_is_physical, r, w);
+}
+
+static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,
+                              uint64_t *rx, uint64_t *tx) {
+  char buf[16384];
+  memset(cpu, 0, sizeof *cpu);
+  if (agent_read(a, "stat", buf, sizeof buf) == 0)
+    erg_proc_parse_cpu_totals(buf, cpu);
+  *mem = 0;
+  if (agent_read(a, "meminfo", buf, sizeof buf) == 0)
+    erg_proc_parse_meminfo(buf, mem);
+  *rx = *tx = 0;
+  if (agent_read(a, "net/dev", buf, sizeof buf) == 0)
+    erg_proc_parse_netdev(buf, rx, tx);
+  agent_read_disk(a, &a->disk_cur_r, &a->disk_cur_w);
+  if (a->cfg.scope[0]) {
+    cpu->scope_busy_ns = agent_scope_busy_ns(a);
+    uint64_t m = agent_scope_mem_bytes(a);
+    *mem = m ? m : *mem;
+  }
+}
+
+/* Called by the sweep (/proc path) or at the eBPF drain's cut, which is
+ * why it lives below both paths. */
+void agent_sweep_totals(struct erg_agent *a) {
+  agent_read_totals(a, &a->tot.cpu, &a->tot.mem, &a->tot.rx, &a->tot.tx);
+  a->tot.have = 1;
+}
