@@ -1,14 +1,10 @@
-/* erg: the operator's command line. Each subcommand lives in its library;
- * this file only dispatches. */
+/* erg: the operator's command line. This file only dispatches: each
+ * command is a file of cli/ (its options and output) over the libraries. */
 #include <stdio.h>
 #include <string.h>
 
-#include "erg_agent.h"
 #include "erg_build_info.h"
-#include "erg_collector.h"
-#include "erg_fit.h"
-#include "erg_pdu.h"
-#include "erg_web.h"
+#include "erg_cli.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: erg COMMAND [ARGS]\n"
@@ -33,58 +29,17 @@ static void usage(FILE *f) {
              "See erg(1).\n");
 }
 
-static int cmd_check_config(int argc, char **argv) {
-  int agent = argc > 1 && !strcmp(argv[1], "--agent");
-  const char *path = argv[agent ? 2 : 1];
-  if (argc != (agent ? 3 : 2)) {
-    fprintf(stderr, "usage: erg check-config [--agent] FILE\n");
-    return 1;
-  }
-  struct erg_config_error err;
-  int rc;
-  if (agent) {
-    struct erg_agent_config cfg;
-    erg_agent_config_defaults(&cfg);
-    rc = erg_agent_config_load(path, &cfg, &err);
-  } else {
-    struct erg_collector_config cfg;
-    erg_collector_config_defaults(&cfg);
-    rc = erg_collector_config_load(path, &cfg, &err);
-    if (rc == 0)
-      printf("%s: ok: %d sources, %d nodes, %d shared-meter groups, step %us\n", path,
-             cfg.nsources, cfg.nnodes, cfg.ngroups, cfg.step_seconds);
-    /* Each group's joint fit, ready to paste (docs/model.md, "Shared meters"). */
-    for (int g = 0; rc == 0 && g < cfg.ngroups; g++) {
-      printf("  group %s: %d nodes share one meter; fit them with: erg fit --group %s --nodes ",
-             cfg.groups[g].name, cfg.groups[g].nmembers, cfg.groups[g].name);
-      for (int m = 0; m < cfg.groups[g].nmembers; m++)
-        printf("%s%s", m ? "," : "", cfg.nodes[cfg.groups[g].members[m]].name);
-      printf("\n");
-    }
-    erg_collector_config_free(&cfg);
-  }
-  if (rc != 0) {
-    fprintf(stderr, "erg: %s\n", err.msg);
-    return 2;
-  }
-  if (agent)
-    printf("%s: ok\n", path);
-  return 0;
-}
-
-static int cmd_keygen(int argc, char **argv) {
-  if (argc != 2 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: erg keygen PREFIX   (writes PREFIX.key, mode 0600, and PREFIX.pub)\n");
-    return 1;
-  }
-  char pub[ERG_KEY_Z85_LEN + 1], why[600];
-  if (erg_key_generate(argv[1], pub, why, sizeof why) != 0) {
-    fprintf(stderr, "erg: keygen: %s\n", why);
-    return 2;
-  }
-  printf("%s.key: secret key (keep it on this host)\n%s.pub: %s\n", argv[1], argv[1], pub);
-  return 0;
-}
+/* The commands by name (and the word after it, for erg pdu probe); each
+ * gets argv from its last word on. */
+static const struct {
+  const char *name, *sub;
+  int (*run)(int argc, char **argv);
+} commands[] = {
+    {"check-config", NULL, erg_check_config_cli}, {"fit", NULL, erg_fit_cli},
+    {"pdu", "probe", erg_pdu_probe_cli},          {"report", NULL, erg_report_cli},
+    {"jobs", NULL, erg_jobs_cli},                 {"graph", NULL, erg_graph_cli},
+    {"keygen", NULL, erg_keygen_cli},
+};
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -92,20 +47,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   const char *cmd = argv[1];
-  if (!strcmp(cmd, "check-config"))
-    return cmd_check_config(argc - 1, argv + 1);
-  if (!strcmp(cmd, "fit"))
-    return erg_fit_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "pdu") && argc > 2 && !strcmp(argv[2], "probe"))
-    return erg_pdu_probe_cli(argc - 2, argv + 2);
-  if (!strcmp(cmd, "report"))
-    return erg_report_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "jobs"))
-    return erg_jobs_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "graph"))
-    return erg_graph_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "keygen"))
-    return cmd_keygen(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+    if (strcmp(cmd, commands[i].name))
+      continue;
+    if (!commands[i].sub)
+      return commands[i].run(argc - 1, argv + 1);
+    if (argc > 2 && !strcmp(argv[2], commands[i].sub))
+      return commands[i].run(argc - 2, argv + 2);
+  }
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("erg %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION);
     return 0;

@@ -16,11 +16,13 @@
 void erg_holdout_init(struct erg_holdout *h) {
   erg_dataset_init(&h->cells);
   h->predicted_watts = NULL;
+  h->idle_watts = NULL;
 }
 
 void erg_holdout_free(struct erg_holdout *h) {
   erg_dataset_free(&h->cells);
   free(h->predicted_watts);
+  free(h->idle_watts);
   erg_holdout_init(h);
 }
 
@@ -33,15 +35,17 @@ int fit_holdout_begin(struct erg_holdout *h, const struct erg_dataset *ds, size_
     if (erg_dataset_add_feature(&h->cells, ds->feature[k], why, sizeof why) < 0)
       return -1;
   h->predicted_watts = malloc((max_rows ? max_rows : 1) * sizeof *h->predicted_watts);
-  return h->predicted_watts ? 0 : -1;
+  h->idle_watts = malloc((max_rows ? max_rows : 1) * sizeof *h->idle_watts);
+  return h->predicted_watts && h->idle_watts ? 0 : -1;
 }
 
 int fit_holdout_add(struct erg_holdout *h, const struct erg_dataset *ds, size_t i,
-                    double predicted_watts) {
+                    double predicted_watts, double idle_watts) {
   double x[ERG_FIT_MAX_FEATURES];
   for (size_t k = 0; k < ds->nfeatures; k++)
     x[k] = ds->x[k][i];
   h->predicted_watts[h->cells.nrows] = predicted_watts;
+  h->idle_watts[h->cells.nrows] = idle_watts;
   return erg_dataset_add_row(&h->cells, ds->time_unix_seconds[i], ds->row_step_seconds[i],
                              ds->measured_watts[i], ds->flags[i], x);
 }

@@ -285,6 +285,9 @@ int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whyl
 struct erg_holdout {
   struct erg_dataset cells; /* the validation's held-out rows, every column of the dataset */
   double *predicted_watts;  /* the validation fit's prediction of each of them */
+  /* The idle (β0) of the validation fit that predicted each: what its
+   * dynamic metrics subtract (to score them another way, e.g. weighted). */
+  double *idle_watts;
 };
 void erg_holdout_init(struct erg_holdout *h);
 void erg_holdout_free(struct erg_holdout *h);
@@ -413,7 +416,14 @@ int erg_attribute_cell(const struct erg_model *m, double measured_watts, const d
                        size_t nproc, size_t system_index, enum erg_idle_policy policy,
                        double *watts, struct erg_attribution *out);
 
-/* ---- `erg fit` ---- exit codes: 0 ok, 1 usage, 2 data error */
-int erg_fit_cli(int argc, char **argv);
+/* ---- JSON, for callers that print what the files hold (fit/json.c) ----
+ * jansson objects (json_decref them), NULL when out of memory: the model
+ * as erg_model_save writes it, the idle profile as erg_idle_profile_save
+ * does, held-out metrics as a model's "validation" (method: how they were
+ * held out, as erg_model.validation). */
+struct json_t;
+struct json_t *erg_model_json(const struct erg_model *m);
+struct json_t *erg_idle_profile_json(const struct erg_idle_profile *p);
+struct json_t *erg_fit_metrics_json(const char *method, const struct erg_fit_metrics *x);
 
 #endif

@@ -405,7 +405,8 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
       y[nt] = c->ds->measured_watts[c->rows[j]];
       yhat[nt] = coef_predict(c, &f, c->rows[j]);
       idle[nt] = f.beta0;
-      if (c->o->holdout && fit_holdout_add(c->o->holdout, c->ds, c->rows[j], yhat[nt]) != 0) {
+      if (c->o->holdout &&
+          fit_holdout_add(c->o->holdout, c->ds, c->rows[j], yhat[nt], f.beta0) != 0) {
         snprintf(why, whylen, "out of memory");
         rc = -1;
         goto out;

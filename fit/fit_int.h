@@ -50,8 +50,9 @@ int fit_idle_profile_from_json(struct erg_idle_profile *p, json_t *j, char *why,
 /* Empties h and gives it ds's node, step and columns, with room for
  * max_rows predictions. */
 int fit_holdout_begin(struct erg_holdout *h, const struct erg_dataset *ds, size_t max_rows);
-/* Appends ds's row i, held out, with the validation fit's prediction. */
+/* Appends ds's row i, held out, with the validation fit's prediction and
+ * idle. */
 int fit_holdout_add(struct erg_holdout *h, const struct erg_dataset *ds, size_t i,
-                    double predicted_watts);
+                    double predicted_watts, double idle_watts);
 
 #endif

@@ -31,6 +31,12 @@ struct erg_web_options {
 int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
                         const char *const *nodes, size_t nnodes, int64_t now,
                         const struct erg_web_options *opt, char *why, size_t whylen);
+/* erg graph (web/render_dir.c): erg_web_render_opts once for every node
+ * with a directory under data_dir/nodes, through its own store handle
+ * (rrdcached: the daemon to flush first, NULL: RRDCACHED_ADDRESS). */
+int erg_web_render_dir(const char *data_dir, const char *rrdcached, const char *www_dir,
+                       int64_t now, const struct erg_web_options *opt, char *why,
+                       size_t whylen);
 
 /* Extra dynamic content (e.g. /metrics): fills a malloc'd body and content
  * type; returns HTTP status. */
@@ -47,17 +53,6 @@ void erg_web_server_stop(struct erg_web_server *w);
  * picked when addr said port 0. */
 unsigned erg_web_server_port(const struct erg_web_server *w);
 
-/* erg report (web/report.c): energy over a period from the archives, by
- * node or profile key kind, as CSV, JSON or HTML; see docs/report.md.
- * argv[0] is "report". Returns the exit code: 0 ok, 1 usage, 2 data error. */
-int erg_report_cli(int argc, char **argv);
-/* erg graph: erg_web_render once for the nodes under DIR/nodes (for cron
- * when ergd does not render). argv[0] is "graph". Same exit codes. */
-int erg_graph_cli(int argc, char **argv);
-/* erg jobs (web/jobs.c): per-job energy with Slurm's accounting fields
- * (sacct), and --push into the jobs' AdminComment; see docs/hpc.md.
- * argv[0] is "jobs". Same exit codes. */
-int erg_jobs_cli(int argc, char **argv);
 /* A report time: ISO date or date-time in UTC ("2026-11-01",
  * "2026-11-01T12:00[:00][Z]"), unix seconds, "now", or relative to now
  * ("-7d", "-12h", "-30m", "-90s", "-2w"). Returns 0, or -1 if malformed. */
@@ -136,5 +131,92 @@ int erg_report_key_energy(const char *data_dir, const char *node, const char *ki
                           const char *key, int64_t from_s, int64_t to_s,
                           const struct erg_energy_factors *f, struct erg_key_energy *out,
                           char *why, size_t whylen);
+
+
+/* ---- erg report (web/report.c, report_data.c, archive.c) ----
+ * Energy over a period from the archives, by node or by profile key kind,
+ * as a CSV, JSON or HTML document (docs/report.md). Names from the store
+ * reach the document only escaped for it. */
+#define ERG_REPORT_MAX_DATA_DIRS 64 /* one store per collector */
+#define ERG_REPORT_MAX_SELECT 64
+
+struct erg_report_options {
+  const char *data_dirs[ERG_REPORT_MAX_DATA_DIRS]; /* at least one; a node in two is an error */
+  size_t ndata_dirs;
+  const char *kind; /* "node", or a key kind: "command", "job", "user", "unit", "container" */
+  int per_node;     /* kind "job" from the node archives, not the cluster-wide ones */
+  int64_t from_s, to_s;
+  const char *select[ERG_REPORT_MAX_SELECT]; /* nodes (name or directory); none: all */
+  size_t nselect;
+  const char *format;  /* "csv", "json" or "html" */
+  double cost_per_kwh; /* NAN: no cost column */
+  const char *currency;
+  double co2_g_per_kwh, pue;                    /* NAN when not asked for */
+  const struct erg_series *carbon, *pue_series; /* NULL when not asked for */
+  /* Archives read so far of total: with done 0 before the first, after
+   * each one, and with end 1 when the reading ends (early on an error).
+   * NULL: not called. */
+  void (*progress)(void *user, size_t done, size_t total, int end);
+  void *progress_user;
+};
+/* By node over the day before now, as CSV, no cost, PUE or CO2. */
+void erg_report_options_init(struct erg_report_options *o, int64_t now);
+/* The report as a document in o->format: *doc (malloc'd) of *len bytes.
+ * 0, or -1 with a reason (no store, no such node, an unreadable archive). */
+int erg_report_render(const struct erg_report_options *o, char **doc, size_t *len, char *why,
+                      size_t whylen);
+
+/* ---- erg jobs (web/jobs.c, jobs_store.c, jobs_slurm.c) ----
+ * Per-job energy (the report's, --by job) joined with Slurm's accounting
+ * fields from sacct, and erg's energy pushed into the jobs' AdminComment
+ * through sacctmgr (docs/hpc.md). */
+#define ERG_JOBS_MAX_SELECT 256
+
+struct erg_jobs_options {
+  struct erg_report_options report; /* data_dirs[0], the period, PUE and CO2, progress */
+  const char *format; /* "table" (sacct's look), "parsable2", "csv" or "json" */
+  const char *select[ERG_JOBS_MAX_SELECT]; /* job ids; none: every job with data */
+  size_t nselect;
+  const char *sacct, *sacctmgr; /* program paths or names (PATH lookup) */
+  int force;       /* push also where the AdminComment holds erg's energy */
+  double settle_s; /* a job without an archive is final this long after its end */
+};
+/* The report's defaults with kind "job", as a table, sacct and sacctmgr
+ * from PATH, 600 s to settle. */
+void erg_jobs_options_init(struct erg_jobs_options *o, int64_t now);
+/* 1 when s is a Slurm job id (decimal) erg jobs takes. */
+int erg_jobs_id_ok(const char *s);
+
+struct erg_jobs; /* a list of jobs, with erg's numbers and Slurm's fields */
+/* The jobs with data in the period, and the selected ones without, with
+ * erg's own fields (nodes, user) and sacct's. 0; 1 when sacct failed (why
+ * says how; the list has erg's fields only); -1 with a reason and no list
+ * when the archives cannot be read. */
+int erg_jobs_load(const struct erg_jobs_options *o, struct erg_jobs **out, char *why,
+                  size_t whylen);
+size_t erg_jobs_count(const struct erg_jobs *j);
+size_t erg_jobs_unknown(const struct erg_jobs *j); /* of them, jobs sacct did not return */
+void erg_jobs_free(struct erg_jobs *j);
+/* The list as a document in o->format; 0, or -1 with a reason. */
+int erg_jobs_render(const struct erg_jobs_options *o, const struct erg_jobs *j, char **doc,
+                    size_t *len, char *why, size_t whylen);
+
+/* What one pass of erg_jobs_push_pass did with a job; text is the reason,
+ * or with ERG_JOBS_PUSHED the fields written. */
+enum erg_jobs_event {
+  ERG_JOBS_PUSHED,  /* AdminComment written */
+  ERG_JOBS_WAITING, /* not yet: running, or its last cells not final */
+  ERG_JOBS_SKIPPED, /* not pushed: unknown to sacct, pushed before, no erg data */
+  ERG_JOBS_NOTE,    /* pushed next, with a field left out (no CO2 for it) */
+  ERG_JOBS_FAILED,  /* sacctmgr failed */
+};
+typedef void (*erg_jobs_push_fn)(void *user, const char *job, enum erg_jobs_event e,
+                                 const char *text);
+/* Writes erg's energy of every ended job of j whose cells are final into
+ * its AdminComment (the whole job's, whatever the period), keeping the
+ * comment's other fields; each job's outcome through fn. Returns how many
+ * jobs wait, or -1 when a push failed. */
+int erg_jobs_push_pass(const struct erg_jobs_options *o, struct erg_jobs *j, int64_t now,
+                       erg_jobs_push_fn fn, void *user);
 
 #endif

@@ -1,12 +1,9 @@
-/* erg jobs: per-job energy from the cluster-wide job archives (read by the
- * report library, report_build with --by job) joined with Slurm's own
- * accounting fields from sacct, in sacct-like columns, --parsable2, CSV or
- * JSON; and --push, which writes erg's energy of every ended job into the
- * job's AdminComment so that sacct shows it (docs/hpc.md). Without sacct,
- * or for a job sacct does not know, erg's own fields and a note. */
-#include <ctype.h>
-#include <errno.h>
-#include <getopt.h>
+/* erg jobs' list: per-job energy from the cluster-wide job archives (read
+ * by the report library, report_build with --by job) joined with Slurm's
+ * own accounting fields from sacct, as sacct-like columns, parsable2, CSV
+ * or JSON; and the push of erg's energy of every ended job into the job's
+ * AdminComment so that sacct shows it (docs/hpc.md). Without sacct, or for
+ * a job sacct does not know, erg's own fields. */
 #include <jansson.h>
 #include <math.h>
 #include <rrd.h>
@@ -21,19 +18,19 @@
 #include "jobs_int.h"
 #include "report_int.h"
 
-#define JOBS_MAX_SELECT 256
 #define JOBS_SETTLE_DEFAULT_S 600
-#define JOBS_WAIT_POLL_S 5
 
-struct jobs_opts {
-  struct report_opts r; /* data dir, period, CO2 factor, config file */
-  const char *format;   /* "table", "parsable2", "csv", "json" */
-  const char *select[JOBS_MAX_SELECT];
-  size_t nselect;
-  struct jobs_slurm slurm;
-  int push, force, detach;
-  double settle_s, wait_s;
+struct erg_jobs {
+  struct jobs_job *job;
+  size_t n;
 };
+
+void erg_jobs_options_init(struct erg_jobs_options *o, int64_t now) {
+  *o = (struct erg_jobs_options){.format = "table", .settle_s = JOBS_SETTLE_DEFAULT_S,
+                                 .sacct = "sacct", .sacctmgr = "sacctmgr"};
+  erg_report_options_init(&o->report, now);
+  o->report.kind = "job";
+}
 
 /* ---- energy and derived numbers ---- */
 
@@ -56,12 +53,12 @@ static const char *jobs_span_source(const struct jobs_job *j) {
 }
 
 /* Slurm job ids are decimal; the job archives also hold [none]/[other]. */
-static int jobs_id_ok(const char *s) {
+int erg_jobs_id_ok(const char *s) {
   size_t n = strspn(s, "0123456789");
   return n > 0 && n < sizeof((struct jobs_job *)0)->id && s[n] == '\0';
 }
 
-static int jobs_selected(const struct jobs_opts *o, const char *id) {
+static int jobs_selected(const struct erg_jobs_options *o, const char *id) {
   for (size_t i = 0; i < o->nselect; i++)
     if (!strcmp(o->select[i], id))
       return 1;
@@ -69,12 +66,12 @@ static int jobs_selected(const struct jobs_opts *o, const char *id) {
 }
 
 /* The jobs with erg data in the period (and the --job ones without). */
-static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t *n, char *why,
-                        size_t whylen) {
+static int jobs_collect(const struct erg_jobs_options *o, struct jobs_job **out, size_t *n,
+                        char *why, size_t whylen) {
   struct report_table t = {0};
   *out = NULL;
   *n = 0;
-  if (report_build(&o->r, &t, why, whylen) != 0) {
+  if (report_build(&o->report, &t, why, whylen) != 0) {
     /* A store without job archives yet is an empty list, not an error. */
     if (!strstr(why, "no job archives"))
       return -1;
@@ -88,7 +85,7 @@ static int jobs_collect(const struct jobs_opts *o, struct jobs_job **out, size_t
   }
   for (size_t i = 0; i < t.n; i++) {
     const struct report_row *r = &t.rows[i];
-    if (!jobs_id_ok(r->key) || !jobs_selected(o, r->key) || r->v.known_s <= 0)
+    if (!erg_jobs_id_ok(r->key) || !jobs_selected(o, r->key) || r->v.known_s <= 0)
       continue;
     /* Without cluster archives the rows are per node: one job, summed. */
     struct jobs_job *j = jobs_find(jobs, *n, r->key);
@@ -142,8 +139,8 @@ static const struct {
 };
 
 /* FacilityJ only where a PUE is given, as in erg report. */
-static int jobs_col_shown(const struct jobs_opts *o, int c) {
-  return c != C_FAC || !isnan(o->r.pue) || o->r.pue_csv;
+static int jobs_col_shown(const struct erg_jobs_options *o, int c) {
+  return c != C_FAC || !isnan(o->report.pue) || o->report.pue_series;
 }
 
 /* Times as sacct prints them (local, no zone) or ISO UTC for CSV/JSON. */
@@ -197,7 +194,8 @@ static int jobs_right(int c) { return c >= C_J && c != C_SPAN; }
 
 /* sacct's default look: fixed widths, numbers right-aligned, a '+' where
  * a text was cut. */
-static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+static void jobs_table(FILE *f, const struct erg_jobs_options *o, const struct jobs_job *jobs,
+                       size_t n) {
   for (int c = 0; c < C_N; c++)
     if (jobs_col_shown(o, c))
       fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
@@ -229,7 +227,7 @@ static void jobs_table(FILE *f, const struct jobs_opts *o, const struct jobs_job
   }
 }
 
-static void jobs_parsable2(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs,
+static void jobs_parsable2(FILE *f, const struct erg_jobs_options *o, const struct jobs_job *jobs,
                            size_t n) {
   for (int c = 0; c < C_N; c++)
     if (jobs_col_shown(o, c))
@@ -247,7 +245,8 @@ static void jobs_parsable2(FILE *f, const struct jobs_opts *o, const struct jobs
 
 /* Text cells through erg_csv_text: RFC 4180 quoting, no formula a
  * spreadsheet would run (docs/hpc.md). */
-static void jobs_csv(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+static void jobs_csv(FILE *f, const struct erg_jobs_options *o, const struct jobs_job *jobs,
+                     size_t n) {
   for (int c = 0; c < C_N; c++)
     if (jobs_col_shown(o, c))
       fprintf(f, "%s%s", c ? "," : "", jobs_cols[c].snake);
@@ -284,10 +283,11 @@ static json_t *jobs_json_text(const char *s) {
 
 static json_t *jobs_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static int jobs_json(FILE *f, const struct jobs_opts *o, const struct jobs_job *jobs, size_t n) {
+static int jobs_json(FILE *f, const struct erg_jobs_options *o, const struct jobs_job *jobs,
+                     size_t n) {
   char from[32], to[32];
-  jobs_time(o->r.from_s, 1, from);
-  jobs_time(o->r.to_s, 1, to);
+  jobs_time(o->report.from_s, 1, from);
+  jobs_time(o->report.to_s, 1, to);
   json_t *root = json_pack("{s:s, s:s}", "from", from, "to", to), *arr = json_array();
   for (size_t i = 0; root && arr && i < n; i++) {
     const struct jobs_job *j = &jobs[i];
@@ -322,36 +322,33 @@ static int jobs_json(FILE *f, const struct jobs_opts *o, const struct jobs_job *
   return rc;
 }
 
-static int jobs_write(const struct jobs_opts *o, const struct jobs_job *jobs, size_t n, char *why,
-                      size_t whylen) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+int erg_jobs_render(const struct erg_jobs_options *o, const struct erg_jobs *j, char **doc,
+                    size_t *len, char *why, size_t whylen) {
+  FILE *f = open_memstream(doc, len);
   if (!f) {
+    *doc = NULL;
+    *len = 0;
     snprintf(why, whylen, "out of memory");
     return -1;
   }
   int rc = 0;
   if (!strcmp(o->format, "json"))
-    rc = jobs_json(f, o, jobs, n);
+    rc = jobs_json(f, o, j->job, j->n);
   else if (!strcmp(o->format, "csv"))
-    jobs_csv(f, o, jobs, n);
+    jobs_csv(f, o, j->job, j->n);
   else if (!strcmp(o->format, "parsable2"))
-    jobs_parsable2(f, o, jobs, n);
+    jobs_parsable2(f, o, j->job, j->n);
   else
-    jobs_table(f, o, jobs, n);
+    jobs_table(f, o, j->job, j->n);
   rc |= fclose(f);
-  if (rc == 0 && o->r.out && erg_write_file_atomic(o->r.out, buf, len) != 0) {
-    snprintf(why, whylen, "cannot write %s: %s", o->r.out, strerror(errno));
-    rc = -1;
-  } else if (rc == 0 && !o->r.out && (fwrite(buf, 1, len, stdout) != len || fflush(stdout))) {
-    snprintf(why, whylen, "cannot write the list: %s", strerror(errno));
-    rc = -1;
-  } else if (rc != 0) {
+  if (rc != 0) {
     snprintf(why, whylen, "cannot format the list");
+    free(*doc);
+    *doc = NULL;
+    *len = 0;
+    return -1;
   }
-  free(buf);
-  return rc;
+  return 0;
 }
 
 /* ---- pushing into Slurm's accounting ---- */
@@ -400,13 +397,13 @@ static int jobs_cells_final(const char *data_dir, const struct jobs_job *j) {
  * says: the report library then reads the finest archive that holds the
  * job, and the cells outside the job add 0 J. erg jobs prints the same
  * number for any period that holds the whole job at that resolution. */
-static int jobs_energy_whole(const struct jobs_opts *o, struct jobs_job *j, int64_t now) {
-  struct jobs_opts one = *o;
+static int jobs_energy_whole(const struct erg_jobs_options *o, struct jobs_job *j, int64_t now) {
+  struct erg_jobs_options one = *o;
   struct jobs_job *found;
   size_t n;
   char why[1024];
-  one.r.from_s = j->start_s - 60;
-  one.r.to_s = now;
+  one.report.from_s = j->start_s - 60;
+  one.report.to_s = now;
   one.select[0] = j->id;
   one.nselect = 1;
   if (jobs_collect(&one, &found, &n, why, sizeof why) != 0)
@@ -434,7 +431,7 @@ enum jobs_verdict { JOBS_PUSH, JOBS_WAIT, JOBS_SKIP };
 /* Whether job j can be pushed now; why says why not. A job's energy is
  * final once its archive has been written past its end, or, failing that
  * (no archive: not on an erg node, or ergd down), settle_s after its end. */
-static enum jobs_verdict jobs_judge(const struct jobs_opts *o, const struct jobs_job *j,
+static enum jobs_verdict jobs_judge(const struct erg_jobs_options *o, const struct jobs_job *j,
                                     int64_t now, const char **why) {
   if (!j->slurm)
     return *why = "unknown to sacct", JOBS_SKIP;
@@ -442,260 +439,78 @@ static enum jobs_verdict jobs_judge(const struct jobs_opts *o, const struct jobs
     return *why = "already has erg's energy (--force to rewrite)", JOBS_SKIP;
   if (j->end_s <= 0)
     return *why = "has not ended", JOBS_WAIT;
-  if (!jobs_cells_final(o->r.data_dir, j) && now < j->end_s + (int64_t)o->settle_s)
+  if (!jobs_cells_final(report_data_dir(&o->report), j) && now < j->end_s + (int64_t)o->settle_s)
     return *why = "its last cells are not final yet", JOBS_WAIT;
   return *why = "", JOBS_PUSH;
 }
 
-/* One pass over the jobs; returns how many still wait, or -1 if a push
- * failed. Each job's outcome is said once (last pass for waiting ones). */
-static int jobs_push_pass(const struct jobs_opts *o, struct jobs_job *jobs, size_t n, int last) {
-  int64_t now = (int64_t)time(NULL);
+int erg_jobs_push_pass(const struct erg_jobs_options *o, struct erg_jobs *list, int64_t now,
+                       erg_jobs_push_fn fn, void *user) {
+  struct jobs_slurm slurm = {.sacct = o->sacct, .sacctmgr = o->sacctmgr};
   int waiting = 0, failed = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < list->n; i++) {
+    struct jobs_job *j = &list->job[i];
     const char *why;
-    enum jobs_verdict v = jobs_judge(o, &jobs[i], now, &why);
-    if (v == JOBS_WAIT) {
-      waiting++;
-      if (last)
-        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", jobs[i].id, why);
-      continue;
-    }
-    if (v == JOBS_SKIP) {
-      if (o->nselect || strncmp(why, "already", 7))
-        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", jobs[i].id, why);
+    enum jobs_verdict v = jobs_judge(o, j, now, &why);
+    if (v != JOBS_PUSH) {
+      waiting += v == JOBS_WAIT;
+      fn(user, j->id, v == JOBS_WAIT ? ERG_JOBS_WAITING : ERG_JOBS_SKIPPED, why);
       continue;
     }
     char fields[1200], err[600];
-    if (jobs_energy_whole(o, &jobs[i], now) != 0 || !isfinite(jobs[i].energy_j)) {
-      fprintf(stderr, "erg jobs: job %s: not pushed: no erg data for it\n", jobs[i].id);
+    if (jobs_energy_whole(o, j, now) != 0 || !isfinite(j->energy_j)) {
+      fn(user, j->id, ERG_JOBS_SKIPPED, "no erg data for it");
       continue;
     }
     /* A carbon or PUE CSV starting after the job leaves its CO2 unknown:
      * pushed without erg_co2_g, and said so. */
-    if ((o->r.carbon_csv || !isnan(o->r.co2_g_per_kwh)) && !isfinite(jobs[i].co2_g))
-      fprintf(stderr, "erg jobs: job %s: no erg_co2_g: the carbon or PUE CSV starts after the "
-                      "job's start\n", jobs[i].id);
-    jobs_fields(&jobs[i], fields, sizeof fields);
-    if (jobs_slurm_push(&o->slurm, &jobs[i], fields, err, sizeof err) != 0) {
-      fprintf(stderr, "erg jobs: job %s: %s\n", jobs[i].id, err);
+    if ((o->report.carbon || !isnan(o->report.co2_g_per_kwh)) && !isfinite(j->co2_g))
+      fn(user, j->id, ERG_JOBS_NOTE,
+         "no erg_co2_g: the carbon or PUE CSV starts after the job's start");
+    jobs_fields(j, fields, sizeof fields);
+    if (jobs_slurm_push(&slurm, j, fields, err, sizeof err) != 0) {
+      fn(user, j->id, ERG_JOBS_FAILED, err);
       failed = 1;
       continue;
     }
-    printf("job %s: AdminComment %s\n", jobs[i].id, fields);
-    /* Pushed: a later pass of --wait must not push it again. */
-    erg_strlcpy(jobs[i].admin_comment, fields, sizeof jobs[i].admin_comment);
+    fn(user, j->id, ERG_JOBS_PUSHED, fields);
+    /* Pushed: a later pass must not push it again. */
+    erg_strlcpy(j->admin_comment, fields, sizeof j->admin_comment);
   }
-  fflush(stdout);
   return failed ? -1 : waiting;
 }
 
-/* ---- command line ---- */
+/* ---- the list ---- */
 
-static int jobs_usage(const char *msg, const char *arg) {
-  if (msg)
-    fprintf(stderr, "erg jobs: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
-  fprintf(stderr,
-          "usage: erg jobs (--data-dir DIR | --config ERGD_CONF) [--from T] [--to T]\n"
-          "                [--job ID[,ID...]]... [--format table|parsable2|csv|json]\n"
-          "                [--parsable2] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
-          "                [--pue X | --pue-csv FILE] [--out FILE]\n"
-          "                [--sacct PATH] [--sacctmgr PATH]\n"
-          "       erg jobs ... --push [--force] [--settle-seconds S] [--wait S] [--detach]\n"
-          "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
-  return 1;
-}
-
-/* --job 12,13 --job 14: ids, decimal only. */
-static int jobs_add_ids(struct jobs_opts *o, char *arg) {
-  for (char *save = NULL, *id = strtok_r(arg, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
-    if (!jobs_id_ok(id))
-      return jobs_usage("bad job id", id);
-    if (o->nselect >= JOBS_MAX_SELECT)
-      return jobs_usage("too many --job", NULL);
-    o->select[o->nselect++] = id;
-  }
-  return 0;
-}
-
-static int jobs_load_config(struct jobs_opts *o, const char *path) {
-  if (cli_ergd_conf_load(path, &o->r.file, "jobs") != 0)
-    return -1;
-  o->r.data_dir = o->r.file.data_dir[0] ? o->r.file.data_dir : "/var/lib/erg"; /* ergd's */
-  report_factors_config(&o->r);
-  if (o->r.file.rrdcached[0])
-    setenv("RRDCACHED_ADDRESS", o->r.file.rrdcached, 1);
-  return 0;
-}
-
-static int jobs_opt(struct jobs_opts *o, int c, char *arg, int64_t now) {
-  switch (c) {
-  case 'd': o->r.data_dir = arg; return 0;
-  case 'C': return 0; /* read before the other options */
-  case 'f': return erg_report_parse_time(arg, now, &o->r.from_s) ? jobs_usage("bad --from", arg) : 0;
-  case 't': return erg_report_parse_time(arg, now, &o->r.to_s) ? jobs_usage("bad --to", arg) : 0;
-  case 'j': return jobs_add_ids(o, arg);
-  case 'o': o->r.out = arg; return 0;
-  case 'p': o->format = "parsable2"; return 0;
-  case 'S': o->slurm.sacct = arg; return 0;
-  case 'M': o->slurm.sacctmgr = arg; return 0;
-  case 'P': o->push = 1; return 0;
-  case 'x': o->force = 1; return 0;
-  case 'D': o->detach = 1; return 0;
-  case 'F':
-    o->format = arg;
-    return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
-                   strcmp(arg, "json") ? jobs_usage("unknown --format", arg) : 0;
-  case 'g': case 'G': case 'U': case 'V': return report_factor_opt(&o->r, c, arg, "jobs");
-  case 's': return report_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
-  case 'w': return report_number(arg, &o->wait_s) ? jobs_usage("bad --wait", arg) : 0;
-  default: return jobs_usage(NULL, NULL);
-  }
-}
-
-static int jobs_parse(int argc, char **argv, struct jobs_opts *o, int64_t now) {
-  static const struct option longs[] = {
-      {"data-dir", required_argument, 0, 'd'},  {"config", required_argument, 0, 'C'},
-      {"from", required_argument, 0, 'f'},      {"to", required_argument, 0, 't'},
-      {"job", required_argument, 0, 'j'},       {"out", required_argument, 0, 'o'},
-      {"format", required_argument, 0, 'F'},    {"parsable2", no_argument, 0, 'p'},
-      {"sacct", required_argument, 0, 'S'},     {"sacctmgr", required_argument, 0, 'M'},
-      {"push", no_argument, 0, 'P'},            {"force", no_argument, 0, 'x'},
-      {"detach", no_argument, 0, 'D'},
-      {"settle-seconds", required_argument, 0, 's'}, {"wait", required_argument, 0, 'w'},
-      {"co2-g-per-kwh", required_argument, 0, 'g'},  {"help", no_argument, 0, 'h'},
-      {"carbon-csv", required_argument, 0, 'G'},     {"pue", required_argument, 0, 'U'},
-      {"pue-csv", required_argument, 0, 'V'},
-      {0, 0, 0, 0}};
-  *o = (struct jobs_opts){.format = "table", .settle_s = JOBS_SETTLE_DEFAULT_S,
-                          .slurm = {.sacct = "sacct", .sacctmgr = "sacctmgr"}};
-  o->r = (struct report_opts){.from_s = now - 86400, .to_s = now, .kind = "job", .format = "csv",
-                              .cost_per_kwh = NAN, .co2_g_per_kwh = NAN, .pue = NAN};
-  opterr = 0;
-  optind = 0; /* --config first, wherever it is: the flags override it */
-  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;)
-    if (c == 'C' && jobs_load_config(o, optarg) != 0)
-      return 1;
-  optind = 0;
-  for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
-    if (c == '?' || c == ':')
-      return jobs_usage(c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
-    if (c == 'h')
-      return jobs_usage(NULL, NULL), -1;
-    if (jobs_opt(o, c, optarg, now) != 0)
-      return 1;
-  }
-  if (optind < argc)
-    return jobs_usage("unexpected argument", argv[optind]);
-  if (!o->r.data_dir)
-    return jobs_usage("--data-dir (or --config with [collector] data_dir) is required", NULL);
-  if (o->r.to_s <= o->r.from_s)
-    return jobs_usage("--to must be later than --from", NULL);
-  return report_factors(&o->r, "jobs");
-}
-
-/* Builds the list with Slurm's fields; a sacct failure is a note, not an
- * error: erg's numbers are still worth showing. Returns 1 then (--push
- * cannot do without sacct), -1 when the archives cannot be read. */
-static int jobs_load(const struct jobs_opts *o, struct jobs_job **jobs, size_t *n, int quiet) {
-  char why[2048];
-  if (jobs_collect(o, jobs, n, why, sizeof why) != 0) {
-    fprintf(stderr, "erg jobs: %s\n", why);
+int erg_jobs_load(const struct erg_jobs_options *o, struct erg_jobs **out, char *why,
+                  size_t whylen) {
+  struct erg_jobs *j = calloc(1, sizeof *j);
+  *out = NULL;
+  if (!j) {
+    snprintf(why, whylen, "out of memory");
     return -1;
   }
-  jobs_erg_fields(o->r.data_dir, *jobs, *n);
-  if (*n && jobs_slurm_fill(&o->slurm, *jobs, *n, why, sizeof why) != 0) {
-    if (!quiet)
-      fprintf(stderr, "erg jobs: note: no Slurm fields (%s); erg's own fields only\n", why);
-    return 1;
+  if (jobs_collect(o, &j->job, &j->n, why, whylen) != 0) {
+    free(j);
+    return -1;
   }
+  *out = j;
+  jobs_erg_fields(report_data_dir(&o->report), j->job, j->n);
+  struct jobs_slurm slurm = {.sacct = o->sacct, .sacctmgr = o->sacctmgr};
+  return j->n && jobs_slurm_fill(&slurm, j->job, j->n, why, whylen) != 0 ? 1 : 0;
+}
+
+size_t erg_jobs_count(const struct erg_jobs *j) { return j->n; }
+
+size_t erg_jobs_unknown(const struct erg_jobs *j) {
   size_t unknown = 0;
-  for (size_t i = 0; i < *n; i++)
-    unknown += !(*jobs)[i].slurm;
-  if (unknown && !quiet)
-    fprintf(stderr, "erg jobs: note: %zu of %zu jobs unknown to sacct (another cluster, or "
-                    "purged); erg's own fields for them\n", unknown, *n);
-  return 0;
+  for (size_t i = 0; i < j->n; i++)
+    unknown += !j->job[i].slurm;
+  return unknown;
 }
 
-/* --push, with --wait: again every few seconds while a job waits. */
-static int jobs_push(struct jobs_opts *o) {
-  int64_t deadline = (int64_t)time(NULL) + (int64_t)o->wait_s;
-  for (int pass = 0;; pass++) {
-    struct jobs_job *jobs;
-    size_t n;
-    int64_t now = (int64_t)time(NULL);
-    int last = now + JOBS_WAIT_POLL_S > deadline;
-    /* The period follows the clock: data written since the last pass. */
-    o->r.to_s = o->r.to_s > now ? o->r.to_s : now;
-    int loaded = jobs_load(o, &jobs, &n, pass > 0);
-    if (loaded < 0)
-      return 2;
-    if (loaded > 0 && !last) {
-      free(jobs); /* sacct away: try again while --wait lasts */
-      sleep(JOBS_WAIT_POLL_S);
-      continue;
-    }
-    if (loaded > 0) {
-      fprintf(stderr, "erg jobs: nothing pushed: sacct is needed for the jobs' ends\n");
-      free(jobs);
-      return 2;
-    }
-    int rc = jobs_push_pass(o, jobs, n, last);
-    free(jobs);
-    if (rc <= 0 || last)
-      return rc < 0 ? 2 : 0;
-    sleep(JOBS_WAIT_POLL_S);
-  }
-}
-
-/* --detach: the work goes on in a child of its own session; the parent
- * returns once the child is in it. A hook (EpilogSlurmctld) may have its
- * process group killed as soon as it returns: a child still in that group,
- * or a `setsid CMD &` that has not run setsid() yet, would die with it. */
-static int jobs_detach(void) {
-  int fds[2];
-  char c = 0;
-  if (pipe(fds) != 0)
-    return -1;
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid > 0) {
-    close(fds[1]);
-    ssize_t r = read(fds[0], &c, 1);
-    _exit(r == 1 ? 0 : 2);
-  }
-  close(fds[0]);
-  if (setsid() < 0 || write(fds[1], &c, 1) != 1)
-    _exit(2);
-  close(fds[1]);
-  return 0;
-}
-
-int erg_jobs_cli(int argc, char **argv) {
-  struct jobs_opts o;
-  int rc = jobs_parse(argc, argv, &o, (int64_t)time(NULL));
-  if (rc != 0)
-    return rc < 0 ? 0 : rc;
-  if (o.detach && jobs_detach() != 0) {
-    fprintf(stderr, "erg jobs: --detach: %s\n", strerror(errno));
-    return 2;
-  }
-  if (o.push) {
-    rc = jobs_push(&o);
-    report_factors_free(&o.r);
-    return rc;
-  }
-  struct jobs_job *jobs;
-  size_t n;
-  char why[512];
-  if (jobs_load(&o, &jobs, &n, 0) < 0)
-    return 2;
-  rc = jobs_write(&o, jobs, n, why, sizeof why);
-  if (rc != 0)
-    fprintf(stderr, "erg jobs: %s\n", why);
-  free(jobs);
-  report_factors_free(&o.r);
-  return rc ? 2 : 0;
+void erg_jobs_free(struct erg_jobs *j) {
+  if (j)
+    free(j->job);
+  free(j);
 }

@@ -1,5 +1,6 @@
-/* Internal to erg jobs (web/jobs.c: command line, energy and output;
- * web/jobs_slurm.c: Slurm's sacct and sacctmgr as child processes). */
+/* Internal to erg jobs (web/jobs.c: the list, its documents and the push;
+ * web/jobs_store.c: erg's own fields; web/jobs_slurm.c: Slurm's sacct and
+ * sacctmgr as child processes). */
 #ifndef ERG_JOBS_INT_H
 #define ERG_JOBS_INT_H
 

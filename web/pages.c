@@ -1,9 +1,10 @@
 /* Static pages: the overview, per node one page per time range (power and
  * one stacked breakdown per profile key kind), per job and per node model
- * quality (pages_job.c, pages_model.c). HTML is written atomically; data
- * text reaches it only through erg_html_escape, and every link and image
- * is a relative name of a file written in the same or an earlier render
- * (graphs still fresh are not drawn again, see web_graph_fresh). */
+ * quality (pages_job.c, pages_model.c), all through html.c's helpers. HTML
+ * is written atomically; data text reaches it only through
+ * erg_html_escape, and every link and image is a relative name of a file
+ * written in the same or an earlier render (graphs still fresh are not
+ * drawn again, see web_graph_fresh). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,41 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "web_int.h"
-
-const char *const web_html_head =
-    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    "<meta http-equiv=\"refresh\" content=\"60\">"
-    "<style>body{font-family:sans-serif;margin:1em 2em}img{max-width:100%%}"
-    ".node{display:inline-block;margin:0 1em 1em 0}td,th{padding:0 .6em}"
-    "td.n{text-align:right}</style>"
-    "<title>%s</title></head><body>\n";
-
-int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len) {
-  char path[1200];
-  int rc = fclose(f);
-  snprintf(path, sizeof path, "%s/%s", www, name);
-  if (rc == 0)
-    rc = erg_write_file_atomic(path, *buf, *len);
-  free(*buf);
-  return rc;
-}
-
-void web_html_text(FILE *f, const char *s) {
-  char *e = erg_html_escape(s);
-  fputs(e ? e : "?", f);
-  free(e);
-}
-
-void web_iso_time(int64_t t, char out[32]) {
-  time_t tt = (time_t)t;
-  struct tm tm;
-  gmtime_r(&tt, &tm);
-  strftime(out, 32, "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
 
 /* ---- one node ---- */
 

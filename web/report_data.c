@@ -89,22 +89,19 @@ int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n,
   return 0;
 }
 
-int report_data_dir_add(struct report_opts *o, const char *dir) {
-  if (o->ndata_dirs >= REPORT_MAX_DATA_DIRS)
-    return -1;
-  o->data_dirs[o->ndata_dirs++] = dir;
-  o->data_dir = o->data_dirs[0];
-  return 0;
+struct erg_energy_factors report_factors(const struct erg_report_options *o) {
+  return (struct erg_energy_factors){.co2_g_per_kwh = o->co2_g_per_kwh, .carbon = o->carbon,
+                                     .pue = isnan(o->pue) ? 1 : o->pue,
+                                     .pue_series = o->pue_series};
 }
 
 /* The nodes of every store (one per collector, e.g. per row), sorted by
  * name. A node in two stores is an error: its energy would count twice,
  * and which of the two is right is for the operator to say. */
-static int report_nodes_all(const struct report_opts *o, struct report_node **out, size_t *n,
-                            char *why, size_t whylen) {
-  const char *one[1] = {o->data_dir};
-  const char *const *dirs = o->ndata_dirs ? o->data_dirs : one;
-  size_t ndirs = o->ndata_dirs ? o->ndata_dirs : 1;
+static int report_nodes_all(const struct erg_report_options *o, struct report_node **out,
+                            size_t *n, char *why, size_t whylen) {
+  const char *const *dirs = o->data_dirs;
+  size_t ndirs = o->ndata_dirs;
   *out = NULL;
   *n = 0;
   for (size_t d = 0; d < ndirs; d++) {
@@ -141,10 +138,10 @@ static int report_nodes_all(const struct report_opts *o, struct report_node **ou
 /* ---- building the rows ---- */
 
 struct report_ctx {
-  const struct report_opts *o;
+  const struct erg_report_options *o;
+  struct erg_energy_factors f; /* report_factors(o) */
   struct report_table *t;
   size_t done, total;
-  int progress;
   char why[1600];
 };
 
@@ -164,8 +161,8 @@ static int report_row_add(struct report_table *t, struct report_row **row) {
 
 static void report_tick(struct report_ctx *c) {
   c->done++;
-  if (c->progress && (c->done % 10 == 0 || c->done == c->total))
-    fprintf(stderr, "\rerg report: %zu/%zu archives", c->done, c->total);
+  if (c->o->progress)
+    c->o->progress(c->o->progress_user, c->done, c->total, 0);
 }
 
 /* The node's measured, idle and dynamic energy (v[0..2]; all 0 without
@@ -179,11 +176,11 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
   v[0].peak_w = NAN;
   if (!report_is_file(path))
     return 0;
-  if (report_archive(NULL, path, ds, 3, c->o->from_s, c->o->to_s, &c->o->factors, v, c->why,
+  if (report_archive(NULL, path, ds, 3, c->o->from_s, c->o->to_s, &c->f, v, c->why,
                      sizeof c->why) != 0)
     return -1;
   report_tick(c);
-  if (c->o->by_node) {
+  if (report_by_node(c->o)) {
     struct report_row *r;
     if (report_row_add(c->t, &r) != 0)
       return -1;
@@ -226,7 +223,7 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
       erg_strlcpy(r->uid, tab + 1, sizeof r->uid);
       web_names_find(names, r->uid, r->key, sizeof r->key);
     }
-    rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->o->factors, &r->v,
+    rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->f, &r->v,
                         c->why, sizeof c->why);
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
@@ -301,14 +298,15 @@ static int report_node_keys(struct report_ctx *c, const struct report_node *nd,
  * over its nodes there, and they outlive per-node expiry) unless nodes are
  * selected or --per-node asks for the breakdown. Over several stores each
  * holds its own collector's part of a job: the node archives are read. */
-static int report_use_cluster(const struct report_opts *o) {
+static int report_use_cluster(const struct erg_report_options *o) {
   char dir[1400];
-  snprintf(dir, sizeof dir, "%s/cluster/%s/index.tsv", o->data_dir, o->kind);
-  return !o->by_node && !o->per_node && o->nselect == 0 && !strcmp(o->kind, "job") &&
+  snprintf(dir, sizeof dir, "%s/cluster/%s/index.tsv", report_data_dir(o), o->kind);
+  return !report_by_node(o) && !o->per_node && o->nselect == 0 && !strcmp(o->kind, "job") &&
          o->ndata_dirs <= 1 && report_is_file(dir);
 }
 
-static int report_node_selected(const struct report_opts *o, const struct report_node *nd) {
+static int report_node_selected(const struct erg_report_options *o,
+                                const struct report_node *nd) {
   for (size_t i = 0; i < o->nselect; i++)
     if (!strcmp(o->select[i], nd->name) || !strcmp(o->select[i], nd->dir))
       return 1;
@@ -326,8 +324,8 @@ static size_t report_count_rrd(const char *dir) {
 }
 
 /* Counts archives for the progress line, and whether any kind dir exists. */
-static size_t report_count(const struct report_opts *o, const struct report_node *nodes,
-                           size_t n, int *kind_dirs) {
+static size_t report_count(const struct erg_report_options *o,
+                           const struct report_node *nodes, size_t n, int *kind_dirs) {
   size_t total = 0;
   int cluster = report_use_cluster(o);
   char dir[1400];
@@ -335,18 +333,23 @@ static size_t report_count(const struct report_opts *o, const struct report_node
   for (size_t i = 0; i < n; i++) {
     total++;
     snprintf(dir, sizeof dir, "%s/nodes/%s/%s", nodes[i].data_dir, nodes[i].dir, o->kind);
-    if (o->by_node || !report_is_dir(dir))
+    if (report_by_node(o) || !report_is_dir(dir))
       continue;
     (*kind_dirs)++;
     total += cluster ? 0 : report_count_rrd(dir);
   }
-  snprintf(dir, sizeof dir, "%s/cluster/%s", o->data_dir, o->kind);
+  snprintf(dir, sizeof dir, "%s/cluster/%s", report_data_dir(o), o->kind);
   return total + (cluster ? report_count_rrd(dir) : 0);
 }
 
-int report_build(const struct report_opts *o, struct report_table *t, char *why, size_t whylen) {
+int report_build(const struct erg_report_options *o, struct report_table *t, char *why,
+                 size_t whylen) {
   struct report_node *nodes;
   size_t n, sel = 0;
+  if (o->ndata_dirs == 0) {
+    snprintf(why, whylen, "no data directory");
+    return -1;
+  }
   if (report_nodes_all(o, &nodes, &n, why, whylen) != 0)
     return -1;
   size_t w = 0;
@@ -354,15 +357,16 @@ int report_build(const struct report_opts *o, struct report_table *t, char *why,
     if (report_node_selected(o, &nodes[i]))
       nodes[w++] = nodes[i];
   sel = w;
-  struct report_ctx c = {.o = o, .t = t};
+  struct report_ctx c = {.o = o, .f = report_factors(o), .t = t};
   int kind_dirs, rc = 0;
   c.total = report_count(o, nodes, sel, &kind_dirs);
-  c.progress = isatty(STDERR_FILENO) && c.total >= REPORT_PROGRESS_MIN;
+  if (o->progress)
+    o->progress(o->progress_user, 0, c.total, 0);
   if (sel == 0 && o->nselect) {
-    snprintf(why, whylen, "no node %s under %s", o->select[0], o->data_dir);
+    snprintf(why, whylen, "no node %s under %s", o->select[0], report_data_dir(o));
     rc = -1;
-  } else if (!o->by_node && kind_dirs == 0 && !report_use_cluster(o)) {
-    snprintf(why, whylen, "no %s archives under %s", o->kind, o->data_dir);
+  } else if (!report_by_node(o) && kind_dirs == 0 && !report_use_cluster(o)) {
+    snprintf(why, whylen, "no %s archives under %s", o->kind, report_data_dir(o));
     rc = -1;
   }
   int cluster = rc == 0 && report_use_cluster(o);
@@ -379,7 +383,7 @@ int report_build(const struct report_opts *o, struct report_table *t, char *why,
         all[k].step_s = node[k].step_s > all[k].step_s ? node[k].step_s : all[k].step_s;
       }
     }
-    if (rc == 0 && !o->by_node && !cluster)
+    if (rc == 0 && !report_by_node(o) && !cluster)
       rc = report_node_keys(&c, &nodes[i], node);
     if (rc != 0)
       snprintf(why, whylen, "%s", c.why);
@@ -388,15 +392,15 @@ int report_build(const struct report_opts *o, struct report_table *t, char *why,
     /* One row per job; its share is of all nodes' measured energy. */
     char dir[1400];
     size_t first = t->n;
-    snprintf(dir, sizeof dir, "%s/cluster/%s", o->data_dir, o->kind);
+    snprintf(dir, sizeof dir, "%s/cluster/%s", report_data_dir(o), o->kind);
     if ((rc = report_key_rows(&c, dir, REPORT_ALL_NODES,
                               all[0].known_s > 0 ? all[0].energy_j : NAN)) != 0)
       snprintf(why, whylen, "%s", c.why);
     else if ((rc = report_rest_rows(t, first, REPORT_ALL_NODES, &all[0], &all[1])) != 0)
       snprintf(why, whylen, "out of memory");
   }
-  if (c.progress)
-    fputc('\n', stderr);
+  if (o->progress)
+    o->progress(o->progress_user, c.done, c.total, 1);
   free(nodes);
   return rc;
 }

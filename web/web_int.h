@@ -1,7 +1,8 @@
 /* Internal to web/: graphs (graph.c), keys read from the store (keys.c),
- * pages (pages.c, pages_job.c, pages_model.c). File names in www_dir are
- * "<type>-<token>-...-<safe>.<ext>": fixed tokens without '-' first, the
- * sanitized name last, so two names can never produce the same file. */
+ * pages (pages.c, pages_job.c, pages_model.c; their HTML helpers in
+ * html.c). File names in www_dir are "<type>-<token>-...-<safe>.<ext>":
+ * fixed tokens without '-' first, the sanitized name last, so two names
+ * can never produce the same file. */
 #ifndef ERG_WEB_INT_H
 #define ERG_WEB_INT_H
 
@@ -98,7 +99,7 @@ size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_
                         struct web_job **out);
 void web_jobs_free(struct web_job *jobs, size_t n);
 
-/* pages.c */
+/* html.c: what every page writer uses; it calls no page file. */
 extern const char *const web_html_head;
 int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len);
 void web_html_text(FILE *f, const char *s);

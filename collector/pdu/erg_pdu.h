@@ -229,7 +229,46 @@ const char *erg_pdu_level_name(int level);
  * auto, generic, an unknown name, or a driver without levels). */
 unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
 
-/* `erg pdu probe ...`: exit 0 ok, 1 usage, 2 device error. */
-int erg_pdu_probe_cli(int argc, char **argv);
+/* ---- what one PDU or meter is and reads now (collector/pdu/probe.c), for
+ * `erg pdu probe`: the operator's help to write its config section ---- */
+#define ERG_PDU_PROBE_MAX_ROWS 256
+#define ERG_PDU_PROBE_NAMELEN 64
+#define ERG_PDU_PROBE_OID_MAX 160
+/* What a row's SNMP detail holds per quantity. */
+enum erg_pdu_probe_qty {
+  ERG_PROBE_NAME = 0, /* the row's label */
+  ERG_PROBE_POWER,    /* W */
+  ERG_PROBE_VA,       /* apparent power */
+  ERG_PROBE_PF,       /* power factor */
+  ERG_PROBE_CURRENT,  /* A */
+  ERG_PROBE_VOLTAGE,  /* V */
+  ERG_PROBE_ENERGY,   /* J */
+  ERG_PROBE_VOLTAGE_BORROWED, /* the voltage of inlet, phase or device 1 */
+  ERG_PROBE_NQ
+};
+struct erg_pdu_probe_row {
+  int level, index; /* enum erg_pdu_level; the entity number (a meter: its unit id) */
+  char name[ERG_PDU_PROBE_NAMELEN];
+  char problem[160]; /* a value the device sent that is no reading; "" none */
+  struct erg_pdu_reading r;
+  bool have_detail; /* SNMP, read: each quantity's OID ("" none), factor and value */
+  char oid[ERG_PROBE_NQ][ERG_PDU_PROBE_OID_MAX];
+  double scale[ERG_PROBE_NQ], value[ERG_PROBE_NQ];
+};
+struct erg_pdu_probe {
+  char vendor[64], model[128], profile[32], reason[320], sysoid[160], sysdescr[256];
+  bool snmp;                    /* levels below are known */
+  bool absent[ERG_PDU_NLEVELS]; /* SNMP: levels the profile or the device lacks */
+  int n;                        /* rows, level by level: device, inlets, phases, banks,
+                                 * outlets, sensors (a meter: one outlet, its unit) */
+  struct erg_pdu_probe_row rows[ERG_PDU_PROBE_MAX_ROWS];
+};
+/* Opens a source of c (name, channels and, for Modbus, port and unit id
+ * filled in by the caller), identifies the device (SNMP) and reads every
+ * row it offers into res. 0; -1 with a reason when c is refused (the
+ * source cannot be opened with it); -2 with a reason when the device
+ * failed (unreachable, unknown, no level answered). */
+int erg_pdu_probe(const struct erg_pdu_source_config *c, struct erg_pdu_probe *res, char *why,
+                  size_t whylen);
 
 #endif

@@ -12,12 +12,16 @@
  * (u < 0.05, most near 0), the rest uniform; 1 W meter noise rounded to
  * 0.5 W; steady load within a cell unless --jitter S; idle from a
  * recorded profile (10 minutes of noisy idle cells), or fitted with
- * --fit-idle. Prints per shape the held-out MAPE (last 25 %), the curve's
+ * --fit-idle, or exactly the true idle with --exact-idle (no profile
+ * noise). Prints per shape the held-out MAPE (last 25 %), the curve's
  * largest fall over [0, 1], and the fitted power above the true idle
  * divided by the truth's at u = 0.05, 0.1, 0.2, …, 1.0; then the worst
- * over the shapes.
- * Usage: curve_compare [--ncpu N] [--seed S] [--fit-idle] [--noise W]
- *                      [--jitter S] [--quantum W] [--low-share F] [CSV]
+ * over the shapes. With --seeds N, instead, the spread of the ratios at
+ * u = 0.05, 0.1, 0.2 of the current curve over seeds 1 … N, per shape
+ * (mean, standard deviation, range, runs more than 10 % off): what one
+ * seed's worst can and cannot say.
+ * Usage: curve_compare [--ncpu N] [--seed S | --seeds N] [--fit-idle | --exact-idle]
+ *                      [--noise W] [--jitter S] [--quantum W] [--low-share F] [CSV]
  * Results: docs/model.md, "Utilisation curve". Not a test. */
 #include <math.h>
 #include <stdio.h>
@@ -39,8 +43,10 @@ struct result {
   double mape_total, mape_dynamic, fall, fall_at, ratio[NU];
 };
 
+enum idle_mode { IDLE_PROFILE, IDLE_FITTED, IDLE_EXACT };
+
 static int run(const struct curve *c, const struct curve_sim *s, unsigned long seed, bool after,
-               bool fit_idle, struct result *out) {
+               enum idle_mode idle_mode, struct result *out) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, seed);
   struct erg_dataset ds;
@@ -51,12 +57,14 @@ static int run(const struct curve *c, const struct curve_sim *s, unsigned long s
   for (int i = 0; i < IDLE_CELLS; i++)
     idle.mean_watts += (curve_watts(c, 0) + gsl_ran_gaussian(r, s->noise_watts)) / IDLE_CELLS;
   gsl_rng_free(r);
+  if (idle_mode == IDLE_EXACT)
+    idle.mean_watts = curve_watts(c, 0);
   char why[256];
   int rc = after ? (erg_dataset_derive(&ds, 0, why, sizeof why) == ERG_NDERIVED ? 0 : -1)
                  : curve_add_bernstein6(&ds, why, sizeof why);
   struct erg_fit_options o;
   erg_fit_options_init(&o);
-  o.idle_profile = fit_idle ? NULL : &idle;
+  o.idle_profile = idle_mode == IDLE_FITTED ? NULL : &idle;
   struct erg_model m;
   if (rc == 0)
     rc = erg_fit(&ds, &o, &m, why, sizeof why);
@@ -86,12 +94,49 @@ static void print_row(const char *label, const struct result *x) {
   printf("\n");
 }
 
+/* --seeds: the spread of the current curve's ratios at u = 0.05, 0.1, 0.2
+ * over seeds 1 … nseeds. */
+static int spread(const struct curve *shapes, int n, const struct curve_sim *s, int nseeds,
+                  enum idle_mode idle_mode) {
+  enum { NS = 3 };
+  printf("  %-6s %-5s  %-45s  %-28s  %-28s\n", "", "", "u = 0.05: mean sd [min, max] >10 % off",
+         "u = 0.1: mean sd [min, max]", "u = 0.2: mean sd [min, max]");
+  for (int i = 0; i < n; i++) {
+    double sum[NS] = {0}, sum2[NS] = {0}, lo[NS], hi[NS];
+    int off = 0;
+    for (int k = 0; k < NS; k++)
+      lo[k] = INFINITY, hi[k] = -INFINITY;
+    for (int seed = 1; seed <= nseeds; seed++) {
+      struct result x;
+      if (run(&shapes[i], s, (unsigned long)seed, true, idle_mode, &x) != 0)
+        return 1;
+      for (int k = 0; k < NS; k++) {
+        sum[k] += x.ratio[k];
+        sum2[k] += x.ratio[k] * x.ratio[k];
+        lo[k] = fmin(lo[k], x.ratio[k]);
+        hi[k] = fmax(hi[k], x.ratio[k]);
+      }
+      off += fabs(x.ratio[0] - 1) > 0.1;
+    }
+    printf("  %-6s", shapes[i].row);
+    for (int k = 0; k < NS; k++) {
+      double mean = sum[k] / nseeds, sd = sqrt(fmax(sum2[k] / nseeds - mean * mean, 0));
+      printf("  %5.3f %5.3f [%5.3f, %5.3f]", mean, sd, lo[k], hi[k]);
+      if (k == 0)
+        printf(" %3d of %-3d", off, nseeds);
+    }
+    printf("\n");
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   struct curve_sim s = {.cells = 3000, .ncpu = 2, .step_seconds = 5, .low_share = 1.0 / 3,
                         .jitter = 0, .noise_watts = 1.0, .quantum_watts = 0.5,
                         .jitter_scaled = true};
   unsigned long seed = 11;
-  bool fit_idle = false;
+  int nseeds = 0;
+  enum idle_mode idle_mode = IDLE_PROFILE;
   const char *csv = CURVES_CSV;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--ncpu") && i + 1 < argc)
@@ -106,13 +151,18 @@ int main(int argc, char **argv) {
       s.jitter = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quantum") && i + 1 < argc)
       s.quantum_watts = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+      nseeds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--fit-idle"))
-      fit_idle = true;
+      idle_mode = IDLE_FITTED;
+    else if (!strcmp(argv[i], "--exact-idle"))
+      idle_mode = IDLE_EXACT;
     else if (argv[i][0] != '-')
       csv = argv[i];
     else {
-      fprintf(stderr, "usage: curve_compare [--ncpu N] [--seed S] [--fit-idle] [--noise W] "
-                      "[--jitter S] [--quantum W] [--low-share F] [CSV]\n");
+      fprintf(stderr, "usage: curve_compare [--ncpu N] [--seed S | --seeds N] [--fit-idle | "
+                      "--exact-idle] [--noise W] [--jitter S] [--quantum W] [--low-share F] "
+                      "[CSV]\n");
       return 1;
     }
   }
@@ -130,8 +180,15 @@ int main(int argc, char **argv) {
   snprintf(shapes[n - 1].system, sizeof shapes[0].system, "100 + 150 u^2");
   int monotone_shapes = n;
   shapes[n++] = curve_broadwell; /* falls: no curve ratio counts in the worst */
+  static const char *idle_name[] = {"from a profile", "fitted", "exactly the true idle"};
+  if (nseeds > 0) {
+    printf("%d cells, %g CPUs (0.1 core = u %.3f), idle %s, seeds 1-%d: the current curve's "
+           "fitted / true power above true idle\n", s.cells, s.ncpu, 0.1 / s.ncpu,
+           idle_name[idle_mode], nseeds);
+    return spread(shapes, monotone_shapes, &s, nseeds, idle_mode);
+  }
   printf("%d cells, %g CPUs (0.1 core = u %.3f), idle %s, seed %lu\n", s.cells, s.ncpu,
-         0.1 / s.ncpu, fit_idle ? "fitted" : "from a profile", seed);
+         0.1 / s.ncpu, idle_name[idle_mode], seed);
   printf("  %-6s %-16s %-15s  fitted / true power above true idle at u =\n", "", "MAPE tot / dyn",
          "largest fall");
   printf("  %-6s %-16s %-15s", "", "", "");
@@ -152,7 +209,7 @@ int main(int argc, char **argv) {
            curve_watts(c, 0), full);
     for (int a = 0; a < 2; a++) {
       struct result x;
-      if (run(c, &s, seed, a, fit_idle, &x) != 0) {
+      if (run(c, &s, seed, a, idle_mode, &x) != 0) {
         failed = 1;
         continue;
       }

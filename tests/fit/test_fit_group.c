@@ -18,6 +18,7 @@
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
 
+#include "erg_cli.h"
 #include "erg_fit.h"
 #include "fit_test.h"
 

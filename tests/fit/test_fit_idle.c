@@ -14,6 +14,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "erg_cli.h"
 #include "erg_fit.h"
 #include "fit_test.h"
 

@@ -1,4 +1,4 @@
 /* Test driver: `erg-pdu-probe ARGS` == `erg pdu probe ARGS`. */
-#include "erg_pdu.h"
+#include "erg_cli.h"
 
 int main(int argc, char **argv) { return erg_pdu_probe_cli(argc, argv); }

@@ -1,4 +1,4 @@
-/* `erg report` / `erg graph` for the tests until cli/erg.c dispatches them:
+/* `erg report` / `erg graph` / `erg jobs` for the tests (cli/'s functions):
  * report_main report ARGS... or report_main graph ARGS...; and
  * report_main key-energy DIR NODE|- KIND KEY FROM TO [CARBON_CSV [PUE]]:
  * erg_report_key_energy, the entry point other commands (erg jobs) call,
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erg_cli.h"
 #include "erg_web.h"
 
 static int key_energy(int argc, char **argv) {

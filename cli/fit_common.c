@@ -1,17 +1,14 @@
-/* What `erg fit` for one node (cli.c) and for a group (cli_group.c) both
+/* What `erg fit` for one node (fit.c) and for a group (fit_group.c) both
  * use: reading journals, preparing rows, the journal's JSON, MODEL_DIR. */
-#include <getopt.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cli_int.h"
+#include "cli_fit.h"
 #include "erg_common.h"
-#include "fit_int.h"
 
 /* Rotated journals read: NODE.csv.1 ... .99 (ergd keeps fewer). */
 #define CLI_ROTATIONS 99

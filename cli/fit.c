@@ -1,6 +1,6 @@
 /* `erg fit`: read journals, fit, print the held-out validation, write the
  * model (refusing to replace a better one unless --force); record idle
- * profiles (--idle). A shared meter's group (--group) is in cli_group.c. */
+ * profiles (--idle). A shared meter's group (--group) is in fit_group.c. */
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_int.h"
+#include "cli_fit.h"
+#include "erg_cli.h"
 #include "erg_common.h"
-#include "fit_int.h"
 
 static void cli_usage(FILE *f) {
   fprintf(f,
@@ -267,7 +267,7 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
 
 static void cli_print_json(const struct cli_opts *o, const struct erg_model *m,
                            const struct erg_dataset *ds) {
-  json_t *j = fit_model_to_json(m);
+  json_t *j = erg_model_json(m);
   if (!j)
     return;
   json_object_set_new(j, "journal", cli_journal_json(o, ds));
@@ -361,7 +361,7 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
     return 2;
   }
   if (o->json) {
-    json_t *j = fit_idle_profile_to_json(&p);
+    json_t *j = erg_idle_profile_json(&p);
     json_object_set_new(j, "path", json_string(path));
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     putchar('\n');

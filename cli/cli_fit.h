@@ -1,7 +1,7 @@
-/* Internals of `erg fit` shared by cli.c (one node, idle profiles) and
- * cli_group.c (a shared meter's group). */
-#ifndef ERG_FIT_CLI_INT_H
-#define ERG_FIT_CLI_INT_H
+/* Internals of `erg fit` shared by fit.c (one node, idle profiles),
+ * fit_group.c (a shared meter's group) and fit_common.c (journals). */
+#ifndef ERG_CLI_FIT_H
+#define ERG_CLI_FIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@ struct cli_opts {
   const char *journal[CLI_MAX_JOURNALS];
   int njournal;
   const char *node, *data_dir, *journal_dir, *model_dir, *out, *idle_profile;
-  const char *group, *nodes, *form, *idle_split; /* --group mode: cli_group.c */
+  const char *group, *nodes, *form, *idle_split; /* --group mode: fit_group.c */
   bool json, force, idle, linear, no_idle_profile, keep_lag_unsure, auto_window;
   int progress; /* 1 --progress, 0 --no-progress, -1 (default): when stderr is a terminal */
   double from, to, last_seconds; /* --idle window: NaN / 0 when not given */

@@ -10,9 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_int.h"
+#include "cli_fit.h"
 #include "erg_common.h"
-#include "fit_int.h"
 
 #define GROUP_PATH_MAX 1200
 
@@ -265,7 +264,7 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
   json_t *nodes = json_array(), *members = json_array(), *pair = json_array();
   for (size_t m = 0; m < g->n; m++) {
     json_array_append_new(nodes, json_string(g->node[m]));
-    json_t *mj = fit_model_to_json(&models[m]), *jj = cli_journal_json(o, &ds[m]);
+    json_t *mj = erg_model_json(&models[m]), *jj = cli_journal_json(o, &ds[m]);
     json_object_del(jj, "shared_rows_skipped"); /* a member's shared rows are the fit's */
     json_object_set_new(mj, "journal", jj);
     json_object_set_new(mj, "path", paths[m][0] ? json_string(paths[m]) : json_null());
@@ -288,7 +287,7 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
       (json_int_t)r->rows_mismatched, "not_shared", (json_int_t)r->rows_not_shared,
       "idle_watts", r->idle_watts, "idle_split", erg_idle_split_name(g->split),
       "idle_split_scale", group_real(r->idle_scale), "validation",
-      fit_metrics_to_json(r->validation, &r->metrics), "members", members);
+      erg_fit_metrics_json(r->validation, &r->metrics), "members", members);
   if (j)
     json_object_set_new(j, "idle_source", json_string(r->idle_fixed ? "group_idle_profile"
                                                                       : "fit"));

@@ -1,0 +1,40 @@
+/* HTML helpers shared by every page writer (pages.c, pages_job.c,
+ * pages_model.c): the page head, data text escaped, times, the atomic
+ * write of a finished page. Apart so that the page files call down into
+ * it and never back into each other (issue 20: no call cycles). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "web_int.h"
+
+const char *const web_html_head =
+    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    "<meta http-equiv=\"refresh\" content=\"60\">"
+    "<style>body{font-family:sans-serif;margin:1em 2em}img{max-width:100%%}"
+    ".node{display:inline-block;margin:0 1em 1em 0}td,th{padding:0 .6em}"
+    "td.n{text-align:right}</style>"
+    "<title>%s</title></head><body>\n";
+
+int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len) {
+  char path[1200];
+  int rc = fclose(f);
+  snprintf(path, sizeof path, "%s/%s", www, name);
+  if (rc == 0)
+    rc = erg_write_file_atomic(path, *buf, *len);
+  free(*buf);
+  return rc;
+}
+
+void web_html_text(FILE *f, const char *s) {
+  char *e = erg_html_escape(s);
+  fputs(e ? e : "?", f);
+  free(e);
+}
+
+void web_iso_time(int64_t t, char out[32]) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(out, 32, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
