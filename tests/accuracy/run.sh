@@ -33,9 +33,7 @@ else
   ERG=$b/cli/erg
 fi
 . "$here/../integration/lib.sh"
-for tool in rrdtool ss python3 stress-ng; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
+erg_need rrdtool ss python3 stress-ng
 
 # Simulator truth model (see docs/accuracy.md).
 IDLE=100 SLOPE=150 EXPONENT=1.4 NOISE=1 QUANTUM=0.5 LAG=2
@@ -52,32 +50,20 @@ else
   EVAL="0.3:40,0.8:40,0.5:40,0.9:40" EVALC="0.6:80,0.2:80" EVALD="0.9:60,0.4:100"
   EVALE="0.2:80,0.7:80" EVALE_DISK="48:80,60:80"
 fi
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+# erg-pdusim reads /sys/fs/cgroup<CGROUP>/cpu.stat: the cgroup2 path from
+# there (SIMPREFIX).
+erg_cgroup2
 "$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
-# erg-pdusim reads /sys/fs/cgroup<CGROUP>/cpu.stat: the cgroup2 path from there.
-SIMPREFIX=${CG2#/sys/fs/cgroup}
 
-work=$(mktemp -d /tmp/erg-acc.XXXXXX)
+erg_setup acc
 tag=erg-acc-$$
-pids=()
 # Evaluation jobs: name, node, Slurm job id (its cgroup is NODE/job_<id>).
 JOBS="jobA:n1:1001 jobB:n1:1002 jobC:n1:1003 jobD:n2:2001 jobE:n2:2002"
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  for n in n1 n2; do
-    [ -d "$CG2/$tag-$n" ] || continue
-    for p in $(cat "$CG2/$tag-$n"/cgroup.procs "$CG2/$tag-$n"/job_*/cgroup.procs 2>/dev/null); do
-      kill "$p" 2>/dev/null || true
-    done
-    sleep 0.2
-    rmdir "$CG2/$tag-$n"/job_* 2>/dev/null || true
-    rmdir "$CG2/$tag-$n" 2>/dev/null || true
-  done
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+# The groups, job groups before their node's: removed on exit.
+groups=$(for j in $JOBS; do IFS=: read -r _ n id <<<"$j"; echo "$tag-$n/job_$id"; done)
+groups="$groups $tag-n1 $tag-n2"
+# shellcheck disable=SC2034 # run by lib.sh's erg_cleanup
+ERG_CLEANUP='erg_cg_remove $groups'
 fail() { echo "FAIL: $*"; tail -20 "$work/ergd.log"; exit 1; }
 for n in n1 n2; do
   mkdir "$CG2/$tag-$n" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$tag-$n"; exit 77; }
@@ -86,18 +72,6 @@ for j in $JOBS; do
   IFS=: read -r name n id <<<"$j"
   mkdir "$CG2/$tag-$n/job_$id"
 done
-# Runs a load schedule "LOAD:SECONDS,..." (LOAD a fraction of one CPU) in
-# cgroup directory $1: one stress-ng per step, a sleep for LOAD 0.
-load() {
-  sh -c 'echo $$ > "$0/cgroup.procs" || exit 1
-    IFS=,
-    for step in $1; do
-      pct=$(awk -v l="${step%%:*}" "BEGIN { printf \"%d\", l * 100 + 0.5 }")
-      s=${step#*:}
-      if [ "$pct" -gt 0 ]; then stress-ng --cpu 1 --cpu-load "$pct" --timeout "${s}s" -q
-      else sleep "$s"; fi
-    done' "$1" "$2"
-}
 # Runs a block I/O schedule "MBPS:SECONDS,..." (tests/accuracy/diskload.py,
 # direct I/O to a file of the work directory) in cgroup directory $1.
 dload() {
@@ -112,27 +86,11 @@ jobdir() { # name -> the job's cgroup directory
   done
 }
 
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat > "$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
-model_dir = $work/models
-idle_policy = separate
-step_seconds = $STEP
-settle_steps = 1
-poll_seconds = 0.5
-lag_max_seconds = 10
-lag_window_seconds = $WINDOW
-top_processes = 20
+erg_ports
+erg_ergd_conf <<CONF
+$(erg_acc_opts $STEP $WINDOW)
 
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
+$(erg_sim_meter)
 
 [node.n1]
 power = sim:1
@@ -142,18 +100,12 @@ power = sim:2
 CONF
 mkdir -p "$work/models"
 
-"$PDUSIM" --modbus 127.0.0.1:$MB --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
+erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
   --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update 0.5 --seed 1 --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB"
-"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
-pids+=($!)
-wait_port "$HP"
+  --lag $LAG --update 0.5 --seed 1 --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
+erg_start_ergd
 for n in n1 n2; do
-  "$AGENT" --node $n --scope /$tag-$n --collector tcp://127.0.0.1:$ZP --interval 1 \
-    >"$work/agent-$n.log" 2>&1 &
-  pids+=($!)
+  erg_start_agent $n --scope /$tag-$n --interval 1
   # Per-job CPU time and the node's busy time, sampled independently of erg.
   python3 "$here/sampler.py" "$work/cpu-$n.csv" "$CG2/$tag-$n" \
     $(for k in jobA jobB jobC jobD jobE; do echo "$k=$(jobdir $k)"; done) &
@@ -210,8 +162,8 @@ tp=()
 for n in n1 n2; do
   [ $n = n1 ] && set -- 1 2 11 || set -- 3 4 12
   { read -r sa; read -r sb; } < <(schedules "$@")
-  load "$CG2/$tag-$n" "$sa" & tp+=($!)
-  load "$CG2/$tag-$n" "$sb" & tp+=($!)
+  erg_load_schedule "$CG2/$tag-$n" "$sa" & tp+=($!)
+  erg_load_schedule "$CG2/$tag-$n" "$sb" & tp+=($!)
 done
 dload "$CG2/$tag-n2" "$(disk_schedule 21)" & tp+=($!)
 wait "${tp[@]}"
@@ -224,29 +176,23 @@ for n in n1 n2; do
     ${FIT_ARGS:-} >"$work/fit-$n.json" 2>"$work/fit-$n.err" ||
     { cat "$work/fit-$n.err"; fail "erg fit $n"; }
 done
-for _ in $(seq 1 25); do
-  [ "$(grep -c "model loaded" "$work/ergd.log")" -ge 2 ] && break
-  sleep 1
-done
-[ "$(grep -c "model loaded" "$work/ergd.log")" -ge 2 ] || fail "ergd did not load both models"
+erg_wait_log "$work/ergd.log" "model loaded" 2 25 || fail "ergd did not load both models"
 
 # Evaluation window: whole cells only.
 now=$(date +%s); t_start=$(( (now / STEP + 1) * STEP )); sleep $((t_start - now))
 echo "evaluation from $t_start ..."
 ep=()
-load "$(jobdir jobA)" "$EVAL" & ep+=($!)
-load "$(jobdir jobB)" "$EVAL" & ep+=($!)
-load "$(jobdir jobC)" "$EVALC" & ep+=($!)
-load "$(jobdir jobD)" "$EVALD" & ep+=($!)
-load "$(jobdir jobE)" "$EVALE" & ep+=($!)
+erg_load_schedule "$(jobdir jobA)" "$EVAL" & ep+=($!)
+erg_load_schedule "$(jobdir jobB)" "$EVAL" & ep+=($!)
+erg_load_schedule "$(jobdir jobC)" "$EVALC" & ep+=($!)
+erg_load_schedule "$(jobdir jobD)" "$EVALD" & ep+=($!)
+erg_load_schedule "$(jobdir jobE)" "$EVALE" & ep+=($!)
 dload "$(jobdir jobE)" "$EVALE_DISK" & ep+=($!)
 wait "${ep[@]}"
 now=$(date +%s); t_end=$(( now / STEP * STEP ))
 sleep $(( 2 * STEP + LAG + 10 ))  # cells settle (+ lag compensation)
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt" || fail "GET /metrics"
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-wait "${pids[@]}" 2>/dev/null || true
-pids=()
+erg_stop
 
 for n in n1 n2; do
   dir="$work/data/nodes/$n"

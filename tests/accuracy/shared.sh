@@ -52,25 +52,9 @@ JOBS="jobA:n1:1101:0.2:$E,0.5:$E,0.3:$E jobB:n1:1102:0.2:$E,0.5:$E,0.3:$E
       jobC:n2:2101:0.8:$((2 * E)),0.2:$E jobD:n3:3101:0.5:$((3 * E))
       jobE:n4:4101:0.1:$E,0.4:$E,0.7:$E jobF:n4:4102:0.3:$((3 * E))"
 
-work=$(mktemp -d /tmp/erg-shared.XXXXXX)
+erg_setup shared
 tag=erg-shared-$$
-pids=()
 stage=setup
-cleanup() {
-  local p g
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  for g in $NODES; do
-    [ -d "$CG2/$tag-$g" ] || continue
-    for p in $(cat "$CG2/$tag-$g"/cgroup.procs "$CG2/$tag-$g"/job_*/cgroup.procs 2>/dev/null); do
-      kill "$p" 2>/dev/null || true
-    done
-    sleep 0.2
-    rmdir "$CG2/$tag-$g"/job_* "$CG2/$tag-$g" 2>/dev/null || true
-  done
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
 fail() {
   echo "FAIL ($stage): $*"
   for f in "$work"/outlet/ergd.log "$work"/shared/ergd.log "$work"/pdusim.log; do
@@ -85,22 +69,15 @@ curve() { # NODE -> IDLE SLOPE EXPONENT
   local c
   for c in $CURVES; do [ "$(field "$c" 1)" = "$1" ] && field "$c" 2- | tr : ' '; done
 }
+# The groups, job groups before their node's: removed on exit.
+groups="$(for j in $JOBS; do echo "$tag-$(field "$j" 2)/job_$(field "$j" 3)"; done)"
+groups="$groups $(for n in $NODES; do echo "$tag-$n"; done)"
+# shellcheck disable=SC2034 # run by lib.sh's erg_cleanup
+ERG_CLEANUP='erg_cg_remove $groups'
 for n in $NODES; do
   mkdir "$CG2/$tag-$n" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$tag-$n"; exit 77; }
 done
 for j in $JOBS; do mkdir "$CG2/$tag-$(field "$j" 2)/job_$(field "$j" 3)"; done
-# Runs a load schedule "LOAD:SECONDS,..." (LOAD a fraction of one CPU) in
-# cgroup directory $1: one stress-ng per step, a sleep for LOAD 0.
-load() {
-  sh -c 'echo $$ > "$0/cgroup.procs" || exit 1
-    IFS=,
-    for step in $1; do
-      pct=$(awk -v l="${step%%:*}" "BEGIN { printf \"%d\", l * 100 + 0.5 }")
-      s=${step#*:}
-      if [ "$pct" -gt 0 ]; then stress-ng --cpu 1 --cpu-load "$pct" --timeout "${s}s" -q
-      else sleep "$s"; fi
-    done' "$1" "$2"
-}
 
 # ---- simulator: every node's own outlet (units 1-4) and the bank (unit 5) ----
 stage=simulator
@@ -110,60 +87,39 @@ for n in $NODES; do
   read -r i s x <<<"$(curve $n)"
   sim_args+=(--node "$n=$SIMPREFIX/$tag-$n" --node-model "$n:idle=$i,slope=$s,exponent=$x")
 done
-"$PDUSIM" --modbus 127.0.0.1:$MB "${sim_args[@]}" --sum "bank=$(tr ' ' + <<<"$NODES")" \
-  --noise $NOISE --quantum $QUANTUM --lag $LAG --update 0.5 --seed 1 --truth "$work/truth.csv" \
-  >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB" || fail "erg-pdusim did not listen: $(cat "$work/pdusim.log")"
+erg_start_pdusim "${sim_args[@]}" --sum "bank=$(tr ' ' + <<<"$NODES")" \
+  --noise $NOISE --quantum $QUANTUM --lag $LAG --update 0.5 --seed 1 --truth "$work/truth.csv" ||
+  fail "erg-pdusim did not listen: $(cat "$work/pdusim.log")"
 
 # ---- two ergd: outlet and shared ----
 stage=ergd
-start_ergd() { # INSTANCE POWER_SECTIONS -> its ports in zp, hp
-  local d=$work/$1
-  zp=$(free_port); hp=$(free_port)
-  mkdir -p "$d/models"
-  cat >"$d/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$zp
-http = 127.0.0.1:$hp
-data_dir = $d/data
-model_dir = $d/models
-idle_policy = separate
-step_seconds = $STEP
-settle_steps = 1
-poll_seconds = 0.5
-lag_max_seconds = 10
-lag_window_seconds = $WINDOW
-top_processes = 20
+start_ergd() { # INSTANCE POWER_SECTIONS -> its ports in ZP, HP
+  erg_instance "$1"
+  mkdir -p "$erg_dir/models"
+  erg_ergd_conf <<CONF
+$(erg_acc_opts $STEP $WINDOW)
 
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
+$(erg_sim_meter)
 
 $2
 CONF
-  "$ERGD" -c "$d/ergd.conf" >"$d/ergd.log" 2>&1 &
-  pids+=($!)
-  wait_port "$hp" || fail "ergd ($1) did not start (config $d/ergd.conf): $(tail -3 "$d/ergd.log")$(
-    [ $1 = shared ] && echo "; does this ergd have [group.NAME] (issue 22)?")"
+  erg_start_ergd ||
+    fail "ergd ($1) did not start (config $erg_dir/ergd.conf): $(tail -3 "$erg_dir/ergd.log")$(
+      [ $1 = shared ] && echo "; does this ergd have [group.NAME] (issue 22)?")"
 }
 outlet_conf=$(k=0; for n in $NODES; do k=$((k + 1)); printf '[node.%s]\npower = sim:%d\n\n' $n $k; done)
 start_ergd outlet "$outlet_conf"
-ZA=$zp HA=$hp
+ZA=$ZP HA=$HP
 start_ergd shared "$(printf '[group.bank]\npower = sim:5\nnodes = %s\n' "$NODES")"
-ZB=$zp HB=$hp
+ZB=$ZP HB=$HP
 
 # ---- agents (two per node, same cgroup) and the truth samplers ----
 stage=agents
 apids=()
 for n in $NODES; do
   for i in outlet:$ZA shared:$ZB; do
-    "$AGENT" --node $n --scope /$tag-$n --collector tcp://127.0.0.1:${i#*:} --interval 1 \
-      >"$work/${i%%:*}/agent-$n.log" 2>&1 &
-    pids+=($!) apids+=("$!:${i%%:*}/agent-$n")
+    erg_dir=$work/${i%%:*} ZP=${i#*:} erg_start_agent $n --scope /$tag-$n --interval 1
+    apids+=("$!:${i%%:*}/agent-$n")
   done
   # Per-job CPU time and the node's busy time, sampled independently of erg.
   # shellcheck disable=SC2046 # one argument per job
@@ -201,7 +157,7 @@ tp=()
 k=0
 for n in $NODES; do
   k=$((k + 1))
-  load "$CG2/$tag-$n" "$(schedule $((100 + k)))" &
+  erg_load_schedule "$CG2/$tag-$n" "$(schedule $((100 + k)))" &
   tp+=($!)
 done
 wait "${tp[@]}"
@@ -232,11 +188,7 @@ fi
   2>"$work/shared/fit-group.err" ||
   fail "erg fit --group bank: $(tail -5 "$work/shared/fit-group.err")"
 for i in outlet shared; do
-  for _ in $(seq 1 30); do
-    [ "$(grep -c "model loaded" "$work/$i/ergd.log")" -ge 4 ] && break
-    sleep 1
-  done
-  [ "$(grep -c "model loaded" "$work/$i/ergd.log")" -ge 4 ] ||
+  erg_wait_log "$work/$i/ergd.log" "model loaded" 4 30 ||
     fail "ergd ($i) did not load the 4 models ($(grep -c "model loaded" "$work/$i/ergd.log"))"
 done
 
@@ -246,7 +198,7 @@ now=$(date +%s); t_start=$(( (now / STEP + 1) * STEP )); sleep $((t_start - now)
 echo "evaluation from $t_start ..."
 ep=()
 for j in $JOBS; do
-  load "$CG2/$tag-$(field "$j" 2)/job_$(field "$j" 3)" "$(field "$j" 4-)" &
+  erg_load_schedule "$CG2/$tag-$(field "$j" 2)/job_$(field "$j" 3)" "$(field "$j" 4-)" &
   ep+=($!)
 done
 wait "${ep[@]}"
@@ -256,9 +208,7 @@ for i in outlet shared; do
   curl -sf "http://127.0.0.1:$([ $i = outlet ] && echo $HA || echo $HB)/metrics" \
     >"$work/$i/metrics.txt" || fail "GET /metrics ($i)"
 done
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-wait "${pids[@]}" 2>/dev/null || true
-pids=()
+erg_stop
 
 # ---- archives and report ----
 stage=report

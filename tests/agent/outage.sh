@@ -5,7 +5,7 @@
 set -euo pipefail
 AGENT=$1 PROBE=$2
 . "$(dirname "$0")/../integration/lib.sh"
-command -v ss >/dev/null || { echo "SKIP: ss (iproute2) missing"; exit 77; }
+erg_need ss
 work=$(mktemp -d /tmp/erg-outage.XXXXXX)
 agent=
 trap '[ -n "$agent" ] && kill $agent 2>/dev/null; rm -rf "$work"' EXIT

@@ -21,7 +21,7 @@ bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
 B=$1; N=${2:-500}; M=${3:-24}; R=${4:-5}; A=${5:-2}
 BENCH=$B/tests/pdu/snmp_bench
 . "$(dirname "$0")/../pdu/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3 prometheus-snmp-exporter curl
+erg_need snmpsimd snmpget python3 prometheus-snmp-exporter curl
 python3 - "$PDU_TMP" "$N" "$M" "$A" <<'PY'
 import os, sys
 d, n, m, a = sys.argv[1], *map(int, sys.argv[2:])

@@ -7,7 +7,7 @@
 set -euo pipefail
 PDUSIM=$1 ERGD=$2
 . "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+erg_need python3
 erg_setup dual_feed
 erg_ports
 dead=$(free_port)

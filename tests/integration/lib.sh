@@ -15,6 +15,13 @@ free_port() {
   return 1
 }
 
+# A UDP port on 127.0.0.1 that the kernel picks (bind to port 0; for an SNMP
+# agent).
+free_udp_port() {
+  python3 -c 'import socket
+s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # Waits until a TCP port listens (max $2 seconds).
 wait_port() {
   local port=$1 max=${2:-10}
@@ -70,10 +77,25 @@ erg_cg_remove() {
 #   erg_ports                       free ports MB (meter), ZP (agents), HP (http)
 #   erg_ergd_conf <<CONF ... CONF   $work/ergd.conf: [collector] listen, http,
 #                                   data_dir, then the lines given on stdin
-#   erg_sim_meter                   prints a [meter.sim] section for erg-pdusim
+#   erg_sim_meter [UNIT]            prints a [meter.sim] section for erg-pdusim
+#                                   (unit_id UNIT, default 1)
 #   erg_start_pdusim ARGS...        erg-pdusim --modbus on MB ($work/pdusim.log)
 #   erg_start_ergd [LOG]            ergd -c $work/ergd.conf; ERGD_PID
 #   erg_start_agent NODE ARGS...    erg-agent for NODE to ZP ($work/agent-NODE.log)
+#   erg_instance NAME               one of several ergd in a test: directory
+#                                   erg_dir=$work/NAME, new ports ZP and HP
+#   erg_stop                        kills the pids[] daemons, waits, empties pids
+#   erg_wait_log FILE PATTERN [N [S]]  waits (max S s, default 10) until N
+#                                   (default 1) lines of FILE match PATTERN
+#   erg_acc_opts STEP WINDOW        prints the accuracy harness's [collector]
+#                                   options (model_dir $erg_dir/models, idle
+#                                   separate, lag up to 10 s over WINDOW s, ...)
+#   erg_load_schedule CGDIR SCHED   CPU load "LOAD:SECONDS,..." (LOAD a fraction
+#                                   of one CPU; stress-ng, a sleep for 0) run in
+#                                   the cgroup directory CGDIR
+# erg_dir, when set (erg_instance; or erg_dir=DIR before one call, for that
+# call only), stands for $work above in erg_ergd_conf, erg_start_ergd and
+# erg_start_agent: the config, data_dir and logs go there.
 # KEEP=1 keeps the work directory; ERG_CLEANUP (a command) runs on exit too.
 
 erg_cleanup() {
@@ -95,13 +117,38 @@ erg_ports() {
 }
 
 erg_ergd_conf() {
+  local d=${erg_dir:-$work}
   { printf '[collector]\nlisten = tcp://127.0.0.1:%s\nhttp = 127.0.0.1:%s\ndata_dir = %s/data\n' \
-      "$ZP" "$HP" "$work"
-    cat; } >"$work/ergd.conf"
+      "$ZP" "$HP" "$d"
+    cat; } >"$d/ergd.conf"
 }
 
 erg_sim_meter() {
-  printf '[meter.sim]\ndriver = modbus\nhost = 127.0.0.1\nport = %s\nprofile = erg-sim\nunit_id = 1\n' "$MB"
+  printf '[meter.sim]\ndriver = modbus\nhost = 127.0.0.1\nport = %s\nprofile = erg-sim\nunit_id = %s\n' \
+    "$MB" "${1:-1}"
+}
+
+erg_instance() {
+  erg_dir=$work/$1
+  mkdir -p "$erg_dir"
+  ZP=$(free_port); HP=$(free_port)
+}
+
+erg_stop() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ ${#pids[@]} = 0 ] || wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+}
+
+erg_wait_log() {
+  local file=$1 pat=$2 n=${3:-1} max=${4:-10} got i
+  for i in $(seq 0 $((max * 2))); do
+    got=$(grep -c -- "$pat" "$file" 2>/dev/null) || true
+    [ "${got:-0}" -ge "$n" ] && return 0
+    [ "$i" = $((max * 2)) ] || sleep 0.5
+  done
+  return 1
 }
 
 erg_start_pdusim() {
@@ -111,7 +158,8 @@ erg_start_pdusim() {
 }
 
 erg_start_ergd() {
-  "$ERGD" -c "$work/ergd.conf" >"${1:-$work/ergd.log}" 2>&1 &
+  local d=${erg_dir:-$work}
+  "$ERGD" -c "$d/ergd.conf" >"${1:-$d/ergd.log}" 2>&1 &
   ERGD_PID=$!
   pids+=($ERGD_PID)
   wait_port "$HP"
@@ -120,8 +168,27 @@ erg_start_ergd() {
 erg_start_agent() {
   local node=$1
   shift
-  "$AGENT" --node "$node" --collector "tcp://127.0.0.1:$ZP" "$@" >>"$work/agent-$node.log" 2>&1 &
+  "$AGENT" --node "$node" --collector "tcp://127.0.0.1:$ZP" "$@" \
+    >>"${erg_dir:-$work}/agent-$node.log" 2>&1 &
   pids+=($!)
+}
+
+# ---- the accuracy harness (tests/accuracy/run.sh, shared.sh) ----
+erg_acc_opts() {
+  printf 'model_dir = %s/models\nidle_policy = separate\nstep_seconds = %s\nsettle_steps = 1\n' \
+    "${erg_dir:-$work}" "$1"
+  printf 'poll_seconds = 0.5\nlag_max_seconds = 10\nlag_window_seconds = %s\ntop_processes = 20\n' "$2"
+}
+
+erg_load_schedule() {
+  sh -c 'echo $$ > "$0/cgroup.procs" || exit 1
+    IFS=,
+    for step in $1; do
+      pct=$(awk -v l="${step%%:*}" "BEGIN { printf \"%d\", l * 100 + 0.5 }")
+      s=${step#*:}
+      if [ "$pct" -gt 0 ]; then stress-ng --cpu 1 --cpu-load "$pct" --timeout "${s}s" -q
+      else sleep "$s"; fi
+    done' "$1" "$2"
 }
 
 # Prometheus with $work/prometheus.yml on port $PP, its TSDB under $work;

@@ -5,7 +5,7 @@
 set -euo pipefail
 PDUSIM=$1
 . "$(dirname "$0")/lib.sh"
-command -v mbpoll >/dev/null || { echo "SKIP: mbpoll missing"; exit 77; }
+erg_need mbpoll
 port=$(free_port)
 "$PDUSIM" --modbus 127.0.0.1:$port --node a --node b --idle 80 --slope 50 --update 0.2 &
 sim=$!

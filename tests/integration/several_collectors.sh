@@ -20,34 +20,20 @@ erg_start_pdusim --node a1 --node b1 --idle 40 --slope 100 --update 0.5
 # One ergd per row: its own ports, data dir, meter unit and node.
 declare -A HPS
 for row in a b; do
-  zp=$(free_port) hp=$(free_port)
-  HPS[$row]=$hp
+  erg_instance $row
+  HPS[$row]=$HP
   unit=$([ $row = a ] && echo 1 || echo 2)
-  mkdir -p "$work/$row"
-  cat >"$work/$row/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$zp
-http = 127.0.0.1:$hp
-data_dir = $work/$row/data
+  erg_ergd_conf <<CONF
 step_seconds = 2
 settle_steps = 1
 poll_seconds = 0.5
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = $unit
+$(erg_sim_meter $unit)
 [node.${row}1]
 power = sim
 idle_watts = 40
 CONF
-  "$ERGD" -c "$work/$row/ergd.conf" >"$work/$row/ergd.log" 2>&1 &
-  pids+=($!)
-  wait_port "$hp"
-  "$AGENT" --node "${row}1" --collector "tcp://127.0.0.1:$zp" --interval 0.5 \
-    >"$work/$row/agent.log" 2>&1 &
-  pids+=($!)
+  erg_start_ergd
+  erg_start_agent "${row}1" --interval 0.5
   eval "AGENT_PID_$row=$!"
 done
 cp "$RULES" "$work/rules.yml"

@@ -16,34 +16,22 @@
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
 . "$(dirname "$0")/../integration/lib.sh"
-for tool in ss python3; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
+erg_need ss python3
 erg_cgroup2
 "$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
 tag=erg-refit-$$
 
-work=$(mktemp -d /tmp/erg-refit.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  erg_cg_remove $tag-r1 $tag-r2
-  wait 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+erg_setup refit
+# shellcheck disable=SC2034 # run by lib.sh's erg_cleanup
+ERG_CLEANUP='erg_cg_remove $tag-r1 $tag-r2'
 for g in $tag-r1 $tag-r2; do
   mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
 done
 fail() { echo "FAIL: $*"; echo "--- ergd log"; cat "$work/ergd.log"; exit 1; }
 
 STEP=1 INTERVAL=30
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
-cat > "$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_ports
+erg_ergd_conf <<CONF
 model_dir = $work/models
 idle_policy = separate
 step_seconds = $STEP
@@ -52,12 +40,7 @@ poll_seconds = 0.5
 lag_max_seconds = 0
 refit_interval_seconds = $INTERVAL
 
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
+$(erg_sim_meter)
 
 [node.r1]
 power = sim:1
@@ -101,22 +84,11 @@ for f in 4 3 2 1 0; do
     >"$work/data/journal/r3.csv$([ $f = 0 ] || echo .$f)"
 done
 
-"$PDUSIM" --modbus 127.0.0.1:$MB --node r1=$SIMPREFIX/$tag-r1 --node r2=$SIMPREFIX/$tag-r2 \
-  --node r3 --idle 50 --slope 100 \
-  --update 0.5 >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB"
-"$ERGD" -c "$work/ergd.conf" >"$work/ergd.log" 2>&1 &
-ergd=$!
-pids+=($ergd)
-wait_port "$HP"
-for n in r1 r2; do
-  "$AGENT" --node $n --collector tcp://127.0.0.1:$ZP --interval 1 --scope /$tag-$n \
-    >"$work/agent-$n.log" 2>&1 &
-  pids+=($!)
-done
-for _ in $(seq 1 20); do grep -q "node r1: model loaded" "$work/ergd.log" && break; sleep 0.5; done
-grep -q "node r1: model loaded" "$work/ergd.log" || fail "r1's starting model not loaded"
+erg_start_pdusim --node r1=$SIMPREFIX/$tag-r1 --node r2=$SIMPREFIX/$tag-r2 \
+  --node r3 --idle 50 --slope 100 --update 0.5
+erg_start_ergd
+for n in r1 r2; do erg_start_agent $n --interval 1 --scope /$tag-$n; done
+erg_wait_log "$work/ergd.log" "node r1: model loaded" || fail "r1's starting model not loaded"
 
 # Varying load in each group until the first refits are due: R1 R2 SECONDS.
 load() {
@@ -155,11 +127,11 @@ PY
 # Stop ergd while r3's refit runs: it must not wait for the fit.
 sleep 1
 t0=$(date +%s.%N)
-kill -TERM $ergd
-for _ in $(seq 1 100); do kill -0 $ergd 2>/dev/null || break; sleep 0.1; done
+kill -TERM $ERGD_PID
+for _ in $(seq 1 100); do kill -0 $ERGD_PID 2>/dev/null || break; sleep 0.1; done
 t1=$(date +%s.%N)
-kill -0 $ergd 2>/dev/null && fail "ergd still running 10 s after SIGTERM during a refit"
-rc=0; wait $ergd || rc=$?
+kill -0 $ERGD_PID 2>/dev/null && fail "ergd still running 10 s after SIGTERM during a refit"
+rc=0; wait $ERGD_PID || rc=$?
 [ $rc = 0 ] || fail "ergd exited with status $rc after SIGTERM (sanitizer report in the log?)"
 if grep -q "node r3: refit: \|node r3: refit model not installed" "$work/ergd.log"; then
   echo "note: r3's refit finished before the stop; shutdown not exercised mid-fit"

@@ -14,14 +14,12 @@
 set -euo pipefail
 BUILD=$1 CPACK=$2 BPF_DEFS=${3:-}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-. "$SRC/tests/integration/lib.sh"   # free_port, wait_port
+. "$SRC/tests/integration/lib.sh"
 t0=$SECONDS
 phase() { echo "[$((SECONDS - t0)) s] $*"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-for tool in dpkg dpkg-deb "$CPACK"; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
+erg_need dpkg dpkg-deb "$CPACK"
 command -v dpkg-shlibdeps >/dev/null || fail "dpkg-shlibdeps missing (apt-get install dpkg-dev)"
 [ "$(id -u)" = 0 ] || { echo "SKIP: installs packages: needs root"; exit 77; }
 for tool in curl ss setpriv python3; do
@@ -198,32 +196,21 @@ grep -q '^node = ' "$work/agent-all.conf" || fail "agent.conf example: no node k
 phase "installed programs, users, dirs, configs ok"
 
 # ---- 3. a short run from the installed paths, as the units run them
-MB=$(free_port); ZP=$(free_port); HP=$(free_port)
+erg_ports
 mkdir -p "$work/data"
 chown erg:erg "$work/data"
-cat >"$work/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $work/data
+erg_ergd_conf <<CONF
 step_seconds = 2
 settle_steps = 1
 poll_seconds = 0.5
-[meter.sim]
-driver = modbus
-host = 127.0.0.1
-port = $MB
-profile = erg-sim
-unit_id = 1
+$(erg_sim_meter)
 [node.pkg-node]
 power = sim
 idle_watts = 40
 CONF
 chmod 644 "$work/ergd.conf"
-/usr/bin/erg-pdusim --modbus "127.0.0.1:$MB" --node pkg-node --idle 40 --slope 100 \
-  --update 0.5 >"$work/pdusim.log" 2>&1 &
-pids+=($!)
-wait_port "$MB"
+PDUSIM=/usr/bin/erg-pdusim erg_start_pdusim --node pkg-node --idle 40 --slope 100 --update 0.5
+# ergd and the agent as their units run them (users, capabilities).
 setpriv --reuid=erg --regid=erg --init-groups -- /usr/sbin/ergd -c "$work/ergd.conf" \
   >"$work/ergd.log" 2>&1 &
 pids+=($!)
@@ -255,9 +242,7 @@ done
                  fail "ergd's /metrics never had the agent's messages and pkg-node's energy"; }
 grep -q "agent hello: node pkg-node, version $ver, collection $coll" "$work/ergd.log" ||
   fail "no hello of pkg-node on the $coll path in ergd's log"
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
-pids=()
+erg_stop
 phase "pdusim + ergd (user erg) + agent (user erg-agent, $coll, two capabilities): /metrics ok"
 
 # ---- 4. the installed units

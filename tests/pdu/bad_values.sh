@@ -11,9 +11,8 @@ set -euo pipefail
 PROBE=$1; ERGD=$2; FIX=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/snmp_lib.sh"
-. "$here/../integration/lib.sh"
-pdu_need snmpsimd snmpget python3 curl ss
-PORT=$(pdu_free_port)
+erg_need snmpsimd snmpget python3 curl ss
+PORT=$(free_udp_port)
 pdu_snmpsimd "$FIX" "$PORT"
 "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community bad-values --json >"$PDU_TMP/p.json"
 "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community bad-values >"$PDU_TMP/p.txt"
@@ -31,11 +30,7 @@ print("probe: bad values read as missing, each with its reason")
 PY
 grep -q "outlet 1: power: the device sent text 'n/a' instead of a number" "$PDU_TMP/p.txt"
 ZP=$(free_port); HP=$(free_port)
-cat >"$PDU_TMP/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $PDU_TMP/data
+erg_ergd_conf <<CONF
 poll_seconds = 1
 
 [pdu.bad]
@@ -54,10 +49,7 @@ power = bad:4
 [node.i]
 power = bad:inlet:1
 CONF
-"$ERGD" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
-ERGD_PID=$!
-PDU_PIDS="$PDU_PIDS $ERGD_PID"
-wait_port "$HP"
+erg_start_ergd
 sleep 5
 curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/m"
 python3 - "$PDU_TMP/m" <<'PY'

@@ -8,16 +8,12 @@
 set -euo pipefail
 PDUSIM=$1; ERGD=$2
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need python3 curl snmpget
-tcp_port() {
-  python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-SA=$(pdu_free_port); SB=$(pdu_free_port); ZP=$(tcp_port); HP=$(tcp_port)
-"$PDUSIM" --modbus 127.0.0.1:"$(tcp_port)" --snmp 127.0.0.1:"$SA" --node a1 --node a2 \
+erg_need python3 curl snmpget
+SA=$(free_udp_port); SB=$(free_udp_port); ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
+"$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --snmp 127.0.0.1:"$SA" --node a1 --node a2 \
   --update 0.2 >"$PDU_TMP/sima.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
-"$PDUSIM" --modbus 127.0.0.1:"$(tcp_port)" --snmp 127.0.0.1:"$SB" --node b1 \
+"$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --snmp 127.0.0.1:"$SB" --node b1 \
   --update 0.2 >"$PDU_TMP/simb.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
 # The dead PDU: binds its port (so no ICMP "port unreachable" ends the
@@ -35,11 +31,7 @@ for p in "$SA" "$SB"; do
 done
 for _ in $(seq 1 50); do [ -s "$PDU_TMP/deadport" ] && break; sleep 0.1; done
 DP=$(cat "$PDU_TMP/deadport")
-cat >"$PDU_TMP/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $PDU_TMP/data
+erg_ergd_conf <<CONF
 poll_seconds = 1
 
 [pdu.live-a]

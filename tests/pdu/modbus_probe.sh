@@ -6,7 +6,7 @@
 set -euo pipefail
 PDUSIM=$1; PROBE=$2
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need mbpoll python3
+erg_need mbpoll python3
 PORT=$(python3 -c 'import socket
 s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # Constant power (no noise, no load slope) so both readers see one value.

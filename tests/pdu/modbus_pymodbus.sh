@@ -9,8 +9,7 @@ set -euo pipefail
 PROBE=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/snmp_lib.sh"
-. "$here/../integration/lib.sh"
-pdu_need mbpoll ss
+erg_need mbpoll ss
 # pymodbus is a Debian package: it lives in Debian's python, not in a pyenv.
 PY=/usr/bin/python3
 "$PY" -c 'import pymodbus.server' 2>/dev/null ||

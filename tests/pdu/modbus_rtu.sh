@@ -7,7 +7,7 @@
 set -euo pipefail
 PDUSIM=$1; PROBE=$2; ERGD=$3
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need socat mbpoll python3 curl
+erg_need socat mbpoll python3 curl
 A=$PDU_TMP/tty-a; B=$PDU_TMP/tty-b
 socat pty,raw,echo=0,link="$A" pty,raw,echo=0,link="$B" 2>"$PDU_TMP/socat.log" &
 PDU_PIDS="$PDU_PIDS $!"
@@ -46,14 +46,8 @@ grep -q "unit 9: read power" "$PDU_TMP/err" || { cat "$PDU_TMP/err"; exit 1; }
 
 # ergd: an RTU meter from the config (line settings and a generic register
 # spec), both units, 1 s polls.
-tcp_port() { python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ZP=$(tcp_port); HP=$(tcp_port)
-cat >"$PDU_TMP/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $PDU_TMP/data
+ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
+erg_ergd_conf <<CONF
 poll_seconds = 1
 
 [meter.bus]

@@ -9,27 +9,15 @@
 set -euo pipefail
 PDUSIM=$1; CURVE=$2; CSV=$3
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need python3
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+erg_need python3
+erg_cgroup2
 tag=erg-curve-$$
 mkdir "$CG2/$tag-idle" "$CG2/$tag-busy" 2>/dev/null || { echo "SKIP: cannot create cgroups in $CG2"; exit 77; }
-busy=""
-cg_cleanup() {
-  [ -n "$busy" ] && kill "$busy" 2>/dev/null
-  sleep 0.2
-  rmdir "$CG2/$tag-idle" "$CG2/$tag-busy" 2>/dev/null || true
-  pdu_cleanup
-}
-trap cg_cleanup EXIT
-sh -c 'echo $$ > "$0/cgroup.procs" && exec sh -c "while :; do :; done"' "$CG2/$tag-busy" &
-busy=$!
-prefix=${CG2#/sys/fs/cgroup}
-tcp_port() { python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+trap 'erg_cg_remove $tag-idle $tag-busy; pdu_cleanup' EXIT
+erg_in_cg $tag-busy sh -c "while :; do :; done" &
 run() { # curve-spec truth-file
-  "$PDUSIM" --modbus 127.0.0.1:"$(tcp_port)" --node "idle=$prefix/$tag-idle" \
-    --node "busy=$prefix/$tag-busy" --curve "$1" --specpower-csv "$CSV" --update 0.25 \
+  "$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --node "idle=$SIMPREFIX/$tag-idle" \
+    --node "busy=$SIMPREFIX/$tag-busy" --curve "$1" --specpower-csv "$CSV" --update 0.25 \
     --duration 3 --truth "$2" >"$PDU_TMP/sim.log"
 }
 run "$CURVE" "$PDU_TMP/t1.csv"

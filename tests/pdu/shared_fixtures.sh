@@ -19,14 +19,14 @@ set -euo pipefail
 PROBE=$1; DIR=$2
 [ -d "$DIR" ] && ls "$DIR"/*.snmprec >/dev/null 2>&1 || { echo "SKIP: no $DIR"; exit 77; }
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3
+erg_need snmpsimd snmpget python3
 mkdir -p "$PDU_TMP/walks"
 for f in "$DIR"/*.snmprec; do
   c=$(basename "$f" .snmprec)
   case " ${EXCLUDE:-} " in *" $c "*) continue ;; esac
   cp "$f" "$PDU_TMP/walks/"
 done
-PORT=$(pdu_free_port)
+PORT=$(free_udp_port)
 pdu_snmpsimd "$PDU_TMP/walks" "$PORT"
 fail=0
 for f in "$PDU_TMP"/walks/*.snmprec; do

@@ -1,22 +1,27 @@
-# Shared helpers for the SNMP tests: free ports, a private snmpsimd, cleanup.
-# Sourced by the tests/pdu/*.sh scripts; exits 77 when a tool is missing.
+# Shared helpers for the PDU tests: a work directory PDU_TMP, a private
+# snmpsimd, cleanup on exit. Sourced by the tests/pdu/*.sh scripts; it
+# sources tests/integration/lib.sh (erg_need, free_port, free_udp_port,
+# wait_port, erg_ergd_conf, erg_start_ergd, ...), whose work directory is
+# PDU_TMP here: lib.sh's ergd config, data and log go there, and what it
+# starts (pids[]) is stopped on exit with PDU_PIDS.
+#   pdu_tcp_port           a TCP port the kernel picks (bind to port 0)
+#   pdu_snmpsimd DIR PORT  snmpsimd serving DIR's recordings (below)
 
-pdu_need() {
-  for t in "$@"; do
-    command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
-  done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 
-pdu_free_port() {
+pdu_tcp_port() {
   python3 -c 'import socket
-s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
 PDU_TMP=$(mktemp -d /tmp/erg-pdu-test.XXXXXX)
+# shellcheck disable=SC2034 # lib.sh's
+work=$PDU_TMP
+pids=()
 PDU_PIDS=""
 pdu_cleanup() {
-  for p in $PDU_PIDS; do kill "$p" 2>/dev/null || true; done
-  for p in $PDU_PIDS; do wait "$p" 2>/dev/null || true; done
+  for p in $PDU_PIDS "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in $PDU_PIDS "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$PDU_TMP"
 }
 trap pdu_cleanup EXIT

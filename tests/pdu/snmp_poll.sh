@@ -4,8 +4,8 @@
 set -euo pipefail
 TEST=$1; FIX=$2
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3
-P2=$(pdu_free_port); P3=$(pdu_free_port); PS=$(pdu_free_port)
+erg_need snmpsimd snmpget python3
+P2=$(free_udp_port); P3=$(free_udp_port); PS=$(free_udp_port)
 pdu_snmpsimd "$FIX" "$P2"
 pdu_snmpsimd "$FIX" "$P3" --v3-only \
   --v3-user=usha --v3-auth-key=authpass123 --v3-auth-proto=SHA \

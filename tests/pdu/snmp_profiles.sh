@@ -6,8 +6,8 @@
 set -euo pipefail
 PROBE=$1; FIX=$2
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need snmpsimd snmpget python3
-PORT=$(pdu_free_port)
+erg_need snmpsimd snmpget python3
+PORT=$(free_udp_port)
 pdu_snmpsimd "$FIX" "$PORT"
 for f in "$FIX"/*.snmprec; do
   c=$(basename "$f" .snmprec)

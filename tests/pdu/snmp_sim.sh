@@ -5,8 +5,8 @@
 set -euo pipefail
 HARNESS=$1; PROBE=$2
 . "$(dirname "$0")/snmp_lib.sh"
-pdu_need snmpget snmpwalk python3
-PORT=$(pdu_free_port)
+erg_need snmpget snmpwalk python3
+PORT=$(free_udp_port)
 "$HARNESS" "$PORT" 60 alpha beta gamma delta &
 PDU_PIDS="$PDU_PIDS $!"
 for _ in $(seq 1 50); do

@@ -9,9 +9,8 @@ set -euo pipefail
 PDUSIM=$1 PROBE=$2 ERGD=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/snmp_lib.sh"
-. "$here/../integration/lib.sh"
-pdu_need snmpget python3 curl ss
-port=$(pdu_free_port) mb=$(free_port) hp=$(free_port) zp=$(free_port)
+erg_need snmpget python3 curl ss
+port=$(free_udp_port) mb=$(free_port) HP=$(free_port) ZP=$(free_port)
 nodes=()
 for i in 1 2 3 4 5 6 7 8; do nodes+=(--node "o$i"); done
 "$PDUSIM" --modbus 127.0.0.1:"$mb" --snmp 127.0.0.1:"$port" --snmp-max-varbinds 3 "${nodes[@]}" \
@@ -42,11 +41,7 @@ assert abs(float(open(f"{d}/w8").read()) - outs[7]["watts"]) < 1.01
 print("probe ok: 8 outlets read from an agent that takes 3 varbinds per GET")
 PY
 # ergd polls it for a few seconds: no poll errors after the first round.
-cat >"$PDU_TMP/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$zp
-http = 127.0.0.1:$hp
-data_dir = $PDU_TMP/data
+erg_ergd_conf <<CONF
 poll_seconds = 1
 [pdu.small]
 host = 127.0.0.1
@@ -55,11 +50,9 @@ community = public
 [node.n8]
 power = small:8
 CONF
-"$ERGD" -c "$PDU_TMP/ergd.conf" >"$PDU_TMP/ergd.log" 2>&1 &
-PDU_PIDS="$PDU_PIDS $!"
-wait_port "$hp"
+erg_start_ergd
 sleep 6
-curl -sf "http://127.0.0.1:$hp/metrics" >"$PDU_TMP/metrics"
+curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/metrics"
 python3 - "$PDU_TMP/metrics" <<'PY'
 import sys
 v = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("erg_source_poll")}

@@ -30,8 +30,7 @@ set -euo pipefail
 PDUSIM=$1 ERGD=$2 ERG=$3 DIR=$4
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/snmp_lib.sh"
-. "$here/../integration/lib.sh"
-pdu_need python3 curl ss snmpget snmpbulkwalk
+erg_need python3 curl ss snmpget snmpbulkwalk
 S4=$DIR/sentry4.snmprec RX=$DIR/raritan-pdu_px3.snmprec
 [ -f "$S4" ] && [ -f "$RX" ] || { echo "SKIP: no recordings in $DIR"; exit 77; }
 
@@ -73,7 +72,7 @@ MODEL=(--idle 80 --slope 200 --noise 0 --quantum 0 --update 1)
 # ---- what --walk-channel refuses ----
 refuse() { # WANT-IN-STDERR ARGS...
   local want=$1 rc=0; shift
-  "$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --snmp 127.0.0.1:"$(pdu_free_port)" --duration 1 \
+  "$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --snmp 127.0.0.1:"$(free_udp_port)" --duration 1 \
     "$@" >"$PDU_TMP/refuse.out" 2>"$PDU_TMP/refuse.err" || rc=$?
   if [ $rc != 1 ] || ! grep -qF -- "$want" "$PDU_TMP/refuse.err"; then
     echo "FAIL: erg-pdusim $* exited $rc, want 1 and '$want':"; cat "$PDU_TMP/refuse.err"; exit 1
@@ -89,7 +88,7 @@ refuse "want LEVEL:N=NODE" --snmp-walk "$S4" --node a --walk-channel rack:1=a
 refuse "--walk-channel needs --snmp-walk" --node a --walk-channel inlet:1=a
 
 # ---- the two agents ----
-SS=$(pdu_free_port) SR=$(pdu_free_port)
+SS=$(free_udp_port) SR=$(free_udp_port)
 "$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --snmp 127.0.0.1:"$SS" --snmp-walk "$S4" \
   --node "$N_S1" --walk-channel inlet:1=s1 "${MODEL[@]}" --truth "$PDU_TMP/truth-s.csv" \
   --duration 100 >"$PDU_TMP/sim-s.log" 2>&1 &
@@ -171,11 +170,7 @@ PY
 
 # ---- ergd, no profile in its config ----
 ZP=$(free_port) HP=$(free_port)
-cat >"$PDU_TMP/ergd.conf" <<CONF
-[collector]
-listen = tcp://127.0.0.1:$ZP
-http = 127.0.0.1:$HP
-data_dir = $PDU_TMP/data
+erg_ergd_conf <<CONF
 poll_seconds = 1
 step_seconds = 1
 settle_steps = 2
@@ -195,10 +190,7 @@ power = px3:outlet:2
 [node.r13]
 power = px3:outlet:13
 CONF
-"$ERGD" -c "$PDU_TMP/ergd.conf" >"$PDU_TMP/ergd.log" 2>&1 &
-ERGD_PID=$!
-PDU_PIDS="$PDU_PIDS $ERGD_PID"
-wait_port "$HP"
+erg_start_ergd
 sleep 12
 # The probe while ergd polls, against the same agents.
 probe() { # PORT OUT

@@ -25,8 +25,6 @@ ERG_CLEANUP='erg_cg_remove $tag-idle $tag-busy'
 erg_in_cg $tag-busy sh -c 'while :; do :; done' &
 pids+=($!)
 fail() { echo "FAIL: $*"; cat "$work"/sim*.log 2>/dev/null | head -20; exit 1; }
-udp_port() { python3 -c 'import socket
-s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 printf '0 100\n0.5 130\n1 250\n' >"$work/curve.txt"
 # shellcheck disable=SC2054 # the commas are --node-model's
 NODES=(--node "n1=$SIMPREFIX/$tag-idle" --node "n2=$SIMPREFIX/$tag-idle"
@@ -57,7 +55,7 @@ refuse "not both" --node-model "n1:idle=1,curve=$work/curve.txt"
 refuse "one already" --node-model n1:idle=1 --node-model n1:slope=2
 
 # ---- run 1: Modbus and SNMP, no noise ----
-MB=$(free_port) SP=$(udp_port)
+MB=$(free_port) SP=$(free_udp_port)
 "$PDUSIM" --modbus 127.0.0.1:$MB --snmp 127.0.0.1:$SP "${NODES[@]}" --noise 0 --duration 4 \
   --truth "$work/t1.csv" >"$work/sim1.log" 2>&1 &
 sim=$!
@@ -79,7 +77,7 @@ echo "modbus W: $(tr '\n' ' ' <"$work/w.txt")  J: $(tr '\n' ' ' <"$work/j.txt")"
 echo "snmp: $(tr '\n' ' ' <"$work/snmp.txt")"
 
 # ---- run 2: --snmp only, with noise ----
-SP=$(udp_port)
+SP=$(free_udp_port)
 "$PDUSIM" --snmp 127.0.0.1:$SP "${NODES[@]}" --noise 1 --seed 7 --duration 3 \
   --truth "$work/t2.csv" >"$work/sim2.log" 2>&1 &
 sim=$!
