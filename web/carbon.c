@@ -1,8 +1,8 @@
 /* Time-varying factors of a report: carbon intensity (gCO2/kWh) and PUE
  * over time from a two-column CSV, and the energy of one archive with its
- * facility energy (x PUE) and CO2 integrated cell by cell. One function,
- * erg_report_key_energy, is the entry point for other commands (erg jobs)
- * that need the CO2 of one key over [from, to). docs/report.md. */
+ * facility energy (x PUE) and CO2 integrated cell by cell; report_data.c's
+ * erg_report_key_energy uses it for one key over [from, to) (erg jobs).
+ * docs/report.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
