@@ -118,6 +118,23 @@ int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *
 
 const char *erg_gpu_backend(const struct erg_gpu *g) { return g->name; }
 
+void erg_gpu_energy_settle(struct erg_gpu_device *d, double counter_joules,
+                           double prev_power_watts) {
+  d->energy_counter_joules = counter_joules >= 0 ? counter_joules : -1;
+  d->energy_power_joules = prev_power_watts >= 0 && d->power_now_watts >= 0
+                               ? (prev_power_watts + d->power_now_watts) / 2 * d->seconds
+                               : -1;
+  d->has_energy = d->energy_from_counter = false;
+  if (d->energy_counter_joules >= 0) {
+    d->energy_joules = d->energy_counter_joules;
+    d->has_energy = d->energy_from_counter = true;
+  } else if (d->energy_power_joules >= 0) {
+    d->energy_joules = d->energy_power_joules;
+    d->has_energy = true;
+  }
+  d->power_watts = d->has_energy && d->seconds > 0 ? d->energy_joules / d->seconds : 0;
+}
+
 const struct erg_gpu_device *erg_gpu_devices(const struct erg_gpu *g, size_t *n) {
   if (g->nparts == 1)
     return g->part[0].be->devices(g->part[0].b, n);

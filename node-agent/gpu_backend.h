@@ -16,6 +16,16 @@ struct erg_gpu_backend {
   void (*close)(void *b);
 };
 
+/* The interval's energy of d from what its backend read (gpu.c), the same
+ * for every vendor: counter_joules, the energy counter's delta (< 0: none,
+ * e.g. the first interval or a counter that went back), else the trapezoid
+ * of prev_power_watts and d->power_now_watts (either < 0: none). Sets
+ * energy_counter_joules, energy_power_joules, energy_joules, has_energy,
+ * energy_from_counter and power_watts (the interval's mean, 0 without
+ * energy); d->seconds must be the interval's. */
+void erg_gpu_energy_settle(struct erg_gpu_device *d, double counter_joules,
+                           double prev_power_watts);
+
 extern const struct erg_gpu_backend erg_gpu_nvml_backend;
 extern const struct erg_gpu_backend erg_gpu_rocm_backend;
 

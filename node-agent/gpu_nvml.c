@@ -424,18 +424,11 @@ static int nvml_energy(struct nvml_gpu *g, size_t k, bool baseline, const char *
   if (have_p)
     d->power_now_watts = mw / 1000.0;
   /* A counter that went back: the driver was reloaded; use the power. */
-  if (!baseline && have_e && p->have_energy && mj >= p->energy_mj)
-    d->energy_counter_joules = (double)(mj - p->energy_mj) / 1000.0;
-  if (!baseline && have_p && p->have_power)
-    d->energy_power_joules = (p->power_w + d->power_now_watts) / 2 * d->seconds;
-  if (d->energy_counter_joules >= 0) {
-    d->energy_joules = d->energy_counter_joules;
-    d->has_energy = d->energy_from_counter = true;
-  } else if (d->energy_power_joules >= 0) {
-    d->energy_joules = d->energy_power_joules;
-    d->has_energy = true;
-  }
-  d->power_watts = d->has_energy && d->seconds > 0 ? d->energy_joules / d->seconds : 0;
+  erg_gpu_energy_settle(d,
+                        !baseline && have_e && p->have_energy && mj >= p->energy_mj
+                            ? (double)(mj - p->energy_mj) / 1000.0
+                            : -1,
+                        !baseline && p->have_power ? p->power_w : -1);
   p->have_energy = have_e;
   p->energy_mj = mj;
   p->have_power = have_p;

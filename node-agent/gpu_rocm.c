@@ -343,18 +343,11 @@ static int rocm_energy(struct rocm_gpu *g, size_t k, bool baseline, const char *
   if (have_p)
     d->power_now_watts = (double)uw / 1e6;
   /* A counter that went back: the driver was reloaded; use the power. */
-  if (!baseline && have_e && p->have_energy && raw >= p->energy_raw)
-    d->energy_counter_joules = (double)(raw - p->energy_raw) * (double)res / 1e6;
-  if (!baseline && have_p && p->have_power)
-    d->energy_power_joules = (p->power_w + d->power_now_watts) / 2 * d->seconds;
-  if (d->energy_counter_joules >= 0) {
-    d->energy_joules = d->energy_counter_joules;
-    d->has_energy = d->energy_from_counter = true;
-  } else if (d->energy_power_joules >= 0) {
-    d->energy_joules = d->energy_power_joules;
-    d->has_energy = true;
-  }
-  d->power_watts = d->has_energy && d->seconds > 0 ? d->energy_joules / d->seconds : 0;
+  erg_gpu_energy_settle(d,
+                        !baseline && have_e && p->have_energy && raw >= p->energy_raw
+                            ? (double)(raw - p->energy_raw) * (double)res / 1e6
+                            : -1,
+                        !baseline && p->have_power ? p->power_w : -1);
   p->have_energy = have_e;
   p->energy_raw = raw;
   p->have_power = have_p;
