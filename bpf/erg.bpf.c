@@ -125,15 +125,13 @@ struct task_struct___o {
   long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline long task_state(struct task_struct *t)
-{
+static __always_inline long task_state(struct task_struct *t) {
   if (bpf_core_field_exists(t->__state))
     return t->__state;
   return ((struct task_struct___o *)t)->state;
 }
 
-static __always_inline void stat_add(__u32 idx, __u64 v)
-{
+static __always_inline void stat_add(__u32 idx, __u64 v) {
   __u64 *p = bpf_map_lookup_elem(&stats, &idx);
   if (p)
     __sync_fetch_and_add(p, v);
@@ -141,15 +139,13 @@ static __always_inline void stat_add(__u32 idx, __u64 v)
 
 /* Task pointers here are BTF pointers (tp_btf arguments, current task):
  * plain dereferences become fast faulting loads, no probe_read calls. */
-static __always_inline void task_key(struct task_struct *t, struct erg_key *k)
-{
+static __always_inline void task_key(struct task_struct *t, struct erg_key *k) {
   k->tgid = t->tgid;
   k->pad = 0;
   k->start_ns = t->group_leader->start_boottime;
 }
 
-static __always_inline bool key_same(const struct erg_key *a, const struct erg_key *b)
-{
+static __always_inline bool key_same(const struct erg_key *a, const struct erg_key *b) {
   return a->tgid == b->tgid && a->start_ns == b->start_ns;
 }
 
@@ -158,8 +154,7 @@ static __always_inline bool key_same(const struct erg_key *a, const struct erg_k
  * != seq_end and reads again, so it never counts a slice both as charged
  * and as running, nor neither (erg_bpf_drain.c). Stores stay in program
  * order on x86 (TSO); arm64 would need store-release, see docs/bpf.md. */
-static __always_inline __u64 state_write_begin(struct erg_cpu_state *s)
-{
+static __always_inline __u64 state_write_begin(struct erg_cpu_state *s) {
   __u64 seq = s->seq_begin + 1;
 
   s->seq_begin = seq;
@@ -167,8 +162,7 @@ static __always_inline __u64 state_write_begin(struct erg_cpu_state *s)
   return seq;
 }
 
-static __always_inline void state_write_end(struct erg_cpu_state *s, __u64 seq)
-{
+static __always_inline void state_write_end(struct erg_cpu_state *s, __u64 seq) {
   barrier();
   s->seq_end = seq;
 }
@@ -176,9 +170,7 @@ static __always_inline void state_write_end(struct erg_cpu_state *s, __u64 seq)
 /* Identity shown to users follows the group leader, as /proc/PID does; it
  * is refreshed because prctl(PR_SET_NAME), exec and cgroup moves (systemd,
  * slurmstepd) happen after the entry was created at fork/wakeup. */
-static __always_inline void meta_refresh(struct erg_counts *c, struct task_struct *t,
-                                         __u64 now)
-{
+static __always_inline void meta_refresh(struct erg_counts *c, struct task_struct *t, __u64 now) {
   struct task_struct *l = t->group_leader;
 
   c->meta_ns = now;
@@ -190,15 +182,13 @@ static __always_inline void meta_refresh(struct erg_counts *c, struct task_struc
 /* Re-reading identity on every switch would double the cost of the hot path;
  * every 100 ms of a group's switches is soon enough for exec and cgroup moves. */
 static __always_inline void meta_maybe_refresh(struct erg_counts *c, struct task_struct *t,
-                                               __u64 now)
-{
+                                               __u64 now) {
   if (now - c->meta_ns > 100000000ull)
     meta_refresh(c, t, now);
 }
 
 static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
-                                                     struct task_struct *t)
-{
+                                                     struct task_struct *t) {
   struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
   __u32 zero = 0;
   long err;
@@ -220,8 +210,7 @@ static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
 
 /* Slots are claimed lock-free: a CPU either finds its frequency or takes the
  * first free slot with cmpxchg; a lost race just moves on to the next slot. */
-static __always_inline void freq_add(struct erg_counts *c, __u32 khz, __u64 d)
-{
+static __always_inline void freq_add(struct erg_counts *c, __u32 khz, __u64 d) {
   for (int i = 0; i < ERG_BPF_NFREQ; i++) {
     __u32 cur = c->freq_khz[i];
 
@@ -238,8 +227,7 @@ static __always_inline void freq_add(struct erg_counts *c, __u32 khz, __u64 d)
   __sync_fetch_and_add(&c->freq_other_ns, d);
 }
 
-static __always_inline void split_add(struct erg_counts *c, __u32 cpu, __u64 d)
-{
+static __always_inline void split_add(struct erg_counts *c, __u32 cpu, __u64 d) {
   if (freq_on) {
     __u32 *khz = bpf_map_lookup_elem(&cpu_freq, &cpu);
     if (khz && *khz)
@@ -252,8 +240,7 @@ static __always_inline void split_add(struct erg_counts *c, __u32 cpu, __u64 d)
   }
 }
 
-static __always_inline __u64 perf_read(void *map)
-{
+static __always_inline __u64 perf_read(void *map) {
   struct bpf_perf_event_value v = {};
 
   if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)))
@@ -263,8 +250,7 @@ static __always_inline __u64 perf_read(void *map)
 
 /* Hardware counter deltas of the slice that ends now; the same readings
  * are the next slice's bases, so no event falls between two slices. */
-static __always_inline void perf_step(struct erg_cpu_state *s, __u64 delta[3])
-{
+static __always_inline void perf_step(struct erg_cpu_state *s, __u64 delta[3]) {
   __u64 v[3] = {perf_read(&perf_cycles), perf_read(&perf_instr), perf_read(&perf_llc)};
 
   for (int i = 0; i < 3; i++) {
@@ -273,8 +259,7 @@ static __always_inline void perf_step(struct erg_cpu_state *s, __u64 delta[3])
   }
 }
 
-static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
-{
+static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3]) {
   if (delta[0])
     __sync_fetch_and_add(&c->cycles, delta[0]);
   if (delta[1])
@@ -288,8 +273,7 @@ static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
  * brought it up to date). A thread first seen here existed before the
  * attach: only its wall-clock slice is charged, and only when this CPU saw
  * it switch in (seen); its runtime from then on is known. */
-static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall)
-{
+static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall) {
   __u64 sum = prev->se.sum_exec_runtime, d;
   __u32 tid = prev->pid;
   __u64 *done = bpf_map_lookup_elem(&threads, &tid);
@@ -310,8 +294,7 @@ static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
 static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d,
-                                         const __u64 perf[3])
-{
+                                         const __u64 perf[3]) {
   struct erg_key k;
   struct erg_counts *c;
 
@@ -333,8 +316,7 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
 }
 
 static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d,
-                                        const __u64 perf[3], __u64 now)
-{
+                                        const __u64 perf[3], __u64 now) {
   __u32 cpu = bpf_get_smp_processor_id();
   struct erg_counts *c;
   struct erg_key k;
@@ -355,9 +337,7 @@ static __always_inline void account_out(struct task_struct *prev, bool preempt, 
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
-             struct task_struct *next)
-{
+int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
   __u64 now = bpf_ktime_get_ns(), start, seq, perf[3] = {0, 0, 0};
   struct erg_cpu_state *s;
   __u32 zero = 0;
@@ -399,8 +379,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev,
  * the last tick, so the start may be late by one tick). The hrtimer
  * interrupt cannot fall inside erg_sched_switch (interrupts are off there). */
 SEC("perf_event")
-int erg_cpu_heal(void *ctx)
-{
+int erg_cpu_heal(void *ctx) {
   struct task_struct *t = bpf_get_current_task_btf();
   __u64 now = bpf_ktime_get_ns(), run = 0, seq;
   struct erg_cpu_state *s;
@@ -431,8 +410,7 @@ int erg_cpu_heal(void *ctx)
   return 0;
 }
 
-static __always_inline int count_event(struct task_struct *t, int which)
-{
+static __always_inline int count_event(struct task_struct *t, int which) {
   struct erg_counts *c;
   struct erg_key k;
 
@@ -450,17 +428,13 @@ static __always_inline int count_event(struct task_struct *t, int which)
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(erg_sched_wakeup, struct task_struct *p)
-{
-  return count_event(p, 0);
-}
+int BPF_PROG(erg_sched_wakeup, struct task_struct *p) { return count_event(p, 0); }
 
 /* Every thread created after the attach passes here before it first runs:
  * all its runtime from now on is charged (a reused tid's old entry is
  * overwritten). */
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p)
-{
+int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
   __u64 sum = p->se.sum_exec_runtime;
   __u32 tid = p->pid;
 
@@ -469,21 +443,16 @@ int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p)
 }
 
 SEC("tp_btf/sched_migrate_task")
-int BPF_PROG(erg_sched_migrate_task, struct task_struct *p)
-{
-  return count_event(p, 1);
-}
+int BPF_PROG(erg_sched_migrate_task, struct task_struct *p) { return count_event(p, 1); }
 
 /* A function of its own: inlined, clang hoists the old field's offset (a
  * relocation that cannot resolve on new kernels) out of the walk's loop,
  * ahead of the branch that guards it, and the verifier rejects it. */
-static __noinline struct kernfs_node *kn_parent_old(struct kernfs_node *kn)
-{
+static __noinline struct kernfs_node *kn_parent_old(struct kernfs_node *kn) {
   return ((struct kernfs_node___old *)kn)->parent;
 }
 
-static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
-{
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn) {
   if (bpf_core_field_exists(((struct kernfs_node___new *)kn)->__parent))
     return ((struct kernfs_node___new *)kn)->__parent;
   return kn_parent_old(kn);
@@ -492,8 +461,7 @@ static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
 /* Names from kn up to (not including) the hierarchy root, leaf first;
  * returns their count, or -1 if the path is deeper than CGPATH_DEPTH (the
  * agent's tree walk then has to find it). */
-static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_buf *b)
-{
+static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_buf *b) {
   for (int i = 0; i < CGPATH_DEPTH; i++) {
     struct kernfs_node *p = kn_parent(kn);
 
@@ -507,8 +475,7 @@ static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_bu
 
 /* Records the path of the cgroup kn once, from the root down; a path longer
  * than the agent keeps is cut as the agent cuts it. */
-static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id)
-{
+static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id) {
   struct cgpath_buf *b;
   __u32 zero = 0, off = 0;
   int n;
@@ -549,8 +516,7 @@ static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id)
  * between two drains would have no job without its v1 path: the freezer
  * hierarchy's (proctrack/cgroup always uses it) is recorded as well. A
  * kernel without the freezer controller skips this at load (CO-RE). */
-static __always_inline __u64 cgv1_record(struct task_struct *l)
-{
+static __always_inline __u64 cgv1_record(struct task_struct *l) {
   struct cgroup_subsys_state *css;
   struct kernfs_node *kn;
   __u64 id;
@@ -574,8 +540,7 @@ static __always_inline __u64 cgv1_record(struct task_struct *l)
  * time while the task is still whole, with the cgroup's path: its directory
  * may be gone by the time the agent drains the exit. */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
-{
+int BPF_PROG(erg_sched_process_exit, struct task_struct *p) {
   struct erg_counts *c;
   struct kernfs_node *kn;
   struct erg_key k;
@@ -597,8 +562,7 @@ int BPF_PROG(erg_sched_process_exit, struct task_struct *p)
  * name kept here, which meta_maybe_refresh alone could leave at the
  * parent's for up to 100 ms of switches (a renamed child's whole life). */
 SEC("tp_btf/task_rename")
-int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm)
-{
+int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm) {
   struct erg_counts *c;
   struct erg_key k;
 
@@ -612,8 +576,7 @@ int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm)
 }
 
 SEC("tp_btf/cpu_frequency")
-int BPF_PROG(erg_cpu_frequency, unsigned int state, unsigned int cpu_id)
-{
+int BPF_PROG(erg_cpu_frequency, unsigned int state, unsigned int cpu_id) {
   __u32 cpu = cpu_id;
 
   bpf_map_update_elem(&cpu_freq, &cpu, &state, BPF_ANY);
@@ -622,8 +585,7 @@ int BPF_PROG(erg_cpu_frequency, unsigned int state, unsigned int cpu_id)
 
 /* Bio-based drivers (device mapper, md) remap into bios for the devices below
  * them, which pass here again: count only at the bottom, blk-mq layer. */
-static __always_inline bool bio_stacked(struct bio *bio)
-{
+static __always_inline bool bio_stacked(struct bio *bio) {
   if (!bpf_core_field_exists(bio->bi_bdev))
     return false;
   return bio->bi_bdev->bd_disk->fops->submit_bio != 0;
@@ -633,8 +595,7 @@ static __always_inline bool bio_stacked(struct bio *bio)
  * fsync'd writes are charged to the process; background writeback to the
  * flusher kworker (see docs/bpf.md). */
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(erg_block_bio_queue, struct bio *bio)
-{
+int BPF_PROG(erg_block_bio_queue, struct bio *bio) {
   struct task_struct *t = bpf_get_current_task_btf();
   __u32 op = bio->bi_opf & REQ_OP_MASK_;
   __u64 size = bio->bi_iter.bi_size;

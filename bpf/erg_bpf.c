@@ -30,8 +30,7 @@
 /* ---- libbpf messages: kept, not printed, so a reason can quote them ---- */
 static char libbpf_last[160];
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap) {
   char buf[sizeof(libbpf_last)];
   size_t n;
 
@@ -46,20 +45,15 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
   return 0;
 }
 
-static int bit_index(unsigned bit)
-{
-  return __builtin_ctz(bit);
-}
+static int bit_index(unsigned bit) { return __builtin_ctz(bit); }
 
-static void feature_drop(struct erg_bpf *b, unsigned bit, const char *reason)
-{
+static void feature_drop(struct erg_bpf *b, unsigned bit, const char *reason) {
   b->features &= ~bit;
   b->reason[bit_index(bit)] = reason;
 }
 
 /* ---- tracepoint probing ---- */
-static bool btf_has_tracepoint(const struct btf *btf, const char *tp)
-{
+static bool btf_has_tracepoint(const struct btf *btf, const char *tp) {
   char name[128];
 
   snprintf(name, sizeof(name), "btf_trace_%s", tp);
@@ -67,14 +61,13 @@ static bool btf_has_tracepoint(const struct btf *btf, const char *tp)
 }
 
 /* Disables programs whose tracepoint this kernel lacks, and their feature. */
-static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
-{
+static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen) {
   struct btf *btf = btf__load_vmlinux_btf();
   struct erg_kern *s = b->skel;
   const struct {
     struct bpf_program *prog;
     const char *tp;
-    unsigned bit; /* the feature it serves; 0: none */
+    unsigned bit;  /* the feature it serves; 0: none */
     bool optional; /* without it: left out, no feature lost */
   } t[] = {
       {s->progs.erg_sched_switch, "sched_switch", 0, false},
@@ -113,8 +106,7 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen)
 }
 
 /* ---- capacity and frequency from sysfs ---- */
-static void capacity_setup(struct erg_bpf *b)
-{
+static void capacity_setup(struct erg_bpf *b) {
   uint32_t *caps = calloc((size_t)b->ncpu, sizeof(*caps));
   int n = caps ? erg_bpf_read_capacities(b->root, caps, b->ncpu) : -1;
 
@@ -132,8 +124,7 @@ static void capacity_setup(struct erg_bpf *b)
   free(caps);
 }
 
-static void freq_setup(struct erg_bpf *b)
-{
+static void freq_setup(struct erg_bpf *b) {
   if (erg_bpf_read_frequencies(b->root, b->freq, b->ncpu) <= 0)
     feature_drop(b, ERG_BPF_F_FREQ, "no cpufreq scaling_cur_freq in sysfs");
 }
@@ -141,8 +132,7 @@ static void freq_setup(struct erg_bpf *b)
 /* The cpu_frequency tracepoint is silent without a cpufreq driver, and
  * intel_pstate in active mode never emits it: the sysfs value, refreshed at
  * every drain, is the floor of what we know. */
-void erg_bpf_freq_refresh(struct erg_bpf *b)
-{
+void erg_bpf_freq_refresh(struct erg_bpf *b) {
   int fd = b->fd.cpu_freq;
   int n = erg_bpf_read_frequencies(b->root, b->freq, b->ncpu);
 
@@ -156,8 +146,7 @@ void erg_bpf_freq_refresh(struct erg_bpf *b)
 /* ---- hardware counters ---- */
 /* A CPU-wide event (all tasks on cpu): the hardware counters and the
  * repair clock below. */
-static int perf_open_event(uint32_t type, uint64_t config, uint64_t period, int cpu)
-{
+static int perf_open_event(uint32_t type, uint64_t config, uint64_t period, int cpu) {
   struct perf_event_attr a;
 
   memset(&a, 0, sizeof(a));
@@ -170,20 +159,18 @@ static int perf_open_event(uint32_t type, uint64_t config, uint64_t period, int 
 }
 
 /* Why an event is not a feature, with the errno perf_event_open gave. */
-static void perf_drop(struct erg_bpf *b, unsigned bit, int cpu, int err)
-{
+static void perf_drop(struct erg_bpf *b, unsigned bit, int cpu, int err) {
   char *buf = b->reason_buf[bit_index(bit)];
   const char *hint = err == ENOENT || err == EOPNOTSUPP ? " (no hardware PMU event: VM?)"
                      : err == EACCES || err == EPERM    ? " (needs CAP_PERFMON)"
                                                         : "";
 
-  snprintf(buf, sizeof(b->reason_buf[0]), "perf_event_open on CPU %d: %s%s", cpu,
-           strerror(err), hint);
+  snprintf(buf, sizeof(b->reason_buf[0]), "perf_event_open on CPU %d: %s%s", cpu, strerror(err),
+           hint);
   feature_drop(b, bit, buf);
 }
 
-static void perf_close_event(struct erg_bpf *b, int e)
-{
+static void perf_close_event(struct erg_bpf *b, int e) {
   int *fd = &b->perf_fd[e * b->ncpu];
 
   for (int c = 0; c < b->ncpu; c++) {
@@ -197,8 +184,7 @@ static void perf_close_event(struct erg_bpf *b, int e)
  * when it opens on every one of them (a VM without a virtual PMU fails
  * here). Offline CPUs (SMT off, hotplug slots) are possible but cannot
  * count: ENODEV there must not cost the feature. */
-static void perf_setup(struct erg_bpf *b, bool disabled)
-{
+static void perf_setup(struct erg_bpf *b, bool disabled) {
   static const uint64_t cfg[NPERF] = {PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS,
                                       PERF_COUNT_HW_CACHE_MISSES};
   static const unsigned bit[NPERF] = {ERG_BPF_F_CYCLES, ERG_BPF_F_INSTRUCTIONS,
@@ -223,8 +209,7 @@ static void perf_setup(struct erg_bpf *b, bool disabled)
   }
 }
 
-static int perf_maps_fill(struct erg_bpf *b)
-{
+static int perf_maps_fill(struct erg_bpf *b) {
   for (int e = 0; e < NPERF; e++)
     for (int c = 0; c < b->ncpu; c++) {
       uint32_t key = (uint32_t)c;
@@ -238,8 +223,7 @@ static int perf_maps_fill(struct erg_bpf *b)
 /* ---- unseen-switch repair ---- */
 #define HEAL_PERIOD_NS 250000000ull
 
-static void heal_close(struct erg_bpf *b)
-{
+static void heal_close(struct erg_bpf *b) {
   for (int c = 0; b->heal_fd && c < b->ncpu; c++) {
     if (b->heal_fd[c] >= 0)
       close(b->heal_fd[c]);
@@ -250,8 +234,7 @@ static void heal_close(struct erg_bpf *b)
 /* A software clock on every online CPU runs erg_cpu_heal 4 times a second
  * (erg.bpf.c). Without it the counts stay exact; a missed switch-in then
  * gives a slice in flight to the wrong group until the task leaves its CPU. */
-static void heal_setup(struct erg_bpf *b)
-{
+static void heal_setup(struct erg_bpf *b) {
   int prog = b->lskel ? b->lskel->progs.erg_cpu_heal.prog_fd
                       : bpf_program__fd(b->skel->progs.erg_cpu_heal);
 
@@ -275,13 +258,11 @@ static void heal_setup(struct erg_bpf *b)
   }
 }
 
-const char *erg_bpf_heal_reason(const struct erg_bpf *b)
-{
+const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   return !b ? "BPF not loaded" : b->heal_why[0] ? b->heal_why : NULL;
 }
 
-static int cpu_maps_fill(struct erg_bpf *b)
-{
+static int cpu_maps_fill(struct erg_bpf *b) {
   int fclass = b->fd.cpu_class;
 
   for (int c = 0; c < b->ncpu; c++) {
@@ -295,20 +276,18 @@ static int cpu_maps_fill(struct erg_bpf *b)
 }
 
 /* ---- open / close ---- */
-static void load_reason(int err, char *why, size_t whylen)
-{
+static void load_reason(int err, char *why, size_t whylen) {
   if (err == -EPERM || err == -EACCES)
-    snprintf(why, whylen, "permission denied loading BPF (needs root, or CAP_BPF, "
-                          "CAP_PERFMON and CAP_SYS_RESOURCE)");
+    snprintf(why, whylen,
+             "permission denied loading BPF (needs root, or CAP_BPF, "
+             "CAP_PERFMON and CAP_SYS_RESOURCE)");
   else
     snprintf(why, whylen, "loading BPF programs failed: %s%s%s", strerror(-err),
              libbpf_last[0] ? ": " : "", libbpf_last);
 }
 
-static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts)
-{
-  const char *root = opts && opts->sysfs_cpu_root ? opts->sysfs_cpu_root
-                                                  : ERG_SYSFS_CPU_DEFAULT;
+static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
+  const char *root = opts && opts->sysfs_cpu_root ? opts->sysfs_cpu_root : ERG_SYSFS_CPU_DEFAULT;
 
   erg_strlcpy(b->root, root, sizeof(b->root));
   b->ncpu = libbpf_num_possible_cpus();
@@ -335,8 +314,7 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts)
   return 0;
 }
 
-static bool perf_any(const struct erg_bpf *b)
-{
+static bool perf_any(const struct erg_bpf *b) {
   return (b->features & (ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES)) != 0;
 }
 
@@ -346,8 +324,7 @@ static bool perf_any(const struct erg_bpf *b)
  * +11 MB peak RSS). All programs are loaded: a kernel lacking one of the
  * tracepoints fails here and gets the libbpf loader, which can leave
  * programs out. */
-static int load_light(struct erg_bpf *b)
-{
+static int load_light(struct erg_bpf *b) {
   struct erg_kern_l *l = erg_kern_l__open();
 
   if (!l)
@@ -365,19 +342,21 @@ static int load_light(struct erg_bpf *b)
     erg_kern_l__destroy(l);
     return -1;
   }
-  b->fd = (struct erg_bpf_fds){l->maps.procs.map_fd, l->maps.cpu_state.map_fd,
-                               l->maps.cpu_freq.map_fd, l->maps.cpu_class.map_fd,
-                               l->maps.stats.map_fd, l->maps.cgpaths.map_fd,
-                               {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd,
-                                l->maps.perf_llc.map_fd}};
+  b->fd = (struct erg_bpf_fds){
+      l->maps.procs.map_fd,
+      l->maps.cpu_state.map_fd,
+      l->maps.cpu_freq.map_fd,
+      l->maps.cpu_class.map_fd,
+      l->maps.stats.map_fd,
+      l->maps.cgpaths.map_fd,
+      {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd}};
   b->lskel = l;
   return 0;
 }
 
 /* libbpf's loader: reads the kernel BTF itself, so it can leave out the
  * programs of tracepoints this kernel lacks (and their features). */
-static int load_full(struct erg_bpf *b, char *why, size_t whylen)
-{
+static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
   struct erg_kern *s = erg_kern__open();
   int err;
 
@@ -398,17 +377,18 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen)
     load_reason(err, why, whylen);
     return -1;
   }
-  b->fd = (struct erg_bpf_fds){bpf_map__fd(s->maps.procs), bpf_map__fd(s->maps.cpu_state),
-                               bpf_map__fd(s->maps.cpu_freq), bpf_map__fd(s->maps.cpu_class),
-                               bpf_map__fd(s->maps.stats), bpf_map__fd(s->maps.cgpaths),
+  b->fd = (struct erg_bpf_fds){bpf_map__fd(s->maps.procs),
+                               bpf_map__fd(s->maps.cpu_state),
+                               bpf_map__fd(s->maps.cpu_freq),
+                               bpf_map__fd(s->maps.cpu_class),
+                               bpf_map__fd(s->maps.stats),
+                               bpf_map__fd(s->maps.cgpaths),
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
                                 bpf_map__fd(s->maps.perf_llc)}};
   return 0;
 }
 
-static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *why,
-                    size_t whylen)
-{
+static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *why, size_t whylen) {
   int err;
 
   capacity_setup(b);
@@ -431,9 +411,7 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
   return 0;
 }
 
-int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why,
-                 size_t whylen)
-{
+int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why, size_t whylen) {
   struct erg_bpf *b;
 
   *out = NULL;
@@ -458,13 +436,9 @@ int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *wh
   return 0;
 }
 
-const char *erg_bpf_loader(const struct erg_bpf *b)
-{
-  return b && b->lskel ? "light" : "libbpf";
-}
+const char *erg_bpf_loader(const struct erg_bpf *b) { return b && b->lskel ? "light" : "libbpf"; }
 
-void erg_bpf_close(struct erg_bpf *b)
-{
+void erg_bpf_close(struct erg_bpf *b) {
   if (!b)
     return;
   heal_close(b);
@@ -489,13 +463,9 @@ void erg_bpf_close(struct erg_bpf *b)
   free(b);
 }
 
-unsigned erg_bpf_features(const struct erg_bpf *b)
-{
-  return b ? b->features : 0;
-}
+unsigned erg_bpf_features(const struct erg_bpf *b) { return b ? b->features : 0; }
 
-const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit)
-{
+const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit) {
   if (!b)
     return "BPF not loaded";
   if (!erg_bpf_feature_name(bit))
@@ -503,8 +473,7 @@ const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit)
   return (b->features & bit) ? NULL : b->reason[bit_index(bit)];
 }
 
-int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP])
-{
+int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]) {
   if (!b || !(b->features & ERG_BPF_F_CAPACITY))
     return 0;
   memcpy(out, b->classes, sizeof(b->classes));
@@ -513,14 +482,12 @@ int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_C
 
 uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { return b->drain_mono_ns; }
 
-void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user)
-{
+void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user) {
   b->cut_cb = cb;
   b->cut_user = user;
 }
 
-int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
-{
+int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len) {
   struct erg_cgpath v;
 
   if (!b || bpf_map_lookup_elem(b->fd.cgpaths, &id, &v) != 0)
@@ -530,8 +497,7 @@ int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t 
   return 0;
 }
 
-void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
-{
+void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out) {
   int fd = b->fd.stats;
   uint64_t v[ERG_STAT_N] = {0};
 

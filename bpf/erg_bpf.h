@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ERG_BPF_MAX_FREQ 8 /* distinct frequencies kept per process */
-#define ERG_BPF_MAX_CAP 4  /* distinct core capacity classes */
+#define ERG_BPF_MAX_FREQ 8          /* distinct frequencies kept per process */
+#define ERG_BPF_MAX_CAP 4           /* distinct core capacity classes */
 #define ERG_BPF_CAPACITY_SCALE 1024 /* capacity of the biggest core */
 
 /* Feature bits: what this node can measure. */
@@ -68,16 +68,16 @@ struct erg_bpf_proc {
 };
 
 struct erg_bpf_stats {
-  uint64_t map_full_drops; /* events lost because the process map was full */
-  uint64_t lost_exit_ns;   /* CPU ns of exit stragglers after the handover */
+  uint64_t map_full_drops;  /* events lost because the process map was full */
+  uint64_t lost_exit_ns;    /* CPU ns of exit stragglers after the handover */
   uint64_t unseen_switches; /* switch-outs whose switch-in was not seen */
-  uint64_t exited;         /* exited processes handed over so far */
+  uint64_t exited;          /* exited processes handed over so far */
   uint64_t drains;
-  uint64_t unsettled;      /* group re-reads that never got a consistent
-                              view of its running slices (then undercounted
-                              by them until the next drain) */
-  uint64_t running_only;   /* records of groups running with no entry yet
-                              (never switched out since the attach) */
+  uint64_t unsettled;    /* group re-reads that never got a consistent
+                            view of its running slices (then undercounted
+                            by them until the next drain) */
+  uint64_t running_only; /* records of groups running with no entry yet
+                            (never switched out since the attach) */
 };
 
 struct erg_bpf;
@@ -85,8 +85,7 @@ struct erg_bpf;
 /* Loads and attaches the programs. Returns 0, or -1 with a one-line reason
  * ("no BTF at /sys/kernel/btf/vmlinux", "permission denied: needs CAP_BPF
  * and CAP_PERFMON", ...) in why. */
-int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why,
-                 size_t whylen);
+int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why, size_t whylen);
 unsigned erg_bpf_features(const struct erg_bpf *b);
 /* Why a feature is absent ("no cpufreq driver", ...) or NULL if present. */
 const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit);
@@ -100,8 +99,7 @@ const char *erg_bpf_feature_name(unsigned bit);
  * counts (exited = true), after which it is forgotten. Returns the number of
  * records or -1 with reason in why. */
 typedef void (*erg_bpf_drain_cb)(const struct erg_bpf_proc *p, void *user);
-int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
-                  size_t whylen);
+int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why, size_t whylen);
 /* cb(user) runs in every drain right after the counters are cut, before the
  * first record: node-wide readings taken there (/proc/stat busy time) cover
  * the same time as the records, however long the callbacks then take. */

@@ -15,8 +15,7 @@
 
 #define DRAIN_CHUNK 1024
 
-static int drain_reserve(struct erg_bpf *b, size_t need)
-{
+static int drain_reserve(struct erg_bpf *b, size_t need) {
   struct erg_key *k;
   struct erg_counts *v;
   size_t cap = b->cap ? b->cap : DRAIN_CHUNK;
@@ -42,8 +41,7 @@ static int drain_reserve(struct erg_bpf *b, size_t need)
 }
 
 /* Fallback for kernels without batch ops on hash maps (before 5.6). */
-static long drain_read_iter(struct erg_bpf *b, int fd)
-{
+static long drain_read_iter(struct erg_bpf *b, int fd) {
   struct erg_key key, next, *prev = NULL;
   size_t n = 0;
 
@@ -58,8 +56,7 @@ static long drain_read_iter(struct erg_bpf *b, int fd)
   return (long)n;
 }
 
-static long drain_read(struct erg_bpf *b)
-{
+static long drain_read(struct erg_bpf *b) {
   int fd = b->fd.procs;
   LIBBPF_OPTS(bpf_map_batch_opts, o);
   struct erg_key token; /* hash batch token is a bucket index, key size is ample */
@@ -71,8 +68,8 @@ static long drain_read(struct erg_bpf *b)
     int err;
     if (drain_reserve(b, n + DRAIN_CHUNK))
       return -1;
-    err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, &b->keys[n], &b->vals[n],
-                               &count, &o);
+    err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, &b->keys[n], &b->vals[n], &count,
+                               &o);
     if (err && errno != ENOENT)
       return (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
                  ? drain_read_iter(b, fd)
@@ -84,8 +81,7 @@ static long drain_read(struct erg_bpf *b)
   }
 }
 
-static int key_cmp(const void *a, const void *b)
-{
+static int key_cmp(const void *a, const void *b) {
   const struct erg_key *x = a, *y = b;
 
   if (x->tgid != y->tgid)
@@ -94,14 +90,12 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* Finds the record of key among the n sorted keys. */
-static long key_find(const struct erg_key *keys, size_t n, const struct erg_key *k)
-{
+static long key_find(const struct erg_key *keys, size_t n, const struct erg_key *k) {
   const struct erg_key *f = bsearch(k, keys, n, sizeof(*k), key_cmp);
   return f ? f - keys : -1;
 }
 
-static void sort_records(struct erg_bpf *b, size_t n)
-{
+static void sort_records(struct erg_bpf *b, size_t n) {
   /* Sort keys and values together: sort an index, then permute. */
   struct pair {
     struct erg_key k;
@@ -133,29 +127,23 @@ static void sort_records(struct erg_bpf *b, size_t n)
  * start, same group; every switch writes a new start) was running during the
  * whole read and is not in the map. Groups whose slice changed in between
  * are re-read alone inside a short window of their own. */
-static uint64_t clock_mono_ns(void)
-{
+static uint64_t clock_mono_ns(void) {
   struct timespec ts;
 
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const struct erg_cpu_state *snap_cpu(const char *st, int c)
-{
+static const struct erg_cpu_state *snap_cpu(const char *st, int c) {
   return (const void *)(st + cpu_state_stride() * (size_t)c);
 }
 
 /* No switch was writing this CPU's state while it was copied. */
-static bool state_whole(const struct erg_cpu_state *s)
-{
-  return s->seq_begin == s->seq_end;
-}
+static bool state_whole(const struct erg_cpu_state *s) { return s->seq_begin == s->seq_end; }
 
 /* Reads every CPU's state; a CPU caught in the middle of a switch (a few
  * hundred ns) is read again, keeping the first whole copy, up to 8 times. */
-static int cpu_snapshot(struct erg_bpf *b, char *st)
-{
+static int cpu_snapshot(struct erg_bpf *b, char *st) {
   size_t sz = cpu_state_stride();
   uint32_t zero = 0;
 
@@ -176,19 +164,16 @@ static int cpu_snapshot(struct erg_bpf *b, char *st)
   return 0;
 }
 
-static bool key_eq(const struct erg_key *x, const struct erg_key *y)
-{
+static bool key_eq(const struct erg_key *x, const struct erg_key *y) {
   return x->tgid == y->tgid && x->start_ns == y->start_ns;
 }
 
 /* Same slice in both snapshots, both whole: no switch began in between. */
-static bool slice_same(const struct erg_cpu_state *x, const struct erg_cpu_state *y)
-{
+static bool slice_same(const struct erg_cpu_state *x, const struct erg_cpu_state *y) {
   return state_whole(x) && state_whole(y) && x->seq_end == y->seq_end;
 }
 
-static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d)
-{
+static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d) {
   for (int i = 0; i < ERG_BPF_NFREQ; i++) {
     if (c->freq_khz[i] == 0)
       c->freq_khz[i] = khz;
@@ -202,8 +187,7 @@ static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d)
 
 /* Adds the part up to now of each slice of key in st to v (and to *run). */
 static void running_add(const struct erg_bpf *b, const char *st, const struct erg_key *key,
-                        uint64_t now, struct erg_counts *v, uint64_t *run)
-{
+                        uint64_t now, struct erg_counts *v, uint64_t *run) {
   if (v->flags & ERG_FLAG_EXITED)
     return;
   for (int c = 0; c < b->ncpu; c++) {
@@ -224,8 +208,7 @@ static void running_add(const struct erg_bpf *b, const char *st, const struct er
  * keeps ending inside the window (a few microseconds). If it never settles,
  * its closed slices alone are kept: this drain undercounts a little and the
  * next one catches up. */
-static void group_reread(struct erg_bpf *b, size_t i)
-{
+static void group_reread(struct erg_bpf *b, size_t i) {
   int fd = b->fd.procs;
   const struct erg_key *k = &b->keys[i];
   struct erg_counts v;
@@ -264,8 +247,7 @@ static void group_reread(struct erg_bpf *b, size_t i)
 
 /* The group leader's name from /proc, for a group the kernel has no entry
  * of yet; empty if it is gone. */
-static void comm_from_proc(uint32_t pid, char *comm, size_t len)
-{
+static void comm_from_proc(uint32_t pid, char *comm, size_t len) {
   char path[64];
   FILE *f;
 
@@ -286,8 +268,7 @@ static void comm_from_proc(uint32_t pid, char *comm, size_t len)
  * node) to one interval. So each group running in snapshot A without an
  * entry gets an empty record here; drain_settle adds its slice in flight
  * like any other. Returns the new record count (records stay sorted). */
-static size_t running_only_add(struct erg_bpf *b, size_t n)
-{
+static size_t running_only_add(struct erg_bpf *b, size_t n) {
   size_t m = n;
 
   for (int c = 0; c < b->ncpu; c++) {
@@ -313,8 +294,7 @@ static size_t running_only_add(struct erg_bpf *b, size_t n)
 
 /* snap[0] was taken before the map read, snap[1] after it, now in between
  * (after the map, before snap[1]). */
-static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
-{
+static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now) {
   long *redo = b->redo;
   int nredo = 0;
 
@@ -352,9 +332,8 @@ static void drain_settle(struct erg_bpf *b, size_t n, uint64_t now)
   }
 }
 
-static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
-                      const struct erg_counts *c, uint64_t running, struct erg_bpf_proc *p)
-{
+static void proc_fill(const struct erg_bpf *b, const struct erg_key *k, const struct erg_counts *c,
+                      uint64_t running, struct erg_bpf_proc *p) {
   memset(p, 0, sizeof(*p));
   p->pid = k->tgid;
   p->start_time_ns = k->start_ns;
@@ -389,8 +368,7 @@ static void proc_fill(const struct erg_bpf *b, const struct erg_key *k,
 /* Deletes the n exited groups at the front of keys: one syscall (5.6+)
  * instead of one per process, which was most of the agent's own CPU under
  * fork churn. Whatever the batch did not take is deleted one by one. */
-static void drain_delete(struct erg_bpf *b, int fd, size_t n)
-{
+static void drain_delete(struct erg_bpf *b, int fd, size_t n) {
   LIBBPF_OPTS(bpf_map_batch_opts, o);
   __u32 done = (__u32)n;
 
@@ -404,9 +382,7 @@ static void drain_delete(struct erg_bpf *b, int fd, size_t n)
     bpf_map_delete_elem(fd, &b->keys[i]);
 }
 
-int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
-                  size_t whylen)
-{
+int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why, size_t whylen) {
   int fd = b->fd.procs;
   struct erg_bpf_proc p;
   uint64_t now;

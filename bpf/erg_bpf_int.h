@@ -39,17 +39,17 @@ struct erg_bpf {
   uint32_t *cpu_class; /* per CPU, index into classes */
   uint32_t classes[ERG_BPF_MAX_CAP];
   int nclass;
-  uint32_t *freq; /* scratch for sysfs frequency refresh */
-  int *perf_fd;   /* NPERF * ncpu, -1 = none */
-  int *heal_fd;   /* per CPU software clock running erg_cpu_heal, -1 = none */
+  uint32_t *freq;     /* scratch for sysfs frequency refresh */
+  int *perf_fd;       /* NPERF * ncpu, -1 = none */
+  int *heal_fd;       /* per CPU software clock running erg_cpu_heal, -1 = none */
   char heal_why[160]; /* why there is no heal clock; "" when it runs */
   struct erg_key *keys;
   struct erg_counts *vals;
   uint64_t *running; /* per record: the in-flight part drain_settle added */
-  size_t cap;    /* capacity of keys/vals */
-  char *snap[2]; /* per-CPU state before and after the map read */
-  char *snap_tmp; /* re-read of CPUs caught mid-switch */
-  long *redo;    /* groups to re-read, at most one per CPU */
+  size_t cap;        /* capacity of keys/vals */
+  char *snap[2];     /* per-CPU state before and after the map read */
+  char *snap_tmp;    /* re-read of CPUs caught mid-switch */
+  long *redo;        /* groups to re-read, at most one per CPU */
   uint64_t exited, drains, unsettled, running_only;
   uint64_t drain_mono_ns; /* where the last drain cut its counters */
   erg_bpf_cut_cb cut_cb;
@@ -61,8 +61,7 @@ struct erg_bpf {
 #define ERG_FLAG_UNSEEN_GROUP (1u << 31)
 
 /* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */
-static inline size_t cpu_state_stride(void)
-{
+static inline size_t cpu_state_stride(void) {
   return (sizeof(struct erg_cpu_state) + 7) & ~(size_t)7;
 }
 

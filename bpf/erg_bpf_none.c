@@ -7,61 +7,59 @@
 
 #include "erg_common.h"
 
-int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why,
-                 size_t whylen)
-{
+int erg_bpf_open(struct erg_bpf **out, const struct erg_bpf_opts *opts, char *why, size_t whylen) {
   (void)opts;
   *out = NULL;
   erg_strlcpy(why, "built without BPF support", whylen);
   return -1;
 }
-unsigned erg_bpf_features(const struct erg_bpf *b) { (void)b; return 0; }
-const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit)
-{
+unsigned erg_bpf_features(const struct erg_bpf *b) {
+  (void)b;
+  return 0;
+}
+const char *erg_bpf_feature_reason(const struct erg_bpf *b, unsigned bit) {
   (void)b;
   (void)bit;
   return "built without BPF support";
 }
-int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
-                  size_t whylen)
-{
+int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why, size_t whylen) {
   (void)b;
   (void)cb;
   (void)user;
   erg_strlcpy(why, "built without BPF support", whylen);
   return -1;
 }
-void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out)
-{
+void erg_bpf_stats(const struct erg_bpf *b, struct erg_bpf_stats *out) {
   (void)b;
   memset(out, 0, sizeof(*out));
 }
-int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP])
-{
+int erg_bpf_capacity_classes(const struct erg_bpf *b, uint32_t out[ERG_BPF_MAX_CAP]) {
   (void)b;
   (void)out;
   return 0;
 }
 void erg_bpf_close(struct erg_bpf *b) { (void)b; }
-uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) { (void)b; return 0; }
-void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user)
-{
+uint64_t erg_bpf_drain_time_ns(const struct erg_bpf *b) {
+  (void)b;
+  return 0;
+}
+void erg_bpf_set_cut_cb(struct erg_bpf *b, erg_bpf_cut_cb cb, void *user) {
   (void)b;
   (void)cb;
   (void)user;
 }
-int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len)
-{
+int erg_bpf_cgroup_path(const struct erg_bpf *b, uint64_t id, char *out, size_t len) {
   (void)b;
   (void)id;
   (void)out;
   (void)len;
   return -1;
 }
-const char *erg_bpf_loader(const struct erg_bpf *b) { (void)b; return "none"; }
-const char *erg_bpf_heal_reason(const struct erg_bpf *b)
-{
+const char *erg_bpf_loader(const struct erg_bpf *b) {
+  (void)b;
+  return "none";
+}
+const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   (void)b;
   return "built without BPF support";
 }
-

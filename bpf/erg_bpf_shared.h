@@ -7,13 +7,13 @@
 #include <linux/types.h>
 #endif
 
-#define ERG_BPF_MAX_PROCS 32768 /* live + not yet drained exited task groups */
+#define ERG_BPF_MAX_PROCS 32768   /* live + not yet drained exited task groups */
 #define ERG_BPF_MAX_THREADS 65536 /* threads whose charged runtime is known (LRU) */
-#define ERG_BPF_NFREQ 8         /* distinct frequencies kept per task group */
-#define ERG_BPF_NCAP 4          /* distinct core capacity classes */
+#define ERG_BPF_NFREQ 8           /* distinct frequencies kept per task group */
+#define ERG_BPF_NCAP 4            /* distinct core capacity classes */
 #define ERG_BPF_COMM_LEN 16
-#define ERG_BPF_CGPATH_LEN 512  /* a cgroup path as the agent keeps it, NUL included */
-#define ERG_BPF_CGPATHS 1024    /* cgroup id -> path entries (LRU) */
+#define ERG_BPF_CGPATH_LEN 512 /* a cgroup path as the agent keeps it, NUL included */
+#define ERG_BPF_CGPATHS 1024   /* cgroup id -> path entries (LRU) */
 /* cgpaths keys of v1 (freezer) cgroups carry this bit: kernfs ids of
  * different hierarchies can be equal. */
 #define ERG_CGV1_BIT (1ull << 63)
@@ -38,15 +38,15 @@ struct erg_counts {
   __u64 cycles;
   __u64 instructions;
   __u64 llc_misses;
-  __u64 cap_ns[ERG_BPF_NCAP];     /* on-CPU ns per capacity class */
-  __u64 freq_ns[ERG_BPF_NFREQ];   /* on-CPU ns at freq_khz[i] */
-  __u64 freq_other_ns;            /* ns at frequencies beyond the first NFREQ */
-  __u32 freq_khz[ERG_BPF_NFREQ];  /* 0 = slot free; claimed by cmpxchg */
-  __u64 cgroup_id;                /* cgroup v2 (default hierarchy) kernfs id */
-  __u64 cgroup_v1_id;             /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
+  __u64 cap_ns[ERG_BPF_NCAP];    /* on-CPU ns per capacity class */
+  __u64 freq_ns[ERG_BPF_NFREQ];  /* on-CPU ns at freq_khz[i] */
+  __u64 freq_other_ns;           /* ns at frequencies beyond the first NFREQ */
+  __u32 freq_khz[ERG_BPF_NFREQ]; /* 0 = slot free; claimed by cmpxchg */
+  __u64 cgroup_id;               /* cgroup v2 (default hierarchy) kernfs id */
+  __u64 cgroup_v1_id;            /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
   __u32 uid;
-  __u32 flags;                    /* ERG_FLAG_* */
-  __u64 meta_ns;                  /* when comm/uid/cgroup were last read */
+  __u32 flags;   /* ERG_FLAG_* */
+  __u64 meta_ns; /* when comm/uid/cgroup were last read */
   char comm[ERG_BPF_COMM_LEN];
 };
 
@@ -63,16 +63,16 @@ struct erg_cgpath {
  * with seq_end == seq_begin was not written meanwhile (seqlock with the
  * counters in reverse order of the copy). */
 struct erg_cpu_state {
-  __u64 seq_end;       /* = seq_begin when no switch is being written */
-  __u64 ts;            /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
-  struct erg_key key;  /* tgid 0: idle */
-  __u64 perf_base[3];  /* cycles, instructions, LLC misses at switch-in */
-  __u64 seq_begin;     /* switches begun on this CPU */
+  __u64 seq_end;      /* = seq_begin when no switch is being written */
+  __u64 ts;           /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
+  struct erg_key key; /* tgid 0: idle */
+  __u64 perf_base[3]; /* cycles, instructions, LLC misses at switch-in */
+  __u64 seq_begin;    /* switches begun on this CPU */
 };
 
 enum erg_bpf_stat {
-  ERG_STAT_MAP_FULL = 0, /* events dropped: procs map full */
-  ERG_STAT_LOST_EXIT_NS, /* ns of a dead thread's last slice with no entry left */
+  ERG_STAT_MAP_FULL = 0,  /* events dropped: procs map full */
+  ERG_STAT_LOST_EXIT_NS,  /* ns of a dead thread's last slice with no entry left */
   ERG_STAT_UNSEEN_SWITCH, /* switch-outs whose switch-in this program did not see */
   ERG_STAT_N
 };

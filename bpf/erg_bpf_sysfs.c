@@ -13,8 +13,7 @@
 #include "erg_common.h"
 
 /* "cpu12" -> 12; anything else (cpufreq, cpuidle, cpu1x) -> -1. */
-static int cpu_dir_index(const char *name)
-{
+static int cpu_dir_index(const char *name) {
   const char *p = name + 3;
   long v;
 
@@ -27,8 +26,7 @@ static int cpu_dir_index(const char *name)
   return v > INT_MAX ? -1 : (int)v;
 }
 
-static int file_read_u32(const char *path, uint32_t *out)
-{
+static int file_read_u32(const char *path, uint32_t *out) {
   char buf[64], *end;
   unsigned long v;
 
@@ -42,8 +40,7 @@ static int file_read_u32(const char *path, uint32_t *out)
 }
 
 /* One "N" or "N-M" of a CPU list; returns the rest of s, NULL if malformed. */
-static const char *cpu_range(const char *s, long *lo, long *hi)
-{
+static const char *cpu_range(const char *s, long *lo, long *hi) {
   char *end;
 
   if (!isdigit((unsigned char)*s))
@@ -57,8 +54,7 @@ static const char *cpu_range(const char *s, long *lo, long *hi)
   return *hi < *lo || *hi > INT_MAX ? NULL : end;
 }
 
-int erg_bpf_parse_cpu_list(const char *s, bool *mask, int max)
-{
+int erg_bpf_parse_cpu_list(const char *s, bool *mask, int max) {
   int n = 0;
 
   memset(mask, 0, sizeof(*mask) * (size_t)max);
@@ -79,8 +75,7 @@ int erg_bpf_parse_cpu_list(const char *s, bool *mask, int max)
   return n;
 }
 
-int erg_bpf_read_online(const char *root, bool *mask, int max)
-{
+int erg_bpf_read_online(const char *root, bool *mask, int max) {
   char path[PATH_MAX], buf[4096];
 
   snprintf(path, sizeof(path), "%s/online", root);
@@ -94,8 +89,7 @@ int erg_bpf_read_online(const char *root, bool *mask, int max)
 
 /* Reads root/cpuN/<rel> for every online cpuN < max (an offline CPU's
  * files are stale or absent); returns highest N + 1 read. */
-static int sysfs_read_per_cpu(const char *root, const char *rel, uint32_t *out, int max)
-{
+static int sysfs_read_per_cpu(const char *root, const char *rel, uint32_t *out, int max) {
   char path[PATH_MAX];
   struct dirent *de;
   bool *online;
@@ -127,18 +121,15 @@ static int sysfs_read_per_cpu(const char *root, const char *rel, uint32_t *out, 
   return n;
 }
 
-int erg_bpf_read_capacities(const char *root, uint32_t *out, int max)
-{
+int erg_bpf_read_capacities(const char *root, uint32_t *out, int max) {
   return sysfs_read_per_cpu(root, "cpu_capacity", out, max);
 }
 
-int erg_bpf_read_frequencies(const char *root, uint32_t *out, int max)
-{
+int erg_bpf_read_frequencies(const char *root, uint32_t *out, int max) {
   return sysfs_read_per_cpu(root, "cpufreq/scaling_cur_freq", out, max);
 }
 
-int erg_bpf_capacity_group(const uint32_t *caps, int n, uint32_t *classes, int maxc)
-{
+int erg_bpf_capacity_group(const uint32_t *caps, int n, uint32_t *classes, int maxc) {
   int nc = 0;
 
   for (int i = 0; i < n; i++) {
@@ -158,18 +149,27 @@ int erg_bpf_capacity_group(const uint32_t *caps, int n, uint32_t *classes, int m
   return nc;
 }
 
-const char *erg_bpf_feature_name(unsigned bit)
-{
+const char *erg_bpf_feature_name(unsigned bit) {
   switch (bit) {
-  case ERG_BPF_F_CPU_TIME: return "cpu_time";
-  case ERG_BPF_F_FREQ: return "freq";
-  case ERG_BPF_F_CAPACITY: return "capacity";
-  case ERG_BPF_F_WAKEUPS: return "wakeups";
-  case ERG_BPF_F_MIGRATIONS: return "migrations";
-  case ERG_BPF_F_BLKIO: return "blkio";
-  case ERG_BPF_F_CYCLES: return "cycles";
-  case ERG_BPF_F_INSTRUCTIONS: return "instructions";
-  case ERG_BPF_F_LLC_MISSES: return "llc_misses";
-  default: return NULL;
+    case ERG_BPF_F_CPU_TIME:
+      return "cpu_time";
+    case ERG_BPF_F_FREQ:
+      return "freq";
+    case ERG_BPF_F_CAPACITY:
+      return "capacity";
+    case ERG_BPF_F_WAKEUPS:
+      return "wakeups";
+    case ERG_BPF_F_MIGRATIONS:
+      return "migrations";
+    case ERG_BPF_F_BLKIO:
+      return "blkio";
+    case ERG_BPF_F_CYCLES:
+      return "cycles";
+    case ERG_BPF_F_INSTRUCTIONS:
+      return "instructions";
+    case ERG_BPF_F_LLC_MISSES:
+      return "llc_misses";
+    default:
+      return NULL;
   }
 }

@@ -25,8 +25,8 @@ int erg_check_config_cli(int argc, char **argv) {
     erg_collector_config_defaults(&cfg);
     rc = erg_collector_config_load(path, &cfg, &err);
     if (rc == 0)
-      printf("%s: ok: %d sources, %d nodes, %d shared-meter groups, step %us\n", path,
-             cfg.nsources, cfg.nnodes, cfg.ngroups, cfg.step_seconds);
+      printf("%s: ok: %d sources, %d nodes, %d shared-meter groups, step %us\n", path, cfg.nsources,
+             cfg.nnodes, cfg.ngroups, cfg.step_seconds);
     /* Each group's joint fit, ready to paste (docs/model.md, "Shared meters"). */
     for (int g = 0; rc == 0 && g < cfg.ngroups; g++) {
       printf("  group %s: %d nodes share one meter; fit them with: erg fit --group %s --nodes ",

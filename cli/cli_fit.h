@@ -30,8 +30,8 @@ void cli_progress(void *user, const char *stage, double fraction);
 /* Reads node's journals (--journal, else JOURNAL_DIR/NODE.csv and its
  * rotations) into ds and checks they are of node (NULL: not checked).
  * Says on stderr what was skipped. last_percent: NULL, or progress. */
-int cli_load(const struct cli_opts *o, const char *node, struct erg_dataset *ds,
-             int *last_percent, char *why, size_t whylen);
+int cli_load(const struct cli_opts *o, const char *node, struct erg_dataset *ds, int *last_percent,
+             char *why, size_t whylen);
 /* The rows as the fit takes them: flag 16 cleared with --keep-lag-unsure,
  * the utilisation curve added unless --linear. */
 int cli_prepare(const struct cli_opts *o, struct erg_dataset *ds, char *why, size_t whylen);

@@ -44,26 +44,27 @@ int cli_number(const char *s, double *out);
 
 /* The options both take, and where they go. */
 struct cli_energy {
-  const char *who;                 /* "report" or "jobs", for messages */
-  struct erg_report_options *r;    /* what the library is given */
+  const char *who;              /* "report" or "jobs", for messages */
+  struct erg_report_options *r; /* what the library is given */
   int (*usage)(const char *msg, const char *arg);
-  const char *data_dir;            /* --config's (or ergd's default) */
-  const char *out;                 /* --out: NULL, stdout */
-  int flags;                       /* CLI_FLAG_* */
-  const char *carbon_csv, *pue_csv;      /* NULL when not asked for */
-  struct erg_series carbon, pue_series;  /* loaded from them */
-  struct cli_ergd_conf file;             /* --config */
-  int progress;                    /* showing "archives read" on stderr */
+  const char *data_dir;                 /* --config's (or ergd's default) */
+  const char *out;                      /* --out: NULL, stdout */
+  int flags;                            /* CLI_FLAG_* */
+  const char *carbon_csv, *pue_csv;     /* NULL when not asked for */
+  struct erg_series carbon, pue_series; /* loaded from them */
+  struct cli_ergd_conf file;            /* --config */
+  int progress;                         /* showing "archives read" on stderr */
 };
 
 /* The getopt_long entries both take; each command adds its own. */
-#define CLI_ENERGY_LONGS                                                                         \
-  {"data-dir", required_argument, 0, 'd'}, {"config", required_argument, 0, 'C'},                \
-      {"from", required_argument, 0, 'f'}, {"to", required_argument, 0, 't'},                    \
-      {"out", required_argument, 0, 'o'}, {"format", required_argument, 0, 'F'},                 \
-      {"co2-g-per-kwh", required_argument, 0, 'g'}, {"carbon-csv", required_argument, 0, 'G'}, \
-      {"pue", required_argument, 0, 'U'}, {"pue-csv", required_argument, 0, 'V'},              \
-      {"help", no_argument, 0, 'h'}
+#define CLI_ENERGY_LONGS                                                                           \
+  {"data-dir", required_argument, 0, 'd'}, {"config", required_argument, 0, 'C'},                  \
+      {"from", required_argument, 0, 'f'}, {"to", required_argument, 0, 't'},                      \
+      {"out", required_argument, 0, 'o'}, {"format", required_argument, 0, 'F'},                   \
+      {"co2-g-per-kwh", required_argument, 0, 'g'}, {"carbon-csv", required_argument, 0, 'G'},     \
+      {"pue", required_argument, 0, 'U'}, {"pue-csv", required_argument, 0, 'V'}, {                \
+    "help", no_argument, 0, 'h'                                                                    \
+  }
 
 /* --config: ergd's file as the defaults (data_dir, [report]'s factors,
  * rrdcached as RRDCACHED_ADDRESS); -1 after saying why. */
@@ -71,8 +72,7 @@ int cli_energy_config(struct cli_energy *e, const char *path);
 /* The options both take but 'd' and 'F' (the commands differ there),
  * and getopt's '?' and ':' (text: the option as given): 0, 1 after the
  * usage or a reason, -1 after the usage for --help. */
-int cli_energy_opt(struct cli_energy *e, int c, const char *arg, const char *text,
-                   int64_t now);
+int cli_energy_opt(struct cli_energy *e, int c, const char *arg, const char *text, int64_t now);
 /* After parsing: an operand, no data directory (else --config's is
  * e->r's store) and the period; 0, or 1 after the usage. */
 int cli_energy_check(struct cli_energy *e, int argc, char **argv, int operand);

@@ -35,9 +35,12 @@ static const struct {
   const char *name, *sub;
   int (*run)(int argc, char **argv);
 } commands[] = {
-    {"check-config", NULL, erg_check_config_cli}, {"fit", NULL, erg_fit_cli},
-    {"pdu", "probe", erg_pdu_probe_cli},          {"report", NULL, erg_report_cli},
-    {"jobs", NULL, erg_jobs_cli},                 {"graph", NULL, erg_graph_cli},
+    {"check-config", NULL, erg_check_config_cli},
+    {"fit", NULL, erg_fit_cli},
+    {"pdu", "probe", erg_pdu_probe_cli},
+    {"report", NULL, erg_report_cli},
+    {"jobs", NULL, erg_jobs_cli},
+    {"graph", NULL, erg_graph_cli},
     {"keygen", NULL, erg_keygen_cli},
 };
 

@@ -10,8 +10,8 @@
 #include "cli_int.h"
 #include "erg_common.h"
 
-static int conf_cb(void *user, const char *section, const char *key, const char *value,
-                   char *why, size_t whylen) {
+static int conf_cb(void *user, const char *section, const char *key, const char *value, char *why,
+                   size_t whylen) {
   struct cli_ergd_conf *c = user;
   static const struct {
     const char *key;

@@ -51,7 +51,8 @@ static void cli_usage(FILE *f) {
           "  --keep-lag-unsure fit rows flagged 16 too (meter aligned before a confident\n"
           "                    lag estimate or around a change of it; skipped by default)\n"
           "  --idle            record an idle profile from a quiet window of the journal\n"
-          "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"          "                    with --group: the shared meter while every member was\n"
+          "                    (default out MODEL_DIR/idle/NODE.json); refused when busy\n"
+          "                    with --group: the shared meter while every member was\n"
           "                    quiet (MODEL_DIR/idle/group/NAME.json), then the group's\n"
           "                    idle sum instead of a fitted one (--no-idle-profile: fitted)\n"
           "  --from T, --to T  the window: unix seconds or YYYY-MM-DDTHH:MM:SSZ\n"
@@ -93,8 +94,11 @@ static int cli_time(const char *s, double *out) {
 static int cli_duration(const char *s, double *out) {
   char *end;
   double v = strtod(s, &end);
-  double unit = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
-                : !strcmp(end, "d") ? 86400 : 0;
+  double unit = !*end || !strcmp(end, "s") ? 1
+                : !strcmp(end, "m")        ? 60
+                : !strcmp(end, "h")        ? 3600
+                : !strcmp(end, "d")        ? 86400
+                                           : 0;
   if (end == s || !(unit > 0) || !(v > 0) || !isfinite(v))
     return -1;
   *out = v * unit;
@@ -106,82 +110,137 @@ static int cli_option(int c, const char *arg, struct cli_opts *o) {
   double v;
   long k;
   switch (c) {
-  case 'j':
-    if (o->njournal == CLI_MAX_JOURNALS)
-      return fprintf(stderr, "erg fit: too many --journal\n"), -1;
-    o->journal[o->njournal++] = arg;
-    return 0;
-  case 'n': o->node = arg; return 0;
-  case 'd': o->data_dir = arg; return 0;
-  case 'D': o->journal_dir = arg; return 0;
-  case 'M': o->model_dir = arg; return 0;
-  case 'o': o->out = arg; return 0;
-  case 'J': o->json = true; return 0;
-  case 'p': o->progress = 1; return 0;
-  case 'P': o->progress = 0; return 0;
-  case 'f': o->force = true; return 0;
-  case 'i': o->idle = true; return 0;
-  case 'l': o->linear = true; return 0;
-  case 'I': o->idle_profile = arg; return 0;
-  case 'N': o->no_idle_profile = true; return 0;
-  case 'K': o->keep_lag_unsure = true; return 0;
-  case 'g': o->group = arg; return 0;
-  case 'G': o->nodes = arg; return 0;
-  case 'x': o->form = arg; return 0;
-  case 'S': o->idle_split = arg; return 0;
-  case 'a': o->auto_window = true; return 0;
-  case 'F':
-  case 'T':
-    if (cli_time(arg, c == 'F' ? &o->from : &o->to) != 0)
-      return fprintf(stderr, "erg fit: bad time '%s'\n", arg), -1;
-    return 0;
-  case 'L':
-  case 'e':
-    if (cli_duration(arg, c == 'L' ? &o->last_seconds : &o->length_seconds) != 0)
-      return fprintf(stderr, "erg fit: bad duration '%s' (600, 10m, 1h)\n", arg), -1;
-    return 0;
-  case 'u':
-    if (erg_config_double(arg, 0.001, 1, &o->max_util, why, sizeof why) != 0)
-      return fprintf(stderr, "erg fit: --max-util: %s\n", why), -1;
-    return 0;
-  case 'c':
-    if (erg_config_long(arg, 1, 1 << 20, &k, why, sizeof why) != 0)
-      return fprintf(stderr, "erg fit: --ncpu: %s\n", why), -1;
-    o->ncpu = (double)k;
-    return 0;
-  case 'H':
-    if (erg_config_double(arg, 0, 0.9, &v, why, sizeof why) != 0)
-      return fprintf(stderr, "erg fit: --holdout: %s\n", why), -1;
-    o->fit.holdout_fraction = v;
-    return 0;
-  case 'k':
-    if (erg_config_long(arg, 2, 100, &k, why, sizeof why) != 0)
-      return fprintf(stderr, "erg fit: --folds: %s\n", why), -1;
-    o->fit.folds = (int)k;
-    return 0;
-  case 'h': cli_usage(stdout); return 1;
-  default: cli_usage(stderr); return -1;
+    case 'j':
+      if (o->njournal == CLI_MAX_JOURNALS)
+        return fprintf(stderr, "erg fit: too many --journal\n"), -1;
+      o->journal[o->njournal++] = arg;
+      return 0;
+    case 'n':
+      o->node = arg;
+      return 0;
+    case 'd':
+      o->data_dir = arg;
+      return 0;
+    case 'D':
+      o->journal_dir = arg;
+      return 0;
+    case 'M':
+      o->model_dir = arg;
+      return 0;
+    case 'o':
+      o->out = arg;
+      return 0;
+    case 'J':
+      o->json = true;
+      return 0;
+    case 'p':
+      o->progress = 1;
+      return 0;
+    case 'P':
+      o->progress = 0;
+      return 0;
+    case 'f':
+      o->force = true;
+      return 0;
+    case 'i':
+      o->idle = true;
+      return 0;
+    case 'l':
+      o->linear = true;
+      return 0;
+    case 'I':
+      o->idle_profile = arg;
+      return 0;
+    case 'N':
+      o->no_idle_profile = true;
+      return 0;
+    case 'K':
+      o->keep_lag_unsure = true;
+      return 0;
+    case 'g':
+      o->group = arg;
+      return 0;
+    case 'G':
+      o->nodes = arg;
+      return 0;
+    case 'x':
+      o->form = arg;
+      return 0;
+    case 'S':
+      o->idle_split = arg;
+      return 0;
+    case 'a':
+      o->auto_window = true;
+      return 0;
+    case 'F':
+    case 'T':
+      if (cli_time(arg, c == 'F' ? &o->from : &o->to) != 0)
+        return fprintf(stderr, "erg fit: bad time '%s'\n", arg), -1;
+      return 0;
+    case 'L':
+    case 'e':
+      if (cli_duration(arg, c == 'L' ? &o->last_seconds : &o->length_seconds) != 0)
+        return fprintf(stderr, "erg fit: bad duration '%s' (600, 10m, 1h)\n", arg), -1;
+      return 0;
+    case 'u':
+      if (erg_config_double(arg, 0.001, 1, &o->max_util, why, sizeof why) != 0)
+        return fprintf(stderr, "erg fit: --max-util: %s\n", why), -1;
+      return 0;
+    case 'c':
+      if (erg_config_long(arg, 1, 1 << 20, &k, why, sizeof why) != 0)
+        return fprintf(stderr, "erg fit: --ncpu: %s\n", why), -1;
+      o->ncpu = (double)k;
+      return 0;
+    case 'H':
+      if (erg_config_double(arg, 0, 0.9, &v, why, sizeof why) != 0)
+        return fprintf(stderr, "erg fit: --holdout: %s\n", why), -1;
+      o->fit.holdout_fraction = v;
+      return 0;
+    case 'k':
+      if (erg_config_long(arg, 2, 100, &k, why, sizeof why) != 0)
+        return fprintf(stderr, "erg fit: --folds: %s\n", why), -1;
+      o->fit.folds = (int)k;
+      return 0;
+    case 'h':
+      cli_usage(stdout);
+      return 1;
+    default:
+      cli_usage(stderr);
+      return -1;
   }
 }
 
 static int cli_parse(int argc, char **argv, struct cli_opts *o) {
-  static const struct option longopts[] = {
-      {"journal", required_argument, 0, 'j'},   {"node", required_argument, 0, 'n'},
-      {"data-dir", required_argument, 0, 'd'},  {"journal-dir", required_argument, 0, 'D'},
-      {"model-dir", required_argument, 0, 'M'}, {"out", required_argument, 0, 'o'},
-      {"json", no_argument, 0, 'J'},            {"holdout", required_argument, 0, 'H'},
-      {"folds", required_argument, 0, 'k'},     {"progress", no_argument, 0, 'p'},
-      {"no-progress", no_argument, 0, 'P'},
-      {"force", no_argument, 0, 'f'},           {"idle", no_argument, 0, 'i'},
-      {"from", required_argument, 0, 'F'},      {"to", required_argument, 0, 'T'},
-      {"last", required_argument, 0, 'L'},      {"max-util", required_argument, 0, 'u'},
-      {"ncpu", required_argument, 0, 'c'},      {"linear", no_argument, 0, 'l'},
-      {"idle-profile", required_argument, 0, 'I'}, {"no-idle-profile", no_argument, 0, 'N'},
-      {"keep-lag-unsure", no_argument, 0, 'K'},
-      {"group", required_argument, 0, 'g'},     {"nodes", required_argument, 0, 'G'},
-      {"form", required_argument, 0, 'x'},      {"idle-split", required_argument, 0, 'S'},
-      {"auto", no_argument, 0, 'a'},            {"length", required_argument, 0, 'e'},
-      {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+  static const struct option longopts[] = {{"journal", required_argument, 0, 'j'},
+                                           {"node", required_argument, 0, 'n'},
+                                           {"data-dir", required_argument, 0, 'd'},
+                                           {"journal-dir", required_argument, 0, 'D'},
+                                           {"model-dir", required_argument, 0, 'M'},
+                                           {"out", required_argument, 0, 'o'},
+                                           {"json", no_argument, 0, 'J'},
+                                           {"holdout", required_argument, 0, 'H'},
+                                           {"folds", required_argument, 0, 'k'},
+                                           {"progress", no_argument, 0, 'p'},
+                                           {"no-progress", no_argument, 0, 'P'},
+                                           {"force", no_argument, 0, 'f'},
+                                           {"idle", no_argument, 0, 'i'},
+                                           {"from", required_argument, 0, 'F'},
+                                           {"to", required_argument, 0, 'T'},
+                                           {"last", required_argument, 0, 'L'},
+                                           {"max-util", required_argument, 0, 'u'},
+                                           {"ncpu", required_argument, 0, 'c'},
+                                           {"linear", no_argument, 0, 'l'},
+                                           {"idle-profile", required_argument, 0, 'I'},
+                                           {"no-idle-profile", no_argument, 0, 'N'},
+                                           {"keep-lag-unsure", no_argument, 0, 'K'},
+                                           {"group", required_argument, 0, 'g'},
+                                           {"nodes", required_argument, 0, 'G'},
+                                           {"form", required_argument, 0, 'x'},
+                                           {"idle-split", required_argument, 0, 'S'},
+                                           {"auto", no_argument, 0, 'a'},
+                                           {"length", required_argument, 0, 'e'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
   o->from = o->to = NAN;
   o->max_util = 0.05;
   o->progress = -1;
@@ -202,7 +261,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
     bool one = (isfinite(o->from) && isfinite(o->to)) != (o->last_seconds > 0);
     if ((o->idle && (!one || o->auto_window || o->length_seconds > 0)) || (!o->idle && window)) {
       fprintf(stderr, "erg fit: --group --idle needs one window: --from and --to, or --last "
-              "(not --auto: every member must be quiet in the same window)\n");
+                      "(not --auto: every member must be quiet in the same window)\n");
       return -1;
     }
     return cli_group_usage_check(o) != 0 ? -1 : 0;
@@ -215,7 +274,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
   if (o->idle && (isfinite(o->from) != isfinite(o->to) || windows != 1 || !o->node ||
                   (o->length_seconds > 0 && !o->auto_window))) {
     fprintf(stderr, "erg fit: --idle needs --node and one window: --from and --to, --last, or "
-            "--auto (with --length)\n");
+                    "--auto (with --length)\n");
     return -1;
   }
   if (!o->idle && window) {
@@ -287,16 +346,19 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
   /* Not a model (damaged, another file named by mistake): what is there
    * may be the only copy of something; replaced only when told. */
   if (!o->force && exists && loaded != 0) {
-    fprintf(stderr, "erg fit: not replacing %s: it is not a valid model (%s); use --force to "
-            "overwrite it\n", o->out, why);
+    fprintf(stderr,
+            "erg fit: not replacing %s: it is not a valid model (%s); use --force to "
+            "overwrite it\n",
+            o->out, why);
     return 2;
   }
   /* A group member's model holds its part of the shared meter: a model of
    * the node's own rows (from before it joined) does not silently replace it. */
   if (!o->force && loaded == 0 && current.group.name[0]) {
-    fprintf(stderr, "erg fit: not replacing %s: it is node %s's part of group %s (erg fit "
-            "--group); use --force to overwrite it\n", o->out, current.node,
-            current.group.name);
+    fprintf(stderr,
+            "erg fit: not replacing %s: it is node %s's part of group %s (erg fit "
+            "--group); use --force to overwrite it\n",
+            o->out, current.node, current.group.name);
     return 2;
   }
   if (!o->force && loaded == 0) {
@@ -316,8 +378,7 @@ static int cli_install(const struct cli_opts *o, const struct erg_model *m,
 }
 
 /* MODEL_DIR/idle/NODE.json. */
-static void cli_profile_path(const struct cli_opts *o, const char *node, char *out,
-                             size_t outlen) {
+static void cli_profile_path(const struct cli_opts *o, const char *node, char *out, size_t outlen) {
   char dir[1024];
   cli_model_dir(o, dir, sizeof dir);
   if (erg_idle_profile_path(dir, node, out, outlen) != 0)
@@ -331,10 +392,10 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
   cli_idle_window(o, ds, &from, &to);
   struct erg_idle_profile p;
   double length = o->length_seconds > 0 ? o->length_seconds : 600;
-  if (o->auto_window ? erg_idle_profile_find_quiet(ds, length, o->max_util, o->ncpu, &p, why,
-                                                   sizeof why)
-                     : erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why,
-                                                     sizeof why)) {
+  if (o->auto_window
+          ? erg_idle_profile_find_quiet(ds, length, o->max_util, o->ncpu, &p, why, sizeof why)
+          : erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why,
+                                          sizeof why)) {
     fprintf(stderr, "erg fit --idle: %s\n", why);
     return 2;
   }
@@ -345,7 +406,8 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
     strftime(a, sizeof a, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&ta, &tm));
     strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&tb, &tm));
     printf("node %s: quietest window of %.0f s: %s to %s (%.0f to %.0f), mean CPU utilisation "
-           "%.2f %%\n", o->node, length, a, b, p.first_unix_seconds, p.last_unix_seconds,
+           "%.2f %%\n",
+           o->node, length, a, b, p.first_unix_seconds, p.last_unix_seconds,
            100 * p.mean_utilization);
   }
   erg_strlcpy(p.node, o->node, sizeof p.node);
@@ -369,8 +431,7 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
   } else
     printf("node %s: idle %.2f W (stddev %.2f W) over %zu cells, mean CPU utilisation %.2f %%\n"
            "idle profile written to %s; the next `erg fit` of %s uses it as idle power\n",
-           p.node, p.mean_watts, p.stddev_watts, p.cells, 100 * p.mean_utilization, path,
-           p.node);
+           p.node, p.mean_watts, p.stddev_watts, p.cells, 100 * p.mean_utilization, path, p.node);
   return 0;
 }
 

@@ -103,18 +103,16 @@ size_t cli_lag_skipped(const struct cli_opts *o, const struct erg_dataset *ds) {
 }
 
 json_t *cli_journal_json(const struct cli_opts *o, const struct erg_dataset *ds) {
-  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files,
-                   "rows", (json_int_t)ds->nrows, "malformed_lines",
-                   (json_int_t)ds->malformed_lines, "duplicate_rows",
-                   (json_int_t)ds->duplicate_rows, "implausible_rows",
-                   (json_int_t)ds->implausible_rows, "lag_unsure_rows",
-                   (json_int_t)ds->lag_unsure_rows, "lag_unsure_rows_skipped",
-                   (json_int_t)cli_lag_skipped(o, ds), "shared_rows_skipped",
-                   (json_int_t)cli_shared_rows(ds));
+  return json_pack(
+      "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "files", (json_int_t)ds->files, "rows",
+      (json_int_t)ds->nrows, "malformed_lines", (json_int_t)ds->malformed_lines, "duplicate_rows",
+      (json_int_t)ds->duplicate_rows, "implausible_rows", (json_int_t)ds->implausible_rows,
+      "lag_unsure_rows", (json_int_t)ds->lag_unsure_rows, "lag_unsure_rows_skipped",
+      (json_int_t)cli_lag_skipped(o, ds), "shared_rows_skipped", (json_int_t)cli_shared_rows(ds));
 }
 
-int cli_load(const struct cli_opts *o, const char *node, struct erg_dataset *ds,
-             int *last_percent, char *why, size_t whylen) {
+int cli_load(const struct cli_opts *o, const char *node, struct erg_dataset *ds, int *last_percent,
+             char *why, size_t whylen) {
   char **paths = cli_journal_paths(o, node);
   int rc = paths ? cli_read_all(ds, paths, last_percent, why, whylen) : -1;
   if (!paths)
@@ -133,17 +131,17 @@ int cli_load(const struct cli_opts *o, const char *node, struct erg_dataset *ds,
   if (o->group)
     snprintf(who, sizeof who, "node %s: ", node);
   if (rc == 0 && ds->malformed_lines && !o->json)
-    fprintf(stderr, "erg fit: %s%zu malformed journal line(s) skipped\n", who,
-            ds->malformed_lines);
+    fprintf(stderr, "erg fit: %s%zu malformed journal line(s) skipped\n", who, ds->malformed_lines);
   if (rc == 0 && ds->duplicate_rows && !o->json)
-    fprintf(stderr, "erg fit: %s%zu duplicate journal row(s) skipped (a cell counts once)\n",
-            who, ds->duplicate_rows);
+    fprintf(stderr, "erg fit: %s%zu duplicate journal row(s) skipped (a cell counts once)\n", who,
+            ds->duplicate_rows);
   /* Said with --json too: such rows mean a forged or damaged journal. */
   if (rc == 0 && ds->implausible_rows)
-    fprintf(stderr, "erg fit: %s%zu journal row(s) with impossible values skipped (measured "
+    fprintf(stderr,
+            "erg fit: %s%zu journal row(s) with impossible values skipped (measured "
             "power outside 0..%g W; a feature negative, infinite or above %g; CPU time per "
-            "second above twice ncpu)\n", who, ds->implausible_rows, ERG_FIT_MAX_WATTS,
-            ERG_FIT_MAX_RATE);
+            "second above twice ncpu)\n",
+            who, ds->implausible_rows, ERG_FIT_MAX_WATTS, ERG_FIT_MAX_RATE);
   return rc;
 }
 

@@ -52,8 +52,7 @@ static int group_parse(const struct cli_opts *o, struct group_cli *g) {
     return 1;
   }
   if (group_split_list(o->nodes, g->node, ERG_GROUP_MAX_NODES, &g->n) != 0 || g->n < 2) {
-    fprintf(stderr, "erg fit: --nodes: 2..%d node names, comma-separated\n",
-            ERG_GROUP_MAX_NODES);
+    fprintf(stderr, "erg fit: --nodes: 2..%d node names, comma-separated\n", ERG_GROUP_MAX_NODES);
     return 1;
   }
   for (size_t m = 0; m < g->n; m++) {
@@ -65,8 +64,10 @@ static int group_parse(const struct cli_opts *o, struct group_cli *g) {
       }
   }
   const char *f = o->form ? o->form : "auto";
-  int form = !strcmp(f, "auto") ? ERG_GROUP_AUTO : !strcmp(f, "pooled") ? ERG_GROUP_POOLED
-             : !strcmp(f, "per-node") ? ERG_GROUP_PER_NODE : -1;
+  int form = !strcmp(f, "auto")       ? ERG_GROUP_AUTO
+             : !strcmp(f, "pooled")   ? ERG_GROUP_POOLED
+             : !strcmp(f, "per-node") ? ERG_GROUP_PER_NODE
+                                      : -1;
   if (form < 0) {
     fprintf(stderr, "erg fit: --form: auto, pooled or per-node, not '%s'\n", f);
     return 1;
@@ -89,8 +90,10 @@ static int group_parse(const struct cli_opts *o, struct group_cli *g) {
       sum += g->weights[m];
     }
     if (!ok || !(sum > 0)) {
-      fprintf(stderr, "erg fit: --idle-split: equal, profile, or %zu weights >= 0 (not all 0) "
-              "in --nodes order\n", g->n);
+      fprintf(stderr,
+              "erg fit: --idle-split: equal, profile, or %zu weights >= 0 (not all 0) "
+              "in --nodes order\n",
+              g->n);
       return 1;
     }
     g->split = ERG_IDLE_SPLIT_WEIGHTS;
@@ -102,8 +105,8 @@ int cli_group_usage_check(const struct cli_opts *o) {
   struct group_cli g;
   if (o->njournal || o->node || o->out || o->idle_profile || o->ncpu > 0) {
     fprintf(stderr, "erg fit: --group reads each member's journals from JOURNAL_DIR and writes "
-            "MODEL_DIR/NODE.json: no --journal, --node, --out, --idle-profile or --ncpu "
-            "(journals need their ncpu column)\n");
+                    "MODEL_DIR/NODE.json: no --journal, --node, --out, --idle-profile or --ncpu "
+                    "(journals need their ncpu column)\n");
     return 1;
   }
   return group_parse(o, &g);
@@ -132,8 +135,8 @@ static int group_idle_record(const struct cli_opts *o, const struct group_cli *g
     /* Here the shared rows are the point: the group's power, all quiet. */
     for (size_t i = 0; i < ds[m].nrows; i++)
       ds[m].flags[i] &= ~(unsigned)ERG_ROW_SHARED;
-    if (erg_idle_profile_from_dataset(&ds[m], from, to, o->max_util, 0, &p[m], why,
-                                      sizeof why) != 0) {
+    if (erg_idle_profile_from_dataset(&ds[m], from, to, o->max_util, 0, &p[m], why, sizeof why) !=
+        0) {
       fprintf(stderr, "erg fit --idle: group %s: node %s: %s\n", o->group, g->node[m], why);
       return 2;
     }
@@ -158,16 +161,15 @@ static int group_idle_record(const struct cli_opts *o, const struct group_cli *g
     return 2;
   }
   printf("group %s: idle %.2f W in all (stddev %.2f W) over %zu cells with every member quiet "
-         "(mean CPU utilisation %.2f %%), written to %s\n", o->group, gp.mean_watts,
-         gp.stddev_watts, gp.cells, 100 * gp.mean_utilization, path);
+         "(mean CPU utilisation %.2f %%), written to %s\n",
+         o->group, gp.mean_watts, gp.stddev_watts, gp.cells, 100 * gp.mean_utilization, path);
   return 0;
 }
 
 /* The group's recorded idle, unless --no-idle-profile: 1 when loaded. */
 static int group_idle_load(const struct cli_opts *o, struct erg_idle_profile *p) {
   char path[GROUP_PATH_MAX], why[512];
-  if (o->no_idle_profile || group_idle_path(o, path, sizeof path) != 0 ||
-      access(path, F_OK) != 0)
+  if (o->no_idle_profile || group_idle_path(o, path, sizeof path) != 0 || access(path, F_OK) != 0)
     return 0;
   if (erg_idle_profile_load(p, path, why, sizeof why) != 0) {
     fprintf(stderr, "erg fit: %s\n", why);
@@ -186,8 +188,8 @@ static int group_profiles(const struct cli_opts *o, struct group_cli *g,
   bool exists[ERG_GROUP_MAX_NODES];
   cli_model_dir(o, dir, sizeof dir);
   for (size_t m = 0; m < g->n; m++) {
-    exists[m] = erg_idle_profile_path(dir, g->node[m], path, sizeof path) == 0 &&
-                access(path, F_OK) == 0;
+    exists[m] =
+        erg_idle_profile_path(dir, g->node[m], path, sizeof path) == 0 && access(path, F_OK) == 0;
     have += exists[m];
   }
   if (g->split < 0)
@@ -197,8 +199,10 @@ static int group_profiles(const struct cli_opts *o, struct group_cli *g,
   for (size_t m = 0; m < g->n; m++) {
     erg_idle_profile_path(dir, g->node[m], path, sizeof path);
     if (!exists[m]) {
-      fprintf(stderr, "erg fit: --idle-split profile: node %s has no idle profile (%s; record "
-              "one with erg fit --idle while it is metered alone)\n", g->node[m], path);
+      fprintf(stderr,
+              "erg fit: --idle-split profile: node %s has no idle profile (%s; record "
+              "one with erg fit --idle while it is metered alone)\n",
+              g->node[m], path);
       return 2;
     }
     if (erg_idle_profile_load(&p[m], path, why, sizeof why) != 0) {
@@ -219,8 +223,8 @@ static void group_metric(const char *name, double v, const char *unit) {
 static void group_print_table(const struct cli_opts *o, const struct group_cli *g,
                               const struct erg_group_result *r, const struct erg_model *models) {
   printf("group %s: %zu cells used of %zu joined (%zu with disagreeing meter values, %zu usable "
-         "row(s) without flag 64 skipped)\n", o->group, r->rows_used, r->rows_joined,
-         r->rows_mismatched, r->rows_not_shared);
+         "row(s) without flag 64 skipped)\n",
+         o->group, r->rows_used, r->rows_joined, r->rows_mismatched, r->rows_not_shared);
   printf("group %s: %s: %s\n", o->group, r->reason, erg_group_form_name(r->form));
   printf("identifiability: condition number %.3g (per-node at most %g), largest correlation ",
          r->condition_number, ERG_GROUP_MAX_CONDITION);
@@ -234,8 +238,7 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
          erg_idle_split_name(g->split));
   if (g->split == ERG_IDLE_SPLIT_PROFILE)
     printf(" (the members' idle profiles scaled by %.4f to the fitted sum)", r->idle_scale);
-  printf("\nheld-out validation of the summed prediction against the meter (%s):\n",
-         r->validation);
+  printf("\nheld-out validation of the summed prediction against the meter (%s):\n", r->validation);
   const struct erg_fit_metrics *x = &r->metrics;
   group_metric("MAE", x->cells ? x->mae_watts : NAN, "W");
   group_metric("RMSE", x->cells ? x->rmse_watts : NAN, "W");
@@ -245,8 +248,8 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
   printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
   for (size_t m = 0; m < g->n; m++) {
     const struct erg_model *mm = &models[m];
-    printf("node %s: idle_watts %.3f (%.1f %% of the group's), ncpu %g\n", mm->node,
-           mm->idle_watts, 100 * mm->group.idle_fraction, mm->ncpu);
+    printf("node %s: idle_watts %.3f (%.1f %% of the group's), ncpu %g\n", mm->node, mm->idle_watts,
+           100 * mm->group.idle_fraction, mm->ncpu);
     for (size_t k = 0; k < mm->nfeatures; k++)
       printf("  %-42s %.6g\n", mm->feature[k], mm->coef[k]);
     for (size_t k = 0; k < mm->nleft_out; k++)
@@ -280,17 +283,16 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
       "group", o->group, "nodes", nodes, "form", erg_group_form_name(r->form), "form_reason",
       r->reason, "utilization_curve_per_node", r->curve_per_node, "identifiability",
       "condition_number", group_real(r->condition_number), "max_correlation",
-      group_real(r->max_correlation), "max_correlation_nodes", pair, "identified",
-      r->identified, "max_condition_number", ERG_GROUP_MAX_CONDITION,
-      "max_abs_correlation", ERG_GROUP_MAX_CORRELATION, "rows", "joined",
-      (json_int_t)r->rows_joined, "used", (json_int_t)r->rows_used, "meter_mismatch",
-      (json_int_t)r->rows_mismatched, "not_shared", (json_int_t)r->rows_not_shared,
-      "idle_watts", r->idle_watts, "idle_split", erg_idle_split_name(g->split),
-      "idle_split_scale", group_real(r->idle_scale), "validation",
+      group_real(r->max_correlation), "max_correlation_nodes", pair, "identified", r->identified,
+      "max_condition_number", ERG_GROUP_MAX_CONDITION, "max_abs_correlation",
+      ERG_GROUP_MAX_CORRELATION, "rows", "joined", (json_int_t)r->rows_joined, "used",
+      (json_int_t)r->rows_used, "meter_mismatch", (json_int_t)r->rows_mismatched, "not_shared",
+      (json_int_t)r->rows_not_shared, "idle_watts", r->idle_watts, "idle_split",
+      erg_idle_split_name(g->split), "idle_split_scale", group_real(r->idle_scale), "validation",
       erg_fit_metrics_json(r->validation, &r->metrics), "members", members);
   if (j)
-    json_object_set_new(j, "idle_source", json_string(r->idle_fixed ? "group_idle_profile"
-                                                                      : "fit"));
+    json_object_set_new(j, "idle_source",
+                        json_string(r->idle_fixed ? "group_idle_profile" : "fit"));
   if (j) {
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     putchar('\n');
@@ -313,13 +315,17 @@ static int group_install(const struct cli_opts *o, const struct group_cli *g,
     if (o->force || access(paths[m], F_OK) != 0)
       continue;
     if (erg_model_load(&cur, paths[m], why, sizeof why) != 0) {
-      fprintf(stderr, "erg fit: not replacing %s: it is not a valid model (%s); use --force to "
-              "overwrite it\n", paths[m], why);
+      fprintf(stderr,
+              "erg fit: not replacing %s: it is not a valid model (%s); use --force to "
+              "overwrite it\n",
+              paths[m], why);
       rc = 2;
     } else if (strcmp(cur.group.name, o->group) != 0) {
-      fprintf(stderr, "erg fit: not replacing %s: it is %s, not of group %s; use --force to "
-              "overwrite it\n", paths[m], cur.group.name[0] ? "another group's model"
-              : "the node's own model", o->group);
+      fprintf(stderr,
+              "erg fit: not replacing %s: it is %s, not of group %s; use --force to "
+              "overwrite it\n",
+              paths[m], cur.group.name[0] ? "another group's model" : "the node's own model",
+              o->group);
       rc = 2;
     }
   }
@@ -397,8 +403,7 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   }
   if (rc == 0 && o->json) {
     /* The form's reason is also a log line, as a fallback to pooled is. */
-    fprintf(stderr, "erg fit: group %s: %s: %s\n", o->group, r.reason,
-            erg_group_form_name(r.form));
+    fprintf(stderr, "erg fit: group %s: %s: %s\n", o->group, r.reason, erg_group_form_name(r.form));
     rc = group_install(o, &g, models, paths);
     group_print_json(o, &g, &r, models, ds, paths);
   } else if (rc == 0) {

@@ -18,9 +18,10 @@ struct graph_opts {
 static int graph_usage(const char *msg) {
   if (msg)
     fprintf(stderr, "erg graph: %s\n", msg);
-  fprintf(stderr, "usage: erg graph (--data-dir DIR | --config ERGD_CONF) [--www-dir DIR]\n"
-                  "                 [--model-dir DIR] [--format png|svg]\n"
-                  "       defaults: ergd's settings with --config, else DIR/www, DIR/models, png\n");
+  fprintf(stderr,
+          "usage: erg graph (--data-dir DIR | --config ERGD_CONF) [--www-dir DIR]\n"
+          "                 [--model-dir DIR] [--format png|svg]\n"
+          "       defaults: ergd's settings with --config, else DIR/www, DIR/models, png\n");
   return 1;
 }
 
@@ -55,15 +56,12 @@ static int graph_opt(void *ctx, int c, char *arg, const char *text) {
 }
 
 static int graph_parse(int argc, char **argv, struct graph_opts *g) {
-  static const struct option longs[] = {{"data-dir", required_argument, 0, 'd'},
-                                        {"www-dir", required_argument, 0, 'w'},
-                                        {"model-dir", required_argument, 0, 'm'},
-                                        {"format", required_argument, 0, 'f'},
-                                        {"config", required_argument, 0, 'C'},
-                                        {0, 0, 0, 0}};
+  static const struct option longs[] = {
+      {"data-dir", required_argument, 0, 'd'},  {"www-dir", required_argument, 0, 'w'},
+      {"model-dir", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
+      {"config", required_argument, 0, 'C'},    {0, 0, 0, 0}};
   g->wo.image_format = "png";
-  int operand, rc = cli_parse_config_first(argc, argv, longs, graph_config, graph_opt, g,
-                                           &operand);
+  int operand, rc = cli_parse_config_first(argc, argv, longs, graph_config, graph_opt, g, &operand);
   if (rc)
     return rc;
   if (!g->data || operand < argc)
@@ -81,8 +79,8 @@ int erg_graph_cli(int argc, char **argv) {
     snprintf(wwwbuf, sizeof wwwbuf, "%s/www", g.data);
     g.www = wwwbuf;
   }
-  if (erg_web_render_dir(g.data, g.rrdcached, g.www, (int64_t)time(NULL), &g.wo, why,
-                         sizeof why) != 0) {
+  if (erg_web_render_dir(g.data, g.rrdcached, g.www, (int64_t)time(NULL), &g.wo, why, sizeof why) !=
+      0) {
     fprintf(stderr, "erg graph: %s\n", why);
     return 2;
   }

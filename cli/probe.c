@@ -18,33 +18,32 @@ static const int probe_order[] = {ERG_PDU_DEVICE, ERG_PDU_INLET,  ERG_PDU_PHASE,
 #define PROBE_NLEVELS (sizeof probe_order / sizeof probe_order[0])
 
 /* The quantities (enum erg_pdu_probe_qty) as the probe names them. */
-static const char *const probe_qname[ERG_PROBE_NQ] = {"name",    "power", "va",     "power_factor",
-                                          "current", "voltage", "energy", "voltage_borrowed"};
+static const char *const probe_qname[ERG_PROBE_NQ] = {
+    "name", "power", "va", "power_factor", "current", "voltage", "energy", "voltage_borrowed"};
 
 static void probe_usage(FILE *f) {
-  fprintf(f,
-          "usage: erg pdu probe --driver snmp --host H[:PORT] [--community C]\n"
-          "           [--version 1|2c|3] [--user U --level noAuthNoPriv|authNoPriv|authPriv\n"
-          "            --auth-proto MD5|SHA|SHA256 --auth-pass P --priv-proto DES|AES\n"
-          "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
-          "           [--retries N] [--power-factor PF] [--json]\n"
-          "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
-          "                            [--oid-count OID] [--oid-total-power OID]\n"
-          "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
-          "       erg pdu probe --driver modbus (--host H[:PORT] | --device TTY [--baud N]\n"
-          "           [--parity N|E|O] [--data-bits N] [--stop-bits N])\n"
-          "           --profile sdm630|sdm120|sdm72|erg-sim|generic [--unit N] [--timeout S]\n"
-          "           [--json]\n"
-          "           profile generic: --power-register FC:ADDR:TYPE[:ORDER]\n"
-          "           [--energy-register FC:ADDR:TYPE[:ORDER]] [--power-scale X]\n"
-          "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
-          "           ORDER abcd|cdab|badc|dcba)\n"
-          "       both: [--step S]  the grid step energy counters are judged against (5)\n"
-          "Prints vendor, model, the profile chosen and why, and every metering level\n"
-          "the device offers (device, inlets, phases, banks, outlets) with names, watts\n"
-          "(measured, VA x PF, or estimated as A x V x --power-factor, default 1),\n"
-          "amps, volts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
-          "says when an energy counter is too coarse for the step (ergd then uses power).\n");
+  fprintf(f, "usage: erg pdu probe --driver snmp --host H[:PORT] [--community C]\n"
+             "           [--version 1|2c|3] [--user U --level noAuthNoPriv|authNoPriv|authPriv\n"
+             "            --auth-proto MD5|SHA|SHA256 --auth-pass P --priv-proto DES|AES\n"
+             "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
+             "           [--retries N] [--power-factor PF] [--json]\n"
+             "           profile generic: --oid-power T --oid-energy T [--oid-name T]\n"
+             "                            [--oid-count OID] [--oid-total-power OID]\n"
+             "           [--power-scale X] [--energy-scale-joules X]   (T: OID with %%d = outlet)\n"
+             "       erg pdu probe --driver modbus (--host H[:PORT] | --device TTY [--baud N]\n"
+             "           [--parity N|E|O] [--data-bits N] [--stop-bits N])\n"
+             "           --profile sdm630|sdm120|sdm72|erg-sim|generic [--unit N] [--timeout S]\n"
+             "           [--json]\n"
+             "           profile generic: --power-register FC:ADDR:TYPE[:ORDER]\n"
+             "           [--energy-register FC:ADDR:TYPE[:ORDER]] [--power-scale X]\n"
+             "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
+             "           ORDER abcd|cdab|badc|dcba)\n"
+             "       both: [--step S]  the grid step energy counters are judged against (5)\n"
+             "Prints vendor, model, the profile chosen and why, and every metering level\n"
+             "the device offers (device, inlets, phases, banks, outlets) with names, watts\n"
+             "(measured, VA x PF, or estimated as A x V x --power-factor, default 1),\n"
+             "amps, volts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
+             "says when an energy counter is too coarse for the step (ergd then uses power).\n");
 }
 
 static int probe_copy(char *dst, size_t len, const char *src, const char *what) {
@@ -96,65 +95,158 @@ static int probe_version(const char *v, struct erg_pdu_source_config *c) {
 
 static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, bool *json,
                        double *step) {
-  static const struct option opts[] = {
-      {"driver", required_argument, 0, 'd'},  {"host", required_argument, 0, 'H'},
-      {"community", required_argument, 0, 'c'}, {"version", required_argument, 0, 'v'},
-      {"user", required_argument, 0, 'u'},    {"auth-proto", required_argument, 0, 'a'},
-      {"auth-pass", required_argument, 0, 'A'}, {"priv-proto", required_argument, 0, 'x'},
-      {"priv-pass", required_argument, 0, 'X'}, {"level", required_argument, 0, 'l'},
-      {"profile", required_argument, 0, 'p'}, {"unit", required_argument, 0, 'U'},
-      {"timeout", required_argument, 0, 't'}, {"retries", required_argument, 0, 'r'},
-      {"context", required_argument, 0, 'C'}, {"oid-power", required_argument, 0, 'P'},
-      {"oid-energy", required_argument, 0, 'E'}, {"oid-name", required_argument, 0, 'N'},
-      {"oid-count", required_argument, 0, 'K'}, {"oid-total-power", required_argument, 0, 'T'},
-      {"power-scale", required_argument, 0, 's'}, {"energy-scale-joules", required_argument, 0, 'S'},
-      {"device", required_argument, 0, 'D'}, {"baud", required_argument, 0, 'b'},
-      {"parity", required_argument, 0, 'y'}, {"data-bits", required_argument, 0, '7'},
-      {"stop-bits", required_argument, 0, '1'}, {"power-register", required_argument, 0, 'R'},
-      {"energy-register", required_argument, 0, 'e'}, {"step", required_argument, 0, 'Z'},
-      {"power-factor", required_argument, 0, 'F'},
-      {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"driver", required_argument, 0, 'd'},
+                                       {"host", required_argument, 0, 'H'},
+                                       {"community", required_argument, 0, 'c'},
+                                       {"version", required_argument, 0, 'v'},
+                                       {"user", required_argument, 0, 'u'},
+                                       {"auth-proto", required_argument, 0, 'a'},
+                                       {"auth-pass", required_argument, 0, 'A'},
+                                       {"priv-proto", required_argument, 0, 'x'},
+                                       {"priv-pass", required_argument, 0, 'X'},
+                                       {"level", required_argument, 0, 'l'},
+                                       {"profile", required_argument, 0, 'p'},
+                                       {"unit", required_argument, 0, 'U'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"retries", required_argument, 0, 'r'},
+                                       {"context", required_argument, 0, 'C'},
+                                       {"oid-power", required_argument, 0, 'P'},
+                                       {"oid-energy", required_argument, 0, 'E'},
+                                       {"oid-name", required_argument, 0, 'N'},
+                                       {"oid-count", required_argument, 0, 'K'},
+                                       {"oid-total-power", required_argument, 0, 'T'},
+                                       {"power-scale", required_argument, 0, 's'},
+                                       {"energy-scale-joules", required_argument, 0, 'S'},
+                                       {"device", required_argument, 0, 'D'},
+                                       {"baud", required_argument, 0, 'b'},
+                                       {"parity", required_argument, 0, 'y'},
+                                       {"data-bits", required_argument, 0, '7'},
+                                       {"stop-bits", required_argument, 0, '1'},
+                                       {"power-register", required_argument, 0, 'R'},
+                                       {"energy-register", required_argument, 0, 'e'},
+                                       {"step", required_argument, 0, 'Z'},
+                                       {"power-factor", required_argument, 0, 'F'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   int o, bad = 0;
   optind = 1;
   while (!bad && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
-    case 'd': bad = probe_copy(c->driver, sizeof c->driver, optarg, "--driver"); break;
-    case 'H': bad = probe_host(optarg, c); break;
-    case 'c': bad = probe_copy(c->community, sizeof c->community, optarg, "--community"); break;
-    case 'v': bad = probe_version(optarg, c); break;
-    case 'u': bad = probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user"); break;
-    case 'a': bad = probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto"); break;
-    case 'A': bad = probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass"); break;
-    case 'x': bad = probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto"); break;
-    case 'X': bad = probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass"); break;
-    case 'l': bad = probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level"); break;
-    case 'p': bad = probe_copy(c->profile, sizeof c->profile, optarg, "--profile"); break;
-    case 'U': c->unit_id = atoi(optarg); bad = c->unit_id < 1 || c->unit_id > 247; break;
-    case 't': c->timeout_seconds = atof(optarg); bad = !(c->timeout_seconds > 0); break;
-    case 'r': c->retries = atoi(optarg); bad = c->retries < 0 || c->retries > 10; break;
-    case 'C': bad = probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context"); break;
-    case 'P': bad = probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power"); break;
-    case 'E': bad = probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy"); break;
-    case 'N': bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name"); break;
-    case 'K': bad = probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count"); break;
-    case 'T':
-      bad = probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg, "--oid-total-power");
-      break;
-    case 's': c->power_scale = atof(optarg); bad = !(c->power_scale > 0); break;
-    case 'S': c->energy_scale_joules = atof(optarg); bad = !(c->energy_scale_joules > 0); break;
-    case 'D': bad = probe_copy(c->device, sizeof c->device, optarg, "--device"); break;
-    case 'b': c->baud = atoi(optarg); bad = c->baud < 50 || c->baud > 4000000; break;
-    case 'y': c->parity = (char)(optarg[0] & ~0x20); bad = optarg[1] || !strchr("NEO", c->parity); break;
-    case '7': c->data_bits = atoi(optarg); bad = c->data_bits < 5 || c->data_bits > 8; break;
-    case '1': c->stop_bits = atoi(optarg); bad = c->stop_bits < 1 || c->stop_bits > 2; break;
-    case 'R': bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register"); break;
-    case 'e': bad = probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register"); break;
-    case 'Z': *step = atof(optarg); bad = !(*step >= 1 && *step <= 3600); break;
-    case 'F': c->power_factor = atof(optarg); bad = !(c->power_factor > 0 && c->power_factor <= 1); break;
-    case 'j': *json = true; break;
-    case 'h': probe_usage(stdout); return 2;
-    default: bad = 1;
+      case 'd':
+        bad = probe_copy(c->driver, sizeof c->driver, optarg, "--driver");
+        break;
+      case 'H':
+        bad = probe_host(optarg, c);
+        break;
+      case 'c':
+        bad = probe_copy(c->community, sizeof c->community, optarg, "--community");
+        break;
+      case 'v':
+        bad = probe_version(optarg, c);
+        break;
+      case 'u':
+        bad = probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user");
+        break;
+      case 'a':
+        bad = probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto");
+        break;
+      case 'A':
+        bad = probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass");
+        break;
+      case 'x':
+        bad = probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto");
+        break;
+      case 'X':
+        bad = probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass");
+        break;
+      case 'l':
+        bad = probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level");
+        break;
+      case 'p':
+        bad = probe_copy(c->profile, sizeof c->profile, optarg, "--profile");
+        break;
+      case 'U':
+        c->unit_id = atoi(optarg);
+        bad = c->unit_id < 1 || c->unit_id > 247;
+        break;
+      case 't':
+        c->timeout_seconds = atof(optarg);
+        bad = !(c->timeout_seconds > 0);
+        break;
+      case 'r':
+        c->retries = atoi(optarg);
+        bad = c->retries < 0 || c->retries > 10;
+        break;
+      case 'C':
+        bad = probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context");
+        break;
+      case 'P':
+        bad = probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power");
+        break;
+      case 'E':
+        bad = probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy");
+        break;
+      case 'N':
+        bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name");
+        break;
+      case 'K':
+        bad = probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count");
+        break;
+      case 'T':
+        bad =
+            probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg, "--oid-total-power");
+        break;
+      case 's':
+        c->power_scale = atof(optarg);
+        bad = !(c->power_scale > 0);
+        break;
+      case 'S':
+        c->energy_scale_joules = atof(optarg);
+        bad = !(c->energy_scale_joules > 0);
+        break;
+      case 'D':
+        bad = probe_copy(c->device, sizeof c->device, optarg, "--device");
+        break;
+      case 'b':
+        c->baud = atoi(optarg);
+        bad = c->baud < 50 || c->baud > 4000000;
+        break;
+      case 'y':
+        c->parity = (char)(optarg[0] & ~0x20);
+        bad = optarg[1] || !strchr("NEO", c->parity);
+        break;
+      case '7':
+        c->data_bits = atoi(optarg);
+        bad = c->data_bits < 5 || c->data_bits > 8;
+        break;
+      case '1':
+        c->stop_bits = atoi(optarg);
+        bad = c->stop_bits < 1 || c->stop_bits > 2;
+        break;
+      case 'R':
+        bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register");
+        break;
+      case 'e':
+        bad =
+            probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register");
+        break;
+      case 'Z':
+        *step = atof(optarg);
+        bad = !(*step >= 1 && *step <= 3600);
+        break;
+      case 'F':
+        c->power_factor = atof(optarg);
+        bad = !(c->power_factor > 0 && c->power_factor <= 1);
+        break;
+      case 'j':
+        *json = true;
+        break;
+      case 'h':
+        probe_usage(stdout);
+        return 2;
+      default:
+        bad = 1;
     }
   }
   if (!bad && (optind != argc || !(c->host[0] || c->device[0]) || !c->driver[0]))
@@ -257,8 +349,8 @@ static void probe_print_counters(const struct erg_pdu_probe *r, double step_seco
              "each move over the time since the previous one\n");
     else if (!strcmp(use, "power"))
       printf("; more than 5 %% of a %g s cell at these loads (%s %d: %.1f W, %.1f J): TOO "
-             "COARSE, ergd uses the power readings\n", step_seconds,
-             erg_pdu_level_name(r->rows[i].level), r->rows[i].index, x->watts, cell);
+             "COARSE, ergd uses the power readings\n",
+             step_seconds, erg_pdu_level_name(r->rows[i].level), r->rows[i].index, x->watts, cell);
     else
       printf(": fine for a %g s cell, ergd uses the counters\n", step_seconds);
   }
@@ -276,15 +368,17 @@ static json_t *probe_row_json(double step_seconds, const struct erg_pdu_probe_ro
   json_t *o = json_pack(
       "{s:s,s:i,s:s,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "level", erg_pdu_level_name(row->level),
       "index", row->index, "name", row->name, "watts", probe_num(x->watts), "power_from",
-      ps[0] ? json_string(ps[0] == 'E' ? "estimated" : ps[0] == 'V' ? "va_pf" : "measured")
+      ps[0] ? json_string(ps[0] == 'E'   ? "estimated"
+                          : ps[0] == 'V' ? "va_pf"
+                                         : "measured")
             : json_null(),
-      "energy_kwh", probe_num(x->energy_joules / 3.6e6), "ok", x->ok,
-      "energy_resolution_joules", probe_num(eres), "cell_energy_joules",
-      probe_num(use[0] ? cell : NAN), "energy_counter_coarse",
+      "energy_kwh", probe_num(x->energy_joules / 3.6e6), "ok", x->ok, "energy_resolution_joules",
+      probe_num(eres), "cell_energy_joules", probe_num(use[0] ? cell : NAN),
+      "energy_counter_coarse",
       use[0] && isfinite(eres) ? json_boolean(strcmp(use, "counter") != 0) : json_null(),
       "energy_from", use[0] ? json_string(use) : json_null());
-  json_object_set_new(o, "estimated", json_boolean(isfinite(x->watts) &&
-                                                   x->power_source == ERG_PDU_W_ESTIMATED));
+  json_object_set_new(o, "estimated",
+                      json_boolean(isfinite(x->watts) && x->power_source == ERG_PDU_W_ESTIMATED));
   json_object_set_new(o, "problem", row->problem[0] ? json_string(row->problem) : json_null());
   json_object_set_new(o, "power_step_watts", probe_num(probe_power_step(row)));
   if (row->have_detail) {
@@ -318,11 +412,11 @@ static void probe_print_json(const struct erg_pdu_source_config *c, const struct
     if (r->absent[probe_order[k]])
       json_array_append_new(missing, json_string(erg_pdu_level_name(probe_order[k])));
   json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "driver",
-                        c->driver, "host", c->host, "device", c->device, "port", c->port,
-                        "vendor", r->vendor, "model", r->model, "profile", r->profile,
-                        "profile_reason", r->reason, "sysobjectid", r->sysoid, "sysdescr",
-                        r->sysdescr, "total_watts", probe_num(probe_total_watts(r, &step)),
-                        "outlets", outs, "rows", rows, "levels_missing", missing);
+                        c->driver, "host", c->host, "device", c->device, "port", c->port, "vendor",
+                        r->vendor, "model", r->model, "profile", r->profile, "profile_reason",
+                        r->reason, "sysobjectid", r->sysoid, "sysdescr", r->sysdescr, "total_watts",
+                        probe_num(probe_total_watts(r, &step)), "outlets", outs, "rows", rows,
+                        "levels_missing", missing);
   json_object_set_new(o, "total_step_watts", probe_num(step));
   char *s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
   printf("%s\n", s ? s : "{}");
@@ -339,8 +433,8 @@ static void probe_print_value(double v, int width, int prec) {
 
 /* device -> inlets -> phases -> banks -> outlets, indented by depth. */
 static void probe_print_tree(const struct erg_pdu_probe *r) {
-  printf("%-16s %-20s %9s %8s %7s %5s %12s  %s\n", "level", "name", "watts", "amps", "volts",
-         "pf", "energy_kWh", "power from");
+  printf("%-16s %-20s %9s %8s %7s %5s %12s  %s\n", "level", "name", "watts", "amps", "volts", "pf",
+         "energy_kWh", "power from");
   for (int i = 0; i < r->n; i++) {
     const struct erg_pdu_probe_row *row = &r->rows[i];
     int depth = 0;
@@ -354,7 +448,7 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
     if (row->have_detail) {
       amps = row->value[ERG_PROBE_CURRENT];
       volts = isfinite(row->value[ERG_PROBE_VOLTAGE]) ? row->value[ERG_PROBE_VOLTAGE]
-                                                       : row->value[ERG_PROBE_VOLTAGE_BORROWED];
+                                                      : row->value[ERG_PROBE_VOLTAGE_BORROWED];
       pf = row->value[ERG_PROBE_PF];
     }
     printf("%-16s %-20.20s", label, row->name);
@@ -370,12 +464,13 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
   /* Values of the wrong type (negative ones are the MIBs' "not available"). */
   for (int i = 0; i < r->n; i++)
     if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
-      printf("%s %d: %s; read as missing\n",
-             erg_pdu_level_name(r->rows[i].level), r->rows[i].index, r->rows[i].problem);
+      printf("%s %d: %s; read as missing\n", erg_pdu_level_name(r->rows[i].level), r->rows[i].index,
+             r->rows[i].problem);
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
     if (r->absent[probe_order[k]] && probe_order[k] != ERG_PDU_SENSOR) {
-      printf("%s%s", any ? ", " : "not metered by this device: ", erg_pdu_level_name(probe_order[k]));
+      printf("%s%s",
+             any ? ", " : "not metered by this device: ", erg_pdu_level_name(probe_order[k]));
       any = true;
     }
   if (any)
@@ -404,7 +499,8 @@ static void probe_print_node(const struct erg_pdu_source_config *c, const struct
     snprintf(chan, sizeof chan, "NAME:%s:%d", erg_pdu_level_name(pick->level), pick->index);
   printf("\n# per server, the channels that feed it: A + B for two PSUs, A*FACTOR for a\n"
          "# channel shared by several servers (docs/pdu.md \"Metering levels\")\n"
-         "[node.NODE]\npower = %s\n", chan);
+         "[node.NODE]\npower = %s\n",
+         chan);
 }
 
 static void probe_print_source(const struct erg_pdu_source_config *c,
@@ -435,14 +531,15 @@ static void probe_print_source(const struct erg_pdu_source_config *c,
     }
   if (c->oid_power[0] || c->oid_energy[0])
     printf("oid_power = %s\noid_energy = %s\noid_name = %s\noid_count = %s\n"
-           "oid_total_power = %s\npower_scale = %g\nenergy_scale_joules = %g\n", c->oid_power,
-           c->oid_energy, c->oid_name, c->oid_count, c->oid_total_power,
+           "oid_total_power = %s\npower_scale = %g\nenergy_scale_joules = %g\n",
+           c->oid_power, c->oid_energy, c->oid_name, c->oid_count, c->oid_total_power,
            c->power_scale > 0 ? c->power_scale : 1.0,
            c->energy_scale_joules > 0 ? c->energy_scale_joules : 3600.0);
   else if (c->snmp_version == 3)
     printf("version = 3\nv3_user = %s\nv3_level = %s\nv3_auth_proto = %s\nv3_auth_pass = ...\n"
-           "v3_priv_proto = %s\nv3_priv_pass = ...\nv3_context = %s\n", c->v3_user,
-           c->v3_level[0] ? c->v3_level : "authPriv", c->v3_auth_proto[0] ? c->v3_auth_proto : "SHA",
+           "v3_priv_proto = %s\nv3_priv_pass = ...\nv3_context = %s\n",
+           c->v3_user, c->v3_level[0] ? c->v3_level : "authPriv",
+           c->v3_auth_proto[0] ? c->v3_auth_proto : "SHA",
            c->v3_priv_proto[0] ? c->v3_priv_proto : "AES", c->v3_context);
   else
     printf("version = %s\ncommunity = %s\n", c->snmp_version == 1 ? "1" : "2c",
@@ -467,7 +564,8 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
   probe_print_counters(r, step_seconds);
   bool meter = strcmp(c->driver, "snmp") != 0;
   printf("\n# config: this %s, and a [node.NODE] per server it feeds (docs/config.md)\n"
-         "[%s.NAME]\n", meter ? "meter" : "PDU", meter ? "meter" : "pdu");
+         "[%s.NAME]\n",
+         meter ? "meter" : "PDU", meter ? "meter" : "pdu");
   probe_print_source(c, r);
   probe_print_node(c, r);
 }

@@ -35,28 +35,40 @@ int cli_energy_config(struct cli_energy *e, const char *path) {
   return 0;
 }
 
-int cli_energy_opt(struct cli_energy *e, int c, const char *arg, const char *text,
-                   int64_t now) {
+int cli_energy_opt(struct cli_energy *e, int c, const char *arg, const char *text, int64_t now) {
   struct erg_report_options *r = e->r;
   switch (c) {
-  case '?':
-  case ':': return e->usage(c == ':' ? "missing value for" : "unknown option", text);
-  case 'h': return e->usage(NULL, NULL), -1;
-  case 'C': return 0; /* read before the other options */
-  case 'f': return erg_report_parse_time(arg, now, &r->from_s) ? e->usage("bad --from", arg) : 0;
-  case 't': return erg_report_parse_time(arg, now, &r->to_s) ? e->usage("bad --to", arg) : 0;
-  case 'o': e->out = arg; return 0;
-  case 'g':
-    e->flags |= CLI_FLAG_CO2;
-    return cli_number(arg, &r->co2_g_per_kwh) ? energy_fail(e->who, "bad --co2-g-per-kwh", arg)
-                                              : 0;
-  case 'G': e->carbon_csv = arg, e->flags |= CLI_FLAG_CARBON_CSV; return 0;
-  case 'V': e->pue_csv = arg, e->flags |= CLI_FLAG_PUE_CSV; return 0;
-  case 'U':
-    e->flags |= CLI_FLAG_PUE;
-    return cli_number(arg, &r->pue) || r->pue < 1
-               ? energy_fail(e->who, "bad --pue (a number >= 1)", arg) : 0;
-  default: return e->usage(NULL, NULL);
+    case '?':
+    case ':':
+      return e->usage(c == ':' ? "missing value for" : "unknown option", text);
+    case 'h':
+      return e->usage(NULL, NULL), -1;
+    case 'C':
+      return 0; /* read before the other options */
+    case 'f':
+      return erg_report_parse_time(arg, now, &r->from_s) ? e->usage("bad --from", arg) : 0;
+    case 't':
+      return erg_report_parse_time(arg, now, &r->to_s) ? e->usage("bad --to", arg) : 0;
+    case 'o':
+      e->out = arg;
+      return 0;
+    case 'g':
+      e->flags |= CLI_FLAG_CO2;
+      return cli_number(arg, &r->co2_g_per_kwh) ? energy_fail(e->who, "bad --co2-g-per-kwh", arg)
+                                                : 0;
+    case 'G':
+      e->carbon_csv = arg, e->flags |= CLI_FLAG_CARBON_CSV;
+      return 0;
+    case 'V':
+      e->pue_csv = arg, e->flags |= CLI_FLAG_PUE_CSV;
+      return 0;
+    case 'U':
+      e->flags |= CLI_FLAG_PUE;
+      return cli_number(arg, &r->pue) || r->pue < 1
+                 ? energy_fail(e->who, "bad --pue (a number >= 1)", arg)
+                 : 0;
+    default:
+      return e->usage(NULL, NULL);
   }
 }
 
@@ -75,8 +87,8 @@ int cli_energy_check(struct cli_energy *e, int argc, char **argv, int operand) {
 
 /* A constant and a CSV for the same factor: a flag wins over the config
  * file's other one; both as flags, or both in the file, is ambiguous. */
-static int energy_pick(double *constant, const char **csv, int flags, int flag_const,
-                       int flag_csv, const char *what, const char *who) {
+static int energy_pick(double *constant, const char **csv, int flags, int flag_const, int flag_csv,
+                       const char *what, const char *who) {
   if ((flags & flag_const) && (flags & flag_csv))
     return energy_fail(who, "give one of these, not both:", what);
   if (flags & flag_const)
@@ -107,16 +119,15 @@ static int energy_series(const char *path, double min, const char *what, int64_t
 
 int cli_energy_factors(struct cli_energy *e) {
   struct erg_report_options *r = e->r;
-  if (energy_pick(&r->co2_g_per_kwh, &e->carbon_csv, e->flags, CLI_FLAG_CO2,
-                  CLI_FLAG_CARBON_CSV, "co2_g_per_kwh/carbon_csv", e->who) ||
-      energy_pick(&r->pue, &e->pue_csv, e->flags, CLI_FLAG_PUE, CLI_FLAG_PUE_CSV,
-                  "pue/pue_csv", e->who))
+  if (energy_pick(&r->co2_g_per_kwh, &e->carbon_csv, e->flags, CLI_FLAG_CO2, CLI_FLAG_CARBON_CSV,
+                  "co2_g_per_kwh/carbon_csv", e->who) ||
+      energy_pick(&r->pue, &e->pue_csv, e->flags, CLI_FLAG_PUE, CLI_FLAG_PUE_CSV, "pue/pue_csv",
+                  e->who))
     return 1;
-  if (e->carbon_csv && energy_series(e->carbon_csv, 0, "the carbon intensity", r->from_s,
-                                     &e->carbon, e->who) != 0)
+  if (e->carbon_csv &&
+      energy_series(e->carbon_csv, 0, "the carbon intensity", r->from_s, &e->carbon, e->who) != 0)
     return 2;
-  if (e->pue_csv &&
-      energy_series(e->pue_csv, 1, "the PUE", r->from_s, &e->pue_series, e->who) != 0)
+  if (e->pue_csv && energy_series(e->pue_csv, 1, "the PUE", r->from_s, &e->pue_series, e->who) != 0)
     return 2;
   r->carbon = e->carbon_csv ? &e->carbon : NULL;
   r->pue_series = e->pue_csv ? &e->pue_series : NULL;

@@ -13,8 +13,8 @@
  * as a fitted one: dynamic power by CPU share, all of it to [system] when
  * no CPU time was seen, and idle_policy meaning the same with and without
  * a model. */
-int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
-                            double idle_watts, int idle_policy, struct erg_attr_share *shares,
+int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
+                            int idle_policy, struct erg_attr_share *shares,
                             struct erg_cell_power *out) {
   if (!isfinite(measured_watts))
     return 1; /* erg_attribute_cell would predict; a pseudo-model must not */
@@ -38,10 +38,12 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
   free(x);
   if (rc != 0)
     return -1;
-  *out = (struct erg_cell_power){.total_watts = a.total_watts, .idle_watts = a.idle_watts,
+  *out = (struct erg_cell_power){.total_watts = a.total_watts,
+                                 .idle_watts = a.idle_watts,
                                  .dynamic_watts = a.dynamic_watts,
                                  .idle_separate_watts = a.idle_separate_watts,
-                                 .modelled_watts = NAN, .estimated = false};
+                                 .modelled_watts = NAN,
+                                 .estimated = false};
   return 0;
 }
 
@@ -181,8 +183,11 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
 int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
                        const struct erg_grid_result *r, struct erg_attr_share *shares,
                        struct erg_cell_power *out) {
-  *out = (struct erg_cell_power){.total_watts = NAN, .idle_watts = NAN, .dynamic_watts = NAN,
-                                 .idle_separate_watts = NAN, .modelled_watts = NAN};
+  *out = (struct erg_cell_power){.total_watts = NAN,
+                                 .idle_watts = NAN,
+                                 .dynamic_watts = NAN,
+                                 .idle_separate_watts = NAN,
+                                 .modelled_watts = NAN};
   if (cm && cm->model)
     return cell_attribute_model(cm, r, shares, out);
   /* No model: CPU share of measured − configured idle, and no estimate for

@@ -20,8 +20,7 @@
 
 /* Handshakes that fail before ZAP is asked, seen by the socket monitor. */
 enum { AUTH_PLAINTEXT, AUTH_HANDSHAKE, AUTH_INCOMPLETE, AUTH_NFAILS };
-static const char *const auth_fail_reasons[AUTH_NFAILS] = {"plaintext", "handshake",
-                                                           "incomplete"};
+static const char *const auth_fail_reasons[AUTH_NFAILS] = {"plaintext", "handshake", "incomplete"};
 
 struct auth_key {
   uint8_t key[32];
@@ -185,8 +184,7 @@ static void auth_note_refusal(struct auth *a, const uint8_t key[32], const char 
     memcpy(a->refused[a->nrefused++], key, 32);
   char z85[ERG_KEY_Z85_LEN + 1];
   zmq_z85_encode(z85, key, 32);
-  erg_warn("refused agent with unknown CURVE key %s from %s (logged once per key)", z85,
-           address);
+  erg_warn("refused agent with unknown CURVE key %s from %s (logged once per key)", z85, address);
 }
 
 static int zap_recv(void *sock, char *buf, size_t len) {
@@ -275,25 +273,25 @@ static int pb_value(const uint8_t **p, const uint8_t *end, int wt, const uint8_t
                     size_t *len) {
   uint64_t v;
   switch (wt) {
-  case 0:
-    return pb_varint(p, end, &v);
-  case 1:
-  case 5: {
-    size_t n = wt == 1 ? 8 : 4;
-    if ((size_t)(end - *p) < n)
+    case 0:
+      return pb_varint(p, end, &v);
+    case 1:
+    case 5: {
+      size_t n = wt == 1 ? 8 : 4;
+      if ((size_t)(end - *p) < n)
+        return -1;
+      *p += n;
+      return 0;
+    }
+    case 2:
+      if (pb_varint(p, end, &v) != 0 || v > (uint64_t)(end - *p))
+        return -1;
+      *val = *p;
+      *len = (size_t)v;
+      *p += v;
+      return 0;
+    default:
       return -1;
-    *p += n;
-    return 0;
-  }
-  case 2:
-    if (pb_varint(p, end, &v) != 0 || v > (uint64_t)(end - *p))
-      return -1;
-    *val = *p;
-    *len = (size_t)v;
-    *p += v;
-    return 0;
-  default:
-    return -1;
   }
 }
 
@@ -373,7 +371,8 @@ int auth_check_nodes(struct auth *a, int key, const void *buf, size_t len) {
     if (ok < 0)
       erg_warn("refused an agent message with CURVE key %s (authorized_keys line %d): its "
                "node name could not be read (logged once per key, counted in "
-               "erg_auth_node_mismatch_total)", z85, k->line);
+               "erg_auth_node_mismatch_total)",
+               z85, k->line);
     else
       erg_warn("refused agent messages for node '%.*s' with CURVE key %s: authorized_keys "
                "line %d binds it to %s (logged once per key, counted in "
@@ -396,7 +395,8 @@ void auth_monitor(struct auth *a, void *zctx, void *agents) {
       zmq_setsockopt(a->monitor, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
       zmq_connect(a->monitor, AUTH_MONITOR_ENDPOINT) != 0) {
     erg_warn("CURVE: cannot watch the agent socket's handshakes (%s): plaintext agents are "
-             "refused but not counted", zmq_strerror(errno));
+             "refused but not counted",
+             zmq_strerror(errno));
     if (a->monitor)
       zmq_close(a->monitor);
     a->monitor = NULL;
@@ -416,19 +416,21 @@ static void auth_fail(struct auth *a, int kind, uint32_t value, const char *ep, 
   if (kind == AUTH_PLAINTEXT)
     erg_warn("refused an agent connection without CURVE (plaintext) on %.*s: this ergd takes "
              "CURVE only, give the agent curve_secret_key_file and curve_server_key (logged "
-             "once, counted in erg_auth_refused_total{reason=\"plaintext\"})", eplen, ep);
+             "once, counted in erg_auth_refused_total{reason=\"plaintext\"})",
+             eplen, ep);
   else if (kind == AUTH_HANDSHAKE)
     erg_warn("an agent connection failed its CURVE handshake on %.*s (%s 0x%x): wrong "
              "curve_server_key on the agent, or not an erg agent (logged once, counted in "
-             "erg_auth_refused_total{reason=\"handshake\"})", eplen, ep,
+             "erg_auth_refused_total{reason=\"handshake\"})",
+             eplen, ep,
              value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC ? "cannot decrypt its hello,"
                                                             : "ZMTP protocol error",
              value);
   else
     erg_warn("a connection on %.*s closed during the CURVE handshake (%s): an agent without "
              "CURVE (plaintext), a port scan or a TCP health check (logged once, counted in "
-             "erg_auth_refused_total{reason=\"incomplete\"})", eplen, ep,
-             value ? strerror((int)value) : "closed by the peer");
+             "erg_auth_refused_total{reason=\"incomplete\"})",
+             eplen, ep, value ? strerror((int)value) : "closed by the peer");
 }
 
 void auth_poll(struct auth *a) {
@@ -447,7 +449,7 @@ void auth_poll(struct auth *a) {
     uint32_t value;
     memcpy(&event, zmq_msg_data(&ev), 2);
     memcpy(&value, (const char *)zmq_msg_data(&ev) + 2, 4);
-    int kind = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL              ? AUTH_INCOMPLETE
+    int kind = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL         ? AUTH_INCOMPLETE
                : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? AUTH_PLAINTEXT
                                                                      : AUTH_HANDSHAKE;
     auth_fail(a, kind, value, zmq_msg_data(&addr), (int)zmq_msg_size(&addr));
@@ -459,19 +461,21 @@ void auth_poll(struct auth *a) {
 void auth_metrics(const struct auth *a, FILE *f) {
   if (!a)
     return;
-  fprintf(f, "# HELP erg_auth_refused_total Agent connections a CURVE ergd refused: key not "
-             "in authorized_keys_file (unknown_key), no CURVE (plaintext), CURVE handshake "
-             "failed before the key check (handshake: wrong curve_server_key, not erg), "
-             "closed during the handshake (incomplete: plaintext agents too, port scans).\n"
-             "# TYPE erg_auth_refused_total counter\n"
-             "erg_auth_refused_total{reason=\"unknown_key\"} %llu\n",
+  fprintf(f,
+          "# HELP erg_auth_refused_total Agent connections a CURVE ergd refused: key not "
+          "in authorized_keys_file (unknown_key), no CURVE (plaintext), CURVE handshake "
+          "failed before the key check (handshake: wrong curve_server_key, not erg), "
+          "closed during the handshake (incomplete: plaintext agents too, port scans).\n"
+          "# TYPE erg_auth_refused_total counter\n"
+          "erg_auth_refused_total{reason=\"unknown_key\"} %llu\n",
           (unsigned long long)a->refused_total);
   for (int k = 0; k < AUTH_NFAILS; k++)
     fprintf(f, "erg_auth_refused_total{reason=\"%s\"} %llu\n", auth_fail_reasons[k],
             (unsigned long long)a->fails[k]);
-  fprintf(f, "# HELP erg_auth_node_mismatch_total Agent messages refused because their "
-             "CURVE key is not bound to the node they name (authorized_keys_file).\n"
-             "# TYPE erg_auth_node_mismatch_total counter\n"
-             "erg_auth_node_mismatch_total %llu\n",
+  fprintf(f,
+          "# HELP erg_auth_node_mismatch_total Agent messages refused because their "
+          "CURVE key is not bound to the node they name (authorized_keys_file).\n"
+          "# TYPE erg_auth_node_mismatch_total counter\n"
+          "erg_auth_node_mismatch_total %llu\n",
           (unsigned long long)a->mismatch);
 }

@@ -12,18 +12,20 @@ struct cluster_cell {
   int64_t t_end;
   struct profile_entry *jobs; /* keys owned (strdup) */
   size_t n, cap;
-  uint32_t *index;            /* open addressing: job hash -> i + 1 (0 = free) */
-  size_t index_len;           /* power of two >= 2 * cap, 0 before the first job */
+  uint32_t *index;  /* open addressing: job hash -> i + 1 (0 = free) */
+  size_t index_len; /* power of two >= 2 * cap, 0 before the first job */
 };
 
 struct cluster {
   struct cluster_cell *cells; /* pending, ascending t_end */
   size_t ncells;
-  int64_t flushed;            /* newest t_end handed out */
-  uint64_t late;              /* contributions for cells already handed out */
+  int64_t flushed; /* newest t_end handed out */
+  uint64_t late;   /* contributions for cells already handed out */
 };
 
-struct cluster *cluster_new(void) { return calloc(1, sizeof(struct cluster)); }
+struct cluster *cluster_new(void) {
+  return calloc(1, sizeof(struct cluster));
+}
 
 static void cell_clear(struct cluster_cell *c) {
   for (size_t i = 0; i < c->n; i++)

@@ -78,8 +78,8 @@ static int collector_open_sockets(void *zctx, struct collector *c, void **agents
 
 static void collector_loop(struct collector *c, void *agents, void *meters, void *zap,
                            volatile int *stop) {
-  zmq_pollitem_t items[3] = {{agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0},
-                             {zap, 0, ZMQ_POLLIN, 0}};
+  zmq_pollitem_t items[3] = {
+      {agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0}, {zap, 0, ZMQ_POLLIN, 0}};
   int64_t last_tick = 0, last_expire = 0;
   /* After a (re)start agents first deliver what they buffered while ergd
    * was away; finalising the overdue cells before that arrives would store
@@ -123,8 +123,7 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     /* Hourly, in the writer thread (the one updating the store): idle
      * keys' archives go. */
     if (now - last_expire >= 3600) {
-      writer_expire(c->writer, now, c->cfg->key_expire_seconds,
-                    c->cfg->cluster_key_expire_seconds);
+      writer_expire(c->writer, now, c->cfg->key_expire_seconds, c->cfg->cluster_key_expire_seconds);
       writer_commit(c->writer);
       last_expire = now;
     }
@@ -149,8 +148,10 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   c.node_index = calloc(c.node_index_len, sizeof *c.node_index);
   c.cluster = cluster_new();
   c.feeds = feed_index_build(cfg);
-  struct erg_store_options so = {.root = cfg->data_dir, .step_seconds = cfg->step_seconds,
-                                 .rrdcached = cfg->rrdcached, .keep_days = cfg->archive_days};
+  struct erg_store_options so = {.root = cfg->data_dir,
+                                 .step_seconds = cfg->step_seconds,
+                                 .rrdcached = cfg->rrdcached,
+                                 .keep_days = cfg->archive_days};
   int ok = c.sources && c.node_index && c.cluster && c.feeds;
   if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
     erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");

@@ -9,10 +9,10 @@
 struct meter_msg {
   int source;
   int nchannels;
-  char error[200];       /* "" when the poll succeeded */
+  char error[200]; /* "" when the poll succeeded */
   struct erg_pdu_reading readings[ERG_PDU_MAX_CHANNELS];
   double wrap_joules[ERG_PDU_MAX_CHANNELS]; /* counter modulus per channel, 0 = none */
-  double poll_seconds;   /* request to answer (or to giving up) for this source */
+  double poll_seconds; /* request to answer (or to giving up) for this source */
 };
 
 /* ---- config_power.c: power expressions, groups, their checks ---- */
@@ -117,8 +117,7 @@ struct job_users;
  * Returns 1 when the file should be written again, 0 when unchanged, -1
  * out of memory. */
 #define JOB_USERS_MAX 256
-int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t uid,
-                   int64_t now);
+int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t uid, int64_t now);
 /* Reads the file an earlier run wrote (if any) into *ju, created empty
  * when NULL, so that a rewrite keeps the jobs before a restart. */
 int job_users_load(struct job_users **ju, const char *path);
@@ -184,10 +183,15 @@ void renderer_stop(struct renderer *r);
 
 /* ---- profile keys (profile.c) ---- */
 enum profile_kind {
-  PROFILE_COMMAND, PROFILE_JOB, PROFILE_UNIT, PROFILE_CONTAINER, PROFILE_USER, PROFILE_NKINDS
+  PROFILE_COMMAND,
+  PROFILE_JOB,
+  PROFILE_UNIT,
+  PROFILE_CONTAINER,
+  PROFILE_USER,
+  PROFILE_NKINDS
 };
 extern const char *const profile_kind_names[PROFILE_NKINDS];
-#define PROFILE_KEY_MAX 400   /* longest tuple profile_key_build makes, with NUL */
+#define PROFILE_KEY_MAX 400 /* longest tuple profile_key_build makes, with NUL */
 /* The grid key of a process: its grouping keys as one tuple string. */
 void profile_key_build(char *out, size_t outlen, const char *comm, const char *job,
                        const char *unit, const char *container, uint32_t uid);
@@ -228,7 +232,7 @@ struct profile_known_key {
   char *key;
   int64_t last_t;
   double joules;
-  double watts;  /* mean power in the last cell written (0 when absent) */
+  double watts; /* mean power in the last cell written (0 when absent) */
 };
 struct profile_known {
   struct profile_known_key *keys;
@@ -241,8 +245,8 @@ struct profile_known_key *profile_known_find(const struct profile_known *k, cons
 /* Finds or adds key (last written at t). A full set (max_keys) first drops
  * the key idle longest; its name goes to *evicted (caller frees) when
  * evicted is not NULL. */
-struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
-                                              int64_t t, size_t max_keys, char **evicted);
+struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key, int64_t t,
+                                              size_t max_keys, char **evicted);
 /* Removes the named key idle longest and returns its name (caller frees);
  * NULL when only [other], [none] and [system] are left: never evicted. */
 char *profile_known_pop_oldest(struct profile_known *k);
@@ -257,15 +261,15 @@ size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
  * The agent resolves names on the node; the collector keeps, per node, the
  * last name seen for each uid (bounded), sanitised, and has the writer
  * store them in the user kind's names.tsv beside the archives. */
-#define USER_NAME_MAX 65     /* 64 bytes of name */
-#define USER_NAMES_MAX 4096  /* uids named per node */
+#define USER_NAME_MAX 65    /* 64 bytes of name */
+#define USER_NAMES_MAX 4096 /* uids named per node */
 struct user_names {
   struct user_name_entry {
     uint32_t uid;
     char name[USER_NAME_MAX];
-  } *e;                      /* sorted by uid */
+  } * e; /* sorted by uid */
   size_t n, cap;
-  int dirty;                 /* changed since the last user_names_tsv */
+  int dirty; /* changed since the last user_names_tsv */
 };
 /* Makes a received name safe to keep and show: at most 64 bytes (cut on a
  * UTF-8 boundary), control bytes, DEL and invalid UTF-8 as '?', a leading
@@ -283,15 +287,15 @@ void user_names_free(struct user_names *m);
 
 /* ---- a node's stored state, read off the loop (nodeload.c) ---- */
 struct node_stored {
-  int64_t resume_s;          /* end of the last stored or journalled cell; 0 none */
-  int64_t journal_future_s;  /* end of journal rows too far ahead, ignored; 0 none */
-  unsigned journal_columns;  /* optional columns of the journal's header */
-  struct user_names names;   /* names.tsv of the user kind */
+  int64_t resume_s;            /* end of the last stored or journalled cell; 0 none */
+  int64_t journal_future_s;    /* end of journal rows too far ahead, ignored; 0 none */
+  unsigned journal_columns;    /* optional columns of the journal's header */
+  struct user_names names;     /* names.tsv of the user kind */
   struct job_users *job_users; /* job/users.tsv (jobusers.c) */
   struct profile_known known[PROFILE_NKINDS]; /* key archives written lately */
-  struct node_model *model;  /* NULL: out of memory */
-  struct erg_lag_saved lag;  /* the meter lag of the last run, when lag_rc is 1 */
-  int lag_rc;                /* erg_lag_file_read's: 1 read, 0 none, -1 lag_why */
+  struct node_model *model;                   /* NULL: out of memory */
+  struct erg_lag_saved lag;                   /* the meter lag of the last run, when lag_rc is 1 */
+  int lag_rc;                                 /* erg_lag_file_read's: 1 read, 0 none, -1 lag_why */
   char lag_why[1300];
 };
 /* Blocking reads of a node's stored state (the loader threads, or start). */

@@ -84,9 +84,9 @@ struct group_spec {
 struct config_state {
   struct erg_collector_config *c;
   char (*feed_specs)[512];
-  struct group_spec *group_specs; /* parallel to c->groups */
+  struct group_spec *group_specs;    /* parallel to c->groups */
   char source_kind[ERG_MAX_SOURCES]; /* 'm' [meter.NAME], 'p' [pdu.NAME] */
-  struct erg_report_config report; /* checked here, used by erg report */
+  struct erg_report_config report;   /* checked here, used by erg report */
 };
 
 /* A string value that fits: cut, a path would name another file. */
@@ -179,8 +179,7 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "key_min_share")) {
     rc = erg_config_double(value, 0, 1, &c->key_min_share, why, whylen);
   } else if (!strcmp(key, "cluster_key_expire_seconds")) {
-    rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->cluster_key_expire_seconds, why,
-                         whylen);
+    rc = erg_config_long(value, 0, 100L * 366 * 86400, &c->cluster_key_expire_seconds, why, whylen);
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
@@ -226,8 +225,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   return rc;
 }
 
-static struct erg_pdu_source_config *cfg_source(struct erg_collector_config *c,
-                                                const char *name, const char *driver) {
+static struct erg_pdu_source_config *cfg_source(struct erg_collector_config *c, const char *name,
+                                                const char *driver) {
   for (int i = 0; i < c->nsources; i++)
     if (!strcmp(c->sources[i].name, name))
       return &c->sources[i];
@@ -252,23 +251,29 @@ static struct erg_pdu_source_config *cfg_source(struct erg_collector_config *c,
 static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, const char *value,
                           char *why, size_t whylen) {
   long l;
-  struct { const char *k; char *dst; size_t len; } strs[] = {
-      {"driver", s->driver, sizeof s->driver},       {"host", s->host, sizeof s->host},
-      {"profile", s->profile, sizeof s->profile},    {"community", s->community, sizeof s->community},
-      {"v3_user", s->v3_user, sizeof s->v3_user},    {"v3_level", s->v3_level, sizeof s->v3_level},
-      {"v3_auth_proto", s->v3_auth_proto, sizeof s->v3_auth_proto},
-      {"v3_auth_pass", s->v3_auth_pass, sizeof s->v3_auth_pass},
-      {"v3_priv_proto", s->v3_priv_proto, sizeof s->v3_priv_proto},
-      {"v3_priv_pass", s->v3_priv_pass, sizeof s->v3_priv_pass},
-      {"v3_context", s->v3_context, sizeof s->v3_context},
-      {"oid_power", s->oid_power, sizeof s->oid_power},
-      {"oid_energy", s->oid_energy, sizeof s->oid_energy},
-      {"oid_name", s->oid_name, sizeof s->oid_name},
-      {"oid_count", s->oid_count, sizeof s->oid_count},
-      {"oid_total_power", s->oid_total_power, sizeof s->oid_total_power},
-      {"device", s->device, sizeof s->device},
-      {"power_register", s->power_register, sizeof s->power_register},
-      {"energy_register", s->energy_register, sizeof s->energy_register}};
+  struct {
+    const char *k;
+    char *dst;
+    size_t len;
+  } strs[] = {{"driver", s->driver, sizeof s->driver},
+              {"host", s->host, sizeof s->host},
+              {"profile", s->profile, sizeof s->profile},
+              {"community", s->community, sizeof s->community},
+              {"v3_user", s->v3_user, sizeof s->v3_user},
+              {"v3_level", s->v3_level, sizeof s->v3_level},
+              {"v3_auth_proto", s->v3_auth_proto, sizeof s->v3_auth_proto},
+              {"v3_auth_pass", s->v3_auth_pass, sizeof s->v3_auth_pass},
+              {"v3_priv_proto", s->v3_priv_proto, sizeof s->v3_priv_proto},
+              {"v3_priv_pass", s->v3_priv_pass, sizeof s->v3_priv_pass},
+              {"v3_context", s->v3_context, sizeof s->v3_context},
+              {"oid_power", s->oid_power, sizeof s->oid_power},
+              {"oid_energy", s->oid_energy, sizeof s->oid_energy},
+              {"oid_name", s->oid_name, sizeof s->oid_name},
+              {"oid_count", s->oid_count, sizeof s->oid_count},
+              {"oid_total_power", s->oid_total_power, sizeof s->oid_total_power},
+              {"device", s->device, sizeof s->device},
+              {"power_register", s->power_register, sizeof s->power_register},
+              {"energy_register", s->energy_register, sizeof s->energy_register}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (!strcmp(key, strs[i].k))
       return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
@@ -392,17 +397,15 @@ static int cfg_group_key(struct config_state *st, const char *name, const char *
     return -1;
   }
   if (!strcmp(key, "power"))
-    return cfg_str(st->group_specs[g].power, sizeof st->group_specs[g].power, value, why,
-                   whylen);
+    return cfg_str(st->group_specs[g].power, sizeof st->group_specs[g].power, value, why, whylen);
   if (!strcmp(key, "nodes"))
-    return cfg_str(st->group_specs[g].nodes, sizeof st->group_specs[g].nodes, value, why,
-                   whylen);
+    return cfg_str(st->group_specs[g].nodes, sizeof st->group_specs[g].nodes, value, why, whylen);
   snprintf(why, whylen, "unknown key (power, nodes)");
   return -1;
 }
 
-static int config_cb(void *user, const char *section, const char *key, const char *value,
-                     char *why, size_t whylen) {
+static int config_cb(void *user, const char *section, const char *key, const char *value, char *why,
+                     size_t whylen) {
   struct config_state *st = user;
   char inner[300];
   int rc;
@@ -424,8 +427,10 @@ static int config_cb(void *user, const char *section, const char *key, const cha
     const char *name = strchr(section, '.') + 1;
     /* Names go into logs, labels and "power" terms ([A-Za-z0-9._-]). */
     if (!erg_name_is_safe(name)) {
-      snprintf(why, whylen, "[%.100s]: source name '%.64s' is not 1..%d characters of "
-               "[A-Za-z0-9._-] not starting with '.'", section, name, ERG_NAME_MAX - 1);
+      snprintf(why, whylen,
+               "[%.100s]: source name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'",
+               section, name, ERG_NAME_MAX - 1);
       return -1;
     }
     struct erg_pdu_source_config *s =
@@ -436,8 +441,10 @@ static int config_cb(void *user, const char *section, const char *key, const cha
     }
     char *kind = &st->source_kind[s - st->c->sources];
     if (*kind && *kind != section[0]) {
-      snprintf(why, whylen, "[%.100s]: a source named '%s' is defined as both [meter.%s] and "
-               "[pdu.%s]", section, name, name, name);
+      snprintf(why, whylen,
+               "[%.100s]: a source named '%s' is defined as both [meter.%s] and "
+               "[pdu.%s]",
+               section, name, name, name);
       return -1;
     }
     *kind = section[0];
@@ -445,8 +452,10 @@ static int config_cb(void *user, const char *section, const char *key, const cha
   } else if (!strncmp(section, "node.", 5)) {
     /* The node's archives and journal are named after it. */
     if (!erg_name_is_safe(section + 5)) {
-      snprintf(why, whylen, "[%.100s]: node name '%.64s' is not 1..%d characters of "
-               "[A-Za-z0-9._-] not starting with '.'", section, section + 5, ERG_NAME_MAX - 1);
+      snprintf(why, whylen,
+               "[%.100s]: node name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'",
+               section, section + 5, ERG_NAME_MAX - 1);
       return -1;
     }
     struct erg_node_config *n = cfg_node(st, section + 5);
@@ -468,8 +477,10 @@ static int config_cb(void *user, const char *section, const char *key, const cha
     }
   } else if (!strncmp(section, "group.", 6)) {
     if (!erg_name_is_safe(section + 6)) {
-      snprintf(why, whylen, "[%.100s]: group name '%.64s' is not 1..%d characters of "
-               "[A-Za-z0-9._-] not starting with '.'", section, section + 6, ERG_NAME_MAX - 1);
+      snprintf(why, whylen,
+               "[%.100s]: group name '%.64s' is not 1..%d characters of "
+               "[A-Za-z0-9._-] not starting with '.'",
+               section, section + 6, ERG_NAME_MAX - 1);
       return -1;
     }
     rc = cfg_group_key(st, section + 6, key, value, inner, sizeof inner);
@@ -495,8 +506,7 @@ unsigned erg_collector_key_archives_max(const struct erg_collector_config *c) {
 /* Each cell writes up to top_processes keys per kind plus [none],
  * [other] and [system]; a cap below that would evict keys written in the
  * same cell. */
-static int cfg_check_key_archives(const struct erg_collector_config *c, char *why,
-                                  size_t whylen) {
+static int cfg_check_key_archives(const struct erg_collector_config *c, char *why, size_t whylen) {
   unsigned need = c->top_processes + 3;
   if (c->key_archives_max && c->key_archives_max < need) {
     snprintf(why, whylen,
@@ -527,11 +537,11 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     struct group_spec *gs = &st.group_specs[g];
     snprintf(who, sizeof who, "[group.%s]", c->groups[g].name);
     if (!gs->power[0]) {
-      snprintf(err->msg, sizeof err->msg, "%s: %s has no 'power' (the meter its nodes share)",
-               path, who);
+      snprintf(err->msg, sizeof err->msg, "%s: %s has no 'power' (the meter its nodes share)", path,
+               who);
       rc = -1;
-    } else if (cfg_power_parse(c, who, gs->power, c->groups[g].feeds, &c->groups[g].nfeeds,
-                               why, sizeof why) != 0 ||
+    } else if (cfg_power_parse(c, who, gs->power, c->groups[g].feeds, &c->groups[g].nfeeds, why,
+                               sizeof why) != 0 ||
                cfg_group_members(c, g, gs->nodes, cfg_node_index, &st, why, sizeof why) != 0) {
       snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
       rc = -1;

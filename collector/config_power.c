@@ -15,9 +15,11 @@
 /* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
  * "phase:L2" -> level and entity number; -1 when it is none of those. */
 static int cfg_parse_channel(const char *spec, int *level, long *num) {
-  static const struct { const char *name; int level; } lv[] = {
-      {"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
-      {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
+  static const struct {
+    const char *name;
+    int level;
+  } lv[] = {{"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
+            {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
   char *e;
   *level = ERG_PDU_OUTLET;
   *num = strtol(spec, &e, 10);
@@ -66,7 +68,8 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     if (!strcmp(c->sources[i].name, t))
       src = i;
   if (bad || src < 0 || !(factor > 0 && factor <= 1)) {
-    snprintf(why, whylen, "%s key 'power': bad term '%s%s%s%s%s' (want "
+    snprintf(why, whylen,
+             "%s key 'power': bad term '%s%s%s%s%s' (want "
              "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
              "inlet, phase, bank or sensor, N 1..65535 (phase: L1..), 0 < FACTOR <= 1, "
              "terms joined by + or, for a residual, ' - ' without factors)",
@@ -76,8 +79,10 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
   }
   struct erg_pdu_source_config *s = &c->sources[src];
   if (strcmp(s->driver, "snmp") && level != ERG_PDU_OUTLET) {
-    snprintf(why, whylen, "%s key 'power': '%s' is a %s meter: name its unit as "
-             "%s:N (levels are for SNMP PDUs)", who, t, s->driver, t);
+    snprintf(why, whylen,
+             "%s key 'power': '%s' is a %s meter: name its unit as "
+             "%s:N (levels are for SNMP PDUs)",
+             who, t, s->driver, t);
     return -1;
   }
   if (erg_pdu_profile_levels(s->driver, s->profile) > 0 &&
@@ -211,8 +216,10 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
         for (int b = 0; b < n && !drawn; b++)
           drawn = b != a && has_feed(&v[b], fa->source, fa->channel, 1);
         if (!drawn) {
-          snprintf(why, whylen, "%s %s subtracts %s, which feeds no node or group (a level "
-                   "feeding nobody)", v[a].kind, v[a].name, chan_text(c, fa, t, sizeof t));
+          snprintf(why, whylen,
+                   "%s %s subtracts %s, which feeds no node or group (a level "
+                   "feeding nobody)",
+                   v[a].kind, v[a].name, chan_text(c, fa, t, sizeof t));
           rc = -1;
         }
         continue;
@@ -225,9 +232,11 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
               v[b].feeds[g].factor > 0)
             sum += v[b].feeds[g].factor;
       if (sum > 1 + 1e-9) {
-        snprintf(why, whylen, "%s is split into %.3g of itself across nodes and groups "
+        snprintf(why, whylen,
+                 "%s is split into %.3g of itself across nodes and groups "
                  "(factors must add up to at most 1; nodes that share a meter without "
-                 "factors form a [group.NAME])", chan_text(c, fa, t, sizeof t), sum);
+                 "factors form a [group.NAME])",
+                 chan_text(c, fa, t, sizeof t), sum);
         rc = -1;
         continue;
       }
@@ -241,9 +250,10 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
           if (fb->source != fa->source || fb->factor < 0 || fb->channel == fa->channel ||
               has_feed(&v[a], fb->source, fb->channel, -1))
             continue;
-          snprintf(why, whylen, "%s %s is counted twice: its %s is inside %s %s's whole "
-                   "PDU (subtract it there: '- %s:%s:%d')", v[b].kind, v[b].name,
-                   chan_text(c, fb, t, sizeof t), v[a].kind, v[a].name,
+          snprintf(why, whylen,
+                   "%s %s is counted twice: its %s is inside %s %s's whole "
+                   "PDU (subtract it there: '- %s:%s:%d')",
+                   v[b].kind, v[b].name, chan_text(c, fb, t, sizeof t), v[a].kind, v[a].name,
                    c->sources[fb->source].name,
                    erg_pdu_level_name(c->sources[fb->source].levels[fb->channel]),
                    c->sources[fb->source].channels[fb->channel]);
@@ -276,8 +286,7 @@ int cfg_group_members(struct erg_collector_config *c, int g, const char *list,
   const char *p = list;
   while (next_name(&p, name, sizeof name)) {
     if (!erg_name_is_safe(name)) {
-      snprintf(why, whylen, "[group.%s] key 'nodes': '%.64s' is not a node name", gr->name,
-               name);
+      snprintf(why, whylen, "[group.%s] key 'nodes': '%.64s' is not a node name", gr->name, name);
       return -1;
     }
     int i = node_index(user, name);
@@ -287,13 +296,15 @@ int cfg_group_members(struct erg_collector_config *c, int g, const char *list,
     }
     struct erg_node_config *nd = &c->nodes[i];
     if (nd->group >= 0) {
-      snprintf(why, whylen, "node %s is counted twice: in [group.%s] and in [group.%s]",
-               nd->name, c->groups[nd->group].name, gr->name);
+      snprintf(why, whylen, "node %s is counted twice: in [group.%s] and in [group.%s]", nd->name,
+               c->groups[nd->group].name, gr->name);
       return -1;
     }
     if (nd->nfeeds) {
-      snprintf(why, whylen, "node %s is counted twice: its [node.%s] power and [group.%s] "
-               "(a group member takes its power from the group)", nd->name, nd->name, gr->name);
+      snprintf(why, whylen,
+               "node %s is counted twice: its [node.%s] power and [group.%s] "
+               "(a group member takes its power from the group)",
+               nd->name, nd->name, gr->name);
       return -1;
     }
     if (gr->nmembers >= ERG_MAX_GROUP_NODES) {
@@ -306,8 +317,10 @@ int cfg_group_members(struct erg_collector_config *c, int g, const char *list,
     nd->nfeeds = gr->nfeeds;
   }
   if (gr->nmembers == 0) {
-    snprintf(why, whylen, "[group.%s] has no nodes (a level feeding nobody): give 'nodes = A B "
-             "...'", gr->name);
+    snprintf(why, whylen,
+             "[group.%s] has no nodes (a level feeding nobody): give 'nodes = A B "
+             "...'",
+             gr->name);
     return -1;
   }
   return 0;

@@ -26,8 +26,8 @@ static int format_read(const char *path, char *why, size_t whylen) {
   if (fd < 0 && errno == ENOENT)
     return 0;
   if (fd < 0) {
-    snprintf(why, whylen, "cannot read %s: %s; this ergd reads format %d", path,
-             strerror(errno), ERG_DATA_FORMAT);
+    snprintf(why, whylen, "cannot read %s: %s; this ergd reads format %d", path, strerror(errno),
+             ERG_DATA_FORMAT);
     return -1;
   }
   struct stat st;
@@ -106,11 +106,11 @@ static int format_migrate(const char *dir, int from, char *why, size_t whylen) {
   (void)dir;
   for (int v = from; v < ERG_DATA_FORMAT; v++) {
     switch (v) {
-    /* case 1: format 1 -> 2 goes here when ERG_DATA_FORMAT becomes 2
-     * (rename, convert, ...; each step must be safe to run again). */
-    default:
-      snprintf(why, whylen, "data dir %s: no migration from format %d to %d", dir, v, v + 1);
-      return -1;
+      /* case 1: format 1 -> 2 goes here when ERG_DATA_FORMAT becomes 2
+       * (rename, convert, ...; each step must be safe to run again). */
+      default:
+        snprintf(why, whylen, "data dir %s: no migration from format %d to %d", dir, v, v + 1);
+        return -1;
     }
   }
   return 0;

@@ -19,8 +19,8 @@ struct durable_meter_head {
   int32_t source, nchannels;
   double poll_seconds;
 };
-#define DURABLE_LAYOUT                                                                   \
-  ((uint32_t)(sizeof(struct durable_meter_head) * 256 + sizeof(struct erg_pdu_reading)) | \
+#define DURABLE_LAYOUT                                                                             \
+  ((uint32_t)(sizeof(struct durable_meter_head) * 256 + sizeof(struct erg_pdu_reading)) |          \
    0x20000000u)
 
 static int64_t ceil_seconds(uint64_t ns) {
@@ -55,8 +55,7 @@ static int durable_parse_meter(const uint8_t *data, size_t len, struct meter_msg
   m->nchannels = h.nchannels;
   m->poll_seconds = h.poll_seconds;
   memcpy(m->readings, data + sizeof h, n * sizeof m->readings[0]);
-  memcpy(m->wrap_joules, data + sizeof h + n * sizeof m->readings[0],
-         n * sizeof m->wrap_joules[0]);
+  memcpy(m->wrap_joules, data + sizeof h + n * sizeof m->readings[0], n * sizeof m->wrap_joules[0]);
   /* Records written before readings said where their watts came from hold
    * padding there: anything unknown reads as measured. */
   for (size_t i = 0; i < n; i++)
@@ -103,8 +102,7 @@ struct durable_replay {
   durable_meter_fn meter;
 };
 
-static void durable_record(void *user, int type, int64_t data_s, const uint8_t *data,
-                           size_t len) {
+static void durable_record(void *user, int type, int64_t data_s, const uint8_t *data, size_t len) {
   const struct durable_replay *rp = user;
   struct collector *c = rp->c;
   if (type != WAL_METER_STATE && data_s < c->replay_oldest_s) {
@@ -148,7 +146,8 @@ void durable_open(struct collector *c, durable_sample_fn sample, durable_meter_f
   wal_stats(c->wal, &st);
   if (st.replayed)
     erg_info("replayed %llu inputs from the write-ahead log in %s in %.3f s (%llu older than "
-             "%d s skipped)", (unsigned long long)(st.replayed - c->replay_stale), dir,
+             "%d s skipped)",
+             (unsigned long long)(st.replayed - c->replay_stale), dir,
              (double)(erg_time_monotonic_ns() - t0) / 1e9, (unsigned long long)c->replay_stale,
              DURABLE_REPLAY_MAX_AGE_SECONDS);
   /* Replayed data for cells stored before the stop is expected, not late. */

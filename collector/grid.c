@@ -312,9 +312,9 @@ static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
              (p->cycles > 0) << ERG_FEAT_CYCLES;
 }
 
-void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
-                        double busy_cpu_seconds, double system_cpu_seconds,
-                        const struct erg_grid_proc *procs, size_t nprocs) {
+void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
+                        double system_cpu_seconds, const struct erg_grid_proc *procs,
+                        size_t nprocs) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
   if (n == 0)

@@ -78,8 +78,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
       g->equal_said = 1;
       erg_warn("group %s: %d of %d nodes have no model yet: the shared meter is split "
                "equally until `erg fit --group %s` has fitted them (logged once; "
-               "erg_group_equal_split_cells_total)", g->cfg->name, missing, g->nmembers,
-               g->cfg->name);
+               "erg_group_equal_split_cells_total)",
+               g->cfg->name, missing, g->nmembers, g->cfg->name);
     }
     for (int m = 0; m < g->nmembers; m++)
       g->members[m]->share = 1.0 / g->nmembers;
@@ -87,8 +87,7 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   }
   if (g->equal_said) {
     g->equal_said = 0;
-    erg_info("group %s: every node has a model: the shared meter is split by them",
-             g->cfg->name);
+    erg_info("group %s: every node has a model: the shared meter is split by them", g->cfg->name);
   }
   /* Each member gets its prediction; what the meter shows beyond the sum
    * (model error, noise) is activity the models missed, so it goes with the
@@ -96,7 +95,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
    * one keeps its idle. With no dynamic power predicted it goes by the
    * whole prediction. The shares are fractions of the meter, applied to
    * whatever it measured in the cell. */
-  double meter = erg_grid_open_watts(&g->members[0]->grid, t0), resid = isfinite(meter) ? meter - sum : 0;
+  double meter = erg_grid_open_watts(&g->members[0]->grid, t0),
+         resid = isfinite(meter) ? meter - sum : 0;
   double w[ERG_MAX_GROUP_NODES], wsum = 0;
   for (int m = 0; m < g->nmembers; m++) {
     double d = dyn[m] > 0 ? dyn[m] : 0;

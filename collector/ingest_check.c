@@ -14,8 +14,8 @@
 #include "ingest_check.h"
 
 const char *const ingest_reason_names[INGEST_NREASONS] = {
-    "ok",  "malformed", "clock", "interval", "ncpu", "cpu", "rate", "count", "gpu",
-    "unknown_node_cap", "node_limit"};
+    "ok",   "malformed", "clock", "interval",         "ncpu",      "cpu",
+    "rate", "count",     "gpu",   "unknown_node_cap", "node_limit"};
 
 uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns) {
   uint64_t most = ring_ns > INGEST_INTERVAL_MIN_BOUND_NS ? ring_ns : INGEST_INTERVAL_MIN_BOUND_NS;
@@ -40,8 +40,7 @@ say(enum ingest_reason r, char *why, size_t whylen, const char *fmt, ...) {
 
 /* The interval against ergd's clock and the node's usual interval. */
 static enum ingest_reason check_time(const Erg__Sample *s, const struct ingest_ref *ref,
-                                     uint64_t now_ns, uint64_t ring_ns, char *why,
-                                     size_t whylen) {
+                                     uint64_t now_ns, uint64_t ring_ns, char *why, size_t whylen) {
   const Erg__Interval *iv = s->interval;
   if (!iv || iv->realtime_end_ns <= iv->realtime_start_ns)
     return say(INGEST_MALFORMED, why, whylen, "sample without an interval");
@@ -73,17 +72,16 @@ static enum ingest_reason check_time(const Erg__Sample *s, const struct ingest_r
   return INGEST_OK;
 }
 
-static enum ingest_reason check_ncpu(const Erg__Sample *s, const struct ingest_ref *ref,
-                                     char *why, size_t whylen) {
+static enum ingest_reason check_ncpu(const Erg__Sample *s, const struct ingest_ref *ref, char *why,
+                                     size_t whylen) {
   if (!s->totals)
     return say(INGEST_NCPU, why, whylen, "sample without node totals (CPU count, busy time)");
   unsigned ncpu = s->totals->ncpu;
   if (ncpu == 0 || ncpu > INGEST_MAX_NCPU)
     return say(INGEST_NCPU, why, whylen, "%u CPUs (1 to %d)", ncpu, INGEST_MAX_NCPU);
   if (ref && ref->hello_ncpu && ncpu > (uint64_t)ref->hello_ncpu * INGEST_NCPU_GROWTH)
-    return say(INGEST_NCPU, why, whylen,
-               "%u CPUs, more than %d x the %u its agent's hello said", ncpu,
-               INGEST_NCPU_GROWTH, ref->hello_ncpu);
+    return say(INGEST_NCPU, why, whylen, "%u CPUs, more than %d x the %u its agent's hello said",
+               ncpu, INGEST_NCPU_GROWTH, ref->hello_ncpu);
   return INGEST_OK;
 }
 
@@ -107,8 +105,10 @@ static enum ingest_reason check_values(const Erg__Sample *s, char *why, size_t w
   const struct {
     const char *name;
     uint64_t v;
-  } bytes[] = {{"disk read", t->disk_read_bytes}, {"disk write", t->disk_write_bytes},
-               {"network receive", t->net_rx_bytes}, {"network send", t->net_tx_bytes}};
+  } bytes[] = {{"disk read", t->disk_read_bytes},
+               {"disk write", t->disk_write_bytes},
+               {"network receive", t->net_rx_bytes},
+               {"network send", t->net_tx_bytes}};
   for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++)
     if ((double)bytes[i].v > byte_cap)
       return say(INGEST_RATE, why, whylen, "node %s %.4g bytes in %.3f s (more than 1 TB/s)",
@@ -139,7 +139,8 @@ static enum ingest_reason check_values(const Erg__Sample *s, char *why, size_t w
   if (insns > proc_cap * INGEST_INSNS_PER_CPU_NS)
     return say(INGEST_RATE, why, whylen,
                "processes: %.4g instructions in %.3f s on %u CPUs (more than 10 per cycle at "
-               "10 GHz)", insns, span_s, t->ncpu);
+               "10 GHz)",
+               insns, span_s, t->ncpu);
   if (s->dropped_samples > INGEST_MAX_DROPPED)
     return say(INGEST_COUNT, why, whylen, "%.4g dropped samples (at most %llu)",
                (double)s->dropped_samples, INGEST_MAX_DROPPED);
@@ -151,8 +152,8 @@ static enum ingest_reason check_values(const Erg__Sample *s, char *why, size_t w
             (double)b->unsettled > event_cap))
     return say(INGEST_COUNT, why, whylen,
                "eBPF health counts %.4g, %.4g, %.4g in %.3f s on %u CPUs (at most %.4g)",
-               (double)b->map_full_drops, (double)b->unseen_switches, (double)b->unsettled,
-               span_s, t->ncpu, event_cap);
+               (double)b->map_full_drops, (double)b->unseen_switches, (double)b->unsettled, span_s,
+               t->ncpu, event_cap);
   return INGEST_OK;
 }
 
@@ -164,8 +165,7 @@ static bool in_range(double v, double hi) { return isfinite(v) && v >= 0 && v <=
  * share 0..1 and a GPU's shares summing to at most 1 (both + the
  * agent's rounding, INGEST_GPU_SHARE_SLACK). */
 static enum ingest_reason check_gpus(const Erg__Sample *s, char *why, size_t whylen) {
-  double span_s =
-      (double)(s->interval->realtime_end_ns - s->interval->realtime_start_ns) / 1e9;
+  double span_s = (double)(s->interval->realtime_end_ns - s->interval->realtime_start_ns) / 1e9;
   double joule_cap = INGEST_GPU_MAX_WATTS * (span_s * 2 + 0.1);
   double share[INGEST_MAX_GPUS] = {0};
   if (s->n_gpus > INGEST_MAX_GPUS)
@@ -176,18 +176,17 @@ static enum ingest_reason check_gpus(const Erg__Sample *s, char *why, size_t why
       if (s->gpus[h]->index == d->index)
         return say(INGEST_GPU, why, whylen, "GPU index %u twice", d->index);
     if (!in_range(d->energy_joules, joule_cap) || !in_range(d->power_watts, INGEST_GPU_MAX_WATTS))
-      return say(INGEST_GPU, why, whylen,
-                 "GPU %u: %.4g J, %.4g W in %.3f s (0 to %.0f W)", d->index, d->energy_joules,
-                 d->power_watts, span_s, INGEST_GPU_MAX_WATTS);
+      return say(INGEST_GPU, why, whylen, "GPU %u: %.4g J, %.4g W in %.3f s (0 to %.0f W)",
+                 d->index, d->energy_joules, d->power_watts, span_s, INGEST_GPU_MAX_WATTS);
     if (d->util_percent > 100 || d->mem_util_percent > 100)
-      return say(INGEST_GPU, why, whylen, "GPU %u: utilization %u %%, memory %u %%",
-                 d->index, d->util_percent, d->mem_util_percent);
+      return say(INGEST_GPU, why, whylen, "GPU %u: utilization %u %%, memory %u %%", d->index,
+                 d->util_percent, d->mem_util_percent);
   }
   for (size_t i = 0; i < s->n_procs; i++) {
     const Erg__Proc *p = s->procs[i];
     if (p->n_gpu > s->n_gpus)
-      return say(INGEST_GPU, why, whylen, "process %u: %zu GPU uses, %zu GPUs", p->pid,
-                 p->n_gpu, s->n_gpus);
+      return say(INGEST_GPU, why, whylen, "process %u: %zu GPU uses, %zu GPUs", p->pid, p->n_gpu,
+                 s->n_gpus);
     for (size_t u = 0; u < p->n_gpu; u++) {
       const Erg__GpuUse *use = p->gpu[u];
       size_t g = 0;
@@ -197,13 +196,16 @@ static enum ingest_reason check_gpus(const Erg__Sample *s, char *why, size_t why
         if (p->gpu[v]->gpu_index == use->gpu_index)
           g = s->n_gpus;
       if (g == s->n_gpus)
-        return say(INGEST_GPU, why, whylen, "process %u: use of GPU %u, not in the sample or "
-                   "twice", p->pid, use->gpu_index);
-      if (!in_range(use->sm_share, 1 + INGEST_GPU_SHARE_SLACK) || !in_range(use->sm_percent, INGEST_GPU_MAX_PERCENT) ||
+        return say(INGEST_GPU, why, whylen,
+                   "process %u: use of GPU %u, not in the sample or "
+                   "twice",
+                   p->pid, use->gpu_index);
+      if (!in_range(use->sm_share, 1 + INGEST_GPU_SHARE_SLACK) ||
+          !in_range(use->sm_percent, INGEST_GPU_MAX_PERCENT) ||
           !in_range(use->mem_percent, INGEST_GPU_MAX_PERCENT))
         return say(INGEST_GPU, why, whylen,
-                   "process %u on GPU %u: share %.4g (0 to 1), SM %.4g %%, memory %.4g %%",
-                   p->pid, use->gpu_index, use->sm_share, use->sm_percent, use->mem_percent);
+                   "process %u on GPU %u: share %.4g (0 to 1), SM %.4g %%, memory %.4g %%", p->pid,
+                   use->gpu_index, use->sm_share, use->sm_percent, use->mem_percent);
       share[g] += use->sm_share;
     }
   }
@@ -243,14 +245,13 @@ static uint64_t hello_str_hash(const char *v) { return erg_hash_fnv1a(v, v ? str
 unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
   uint64_t feats = 0, run[2] = {h->agent_pid, h->agent_start_realtime_ns};
   for (size_t i = 0; i < h->n_features; i++) /* in order: each name and its end */
-    feats = (feats ^ erg_hash_fnv1a(h->features[i], strlen(h->features[i]) + 1)) *
-            1099511628211ULL;
+    feats = (feats ^ erg_hash_fnv1a(h->features[i], strlen(h->features[i]) + 1)) * 1099511628211ULL;
   const uint64_t now[INGEST_HELLO_NFIELDS] = {
       hello_str_hash(h->agent_version), feats, hello_str_hash(h->boot_id),
       hello_str_hash(h->collection), erg_hash_fnv1a(run, sizeof run)};
-  static const unsigned bit[INGEST_HELLO_NFIELDS] = {
-      INGEST_HELLO_VERSION, INGEST_HELLO_FEATURES, INGEST_HELLO_BOOT, INGEST_HELLO_COLLECTION,
-      INGEST_HELLO_RESTART};
+  static const unsigned bit[INGEST_HELLO_NFIELDS] = {INGEST_HELLO_VERSION, INGEST_HELLO_FEATURES,
+                                                     INGEST_HELLO_BOOT, INGEST_HELLO_COLLECTION,
+                                                     INGEST_HELLO_RESTART};
   unsigned changed = 0;
   if (!ref->hellos_new && !ref->hellos_repeated) {
     changed = INGEST_HELLO_FIRST;
@@ -275,16 +276,20 @@ void ingest_hello_text(const Erg__Hello *h, unsigned changed, char *buf, size_t 
   static const struct {
     unsigned bit;
     const char *name;
-  } what[] = {{INGEST_HELLO_VERSION, "version"},   {INGEST_HELLO_FEATURES, "features"},
-              {INGEST_HELLO_NCPU, "CPUs"},          {INGEST_HELLO_BOOT, "boot id"},
-              {INGEST_HELLO_COLLECTION, "collection"}, {INGEST_HELLO_RESTART, "agent restarted"}};
+  } what[] = {{INGEST_HELLO_VERSION, "version"},
+              {INGEST_HELLO_FEATURES, "features"},
+              {INGEST_HELLO_NCPU, "CPUs"},
+              {INGEST_HELLO_BOOT, "boot id"},
+              {INGEST_HELLO_COLLECTION, "collection"},
+              {INGEST_HELLO_RESTART, "agent restarted"}};
   char feats[256] = "", why[160] = "";
   for (size_t i = 0, o = 0; i < h->n_features && o < sizeof feats; i++)
     o += (size_t)snprintf(feats + o, sizeof feats - o, "%s%s", i ? "," : "", h->features[i]);
   for (size_t i = 0, o = 0; i < sizeof what / sizeof what[0] && o < sizeof why; i++)
     if (changed & what[i].bit)
       o += (size_t)snprintf(why + o, sizeof why - o, "%s%s", o ? ", " : "", what[i].name);
-  snprintf(buf, len, "agent hello: node %.128s, version %.64s, collection %.16s, %u CPUs, "
+  snprintf(buf, len,
+           "agent hello: node %.128s, version %.64s, collection %.16s, %u CPUs, "
            "features %s, boot id %.40s (%s%s; repeats only counted: erg_agent_hellos_total)",
            h->node, h->agent_version, h->collection, h->ncpu, feats, h->boot_id,
            changed & INGEST_HELLO_FIRST ? "first" : "changed: ", why);

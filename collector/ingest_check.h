@@ -40,15 +40,15 @@ extern const char *const ingest_reason_names[INGEST_NREASONS];
 #define INGEST_EPOCH_MIN_S 1577836800LL /* 2020-01-01: before it, the clock was never set */
 #define INGEST_INTERVAL_FACTOR 10
 #define INGEST_INTERVAL_MIN_BOUND_NS (60 * ERG_NS_PER_S)
-#define INGEST_BYTES_PER_SECOND 1e12   /* 1 TB/s: ten times a large node's disks or NICs */
-#define INGEST_CYCLES_PER_CPU_NS 10.0  /* 10 GHz */
-#define INGEST_INSNS_PER_CPU_NS 100.0  /* 10 GHz x 10 per cycle */
-#define INGEST_EVENTS_PER_CPU_S 1e7    /* eBPF events per CPU second */
+#define INGEST_BYTES_PER_SECOND 1e12     /* 1 TB/s: ten times a large node's disks or NICs */
+#define INGEST_CYCLES_PER_CPU_NS 10.0    /* 10 GHz */
+#define INGEST_INSNS_PER_CPU_NS 100.0    /* 10 GHz x 10 per cycle */
+#define INGEST_EVENTS_PER_CPU_S 1e7      /* eBPF events per CPU second */
 #define INGEST_MAX_DROPPED 1000000000ULL /* 3 years of samples at 0.1 s */
-#define INGEST_MAX_GPUS 64             /* per node (NODE_GPUS_MAX) */
-#define INGEST_GPU_MAX_WATTS 5000.0    /* per GPU board: 4 x the largest boards' limit */
-#define INGEST_GPU_SHARE_SLACK 1e-3    /* a GPU's shares sum to at most 1 + this */
-#define INGEST_GPU_MAX_PERCENT 200.0   /* mean utilisation %: the agent's means may overshoot */
+#define INGEST_MAX_GPUS 64               /* per node (NODE_GPUS_MAX) */
+#define INGEST_GPU_MAX_WATTS 5000.0      /* per GPU board: 4 x the largest boards' limit */
+#define INGEST_GPU_SHARE_SLACK 1e-3      /* a GPU's shares sum to at most 1 + this */
+#define INGEST_GPU_MAX_PERCENT 200.0     /* mean utilisation %: the agent's means may overshoot */
 
 /* What changed in a node's hello since its last one (ingest_ref_hello). */
 enum {
@@ -64,12 +64,12 @@ enum { INGEST_HELLO_NFIELDS = 5 }; /* hashed: version, features, boot, collectio
 
 /* What ingest knows of a node's agent from its accepted messages. */
 struct ingest_ref {
-  unsigned hello_ncpu;   /* CPU count of its last hello, 0 none */
+  unsigned hello_ncpu;                       /* CPU count of its last hello, 0 none */
   uint64_t hello_hash[INGEST_HELLO_NFIELDS]; /* of its last hello's fields */
-  uint64_t hellos_new, hellos_repeated; /* accepted: first or changed / like the last */
-  uint64_t interval_ns;  /* moving average of its accepted intervals, 0 none yet */
-  uint64_t last_seq;     /* of the last accepted sample: a smaller one is a new agent run */
-  unsigned logged;       /* bit 1 << reason: said once for this node */
+  uint64_t hellos_new, hellos_repeated;      /* accepted: first or changed / like the last */
+  uint64_t interval_ns; /* moving average of its accepted intervals, 0 none yet */
+  uint64_t last_seq;    /* of the last accepted sample: a smaller one is a new agent run */
+  unsigned logged;      /* bit 1 << reason: said once for this node */
 };
 
 /* The longest interval a sample of the node may span: max(10 x its usual
@@ -80,8 +80,7 @@ uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns);
 /* INGEST_OK, or the reason the sample must be refused with a bounded
  * message (at most whylen bytes) saying which claim and by how much. */
 enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
-                                       uint64_t now_ns, uint64_t ring_ns, char *why,
-                                       size_t whylen);
+                                       uint64_t now_ns, uint64_t ring_ns, char *why, size_t whylen);
 enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen);
 /* Learns from an accepted hello; returns what changed (INGEST_HELLO_*),
  * 0 when it repeats the last one. An agent says hello every 60 samples:

@@ -42,9 +42,8 @@ int job_users_load(struct job_users **ju, const char *path) {
   return 0;
 }
 
-int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t uid,
-                   int64_t now) {
-  if (len == 0 || len >= sizeof (*ju)->v[0].job)
+int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t uid, int64_t now) {
+  if (len == 0 || len >= sizeof(*ju)->v[0].job)
     return 0;
   if (!*ju && !(*ju = calloc(1, sizeof **ju)))
     return -1;
@@ -87,6 +86,4 @@ char *job_users_tsv(const struct job_users *ju) {
   return s;
 }
 
-void job_users_free(struct job_users *ju) {
-  free(ju);
-}
+void job_users_free(struct job_users *ju) { free(ju); }

@@ -182,8 +182,8 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 /* The header and first row time of the file at path (st from stat),
  * from known when it describes this file with these columns. */
 static int journal_known_header(const char *path, const struct stat *st, unsigned columns,
-                                const struct erg_journal_file *known, char *have,
-                                size_t havelen, const char *want, int64_t *first_t) {
+                                const struct erg_journal_file *known, char *have, size_t havelen,
+                                const char *want, int64_t *first_t) {
   if (known && known->valid && known->ino == (unsigned long long)st->st_ino &&
       known->columns == columns) {
     erg_strlcpy(have, want, havelen);
@@ -194,8 +194,8 @@ static int journal_known_header(const char *path, const struct stat *st, unsigne
 }
 
 int erg_journal_append_cached(const char *dir, const char *node, const struct erg_journal_row *r,
-                              long max_bytes, long max_age_seconds,
-                              struct erg_journal_file *known, char *why, size_t whylen) {
+                              long max_bytes, long max_age_seconds, struct erg_journal_file *known,
+                              char *why, size_t whylen) {
   char path[1024], want[512], have[512];
   if (erg_journal_path(dir, node, path, sizeof path) != 0) {
     snprintf(why, whylen, "journal path too long");

@@ -30,11 +30,21 @@ int main(int argc, char **argv) {
   int c;
   while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'c': path = optarg; break;
-    case 'l': level = optarg; break;
-    case 'h': usage(stdout); return 0;
-    case 'v': printf("ergd %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION); return 0;
-    default: usage(stderr); return 1;
+      case 'c':
+        path = optarg;
+        break;
+      case 'l':
+        level = optarg;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case 'v':
+        printf("ergd %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION);
+        return 0;
+      default:
+        usage(stderr);
+        return 1;
     }
   }
   if (!path) {

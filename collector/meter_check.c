@@ -46,8 +46,9 @@ static void meter_out_of_range(struct collector *c, int source, int ch, const ch
     return;
   ss->range_logged[ch] = true;
   erg_warn("source %s %s %d: %s: no reading, the cells get no power from it (logged once per "
-           "channel; erg_meter_out_of_range_total)", c->cfg->sources[source].name,
-           collector_level(c, source, ch), collector_outlet(c, source, ch), what);
+           "channel; erg_meter_out_of_range_total)",
+           c->cfg->sources[source].name, collector_level(c, source, ch),
+           collector_outlet(c, source, ch), what);
 }
 
 const struct meter_msg *meter_check(struct collector *c, const struct meter_msg *m,
@@ -75,8 +76,7 @@ const struct meter_msg *meter_check(struct collector *c, const struct meter_msg 
       w->watts = NAN;
     }
     if (bad_e || inf_e) {
-      snprintf(what, sizeof what, "energy counter %.6g J is below 0 or infinite",
-               r->energy_joules);
+      snprintf(what, sizeof what, "energy counter %.6g J is below 0 or infinite", r->energy_joules);
       meter_out_of_range(c, m->source, ch, what);
       w->energy_joules = NAN;
     }
@@ -85,16 +85,17 @@ const struct meter_msg *meter_check(struct collector *c, const struct meter_msg 
   return out;
 }
 
-bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns,
-                          uint64_t t1_ns, double joules) {
+bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns, uint64_t t1_ns,
+                          double joules) {
   double dt = (double)(t1_ns - t0_ns) / 1e9;
   double watts = dt > 0 ? joules / dt : NAN;
   if (dt > 0 && watts >= 0 && watts <= meter_max_watts(&c->cfg->sources[source], ch))
     return true;
   char what[160];
-  snprintf(what, sizeof what, "the energy counter moved by %.6g J in %.3g s, %.6g W, outside "
-           "0..%.6g W (max_watts)", joules, dt, watts,
-           meter_max_watts(&c->cfg->sources[source], ch));
+  snprintf(what, sizeof what,
+           "the energy counter moved by %.6g J in %.3g s, %.6g W, outside "
+           "0..%.6g W (max_watts)",
+           joules, dt, watts, meter_max_watts(&c->cfg->sources[source], ch));
   meter_out_of_range(c, source, ch, what);
   return false;
 }

@@ -16,9 +16,9 @@
 
 struct meter_thread {
   const struct erg_collector_config *cfg;
-  int *index;            /* sources this thread polls (indices into cfg->sources) */
+  int *index; /* sources this thread polls (indices into cfg->sources) */
   int n;
-  bool snmp;             /* one concurrent SNMP loop for all of index[] */
+  bool snmp; /* one concurrent SNMP loop for all of index[] */
   void *zctx;
   volatile int *stop;
   pthread_t th;
@@ -34,8 +34,8 @@ struct meter_src {
   bool bad_logged[ERG_PDU_MAX_CHANNELS]; /* a bad value said once per channel */
 };
 
-static void meter_send(void *sock, int index, struct meter_src *ms, int n,
-                       double poll_seconds, const char *err) {
+static void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_seconds,
+                       const char *err) {
   /* What the value was, said here where the driver's state lives; the main
    * loop counts them (erg_meter_bad_values_total). */
   for (int i = 0; i < n; i++) {
@@ -45,8 +45,9 @@ static void meter_send(void *sock, int index, struct meter_src *ms, int n,
       continue;
     ms->bad_logged[i] = true;
     erg_warn("source %s %s %d: %s; read as missing (logged once; "
-             "erg_meter_bad_values_total)", ms->src.cfg.name,
-             erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i], what);
+             "erg_meter_bad_values_total)",
+             ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i],
+             what);
   }
   struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
   memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);

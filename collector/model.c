@@ -73,8 +73,9 @@ static void model_install(struct node_model *nm, const struct erg_model *m, cons
       strcat(strcat(unknown, " "), m->feature[k]);
   }
   erg_info("node %s: model loaded (%s): idle %.1f W, %zu feature(s), held-out MAE %.2f W, "
-           "MAPE %.2f %%, idle policy %s%s%s", nm->node, how, m->idle_watts, m->nfeatures,
-           m->metrics.mae_watts, m->metrics.mape_total_percent,
+           "MAPE %.2f %%, idle policy %s%s%s",
+           nm->node, how, m->idle_watts, m->nfeatures, m->metrics.mae_watts,
+           m->metrics.mape_total_percent,
            erg_idle_policy_name((enum erg_idle_policy)nm->idle_policy),
            unknown[0] ? "; not measured here, counted as 0:" : "", unknown);
 }
@@ -170,8 +171,7 @@ static int refit_read(struct node_model *nm, struct erg_dataset *ds, char *why, 
 static int refit_idle_profile(struct node_model *nm, struct erg_idle_profile *p, char *why,
                               size_t whylen) {
   char path[1200];
-  if (erg_idle_profile_path(nm->dir, nm->node, path, sizeof path) != 0 ||
-      access(path, F_OK) != 0)
+  if (erg_idle_profile_path(nm->dir, nm->node, path, sizeof path) != 0 || access(path, F_OK) != 0)
     return 0;
   return erg_idle_profile_load(p, path, why, whylen) == 0 ? 1 : -1;
 }

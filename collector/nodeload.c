@@ -55,8 +55,7 @@ void node_stored_read(const struct erg_collector_config *cfg, const struct erg_s
    * lack cells the journal has, and finalising them again would journal
    * them twice. */
   int64_t last = erg_store_node_last(store, node);
-  int64_t journalled = erg_journal_last_end_by(journal_dir, node,
-                                               now + ERG_JOURNAL_FUTURE_SECONDS,
+  int64_t journalled = erg_journal_last_end_by(journal_dir, node, now + ERG_JOURNAL_FUTURE_SECONDS,
                                                &st->journal_future_s);
   st->resume_s = journalled > last ? journalled : last;
   st->journal_columns = erg_journal_columns(journal_dir, node);

@@ -88,9 +88,7 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
  * nothing new and is always taken, so the bound holds across restarts and
  * an upgrade keeps every node it had. */
 
-static int name_cmp(const void *a, const void *b) {
-  return strcmp(a, b);
-}
+static int name_cmp(const void *a, const void *b) { return strcmp(a, b); }
 
 void nodes_scan_stored(struct collector *c) {
   char dir[1100];
@@ -164,8 +162,10 @@ struct node_state *node_for_message(struct collector *c, const char *name) {
     return n;
   c->unconfigured -= admitted == 2;
   char why[120];
-  snprintf(why, sizeof why, "node limit (%d) reached, a name of %zu bytes (at most %zu), or "
-           "out of memory", ERG_MAX_NODES, strlen(name), sizeof n->name - 1);
+  snprintf(why, sizeof why,
+           "node limit (%d) reached, a name of %zu bytes (at most %zu), or "
+           "out of memory",
+           ERG_MAX_NODES, strlen(name), sizeof n->name - 1);
   ingest_refuse(c, NULL, name, INGEST_NODE_LIMIT, why);
   return NULL;
 }
@@ -222,14 +222,16 @@ static void node_lag_install(struct collector *c, struct node_state *n,
   if (st->lag_rc < 0) {
     if (c->lag_file_errors++ == 0)
       erg_warn("node %s: meter lag of the last run not used: %s (further ones only counted: "
-               "erg_lag_file_errors_total)", n->name, st->lag_why);
+               "erg_lag_file_errors_total)",
+               n->name, st->lag_why);
     return;
   }
   if (st->lag_rc == 0)
     return;
   if (st->lag.lag_seconds > (int)c->cfg->lag_max_seconds) {
     erg_info("node %s: meter lag of the last run, %d s, is beyond lag_max_seconds (%u): "
-             "estimating afresh", n->name, st->lag.lag_seconds, c->cfg->lag_max_seconds);
+             "estimating afresh",
+             n->name, st->lag.lag_seconds, c->cfg->lag_max_seconds);
     return;
   }
   erg_lag_restore(&n->lag, st->lag.lag_seconds, st->lag.correlation, st->lag.confidence);
@@ -237,7 +239,8 @@ static void node_lag_install(struct collector *c, struct node_state *n,
   n->lag_correlation = n->lag.correlation;
   n->lag_confidence = n->lag.confidence;
   erg_info("node %s: meter reading lags activity by %d s (from the last run); compensating "
-           "until this run's data confirm or replace it", n->name, st->lag.lag_seconds);
+           "until this run's data confirm or replace it",
+           n->name, st->lag.lag_seconds);
 }
 
 static void node_lag_save(struct collector *c, struct node_state *n) {
@@ -251,7 +254,8 @@ static void node_lag_save(struct collector *c, struct node_state *n) {
     return;
   if (c->lag_file_errors++ == 0)
     erg_warn("node %s: meter lag not kept for the next start: %s (further failures only "
-             "counted: erg_lag_file_errors_total)", n->name, why);
+             "counted: erg_lag_file_errors_total)",
+             n->name, why);
 }
 
 /* Takes the node's stored state (loader thread or start). The samples
@@ -296,7 +300,8 @@ void node_estimate_lag(struct collector *c, struct node_state *n) {
     erg_info("node %s: meter lag not estimated: the meter's energy comes in intervals longer "
              "than %.1f s (a coarse counter held between its moves, or slow polls), too coarse "
              "to time a lag; its data are used unshifted and the cells not flagged 16 (logged "
-             "once; erg_node_lag_unresolved_cells_total)", n->name, ERG_LAG_MAX_SPAN_SECONDS);
+             "once; erg_node_lag_unresolved_cells_total)",
+             n->name, ERG_LAG_MAX_SPAN_SECONDS);
   }
   if (!estimated)
     return;
@@ -304,12 +309,12 @@ void node_estimate_lag(struct collector *c, struct node_state *n) {
   n->lag_correlation = n->lag.correlation;
   n->lag_confidence = n->lag.confidence;
   if (restored && !n->lag.restored && n->lag.lag_seconds == before)
-    erg_info("node %s: meter lag of the last run, %d s, confirmed (r=%.2f)", n->name,
-             before, n->lag.correlation);
+    erg_info("node %s: meter lag of the last run, %d s, confirmed (r=%.2f)", n->name, before,
+             n->lag.correlation);
   else if (n->lag.lag_seconds != before && before < 0)
     erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
-             "lags, %d s paired); compensating", n->name, n->lag.lag_seconds,
-             n->lag.correlation, n->lag.confidence, n->lag.pairs);
+             "lags, %d s paired); compensating",
+             n->name, n->lag.lag_seconds, n->lag.correlation, n->lag.confidence, n->lag.pairs);
   else if (n->lag.lag_seconds != before)
     erg_info("node %s: meter lag now %d s, %s %d s (r=%.2f, margin %.2f); %s", n->name,
              n->lag.lag_seconds, restored ? "not the last run's" : "was", before,

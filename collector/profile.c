@@ -253,8 +253,8 @@ char *profile_known_pop_oldest(struct profile_known *k) {
   return key;
 }
 
-struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key,
-                                              int64_t t, size_t max_keys, char **evicted) {
+struct profile_known_key *profile_known_touch(struct profile_known *k, const char *key, int64_t t,
+                                              size_t max_keys, char **evicted) {
   struct profile_known_key *e = profile_known_find(k, key);
   if (e) {
     e->last_t = t;
@@ -329,8 +329,8 @@ size_t profile_known_load(struct profile_known *k, const char *dir, int64_t now,
     snprintf(path, sizeof path, "%s/%s.rrd", dir, line);
     if (stat(path, &st) != 0 || (max_idle_seconds > 0 && now - st.st_mtime > max_idle_seconds))
       continue;
-    struct profile_known_key *e = profile_known_touch(k, tab + 1, (int64_t)st.st_mtime, SIZE_MAX,
-                                                      NULL);
+    struct profile_known_key *e =
+        profile_known_touch(k, tab + 1, (int64_t)st.st_mtime, SIZE_MAX, NULL);
     n += e != NULL;
   }
   fclose(f);

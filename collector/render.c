@@ -14,12 +14,12 @@
 struct renderer {
   const struct erg_store *store;
   char www_dir[512];
-  char model_dir[512]; /* "": the store's models/ */
+  char model_dir[512];  /* "": the store's models/ */
   char image_format[8]; /* "png" or "svg" */
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  int busy, stopping;   /* busy: a job is queued or being rendered */
+  int busy, stopping; /* busy: a job is queued or being rendered */
   char **names;
   size_t nnames;
   int64_t now;
@@ -47,7 +47,8 @@ static void *renderer_main(void *arg) {
     char why[256];
     /* ergd runs for months: librrd's per-render leaks stay in a child. */
     struct erg_web_options o = {.model_dir = r->model_dir[0] ? r->model_dir : NULL,
-                                .image_format = r->image_format, .isolate = 1};
+                                .image_format = r->image_format,
+                                .isolate = 1};
     if (erg_web_render_opts(r->store, r->www_dir, (const char *const *)names, n, now, &o, why,
                             sizeof why) != 0)
       erg_warn("pages: %s", why);

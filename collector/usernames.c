@@ -12,8 +12,11 @@
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
 static size_t utf8_len(const unsigned char *p, size_t n) {
-  size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2
-               : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 && *p < 0xf5 ? 4 : 0;
+  size_t len = *p < 0x80                           ? 1
+               : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2
+               : (*p & 0xf0) == 0xe0               ? 3
+               : (*p & 0xf8) == 0xf0 && *p < 0xf5  ? 4
+                                                   : 0;
   if (len > n)
     return 0;
   for (size_t k = 1; k < len; k++)

@@ -42,24 +42,24 @@ struct wal_syncer {
   bool started, stop;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int fd;                   /* the thread's: the segment it syncs */
-  int next_fd;              /* handed over by wal_start, -1: none */
+  int fd;      /* the thread's: the segment it syncs */
+  int next_fd; /* handed over by wal_start, -1: none */
   uint64_t requested, done;
 };
 
 struct wal {
   char dir[600];
-  uint32_t layout;          /* the caller's record layout version (struct sizes) */
+  uint32_t layout; /* the caller's record layout version (struct sizes) */
   uint64_t max_bytes;
   int fsync;
-  int fd;                   /* current segment, -1 before wal_start */
-  int lock_fd;              /* DIR/lock, locked: one ergd per log */
-  int dirty;                /* appended since the last sync */
+  int fd;      /* current segment, -1 before wal_start */
+  int lock_fd; /* DIR/lock, locked: one ergd per log */
+  int dirty;   /* appended since the last sync */
   struct wal_syncer sync;
   int64_t opened_s;
-  struct wal_segment *seg;  /* oldest first; the last is current once started */
+  struct wal_segment *seg; /* oldest first; the last is current once started */
   size_t nseg;
-  uint64_t bytes;           /* all segments */
+  uint64_t bytes; /* all segments */
   struct wal_stats st;
 };
 
@@ -277,8 +277,7 @@ static int wal_read_record(int fd, uint32_t *type, int64_t *data_s, uint8_t **bu
 }
 
 /* Replays one segment; its max_data_s is learnt on the way. */
-static void wal_replay_segment(struct wal *w, struct wal_segment *s, wal_record_fn fn,
-                               void *user) {
+static void wal_replay_segment(struct wal *w, struct wal_segment *s, wal_record_fn fn, void *user) {
   char path[700];
   wal_path(w, s->seq, path, sizeof path);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -296,7 +295,8 @@ static void wal_replay_segment(struct wal *w, struct wal_segment *s, wal_record_
     /* Another version's records would be misread: skip them, say so. */
     if (w->st.torn++ == 0)
       erg_warn("WAL %s: not a segment of this ergd version; skipped (further problems only "
-               "counted)", path);
+               "counted)",
+               path);
     close(fd);
     return;
   }
@@ -314,8 +314,8 @@ static void wal_replay_segment(struct wal *w, struct wal_segment *s, wal_record_
   }
   if (rc < 0 && w->st.torn++ == 0)
     erg_warn("WAL %s: torn or corrupt record at offset %lld (kill -9 during a write?); the rest "
-             "of the segment is dropped (further ones only counted)", path,
-             (long long)lseek(fd, 0, SEEK_CUR));
+             "of the segment is dropped (further ones only counted)",
+             path, (long long)lseek(fd, 0, SEEK_CUR));
   close(fd);
 }
 
@@ -336,7 +336,8 @@ int wal_start(struct wal *w, int64_t now_s) {
       close(fd);
     if (w->st.errors++ == 0)
       erg_warn("WAL %s: %s; inputs not logged until the next segment (further errors only "
-               "counted)", path, strerror(errno));
+               "counted)",
+               path, strerror(errno));
     return -1;
   }
   /* The sync thread holds its own descriptor of the old segment and
@@ -359,7 +360,8 @@ int wal_append(struct wal *w, int type, const void *data, size_t len, int64_t da
   if (len > WAL_REC_MAX || w->bytes + WAL_REC_HDR + len > w->max_bytes) {
     if (w->st.dropped++ == 0)
       erg_warn("WAL in %s is full (wal_max_bytes); inputs are applied but not logged (further "
-               "ones only counted)", w->dir);
+               "ones only counted)",
+               w->dir);
     return -1;
   }
   uint8_t h[WAL_REC_HDR] = {0};

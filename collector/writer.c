@@ -46,10 +46,11 @@ int store_spell_note(struct store_spell *sp, const char *why, int64_t now_s) {
     sp->spell_errors++;
     if (sp->failing)
       return 0;
-    *sp = (struct store_spell){.failing = true, .first_s = now_s, .last_s = now_s,
-                               .spell_errors = 1};
+    *sp =
+        (struct store_spell){.failing = true, .first_s = now_s, .last_s = now_s, .spell_errors = 1};
     erg_warn("store: %s (further store errors only counted until writes succeed again: "
-             "erg_store_errors_total)", why);
+             "erg_store_errors_total)",
+             why);
     return 1;
   }
   if (!sp->failing || now_s - sp->last_s < STORE_RECOVERED_SECONDS)
@@ -65,8 +66,7 @@ int store_spell_note(struct store_spell *sp, const char *why, int64_t now_s) {
 static void writer_note(struct writer *w, int rc, const char *why) {
   if (rc != 0)
     atomic_fetch_add(&w->errors, 1);
-  store_spell_note(&w->spell, rc ? why : NULL,
-                   (int64_t)(erg_time_monotonic_ns() / ERG_NS_PER_S));
+  store_spell_note(&w->spell, rc ? why : NULL, (int64_t)(erg_time_monotonic_ns() / ERG_NS_PER_S));
 }
 
 static void writer_run_op(struct writer *w, const struct writer_op *op) {
@@ -77,10 +77,10 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
     return;
   }
   if (op->names) {
-    writer_note(w, op->names == 2
-                       ? erg_store_job_users_write(w->store, op->node, op->key, why, sizeof why)
-                       : erg_store_names_write(w->store, op->node, op->kind, op->key, why,
-                                               sizeof why),
+    writer_note(w,
+                op->names == 2
+                    ? erg_store_job_users_write(w->store, op->node, op->key, why, sizeof why)
+                    : erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why),
                 why);
     return;
   }

@@ -18,11 +18,11 @@ struct config_ctx {
   erg_config_handler h;
   void *user;
   FILE *f;
-  int line;      /* lines read so far */
-  int indented;  /* the line being parsed starts with a blank */
+  int line;       /* lines read so far */
+  int indented;   /* the line being parsed starts with a blank */
   char last[300]; /* section]key of the previous handler call */
   char why[400];
-  int failed;     /* a handler or check refused; fail_line: ours, 0: inih's */
+  int failed; /* a handler or check refused; fail_line: ours, 0: inih's */
   int fail_line;
   struct config_seen *seen;
   size_t nseen;
@@ -91,8 +91,7 @@ static char *config_reader(char *str, int num, void *stream) {
   return str;
 }
 
-static int config_ini_cb(void *user, const char *section, const char *key,
-                         const char *value) {
+static int config_ini_cb(void *user, const char *section, const char *key, const char *value) {
   struct config_ctx *ctx = user;
   if (ctx->failed)
     return 1;
@@ -101,8 +100,8 @@ static int config_ini_cb(void *user, const char *section, const char *key,
   /* inih passes an indented line after a key as more of its value, in a
    * second call that would replace the first: refused, not half-read. */
   if (ctx->indented && !strcmp(sk, ctx->last)) {
-    snprintf(ctx->why, sizeof ctx->why,
-             "indented line continues key '%.100s': a value is one line", key);
+    snprintf(ctx->why, sizeof ctx->why, "indented line continues key '%.100s': a value is one line",
+             key);
     config_fail(ctx, ctx->line);
     return 1;
   }
@@ -111,8 +110,8 @@ static int config_ini_cb(void *user, const char *section, const char *key,
     if (first < 0)
       snprintf(ctx->why, sizeof ctx->why, "out of memory");
     else
-      snprintf(ctx->why, sizeof ctx->why, "key '%.100s' in [%.100s] again (first at line %d)",
-               key, section, first);
+      snprintf(ctx->why, sizeof ctx->why, "key '%.100s' in [%.100s] again (first at line %d)", key,
+               section, first);
     config_fail(ctx, ctx->line);
     return 1;
   }
@@ -156,8 +155,8 @@ int erg_config_parse(const char *path, erg_config_handler h, void *user,
 /* NaN compares false with everything, so a plain range test lets it
  * through ("nan" read as a poll period polled once, then never); inf and
  * NaN are refused wherever a number is read. */
-int erg_config_double(const char *value, double min, double max, double *out,
-                      char *why, size_t whylen) {
+int erg_config_double(const char *value, double min, double max, double *out, char *why,
+                      size_t whylen) {
   char *end;
   errno = 0;
   double v = strtod(value, &end);
@@ -173,8 +172,7 @@ int erg_config_double(const char *value, double min, double max, double *out,
   return 0;
 }
 
-int erg_config_long(const char *value, long min, long max, long *out, char *why,
-                    size_t whylen) {
+int erg_config_long(const char *value, long min, long max, long *out, char *why, size_t whylen) {
   char *end;
   errno = 0;
   long v = strtol(value, &end, 10);
@@ -222,8 +220,8 @@ int erg_config_endpoint(const char *value, char *why, size_t whylen) {
       if (!strcmp(colon + 1, "*"))
         port = 1, end = (char *)colon + 2;
     }
-    bool ok = colon && colon > host && end != colon + 1 && !*end && !errno && port >= 1 &&
-              port <= 65535;
+    bool ok =
+        colon && colon > host && end != colon + 1 && !*end && !errno && port >= 1 && port <= 65535;
     /* IPv6 literals come bracketed; else a name, an address or '*'. */
     if (ok && host[0] == '[')
       ok = colon[-1] == ']' && colon - host > 2;
@@ -233,7 +231,9 @@ int erg_config_endpoint(const char *value, char *why, size_t whylen) {
     if (ok)
       return 0;
   }
-  snprintf(why, whylen, "'%.64s' is not a ZeroMQ endpoint (tcp://HOST:PORT, PORT 1..65535, or "
-           "ipc://PATH)", value);
+  snprintf(why, whylen,
+           "'%.64s' is not a ZeroMQ endpoint (tcp://HOST:PORT, PORT 1..65535, or "
+           "ipc://PATH)",
+           value);
   return -1;
 }

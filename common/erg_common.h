@@ -18,9 +18,9 @@ enum erg_log_level { ERG_LOG_ERR = 0, ERG_LOG_WARN, ERG_LOG_INFO, ERG_LOG_DEBUG 
 void erg_log_init(const char *ident, int level);
 int erg_log_level_parse(const char *s); /* -1 if unknown */
 void erg_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define erg_err(...)   erg_log(ERG_LOG_ERR, __VA_ARGS__)
-#define erg_warn(...)  erg_log(ERG_LOG_WARN, __VA_ARGS__)
-#define erg_info(...)  erg_log(ERG_LOG_INFO, __VA_ARGS__)
+#define erg_err(...) erg_log(ERG_LOG_ERR, __VA_ARGS__)
+#define erg_warn(...) erg_log(ERG_LOG_WARN, __VA_ARGS__)
+#define erg_info(...) erg_log(ERG_LOG_INFO, __VA_ARGS__)
 #define erg_debug(...) erg_log(ERG_LOG_DEBUG, __VA_ARGS__)
 
 /* ---- clocks ---- */
@@ -81,10 +81,9 @@ typedef int (*erg_config_handler)(void *user, const char *section, const char *k
 int erg_config_parse(const char *path, erg_config_handler h, void *user,
                      struct erg_config_error *err);
 /* Value helpers; return 0 on success, -1 with reason in why. */
-int erg_config_double(const char *value, double min, double max, double *out,
-                      char *why, size_t whylen);
-int erg_config_long(const char *value, long min, long max, long *out,
-                    char *why, size_t whylen);
+int erg_config_double(const char *value, double min, double max, double *out, char *why,
+                      size_t whylen);
+int erg_config_long(const char *value, long min, long max, long *out, char *why, size_t whylen);
 int erg_config_bool(const char *value, bool *out, char *why, size_t whylen);
 /* A ZeroMQ endpoint erg can bind or connect: tcp://HOST:PORT or ipc://PATH. */
 int erg_config_endpoint(const char *value, char *why, size_t whylen);

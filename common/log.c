@@ -88,9 +88,13 @@ void erg_log(int level, const char *fmt, ...) {
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ %s %s: %s\n",
-                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                   tm.tm_sec, log_ident, tags[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+  int n =
+      snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ %s %s: %s\n", tm.tm_year + 1900,
+               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, log_ident,
+               tags[level < 0   ? 0
+                    : level > 3 ? 3
+                                : level],
+               msg);
   if (n < 0)
     return;
   if (n >= (int)sizeof line) { /* only with a very long ident: keep the newline */

@@ -15,8 +15,8 @@ uint64_t erg_hash_fnv1a(const void *data, size_t len) {
 }
 
 static int name_char_ok(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '-' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
 }
 
 int erg_name_is_safe(const char *s) {
@@ -77,8 +77,10 @@ size_t erg_utf8_len(const char *s, size_t n) {
     return 0;
   if (p[0] < 0x80)
     return 1;
-  size_t len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+  size_t len = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
   if (!len || len > n)
     return 0;
   for (size_t k = 1; k < len; k++)
@@ -133,25 +135,40 @@ char *erg_html_escape(const char *in) {
   char *o = out;
   for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
     switch (*p) {
-    case '<': memcpy(o, "&lt;", 4); o += 4; break;
-    case '>': memcpy(o, "&gt;", 4); o += 4; break;
-    case '&': memcpy(o, "&amp;", 5); o += 5; break;
-    case '"': memcpy(o, "&quot;", 6); o += 6; break;
-    case '\'': memcpy(o, "&#39;", 5); o += 5; break;
-    default:
-      if (*p < 0x20 || *p == 0x7f) {
-        *o++ = '?';
-      } else {
-        /* Pages say charset=utf-8: a broken sequence becomes '?'. */
-        size_t n = erg_utf8_len((const char *)p, 4);
-        if (!n) {
+      case '<':
+        memcpy(o, "&lt;", 4);
+        o += 4;
+        break;
+      case '>':
+        memcpy(o, "&gt;", 4);
+        o += 4;
+        break;
+      case '&':
+        memcpy(o, "&amp;", 5);
+        o += 5;
+        break;
+      case '"':
+        memcpy(o, "&quot;", 6);
+        o += 6;
+        break;
+      case '\'':
+        memcpy(o, "&#39;", 5);
+        o += 5;
+        break;
+      default:
+        if (*p < 0x20 || *p == 0x7f) {
           *o++ = '?';
-          break;
+        } else {
+          /* Pages say charset=utf-8: a broken sequence becomes '?'. */
+          size_t n = erg_utf8_len((const char *)p, 4);
+          if (!n) {
+            *o++ = '?';
+            break;
+          }
+          memcpy(o, p, n);
+          o += n;
+          p += n - 1;
         }
-        memcpy(o, p, n);
-        o += n;
-        p += n - 1;
-      }
     }
   }
   *o = '\0';

@@ -35,8 +35,8 @@ static double attribute_activity(const struct erg_model *m, const double *xp) {
 }
 
 /* Idle part of process p (activity sp of sum, active of nproc active). */
-static double attribute_idle_share(enum erg_idle_policy policy, double idle, double sp,
-                                   double sum, size_t active, size_t nproc) {
+static double attribute_idle_share(enum erg_idle_policy policy, double idle, double sp, double sum,
+                                   size_t active, size_t nproc) {
   if (policy == ERG_IDLE_EVEN) {
     /* Evenly over the processes that were active; over all when none was. */
     if (!active)

@@ -12,7 +12,6 @@
 #include "erg_common.h"
 #include "fit_int.h"
 
-
 void erg_holdout_init(struct erg_holdout *h) {
   erg_dataset_init(&h->cells);
   h->predicted_watts = NULL;
@@ -126,8 +125,10 @@ bool erg_model_is_worse(const struct erg_model *current, const struct erg_model 
   /* A model that cannot predict most of what the node measures now is no
    * yardstick, and no better than the one that can. */
   if (s.cells * 2 < n) {
-    snprintf(why, whylen, "held-out MAE %.2f W (new); the current model can be scored on only %zu "
-             "of %zu held-out cells (%s%s): replaced", candidate->metrics.mae_watts, s.cells, n,
+    snprintf(why, whylen,
+             "held-out MAE %.2f W (new); the current model can be scored on only %zu "
+             "of %zu held-out cells (%s%s): replaced",
+             candidate->metrics.mae_watts, s.cells, n,
              s.missing[0] ? "the data lacks " : "its features are missing in most cells",
              s.missing);
     return false;
@@ -136,8 +137,9 @@ bool erg_model_is_worse(const struct erg_model *current, const struct erg_model 
   char own[64] = "none";
   if (current->metrics.cells && isfinite(current->metrics.mae_watts))
     snprintf(own, sizeof own, "%.2f W", current->metrics.mae_watts);
-  snprintf(why, whylen, "held-out MAE %.2f W (new) vs %.2f W (current) on the same %zu of %zu "
-           "cells (current's own validation: %s)%s", s.mae_candidate, s.mae_current, s.cells, n,
-           own, worse ? ": worse" : "");
+  snprintf(why, whylen,
+           "held-out MAE %.2f W (new) vs %.2f W (current) on the same %zu of %zu "
+           "cells (current's own validation: %s)%s",
+           s.mae_candidate, s.mae_current, s.cells, n, own, worse ? ": worse" : "");
   return worse;
 }

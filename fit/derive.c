@@ -59,7 +59,7 @@ enum { TAIL_DEGREE = ERG_NDERIVED };
 static void derived_degree(int d, int *n, int *j, bool *tail) {
   *tail = d < ERG_NDERIVED;
   *n = d < ERG_NDERIVED ? TAIL_DEGREE : d < ERG_DERIVED_B3_1 ? 6 : 3;
-  *j = d < ERG_NDERIVED      ? d + 1
+  *j = d < ERG_NDERIVED       ? d + 1
        : d < ERG_DERIVED_B3_1 ? d - ERG_DERIVED_B6_1 + 1
                               : d - ERG_DERIVED_B3_1 + 1;
 }

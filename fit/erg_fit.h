@@ -31,7 +31,7 @@ enum {
    * (docs/model.md, Shared meters): never fitted as this node's power */
   ERG_ROW_SHARED = 64,
 };
-#define ERG_ROW_UNUSABLE                                                                          \
+#define ERG_ROW_UNUSABLE                                                                           \
   (ERG_ROW_METER_MISSING | ERG_ROW_AGENT_MISSING | ERG_ROW_ESTIMATED | ERG_ROW_LAG_UNSURE)
 
 /* ---- dataset: journal rows of one node ----
@@ -56,7 +56,7 @@ struct erg_dataset {
   /* Rows of each file read, [first, first + n), in strictly rising time. */
   struct erg_dataset_span {
     size_t first, n;
-  } *spans;
+  } * spans;
   size_t nspans;
 };
 
@@ -114,7 +114,7 @@ enum erg_derived {
   ERG_DERIVED_T8_6,
   ERG_DERIVED_T8_7,
   ERG_DERIVED_T8_8,
-  ERG_NDERIVED, /* the ones erg_dataset_derive adds */
+  ERG_NDERIVED,                    /* the ones erg_dataset_derive adds */
   ERG_DERIVED_B6_1 = ERG_NDERIVED, /* older model files: degree-6 Bernstein */
   ERG_DERIVED_B6_2,
   ERG_DERIVED_B6_3,
@@ -208,11 +208,11 @@ struct erg_model_group {
   char name[ERG_FIT_NAME_MAX]; /* "": not a group member's model */
   size_t nnodes;
   char nodes[ERG_GROUP_MAX_NODES][ERG_FIT_NAME_MAX];
-  char form[16];         /* "pooled" or "per-node" */
-  char idle_split[16];   /* "equal", "weights" or "profile" */
-  double idle_watts;     /* Σ idle of the members: the fitted intercept */
-  double idle_fraction;  /* this member's part of it */
-  double idle_scale;     /* profile split: fitted Σ idle / Σ profiles; else NaN */
+  char form[16];           /* "pooled" or "per-node" */
+  char idle_split[16];     /* "equal", "weights" or "profile" */
+  double idle_watts;       /* Σ idle of the members: the fitted intercept */
+  double idle_fraction;    /* this member's part of it */
+  double idle_scale;       /* profile split: fitted Σ idle / Σ profiles; else NaN */
   double condition_number; /* identifiability (erg_group_fit); NaN: not known */
   double max_correlation;
   char max_correlation_nodes[2][ERG_FIT_NAME_MAX];
@@ -223,15 +223,15 @@ struct erg_model {
   char node[ERG_FIT_NAME_MAX];
   size_t nfeatures;
   char feature[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
-  double coef[ERG_FIT_MAX_FEATURES]; /* watts per unit of the feature, ≥ 0 */
+  double coef[ERG_FIT_MAX_FEATURES];        /* watts per unit of the feature, ≥ 0 */
   double feature_max[ERG_FIT_MAX_FEATURES]; /* training maximum; 0: not known */
-  double utilization_max; /* largest training utilisation (curve); 0: not known */
+  double utilization_max;                   /* largest training utilisation (curve); 0: not known */
   /* Features the fit left out as not supported by the data (t = β/se < 3;
    * docs/model.md): written to the model file for the operator, not read. */
   size_t nleft_out;
   char left_out[ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
   double left_out_t[ERG_FIT_MAX_FEATURES];
-  double idle_watts;                 /* β0 */
+  double idle_watts; /* β0 */
   enum erg_idle_source idle_source;
   size_t idle_rows; /* idle-profile rows behind idle_watts */
   bool has_idle_profile;
@@ -262,8 +262,7 @@ double erg_model_utilization_max(const struct erg_model *m);
  * function) at the node's CPU time, using m->ncpu: continued beyond the
  * training utilisation as erg_derived_value_extended says. NaN when
  * feature k is not derived or ncpu is unknown. */
-double erg_model_derived_value(const struct erg_model *m, size_t k,
-                               double cpu_seconds_per_second);
+double erg_model_derived_value(const struct erg_model *m, size_t k, double cpu_seconds_per_second);
 /* The node-level feature furthest beyond its training maximum in a cell:
  * x are the node values in model order (derived ones are judged by the
  * node's utilisation against erg_model_utilization_max instead). */
@@ -308,14 +307,14 @@ bool erg_model_is_worse(const struct erg_model *current, const struct erg_model 
 typedef void (*erg_fit_progress_fn)(void *user, const char *stage, double fraction);
 
 struct erg_fit_options {
-  double holdout_fraction; /* last fraction of usable cells held out (default 0.25) */
-  int folds;               /* > 1: k contiguous time blocks, each held out once */
+  double holdout_fraction;        /* last fraction of usable cells held out (default 0.25) */
+  int folds;                      /* > 1: k contiguous time blocks, each held out once */
   double dynamic_threshold_watts; /* < 0 (default): max(5 W, 10% of idle) */
   const char *node;               /* overrides the journal's node name */
   const struct erg_idle_profile *idle_profile; /* β0 fixed to its mean; NULL: none */
   erg_fit_progress_fn progress;
   void *progress_user;
-  const atomic_int *cancel; /* non-zero: stop at the next reweighting step */
+  const atomic_int *cancel;    /* non-zero: stop at the next reweighting step */
   struct erg_holdout *holdout; /* non-NULL: receives the held-out cells (emptied first) */
 };
 
@@ -345,21 +344,21 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
 
 enum erg_group_form { ERG_GROUP_AUTO = 0, ERG_GROUP_POOLED, ERG_GROUP_PER_NODE };
 enum erg_idle_split { ERG_IDLE_SPLIT_EQUAL = 0, ERG_IDLE_SPLIT_WEIGHTS, ERG_IDLE_SPLIT_PROFILE };
-const char *erg_group_form_name(enum erg_group_form f);  /* "auto", "pooled", "per-node" */
-const char *erg_idle_split_name(enum erg_idle_split s);  /* "equal", "weights", "profile" */
+const char *erg_group_form_name(enum erg_group_form f); /* "auto", "pooled", "per-node" */
+const char *erg_idle_split_name(enum erg_idle_split s); /* "equal", "weights", "profile" */
 
 struct erg_group_options {
-  const char *name;                /* the group: written into every member's model */
-  enum erg_group_form form;        /* AUTO: per-node when identified, else pooled */
+  const char *name;         /* the group: written into every member's model */
+  enum erg_group_form form; /* AUTO: per-node when identified, else pooled */
   enum erg_idle_split idle_split;
-  const double *weights;           /* WEIGHTS: one per member, >= 0, normalised */
+  const double *weights;                   /* WEIGHTS: one per member, >= 0, normalised */
   const struct erg_idle_profile *profiles; /* PROFILE: one per member, measured alone */
   /* The meter while every member was idle (erg fit --idle --group): Σ idle
    * fixed to its mean instead of fitted; NULL: fitted. */
   const struct erg_idle_profile *idle_sum;
-  bool require_shared;             /* only rows flagged ERG_ROW_SHARED join (default) */
-  struct erg_fit_options fit;      /* holdout, folds, threshold, progress, cancel;
-                                      node, idle_profile and holdout are not used */
+  bool require_shared;        /* only rows flagged ERG_ROW_SHARED join (default) */
+  struct erg_fit_options fit; /* holdout, folds, threshold, progress, cancel;
+                                 node, idle_profile and holdout are not used */
 };
 void erg_group_options_init(struct erg_group_options *o);
 
@@ -372,14 +371,14 @@ struct erg_group_result {
    * members' CPU-time columns standardised (mean 0, sd 1), INFINITY when
    * one does not vary; the largest |Pearson r| of two members' CPU time. */
   double condition_number, max_correlation;
-  size_t corr_a, corr_b;    /* the members of max_correlation */
-  size_t rows_joined;       /* rows every member has, with the same meter value */
-  size_t rows_mismatched;   /* rows every member has, meter values disagreeing */
-  size_t rows_not_shared;   /* usable member rows without ERG_ROW_SHARED (require_shared) */
-  size_t rows_used;         /* of rows_joined, fitted (every used column present) */
-  double idle_watts;        /* Σ idle (fitted intercept, or the recorded idle_sum) */
-  bool idle_fixed;          /* idle_watts is options.idle_sum's mean */
-  double idle_scale;        /* PROFILE: idle_watts / Σ profile means; else NaN */
+  size_t corr_a, corr_b;          /* the members of max_correlation */
+  size_t rows_joined;             /* rows every member has, with the same meter value */
+  size_t rows_mismatched;         /* rows every member has, meter values disagreeing */
+  size_t rows_not_shared;         /* usable member rows without ERG_ROW_SHARED (require_shared) */
+  size_t rows_used;               /* of rows_joined, fitted (every used column present) */
+  double idle_watts;              /* Σ idle (fitted intercept, or the recorded idle_sum) */
+  bool idle_fixed;                /* idle_watts is options.idle_sum's mean */
+  double idle_scale;              /* PROFILE: idle_watts / Σ profile means; else NaN */
   struct erg_fit_metrics metrics; /* held out: summed prediction against the meter */
   char validation[64];
 };

@@ -368,8 +368,8 @@ static void fit_metrics(const double *y, const double *yhat, const double *idle,
 
 /* Held-out blocks: fold b of k holds out rows [b·n/k, (b+1)·n/k) of the
  * time-ordered rows; the holdout mode is a single last block. */
-static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metrics *m,
-                        char *why, size_t whylen) {
+static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metrics *m, char *why,
+                        size_t whylen) {
   size_t n = c->nrows, k = c->o->folds > 1 ? (size_t)c->o->folds : 1;
   double *y = malloc(n * sizeof *y), *yhat = malloc(n * sizeof *yhat),
          *idle = malloc(n * sizeof *idle);
@@ -386,8 +386,10 @@ static int fit_validate(struct fit_ctx *c, size_t min_rows, struct erg_fit_metri
       if (j < lo || j >= hi)
         train[ntrain++] = c->rows[j];
     if (ntrain < min_rows || hi == lo) {
-      snprintf(why, whylen, "validation block %zu: %zu training and %zu held-out cells (need %zu "
-               "and 1)", b + 1, ntrain, hi - lo, min_rows);
+      snprintf(why, whylen,
+               "validation block %zu: %zu training and %zu held-out cells (need %zu "
+               "and 1)",
+               b + 1, ntrain, hi - lo, min_rows);
       goto out;
     }
     struct fit_coef f = {0};
@@ -462,8 +464,8 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
   }
   m->idle_watts = f->beta0;
   m->idle_source = c->o->idle_profile ? ERG_IDLE_FROM_RECORDED
-                  : c->idle_fixed    ? ERG_IDLE_FROM_PROFILE
-                                     : ERG_IDLE_FROM_FIT;
+                   : c->idle_fixed    ? ERG_IDLE_FROM_PROFILE
+                                      : ERG_IDLE_FROM_FIT;
   m->idle_rows = c->idle_rows;
   if (c->o->idle_profile) {
     m->has_idle_profile = true;
@@ -499,9 +501,10 @@ static int fit_check_shared(const struct fit_ctx *c, char *why, size_t whylen) {
   if (shared == 0 || shared < own)
     return 0;
   const char *node = c->o->node ? c->o->node : ds->node[0] ? ds->node : "?";
-  snprintf(why, whylen, "node %s's power is a shared meter (journal flag 64): fit its group with "
-           "`erg fit --group NAME --nodes ...` (%zu of %zu usable rows are flagged 64)", node,
-           shared, shared + own);
+  snprintf(why, whylen,
+           "node %s's power is a shared meter (journal flag 64): fit its group with "
+           "`erg fit --group NAME --nodes ...` (%zu of %zu usable rows are flagged 64)",
+           node, shared, shared + own);
   return -1;
 }
 

@@ -21,8 +21,9 @@ const char *erg_group_form_name(enum erg_group_form f) {
 }
 
 const char *erg_idle_split_name(enum erg_idle_split s) {
-  return s == ERG_IDLE_SPLIT_WEIGHTS ? "weights" : s == ERG_IDLE_SPLIT_PROFILE ? "profile"
-                                                                               : "equal";
+  return s == ERG_IDLE_SPLIT_WEIGHTS   ? "weights"
+         : s == ERG_IDLE_SPLIT_PROFILE ? "profile"
+                                       : "equal";
 }
 
 void erg_group_options_init(struct erg_group_options *o) {
@@ -254,8 +255,8 @@ static int group_cols_per_node(const struct erg_dataset *const *mem, size_t n, b
 
 /* Column c's name: the feature, "NODE:feature" per node (fit.c judges it by
  * the part after the colon). */
-static int group_col_name(const struct erg_dataset *const *mem, const char *const *nodes,
-                          size_t n, const struct group_cols *c, size_t col, char *out) {
+static int group_col_name(const struct erg_dataset *const *mem, const char *const *nodes, size_t n,
+                          const struct group_cols *c, size_t col, char *out) {
   size_t m = c->member[col] < n ? c->member[col] : 0;
   const char *f = mem[m]->feature[c->col[col][m]];
   int len = c->member[col] < n ? snprintf(out, ERG_FIT_NAME_MAX, "%s:%s", nodes[m], f)
@@ -329,9 +330,9 @@ static void group_numbers(const char *const *nodes, const struct erg_group_resul
 }
 
 /* The form to fit and why; the per-node columns in *c when per-node. */
-static void group_choose(const struct erg_dataset *const *mem, const char *const *nodes,
-                         size_t n, const struct erg_group_options *o, const char *note,
-                         struct group_cols *c, struct erg_group_result *r) {
+static void group_choose(const struct erg_dataset *const *mem, const char *const *nodes, size_t n,
+                         const struct erg_group_options *o, const char *note, struct group_cols *c,
+                         struct erg_group_result *r) {
   char nums[200];
   group_numbers(nodes, r, nums, sizeof nums);
   r->identified = !note[0] && r->condition_number <= ERG_GROUP_MAX_CONDITION &&
@@ -347,8 +348,8 @@ static void group_choose(const struct erg_dataset *const *mem, const char *const
     else if (fabs(r->max_correlation) > ERG_GROUP_MAX_CORRELATION)
       snprintf(r->reason, sizeof r->reason,
                "per-node coefficients not identified (cpu of %s and %s correlate r=%.2f, "
-               "condition %.3g)", nodes[r->corr_a], nodes[r->corr_b], r->max_correlation,
-               r->condition_number);
+               "condition %.3g)",
+               nodes[r->corr_a], nodes[r->corr_b], r->max_correlation, r->condition_number);
     else
       snprintf(r->reason, sizeof r->reason,
                "per-node coefficients not identified (condition %.3g > %g; %s)",
@@ -366,13 +367,15 @@ static void group_choose(const struct erg_dataset *const *mem, const char *const
   } else if (group_cols_per_node(mem, n, false, c) == 0) {
     r->form = ERG_GROUP_PER_NODE;
     if (fits)
-      snprintf(r->reason, sizeof r->reason, "per-node coefficients identified (%s); linear per "
-               "node: %zu joined rows, the utilisation curves need %zu (%d per column)", nums,
-               r->rows_joined, need, ERG_GROUP_ROWS_PER_COLUMN);
+      snprintf(r->reason, sizeof r->reason,
+               "per-node coefficients identified (%s); linear per "
+               "node: %zu joined rows, the utilisation curves need %zu (%d per column)",
+               nums, r->rows_joined, need, ERG_GROUP_ROWS_PER_COLUMN);
     else
-      snprintf(r->reason, sizeof r->reason, "per-node coefficients identified (%s); linear per "
-               "node: the utilisation curves need more than %d columns", nums,
-               ERG_FIT_MAX_FEATURES);
+      snprintf(r->reason, sizeof r->reason,
+               "per-node coefficients identified (%s); linear per "
+               "node: the utilisation curves need more than %d columns",
+               nums, ERG_FIT_MAX_FEATURES);
   } else
     snprintf(r->reason, sizeof r->reason, "per-node needs more than %d columns",
              ERG_FIT_MAX_FEATURES);
@@ -410,8 +413,8 @@ static int double_cmp(const void *a, const void *b) {
 
 /* Member m's training maxima, CPU count and utilisation over the rows the
  * joint fit used: its own data, so ergd checks its own range. */
-static void group_member_range(const struct erg_dataset *mem, const struct group_join *J,
-                               size_t m, const bool *used, struct erg_model *mm) {
+static void group_member_range(const struct erg_dataset *mem, const struct group_join *J, size_t m,
+                               const bool *used, struct erg_model *mm) {
   int cpu = fit_dataset_column(mem, FIT_CPU_COLUMN), nc = fit_dataset_column(mem, ERG_NCPU_COLUMN);
   int col[ERG_FIT_MAX_FEATURES];
   double *v = malloc((J->rows ? J->rows : 1) * sizeof *v);
@@ -537,17 +540,18 @@ static int group_check_args(const char *const *nodes, size_t n, const struct erg
 /* The fit once the rows are joined; ds is the joined dataset. */
 static int group_run(const struct erg_dataset *const *mem, const char *const *nodes, size_t n,
                      const struct erg_group_options *o, const struct group_join *J,
-                     struct erg_dataset *ds, struct erg_model *models,
-                     struct erg_group_result *r, char *why, size_t whylen) {
+                     struct erg_dataset *ds, struct erg_model *models, struct erg_group_result *r,
+                     char *why, size_t whylen) {
   char note[160], reason[400];
   double frac[ERG_GROUP_MAX_NODES], total_profile;
   struct group_cols c;
   if (group_idle_fractions(n, o, frac, &total_profile, why, whylen) != 0)
     return -1;
   if (J->rows == 0) {
-    snprintf(why, whylen, "group %s: no cell that every member journalled with the same "
-             "meter value (%zu disagreeing, %zu usable rows without flag 64)", o->name,
-             r->rows_mismatched, r->rows_not_shared);
+    snprintf(why, whylen,
+             "group %s: no cell that every member journalled with the same "
+             "meter value (%zu disagreeing, %zu usable rows without flag 64)",
+             o->name, r->rows_mismatched, r->rows_not_shared);
     return -1;
   }
   group_identify(mem, nodes, J, r, note, sizeof note);

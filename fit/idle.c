@@ -34,21 +34,24 @@ static void idle_time_text(double t, char *out, size_t outlen) {
 }
 
 /* Mean and busiest utilisation; refuses a window that was not quiet. */
-static int idle_check_activity(const struct erg_idle_profile *p, double max_util,
-                               double busiest_t, char *why, size_t whylen) {
+static int idle_check_activity(const struct erg_idle_profile *p, double max_util, double busiest_t,
+                               char *why, size_t whylen) {
   char when[32];
   idle_time_text(busiest_t, when, sizeof when);
   const char *per = p->ncpu > 0 ? "" : " (ncpu unknown: per 1 CPU; give --ncpu)";
   if (p->mean_utilization > max_util) {
-    snprintf(why, whylen, "window is not idle: mean CPU utilisation %.1f %% over %zu cells is "
-             "above %.1f %%%s (busiest cell %s: %.1f %%)", 100 * p->mean_utilization, p->cells,
-             100 * max_util, per, when, 100 * p->max_utilization);
+    snprintf(why, whylen,
+             "window is not idle: mean CPU utilisation %.1f %% over %zu cells is "
+             "above %.1f %%%s (busiest cell %s: %.1f %%)",
+             100 * p->mean_utilization, p->cells, 100 * max_util, per, when,
+             100 * p->max_utilization);
     return -1;
   }
   if (p->max_utilization > IDLE_BURST_FACTOR * max_util) {
-    snprintf(why, whylen, "window is not idle: cell %s has CPU utilisation %.1f %%, above %.0f × "
-             "%.1f %%%s; choose a quieter window", when, 100 * p->max_utilization,
-             IDLE_BURST_FACTOR, 100 * max_util, per);
+    snprintf(why, whylen,
+             "window is not idle: cell %s has CPU utilisation %.1f %%, above %.0f × "
+             "%.1f %%%s; choose a quieter window",
+             when, 100 * p->max_utilization, IDLE_BURST_FACTOR, 100 * max_util, per);
     return -1;
   }
   return 0;
@@ -110,8 +113,10 @@ int erg_idle_profile_from_dataset(const struct erg_dataset *ds, double from, dou
     p->last_unix_seconds = fmax(p->last_unix_seconds, end);
   }
   if (p->cells < IDLE_MIN_CELLS && shared) {
-    snprintf(why, whylen, "%zu of the window's cells are of a shared meter (journal flag 64): "
-             "an idle profile needs the node metered alone", shared);
+    snprintf(why, whylen,
+             "%zu of the window's cells are of a shared meter (journal flag 64): "
+             "an idle profile needs the node metered alone",
+             shared);
     return -1;
   }
   if (p->cells < IDLE_MIN_CELLS) {
@@ -138,9 +143,9 @@ json_t *fit_idle_profile_to_json(const struct erg_idle_profile *p) {
   return json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "node", p->node,
                    "mean_watts", p->mean_watts, "stddev_watts", p->stddev_watts, "cells",
                    (json_int_t)p->cells, "first_unix_seconds", p->first_unix_seconds,
-                   "last_unix_seconds", p->last_unix_seconds, "ncpu", p->ncpu,
-                   "mean_utilization", p->mean_utilization, "max_utilization",
-                   p->max_utilization, "recorded_unix_seconds", p->recorded_unix_seconds);
+                   "last_unix_seconds", p->last_unix_seconds, "ncpu", p->ncpu, "mean_utilization",
+                   p->mean_utilization, "max_utilization", p->max_utilization,
+                   "recorded_unix_seconds", p->recorded_unix_seconds);
 }
 
 int fit_idle_profile_from_json(struct erg_idle_profile *p, json_t *j, char *why, size_t whylen) {
@@ -149,12 +154,11 @@ int fit_idle_profile_from_json(struct erg_idle_profile *p, json_t *j, char *why,
   json_error_t err;
   memset(p, 0, sizeof *p);
   if (json_unpack_ex(j, &err, 0, "{s?s, s:F, s?F, s:I, s?F, s?F, s?F, s?F, s?F, s?F}", "node",
-                     &node, "mean_watts", &p->mean_watts, "stddev_watts", &p->stddev_watts,
-                     "cells", &cells, "first_unix_seconds", &p->first_unix_seconds,
-                     "last_unix_seconds", &p->last_unix_seconds, "ncpu", &p->ncpu,
-                     "mean_utilization", &p->mean_utilization, "max_utilization",
-                     &p->max_utilization, "recorded_unix_seconds",
-                     &p->recorded_unix_seconds) != 0) {
+                     &node, "mean_watts", &p->mean_watts, "stddev_watts", &p->stddev_watts, "cells",
+                     &cells, "first_unix_seconds", &p->first_unix_seconds, "last_unix_seconds",
+                     &p->last_unix_seconds, "ncpu", &p->ncpu, "mean_utilization",
+                     &p->mean_utilization, "max_utilization", &p->max_utilization,
+                     "recorded_unix_seconds", &p->recorded_unix_seconds) != 0) {
     snprintf(why, whylen, "idle profile: %s", err.text);
     return -1;
   }
@@ -254,8 +258,8 @@ int erg_idle_profile_find_quiet(const struct erg_dataset *ds, double length_seco
     return -1;
   }
   size_t n;
-  struct idle_cell *c = idle_quiet_cells(ds, cpu, nc, IDLE_BURST_FACTOR * max_utilization,
-                                         ncpu_default, &n);
+  struct idle_cell *c =
+      idle_quiet_cells(ds, cpu, nc, IDLE_BURST_FACTOR * max_utilization, ncpu_default, &n);
   double *sum = malloc((n + 1) * sizeof *sum);
   if (!c || !sum) {
     free(c);
@@ -289,10 +293,11 @@ int erg_idle_profile_find_quiet(const struct erg_dataset *ds, double length_seco
   free(c);
   free(sum);
   if (!isfinite(best)) {
-    snprintf(why, whylen, "no window of %.0f s: the longest stretch of consecutive usable cells "
+    snprintf(why, whylen,
+             "no window of %.0f s: the longest stretch of consecutive usable cells "
              "(meter and agent data, node metered alone) without a cell above %.0f × %.1f %% "
-             "CPU utilisation is %.0f s", length_seconds, IDLE_BURST_FACTOR,
-             100 * max_utilization, longest);
+             "CPU utilisation is %.0f s",
+             length_seconds, IDLE_BURST_FACTOR, 100 * max_utilization, longest);
     return -1;
   }
   char reason[400], a[32], b[32];

@@ -15,7 +15,7 @@
 #define JOURNAL_PROGRESS_BYTES (256u << 10)
 
 static const char *journal_base[JOURNAL_BASE_COLUMNS] = {"time_unix_seconds", "step_seconds",
-                                                        "measured_watts", "flags"};
+                                                         "measured_watts", "flags"};
 
 void erg_dataset_init(struct erg_dataset *ds) { memset(ds, 0, sizeof *ds); }
 
@@ -76,12 +76,12 @@ int erg_dataset_add_feature(struct erg_dataset *ds, const char *name, char *why,
 
 static int dataset_grow(struct erg_dataset *ds) {
   size_t cap = ds->cap ? ds->cap * 2 : 1024;
-#define GROW(field)                                                                               \
-  do {                                                                                            \
-    void *p = realloc(ds->field, cap * sizeof *ds->field);                                        \
-    if (!p)                                                                                       \
-      return -1;                                                                                  \
-    ds->field = p;                                                                                \
+#define GROW(field)                                                                                \
+  do {                                                                                             \
+    void *p = realloc(ds->field, cap * sizeof *ds->field);                                         \
+    if (!p)                                                                                        \
+      return -1;                                                                                   \
+    ds->field = p;                                                                                 \
   } while (0)
   GROW(time_unix_seconds);
   GROW(row_step_seconds);
@@ -112,8 +112,8 @@ int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double
 
 struct journal_file {
   const char *path;
-  size_t first_row;                     /* ds->nrows when the file was opened */
-  int ncols;                            /* 0 until the column header is seen */
+  size_t first_row; /* ds->nrows when the file was opened */
+  int ncols;        /* 0 until the column header is seen */
   char cols[JOURNAL_BASE_COLUMNS + ERG_JOURNAL_MAX_FEATURES][ERG_FIT_NAME_MAX];
   int map[ERG_JOURNAL_MAX_FEATURES]; /* file feature j -> dataset feature */
   size_t lineno;
@@ -152,8 +152,8 @@ static int journal_comment(struct erg_dataset *ds, struct journal_file *jf, cons
   if (sscanf(line, "# erg-journal v%d", &version) != 1)
     return 0;
   if (version != 1) {
-    snprintf(why, whylen, "%s:%zu: journal version %d not supported (want 1)", jf->path,
-             jf->lineno, version);
+    snprintf(why, whylen, "%s:%zu: journal version %d not supported (want 1)", jf->path, jf->lineno,
+             version);
     return -1;
   }
   const char *p = strstr(line, " node=");

@@ -19,17 +19,18 @@
 static json_t *model_real(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x) {
-  return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "method", method,
-                   "cells", (json_int_t)x->cells, "cells_dynamic", (json_int_t)x->cells_dynamic,
-                   "mae_watts", model_real(x->cells ? x->mae_watts : NAN), "rmse_watts",
+  return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "method", method, "cells",
+                   (json_int_t)x->cells, "cells_dynamic", (json_int_t)x->cells_dynamic, "mae_watts",
+                   model_real(x->cells ? x->mae_watts : NAN), "rmse_watts",
                    model_real(x->cells ? x->rmse_watts : NAN), "mape_total_percent",
                    model_real(x->mape_total_percent), "mape_dynamic_percent",
                    model_real(x->mape_dynamic_percent), "r2", model_real(x->r2));
 }
 
 static const char *model_idle_source_name(enum erg_idle_source s) {
-  return s == ERG_IDLE_FROM_RECORDED ? "idle_profile" : s == ERG_IDLE_FROM_PROFILE ? "idle_rows"
-                                                                                 : "fit";
+  return s == ERG_IDLE_FROM_RECORDED  ? "idle_profile"
+         : s == ERG_IDLE_FROM_PROFILE ? "idle_rows"
+                                      : "fit";
 }
 
 /* The group keys (optional; docs/model.md, "Shared meters"). */
@@ -40,14 +41,13 @@ static json_t *model_group_json(const struct erg_model *m) {
     json_array_append_new(nodes, json_string(g->nodes[i]));
   for (size_t i = 0; i < 2 && g->max_correlation_nodes[i][0]; i++)
     json_array_append_new(pair, json_string(g->max_correlation_nodes[i]));
-  json_t *j = json_pack("{s:s, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "group",
-                        g->name, "group_nodes", nodes, "group_form", g->form, "group_idle_watts",
-                        model_real(g->idle_watts), "idle_split", g->idle_split,
-                        "idle_split_fraction", model_real(g->idle_fraction), "idle_split_scale",
-                        model_real(g->idle_scale), "group_condition_number",
-                        model_real(g->condition_number), "group_max_correlation",
-                        model_real(g->max_correlation), "group_max_correlation_nodes", pair,
-                        "metrics_of", "group");
+  json_t *j = json_pack(
+      "{s:s, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "group", g->name, "group_nodes",
+      nodes, "group_form", g->form, "group_idle_watts", model_real(g->idle_watts), "idle_split",
+      g->idle_split, "idle_split_fraction", model_real(g->idle_fraction), "idle_split_scale",
+      model_real(g->idle_scale), "group_condition_number", model_real(g->condition_number),
+      "group_max_correlation", model_real(g->max_correlation), "group_max_correlation_nodes", pair,
+      "metrics_of", "group");
   return j;
 }
 
@@ -58,16 +58,15 @@ json_t *fit_model_to_json(const struct erg_model *m) {
                                               "coefficient_watts_per_unit", m->coef[k],
                                               "training_max", m->feature_max[k]));
   json_t *j = json_pack(
-      "{s:s, s:i, s:s, s:s, s:f, s:f, s:s, s:f, s:s, s:I, s:o, s:{s:o, s:o, s:I}, s:o}",
-      "format", "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
-      "created_unix_seconds", m->created_unix_seconds, "step_seconds", m->step_seconds,
-      "equation", "power_watts = idle_watts + sum(coefficient_watts_per_unit * feature)",
-      "idle_watts", m->idle_watts, "idle_source", model_idle_source_name(m->idle_source),
-      "idle_profile_rows",
+      "{s:s, s:i, s:s, s:s, s:f, s:f, s:s, s:f, s:s, s:I, s:o, s:{s:o, s:o, s:I}, s:o}", "format",
+      "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
+      "created_unix_seconds", m->created_unix_seconds, "step_seconds", m->step_seconds, "equation",
+      "power_watts = idle_watts + sum(coefficient_watts_per_unit * feature)", "idle_watts",
+      m->idle_watts, "idle_source", model_idle_source_name(m->idle_source), "idle_profile_rows",
       (json_int_t)m->idle_rows, "features", features, "training", "first_unix_seconds",
       model_real(m->train_first_unix_seconds), "last_unix_seconds",
-      model_real(m->train_last_unix_seconds), "cells",
-      (json_int_t)m->train_rows, "validation", fit_metrics_to_json(m->validation, &m->metrics));
+      model_real(m->train_last_unix_seconds), "cells", (json_int_t)m->train_rows, "validation",
+      fit_metrics_to_json(m->validation, &m->metrics));
   /* Optional keys, so that older readers and files stay compatible. */
   if (j && m->ncpu > 0)
     json_object_set_new(j, "ncpu", json_real(m->ncpu));
@@ -83,8 +82,8 @@ json_t *fit_model_to_json(const struct erg_model *m) {
   if (j && m->nleft_out) {
     json_t *a = json_array();
     for (size_t k = 0; k < m->nleft_out; k++)
-      json_array_append_new(a, json_pack("{s:s, s:f}", "name", m->left_out[k], "t",
-                                         m->left_out_t[k]));
+      json_array_append_new(a,
+                            json_pack("{s:s, s:f}", "name", m->left_out[k], "t", m->left_out_t[k]));
     json_object_set_new(j, "left_out_features", a);
   }
   return j;
@@ -107,7 +106,8 @@ int erg_model_check(const struct erg_model *m, char *why, size_t whylen) {
     any |= m->coef[k] > 0;
   }
   if (!any) {
-    snprintf(why, whylen, "the model predicts 0 W for every cell (idle 0 W, every coefficient "
+    snprintf(why, whylen,
+             "the model predicts 0 W for every cell (idle 0 W, every coefficient "
              "0): the journal's measured power says nothing about this node");
     return -1;
   }
@@ -156,7 +156,8 @@ static int model_load_metrics(struct erg_model *m, json_t *v, char *why, size_t 
   json_int_t cells = 0, cells_dyn = 0;
   json_error_t err;
   if (json_unpack_ex(v, &err, 0, "{s?s, s?I, s?I}", "method", &method, "cells", &cells,
-                     "cells_dynamic", &cells_dyn) != 0 || cells < 0 || cells_dyn < 0) {
+                     "cells_dynamic", &cells_dyn) != 0 ||
+      cells < 0 || cells_dyn < 0) {
     snprintf(why, whylen, "validation: %s", err.text);
     return -1;
   }
@@ -164,7 +165,8 @@ static int model_load_metrics(struct erg_model *m, json_t *v, char *why, size_t 
   m->metrics.cells = (size_t)cells;
   m->metrics.cells_dynamic = (size_t)cells_dyn;
   struct erg_fit_metrics *x = &m->metrics;
-  if (model_get_real(v, "mae_watts", &x->mae_watts) || model_get_real(v, "rmse_watts", &x->rmse_watts) ||
+  if (model_get_real(v, "mae_watts", &x->mae_watts) ||
+      model_get_real(v, "rmse_watts", &x->rmse_watts) ||
       model_get_real(v, "mape_total_percent", &x->mape_total_percent) ||
       model_get_real(v, "mape_dynamic_percent", &x->mape_dynamic_percent) ||
       model_get_real(v, "r2", &x->r2)) {
@@ -240,8 +242,10 @@ static int model_load_group(struct erg_model *m, json_t *j, char *why, size_t wh
         model_get_real(j, "group_condition_number", &g->condition_number) ||
         model_get_real(j, "group_max_correlation", &g->max_correlation);
   if (bad) {
-    snprintf(why, whylen, "group: group, group_form and idle_split must be strings, group_nodes "
-             "an array of at most %d names, the numbers numbers", ERG_GROUP_MAX_NODES);
+    snprintf(why, whylen,
+             "group: group, group_form and idle_split must be strings, group_nodes "
+             "an array of at most %d names, the numbers numbers",
+             ERG_GROUP_MAX_NODES);
     return -1;
   }
   g->nnodes = json_array_size(nodes);
@@ -255,14 +259,13 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   double first = NAN, last = NAN, step = 0, created = 0;
   json_error_t err;
   memset(m, 0, sizeof *m);
-  if (json_unpack_ex(j, &err, 0,
-                     "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o, s?F}",
-                     "format", &format, "version", &m->version, "node", &node, "idle_watts",
-                     &m->idle_watts, "idle_source", &idle_source, "idle_profile_rows", &idle_rows,
-                     "features", &features, "step_seconds", &step, "created_unix_seconds",
-                     &created, "validation", &validation, "training", &training, "ncpu",
-                     &m->ncpu, "idle_profile", &profile, "training_max_utilization",
-                     &m->utilization_max) != 0) {
+  if (json_unpack_ex(
+          j, &err, 0, "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o, s?F}",
+          "format", &format, "version", &m->version, "node", &node, "idle_watts", &m->idle_watts,
+          "idle_source", &idle_source, "idle_profile_rows", &idle_rows, "features", &features,
+          "step_seconds", &step, "created_unix_seconds", &created, "validation", &validation,
+          "training", &training, "ncpu", &m->ncpu, "idle_profile", &profile,
+          "training_max_utilization", &m->utilization_max) != 0) {
     snprintf(why, whylen, "%s", err.text);
     return -1;
   }
@@ -283,11 +286,11 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   }
   erg_strlcpy(m->node, node, sizeof m->node);
   /* Before recorded profiles, "idle_profile" named the flag-8 rows. */
-  m->idle_source = profile                                   ? ERG_IDLE_FROM_RECORDED
-                   : strcmp(idle_source, "idle_profile") == 0 ||
-                           strcmp(idle_source, "idle_rows") == 0
-                       ? ERG_IDLE_FROM_PROFILE
-                       : ERG_IDLE_FROM_FIT;
+  m->idle_source =
+      profile ? ERG_IDLE_FROM_RECORDED
+      : strcmp(idle_source, "idle_profile") == 0 || strcmp(idle_source, "idle_rows") == 0
+          ? ERG_IDLE_FROM_PROFILE
+          : ERG_IDLE_FROM_FIT;
   if (profile && fit_idle_profile_from_json(&m->idle_profile, profile, why, whylen) != 0)
     return -1;
   m->has_idle_profile = profile != NULL;

@@ -46,8 +46,7 @@ double erg_model_utilization_max(const struct erg_model *m) {
   return 0;
 }
 
-double erg_model_derived_value(const struct erg_model *m, size_t k,
-                               double cpu_seconds_per_second) {
+double erg_model_derived_value(const struct erg_model *m, size_t k, double cpu_seconds_per_second) {
   int d = k < m->nfeatures ? erg_derived_index(m->feature[k]) : -1;
   double u = erg_derived_utilization(cpu_seconds_per_second, m->ncpu);
   if (d < 0 || isnan(u))
@@ -63,8 +62,8 @@ double erg_model_derived_value(const struct erg_model *m, size_t k,
 
 /* Records (name, value, max) in out when value exceeds max by more than
  * any feature before. */
-static void range_note(struct erg_range_excess *out, double *worst, const char *name,
-                       double value, double max) {
+static void range_note(struct erg_range_excess *out, double *worst, const char *name, double value,
+                       double max) {
   if (!(max > 0) || !isfinite(value) || value <= max * (1 + RANGE_EPS))
     return;
   if (value / max <= *worst)

@@ -136,8 +136,8 @@ static int nnls_gram(const gsl_matrix *G, const gsl_vector *c, size_t q, double 
  * c = AᵀWy are summed row by row in one pass over A: GSL's reference
  * CBLAS dsyrk walks the whole n × q matrix once per element of G
  * (91 passes over 12 MB at 120k × 13), which was half of a fit's time. */
-static int irls_step(const gsl_matrix *A, const gsl_vector *y, const gsl_vector *sw,
-                     gsl_matrix *G, gsl_vector *c, double *b) {
+static int irls_step(const gsl_matrix *A, const gsl_vector *y, const gsl_vector *sw, gsl_matrix *G,
+                     gsl_vector *c, double *b) {
   size_t n = A->size1, q = A->size2;
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, cv[FIT_MAX_COLS] = {0};
   for (size_t i = 0; i < n; i++) {

@@ -158,15 +158,15 @@ static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
      * capacity over the interval counts as idle. */
     uint64_t cap = (mono - a->mono_prev) * cpu->ncpu;
     busy_ns = cpu->scope_busy_ns > a->cpu_prev.scope_busy_ns
-                  ? cpu->scope_busy_ns - a->cpu_prev.scope_busy_ns : 0;
+                  ? cpu->scope_busy_ns - a->cpu_prev.scope_busy_ns
+                  : 0;
     idle_ns = cap > busy_ns ? cap - busy_ns : 0;
   }
   a->totals.cpu_busy_ns = busy_ns;
   a->totals.cpu_idle_ns = idle_ns;
   a->totals.mem_used_bytes = mem;
   a->totals.disk_read_bytes = a->disk_cur_r >= a->disk_prev_r ? a->disk_cur_r - a->disk_prev_r : 0;
-  a->totals.disk_write_bytes =
-      a->disk_cur_w >= a->disk_prev_w ? a->disk_cur_w - a->disk_prev_w : 0;
+  a->totals.disk_write_bytes = a->disk_cur_w >= a->disk_prev_w ? a->disk_cur_w - a->disk_prev_w : 0;
   a->totals.net_rx_bytes = rx - a->net_prev_rx;
   a->totals.net_tx_bytes = tx - a->net_prev_tx;
   a->totals.ncpu = cpu->ncpu;

@@ -253,7 +253,8 @@ void agent_bpf_health(struct erg_agent *a, Erg__Sample *s) {
   if (st.map_full_drops && !a->warned_map_full) {
     a->warned_map_full = 1;
     erg_warn("BPF process map full: %llu events dropped so far, some processes go uncounted "
-             "(their CPU time lands in [system])", (unsigned long long)st.map_full_drops);
+             "(their CPU time lands in [system])",
+             (unsigned long long)st.map_full_drops);
   }
   if (s) {
     Erg__BpfHealth *h = &a->bpf_health;
@@ -275,8 +276,8 @@ void agent_bpf_health(struct erg_agent *a, Erg__Sample *s) {
 static void bpf_at_cut(void *user) { agent_sweep_totals(user); }
 
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
-  struct erg_bpf_opts opts = {.sysfs_cpu_root = a->cfg.sysfs_cpu_root[0] ? a->cfg.sysfs_cpu_root
-                                                                       : NULL};
+  struct erg_bpf_opts opts = {.sysfs_cpu_root =
+                                  a->cfg.sysfs_cpu_root[0] ? a->cfg.sysfs_cpu_root : NULL};
   if (erg_bpf_open(&a->bpf, &opts, why, whylen) != 0) {
     a->bpf = NULL;
     return -1;
@@ -305,7 +306,8 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
     erg_info("eBPF feature %s off: %s", name, fwhy);
   if ((fwhy = erg_bpf_heal_reason(a->bpf)) != NULL)
     erg_warn("eBPF unseen-switch repair off (%s): a missed switch-in misplaces a running "
-             "slice until the task leaves its CPU", fwhy);
+             "slice until the task leaves its CPU",
+             fwhy);
   return 0;
 }
 

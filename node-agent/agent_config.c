@@ -34,8 +34,10 @@ int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char 
   }
   if (erg_key_read_file(value, out, inner, sizeof inner) == 0)
     return 0;
-  snprintf(why, whylen, "'%.64s' is neither a 40-character Z85 CURVE key nor a readable key "
-           "file (%s)", value, inner);
+  snprintf(why, whylen,
+           "'%.64s' is neither a 40-character Z85 CURVE key nor a readable key "
+           "file (%s)",
+           value, inner);
   return -1;
 }
 
@@ -75,8 +77,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
   if (strcmp(key, "collector") == 0) {
     char inner[200];
     if (strlen(value) >= sizeof cfg->collector || erg_config_endpoint(value, inner, sizeof inner)) {
-      snprintf(why, whylen, "key 'collector': %s", strlen(value) >= sizeof cfg->collector
-                                                        ? "too long" : inner);
+      snprintf(why, whylen, "key 'collector': %s",
+               strlen(value) >= sizeof cfg->collector ? "too long" : inner);
       return -1;
     }
     erg_strlcpy(cfg->collector, value, sizeof cfg->collector);

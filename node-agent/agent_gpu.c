@@ -23,7 +23,7 @@ struct gpu_link {
 struct agent_gpu {
   struct erg_gpu *g;
   struct erg_gpu_interval iv;
-  int have_iv; /* iv is this sample's */
+  int have_iv;       /* iv is this sample's */
   uint32_t *missing; /* agent_gpu_missing */
   Erg__Gpu gpus[ERG_GPU_MAX_DEVICES];
   Erg__Gpu *gpu_ptrs[ERG_GPU_MAX_DEVICES];
@@ -111,8 +111,8 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
     features[(*nfeatures)++] = (char *)GPU_F_ENERGY;
   if (shares && *nfeatures < maxfeatures)
     features[(*nfeatures)++] = (char *)GPU_F_SHARE;
-  erg_info("GPUs: %zu through %s (%s%s): energy counter on %zu, per-process shares on %zu",
-           n, erg_gpu_backend(g), d[0].name, n > 1 ? ", ..." : "", counters, shares);
+  erg_info("GPUs: %zu through %s (%s%s): energy counter on %zu, per-process shares on %zu", n,
+           erg_gpu_backend(g), d[0].name, n > 1 ? ", ..." : "", counters, shares);
   *out = ag;
   return 0;
 }

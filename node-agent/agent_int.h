@@ -33,7 +33,7 @@ struct proc_extra {
 struct proc_prev {
   uint32_t pid;
   uint64_t start_ticks;
-  uint64_t cpu;              /* ticks on the /proc path, ns on the BPF path */
+  uint64_t cpu; /* ticks on the /proc path, ns on the BPF path */
   uint64_t read_bytes, write_bytes;
   uint64_t wakeups, migrations, cycles, instructions, llc_misses;
   int used;
@@ -58,7 +58,7 @@ struct proc_table {
 /* The strings a sample's Proc points at: comm, cgroup path, and the job,
  * unit and container keys packed one after the other (NUL-separated). */
 struct agent_strings {
-  char comm[64];          /* as erg_proc_stat.comm */
+  char comm[64]; /* as erg_proc_stat.comm */
   char cgroup[AGENT_CGROUP_MAX];
   char keys[sizeof(struct erg_group_keys)];
 };
@@ -108,9 +108,9 @@ struct erg_agent {
   int have_prev;
   Erg__Hello hello;
   char *features[16];
-  struct erg_bpf *bpf;      /* NULL: the /proc path */
-  struct agent_gpu *gpu;    /* NULL: no GPUs (agent_gpu.c) */
-  int hello_changed;        /* erg_agent_hello_changed */
+  struct erg_bpf *bpf;   /* NULL: the /proc path */
+  struct agent_gpu *gpu; /* NULL: no GPUs (agent_gpu.c) */
+  int hello_changed;     /* erg_agent_hello_changed */
   struct cgroup_cache *cgroups;
   /* This sweep's node totals: on the eBPF path read at the drain's cut. */
   struct {

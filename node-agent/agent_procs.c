@@ -21,8 +21,8 @@ int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len) {
 static void agent_strings_rebase(struct erg_agent *a, uintptr_t old_base, size_t old_len) {
   uintptr_t new_base = (uintptr_t)a->strings;
   for (size_t i = 0; i < a->nprocs; i++) {
-    char **f[] = {&a->procs[i].comm, &a->procs[i].cgroup, &a->procs[i].job,
-                  &a->procs[i].unit, &a->procs[i].container};
+    char **f[] = {&a->procs[i].comm, &a->procs[i].cgroup, &a->procs[i].job, &a->procs[i].unit,
+                  &a->procs[i].container};
     for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
       uintptr_t v = (uintptr_t)*f[k];
       if (v >= old_base && v < old_base + old_len)

@@ -12,7 +12,7 @@
 /* ---- /proc parsers (pure functions over file contents; unit-tested) ---- */
 struct erg_proc_stat {
   uint32_t pid;
-  char comm[64];          /* raw bytes between the outer parentheses */
+  char comm[64]; /* raw bytes between the outer parentheses */
   char state;
   uint64_t utime_ticks, stime_ticks;
   uint64_t starttime_ticks; /* since boot */
@@ -20,7 +20,7 @@ struct erg_proc_stat {
 int erg_proc_parse_stat(const char *buf, struct erg_proc_stat *out);
 
 struct erg_proc_status {
-  uint32_t uid;             /* real uid */
+  uint32_t uid; /* real uid */
   uint64_t rss_anon_bytes, rss_file_bytes;
 };
 int erg_proc_parse_status(const char *buf, struct erg_proc_status *out);
@@ -36,7 +36,7 @@ int erg_proc_parse_cgroup(const char *buf, char *out, size_t outlen);
 struct erg_cpu_totals {
   uint64_t busy_ticks, idle_ticks;
   uint32_t ncpu;
-  uint64_t scope_busy_ns;   /* cumulative CPU of the agent's scope, if any */
+  uint64_t scope_busy_ns; /* cumulative CPU of the agent's scope, if any */
 };
 int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out);
 /* MemTotal - MemAvailable, in bytes. */
@@ -62,7 +62,7 @@ void erg_group_keys_from_proc(const char *proc_cgroup, struct erg_group_keys *ou
 /* ---- the agent ---- */
 struct erg_agent_config {
   char node[128];
-  char collector[256];      /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
+  char collector[256]; /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
   double interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
   long resend_samples;      /* last samples sent again after a reconnect; 0: none */
@@ -99,8 +99,8 @@ int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char 
                          size_t whylen);
 
 struct erg_agent;
-int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg,
-                   char *why, size_t whylen);
+int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, char *why,
+                   size_t whylen);
 /* Takes one sweep. Returns 1 and a sample (owned by the agent until the next
  * call) when an interval is complete, 0 after the first (baseline) sweep,
  * -1 on error. */

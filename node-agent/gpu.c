@@ -99,7 +99,10 @@ int erg_gpu_open_with(struct erg_gpu **out, const struct erg_gpu_options *opts, 
   }
   if (!g->nparts) {
     *absent = !failed[0];
-    snprintf(why, whylen, "%s", failed[0] ? failed : missing[0] ? missing : "no GPU stack asked for");
+    snprintf(why, whylen, "%s",
+             failed[0]    ? failed
+             : missing[0] ? missing
+                          : "no GPU stack asked for");
     free(g);
     return -1;
   }

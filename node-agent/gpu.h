@@ -23,10 +23,10 @@ struct erg_gpu_device {
   unsigned index;
   char uuid[ERG_GPU_TEXT]; /* NVML: GPU-…; ROCm SMI: AMD-<unique id> or AMD-pci-<address> */
   char name[ERG_GPU_TEXT];
-  bool mig;             /* MIG mode on: no per-process utilization */
-  bool energy_counter;  /* has a board energy counter (NVML: Volta and newer) */
-  bool power_reading;   /* has a board power reading */
-  bool proc_util;       /* reports per-process shares */
+  bool mig;            /* MIG mode on: no per-process utilization */
+  bool energy_counter; /* has a board energy counter (NVML: Volta and newer) */
+  bool power_reading;  /* has a board power reading */
+  bool proc_util;      /* reports per-process shares */
   /* Readings over the interval. */
   double seconds;               /* from the previous reading to this one */
   bool has_energy;              /* energy_joules and power_watts are set */
@@ -86,8 +86,7 @@ struct erg_gpu;
 int erg_gpu_open_with(struct erg_gpu **out, const struct erg_gpu_options *opts, bool *absent,
                       char *why, size_t whylen);
 /* NVML alone, library as nvml_library above (tests/gpu/gpu_check.c). */
-int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *why,
-                 size_t whylen);
+int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *why, size_t whylen);
 const char *erg_gpu_backend(const struct erg_gpu *g); /* "nvml", "rocm" or "nvml+rocm" */
 /* The GPUs found (readings as of the last erg_gpu_sample). */
 const struct erg_gpu_device *erg_gpu_devices(const struct erg_gpu *g, size_t *n);

@@ -45,7 +45,7 @@ struct nvml_prev {
   bool have_energy, have_power;
   unsigned long long energy_mj;
   double power_w;
-  unsigned long long last_ts; /* newest process sample seen, µs */
+  unsigned long long last_ts;   /* newest process sample seen, µs */
   unsigned long long period_us; /* shortest gap between sample periods seen; 0: unknown */
 };
 
@@ -76,8 +76,7 @@ static const char *nvml_str(const struct nvml_gpu *g, nvmlReturn_t r) {
 static bool nvml_soft(nvmlReturn_t r) {
   return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NO_PERMISSION ||
          r == NVML_ERROR_NOT_FOUND || r == NVML_ERROR_NO_DATA ||
-         r == NVML_ERROR_INSUFFICIENT_SIZE || r == NVML_ERROR_NOT_READY ||
-         r == NVML_ERROR_TIMEOUT;
+         r == NVML_ERROR_INSUFFICIENT_SIZE || r == NVML_ERROR_NOT_READY || r == NVML_ERROR_TIMEOUT;
 }
 
 static int nvml_fail(struct nvml_gpu *g, const struct erg_gpu_device *d, const char *fn,

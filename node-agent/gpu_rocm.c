@@ -117,9 +117,9 @@ static int rocm_fail(const struct rocm_gpu *g, const struct erg_gpu_device *d, c
 
 /* The library's names, newest ABI first; /opt/rocm/lib where ROCm's
  * directory is not in the loader's path. */
-static const char *const rocm_names[] = {
-    "librocm_smi64.so.7", "librocm_smi64.so.6", "librocm_smi64.so.5", "librocm_smi64.so.1",
-    "librocm_smi64.so",   "/opt/rocm/lib/librocm_smi64.so"};
+static const char *const rocm_names[] = {"librocm_smi64.so.7", "librocm_smi64.so.6",
+                                         "librocm_smi64.so.5", "librocm_smi64.so.1",
+                                         "librocm_smi64.so",   "/opt/rocm/lib/librocm_smi64.so"};
 
 static int rocm_load(struct rocm_api *api, const char *library, bool *absent, char *why,
                      size_t whylen) {
@@ -141,8 +141,9 @@ static int rocm_load(struct rocm_api *api, const char *library, bool *absent, ch
     if (library)
       snprintf(why, whylen, "%s", dlerror());
     else
-      snprintf(why, whylen, "librocm_smi64.so (.so.7, .so.6, .so.5, .so.1, /opt/rocm/lib): not "
-                            "found");
+      snprintf(why, whylen,
+               "librocm_smi64.so (.so.7, .so.6, .so.5, .so.1, /opt/rocm/lib): not "
+               "found");
     return -1;
   }
   static const struct {
@@ -187,18 +188,18 @@ static rsmi_status_t rocm_power(const struct rocm_gpu *g, uint32_t i, enum rocm_
                                 uint64_t *uw, const char **fn) {
   RSMI_POWER_TYPE type = RSMI_INVALID_POWER;
   switch (src) {
-  case ROCM_POWER_GET:
-    *fn = "rsmi_dev_power_get";
-    return g->api.power_get(i, uw, &type);
-  case ROCM_POWER_SOCKET:
-    *fn = "rsmi_dev_current_socket_power_get";
-    return g->api.socket_power(i, uw);
-  case ROCM_POWER_AVE:
-    *fn = "rsmi_dev_power_ave_get";
-    return g->api.power_ave(i, 0, uw);
-  default:
-    *fn = "";
-    return RSMI_STATUS_NOT_SUPPORTED;
+    case ROCM_POWER_GET:
+      *fn = "rsmi_dev_power_get";
+      return g->api.power_get(i, uw, &type);
+    case ROCM_POWER_SOCKET:
+      *fn = "rsmi_dev_current_socket_power_get";
+      return g->api.socket_power(i, uw);
+    case ROCM_POWER_AVE:
+      *fn = "rsmi_dev_power_ave_get";
+      return g->api.power_ave(i, 0, uw);
+    default:
+      *fn = "";
+      return RSMI_STATUS_NOT_SUPPORTED;
   }
 }
 
@@ -329,8 +330,7 @@ static int rocm_energy(struct rocm_gpu *g, size_t k, bool baseline, const char *
   d->energy_counter_joules = d->energy_power_joules = d->power_now_watts = -1;
   if (d->energy_counter) {
     *fn = "rsmi_dev_energy_count_get";
-    if ((*rr = g->api.energy(d->index, &raw, &res, &ts)) != RSMI_STATUS_SUCCESS &&
-        !rocm_soft(*rr))
+    if ((*rr = g->api.energy(d->index, &raw, &res, &ts)) != RSMI_STATUS_SUCCESS && !rocm_soft(*rr))
       return -1;
     have_e = *rr == RSMI_STATUS_SUCCESS && res > 0 && isfinite(res);
   }

@@ -77,8 +77,7 @@ static unsigned jb_counter_mask(const Erg__Hello *h) {
 }
 
 static void jb_proc(struct jbuf *b, const Erg__Proc *p, unsigned counters) {
-  jb_printf(b, "{\"pid\":%u,\"start_time_ns\":%llu,", p->pid,
-            (unsigned long long)p->start_time_ns);
+  jb_printf(b, "{\"pid\":%u,\"start_time_ns\":%llu,", p->pid, (unsigned long long)p->start_time_ns);
   jb_str(b, "comm", p->comm);
   jb_printf(b, ",\"uid\":%u,", p->uid);
   jb_str(b, "cgroup", p->cgroup);

@@ -30,21 +30,20 @@ static void agent_sleep_until(uint64_t mono_ns, const sigset_t *run_mask) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
-          "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
-          "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
-          "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
-          "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
-          "      --dump            print each sample as one JSON line instead of sending\n"
-          "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
-          "      --count N         stop after N samples; exit 3 if they could not be\n"
-          "                        delivered (no handshake with the collector)\n"
-          "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
-          "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
-          "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
-          "      --curve-secret-key-file FILE   this agent's secret key (erg keygen)\n"
-          "      --version         print the version and git revision\n");
+  fprintf(f, "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
+             "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
+             "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
+             "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
+             "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
+             "      --dump            print each sample as one JSON line instead of sending\n"
+             "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
+             "      --count N         stop after N samples; exit 3 if they could not be\n"
+             "                        delivered (no handshake with the collector)\n"
+             "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
+             "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
+             "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
+             "      --curve-secret-key-file FILE   this agent's secret key (erg keygen)\n"
+             "      --version         print the version and git revision\n");
 }
 
 static int agent_scope_arg(const char *v, struct erg_agent_config *cfg) {
@@ -65,16 +64,21 @@ struct agent_args {
 
 static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
                             struct agent_args *args) {
-  static const struct option opts[] = {
-      {"config", required_argument, 0, 'c'}, {"dump", no_argument, 0, 'd'},
-      {"collector", required_argument, 0, 'C'}, {"node", required_argument, 0, 'n'},
-      {"interval", required_argument, 0, 'i'}, {"count", required_argument, 0, 'N'},
-      {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'v'},
-      {"collection", required_argument, 0, 'k'}, {"scope", required_argument, 0, 's'},
-      {"dump-file", required_argument, 0, 'D'},
-      {"curve-server-key", required_argument, 0, 'K'},
-      {"curve-secret-key-file", required_argument, 0, 'S'}, {0, 0, 0, 0}};
+  static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+                                       {"dump", no_argument, 0, 'd'},
+                                       {"collector", required_argument, 0, 'C'},
+                                       {"node", required_argument, 0, 'n'},
+                                       {"interval", required_argument, 0, 'i'},
+                                       {"count", required_argument, 0, 'N'},
+                                       {"log-level", required_argument, 0, 'l'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {"version", no_argument, 0, 'v'},
+                                       {"collection", required_argument, 0, 'k'},
+                                       {"scope", required_argument, 0, 's'},
+                                       {"dump-file", required_argument, 0, 'D'},
+                                       {"curve-server-key", required_argument, 0, 'K'},
+                                       {"curve-secret-key-file", required_argument, 0, 'S'},
+                                       {0, 0, 0, 0}};
   /* First pass: the config file, so command-line flags override it. */
   for (int i = 1; i < argc - 1; i++)
     if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config"))
@@ -90,52 +94,67 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
   char why[256];
   while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'c': break;
-    case 'd': args->dump = 1; break;
-    case 'D': args->dump_file = optarg; break;
-    case 'C':
-      if (erg_config_endpoint(optarg, why, sizeof why)) {
-        fprintf(stderr, "erg-agent: --collector: %s\n", why);
+      case 'c':
+        break;
+      case 'd':
+        args->dump = 1;
+        break;
+      case 'D':
+        args->dump_file = optarg;
+        break;
+      case 'C':
+        if (erg_config_endpoint(optarg, why, sizeof why)) {
+          fprintf(stderr, "erg-agent: --collector: %s\n", why);
+          return 1;
+        }
+        erg_strlcpy(cfg->collector, optarg, sizeof cfg->collector);
+        break;
+      case 'n':
+        erg_strlcpy(cfg->node, optarg, sizeof cfg->node);
+        break;
+      case 'i':
+        if (erg_config_double(optarg, 0.1, 3600, &cfg->interval_seconds, why, sizeof why)) {
+          fprintf(stderr, "erg-agent: --interval: %s\n", why);
+          return 1;
+        }
+        break;
+      case 'N':
+        args->count = atol(optarg);
+        break;
+      case 'k':
+        if (strcmp(optarg, "auto") && strcmp(optarg, "bpf") && strcmp(optarg, "proc")) {
+          fprintf(stderr, "erg-agent: --collection: '%s' is not auto, bpf or proc\n", optarg);
+          return 1;
+        }
+        erg_strlcpy(cfg->collection, optarg, sizeof cfg->collection);
+        break;
+      case 's':
+        if (agent_scope_arg(optarg, cfg) != 0)
+          return 1;
+        break;
+      case 'l':
+        if ((cfg->log_level = erg_log_level_parse(optarg)) < 0) {
+          fprintf(stderr, "erg-agent: --log-level: unknown level '%s'\n", optarg);
+          return 1;
+        }
+        break;
+      case 'K':
+      case 'S':
+        if (erg_agent_config_set(cfg, c == 'K' ? "curve_server_key" : "curve_secret_key_file",
+                                 optarg, why, sizeof why)) {
+          fprintf(stderr, "erg-agent: %s\n", why);
+          return 1;
+        }
+        break;
+      case 'h':
+        usage(stdout);
+        exit(0);
+      case 'v':
+        printf("erg-agent %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION);
+        exit(0);
+      default:
+        usage(stderr);
         return 1;
-      }
-      erg_strlcpy(cfg->collector, optarg, sizeof cfg->collector);
-      break;
-    case 'n': erg_strlcpy(cfg->node, optarg, sizeof cfg->node); break;
-    case 'i':
-      if (erg_config_double(optarg, 0.1, 3600, &cfg->interval_seconds, why, sizeof why)) {
-        fprintf(stderr, "erg-agent: --interval: %s\n", why);
-        return 1;
-      }
-      break;
-    case 'N': args->count = atol(optarg); break;
-    case 'k':
-      if (strcmp(optarg, "auto") && strcmp(optarg, "bpf") && strcmp(optarg, "proc")) {
-        fprintf(stderr, "erg-agent: --collection: '%s' is not auto, bpf or proc\n", optarg);
-        return 1;
-      }
-      erg_strlcpy(cfg->collection, optarg, sizeof cfg->collection);
-      break;
-    case 's':
-      if (agent_scope_arg(optarg, cfg) != 0)
-        return 1;
-      break;
-    case 'l':
-      if ((cfg->log_level = erg_log_level_parse(optarg)) < 0) {
-        fprintf(stderr, "erg-agent: --log-level: unknown level '%s'\n", optarg);
-        return 1;
-      }
-      break;
-    case 'K':
-    case 'S':
-      if (erg_agent_config_set(cfg, c == 'K' ? "curve_server_key" : "curve_secret_key_file",
-                               optarg, why, sizeof why)) {
-        fprintf(stderr, "erg-agent: %s\n", why);
-        return 1;
-      }
-      break;
-    case 'h': usage(stdout); exit(0);
-    case 'v': printf("erg-agent %s (git %s)\n", ERG_VERSION, ERG_GIT_REVISION); exit(0);
-    default: usage(stderr); return 1;
     }
   }
   return 0;
@@ -221,8 +240,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   erg_info("node %s, interval %.3gs, collection %s, %s %s", cfg.node, cfg.interval_seconds,
-           erg_agent_hello(a)->collection,
-           tx ? "sending to" : "dumping", tx ? cfg.collector : "to stdout");
+           erg_agent_hello(a)->collection, tx ? "sending to" : "dumping",
+           tx ? cfg.collector : "to stdout");
   uint64_t step = (uint64_t)(cfg.interval_seconds * 1e9);
   uint64_t next = erg_time_monotonic_ns();
   long sent = 0;
@@ -249,7 +268,8 @@ int main(int argc, char **argv) {
   int status = 0;
   if (tx && args.count && sent >= args.count && !erg_sender_link_up(tx, 2000)) {
     erg_err("no link to collector %s at the end of the --count run: samples still queued "
-            "are not delivered", cfg.collector);
+            "are not delivered",
+            cfg.collector);
     status = 3;
   }
   erg_sender_close(tx);

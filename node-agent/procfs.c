@@ -126,8 +126,8 @@ int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out) {
   unsigned long long v[10] = {0};
   if (strncmp(buf, "cpu ", 4) != 0)
     return -1;
-  int n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-                 &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+  int n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
   if (n < 4)
     return -1;
   /* user nice system idle iowait irq softirq steal; guest is inside user. */

@@ -62,8 +62,7 @@ static int table_grow(struct proc_table *t) {
   return 0;
 }
 
-struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start,
-                                    int insert) {
+struct proc_prev *table_find(struct proc_table *t, uint32_t pid, uint64_t start, int insert) {
   if (!t->cap)
     return NULL;
   if (insert && (t->used + 1) * 2 > t->cap && table_grow(t) != 0)

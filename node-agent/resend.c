@@ -13,7 +13,7 @@ struct erg_resend_ring {
   struct resend_entry {
     uint8_t *buf;
     size_t len;
-  } *e;
+  } * e;
   size_t cap, head, n, bytes, max_bytes;
 };
 

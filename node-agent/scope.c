@@ -85,8 +85,7 @@ int agent_scope_open(struct erg_agent *a, char *why, size_t whylen) {
                              "/sys/fs/cgroup/cpuacct,cpu"};
   for (size_t i = 0; i < sizeof v1 / sizeof v1[0]; i++) {
     snprintf(a->scope_cpu, sizeof a->scope_cpu, "%s%s/cpuacct.usage", v1[i], s);
-    snprintf(a->scope_mem, sizeof a->scope_mem, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
-             s);
+    snprintf(a->scope_mem, sizeof a->scope_mem, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", s);
     if (file_exists(a->scope_cpu))
       return 0;
   }

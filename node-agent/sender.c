@@ -34,24 +34,24 @@ enum { FAIL_MECHANISM, FAIL_PROTOCOL, FAIL_AUTH, FAIL_CLOSED, FAIL_N };
 struct erg_sender {
   void *ctx, *sock, *mon;
   uint64_t dropped;
-  int up;              /* handshake done, no disconnect since */
-  int curve;           /* CURVE configured: changes what a failure means */
+  int up;    /* handshake done, no disconnect since */
+  int curve; /* CURVE configured: changes what a failure means */
   char public_key[ERG_KEY_Z85_LEN + 1];
-  unsigned fails_logged; /* 1 << FAIL_*: said in this run of failures */
-  int last_fail;         /* FAIL_*, -1: none since the link was last up */
-  uint32_t last_value;   /* its event value (ZMTP error, ZAP status, errno) */
-  int dead;              /* a failure ended the session for good: connect again */
+  unsigned fails_logged;             /* 1 << FAIL_*: said in this run of failures */
+  int last_fail;                     /* FAIL_*, -1: none since the link was last up */
+  uint32_t last_value;               /* its event value (ZMTP error, ZAP status, errno) */
+  int dead;                          /* a failure ended the session for good: connect again */
   uint64_t down_since_ns, remind_ns; /* no link since; next reminder after */
-  uint64_t queued_down;  /* samples queued while the link was down */
-  double timeout_s;    /* heartbeat timeout, for the log */
+  uint64_t queued_down;              /* samples queued while the link was down */
+  double timeout_s;                  /* heartbeat timeout, for the log */
   long queue_samples;
   char endpoint[256];
   struct erg_resend_ring *ring;
-  int had_link;        /* a handshake succeeded before: the next one is a reconnect */
+  int had_link; /* a handshake succeeded before: the next one is a reconnect */
   int resend_due;
   uint64_t resent;
-  uint64_t pushed;     /* samples put in the ring, ever */
-  uint64_t mark;       /* pushed when the link was seen lost */
+  uint64_t pushed; /* samples put in the ring, ever */
+  uint64_t mark;   /* pushed when the link was seen lost */
 };
 
 /* Without heartbeats a collector host that dies without closing TCP (power
@@ -64,7 +64,7 @@ struct erg_sender {
  * may). A connect that hangs (SYNs into a partition) is cut at the same
  * timeout, so the link returns soon after the network does. */
 static int sender_heartbeat(struct erg_sender *s, const struct erg_agent_config *cfg) {
-  double ivl_s = cfg->heartbeat_seconds > 0 ? cfg->heartbeat_seconds
+  double ivl_s = cfg->heartbeat_seconds > 0  ? cfg->heartbeat_seconds
                  : cfg->interval_seconds > 1 ? cfg->interval_seconds
                                              : 1;
   int ivl = (int)(ivl_s * 1000 + 0.5), timeout = 3 * ivl;
@@ -97,27 +97,32 @@ static int sender_monitor(struct erg_sender *s) {
 static void sender_cause(const struct erg_sender *s, int kind, uint32_t value, char *buf,
                          size_t len) {
   if (kind == FAIL_MECHANISM && !s->curve)
-    snprintf(buf, len, "the collector requires CURVE keys: give this agent "
+    snprintf(buf, len,
+             "the collector requires CURVE keys: give this agent "
              "--curve-server-key COLLECTOR.pub and --curve-secret-key-file AGENT.key (or "
              "curve_server_key and curve_secret_key_file in [agent]; erg keygen, "
              "docs/guide.md step 5)");
   else if (kind == FAIL_MECHANISM)
-    snprintf(buf, len, "the collector does not use CURVE but this agent does: give ergd "
+    snprintf(buf, len,
+             "the collector does not use CURVE but this agent does: give ergd "
              "curve_secret_key_file and authorized_keys_file, or drop the agent's CURVE keys");
   else if (kind == FAIL_AUTH)
-    snprintf(buf, len, "the collector refused this agent's CURVE key %s (ZAP status %u): "
-             "list it in ergd's authorized_keys_file with this node's name", s->public_key,
-             value);
+    snprintf(buf, len,
+             "the collector refused this agent's CURVE key %s (ZAP status %u): "
+             "list it in ergd's authorized_keys_file with this node's name",
+             s->public_key, value);
   else if (kind == FAIL_PROTOCOL)
     snprintf(buf, len, "ZMTP protocol error 0x%x in the handshake (%s)", value,
              value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
                  ? "a CURVE message that does not decrypt: keys that do not match"
                  : "not an ergd, or another version");
   else if (kind == FAIL_CLOSED && s->curve)
-    snprintf(buf, len, "the collector closed the connection in the CURVE handshake: "
+    snprintf(buf, len,
+             "the collector closed the connection in the CURVE handshake: "
              "curve_server_key is likely not this collector's public key");
   else if (kind == FAIL_CLOSED)
-    snprintf(buf, len, "the collector closed the connection in the handshake: it likely "
+    snprintf(buf, len,
+             "the collector closed the connection in the handshake: it likely "
              "requires CURVE keys (--curve-server-key, --curve-secret-key-file), or it is not "
              "an ergd");
   else
@@ -125,10 +130,10 @@ static void sender_cause(const struct erg_sender *s, int kind, uint32_t value, c
 }
 
 static void sender_fail(struct erg_sender *s, uint16_t id, uint32_t value) {
-  int kind = id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH        ? FAIL_AUTH
-             : id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? FAIL_CLOSED
+  int kind = id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH                 ? FAIL_AUTH
+             : id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL          ? FAIL_CLOSED
              : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? FAIL_MECHANISM
-                                                                    : FAIL_PROTOCOL;
+                                                                   : FAIL_PROTOCOL;
   /* A plaintext agent's handshakes end either way, as the collector or
    * the agent sees the mismatch first: once it is known, a close is no news. */
   if (kind == FAIL_CLOSED && s->fails_logged & 1u << FAIL_MECHANISM)
@@ -158,8 +163,7 @@ static void sender_remind(struct erg_sender *s) {
   sender_cause(s, s->last_fail, s->last_value, cause, sizeof cause);
   erg_warn("still no handshake with collector %s after %.0f s: %s", s->endpoint,
            (now - s->down_since_ns) / 1e9, cause);
-  s->remind_ns = s->remind_ns * 2 > SENDER_REMIND_MAX_NS ? SENDER_REMIND_MAX_NS
-                                                          : s->remind_ns * 2;
+  s->remind_ns = s->remind_ns * 2 > SENDER_REMIND_MAX_NS ? SENDER_REMIND_MAX_NS : s->remind_ns * 2;
   if (s->dead && zmq_disconnect(s->sock, s->endpoint) == 0 &&
       zmq_connect(s->sock, s->endpoint) == 0) {
     s->dead = 0;

@@ -11,8 +11,8 @@
 
 #include "agent_int.h"
 
-#define USERS_SLOTS 1024          /* power of two */
-#define USERS_PROBE 8             /* slots looked at per uid */
+#define USERS_SLOTS 1024 /* power of two */
+#define USERS_PROBE 8    /* slots looked at per uid */
 #define USERS_TTL_NS (600 * ERG_NS_PER_S)
 #define USERS_MISS_TTL_NS (60 * ERG_NS_PER_S)
 #define USERS_PW_BUF_MAX (1 << 20) /* getpwuid_r buffer limit (huge LDAP entries) */
@@ -35,7 +35,9 @@ struct agent_users {
   size_t uids_cap;
 };
 
-struct agent_users *agent_users_new(void) { return calloc(1, sizeof(struct agent_users)); }
+struct agent_users *agent_users_new(void) {
+  return calloc(1, sizeof(struct agent_users));
+}
 
 void agent_users_free(struct agent_users *u) {
   if (!u)

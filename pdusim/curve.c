@@ -32,8 +32,7 @@ static int curve_check(const struct erg_pdusim_model *m, const char *what, char 
   for (int i = 0; i < m->ncurve; i++) {
     if (m->curve_load[i] < 0 || m->curve_load[i] > 1 || !(m->curve_watts[i] >= 0) ||
         (i && m->curve_load[i] <= m->curve_load[i - 1])) {
-      snprintf(why, whylen, "%s: point %d: loads must rise within [0, 1], watts >= 0", what,
-               i + 1);
+      snprintf(why, whylen, "%s: point %d: loads must rise within [0, 1], watts >= 0", what, i + 1);
       return -1;
     }
   }
@@ -63,8 +62,8 @@ static int curve_file(struct erg_pdusim_model *m, const char *path, char *why, s
     if (k == EOF || k <= 0)
       continue; /* blank or comment */
     if (k != 2 || m->ncurve >= ERG_PDUSIM_CURVE_MAX) {
-      snprintf(why, whylen, "%s:%d: want 'load_fraction watts' (at most %d points)", path,
-               lineno, ERG_PDUSIM_CURVE_MAX);
+      snprintf(why, whylen, "%s:%d: want 'load_fraction watts' (at most %d points)", path, lineno,
+               ERG_PDUSIM_CURVE_MAX);
       rc = -1;
       break;
     }

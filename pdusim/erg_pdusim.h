@@ -24,7 +24,7 @@ struct erg_pdusim_model {
    * between points; loads ascending in [0, 1]. */
   int ncurve;
   double curve_load[ERG_PDUSIM_CURVE_MAX], curve_watts[ERG_PDUSIM_CURVE_MAX];
-  char curve_name[160];  /* where the curve came from, for the banner */
+  char curve_name[160]; /* where the curve came from, for the banner */
 };
 
 void erg_pdusim_model_defaults(struct erg_pdusim_model *m);
@@ -50,7 +50,7 @@ double erg_pdusim_curve_watts(const struct erg_pdusim_model *m, double util);
 
 /* Utilisation sources. */
 struct erg_pdusim_load {
-  char cgroup[256];      /* "" = whole machine via /proc/stat */
+  char cgroup[256]; /* "" = whole machine via /proc/stat */
   uint64_t prev_busy_us, prev_total_us;
   uint64_t prev_t_ns;
   int primed;

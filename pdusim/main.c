@@ -46,19 +46,18 @@ static const struct num_opt {
   size_t off;
   double *dst;
   double min, max;
-} nums[] = {
-    {'I', "idle", MODEL_FIELD(idle_watts), NULL, 0, 1e5},
-    {'S', "slope", MODEL_FIELD(slope_watts), NULL, 0, 1e5},
-    {'E', "exponent", MODEL_FIELD(exponent), NULL, 0.1, 10},
-    {'D', "disk", MODEL_FIELD(disk_watts_per_mbps), NULL, 0, 1e4},
-    {'N', NULL, MODEL_FIELD(noise_watts), NULL, 0, 1e4},
-    {'Q', NULL, MODEL_FIELD(quantum_watts), NULL, 0, 1e4},
-    {'U', NULL, MODEL_FIELD(update_seconds), NULL, 0.05, 3600},
-    {'L', NULL, MODEL_FIELD(lag_seconds), NULL, 0, 600},
-    {'d', NULL, 0, &run_seconds, 0, 1e9},
-    {'O', NULL, 0, &sim.energy_offset_kwh, 0, 1e7},
-    {'G', NULL, 0, &sim.gpu_ac_factor, 0, 10},
-    {'T', NULL, 0, &sim.start_s, 0, 1e11}};
+} nums[] = {{'I', "idle", MODEL_FIELD(idle_watts), NULL, 0, 1e5},
+            {'S', "slope", MODEL_FIELD(slope_watts), NULL, 0, 1e5},
+            {'E', "exponent", MODEL_FIELD(exponent), NULL, 0.1, 10},
+            {'D', "disk", MODEL_FIELD(disk_watts_per_mbps), NULL, 0, 1e4},
+            {'N', NULL, MODEL_FIELD(noise_watts), NULL, 0, 1e4},
+            {'Q', NULL, MODEL_FIELD(quantum_watts), NULL, 0, 1e4},
+            {'U', NULL, MODEL_FIELD(update_seconds), NULL, 0.05, 3600},
+            {'L', NULL, MODEL_FIELD(lag_seconds), NULL, 0, 600},
+            {'d', NULL, 0, &run_seconds, 0, 1e9},
+            {'O', NULL, 0, &sim.energy_offset_kwh, 0, 1e7},
+            {'G', NULL, 0, &sim.gpu_ac_factor, 0, 10},
+            {'T', NULL, 0, &sim.start_s, 0, 1e11}};
 
 static int num_set(const struct num_opt *o, struct erg_pdusim_model *m, const char *value,
                    char *why, size_t whylen) {
@@ -102,43 +101,44 @@ static void *sim_update_thread(void *arg) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
-          "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
-          "                  [--node-model NAME:KEY=VALUE[,KEY=VALUE]...]... [--sum NAME=N1+N2...]...\n"
-          "                  [--snmp-walk FILE.snmprec [--walk-channel LEVEL:N=NODE]...]\n"
-          "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
-          "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
-          "                  [--disk-watts-per-mbps W] [--update S] [--lag S] [--seed N]\n"
-          "                  [--truth FILE] [--duration S] [--energy-offset-kwh KWH]\n"
-          "                  [--gpu-script NODE=FILE]... [--gpu-ac-factor F] [--gpu-start T]\n"
-          "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
-          "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
-          "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
-          "the --curve table, plus W per MB/s of the cgroup's block I/O with\n"
-          "--disk-watts-per-mbps, plus noise, quantised, refreshed every --update seconds\n"
-          "and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
-          "Modbus TCP is served with --modbus, or on 127.0.0.1:5020 when neither --snmp nor\n"
-          "--modbus-rtu is given.\n"
-          "--node-model NAME:KEY=VALUE,... gives node NAME its own truth curve; KEYs idle,\n"
-          "slope, exponent, disk (W per MB/s) and curve (FILE or specpower:ROW, no comma);\n"
-          "what it does not set comes from the global model (--curve is dropped for the\n"
-          "node when it sets idle, slope or exponent). E.g. --node-model n2:idle=80,slope=150.\n"
-          "--sum NAME=N1+N2+... adds a shared meter (a bank or inlet): the sum of those\n"
-          "nodes' powers, noise included, quantised once; Modbus unit id = number of --node\n"
-          "+ K for the Kth --sum; SNMP phase K (rPDU2PhaseStatus: power, VA, PF 1, current\n"
-          "at 230 V); --truth rows with util empty. The SNMP device = the sum of the outlets.\n"
-          "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
-          "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n"
-          "--snmp-walk serves a recorded walk of a real PDU over --snmp instead (every OID\n"
-          "as recorded); --walk-channel LEVEL:N=NODE (LEVEL device, inlet, phase, bank,\n"
-          "outlet; e.g. inlet:1=n1; NODE a --node or a --sum) makes the columns erg reads\n"
-          "for that entity (power, VA, current, energy, found through erg's profile for\n"
-          "the walk) follow NODE.\n"
-          "--gpu-script NODE=FILE adds the GPU board power of an NVML stand-in script\n"
-          "(tests/gpu, its 'at T gpu=N power_w=W' lines, T from --gpu-start, unix seconds,\n"
-          "default this start; the stand-in's ERG_NVML_STANDIN_EPOCH) times\n"
-          "--gpu-ac-factor (default 1.1) to NODE's meter.\n");
+  fprintf(
+      f,
+      "usage: erg-pdusim [--modbus HOST:PORT] [--modbus-rtu TTY [--baud N] [--parity N|E|O]]\n"
+      "                  [--snmp HOST:PORT [--snmp-max-varbinds N]] [--node NAME[=CGROUP]]...\n"
+      "                  [--node-model NAME:KEY=VALUE[,KEY=VALUE]...]... [--sum NAME=N1+N2...]...\n"
+      "                  [--snmp-walk FILE.snmprec [--walk-channel LEVEL:N=NODE]...]\n"
+      "                  [--idle W] [--slope W] [--exponent E] | [--curve FILE|specpower:ROW\n"
+      "                  [--specpower-csv PATH]] [--noise W] [--quantum W]\n"
+      "                  [--disk-watts-per-mbps W] [--update S] [--lag S] [--seed N]\n"
+      "                  [--truth FILE] [--duration S] [--energy-offset-kwh KWH]\n"
+      "                  [--gpu-script NODE=FILE]... [--gpu-ac-factor F] [--gpu-start T]\n"
+      "Serves SIMULATED meters over Modbus TCP and/or RTU (unit id N = Nth --node) and\n"
+      "SNMP (rPDU2-shaped, outlet N = Nth --node) whose power follows this machine's\n"
+      "CPU load (or the node's cgroup) through P = idle + slope * util^exponent, or\n"
+      "the --curve table, plus W per MB/s of the cgroup's block I/O with\n"
+      "--disk-watts-per-mbps, plus noise, quantised, refreshed every --update seconds\n"
+      "and delayed by --lag seconds. Profile for ergd: erg-sim (or sdm630).\n"
+      "Modbus TCP is served with --modbus, or on 127.0.0.1:5020 when neither --snmp nor\n"
+      "--modbus-rtu is given.\n"
+      "--node-model NAME:KEY=VALUE,... gives node NAME its own truth curve; KEYs idle,\n"
+      "slope, exponent, disk (W per MB/s) and curve (FILE or specpower:ROW, no comma);\n"
+      "what it does not set comes from the global model (--curve is dropped for the\n"
+      "node when it sets idle, slope or exponent). E.g. --node-model n2:idle=80,slope=150.\n"
+      "--sum NAME=N1+N2+... adds a shared meter (a bank or inlet): the sum of those\n"
+      "nodes' powers, noise included, quantised once; Modbus unit id = number of --node\n"
+      "+ K for the Kth --sum; SNMP phase K (rPDU2PhaseStatus: power, VA, PF 1, current\n"
+      "at 230 V); --truth rows with util empty. The SNMP device = the sum of the outlets.\n"
+      "--energy-offset-kwh starts the float32 kWh registers at that reading (a meter\n"
+      "long in service: at 48213 kWh they step by 3.9 Wh); other counters start at 0.\n"
+      "--snmp-walk serves a recorded walk of a real PDU over --snmp instead (every OID\n"
+      "as recorded); --walk-channel LEVEL:N=NODE (LEVEL device, inlet, phase, bank,\n"
+      "outlet; e.g. inlet:1=n1; NODE a --node or a --sum) makes the columns erg reads\n"
+      "for that entity (power, VA, current, energy, found through erg's profile for\n"
+      "the walk) follow NODE.\n"
+      "--gpu-script NODE=FILE adds the GPU board power of an NVML stand-in script\n"
+      "(tests/gpu, its 'at T gpu=N power_w=W' lines, T from --gpu-start, unix seconds,\n"
+      "default this start; the stand-in's ERG_NVML_STANDIN_EPOCH) times\n"
+      "--gpu-ac-factor (default 1.1) to NODE's meter.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -190,8 +190,10 @@ static int sim_parse_node_model(const char *spec, char *why, size_t whylen) {
     if (eq && !strcmp(t, "curve")) {
       curve = eq;
     } else if (!o) {
-      snprintf(why, whylen, "--node-model '%s': '%s' is no KEY=VALUE of idle, slope, exponent, "
-               "disk, curve", spec, t);
+      snprintf(why, whylen,
+               "--node-model '%s': '%s' is no KEY=VALUE of idle, slope, exponent, "
+               "disk, curve",
+               spec, t);
       return -1;
     } else if (num_set(o, m, eq, r, sizeof r)) {
       snprintf(why, whylen, "--node-model '%s': %s: %s", spec, t, r);
@@ -285,25 +287,36 @@ static int sim_walk_setup(void) {
 }
 
 static int sim_parse_args(int argc, char **argv, char *host, int *port, const char **truth) {
-  static const struct option opts[] = {
-      {"modbus", required_argument, 0, 'm'}, {"node", required_argument, 0, 'n'},
-      {"snmp", required_argument, 0, 'P'},
-      {"idle", required_argument, 0, 'I'},   {"slope", required_argument, 0, 'S'},
-      {"exponent", required_argument, 0, 'E'}, {"noise", required_argument, 0, 'N'},
-      {"quantum", required_argument, 0, 'Q'}, {"update", required_argument, 0, 'U'},
-      {"lag", required_argument, 0, 'L'},    {"seed", required_argument, 0, 's'},
-      {"truth", required_argument, 0, 't'},  {"duration", required_argument, 0, 'd'},
-      {"modbus-rtu", required_argument, 0, 'r'}, {"baud", required_argument, 0, 'b'},
-      {"parity", required_argument, 0, 'p'}, {"curve", required_argument, 0, 'c'},
-      {"specpower-csv", required_argument, 0, 'C'},
-      {"snmp-max-varbinds", required_argument, 0, 'V'},
-      {"energy-offset-kwh", required_argument, 0, 'O'},
-      {"disk-watts-per-mbps", required_argument, 0, 'D'},
-      {"snmp-walk", required_argument, 0, 'W'}, {"walk-channel", required_argument, 0, 'w'},
-      {"node-model", required_argument, 0, 'M'}, {"sum", required_argument, 0, 'A'},
-      {"gpu-script", required_argument, 0, 'g'}, {"gpu-ac-factor", required_argument, 0, 'G'},
-      {"gpu-start", required_argument, 0, 'T'},
-      {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+  static const struct option opts[] = {{"modbus", required_argument, 0, 'm'},
+                                       {"node", required_argument, 0, 'n'},
+                                       {"snmp", required_argument, 0, 'P'},
+                                       {"idle", required_argument, 0, 'I'},
+                                       {"slope", required_argument, 0, 'S'},
+                                       {"exponent", required_argument, 0, 'E'},
+                                       {"noise", required_argument, 0, 'N'},
+                                       {"quantum", required_argument, 0, 'Q'},
+                                       {"update", required_argument, 0, 'U'},
+                                       {"lag", required_argument, 0, 'L'},
+                                       {"seed", required_argument, 0, 's'},
+                                       {"truth", required_argument, 0, 't'},
+                                       {"duration", required_argument, 0, 'd'},
+                                       {"modbus-rtu", required_argument, 0, 'r'},
+                                       {"baud", required_argument, 0, 'b'},
+                                       {"parity", required_argument, 0, 'p'},
+                                       {"curve", required_argument, 0, 'c'},
+                                       {"specpower-csv", required_argument, 0, 'C'},
+                                       {"snmp-max-varbinds", required_argument, 0, 'V'},
+                                       {"energy-offset-kwh", required_argument, 0, 'O'},
+                                       {"disk-watts-per-mbps", required_argument, 0, 'D'},
+                                       {"snmp-walk", required_argument, 0, 'W'},
+                                       {"walk-channel", required_argument, 0, 'w'},
+                                       {"node-model", required_argument, 0, 'M'},
+                                       {"sum", required_argument, 0, 'A'},
+                                       {"gpu-script", required_argument, 0, 'g'},
+                                       {"gpu-ac-factor", required_argument, 0, 'G'},
+                                       {"gpu-start", required_argument, 0, 'T'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   int c;
   char why[128];
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -320,75 +333,93 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
     if (handled)
       continue;
     switch (c) {
-    case 'm':
-    case 'P': {
-      const char *colon = strrchr(optarg, ':');
-      if (!colon || colon == optarg || (size_t)(colon - optarg) >= 128 || atoi(colon + 1) <= 0) {
-        fprintf(stderr, "erg-pdusim: --%s wants HOST:PORT\n", c == 'm' ? "modbus" : "snmp");
-        return 1;
+      case 'm':
+      case 'P': {
+        const char *colon = strrchr(optarg, ':');
+        if (!colon || colon == optarg || (size_t)(colon - optarg) >= 128 || atoi(colon + 1) <= 0) {
+          fprintf(stderr, "erg-pdusim: --%s wants HOST:PORT\n", c == 'm' ? "modbus" : "snmp");
+          return 1;
+        }
+        char *h = c == 'm' ? host : snmp_host;
+        memcpy(h, optarg, (size_t)(colon - optarg));
+        h[colon - optarg] = '\0';
+        *(c == 'm' ? port : &snmp_port) = atoi(colon + 1);
+        tcp_given |= c == 'm';
+        break;
       }
-      char *h = c == 'm' ? host : snmp_host;
-      memcpy(h, optarg, (size_t)(colon - optarg));
-      h[colon - optarg] = '\0';
-      *(c == 'm' ? port : &snmp_port) = atoi(colon + 1);
-      tcp_given |= c == 'm';
-      break;
-    }
-    case 'r': erg_strlcpy(rtu_device, optarg, sizeof rtu_device); break;
-    case 'b':
-      rtu_baud = atoi(optarg);
-      if (rtu_baud < 50) {
-        fprintf(stderr, "erg-pdusim: bad --baud '%s'\n", optarg);
-        return 1;
+      case 'r':
+        erg_strlcpy(rtu_device, optarg, sizeof rtu_device);
+        break;
+      case 'b':
+        rtu_baud = atoi(optarg);
+        if (rtu_baud < 50) {
+          fprintf(stderr, "erg-pdusim: bad --baud '%s'\n", optarg);
+          return 1;
+        }
+        break;
+      case 'p':
+        rtu_parity = (char)(optarg[0] & ~0x20);
+        if (optarg[1] || !strchr("NEO", rtu_parity)) {
+          fprintf(stderr, "erg-pdusim: --parity wants N, E or O\n");
+          return 1;
+        }
+        break;
+      case 'c':
+        curve_spec = optarg;
+        break;
+      case 'V':
+        sim.snmp_max_varbinds = atoi(optarg);
+        if (sim.snmp_max_varbinds < 1) {
+          fprintf(stderr, "erg-pdusim: --snmp-max-varbinds wants a positive count\n");
+          return 1;
+        }
+        break;
+      case 'C':
+        specpower_csv = optarg;
+        break;
+      case 'W':
+        snmp_walk = optarg;
+        break;
+      case 'w':
+        if (nwalk_channels >= (int)(sizeof walk_channels / sizeof walk_channels[0])) {
+          fprintf(stderr, "erg-pdusim: too many --walk-channel\n");
+          return 1;
+        }
+        walk_channels[nwalk_channels++] = optarg;
+        break;
+      case 'n':
+        if (sim_add_node(optarg) != 0) {
+          fprintf(stderr, "erg-pdusim: bad or too many --node '%s'\n", optarg);
+          return 1;
+        }
+        break;
+      case 'A':
+      case 'g':
+      case 'M': {
+        const char **list = c == 'A' ? sum_specs : c == 'g' ? gpu_specs : node_model_specs;
+        int *n = c == 'A' ? &nsum_specs : c == 'g' ? &ngpu_specs : &nnode_model_specs;
+        if (*n >= SIM_MAX_NODES) {
+          fprintf(stderr, "erg-pdusim: too many --%s\n",
+                  c == 'A'   ? "sum"
+                  : c == 'g' ? "gpu-script"
+                             : "node-model");
+          return 1;
+        }
+        list[(*n)++] = optarg;
+        break;
       }
-      break;
-    case 'p':
-      rtu_parity = (char)(optarg[0] & ~0x20);
-      if (optarg[1] || !strchr("NEO", rtu_parity)) {
-        fprintf(stderr, "erg-pdusim: --parity wants N, E or O\n");
+      case 's':
+        sim.seed = (unsigned)strtoul(optarg, NULL, 10);
+        break;
+      case 't':
+        *truth = optarg;
+        break;
+      case 'h':
+        usage(stdout);
+        exit(0);
+      default:
+        usage(stderr);
         return 1;
-      }
-      break;
-    case 'c': curve_spec = optarg; break;
-    case 'V':
-      sim.snmp_max_varbinds = atoi(optarg);
-      if (sim.snmp_max_varbinds < 1) {
-        fprintf(stderr, "erg-pdusim: --snmp-max-varbinds wants a positive count\n");
-        return 1;
-      }
-      break;
-    case 'C': specpower_csv = optarg; break;
-    case 'W': snmp_walk = optarg; break;
-    case 'w':
-      if (nwalk_channels >= (int)(sizeof walk_channels / sizeof walk_channels[0])) {
-        fprintf(stderr, "erg-pdusim: too many --walk-channel\n");
-        return 1;
-      }
-      walk_channels[nwalk_channels++] = optarg;
-      break;
-    case 'n':
-      if (sim_add_node(optarg) != 0) {
-        fprintf(stderr, "erg-pdusim: bad or too many --node '%s'\n", optarg);
-        return 1;
-      }
-      break;
-    case 'A':
-    case 'g':
-    case 'M': {
-      const char **list = c == 'A' ? sum_specs : c == 'g' ? gpu_specs : node_model_specs;
-      int *n = c == 'A' ? &nsum_specs : c == 'g' ? &ngpu_specs : &nnode_model_specs;
-      if (*n >= SIM_MAX_NODES) {
-        fprintf(stderr, "erg-pdusim: too many --%s\n",
-                c == 'A' ? "sum" : c == 'g' ? "gpu-script" : "node-model");
-        return 1;
-      }
-      list[(*n)++] = optarg;
-      break;
-    }
-    case 's': sim.seed = (unsigned)strtoul(optarg, NULL, 10); break;
-    case 't': *truth = optarg; break;
-    case 'h': usage(stdout); exit(0);
-    default: usage(stderr); return 1;
     }
   }
   return 0;
@@ -411,8 +442,7 @@ int main(int argc, char **argv) {
     return rc;
   if (sim.nnodes == 0)
     sim_add_node("sim");
-  if (curve_spec &&
-      erg_pdusim_curve_load(&sim.model, curve_spec, specpower_csv, why, sizeof why)) {
+  if (curve_spec && erg_pdusim_curve_load(&sim.model, curve_spec, specpower_csv, why, sizeof why)) {
     fprintf(stderr, "erg-pdusim: --curve: %s\n", why);
     return 1;
   }
@@ -438,8 +468,8 @@ int main(int argc, char **argv) {
   if (serve_tcp)
     printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus tcp %s:%d\n", host, port);
   if (rtu_device[0])
-    printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus rtu %s %d 8%c1\n",
-           rtu_device, rtu_baud, rtu_parity);
+    printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus rtu %s %d 8%c1\n", rtu_device,
+           rtu_baud, rtu_parity);
   for (int i = 0; i < sim.nnodes; i++) {
     const struct erg_pdusim_model *m = sim.nodes[i].model;
     printf("erg-pdusim: unit %d = node %s (load of %s)", i + 1, sim.nodes[i].name,
@@ -471,8 +501,8 @@ int main(int argc, char **argv) {
   printf("erg-pdusim: model idle=%gW slope=%gW exponent=%g disk=%gW/(MB/s) noise=%gW "
          "quantum=%gW update=%gs lag=%gs%s\n",
          sim.model.idle_watts, sim.model.slope_watts, sim.model.exponent,
-         sim.model.disk_watts_per_mbps, sim.model.noise_watts,
-         sim.model.quantum_watts, sim.model.update_seconds, sim.model.lag_seconds,
+         sim.model.disk_watts_per_mbps, sim.model.noise_watts, sim.model.quantum_watts,
+         sim.model.update_seconds, sim.model.lag_seconds,
          sim.model.ncurve ? " (idle/slope/exponent replaced by the curve)" : "");
   if (sim.energy_offset_kwh > 0)
     printf("erg-pdusim: float32 kWh registers start at %g kWh\n", sim.energy_offset_kwh);
@@ -483,10 +513,10 @@ int main(int argc, char **argv) {
   if (snmp_port) {
     if (walk)
       printf("erg-pdusim: SIMULATED SNMP agent (recorded walk %s, not real hardware) on udp "
-             "%s:%d\n", snmp_walk, snmp_host, snmp_port);
+             "%s:%d\n",
+             snmp_walk, snmp_host, snmp_port);
     else
-      printf("erg-pdusim: SIMULATED rPDU2-shaped SNMP agent on udp %s:%d\n", snmp_host,
-             snmp_port);
+      printf("erg-pdusim: SIMULATED rPDU2-shaped SNMP agent on udp %s:%d\n", snmp_host, snmp_port);
     fflush(stdout);
     pthread_create(&sth, NULL, sim_snmp_thread, NULL);
   }

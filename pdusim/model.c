@@ -46,8 +46,8 @@ static int load_read_machine(uint64_t *busy_us, uint64_t *total_us) {
   if (erg_read_file("/proc/stat", buf, sizeof buf) < 0)
     return -1;
   unsigned long long v[8] = {0};
-  if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-             &v[4], &v[5], &v[6], &v[7]) < 4)
+  if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+             &v[5], &v[6], &v[7]) < 4)
     return -1;
   uint64_t busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
   uint64_t total = busy + v[3] + v[4];

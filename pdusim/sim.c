@@ -21,8 +21,7 @@ static double sim_normal(unsigned *seed) {
  * the next period: picking the newest entry ending by now - lag + period
  * makes the middle of the shown period exactly lag after the middle of the
  * measured one. -1: no entry is that old yet (the load counts as 0). */
-static int sim_lagged_slot(const struct sim_node *n, double now_s, double lag_s,
-                           double period_s) {
+static int sim_lagged_slot(const struct sim_node *n, double now_s, double lag_s, double period_s) {
   double want = now_s - lag_s + period_s;
   for (unsigned i = 0; i < n->hist_n; i++) {
     unsigned k = (n->hist_head + SIM_LAG_SLOTS - 1 - i) % SIM_LAG_SLOTS;
@@ -108,11 +107,10 @@ void sim_truth_header(const struct sim *s) {
 
 /* A sum's row leaves util, lagged_util and the disk rate empty: it has no
  * load of its own. */
-static void sim_truth_row(const struct sim *s, const struct sim_node *n, double now_s,
-                          double util, double lagged, double lagged_disk, double w, double e) {
+static void sim_truth_row(const struct sim *s, const struct sim_node *n, double now_s, double util,
+                          double lagged, double lagged_disk, double w, double e) {
   if (n->nmembers)
-    fprintf(s->truth, "%.3f,%s,,,%.3f,%.3f%s\n", now_s, n->name, w, e,
-            sim_has_disk(s) ? "," : "");
+    fprintf(s->truth, "%.3f,%s,,,%.3f,%.3f%s\n", now_s, n->name, w, e, sim_has_disk(s) ? "," : "");
   else {
     fprintf(s->truth, "%.3f,%s,%.6f,%.6f,%.3f,%.3f", now_s, n->name, util, lagged, w, e);
     if (sim_has_disk(s))

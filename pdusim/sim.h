@@ -28,7 +28,7 @@ struct sim_node {
   char name[64];
   /* The node's own truth curve (--node-model); NULL: the global model. */
   const struct erg_pdusim_model *model;
-  int nmembers;          /* a --sum: the node indices it adds up */
+  int nmembers; /* a --sum: the node indices it adds up */
   int member[SIM_MAX_NODES];
   struct erg_pdusim_load load;
   double hist_t[SIM_LAG_SLOTS], hist_util[SIM_LAG_SLOTS];
@@ -37,10 +37,10 @@ struct sim_node {
   uint64_t prev_io_bytes;
   double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
-  double raw_watts;      /* before quantisation: what a shared meter adds up */
-  double watts;          /* what the meter shows now */
-  double energy_joules;  /* integral of what the meter showed, up to last_update_s */
-  double last_update_s;  /* realtime of the last model update */
+  double raw_watts;     /* before quantisation: what a shared meter adds up */
+  double watts;         /* what the meter shows now */
+  double energy_joules; /* integral of what the meter showed, up to last_update_s */
+  double last_update_s; /* realtime of the last model update */
   double util_now;
   const struct sim_gpu_script *gpu; /* --gpu-script: its board power x gpu_ac_factor added */
 };
@@ -49,18 +49,18 @@ struct sim {
   struct erg_pdusim_model model;
   struct sim_node nodes[SIM_MAX_NODES];
   int nnodes;
-  int nsums;             /* --sum channels, at nodes[nnodes ...] */
+  int nsums; /* --sum channels, at nodes[nnodes ...] */
   unsigned ncpu;
   unsigned seed;
-  FILE *truth;           /* optional CSV of the simulator's ground truth */
-  pthread_mutex_t lock;  /* guards nodes[].watts/energy_joules */
+  FILE *truth;          /* optional CSV of the simulator's ground truth */
+  pthread_mutex_t lock; /* guards nodes[].watts/energy_joules */
   volatile int stop;
   int snmp_max_varbinds; /* SNMP: a GET with more gets tooBig (0: any) */
   /* Added to the float32 kWh registers only, as a meter years in service
    * shows (issue 14): their float spacing then grows to whole Wh. */
   double energy_offset_kwh;
-  double start_s;        /* realtime of the start (--gpu-script times) */
-  double gpu_ac_factor;  /* --gpu-ac-factor: AC watts per GPU board watt */
+  double start_s;       /* realtime of the start (--gpu-script times) */
+  double gpu_ac_factor; /* --gpu-ac-factor: AC watts per GPU board watt */
 };
 
 static inline const struct erg_pdusim_model *sim_node_model(const struct sim *s,

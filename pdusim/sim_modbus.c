@@ -1,6 +1,6 @@
 /* The simulator's Modbus server, over TCP or RTU (a tty): unit id N is
- * virtual node N, then unit nnodes + K the Kth --sum channel. Input registers follow the Eastron SDM630 layout (float32
- * W at 0x0034, float32 kWh at 0x0048) plus a uint32 joule counter at 0x1000
+ * virtual node N, then unit nnodes + K the Kth --sum channel. Input registers follow the Eastron
+ * SDM630 layout (float32 W at 0x0034, float32 kWh at 0x0048) plus a uint32 joule counter at 0x1000
  * (profile "erg-sim"); holding registers repeat them and add, at 0x0100, the
  * same values in other encodings for the generic register spec (see
  * docs/pdu.md, "erg-pdusim registers"). */
@@ -40,16 +40,15 @@ static uint32_t sim_f32_bits(double x) {
 
 /* The generic-spec test layout (holding registers from 0x0100). */
 static void sim_fill_generic(uint16_t *r, double w, double e, double offset_kwh) {
-  sim_put32(r + 0x0100, sim_f32_bits(w), "cdab");       /* float32 W, words swapped */
+  sim_put32(r + 0x0100, sim_f32_bits(w), "cdab"); /* float32 W, words swapped */
   double dw = floor(w * 10 + 0.5);
-  r[0x0102] = (uint16_t)(dw > 65535 ? 65535 : dw);      /* uint16 0.1 W */
-  sim_put32(r + 0x0103, (uint32_t)(int32_t)floor(w * 100 + 0.5), "badc"); /* int32 0.01 W */
+  r[0x0102] = (uint16_t)(dw > 65535 ? 65535 : dw);                              /* uint16 0.1 W */
+  sim_put32(r + 0x0103, (uint32_t)(int32_t)floor(w * 100 + 0.5), "badc");       /* int32 0.01 W */
   sim_put32(r + 0x0105, (uint32_t)fmod(floor(e / 3600), 4294967296.0), "cdab"); /* uint32 Wh */
-  sim_put32(r + 0x0107, sim_f32_bits(e / 3.6e6 + offset_kwh), "dcba"); /* float32 kWh */
+  sim_put32(r + 0x0107, sim_f32_bits(e / 3.6e6 + offset_kwh), "dcba");          /* float32 kWh */
 }
 
-static void sim_fill_registers(modbus_mapping_t *map, const struct sim_node *n,
-                               double offset_kwh) {
+static void sim_fill_registers(modbus_mapping_t *map, const struct sim_node *n, double offset_kwh) {
   uint16_t *r = map->tab_input_registers;
   double e = sim_energy_now(n, erg_time_realtime_ns() / 1e9);
   erg_pdu_float_to_regs((float)n->watts, r + 0x0034);

@@ -48,8 +48,8 @@ static const oid sys_oid[] = {1, 3, 6, 1, 2, 1, 1};
 static const oid rpdu2[] = {1, 3, 6, 1, 4, 1, 318, 1, 1, 26};
 static const oid rpdu2_sysoid[] = {1, 3, 6, 1, 4, 1, 318, 1, 3, 4, 6};
 
-static struct sim_row *row_add(struct sim_snmp *st, const oid *base, size_t blen,
-                               const oid *tail, size_t tlen, u_char type) {
+static struct sim_row *row_add(struct sim_snmp *st, const oid *base, size_t blen, const oid *tail,
+                               size_t tlen, u_char type) {
   struct sim_row *r = &st->rows[st->nrows++];
   memset(r, 0, sizeof *r);
   memcpy(r->name, base, blen * sizeof(oid));
@@ -85,8 +85,12 @@ static void sim_rows_build(struct sim_snmp *st) {
   for (size_t c = 0; c < sizeof pcols / sizeof pcols[0]; c++)
     for (int k = 0; k < s->nsums; k++) {
       double pw = s->nodes[s->nnodes + k].watts;
-      long v[10] = {[1] = k + 1, [3] = k + 1, [5] = lround(pw / SIM_VOLTS * 10),
-                    [6] = lround(SIM_VOLTS), [7] = lround(pw / 10.0), [8] = lround(pw / 10.0),
+      long v[10] = {[1] = k + 1,
+                    [3] = k + 1,
+                    [5] = lround(pw / SIM_VOLTS * 10),
+                    [6] = lround(SIM_VOLTS),
+                    [7] = lround(pw / 10.0),
+                    [8] = lround(pw / 10.0),
                     [9] = 100};
       oid tail[] = {6, 3, 1, pcols[c], (oid)(k + 1)};
       row_add(st, rpdu2, 10, tail, 5, ASN_INTEGER)->ival = v[pcols[c]];
@@ -100,8 +104,9 @@ static void sim_rows_build(struct sim_snmp *st) {
       if (cols[c] == 3)
         snprintf(r->sval, sizeof r->sval, "%s", n->name);
       else
-        r->ival = cols[c] == 7 ? lround(n->watts)
-                  : cols[c] == 11 ? (long)(n->energy_joules / 360e3) : i + 1;
+        r->ival = cols[c] == 7    ? lround(n->watts)
+                  : cols[c] == 11 ? (long)(n->energy_joules / 360e3)
+                                  : i + 1;
     }
   pthread_mutex_unlock(&s->lock);
 }
@@ -145,8 +150,7 @@ void sim_snmp_send(void *ss, netsnmp_pdu *resp) {
     snmp_free_pdu(resp);
 }
 
-void sim_snmp_reply(void *ss, netsnmp_pdu *pdu, bool next, sim_snmp_lookup_fn lookup,
-                    void *ctx) {
+void sim_snmp_reply(void *ss, netsnmp_pdu *pdu, bool next, sim_snmp_lookup_fn lookup, void *ctx) {
   bool v1 = pdu->version == SNMP_VERSION_1;
   netsnmp_pdu *resp = sim_snmp_response(pdu);
   if (!resp)

@@ -36,20 +36,20 @@
 struct walk_row {
   oid *name;
   size_t len;
-  u_char type;         /* the ASN.1 tag, as snmprec writes it */
-  long ival;           /* INTEGER; Counter32, Gauge32, TimeTicks as unsigned */
+  u_char type; /* the ASN.1 tag, as snmprec writes it */
+  long ival;   /* INTEGER; Counter32, Gauge32, TimeTicks as unsigned */
   struct counter64 c64;
-  u_char *bytes;       /* OCTET STRING, IpAddress, Opaque */
+  u_char *bytes; /* OCTET STRING, IpAddress, Opaque */
   size_t blen;
-  oid *oval;           /* OBJECT IDENTIFIER */
+  oid *oval; /* OBJECT IDENTIFIER */
   size_t olen;
-  size_t line;         /* in the file: of a repeated OID the first wins */
+  size_t line; /* in the file: of a repeated OID the first wins */
 };
 
 /* A row that follows a node or a --sum. */
 struct walk_live {
   size_t row;
-  int q;               /* ERG_Q_POWER, ERG_Q_VA, ERG_Q_CURRENT or ERG_Q_ENERGY */
+  int q; /* ERG_Q_POWER, ERG_Q_VA, ERG_Q_CURRENT or ERG_Q_ENERGY */
   int node;
   double factor;       /* raw x factor = W, VA, A or J */
   double pf, volts;    /* VA = W / pf; A = VA / volts */
@@ -134,55 +134,55 @@ static int walk_parse_line(char *line, struct walk_row *r) {
   raw[rlen] = '\0';
   int rc = 0;
   switch (r->type) {
-  case ASN_OCTET_STR:
-  case ASN_OPAQUE:
-    r->bytes = raw, r->blen = rlen, raw = NULL;
-    break;
-  case ASN_IPADDRESS: {
-    struct in_addr a;
-    if (rlen == 4 && hex) {
-      r->bytes = raw, r->blen = 4, raw = NULL;
-    } else if (inet_pton(AF_INET, (char *)raw, &a) == 1 && (r->bytes = malloc(4))) {
-      memcpy(r->bytes, &a, 4);
-      r->blen = 4;
-    } else {
-      rc = -1;
-    }
-    break;
-  }
-  case ASN_OBJECT_ID:
-    if (walk_oid_parse((char *)raw, rlen, tmp, &len) || !(r->oval = malloc(len * sizeof(oid)))) {
-      rc = -1;
+    case ASN_OCTET_STR:
+    case ASN_OPAQUE:
+      r->bytes = raw, r->blen = rlen, raw = NULL;
+      break;
+    case ASN_IPADDRESS: {
+      struct in_addr a;
+      if (rlen == 4 && hex) {
+        r->bytes = raw, r->blen = 4, raw = NULL;
+      } else if (inet_pton(AF_INET, (char *)raw, &a) == 1 && (r->bytes = malloc(4))) {
+        memcpy(r->bytes, &a, 4);
+        r->blen = 4;
+      } else {
+        rc = -1;
+      }
       break;
     }
-    memcpy(r->oval, tmp, len * sizeof(oid));
-    r->olen = len;
-    break;
-  case ASN_NULL:
-    break;
-  case ASN_INTEGER:
-  case ASN_COUNTER:
-  case ASN_GAUGE:
-  case ASN_TIMETICKS:
-  case ASN_COUNTER64: {
-    char *e;
-    if (r->type == ASN_INTEGER) {
-      long long v = strtoll((char *)raw, &e, 10);
-      r->ival = (long)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
-    } else {
-      unsigned long long v = strtoull((char *)raw, &e, 10);
-      if (r->type == ASN_COUNTER64) {
-        r->c64.high = (u_long)(v >> 32);
-        r->c64.low = (u_long)(v & 0xffffffffULL);
-      } else {
-        r->ival = (long)(v > 0xffffffffULL ? 0xffffffffULL : v);
+    case ASN_OBJECT_ID:
+      if (walk_oid_parse((char *)raw, rlen, tmp, &len) || !(r->oval = malloc(len * sizeof(oid)))) {
+        rc = -1;
+        break;
       }
+      memcpy(r->oval, tmp, len * sizeof(oid));
+      r->olen = len;
+      break;
+    case ASN_NULL:
+      break;
+    case ASN_INTEGER:
+    case ASN_COUNTER:
+    case ASN_GAUGE:
+    case ASN_TIMETICKS:
+    case ASN_COUNTER64: {
+      char *e;
+      if (r->type == ASN_INTEGER) {
+        long long v = strtoll((char *)raw, &e, 10);
+        r->ival = (long)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+      } else {
+        unsigned long long v = strtoull((char *)raw, &e, 10);
+        if (r->type == ASN_COUNTER64) {
+          r->c64.high = (u_long)(v >> 32);
+          r->c64.low = (u_long)(v & 0xffffffffULL);
+        } else {
+          r->ival = (long)(v > 0xffffffffULL ? 0xffffffffULL : v);
+        }
+      }
+      rc = e == (char *)raw || *e ? -1 : 0;
+      break;
     }
-    rc = e == (char *)raw || *e ? -1 : 0;
-    break;
-  }
-  default:
-    rc = -1; /* snmpsim's variation modules and the like: not a recorded value */
+    default:
+      rc = -1; /* snmpsim's variation modules and the like: not a recorded value */
   }
   free(raw);
   return rc;
@@ -245,8 +245,7 @@ struct sim_walk *sim_walk_load(const char *path, char *why, size_t whylen) {
     }
     if (walk_parse_line(line + k, &w->rows[w->n])) {
       walk_row_free(&w->rows[w->n]);
-      snprintf(why, whylen, "%s:%zu: not an OID|TYPE|VALUE line of a recorded type", path,
-               lineno);
+      snprintf(why, whylen, "%s:%zu: not an OID|TYPE|VALUE line of a recorded type", path, lineno);
       goto fail;
     }
     w->rows[w->n++].line = lineno;
@@ -298,8 +297,7 @@ static const struct walk_row *walk_find(const struct sim_walk *w, const oid *nam
   }
   if (!next) {
     const struct walk_row *r = lo < w->n ? &w->rows[lo] : NULL;
-    return r && !snmp_oid_compare(r->name, r->len, name, len) &&
-                   !(v1 && r->type == ASN_COUNTER64)
+    return r && !snmp_oid_compare(r->name, r->len, name, len) && !(v1 && r->type == ASN_COUNTER64)
                ? r
                : NULL;
   }
@@ -313,24 +311,24 @@ static const struct walk_row *walk_find(const struct sim_walk *w, const oid *nam
 /* A row's value as erg's driver reads a varbind (erg_snmp_vb_number). */
 static double walk_row_number(const struct walk_row *r) {
   switch (r->type) {
-  case ASN_INTEGER:
-    return (double)r->ival;
-  case ASN_COUNTER:
-  case ASN_GAUGE:
-  case ASN_TIMETICKS:
-    return (double)((unsigned long)r->ival & 0xffffffffUL);
-  case ASN_COUNTER64:
-    return (double)r->c64.high * 4294967296.0 + (double)r->c64.low;
-  case ASN_OCTET_STR: {
-    char buf[32], *end;
-    size_t len = r->blen < sizeof buf - 1 ? r->blen : sizeof buf - 1;
-    memcpy(buf, r->bytes, len);
-    buf[len] = '\0';
-    double d = strtod(buf, &end);
-    return end != buf ? d : NAN;
-  }
-  default:
-    return NAN;
+    case ASN_INTEGER:
+      return (double)r->ival;
+    case ASN_COUNTER:
+    case ASN_GAUGE:
+    case ASN_TIMETICKS:
+      return (double)((unsigned long)r->ival & 0xffffffffUL);
+    case ASN_COUNTER64:
+      return (double)r->c64.high * 4294967296.0 + (double)r->c64.low;
+    case ASN_OCTET_STR: {
+      char buf[32], *end;
+      size_t len = r->blen < sizeof buf - 1 ? r->blen : sizeof buf - 1;
+      memcpy(buf, r->bytes, len);
+      buf[len] = '\0';
+      double d = strtod(buf, &end);
+      return end != buf ? d : NAN;
+    }
+    default:
+      return NAN;
   }
 }
 
@@ -341,8 +339,8 @@ static void walk_oid_text(const oid *o, size_t n, char *out, size_t outlen) {
     k += (size_t)snprintf(out + k, outlen - k, i ? ".%lu" : "%lu", (unsigned long)o[i]);
 }
 
-static int walk_lookup(void *ctx, const char *q, bool next, char *name, size_t namelen,
-                       int *type, double *num, char *text, size_t textlen) {
+static int walk_lookup(void *ctx, const char *q, bool next, char *name, size_t namelen, int *type,
+                       double *num, char *text, size_t textlen) {
   const struct sim_walk *w = ctx;
   oid o[MAX_OID_LEN];
   size_t len;
@@ -380,13 +378,20 @@ static bool walk_numeric(u_char t) {
 
 static const char *walk_type_name(u_char t) {
   switch (t) {
-  case ASN_INTEGER: return "INTEGER";
-  case ASN_COUNTER: return "Counter32";
-  case ASN_GAUGE: return "Gauge32";
-  case ASN_TIMETICKS: return "TimeTicks";
-  case ASN_COUNTER64: return "Counter64";
-  case ASN_OCTET_STR: return "OCTET STRING";
-  default: return "?";
+    case ASN_INTEGER:
+      return "INTEGER";
+    case ASN_COUNTER:
+      return "Counter32";
+    case ASN_GAUGE:
+      return "Gauge32";
+    case ASN_TIMETICKS:
+      return "TimeTicks";
+    case ASN_COUNTER64:
+      return "Counter64";
+    case ASN_OCTET_STR:
+      return "OCTET STRING";
+    default:
+      return "?";
   }
 }
 
@@ -438,18 +443,20 @@ static const struct walk_row *walk_row_at(const struct sim_walk *w, const char *
   return r;
 }
 
-int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *desc,
-                  size_t desclen, char *why, size_t whylen) {
+int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *desc, size_t desclen,
+                  char *why, size_t whylen) {
   static const int qs[] = {ERG_Q_POWER, ERG_Q_VA, ERG_Q_CURRENT, ERG_Q_ENERGY};
-  static const char *const qname[ERG_Q_N] = {"name", "power", "VA", "PF", "current", "voltage",
-                                             "energy"};
+  static const char *const qname[ERG_Q_N] = {"name",    "power",   "VA",    "PF",
+                                             "current", "voltage", "energy"};
   static const char *const unit[ERG_Q_N] = {"", "W", "VA", "", "A", "V", "J"};
   desc[0] = '\0';
   const char *eq = strchr(spec, '=');
   int level, num, node;
   if (!eq || walk_parse_entity(spec, (size_t)(eq - spec), &level, &num)) {
-    snprintf(why, whylen, "--walk-channel '%s': want LEVEL:N=NODE (LEVEL device, inlet, phase, "
-             "bank, outlet or sensor; device=NODE for the device)", spec);
+    snprintf(why, whylen,
+             "--walk-channel '%s': want LEVEL:N=NODE (LEVEL device, inlet, phase, "
+             "bank, outlet or sensor; device=NODE for the device)",
+             spec);
     return -1;
   }
   if ((node = sim_find(s, eq + 1)) < 0) {
@@ -499,8 +506,13 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
       w->caplive = cap;
     }
     struct walk_live *l = &w->live[w->nlive++];
-    *l = (struct walk_live){.row = idx, .q = q, .node = node, .factor = e.factor[q],
-                            .pf = pf, .volts = volts, .start_raw = e.raw[q]};
+    *l = (struct walk_live){.row = idx,
+                            .q = q,
+                            .node = node,
+                            .factor = e.factor[q],
+                            .pf = pf,
+                            .volts = volts,
+                            .start_raw = e.raw[q]};
     if (!isfinite(l->start_raw) || l->start_raw < 0)
       l->start_raw = 0; /* "not available" (-1): counts from 0 */
     if (row->type == ASN_OCTET_STR)
@@ -511,22 +523,24 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
     made++;
     char how[64] = "";
     if (q == ERG_Q_VA || q == ERG_Q_CURRENT)
-      snprintf(how, sizeof how, " = W / %g (PF%s)%s", pf, pf == 1 && !(e.raw[ERG_Q_PF] > 0)
-               ? ": none recorded" : " as recorded", q == ERG_Q_CURRENT ? " / V" : "");
+      snprintf(how, sizeof how, " = W / %g (PF%s)%s", pf,
+               pf == 1 && !(e.raw[ERG_Q_PF] > 0) ? ": none recorded" : " as recorded",
+               q == ERG_Q_CURRENT ? " / V" : "");
     if (q == ERG_Q_CURRENT)
       snprintf(how + strlen(how), sizeof how - strlen(how), " (%g V as recorded)", volts);
     if (q == ERG_Q_ENERGY)
       snprintf(how, sizeof how, " + J since the start");
     if (o < desclen)
-      o += (size_t)snprintf(desc + o, desclen - o,
-                            "%s%s %d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s",
-                            o ? "\n" : "", erg_pdu_level_name(level), num, s->nodes[node].name,
-                            qname[q], e.oid[q], walk_type_name(row->type), e.factor[q], unit[q],
-                            e.raw[q], how);
+      o += (size_t)snprintf(
+          desc + o, desclen - o, "%s%s %d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s",
+          o ? "\n" : "", erg_pdu_level_name(level), num, s->nodes[node].name, qname[q], e.oid[q],
+          walk_type_name(row->type), e.factor[q], unit[q], e.raw[q], how);
   }
   if (!made) {
-    snprintf(why, whylen, "--walk-channel '%s': the walk has none of the columns erg reads "
-             "there (profile %s)", spec, w->prof->name);
+    snprintf(why, whylen,
+             "--walk-channel '%s': the walk has none of the columns erg reads "
+             "there (profile %s)",
+             spec, w->prof->name);
     return -1;
   }
   return 0;
@@ -555,37 +569,37 @@ static void walk_update(struct sim_walk *w) {
       x = n->watts / l->pf / l->volts / l->factor;
     /* A counter shows the whole units it has counted; a reading rounds. */
     switch (r->type) {
-    case ASN_INTEGER:
-      x = counter ? fmod(floor(x), 2147483648.0) : floor(x + 0.5);
-      r->ival = (long)(x > INT32_MAX ? INT32_MAX : x);
-      break;
-    case ASN_COUNTER:
-    case ASN_GAUGE:
-    case ASN_TIMETICKS:
-      x = counter ? fmod(floor(x), 4294967296.0) : floor(x + 0.5);
-      r->ival = (long)(x > 4294967295.0 ? 4294967295.0 : x < 0 ? 0 : x);
-      break;
-    case ASN_COUNTER64: {
-      uint64_t u = x > 0 ? (uint64_t)(counter ? floor(x) : floor(x + 0.5)) : 0;
-      r->c64.high = (u_long)(u >> 32);
-      r->c64.low = (u_long)(u & 0xffffffffULL);
-      break;
-    }
-    case ASN_OCTET_STR: {
-      char buf[48];
-      double p = pow(10.0, l->decimals);
-      x = counter ? floor(x * p) / p : x;
-      int len = snprintf(buf, sizeof buf, "%.*f", l->decimals, x);
-      u_char *b = realloc(r->bytes, (size_t)len + 1);
-      if (b) {
-        memcpy(b, buf, (size_t)len + 1);
-        r->bytes = b;
-        r->blen = (size_t)len;
+      case ASN_INTEGER:
+        x = counter ? fmod(floor(x), 2147483648.0) : floor(x + 0.5);
+        r->ival = (long)(x > INT32_MAX ? INT32_MAX : x);
+        break;
+      case ASN_COUNTER:
+      case ASN_GAUGE:
+      case ASN_TIMETICKS:
+        x = counter ? fmod(floor(x), 4294967296.0) : floor(x + 0.5);
+        r->ival = (long)(x > 4294967295.0 ? 4294967295.0 : x < 0 ? 0 : x);
+        break;
+      case ASN_COUNTER64: {
+        uint64_t u = x > 0 ? (uint64_t)(counter ? floor(x) : floor(x + 0.5)) : 0;
+        r->c64.high = (u_long)(u >> 32);
+        r->c64.low = (u_long)(u & 0xffffffffULL);
+        break;
       }
-      break;
-    }
-    default:
-      break;
+      case ASN_OCTET_STR: {
+        char buf[48];
+        double p = pow(10.0, l->decimals);
+        x = counter ? floor(x * p) / p : x;
+        int len = snprintf(buf, sizeof buf, "%.*f", l->decimals, x);
+        u_char *b = realloc(r->bytes, (size_t)len + 1);
+        if (b) {
+          memcpy(b, buf, (size_t)len + 1);
+          r->bytes = b;
+          r->blen = (size_t)len;
+        }
+        break;
+      }
+      default:
+        break;
     }
   }
   pthread_mutex_unlock(&s->lock);
@@ -593,22 +607,22 @@ static void walk_update(struct sim_walk *w) {
 
 static void walk_var_set(netsnmp_variable_list *v, const struct walk_row *r) {
   switch (r->type) {
-  case ASN_OCTET_STR:
-  case ASN_OPAQUE:
-  case ASN_IPADDRESS:
-    snmp_set_var_typed_value(v, r->type, r->bytes, r->blen);
-    break;
-  case ASN_OBJECT_ID:
-    snmp_set_var_typed_value(v, r->type, r->oval, r->olen * sizeof(oid));
-    break;
-  case ASN_COUNTER64:
-    snmp_set_var_typed_value(v, r->type, &r->c64, sizeof r->c64);
-    break;
-  case ASN_NULL:
-    snmp_set_var_typed_value(v, ASN_NULL, NULL, 0);
-    break;
-  default:
-    snmp_set_var_typed_value(v, r->type, &r->ival, sizeof r->ival);
+    case ASN_OCTET_STR:
+    case ASN_OPAQUE:
+    case ASN_IPADDRESS:
+      snmp_set_var_typed_value(v, r->type, r->bytes, r->blen);
+      break;
+    case ASN_OBJECT_ID:
+      snmp_set_var_typed_value(v, r->type, r->oval, r->olen * sizeof(oid));
+      break;
+    case ASN_COUNTER64:
+      snmp_set_var_typed_value(v, r->type, &r->c64, sizeof r->c64);
+      break;
+    case ASN_NULL:
+      snmp_set_var_typed_value(v, ASN_NULL, NULL, 0);
+      break;
+    default:
+      snmp_set_var_typed_value(v, r->type, &r->ival, sizeof r->ival);
   }
 }
 
@@ -627,8 +641,8 @@ static int walk_bulk(struct sim_walk *w, const netsnmp_pdu *pdu, netsnmp_pdu *re
   const netsnmp_variable_list *v = pdu->variables, *first_rep;
   for (long i = 0; v && i < nonrep; i++, v = v->next_variable) {
     const struct walk_row *r = walk_find(w, v->name, v->name_length, true, false);
-    netsnmp_variable_list *o = snmp_add_null_var(resp, r ? r->name : v->name,
-                                                 r ? r->len : v->name_length);
+    netsnmp_variable_list *o =
+        snmp_add_null_var(resp, r ? r->name : v->name, r ? r->len : v->name_length);
     if (!o)
       return -1;
     if (r)

@@ -35,8 +35,8 @@ const struct erg_snmp_profile *sim_walk_detect(struct sim_walk *w, char *how, si
  * Writes what it made live, one line per OID, into desc. -1 with a reason
  * (bad spec, unknown node, no profile, a level or entity the walk lacks,
  * nothing erg reads there). */
-int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *desc,
-                  size_t desclen, char *why, size_t whylen);
+int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *desc, size_t desclen,
+                  char *why, size_t whylen);
 
 /* Serves w on UDP host:port (SNMP v1/v2c, any community: GET, GETNEXT,
  * GETBULK) until s->stop or duration_s (0: forever); -1 with a logged

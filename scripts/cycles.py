@@ -5,7 +5,8 @@ File A calls into B when A calls a function that B defines (not static).
 A cycle is a set of files that call into each other, directly or round a
 loop (a strongly connected component of more than one file); the style
 rule is that none exists. Parsing is textual: definitions are lines at
-column 0 that open a function body, calls are `name(` anywhere outside
+column 0 that open a function body (on that line, as a one-line function,
+or within the next few, before any `;`), calls are `name(` anywhere outside
 comments and strings; good enough for this code base's style. A name
 defined in two files of a folder is two backends of one API, one of which
 is built: it makes no edge.
@@ -19,7 +20,7 @@ import os
 import re
 import sys
 
-DEF = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])(\w+)\s*\([^;]*$")
+DEF = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])(\w+)\s*\(")
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "__attribute__"}
 

@@ -57,21 +57,20 @@
 
 #define ERG_SKIP_CODE 77
 
-#define erg_assert(cond, ...)                                                            \
-  do {                                                                                   \
-    if (!(cond))                                                                         \
-      erg_assert_failed_(#cond, __FILE__, __LINE__, __VA_ARGS__);                        \
+#define erg_assert(cond, ...)                                                                      \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      erg_assert_failed_(#cond, __FILE__, __LINE__, __VA_ARGS__);                                  \
   } while (0)
 
-#define erg_child_assert(cond, ...)                                                      \
-  do {                                                                                   \
-    if (!(cond))                                                                         \
-      erg_child_failed_(#cond, __FILE__, __LINE__, __VA_ARGS__);                         \
+#define erg_child_assert(cond, ...)                                                                \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      erg_child_failed_(#cond, __FILE__, __LINE__, __VA_ARGS__);                                   \
   } while (0)
 
 __attribute__((format(printf, 4, 5), noreturn, unused)) static void
-erg_assert_failed_(const char *cond, const char *file, int line, const char *fmt, ...)
-{
+erg_assert_failed_(const char *cond, const char *file, int line, const char *fmt, ...) {
   va_list ap;
 
   print_error("%s:%d: check failed: %s: ", file, line, cond);
@@ -84,8 +83,7 @@ erg_assert_failed_(const char *cond, const char *file, int line, const char *fmt
 }
 
 __attribute__((format(printf, 4, 5), noreturn, unused)) static void
-erg_child_failed_(const char *cond, const char *file, int line, const char *fmt, ...)
-{
+erg_child_failed_(const char *cond, const char *file, int line, const char *fmt, ...) {
   va_list ap;
 
   fprintf(stderr, "%s:%d: check failed in child %d: %s: ", file, line, (int)getpid(), cond);
@@ -96,9 +94,8 @@ erg_child_failed_(const char *cond, const char *file, int line, const char *fmt,
   _exit(1);
 }
 
-__attribute__((format(printf, 1, 2), noreturn, unused)) static void
-erg_skip_all(const char *fmt, ...)
-{
+__attribute__((format(printf, 1, 2), noreturn, unused)) static void erg_skip_all(const char *fmt,
+                                                                                 ...) {
   va_list ap;
 
   printf("SKIP: ");
@@ -113,8 +110,7 @@ erg_skip_all(const char *fmt, ...)
 #define ERG_TEST_MAX_CHILDREN 16
 static pid_t erg_test_children_[ERG_TEST_MAX_CHILDREN];
 
-__attribute__((unused)) static pid_t erg_test_child(pid_t pid)
-{
+__attribute__((unused)) static pid_t erg_test_child(pid_t pid) {
   for (int i = 0; pid > 0 && i < ERG_TEST_MAX_CHILDREN; i++)
     if (erg_test_children_[i] <= 0) {
       erg_test_children_[i] = pid;
@@ -123,8 +119,7 @@ __attribute__((unused)) static pid_t erg_test_child(pid_t pid)
   return pid;
 }
 
-__attribute__((unused)) static int erg_kill_children(void **state)
-{
+__attribute__((unused)) static int erg_kill_children(void **state) {
   (void)state;
   for (int i = 0; i < ERG_TEST_MAX_CHILDREN; i++) {
     pid_t pid = erg_test_children_[i];

@@ -45,8 +45,7 @@ static void report_layout_entry(struct report_layout *L, const rrd_info_t *i) {
   }
 }
 
-static int report_layout_read(const char *path, struct report_layout *L, char *why,
-                              size_t whylen) {
+static int report_layout_read(const char *path, struct report_layout *L, char *why, size_t whylen) {
   memset(L, 0, sizeof *L);
   rrd_clear_error();
   rrd_info_t *info = rrd_info_r(path);
@@ -187,8 +186,8 @@ static double report_peak(const struct report_fetch *f, long ds, int64_t from, i
 /* One part of the period, [lo, hi], at resolution res: added to out. */
 static int report_part(const char *path, const struct report_layout *L, unsigned long res,
                        const char *const *ds, int nds, int64_t lo, int64_t hi,
-                       const struct erg_energy_factors *k, struct report_value *out,
-                       char *why, size_t whylen) {
+                       const struct erg_energy_factors *k, struct report_value *out, char *why,
+                       size_t whylen) {
   struct report_fetch f;
   if (report_fetch(path, "AVERAGE", lo, hi, res, &f, why, whylen) != 0)
     return -1;
@@ -239,4 +238,3 @@ int report_archive(const char *daemon, const char *path, const char *const *ds, 
     out[i].step_s = out[i].step_s ? out[i].step_s : nres ? res[0].res : L.step;
   return 0;
 }
-

@@ -120,8 +120,8 @@ static int series_settle(struct erg_series *s, struct series_row *rows, size_t n
   return 0;
 }
 
-static int series_read(FILE *f, double min_value, struct series_row **rows, size_t *n,
-                       char *why, size_t whylen) {
+static int series_read(FILE *f, double min_value, struct series_row **rows, size_t *n, char *why,
+                       size_t whylen) {
   char line[SERIES_LINE_MAX + 2];
   size_t cap = 0;
   unsigned lineno = 0;
@@ -173,8 +173,7 @@ int erg_series_load(const char *path, double min_value, struct erg_series *s, ch
   free(rows);
   if (rc != 0) {
     /* reason starts with the line number where there is one: FILE:LINE: ... */
-    snprintf(why, whylen, "%s:%s%s", path, reason[0] >= '0' && reason[0] <= '9' ? "" : " ",
-             reason);
+    snprintf(why, whylen, "%s:%s%s", path, reason[0] >= '0' && reason[0] <= '9' ? "" : " ", reason);
     erg_series_free(s);
   }
   return rc;

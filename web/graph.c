@@ -18,20 +18,24 @@
 #define MAX_TOTAL_NODES 16
 #define LEGEND_CHARS 48
 
-static const char *const palette[] = {"1f77b4", "ff7f0e", "2ca02c", "d62728", "9467bd",
-                                      "8c564b", "e377c2", "bcbd22", "17becf", "aec7e8",
-                                      "ffbb78", "98df8a"};
+static const char *const palette[] = {"1f77b4", "ff7f0e", "2ca02c", "d62728", "9467bd", "8c564b",
+                                      "e377c2", "bcbd22", "17becf", "aec7e8", "ffbb78", "98df8a"};
 
-const struct web_range web_ranges[WEB_NRANGES] = {
-    {"hour", 3600}, {"day", 86400}, {"week", 7 * 86400}, {"month", 31 * 86400},
-    {"year", 366 * 86400}};
+const struct web_range web_ranges[WEB_NRANGES] = {{"hour", 3600},
+                                                  {"day", 86400},
+                                                  {"week", 7 * 86400},
+                                                  {"month", 31 * 86400},
+                                                  {"year", 366 * 86400}};
 
 /* ---- text for rrdgraph ---- */
 
 /* Length of the valid UTF-8 sequence at p, or 0. */
 static size_t utf8_len(const unsigned char *p) {
-  size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-             : (*p & 0xf8) == 0xf0 ? 4 : 0;
+  size_t n = *p < 0x80             ? 1
+             : (*p & 0xe0) == 0xc0 ? 2
+             : (*p & 0xf0) == 0xe0 ? 3
+             : (*p & 0xf8) == 0xf0 ? 4
+                                   : 0;
   if (n == 2 && *p < 0xc2)
     return 0; /* overlong */
   for (size_t i = 1; i < n; i++)
@@ -173,8 +177,8 @@ static int graph_finish(struct argv_buf *a, const char *file, char *why, size_t 
 }
 
 /* Measured vs modelled, with idle and dynamic power. */
-int web_graph_power(const struct web_ctx *c, const char *erd, const char *file,
-                    const char *title, long seconds, int small, char *why, size_t whylen) {
+int web_graph_power(const struct web_ctx *c, const char *erd, const char *file, const char *title,
+                    long seconds, int small, char *why, size_t whylen) {
   struct argv_buf a = {.n = 0};
   graph_begin(&a, c, file, title, c->now - seconds, c->now, small);
   argv_add(&a, "--lower-limit=0");
@@ -235,8 +239,8 @@ static void graph_rest(struct argv_buf *a, size_t n) {
  * rest as one area), then measured on top. Derived from the archives, so
  * it stays right whatever policy wrote them. */
 int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key *keys,
-                        size_t nkeys, const char *file, const char *title, long seconds,
-                        char *why, size_t whylen) {
+                        size_t nkeys, const char *file, const char *title, long seconds, char *why,
+                        size_t whylen) {
   struct argv_buf a = {.n = 0};
   for (size_t k = 0; k < nkeys; k++)
     web_key_stats(erg_store_daemon(c->st), keys[k].path, "watts", c->now, seconds, 0,
@@ -312,8 +316,8 @@ int web_graph_total(const struct web_ctx *c, const char *const *nodes, size_t n,
 /* Model quality: measured and modelled lines (cells estimated for lack of
  * a PDU reading shaded: there measured is the model), or the residual
  * measured − modelled over the cells with a real reading. */
-int web_graph_model(const struct web_ctx *c, const char *erd, const char *file,
-                    const char *title, long seconds, int residual, char *why, size_t whylen) {
+int web_graph_model(const struct web_ctx *c, const char *erd, const char *file, const char *title,
+                    long seconds, int residual, char *why, size_t whylen) {
   struct argv_buf a = {.n = 0};
   graph_begin(&a, c, file, title, c->now - seconds, c->now, 0);
   argv_add(&a, "DEF:m=%s:measured:AVERAGE", erd);

@@ -38,7 +38,12 @@
 #define HTTP_ARGS_MAX 64    /* query arguments (erg takes none) */
 
 enum {
-  HTTP_PER_IP, HTTP_LIMIT, HTTP_HEADER_TIMEOUT, HTTP_REQUEST_TIMEOUT, HTTP_URI, HTTP_NREASONS
+  HTTP_PER_IP,
+  HTTP_LIMIT,
+  HTTP_HEADER_TIMEOUT,
+  HTTP_REQUEST_TIMEOUT,
+  HTTP_URI,
+  HTTP_NREASONS
 };
 static const char *const http_reasons[HTTP_NREASONS] = {
     "per_ip_limit", "connection_limit", "header_timeout", "request_timeout", "uri_too_long"};
@@ -89,10 +94,14 @@ static void http_ip_text(uint32_t ip, char out[INET_ADDRSTRLEN]) {
 }
 
 static const char *http_content_type(const char *path) {
-  static const struct { const char *ext, *type; } types[] = {
-      {".html", "text/html; charset=utf-8"}, {".png", "image/png"},
-      {".svg", "image/svg+xml"},             {".css", "text/css; charset=utf-8"},
-      {".json", "application/json"},         {".csv", "text/csv; charset=utf-8"}};
+  static const struct {
+    const char *ext, *type;
+  } types[] = {{".html", "text/html; charset=utf-8"},
+               {".png", "image/png"},
+               {".svg", "image/svg+xml"},
+               {".css", "text/css; charset=utf-8"},
+               {".json", "application/json"},
+               {".csv", "text/csv; charset=utf-8"}};
   const char *slash = strrchr(path, '/');
   const char *dot = strrchr(slash ? slash : path, '.');
   for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)
@@ -115,8 +124,10 @@ static int http_path_ok(const char *url) {
  * the string short ("/index.html%00.png"), so it becomes a byte the
  * charset check refuses. */
 static int http_hex(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 static size_t http_unescape(void *cls, struct MHD_Connection *c, char *s) {
@@ -213,12 +224,15 @@ static char *http_metrics_append(struct erg_web_server *w, char *body, size_t *l
   fputs("# HELP erg_http_refused_total Connections and requests the HTTP server refused "
         "(over the per-address or total connection limit, URL or query too long) or cut "
         "(headers or the whole request too slow).\n"
-        "# TYPE erg_http_refused_total counter\n", f);
+        "# TYPE erg_http_refused_total counter\n",
+        f);
   for (int r = 0; r < HTTP_NREASONS; r++)
     fprintf(f, "erg_http_refused_total{reason=\"%s\"} %llu\n", http_reasons[r],
             (unsigned long long)w->refused[r]);
-  fprintf(f, "# HELP erg_http_connections Open HTTP connections.\n"
-             "# TYPE erg_http_connections gauge\nerg_http_connections %zu\n", w->nconns);
+  fprintf(f,
+          "# HELP erg_http_connections Open HTTP connections.\n"
+          "# TYPE erg_http_connections gauge\nerg_http_connections %zu\n",
+          w->nconns);
   pthread_mutex_unlock(&w->lock);
   if (fclose(f) != 0) {
     free(buf);
@@ -250,8 +264,8 @@ static enum MHD_Result http_dynamic(struct erg_web_server *w, struct MHD_Connect
     return MHD_NO;
   }
   MHD_add_response_header(r, "Content-Type", ctype ? ctype : "text/plain");
-  enum MHD_Result ret = MHD_queue_response(conn, status >= 100 && status < 600 ? (unsigned)status
-                                                                                : 500u, r);
+  enum MHD_Result ret =
+      MHD_queue_response(conn, status >= 100 && status < 600 ? (unsigned)status : 500u, r);
   MHD_destroy_response(r);
   return ret;
 }
@@ -319,12 +333,13 @@ static void *http_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
 static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
   struct erg_web_server *w = cls;
   uint32_t ip = addr->sa_family == AF_INET && addrlen >= sizeof(struct sockaddr_in)
-                    ? ((const struct sockaddr_in *)addr)->sin_addr.s_addr : 0;
+                    ? ((const struct sockaddr_in *)addr)->sin_addr.s_addr
+                    : 0;
   pthread_mutex_lock(&w->lock);
   size_t same = 0;
   for (const struct http_conn *hc = w->conns; hc; hc = hc->next)
     same += hc->ip == ip;
-  int reason = w->nconns >= HTTP_CONN_MAX     ? HTTP_LIMIT
+  int reason = w->nconns >= HTTP_CONN_MAX ? HTTP_LIMIT
                : same >= HTTP_CONN_PER_IP ? HTTP_PER_IP
                                           : -1;
   int log = reason >= 0 && http_refuse(w, reason);
@@ -333,8 +348,8 @@ static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, sockl
     char text[INET_ADDRSTRLEN];
     http_ip_text(ip, text);
     erg_warn("http: refused a connection from %s: %s %d connections open already (logged "
-             "once, counted in erg_http_refused_total)", text,
-             reason == HTTP_LIMIT ? "the server has" : "that address has",
+             "once, counted in erg_http_refused_total)",
+             text, reason == HTTP_LIMIT ? "the server has" : "that address has",
              reason == HTTP_LIMIT ? HTTP_CONN_MAX : HTTP_CONN_PER_IP);
   }
   return reason >= 0 ? MHD_NO : MHD_YES;
@@ -477,7 +492,7 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
   struct sockaddr_in sa;
   if (http_parse_addr(addr, &sa, why, whylen) != 0)
     return -1;
-  if (strlen(www_dir) >= sizeof ((struct erg_web_server *)0)->www) {
+  if (strlen(www_dir) >= sizeof((struct erg_web_server *)0)->www) {
     snprintf(why, whylen, "www directory path too long");
     return -1;
   }
@@ -503,8 +518,8 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
       http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)HTTP_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX + 8,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONN_PER_IP + 2,
-      MHD_OPTION_NOTIFY_CONNECTION, http_notify, w, MHD_OPTION_NOTIFY_COMPLETED, http_completed,
-      w, MHD_OPTION_URI_LOG_CALLBACK, http_uri, w, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
+      MHD_OPTION_NOTIFY_CONNECTION, http_notify, w, MHD_OPTION_NOTIFY_COMPLETED, http_completed, w,
+      MHD_OPTION_URI_LOG_CALLBACK, http_uri, w, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
       MHD_OPTION_UNESCAPE_CALLBACK, http_unescape, NULL, MHD_OPTION_END);
   if (!w->d) {
     snprintf(why, whylen, "cannot listen on %s (port in use?)", addr);

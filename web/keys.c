@@ -161,8 +161,9 @@ size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_
                   &w->key.energy_j);
     w->on_node = calloc(nnodes ? nnodes : 1, 1);
     for (size_t k = 0; w->on_node && k < nnodes; k++) {
-      w->on_node[k] = erg_store_key_path(c->st, nodes[k], "job", w->key.orig, path,
-                                         sizeof path) == 0 && web_file_exists(path);
+      w->on_node[k] =
+          erg_store_key_path(c->st, nodes[k], "job", w->key.orig, path, sizeof path) == 0 &&
+          web_file_exists(path);
       w->nodes_on += w->on_node[k];
     }
   }

@@ -8,8 +8,7 @@
 #include "report_int.h"
 
 int erg_web_render_dir(const char *data_dir, const char *rrdcached, const char *www_dir,
-                       int64_t now, const struct erg_web_options *opt, char *why,
-                       size_t whylen) {
+                       int64_t now, const struct erg_web_options *opt, char *why, size_t whylen) {
   struct report_node *nodes = NULL;
   size_t n = 0;
   struct erg_store *st = NULL;

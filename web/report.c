@@ -15,9 +15,13 @@
 #include <jansson.h>
 
 void erg_report_options_init(struct erg_report_options *o, int64_t now) {
-  *o = (struct erg_report_options){.from_s = now - 86400, .to_s = now, .kind = "node",
-                                   .format = "csv", .cost_per_kwh = NAN,
-                                   .co2_g_per_kwh = NAN, .pue = NAN};
+  *o = (struct erg_report_options){.from_s = now - 86400,
+                                   .to_s = now,
+                                   .kind = "node",
+                                   .format = "csv",
+                                   .cost_per_kwh = NAN,
+                                   .co2_g_per_kwh = NAN,
+                                   .pue = NAN};
 }
 
 /* ---- output ---- */
@@ -116,9 +120,9 @@ static int report_json(FILE *f, const struct erg_report_options *o, const struct
   char from[32], to[32];
   report_iso(o->from_s, from);
   report_iso(o->to_s, to);
-  json_t *root = json_pack("{s:s, s:s, s:I, s:I, s:s, s:f}", "from", from, "to", to,
-                           "from_unix", (json_int_t)o->from_s, "to_unix", (json_int_t)o->to_s,
-                           "by", o->kind, "total_energy_kwh", total_j / REPORT_J_PER_KWH);
+  json_t *root = json_pack("{s:s, s:s, s:I, s:I, s:s, s:f}", "from", from, "to", to, "from_unix",
+                           (json_int_t)o->from_s, "to_unix", (json_int_t)o->to_s, "by", o->kind,
+                           "total_energy_kwh", total_j / REPORT_J_PER_KWH);
   json_t *rows = json_array();
   if (!root || !rows) {
     json_decref(root);
@@ -161,10 +165,11 @@ static void report_html(FILE *f, const struct erg_report_options *o, const struc
   report_iso(o->from_s, from);
   report_iso(o->to_s, to);
   erg_energy_text(total_j, total, sizeof total);
-  fprintf(f, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-             "<title>erg energy report</title><style>body{font-family:sans-serif}"
-             "td{text-align:right;padding:0 .6em}td.t{text-align:left}</style></head><body>\n"
-             "<h1>Energy by %s, %s to %s</h1>\n<p>Total measured: %s",
+  fprintf(f,
+          "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<title>erg energy report</title><style>body{font-family:sans-serif}"
+          "td{text-align:right;padding:0 .6em}td.t{text-align:left}</style></head><body>\n"
+          "<h1>Energy by %s, %s to %s</h1>\n<p>Total measured: %s",
           o->kind, from, to, total);
   if (o->currency)
     fputs(". Cost in ", f), report_html_text(f, o->currency);
@@ -194,7 +199,8 @@ static void report_html(FILE *f, const struct erg_report_options *o, const struc
         "part of the period from the finest archive that holds it; mean_w is over known "
         "time (known_s), for jobs over their span (span_s); step_s is the coarsest "
         "resolution read. [idle] and [unattributed] rows hold what no key carries.</p>\n"
-        "</body></html>\n", f);
+        "</body></html>\n",
+        f);
 }
 
 /* Node rows: the sum is over the nodes listed. Key rows: over their nodes'

@@ -56,17 +56,17 @@ int erg_report_config_key(struct erg_report_config *c, const char *key, const ch
   }
   snprintf(why, whylen,
            "unknown key '%s' in [report] (cost_per_kwh, currency, co2_g_per_kwh, carbon_csv, "
-           "pue, pue_csv)", key);
+           "pue, pue_csv)",
+           key);
   return -1;
 }
 
 int erg_report_config_check(const struct erg_report_config *c, char *why, size_t whylen) {
   const char *both = !isnan(c->co2_g_per_kwh) && c->carbon_csv[0] ? "co2_g_per_kwh and carbon_csv"
-                     : !isnan(c->pue) && c->pue_csv[0]             ? "pue and pue_csv"
-                                                                   : NULL;
+                     : !isnan(c->pue) && c->pue_csv[0]            ? "pue and pue_csv"
+                                                                  : NULL;
   if (!both)
     return 0;
   snprintf(why, whylen, "[report] sets both %s: give one", both);
   return -1;
 }
-

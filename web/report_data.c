@@ -90,7 +90,8 @@ int report_nodes_list(const char *data_dir, struct report_node **out, size_t *n,
 }
 
 struct erg_energy_factors report_factors(const struct erg_report_options *o) {
-  return (struct erg_energy_factors){.co2_g_per_kwh = o->co2_g_per_kwh, .carbon = o->carbon,
+  return (struct erg_energy_factors){.co2_g_per_kwh = o->co2_g_per_kwh,
+                                     .carbon = o->carbon,
                                      .pue = isnan(o->pue) ? 1 : o->pue,
                                      .pue_series = o->pue_series};
 }
@@ -98,8 +99,8 @@ struct erg_energy_factors report_factors(const struct erg_report_options *o) {
 /* The nodes of every store (one per collector, e.g. per row), sorted by
  * name. A node in two stores is an error: its energy would count twice,
  * and which of the two is right is for the operator to say. */
-static int report_nodes_all(const struct erg_report_options *o, struct report_node **out,
-                            size_t *n, char *why, size_t whylen) {
+static int report_nodes_all(const struct erg_report_options *o, struct report_node **out, size_t *n,
+                            char *why, size_t whylen) {
   const char *const *dirs = o->data_dirs;
   size_t ndirs = o->ndata_dirs;
   *out = NULL;
@@ -223,8 +224,8 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
       erg_strlcpy(r->uid, tab + 1, sizeof r->uid);
       web_names_find(names, r->uid, r->key, sizeof r->key);
     }
-    rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->f, &r->v,
-                        c->why, sizeof c->why);
+    rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->f, &r->v, c->why,
+                        sizeof c->why);
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
     report_tick(c);
@@ -305,8 +306,7 @@ static int report_use_cluster(const struct erg_report_options *o) {
          o->ndata_dirs <= 1 && report_is_file(dir);
 }
 
-static int report_node_selected(const struct erg_report_options *o,
-                                const struct report_node *nd) {
+static int report_node_selected(const struct erg_report_options *o, const struct report_node *nd) {
   for (size_t i = 0; i < o->nselect; i++)
     if (!strcmp(o->select[i], nd->name) || !strcmp(o->select[i], nd->dir))
       return 1;
@@ -324,8 +324,8 @@ static size_t report_count_rrd(const char *dir) {
 }
 
 /* Counts archives for the progress line, and whether any kind dir exists. */
-static size_t report_count(const struct erg_report_options *o,
-                           const struct report_node *nodes, size_t n, int *kind_dirs) {
+static size_t report_count(const struct erg_report_options *o, const struct report_node *nodes,
+                           size_t n, int *kind_dirs) {
   size_t total = 0;
   int cluster = report_use_cluster(o);
   char dir[1400];
@@ -405,13 +405,11 @@ int report_build(const struct erg_report_options *o, struct report_table *t, cha
   return rc;
 }
 
-
 /* ---- one key, for other commands (erg jobs) ---- */
 
-int erg_report_key_energy(const char *data_dir, const char *node, const char *kind,
-                          const char *key, int64_t from_s, int64_t to_s,
-                          const struct erg_energy_factors *f, struct erg_key_energy *out,
-                          char *why, size_t whylen) {
+int erg_report_key_energy(const char *data_dir, const char *node, const char *kind, const char *key,
+                          int64_t from_s, int64_t to_s, const struct erg_energy_factors *f,
+                          struct erg_key_energy *out, char *why, size_t whylen) {
   static const char *const ds[] = {"watts"};
   char snode[ERG_NAME_MAX], skind[ERG_NAME_MAX], skey[ERG_NAME_MAX], path[1400];
   struct report_value v;
@@ -430,9 +428,10 @@ int erg_report_key_energy(const char *data_dir, const char *node, const char *ki
   }
   if (report_archive(NULL, path, ds, 1, from_s, to_s, f, &v, why, whylen) != 0)
     return -1;
-  *out = (struct erg_key_energy){.energy_joules = v.energy_j, .facility_energy_joules = v.facility_j,
-                                 .co2_grams = f && (f->carbon || !isnan(f->co2_g_per_kwh))
-                                                  ? v.co2_g : NAN,
+  *out = (struct erg_key_energy){.energy_joules = v.energy_j,
+                                 .facility_energy_joules = v.facility_j,
+                                 .co2_grams =
+                                     f && (f->carbon || !isnan(f->co2_g_per_kwh)) ? v.co2_g : NAN,
                                  .known_seconds = v.known_s,
                                  .step_seconds = v.step_s};
   return 0;

@@ -12,8 +12,8 @@
 
 #define REPORT_MAX_RRAS 32
 #define REPORT_J_PER_KWH 3.6e6
-#define REPORT_ALL_NODES "*" /* node column of cluster-wide rows */
-#define REPORT_IDLE_KEY "[idle]"         /* key rows: the node's idle energy no key carries */
+#define REPORT_ALL_NODES "*"     /* node column of cluster-wide rows */
+#define REPORT_IDLE_KEY "[idle]" /* key rows: the node's idle energy no key carries */
 #define REPORT_UNATTRIBUTED_KEY "[unattributed]" /* key rows: the rest of the node's energy */
 
 /* A finite number >= 0 that is the whole of s: 0, else -1. */
@@ -35,9 +35,9 @@ struct erg_energy_factors report_factors(const struct erg_report_options *o);
 struct report_value {
   double energy_j, known_s, peak_w;
   double facility_j, co2_g; /* x PUE; CO2 on facility energy (NAN: no source) */
-  unsigned long step_s; /* coarsest resolution read */
-  int64_t first_s, last_s; /* start of the first and end of the last interval
-                            * with energy (> 0 W); 0: none */
+  unsigned long step_s;     /* coarsest resolution read */
+  int64_t first_s, last_s;  /* start of the first and end of the last interval
+                             * with energy (> 0 W); 0: none */
 };
 
 /* Integrates up to 3 data sources of one archive over [from, to]: each

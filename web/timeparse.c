@@ -16,8 +16,12 @@ static int report_time_relative(const char *s, int64_t now, int64_t *out) {
   long long n = strtoll(s + 1, &end, 10);
   if (errno || end == s + 1 || n < 0 || !*end || end[1] != '\0')
     return -1;
-  long long mult = *end == 'd' ? 86400 : *end == 'h' ? 3600 : *end == 'm' ? 60
-                   : *end == 's' ? 1 : *end == 'w' ? 604800 : 0;
+  long long mult = *end == 'd'   ? 86400
+                   : *end == 'h' ? 3600
+                   : *end == 'm' ? 60
+                   : *end == 's' ? 1
+                   : *end == 'w' ? 604800
+                                 : 0;
   if (!mult || n > 100LL * 366 * 86400 / mult)
     return -1;
   *out = now - n * mult;
@@ -68,4 +72,3 @@ int erg_report_parse_time(const char *s, int64_t now, int64_t *out) {
   }
   return report_time_iso(s, out);
 }
-

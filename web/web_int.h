@@ -13,10 +13,10 @@
 #include "erg_store.h"
 #include "erg_web.h"
 
-#define WEB_MAX_KEYS 256   /* keys of one node and kind drawn */
-#define WEB_MAX_JOBS 64    /* jobs with a page */
-#define WEB_TOP_JOBS 20    /* jobs listed on the overview */
-#define WEB_JOB_DAYS 7     /* a job has a page for a week after its last data */
+#define WEB_MAX_KEYS 256 /* keys of one node and kind drawn */
+#define WEB_MAX_JOBS 64  /* jobs with a page */
+#define WEB_TOP_JOBS 20  /* jobs listed on the overview */
+#define WEB_JOB_DAYS 7   /* a job has a page for a week after its last data */
 
 struct web_range {
   const char *name;
@@ -39,13 +39,13 @@ struct web_ctx {
 };
 
 struct web_key {
-  char path[1200];        /* archive */
+  char path[1200]; /* archive */
   char safe[ERG_NAME_MAX];
-  char orig[256];         /* original key as kept in index.tsv */
-  char label[256];        /* what legends show: orig, or its names.tsv name (users) */
-  double mean_watts;      /* over the range being drawn, for ordering */
+  char orig[256];    /* original key as kept in index.tsv */
+  char label[256];   /* what legends show: orig, or its names.tsv name (users) */
+  double mean_watts; /* over the range being drawn, for ordering */
   double energy_j;
-  int64_t last;           /* last update (jobs) */
+  int64_t last; /* last update (jobs) */
 };
 
 /* Display names of keys (names.tsv beside a kind's archives: user names
@@ -69,15 +69,15 @@ struct web_job {
 void web_graph_text(const char *in, char *out, size_t outlen, size_t maxchars, int legend);
 int web_graph_path(const char *in, char *out, size_t outlen);
 int web_graph_fresh(const char *file, int64_t now, long range_seconds, int64_t data_last);
-int web_graph_power(const struct web_ctx *c, const char *erd, const char *file,
-                    const char *title, long seconds, int small, char *why, size_t whylen);
+int web_graph_power(const struct web_ctx *c, const char *erd, const char *file, const char *title,
+                    long seconds, int small, char *why, size_t whylen);
 int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key *keys,
-                        size_t nkeys, const char *file, const char *title, long seconds,
-                        char *why, size_t whylen);
+                        size_t nkeys, const char *file, const char *title, long seconds, char *why,
+                        size_t whylen);
 int web_graph_total(const struct web_ctx *c, const char *const *nodes, size_t n, size_t r,
                     char *why, size_t whylen);
-int web_graph_model(const struct web_ctx *c, const char *erd, const char *file,
-                    const char *title, long seconds, int residual, char *why, size_t whylen);
+int web_graph_model(const struct web_ctx *c, const char *erd, const char *file, const char *title,
+                    long seconds, int residual, char *why, size_t whylen);
 int web_graph_job(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
                   size_t nnodes, const char *file, long seconds, int64_t end, char *why,
                   size_t whylen);
@@ -91,8 +91,8 @@ size_t web_read_keys(const char *dir, int64_t min_mtime, struct web_key *keys, s
  * integrated as erg report does (report_archive); the mean over the time
  * with data, or (span) over the first to the last cell with energy (a
  * job's own run). 0 when unknown. */
-void web_key_stats(const char *daemon, const char *path, const char *ds, int64_t end,
-                   long seconds, int span, double *mean_watts, double *energy_j);
+void web_key_stats(const char *daemon, const char *path, const char *ds, int64_t end, long seconds,
+                   int span, double *mean_watts, double *energy_j);
 /* Jobs under cluster/job with data in the last WEB_JOB_DAYS, most recent
  * first, at most WEB_MAX_JOBS; on_node filled for nodes[]. */
 size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_t nnodes,
@@ -111,8 +111,8 @@ int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t nj
 void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t max);
 
 /* pages_model.c */
-int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
-                   const char *rrd, const char *group, char *why, size_t whylen);
+int web_model_page(const struct web_ctx *c, const char *node, const char *safe, const char *rrd,
+                   const char *group, char *why, size_t whylen);
 /* The "group" of the node's model file (<model_dir>/<safe>.json): the
  * shared meter whose power the node's is a share of. 0 and the name in
  * out, or -1 and "" when there is none. */

@@ -14,11 +14,11 @@
  * level. Outlet is 0 so that a zeroed channel is an outlet, as "pdu-a:7". */
 enum erg_pdu_level {
   ERG_PDU_OUTLET = 0,
-  ERG_PDU_DEVICE,        /* the whole PDU */
-  ERG_PDU_INLET,         /* inlet, input cord, infeed */
-  ERG_PDU_PHASE,         /* phase, line */
-  ERG_PDU_BANK,          /* bank, branch, breaker, circuit */
-  ERG_PDU_SENSOR,        /* an ENTITY-SENSOR-MIB watts sensor */
+  ERG_PDU_DEVICE, /* the whole PDU */
+  ERG_PDU_INLET,  /* inlet, input cord, infeed */
+  ERG_PDU_PHASE,  /* phase, line */
+  ERG_PDU_BANK,   /* bank, branch, breaker, circuit */
+  ERG_PDU_SENSOR, /* an ENTITY-SENSOR-MIB watts sensor */
   ERG_PDU_NLEVELS
 };
 /* Where a reading's watts came from. */
@@ -29,12 +29,12 @@ enum erg_pdu_power_source {
 };
 
 struct erg_pdu_reading {
-  uint64_t t_ns;         /* CLOCK_REALTIME at which the value was read */
-  double watts;          /* instantaneous power, NAN when the channel has none */
-  double energy_joules;  /* cumulative counter converted to J, NAN when none */
+  uint64_t t_ns;                   /* CLOCK_REALTIME at which the value was read */
+  double watts;                    /* instantaneous power, NAN when the channel has none */
+  double energy_joules;            /* cumulative counter converted to J, NAN when none */
   double energy_resolution_joules; /* one counter step in J; 0: fine or unknown */
-  bool ok;               /* false: this channel failed this round */
-  unsigned char power_source; /* enum erg_pdu_power_source */
+  bool ok;                         /* false: this channel failed this round */
+  unsigned char power_source;      /* enum erg_pdu_power_source */
   /* The device answered something that is no reading (wrong type,
    * negative): the value reads as missing, and the collector says so once
    * (erg_pdu_source_bad_value tells what it was). */
@@ -44,35 +44,35 @@ struct erg_pdu_reading {
 /* Everything a [meter.NAME] / [pdu.NAME] config section can say. */
 struct erg_pdu_source_config {
   char name[64];
-  char driver[16];       /* "modbus", "snmp" */
+  char driver[16]; /* "modbus", "snmp" */
   char host[128];
-  int port;              /* 0: driver default (502, 161) */
-  char profile[32];      /* e.g. "sdm630", "apc-rpdu2"; "" = auto/generic */
-  int unit_id;           /* Modbus slave id */
+  int port;         /* 0: driver default (502, 161) */
+  char profile[32]; /* e.g. "sdm630", "apc-rpdu2"; "" = auto/generic */
+  int unit_id;      /* Modbus slave id */
   double timeout_seconds;
   int retries;
-  int nchannels;         /* channels the collector needs */
-  int channels[ERG_PDU_MAX_CHANNELS]; /* entity numbers (1-based); meters: 1 = total */
+  int nchannels;                              /* channels the collector needs */
+  int channels[ERG_PDU_MAX_CHANNELS];         /* entity numbers (1-based); meters: 1 = total */
   unsigned char levels[ERG_PDU_MAX_CHANNELS]; /* enum erg_pdu_level of each channel */
   /* SNMP: the power factor applied where a level gives only A x V or VA
    * without a power factor (0: 1.0); such readings are marked estimated. */
   double power_factor;
   /* SNMP (issue 4) */
   char community[64];
-  int snmp_version;      /* 1, 2 (=2c), 3 */
+  int snmp_version; /* 1, 2 (=2c), 3 */
   char v3_user[64], v3_auth_proto[8], v3_auth_pass[128], v3_priv_proto[8], v3_priv_pass[128];
   char v3_level[16];
   /* SNMP profile "generic" (issue 4): OID templates, "%d" = outlet number;
    * oid_count and oid_total_power are scalars (no "%d"). */
   char oid_power[128], oid_energy[128], oid_name[128], oid_count[128], oid_total_power[128];
-  double power_scale;          /* raw -> W, 0 = 1 */
-  double energy_scale_joules;  /* raw -> J, 0 = 3600 (Wh) */
-  char v3_context[64];         /* SNMPv3 context name, usually empty */
+  double power_scale;         /* raw -> W, 0 = 1 */
+  double energy_scale_joules; /* raw -> J, 0 = 3600 (Wh) */
+  char v3_context[64];        /* SNMPv3 context name, usually empty */
   /* Modbus RTU: a serial device instead of host (issue 4). */
   char device[128];
-  int baud;                    /* 0: 9600 */
-  char parity;                 /* 'N', 'E', 'O'; 0: 'N' */
-  int data_bits, stop_bits;    /* 0: 8 and 1 */
+  int baud;                 /* 0: 9600 */
+  char parity;              /* 'N', 'E', 'O'; 0: 'N' */
+  int data_bits, stop_bits; /* 0: 8 and 1 */
   /* Modbus profile "generic": "FC:ADDRESS:TYPE[:ORDER]" (docs/pdu.md);
    * power_scale and energy_scale_joules apply. */
   char power_register[48], energy_register[48];
@@ -99,7 +99,7 @@ struct erg_pdu_driver {
 struct erg_pdu_source {
   struct erg_pdu_source_config cfg;
   const struct erg_pdu_driver *driver;
-  void *priv;            /* driver state */
+  void *priv; /* driver state */
 };
 
 /* Looks the driver up by cfg->driver and opens it. */
@@ -120,7 +120,7 @@ struct erg_pdu_counter {
   double prev_joules;
   uint64_t prev_t_ns;
   double prev_watts;
-  double wrap_joules;    /* counter modulus in J, 0 = never wraps */
+  double wrap_joules;     /* counter modulus in J, 0 = never wraps */
   double horizon_seconds; /* see above; 0: the interval itself */
   /* The resolution seen (issue 14): a counter that stood still over an
    * interval in which the watts drew energy, and whose moves are whole
@@ -129,35 +129,34 @@ struct erg_pdu_counter {
    * load drew). The reading's own resolution (float32 spacing at its
    * value, integer unit) is the other bound; the larger counts. */
   bool stood_still;
-  double min_step_joules;     /* smallest positive move seen; 0 none yet */
-  unsigned whole_moves;       /* moves since min_step_joules changed, all whole multiples */
-  bool uneven_move;           /* a move since then was not a whole multiple */
-  double resolution_joules;   /* of the last update; 0 unknown */
-  bool coarse;                /* the last interval's energy came from the watts for it */
-  uint64_t coarse_intervals;  /* intervals the watts replaced the counter for */
+  double min_step_joules;    /* smallest positive move seen; 0 none yet */
+  unsigned whole_moves;      /* moves since min_step_joules changed, all whole multiples */
+  bool uneven_move;          /* a move since then was not a whole multiple */
+  double resolution_joules;  /* of the last update; 0 unknown */
+  bool coarse;               /* the last interval's energy came from the watts for it */
+  uint64_t coarse_intervals; /* intervals the watts replaced the counter for */
   /* Holding (no watts to go by): a counter that has not moved since the
    * reading at prev_t_ns keeps that reading as the previous one, so its
    * next move's energy spreads over the whole time since, not into the one
    * poll interval it shows in. Up to hold_max_ns (0: never hold; the
    * caller sets it), then the standing interval counts as 0 J. */
   uint64_t hold_max_ns;
-  bool held;                  /* readings since prev_t_ns were held */
-  uint64_t last_t_ns;         /* the last reading's time, held or not */
-  uint64_t held_polls;        /* readings held, in all */
-  double last_held_seconds;   /* span of the last move that ended a hold */
+  bool held;                /* readings since prev_t_ns were held */
+  uint64_t last_t_ns;       /* the last reading's time, held or not */
+  uint64_t held_polls;      /* readings held, in all */
+  double last_held_seconds; /* span of the last move that ended a hold */
 };
 enum erg_pdu_delta_kind {
-  ERG_PDU_DELTA_NONE = 0,    /* first reading, or a gap: nothing to attribute */
-  ERG_PDU_DELTA_ENERGY,      /* from the counter difference */
-  ERG_PDU_DELTA_POWER,       /* from instantaneous watts (trapezoid) */
-  ERG_PDU_DELTA_RESET,       /* counter went backwards: interval skipped */
-  ERG_PDU_DELTA_HELD,        /* counter stood still, no watts: energy comes with its move */
+  ERG_PDU_DELTA_NONE = 0, /* first reading, or a gap: nothing to attribute */
+  ERG_PDU_DELTA_ENERGY,   /* from the counter difference */
+  ERG_PDU_DELTA_POWER,    /* from instantaneous watts (trapezoid) */
+  ERG_PDU_DELTA_RESET,    /* counter went backwards: interval skipped */
+  ERG_PDU_DELTA_HELD,     /* counter stood still, no watts: energy comes with its move */
 };
 /* On success, t0_ns..t1_ns bound the interval and joules is its energy. */
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
-                                               const struct erg_pdu_reading *r,
-                                               uint64_t max_gap_ns, uint64_t *t0_ns,
-                                               uint64_t *t1_ns, double *joules);
+                                               const struct erg_pdu_reading *r, uint64_t max_gap_ns,
+                                               uint64_t *t0_ns, uint64_t *t1_ns, double *joules);
 
 /* A Modbus register spec "FC:ADDRESS:TYPE[:ORDER]": function 3 (holding)
  * or 4 (input), address 0..65535 (decimal or 0x hex), type int16, uint16,
@@ -165,13 +164,18 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
  * (default: high word first, big-endian bytes), cdab (words swapped), badc
  * (bytes swapped in each register), dcba. */
 struct erg_modbus_reg {
-  int function;          /* 0: none */
+  int function; /* 0: none */
   int address;
-  int type;              /* ERG_MODBUS_INT16 ... */
-  char order[5];         /* "abcd" ... */
+  int type;      /* ERG_MODBUS_INT16 ... */
+  char order[5]; /* "abcd" ... */
 };
-enum { ERG_MODBUS_INT16 = 1, ERG_MODBUS_UINT16, ERG_MODBUS_INT32, ERG_MODBUS_UINT32,
-       ERG_MODBUS_FLOAT32 };
+enum {
+  ERG_MODBUS_INT16 = 1,
+  ERG_MODBUS_UINT16,
+  ERG_MODBUS_INT32,
+  ERG_MODBUS_UINT32,
+  ERG_MODBUS_FLOAT32
+};
 int erg_modbus_reg_parse(const char *spec, struct erg_modbus_reg *r, char *why, size_t whylen);
 /* One step of the value near raw, in raw units: 1 for an integer type, the
  * float32 spacing (ulp) at raw for float32, which grows with the value:
@@ -188,7 +192,8 @@ double erg_modbus_reg_decode(const struct erg_modbus_reg *r, const uint16_t *reg
 void erg_pdu_float_to_regs(float f, uint16_t regs[2]);
 
 /* What channel's last bad value was ("energy: the device sent text 'n/a'
- * instead of a number", "profile P has no inlet level ..."), into why; 0, or -1 when it had none or the driver cannot tell. */
+ * instead of a number", "profile P has no inlet level ..."), into why; 0, or -1 when it had none or
+ * the driver cannot tell. */
 int erg_pdu_source_bad_value(const struct erg_pdu_source *src, int channel, char *why,
                              size_t whylen);
 
@@ -215,8 +220,8 @@ int erg_pdu_snmp_poll_many(struct erg_pdu_source **srcs, size_t n, struct erg_pd
  * requests are dropped, so a poller on a fixed period never falls behind
  * because of a dead PDU whose timeout x tries is longer than the period. */
 int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
-                                  struct erg_pdu_reading **out, int *rc, char *whys,
-                                  size_t whylen, double max_seconds);
+                                  struct erg_pdu_reading **out, int *rc, char *whys, size_t whylen,
+                                  double max_seconds);
 
 /* Requests in flight at once across all sources (default 64; <= 0 resets
  * it). Process-wide; set before polling starts (benchmarks). */
@@ -236,13 +241,13 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
 #define ERG_PDU_PROBE_OID_MAX 160
 /* What a row's SNMP detail holds per quantity. */
 enum erg_pdu_probe_qty {
-  ERG_PROBE_NAME = 0, /* the row's label */
-  ERG_PROBE_POWER,    /* W */
-  ERG_PROBE_VA,       /* apparent power */
-  ERG_PROBE_PF,       /* power factor */
-  ERG_PROBE_CURRENT,  /* A */
-  ERG_PROBE_VOLTAGE,  /* V */
-  ERG_PROBE_ENERGY,   /* J */
+  ERG_PROBE_NAME = 0,         /* the row's label */
+  ERG_PROBE_POWER,            /* W */
+  ERG_PROBE_VA,               /* apparent power */
+  ERG_PROBE_PF,               /* power factor */
+  ERG_PROBE_CURRENT,          /* A */
+  ERG_PROBE_VOLTAGE,          /* V */
+  ERG_PROBE_ENERGY,           /* J */
   ERG_PROBE_VOLTAGE_BORROWED, /* the voltage of inlet, phase or device 1 */
   ERG_PROBE_NQ
 };

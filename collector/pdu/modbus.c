@@ -15,8 +15,8 @@
 struct modbus_profile {
   const char *name;
   struct erg_modbus_reg power, energy; /* energy.function 0: none */
-  double power_scale;       /* raw -> W */
-  double energy_to_joules;  /* raw -> J */
+  double power_scale;                  /* raw -> W */
+  double energy_to_joules;             /* raw -> J */
   /* One counter step in J beyond the register's own (0: none known).
    * Eastron meters count in 0.01 kWh (36 kJ) although the register is a
    * float: too coarse for a 5 s grid, so the counter is shown (probe) and
@@ -24,8 +24,10 @@ struct modbus_profile {
   double energy_resolution_joules;
 };
 
-#define REG_F32(fc, a) {fc, a, ERG_MODBUS_FLOAT32, "abcd"}
-#define REG_U32(fc, a) {fc, a, ERG_MODBUS_UINT32, "abcd"}
+#define REG_F32(fc, a)                                                                             \
+  { fc, a, ERG_MODBUS_FLOAT32, "abcd" }
+#define REG_U32(fc, a)                                                                             \
+  { fc, a, ERG_MODBUS_UINT32, "abcd" }
 
 static const struct modbus_profile modbus_profiles[] = {
     {"sdm630", REG_F32(4, 0x0034), REG_F32(4, 0x0048), 1.0, 3.6e6, 36e3},
@@ -37,9 +39,9 @@ static const struct modbus_profile modbus_profiles[] = {
 
 struct modbus_priv {
   modbus_t *ctx;
-  struct modbus_profile prof;  /* a copy: "generic" is built from the config */
+  struct modbus_profile prof; /* a copy: "generic" is built from the config */
   bool connected;
-  char where[160];             /* "host:port" or the device, for reasons */
+  char where[160]; /* "host:port" or the device, for reasons */
   /* Channel i's last value that was no number (a float32 register holding
    * NaN or inf), "" none: read as missing and said once (bad_value). */
   char bad_why[ERG_PDU_MAX_CHANNELS][96];
@@ -55,14 +57,15 @@ static const struct modbus_profile *modbus_profile_find(const char *name) {
 /* profile = generic: power_register, energy_register, at least one. An
  * energy-only meter is read through its counter alone (held while it
  * stands still, pdu.c). */
-static int modbus_profile_generic(const struct erg_pdu_source_config *c,
-                                  struct modbus_profile *p, char *why, size_t whylen) {
+static int modbus_profile_generic(const struct erg_pdu_source_config *c, struct modbus_profile *p,
+                                  char *why, size_t whylen) {
   char inner[200];
   memset(p, 0, sizeof *p);
   p->name = "generic";
   if (!c->power_register[0] && !c->energy_register[0]) {
-    snprintf(why, whylen, "profile generic needs power_register and/or energy_register = "
-                          "FC:ADDRESS:TYPE[:ORDER]");
+    snprintf(why, whylen,
+             "profile generic needs power_register and/or energy_register = "
+             "FC:ADDRESS:TYPE[:ORDER]");
     return -1;
   }
   if (c->power_register[0] &&
@@ -82,8 +85,8 @@ static int modbus_profile_generic(const struct erg_pdu_source_config *c,
   return 0;
 }
 
-static int modbus_profile_resolve(const struct erg_pdu_source_config *c,
-                                  struct modbus_profile *p, char *why, size_t whylen) {
+static int modbus_profile_resolve(const struct erg_pdu_source_config *c, struct modbus_profile *p,
+                                  char *why, size_t whylen) {
   const char *pname = c->profile[0] ? c->profile : "sdm630";
   if (!strcmp(pname, "generic"))
     return modbus_profile_generic(c, p, why, whylen);
@@ -154,14 +157,14 @@ static double modbus_number(struct modbus_priv *m, int c, const struct erg_modbu
                             const char *what, double raw, struct erg_pdu_reading *out) {
   if (isfinite(raw))
     return raw;
-  snprintf(m->bad_why[c], sizeof m->bad_why[c], "%s register %d:0x%04x read %s", what,
-           r->function, r->address, isnan(raw) ? "NaN" : "an infinity");
+  snprintf(m->bad_why[c], sizeof m->bad_why[c], "%s register %d:0x%04x read %s", what, r->function,
+           r->address, isnan(raw) ? "NaN" : "an infinity");
   out->bad_value = true;
   return NAN;
 }
 
-static int modbus_read_channel(struct modbus_priv *m, int c, int unit,
-                               struct erg_pdu_reading *out, char *why, size_t whylen) {
+static int modbus_read_channel(struct modbus_priv *m, int c, int unit, struct erg_pdu_reading *out,
+                               char *why, size_t whylen) {
   double raw;
   modbus_set_slave(m->ctx, unit);
   out->energy_joules = out->watts = NAN;
@@ -176,8 +179,7 @@ static int modbus_read_channel(struct modbus_priv *m, int c, int unit,
   out->energy_resolution_joules = m->prof.energy_resolution_joules;
   if (m->prof.energy.function) {
     if (modbus_read_reg(m->ctx, &m->prof.energy, &raw)) {
-      snprintf(why, whylen, "%s unit %d: read energy: %s", m->where, unit,
-               modbus_strerror(errno));
+      snprintf(why, whylen, "%s unit %d: read energy: %s", m->where, unit, modbus_strerror(errno));
       return -1;
     }
     raw = modbus_number(m, c, &m->prof.energy, "energy", raw, out);
@@ -237,11 +239,16 @@ static double modbus_wrap_joules(const struct erg_pdu_source *src, int channel) 
   if (!m || !m->prof.energy.function)
     return 0;
   switch (m->prof.energy.type) {
-  case ERG_MODBUS_UINT32: return 4294967296.0 * m->prof.energy_to_joules;
-  case ERG_MODBUS_UINT16: return 65536.0 * m->prof.energy_to_joules;
-  case ERG_MODBUS_INT32: return 2147483648.0 * m->prof.energy_to_joules;
-  case ERG_MODBUS_INT16: return 32768.0 * m->prof.energy_to_joules;
-  default: return 0;
+    case ERG_MODBUS_UINT32:
+      return 4294967296.0 * m->prof.energy_to_joules;
+    case ERG_MODBUS_UINT16:
+      return 65536.0 * m->prof.energy_to_joules;
+    case ERG_MODBUS_INT32:
+      return 2147483648.0 * m->prof.energy_to_joules;
+    case ERG_MODBUS_INT16:
+      return 32768.0 * m->prof.energy_to_joules;
+    default:
+      return 0;
   }
 }
 

@@ -13,8 +13,10 @@
 static const struct {
   const char *name;
   int type;
-} reg_types[] = {{"int16", ERG_MODBUS_INT16},   {"uint16", ERG_MODBUS_UINT16},
-                 {"int32", ERG_MODBUS_INT32},   {"uint32", ERG_MODBUS_UINT32},
+} reg_types[] = {{"int16", ERG_MODBUS_INT16},
+                 {"uint16", ERG_MODBUS_UINT16},
+                 {"int32", ERG_MODBUS_INT32},
+                 {"uint32", ERG_MODBUS_UINT32},
                  {"float32", ERG_MODBUS_FLOAT32}};
 
 static int reg_parse_type(const char *s, size_t n) {

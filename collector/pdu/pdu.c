@@ -112,9 +112,8 @@ static void counter_observe(struct erg_pdu_counter *c, const struct erg_pdu_read
 }
 
 enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
-                                               const struct erg_pdu_reading *r,
-                                               uint64_t max_gap_ns, uint64_t *t0_ns,
-                                               uint64_t *t1_ns, double *joules) {
+                                               const struct erg_pdu_reading *r, uint64_t max_gap_ns,
+                                               uint64_t *t0_ns, uint64_t *t1_ns, double *joules) {
   if (!r->ok)
     return ERG_PDU_DELTA_NONE;
   /* While held, the gap that matters is since the last reading. */

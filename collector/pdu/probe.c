@@ -53,8 +53,8 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
       return -1;
     res->absent[l] = n == 0;
     static char names[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_PROBE_NAMELEN];
-    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, n, &names[0][0], ERG_PDU_PROBE_NAMELEN, why,
-                                        whylen))
+    if (n > 0 &&
+        erg_pdu_snmp_row_names(src, l, nums, n, &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
       return -1;
     for (int i = 0; i < n; i++) {
       struct erg_pdu_probe_row *r = &res->rows[res->n++];
@@ -100,7 +100,9 @@ static int probe_modbus(struct erg_pdu_source *src, struct erg_pdu_probe *res, c
                         size_t whylen) {
   bool sim = !strcmp(src->cfg.profile, "erg-sim"), gen = !strcmp(src->cfg.profile, "generic");
   snprintf(res->vendor, sizeof res->vendor, "%s",
-           sim ? "erg-pdusim (SIMULATED)" : gen ? "(generic register spec)" : "Eastron");
+           sim   ? "erg-pdusim (SIMULATED)"
+           : gen ? "(generic register spec)"
+                 : "Eastron");
   snprintf(res->model, sizeof res->model, "%s", src->cfg.profile);
   snprintf(res->profile, sizeof res->profile, "%s", src->cfg.profile);
   snprintf(res->reason, sizeof res->reason, "given with --profile");

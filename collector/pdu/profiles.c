@@ -148,7 +148,7 @@ bool erg_snmp_sysoid_generic(const char *s) {
 }
 
 const char *erg_snmp_level_row_col(const struct erg_snmp_level *lv, int i) {
-  static const int order[] = {ERG_Q_NAME,   ERG_Q_POWER,  ERG_Q_VA,
+  static const int order[] = {ERG_Q_NAME,    ERG_Q_POWER,  ERG_Q_VA,
                               ERG_Q_CURRENT, ERG_Q_ENERGY, ERG_Q_VOLTAGE};
   for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
     if (lv->q[order[k]].oid && i-- == 0)
@@ -239,8 +239,7 @@ static int oid_template_ok(const char *t) {
   return pct <= 1 && *t;
 }
 
-int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
-                             struct erg_snmp_profile *out,
+int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg_snmp_profile *out,
                              char *why, size_t whylen) {
   memset(out, 0, sizeof *out);
   out->name = "generic";

@@ -39,7 +39,7 @@ enum erg_snmp_qty {
  * used for the device level or a single-inlet table). NULL: not offered. */
 struct erg_snmp_col {
   const char *oid;
-  double scale;        /* raw -> SI unit (see erg_snmp_qty) */
+  double scale; /* raw -> SI unit (see erg_snmp_qty) */
   /* Optional, per row, read once: the value is also scaled by 10^-d where
    * d is read from this template (Raritan's *DecimalDigits, ENTITY-SENSOR's
    * entPhySensorPrecision) ... */
@@ -77,7 +77,7 @@ struct erg_snmp_names {
 
 struct erg_snmp_level {
   struct erg_snmp_col q[ERG_Q_N];
-  const char *count;   /* scalar: number of rows, optional */
+  const char *count; /* scalar: number of rows, optional */
   /* Optional row filter: a row is one of this level's only where the
    * integer at this template equals filter_value (ENTITY-SENSOR-MIB:
    * entPhySensorType = watts(6)). */
@@ -88,13 +88,13 @@ struct erg_snmp_level {
 };
 
 struct erg_snmp_profile {
-  const char *name;         /* config value of profile= */
+  const char *name; /* config value of profile= */
   const char *vendor;
-  const char *mib;          /* the MIB module(s) the OIDs come from */
+  const char *mib; /* the MIB module(s) the OIDs come from */
   /* sysObjectID prefixes (whole arcs) that suggest this profile. A hint:
    * the profile is used only if one of its tables answers. */
   const char *sysoids[ERG_SNMP_MAX_SYSOIDS];
-  const char *oid_model;    /* scalar OCTET STRING, NULL: use sysDescr */
+  const char *oid_model; /* scalar OCTET STRING, NULL: use sysDescr */
   /* Non-NULL: the levels name variables of this table (col.var) instead
    * of giving column templates. */
   const struct erg_snmp_names *names;
@@ -135,8 +135,7 @@ int erg_snmp_oid_expand(const char *tmpl, int n, char *out, size_t outlen);
 int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char **suffix);
 /* Builds the "generic" profile from a source config's oid_* keys (outlet
  * level, plus the device level from oid_total_power). */
-int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg,
-                             struct erg_snmp_profile *out,
+int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg_snmp_profile *out,
                              char *why, size_t whylen);
 /* The columns a level's rows are looked for in, in order (name, power, VA,
  * current, energy, voltage): the i-th one the level offers, NULL past the
@@ -163,7 +162,7 @@ struct erg_snmp_ident {
   char sysoid[ERG_SNMP_OID_MAX];
   char sysdescr[256];
   char model[128];
-  char why[320];            /* how the profile was chosen */
+  char why[320]; /* how the profile was chosen */
   const struct erg_snmp_profile *prof;
 };
 /* Resolves the profile and fills ident; blocking, bounded by the source's
@@ -193,8 +192,8 @@ void erg_pdu_snmp_want_all(struct erg_pdu_source *src);
  * level: the rows whose filter column holds the value), up to max.
  * Returns how many, 0 when the level is absent or empty, -1 with a reason
  * when the agent does not answer. */
-int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max,
-                            char *why, size_t whylen);
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max, char *why,
+                            size_t whylen);
 /* Names of the given rows of level into names + i * namelen ("" none). */
 int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
                            char *names, size_t namelen, char *why, size_t whylen);

@@ -22,7 +22,7 @@
  * too. A 24-outlet PDU's power and energy (48) fit in one GET: agents pay
  * mostly per request, not per varbind. */
 #define SNMP_MAX_VARBINDS 60
-#define SNMP_TICK_MS 10       /* retransmission check granularity */
+#define SNMP_TICK_MS 10                          /* retransmission check granularity */
 #define SNMP_DETECT_RETRY_NS (60 * ERG_NS_PER_S) /* after nothing known answered */
 /* Requests in flight at once: a burst of hundreds of datagrams overflows
  * socket buffers on the way (a proxy, a shared agent, our own host) and
@@ -30,9 +30,7 @@
 #define SNMP_MAX_INFLIGHT 64
 static int snmp_max_inflight = SNMP_MAX_INFLIGHT;
 
-void erg_pdu_snmp_set_max_inflight(int n) {
-  snmp_max_inflight = n > 0 ? n : SNMP_MAX_INFLIGHT;
-}
+void erg_pdu_snmp_set_max_inflight(int n) { snmp_max_inflight = n > 0 ? n : SNMP_MAX_INFLIGHT; }
 
 /* A varbind's role: VB_VALUE, VB_DIGITS or VB_SI x 16 + the quantity
  * (ERG_Q_N: the borrowed voltage); VB_STAMP a named-variable table's stamp;
@@ -43,7 +41,7 @@ enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR, JOB_SPLIT };
 
 struct snmp_job {
   struct erg_pdu_source *src;
-  size_t owner;                /* index of src in the caller's array */
+  size_t owner; /* index of src in the caller's array */
   bool ident, then_poll, handled, sent;
   netsnmp_pdu *req, *resp;
   enum job_state state;
@@ -51,8 +49,8 @@ struct snmp_job {
   int nvars;
   unsigned char what[SNMP_MAX_VARBINDS], chan[SNMP_MAX_VARBINDS];
   char err[128];
-  bool cut;                    /* dropped at the round limit */
-  bool toobig;                 /* the agent could not fit the answer */
+  bool cut;    /* dropped at the round limit */
+  bool toobig; /* the agent could not fit the answer */
 };
 
 static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p, char *why,
@@ -111,8 +109,11 @@ static void snmp_close_src(struct erg_pdu_source *src) {
 /* ---- the concurrent GET engine ---- */
 
 static const char *snmp_report_name(const netsnmp_pdu *pdu) {
-  static const char *const names[] = {"?", "unsupported security level", "not in time window",
-                                      "unknown user name", "unknown engine ID",
+  static const char *const names[] = {"?",
+                                      "unsupported security level",
+                                      "not in time window",
+                                      "unknown user name",
+                                      "unknown engine ID",
                                       "wrong digest (auth password or protocol)",
                                       "decryption error (priv password or protocol)"};
   static const oid usm_stats[] = {1, 3, 6, 1, 6, 3, 15, 1, 1};
@@ -137,7 +138,8 @@ static int snmp_job_cb(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
     snprintf(j->err, sizeof j->err, "%s",
              op == NETSNMP_CALLBACK_OP_SEC_ERROR ? "SNMPv3 security error (user, passphrases or "
                                                    "protocols do not match the agent)"
-             : e ? snmp_api_errstring(e) : "unreachable (nothing answers SNMP there)");
+             : e                                 ? snmp_api_errstring(e)
+                                                 : "unreachable (nothing answers SNMP there)");
   } else if (pdu->command == SNMP_MSG_REPORT) {
     j->state = JOB_ERROR;
     snprintf(j->err, sizeof j->err, "SNMPv3: %s", snmp_report_name(pdu));
@@ -420,7 +422,8 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
     v = v->next_variable;
   }
   if (v && v->type == ASN_OBJECT_ID)
-    erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid, sizeof p->ident.sysoid);
+    erg_snmp_oid_format(v->val.objid, v->val_len / sizeof(oid), p->ident.sysoid,
+                        sizeof p->ident.sysoid);
   if (p->prof) {
     erg_snmp_names_ensure(src, p->detect_why, sizeof p->detect_why);
     erg_snmp_borrow_voltage(p);
@@ -495,8 +498,8 @@ static unsigned snmp_chan_wants(const struct erg_pdu_source *src, int c) {
   const struct snmp_priv *p = src->priv;
   unsigned m = 1u << ERG_Q_POWER | 1u << ERG_Q_ENERGY;
   if (p->want_all || p->ch[c].fallback || !erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER))
-    m |= 1u << ERG_Q_VA | 1u << ERG_Q_PF | 1u << ERG_Q_CURRENT | 1u << ERG_Q_VOLTAGE |
-         1u << ERG_Q_N;
+    m |=
+        1u << ERG_Q_VA | 1u << ERG_Q_PF | 1u << ERG_Q_CURRENT | 1u << ERG_Q_VOLTAGE | 1u << ERG_Q_N;
   return m;
 }
 
@@ -566,8 +569,8 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
       ch->si_prefix[q] = st == 0 && raw >= 1 && raw <= 17 ? (signed char)raw : 9;
       ch->have_scale = true;
     } else {
-      static const char *const qn[] = {"name", "power", "VA", "power factor", "current",
-                                       "voltage", "energy", "voltage"};
+      static const char *const qn[] = {"name",    "power",   "VA",     "power factor",
+                                       "current", "voltage", "energy", "voltage"};
       if (st == 0 && raw < 0) { /* -1 (or another negative): "not available" */
         snprintf(bad, sizeof bad, "%.0f, negative (the MIB's 'not available')", raw);
         st = -1;
@@ -586,8 +589,7 @@ static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job 
 /* A channel's reading from its raw values: watts measured, else VA x PF,
  * else A x V (or VA) x the configured power factor, marked estimated. A
  * channel on a level the profile lacks reads nothing, and says so. */
-static void snmp_chan_reading(const struct erg_pdu_source *src, int c,
-                              struct erg_pdu_reading *r) {
+static void snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_pdu_reading *r) {
   struct snmp_priv *p = src->priv;
   struct snmp_chan *ch = &p->ch[c];
   if (!erg_snmp_ready(p)) /* its named rows moved this round: nothing read is theirs */
@@ -652,8 +654,10 @@ static void snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_
     }
   const struct snmp_priv *p = src->priv;
   if (!erg_snmp_ready(p)) /* erg_snmp_names_stale this round */
-    snprintf(why, whylen, "%s: rows of the variable table were added or removed: their names "
-             "are read again", src->cfg.host);
+    snprintf(why, whylen,
+             "%s: rows of the variable table were added or removed: their names "
+             "are read again",
+             src->cfg.host);
   else
     snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
@@ -664,8 +668,8 @@ static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_read
 }
 
 int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
-                                  struct erg_pdu_reading **out, int *rc, char *whys,
-                                  size_t whylen, double max_seconds) {
+                                  struct erg_pdu_reading **out, int *rc, char *whys, size_t whylen,
+                                  double max_seconds) {
   uint64_t limit = max_seconds > 0 ? erg_time_monotonic_ns() + (uint64_t)(max_seconds * 1e9) : 0;
   int *rcs = rc ? rc : calloc(n ? n : 1, sizeof *rcs);
   size_t cap = 0, nj = 0;
@@ -678,8 +682,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
       snmp_reset_out(srcs[i], out[i]);
       snmp_forget(srcs[i]);
       ((struct snmp_priv *)srcs[i]->priv)->tried = false;
-    }
-    else if (whys)
+    } else if (whys)
       snprintf(whys + i * whylen, whylen, "%s: not an open SNMP source", srcs[i]->cfg.host);
     if (!mine)
       continue;

@@ -16,16 +16,14 @@
 #define DETECT_CHUNK 16 /* varbinds per GETNEXT (small agents say tooBig) */
 #define DETECT_MAX 1024 /* tables tried at once (every profile's) */
 
-
 struct table_try {
   const struct erg_snmp_profile *prof;
   int level;
   char start[ERG_SNMP_OID_MAX];
   const char *oid; /* the column's template */
   bool scalar, answered;
-  bool named;      /* a level of a named-variable table: no GETNEXT, see detect_names */
+  bool named; /* a level of a named-variable table: no GETNEXT, see detect_names */
 };
-
 
 /* GETNEXT on every try's start OID; marks those whose table answered.
  * -1 when the agent does not answer at all. */
@@ -126,8 +124,8 @@ static size_t detect_add(struct table_try *t, size_t n, const struct erg_snmp_pr
 }
 
 /* The best of t: most levels answering; ties go to the earlier profile. */
-static const struct erg_snmp_profile *detect_best(const struct table_try *t, size_t n,
-                                                  char *levels, size_t llen) {
+static const struct erg_snmp_profile *detect_best(const struct table_try *t, size_t n, char *levels,
+                                                  size_t llen) {
   const struct erg_snmp_profile *best = NULL;
   int bestn = 0;
   for (size_t i = 0; i < n;) {
@@ -144,20 +142,17 @@ static const struct erg_snmp_profile *detect_best(const struct table_try *t, siz
       levels[0] = '\0';
       for (int l = 0; l < ERG_PDU_NLEVELS; l++)
         if (lv[l] && o < llen)
-          o += (size_t)snprintf(levels + o, llen - o, "%s%s", o ? ", " : "",
-                                erg_pdu_level_name(l));
+          o += (size_t)snprintf(levels + o, llen - o, "%s%s", o ? ", " : "", erg_pdu_level_name(l));
     }
     i = j;
   }
   return best;
 }
 
-
 /* GETNEXT on t's tables and name resolution of its named ones. */
 static int detect_tables(struct erg_pdu_source *src, struct table_try *t, size_t n,
                          struct named_found *found, size_t *nfound, char *why, size_t whylen) {
-  return detect_run(src, t, n, why, whylen) ||
-                 detect_names(src, t, n, found, nfound, why, whylen)
+  return detect_run(src, t, n, why, whylen) || detect_names(src, t, n, found, nfound, why, whylen)
              ? -1
              : 0;
 }
@@ -206,15 +201,16 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
       best = detect_best(t, n, levels, sizeof levels);
     }
     if (best)
-      snprintf(p->ident.why, sizeof p->ident.why,
-               "sysObjectID %s %s; found by its tables (%s: %s)", sysoid[0] ? sysoid : "(none)",
-               nc ? "suggests profiles whose tables do not answer"
+      snprintf(p->ident.why, sizeof p->ident.why, "sysObjectID %s %s; found by its tables (%s: %s)",
+               sysoid[0] ? sysoid : "(none)",
+               nc                                ? "suggests profiles whose tables do not answer"
                : erg_snmp_sysoid_generic(sysoid) ? "is generic"
-                                        : "matches no profile",
+                                                 : "matches no profile",
                best->mib, levels);
   }
   if (!best) {
-    snprintf(why, whylen, "%s: sysObjectID %s; no known PDU table answers (neither a vendor MIB "
+    snprintf(why, whylen,
+             "%s: sysObjectID %s; no known PDU table answers (neither a vendor MIB "
              "nor ENTITY-SENSOR-MIB watts); set profile=generic with oid_power= (see docs/pdu.md)",
              src->cfg.host, sysoid[0] ? sysoid : "(none)");
     rc = -2;
@@ -296,8 +292,7 @@ void erg_snmp_borrow_voltage(struct snmp_priv *p) {
     const struct erg_snmp_col *v = &p->prof->lv[from[i]].q[ERG_Q_VOLTAGE];
     if (v->var) /* named: the row found, once resolved */
       v = erg_snmp_names_col(p, from[i], 1, ERG_Q_VOLTAGE);
-    if (v && v->oid &&
-        !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
+    if (v && v->oid && !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
       p->vborrow = v;
       return;
     }
@@ -313,8 +308,8 @@ int erg_snmp_level_missing(const struct snmp_priv *p, const struct erg_pdu_sourc
   size_t o = 0;
   for (int k = 0; k < ERG_PDU_NLEVELS; k++)
     if (erg_snmp_level_offered(&p->prof->lv[k]) && o < sizeof have)
-      o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "",
-                            erg_pdu_level_name(k));
+      o +=
+          (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "", erg_pdu_level_name(k));
   snprintf(why, whylen, "profile %s has no %s level (it has: %s)", p->prof->name,
            erg_pdu_level_name(l), have);
   return -1;
@@ -330,14 +325,16 @@ double erg_snmp_wrap_joules(const struct erg_pdu_source *src, int channel) {
     return 0;
   double scale = erg_snmp_col_scale(col, &p->ch[channel], ERG_Q_ENERGY);
   switch (p->ch[channel].energy_type) {
-  case ASN_COUNTER64: return 0;
-  case ASN_INTEGER: return 2147483648.0 * scale;
-  default: return 4294967296.0 * scale;
+    case ASN_COUNTER64:
+      return 0;
+    case ASN_INTEGER:
+      return 2147483648.0 * scale;
+    default:
+      return 4294967296.0 * scale;
   }
 }
 
-int erg_snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why,
-                       size_t whylen) {
+int erg_snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why, size_t whylen) {
   const struct snmp_priv *p = src->priv;
   if (!p || !p->ch[channel].bad_why[0])
     return -1;

@@ -18,9 +18,9 @@ struct snmp_chan {
   signed char digits[ERG_Q_N + 1];    /* + 1: the borrowed voltage */
   signed char si_prefix[ERG_Q_N + 1]; /* 9 = units */
   bool fallback;
-  double raw[ERG_Q_N + 1];            /* this round's raw values, NAN absent */
-  uint64_t seen_ns;                   /* when they were read, 0 not this round */
-  unsigned char energy_type;          /* ASN type last seen */
+  double raw[ERG_Q_N + 1];   /* this round's raw values, NAN absent */
+  uint64_t seen_ns;          /* when they were read, 0 not this round */
+  unsigned char energy_type; /* ASN type last seen */
   /* This round: a value the agent sent that is no reading (wrong type,
    * negative), and what it was; "" none. */
   char bad_why[112];
@@ -51,21 +51,21 @@ struct snmp_priv {
   const struct erg_snmp_profile *prof; /* NULL until identified */
   struct erg_snmp_profile generic;     /* storage for profile=generic */
   struct erg_snmp_ident ident;
-  bool named;                          /* the profile was set in the config */
-  char detect_why[320];                /* why detection found no profile */
-  uint64_t detect_next_ns;             /* monotonic: no detection before (0: now) */
-  bool want_all;                       /* probe: every quantity, every round */
+  bool named;              /* the profile was set in the config */
+  char detect_why[320];    /* why detection found no profile */
+  uint64_t detect_next_ns; /* monotonic: no detection before (0: now) */
+  bool want_all;           /* probe: every quantity, every round */
   /* The voltage a level without its own borrows (inlet 1, phase 1 or the
    * device), and its column; NULL: none. */
   const struct erg_snmp_col *vborrow;
   char vborrow_oid[ERG_SNMP_OID_MAX];
   struct snmp_chan ch[ERG_PDU_MAX_CHANNELS];
   char peer[160];
-  double budget_s;                     /* timeout x tries */
-  unsigned mark;                       /* snmp_collect_fds dedup */
-  bool failed_last;                    /* last round failed: send it last */
-  bool tried;                          /* a request went out this round */
-  int max_vars;                        /* varbinds per GET after a tooBig; 0: the default */
+  double budget_s;  /* timeout x tries */
+  unsigned mark;    /* snmp_collect_fds dedup */
+  bool failed_last; /* last round failed: send it last */
+  bool tried;       /* a request went out this round */
+  int max_vars;     /* varbinds per GET after a tooBig; 0: the default */
   /* A profile with a named-variable table: the rows found, once (again
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
@@ -79,8 +79,7 @@ double erg_snmp_col_scale(const struct erg_snmp_col *col, const struct snmp_chan
 /* The column of quantity q for src's channel c (q == ERG_Q_N: the
  * borrowed voltage), NULL when the profile has none. */
 const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
-                                             const struct erg_pdu_source_config *cfg, int c,
-                                             int q);
+                                             const struct erg_pdu_source_config *cfg, int c, int q);
 
 /* Once per process: net-snmp without config files, state or MIBs. */
 void erg_snmp_lib_init(void);

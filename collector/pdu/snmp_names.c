@@ -26,8 +26,8 @@ void erg_snmp_names_free(struct snmp_names_map *m) {
 
 /* The next rows after from: a GETBULK of up to reps (SNMPv2c/v3), a
  * GETNEXT (SNMPv1, or reps 1). 0 with *resp, -1 with a reason, -2 tooBig. */
-static int names_next(struct erg_pdu_source *src, const char *from, int reps,
-                      netsnmp_pdu **resp, char *why, size_t whylen) {
+static int names_next(struct erg_pdu_source *src, const char *from, int reps, netsnmp_pdu **resp,
+                      char *why, size_t whylen) {
   struct snmp_priv *p = src->priv;
   if (src->cfg.snmp_version == 1 || reps <= 1)
     return erg_snmp_sync(src, SNMP_MSG_GETNEXT, &from, 1, resp, why, whylen);
@@ -52,14 +52,12 @@ static int names_next(struct erg_pdu_source *src, const char *from, int reps,
     snmp_free_pdu(r);
     return -2;
   }
-  if (st == STAT_SUCCESS && r && r->command != SNMP_MSG_REPORT &&
-      r->errstat == SNMP_ERR_NOERROR) {
+  if (st == STAT_SUCCESS && r && r->command != SNMP_MSG_REPORT && r->errstat == SNMP_ERR_NOERROR) {
     *resp = r;
     return 0;
   }
   if (st == STAT_TIMEOUT)
-    snprintf(why, whylen, "%s (%s): no answer within %.3g s", src->cfg.host, p->peer,
-             p->budget_s);
+    snprintf(why, whylen, "%s (%s): no answer within %.3g s", src->cfg.host, p->peer, p->budget_s);
   else if (st == STAT_SUCCESS && r && r->command != SNMP_MSG_REPORT)
     snprintf(why, whylen, "%s (%s): agent said %s to a GETBULK", src->cfg.host, p->peer,
              snmp_errstring(r->errstat));
@@ -72,8 +70,8 @@ static int names_next(struct erg_pdu_source *src, const char *from, int reps,
 
 /* Adds the row (row: its index, ".device.var") named name, if it is one
  * of prof's variables and none of its kind was seen before. */
-static int names_add(const struct erg_snmp_profile *prof, struct snmp_names_map *m,
-                     size_t *cap, const char *name, const char *row) {
+static int names_add(const struct erg_snmp_profile *prof, struct snmp_names_map *m, size_t *cap,
+                     const char *name, const char *row) {
   int level, entity, q;
   if (!erg_snmp_names_classify(prof, name, &level, &entity, &q))
     return 0;
@@ -94,8 +92,10 @@ static int names_add(const struct erg_snmp_profile *prof, struct snmp_names_map 
     *cap = nc;
   }
   struct snmp_named *e = &m->v[m->n];
-  *e = (struct snmp_named){.level = (unsigned char)level, .q = (unsigned char)q,
-                           .entity = entity, .col = prof->lv[level].q[q]};
+  *e = (struct snmp_named){.level = (unsigned char)level,
+                           .q = (unsigned char)q,
+                           .entity = entity,
+                           .col = prof->lv[level].q[q]};
   if ((size_t)snprintf(e->oid, sizeof e->oid, "%s%s", col, row) >= sizeof e->oid)
     return 0;
   m->n++;
@@ -136,8 +136,8 @@ static int names_walk(struct erg_pdu_source *src, const struct erg_snmp_profile 
       char got[ERG_SNMP_OID_MAX], name[96];
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
       /* Leaving the column, or an agent that does not move on: done. */
-      done = !erg_snmp_vb_present(v) || strncmp(got, prefix, plen) != 0 ||
-             got[plen] != '.' || !strcmp(got, cur);
+      done = !erg_snmp_vb_present(v) || strncmp(got, prefix, plen) != 0 || got[plen] != '.' ||
+             !strcmp(got, cur);
       if (done)
         break;
       snprintf(cur, sizeof cur, "%s", got);
@@ -193,8 +193,7 @@ static int names_scales(struct erg_pdu_source *src, const struct erg_snmp_profil
         at[i][1] = n++;
       }
     }
-    if (n && erg_snmp_get(src, ptr, n, present, vals, &units[0][0], sizeof units[0], why,
-                          whylen))
+    if (n && erg_snmp_get(src, ptr, n, present, vals, &units[0][0], sizeof units[0], why, whylen))
       return -1;
     for (size_t i = 0; i < k; i++) { /* keep <= first + i: only rows already seen move */
       struct snmp_named e = m->v[first + i];
@@ -293,10 +292,8 @@ const struct erg_snmp_col *erg_snmp_names_col(const struct snmp_priv *p, int lev
                                               int q) {
   if (!p->names.n)
     return NULL;
-  struct snmp_named key = {.level = (unsigned char)level, .q = (unsigned char)q,
-                           .entity = entity};
-  const struct snmp_named *e =
-      bsearch(&key, p->names.v, p->names.n, sizeof key, named_cmp);
+  struct snmp_named key = {.level = (unsigned char)level, .q = (unsigned char)q, .entity = entity};
+  const struct snmp_named *e = bsearch(&key, p->names.v, p->names.n, sizeof key, named_cmp);
   return e ? &e->col : NULL;
 }
 

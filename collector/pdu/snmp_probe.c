@@ -40,8 +40,8 @@ static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const in
   return 0;
 }
 
-int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max,
-                            char *why, size_t whylen) {
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max, char *why,
+                            size_t whylen) {
   const struct snmp_priv *p = src->priv;
   if (!p || !p->prof || level < 0 || level >= ERG_PDU_NLEVELS)
     return 0;

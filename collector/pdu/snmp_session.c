@@ -84,8 +84,9 @@ static int snmp_v3_level(const struct erg_pdu_source_config *c) {
     return SNMP_SEC_LEVEL_AUTHPRIV;
   if (c->v3_level[0])
     return -1;
-  return c->v3_priv_pass[0] ? SNMP_SEC_LEVEL_AUTHPRIV
-         : c->v3_auth_pass[0] ? SNMP_SEC_LEVEL_AUTHNOPRIV : SNMP_SEC_LEVEL_NOAUTH;
+  return c->v3_priv_pass[0]   ? SNMP_SEC_LEVEL_AUTHPRIV
+         : c->v3_auth_pass[0] ? SNMP_SEC_LEVEL_AUTHNOPRIV
+                              : SNMP_SEC_LEVEL_NOAUTH;
 }
 
 /* Localised keys are derived here once, so no packet ever waits on it. */
@@ -94,8 +95,9 @@ static int snmp_v3_setup(netsnmp_session *s, const struct erg_pdu_source_config 
   int level = snmp_v3_level(c);
   const oid *ap = snmp_auth_proto(c->v3_auth_proto), *pp = snmp_priv_proto(c->v3_priv_proto);
   if (!c->v3_user[0] || level < 0 || !ap || !pp) {
-    snprintf(why, whylen, "SNMPv3 needs v3_user, and v3_level noAuthNoPriv|authNoPriv|authPriv, "
-                          "v3_auth_proto MD5|SHA|SHA256, v3_priv_proto DES|AES");
+    snprintf(why, whylen,
+             "SNMPv3 needs v3_user, and v3_level noAuthNoPriv|authNoPriv|authPriv, "
+             "v3_auth_proto MD5|SHA|SHA256, v3_priv_proto DES|AES");
     return -1;
   }
   s->securityName = (char *)c->v3_user;
@@ -105,7 +107,8 @@ static int snmp_v3_setup(netsnmp_session *s, const struct erg_pdu_source_config 
   s->contextNameLen = strlen(c->v3_context);
   if (level == SNMP_SEC_LEVEL_NOAUTH)
     return 0;
-  if (strlen(c->v3_auth_pass) < 8 || (level == SNMP_SEC_LEVEL_AUTHPRIV && strlen(c->v3_priv_pass) < 8)) {
+  if (strlen(c->v3_auth_pass) < 8 ||
+      (level == SNMP_SEC_LEVEL_AUTHPRIV && strlen(c->v3_priv_pass) < 8)) {
     snprintf(why, whylen, "SNMPv3 passphrases must be at least 8 characters");
     return -1;
   }
@@ -150,19 +153,24 @@ int erg_snmp_session_open(const struct erg_pdu_source *src, struct snmp_priv *p,
   s.community = (u_char *)community;
   s.community_len = strlen(community);
   switch (c->snmp_version) {
-  case 1: s.version = SNMP_VERSION_1; break;
-  case 0: case 2: s.version = SNMP_VERSION_2c; break;
-  case 3:
-    s.version = SNMP_VERSION_3;
-    if (snmp_v3_setup(&s, c, why, whylen))
+    case 1:
+      s.version = SNMP_VERSION_1;
+      break;
+    case 0:
+    case 2:
+      s.version = SNMP_VERSION_2c;
+      break;
+    case 3:
+      s.version = SNMP_VERSION_3;
+      if (snmp_v3_setup(&s, c, why, whylen))
+        return -1;
+      /* Engine ID discovery happens on the first request, asynchronously,
+       * instead of a blocking probe here. */
+      s.flags |= SNMP_FLAGS_DONT_PROBE;
+      break;
+    default:
+      snprintf(why, whylen, "version must be 1, 2c or 3 (got %d)", c->snmp_version);
       return -1;
-    /* Engine ID discovery happens on the first request, asynchronously,
-     * instead of a blocking probe here. */
-    s.flags |= SNMP_FLAGS_DONT_PROBE;
-    break;
-  default:
-    snprintf(why, whylen, "version must be 1, 2c or 3 (got %d)", c->snmp_version);
-    return -1;
   }
   p->sess = snmp_sess_open(&s);
   if (!p->sess) {
@@ -180,26 +188,26 @@ int erg_snmp_session_open(const struct erg_pdu_source *src, struct snmp_priv *p,
 
 double erg_snmp_vb_number(const netsnmp_variable_list *v) {
   switch (v->type) {
-  case ASN_INTEGER:
-    return (double)*v->val.integer;
-  case ASN_GAUGE:
-  case ASN_COUNTER:
-  case ASN_TIMETICKS:
-  case ASN_UINTEGER:
-    return (double)(*(const unsigned long *)v->val.integer & 0xffffffffUL);
-  case ASN_COUNTER64:
-    return (double)v->val.counter64->high * 4294967296.0 + (double)v->val.counter64->low;
-  case ASN_OCTET_STR: { /* some agents send numbers as text */
-    char buf[32];
-    size_t len = v->val_len < sizeof buf - 1 ? v->val_len : sizeof buf - 1;
-    memcpy(buf, v->val.string, len);
-    buf[len] = '\0';
-    char *end;
-    double d = strtod(buf, &end);
-    return end != buf ? d : NAN;
-  }
-  default: /* noSuchObject, noSuchInstance, endOfMibView, NULL */
-    return NAN;
+    case ASN_INTEGER:
+      return (double)*v->val.integer;
+    case ASN_GAUGE:
+    case ASN_COUNTER:
+    case ASN_TIMETICKS:
+    case ASN_UINTEGER:
+      return (double)(*(const unsigned long *)v->val.integer & 0xffffffffUL);
+    case ASN_COUNTER64:
+      return (double)v->val.counter64->high * 4294967296.0 + (double)v->val.counter64->low;
+    case ASN_OCTET_STR: { /* some agents send numbers as text */
+      char buf[32];
+      size_t len = v->val_len < sizeof buf - 1 ? v->val_len : sizeof buf - 1;
+      memcpy(buf, v->val.string, len);
+      buf[len] = '\0';
+      char *end;
+      double d = strtod(buf, &end);
+      return end != buf ? d : NAN;
+    }
+    default: /* noSuchObject, noSuchInstance, endOfMibView, NULL */
+      return NAN;
   }
 }
 
@@ -270,8 +278,7 @@ int erg_snmp_sync(struct erg_pdu_source *src, int cmd, const char *const *oids, 
   netsnmp_pdu *r = NULL;
   int st = snmp_sess_synch_response(p->sess, req, &r); /* frees req */
   if (st == STAT_TIMEOUT) {
-    snprintf(why, whylen, "%s (%s): no answer within %.3g s", src->cfg.host, p->peer,
-             p->budget_s);
+    snprintf(why, whylen, "%s (%s): no answer within %.3g s", src->cfg.host, p->peer, p->budget_s);
   } else if (st != STAT_SUCCESS || !r) {
     char *err = NULL;
     int liberr, syserr;

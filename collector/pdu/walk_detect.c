@@ -151,16 +151,18 @@ const struct erg_snmp_profile *erg_snmp_walk_detect(const struct erg_snmp_walk *
   if (!best && std)
     best = walk_best(w, &std, 1, &lv);
   if (!best) {
-    snprintf(how, howlen, "sysObjectID %s; no known PDU table answers (neither a vendor MIB "
-             "nor ENTITY-SENSOR-MIB watts)", sysoid[0] ? sysoid : "(none)");
+    snprintf(how, howlen,
+             "sysObjectID %s; no known PDU table answers (neither a vendor MIB "
+             "nor ENTITY-SENSOR-MIB watts)",
+             sysoid[0] ? sysoid : "(none)");
     return NULL;
   }
   walk_level_list(lv, levels, sizeof levels);
   snprintf(how, howlen, "sysObjectID %s %s; found by its tables (%s: %s)",
            sysoid[0] ? sysoid : "(none)",
-           nc ? "suggests profiles whose tables do not answer"
+           nc                                ? "suggests profiles whose tables do not answer"
            : erg_snmp_sysoid_generic(sysoid) ? "is generic"
-                                         : "matches no profile",
+                                             : "matches no profile",
            best->mib, levels);
   return best;
 }
@@ -202,12 +204,13 @@ int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_pr
   for (int q = 0; q <= ERG_Q_N; q++)
     out->raw[q] = out->factor[q] = NAN;
   if (prof && prof->names) { /* rows known by name only: not mapped offline yet */
-    snprintf(why, whylen, "profile %s names its variables (%s): serving it from a walk with "
-             "live values is not supported", prof->name, prof->mib);
+    snprintf(why, whylen,
+             "profile %s names its variables (%s): serving it from a walk with "
+             "live values is not supported",
+             prof->name, prof->mib);
     return -1;
   }
-  if (!prof || level < 0 || level >= ERG_PDU_NLEVELS ||
-      !erg_snmp_level_row_oid(&prof->lv[level])) {
+  if (!prof || level < 0 || level >= ERG_PDU_NLEVELS || !erg_snmp_level_row_oid(&prof->lv[level])) {
     char have[96] = "";
     size_t o = 0;
     for (int k = 0; prof && k < ERG_PDU_NLEVELS; k++)
@@ -257,8 +260,8 @@ int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_pr
     out->factor[q] = erg_snmp_col_scale(col, ch, q);
     char name[ERG_SNMP_OID_MAX];
     double num;
-    out->present[q] = w->lookup(w->ctx, out->oid[q], false, name, sizeof name, &out->type[q],
-                                &num, NULL, 0) == 0;
+    out->present[q] =
+        w->lookup(w->ctx, out->oid[q], false, name, sizeof name, &out->type[q], &num, NULL, 0) == 0;
     out->raw[q] = out->present[q] ? num : NAN;
   }
   free(p);

@@ -44,10 +44,9 @@ static int only_vda(const char *dev) { return !strcmp(dev, "vda"); }
 
 static void test_diskstats(void **state) {
   (void)state;
-  const char *buf =
-      "   7       0 loop0 5 0 80 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-      " 253       0 vda 100 7 2000 50 40 3 1000 60 0 90 110 0 0 0 0 0 0\n"
-      " 253       1 vda1 90 7 1900 45 40 3 1000 60 0 80 100 0 0 0 0 0 0\n";
+  const char *buf = "   7       0 loop0 5 0 80 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+                    " 253       0 vda 100 7 2000 50 40 3 1000 60 0 90 110 0 0 0 0 0 0\n"
+                    " 253       1 vda1 90 7 1900 45 40 3 1000 60 0 80 100 0 0 0 0 0 0\n";
   uint64_t r, w;
   assert_true(erg_proc_parse_diskstats(buf, only_vda, &r, &w) == 0);
   assert_true(r == 2000 * 512 && w == 1000 * 512);
@@ -187,11 +186,11 @@ static void test_link_up(void **state) {
   zmq_ctx_term(ctx);
   assert_true(erg_agent_config_set(&cfg, "curve_server_key", pub, why, sizeof why) == 0);
   assert_true(!strcmp(cfg.curve_server_key, pub));
-  assert_true(erg_agent_config_set(&cfg, "curve_server_key", "/no/such/key.pub", why,
-                                   sizeof why) != 0);
+  assert_true(erg_agent_config_set(&cfg, "curve_server_key", "/no/such/key.pub", why, sizeof why) !=
+              0);
   assert_true(strstr(why, "curve_server_key") != NULL);
-  assert_true(erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why,
-                                   sizeof why) == 0);
+  assert_true(
+      erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why, sizeof why) == 0);
 }
 
 int main(void) {

@@ -20,12 +20,36 @@
 #define NCPU 128
 
 /* Comms as an HPC node shows them: MPI ranks share a name, daemons do not. */
-static const char *const comms[] = {
-    "lmp_mpi", "gmx_mpi", "vasp_std", "python3", "pw.x", "namd2", "slurmstepd", "srun",
-    "bash", "sshd", "systemd", "systemd-journal", "munged", "chronyd", "node_exporter",
-    "dbus-daemon", "rsyslogd", "kworker/u128:2", "irqbalance", "java", "R", "julia",
-    "cp2k.psmp", "orted", "hydra_pmi_proxy", "nvidia-persiste", "lustre_agent", "sssd_nss",
-    "crond", "erg-agent"};
+static const char *const comms[] = {"lmp_mpi",
+                                    "gmx_mpi",
+                                    "vasp_std",
+                                    "python3",
+                                    "pw.x",
+                                    "namd2",
+                                    "slurmstepd",
+                                    "srun",
+                                    "bash",
+                                    "sshd",
+                                    "systemd",
+                                    "systemd-journal",
+                                    "munged",
+                                    "chronyd",
+                                    "node_exporter",
+                                    "dbus-daemon",
+                                    "rsyslogd",
+                                    "kworker/u128:2",
+                                    "irqbalance",
+                                    "java",
+                                    "R",
+                                    "julia",
+                                    "cp2k.psmp",
+                                    "orted",
+                                    "hydra_pmi_proxy",
+                                    "nvidia-persiste",
+                                    "lustre_agent",
+                                    "sssd_nss",
+                                    "crond",
+                                    "erg-agent"};
 #define NCOMMS (sizeof comms / sizeof comms[0])
 
 struct load_node {

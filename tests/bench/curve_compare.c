@@ -78,8 +78,8 @@ static int run(const struct curve *c, const struct curve_sim *s, unsigned long s
   out->fall = curve_model_max_drop(&m, 1.0, &out->fall_at);
   double idle_true = curve_watts(c, 0);
   for (int k = 0; k < NU; k++)
-    out->ratio[k] = (curve_model_watts(&m, grid_u[k]) - idle_true) /
-                    (curve_watts(c, grid_u[k]) - idle_true);
+    out->ratio[k] =
+        (curve_model_watts(&m, grid_u[k]) - idle_true) / (curve_watts(c, grid_u[k]) - idle_true);
   return 0;
 }
 
@@ -131,8 +131,13 @@ static int spread(const struct curve *shapes, int n, const struct curve_sim *s, 
 }
 
 int main(int argc, char **argv) {
-  struct curve_sim s = {.cells = 3000, .ncpu = 2, .step_seconds = 5, .low_share = 1.0 / 3,
-                        .jitter = 0, .noise_watts = 1.0, .quantum_watts = 0.5,
+  struct curve_sim s = {.cells = 3000,
+                        .ncpu = 2,
+                        .step_seconds = 5,
+                        .low_share = 1.0 / 3,
+                        .jitter = 0,
+                        .noise_watts = 1.0,
+                        .quantum_watts = 0.5,
                         .jitter_scaled = true};
   unsigned long seed = 11;
   int nseeds = 0;
@@ -183,8 +188,8 @@ int main(int argc, char **argv) {
   static const char *idle_name[] = {"from a profile", "fitted", "exactly the true idle"};
   if (nseeds > 0) {
     printf("%d cells, %g CPUs (0.1 core = u %.3f), idle %s, seeds 1-%d: the current curve's "
-           "fitted / true power above true idle\n", s.cells, s.ncpu, 0.1 / s.ncpu,
-           idle_name[idle_mode], nseeds);
+           "fitted / true power above true idle\n",
+           s.cells, s.ncpu, 0.1 / s.ncpu, idle_name[idle_mode], nseeds);
     return spread(shapes, monotone_shapes, &s, nseeds, idle_mode);
   }
   printf("%d cells, %g CPUs (0.1 core = u %.3f), idle %s, seed %lu\n", s.cells, s.ncpu,
@@ -229,7 +234,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("worst over the %d rising shapes (ratio furthest from 1); curves that fall of all %d: "
-         "before %d, after %d\n", monotone_shapes, n, falls[0], falls[1]);
+         "before %d, after %d\n",
+         monotone_shapes, n, falls[0], falls[1]);
   print_row("before", &worst[0]);
   print_row("after", &worst[1]);
   return failed;

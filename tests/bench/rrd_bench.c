@@ -32,9 +32,12 @@ static int bench_round(struct erg_store *s, int nodes, int64_t t_end) {
   int failed = 0;
   char why[300], name[32];
   for (int i = 0; i < nodes; i++) {
-    struct erg_store_node_cell c = {.t_end = t_end, .measured_watts = 200 + i % 50,
-                                    .modelled_watts = 198, .idle_watts = 90,
-                                    .dynamic_watts = 110 + i % 50, .unattributed_watts = 0};
+    struct erg_store_node_cell c = {.t_end = t_end,
+                                    .measured_watts = 200 + i % 50,
+                                    .modelled_watts = 198,
+                                    .idle_watts = 90,
+                                    .dynamic_watts = 110 + i % 50,
+                                    .unattributed_watts = 0};
     snprintf(name, sizeof name, "rrdb%05d", i);
     if (erg_store_node_update(s, name, &c, why, sizeof why) != 0 && failed++ == 0)
       fprintf(stderr, "rrd_bench: %s\n", why);
@@ -61,8 +64,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rrd_bench: NODES, ROUNDS, STEP and DAYS must be positive\n");
     return 1;
   }
-  struct erg_store_options so = {.root = argv[1], .step_seconds = step,
-                                 .rrdcached = argc > 6 ? argv[6] : NULL, .keep_days = days};
+  struct erg_store_options so = {.root = argv[1],
+                                 .step_seconds = step,
+                                 .rrdcached = argc > 6 ? argv[6] : NULL,
+                                 .keep_days = days};
   struct erg_store *s;
   char why[300];
   if (erg_store_open(&s, &so, why, sizeof why) != 0) {

@@ -50,7 +50,8 @@ static size_t bench_load(const char *path, int outlets, struct erg_pdu_source **
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential | --inflight N]\n");
+    fprintf(stderr,
+            "usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential | --inflight N]\n");
     return 1;
   }
   int rounds = atoi(argv[2]), outlets = atoi(argv[3]);
@@ -89,7 +90,8 @@ int main(int argc, char **argv) {
   getrusage(RUSAGE_SELF, &ru);
   printf("median %.3f s for %zu PDUs x %d outlets (%s), poller CPU %.2f s in %d rounds\n",
          t[rounds / 2], n, outlets, seq ? "sequential" : "poll_many",
-         ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+         ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+             (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
          rounds);
   for (size_t i = 0; i < n; i++) {
     erg_pdu_source_close(sp[i]);

@@ -58,8 +58,8 @@ static void answer(netsnmp_variable_list *v, int k) {
     x = noutlet;
     snmp_set_var_typed_value(v, ASN_INTEGER, &x, sizeof x);
   } else if (v->name_length == ENTRY_LEN + 2 &&
-             !memcmp(v->name, outlet_entry, sizeof outlet_entry) &&
-             v->name[ENTRY_LEN + 1] >= 1 && v->name[ENTRY_LEN + 1] <= (oid)noutlet) {
+             !memcmp(v->name, outlet_entry, sizeof outlet_entry) && v->name[ENTRY_LEN + 1] >= 1 &&
+             v->name[ENTRY_LEN + 1] <= (oid)noutlet) {
     long col = (long)v->name[ENTRY_LEN], i = (long)v->name[ENTRY_LEN + 1];
     if (col == 3) {
       snprintf(s, sizeof s, "pdu%d-o%ld", k, i);

@@ -16,16 +16,14 @@
 #include "../erg_test.h"
 #include "erg_bpf.h"
 
-static inline uint64_t test_clock_ns(clockid_t id)
-{
+static inline uint64_t test_clock_ns(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Keeps the calling thread on one CPU: 0, or -1 with errno. */
-static inline int test_pin_try(int cpu)
-{
+static inline int test_pin_try(int cpu) {
   cpu_set_t set;
 
   CPU_ZERO(&set);
@@ -35,8 +33,7 @@ static inline int test_pin_try(int cpu)
 
 /* The same in the test itself (a forked child: erg_child_assert on
  * test_pin_try). */
-static inline void test_pin(int cpu)
-{
+static inline void test_pin(int cpu) {
   erg_assert(test_pin_try(cpu) == 0, "affinity %d: %s", cpu, strerror(errno));
 }
 
@@ -45,8 +42,7 @@ static inline void test_pin(int cpu)
 #define TEST_TICK_SLACK_NS 11000000ull
 
 /* Process pid's on-CPU ns, up to its last tick (TEST_TICK_SLACK_NS). */
-static inline uint64_t test_runtime_ns(pid_t pid)
-{
+static inline uint64_t test_runtime_ns(pid_t pid) {
   clockid_t id;
 
   erg_assert(clock_getcpuclockid(pid, &id) == 0, "cpu clock of %d", (int)pid);
@@ -54,8 +50,7 @@ static inline uint64_t test_runtime_ns(pid_t pid)
 }
 
 /* Busy loop until this thread has used ns of CPU. */
-static inline void test_burn_ns(uint64_t ns)
-{
+static inline void test_burn_ns(uint64_t ns) {
   uint64_t end = test_clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
   volatile uint64_t x = 0;
 
@@ -67,8 +62,7 @@ static inline void test_burn_ns(uint64_t ns)
 /* Exits 77 (erg_skip_all) when the environment cannot run BPF: not built
  * with BPF, not root, no kernel BTF, no bpf() system call. Called from main
  * before the runner starts, and again by test_bpf_open. */
-static inline void test_bpf_require(void)
-{
+static inline void test_bpf_require(void) {
 #if !ERG_HAVE_BPF
   erg_skip_all("built without BPF support");
 #endif
@@ -83,8 +77,7 @@ static inline void test_bpf_require(void)
 
 /* Opens the BPF collector, or exits 77 where the environment cannot (see
  * test_bpf_require). Any other failure fails the test. */
-static inline struct erg_bpf *test_bpf_open(const struct erg_bpf_opts *o)
-{
+static inline struct erg_bpf *test_bpf_open(const struct erg_bpf_opts *o) {
   struct erg_bpf *b = NULL;
   char why[256];
 

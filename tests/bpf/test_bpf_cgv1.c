@@ -19,8 +19,7 @@ struct found {
   uint64_t v1_id;
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct found *f = user;
 
   if ((pid_t)p->pid == f->pid && p->exited) {
@@ -30,8 +29,7 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
 }
 
 /* A child that joins cgroup dir, burns 5 ms of CPU and exits. */
-static pid_t child_in(const char *dir)
-{
+static pid_t child_in(const char *dir) {
   char procs[512], pid[32];
   pid_t c = fork();
 
@@ -53,8 +51,7 @@ static pid_t child_in(const char *dir)
 static char top[256], dir[300], want[300];
 static struct erg_bpf *open_b;
 
-static void run_case(const struct erg_bpf_opts *o, const char *label)
-{
+static void run_case(const struct erg_bpf_opts *o, const char *label) {
   struct erg_bpf *b = open_b = test_bpf_open(o);
   struct found f = {0};
   char why[256], path[512];
@@ -74,22 +71,19 @@ static void run_case(const struct erg_bpf_opts *o, const char *label)
   open_b = NULL;
 }
 
-static void test_default_loader(void **state)
-{
+static void test_default_loader(void **state) {
   (void)state;
   run_case(NULL, "default");
 }
 
-static void test_libbpf_loader(void **state)
-{
+static void test_libbpf_loader(void **state) {
   struct erg_bpf_opts libbpf = {.libbpf_loader = true};
 
   (void)state;
   run_case(&libbpf, "libbpf");
 }
 
-static int case_teardown(void **state)
-{
+static int case_teardown(void **state) {
   (void)state;
   if (open_b)
     erg_bpf_close(open_b);
@@ -97,19 +91,16 @@ static int case_teardown(void **state)
   return 0;
 }
 
-static int make_job_cgroup(void **state)
-{
+static int make_job_cgroup(void **state) {
   (void)state;
   snprintf(top, sizeof(top), FREEZER "/erg_cgv1_%d", (int)getpid());
   snprintf(dir, sizeof(dir), "%s/job_4711", top);
-  erg_assert(mkdir(top, 0755) == 0 && mkdir(dir, 0755) == 0, "mkdir %s: %s", dir,
-             strerror(errno));
+  erg_assert(mkdir(top, 0755) == 0 && mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
   snprintf(want, sizeof(want), "/erg_cgv1_%d/job_4711", (int)getpid());
   return 0;
 }
 
-static int remove_job_cgroup(void **state)
-{
+static int remove_job_cgroup(void **state) {
   (void)state;
   if (dir[0])
     rmdir(dir);
@@ -118,8 +109,7 @@ static int remove_job_cgroup(void **state)
   return 0;
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_default_loader, case_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),

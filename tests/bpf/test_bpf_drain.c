@@ -25,8 +25,7 @@ struct drain_view {
   int seen[NCHILD];
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct drain_view *v = user;
 
   for (int i = 0; i < NCHILD; i++)
@@ -38,8 +37,7 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
 }
 
 /* The first field of /proc/PID/schedstat: the task's sum_exec_runtime. */
-static uint64_t schedstat_ns(pid_t pid)
-{
+static uint64_t schedstat_ns(pid_t pid) {
   unsigned long long ns = 0;
   char path[64];
   FILE *f;
@@ -51,8 +49,7 @@ static uint64_t schedstat_ns(pid_t pid)
   return ns;
 }
 
-static pid_t spawn_busy(int cpu)
-{
+static pid_t spawn_busy(int cpu) {
   pid_t pid = fork();
 
   erg_assert(pid >= 0, "fork");
@@ -66,8 +63,7 @@ static pid_t spawn_busy(int cpu)
   return erg_test_child(pid);
 }
 
-static void test_drain_consistent(void **state)
-{
+static void test_drain_consistent(void **state) {
   struct drain_view v = {0}, last = {0};
   struct erg_bpf_stats st;
   struct erg_bpf *b;
@@ -116,8 +112,8 @@ static void test_drain_consistent(void **state)
       uint64_t d = v.cpu_ns[i] > last.cpu_ns[i] ? v.cpu_ns[i] - last.cpu_ns[i] : 0;
       uint64_t w = end - prev_start;
       erg_assert(d <= w,
-                 "drain %d: child %d got %.3f ms CPU in %.3f ms wall (%llu unseen switches)", n,
-                 i, d / 1e6, w / 1e6, (unsigned long long)st.unseen_switches);
+                 "drain %d: child %d got %.3f ms CPU in %.3f ms wall (%llu unseen switches)", n, i,
+                 d / 1e6, w / 1e6, (unsigned long long)st.unseen_switches);
       if (d > worst_excess)
         worst_excess = d;
       checked++;
@@ -149,13 +145,12 @@ static void test_drain_consistent(void **state)
              (unsigned long long)st.unsettled, drains);
   printf("ok: %llu drain deltas checked, largest %.3f ms, children at %.3f / %.3f ms "
          "(scheduler: %.3f / %.3f ms), %llu unsettled re-reads, %llu unseen switches\n",
-         (unsigned long long)checked, worst_excess / 1e6, v.cpu_ns[0] / 1e6,
-         v.cpu_ns[1] / 1e6, truth[0] / 1e6, truth[1] / 1e6, (unsigned long long)st.unsettled,
+         (unsigned long long)checked, worst_excess / 1e6, v.cpu_ns[0] / 1e6, v.cpu_ns[1] / 1e6,
+         truth[0] / 1e6, truth[1] / 1e6, (unsigned long long)st.unsettled,
          (unsigned long long)st.unseen_switches);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_drain_consistent, erg_kill_children),
   };

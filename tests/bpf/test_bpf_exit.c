@@ -21,8 +21,7 @@ struct tally {
   int drains;
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct tally *t = user;
 
   if (strcmp(p->comm, KID_COMM) != 0)
@@ -36,8 +35,7 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
   }
 }
 
-static void drain(struct erg_bpf *b, struct tally *t)
-{
+static void drain(struct erg_bpf *b, struct tally *t) {
   char why[256];
 
   t->live = 0;
@@ -46,8 +44,7 @@ static void drain(struct erg_bpf *b, struct tally *t)
   t->drains++;
 }
 
-static pid_t kid_spawn(void)
-{
+static pid_t kid_spawn(void) {
   pid_t pid = fork();
 
   erg_assert(pid >= 0, "fork: %s", strerror(errno));
@@ -59,8 +56,7 @@ static pid_t kid_spawn(void)
   return pid;
 }
 
-static uint64_t kid_reap(int flags)
-{
+static uint64_t kid_reap(int flags) {
   struct rusage ru;
   int status;
   pid_t pid = wait4(-1, &status, flags, &ru);
@@ -72,8 +68,7 @@ static uint64_t kid_reap(int flags)
          ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
-static void test_exit_capture(void **state)
-{
+static void test_exit_capture(void **state) {
   struct erg_bpf *b = test_bpf_open(NULL);
   struct tally t = {0};
   struct erg_bpf_stats st;
@@ -117,8 +112,7 @@ static void test_exit_capture(void **state)
   erg_bpf_close(b);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exit_capture),
   };

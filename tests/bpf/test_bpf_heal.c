@@ -35,8 +35,7 @@ struct view {
   int seen, fake_seen;
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct view *v = user;
 
   if (p->pid == (uint32_t)v->pid && !p->exited) {
@@ -50,8 +49,7 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
   }
 }
 
-static void drain(struct erg_bpf *b, struct view *v)
-{
+static void drain(struct erg_bpf *b, struct view *v) {
   char why[256];
 
   v->seen = v->fake_seen = 0;
@@ -59,8 +57,7 @@ static void drain(struct erg_bpf *b, struct view *v)
   erg_assert(v->seen == 1, "child seen %d times", v->seen);
 }
 
-static pid_t spawn_hog(void)
-{
+static pid_t spawn_hog(void) {
   struct sched_param sp = {.sched_priority = 1};
   pid_t pid = fork();
 
@@ -69,8 +66,7 @@ static pid_t spawn_hog(void)
     return erg_test_child(pid);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   erg_child_assert(test_pin_try(1) == 0, "affinity 1: %s", strerror(errno));
-  erg_child_assert(sched_setscheduler(0, SCHED_FIFO, &sp) == 0, "SCHED_FIFO: %s",
-                   strerror(errno));
+  erg_child_assert(sched_setscheduler(0, SCHED_FIFO, &sp) == 0, "SCHED_FIFO: %s", strerror(errno));
   for (volatile uint64_t x = 0;; x++)
     ;
 }
@@ -78,8 +74,7 @@ static pid_t spawn_hog(void)
 /* CPU 1's state as if a switch-in of FAKE_TGID had been the last one seen
  * there. Per-CPU maps are written for all CPUs at once: CPU 0 (this
  * process, in the system call) gets back what it had. */
-static void fake_switch_in(struct erg_bpf *b)
-{
+static void fake_switch_in(struct erg_bpf *b) {
   size_t sz = cpu_state_stride();
   char *st = calloc((size_t)b->ncpu, sz);
   uint32_t zero = 0;
@@ -99,8 +94,7 @@ static void fake_switch_in(struct erg_bpf *b)
  * failure (with the hog: erg_kill_children). */
 static struct erg_bpf *open_b;
 
-static void run_case(const struct erg_bpf_opts *o)
-{
+static void run_case(const struct erg_bpf_opts *o) {
   struct view v = {0};
   struct erg_bpf_stats st0, st;
   struct erg_bpf *b;
@@ -129,10 +123,10 @@ static void run_case(const struct erg_bpf_opts *o)
   open_b = NULL;
   printf("%s loader: child: %.1f ms reported (%.1f ms when the state was faked), ran %.1f ms; "
          "made-up group %s; unseen switches %llu -> %llu\n",
-         o ? "libbpf" : "light", v.cpu_ns / 1e6, at_fake / 1e6, run / 1e6, v.fake_seen ? "still reported" : "gone",
-         (unsigned long long)st0.unseen_switches, (unsigned long long)st.unseen_switches);
-  erg_assert(v.cpu_ns + TEST_TICK_SLACK_NS >= run,
-             "the child's slice in flight was not repaired");
+         o ? "libbpf" : "light", v.cpu_ns / 1e6, at_fake / 1e6, run / 1e6,
+         v.fake_seen ? "still reported" : "gone", (unsigned long long)st0.unseen_switches,
+         (unsigned long long)st.unseen_switches);
+  erg_assert(v.cpu_ns + TEST_TICK_SLACK_NS >= run, "the child's slice in flight was not repaired");
   /* The charged part is runtime; the slice in flight is wall time (steal
    * time included: CI saw 420 ms reported for 405.7 ms run), so the total
    * is bounded by the wall time since the fork. */
@@ -144,23 +138,20 @@ static void run_case(const struct erg_bpf_opts *o)
   erg_assert(st.unseen_switches > st0.unseen_switches, "the repair was not counted");
 }
 
-static void test_light_loader(void **state)
-{
+static void test_light_loader(void **state) {
   (void)state;
   run_case(NULL);
 }
 
 /* Attaches the clock to the other skeleton's program. */
-static void test_libbpf_loader(void **state)
-{
+static void test_libbpf_loader(void **state) {
   struct erg_bpf_opts libbpf = {.libbpf_loader = true};
 
   (void)state;
   run_case(&libbpf);
 }
 
-static int case_teardown(void **state)
-{
+static int case_teardown(void **state) {
   erg_kill_children(state);
   if (open_b)
     erg_bpf_close(open_b);
@@ -168,8 +159,7 @@ static int case_teardown(void **state)
   return 0;
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_light_loader, case_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
@@ -182,8 +172,5 @@ int main(void)
 }
 
 #else
-int main(void)
-{
-  erg_skip_all("built without BPF support");
-}
+int main(void) { erg_skip_all("built without BPF support"); }
 #endif

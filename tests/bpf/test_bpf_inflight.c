@@ -34,8 +34,7 @@ struct view {
   int seen;
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct view *v = user;
 
   if (p->pid == (uint32_t)v->pid && !p->exited) {
@@ -45,15 +44,13 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
   }
 }
 
-static void set_fifo(int prio)
-{
+static void set_fifo(int prio) {
   struct sched_param sp = {.sched_priority = prio};
 
   sched_setscheduler(0, SCHED_FIFO, &sp); /* best effort: see main */
 }
 
-static pid_t spawn(int prio, int rfd, int wfd)
-{
+static pid_t spawn(int prio, int rfd, int wfd) {
   pid_t pid = fork();
   char c;
 
@@ -71,8 +68,7 @@ static pid_t spawn(int prio, int rfd, int wfd)
     ;
 }
 
-static void test_inflight(void **state)
-{
+static void test_inflight(void **state) {
   struct view v = {0};
   struct erg_bpf_stats st;
   struct erg_bpf *b;
@@ -123,8 +119,9 @@ static void test_inflight(void **state)
     erg_bpf_stats(b, &st);
     erg_assert(rep + TEST_TICK_SLACK_NS >= 0.9 * (double)(before - base_run),
                "drain %d: %.1f ms reported, the child ran %.1f ms (%llu unseen switches, "
-               "%llu unsettled so far)", drains, rep / 1e6, (before - base_run) / 1e6,
-               (unsigned long long)st.unseen_switches, (unsigned long long)st.unsettled);
+               "%llu unsettled so far)",
+               drains, rep / 1e6, (before - base_run) / 1e6, (unsigned long long)st.unseen_switches,
+               (unsigned long long)st.unsettled);
     erg_assert(rep <= wall - base_wall, "drain %d: %.1f ms reported in %.1f ms", drains, rep / 1e6,
                (wall - base_wall) / 1e6);
     last_rep = v.cpu_ns;
@@ -144,8 +141,7 @@ static void test_inflight(void **state)
          (unsigned long long)st.unsettled);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_inflight, erg_kill_children),
   };

@@ -28,8 +28,7 @@ struct self_rec {
   struct erg_bpf_proc p;
 };
 
-static void find_self(const struct erg_bpf_proc *p, void *user)
-{
+static void find_self(const struct erg_bpf_proc *p, void *user) {
   struct self_rec *s = user;
 
   if (p->pid == (uint32_t)s->pid && !p->exited) {
@@ -38,8 +37,7 @@ static void find_self(const struct erg_bpf_proc *p, void *user)
   }
 }
 
-static struct erg_bpf_proc drain_self(struct erg_bpf *b)
-{
+static struct erg_bpf_proc drain_self(struct erg_bpf *b) {
   struct self_rec s = {.pid = getpid()};
   char why[256];
 
@@ -48,8 +46,7 @@ static struct erg_bpf_proc drain_self(struct erg_bpf *b)
   return s.p;
 }
 
-static uint64_t rusage_self_ns(void)
-{
+static uint64_t rusage_self_ns(void) {
   struct rusage ru;
 
   getrusage(RUSAGE_SELF, &ru);
@@ -57,8 +54,7 @@ static uint64_t rusage_self_ns(void)
          ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
-static void test_cpu_time(void **state)
-{
+static void test_cpu_time(void **state) {
   struct erg_bpf *b = *state;
   struct erg_bpf_proc p0, p1;
   uint64_t r0, r1, dbpf, dru;
@@ -92,8 +88,9 @@ static void test_cpu_time(void **state)
   erg_assert(erg_read_file(path, stat, sizeof(stat)) > 0, "read %s", path);
   {
     const char *q = strrchr(stat, ')');
-    erg_assert(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                                     "%*d %*d %*d %*d %llu",
+    erg_assert(q && sscanf(q + 2,
+                           "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                           "%*d %*d %*d %*d %llu",
                            &starttime) == 1,
                "parse stat");
   }
@@ -102,8 +99,7 @@ static void test_cpu_time(void **state)
              starttime);
 }
 
-static int perf_try(void)
-{
+static int perf_try(void) {
   struct perf_event_attr a;
   int fd;
 
@@ -117,8 +113,7 @@ static int perf_try(void)
   return fd >= 0;
 }
 
-static void test_features(void **state)
-{
+static void test_features(void **state) {
   struct erg_bpf *b = *state;
   unsigned f = erg_bpf_features(b);
   unsigned hw = ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES;
@@ -152,8 +147,7 @@ static void test_features(void **state)
 
 /* O_DIRECT writes are submitted by the writing task; the file must live on a
  * real block device (not tmpfs/overlay). */
-static void test_blkio(void **state)
-{
+static void test_blkio(void **state) {
   struct erg_bpf *b = *state;
   const char *dir = TEST_BLOCK_DIR;
   const size_t chunk = 1 << 20, total = 16u << 20;
@@ -181,16 +175,15 @@ static void test_blkio(void **state)
   close(fd);
   unlink(path);
   free(buf);
-  printf("blkio: wrote %zu MiB, bpf write_bytes +%.2f MiB, read_bytes +%.2f MiB\n",
-         total >> 20, (p1.write_bytes - p0.write_bytes) / 1048576.0,
+  printf("blkio: wrote %zu MiB, bpf write_bytes +%.2f MiB, read_bytes +%.2f MiB\n", total >> 20,
+         (p1.write_bytes - p0.write_bytes) / 1048576.0,
          (p1.read_bytes - p0.read_bytes) / 1048576.0);
   erg_assert(p1.write_bytes - p0.write_bytes >= total, "write bytes attributed");
 }
 
 /* big.LITTLE on this machine's real CPUs: first half little (446), second
  * half big (1024), with RK3399-like frequencies. */
-static void fake_sysfs(const char *root, int ncpu)
-{
+static void fake_sysfs(const char *root, int ncpu) {
   char path[1024], buf[32];
 
   for (int i = 0; i < ncpu; i++) {
@@ -206,8 +199,7 @@ static void fake_sysfs(const char *root, int ncpu)
   }
 }
 
-static void pin_cpu(int cpu)
-{
+static void pin_cpu(int cpu) {
   cpu_set_t set;
   int n = (int)sysconf(_SC_NPROCESSORS_CONF);
 
@@ -219,8 +211,7 @@ static void pin_cpu(int cpu)
   usleep(1000); /* migrate now */
 }
 
-static void test_fake_biglittle(void **state)
-{
+static void test_fake_biglittle(void **state) {
   const char *dir = TEST_BLOCK_DIR;
   /* This part runs on libbpf's loader (the fallback), the rest of the test
    * and test_agent_split on the light skeleton. */
@@ -247,8 +238,7 @@ static void test_fake_biglittle(void **state)
   erg_assert(erg_bpf_features(b) & ERG_BPF_F_FREQ, "freq: %s",
              erg_bpf_feature_reason(b, ERG_BPF_F_FREQ));
   erg_assert(!(erg_bpf_features(b) & ERG_BPF_F_CYCLES), "perf disabled");
-  erg_assert(erg_bpf_capacity_classes(b, cls) == 2 && cls[0] == 446 && cls[1] == 1024,
-             "classes");
+  erg_assert(erg_bpf_capacity_classes(b, cls) == 2 && cls[0] == 446 && cls[1] == 1024, "classes");
   usleep(20000);
   /* Half the burn on a little CPU, half on a big one. */
   pin_cpu(0);
@@ -283,8 +273,7 @@ static void test_fake_biglittle(void **state)
 
 /* The light skeleton needs in-kernel CO-RE (5.17); older kernels must get
  * libbpf's loader instead of failing. */
-static void test_loader(void **state)
-{
+static void test_loader(void **state) {
   struct erg_bpf *b = *state;
   struct utsname u;
   int major = 0, minor = 0;
@@ -296,22 +285,19 @@ static void test_loader(void **state)
                minor);
 }
 
-static int open_collector(void **state)
-{
+static int open_collector(void **state) {
   *state = test_bpf_open(NULL);
   return 0;
 }
 
-static int close_collector(void **state)
-{
+static int close_collector(void **state) {
   if (*state)
     erg_bpf_close(*state);
   *state = NULL;
   return 0;
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest own[] = {
       cmocka_unit_test(test_loader),
       cmocka_unit_test(test_features),

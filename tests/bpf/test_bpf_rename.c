@@ -21,8 +21,7 @@ struct want {
   int seen;
 };
 
-static void on_proc(const struct erg_bpf_proc *p, void *user)
-{
+static void on_proc(const struct erg_bpf_proc *p, void *user) {
   struct want *w = user;
 
   if ((pid_t)p->pid != w->pid)
@@ -32,8 +31,7 @@ static void on_proc(const struct erg_bpf_proc *p, void *user)
   w->comm[15] = '\0';
 }
 
-static void drain_for(struct erg_bpf *b, struct want *w)
-{
+static void drain_for(struct erg_bpf *b, struct want *w) {
   char why[256];
 
   w->seen = 0;
@@ -45,8 +43,7 @@ static void drain_for(struct erg_bpf *b, struct want *w)
 /* The child burns a little CPU under the parent's name (so its entry is
  * made with that name), renames itself, says so on the pipe and waits for
  * the next order: 'x' execs sleep (exec renames too), anything else exits. */
-static pid_t child_start(int up[2], int down[2])
-{
+static pid_t child_start(int up[2], int down[2]) {
   pid_t pid;
   char c;
 
@@ -68,8 +65,7 @@ static pid_t child_start(int up[2], int down[2])
  * failure (with the child: erg_kill_children). */
 static struct erg_bpf *open_b;
 
-static void run_case(const struct erg_bpf_opts *o, const char *label)
-{
+static void run_case(const struct erg_bpf_opts *o, const char *label) {
   struct erg_bpf *b = open_b = test_bpf_open(o);
   int up[2], down[2], status;
   struct want w = {0};
@@ -96,22 +92,19 @@ static void run_case(const struct erg_bpf_opts *o, const char *label)
   open_b = NULL;
 }
 
-static void test_default_loader(void **state)
-{
+static void test_default_loader(void **state) {
   (void)state;
   run_case(NULL, "default");
 }
 
-static void test_libbpf_loader(void **state)
-{
+static void test_libbpf_loader(void **state) {
   struct erg_bpf_opts libbpf = {.libbpf_loader = true};
 
   (void)state;
   run_case(&libbpf, "libbpf");
 }
 
-static int case_teardown(void **state)
-{
+static int case_teardown(void **state) {
   erg_kill_children(state);
   if (open_b)
     erg_bpf_close(open_b);
@@ -119,8 +112,7 @@ static int case_teardown(void **state)
   return 0;
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_default_loader, case_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),

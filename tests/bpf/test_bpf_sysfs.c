@@ -9,8 +9,7 @@
 
 static char base[] = "/tmp/erg-bpf-sysfs-XXXXXX";
 
-static void fake_cpu(const char *root, int cpu, uint32_t cap, uint32_t khz)
-{
+static void fake_cpu(const char *root, int cpu, uint32_t cap, uint32_t khz) {
   char path[512], buf[32];
 
   snprintf(path, sizeof(path), "%s/cpu%d/cpufreq", root, cpu);
@@ -29,8 +28,7 @@ static void fake_cpu(const char *root, int cpu, uint32_t cap, uint32_t khz)
 
 /* Writes a tree like /sys/devices/system/cpu, with the siblings real trees
  * have (cpufreq/, cpuidle/, online, possible) that must be ignored. */
-static void fake_tree(const char *root, const uint32_t *caps, int n)
-{
+static void fake_tree(const char *root, const uint32_t *caps, int n) {
   char path[512];
 
   for (int i = 0; i < n; i++)
@@ -43,8 +41,7 @@ static void fake_tree(const char *root, const uint32_t *caps, int n)
   erg_write_file_atomic(path, "0-7\n", 4);
 }
 
-static void test_rk3399(void **state)
-{
+static void test_rk3399(void **state) {
   /* RK3399-like: 4 little (A53) + 2 big (A72) share the 1024 scale; here
    * 4x446 + 4x1024 as on an 8-core A53/A72 board. */
   const uint32_t caps[8] = {446, 446, 446, 446, 1024, 1024, 1024, 1024};
@@ -66,8 +63,7 @@ static void test_rk3399(void **state)
   erg_assert(erg_bpf_read_capacities(root, got, 2) == 2, "max 2");
 }
 
-static void test_three_classes(void **state)
-{
+static void test_three_classes(void **state) {
   /* Tensor/Exynos-like: 4x little, 2x mid, 2x big, one CPU offline-ish
    * without a file (capacity 0 is not a class). */
   const uint32_t caps[8] = {160, 160, 160, 160, 871, 871, 0, 1024};
@@ -84,8 +80,7 @@ static void test_three_classes(void **state)
   erg_assert(erg_bpf_capacity_group(got, 8, cls, 2) == -1, "too many for 2");
 }
 
-static void test_uniform_and_missing(void **state)
-{
+static void test_uniform_and_missing(void **state) {
   const uint32_t caps[2] = {1024, 1024};
   uint32_t got[4], cls[4];
   char root[512];
@@ -102,8 +97,7 @@ static void test_uniform_and_missing(void **state)
   erg_assert(erg_bpf_read_capacities(root, got, 4) == -1, "no dir");
 }
 
-static void test_cpu_list(void **state)
-{
+static void test_cpu_list(void **state) {
   bool m[16];
 
   (void)state;
@@ -121,8 +115,7 @@ static void test_cpu_list(void **state)
 }
 
 /* SMT off: cpu1 and cpu3 are offline; their stale files are not read. */
-static void test_offline(void **state)
-{
+static void test_offline(void **state) {
   const uint32_t caps[4] = {512, 300, 1024, 1024};
   uint32_t got[4], khz[4], cls[4];
   bool on[4];
@@ -141,8 +134,7 @@ static void test_offline(void **state)
   erg_assert(erg_bpf_read_frequencies(root, khz, 4) == 3 && khz[1] == 0 && khz[3] == 0, "freq");
 }
 
-static void test_names(void **state)
-{
+static void test_names(void **state) {
   (void)state;
   erg_assert(strcmp(erg_bpf_feature_name(ERG_BPF_F_CPU_TIME), "cpu_time") == 0, "name");
   erg_assert(strcmp(erg_bpf_feature_name(ERG_BPF_F_LLC_MISSES), "llc_misses") == 0, "name");
@@ -151,15 +143,13 @@ static void test_names(void **state)
     erg_assert(erg_bpf_feature_name(bit) != NULL, "bit %u named", bit);
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
   (void)state;
   erg_assert(mkdtemp(base) != NULL, "mkdtemp: %s", strerror(errno));
   return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
   char cmd[128];
 
   (void)state;
@@ -169,8 +159,7 @@ static int teardown(void **state)
   return 0;
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rk3399),
       cmocka_unit_test(test_three_classes),

@@ -42,10 +42,18 @@ static size_t random_cell(double *x, double *measured, int kind) {
     x[p * NF + 2] = gsl_rng_uniform(rng) * 1e7;
   }
   switch (kind) {
-  case 0: *measured = 95 + gsl_rng_uniform(rng) * 400; break; /* normal */
-  case 1: *measured = 50 + gsl_rng_uniform(rng) * 300; break; /* Σs = 0 */
-  case 2: *measured = gsl_rng_uniform(rng) * 95; break;       /* P < β0 */
-  default: *measured = NAN; break;                            /* no meter */
+    case 0:
+      *measured = 95 + gsl_rng_uniform(rng) * 400;
+      break; /* normal */
+    case 1:
+      *measured = 50 + gsl_rng_uniform(rng) * 300;
+      break; /* Σs = 0 */
+    case 2:
+      *measured = gsl_rng_uniform(rng) * 95;
+      break; /* P < β0 */
+    default:
+      *measured = NAN;
+      break; /* no meter */
   }
   return n;
 }

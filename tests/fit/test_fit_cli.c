@@ -29,13 +29,13 @@ static char *make_journal_flagged(const char *node, int n, double sigma, double 
   len += (size_t)snprintf(text + len, cap - len,
                           "# erg-journal v1 node=%s step_seconds=5\n"
                           "time_unix_seconds,step_seconds,measured_watts,flags,"
-                          "cpu_seconds_per_second\n", node);
+                          "cpu_seconds_per_second\n",
+                          node);
   for (int i = 0; i < n; i++) {
     double x = gsl_rng_uniform(r) * 8;
     double p = i < foreign * n ? 250 : 70 + 10 * x;
     len += (size_t)snprintf(text + len, cap - len, "%d,5,%.3f,%u,%.6f\n", 1763700000 + 5 * i,
-                            p + gsl_ran_gaussian(r, sigma), i < foreign * n ? foreign_flags : 0,
-                            x);
+                            p + gsl_ran_gaussian(r, sigma), i < foreign * n ? foreign_flags : 0, x);
   }
   strcat(text, "torn,line\n");
   char *path = fit_test_file(text);
@@ -121,8 +121,9 @@ static void test_cli(void **state) {
   assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--journal", other, NULL}), 2);
   assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--node", "n9", NULL}), 2);
 
-  assert_int_equal(run(7, (const char *[]){"fit", "--journal", good, "--out", out, "--holdout",
-                                            "0.3", NULL}), 0);
+  assert_int_equal(
+      run(7, (const char *[]){"fit", "--journal", good, "--out", out, "--holdout", "0.3", NULL}),
+      0);
   struct erg_model m;
   char why[256];
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
@@ -133,18 +134,19 @@ static void test_cli(void **state) {
   /* Fitted mostly on another server's power, the new model is far off on
    * its own held-out cells, where the model in place is right: not
    * installed without --force. */
-  assert_int_equal(run(6, (const char *[]){"fit", "--journal", wrong, "--out", out, "--json",
-                                           NULL}), 2);
+  assert_int_equal(
+      run(6, (const char *[]){"fit", "--journal", wrong, "--out", out, "--json", NULL}), 2);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_true(fabs(m.coef[0] - 10) < 0.2);
   /* A noisier meter is no worse a model: both predict the noisy held-out
    * cells alike, though its MAE (~6 W) is far above the stored ~0.8 W. */
-  assert_int_equal(run(6, (const char *[]){"fit", "--journal", noisy, "--out", out, "--json",
-                                           NULL}), 0);
+  assert_int_equal(
+      run(6, (const char *[]){"fit", "--journal", noisy, "--out", out, "--json", NULL}), 0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_true(m.metrics.mae_watts > 4);
   assert_int_equal(run(9, (const char *[]){"fit", "--journal", wrong, "--out", out, "--force",
-                                           "--folds", "4", "--progress", NULL}), 0);
+                                           "--folds", "4", "--progress", NULL}),
+                   0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_true(m.metrics.mae_watts > 20);
   assert_string_equal(m.validation, "4 time-block folds");
@@ -190,7 +192,8 @@ static void test_cli_lag_unsure(void **state) {
   assert_true(fabs(m.coef[0] - 10) < 0.2);
   size_t skipped_cells = m.train_rows;
   assert_int_equal(run(7, (const char *[]){"fit", "--journal", j, "--out", out, "--force",
-                                           "--keep-lag-unsure", NULL}), 0);
+                                           "--keep-lag-unsure", NULL}),
+                   0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_true(m.train_rows >= skipped_cells + 240 * 3 / 4);
   unlink(out);
@@ -210,8 +213,8 @@ static void test_cli_data_dir(void **state) {
   assert_int_equal(rename(a, path), 0);
   snprintf(path, sizeof path, "%s/n1.csv.1", jdir);
   assert_int_equal(rename(b, path), 0);
-  assert_int_equal(run(6, (const char *[]){"fit", "--node", "n1", "--data-dir", dir, "--json",
-                                           NULL}), 0);
+  assert_int_equal(
+      run(6, (const char *[]){"fit", "--node", "n1", "--data-dir", dir, "--json", NULL}), 0);
   assert_int_equal(run(5, (const char *[]){"fit", "--node", "n3", "--data-dir", dir, NULL}), 2);
   unlink(path);
   snprintf(path, sizeof path, "%s/n1.csv", jdir);
@@ -261,7 +264,8 @@ static void test_cli_degenerate(void **state) {
   (void)state;
   size_t cap = 64 * 900, len = 0;
   char *t = malloc(cap);
-  len += (size_t)snprintf(t, cap, "# erg-journal v1 node=n1 step_seconds=5\n"
+  len += (size_t)snprintf(t, cap,
+                          "# erg-journal v1 node=n1 step_seconds=5\n"
                           "time_unix_seconds,step_seconds,measured_watts,flags,"
                           "cpu_seconds_per_second\n");
   for (int i = 0; i < 800; i++)
@@ -294,8 +298,8 @@ static void test_cli_out_not_a_model(void **state) {
   struct erg_model m;
   char why[256];
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), -1); /* left as it was */
-  assert_int_equal(run(6, (const char *[]){"fit", "--journal", j, "--out", out, "--force",
-                                           NULL}), 0);
+  assert_int_equal(run(6, (const char *[]){"fit", "--journal", j, "--out", out, "--force", NULL}),
+                   0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   fit_test_unlink(out);
   fit_test_unlink(j);
@@ -303,12 +307,9 @@ static void test_cli_out_not_a_model(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cli_impossible_rows),
-      cmocka_unit_test(test_cli_degenerate),
-      cmocka_unit_test(test_cli_out_not_a_model),
-      cmocka_unit_test(test_cli),
-      cmocka_unit_test(test_cli_data_dir),
-      cmocka_unit_test(test_cli_progress),
+      cmocka_unit_test(test_cli_impossible_rows), cmocka_unit_test(test_cli_degenerate),
+      cmocka_unit_test(test_cli_out_not_a_model), cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_cli_data_dir),        cmocka_unit_test(test_cli_progress),
       cmocka_unit_test(test_cli_lag_unsure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

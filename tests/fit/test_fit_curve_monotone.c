@@ -23,8 +23,8 @@
 #include "fit_test.h"
 
 static void fit_broadwell(bool before, double u_top, struct erg_model *m) {
-  struct curve_sim s = {.cells = 2000, .ncpu = 40, .step_seconds = 5, .low_share = 0.2,
-                        .noise_watts = 3};
+  struct curve_sim s = {
+      .cells = 2000, .ncpu = 40, .step_seconds = 5, .low_share = 0.2, .noise_watts = 3};
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 27);
   struct erg_dataset ds;
@@ -100,9 +100,8 @@ static const char *const old_models[3] = {
 static const double old_u[OLD_NU] = {0, 0.05, 0.1, 0.3, 0.5, 0.7, 0.75, 0.85, 0.95, 1.0};
 /* erg_model_predict at old_u with the library of git 8f49bab (before). */
 static const double old_watts[3][OLD_NU] = {
-    {100, 110.52125312499999, 117.65939999999999, 133.31379999999999, 146.125,
-     162.23700000000002, 166.34398369140627, 174.55795107421872, 182.77191845703126,
-     186.87890214843753},
+    {100, 110.52125312499999, 117.65939999999999, 133.31379999999999, 146.125, 162.23700000000002,
+     166.34398369140627, 174.55795107421872, 182.77191845703126, 186.87890214843753},
     {90, 91.110074999999995, 94.276800000000009, 116.98919999999998, 127.5, 111.69720000000001,
      105.8203125, 100.2912, 100.2912, 100.2912},
     {50, 54.420000000000002, 58.660000000000004, 73.219999999999999, 82.5, 84.579999999999998,
@@ -116,8 +115,7 @@ static void test_old_files(void **state) {
     assert_int_equal(erg_model_load(&m, path, why, sizeof why), 0);
     fit_test_unlink(path);
     for (int i = 0; i < OLD_NU; i++)
-      assert_float_equal(curve_model_watts(&m, old_u[i]), old_watts[f][i],
-                         1e-12 * old_watts[f][i]);
+      assert_float_equal(curve_model_watts(&m, old_u[i]), old_watts[f][i], 1e-12 * old_watts[f][i]);
   }
 }
 

@@ -25,8 +25,12 @@
 #define CELLS 2000
 #define JITTER 0.08
 
-static const struct curve_sim sim = {.cells = CELLS, .ncpu = NCPU, .step_seconds = 5,
-                                     .idle_every = 10, .jitter = JITTER, .noise_watts = 1.0};
+static const struct curve_sim sim = {.cells = CELLS,
+                                     .ncpu = NCPU,
+                                     .step_seconds = 5,
+                                     .idle_every = 10,
+                                     .jitter = JITTER,
+                                     .noise_watts = 1.0};
 
 static int fit_one(const struct curve *c, bool derived, struct erg_model *m) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

@@ -176,8 +176,8 @@ static void test_per_node(void **state) {
   assert_true(fabs(r.idle_watts - 360) < 10);
   for (size_t n = 0; n < N; n++) {
     double err = member_error(&models[n], &g, n);
-    printf("  %s: idle %.2f W, ncpu %g, held-out error %.2f %%\n", nodes[n],
-           models[n].idle_watts, models[n].ncpu, err);
+    printf("  %s: idle %.2f W, ncpu %g, held-out error %.2f %%\n", nodes[n], models[n].idle_watts,
+           models[n].ncpu, err);
     assert_true(err < 2.5);
     assert_string_equal(models[n].node, nodes[n]);
     assert_true(models[n].ncpu == ncpu[n]);
@@ -309,8 +309,8 @@ static void test_join(void **state) {
   (void)state;
   struct group_data g;
   make_group(&g, false, 4);
-  g.ds[1].measured_watts[10] += 1;        /* disagreeing meter */
-  g.ds[2].flags[20] |= ERG_ROW_METER_MISSING; /* unusable in one member */
+  g.ds[1].measured_watts[10] += 1;                /* disagreeing meter */
+  g.ds[2].flags[20] |= ERG_ROW_METER_MISSING;     /* unusable in one member */
   g.ds[3].flags[30] &= ~(unsigned)ERG_ROW_SHARED; /* not a shared row */
   derive_group(&g);
   struct erg_group_options o;
@@ -441,13 +441,14 @@ static void write_journals(const struct group_data *g, const char *jdir) {
     snprintf(path, sizeof path, "%s/%s.csv", jdir, nodes[n]);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "# erg-journal v1 node=%s step_seconds=5\ntime_unix_seconds,step_seconds,"
+    fprintf(f,
+            "# erg-journal v1 node=%s step_seconds=5\ntime_unix_seconds,step_seconds,"
             "measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_second,ncpu\n",
             nodes[n]);
     const struct erg_dataset *ds = &g->ds[n];
     for (size_t i = 0; i < ds->nrows; i++)
-      fprintf(f, "%.0f,5,%.3f,%u,%.6f,%.0f,%.0f\n", ds->time_unix_seconds[i],
-              ds->measured_watts[i], ds->flags[i], ds->x[0][i], ds->x[1][i], ds->x[2][i]);
+      fprintf(f, "%.0f,5,%.3f,%u,%.6f,%.0f,%.0f\n", ds->time_unix_seconds[i], ds->measured_watts[i],
+              ds->flags[i], ds->x[0][i], ds->x[1][i], ds->x[2][i]);
     fclose(f);
   }
 }
@@ -539,25 +540,33 @@ static void test_cli_group(void **state) {
   char dir[] = "/tmp/erg-fit-group-XXXXXX", *out, *err;
   make_data_dir(dir, false, true);
   const char *nodes_arg = "n1,n2,n3,n4";
-  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--data-dir", dir, NULL}, NULL,
-                       &err), 2);
+  assert_int_equal(
+      run((const char *[]){"fit", "--node", "n1", "--data-dir", dir, NULL}, NULL, &err), 2);
   assert_non_null(strstr(err, "node n1's power is a shared meter (journal flag 64): fit its "
                               "group with `erg fit --group NAME --nodes ...`"));
   free(err);
   /* Usage errors. */
-  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--data-dir", dir, NULL}, NULL,
-                       NULL), 1);
-  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", "n1,n1", NULL}, NULL,
-                       NULL), 1);
-  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--form",
-                                         "joint", NULL}, NULL, NULL), 1);
-  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg,
-                                         "--idle-split", "1,2", NULL}, NULL, NULL), 1);
-  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--out",
-                                         "x.json", NULL}, NULL, NULL), 1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--group", "g", "--data-dir", dir, NULL}, NULL, NULL), 1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--group", "g", "--nodes", "n1,n1", NULL}, NULL, NULL), 1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--form", "joint", NULL},
+          NULL, NULL),
+      1);
+  assert_int_equal(run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--idle-split",
+                                        "1,2", NULL},
+                       NULL, NULL),
+                   1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--group", "g", "--nodes", nodes_arg, "--out", "x.json", NULL},
+          NULL, NULL),
+      1);
 
   assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
-                                         "--data-dir", dir, NULL}, &out, &err), 0);
+                                        "--data-dir", dir, NULL},
+                       &out, &err),
+                   0);
   printf("%s", out);
   assert_non_null(strstr(out, "group rack1: per-node coefficients identified (condition"));
   assert_non_null(strstr(out, "): per-node\n"));
@@ -584,7 +593,9 @@ static void test_cli_group(void **state) {
   m[0].idle_watts = 7;
   save_member(dir, &m[0]);
   assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
-                                         "--data-dir", dir, NULL}, NULL, &err), 2);
+                                        "--data-dir", dir, NULL},
+                       NULL, &err),
+                   2);
   assert_non_null(strstr(err, "n2.json: it is the node's own model, not of group rack1; use "
                               "--force"));
   free(err);
@@ -592,9 +603,11 @@ static void test_cli_group(void **state) {
   load_member(dir, "n2", &m[1]);
   assert_true(m[0].idle_watts == 7 && m[1].idle_watts == 1 && !m[1].group.name[0]);
   /* --force, equal split, JSON. */
-  assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
-                                         "--data-dir", dir, "--force", "--idle-split", "equal",
-                                         "--json", NULL}, &out, &err), 0);
+  assert_int_equal(
+      run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg, "--data-dir", dir,
+                           "--force", "--idle-split", "equal", "--json", NULL},
+          &out, &err),
+      0);
   assert_non_null(strstr(err, "group rack1: per-node coefficients identified"));
   json_error_t je;
   json_t *j = json_loads(out, 0, &je);
@@ -622,8 +635,9 @@ static void test_cli_group(void **state) {
   snprintf(path, sizeof path, "%s/models/idle/n3.json", dir);
   assert_int_equal(unlink(path), 0);
   assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", nodes_arg,
-                                         "--data-dir", dir, "--idle-split", "profile", NULL},
-                       NULL, &err), 2);
+                                        "--data-dir", dir, "--idle-split", "profile", NULL},
+                       NULL, &err),
+                   2);
   assert_non_null(strstr(err, "node n3 has no idle profile"));
   free(err);
   /* A fit of n2's own meter (before it joined) does not replace its part
@@ -631,16 +645,20 @@ static void test_cli_group(void **state) {
   char own[600 * 32] = "# erg-journal v1 node=n2 step_seconds=5\ntime_unix_seconds,"
                        "step_seconds,measured_watts,flags,cpu_seconds_per_second\n";
   for (int i = 0; i < 500; i++)
-    snprintf(own + strlen(own), sizeof own - strlen(own), "%d,5,%.3f,0,%d\n",
-             1763600000 + 5 * i, 80 + 10.0 * (i % 7), i % 7);
+    snprintf(own + strlen(own), sizeof own - strlen(own), "%d,5,%.3f,0,%d\n", 1763600000 + 5 * i,
+             80 + 10.0 * (i % 7), i % 7);
   char *journal = fit_test_file(own), model[600];
   snprintf(model, sizeof model, "%s/models/n2.json", dir);
-  assert_int_equal(run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out",
-                                         model, NULL}, NULL, &err), 2);
+  assert_int_equal(
+      run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out", model, NULL}, NULL,
+          &err),
+      2);
   assert_non_null(strstr(err, "it is node n2's part of group rack1"));
   free(err);
-  assert_int_equal(run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out",
-                                         model, "--force", NULL}, NULL, NULL), 0);
+  assert_int_equal(run((const char *[]){"fit", "--node", "n2", "--journal", journal, "--out", model,
+                                        "--force", NULL},
+                       NULL, NULL),
+                   0);
   load_member(dir, "n2", &m[1]);
   assert_string_equal(m[1].group.name, "");
   fit_test_unlink(journal);
@@ -654,7 +672,9 @@ static void test_cli_group_pooled(void **state) {
   char dir[] = "/tmp/erg-fit-group-XXXXXX", *out;
   make_data_dir(dir, true, false);
   assert_int_equal(run((const char *[]){"fit", "--group", "rack1", "--nodes", "n1,n2,n3,n4",
-                                         "--data-dir", dir, NULL}, &out, NULL), 0);
+                                        "--data-dir", dir, NULL},
+                       &out, NULL),
+                   0);
   printf("%s", out);
   assert_non_null(strstr(out, "group rack1: per-node coefficients not identified (cpu of n"));
   assert_non_null(strstr(out, "): pooled\n"));
@@ -666,7 +686,6 @@ static void test_cli_group_pooled(void **state) {
   assert_true(m.group.max_correlation > 0.99);
   remove_dir(dir);
 }
-
 
 /* `erg fit --idle --group`: the meter over a window in which every member
  * was quiet is the idle sum; a busy window is refused naming a member;
@@ -693,19 +712,19 @@ static void test_cli_group_idle(void **state) {
   snprintf(from, sizeof from, "%.0f", T0);
   snprintf(to, sizeof to, "%.0f", T0 + 24 * 5);
   snprintf(busy_to, sizeof busy_to, "%.0f", T0 + 200 * 5);
-  const char *busy[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
-                        "--data-dir", dir, "--from", from, "--to", busy_to, NULL};
+  const char *busy[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir",
+                        dir,   "--from", from,      "--to", busy_to,   NULL};
   assert_int_equal(run(busy, &out, &err), 2);
   assert_non_null(strstr(err, "group bank: node n1"));
   free(out);
   free(err);
-  const char *autow[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
-                         "--data-dir", dir, "--auto", NULL};
+  const char *autow[] = {"erg",         "--idle",     "--group", "bank",   "--nodes",
+                         "n1,n2,n3,n4", "--data-dir", dir,       "--auto", NULL};
   assert_int_equal(run(autow, NULL, &err), 1);
   assert_non_null(strstr(err, "not --auto"));
   free(err);
-  const char *rec[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4",
-                       "--data-dir", dir, "--from", from, "--to", to, NULL};
+  const char *rec[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir",
+                       dir,   "--from", from,      "--to", to,        NULL};
   assert_int_equal(run(rec, &out, NULL), 0);
   assert_non_null(strstr(out, "group bank: idle 360.00 W in all"));
   free(out);
@@ -715,8 +734,8 @@ static void test_cli_group_idle(void **state) {
   assert_int_equal(erg_idle_profile_load(&p, path, why, sizeof why), 0);
   assert_float_equal(p.mean_watts, sum, 1e-9);
   assert_float_equal(p.ncpu, 4 + 8 + 16 + 32, 0);
-  const char *fit[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4",
-                       "--data-dir", dir, "--json", NULL};
+  const char *fit[] = {"erg",        "--group", "bank",   "--nodes", "n1,n2,n3,n4",
+                       "--data-dir", dir,       "--json", NULL};
   assert_int_equal(run(fit, &out, NULL), 0);
   json_error_t je;
   json_t *j = json_loads(out, 0, &je);
@@ -725,8 +744,9 @@ static void test_cli_group_idle(void **state) {
   assert_float_equal(json_real_value(json_object_get(j, "idle_watts")), sum, 1e-6);
   json_decref(j);
   free(out);
-  const char *fitted[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir", dir,
-                          "--json", "--no-idle-profile", "--force", NULL};
+  const char *fitted[] = {"erg",        "--group", "bank",   "--nodes",           "n1,n2,n3,n4",
+                          "--data-dir", dir,       "--json", "--no-idle-profile", "--force",
+                          NULL};
   assert_int_equal(run(fitted, &out, NULL), 0);
   j = json_loads(out, 0, &je);
   assert_string_equal(json_string_value(json_object_get(j, "idle_source")), "fit");

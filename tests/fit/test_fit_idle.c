@@ -69,8 +69,8 @@ static void test_record_and_refuse(void **state) {
   struct erg_idle_profile p;
   char why[256];
   make_dataset(&ds);
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why,
-                                                 sizeof why), 0);
+  assert_int_equal(
+      erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why, sizeof why), 0);
   assert_int_equal(p.cells, QUIET);
   assert_true(fabs(p.mean_watts - IDLE_W) < 0.6);
   assert_true(p.stddev_watts > 0.5 && p.stddev_watts < 1.5);
@@ -78,15 +78,17 @@ static void test_record_and_refuse(void **state) {
   assert_true(p.ncpu == NCPU);
   assert_true(p.first_unix_seconds == T0 && p.last_unix_seconds == T0 + 5 * QUIET);
   /* The training part is busy. */
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * (QUIET + 40), 0.05, 0, &p,
-                                                 why, sizeof why), -1);
+  assert_int_equal(
+      erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * (QUIET + 40), 0.05, 0, &p, why, sizeof why),
+      -1);
   assert_non_null(strstr(why, "not idle: mean CPU utilisation"));
   /* Quiet on average, but with a burst. */
   double t = T0 + 5 * (QUIET + TRAIN);
   assert_int_equal(erg_idle_profile_from_dataset(&ds, t, t + 60, 0.05, 0, &p, why, sizeof why), -1);
   assert_non_null(strstr(why, "choose a quieter window"));
   /* Too short. */
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 10, 0.05, 0, &p, why, sizeof why), -1);
+  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 10, 0.05, 0, &p, why, sizeof why),
+                   -1);
   assert_non_null(strstr(why, "need 3"));
   erg_dataset_free(&ds);
 }
@@ -139,8 +141,8 @@ static void test_fit_uses_profile(void **state) {
   struct erg_model lin_fit, lin_prof, curve_fit, curve_prof;
   char why[256];
   make_dataset(&ds);
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why,
-                                                 sizeof why), 0);
+  assert_int_equal(
+      erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why, sizeof why), 0);
   erg_fit_options_init(&o);
   assert_int_equal(erg_fit(&ds, &o, &lin_fit, why, sizeof why), 0);
   o.idle_profile = &p;
@@ -161,10 +163,9 @@ static void test_fit_uses_profile(void **state) {
          "job A energy error: linear+fitted idle %+.2f %%, linear+profile %+.2f %%, "
          "curve+fitted idle %+.2f %%, curve+profile %+.2f %%\n"
          "held-out dynamic MAPE: linear %.2f %%, linear+profile %.2f %%, curve+profile %.2f %%\n",
-         p.mean_watts, lin_fit.idle_watts, curve_fit.idle_watts, 100 * e_lin_fit,
-         100 * e_lin_prof, 100 * e_curve_fit, 100 * e_curve_prof,
-         lin_fit.metrics.mape_dynamic_percent, lin_prof.metrics.mape_dynamic_percent,
-         curve_prof.metrics.mape_dynamic_percent);
+         p.mean_watts, lin_fit.idle_watts, curve_fit.idle_watts, 100 * e_lin_fit, 100 * e_lin_prof,
+         100 * e_curve_fit, 100 * e_curve_prof, lin_fit.metrics.mape_dynamic_percent,
+         lin_prof.metrics.mape_dynamic_percent, curve_prof.metrics.mape_dynamic_percent);
   /* The fitted intercept of a line is well below the real idle ... */
   assert_true(lin_fit.idle_watts < IDLE_W - 3);
   /* ... so jobs get several per cent too much; with the profile not. */
@@ -183,8 +184,8 @@ static void test_files(void **state) {
   struct erg_model m, back;
   char why[256];
   make_dataset(&ds);
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why,
-                                                 sizeof why), 0);
+  assert_int_equal(
+      erg_idle_profile_from_dataset(&ds, T0, T0 + 5 * QUIET, 0.05, 0, &p, why, sizeof why), 0);
   char *path = fit_test_file("");
   assert_int_equal(erg_idle_profile_save(&p, path, why, sizeof why), 0);
   assert_int_equal(erg_idle_profile_load(&q, path, why, sizeof why), 0);
@@ -207,7 +208,8 @@ static void test_files(void **state) {
   path = fit_test_file(
       "{\"format\": \"erg-model\", \"version\": 1, \"node\": \"n1\", \"idle_watts\": 99.5,\n"
       " \"idle_source\": \"idle_profile\", \"idle_profile_rows\": 7, \"step_seconds\": 5,\n"
-      " \"features\": [{\"name\": \"cpu_seconds_per_second\", \"coefficient_watts_per_unit\": 50}],\n"
+      " \"features\": [{\"name\": \"cpu_seconds_per_second\", \"coefficient_watts_per_unit\": "
+      "50}],\n"
       " \"training\": {\"first_unix_seconds\": 1, \"last_unix_seconds\": 2, \"cells\": 3},\n"
       " \"validation\": {\"method\": \"holdout last 25%\", \"cells\": 9, \"cells_dynamic\": 8,\n"
       "  \"mae_watts\": 1.5, \"rmse_watts\": 2, \"mape_total_percent\": 1,\n"
@@ -223,13 +225,14 @@ static void test_files(void **state) {
 static char *dataset_journal(const struct erg_dataset *ds) {
   size_t cap = 256 + ds->nrows * 64, len = 0;
   char *text = malloc(cap);
-  len += (size_t)snprintf(text, cap, "# erg-journal v1 node=n1 step_seconds=5\n"
-                                     "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                     "cpu_seconds_per_second,ncpu\n");
+  len += (size_t)snprintf(text, cap,
+                          "# erg-journal v1 node=n1 step_seconds=5\n"
+                          "time_unix_seconds,step_seconds,measured_watts,flags,"
+                          "cpu_seconds_per_second,ncpu\n");
   for (size_t i = 0; i < ds->nrows; i++)
-    len += (size_t)snprintf(text + len, cap - len, "%.0f,5,%.3f,0,%.6f,%.0f\n",
-                            ds->time_unix_seconds[i], ds->measured_watts[i], ds->x[0][i],
-                            ds->x[1][i]);
+    len +=
+        (size_t)snprintf(text + len, cap - len, "%.0f,5,%.3f,0,%.6f,%.0f\n",
+                         ds->time_unix_seconds[i], ds->measured_watts[i], ds->x[0][i], ds->x[1][i]);
   char *path = fit_test_file(text);
   free(text);
   return path;
@@ -256,44 +259,48 @@ static void test_cli(void **state) {
   snprintf(profile, sizeof profile, "%s/idle/n1.json", dir);
 
   /* Usage: a window is needed, and only one kind. */
-  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            NULL}), 1);
-  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--from", from,
-                                            "--to", to, "--last", "5m", NULL}), 1);
-  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--last", "5m", "--journal",
-                                            journal, NULL}), 1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal, NULL}), 1);
+  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--from", from, "--to", to,
+                                        "--last", "5m", NULL}),
+                   1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--node", "n1", "--last", "5m", "--journal", journal, NULL}), 1);
   /* A busy window (training) is refused and nothing is written. */
-  assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                             "--from", from, "--to", "2025-11-21T04:43:20Z",
-                                             "--model-dir", dir, NULL}), 2);
+  assert_int_equal(
+      run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal, "--from", from,
+                           "--to", "2025-11-21T04:43:20Z", "--model-dir", dir, NULL}),
+      2);
   assert_int_not_equal(access(profile, F_OK), 0);
   /* The quiet window: recorded under MODEL_DIR/idle/. */
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                             "--from", from, "--to", to, "--model-dir", dir,
-                                             NULL}), 0);
+                                        "--from", from, "--to", to, "--model-dir", dir, NULL}),
+                   0);
   struct erg_idle_profile p;
   assert_int_equal(erg_idle_profile_load(&p, profile, why, sizeof why), 0);
   /* The journal's last minute has a burst: --last 1m is refused. */
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--last", "1m", "--out", "/dev/null", NULL}), 2);
+                                        "--last", "1m", "--out", "/dev/null", NULL}),
+                   2);
   /* The fit next to it (--out in the same directory) uses the profile. */
-  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--out",
-                                            model, NULL}), 0);
+  assert_int_equal(
+      run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--out", model, NULL}), 0);
   struct erg_model m;
   assert_int_equal(erg_model_load(&m, model, why, sizeof why), 0);
   assert_int_equal(m.idle_source, ERG_IDLE_FROM_RECORDED);
   assert_true(fabs(m.idle_watts - p.mean_watts) < 1e-9);
   assert_int_equal(m.nfeatures, 1 + ERG_NDERIVED);
   /* --no-idle-profile and --linear: intercept fitted, journal features only. */
-  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--out",
-                                            model, "--no-idle-profile", "--linear", "--force",
-                                            NULL}), 0);
+  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--out", model,
+                                        "--no-idle-profile", "--linear", "--force", NULL}),
+                   0);
   assert_int_equal(erg_model_load(&m, model, why, sizeof why), 0);
   assert_int_equal(m.idle_source, ERG_IDLE_FROM_FIT);
   assert_int_equal(m.nfeatures, 1);
   /* A file that is not an idle profile is refused. */
-  assert_int_equal(run((const char *[]){"fit", "--journal", journal, "--idle-profile",
-                                            model, "--json", NULL}), 2);
+  assert_int_equal(
+      run((const char *[]){"fit", "--journal", journal, "--idle-profile", model, "--json", NULL}),
+      2);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
@@ -312,8 +319,10 @@ static void make_auto_dataset(struct erg_dataset *ds) {
   erg_dataset_add_feature(ds, "cpu_seconds_per_second", why, sizeof why);
   erg_dataset_add_feature(ds, ERG_NCPU_COLUMN, why, sizeof why);
   for (int i = 0; i < 570; i++) {
-    double level = i < 150 ? 0.002 : i < 450 ? 0.3 + 0.5 * gsl_rng_uniform(r)
-                   : i < 540 ? 0.01 : 0.6;
+    double level = i < 150   ? 0.002
+                   : i < 450 ? 0.3 + 0.5 * gsl_rng_uniform(r)
+                   : i < 540 ? 0.01
+                             : 0.6;
     double u, dyn, p = cell_power(r, level, &u, &dyn);
     double x[2] = {u * NCPU, NCPU};
     erg_dataset_add_row(ds, T0 + 5.0 * i, 5, p, 0, x);
@@ -347,8 +356,8 @@ static void test_auto_window(void **state) {
   /* Rows of a shared meter are no node's idle power. */
   for (size_t i = 0; i < ds.nrows; i++)
     ds.flags[i] = ERG_ROW_SHARED;
-  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 600, 0.05, 0, &p, why,
-                                                 sizeof why), -1);
+  assert_int_equal(erg_idle_profile_from_dataset(&ds, T0, T0 + 600, 0.05, 0, &p, why, sizeof why),
+                   -1);
   assert_non_null(strstr(why, "shared meter"));
   erg_dataset_free(&ds);
 
@@ -359,23 +368,27 @@ static void test_auto_window(void **state) {
   assert_non_null(mkdtemp(dir));
   snprintf(profile, sizeof profile, "%s/idle/n1.json", dir);
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--last", "10m", "--model-dir", dir, NULL}), 2);
+                                        "--last", "10m", "--model-dir", dir, NULL}),
+                   2);
   assert_int_not_equal(access(profile, F_OK), 0);
   /* Usage: --auto is a window of its own; --length goes with it. */
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--auto", "--last", "10m", NULL}), 1);
+                                        "--auto", "--last", "10m", NULL}),
+                   1);
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--last", "10m", "--length", "5m", NULL}), 1);
-  assert_int_equal(run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--auto",
-                                            NULL}), 1);
+                                        "--last", "10m", "--length", "5m", NULL}),
+                   1);
+  assert_int_equal(
+      run((const char *[]){"fit", "--node", "n1", "--journal", journal, "--auto", NULL}), 1);
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--auto", "--model-dir", dir, NULL}), 0);
+                                        "--auto", "--model-dir", dir, NULL}),
+                   0);
   assert_int_equal(erg_idle_profile_load(&p, profile, why, sizeof why), 0);
   assert_true(p.first_unix_seconds >= T0 && p.last_unix_seconds <= T0 + 5 * 150);
   assert_true(fabs(p.mean_watts - IDLE_W) < 1);
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                            "--auto", "--length", "20m", "--model-dir", dir,
-                                            NULL}), 2);
+                                        "--auto", "--length", "20m", "--model-dir", dir, NULL}),
+                   2);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);

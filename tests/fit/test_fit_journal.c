@@ -12,7 +12,9 @@
 #include "fit_test.h"
 
 #define HDR "# erg-journal v1 node=n1 step_seconds=5\n"
-#define COLS "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_second\n"
+#define COLS                                                                                       \
+  "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_"     \
+  "second\n"
 
 static int read_text(struct erg_dataset *ds, const char *text, char *why, size_t whylen) {
   char *path = fit_test_file(text);
@@ -26,10 +28,11 @@ static void test_good_rows(void **state) {
   struct erg_dataset ds;
   char why[256];
   erg_dataset_init(&ds);
-  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.412,1000\n"
-                                        "1763700005,5,nan,1,0.5,0\r\n"
-                                        "\n"
-                                        "1763700010,5,160,8,0,2e3\n",
+  assert_int_equal(read_text(&ds,
+                             HDR COLS "1763700000,5,153.2,0,0.412,1000\n"
+                                      "1763700005,5,nan,1,0.5,0\r\n"
+                                      "\n"
+                                      "1763700010,5,160,8,0,2e3\n",
                              why, sizeof why),
                    0);
   assert_string_equal(ds.node, "n1");
@@ -54,21 +57,22 @@ static void test_malformed_lines(void **state) {
   struct erg_dataset ds;
   char why[256];
   erg_dataset_init(&ds);
-  assert_int_equal(read_text(&ds, "1,5,100,0,1,1\n" /* before any header */
-                                  HDR COLS "1763700000,5,153.2,0,0.4,1\n"
-                                  "1763700005,5,153.2,0,0.4\n"     /* too few */
-                                  "1763700010,5,153.2,0,0.4,1,7\n" /* too many */
-                                  "1763700015,5,abc,0,0.4,1\n"
-                                  "1763700020,5,150,0,0.4,1x\n"
-                                  "1763700025,0,150,0,0.4,1\n"   /* step 0 */
-                                  "1763700030,5,150,1.5,0.4,1\n" /* fractional flags */
-                                  "1763700035,5,150,-1,0.4,1\n"
-                                  "1763700040,5,150,0,,1\n"
-                                  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,"
-                                  "25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40\n"
-                                  "garbage\n"
-                                  "1763700045,5,151,0,0.5,2\n"
-                                  "17637000", /* torn last line */
+  assert_int_equal(read_text(&ds,
+                             "1,5,100,0,1,1\n" /* before any header */
+                             HDR COLS "1763700000,5,153.2,0,0.4,1\n"
+                             "1763700005,5,153.2,0,0.4\n"     /* too few */
+                             "1763700010,5,153.2,0,0.4,1,7\n" /* too many */
+                             "1763700015,5,abc,0,0.4,1\n"
+                             "1763700020,5,150,0,0.4,1x\n"
+                             "1763700025,0,150,0,0.4,1\n"   /* step 0 */
+                             "1763700030,5,150,1.5,0.4,1\n" /* fractional flags */
+                             "1763700035,5,150,-1,0.4,1\n"
+                             "1763700040,5,150,0,,1\n"
+                             "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,"
+                             "25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40\n"
+                             "garbage\n"
+                             "1763700045,5,151,0,0.5,2\n"
+                             "17637000", /* torn last line */
                              why, sizeof why),
                    0);
   assert_int_equal(ds.nrows, 2);
@@ -82,18 +86,19 @@ static void test_repeated_headers(void **state) {
   char why[256];
   erg_dataset_init(&ds);
   /* A restart repeats both header lines: fine when identical. */
-  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.4,1\n" HDR COLS
-                                           "1763700005,5,150,0,0.3,1\n",
-                             why, sizeof why),
-                   0);
+  assert_int_equal(
+      read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.4,1\n" HDR COLS "1763700005,5,150,0,0.3,1\n",
+                why, sizeof why),
+      0);
   assert_int_equal(ds.nrows, 2);
   assert_int_equal(ds.malformed_lines, 0);
   erg_dataset_free(&ds);
 
   erg_dataset_init(&ds);
-  assert_int_equal(read_text(&ds, HDR COLS "1763700000,5,153.2,0,0.4,1\n"
-                                  "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                  "cpu_seconds_per_second\n",
+  assert_int_equal(read_text(&ds,
+                             HDR COLS "1763700000,5,153.2,0,0.4,1\n"
+                                      "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                      "cpu_seconds_per_second\n",
                              why, sizeof why),
                    -1);
   assert_non_null(strstr(why, "column header differs"));
@@ -141,9 +146,10 @@ static void test_rotated_files(void **state) {
   char why[256];
   erg_dataset_init(&ds);
   assert_int_equal(read_text(&ds, HDR COLS "1763700100,5,150,0,0.4,1\n", why, sizeof why), 0);
-  assert_int_equal(read_text(&ds, HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                      "cpu_seconds_per_second,instructions_per_second\n"
-                                      "1763700000,5,140,0,0.2,5e8\n",
+  assert_int_equal(read_text(&ds,
+                             HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                 "cpu_seconds_per_second,instructions_per_second\n"
+                                 "1763700000,5,140,0,0.2,5e8\n",
                              why, sizeof why),
                    0);
   assert_int_equal(ds.files, 2);
@@ -153,9 +159,8 @@ static void test_rotated_files(void **state) {
   assert_true(ds.x[2][1] == 5e8);
   assert_true(isnan(ds.x[1][1]));
   assert_true(ds.x[0][1] == 0.2);
-  assert_int_equal(read_text(&ds, "# erg-journal v1 node=n2 step_seconds=5\n" COLS, why,
-                             sizeof why),
-                   -1);
+  assert_int_equal(
+      read_text(&ds, "# erg-journal v1 node=n2 step_seconds=5\n" COLS, why, sizeof why), -1);
   assert_non_null(strstr(why, "n2"));
   erg_dataset_free(&ds);
 }
@@ -216,8 +221,9 @@ static void test_read_progress(void **state) {
   (void)state;
   size_t cap = 128 + 40000 * 40, len = 0;
   char *text = malloc(cap), why[256];
-  len += (size_t)snprintf(text, cap, "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                     "cpu_seconds_per_second\n");
+  len += (size_t)snprintf(text, cap,
+                          "time_unix_seconds,step_seconds,measured_watts,flags,"
+                          "cpu_seconds_per_second\n");
   for (int i = 0; i < 40000; i++)
     len += (size_t)snprintf(text + len, cap - len, "%d,5,%.3f,0,%.6f\n", 1700000000 + 5 * i,
                             100.0 + i % 7, 0.5);
@@ -247,13 +253,13 @@ static void test_duplicate_rows(void **state) {
   struct erg_dataset ds;
   char why[256];
   erg_dataset_init(&ds);
-  assert_int_equal(read_text(&ds, HDR COLS "100,5,150,0,1,0\n"
-                                        "105,5,160,0,1,0\n"
-                                        "110,5,170,0,1,0\n"
-                                        HDR COLS "105,5,999,1,1,0\n"
-                                        "110,5,999,1,1,0\n"
-                                        "115,5,180,0,1,0\n"
-                                        "112,5,999,0,1,0\n",
+  assert_int_equal(read_text(&ds,
+                             HDR COLS "100,5,150,0,1,0\n"
+                                      "105,5,160,0,1,0\n"
+                                      "110,5,170,0,1,0\n" HDR COLS "105,5,999,1,1,0\n"
+                                      "110,5,999,1,1,0\n"
+                                      "115,5,180,0,1,0\n"
+                                      "112,5,999,0,1,0\n",
                              why, sizeof why),
                    0);
   assert_int_equal(ds.nrows, 4);
@@ -265,9 +271,10 @@ static void test_duplicate_rows(void **state) {
     assert_true(ds.measured_watts[i] == want_w[i]);
   }
   /* An older rotated file overlapping the one read before it. */
-  assert_int_equal(read_text(&ds, HDR COLS "90,5,130,0,1,0\n"
-                                        "95,5,140,0,1,0\n"
-                                        "100,5,999,0,1,0\n",
+  assert_int_equal(read_text(&ds,
+                             HDR COLS "90,5,130,0,1,0\n"
+                                      "95,5,140,0,1,0\n"
+                                      "100,5,999,0,1,0\n",
                              why, sizeof why),
                    0);
   assert_int_equal(ds.nrows, 6);
@@ -285,23 +292,24 @@ static void test_implausible_rows(void **state) {
   struct erg_dataset ds;
   char why[256];
   erg_dataset_init(&ds);
-  assert_int_equal(read_text(&ds, HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                      "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n"
-                                      "1763700000,5,1e308,0,0.4,1,4\n"
-                                      "1763700005,5,-1000000,0,0.4,1,4\n"
-                                      "1763700010,5,inf,0,0.4,1,4\n"
-                                      "1763700015,5,1000001,0,0.4,1,4\n"
-                                      "1763700020,5,150,0,-0.5,1,4\n"
-                                      "1763700025,5,150,0,0.4,inf,4\n"
-                                      "1763700030,5,150,0,0.4,1e16,4\n"
-                                      "1763700035,5,150,0,2000000000,1,4\n"
-                                      "1763700040,5,150,0,0.4,1,4294967295\n"
-                                      "1763700045,5,150,0,200000,1,0\n"
-                                      "1763700050,5,-0.001,0,0.4,1,4\n"
-                                      "1763700055,5,150,0,4.2,1,4\n"   /* edges of a sample */
-                                      "1763700060,5,nan,1,0.4,nan,4\n" /* not measured */
-                                      "1763700065,5,999999,0,9,1e15,0\n"
-                                      "1763700070,5,0,0,0,0,0\n",
+  assert_int_equal(read_text(&ds,
+                             HDR "time_unix_seconds,step_seconds,measured_watts,flags,"
+                                 "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n"
+                                 "1763700000,5,1e308,0,0.4,1,4\n"
+                                 "1763700005,5,-1000000,0,0.4,1,4\n"
+                                 "1763700010,5,inf,0,0.4,1,4\n"
+                                 "1763700015,5,1000001,0,0.4,1,4\n"
+                                 "1763700020,5,150,0,-0.5,1,4\n"
+                                 "1763700025,5,150,0,0.4,inf,4\n"
+                                 "1763700030,5,150,0,0.4,1e16,4\n"
+                                 "1763700035,5,150,0,2000000000,1,4\n"
+                                 "1763700040,5,150,0,0.4,1,4294967295\n"
+                                 "1763700045,5,150,0,200000,1,0\n"
+                                 "1763700050,5,-0.001,0,0.4,1,4\n"
+                                 "1763700055,5,150,0,4.2,1,4\n"   /* edges of a sample */
+                                 "1763700060,5,nan,1,0.4,nan,4\n" /* not measured */
+                                 "1763700065,5,999999,0,9,1e15,0\n"
+                                 "1763700070,5,0,0,0,0,0\n",
                              why, sizeof why),
                    0);
   assert_int_equal(ds.implausible_rows, 11);

@@ -176,8 +176,8 @@ static void print_fit(const char *what, const struct erg_model *m) {
   printf("nx12 %s, holdout 30%%: %zu cells, idle %.1f W, MAE %.2f W, RMSE %.2f W, MAPE %.2f %%, "
          "dynamic MAPE %.2f %% (%zu cells), R2 %.3f\n",
          what, m->metrics.cells, m->idle_watts, m->metrics.mae_watts, m->metrics.rmse_watts,
-         m->metrics.mape_total_percent, m->metrics.mape_dynamic_percent,
-         m->metrics.cells_dynamic, m->metrics.r2);
+         m->metrics.mape_total_percent, m->metrics.mape_dynamic_percent, m->metrics.cells_dynamic,
+         m->metrics.r2);
 }
 
 /* The fixture row of a cell time. */
@@ -441,8 +441,8 @@ static int quiet_profile(const struct fixture *f, struct erg_idle_profile *p) {
       break;
   }
   if (load_with_cpu(f, false, CPU_BPF, 0, 32, &ds, why, sizeof why) != 0 ||
-      erg_idle_profile_from_dataset(&ds, f->t[a], f->t[a] + STEP * (double)(b - a), 0.05, 0, p,
-                                    why, sizeof why) != 0) {
+      erg_idle_profile_from_dataset(&ds, f->t[a], f->t[a] + STEP * (double)(b - a), 0.05, 0, p, why,
+                                    sizeof why) != 0) {
     fprintf(stderr, "FAIL: idle profile: %s\n", why);
     erg_dataset_free(&ds);
     return -1;

@@ -50,9 +50,9 @@ static void assert_rel(double got, double want, double rel) {
  * least-squares β0 up by ~2 W: the robust fit ignores those. */
 static void test_recover_coefficients(void **state) {
   (void)state;
-  static const char *names[] = {"cpu_seconds_per_second", "cpu_freq_weighted_ghz_seconds_per_second",
-                                "instructions_per_second", "disk_bytes_per_second",
-                                "constant_per_second"};
+  static const char *names[] = {
+      "cpu_seconds_per_second", "cpu_freq_weighted_ghz_seconds_per_second",
+      "instructions_per_second", "disk_bytes_per_second", "constant_per_second"};
   const double beta0 = 80, beta[] = {3.0, 1.5, 2e-9, 1e-7};
   struct erg_dataset ds;
   erg_dataset_init(&ds);
@@ -103,8 +103,8 @@ static void test_recover_coefficients(void **state) {
  * β ≥ 0 and puts y's at exactly 0. */
 static void test_non_negative(void **state) {
   (void)state;
-  static const char *names[] = {"cpu_seconds_per_second", "cpu_copy_per_second",
-                                "other_per_second", "unrelated_per_second"};
+  static const char *names[] = {"cpu_seconds_per_second", "cpu_copy_per_second", "other_per_second",
+                                "unrelated_per_second"};
   struct erg_dataset ds;
   erg_dataset_init(&ds);
   add_features(&ds, names, 4);

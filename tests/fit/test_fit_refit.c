@@ -37,9 +37,10 @@ static char *window_journal(const struct window *w) {
   gsl_rng_set(r, w->seed);
   size_t cap = 256 + (size_t)w->cells * 80, len = 0;
   char *text = malloc(cap);
-  len += (size_t)snprintf(text, cap, "# erg-journal v1 node=n1 step_seconds=5\n"
-                                     "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                     "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n");
+  len += (size_t)snprintf(text, cap,
+                          "# erg-journal v1 node=n1 step_seconds=5\n"
+                          "time_unix_seconds,step_seconds,measured_watts,flags,"
+                          "cpu_seconds_per_second,disk_bytes_per_second,ncpu\n");
   for (int i = 0; i < w->cells; i++) {
     double u = gsl_rng_uniform(r), disk = gsl_rng_uniform(r) * 1e7;
     double p = w->idle + w->slope * pow(u, w->exponent) + gsl_ran_gaussian(r, w->sigma);

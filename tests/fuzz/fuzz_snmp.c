@@ -22,33 +22,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct counter64 c64 = {0, 0};
   uint8_t *bytes = NULL;
   switch (v.type) {
-  case ASN_INTEGER:
-  case ASN_GAUGE:
-  case ASN_COUNTER:
-  case ASN_TIMETICKS:
-  case ASN_UINTEGER:
-    memcpy(&integer, val, n < sizeof integer ? n : sizeof integer);
-    v.val.integer = &integer;
-    v.val_len = sizeof integer;
-    break;
-  case ASN_COUNTER64:
-    for (size_t i = 0; i < 8 && i < n; i++) {
-      if (i < 4)
-        c64.high = c64.high << 8 | val[i];
-      else
-        c64.low = c64.low << 8 | val[i];
-    }
-    v.val.counter64 = &c64;
-    v.val_len = sizeof c64;
-    break;
-  default:
-    bytes = malloc(n ? n : 1);
-    if (!bytes)
-      return 0;
-    memcpy(bytes, val, n);
-    v.val.string = bytes;
-    v.val_len = n;
-    break;
+    case ASN_INTEGER:
+    case ASN_GAUGE:
+    case ASN_COUNTER:
+    case ASN_TIMETICKS:
+    case ASN_UINTEGER:
+      memcpy(&integer, val, n < sizeof integer ? n : sizeof integer);
+      v.val.integer = &integer;
+      v.val_len = sizeof integer;
+      break;
+    case ASN_COUNTER64:
+      for (size_t i = 0; i < 8 && i < n; i++) {
+        if (i < 4)
+          c64.high = c64.high << 8 | val[i];
+        else
+          c64.low = c64.low << 8 | val[i];
+      }
+      v.val.counter64 = &c64;
+      v.val_len = sizeof c64;
+      break;
+    default:
+      bytes = malloc(n ? n : 1);
+      if (!bytes)
+        return 0;
+      memcpy(bytes, val, n);
+      v.val.string = bytes;
+      v.val_len = n;
+      break;
   }
   double d;
   char why[128] = "";

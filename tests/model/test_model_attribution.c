@@ -143,9 +143,12 @@ static void feed_cell(struct erg_grid *g, struct check *ck, int64_t t0, unsigned
     double keys_cpu = 0;
     for (size_t i = 0; i < n; i++) {
       snprintf(names[i], sizeof names[i], "k%u", (unsigned)(rand_r(seed) % NAMES));
-      p[i] = (struct erg_grid_proc){names[i], urand(seed) * (urand(seed) < 0.2 ? 0 : 0.5),
+      p[i] = (struct erg_grid_proc){names[i],
+                                    urand(seed) * (urand(seed) < 0.2 ? 0 : 0.5),
                                     urand(seed) < 0.5 ? 0 : 1e7 * urand(seed),
-                                    urand(seed) < 0.5 ? 0 : 1e9 * urand(seed), 0, 0};
+                                    urand(seed) < 0.5 ? 0 : 1e9 * urand(seed),
+                                    0,
+                                    0};
       keys_cpu += p[i].cpu_seconds;
     }
     if (ck->twins) {
@@ -236,8 +239,8 @@ static void test_estimated_is_prediction(void **state) {
   struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
   double x[4] = {3.5 / STEP, 1e7 / STEP, 1e9 / STEP, 0};
   double want = erg_model_predict(&m, x);
-  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = NAN,
-                              .flags = ERG_CELL_NO_METER, .cell = c};
+  struct erg_grid_result r = {
+      .t0 = T0, .step = STEP, .measured_watts = NAN, .flags = ERG_CELL_NO_METER, .cell = c};
   struct erg_attr_share sh[3];
   struct erg_cell_power pw;
   assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
@@ -271,8 +274,8 @@ static void gpu_cell(struct erg_grid *g, bool gpus) {
 
 static void test_gpu_feature(void **state) {
   (void)state;
-  struct erg_model m = {.version = ERG_MODEL_VERSION, .nfeatures = 2, .idle_watts = 100,
-                        .coef = {20, 1.1}};
+  struct erg_model m = {
+      .version = ERG_MODEL_VERSION, .nfeatures = 2, .idle_watts = 100, .coef = {20, 1.1}};
   strcpy(m.feature[0], "cpu_seconds_per_second");
   strcpy(m.feature[1], "gpu_watts");
   int map[2] = {erg_feature_index(m.feature[0]), erg_feature_index(m.feature[1])};
@@ -291,8 +294,7 @@ static void test_gpu_feature(void **state) {
       assert_float_equal(sys[ERG_FEAT_GPU], gpus ? 50 : 0, 1e-9);
       assert_int_equal((c->seen >> ERG_FEAT_GPU) & 1, gpus);
       double measured = 100 + 20 + (gpus ? 1.1 * 350 : 0);
-      struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured,
-                                  .cell = c};
+      struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured, .cell = c};
       struct erg_attr_share sh[4];
       struct erg_cell_power pw;
       assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
@@ -304,11 +306,11 @@ static void test_gpu_feature(void **state) {
       assert_float_equal(pw.dynamic_watts, measured - 100, 1e-9);
       assert_string_equal(sh[1].key, "gpujob");
       assert_string_equal(sh[3].key, "[system]");
-      if (policy == ERG_IDLE_SEPARATE) { /* the other policies add idle shares */
-        assert_float_equal(sh[0].watts, 20, 1e-9);              /* cpujob */
-        assert_float_equal(sh[1].watts, gpus ? 330 : 0, 1e-9);  /* gpujob */
-        assert_float_equal(sh[2].watts, 0, 1e-9);               /* idle */
-        assert_float_equal(sh[3].watts, gpus ? 55 : 0, 1e-9);   /* [system] */
+      if (policy == ERG_IDLE_SEPARATE) {           /* the other policies add idle shares */
+        assert_float_equal(sh[0].watts, 20, 1e-9); /* cpujob */
+        assert_float_equal(sh[1].watts, gpus ? 330 : 0, 1e-9); /* gpujob */
+        assert_float_equal(sh[2].watts, 0, 1e-9);              /* idle */
+        assert_float_equal(sh[3].watts, gpus ? 55 : 0, 1e-9);  /* [system] */
       }
       erg_grid_free(&g);
     }
@@ -319,7 +321,9 @@ static void test_gpu_feature(void **state) {
   erg_grid_init(&g, STEP);
   gpu_cell(&g, false);
   struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
-  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = 100 + 20 + 1.1 * 350,
+  struct erg_grid_result r = {.t0 = T0,
+                              .step = STEP,
+                              .measured_watts = 100 + 20 + 1.1 * 350,
                               .cell = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS]};
   struct erg_attr_share sh[4];
   struct erg_cell_power pw;
@@ -330,8 +334,7 @@ static void test_gpu_feature(void **state) {
   erg_grid_free(&g);
   /* A sample spanning two cells: its board energy split by overlap. */
   erg_grid_init(&g, STEP);
-  erg_grid_add_gpu(&g, (uint64_t)T0 * NS + 2500000000ULL, (uint64_t)T0 * NS + 7500000000ULL,
-                   100);
+  erg_grid_add_gpu(&g, (uint64_t)T0 * NS + 2500000000ULL, (uint64_t)T0 * NS + 7500000000ULL, 100);
   assert_float_equal(g.cells[(T0 / STEP) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
   assert_float_equal(g.cells[(T0 / STEP + 1) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
   erg_grid_free(&g);
@@ -372,8 +375,8 @@ static void test_curve_model(void **state) {
   erg_grid_init(&g, STEP);
   /* 2 + 1 CPU-seconds of keys and 0.5 of [system] per second: u = 3.5/4. */
   struct erg_grid_proc p[2] = {{"a", 2.0 * STEP, 0, 0, 0, 0}, {"b", 1.0 * STEP, 0, 0, 0, 0}};
-  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5 * STEP, 0.5 * STEP,
-                     p, 2);
+  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 3.5 * STEP, 0.5 * STEP, p,
+                     2);
   struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
   double want = 80 + 5 * 3.5;
   for (int d = 0; d < ERG_NDERIVED; d++)

@@ -55,8 +55,15 @@ static void test_parse(void **st) {
   assert_int_equal(erg_modbus_reg_count(&r), 2);
   assert_int_equal(erg_modbus_reg_parse("4:52:int16", &r, why, sizeof why), 0);
   assert_int_equal(erg_modbus_reg_count(&r), 1);
-  const char *bad[] = {"", "5:1:uint16", "3:70000:uint16", "3:x:uint16", "3:1:float64",
-                       "3:1:uint16:abdc", "3:1:uint16:abc", "3:1", "3:-1:int16"};
+  const char *bad[] = {"",
+                       "5:1:uint16",
+                       "3:70000:uint16",
+                       "3:x:uint16",
+                       "3:1:float64",
+                       "3:1:uint16:abdc",
+                       "3:1:uint16:abc",
+                       "3:1",
+                       "3:-1:int16"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     why[0] = '\0';
     assert_int_equal(erg_modbus_reg_parse(bad[i], &r, why, sizeof why), -1);

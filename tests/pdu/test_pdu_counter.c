@@ -16,8 +16,7 @@ static struct erg_pdu_reading rd(uint64_t t_s, double w, double j) {
   return (struct erg_pdu_reading){.t_ns = t_s * S, .watts = w, .energy_joules = j, .ok = true};
 }
 
-static enum erg_pdu_delta_kind upd(struct erg_pdu_counter *c, struct erg_pdu_reading r,
-                                   double *j) {
+static enum erg_pdu_delta_kind upd(struct erg_pdu_counter *c, struct erg_pdu_reading r, double *j) {
   uint64_t t0 = 0, t1 = 0;
   *j = -1;
   enum erg_pdu_delta_kind k = erg_pdu_counter_update(c, &r, GAP, &t0, &t1, j);
@@ -50,9 +49,9 @@ static void test_reset_after_reboot_is_not_energy(void **st) {
   (void)st;
   struct erg_pdu_counter c = {.wrap_joules = WRAP_WH32};
   double j;
-  upd(&c, rd(0, 300, 1e9), &j);              /* well below half the modulus */
+  upd(&c, rd(0, 300, 1e9), &j); /* well below half the modulus */
   assert_int_equal(upd(&c, rd(5, 300, 7200), &j), ERG_PDU_DELTA_RESET);
-  assert_float_equal(j, -1, 0);             /* nothing written */
+  assert_float_equal(j, -1, 0); /* nothing written */
   /* Counting resumes from the new base. */
   assert_int_equal(upd(&c, rd(10, 300, 7200 + 1500), &j), ERG_PDU_DELTA_ENERGY);
   assert_float_equal(j, 1500, 1e-9);
@@ -245,8 +244,7 @@ static void test_hold_without_watts(void **st) {
         assert_true(t0 == prev_t1);
         double w = j / ((double)(t1 - t0) / S);
         if (fabs(w - watts) > 0.03 * watts)
-          fail_msg("t=%llu: %.1f W over %.0f s", (unsigned long long)t, w,
-                   (double)(t1 - t0) / S);
+          fail_msg("t=%llu: %.1f W over %.0f s", (unsigned long long)t, w, (double)(t1 - t0) / S);
       }
       prev_t1 = t1;
       total += j;

@@ -110,8 +110,8 @@ static void test_oid_split(void **st) {
   (void)st;
   char pre[64];
   const char *suf;
-  assert_int_equal(erg_snmp_oid_split("1.3.6.1.4.1.13742.6.5.4.3.1.4.1.%d.5", pre, sizeof pre,
-                                      &suf), 0);
+  assert_int_equal(
+      erg_snmp_oid_split("1.3.6.1.4.1.13742.6.5.4.3.1.4.1.%d.5", pre, sizeof pre, &suf), 0);
   assert_string_equal(pre, "1.3.6.1.4.1.13742.6.5.4.3.1.4.1");
   assert_string_equal(suf, ".5");
   assert_int_equal(erg_snmp_oid_split(".1.2.%d", pre, sizeof pre, &suf), 0);
@@ -169,16 +169,15 @@ static void test_name_match(void **st) {
   assert_true(erg_snmp_name_match("Total.Power.Active.Value", "Total.Power.Active.Value", &n));
   assert_int_equal(n, 1); /* no "%d": entity 1 */
   /* The whole name, not a prefix or a suffix of it. */
-  assert_false(erg_snmp_name_match("Total.Energy.Active.Value",
-                                    "Total.Energy.Active.Value.Runtime", &n));
-  assert_false(erg_snmp_name_match("Total.Energy.Active.Value",
-                                   "Total.Energy.Active Custom.Value", &n));
+  assert_false(
+      erg_snmp_name_match("Total.Energy.Active.Value", "Total.Energy.Active.Value.Runtime", &n));
+  assert_false(
+      erg_snmp_name_match("Total.Energy.Active.Value", "Total.Energy.Active Custom.Value", &n));
   assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L1.Voltage.THD.Value", &n));
   assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L.Voltage.Value", &n));
   assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase Lx.Voltage.Value", &n));
   assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L0.Voltage.Value", &n));
-  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L99999999.Voltage.Value",
-                                   &n));
+  assert_false(erg_snmp_name_match("Phase L%d.Voltage.Value", "Phase L99999999.Voltage.Value", &n));
   assert_false(erg_snmp_name_match("total.power.active.value", "Total.Power.Active.Value", &n));
   assert_false(erg_snmp_name_match("Total.Power", "", &n));
   assert_true(erg_snmp_name_match("%d", "42", &n));

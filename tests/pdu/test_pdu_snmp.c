@@ -157,9 +157,9 @@ static void test_v3_short_pass_refused(void **st) {
  * timeout x tries, and each failure names its host. */
 static void test_poll_many_dead_pdu_stalls_nobody(void **st) {
   (void)st;
-  struct erg_pdu_source_config cf[4] = {
-      cfg_v2("apc-rpdu2", port_v2, 8), cfg_v2("silent", port_silent, 8),
-      cfg_v2("eaton-epdu", port_v2, 4), cfg_v2("closed", 1, 4)};
+  struct erg_pdu_source_config cf[4] = {cfg_v2("apc-rpdu2", port_v2, 8),
+                                        cfg_v2("silent", port_silent, 8),
+                                        cfg_v2("eaton-epdu", port_v2, 4), cfg_v2("closed", 1, 4)};
   cf[1].timeout_seconds = 0.5;
   cf[1].retries = 2; /* 1.5 s budget */
   struct erg_pdu_source s[4], *sp[4];

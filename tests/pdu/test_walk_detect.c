@@ -76,8 +76,9 @@ static int mem_lookup(void *ctx, const char *q, bool next, char *name, size_t na
   return 0;
 }
 
-#define WALK(arr) \
-  ((struct erg_snmp_walk){.lookup = mem_lookup, .ctx = &(struct mem_walk){arr, sizeof arr / sizeof arr[0]}})
+#define WALK(arr)                                                                                  \
+  ((struct erg_snmp_walk){.lookup = mem_lookup,                                                    \
+                          .ctx = &(struct mem_walk){arr, sizeof arr / sizeof arr[0]}})
 
 #define S4 "1.3.6.1.4.1.1718.4.1"
 /* Sentry4: inlet table (unit 1, cord 1) and phase 1's voltage. */

@@ -16,6 +16,8 @@
  * until the window's end as ergd writes an ended job; the same in
  * cluster/job. n1's job/users.tsv says uid 0 ran it, names.tsv that 0 is
  * "root".
+ * GPU archives (docs/gpu.md) on node two only: job 1234's GPU part, 12 W of
+ * its 30 W there (none on n1, no gpu/node archive).
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +66,7 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", "1234", t, 30, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||

@@ -42,8 +42,8 @@ static const char *fake_sacct(const char *name, const char *body, int rc) {
   snprintf(path, sizeof path, "%s/%s", fake_dir, name);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
-  fprintf(f, "#!/bin/sh\nprintf '%s'\n%sexit %d\n", body, rc ? "echo 'sacct: error: slurmdbd down' >&2\n" : "",
-          rc);
+  fprintf(f, "#!/bin/sh\nprintf '%s'\n%sexit %d\n", body,
+          rc ? "echo 'sacct: error: slurmdbd down' >&2\n" : "", rc);
   fclose(f);
   chmod(path, 0755);
   return path;

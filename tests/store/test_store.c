@@ -59,9 +59,12 @@ static void test_node_roundtrip(void **state) {
   struct erg_store *s = open_store("rt");
   char why[256], path[1200];
   for (int i = 1; i <= 4; i++) {
-    struct erg_store_node_cell c = {.t_end = T0 + 5 * i, .measured_watts = 100 + i,
-                                    .modelled_watts = i == 3 ? NAN : 95 + i, .idle_watts = 40,
-                                    .dynamic_watts = 60 + i, .unattributed_watts = 0.5 * i,
+    struct erg_store_node_cell c = {.t_end = T0 + 5 * i,
+                                    .measured_watts = 100 + i,
+                                    .modelled_watts = i == 3 ? NAN : 95 + i,
+                                    .idle_watts = 40,
+                                    .dynamic_watts = 60 + i,
+                                    .unattributed_watts = 0.5 * i,
                                     .estimated = i == 2};
     if (erg_store_node_update(s, "n1", &c, why, sizeof why) != 0)
       fail_msg("update: %s", why);
@@ -95,11 +98,11 @@ static void test_layout(void **state) {
   assert_string_equal(rrdtool_info(path, "ds[estimated].max"), "1.0000000000e+00");
   assert_string_equal(rrdtool_info(path, "ds[unattributed].type"), "\"GAUGE\"");
   /* step x 2 days, 1 min x 2 weeks, 1 h x 13 months, 1 day x 10 years. */
-  static const char *const want[][3] = {{"1", "34560", "\"AVERAGE\""}, {"1", "34560", "\"MAX\""},
-                                        {"12", "20160", "\"AVERAGE\""}, {"12", "20160", "\"MAX\""},
-                                        {"720", "9504", "\"AVERAGE\""}, {"720", "9504", "\"MAX\""},
-                                        {"17280", "3653", "\"AVERAGE\""},
-                                        {"17280", "3653", "\"MAX\""}};
+  static const char *const want[][3] = {
+      {"1", "34560", "\"AVERAGE\""},    {"1", "34560", "\"MAX\""},
+      {"12", "20160", "\"AVERAGE\""},   {"12", "20160", "\"MAX\""},
+      {"720", "9504", "\"AVERAGE\""},   {"720", "9504", "\"MAX\""},
+      {"17280", "3653", "\"AVERAGE\""}, {"17280", "3653", "\"MAX\""}};
   for (int i = 0; i < 8; i++) {
     char k[64];
     snprintf(k, sizeof k, "rra[%d].pdp_per_row", i);
@@ -129,7 +132,7 @@ static void test_keep_days(void **state) {
   struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 1};
   assert_int_equal(erg_store_node_update(s, "n", &c, why, sizeof why), 0);
   erg_store_node_path(s, "n", path, sizeof path);
-  static const char *const want[][2] = {{"1", "8640"}, {"1", "8640"}, {"720", "24"},
+  static const char *const want[][2] = {{"1", "8640"}, {"1", "8640"},  {"720", "24"},
                                         {"720", "24"}, {"17280", "1"}, {"17280", "1"}};
   for (int i = 0; i < 6; i++) {
     char k[64];
@@ -149,8 +152,9 @@ static void test_key_roundtrip(void **state) {
   char why[256], path[1200];
   const double w[] = {100, 40, 40, 100};
   for (int i = 0; i < 4; i++)
-    assert_int_equal(erg_store_key_update(s, "n1", "command", "stress-ng", T0 + 5 * (i + 1),
-                                          w[i], why, sizeof why), 0);
+    assert_int_equal(erg_store_key_update(s, "n1", "command", "stress-ng", T0 + 5 * (i + 1), w[i],
+                                          why, sizeof why),
+                     0);
   assert_int_equal(erg_store_key_path(s, "n1", "command", "stress-ng", path, sizeof path), 0);
   assert_non_null(strstr(path, "/nodes/n1/command/stress-ng.rrd"));
   for (int i = 0; i < 4; i++)
@@ -247,9 +251,19 @@ static void test_hostile_names(void **state) {
   memset(longname, 'x', 300);
   longname[0] = '/';
   longname[300] = '\0';
-  const char *names[] = {"../../etc/passwd", "<script>alert(1)</script>", "a b",
-                         "caf\xc3\xa9", "x\x01\ty\nz\r", "..", "", ".", "/", longname,
-                         "a:b\\c", "index", "%2e%2e"};
+  const char *names[] = {"../../etc/passwd",
+                         "<script>alert(1)</script>",
+                         "a b",
+                         "caf\xc3\xa9",
+                         "x\x01\ty\nz\r",
+                         "..",
+                         "",
+                         ".",
+                         "/",
+                         longname,
+                         "a:b\\c",
+                         "index",
+                         "%2e%2e"};
   const size_t n = sizeof names / sizeof names[0];
   char rootdir[128];
   snprintf(rootdir, sizeof rootdir, "%s/hostile", root);
@@ -263,8 +277,8 @@ static void test_hostile_names(void **state) {
     struct erg_store_node_cell c = {.t_end = T0 + 5, .measured_watts = 200.0 + (double)i};
     if (erg_store_node_update(s, names[i], &c, why, sizeof why) != 0)
       fail_msg("node %zu: %s", i, why);
-    assert_int_equal(erg_store_key_path(s, names[i], names[(i + 1) % n], names[i], path,
-                                        sizeof path), 0);
+    assert_int_equal(
+        erg_store_key_path(s, names[i], names[(i + 1) % n], names[i], path, sizeof path), 0);
     assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5, NULL), 10.0 + (double)i, 1e-9);
     assert_int_equal(erg_store_node_path(s, names[i], path, sizeof path), 0);
     assert_float_equal(rrdtool_fetch(path, "measured", T0 + 5, NULL), 200.0 + (double)i, 1e-9);
@@ -294,8 +308,8 @@ static void test_hostile_names(void **state) {
   assert_int_equal(ctrl, 1);
   assert_int_equal(lng, 1);
   /* The same key again: no second index line. */
-  assert_int_equal(erg_store_key_update(s, names[1], names[2], names[1], T0 + 10, 1, why,
-                                        sizeof why), 0);
+  assert_int_equal(
+      erg_store_key_update(s, names[1], names[2], names[1], T0 + 10, 1, why, sizeof why), 0);
   erg_store_close(s);
   p = popen(cmd, "r");
   lines = 0;
@@ -357,11 +371,14 @@ static void test_update_waits_for_reader_lock(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
-      cmocka_unit_test(test_keep_days),
-      cmocka_unit_test(test_key_roundtrip),  cmocka_unit_test(test_out_of_order),
-      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),  cmocka_unit_test(test_bad_options),
-      cmocka_unit_test(test_update_waits_for_reader_lock)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_roundtrip),
+                                     cmocka_unit_test(test_layout),
+                                     cmocka_unit_test(test_keep_days),
+                                     cmocka_unit_test(test_key_roundtrip),
+                                     cmocka_unit_test(test_out_of_order),
+                                     cmocka_unit_test(test_hostile_names),
+                                     cmocka_unit_test(test_cluster_and_name),
+                                     cmocka_unit_test(test_bad_options),
+                                     cmocka_unit_test(test_update_waits_for_reader_lock)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -81,8 +81,7 @@ static void test_rrdcached(void **state) {
   }
   int64_t now = (int64_t)time(NULL);
   now -= now % 5;
-  char *dir = cached_dir, *pidf = cached_pidf, sock[128], addr[160], store[128], why[512],
-       cmd[600];
+  char *dir = cached_dir, *pidf = cached_pidf, sock[128], addr[160], store[128], why[512], cmd[600];
   strcpy(dir, "/tmp/erg-expire-cached-XXXXXX");
   erg_assert(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
@@ -218,13 +217,13 @@ static void test_expire(void **state) {
   char p_host2[1200];
   key_path(s, "n2", "command", hostile, p_host2);
   write_key(s, "n1", "command", hostile, now);
-  erg_assert(erg_store_key_remove(s, "n1", "command", hostile, why, sizeof why) == 0,
-             "remove: %s", why);
+  erg_assert(erg_store_key_remove(s, "n1", "command", hostile, why, sizeof why) == 0, "remove: %s",
+             why);
   erg_assert(!exists(p_host) && index_count(s, "n1", "command", hostile) == 0, "removed key gone");
   erg_assert(exists(p_host2) && index_count(s, "n2", "command", hostile) == 1,
              "other node's key kept");
-  erg_assert(exists(p_fresh) && index_count(s, "n1", "command", "fresh") == 1 &&
-                 exists(p_old) && index_count(s, "n1", "command", "old") == 1,
+  erg_assert(exists(p_fresh) && index_count(s, "n1", "command", "fresh") == 1 && exists(p_old) &&
+                 index_count(s, "n1", "command", "old") == 1,
              "other keys of the node kept");
   erg_assert(erg_store_key_remove(s, "n1", "command", "never-written", why, sizeof why) == 0,
              "removing a key without archive: %s", why);

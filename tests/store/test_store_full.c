@@ -15,14 +15,14 @@
 #include "erg_store.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                \
-      fprintf(stderr, __VA_ARGS__);                                                       \
-      fputc('\n', stderr);                                                                \
-      failures++;                                                                         \
-    }                                                                                     \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                         \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 int main(void) {
@@ -43,14 +43,14 @@ int main(void) {
   struct erg_store_node_cell c = {.t_end = 1800000000, .measured_watts = 100};
   CHECK(s && erg_store_node_update(s, "a", &c, why, sizeof why) == 0, "first node: %s", why);
   int rc = s ? erg_store_node_update(s, "b", &c, why, sizeof why) : 0;
-  CHECK(rc == -1 && strstr(why, "rrd create ") && strstr(why, "/nodes/b/node.rrd: No space left "
-                                                                "on device (") &&
+  CHECK(rc == -1 && strstr(why, "rrd create ") &&
+            strstr(why, "/nodes/b/node.rrd: No space left "
+                        "on device (") &&
             strstr(why, "kB free there, the archive takes 1.6 MB)"),
         "full: rc %d, '%s'", rc, why);
   c.t_end += 5;
   CHECK(s && erg_store_node_update(s, "a", &c, why, sizeof why) == 0, "update of a: %s", why);
-  CHECK(mount("tmpfs", dir, "tmpfs", MS_REMOUNT, "size=8m") == 0, "remount: %s",
-        strerror(errno));
+  CHECK(mount("tmpfs", dir, "tmpfs", MS_REMOUNT, "size=8m") == 0, "remount: %s", strerror(errno));
   CHECK(s && erg_store_node_update(s, "b", &c, why, sizeof why) == 0, "room again: %s", why);
   erg_store_close(s);
   umount2(dir, MNT_DETACH);

@@ -83,8 +83,11 @@ static void test_option(void **state) {
   erg_assert(erg_store_open(&s, &o, why, sizeof why) == 0, "open: %s", why);
   assert_true(erg_store_daemon(s) && !strcmp(erg_store_daemon(s), addr));
   for (int i = 1; i <= 4; i++) {
-    struct erg_store_node_cell c = {.t_end = T0 + 5 * i, .measured_watts = 100, .idle_watts = 40,
-                                    .dynamic_watts = 60, .modelled_watts = 98};
+    struct erg_store_node_cell c = {.t_end = T0 + 5 * i,
+                                    .measured_watts = 100,
+                                    .idle_watts = 40,
+                                    .dynamic_watts = 60,
+                                    .modelled_watts = 98};
     erg_assert(erg_store_node_update(s, "n1", &c, why, sizeof why) == 0, "update: %s", why);
     assert_true(erg_store_key_update(s, "n1", "command", "<script>", T0 + 5 * i, 25.0 * i, why,
                                      sizeof why) == 0);

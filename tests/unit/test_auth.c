@@ -139,8 +139,8 @@ static void test_bound(void **state) {
   assert_int_equal(check(a, -1, "node1", 1), 0);
   assert_int_equal(check(a, 4, "node1", 1), 0);
   /* A node with a NUL inside (protobuf-c would cut it to "node1"). */
-  static const uint8_t nul[] = {0x08, 0x01, 0x12, 0x09, 0x0a, 0x07,
-                                'n', 'o', 'd', 'e', '1', 0, 'x'};
+  static const uint8_t nul[] = {0x08, 0x01, 0x12, 0x09, 0x0a, 0x07, 'n',
+                                'o',  'd',  'e',  '1',  0,    'x'};
   assert_int_equal(auth_check_nodes(a, 0, nul, sizeof nul), 0);
   /* Bytes that are no protobuf: refused, not guessed at. */
   static const uint8_t junk[] = {0x1a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x0a};

@@ -120,10 +120,11 @@ static void test_collector_levels(void **state) {
   assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
   const struct erg_pdu_source_config *s = &c.sources[0];
   assert_float_equal(s->power_factor, 0.95, 0);
-  static const struct { int node, feed, level, num; } want[] = {
-      {0, 0, ERG_PDU_INLET, 1}, {1, 0, ERG_PDU_PHASE, 2}, {1, 1, ERG_PDU_BANK, 2},
-      {2, 0, ERG_PDU_DEVICE, 1}, {2, 1, ERG_PDU_OUTLET, 7}, {2, 2, ERG_PDU_OUTLET, 8},
-      {3, 0, ERG_PDU_BANK, 2}};
+  static const struct {
+    int node, feed, level, num;
+  } want[] = {{0, 0, ERG_PDU_INLET, 1},  {1, 0, ERG_PDU_PHASE, 2},  {1, 1, ERG_PDU_BANK, 2},
+              {2, 0, ERG_PDU_DEVICE, 1}, {2, 1, ERG_PDU_OUTLET, 7}, {2, 2, ERG_PDU_OUTLET, 8},
+              {3, 0, ERG_PDU_BANK, 2}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const struct erg_node_feed *f = &c.nodes[want[i].node].feeds[want[i].feed];
     assert_int_equal(c.sources[f->source].levels[f->channel], want[i].level);
@@ -183,8 +184,10 @@ static void test_errors(void **state) {
   /* Groups: a node counted twice, a level feeding nobody, shares over 1. */
   const char *p = "[pdu.p]\nhost = h\n";
   char g[512];
-  snprintf(g, sizeof g, "%s[group.a]\npower = p:bank:1\nnodes = x y\n[group.b]\n"
-           "power = p:bank:2\nnodes = y\n", p);
+  snprintf(g, sizeof g,
+           "%s[group.a]\npower = p:bank:1\nnodes = x y\n[group.b]\n"
+           "power = p:bank:2\nnodes = y\n",
+           p);
   expect_error(g, "node y is counted twice: in [group.a] and in [group.b]", 0);
   snprintf(g, sizeof g, "%s[node.x]\npower = p:3\n[group.a]\npower = p:bank:1\nnodes = x\n", p);
   expect_error(g, "node x is counted twice: its [node.x] power and [group.a]", 0);
@@ -227,7 +230,8 @@ static void test_errors(void **state) {
   expect_error(t, "bad term 'p:inlet'", 0);
   snprintf(t, sizeof t, "%s[node.a]\npower = p:phase:L0\n", pdu);
   expect_error(t, "bad term 'p:phase:L0'", 0);
-  snprintf(t, sizeof t, "[pdu.p]\nhost = h\nprofile = cyberpower-epdu\n[node.a]\n"
+  snprintf(t, sizeof t,
+           "[pdu.p]\nhost = h\nprofile = cyberpower-epdu\n[node.a]\n"
            "power = p:inlet:1\n");
   expect_error(t, "profile cyberpower-epdu of source p has no inlet level", 0);
   expect_error("[pdu.p]\nhost = h\npower_factor = 1.2\n", "not a power factor", 0);
@@ -257,22 +261,27 @@ static void test_errors(void **state) {
  * later (NaN passes every range test; a typo'd endpoint never connects). */
 static void test_hostile(void **state) {
   (void)state;
-  expect_error("[collector]\npoll_seconds = nan\n", ":2: key 'poll_seconds': 'nan' is not a "
-               "finite number", 0);
+  expect_error("[collector]\npoll_seconds = nan\n",
+               ":2: key 'poll_seconds': 'nan' is not a "
+               "finite number",
+               0);
   expect_error("[collector]\npoll_seconds = inf\n", ":2: key 'poll_seconds'", 0);
   expect_error("[collector]\nidle_watts = nan\n", ":2: key 'idle_watts'", 0);
   expect_error("[collector]\nkey_min_share = nan\n", ":2: key 'key_min_share'", 0);
-  expect_error("[collector]\npage_interval_seconds = -nan\n", ":2: key 'page_interval_seconds'",
-               0);
+  expect_error("[collector]\npage_interval_seconds = -nan\n", ":2: key 'page_interval_seconds'", 0);
   expect_error("[node.a]\nidle_watts = nan\n", ":2: [node.a] key 'idle_watts'", 0);
   expect_error("[meter.m]\ntimeout_seconds = nan\n", ":2: [meter.m] key 'timeout_seconds'", 0);
   expect_error("[pdu.p]\npower_factor = nan\n", "not a power factor", 0);
-  expect_error("[collector]\nlisten = garbage\n", ":2: key 'listen': 'garbage' is not a ZeroMQ "
-               "endpoint", 0);
+  expect_error("[collector]\nlisten = garbage\n",
+               ":2: key 'listen': 'garbage' is not a ZeroMQ "
+               "endpoint",
+               0);
   expect_error("[collector]\nlisten = tcp://127.0.0.1\n", ":2: key 'listen'", 0);
   expect_error("[collector]\nlisten = tcp://127.0.0.1:70000\n", ":2: key 'listen'", 0);
-  expect_error("[collector]\nhttp = 127.0.0.1:99999\n", ":2: key 'http': '127.0.0.1:99999' is "
-               "not an IPv4 HOST:PORT", 0);
+  expect_error("[collector]\nhttp = 127.0.0.1:99999\n",
+               ":2: key 'http': '127.0.0.1:99999' is "
+               "not an IPv4 HOST:PORT",
+               0);
   expect_error("[collector]\nhttp = garbage\n", ":2: key 'http'", 0);
   expect_error("[collector]\ndata_dir =\n", ":2: key 'data_dir': empty", 0);
   char t[700];
@@ -281,7 +290,8 @@ static void test_hostile(void **state) {
   /* One section per name, one value per key: a repeat used to merge or
    * replace silently. */
   expect_error("[collector]\nstep_seconds = 5\n[node.a]\nidle_watts = 1\n[collector]\n"
-               "settle_steps = 1\n", ":5: section [collector] again (first at line 1)", 0);
+               "settle_steps = 1\n",
+               ":5: section [collector] again (first at line 1)", 0);
   expect_error("[collector]\nstep_seconds = 5\nstep_seconds = 10\n",
                ":3: key 'step_seconds' in [collector] again (first at line 2)", 0);
   expect_error("[meter.m]\nhost = h\n[node.a]\npower = m:1\n  + m:2\n",
@@ -296,18 +306,24 @@ static void test_hostile(void **state) {
   expect_error(t, "bad term 'm:1*nan'", 0);
   snprintf(t, sizeof t, "%s[node.a]\npower =\n", m);
   expect_error(t, ":5: [node.a] key 'power': empty", 0);
-  expect_error("[node.../../x]\nidle_watts = 1\n", ":2: [node.../../x]: node name '../../x' is "
-               "not", 0);
+  expect_error("[node.../../x]\nidle_watts = 1\n",
+               ":2: [node.../../x]: node name '../../x' is "
+               "not",
+               0);
   expect_error("[node.a b]\nidle_watts = 1\n", "node name 'a b'", 0);
   expect_error("[meter.a:b]\nhost = h\n", "source name 'a:b'", 0);
   expect_error("[meter.m]\nmax_watts = 0\n", ":2: [meter.m] key 'max_watts'", 0);
   expect_error("[pdu.p]\nmax_watts = nan\n", ":2: [pdu.p] key 'max_watts'", 0);
   expect_error("[agent]\ninterval_seconds = nan\n", ":2: key 'interval_seconds'", 1);
   expect_error("[agent]\nheartbeat_seconds = nan\n", ":2: key 'heartbeat_seconds'", 1);
-  expect_error("[agent]\ncollector = garbage\n", ":2: key 'collector': 'garbage' is not a "
-               "ZeroMQ endpoint", 1);
-  expect_error("[agent]\ncurve_server_key = abc\n", ":2: key 'curve_server_key': 'abc' is "
-               "neither a 40-character Z85 CURVE key nor a readable key file", 1);
+  expect_error("[agent]\ncollector = garbage\n",
+               ":2: key 'collector': 'garbage' is not a "
+               "ZeroMQ endpoint",
+               1);
+  expect_error("[agent]\ncurve_server_key = abc\n",
+               ":2: key 'curve_server_key': 'abc' is "
+               "neither a 40-character Z85 CURVE key nor a readable key file",
+               1);
   expect_error("[agent]\ncurve_server_key = rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL~@{H8]yf\n",
                ":2: key 'curve_server_key'", 1);
   expect_error("[agent]\nnode = a\nnode = b\n", ":3: key 'node' in [agent] again", 1);
@@ -331,11 +347,9 @@ static void test_hostile(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
-                                     cmocka_unit_test(test_collector_split),
-                                     cmocka_unit_test(test_collector_levels),
-                                     cmocka_unit_test(test_collector_groups),
-                                     cmocka_unit_test(test_errors),
-                                     cmocka_unit_test(test_hostile)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_collector_ok),     cmocka_unit_test(test_collector_split),
+      cmocka_unit_test(test_collector_levels), cmocka_unit_test(test_collector_groups),
+      cmocka_unit_test(test_errors),           cmocka_unit_test(test_hostile)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

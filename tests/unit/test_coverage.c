@@ -10,7 +10,7 @@
 
 #include "erg_collector.h"
 
-#define S(t) ((uint64_t)((t) * 1e9))
+#define S(t) ((uint64_t)((t)*1e9))
 #define SLACK 50000000ull
 
 static int claim(struct erg_coverage *c, double a, double b) {
@@ -73,7 +73,8 @@ static void test_bounded(void **state) {
   for (size_t i = 1; i < c.n; i++)
     assert_true(c.start_ns[i] > c.end_ns[i - 1]);
   /* The newest ranges are kept and still refuse duplicates. */
-  assert_int_equal(claim(&c, 2 * (3 * ERG_COVERAGE_MAX - 1), 2 * (3 * ERG_COVERAGE_MAX - 1) + 1), -1);
+  assert_int_equal(claim(&c, 2 * (3 * ERG_COVERAGE_MAX - 1), 2 * (3 * ERG_COVERAGE_MAX - 1) + 1),
+                   -1);
   /* A gap among the kept ranges fills it: its two neighbours and it become
    * one (and the full list dropped its oldest to take it). */
   int g = 3 * ERG_COVERAGE_MAX - 2;

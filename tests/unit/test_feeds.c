@@ -56,7 +56,8 @@ static void test_large(void **state) {
     nodes[i].nfeeds = 1;
     nodes[i].feeds[0] = (struct erg_node_feed){.source = i / per, .channel = i % per, .factor = 1};
   }
-  struct erg_collector_config cfg = {.nodes = nodes, .nnodes = nn, .nsources = (nn + per - 1) / per};
+  struct erg_collector_config cfg = {
+      .nodes = nodes, .nnodes = nn, .nsources = (nn + per - 1) / per};
   struct feed_index *fi = feed_index_build(&cfg);
   assert_non_null(fi);
   for (int i = 0; i < nn; i++) {

@@ -16,7 +16,7 @@
 #include "collector_int.h"
 #include "erg_collector.h"
 
-#define S(x) ((uint64_t)((x) * 1e9))
+#define S(x) ((uint64_t)((x)*1e9))
 #define T0 1700000000LL /* multiple of 5 */
 
 struct seen {
@@ -98,10 +98,10 @@ static void test_feed_missing(void **state) {
   erg_grid_init(&g, 5);
   assert_int_equal(erg_grid_set_feeds(&g, ERG_MAX_FEEDS + 1), -1);
   assert_int_equal(erg_grid_set_feeds(&g, 2), 0);
-  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 10), 2000.0);  /* 200 W over both cells */
-  erg_grid_add_energy(&g, 1, S(T0), S(T0 + 2), 200.0);    /* 2 s of cell 0 */
+  erg_grid_add_energy(&g, 0, S(T0), S(T0 + 10), 2000.0);   /* 200 W over both cells */
+  erg_grid_add_energy(&g, 1, S(T0), S(T0 + 2), 200.0);     /* 2 s of cell 0 */
   erg_grid_add_energy(&g, 1, S(T0 + 5), S(T0 + 8), 300.0); /* 3 s of cell 1 */
-  erg_grid_add_energy(&g, 2, S(T0), S(T0 + 10), 1e6);     /* no such feed: ignored */
+  erg_grid_add_energy(&g, 2, S(T0), S(T0 + 10), 1e6);      /* no such feed: ignored */
   struct seen s = {0};
   erg_grid_finalize(&g, T0 + 10, 0, on_cell, &s);
   assert_int_equal(s.n, 2);
@@ -256,7 +256,10 @@ static void test_profile_key_fields(void **state) {
   (void)state;
   char key[PROFILE_KEY_MAX];
   const char *f;
-  profile_key_build(key, sizeof key, "evil\x1f" "42", "", "x.service", NULL, 1000);
+  profile_key_build(key, sizeof key,
+                    "evil\x1f"
+                    "42",
+                    "", "x.service", NULL, 1000);
   size_t n = profile_key_field(key, PROFILE_COMMAND, &f);
   assert_int_equal(n, 7);
   assert_memory_equal(f, "evil?42", 7);
@@ -399,7 +402,7 @@ static void test_profile_known(void **state) {
     }
   }
   assert_int_equal(k.n, 256);
-  assert_null(profile_known_find(&k, "key0"));   /* idle longest: made room */
+  assert_null(profile_known_find(&k, "key0")); /* idle longest: made room */
   assert_non_null(profile_known_find(&k, "key299"));
   profile_known_touch(&k, "key100", 5000, 256, NULL)->joules = 7;
   /* [other], [system], [none] are never the ones evicted; a value that
@@ -529,7 +532,7 @@ static void test_cluster_sums(void **state) {
   assert_int_equal(cluster_add(cl, T0 + 10, "4242", 5), 0);
   assert_int_equal(cluster_add(cl, T0 + 5, "4242", 1), 0);
   assert_int_equal(cluster_add(cl, T0 + 5, "77", 2), 0);
-  assert_int_equal(cluster_add(cl, T0 + 5, "4242", 3), 0);  /* second node */
+  assert_int_equal(cluster_add(cl, T0 + 5, "4242", 3), 0); /* second node */
   assert_int_equal(cluster_add(cl, T0 + 15, NULL, 0), 0);
   cluster_flush(cl, T0 + 4, on_cluster_cell, &f);
   assert_int_equal(f.n, 0);
@@ -596,17 +599,23 @@ static void test_config_top_keys(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_energy_overlap),       cmocka_unit_test(test_sample_apportion),
-      cmocka_unit_test(test_feeds_sum),            cmocka_unit_test(test_feed_missing),
-      cmocka_unit_test(test_late_and_future),      cmocka_unit_test(test_order_and_gaps),
-      cmocka_unit_test(test_resume_far_back),
-      cmocka_unit_test(test_attribution_conserves), cmocka_unit_test(test_identical_processes_equal),
-      cmocka_unit_test(test_profile_key_fields),   cmocka_unit_test(test_profile_rollup_conserves),
-      cmocka_unit_test(test_profile_known),
-      cmocka_unit_test(test_profile_rollup_admission),        cmocka_unit_test(test_many_keys),
-      cmocka_unit_test(test_profile_known_load),   cmocka_unit_test(test_cluster_sums),
-      cmocka_unit_test(test_cluster_many_jobs),
-      cmocka_unit_test(test_config_top_keys)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_overlap),
+                                     cmocka_unit_test(test_sample_apportion),
+                                     cmocka_unit_test(test_feeds_sum),
+                                     cmocka_unit_test(test_feed_missing),
+                                     cmocka_unit_test(test_late_and_future),
+                                     cmocka_unit_test(test_order_and_gaps),
+                                     cmocka_unit_test(test_resume_far_back),
+                                     cmocka_unit_test(test_attribution_conserves),
+                                     cmocka_unit_test(test_identical_processes_equal),
+                                     cmocka_unit_test(test_profile_key_fields),
+                                     cmocka_unit_test(test_profile_rollup_conserves),
+                                     cmocka_unit_test(test_profile_known),
+                                     cmocka_unit_test(test_profile_rollup_admission),
+                                     cmocka_unit_test(test_many_keys),
+                                     cmocka_unit_test(test_profile_known_load),
+                                     cmocka_unit_test(test_cluster_sums),
+                                     cmocka_unit_test(test_cluster_many_jobs),
+                                     cmocka_unit_test(test_config_top_keys)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

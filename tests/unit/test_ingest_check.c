@@ -437,10 +437,14 @@ static void test_hello_changes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hello_changes),
-      cmocka_unit_test(test_honest),          cmocka_unit_test(test_future_interval),
-      cmocka_unit_test(test_interval_bound),  cmocka_unit_test(test_ncpu),
-      cmocka_unit_test(test_cpu),             cmocka_unit_test(test_rates_and_counts),
-      cmocka_unit_test(test_reason_names),    cmocka_unit_test(test_config_key),
+      cmocka_unit_test(test_honest),
+      cmocka_unit_test(test_future_interval),
+      cmocka_unit_test(test_interval_bound),
+      cmocka_unit_test(test_ncpu),
+      cmocka_unit_test(test_cpu),
+      cmocka_unit_test(test_rates_and_counts),
+      cmocka_unit_test(test_reason_names),
+      cmocka_unit_test(test_config_key),
       cmocka_unit_test(test_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

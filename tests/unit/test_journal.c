@@ -32,10 +32,12 @@ static void test_journal_rows_and_rotation(void **state) {
   assert_non_null(mkdtemp(dir));
   char why[256], path[1024];
   for (int i = 0; i < 400; i++) {
-    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
                                 .measured_watts = i % 7 ? 100.0 + i : NAN,
                                 .flags = i % 7 ? 0 : ERG_CELL_NO_METER,
-                                .cpu_seconds_per_second = 0.5, .ncpu = 2};
+                                .cpu_seconds_per_second = 0.5,
+                                .ncpu = 2};
     assert_int_equal(erg_journal_append(dir, "node/1", &r, 4096, 0, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_path(dir, "node/1", path, sizeof path), 0);
@@ -50,7 +52,8 @@ static void test_journal_rows_and_rotation(void **state) {
     rows += n;
     headers += count_lines(p, "# erg-journal v1 node=node_1-");
     assert_int_equal(count_lines(p, "time_unix_seconds,step_seconds,measured_watts,flags,"
-                                    "cpu_seconds_per_second,ncpu\n"), 1);
+                                    "cpu_seconds_per_second,ncpu\n"),
+                     1);
   }
   assert_true(files >= 3);
   assert_int_equal(headers, files);
@@ -75,15 +78,21 @@ static void test_journal_old_file(void **state) {
   assert_non_null(f);
   fputs("# erg-journal v1 node=n1 step_seconds=5\n"
         "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second\n"
-        "1700000000,5,100.000,0,0.100000\n", f);
+        "1700000000,5,100.000,0,0.100000\n",
+        f);
   fclose(f);
   assert_int_equal(erg_journal_columns(dir, "n1"), 0);
-  struct erg_journal_row r = {.t0 = 1700000005, .step_seconds = 5, .measured_watts = 120,
-                              .cpu_seconds_per_second = 1.5, .ncpu = 4};
+  struct erg_journal_row r = {.t0 = 1700000005,
+                              .step_seconds = 5,
+                              .measured_watts = 120,
+                              .cpu_seconds_per_second = 1.5,
+                              .ncpu = 4};
   assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
-  snprintf(cmd, sizeof cmd, "grep -q '^1700000000,5,100.000,0,0.100000$' %s.1 && "
+  snprintf(cmd, sizeof cmd,
+           "grep -q '^1700000000,5,100.000,0,0.100000$' %s.1 && "
            "grep -q '^1700000005,5,120.000,0,1.500000,4$' %s && "
-           "grep -q '^time_unix_seconds,.*,ncpu$' %s", path, path, path);
+           "grep -q '^time_unix_seconds,.*,ncpu$' %s",
+           path, path, path);
   assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
@@ -98,17 +107,23 @@ static void test_journal_gpu_column(void **state) {
   assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
   unsigned cols = 1u << ERG_FEAT_DISK | 1u << ERG_FEAT_GPU;
   for (int i = 0; i < 2; i++) {
-    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
-                                .measured_watts = 500, .cpu_seconds_per_second = 1,
-                                .disk_bytes_per_second = 10, .gpu_watts = i ? NAN : 312.5,
-                                .columns = cols, .ncpu = 4};
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 500,
+                                .cpu_seconds_per_second = 1,
+                                .disk_bytes_per_second = 10,
+                                .gpu_watts = i ? NAN : 312.5,
+                                .columns = cols,
+                                .ncpu = 4};
     assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_columns(dir, "n1"), cols);
-  snprintf(cmd, sizeof cmd, "grep -q '^time_unix_seconds,step_seconds,measured_watts,flags,"
+  snprintf(cmd, sizeof cmd,
+           "grep -q '^time_unix_seconds,step_seconds,measured_watts,flags,"
            "cpu_seconds_per_second,disk_bytes_per_second,gpu_watts,ncpu$' %s && "
            "grep -q '^1700000000,5,500.000,0,1.000000,10,312.5,4$' %s && "
-           "grep -q '^1700000005,5,500.000,0,1.000000,10,nan,4$' %s", path, path, path);
+           "grep -q '^1700000005,5,500.000,0,1.000000,10,nan,4$' %s",
+           path, path, path);
   assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
@@ -120,10 +135,12 @@ static void journal_age_rotation(struct erg_journal_file *known) {
   char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[1200];
   assert_non_null(mkdtemp(dir));
   for (int i = 0; i < 100; i++) {
-    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
-                                .measured_watts = 100, .cpu_seconds_per_second = 1, .ncpu = 2};
-    assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 100, known, why, sizeof why),
-                     0);
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 100,
+                                .cpu_seconds_per_second = 1,
+                                .ncpu = 2};
+    assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 100, known, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
   int rows = 0, files = 0;
@@ -172,17 +189,22 @@ static void test_journal_cached_replaced(void **state) {
   assert_non_null(mkdtemp(dir));
   assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
   struct erg_journal_file known = {0};
-  struct erg_journal_row r = {.t0 = 1700000000, .step_seconds = 5, .measured_watts = 100,
-                              .cpu_seconds_per_second = 1, .ncpu = 2};
+  struct erg_journal_row r = {.t0 = 1700000000,
+                              .step_seconds = 5,
+                              .measured_watts = 100,
+                              .cpu_seconds_per_second = 1,
+                              .ncpu = 2};
   assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 0, &known, why, sizeof why), 0);
   assert_true(known.valid);
-  snprintf(cmd, sizeof cmd, "printf 'time_unix_seconds,step_seconds,measured_watts,flags,"
+  snprintf(cmd, sizeof cmd,
+           "printf 'time_unix_seconds,step_seconds,measured_watts,flags,"
            "cpu_seconds_per_second\n1700000005,5,1.000,0,0.100000\n' >%s.new && mv %s.new %s",
            path, path, path);
   assert_int_equal(system(cmd), 0);
   r.t0 += 10;
   assert_int_equal(erg_journal_append_cached(dir, "n1", &r, 0, 0, &known, why, sizeof why), 0);
-  snprintf(cmd, sizeof cmd, "grep -q '^1700000005,5,1.000,0,0.100000$' %s.1 && "
+  snprintf(cmd, sizeof cmd,
+           "grep -q '^1700000005,5,1.000,0,0.100000$' %s.1 && "
            "grep -q '^time_unix_seconds,.*,ncpu$' %s && grep -q '^1700000010,' %s",
            path, path, path);
   assert_int_equal(system(cmd), 0);
@@ -199,8 +221,11 @@ static void test_journal_last_end(void **state) {
   assert_non_null(mkdtemp(dir));
   assert_int_equal(erg_journal_last_end(dir, "n1"), 0);
   for (int i = 0; i < 300; i++) {
-    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i, .step_seconds = 5,
-                                .measured_watts = 100, .cpu_seconds_per_second = 1, .ncpu = 2};
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 100,
+                                .cpu_seconds_per_second = 1,
+                                .ncpu = 2};
     assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
   }
   assert_int_equal(erg_journal_last_end(dir, "n1"), 1700000000 + 5 * 300);
@@ -233,8 +258,10 @@ static void test_journal_last_end_future(void **state) {
   assert_int_equal(erg_journal_last_end_by(dir, "n1", now, &ignored), 0);
   assert_int_equal(ignored, 0);
   for (int i = 0; i < 3; i++) {
-    struct erg_journal_row r = {.t0 = now - 100 + 5 * i, .step_seconds = 5,
-                                .measured_watts = 100, .cpu_seconds_per_second = 1};
+    struct erg_journal_row r = {.t0 = now - 100 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 100,
+                                .cpu_seconds_per_second = 1};
     assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
   }
   struct erg_journal_row r = {.t0 = now + 86400, .step_seconds = 5, .measured_watts = 100};

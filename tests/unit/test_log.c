@@ -55,8 +55,7 @@ static void test_escapes(void **state) {
   (void)state;
   erg_log_init("t", ERG_LOG_INFO);
   char *l = log_line("node a\n2026-01-01T00:00:00Z ergd error: forged\r\tend");
-  assert_string_equal(message_of(l),
-                      "node a\\n2026-01-01T00:00:00Z ergd error: forged\\r\\tend\n");
+  assert_string_equal(message_of(l), "node a\\n2026-01-01T00:00:00Z ergd error: forged\\r\\tend\n");
   assert_ptr_equal(strchr(l, '\n'), l + strlen(l) - 1); /* one line */
   l = log_line("bell\a esc\x1b[31m del\x7f c1\xc2\x9b x");
   assert_string_equal(message_of(l), "bell\\x07 esc\\x1b[31m del\\x7f c1\\xc2\\x9b x\n");

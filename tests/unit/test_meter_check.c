@@ -53,7 +53,8 @@ static struct meter_msg msg(int source, int n, const double *watts, const double
   m.source = source;
   m.nchannels = n;
   for (int i = 0; i < n; i++)
-    m.readings[i] = (struct erg_pdu_reading){.t_ns = 1000000000ULL, .watts = watts[i],
+    m.readings[i] = (struct erg_pdu_reading){.t_ns = 1000000000ULL,
+                                             .watts = watts[i],
                                              .energy_joules = joules ? joules[i] : NAN,
                                              .ok = true};
   return m;
@@ -132,10 +133,9 @@ static void test_interval(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(test_defaults, setup),
-      cmocka_unit_test_setup(test_in_range_untouched, setup),
-      cmocka_unit_test_setup(test_out_of_range, setup),
-      cmocka_unit_test_setup(test_interval, setup)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test_setup(test_defaults, setup),
+                                     cmocka_unit_test_setup(test_in_range_untouched, setup),
+                                     cmocka_unit_test_setup(test_out_of_range, setup),
+                                     cmocka_unit_test_setup(test_interval, setup)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

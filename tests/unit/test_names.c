@@ -19,8 +19,16 @@ static int name_is_safe(const char *s) {
 
 static void test_sanitize_hostile(void **state) {
   (void)state;
-  const char *hostile[] = {"../../etc/passwd", "<script>alert(1)</script>", "a b", "..", ".",
-                           "", "caf\xc3\xa9", "x\x01y\n", "/", "a/b"};
+  const char *hostile[] = {"../../etc/passwd",
+                           "<script>alert(1)</script>",
+                           "a b",
+                           "..",
+                           ".",
+                           "",
+                           "caf\xc3\xa9",
+                           "x\x01y\n",
+                           "/",
+                           "a/b"};
   char out[ERG_NAME_MAX], other[ERG_NAME_MAX];
   for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
     erg_name_sanitize(hostile[i], strlen(hostile[i]), out);
@@ -51,8 +59,8 @@ static void test_sanitize_hostile(void **state) {
   erg_name_sanitize("<b> x", 5, out);
   assert_true(erg_name_is_safe(out) && erg_name_is_safe("stress-ng"));
   assert_false(erg_name_is_safe("") || erg_name_is_safe(".") || erg_name_is_safe("..") ||
-               erg_name_is_safe(".hidden") || erg_name_is_safe("a/b") ||
-               erg_name_is_safe("a b") || erg_name_is_safe(longname));
+               erg_name_is_safe(".hidden") || erg_name_is_safe("a/b") || erg_name_is_safe("a b") ||
+               erg_name_is_safe(longname));
 }
 
 static void test_html_escape(void **state) {

@@ -103,7 +103,8 @@ static void test_group_keys(void **state) {
   assert_string_equal(k.job, "");
   snprintf(path, sizeof path,
            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/"
-           "cri-containerd-%s.scope", id);
+           "cri-containerd-%s.scope",
+           id);
   erg_group_keys_derive(path, &k);
   assert_string_equal(k.container, id);
   erg_group_keys_derive("/user.slice/user-1000.slice/session-3.scope", &k);
@@ -159,8 +160,7 @@ static const struct {
     {"docker v2 (systemd driver)", "0::/system.slice/docker-" CID ".scope\n",
      "/system.slice/docker-" CID ".scope", "", "docker-" CID ".scope", CID},
     {"podman rootless v2",
-     "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" CID
-     ".scope/container\n",
+     "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" CID ".scope/container\n",
      "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" CID ".scope/container", "",
      "libpod-" CID ".scope", CID},
     {"k8s v1 (cgroupfs driver)",
@@ -211,8 +211,8 @@ static void test_netdev_meminfo(void **state) {
   assert_int_equal(rx, 1000);
   assert_int_equal(tx, 2000);
   uint64_t used;
-  assert_int_equal(erg_proc_parse_meminfo("MemTotal: 1000 kB\nMemFree: 1 kB\nMemAvailable: 400 kB\n",
-                                          &used), 0);
+  assert_int_equal(
+      erg_proc_parse_meminfo("MemTotal: 1000 kB\nMemFree: 1 kB\nMemAvailable: 400 kB\n", &used), 0);
   assert_int_equal(used, 600 * 1024);
 }
 

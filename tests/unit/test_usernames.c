@@ -23,13 +23,13 @@ static void clean_is(const char *in, const char *want, int changed) {
 static void test_clean(void **state) {
   (void)state;
   clean_is("alice", "alice", 0);
-  clean_is("j\xc3\xbcrgen", "j\xc3\xbcrgen", 0);          /* UTF-8 kept */
-  clean_is("<b>x\"y</b>", "<b>x\"y</b>", 0);              /* markup: escaped by readers */
-  clean_is("[system]", "?system]", 1);                     /* not the collector's key */
+  clean_is("j\xc3\xbcrgen", "j\xc3\xbcrgen", 0); /* UTF-8 kept */
+  clean_is("<b>x\"y</b>", "<b>x\"y</b>", 0);     /* markup: escaped by readers */
+  clean_is("[system]", "?system]", 1);           /* not the collector's key */
   clean_is("a[b", "a[b", 0);
-  clean_is("a\tb\nc\x01\x7f", "a?b?c??", 1);               /* one line, no tabs */
-  clean_is("bad\xff\xfe", "bad??", 1);                     /* invalid UTF-8 */
-  clean_is("cut\xc3", "cut?", 1);                          /* truncated sequence */
+  clean_is("a\tb\nc\x01\x7f", "a?b?c??", 1); /* one line, no tabs */
+  clean_is("bad\xff\xfe", "bad??", 1);       /* invalid UTF-8 */
+  clean_is("cut\xc3", "cut?", 1);            /* truncated sequence */
   clean_is("", "", 0);
   char longname[200];
   memset(longname, 'a', sizeof longname - 1);
@@ -60,8 +60,8 @@ static void test_map(void **state) {
   assert_string_equal(user_names_get(&m, "1000"), "alice2");
   for (uint32_t u = 0; m.n < USER_NAMES_MAX; u++)
     user_names_set(&m, 100000 + u, "x");
-  assert_int_equal(user_names_set(&m, 5, "over"), -1);        /* bounded */
-  assert_int_equal(user_names_set(&m, 1000, "alice3"), 1);    /* known uids still update */
+  assert_int_equal(user_names_set(&m, 5, "over"), -1);     /* bounded */
+  assert_int_equal(user_names_set(&m, 1000, "alice3"), 1); /* known uids still update */
   user_names_free(&m);
 }
 

@@ -183,9 +183,9 @@ static void test_trim(void **state) {
   assert_int_equal(wal_tick(w, 2002, 103, 5), 0);
   assert_int_not_equal(access(p1, F_OK), 0);
   assert_int_equal(wal_tick(w, 2003, 10000, 5), 0);
-  assert_int_equal(access(p2, F_OK), 0); /* current */
+  assert_int_equal(access(p2, F_OK), 0);          /* current */
   assert_int_equal(wal_tick(w, 2005, 499, 5), 1); /* rotated: 3 is current */
-  assert_int_equal(access(p2, F_OK), 0);            /* 500 > 499 */
+  assert_int_equal(access(p2, F_OK), 0);          /* 500 > 499 */
   assert_int_equal(wal_tick(w, 2006, 10000, 5), 0);
   assert_int_not_equal(access(p2, F_OK), 0);
   wal_close(w);

@@ -147,7 +147,7 @@ static void test_rejects_insane(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_user_names),
-      cmocka_unit_test(test_rejects_garbage),
-      cmocka_unit_test(test_rejects_version), cmocka_unit_test(test_rejects_insane)};
+      cmocka_unit_test(test_rejects_garbage), cmocka_unit_test(test_rejects_version),
+      cmocka_unit_test(test_rejects_insane)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,8 +99,7 @@ static double metric(const char *body, const char *series) {
 }
 
 /* /metrics as ergd serves it: the server adds its own families after it. */
-static int dyn_metrics(void *user, const char *url, char **body, size_t *len,
-                       const char **ctype) {
+static int dyn_metrics(void *user, const char *url, char **body, size_t *len, const char **ctype) {
   (void)user;
   (void)url;
   *body = strdup("erg_up 1\n");
@@ -123,8 +122,8 @@ static void test_slow_clients(void **state) {
   if (probe >= 0)
     close(probe);
   struct erg_web_server *w;
-  assert_int_equal(erg_web_server_start(&w, "127.0.0.1:0", dir, dyn_metrics, NULL, why,
-                                        sizeof why), 0);
+  assert_int_equal(erg_web_server_start(&w, "127.0.0.1:0", dir, dyn_metrics, NULL, why, sizeof why),
+                   0);
   unsigned port = erg_web_server_port(w);
 
   static const char head[] = "GET /index.html HTTP/1.1\r\nHost: x\r\n";

@@ -120,7 +120,8 @@ static void check_page(struct crawl *c, const char *name) {
     assert_true(n > 0 && n < sizeof ref);
     memcpy(ref, p + 2, n);
     ref[n] = '\0';
-    assert_int_equal(strspn(ref, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"), n);
+    assert_int_equal(
+        strspn(ref, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"), n);
     snprintf(path, sizeof path, "%s/%s", c->www, ref);
     if (access(path, R_OK) != 0)
       fail_msg("%s: reference %s does not exist", name, ref);
@@ -203,13 +204,15 @@ static void test_render(void **state) {
   }
   struct stat sh, sd;
   assert_int_equal(stat(hour_png, &sh) | stat(day_png, &sd), 0);
-  assert_true(sh.st_mtime >= (time_t)now - 5);    /* redrawn */
+  assert_true(sh.st_mtime >= (time_t)now - 5);     /* redrawn */
   assert_true(sd.st_mtime == (time_t)(now - 100)); /* kept */
   static struct crawl c;
   c.www = www;
   crawl_www(&c, WANT_PAGES, WANT_FILES);
-  assert_true(file_has(www, "index.html", "&lt;script&gt;alert(1)&lt;/script&gt; rack:2/&quot;b&quot;"));
-  assert_true(file_has(www, "index.html", "&lt;img src=x onerror=alert(1)&gt; ../../j:1 &quot;q&quot;"));
+  assert_true(
+      file_has(www, "index.html", "&lt;script&gt;alert(1)&lt;/script&gt; rack:2/&quot;b&quot;"));
+  assert_true(
+      file_has(www, "index.html", "&lt;img src=x onerror=alert(1)&gt; ../../j:1 &quot;q&quot;"));
   assert_true(file_has(www, "index.html", "href=\"job-job-42.html\""));
   assert_true(file_has(www, "job-job-42.html", ">n1</a>"));
   assert_true(file_has(www, "job-job-42.html", "rack:2/&quot;b&quot;</a>"));
@@ -218,7 +221,8 @@ static void test_render(void **state) {
   assert_true(file_has(www, "model-n1.html", "<th>R²</th><td class=\"n\">0.93"));
   assert_true(file_has(www, "model-n1.html", "cpu_seconds_per_second"));
   /* Live: measured − modelled is 2 W on cells with a reading. */
-  assert_true(file_has(www, "model-n1.html", "<th>bias (measured − modelled)</th><td class=\"n\">2 W"));
+  assert_true(
+      file_has(www, "model-n1.html", "<th>bias (measured − modelled)</th><td class=\"n\">2 W"));
   char safe2[ERG_NAME_MAX], name[200];
   erg_name_sanitize(fix_nodes[1], strlen(fix_nodes[1]), safe2);
   /* Top nodes by the day's measured energy: n1 (17 keys of load) before
@@ -280,7 +284,8 @@ static void test_render(void **state) {
   char kdir[1200], kpath[1300];
   assert_int_equal(erg_store_kind_dir(s, fix_nodes[0], "command", kdir, sizeof kdir), 0);
   assert_int_equal(erg_store_key_path(s, fix_nodes[0], "command", "k07", kpath, sizeof kpath), 0);
-  struct timeval old3d[2] = {{.tv_sec = (time_t)(now - 3 * 86400)}, {.tv_sec = (time_t)(now - 3 * 86400)}};
+  struct timeval old3d[2] = {{.tv_sec = (time_t)(now - 3 * 86400)},
+                             {.tv_sec = (time_t)(now - 3 * 86400)}};
   assert_int_equal(utimes(kpath, old3d), 0);
   assert_int_equal(web_read_keys(kdir, now - 7200, keys, WEB_MAX_KEYS), FIX_NKEYS - 1);
   assert_int_equal(web_read_keys(kdir, now - 366 * 86400, keys, WEB_MAX_KEYS), FIX_NKEYS);
@@ -294,10 +299,10 @@ static void test_energy_text(void **state) {
   static const struct {
     double joules;
     const char *text;
-  } cases[] = {{0, "0 J"},           {0.5, "0.50 J"},        {12.34, "12.3 J"},
-               {812, "812 J"},       {3599, "3599 J"},       {3600, "1.00 Wh"},
-               {88200, "24.5 Wh"},   {3599800, "1.00 kWh"},  {8.748e6, "2.43 kWh"},
-               {3.6e9, "1.00 MWh"},  {4.5e13, "12500 MWh"},  {-7200, "-2.00 Wh"},
+  } cases[] = {{0, "0 J"},          {0.5, "0.50 J"},       {12.34, "12.3 J"},
+               {812, "812 J"},      {3599, "3599 J"},      {3600, "1.00 Wh"},
+               {88200, "24.5 Wh"},  {3599800, "1.00 kWh"}, {8.748e6, "2.43 kWh"},
+               {3.6e9, "1.00 MWh"}, {4.5e13, "12500 MWh"}, {-7200, "-2.00 Wh"},
                {NAN, "–"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char out[32];
@@ -358,8 +363,7 @@ static int expect(unsigned port, const char *method, const char *target, int sta
 }
 
 static int dyn_calls;
-static int dyn_metrics(void *user, const char *url, char **body, size_t *len,
-                       const char **ctype) {
+static int dyn_metrics(void *user, const char *url, char **body, size_t *len, const char **ctype) {
   assert_string_equal(url, "/metrics");
   dyn_calls++;
   *body = strdup((const char *)user);
@@ -391,9 +395,10 @@ static void test_http(void **state) {
   assert_int_equal(mkfifo(path, 0644), 0);
 
   assert_int_equal(erg_web_server_start(&w, "127.0.0.1:abc", www, NULL, NULL, why, sizeof why), -1);
-  assert_int_equal(erg_web_server_start(&w, "example.org:80", www, NULL, NULL, why, sizeof why), -1);
-  assert_int_equal(erg_web_server_start(&w, "127.0.0.1:0", www, dyn_metrics,
-                                        "erg_up 1\n", why, sizeof why), 0);
+  assert_int_equal(erg_web_server_start(&w, "example.org:80", www, NULL, NULL, why, sizeof why),
+                   -1);
+  assert_int_equal(
+      erg_web_server_start(&w, "127.0.0.1:0", www, dyn_metrics, "erg_up 1\n", why, sizeof why), 0);
   unsigned port = erg_web_server_port(w);
   assert_true(port > 0);
 
@@ -429,12 +434,32 @@ static void test_http(void **state) {
   expect(port, "GET", target, 200);
   expect(port, "GET", "/job-..html", 404);
 
-  static const char *const bad[] = {
-      "/../etc/passwd", "/%2e%2e/etc/passwd", "/%2E%2E/%2E%2E/etc/passwd", "/..%2fsecret.html",
-      "/%2e%2e%2fsecret.html", "/up/secret.html", "/evil.html", "/index.html%00.png",
-      "/%00", "/./index.html", "/css/../index.html", "/css/..", "/..", "/.hidden.html", "//etc/passwd", "/x.rrd", "/css",
-      "/css/", "/fifo.html", "/nope.html", "/index.html/", "/a%20b.html", "/index.HTML",
-      "/..\\..\\etc\\passwd", "http://127.0.0.1/../../etc/passwd", "/metrics/../index.html"};
+  static const char *const bad[] = {"/../etc/passwd",
+                                    "/%2e%2e/etc/passwd",
+                                    "/%2E%2E/%2E%2E/etc/passwd",
+                                    "/..%2fsecret.html",
+                                    "/%2e%2e%2fsecret.html",
+                                    "/up/secret.html",
+                                    "/evil.html",
+                                    "/index.html%00.png",
+                                    "/%00",
+                                    "/./index.html",
+                                    "/css/../index.html",
+                                    "/css/..",
+                                    "/..",
+                                    "/.hidden.html",
+                                    "//etc/passwd",
+                                    "/x.rrd",
+                                    "/css",
+                                    "/css/",
+                                    "/fifo.html",
+                                    "/nope.html",
+                                    "/index.html/",
+                                    "/a%20b.html",
+                                    "/index.HTML",
+                                    "/..\\..\\etc\\passwd",
+                                    "http://127.0.0.1/../../etc/passwd",
+                                    "/metrics/../index.html"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     expect(port, "GET", bad[i], 404);
   expect(port, "POST", "/index.html", 405);

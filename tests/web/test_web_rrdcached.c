@@ -31,8 +31,8 @@ static pid_t daemon_start(const char *dir, const char *sock) {
   snprintf(pidf, sizeof pidf, "%s/rrdcached.pid", dir);
   pid_t pid = fork();
   if (pid == 0) {
-    execlp("rrdcached", "rrdcached", "-g", "-l", addr, "-b", dir, "-B", "-w", "3600", "-f",
-           "7200", "-p", pidf, (char *)NULL);
+    execlp("rrdcached", "rrdcached", "-g", "-l", addr, "-b", dir, "-B", "-w", "3600", "-f", "7200",
+           "-p", pidf, (char *)NULL);
     _exit(127);
   }
   for (int i = 0; i < 100; i++) {

@@ -16,9 +16,23 @@
 #define FIX_NKEYS 17
 
 static const char *const fix_nodes[] = {"n1", "<script>alert(1)</script> rack:2/\"b\""};
-static const char *const fix_keys[FIX_NKEYS] = {
-    "<script>alert(1)</script>", "a:b\\c\\l", "caf\xc3\xa9", "bad\xff\xfe utf8", "tab\there",
-    "k05", "k06", "k07", "k08", "k09", "k10", "k11", "k12", "k13", "k14", "k15", "100%% %s"};
+static const char *const fix_keys[FIX_NKEYS] = {"<script>alert(1)</script>",
+                                                "a:b\\c\\l",
+                                                "caf\xc3\xa9",
+                                                "bad\xff\xfe utf8",
+                                                "tab\there",
+                                                "k05",
+                                                "k06",
+                                                "k07",
+                                                "k08",
+                                                "k09",
+                                                "k10",
+                                                "k11",
+                                                "k12",
+                                                "k13",
+                                                "k14",
+                                                "k15",
+                                                "100%% %s"};
 
 /* The name of user key (uid) 1000 in names.tsv. */
 #define FIX_USER_NAME "<img src=x onerror=alert(1)>mallory"
@@ -26,8 +40,8 @@ static const char *const fix_keys[FIX_NKEYS] = {
 /* Jobs: one on both nodes, one with a hostile name on n1; the cluster
  * archive of each holds the sum over nodes (as ergd writes it). */
 #define FIX_NJOBS 2
-static const char *const fix_jobs[FIX_NJOBS] = {
-    "job-42", "<img src=x onerror=alert(1)> ../../j:1 \"q\""};
+static const char *const fix_jobs[FIX_NJOBS] = {"job-42",
+                                                "<img src=x onerror=alert(1)> ../../j:1 \"q\""};
 
 static inline int fixture_keys(struct erg_store *s, size_t n, int64_t t, double *dyn, char *why,
                                size_t whylen) {
@@ -74,7 +88,9 @@ static inline int fixture_model(const char *root, char *why, size_t whylen) {
   m.idle_source = ERG_IDLE_FROM_RECORDED;
   m.idle_rows = 120;
   m.has_idle_profile = true;
-  m.idle_profile = (struct erg_idle_profile){.mean_watts = 80, .cells = 120, .ncpu = 4,
+  m.idle_profile = (struct erg_idle_profile){.mean_watts = 80,
+                                             .cells = 120,
+                                             .ncpu = 4,
                                              .first_unix_seconds = 1.7e9 - 600,
                                              .last_unix_seconds = 1.7e9};
   snprintf(m.idle_profile.node, sizeof m.idle_profile.node, "%s", fix_nodes[0]);
@@ -82,9 +98,13 @@ static inline int fixture_model(const char *root, char *why, size_t whylen) {
   m.train_first_unix_seconds = 1.7e9, m.train_last_unix_seconds = 1.7e9 + 86400;
   m.train_rows = 17280;
   snprintf(m.validation, sizeof m.validation, "holdout last 25%%");
-  m.metrics = (struct erg_fit_metrics){.mae_watts = 3.25, .rmse_watts = 4.5,
-                                       .mape_total_percent = 2.75, .mape_dynamic_percent = 9.5,
-                                       .r2 = 0.93, .cells = 4320, .cells_dynamic = 4000};
+  m.metrics = (struct erg_fit_metrics){.mae_watts = 3.25,
+                                       .rmse_watts = 4.5,
+                                       .mape_total_percent = 2.75,
+                                       .mape_dynamic_percent = 9.5,
+                                       .r2 = 0.93,
+                                       .cells = 4320,
+                                       .cells_dynamic = 4000};
   char dir[1024], path[1100];
   snprintf(dir, sizeof dir, "%s/models", root);
   snprintf(path, sizeof path, "%s/%s.json", dir, fix_nodes[0]);
@@ -96,8 +116,8 @@ static inline int fixture_model(const char *root, char *why, size_t whylen) {
     return -1;
   /* The keys of a group member's model (docs/model.md, "Shared meters"). */
   json_t *j = json_load_file(path, 0, NULL);
-  json_t *g = json_pack("{s:s, s:[s,s], s:s, s:s}", "group", FIX_GROUP, "group_nodes",
-                        fix_nodes[0], fix_nodes[1], "group_form", "pooled", "idle_split", "equal");
+  json_t *g = json_pack("{s:s, s:[s,s], s:s, s:s}", "group", FIX_GROUP, "group_nodes", fix_nodes[0],
+                        fix_nodes[1], "group_form", "pooled", "idle_split", "equal");
   int rc = !j || !g || json_object_update(j, g) || json_dump_file(j, path, JSON_INDENT(2));
   json_decref(g);
   json_decref(j);
@@ -119,9 +139,12 @@ static inline int fixture_fill(struct erg_store *s, int64_t now, char *why, size
       job_sum[1] += n == 0 ? dyn * 0.3 : 0;
       /* Every 10th cell of n1 has no PDU reading: estimated. */
       int est = n == 0 && (t / FIX_STEP) % 10 == 0;
-      struct erg_store_node_cell c = {.t_end = t, .measured_watts = est ? 78 + dyn : 80 + dyn,
-                                      .modelled_watts = 78 + dyn, .idle_watts = 80,
-                                      .dynamic_watts = dyn, .unattributed_watts = 0,
+      struct erg_store_node_cell c = {.t_end = t,
+                                      .measured_watts = est ? 78 + dyn : 80 + dyn,
+                                      .modelled_watts = 78 + dyn,
+                                      .idle_watts = 80,
+                                      .dynamic_watts = dyn,
+                                      .unattributed_watts = 0,
                                       .estimated = est};
       if (erg_store_node_update(s, fix_nodes[n], &c, why, whylen))
         return -1;

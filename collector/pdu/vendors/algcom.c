@@ -15,10 +15,13 @@ static const struct erg_snmp_profile algcom_pdu = {
     .mib = "PDU-AC-MIB / PDU-X-MIB",
     .sysoids = {ALG},
     .oid_model = ALG ".1.1.0",
-    .DEVICE = {.POWER = {ALG ".1.4.0", 0.001}, .CURRENT = {ALG ".1.3.0", 0.001},
+    .DEVICE = {.POWER = {ALG ".1.4.0", 0.001},
+               .CURRENT = {ALG ".1.3.0", 0.001},
                .VOLTAGE = {ALG ".1.2.0", 0.001}},
-    .OUTLET = {.NAME = {ALG ".2.%d.0"}, .POWER = {ALG ".8.%d.0", 0.001},
-               .CURRENT = {ALG ".7.%d.0", 0.001}, .VOLTAGE = {ALG ".6.%d.0", 0.001}},
+    .OUTLET = {.NAME = {ALG ".2.%d.0"},
+               .POWER = {ALG ".8.%d.0", 0.001},
+               .CURRENT = {ALG ".7.%d.0", 0.001},
+               .VOLTAGE = {ALG ".6.%d.0", 0.001}},
 };
 
 ERG_VENDOR_PROFILES(algcom, &algcom_pdu);

@@ -17,9 +17,9 @@
  * tables (...2.2.1.1.2-5 in ATEN-PE-CFG-STR) are DisplayStrings ("0.80",
  * "237.47", "not-support"), not numbers, and are not used. */
 #define ATEN "1.3.6.1.4.1.21317.1.3.2.2.2"
-#define ATEN_VALUES(tab, row)                                                            \
-  .POWER = {ATEN "." #tab ".99.1.4." row, 0.001},                                       \
-  .CURRENT = {ATEN "." #tab ".99.1.2." row, 0.001},                                     \
+#define ATEN_VALUES(tab, row)                                                                      \
+  .POWER = {ATEN "." #tab ".99.1.4." row, 0.001},                                                  \
+  .CURRENT = {ATEN "." #tab ".99.1.2." row, 0.001},                                                \
   .VOLTAGE = {ATEN "." #tab ".99.1.3." row, 0.001}, .ENERGY = {ATEN "." #tab ".99.1.5." row, WH}
 static const struct erg_snmp_profile aten_pe = {
     .name = "aten-pe",

@@ -40,11 +40,16 @@ static const struct erg_snmp_profile chatsworth_econnect = {
     .mib = "CPI-UNIFIED-MIB (legacy)",
     .sysoids = {"1.3.6.1.4.1.30932"},
     .oid_model = CPI ".1.2.0",
-    .BANK = {.POWER = {CPI ".3.3.%d.0", 1.0}, .PF = {CPI ".3.4.%d.0", 0.01},
-             .CURRENT = {CPI ".3.1.%d.0", 0.01}, .VOLTAGE = {CPI ".3.2.%d.0", 0.1},
-             .ENERGY = {CPI ".3.11.%d.0", 10.0}, .max = 6},
-    .OUTLET = {.NAME = {CPI ".2.42.%d.0"}, .CURRENT = {CPI ".3.5.%d.0", 0.01},
-               .ENERGY = {CPI ".3.12.%d.0", 10.0}, .max = 24},
+    .BANK = {.POWER = {CPI ".3.3.%d.0", 1.0},
+             .PF = {CPI ".3.4.%d.0", 0.01},
+             .CURRENT = {CPI ".3.1.%d.0", 0.01},
+             .VOLTAGE = {CPI ".3.2.%d.0", 0.1},
+             .ENERGY = {CPI ".3.11.%d.0", 10.0},
+             .max = 6},
+    .OUTLET = {.NAME = {CPI ".2.42.%d.0"},
+               .CURRENT = {CPI ".3.5.%d.0", 0.01},
+               .ENERGY = {CPI ".3.12.%d.0", 10.0},
+               .max = 24},
 };
 
 ERG_VENDOR_PROFILES(chatsworth, &chatsworth_econnect);

@@ -25,10 +25,14 @@ static const struct erg_snmp_profile dell_rpdu = {
     .sysoids = {"1.3.6.1.4.1.674.10903.200"},
     .oid_model = DR ".100.2.1.7.1",
     .DEVICE = {.POWER = {DR ".110.2.1.3.1", 10.0}, .ENERGY = {DR ".110.2.1.4.1", KWH_TENTH}},
-    .PHASE = {.POWER = {DR ".120.2.1.6.%d", 10.0}, .CURRENT = {DR ".120.2.1.4.%d", 0.1},
-              .VOLTAGE = {DR ".120.2.1.5.%d", 1.0}, .count = DR ".110.4.1.6.1"},
-    .OUTLET = {.NAME = {DR ".130.2.2.1.3.%d"}, .POWER = {DR ".130.2.2.1.8.%d", 1.0},
-               .CURRENT = {DR ".130.2.2.1.6.%d", 1.0}, .ENERGY = {DR ".130.2.2.1.7.%d", KWH},
+    .PHASE = {.POWER = {DR ".120.2.1.6.%d", 10.0},
+              .CURRENT = {DR ".120.2.1.4.%d", 0.1},
+              .VOLTAGE = {DR ".120.2.1.5.%d", 1.0},
+              .count = DR ".110.4.1.6.1"},
+    .OUTLET = {.NAME = {DR ".130.2.2.1.3.%d"},
+               .POWER = {DR ".130.2.2.1.8.%d", 1.0},
+               .CURRENT = {DR ".130.2.2.1.6.%d", 1.0},
+               .ENERGY = {DR ".130.2.2.1.7.%d", KWH},
                .count = DR ".110.4.1.5.1"},
 };
 

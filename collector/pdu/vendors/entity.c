@@ -11,7 +11,8 @@ static const struct erg_snmp_profile entity_sensor = {
     .mib = "ENTITY-SENSOR-MIB (RFC 3433)",
     .SENSOR = {.NAME = {"1.3.6.1.2.1.47.1.1.1.1.7.%d"},
                .POWER = {ES ".4.%d", 1.0, ES ".3.%d", ES ".2.%d"},
-               .filter = ES ".1.%d", .filter_value = 6},
+               .filter = ES ".1.%d",
+               .filter_value = 6},
 };
 
 ERG_VENDOR_PROFILES(entity, &entity_sensor);

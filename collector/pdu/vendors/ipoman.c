@@ -20,11 +20,15 @@ static const struct erg_snmp_profile ipoman_ii = {
     .mib = "IPOMANII-MIB",
     .sysoids = {"1.3.6.1.4.1.2468.1.4.2"},
     .oid_model = IPM ".1.2.0",
-    .INLET = {.NAME = {IPM ".3.1.2.1.2.%d"}, .CURRENT = {IPM ".3.1.3.1.3.%d", 0.001},
-              .VOLTAGE = {IPM ".3.1.3.1.2.%d", 0.1}, .ENERGY = {IPM ".3.1.3.1.5.%d", KWH_TENTH},
+    .INLET = {.NAME = {IPM ".3.1.2.1.2.%d"},
+              .CURRENT = {IPM ".3.1.3.1.3.%d", 0.001},
+              .VOLTAGE = {IPM ".3.1.3.1.2.%d", 0.1},
+              .ENERGY = {IPM ".3.1.3.1.5.%d", KWH_TENTH},
               .count = IPM ".3.1.1.0"},
-    .OUTLET = {.NAME = {IPM ".3.2.2.1.2.%d"}, .CURRENT = {IPM ".3.2.3.1.3.%d", 0.001},
-               .ENERGY = {IPM ".3.2.3.1.4.%d", WH}, .count = IPM ".3.2.1.0"},
+    .OUTLET = {.NAME = {IPM ".3.2.2.1.2.%d"},
+               .CURRENT = {IPM ".3.2.3.1.3.%d", 0.001},
+               .ENERGY = {IPM ".3.2.3.1.4.%d", WH},
+               .count = IPM ".3.2.1.0"},
 };
 
 ERG_VENDOR_PROFILES(ipoman, &ipoman_ii);

@@ -52,7 +52,8 @@ static const struct erg_snmp_names cmc3_vars = {
 };
 /* A named variable: its name, the unit it must be in, raw (after the row's
  * own scale) -> SI unit. */
-#define CMC3_V(name, u, sc) {.var = name, .unit = u, .scale = sc}
+#define CMC3_V(name, u, sc)                                                                        \
+  { .var = name, .unit = u, .scale = sc }
 #define CMC3_PH "Phase L%d."
 #define CMC3_SO "Sockets.Socket %d."
 static const struct erg_snmp_profile rittal_cmc3 = {
@@ -62,8 +63,7 @@ static const struct erg_snmp_profile rittal_cmc3 = {
     .sysoids = {CMC3},
     .names = &cmc3_vars,
     .DEVICE = {.POWER = CMC3_V("Total.Power.Active.Value|Unit.Power.Active.Value", "W", 1.0),
-               .ENERGY = CMC3_V("Total.Energy.Active.Value|Unit.Energy.Active.Value", "kWh",
-                                KWH)},
+               .ENERGY = CMC3_V("Total.Energy.Active.Value|Unit.Energy.Active.Value", "kWh", KWH)},
     .PHASE = {.POWER = CMC3_V(CMC3_PH "Power.Active.Value", "W", 1.0),
               .VA = CMC3_V(CMC3_PH "Power.Apparent.Value", "VA", 1.0),
               .PF = CMC3_V(CMC3_PH "Power.Factor.Value", "", 1.0),

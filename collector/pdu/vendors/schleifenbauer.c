@@ -28,27 +28,35 @@
 #define SDB "1.3.6.1.4.1.31034.12.1.1.2"
 #define SDB_CF(col) SDB ".2.1.1." #col ".1"
 /* Input, branch: {table}.1.{col}.1.{n}. */
-#define SDB_IB(tab, cnt)                                                                 \
-  {.NAME = {SDB "." #tab ".1.1.13.1.%d"}, .POWER = {SDB "." #tab ".1.1.10.1.%d", 1.0}, \
-   .VA = {SDB "." #tab ".1.1.9.1.%d", 1.0}, .PF = {SDB "." #tab ".1.1.4.1.%d", 1e-4},   \
-   .CURRENT = {SDB "." #tab ".1.1.5.1.%d", 0.01},                                      \
-   .VOLTAGE = {SDB "." #tab ".1.1.7.1.%d", 0.01},                                      \
-   .ENERGY = {SDB "." #tab ".1.1.2.1.%d", KWH}, .count = cnt}
+#define SDB_IB(tab, cnt)                                                                           \
+  {                                                                                                \
+    .NAME = {SDB "." #tab ".1.1.13.1.%d"}, .POWER = {SDB "." #tab ".1.1.10.1.%d", 1.0},            \
+    .VA = {SDB "." #tab ".1.1.9.1.%d", 1.0}, .PF = {SDB "." #tab ".1.1.4.1.%d", 1e-4},             \
+    .CURRENT = {SDB "." #tab ".1.1.5.1.%d", 0.01}, .VOLTAGE = {SDB "." #tab ".1.1.7.1.%d", 0.01},  \
+    .ENERGY = {SDB "." #tab ".1.1.2.1.%d", KWH}, .count = cnt                                      \
+  }
 static const struct erg_snmp_profile schleifenbauer_databus = {
     .name = "schleifenbauer-databus",
     .vendor = "Schleifenbauer",
     .mib = "SCHLEIFENBAUER-DATABUS-MIB",
     .sysoids = {"1.3.6.1.4.1.31034"},
     .oid_model = SDB ".1.1.1.5.1",
-    .INLET = {.POWER = {SDB ".11.1.1.7.1.%d", 1.0}, .VA = {SDB ".11.1.1.6.1.%d", 1.0},
-              .PF = {SDB ".11.1.1.3.1.%d", 1e-4}, .CURRENT = {SDB ".11.1.1.4.1.%d", 0.01},
-              .ENERGY = {SDB ".11.1.1.2.1.%d", KWH}, .count = SDB_CF(10)},
+    .INLET = {.POWER = {SDB ".11.1.1.7.1.%d", 1.0},
+              .VA = {SDB ".11.1.1.6.1.%d", 1.0},
+              .PF = {SDB ".11.1.1.3.1.%d", 1e-4},
+              .CURRENT = {SDB ".11.1.1.4.1.%d", 0.01},
+              .ENERGY = {SDB ".11.1.1.2.1.%d", KWH},
+              .count = SDB_CF(10)},
     .PHASE = SDB_IB(6, SDB_CF(1)),
     .BANK = SDB_IB(10, SDB_CF(7)),
-    .OUTLET = {.NAME = {SDB ".7.1.1.2.1.%d"}, .POWER = {SDB ".7.2.1.11.1.%d", 1.0},
-               .VA = {SDB ".7.2.1.10.1.%d", 1.0}, .PF = {SDB ".7.2.1.4.1.%d", 1e-4},
-               .CURRENT = {SDB ".7.2.1.5.1.%d", 0.01}, .VOLTAGE = {SDB ".7.2.1.7.1.%d", 0.01},
-               .ENERGY = {SDB ".7.2.1.2.1.%d", KWH}, .count = SDB_CF(2)},
+    .OUTLET = {.NAME = {SDB ".7.1.1.2.1.%d"},
+               .POWER = {SDB ".7.2.1.11.1.%d", 1.0},
+               .VA = {SDB ".7.2.1.10.1.%d", 1.0},
+               .PF = {SDB ".7.2.1.4.1.%d", 1e-4},
+               .CURRENT = {SDB ".7.2.1.5.1.%d", 0.01},
+               .VOLTAGE = {SDB ".7.2.1.7.1.%d", 0.01},
+               .ENERGY = {SDB ".7.2.1.2.1.%d", KWH},
+               .count = SDB_CF(2)},
 };
 
 ERG_VENDOR_PROFILES(schleifenbauer, &schleifenbauer_databus);

@@ -27,7 +27,7 @@
 /* Each vendor file ends with ERG_VENDOR_PROFILES(file_basename, &a, &b, ...):
  * the build lists every file of this folder in the registry (CMake writes
  * vendors_list.c), so adding a vendor is adding a file. */
-#define ERG_VENDOR_PROFILES(file, ...) \
+#define ERG_VENDOR_PROFILES(file, ...)                                                             \
   const struct erg_snmp_profile *const erg_vendor_##file[] = {__VA_ARGS__, NULL}
 
 #endif

@@ -32,19 +32,30 @@ static const struct erg_snmp_profile geist_v5 = {
     .mib = "VERTIV-V5-MIB",
     .sysoids = {"1.3.6.1.4.1.21239.5.2", "1.3.6.1.4.1.21239.42", "1.3.6.1.4.1.21239.5"},
     .oid_model = "1.3.6.1.4.1.21239.5.2.1.8.0",
-    .DEVICE = {.POWER = {G5 ".1.1.9.1", 1.0}, .VA = {G5 ".1.1.10.1", 1.0},
-               .PF = {G5 ".1.1.11.1", 0.01}, .ENERGY = {G5 ".1.1.12.1", WH}},
-    .PHASE = {.NAME = {G5 ".2.1.3.%d"}, .POWER = {G5 ".2.1.12.%d", 1.0},
-              .VA = {G5 ".2.1.13.%d", 1.0}, .PF = {G5 ".2.1.14.%d", 0.01},
-              .CURRENT = {G5 ".2.1.8.%d", 0.01}, .VOLTAGE = {G5 ".2.1.4.%d", 0.1},
+    .DEVICE = {.POWER = {G5 ".1.1.9.1", 1.0},
+               .VA = {G5 ".1.1.10.1", 1.0},
+               .PF = {G5 ".1.1.11.1", 0.01},
+               .ENERGY = {G5 ".1.1.12.1", WH}},
+    .PHASE = {.NAME = {G5 ".2.1.3.%d"},
+              .POWER = {G5 ".2.1.12.%d", 1.0},
+              .VA = {G5 ".2.1.13.%d", 1.0},
+              .PF = {G5 ".2.1.14.%d", 0.01},
+              .CURRENT = {G5 ".2.1.8.%d", 0.01},
+              .VOLTAGE = {G5 ".2.1.4.%d", 0.1},
               .ENERGY = {G5 ".2.1.15.%d", WH}},
-    .BANK = {.NAME = {G5 ".3.1.3.%d"}, .POWER = {G5 ".3.1.12.%d", 1.0},
-             .VA = {G5 ".3.1.13.%d", 1.0}, .PF = {G5 ".3.1.14.%d", 0.01},
-             .CURRENT = {G5 ".3.1.4.%d", 0.01}, .VOLTAGE = {G5 ".3.1.8.%d", 0.1},
+    .BANK = {.NAME = {G5 ".3.1.3.%d"},
+             .POWER = {G5 ".3.1.12.%d", 1.0},
+             .VA = {G5 ".3.1.13.%d", 1.0},
+             .PF = {G5 ".3.1.14.%d", 0.01},
+             .CURRENT = {G5 ".3.1.4.%d", 0.01},
+             .VOLTAGE = {G5 ".3.1.8.%d", 0.1},
              .ENERGY = {G5 ".3.1.15.%d", WH}},
-    .OUTLET = {.NAME = {G5 ".6.1.3.%d"}, .POWER = {G5 ".6.1.12.%d", 1.0},
-               .VA = {G5 ".6.1.13.%d", 1.0}, .PF = {G5 ".6.1.14.%d", 0.01},
-               .CURRENT = {G5 ".6.1.8.%d", 0.01}, .VOLTAGE = {G5 ".6.1.4.%d", 0.1},
+    .OUTLET = {.NAME = {G5 ".6.1.3.%d"},
+               .POWER = {G5 ".6.1.12.%d", 1.0},
+               .VA = {G5 ".6.1.13.%d", 1.0},
+               .PF = {G5 ".6.1.14.%d", 0.01},
+               .CURRENT = {G5 ".6.1.8.%d", 0.01},
+               .VOLTAGE = {G5 ".6.1.4.%d", 0.1},
                .ENERGY = {G5 ".6.1.15.%d", WH}},
 };
 
@@ -61,9 +72,13 @@ static const struct erg_snmp_profile geist_v4 = {
     .vendor = "Vertiv/Geist",
     .mib = "GEIST-V4-MIB",
     .sysoids = {"1.3.6.1.4.1.21239.5.1"},
-    .OUTLET = {.NAME = {G4 ".3.%d"}, .POWER = {G4 ".11.%d", 1.0}, .VA = {G4 ".12.%d", 1.0},
-               .PF = {G4 ".13.%d", 0.01}, .CURRENT = {G4 ".10.%d", 0.1},
-               .VOLTAGE = {G4 ".6.%d", 1.0}, .ENERGY = {G4 ".5.%d", KWH}},
+    .OUTLET = {.NAME = {G4 ".3.%d"},
+               .POWER = {G4 ".11.%d", 1.0},
+               .VA = {G4 ".12.%d", 1.0},
+               .PF = {G4 ".13.%d", 0.01},
+               .CURRENT = {G4 ".10.%d", 0.1},
+               .VOLTAGE = {G4 ".6.%d", 1.0},
+               .ENERGY = {G4 ".5.%d", KWH}},
 };
 
 /* GEIST-MIB-V3 (geistV3 = enterprises.21239.2), firmware-3 Geist PDUs.
@@ -80,10 +95,12 @@ static const struct erg_snmp_profile geist_v4 = {
  *   .6 DeciAmps (0.1 A), .14 kWattHrs (kWh), .15 Power (W);
  *   ctrlOutletCount ...2.1.8.1.16.0. */
 #define G3 "1.3.6.1.4.1.21239.2"
-#define G3_OUTLETS                                                                          \
-  {.NAME = {G3 ".16.1.2.%d"}, .POWER = {G3 ".16.1.15.%d", 1.0},                              \
-   .CURRENT = {G3 ".16.1.6.%d", 0.1}, .ENERGY = {G3 ".16.1.14.%d", KWH},                     \
-   .count = G3 ".1.8.1.16.0"}
+#define G3_OUTLETS                                                                                 \
+  {                                                                                                \
+    .NAME = {G3 ".16.1.2.%d"}, .POWER = {G3 ".16.1.15.%d", 1.0},                                   \
+    .CURRENT = {G3 ".16.1.6.%d", 0.1}, .ENERGY = {G3 ".16.1.14.%d", KWH},                          \
+    .count = G3 ".1.8.1.16.0"                                                                      \
+  }
 static const struct erg_snmp_profile geist_v3_iec = {
     .name = "geist-v3-iec",
     .vendor = "Vertiv/Geist",
@@ -133,24 +150,29 @@ static const struct erg_snmp_profile liebert_mph2 = {
     .sysoids = {"1.3.6.1.4.1.476.1.42"},
     .oid_model = LGP ".30.20.1.20.1.1",
     .INLET = {.POWER = {LGP ".30.20.1.65.1.%d", 1.0},
-              .VA = {LGP ".30.20.1.90.1.%d", 1.0}, .PF = {LGP ".30.20.1.95.1.%d", 0.01},
+              .VA = {LGP ".30.20.1.90.1.%d", 1.0},
+              .PF = {LGP ".30.20.1.95.1.%d", 0.01},
               .ENERGY = {LGP ".30.20.1.50.1.%d", KWH_TENTH}},
-    .PHASE = {.POWER = {LGP ".30.40.1.63.1.1.%d", 1.0}, .VA = {LGP ".30.40.1.65.1.1.%d", 1.0},
+    .PHASE = {.POWER = {LGP ".30.40.1.63.1.1.%d", 1.0},
+              .VA = {LGP ".30.40.1.65.1.1.%d", 1.0},
               .PF = {LGP ".30.40.1.67.1.1.%d", 0.01},
               .CURRENT = {LGP ".30.40.1.22.1.1.%d", 0.01},
               .VOLTAGE = {LGP ".30.40.1.19.1.1.%d", 0.1}},
-    .BANK = {.NAME = {LGP ".40.20.1.20.1.%d"}, .POWER = {LGP ".40.20.1.115.1.%d", 1.0},
-             .VA = {LGP ".40.20.1.120.1.%d", 1.0}, .PF = {LGP ".40.20.1.125.1.%d", 0.01},
+    .BANK = {.NAME = {LGP ".40.20.1.20.1.%d"},
+             .POWER = {LGP ".40.20.1.115.1.%d", 1.0},
+             .VA = {LGP ".40.20.1.120.1.%d", 1.0},
+             .PF = {LGP ".40.20.1.125.1.%d", 0.01},
              .CURRENT = {LGP ".40.20.1.130.1.%d", 0.01},
              .VOLTAGE = {LGP ".40.20.1.100.1.%d", 0.1},
              .ENERGY = {LGP ".40.20.1.85.1.%d", KWH_TENTH}},
-    .OUTLET = {.NAME = {LGP ".50.20.1.10.1.1.%d"}, .POWER = {LGP ".50.20.1.65.1.1.%d", 1.0},
-               .VA = {LGP ".50.20.1.70.1.1.%d", 1.0}, .PF = {LGP ".50.20.1.75.1.1.%d", 0.01},
+    .OUTLET = {.NAME = {LGP ".50.20.1.10.1.1.%d"},
+               .POWER = {LGP ".50.20.1.65.1.1.%d", 1.0},
+               .VA = {LGP ".50.20.1.70.1.1.%d", 1.0},
+               .PF = {LGP ".50.20.1.75.1.1.%d", 0.01},
                .CURRENT = {LGP ".50.20.1.61.1.1.%d", 0.01},
                .VOLTAGE = {LGP ".50.20.1.56.1.1.%d", 0.1},
                .ENERGY = {LGP ".50.20.1.85.1.1.%d", KWH_TENTH},
                .count = LGP ".40.20.1.60.1.1"},
 };
 
-ERG_VENDOR_PROFILES(vertiv, &geist_v5, &geist_v4, &geist_v3_iec, &geist_v3_delta,
-                    &liebert_mph2);
+ERG_VENDOR_PROFILES(vertiv, &geist_v5, &geist_v4, &geist_v3_iec, &geist_v3_delta, &liebert_mph2);
