@@ -3,7 +3,7 @@
  * archive's last update (librrd), the journal's tail and header, names.tsv,
  * its model file and known key archives. That is a few milliseconds of
  * disk reads per node on a cold cache; on the loop, 5,000 agents saying
- * hello after a restart stalled ingest for over a minute (issue 16). Here
+ * hello after a restart would stall ingest for over a minute. Here
  * threads read it while the loop keeps taking messages, and the loop
  * installs each result when it is done (nodes.c, node_install). */
 #include <pthread.h>
