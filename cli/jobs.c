@@ -59,34 +59,57 @@ static int jobs_opt(void *ctx, int c, char *arg, const char *text) {
   struct jobs_cli *jc = ctx;
   struct erg_jobs_options *o = &jc->o;
   switch (c) {
-  case 'd': jc->e.data_dir = arg; return 0; /* one store: a later one replaces it */
-  case 'j': return jobs_add_ids(o, arg);
-  case 'p': o->format = "parsable2"; return 0;
-  case 'S': o->sacct = arg; return 0;
-  case 'M': o->sacctmgr = arg; return 0;
-  case 'P': jc->push = 1; return 0;
-  case 'x': o->force = 1; return 0;
-  case 'D': jc->detach = 1; return 0;
-  case 'F':
-    o->format = arg;
-    return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
-                   strcmp(arg, "json") ? jobs_usage("unknown --format", arg) : 0;
-  case 's': return cli_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
-  case 'w': return cli_number(arg, &jc->wait_s) ? jobs_usage("bad --wait", arg) : 0;
-  default: return cli_energy_opt(&jc->e, c, arg, text, jc->now);
+    case 'd':
+      jc->e.data_dir = arg;
+      return 0; /* one store: a later one replaces it */
+    case 'j':
+      return jobs_add_ids(o, arg);
+    case 'p':
+      o->format = "parsable2";
+      return 0;
+    case 'S':
+      o->sacct = arg;
+      return 0;
+    case 'M':
+      o->sacctmgr = arg;
+      return 0;
+    case 'P':
+      jc->push = 1;
+      return 0;
+    case 'x':
+      o->force = 1;
+      return 0;
+    case 'D':
+      jc->detach = 1;
+      return 0;
+    case 'F':
+      o->format = arg;
+      return strcmp(arg, "table") && strcmp(arg, "parsable2") && strcmp(arg, "csv") &&
+                     strcmp(arg, "json")
+                 ? jobs_usage("unknown --format", arg)
+                 : 0;
+    case 's':
+      return cli_number(arg, &o->settle_s) ? jobs_usage("bad --settle-seconds", arg) : 0;
+    case 'w':
+      return cli_number(arg, &jc->wait_s) ? jobs_usage("bad --wait", arg) : 0;
+    default:
+      return cli_energy_opt(&jc->e, c, arg, text, jc->now);
   }
 }
 
 static int jobs_parse(int argc, char **argv, struct jobs_cli *c) {
-  static const struct option longs[] = {
-      CLI_ENERGY_LONGS,
-      {"job", required_argument, 0, 'j'},       {"parsable2", no_argument, 0, 'p'},
-      {"sacct", required_argument, 0, 'S'},     {"sacctmgr", required_argument, 0, 'M'},
-      {"push", no_argument, 0, 'P'},            {"force", no_argument, 0, 'x'},
-      {"detach", no_argument, 0, 'D'},          {"settle-seconds", required_argument, 0, 's'},
-      {"wait", required_argument, 0, 'w'},      {0, 0, 0, 0}};
-  int operand, rc = cli_parse_config_first(argc, argv, longs, jobs_config, jobs_opt, c,
-                                           &operand);
+  static const struct option longs[] = {CLI_ENERGY_LONGS,
+                                        {"job", required_argument, 0, 'j'},
+                                        {"parsable2", no_argument, 0, 'p'},
+                                        {"sacct", required_argument, 0, 'S'},
+                                        {"sacctmgr", required_argument, 0, 'M'},
+                                        {"push", no_argument, 0, 'P'},
+                                        {"force", no_argument, 0, 'x'},
+                                        {"detach", no_argument, 0, 'D'},
+                                        {"settle-seconds", required_argument, 0, 's'},
+                                        {"wait", required_argument, 0, 'w'},
+                                        {0, 0, 0, 0}};
+  int operand, rc = cli_parse_config_first(argc, argv, longs, jobs_config, jobs_opt, c, &operand);
   if (rc == 0)
     rc = cli_energy_check(&c->e, argc, argv, operand);
   return rc ? rc : cli_energy_factors(&c->e);
@@ -109,8 +132,10 @@ static int jobs_load(const struct jobs_cli *c, struct erg_jobs **jobs, int quiet
   }
   size_t n = erg_jobs_count(*jobs), unknown = erg_jobs_unknown(*jobs);
   if (unknown && !quiet)
-    fprintf(stderr, "erg jobs: note: %zu of %zu jobs unknown to sacct (another cluster, or "
-                    "purged); erg's own fields for them\n", unknown, n);
+    fprintf(stderr,
+            "erg jobs: note: %zu of %zu jobs unknown to sacct (another cluster, or "
+            "purged); erg's own fields for them\n",
+            unknown, n);
   return 0;
 }
 
@@ -119,17 +144,21 @@ static int jobs_load(const struct jobs_cli *c, struct erg_jobs **jobs, int quiet
 static void jobs_said(void *user, const char *job, enum erg_jobs_event e, const char *text) {
   const struct jobs_cli *c = user;
   switch (e) {
-  case ERG_JOBS_PUSHED: printf("job %s: AdminComment %s\n", job, text); break;
-  case ERG_JOBS_WAITING:
-    if (c->last)
-      fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", job, text);
-    break;
-  case ERG_JOBS_SKIPPED:
-    if (c->o.nselect || strncmp(text, "already", 7))
-      fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", job, text);
-    break;
-  case ERG_JOBS_NOTE:
-  case ERG_JOBS_FAILED: fprintf(stderr, "erg jobs: job %s: %s\n", job, text); break;
+    case ERG_JOBS_PUSHED:
+      printf("job %s: AdminComment %s\n", job, text);
+      break;
+    case ERG_JOBS_WAITING:
+      if (c->last)
+        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", job, text);
+      break;
+    case ERG_JOBS_SKIPPED:
+      if (c->o.nselect || strncmp(text, "already", 7))
+        fprintf(stderr, "erg jobs: job %s: not pushed: %s\n", job, text);
+      break;
+    case ERG_JOBS_NOTE:
+    case ERG_JOBS_FAILED:
+      fprintf(stderr, "erg jobs: job %s: %s\n", job, text);
+      break;
   }
 }
 

@@ -19,8 +19,8 @@ static void collector_flush_cluster(struct collector *c, int64_t now) {
     if (nf && nf < done)
       done = nf;
   }
-  int64_t horizon = now - (int64_t)((c->cfg->settle_steps + 2) * c->cfg->step_seconds +
-                                    c->cfg->lag_max_seconds);
+  int64_t horizon =
+      now - (int64_t)((c->cfg->settle_steps + 2) * c->cfg->step_seconds + c->cfg->lag_max_seconds);
   if (done == INT64_MAX || done < horizon)
     done = horizon;
   cluster_flush(c->cluster, done, cluster_write_cell, c);
@@ -52,8 +52,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
-  int flags = r->flags | (estimated ? ERG_CELL_ESTIMATED : 0) |
-              (n->group >= 0 ? ERG_CELL_SHARED : 0);
+  int flags =
+      r->flags | (estimated ? ERG_CELL_ESTIMATED : 0) | (n->group >= 0 ? ERG_CELL_SHARED : 0);
   if (node_power_estimated(c, n))
     flags |= ERG_CELL_POWER_ESTIMATED;
   /* A cell aligned with no or a wavering lag estimate is off by tens of
@@ -64,20 +64,22 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   } else if (c->cfg->lag_max_seconds && erg_lag_unresolved(&n->lag)) {
     n->lag_unresolved_cells++;
   }
-  struct erg_journal_row jr = {.t0 = r->t0, .step_seconds = r->step,
+  struct erg_journal_row jr = {.t0 = r->t0,
+                               .step_seconds = r->step,
                                .measured_watts = r->measured_watts,
                                .flags = flags,
                                .cpu_seconds_per_second = x[ERG_FEAT_CPU],
                                .disk_bytes_per_second = x[ERG_FEAT_DISK],
                                .instructions_per_second = x[ERG_FEAT_INSTRUCTIONS],
                                .cycles_per_second = x[ERG_FEAT_CYCLES],
-                               .gpu_watts = r->cell->seen & (1u << ERG_FEAT_GPU)
-                                                ? x[ERG_FEAT_GPU] : NAN,
-                               .columns = n->journal_columns, .ncpu = n->ncpu};
+                               .gpu_watts =
+                                   r->cell->seen & (1u << ERG_FEAT_GPU) ? x[ERG_FEAT_GPU] : NAN,
+                               .columns = n->journal_columns,
+                               .ncpu = n->ncpu};
   char why[256];
-  int rc = erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
-                                     c->cfg->journal_max_age_seconds, &n->journal_file, why,
-                                     sizeof why);
+  int rc =
+      erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,
+                                c->cfg->journal_max_age_seconds, &n->journal_file, why, sizeof why);
   c->store_errors += rc != 0;
   store_spell_note(&c->journal_spell, rc ? why : NULL,
                    (int64_t)(erg_time_monotonic_ns() / ERG_NS_PER_S));
@@ -91,9 +93,9 @@ static void node_beyond_training(struct node_state *n, const struct erg_cell_pow
     return;
   erg_warn("node %s: %s %.4g is %.2f x its training maximum %.4g: linear terms extrapolated, "
            "the utilisation curve continued with its end slope (once per model; such cells are "
-           "counted in erg_cells_out_of_training_range_total)", n->name, pw->beyond_feature,
-           pw->beyond_value, pw->beyond_value / pw->beyond_training_max,
-           pw->beyond_training_max);
+           "counted in erg_cells_out_of_training_range_total)",
+           n->name, pw->beyond_feature, pw->beyond_value,
+           pw->beyond_value / pw->beyond_training_max, pw->beyond_training_max);
 }
 
 static void collector_cell(void *user, const struct erg_grid_result *whole) {
@@ -107,9 +109,12 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
     shared.measured_watts *= n->share;
   const struct erg_grid_result *r = &shared;
   int64_t t_end = r->t0 + r->step;
-  struct erg_store_node_cell cell = {.t_end = t_end, .measured_watts = r->measured_watts,
-                                     .modelled_watts = NAN, .idle_watts = NAN,
-                                     .dynamic_watts = NAN, .unattributed_watts = NAN};
+  struct erg_store_node_cell cell = {.t_end = t_end,
+                                     .measured_watts = r->measured_watts,
+                                     .modelled_watts = NAN,
+                                     .idle_watts = NAN,
+                                     .dynamic_watts = NAN,
+                                     .unattributed_watts = NAN};
   n->last_measured_watts = r->measured_watts;
   struct erg_attr_share *sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
   if (!sh)
@@ -143,7 +148,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
   }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);
-    node_gpu_cell(c, n, r);
+    node_gpu_cell(c, n, r, sh, &pw);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;
   }
@@ -158,8 +163,9 @@ unsigned collector_hold_max_seconds(const struct collector *c) {
   const struct erg_collector_config *cfg = c->cfg;
   long ring = (long)(ERG_GRID_SLOTS - cfg->settle_steps - 4) * cfg->step_seconds -
               (long)cfg->lag_max_seconds;
-  return ring < (long)cfg->step_seconds ? 0
-         : ring > COUNTER_HOLD_MAX_SECONDS ? COUNTER_HOLD_MAX_SECONDS : (unsigned)ring;
+  return ring < (long)cfg->step_seconds    ? 0
+         : ring > COUNTER_HOLD_MAX_SECONDS ? COUNTER_HOLD_MAX_SECONDS
+                                           : (unsigned)ring;
 }
 
 /* The longest a feed of the node has been held, in whole seconds: cells
@@ -197,7 +203,7 @@ static size_t group_finalize(struct collector *c, struct group_state *g, int64_t
   for (int m = 0; m < g->nmembers; m++) {
     struct node_state *n = g->members[m];
     if (!n->loaded)
-      return 0; /* its stored state is still being read: wait for it */
+      return 0;  /* its stored state is still being read: wait for it */
     if (m > 0) { /* the lag the first member estimated from the group */
       erg_lag_follow(&n->lag, &lead->lag);
       n->lag_seconds = lead->lag_seconds;
@@ -220,8 +226,8 @@ static size_t group_finalize(struct collector *c, struct group_state *g, int64_t
     group_split_cell(c, g, t0);
     for (int m = 0; m < g->nmembers; m++) {
       struct cell_ctx ctx = {c, g->members[m]};
-      closed += erg_grid_finalize(&g->members[m]->grid, t0 + step + settle, settle,
-                                  collector_cell, &ctx);
+      closed +=
+          erg_grid_finalize(&g->members[m]->grid, t0 + step + settle, settle, collector_cell, &ctx);
     }
   }
 }

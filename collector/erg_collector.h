@@ -11,7 +11,7 @@
 #include "erg_pdu.h"
 
 /* ---- the grid (pure; unit-tested) ---- */
-#define ERG_MAX_FEEDS 8   /* outlets (feeds) of one node, e.g. dual PSUs */
+#define ERG_MAX_FEEDS 8 /* outlets (feeds) of one node, e.g. dual PSUs */
 
 /* Meter energy of one feed in one cell or lag bin, and the seconds of it
  * the feed's readings covered. */
@@ -20,18 +20,18 @@ struct erg_feed_acc {
 };
 
 struct erg_grid_key {
-  const char *key;       /* the process's key (ergd: a profile tuple, profile.c);
-                            interned by the grid, valid until the cell is final */
+  const char *key; /* the process's key (ergd: a profile tuple, profile.c);
+                      interned by the grid, valid until the cell is final */
   double cpu_seconds;
 };
 
 /* Per-process features the collector knows, as the journal and models
  * name them (rates per wall second over a cell). */
 enum erg_feature {
-  ERG_FEAT_CPU = 0,          /* cpu_seconds_per_second (always present) */
-  ERG_FEAT_DISK,             /* disk_bytes_per_second: read + write */
-  ERG_FEAT_INSTRUCTIONS,     /* instructions_per_second */
-  ERG_FEAT_CYCLES,           /* cycles_per_second */
+  ERG_FEAT_CPU = 0,      /* cpu_seconds_per_second (always present) */
+  ERG_FEAT_DISK,         /* disk_bytes_per_second: read + write */
+  ERG_FEAT_INSTRUCTIONS, /* instructions_per_second */
+  ERG_FEAT_CYCLES,       /* cycles_per_second */
   /* gpu_watts: GPU board energy per wall second (docs/gpu.md). A key's is
    * Σ_gpu energy x its SM share; the node's is every GPU's board energy,
    * so [system] (node - Σ keys) carries what no process used (idle). */
@@ -49,15 +49,15 @@ struct erg_grid_key_extra {
 };
 
 struct erg_grid_cell {
-  int64_t t0;            /* unix seconds, multiple of step */
+  int64_t t0; /* unix seconds, multiple of step */
   double agent_seconds, busy_cpu_seconds, system_cpu_seconds;
-  double disk_bytes, instructions, cycles;  /* node totals: sums over processes */
-  double gpu_joules;     /* the node's GPU board energy (erg_grid_add_gpu), not a sum */
-  double gpu_seconds;    /* of the cell covered by GPU readings */
-  unsigned seen;         /* bit 1<<erg_feature set when that counter was non-zero */
+  double disk_bytes, instructions, cycles; /* node totals: sums over processes */
+  double gpu_joules;  /* the node's GPU board energy (erg_grid_add_gpu), not a sum */
+  double gpu_seconds; /* of the cell covered by GPU readings */
+  unsigned seen;      /* bit 1<<erg_feature set when that counter was non-zero */
   struct erg_grid_key *keys;
-  struct erg_grid_key_extra *extra;  /* NULL or parallel to keys */
-  uint32_t *index;       /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
+  struct erg_grid_key_extra *extra; /* NULL or parallel to keys */
+  uint32_t *index;                  /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
   size_t nkeys, cap;
 };
 
@@ -65,12 +65,12 @@ struct erg_grid_cell {
 struct erg_grid_proc {
   const char *key;
   double cpu_seconds, disk_bytes, instructions, cycles;
-  double gpu_joules;     /* Σ_gpu board energy x its SM share */
+  double gpu_joules; /* Σ_gpu board energy x its SM share */
 };
 
 enum erg_cell_flags {
-  ERG_CELL_NO_METER = 1,   /* meter covered less than half the cell */
-  ERG_CELL_NO_AGENT = 2,   /* agent covered less than half the cell */
+  ERG_CELL_NO_METER = 1, /* meter covered less than half the cell */
+  ERG_CELL_NO_AGENT = 2, /* agent covered less than half the cell */
   ERG_CELL_ESTIMATED = 4,
   /* 8 is the fit's legacy idle-row flag (ERG_ROW_IDLE) */
   ERG_CELL_LAG_UNSURE = 16, /* meter data shifted by no or an uncertain lag estimate */
@@ -85,7 +85,7 @@ enum erg_cell_flags {
 struct erg_grid_result {
   int64_t t0;
   unsigned step;
-  double measured_watts;   /* NAN when ERG_CELL_NO_METER */
+  double measured_watts; /* NAN when ERG_CELL_NO_METER */
   int flags;
   const struct erg_grid_cell *cell;
 };
@@ -93,9 +93,9 @@ struct erg_grid_result {
 #define ERG_GRID_SLOTS 128
 struct erg_grid {
   unsigned step;
-  int nfeeds;              /* the node's feeds (outlets); 1 after init */
-  struct erg_feed_acc *feed_acc;   /* [slot * nfeeds + feed], allocated at first energy */
-  int64_t next_final;      /* t0 of the oldest cell not yet finalised; 0 = unset */
+  int nfeeds;                    /* the node's feeds (outlets); 1 after init */
+  struct erg_feed_acc *feed_acc; /* [slot * nfeeds + feed], allocated at first energy */
+  int64_t next_final;            /* t0 of the oldest cell not yet finalised; 0 = unset */
   struct erg_grid_cell cells[ERG_GRID_SLOTS];
   uint64_t late_seconds_dropped;   /* data for cells already finalised */
   uint64_t skipped_cells;          /* empty cells more than a ring back, never closed */
@@ -120,9 +120,9 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                          double busy_cpu_seconds, double system_cpu_seconds,
                          const char *const *keys, const double *cpu_seconds, size_t nkeys);
 /* The same with every counter of each process. */
-void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
-                        double busy_cpu_seconds, double system_cpu_seconds,
-                        const struct erg_grid_proc *procs, size_t nprocs);
+void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
+                        double system_cpu_seconds, const struct erg_grid_proc *procs,
+                        size_t nprocs);
 /* The node's GPU board energy over [t0_ns, t1_ns) (all its GPUs),
  * apportioned by overlap; marks the cells as having the GPU feature. */
 void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules);
@@ -146,15 +146,16 @@ const struct erg_grid_cell *erg_grid_open_cell(const struct erg_grid *g, int64_t
 struct erg_lag_bin {
   int64_t t;
   double cpu_seconds, disk_bytes, agent_seconds;
+  double gpu_joules;      /* GPU board energy (erg_lag_add_gpu) */
   double smeared_seconds; /* meter energy spread over a longer span: no power */
 };
 struct erg_lag {
   struct erg_lag_bin bins[ERG_LAG_BINS];
-  int nfeeds;                     /* as for the grid; 1 after init */
-  struct erg_feed_acc *feed_acc;  /* [bin * nfeeds + feed], allocated at first energy */
+  int nfeeds;                    /* as for the grid; 1 after init */
+  struct erg_feed_acc *feed_acc; /* [bin * nfeeds + feed], allocated at first energy */
   int64_t newest;
-  int lag_seconds;         /* current estimate: power follows CPU this much later */
-  double correlation;      /* Pearson r at that lag */
+  int lag_seconds;    /* current estimate: power follows CPU this much later */
+  double correlation; /* Pearson r at that lag */
   int have_estimate;
   /* Confidence of the last estimate: r at the current lag minus the best r
    * at any lag ERG_LAG_RIVAL_SECONDS or more away from it; pairs behind it. */
@@ -164,7 +165,7 @@ struct erg_lag {
    * consecutive estimates, since which second (newest bin then). */
   int candidate, candidate_votes;
   int64_t candidate_since;
-  uint64_t changes;        /* switches of an established estimate */
+  uint64_t changes; /* switches of an established estimate */
   /* Cells overlapping [unsure_from, unsure_to] (seconds, meter time moved
    * back by the lag) were aligned with a lag that was not yet, or no
    * longer, the estimate: see erg_lag_cell_unsure. */
@@ -178,14 +179,14 @@ struct erg_lag {
   int smeared;
 };
 /* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
-#define ERG_LAG_MIN_PAIRS 30        /* paired seconds in the window */
-#define ERG_LAG_MIN_R 0.5           /* Pearson r at the chosen lag */
-#define ERG_LAG_RIVAL_SECONDS 2     /* neighbours closer than this are not rivals */
-#define ERG_LAG_MIN_MARGIN 0.02     /* r(best) - r(best rival) */
-#define ERG_LAG_SWITCH_GAIN 0.02    /* a challenger's r over the current lag's, per vote */
-#define ERG_LAG_SWITCH_VOTES 3      /* consecutive votes to switch */
+#define ERG_LAG_MIN_PAIRS 30         /* paired seconds in the window */
+#define ERG_LAG_MIN_R 0.5            /* Pearson r at the chosen lag */
+#define ERG_LAG_RIVAL_SECONDS 2      /* neighbours closer than this are not rivals */
+#define ERG_LAG_MIN_MARGIN 0.02      /* r(best) - r(best rival) */
+#define ERG_LAG_SWITCH_GAIN 0.02     /* a challenger's r over the current lag's, per vote */
+#define ERG_LAG_SWITCH_VOTES 3       /* consecutive votes to switch */
 #define ERG_LAG_SWITCH_NOW_GAIN 0.15 /* or one estimate by this much */
-#define ERG_LAG_DISK_MIN_F 10.0     /* partial F of disk bytes beside CPU time to use them */
+#define ERG_LAG_DISK_MIN_F 10.0      /* partial F of disk bytes (or GPU power) to use them */
 #define ERG_LAG_MAX_SPAN_SECONDS 2.5 /* longer meter intervals carry no 1 s timing */
 void erg_lag_init(struct erg_lag *l);
 /* A shared meter's members align with one estimate (the first member's,
@@ -198,8 +199,10 @@ int erg_lag_set_feeds(struct erg_lag *l, int nfeeds);
 /* CPU time and the disk bytes of the node's processes over [t0, t1). */
 void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
                           double disk_bytes);
-void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
-                        double joules);
+/* The node's GPU board energy over [t0, t1) (all GPUs with energy
+ * readings, from the same sample as its CPU time). */
+void erg_lag_add_gpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules);
+void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns, double joules);
 /* Re-estimates over the last window. Meter energy of intervals longer
  * than ERG_LAG_MAX_SPAN_SECONDS is left out: spread flat over 5-15 s it
  * correlates about as well at any nearby shift, and a chance peak picked a
@@ -270,18 +273,18 @@ struct erg_attr_share {
 };
 struct erg_model;
 struct erg_cell_model {
-  const struct erg_model *model;  /* NULL: CPU share of measured − idle_watts (policy applies) */
-  const int *feature_map;         /* model feature k -> erg_feature, -1 unknown (x = 0),
-                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
-  int idle_policy;                /* enum erg_idle_policy */
+  const struct erg_model *model; /* NULL: CPU share of measured − idle_watts (policy applies) */
+  const int *feature_map;        /* model feature k -> erg_feature, -1 unknown (x = 0),
+                                    ERG_NFEATURES + d: derived feature d (erg_derived) */
+  int idle_policy;               /* enum erg_idle_policy */
 };
 struct erg_cell_power {
-  double total_watts;          /* measured, or the model's prediction when estimated */
-  double idle_watts;           /* idle part of total_watts */
-  double dynamic_watts;        /* total − idle */
-  double idle_separate_watts;  /* idle given to nobody (policy separate) */
-  double modelled_watts;       /* model prediction from the node's features; NAN if none */
-  bool estimated;              /* no meter reading: total is the prediction */
+  double total_watts;         /* measured, or the model's prediction when estimated */
+  double idle_watts;          /* idle part of total_watts */
+  double dynamic_watts;       /* total − idle */
+  double idle_separate_watts; /* idle given to nobody (policy separate) */
+  double modelled_watts;      /* model prediction from the node's features; NAN if none */
+  bool estimated;             /* no meter reading: total is the prediction */
   /* A node feature beyond the model's training maximum (the node's
    * utilisation for the curve): linear terms went on linearly, the curve
    * with its end slope. Which feature, its value and its maximum. */
@@ -306,21 +309,21 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
  * erg_attribute_cell with a CPU-only pseudo-model. Conserves:
  * idle_separate_watts + Σ shares == measured. Returns 0, 1 when measured
  * is not finite, -1 on allocation failure. */
-int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts,
-                            double idle_watts, int idle_policy, struct erg_attr_share *shares,
+int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
+                            int idle_policy, struct erg_attr_share *shares,
                             struct erg_cell_power *out);
 
 /* ---- training journal (CSV, docs/model.md) ---- */
 struct erg_journal_row {
-  int64_t t0;                     /* cell start, unix seconds */
+  int64_t t0; /* cell start, unix seconds */
   unsigned step_seconds;
-  double measured_watts;          /* NAN when missing */
-  int flags;                      /* erg_cell_flags */
-  double cpu_seconds_per_second;  /* node busy CPU time per wall second */
+  double measured_watts;         /* NAN when missing */
+  int flags;                     /* erg_cell_flags */
+  double cpu_seconds_per_second; /* node busy CPU time per wall second */
   double disk_bytes_per_second, instructions_per_second, cycles_per_second;
-  double gpu_watts;               /* NAN: the cell had no GPU readings (written "nan") */
-  unsigned columns;               /* bits 1<<erg_feature of optional columns to write */
-  unsigned ncpu;                  /* node CPUs as the agent reports them; 0 unknown */
+  double gpu_watts; /* NAN: the cell had no GPU readings (written "nan") */
+  unsigned columns; /* bits 1<<erg_feature of optional columns to write */
+  unsigned ncpu;    /* node CPUs as the agent reports them; 0 unknown */
 };
 int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
 /* Appends one row, rotating the file first when it reached max_bytes or
@@ -339,8 +342,8 @@ struct erg_journal_file {
   int valid;
 };
 int erg_journal_append_cached(const char *dir, const char *node, const struct erg_journal_row *r,
-                              long max_bytes, long max_age_seconds,
-                              struct erg_journal_file *known, char *why, size_t whylen);
+                              long max_bytes, long max_age_seconds, struct erg_journal_file *known,
+                              char *why, size_t whylen);
 /* Optional columns (bits 1<<erg_feature) of the node's current journal
  * file, 0 when there is none: a restart keeps writing the same columns. */
 unsigned erg_journal_columns(const char *dir, const char *node);
@@ -363,20 +366,20 @@ int erg_journal_rotate(const char *dir, const char *node);
 #define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
-  int source;            /* index into sources */
-  int channel;           /* index into that source's channel list */
-  double factor;         /* share of the outlet that feeds this node; -1: a term
-                            subtracted from a residual meter ("- pdu-a:outlet:1") */
+  int source;    /* index into sources */
+  int channel;   /* index into that source's channel list */
+  double factor; /* share of the outlet that feeds this node; -1: a term
+                    subtracted from a residual meter ("- pdu-a:outlet:1") */
 };
 
 struct erg_node_config {
   char name[128];
-  double idle_watts;     /* NAN: collector default */
+  double idle_watts; /* NAN: collector default */
   /* A group member's feeds are its group's: the whole shared meter, split
    * per cell by the members' models (docs/config.md, [group.NAME]). */
   struct erg_node_feed feeds[ERG_MAX_FEEDS];
   int nfeeds;
-  int group;             /* index into groups, -1: the node's own power */
+  int group; /* index into groups, -1: the node's own power */
 };
 
 /* [group.NAME]: nodes behind one meter (a bank, an inlet, a residual). */
@@ -390,11 +393,11 @@ struct erg_group_config {
 };
 
 struct erg_collector_config {
-  char listen[256];      /* ZeroMQ endpoint for agents */
-  char http[128];        /* "127.0.0.1:9710"; "" disables */
+  char listen[256]; /* ZeroMQ endpoint for agents */
+  char http[128];   /* "127.0.0.1:9710"; "" disables */
   char data_dir[512];
   char www_dir[512];
-  char rrdcached[256];   /* rrdcached address; "": RRDCACHED_ADDRESS or none */
+  char rrdcached[256]; /* rrdcached address; "": RRDCACHED_ADDRESS or none */
   unsigned step_seconds;
   unsigned settle_steps;
   double poll_seconds;
@@ -402,23 +405,23 @@ struct erg_collector_config {
   unsigned top_processes;
   double page_interval_seconds;
   long journal_max_bytes;
-  long journal_max_age_seconds;     /* rotate a file this much older than its first row; 0: never */
-  long key_expire_seconds;          /* idle per-node key archives deleted; 0: never */
-  long cluster_key_expire_seconds;  /* same for cluster/<kind>/ (job history); 0: never */
-  unsigned key_archives_max;        /* per node and kind, 0: derived (see below) */
-  double key_min_share;             /* a new key needs this share of a cell for an archive */
-  unsigned lag_max_seconds;         /* 0: no lag estimation/compensation */
+  long journal_max_age_seconds;    /* rotate a file this much older than its first row; 0: never */
+  long key_expire_seconds;         /* idle per-node key archives deleted; 0: never */
+  long cluster_key_expire_seconds; /* same for cluster/<kind>/ (job history); 0: never */
+  unsigned key_archives_max;       /* per node and kind, 0: derived (see below) */
+  double key_min_share;            /* a new key needs this share of a cell for an archive */
+  unsigned lag_max_seconds;        /* 0: no lag estimation/compensation */
   unsigned lag_window_seconds;
-  char curve_secret_key_file[512];  /* set: agents must use CURVE */
-  char authorized_keys_file[512];   /* agents' public keys, one per line */
+  char curve_secret_key_file[512]; /* set: agents must use CURVE */
+  char authorized_keys_file[512];  /* agents' public keys, one per line */
   int log_level;
-  char model_dir[512];              /* "": DATA_DIR/models */
-  char page_format[8];              /* graphs: "png" (default) or "svg" */
-  int idle_policy;                  /* enum erg_idle_policy */
-  unsigned refit_interval_seconds;  /* 0: no scheduled refit */
-  bool wal;                         /* write-ahead log of unfinalised inputs */
-  bool wal_fsync;                   /* fdatasync it once a second (power loss) */
-  char wal_dir[512];                /* "": DATA_DIR/wal */
+  char model_dir[512];             /* "": DATA_DIR/models */
+  char page_format[8];             /* graphs: "png" (default) or "svg" */
+  int idle_policy;                 /* enum erg_idle_policy */
+  unsigned refit_interval_seconds; /* 0: no scheduled refit */
+  bool wal;                        /* write-ahead log of unfinalised inputs */
+  bool wal_fsync;                  /* fdatasync it once a second (power loss) */
+  char wal_dir[512];               /* "": DATA_DIR/wal */
   long wal_max_bytes;
   /* Nodes without a [node.NAME] section that may have archives; new
    * ones beyond are refused (nodes.c). */

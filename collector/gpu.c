@@ -2,7 +2,8 @@
  * process's GPU energy (Σ_gpu board energy x its SM share) goes into the
  * grid beside its CPU time, the node's board energy into the node's cell
  * (feature gpu_watts); per GPU the last power and the energy so far for
- * /metrics; per job the model's GPU part of its energy. Samples are
+ * /metrics; per cell the GPU part of each job's attributed power and of
+ * the node's, into their archives (gpu_job, gpu) and /metrics. Samples are
  * checked before (ingest_check.c: finite, shares ≤ 1, power and energy
  * below INGEST_GPU_MAX_WATTS). */
 #include <math.h>
@@ -41,7 +42,7 @@ static const Erg__Gpu *sample_gpu(const Erg__Sample *s, uint32_t index) {
   return NULL;
 }
 
-void node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs) {
+double node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs) {
   double board = 0;
   bool any = false;
   for (size_t g = 0; g < s->n_gpus; g++) {
@@ -57,7 +58,7 @@ void node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid
     }
   }
   if (!any)
-    return;
+    return 0;
   for (size_t i = 0; i < s->n_procs; i++) {
     const Erg__Proc *p = s->procs[i];
     for (size_t u = 0; u < p->n_gpu; u++) {
@@ -68,14 +69,17 @@ void node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid
   }
   const Erg__Interval *iv = s->interval;
   erg_grid_add_gpu(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, board);
+  return board;
 }
 
 void node_gpu_free(struct node_state *n) {
+  if (n->gpus)
+    profile_known_free(&n->gpus->known);
   free(n->gpus);
   n->gpus = NULL;
 }
 
-/* ---- per-job GPU energy ---- */
+/* ---- the GPU part of a cell's attributed power ---- */
 
 /* A job's entry, found by name; when full, the one seen longest ago
  * makes room (its counter starts again if it comes back). */
@@ -95,31 +99,88 @@ static struct gpu_job *gpu_job_of(struct gpu_jobs *t, const char *job, size_t le
   return &t->job[i];
 }
 
-void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_grid_result *r) {
+/* The model's index of gpu_watts with a positive coefficient, -1 none:
+ * without one the GPU part of a key's power is not known (the CPU-share
+ * fallback does not separate it). */
+static int gpu_model_index(const struct erg_cell_model *cm) {
+  for (size_t k = 0; cm->model && k < cm->model->nfeatures; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU)
+      return cm->model->coef[k] > 0 && isfinite(cm->model->coef[k]) ? (int)k : -1;
+  return -1;
+}
+
+/* Adds watts to the job's entry of e[0..*n) (names malloc'd). */
+static int gpu_entry_add(struct profile_entry *e, size_t *n, const char *job, size_t len,
+                         double watts) {
+  for (size_t i = 0; i < *n; i++)
+    if (!strncmp(e[i].key, job, len) && e[i].key[len] == '\0') {
+      e[i].watts += watts;
+      return 0;
+    }
+  char *k = strndup(job, len);
+  if (!k)
+    return -1;
+  e[(*n)++] = (struct profile_entry){.key = k, .watts = watts};
+  return 0;
+}
+
+void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_grid_result *r,
+                   const struct erg_attr_share *sh, const struct erg_cell_power *pw) {
   const struct erg_grid_cell *cell = r->cell;
-  if (!(cell->seen & (1u << ERG_FEAT_GPU)) || !cell->extra || (r->flags & ERG_CELL_NO_AGENT))
-    return;
   struct erg_cell_model cm = node_model_cell(n->model);
-  double beta = NAN;
-  for (size_t k = 0; cm.model && k < cm.model->nfeatures; k++)
-    if (cm.feature_map[k] == ERG_FEAT_GPU)
-      beta = cm.model->coef[k];
-  /* Without a model with a GPU coefficient the GPU part of a process's
-   * energy is not known: the CPU-share fallback does not separate it. */
-  if (!isfinite(beta))
+  int kg = gpu_model_index(&cm);
+  if (kg < 0 || (r->flags & ERG_CELL_NO_AGENT) || !n->gpus)
     return;
   int64_t t_end = r->t0 + r->step;
-  for (size_t i = 0; i < cell->nkeys; i++) {
-    const char *job;
-    size_t jl = profile_key_field(cell->keys[i].key, PROFILE_JOB, &job);
-    double joules = beta * cell->extra[i].gpu_joules;
-    if (!jl || !(joules > 0))
-      continue;
-    if (!c->gpu_jobs && !(c->gpu_jobs = calloc(1, sizeof *c->gpu_jobs)))
-      return;
-    struct gpu_job *e = gpu_job_of(c->gpu_jobs, job, jl);
-    e->joules += joules;
-    e->last_t = t_end;
-    c->keys_dirty = 1;
+  /* No GPU readings in the cell (GPUs lost): no process is known to use
+   * the boards, the known jobs get their 0 W and the node's GPU part is
+   * unknown (the measurement's excess is [system]'s, attribute.c). */
+  if (!(cell->seen & (1u << ERG_FEAT_GPU))) {
+    node_write_gpu_keys(c, n, t_end, NULL, 0, NAN);
+    return;
   }
+  /* Each key's share of the dynamic power is its model activity scaled to
+   * the measurement (erg_attribute_cell); its GPU part is the GPU term
+   * scaled alike, so it never exceeds the key's share and the parts of
+   * all rows add up to the GPU term's share of the cell. */
+  double activity = pw->modelled_watts - cm.model->idle_watts;
+  double scale = isfinite(activity) && activity > 0 && isfinite(pw->dynamic_watts)
+                     ? pw->dynamic_watts / activity
+                     : 0;
+  struct profile_entry *e = malloc((cell->nkeys + 1) * sizeof *e);
+  size_t ne = 0;
+  double node = 0, rates[ERG_NFEATURES];
+  bool ok = e != NULL;
+  for (size_t i = 0; ok && i <= cell->nkeys; i++) {
+    if (i < cell->nkeys)
+      erg_grid_key_rates(cell, i, r->step, rates);
+    else
+      erg_grid_system_rates(cell, r->step, rates);
+    double w = scale * erg_model_term(cm.model, (size_t)kg, rates[ERG_FEAT_GPU]);
+    if (!(w > 0))
+      continue;
+    w = w < sh[i].watts ? w : sh[i].watts > 0 ? sh[i].watts : 0;
+    node += w;
+    const char *job;
+    size_t jl = i < cell->nkeys ? profile_key_field(cell->keys[i].key, PROFILE_JOB, &job) : 0;
+    if (jl && w > 0)
+      ok = gpu_entry_add(e, &ne, job, jl, w) == 0;
+  }
+  if (!ok) {
+    if (c->store_errors++ == 0)
+      erg_warn("node %s: out of memory for the GPU part of a cell", n->name);
+  } else {
+    node_write_gpu_keys(c, n, t_end, e, ne, node);
+  }
+  if (ok && ne && !c->gpu_jobs)
+    c->gpu_jobs = calloc(1, sizeof *c->gpu_jobs);
+  for (size_t i = 0; i < ne; i++) {
+    if (ok && c->gpu_jobs) {
+      struct gpu_job *g = gpu_job_of(c->gpu_jobs, e[i].key, strlen(e[i].key));
+      g->joules += e[i].watts * r->step;
+      g->last_t = t_end;
+    }
+    free((char *)e[i].key);
+  }
+  free(e);
 }

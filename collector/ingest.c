@@ -26,7 +26,8 @@ static void collector_ingest_users(struct node_state *n, const Erg__Sample *s) {
     if (changed && set > 0 && n->user_names_sanitized++ == 0)
       erg_warn("node %s: user name of uid %u had bytes that cannot be shown (control, "
                "invalid UTF-8, a leading '[', longer than 64 bytes): kept as '%s'; further "
-               "ones only counted", n->name, u->uid, clean);
+               "ones only counted",
+               n->name, u->uid, clean);
   }
 }
 
@@ -52,8 +53,8 @@ static int collector_scratch(struct collector *c, size_t np) {
  * stored or open, is a no-op counted apart from duplicate agents. */
 static int collector_claim(struct node_state *n, const Erg__Sample *s) {
   const Erg__Interval *iv = s->interval;
-  int stored = n->grid.next_final &&
-               iv->realtime_end_ns <= (uint64_t)n->grid.next_final * ERG_NS_PER_S;
+  int stored =
+      n->grid.next_final && iv->realtime_end_ns <= (uint64_t)n->grid.next_final * ERG_NS_PER_S;
   if (s->resent && (stored || erg_coverage_claim(&n->covered, iv->realtime_start_ns,
                                                  iv->realtime_end_ns, 50000000ULL) != 0)) {
     n->resent_duplicates++;
@@ -66,7 +67,8 @@ static int collector_claim(struct node_state *n, const Erg__Sample *s) {
                                        50000000ULL) != 0) {
     if (n->overlap_samples++ == 0)
       erg_warn("node %s: sample %llu overlaps time already reported (duplicate agent?); "
-               "dropped, further ones only counted", n->name, (unsigned long long)s->seq);
+               "dropped, further ones only counted",
+               n->name, (unsigned long long)s->seq);
     return -1;
   }
   return 0;
@@ -114,7 +116,11 @@ static void node_apply_sample(struct collector *c, struct node_state *n, const E
     erg_lag_add_activity(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, busy, disk);
   }
   node_make_room(c, n, iv->realtime_end_ns);
-  node_gpu_sample(n, s, procs);
+  double gpu_joules = node_gpu_sample(n, s, procs);
+  /* On a GPU node the meter follows the boards' power more than the CPU
+   * time (lag.c); the same sample's interval, one clock. */
+  if (c->cfg->lag_max_seconds && gpu_joules > 0)
+    erg_lag_add_gpu(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, gpu_joules);
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);
   n->samples++;
@@ -137,11 +143,13 @@ static void node_apply_sample(struct collector *c, struct node_state *n, const E
 static void node_hold(struct collector *c, struct node_state *n, const uint8_t *buf, size_t len,
                       uint64_t end_ns) {
   struct held_msg *h = n->nheld < NODE_HELD_MAX && c->held_bytes + len <= NODE_HELD_MAX_BYTES
-                          ? malloc(sizeof *h + len) : NULL;
+                           ? malloc(sizeof *h + len)
+                           : NULL;
   if (!h) {
     if (c->held_dropped++ == 0)
       erg_warn("node %s: %u samples arrived while its stored state was read; dropped "
-               "(further ones only counted: erg_node_load_held_total)", n->name, n->nheld);
+               "(further ones only counted: erg_node_load_held_total)",
+               n->name, n->nheld);
     return;
   }
   durable_log_sample(c, buf, len, end_ns);
@@ -277,8 +285,9 @@ static void collector_log_coarse(struct collector *c, int source, int ch,
   double cell = r->watts * c->cfg->step_seconds;
   erg_warn("source %s %s %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
            "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
-           "instead (logged once; erg_meter_energy_coarse)", c->cfg->sources[source].name,
-           collector_level(c, source, ch), collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
+           "instead (logged once; erg_meter_energy_coarse)",
+           c->cfg->sources[source].name, collector_level(c, source, ch),
+           collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
            ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
 }
 
@@ -318,8 +327,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
       ss->energy_resets[ch]++;
       if (!ss->reset_logged[ch])
         erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped "
-                 "(logged once until it counts up again; erg_meter_energy_resets_total)", name,
-                 collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
+                 "(logged once until it counts up again; erg_meter_energy_resets_total)",
+                 name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
       ss->reset_logged[ch] = true;
     } else if (k == ERG_PDU_DELTA_ENERGY) {
       ss->reset_logged[ch] = false;
@@ -334,8 +343,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
       erg_info("source %s %s %d: energy counter stood still for %.1f s and there is no "
                "power reading: each move's energy is spread over the time since the previous "
                "one, cells wait up to %llu s for it (logged once; "
-               "erg_meter_energy_held_polls_total)", name, collector_level(c, m->source, ch),
-               collector_outlet(c, m->source, ch),
+               "erg_meter_energy_held_polls_total)",
+               name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     const struct erg_pdu_reading *rd = &m->readings[ch];
@@ -346,8 +355,9 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
       double pf = c->cfg->sources[m->source].power_factor;
       erg_warn("source %s %s %d: the PDU gives no active power here; power is estimated as "
                "A x V (or VA) x power_factor %.2f, cells flagged 32 (logged once; "
-               "erg_meter_power_estimated)", name, collector_level(c, m->source, ch),
-               collector_outlet(c, m->source, ch), pf > 0 ? pf : 1.0);
+               "erg_meter_power_estimated)",
+               name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
+               pf > 0 ? pf : 1.0);
     }
     if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
         meter_check_interval(c, m->source, ch, t0, t1, j))

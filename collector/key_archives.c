@@ -2,7 +2,9 @@
  * and an explicit 0 W for every known key that is absent, keys idle past
  * key_expire_seconds are forgotten, and a node's set is bounded by
  * key_archives_max (the key idle longest loses its archive). The same for
- * the cluster-wide job sums (cluster.c). */
+ * the cluster-wide job sums (cluster.c) and the GPU part of a node's jobs
+ * (gpu.c). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +91,7 @@ static void keys_load(struct collector *c, const char *node, const char *kind,
 void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
                      const struct erg_attr_share *sh, size_t nkeys) {
   struct profile_rollup r;
-  if (profile_rollup(&r, sh, nkeys, n->known, c->cfg->top_processes,
-                     c->cfg->key_min_share) != 0) {
+  if (profile_rollup(&r, sh, nkeys, n->known, c->cfg->top_processes, c->cfg->key_min_share) != 0) {
     if (c->store_errors++ == 0)
       erg_warn("node %s: out of memory rolling up profile keys", n->name);
     return;
@@ -111,8 +112,8 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
     size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);
     size_t ul = profile_key_field(sh[i].key, PROFILE_USER, &uid);
     if (jl && ul && ul < 12)
-      changed |= job_users_note(&n->job_users, job, jl, (uint32_t)strtoul(uid, NULL, 10),
-                                t_end) > 0;
+      changed |=
+          job_users_note(&n->job_users, job, jl, (uint32_t)strtoul(uid, NULL, 10), t_end) > 0;
   }
   if (changed && (tsv = job_users_tsv(n->job_users)))
     writer_job_users(c->writer, n->name, tsv);
@@ -123,10 +124,37 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
   profile_rollup_free(&r);
 }
 
+/* Kinds of the GPU part (docs/gpu.md): per job, and the node's whole. */
+#define GPU_JOB_KIND "gpu_job"
+#define GPU_NODE_KIND "gpu"
+#define GPU_NODE_KEY "node"
+
+void node_write_gpu_keys(struct collector *c, struct node_state *n, int64_t t_end,
+                         const struct profile_entry *e, size_t ne, double node_watts) {
+  struct node_gpus *g = n->gpus;
+  size_t max = erg_collector_key_archives_max(c->cfg);
+  /* Read once, on the loop like the cluster jobs: only GPU nodes pay. */
+  if (!g->known_loaded) {
+    keys_load(c, n->name, GPU_JOB_KIND, &g->known, t_end, max);
+    g->known_loaded = 1;
+  }
+  /* Only jobs with a job archive here: erg jobs reads a job's GPU part on
+   * the nodes that hold its archive, and a job folded into [other] (below
+   * key_min_share) would only churn archives. */
+  struct profile_entry *w = ne ? malloc(ne * sizeof *w) : NULL;
+  size_t nw = 0;
+  for (size_t i = 0; w && i < ne; i++)
+    if (profile_known_find(&n->known[PROFILE_JOB], e[i].key))
+      w[nw++] = e[i];
+  keys_write(c, n->name, GPU_JOB_KIND, &g->known, w, nw, t_end, max);
+  free(w);
+  if (isfinite(node_watts))
+    writer_key(c->writer, n->name, GPU_NODE_KIND, GPU_NODE_KEY, t_end, node_watts);
+}
+
 /* cluster_flush's hand-out: a cluster cell's job sums into the
  * cluster-wide job archives, the known ones read at the first. */
-void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
-                        size_t njobs) {
+void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs, size_t njobs) {
   struct collector *c = user;
   if (!c->cluster_jobs_loaded) {
     keys_load(c, NULL, "job", &c->cluster_jobs, t_end, CLUSTER_MAX_KNOWN_JOBS);

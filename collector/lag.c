@@ -1,10 +1,11 @@
 /* Lag between a node's activity and its meter's reading. PDUs average and
  * refresh their values late; the grid must shift meter data back by that
  * delay or the attribution of every cell is smeared. We keep 1 s bins of
- * node CPU time, disk bytes and metered energy and pick the shift at which
- * the activity explains the power best: Pearson r with CPU time, or the
- * multiple correlation with CPU time and disk bytes where the disk adds
- * significantly (a disk-heavy node's power does not follow its CPU). */
+ * node CPU time, disk bytes, GPU board energy and metered energy and pick
+ * the shift at which the activity explains the power best: Pearson r with
+ * CPU time, or the multiple correlation with CPU time and the disk bytes
+ * or GPU power where they add significantly (a disk-heavy node's power
+ * does not follow its CPU, a GPU node's follows its GPUs' board power). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -68,9 +69,11 @@ static struct erg_lag_bin *lag_bin(struct erg_lag *l, int64_t t) {
 }
 
 #define LAG_SMEARED (-2) /* lag_spread's feed for energy of too long an interval */
+#define LAG_GPU (-3)     /* lag_spread's feed for GPU board energy */
 
 /* Spreads a value over the 1 s bins [t0, t1) overlaps: CPU time when feed
- * is -1, the seconds covered when LAG_SMEARED, else that feed's energy
+ * is -1, GPU energy when LAG_GPU, the seconds covered when LAG_SMEARED,
+ * else that feed's energy
  * (kept per feed, as in the grid, so a dual-PSU node's power is the sum of
  * its outlets, not their mean). */
 static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double v, double disk,
@@ -86,6 +89,8 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
     double f = (hi - lo) / (b - a);
     if (feed == LAG_SMEARED) {
       bin->smeared_seconds += hi - lo;
+    } else if (feed == LAG_GPU) {
+      bin->gpu_joules += v * f; /* its seconds are the agent's (the CPU time's) */
     } else if (feed >= 0) {
       struct erg_feed_acc *fa = &lag_feeds(l, lag_index(s))[feed];
       fa->joules += v * f;
@@ -101,6 +106,11 @@ static void lag_spread(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double
 void erg_lag_add_activity(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double cpu_seconds,
                           double disk_bytes) {
   lag_spread(l, t0_ns, t1_ns, cpu_seconds, disk_bytes, -1);
+}
+
+void erg_lag_add_gpu(struct erg_lag *l, uint64_t t0_ns, uint64_t t1_ns, double joules) {
+  if (joules > 0)
+    lag_spread(l, t0_ns, t1_ns, joules, 0, LAG_GPU);
 }
 
 void erg_lag_add_energy(struct erg_lag *l, int feed, uint64_t t0_ns, uint64_t t1_ns,
@@ -140,45 +150,98 @@ static int lag_power(const struct erg_lag *l, int64_t t, double *w) {
   return b->t == t && b->smeared_seconds == 0 && lag_watts(l, lag_index(t), w);
 }
 
-/* Second t's activity: CPU seconds and disk bytes per second. */
-static int lag_activity(const struct erg_lag *l, int64_t t, double *cpu, double *disk) {
+/* The activity columns of lag_corr, in the order they are tried. */
+enum { LAG_X_CPU, LAG_X_DISK, LAG_X_GPU, LAG_NX };
+
+/* Second t's activity: CPU seconds, disk MB (sums of squares of bytes/s
+ * lose digits) and GPU board joules per second. */
+static int lag_activity(const struct erg_lag *l, int64_t t, double x[LAG_NX]) {
   const struct erg_lag_bin *b = &l->bins[lag_index(t)];
   if (b->t != t || b->agent_seconds < 0.5)
     return 0;
-  *cpu = b->cpu_seconds / b->agent_seconds;
-  *disk = b->disk_bytes / b->agent_seconds;
+  x[LAG_X_CPU] = b->cpu_seconds / b->agent_seconds;
+  x[LAG_X_DISK] = b->disk_bytes / b->agent_seconds / 1e6;
+  x[LAG_X_GPU] = b->gpu_joules / b->agent_seconds;
   return 1;
 }
 
 /* Seconds of the window with activity whose meter energy came smeared. */
 static int lag_smeared_seconds(const struct erg_lag *l, int64_t end, int window) {
   int n = 0;
-  double x1, x2;
+  double x[LAG_NX];
   for (int64_t t = end - window; t < end; t++) {
     const struct erg_lag_bin *b = &l->bins[lag_index(t)];
-    n += b->t == t && b->smeared_seconds > 0 && lag_activity(l, t, &x1, &x2);
+    n += b->t == t && b->smeared_seconds > 0 && lag_activity(l, t, x);
   }
   return n;
 }
 
+/* R² of power on the standardised columns in set (bit i: column i) from
+ * their correlations rx (between columns) and ry (with power); coef gets
+ * the standardised coefficients. -1 when the columns are (nearly)
+ * collinear: one follows the others and adds nothing. */
+static double lag_r2(const double rx[LAG_NX][LAG_NX], const double ry[LAG_NX], unsigned set,
+                     double coef[LAG_NX]) {
+  int idx[LAG_NX], k = 0;
+  for (int i = 0; i < LAG_NX; i++)
+    if (set & (1u << i))
+      idx[k++] = i;
+  double a[LAG_NX][LAG_NX + 1], det = 1;
+  for (int i = 0; i < k; i++) {
+    for (int j = 0; j < k; j++)
+      a[i][j] = rx[idx[i]][idx[j]];
+    a[i][k] = ry[idx[i]];
+  }
+  for (int c = 0; c < k; c++) { /* Gauss-Jordan with partial pivoting */
+    int p = c;
+    for (int r = c + 1; r < k; r++)
+      if (fabs(a[r][c]) > fabs(a[p][c]))
+        p = r;
+    for (int j = 0; p != c && j <= k; j++) {
+      double t = a[c][j];
+      a[c][j] = a[p][j], a[p][j] = t;
+    }
+    det *= a[c][c];
+    if (fabs(det) < 1e-6)
+      return -1;
+    for (int r = 0; r < k; r++) {
+      double m = r == c ? 0 : a[r][c] / a[c][c];
+      for (int j = c; m != 0 && j <= k; j++)
+        a[r][j] -= m * a[c][j];
+    }
+  }
+  double rr = 0;
+  for (int i = 0; i < k; i++) {
+    coef[idx[i]] = a[i][k] / a[i][i];
+    rr += coef[idx[i]] * ry[idx[i]];
+  }
+  return rr;
+}
+
 /* How well power(t + lag) follows the activity over the window: Pearson r
- * with CPU time; with CPU time and disk bytes together (the multiple
- * correlation of a two-column least-squares fit, both coefficients ≥ 0)
- * when the disk column explains significantly more (partial F ≥
- * ERG_LAG_DISK_MIN_F). Disk bytes that only add noise, or that follow the
- * CPU, leave r as it was: a second column always raises the multiple
- * correlation a little, and would blur the margins between lags. */
+ * with CPU time (with the disk bytes alone, or GPU power alone, where the
+ * CPU is steady; with GPU power alone where that follows the power better
+ * than the CPU does); then the multiple correlation of a least-squares fit
+ * with the disk bytes and GPU power added, each only where it explains
+ * significantly more (partial F >= ERG_LAG_DISK_MIN_F) with every
+ * coefficient >= 0. Columns that only add noise, or that follow another
+ * one, leave r as it was: a column always raises the multiple correlation
+ * a little, and would blur the margins between lags. A node without GPUs
+ * (no GPU energy) gets exactly the CPU-and-disk estimate. */
 static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag, int *pairs) {
-  double s1 = 0, s2 = 0, sy = 0, s11 = 0, s22 = 0, s12 = 0, s1y = 0, s2y = 0, syy = 0;
+  double s[LAG_NX] = {0}, sxx[LAG_NX][LAG_NX] = {{0}}, sxy[LAG_NX] = {0}, sy = 0, syy = 0;
   int n = 0;
   for (int64_t t = end - lag - window; t < end - lag; t++) {
-    double x1, x2, y;
-    if (!lag_activity(l, t, &x1, &x2) || !lag_power(l, t + lag, &y))
+    double x[LAG_NX], y;
+    if (!lag_activity(l, t, x) || !lag_power(l, t + lag, &y))
       continue;
-    x2 /= 1e6; /* MB/s: sums of squares of bytes/s lose digits */
-    s1 += x1, s2 += x2, sy += y;
-    s11 += x1 * x1, s22 += x2 * x2, s12 += x1 * x2;
-    s1y += x1 * y, s2y += x2 * y, syy += y * y;
+    for (int i = 0; i < LAG_NX; i++) {
+      s[i] += x[i];
+      sxy[i] += x[i] * y;
+      for (int j = 0; j < LAG_NX; j++)
+        sxx[i][j] += x[i] * x[j];
+    }
+    sy += y, syy += y * y;
     n++;
   }
   *pairs = n;
@@ -186,27 +249,69 @@ static double lag_corr(const struct erg_lag *l, int64_t end, int window, int lag
    * chance at some shift, and a wrong shift is worse than none. */
   if (n < ERG_LAG_MIN_PAIRS)
     return NAN;
-  double v1 = s11 - s1 * s1 / n, v2 = s22 - s2 * s2 / n, vy = syy - sy * sy / n;
-  if (vy <= 1e-12 || (v1 <= 1e-12 && v2 <= 1e-12))
+  double v[LAG_NX], vy = syy - sy * sy / n, rx[LAG_NX][LAG_NX], ry[LAG_NX];
+  unsigned varies = 0;
+  for (int i = 0; i < LAG_NX; i++) {
+    v[i] = sxx[i][i] - s[i] * s[i] / n;
+    varies |= (v[i] > 1e-12 ? 1u : 0u) << i;
+  }
+  if (vy <= 1e-12 || !varies)
     return NAN;
-  if (v1 <= 1e-12) /* a steady CPU: the disk alone */
-    return (s2y - s2 * sy / n) / sqrt(v2 * vy);
-  double r1 = (s1y - s1 * sy / n) / sqrt(v1 * vy);
-  if (v2 <= 1e-12)
-    return r1; /* no disk activity: CPU alone */
-  double r2 = (s2y - s2 * sy / n) / sqrt(v2 * vy), r12 = (s12 - s1 * s2 / n) / sqrt(v1 * v2);
-  double det = 1 - r12 * r12;
-  if (det < 1e-6 || n <= 3)
-    return r1; /* the disk follows the CPU: nothing to add */
-  /* Standardised coefficients and R² of power on both columns. */
-  double b1 = (r1 - r2 * r12) / det, b2 = (r2 - r1 * r12) / det;
-  double rr = b1 * r1 + b2 * r2;
-  if (!(b1 >= 0 && b2 > 0 && rr > r1 * r1))
-    return r1; /* a negative coefficient is no explanation of power */
-  if (rr >= 1)
-    return 1; /* explained whole (rounding): no residual to test against */
-  double f = (rr - r1 * r1) / ((1 - rr) / (n - 3));
-  return f >= ERG_LAG_DISK_MIN_F ? sqrt(rr) : r1;
+  for (int i = 0; i < LAG_NX; i++) {
+    ry[i] = varies & (1u << i) ? (sxy[i] - s[i] * sy / n) / sqrt(v[i] * vy) : 0;
+    for (int j = 0; j < LAG_NX; j++)
+      rx[i][j] = (varies >> i & 1u) && (varies >> j & 1u)
+                     ? (sxx[i][j] - s[i] * s[j] / n) / sqrt(v[i] * v[j])
+                     : 0;
+  }
+  /* The first column: CPU time; GPU power where it alone explains
+   * significantly more (the test for adding a column, so boards whose
+   * power the meter does not show leave a CPU node's estimate as it was);
+   * a steady CPU: the better of the others. */
+  int first = LAG_X_CPU;
+  if (!(varies & (1u << LAG_X_CPU))) {
+    first = !(varies & (1u << LAG_X_GPU)) ||
+                    ((varies & (1u << LAG_X_DISK)) && ry[LAG_X_DISK] >= ry[LAG_X_GPU])
+                ? LAG_X_DISK
+                : LAG_X_GPU;
+  } else if ((varies & (1u << LAG_X_GPU)) && ry[LAG_X_GPU] > 0 && n > 2) {
+    double rg = ry[LAG_X_GPU] * ry[LAG_X_GPU], rc = ry[LAG_X_CPU] > 0 ? ry[LAG_X_CPU] : 0;
+    rc *= rc;
+    if (rg > rc && (rg >= 1 || (rg - rc) / ((1 - rg) / (n - 2)) >= ERG_LAG_DISK_MIN_F))
+      first = LAG_X_GPU;
+  }
+  unsigned set = 1u << first;
+  double r = ry[first], rr = r * r;
+  /* Then the others, the most significant first, while one adds. */
+  for (int k = 1; k < LAG_NX && rr < 1; k++) {
+    int best = -1;
+    double best_f = 0, best_rr = 0;
+    for (int i = 0; i < LAG_NX; i++) {
+      double coef[LAG_NX] = {0};
+      unsigned with = set | (1u << i);
+      if (with == set || !(varies & (1u << i)) || n <= k + 2)
+        continue;
+      double rr2 = lag_r2(rx, ry, with, coef);
+      if (!(rr2 > rr))
+        continue; /* collinear, or nothing added */
+      bool positive = coef[i] > 0;
+      for (int j = 0; j < LAG_NX; j++)
+        positive = positive && (!(set & (1u << j)) || coef[j] >= 0);
+      /* A negative coefficient is no explanation of power. */
+      if (!positive)
+        continue;
+      double f = rr2 >= 1 ? INFINITY : (rr2 - rr) / ((1 - rr2) / (n - k - 2));
+      if (f >= ERG_LAG_DISK_MIN_F && f > best_f)
+        best = i, best_f = f, best_rr = rr2;
+    }
+    if (best < 0)
+      break;
+    set |= 1u << best;
+    rr = best_rr;
+  }
+  if (set == (1u << first))
+    return r;
+  return rr >= 1 ? 1 : sqrt(rr); /* >= 1: explained whole (rounding) */
 }
 
 /* The lag with the highest r, -1 when none has one. */
@@ -320,13 +425,9 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
   return 1;
 }
 
-bool erg_lag_near(int a, int b) {
-  return abs(a - b) < ERG_LAG_RIVAL_SECONDS;
-}
+bool erg_lag_near(int a, int b) { return abs(a - b) < ERG_LAG_RIVAL_SECONDS; }
 
-bool erg_lag_unresolved(const struct erg_lag *l) {
-  return !l->have_estimate && l->smeared;
-}
+bool erg_lag_unresolved(const struct erg_lag *l) { return !l->have_estimate && l->smeared; }
 
 bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned step_seconds) {
   if (!l->have_estimate)
@@ -360,7 +461,7 @@ int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *wh
   char buf[256];
   int n = snprintf(buf, sizeof buf,
                    LAG_FILE_MAGIC " lag_seconds=%d correlation=%.4f confidence=%.4f "
-                   "estimated_unix_seconds=%" PRId64 "\n",
+                                  "estimated_unix_seconds=%" PRId64 "\n",
                    s->lag_seconds, s->correlation, s->confidence, s->estimated_s);
   if (erg_write_file_atomic(path, buf, (size_t)n) != 0) {
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
@@ -383,16 +484,16 @@ int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size
   int used = 0;
   /* Exactly one line of the known form, the lag within the estimator's
    * range: a hand-edited or damaged file is refused, never half-used. */
-  ok = ok && sscanf(line, LAG_FILE_MAGIC " lag_seconds=%d correlation=%lf confidence=%lf "
-                          "estimated_unix_seconds=%" SCNd64 "%n",
-                    &s->lag_seconds, &s->correlation, &s->confidence, &s->estimated_s,
-                    &used) == 4;
+  ok = ok && sscanf(line,
+                    LAG_FILE_MAGIC " lag_seconds=%d correlation=%lf confidence=%lf "
+                                   "estimated_unix_seconds=%" SCNd64 "%n",
+                    &s->lag_seconds, &s->correlation, &s->confidence, &s->estimated_s, &used) == 4;
   ok = ok && (line[used] == '\n' || line[used] == '\0') && s->lag_seconds >= 0 &&
-       s->lag_seconds < ERG_LAG_BINS / 2 && isfinite(s->correlation) &&
-       isfinite(s->confidence);
+       s->lag_seconds < ERG_LAG_BINS / 2 && isfinite(s->correlation) && isfinite(s->confidence);
   if (!ok) {
-    snprintf(why, whylen, "%s: not an erg meter lag file (expected '" LAG_FILE_MAGIC
-             " lag_seconds=N ...')", path);
+    snprintf(why, whylen,
+             "%s: not an erg meter lag file (expected '" LAG_FILE_MAGIC " lag_seconds=N ...')",
+             path);
     return -1;
   }
   return 1;

@@ -112,7 +112,8 @@ static void metrics_bpf_health(FILE *f, struct collector *c) {
                    "CPU time of exiting threads charged after their process's final record.",
                    offsetof(struct node_state, bpf_lost_exit_ns), 1e-9);
   metrics_node_bpf(f, c, "erg_agent_bpf_unseen_switches_total",
-                   "Context switches whose switch-in the sched_switch tracepoint missed (CPU still exact; perf deltas of the slice dropped).",
+                   "Context switches whose switch-in the sched_switch tracepoint missed (CPU still "
+                   "exact; perf deltas of the slice dropped).",
                    offsetof(struct node_state, bpf_unseen_switches), 1);
   metrics_node_bpf(f, c, "erg_agent_bpf_unsettled_rereads_total",
                    "Drain re-reads that never saw a process's running slices consistently.",
@@ -163,8 +164,8 @@ static void metrics_sources(FILE *f, struct collector *c) {
  * with a value that was no reading, 6 counter resets, 7 values outside the
  * channel's range (counters). Labels:
  * source, level (outlet, inlet, phase, bank, device, sensor), index. */
-static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
-                                   const char *type, const char *help, int which) {
+static void metrics_meter_family(FILE *f, struct collector *c, const char *name, const char *type,
+                                 const char *help, int which) {
   metrics_head(f, name, type, help);
   for (int i = 0; i < c->cfg->nsources; i++)
     for (int ch = 0; ch < c->sources[i].nchannels; ch++) {
@@ -196,32 +197,39 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
 
 static void metrics_meters(FILE *f, struct collector *c) {
   metrics_meter_family(f, c, "erg_meter_energy_coarse", "gauge",
-                         "1 while the channel's energy counter steps by more than 5 % of a "
-                         "cell's energy at its power, and the power readings are used.", 0);
+                       "1 while the channel's energy counter steps by more than 5 % of a "
+                       "cell's energy at its power, and the power readings are used.",
+                       0);
   metrics_meter_family(f, c, "erg_meter_energy_resolution_joules", "gauge",
-                         "One step of the channel's energy counter at its current reading "
-                         "(float32 spacing, integer unit or smallest move seen).", 1);
+                       "One step of the channel's energy counter at its current reading "
+                       "(float32 spacing, integer unit or smallest move seen).",
+                       1);
   metrics_meter_family(f, c, "erg_meter_energy_fallback_intervals_total", "counter",
-                         "Meter intervals whose energy came from the power readings because "
-                         "the counter was too coarse.", 2);
+                       "Meter intervals whose energy came from the power readings because "
+                       "the counter was too coarse.",
+                       2);
   metrics_meter_family(f, c, "erg_meter_energy_held_polls_total", "counter",
-                         "Readings of a channel without power readings whose energy counter "
-                         "had not moved: its next move is spread over the time since the "
-                         "previous one.", 3);
+                       "Readings of a channel without power readings whose energy counter "
+                       "had not moved: its next move is spread over the time since the "
+                       "previous one.",
+                       3);
   metrics_meter_family(f, c, "erg_meter_power_estimated", "gauge",
-                         "1 while the channel's power is estimated as A x V (or VA) x the "
-                         "configured power_factor because the PDU gives no active power there.",
-                         4);
+                       "1 while the channel's power is estimated as A x V (or VA) x the "
+                       "configured power_factor because the PDU gives no active power there.",
+                       4);
   metrics_meter_family(f, c, "erg_meter_bad_values_total", "counter",
-                         "Polls in which the device sent a value that is no reading (wrong "
-                         "type, negative SNMP value, NaN): read as missing, logged once.", 5);
+                       "Polls in which the device sent a value that is no reading (wrong "
+                       "type, negative SNMP value, NaN): read as missing, logged once.",
+                       5);
   metrics_meter_family(f, c, "erg_meter_energy_resets_total", "counter",
-                         "Times the energy counter went back (PDU reboot, meter reset): the "
-                         "interval was skipped.", 6);
+                       "Times the energy counter went back (PDU reboot, meter reset): the "
+                       "interval was skipped.",
+                       6);
   metrics_meter_family(f, c, "erg_meter_out_of_range_total", "counter",
-                         "Values outside the channel's physical range (power below 0 or above "
-                         "max_watts, a negative energy counter, a counter move meaning more than "
-                         "max_watts): dropped, logged once.", 7);
+                       "Values outside the channel's physical range (power below 0 or above "
+                       "max_watts, a negative energy counter, a counter move meaning more than "
+                       "max_watts): dropped, logged once.",
+                       7);
 }
 
 static void metrics_nodes(FILE *f, struct collector *c) {
@@ -241,18 +249,19 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                      offsetof(struct node_state, lag_correlation));
   metrics_node_gauge(f, c, "erg_node_lag_confidence",
                      "Correlation margin of the estimated lag over the best lag 2 s or more "
-                     "away.", offsetof(struct node_state, lag_confidence));
+                     "away.",
+                     offsetof(struct node_state, lag_confidence));
   metrics_node_counter(f, c, "erg_node_lag_changes_total",
                        "Changes of an established lag estimate.", NULL,
                        offsetof(struct node_state, lag.changes));
   metrics_node_counter(f, c, "erg_node_lag_unsure_cells_total",
                        "Cells journalled with flag 16: aligned before a confident lag estimate "
-                       "or around a change of it.", NULL,
-                       offsetof(struct node_state, lag_unsure_cells));
+                       "or around a change of it.",
+                       NULL, offsetof(struct node_state, lag_unsure_cells));
   metrics_node_counter(f, c, "erg_node_lag_unresolved_cells_total",
                        "Cells aligned without a lag estimate and not flagged: the meter's energy "
-                       "came in intervals longer than 2.5 s, too coarse to time a lag.", NULL,
-                       offsetof(struct node_state, lag_unresolved_cells));
+                       "came in intervals longer than 2.5 s, too coarse to time a lag.",
+                       NULL, offsetof(struct node_state, lag_unresolved_cells));
   metrics_node_joules(f, c, "erg_node_measured_energy_joules_total",
                       "Measured energy of the node's final cells (cells with a reading).",
                       offsetof(struct node_state, measured_joules));
@@ -261,7 +270,8 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                       offsetof(struct node_state, idle_joules));
   metrics_node_joules(f, c, "erg_node_dynamic_energy_joules_total",
                       "Dynamic energy (total - idle) of cells with agent data, attributed to "
-                      "profile keys.", offsetof(struct node_state, dynamic_joules));
+                      "profile keys.",
+                      offsetof(struct node_state, dynamic_joules));
   metrics_node_joules(f, c, "erg_node_unattributed_energy_joules_total",
                       "Dynamic energy of cells without agent data (no keys to attribute to).",
                       offsetof(struct node_state, unattributed_joules));
@@ -280,22 +290,22 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_bpf_health(f, c);
   metrics_node_counter(f, c, "erg_agent_user_names_sanitized_total",
                        "User names from the node's agent stored changed to be shown "
-                       "(control bytes, invalid UTF-8, a leading '[', over 64 bytes).", NULL,
-                       offsetof(struct node_state, user_names_sanitized));
+                       "(control bytes, invalid UTF-8, a leading '[', over 64 bytes).",
+                       NULL, offsetof(struct node_state, user_names_sanitized));
   metrics_node_counter(f, c, "erg_agent_user_names_dropped_total",
-                       "Received user names not kept: the node already had 4096 uids named.",
-                       NULL,
+                       "Received user names not kept: the node already had 4096 uids named.", NULL,
                        offsetof(struct node_state, user_names_dropped));
   metrics_node_counter(f, c, "erg_agent_overlapping_samples_total",
                        "Samples refused because their node had already reported that time.", NULL,
                        offsetof(struct node_state, overlap_samples));
   metrics_node_counter(f, c, "erg_samples_resent_duplicate_total",
                        "Samples an agent sent again after a reconnect that the node already "
-                       "had (no-ops).", NULL, offsetof(struct node_state, resent_duplicates));
+                       "had (no-ops).",
+                       NULL, offsetof(struct node_state, resent_duplicates));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total",
                        "Input seconds that arrived after their cell was final (late) or too far "
-                       "ahead (future).", "reason=\"late\"",
-                       offsetof(struct node_state, grid.late_seconds_dropped));
+                       "ahead (future).",
+                       "reason=\"late\"", offsetof(struct node_state, grid.late_seconds_dropped));
   metrics_node_counter(f, c, "erg_grid_dropped_seconds_total", NULL, "reason=\"future\"",
                        offsetof(struct node_state, grid.future_seconds_dropped));
   metrics_node_counter(f, c, "erg_cells_out_of_training_range_total",
@@ -313,12 +323,14 @@ static void metrics_hellos(FILE *f, struct collector *c) {
     fresh += c->nodes[i]->ingest.hellos_new;
     repeat += c->nodes[i]->ingest.hellos_repeated;
   }
-  fprintf(f, "# HELP erg_agent_hellos_total Agent hellos accepted: a node's first or one that "
-             "changed (version, features, CPUs, boot id, collection, agent restarted; logged: "
-             "new), or like the node's last (only counted: repeat).\n"
-             "# TYPE erg_agent_hellos_total counter\n"
-             "erg_agent_hellos_total{kind=\"new\"} %llu\n"
-             "erg_agent_hellos_total{kind=\"repeat\"} %llu\n", fresh, repeat);
+  fprintf(f,
+          "# HELP erg_agent_hellos_total Agent hellos accepted: a node's first or one that "
+          "changed (version, features, CPUs, boot id, collection, agent restarted; logged: "
+          "new), or like the node's last (only counted: repeat).\n"
+          "# TYPE erg_agent_hellos_total counter\n"
+          "erg_agent_hellos_total{kind=\"new\"} %llu\n"
+          "erg_agent_hellos_total{kind=\"repeat\"} %llu\n",
+          fresh, repeat);
 }
 
 /* The write-ahead log (durable.c); absent with wal = no. */
@@ -327,26 +339,29 @@ static void metrics_wal(FILE *f, struct collector *c) {
   if (!c->wal)
     return;
   wal_stats(c->wal, &st);
-  fprintf(f, "# HELP erg_wal_records_total Write-ahead log records: appended, replayed at "
-             "start, stale (older than an hour at start: not replayed), dropped (log full or "
-             "write error), torn (cut or corrupt, found at replay).\n"
-             "# TYPE erg_wal_records_total counter\n"
-             "erg_wal_records_total{result=\"appended\"} %llu\n"
-             "erg_wal_records_total{result=\"replayed\"} %llu\n"
-             "erg_wal_records_total{result=\"stale\"} %llu\n"
-             "erg_wal_records_total{result=\"dropped\"} %llu\n"
-             "erg_wal_records_total{result=\"torn\"} %llu\n",
+  fprintf(f,
+          "# HELP erg_wal_records_total Write-ahead log records: appended, replayed at "
+          "start, stale (older than an hour at start: not replayed), dropped (log full or "
+          "write error), torn (cut or corrupt, found at replay).\n"
+          "# TYPE erg_wal_records_total counter\n"
+          "erg_wal_records_total{result=\"appended\"} %llu\n"
+          "erg_wal_records_total{result=\"replayed\"} %llu\n"
+          "erg_wal_records_total{result=\"stale\"} %llu\n"
+          "erg_wal_records_total{result=\"dropped\"} %llu\n"
+          "erg_wal_records_total{result=\"torn\"} %llu\n",
           (unsigned long long)st.appended, (unsigned long long)(st.replayed - c->replay_stale),
           (unsigned long long)c->replay_stale, (unsigned long long)(st.dropped + st.errors),
           (unsigned long long)st.torn);
-  fprintf(f, "# HELP erg_wal_bytes Size of the write-ahead log's segments.\n"
-             "# TYPE erg_wal_bytes gauge\nerg_wal_bytes %llu\n", (unsigned long long)st.bytes);
+  fprintf(f,
+          "# HELP erg_wal_bytes Size of the write-ahead log's segments.\n"
+          "# TYPE erg_wal_bytes gauge\nerg_wal_bytes %llu\n",
+          (unsigned long long)st.bytes);
 }
 
 /* One family of the installed models' held-out quality (`erg fit`'s
  * validation); nodes without a model are left out. */
-static void metrics_model_family(FILE *f, struct collector *c, const char *name,
-                                 const char *help, const char *label, size_t off, double scale) {
+static void metrics_model_family(FILE *f, struct collector *c, const char *name, const char *help,
+                                 const char *label, size_t off, double scale) {
   if (help)
     metrics_head(f, name, "gauge", help);
   for (size_t i = 0; i < c->nnodes; i++) {
@@ -422,10 +437,14 @@ static void metrics_gpus(FILE *f, struct collector *c) {
   static const struct {
     const char *name, *type, *help;
     size_t off;
-  } fam[] = {{"erg_gpu_power_watts", "gauge", "Mean board power of the GPU over the node's last "
-              "sample.", offsetof(struct node_gpu, power_watts)},
-             {"erg_gpu_energy_joules_total", "counter", "Board energy of the GPU in the samples "
-              "ergd accepted since it started.", offsetof(struct node_gpu, energy_joules)}};
+  } fam[] = {{"erg_gpu_power_watts", "gauge",
+              "Mean board power of the GPU over the node's last "
+              "sample.",
+              offsetof(struct node_gpu, power_watts)},
+             {"erg_gpu_energy_joules_total", "counter",
+              "Board energy of the GPU in the samples "
+              "ergd accepted since it started.",
+              offsetof(struct node_gpu, energy_joules)}};
   for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
     metrics_head(f, fam[k].name, fam[k].type, fam[k].help);
     for (size_t i = 0; i < c->nnodes; i++)
@@ -443,12 +462,12 @@ static void metrics_gpus(FILE *f, struct collector *c) {
   }
 }
 
-/* The model's GPU part of each job's energy (gpu.c). */
+/* The GPU part of each job's energy (gpu.c), as its gpu_job archives. */
 static void metrics_gpu_jobs(FILE *f, struct collector *c) {
   metrics_head(f, "erg_job_gpu_energy_joules_total", "counter",
-               "GPU part of a job's energy summed over all nodes since ergd started: the node "
-               "model's coefficient of gpu_watts x the job's GPU board energy (its SM shares); "
-               "only nodes with such a model.");
+               "GPU part of a job's attributed energy summed over all nodes since ergd started: "
+               "the node model's gpu_watts term of the job's GPU board energy (its SM shares), "
+               "scaled to the measurement as its whole share is; only nodes with such a model.");
   for (size_t j = 0; c->gpu_jobs && j < c->gpu_jobs->n; j++) {
     fputs("erg_job_gpu_energy_joules_total{job=\"", f);
     metrics_label(f, c->gpu_jobs->job[j].job);
@@ -519,20 +538,22 @@ void collector_metrics_render(struct collector *c) {
   if (!f)
     return;
   /* Every reason always, so rate() and alerts see a series from the start. */
-  fprintf(f, "# HELP erg_agent_messages_total Agent messages received: accepted (ok), or "
-             "refused whole (rejected) by reason: malformed, clock, interval, ncpu, cpu, rate, "
-             "count, gpu, unknown_node_cap, node_limit.\n"
-             "# TYPE erg_agent_messages_total counter\n"
-             "erg_agent_messages_total{result=\"ok\"} %llu\n",
+  fprintf(f,
+          "# HELP erg_agent_messages_total Agent messages received: accepted (ok), or "
+          "refused whole (rejected) by reason: malformed, clock, interval, ncpu, cpu, rate, "
+          "count, gpu, unknown_node_cap, node_limit.\n"
+          "# TYPE erg_agent_messages_total counter\n"
+          "erg_agent_messages_total{result=\"ok\"} %llu\n",
           (unsigned long long)c->msgs_ok);
   for (int r = INGEST_OK + 1; r < INGEST_NREASONS; r++)
     fprintf(f, "erg_agent_messages_total{result=\"rejected\",reason=\"%s\"} %llu\n",
             ingest_reason_names[r], (unsigned long long)c->msgs_rejected[r]);
   if (c->auth)
-    fprintf(f, "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
-               "# TYPE erg_agent_auth_total counter\n"
-               "erg_agent_auth_total{result=\"accepted\"} %llu\n"
-               "erg_agent_auth_total{result=\"refused\"} %llu\n",
+    fprintf(f,
+            "# HELP erg_agent_auth_total CURVE handshakes judged by the ZAP handler.\n"
+            "# TYPE erg_agent_auth_total counter\n"
+            "erg_agent_auth_total{result=\"accepted\"} %llu\n"
+            "erg_agent_auth_total{result=\"refused\"} %llu\n",
             (unsigned long long)auth_accepted_total(c->auth),
             (unsigned long long)auth_refused_total(c->auth));
   auth_metrics(c->auth, f);
@@ -540,45 +561,55 @@ void collector_metrics_render(struct collector *c) {
   size_t loading = 0;
   for (size_t i = 0; i < c->nnodes; i++)
     loading += !c->nodes[i]->loaded;
-  fprintf(f, "# HELP erg_nodes_loading Nodes met since the start whose stored state (last "
-             "cell, journal, model, keys) is still being read; their samples are held.\n"
-             "# TYPE erg_nodes_loading gauge\nerg_nodes_loading %zu\n"
-             "# HELP erg_node_load_held_total Agent samples held while their node's stored "
-             "state was read (held), or dropped because it held too many (dropped).\n"
-             "# TYPE erg_node_load_held_total counter\n"
-             "erg_node_load_held_total{result=\"held\"} %llu\n"
-             "erg_node_load_held_total{result=\"dropped\"} %llu\n", loading,
-          (unsigned long long)c->held_total, (unsigned long long)c->held_dropped);
-  fprintf(f, "# HELP erg_lag_file_errors_total Meter lag files (JOURNAL_DIR/NODE.lag) that "
-             "could not be read at a node's start or written after an estimate.\n"
-             "# TYPE erg_lag_file_errors_total counter\nerg_lag_file_errors_total %llu\n",
+  fprintf(f,
+          "# HELP erg_nodes_loading Nodes met since the start whose stored state (last "
+          "cell, journal, model, keys) is still being read; their samples are held.\n"
+          "# TYPE erg_nodes_loading gauge\nerg_nodes_loading %zu\n"
+          "# HELP erg_node_load_held_total Agent samples held while their node's stored "
+          "state was read (held), or dropped because it held too many (dropped).\n"
+          "# TYPE erg_node_load_held_total counter\n"
+          "erg_node_load_held_total{result=\"held\"} %llu\n"
+          "erg_node_load_held_total{result=\"dropped\"} %llu\n",
+          loading, (unsigned long long)c->held_total, (unsigned long long)c->held_dropped);
+  fprintf(f,
+          "# HELP erg_lag_file_errors_total Meter lag files (JOURNAL_DIR/NODE.lag) that "
+          "could not be read at a node's start or written after an estimate.\n"
+          "# TYPE erg_lag_file_errors_total counter\nerg_lag_file_errors_total %llu\n",
           (unsigned long long)c->lag_file_errors);
-  fprintf(f, "# HELP erg_journal_future_total Nodes whose journal, read at their start, had "
-             "rows ending more than %d s in the future: ignored when choosing where to resume.\n"
-             "# TYPE erg_journal_future_total counter\nerg_journal_future_total %llu\n",
+  fprintf(f,
+          "# HELP erg_journal_future_total Nodes whose journal, read at their start, had "
+          "rows ending more than %d s in the future: ignored when choosing where to resume.\n"
+          "# TYPE erg_journal_future_total counter\nerg_journal_future_total %llu\n",
           ERG_JOURNAL_FUTURE_SECONDS, (unsigned long long)c->journal_future);
-  fprintf(f, "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
-             "each node under key_archives_max per kind.\n"
-             "# TYPE erg_key_archives_evicted_total counter\n"
-             "erg_key_archives_evicted_total %llu\n",
+  fprintf(f,
+          "# HELP erg_key_archives_evicted_total Per-node key archives removed to keep "
+          "each node under key_archives_max per kind.\n"
+          "# TYPE erg_key_archives_evicted_total counter\n"
+          "erg_key_archives_evicted_total %llu\n",
           (unsigned long long)c->keys_evicted);
-  fprintf(f, "# HELP erg_store_errors_total Failed archive updates and journal appends.\n"
-             "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
+  fprintf(f,
+          "# HELP erg_store_errors_total Failed archive updates and journal appends.\n"
+          "# TYPE erg_store_errors_total counter\nerg_store_errors_total %llu\n",
           (unsigned long long)(c->store_errors + writer_errors(c->writer)));
-  fprintf(f, "# HELP erg_store_dropped_writes_total Archive updates dropped because the "
-             "write queue was full.\n# TYPE erg_store_dropped_writes_total counter\n"
-             "erg_store_dropped_writes_total %llu\n",
+  fprintf(f,
+          "# HELP erg_store_dropped_writes_total Archive updates dropped because the "
+          "write queue was full.\n# TYPE erg_store_dropped_writes_total counter\n"
+          "erg_store_dropped_writes_total %llu\n",
           (unsigned long long)writer_dropped(c->writer));
-  fprintf(f, "# HELP erg_store_lock_retries_total Archive updates that found the file locked "
-             "by a reader and waited for it.\n# TYPE erg_store_lock_retries_total counter\n"
-             "erg_store_lock_retries_total %llu\n",
+  fprintf(f,
+          "# HELP erg_store_lock_retries_total Archive updates that found the file locked "
+          "by a reader and waited for it.\n# TYPE erg_store_lock_retries_total counter\n"
+          "erg_store_lock_retries_total %llu\n",
           (unsigned long long)erg_store_lock_retries(c->store));
-  fprintf(f, "# HELP erg_store_pending_writes Archive updates queued for the writer thread.\n"
-             "# TYPE erg_store_pending_writes gauge\nerg_store_pending_writes %zu\n",
+  fprintf(f,
+          "# HELP erg_store_pending_writes Archive updates queued for the writer thread.\n"
+          "# TYPE erg_store_pending_writes gauge\nerg_store_pending_writes %zu\n",
           writer_pending(c->writer));
-  fprintf(f, "# HELP erg_cluster_late_total Job contributions that came after their "
-             "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
-             "erg_cluster_late_total %llu\n", (unsigned long long)cluster_late(c->cluster));
+  fprintf(f,
+          "# HELP erg_cluster_late_total Job contributions that came after their "
+          "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
+          "erg_cluster_late_total %llu\n",
+          (unsigned long long)cluster_late(c->cluster));
   metrics_wal(f, c);
   metrics_nodes(f, c);
   metrics_gpus(f, c);

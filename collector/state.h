@@ -44,7 +44,7 @@ struct held_msg {
 
 struct node_state {
   char name[128];
-  int cfg_index;              /* its [node.NAME] in cfg->nodes, -1 none */
+  int cfg_index; /* its [node.NAME] in cfg->nodes, -1 none */
   /* Stored state installed (nodeload.c). Until then the node's samples
    * are held in arrival order, not applied, and it is not finalised. */
   int loaded;
@@ -61,24 +61,24 @@ struct node_state {
   struct erg_coverage covered; /* time of the accepted samples */
   char boot_id[40];
   double last_measured_watts, last_idle_watts, last_modelled_watts;
-  double lag_seconds, lag_correlation;  /* for /metrics; NAN until estimated */
-  double lag_confidence;                /* r margin over the best rival lag; NAN until estimated */
-  uint64_t lag_unsure_cells;            /* cells journalled with ERG_CELL_LAG_UNSURE */
-  uint64_t lag_unresolved_cells;        /* cells aligned unshifted: meter too coarse for a lag */
-  int lag_smeared_logged;               /* said once that the meter is too coarse */
+  double lag_seconds, lag_correlation; /* for /metrics; NAN until estimated */
+  double lag_confidence;               /* r margin over the best rival lag; NAN until estimated */
+  uint64_t lag_unsure_cells;           /* cells journalled with ERG_CELL_LAG_UNSURE */
+  uint64_t lag_unresolved_cells;       /* cells aligned unshifted: meter too coarse for a lag */
+  int lag_smeared_logged;              /* said once that the meter is too coarse */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   struct erg_lag lag;
   uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];
   int has_data;
-  struct node_model *model;   /* NULL until installed, or out of memory: uses check */
-  unsigned journal_columns;   /* optional journal columns: sticky once seen */
+  struct node_model *model;             /* NULL until installed, or out of memory: uses check */
+  unsigned journal_columns;             /* optional journal columns: sticky once seen */
   struct erg_journal_file journal_file; /* its current file, so appends skip the header */
-  unsigned ncpu;              /* from the agent's NodeTotals; 0 until seen */
-  struct user_names user_names; /* uid -> name as the node's agent resolved it */
+  unsigned ncpu;                        /* from the agent's NodeTotals; 0 until seen */
+  struct user_names user_names;         /* uid -> name as the node's agent resolved it */
   uint64_t user_names_sanitized, user_names_dropped; /* names changed / not kept */
-  struct ingest_ref ingest;     /* its agent's hello and usual interval (ingest_check.h) */
+  struct ingest_ref ingest; /* its agent's hello and usual interval (ingest_check.h) */
   /* Member of a shared meter's group (groups.c): index into c->groups,
    * -1 none; its share of the meter in the cell being finalised. */
   int group;
@@ -91,18 +91,22 @@ struct node_state {
 #define NODE_GPUS_MAX 64 /* INGEST_MAX_GPUS */
 struct node_gpu {
   uint32_t index;
-  char uuid[ERG_NAME_MAX];   /* sanitised */
-  double power_watts;        /* mean board power of the last sample */
-  double energy_joules;      /* board energy of the accepted samples (this run) */
+  char uuid[ERG_NAME_MAX]; /* sanitised */
+  double power_watts;      /* mean board power of the last sample */
+  double energy_joules;    /* board energy of the accepted samples (this run) */
 };
 struct node_gpus {
   size_t n;
   struct node_gpu gpu[NODE_GPUS_MAX];
+  /* Jobs with a gpu_job archive (key_archives.c): 0 W while absent, as
+   * the job archives; read from the store at the first GPU cell. */
+  struct profile_known known;
+  int known_loaded;
 };
 
-/* gpu.c: the model's GPU part (β_gpu x the key's GPU energy) of the jobs'
- * energy, summed over nodes, for /metrics; bounded, the job seen longest
- * ago makes room. */
+/* gpu.c: the GPU part of the jobs' attributed energy (their gpu_job
+ * archives), summed over nodes, for /metrics; bounded, the job seen
+ * longest ago makes room. */
 #define GPU_JOBS_MAX 4096
 struct gpu_job {
   char job[128];
@@ -126,14 +130,14 @@ struct group_state {
 struct source_state {
   struct erg_pdu_counter counters[ERG_PDU_MAX_CHANNELS];
   uint64_t polls, errors;
-  double poll_seconds;    /* duration of the last poll (once polls > 0) */
+  double poll_seconds; /* duration of the last poll (once polls > 0) */
   int failing;
-  int nchannels;          /* channels of the last poll */
-  bool coarse_logged[ERG_PDU_MAX_CHANNELS]; /* coarse counter said once per channel */
-  bool held_logged[ERG_PDU_MAX_CHANNELS];   /* holding said once per channel */
+  int nchannels;                              /* channels of the last poll */
+  bool coarse_logged[ERG_PDU_MAX_CHANNELS];   /* coarse counter said once per channel */
+  bool held_logged[ERG_PDU_MAX_CHANNELS];     /* holding said once per channel */
   bool power_estimated[ERG_PDU_MAX_CHANNELS]; /* last reading: W from A x V x PF */
   bool estimated_logged[ERG_PDU_MAX_CHANNELS];
-  uint64_t bad_values[ERG_PDU_MAX_CHANNELS]; /* readings with a value that is no reading */
+  uint64_t bad_values[ERG_PDU_MAX_CHANNELS];    /* readings with a value that is no reading */
   uint64_t energy_resets[ERG_PDU_MAX_CHANNELS]; /* counter went back: interval skipped */
   bool reset_logged[ERG_PDU_MAX_CHANNELS];      /* said once until it counts up again */
   /* Values outside 0..max_watts dropped (meter_check.c), said once. */
@@ -151,19 +155,19 @@ struct collector {
   struct node_state **node_index; /* open addressing by name hash */
   size_t node_index_len;          /* power of two > 2 * ERG_MAX_NODES */
   struct source_state *sources;
-  struct feed_index *feeds;  /* meter channel -> node feeds */
+  struct feed_index *feeds;   /* meter channel -> node feeds */
   struct group_state *groups; /* [group.NAME], as cfg->groups */
   int ngroups;
   struct erg_store *store;
-  struct writer *writer;  /* all archive writes go through its thread */
+  struct writer *writer;     /* all archive writes go through its thread */
   struct renderer *renderer; /* pages, in their own thread */
   struct cluster *cluster;
   struct profile_known cluster_jobs;
   int cluster_jobs_loaded;
-  struct auth *auth;      /* NULL: plain TCP, no CURVE */
+  struct auth *auth; /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, store_errors;
-  struct store_spell journal_spell; /* journal appends (store_spell_note) */
+  struct store_spell journal_spell;        /* journal appends (store_spell_note) */
   uint64_t msgs_rejected[INGEST_NREASONS]; /* agent messages refused, by reason */
   /* Nodes without a [node.NAME] section (nodes.c): the sanitised names of
    * those with archives at the start (sorted), and how many have archives
@@ -174,28 +178,28 @@ struct collector {
   unsigned unconfigured;
   uint64_t unknown_refused_unsaid;
   int64_t unknown_said_s;
-  uint64_t keys_evicted;  /* per-node key archives removed to stay under the cap */
-  struct node_loader *loader; /* NULL until the loop runs: reads then block */
+  uint64_t keys_evicted;             /* per-node key archives removed to stay under the cap */
+  struct node_loader *loader;        /* NULL until the loop runs: reads then block */
   uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
-  uint64_t lag_file_errors;           /* JOURNAL_DIR/NODE.lag unreadable or not written */
-  uint64_t journal_future;            /* nodes whose journal ended too far ahead (nodes.c) */
-  size_t held_bytes;                  /* held now, all nodes */
-  struct wal *wal;        /* NULL: wal = no, or it could not open */
-  int replaying;          /* inputs come from the WAL: not logged again */
-  int64_t replay_oldest_s;  /* older inputs are not replayed (durable.c) */
+  uint64_t lag_file_errors;          /* JOURNAL_DIR/NODE.lag unreadable or not written */
+  uint64_t journal_future;           /* nodes whose journal ended too far ahead (nodes.c) */
+  size_t held_bytes;                 /* held now, all nodes */
+  struct wal *wal;                   /* NULL: wal = no, or it could not open */
+  int replaying;                     /* inputs come from the WAL: not logged again */
+  int64_t replay_oldest_s;           /* older inputs are not replayed (durable.c) */
   uint64_t replay_stale;
   struct meter_msg *last_meter; /* per source, the last reading, for WAL rotation */
   int64_t last_render;
   int render_due;
-  int keys_dirty;         /* key counters changed since the keys section was rendered */
+  int keys_dirty; /* key counters changed since the keys section was rendered */
   /* Scratch for one sample's processes and their tuple keys. */
   struct erg_grid_proc *procbuf;
   char *keybuf;
   size_t procbuf_cap;
   pthread_mutex_t metrics_lock;
-  char *metrics;          /* last rendered /metrics body: cheap part, every second */
+  char *metrics; /* last rendered /metrics body: cheap part, every second */
   size_t metrics_len;
-  char *metrics_keys;     /* per-key counters, rendered when keys_dirty */
+  char *metrics_keys; /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;
   struct gpu_jobs *gpu_jobs; /* NULL until a job had GPU energy under a model (gpu.c) */
 };
@@ -243,13 +247,17 @@ unsigned collector_hold_max_seconds(const struct collector *c);
  * jobs into the cluster sums. */
 void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
                      const struct erg_attr_share *sh, size_t nkeys);
+/* key_archives.c: a node's cell's GPU part: per job (e, into
+ * nodes/NODE/gpu_job/, 0 W for known jobs absent) and the node's whole
+ * (into gpu/node.rrd; NAN: unknown, not written). */
+void node_write_gpu_keys(struct collector *c, struct node_state *n, int64_t t_end,
+                         const struct profile_entry *e, size_t ne, double node_watts);
 /* key_archives.c: drops key archives over max_keys after a restart. */
 void keys_settle(struct collector *c, const char *node, const char *kind,
                  struct profile_known *known, size_t max_keys);
 /* key_archives.c: a cluster cell's job sums into their archives (a
  * cluster_cell_fn; user is the collector). */
-void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
-                        size_t njobs);
+void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs, size_t njobs);
 
 /* meter_check.c: the channel's physical range; m, or checked holding m
  * without the values outside it (counted, logged once per channel); and
@@ -257,8 +265,8 @@ void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *j
 double meter_max_watts(const struct erg_pdu_source_config *s, int ch);
 const struct meter_msg *meter_check(struct collector *c, const struct meter_msg *m,
                                     struct meter_msg *checked);
-bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns,
-                          uint64_t t1_ns, double joules);
+bool meter_check_interval(struct collector *c, int source, int ch, uint64_t t0_ns, uint64_t t1_ns,
+                          double joules);
 
 /* durable.c: the WAL around the loop. durable_open replays what the last
  * run logged through the loop's input functions (ingest.c), handed in as
@@ -275,10 +283,14 @@ uint64_t durable_meter_gap(struct collector *c, int s, int ch, const struct erg_
 void durable_close(struct collector *c);
 
 /* gpu.c: a checked sample's GPU energy: each process's (procs, parallel to
- * s->procs) and the node's board energy into its grid, per-GPU counters. */
-void node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs);
-/* gpu.c: a finalised cell's per-job GPU energy (model with gpu_watts only). */
-void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_grid_result *r);
+ * s->procs) and the node's board energy into its grid, per-GPU counters.
+ * Returns the node's board energy (J; 0 without GPU energy readings). */
+double node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs);
+/* gpu.c: a finalised cell's GPU part of its attributed power (sh, pw as
+ * erg_cell_attribute gave them), per job and for the node, into their
+ * archives and /metrics; only under a model with a gpu_watts term. */
+void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_grid_result *r,
+                   const struct erg_attr_share *sh, const struct erg_cell_power *pw);
 void node_gpu_free(struct node_state *n);
 
 /* metrics.c */

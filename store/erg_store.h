@@ -19,19 +19,20 @@
 #include <stdint.h>
 
 struct erg_store_options {
-  const char *root;          /* directory, created if missing */
-  unsigned step_seconds;     /* grid step, e.g. 5 */
-  const char *rrdcached;     /* daemon address or NULL (also RRDCACHED_ADDRESS env) */
+  const char *root;      /* directory, created if missing */
+  unsigned step_seconds; /* grid step, e.g. 5 */
+  const char *rrdcached; /* daemon address or NULL (also RRDCACHED_ADDRESS env) */
   /* Days kept at each resolution of new archives: step, 1 min, 1 h, 1 day.
    * NULL: ERG_STORE_KEEP_DAYS_DEFAULT; 0 leaves that resolution out. */
   const double *keep_days;
 };
 #define ERG_STORE_RESOLUTIONS 4
-#define ERG_STORE_KEEP_DAYS_DEFAULT {2, 14, 396, 3653}
+#define ERG_STORE_KEEP_DAYS_DEFAULT                                                                \
+  { 2, 14, 396, 3653 }
 
 struct erg_store_node_cell {
-  int64_t t_end;             /* unix seconds, end of the cell (multiple of step) */
-  double measured_watts;     /* NAN = unknown */
+  int64_t t_end;         /* unix seconds, end of the cell (multiple of step) */
+  double measured_watts; /* NAN = unknown */
   double modelled_watts;
   double idle_watts;
   double dynamic_watts;
@@ -48,9 +49,8 @@ int erg_store_node_update(struct erg_store *s, const char *node,
                           const struct erg_store_node_cell *cell, char *why, size_t whylen);
 /* One profile key's mean watts over the cell ending at t_end. node NULL
  * means the cluster-wide archive of that kind and key. */
-int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
-                         const char *key, int64_t t_end, double watts, char *why,
-                         size_t whylen);
+int erg_store_key_update(struct erg_store *s, const char *node, const char *kind, const char *key,
+                         int64_t t_end, double watts, char *why, size_t whylen);
 
 /* Updates that found an archive locked by a reader and waited for it. */
 uint64_t erg_store_lock_retries(const struct erg_store *s);
@@ -85,7 +85,7 @@ int erg_store_job_users_write(const struct erg_store *s, const char *node, const
                               char *why, size_t whylen);
 
 struct erg_store_expire_stats {
-  uint64_t archives_seen;    /* key archives looked at */
+  uint64_t archives_seen; /* key archives looked at */
   uint64_t archives_removed;
   uint64_t bytes_freed;
 };
@@ -97,8 +97,8 @@ struct erg_store_expire_stats {
  * locked). Returns 0, or -1 with the first failure in why (the rest is
  * still done). stats may be NULL. */
 int erg_store_expire(const struct erg_store *s, int64_t now, int64_t key_idle_seconds,
-                     int64_t cluster_idle_seconds, struct erg_store_expire_stats *stats,
-                     char *why, size_t whylen);
+                     int64_t cluster_idle_seconds, struct erg_store_expire_stats *stats, char *why,
+                     size_t whylen);
 
 /* Deletes one key's archive and its index.tsv line now (a key evicted to
  * keep a node's archive count bounded). Same thread rule as expiry. A key

@@ -18,7 +18,7 @@
 
 struct expire_ctx {
   const struct erg_store *s;
-  int64_t cutoff; /* archives last updated before this go */
+  int64_t cutoff;   /* archives last updated before this go */
   const char *only; /* set: remove this sanitized name whatever its age */
   struct erg_store_expire_stats *st;
   char *why;

@@ -62,7 +62,7 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
     return -1;
   }
   /* Leave room below the root for nodes/<name>/<kind>/<name>.rrd. */
-  if (strlen(opt->root) >= sizeof ((struct erg_store *)0)->root - 2 * ERG_NAME_MAX) {
+  if (strlen(opt->root) >= sizeof((struct erg_store *)0)->root - 2 * ERG_NAME_MAX) {
     snprintf(why, whylen, "store root path too long");
     return -1;
   }
@@ -209,8 +209,7 @@ static int store_rras(const struct erg_store *s, char rra[2 * ERG_STORE_RESOLUTI
  * create sets no error ("rrd create PATH: " was all the log had) and
  * leaves errno at ENOENT from unlinking its temp file twice, so the free
  * space is looked at instead: need is what the file takes (0: unknown). */
-static void store_reason(char *why, size_t whylen, const char *op, const char *path,
-                         double need) {
+static void store_reason(char *why, size_t whylen, const char *op, const char *path, double need) {
   const char *e = rrd_get_error();
   if (e && *e) {
     snprintf(why, whylen, "%s %s: %s", op, path, e);
@@ -248,8 +247,8 @@ static double store_archive_bytes(const struct erg_store *s, int nds) {
   return rows * nds * 8 + 4096;
 }
 
-static int store_create(const struct erg_store *s, const char *path, const char *const *ds,
-                        int nds, int64_t t_end, char *why, size_t whylen) {
+static int store_create(const struct erg_store *s, const char *path, const char *const *ds, int nds,
+                        int64_t t_end, char *why, size_t whylen) {
   char dsdef[8][96], rra[2 * ERG_STORE_RESOLUTIONS][64];
   const char *argv[16];
   int argc = 0;
@@ -291,13 +290,10 @@ static int store_update_file(struct erg_store *s, const char *path, const char *
   }
 }
 
-uint64_t erg_store_lock_retries(const struct erg_store *s) {
-  return atomic_load(&s->lock_retries);
-}
+uint64_t erg_store_lock_retries(const struct erg_store *s) { return atomic_load(&s->lock_retries); }
 
-static int store_update(struct erg_store *s, const char *path, const char *const *ds,
-                        int nds, int64_t t_end, const double *vals, char *why,
-                        size_t whylen) {
+static int store_update(struct erg_store *s, const char *path, const char *const *ds, int nds,
+                        int64_t t_end, const double *vals, char *why, size_t whylen) {
   struct stat st;
   if (t_end <= (int64_t)s->step) {
     snprintf(why, whylen, "rrd update %s: bad time %lld", path, (long long)t_end);
@@ -401,9 +397,8 @@ static int store_index_add(const char *dir, const char *key) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
-int erg_store_key_update(struct erg_store *s, const char *node, const char *kind,
-                         const char *key, int64_t t_end, double watts, char *why,
-                         size_t whylen) {
+int erg_store_key_update(struct erg_store *s, const char *node, const char *kind, const char *key,
+                         int64_t t_end, double watts, char *why, size_t whylen) {
   char dir[1024], path[1200];
   if (store_dir(s, node, kind, dir, sizeof dir) != 0 ||
       erg_store_key_path(s, node, kind, key, path, sizeof path) != 0) {

@@ -35,8 +35,7 @@ int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
  * with a directory under data_dir/nodes, through its own store handle
  * (rrdcached: the daemon to flush first, NULL: RRDCACHED_ADDRESS). */
 int erg_web_render_dir(const char *data_dir, const char *rrdcached, const char *www_dir,
-                       int64_t now, const struct erg_web_options *opt, char *why,
-                       size_t whylen);
+                       int64_t now, const struct erg_web_options *opt, char *why, size_t whylen);
 
 /* Extra dynamic content (e.g. /metrics): fills a malloc'd body and content
  * type; returns HTTP status. */
@@ -127,11 +126,9 @@ struct erg_key_energy {
 /* node NULL: the cluster-wide archive (cluster/<kind>/<key>.rrd), e.g. a
  * job. node, kind and key are original names (sanitized here). f NULL: no
  * PUE, no CO2. 0, or -1 with a reason (no such archive, unreadable). */
-int erg_report_key_energy(const char *data_dir, const char *node, const char *kind,
-                          const char *key, int64_t from_s, int64_t to_s,
-                          const struct erg_energy_factors *f, struct erg_key_energy *out,
-                          char *why, size_t whylen);
-
+int erg_report_key_energy(const char *data_dir, const char *node, const char *kind, const char *key,
+                          int64_t from_s, int64_t to_s, const struct erg_energy_factors *f,
+                          struct erg_key_energy *out, char *why, size_t whylen);
 
 /* ---- erg report (web/report.c, report_data.c, archive.c) ----
  * Energy over a period from the archives, by node or by profile key kind,
@@ -174,12 +171,12 @@ int erg_report_render(const struct erg_report_options *o, char **doc, size_t *le
 
 struct erg_jobs_options {
   struct erg_report_options report; /* data_dirs[0], the period, PUE and CO2, progress */
-  const char *format; /* "table" (sacct's look), "parsable2", "csv" or "json" */
+  const char *format;               /* "table" (sacct's look), "parsable2", "csv" or "json" */
   const char *select[ERG_JOBS_MAX_SELECT]; /* job ids; none: every job with data */
   size_t nselect;
   const char *sacct, *sacctmgr; /* program paths or names (PATH lookup) */
-  int force;       /* push also where the AdminComment holds erg's energy */
-  double settle_s; /* a job without an archive is final this long after its end */
+  int force;                    /* push also where the AdminComment holds erg's energy */
+  double settle_s;              /* a job without an archive is final this long after its end */
 };
 /* The report's defaults with kind "job", as a table, sacct and sacctmgr
  * from PATH, 600 s to settle. */

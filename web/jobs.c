@@ -26,8 +26,10 @@ struct erg_jobs {
 };
 
 void erg_jobs_options_init(struct erg_jobs_options *o, int64_t now) {
-  *o = (struct erg_jobs_options){.format = "table", .settle_s = JOBS_SETTLE_DEFAULT_S,
-                                 .sacct = "sacct", .sacctmgr = "sacctmgr"};
+  *o = (struct erg_jobs_options){.format = "table",
+                                 .settle_s = JOBS_SETTLE_DEFAULT_S,
+                                 .sacct = "sacct",
+                                 .sacctmgr = "sacctmgr"};
   erg_report_options_init(&o->report, now);
   o->report.kind = "job";
 }
@@ -47,6 +49,10 @@ static double jobs_mean_w(const struct jobs_job *j) {
     return j->energy_j / (double)(j->end_s - j->start_s);
   return j->last_s > j->first_s ? j->energy_j / (double)(j->last_s - j->first_s) : NAN;
 }
+
+/* The GPU part of the job's energy: empty (NAN) where none of its nodes
+ * has GPU archives, 0 where they have but the job used no GPU. */
+static double jobs_gpu_j(const struct jobs_job *j) { return j->gpu_known ? j->gpu_j : NAN; }
 
 static const char *jobs_span_source(const struct jobs_job *j) {
   return jobs_span_sacct(j) ? "sacct" : j->last_s > j->first_s ? "cells" : "";
@@ -124,17 +130,46 @@ static int jobs_collect(const struct erg_jobs_options *o, struct jobs_job **out,
 
 /* ---- output ---- */
 
-enum { C_ID, C_USER, C_ACCOUNT, C_PART, C_NAME, C_STATE, C_START, C_END, C_NODES, C_J, C_KWH,
-       C_W, C_SPAN, C_FAC, C_CO2, C_N };
+/* GPUEnergyJ beside EnergyJ (issue 26): the columns before keep their
+ * places, so parsers that read EnergyJ by position still find it. */
+enum {
+  C_ID,
+  C_USER,
+  C_ACCOUNT,
+  C_PART,
+  C_NAME,
+  C_STATE,
+  C_START,
+  C_END,
+  C_NODES,
+  C_J,
+  C_GJ,
+  C_KWH,
+  C_W,
+  C_SPAN,
+  C_FAC,
+  C_CO2,
+  C_N
+};
 static const struct {
   const char *sacct, *snake;
   int width;
 } jobs_cols[C_N] = {
-    {"JobID", "job_id", 12},     {"User", "user", 9},         {"Account", "account", 10},
-    {"Partition", "partition", 10}, {"JobName", "job_name", 12}, {"State", "state", 10},
-    {"Start", "start", 19},      {"End", "end", 19},          {"NodeList", "nodes", 12},
-    {"EnergyJ", "energy_joules", 12}, {"EnergyKWh", "energy_kwh", 10}, {"MeanW", "mean_w", 8},
-    {"SpanSource", "span_source", 10}, {"FacilityJ", "facility_energy_joules", 12},
+    {"JobID", "job_id", 12},
+    {"User", "user", 9},
+    {"Account", "account", 10},
+    {"Partition", "partition", 10},
+    {"JobName", "job_name", 12},
+    {"State", "state", 10},
+    {"Start", "start", 19},
+    {"End", "end", 19},
+    {"NodeList", "nodes", 12},
+    {"EnergyJ", "energy_joules", 12},
+    {"GPUEnergyJ", "gpu_energy_joules", 12},
+    {"EnergyKWh", "energy_kwh", 10},
+    {"MeanW", "mean_w", 8},
+    {"SpanSource", "span_source", 10},
+    {"FacilityJ", "facility_energy_joules", 12},
     {"CO2g", "co2_grams", 8},
 };
 
@@ -167,8 +202,7 @@ static void jobs_num(double v, const char *fmt, char out[32]) {
 
 /* One job's cells as text; the energy numbers use the same formats as the
  * AdminComment fields --push writes, so the two read the same. */
-static void jobs_cells(const struct jobs_job *j, int utc,
-                       char cell[C_N][256]) {
+static void jobs_cells(const struct jobs_job *j, int utc, char cell[C_N][256]) {
   const char *text[] = {j->id, j->user, j->account, j->partition, j->name, j->state};
   for (int c = C_ID; c <= C_STATE; c++) {
     erg_strlcpy(cell[c], text[c], 256);
@@ -182,6 +216,7 @@ static void jobs_cells(const struct jobs_job *j, int utc,
   erg_strlcpy(cell[C_NODES], j->nodes, 256);
   erg_utf8_fix(cell[C_NODES], 1);
   jobs_num(j->energy_j, "%.1f", cell[C_J]);
+  jobs_num(jobs_gpu_j(j), "%.1f", cell[C_GJ]);
   jobs_num(j->energy_j / REPORT_J_PER_KWH, "%.6f", cell[C_KWH]);
   jobs_num(jobs_mean_w(j), "%.1f", cell[C_W]);
   erg_strlcpy(cell[C_SPAN], jobs_span_source(j), 256);
@@ -298,10 +333,11 @@ static int jobs_json(FILE *f, const struct erg_jobs_options *o, const struct job
       json_object_set_new(row, jobs_cols[c].snake,
                           cell[c][0] || c == C_ID ? jobs_json_text(cell[c]) : json_null());
     json_object_set_new(row, "energy_joules", jobs_json_num(j->energy_j));
+    json_object_set_new(row, "gpu_energy_joules", jobs_json_num(jobs_gpu_j(j)));
     json_object_set_new(row, "energy_kwh", jobs_json_num(j->energy_j / REPORT_J_PER_KWH));
     json_object_set_new(row, "mean_w", jobs_json_num(jobs_mean_w(j)));
-    json_object_set_new(row, "span_source", cell[C_SPAN][0] ? json_string(cell[C_SPAN])
-                                                            : json_null());
+    json_object_set_new(row, "span_source",
+                        cell[C_SPAN][0] ? json_string(cell[C_SPAN]) : json_null());
     if (jobs_col_shown(o, C_FAC))
       json_object_set_new(row, "facility_energy_joules", jobs_json_num(j->facility_j));
     json_object_set_new(row, "co2_grams", jobs_json_num(j->co2_g));
@@ -422,8 +458,8 @@ static int jobs_energy_whole(const struct erg_jobs_options *o, struct jobs_job *
 static void jobs_fields(const struct jobs_job *j, char *out, size_t outlen) {
   char cell[C_N][256];
   jobs_cells(j, 0, cell);
-  snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
-           cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
+  snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s", cell[C_J],
+           cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
 }
 
 enum jobs_verdict { JOBS_PUSH, JOBS_WAIT, JOBS_SKIP };
@@ -495,7 +531,7 @@ int erg_jobs_load(const struct erg_jobs_options *o, struct erg_jobs **out, char 
     return -1;
   }
   *out = j;
-  jobs_erg_fields(report_data_dir(&o->report), j->job, j->n);
+  jobs_erg_fields(&o->report, j->job, j->n);
   struct jobs_slurm slurm = {.sacct = o->sacct, .sacctmgr = o->sacctmgr};
   return j->n && jobs_slurm_fill(&slurm, j->job, j->n, why, whylen) != 0 ? 1 : 0;
 }

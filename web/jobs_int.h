@@ -15,21 +15,28 @@ struct jobs_job {
   char id[32];
   double energy_j, known_s, peak_w;
   double facility_j, co2_g; /* integrated cell by cell (report_build); NAN: no factor */
+  /* The GPU part of energy_j: Σ over its nodes of its gpu_job archives
+   * (jobs_erg_fields); gpu_known once a node of the job has GPU archives
+   * at all (else GPUEnergyJ is empty: a CPU node, or an older ergd). */
+  double gpu_j;
+  int gpu_known;
   int slurm; /* 1 when sacct returned the job */
   char user[64], account[64], partition[64], name[256], state[32], nodes[256];
   char admin_comment[1024];
-  int64_t start_s, end_s; /* sacct's; 0: unknown (pending, running, no sacct) */
+  int64_t start_s, end_s;  /* sacct's; 0: unknown (pending, running, no sacct) */
   int64_t first_s, last_s; /* the job's first and last cell with energy (erg's) */
 };
 
 /* The job with that id among jobs[0..n), or NULL. */
 struct jobs_job *jobs_find(struct jobs_job *jobs, size_t n, const char *id);
 
-/* erg's own fields (web/jobs_store.c): nodes, the nodes under data_dir
- * that hold the job's archive (nodes/<n>/job/), by name; user, from what
- * ergd stored per node (job/users.tsv: the job's uid; its name from
- * user/names.tsv, else the uid). Jobs erg knows nothing of keep "". */
-void jobs_erg_fields(const char *data_dir, struct jobs_job *jobs, size_t n);
+/* erg's own fields (web/jobs_store.c), from every store of o: nodes, the
+ * nodes that hold the job's archive (nodes/<n>/job/), by name; user, from
+ * what ergd stored per node (job/users.tsv: the job's uid; its name from
+ * user/names.tsv, else the uid); gpu_j, its gpu_job archives over o's
+ * period. Jobs erg knows nothing of keep "". */
+struct erg_report_options;
+void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, size_t n);
 
 struct jobs_slurm {
   const char *sacct, *sacctmgr; /* program paths or names (PATH lookup) */

@@ -81,10 +81,8 @@ static int jobs_run(char *const argv[], char **out, char *why, size_t whylen) {
     line[0] = '\0';
   line[strcspn(line, "\r\n")] = '\0';
   fclose(err);
-  snprintf(why, whylen, "%s failed (%s%d)%s%s", argv[0],
-           WIFEXITED(status) ? "exit " : "signal ",
-           WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "",
-           line);
+  snprintf(why, whylen, "%s failed (%s%d)%s%s", argv[0], WIFEXITED(status) ? "exit " : "signal ",
+           WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "", line);
   free(*out);
   *out = NULL;
   return -1;
@@ -110,7 +108,7 @@ struct jobs_job *jobs_find(struct jobs_job *jobs, size_t n, const char *id) {
 
 /* One line of JOBS_SACCT_FORMAT. Fields are split on the separator only,
  * so empty fields stay in place. */
-#define JOBS_SACCT_FORMAT \
+#define JOBS_SACCT_FORMAT                                                                          \
   "JobIDRaw,User,Account,Partition,JobName,State,NodeList,Start,End,AdminComment"
 enum { F_ID, F_USER, F_ACCOUNT, F_PART, F_NAME, F_STATE, F_NODES, F_START, F_END, F_ADMIN, F_N };
 
@@ -160,8 +158,8 @@ static int jobs_sacct_batch(const struct jobs_slurm *s, struct jobs_job *jobs, s
   ids[0] = '\0';
   for (size_t i = from; i < to; i++)
     strcat(strcat(ids, i > from ? "," : ""), jobs[i].id);
-  char *argv[] = {(char *)s->sacct, "-X", "-n", "-P", "--delimiter=" JOBS_SEP, "-j", ids,
-                  "-o", JOBS_SACCT_FORMAT, NULL};
+  char *argv[] = {(char *)s->sacct,  "-X", "-n", "-P", "--delimiter=" JOBS_SEP, "-j", ids, "-o",
+                  JOBS_SACCT_FORMAT, NULL};
   int rc = jobs_run(argv, &out, why, whylen);
   for (char *l = out, *nl; rc == 0 && l && *l; l = nl ? nl + 1 : NULL) {
     nl = strchr(l, '\n');

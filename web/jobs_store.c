@@ -1,6 +1,7 @@
 /* erg jobs' own fields, from the store alone (no Slurm): the nodes that
- * hold a job's archive and the user ergd recorded for it. Names from the
- * store reach paths only as names erg_name_sanitize leaves unchanged. */
+ * hold a job's archive, the user ergd recorded for it and the GPU part of
+ * its energy. Names from the store reach paths only as names
+ * erg_name_sanitize leaves unchanged. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,28 @@ static void jobs_node_user(const char *node_dir, const char *users, char **names
     erg_strlcpy(j->user, uid, sizeof j->user);
 }
 
-static void jobs_node_fields(const char *node_dir, const char *node_name,
-                             struct jobs_job *jobs, size_t n) {
+/* The GPU part of job j on the node (docs/gpu.md): its gpu_job archive
+ * over the period, integrated as erg report integrates a key. A node with
+ * GPU archives but none for the job (it used no GPU) adds a known 0. */
+static void jobs_node_gpu(const struct erg_report_options *o, const char *node_dir,
+                          struct jobs_job *j) {
+  char safe[ERG_NAME_MAX], path[1400];
+  snprintf(path, sizeof path, "%s/gpu_job/index.tsv", node_dir);
+  if (!web_file_exists(path))
+    return;
+  j->gpu_known = 1;
+  erg_name_sanitize(j->id, strlen(j->id), safe);
+  snprintf(path, sizeof path, "%s/gpu_job/%s.rrd", node_dir, safe);
+  const char *const ds[1] = {"watts"};
+  struct report_value v;
+  char why[256];
+  if (web_file_exists(path) &&
+      report_archive(NULL, path, ds, 1, o->from_s, o->to_s, NULL, &v, why, sizeof why) == 0)
+    j->gpu_j += v.energy_j;
+}
+
+static void jobs_node_fields(const struct erg_report_options *o, const char *node_dir,
+                             const char *node_name, struct jobs_job *jobs, size_t n) {
   char dir[1300], path[2400], line[1024];
   snprintf(dir, sizeof dir, "%s/job", node_dir);
   snprintf(path, sizeof path, "%s/index.tsv", dir);
@@ -50,6 +71,7 @@ static void jobs_node_fields(const char *node_dir, const char *node_name,
       continue;
     jobs_list_add(j->nodes, sizeof j->nodes, node_name);
     jobs_node_user(node_dir, users, &names, j);
+    jobs_node_gpu(o, node_dir, j);
   }
   if (f)
     fclose(f);
@@ -57,15 +79,17 @@ static void jobs_node_fields(const char *node_dir, const char *node_name,
   free(names);
 }
 
-void jobs_erg_fields(const char *data_dir, struct jobs_job *jobs, size_t n) {
+void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, size_t n) {
   struct report_node *nodes;
   size_t nn;
   char why[256], node_dir[1200];
-  if (!n || report_nodes_list(data_dir, &nodes, &nn, why, sizeof why) != 0)
-    return;
-  for (size_t i = 0; i < nn; i++) {
-    snprintf(node_dir, sizeof node_dir, "%s/nodes/%s", data_dir, nodes[i].dir);
-    jobs_node_fields(node_dir, nodes[i].name, jobs, n);
+  for (size_t d = 0; n && d < o->ndata_dirs; d++) {
+    if (report_nodes_list(o->data_dirs[d], &nodes, &nn, why, sizeof why) != 0)
+      continue;
+    for (size_t i = 0; i < nn; i++) {
+      snprintf(node_dir, sizeof node_dir, "%s/nodes/%s", o->data_dirs[d], nodes[i].dir);
+      jobs_node_fields(o, node_dir, nodes[i].name, jobs, n);
+    }
+    free(nodes);
   }
-  free(nodes);
 }

@@ -20,9 +20,10 @@
 
 struct node_view {
   const char *node, *safe, *rrd;
-  char group[128];          /* shared meter of the node's model file, "" when none */
-  int have;                 /* node.rrd exists and its graphs were drawn */
-  int kinds[WEB_NKINDS];    /* kind has keys: its breakdown graphs exist */
+  char group[128];       /* shared meter of the node's model file, "" when none */
+  int have;              /* node.rrd exists and its graphs were drawn */
+  char gpu_rrd[1100];    /* gpu/node.rrd, the GPU part of its power; "" none */
+  int kinds[WEB_NKINDS]; /* kind has keys: its breakdown graphs exist */
 };
 
 static void node_nav(FILE *f, const struct node_view *v, size_t cur) {
@@ -60,6 +61,30 @@ static void node_users(FILE *f, const struct web_ctx *c, const struct node_view 
   free(keys);
 }
 
+/* The GPU part of the node's measured energy over the range (docs/gpu.md:
+ * the model's gpu_watts term, as attributed), from its gpu/node archive;
+ * nothing on a node without one or without GPU energy in the range. */
+static void node_gpu_share(FILE *f, const struct web_ctx *c, const struct node_view *v, size_t r) {
+  double mean, gpu_j, measured_j;
+  if (!v->gpu_rrd[0])
+    return;
+  const char *daemon = erg_store_daemon(c->st);
+  web_key_stats(daemon, v->gpu_rrd, "watts", c->now, web_ranges[r].seconds, 0, &mean, &gpu_j);
+  if (!(gpu_j > 0))
+    return;
+  web_key_stats(daemon, v->rrd, "measured", c->now, web_ranges[r].seconds, 0, &mean, &measured_j);
+  char gt[32], mt[32];
+  erg_energy_text(gpu_j, gt, sizeof gt);
+  erg_energy_text(measured_j, mt, sizeof mt);
+  fprintf(f, "<p class=\"gpu\">GPUs: %s", gt);
+  if (measured_j > 0)
+    fprintf(f, " of the measured %s (%.1f %%)", mt, 100 * gpu_j / measured_j);
+  fprintf(f,
+          ", last %s: the GPU boards' part of the node's energy (the model's gpu_watts "
+          "term, as attributed).</p>\n",
+          web_ranges[r].name);
+}
+
 static int node_page(const struct web_ctx *c, const struct node_view *v, size_t r,
                      const struct web_job *jobs, size_t njobs, size_t idx) {
   char *buf = NULL, name[ERG_NAME_MAX + 32];
@@ -80,13 +105,16 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
     fprintf(f, "<p>No data for this node yet.</p>\n");
   else {
     node_nav(f, v, r);
-    fprintf(f, "<h2>power, last %s</h2>\n<img src=\"nodeg-power-%s-%s.%s\" "
-               "alt=\"%s: measured and modelled power, last %s\">\n",
+    fprintf(f,
+            "<h2>power, last %s</h2>\n<img src=\"nodeg-power-%s-%s.%s\" "
+            "alt=\"%s: measured and modelled power, last %s\">\n",
             rn, rn, v->safe, c->ext, en, rn);
+    node_gpu_share(f, c, v, r);
     for (size_t k = 0; k < WEB_NKINDS; k++) {
       if (!v->kinds[k])
         continue;
-      fprintf(f, "<h2>by %s</h2>\n<img src=\"nodeg-%s-%s-%s.%s\" alt=\"%s: power by %s, last %s\">\n",
+      fprintf(f,
+              "<h2>by %s</h2>\n<img src=\"nodeg-%s-%s-%s.%s\" alt=\"%s: power by %s, last %s\">\n",
               web_kinds[k], web_kinds[k], rn, v->safe, c->ext, en, web_kinds[k], rn);
       if (!strcmp(web_kinds[k], "user"))
         node_users(f, c, v, r);
@@ -101,10 +129,11 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
     web_html_text(f, jobs[j].key.orig);
     fprintf(f, "</a>");
   }
-  fprintf(f, "%s<p>Power graph: idle (grey) and dynamic (orange) power stacked, modelled "
-             "(blue) and measured (black) lines. Breakdowns: idle, then the power attributed "
-             "to each key, stacked; they add up to the measured line. Generated at %lld "
-             "(unix time).</p>\n</body></html>\n",
+  fprintf(f,
+          "%s<p>Power graph: idle (grey) and dynamic (orange) power stacked, modelled "
+          "(blue) and measured (black) lines. Breakdowns: idle, then the power attributed "
+          "to each key, stacked; they add up to the measured line. Generated at %lld "
+          "(unix time).</p>\n</body></html>\n",
           listed ? "</p>\n" : "", (long long)c->now);
   free(e);
   snprintf(name, sizeof name, "node-%s-%s.html", rn, v->safe);
@@ -113,24 +142,24 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
 
 /* One kind's breakdown graphs for every range; sets v->kinds[k] when the
  * kind has keys with data in the year (the longest range). */
-static int node_kind_graphs(const struct web_ctx *c, struct node_view *v, const char *erd,
-                            size_t k, struct web_key *keys, char *why, size_t whylen) {
+static int node_kind_graphs(const struct web_ctx *c, struct node_view *v, const char *erd, size_t k,
+                            struct web_key *keys, char *why, size_t whylen) {
   char dir[1100], title[400], file[1200];
   if (erg_store_kind_dir(c->st, v->node, web_kinds[k], dir, sizeof dir) != 0)
     return 0;
   int64_t slack = KEY_MTIME_SLACK_SECONDS;
-  v->kinds[k] = web_read_keys(dir, c->now - web_ranges[WEB_NRANGES - 1].seconds - slack, keys,
-                              1) > 0;
+  v->kinds[k] =
+      web_read_keys(dir, c->now - web_ranges[WEB_NRANGES - 1].seconds - slack, keys, 1) > 0;
   for (size_t r = 0; v->kinds[k] && r < WEB_NRANGES; r++) {
-    snprintf(file, sizeof file, "%s/nodeg-%s-%s-%s.%s", c->www, web_kinds[k],
-             web_ranges[r].name, v->safe, c->ext);
+    snprintf(file, sizeof file, "%s/nodeg-%s-%s-%s.%s", c->www, web_kinds[k], web_ranges[r].name,
+             v->safe, c->ext);
     if (web_graph_fresh(file, c->now, web_ranges[r].seconds, 0))
       continue;
     size_t nkeys = web_read_keys(dir, c->now - web_ranges[r].seconds - slack, keys, WEB_MAX_KEYS);
     snprintf(title, sizeof title, "%s: power by %s, last %s", v->node, web_kinds[k],
              web_ranges[r].name);
-    if (web_graph_breakdown(c, erd, keys, nkeys, file, title, web_ranges[r].seconds, why,
-                            whylen) != 0)
+    if (web_graph_breakdown(c, erd, keys, nkeys, file, title, web_ranges[r].seconds, why, whylen) !=
+        0)
       return -1;
   }
   return 0;
@@ -149,7 +178,8 @@ static int node_graphs(const struct web_ctx *c, struct node_view *v, char *why, 
   }
   snprintf(file, sizeof file, "%s/nodeg-power-small-%s.%s", c->www, v->safe, c->ext);
   int rc = web_graph_fresh(file, c->now, 3600, 0)
-               ? 0 : web_graph_power(c, erd, file, v->node, 3600, 1, why, whylen);
+               ? 0
+               : web_graph_power(c, erd, file, v->node, 3600, 1, why, whylen);
   for (size_t r = 0; r < WEB_NRANGES && rc == 0; r++) {
     snprintf(file, sizeof file, "%s/nodeg-power-%s-%s.%s", c->www, web_ranges[r].name, v->safe,
              c->ext);
@@ -206,18 +236,18 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
     fprintf(f, "<tr><td><a href=\"node-day-%s.html\">", safe);
     web_html_text(f, nodes[d[i].idx]);
     erg_energy_text(d[i].energy_j, text, sizeof text);
-    fprintf(f, "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
-               "<td class=\"n\">%.1f %%</td></tr>\n",
+    fprintf(f,
+            "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
+            "<td class=\"n\">%.1f %%</td></tr>\n",
             text, d[i].mean_watts, total > 0 ? 100 * d[i].energy_j / total : 0);
   }
   erg_energy_text(total, text, sizeof text);
-  fprintf(f, "</table>\n<p>Measured energy over the last day: %s on %zu node(s).</p>\n", text,
-          m);
+  fprintf(f, "</table>\n<p>Measured energy over the last day: %s on %zu node(s).</p>\n", text, m);
   free(d);
 }
 
-static int pages_index(const struct web_ctx *c, const char *const *nodes, const int *have,
-                       size_t n, const struct web_job *jobs, size_t njobs) {
+static int pages_index(const struct web_ctx *c, const char *const *nodes, const int *have, size_t n,
+                       const struct web_job *jobs, size_t njobs) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -243,8 +273,10 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
     fprintf(f, "<div class=\"node\"><h3><a href=\"node-hour-%s.html\">%s</a></h3>\n", safe,
             e ? e : "?");
     if (have[i])
-      fprintf(f, "<a href=\"node-hour-%s.html\"><img src=\"nodeg-power-small-%s.%s\" "
-                 "alt=\"%s power, last hour\"></a>\n", safe, safe, c->ext, e ? e : "?");
+      fprintf(f,
+              "<a href=\"node-hour-%s.html\"><img src=\"nodeg-power-small-%s.%s\" "
+              "alt=\"%s power, last hour\"></a>\n",
+              safe, safe, c->ext, e ? e : "?");
     fprintf(f, "</div>\n");
     free(e);
   }
@@ -264,6 +296,9 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
   erg_name_sanitize(node, strlen(node), safe);
   web_model_group(c, safe, v.group, sizeof v.group);
   int exists = erg_store_node_path(c->st, node, rrd, sizeof rrd) == 0 && web_file_exists(rrd);
+  if (erg_store_key_path(c->st, node, "gpu", "node", v.gpu_rrd, sizeof v.gpu_rrd) != 0 ||
+      !web_file_exists(v.gpu_rrd))
+    v.gpu_rrd[0] = '\0';
   if (exists) {
     rc = node_graphs(c, &v, why, whylen);
     v.have = rc == 0;
@@ -279,17 +314,21 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
   return rc;
 }
 
-static int render_all(const struct erg_store *store, const char *www_dir,
-                      const char *const *nodes, size_t nnodes, int64_t now,
-                      const struct erg_web_options *opt, char *why, size_t whylen) {
+static int render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                      size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                      size_t whylen) {
   char models[700];
   int svg = opt && opt->image_format && !strcmp(opt->image_format, "svg");
   if (opt && opt->model_dir && *opt->model_dir)
     erg_strlcpy(models, opt->model_dir, sizeof models);
   else
     snprintf(models, sizeof models, "%s/models", erg_store_root(store));
-  struct web_ctx c = {.st = store, .www = www_dir, .model_dir = models, .now = now,
-                      .ext = svg ? "svg" : "png", .fmt = svg ? "SVG" : "PNG"};
+  struct web_ctx c = {.st = store,
+                      .www = www_dir,
+                      .model_dir = models,
+                      .now = now,
+                      .ext = svg ? "svg" : "png",
+                      .fmt = svg ? "SVG" : "PNG"};
   if (erg_mkdir_p(www_dir, 0755) != 0) {
     snprintf(why, whylen, "cannot create %s: %s", www_dir, strerror(errno));
     return -1;

@@ -31,12 +31,14 @@ void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t ma
     erg_energy_text(j->key.energy_j, energy, sizeof energy);
     fprintf(f, "<tr><td><a href=\"job-%s.html\">", j->key.safe);
     web_html_text(f, j->key.orig);
-    fprintf(f, "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
-               "<td class=\"n\">%zu</td><td>%s</td></tr>\n",
+    fprintf(f,
+            "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
+            "<td class=\"n\">%zu</td><td>%s</td></tr>\n",
             energy, j->key.mean_watts, j->nodes_on, when);
   }
-  fprintf(f, "</table>\n<p>Energy over the last day; mean power over the job's cells with "
-             "energy in it; jobs with data in the last %d days have a page.</p>\n",
+  fprintf(f,
+          "</table>\n<p>Energy over the last day; mean power over the job's cells with "
+          "energy in it; jobs with data in the last %d days have a page.</p>\n",
           WEB_JOB_DAYS);
   free(order);
 }
@@ -53,8 +55,10 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
   fprintf(f, web_html_head, "erg: job");
   fprintf(f, "<p><a href=\"index.html\">overview</a></p>\n<h1>job ");
   web_html_text(f, j->key.orig);
-  fprintf(f, "</h1>\n<p>Last data %s. Last day: %s, mean %.1f W over its cells with "
-             "energy.</p>\n<p>Ran on:", when, energy, j->key.mean_watts);
+  fprintf(f,
+          "</h1>\n<p>Last data %s. Last day: %s, mean %.1f W over its cells with "
+          "energy.</p>\n<p>Ran on:",
+          when, energy, j->key.mean_watts);
   size_t listed = 0;
   for (size_t i = 0; i < nnodes; i++) {
     if (!j->on_node || !j->on_node[i])
@@ -65,15 +69,20 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
     web_html_text(f, nodes[i]);
     fprintf(f, "</a>");
   }
-  fprintf(f, "%s</p>\n", listed ? "" : " no node archive (the job's share may be in a node's "
-                                       "[other])");
+  fprintf(f, "%s</p>\n",
+          listed ? ""
+                 : " no node archive (the job's share may be in a node's "
+                   "[other])");
   for (size_t r = 0; r < JOB_RANGES; r++)
-    fprintf(f, "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "
-               "last %s\">\n", web_ranges[r].name, web_ranges[r].name, j->key.safe, c->ext,
-            web_ranges[r].name);
-  fprintf(f, "<p>Per node the job's power there, stacked; the line is the job's cluster-wide "
-             "total (it can be higher when a node counted the job in [other]). Generated at "
-             "%lld (unix time).</p>\n</body></html>\n", (long long)c->now);
+    fprintf(f,
+            "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "
+            "last %s\">\n",
+            web_ranges[r].name, web_ranges[r].name, j->key.safe, c->ext, web_ranges[r].name);
+  fprintf(f,
+          "<p>Per node the job's power there, stacked; the line is the job's cluster-wide "
+          "total (it can be higher when a node counted the job in [other]). Generated at "
+          "%lld (unix time).</p>\n</body></html>\n",
+          (long long)c->now);
   snprintf(name, sizeof name, "job-%s.html", j->key.safe);
   return web_page_write(c->www, name, f, &buf, &len);
 }
@@ -92,8 +101,9 @@ int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t nj
                c->ext);
       if (web_graph_fresh(file, c->now, web_ranges[r].seconds, j->key.last))
         continue;
-      if (web_graph_job(c, j, nodes, nnodes, file, web_ranges[r].seconds, end, err,
-                        sizeof err) != 0 && rc == 0) {
+      if (web_graph_job(c, j, nodes, nnodes, file, web_ranges[r].seconds, end, err, sizeof err) !=
+              0 &&
+          rc == 0) {
         snprintf(why, whylen, "%s", err);
         rc = -1;
       }

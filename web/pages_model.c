@@ -120,8 +120,10 @@ static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe)
   char a[32], b[32];
   web_iso_time((int64_t)m.train_first_unix_seconds, a);
   web_iso_time((int64_t)m.train_last_unix_seconds, b);
-  fprintf(f, "<h2>model file, held-out validation</h2>\n<p>Trained on %zu cells from %s to %s; "
-             "idle %.1f W (%s", m.train_rows, a, b, m.idle_watts, model_idle_text(m.idle_source));
+  fprintf(f,
+          "<h2>model file, held-out validation</h2>\n<p>Trained on %zu cells from %s to %s; "
+          "idle %.1f W (%s",
+          m.train_rows, a, b, m.idle_watts, model_idle_text(m.idle_source));
   if (m.idle_source != ERG_IDLE_FROM_FIT && m.idle_rows)
     fprintf(f, ", %zu cells", m.idle_rows);
   fputs("); validation: ", f);
@@ -142,8 +144,8 @@ static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe)
   fprintf(f, "</table>\n");
 }
 
-int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
-                   const char *rrd, const char *group, char *why, size_t whylen) {
+int web_model_page(const struct web_ctx *c, const char *node, const char *safe, const char *rrd,
+                   const char *group, char *why, size_t whylen) {
   char erd[1200], file[1200], title[400], name[ERG_NAME_MAX + 16];
   if (web_graph_path(rrd, erd, sizeof erd) != 0) {
     snprintf(why, whylen, "store path %.300s cannot be drawn (backslash)", rrd);
@@ -170,8 +172,10 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
     return -1;
   }
   fprintf(f, web_html_head, "erg: model quality");
-  fprintf(f, "<p><a href=\"index.html\">overview</a> · <a href=\"node-hour-%s.html\">node</a>"
-             "</p>\n<h1>model quality: ", safe);
+  fprintf(f,
+          "<p><a href=\"index.html\">overview</a> · <a href=\"node-hour-%s.html\">node</a>"
+          "</p>\n<h1>model quality: ",
+          safe);
   web_html_text(f, node);
   fputs("</h1>\n", f);
   web_group_line(f, group);
@@ -184,13 +188,16 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe,
   model_file_table(f, c, safe);
   for (size_t r = 0; r < MODEL_RANGES; r++) {
     const char *rn = web_ranges[r].name;
-    fprintf(f, "<h2>last %s</h2>\n<img src=\"modelg-fit-%s-%s.%s\" alt=\"measured and modelled, "
-               "last %s\">\n<img src=\"modelg-residual-%s-%s.%s\" alt=\"residual, last %s\">\n",
+    fprintf(f,
+            "<h2>last %s</h2>\n<img src=\"modelg-fit-%s-%s.%s\" alt=\"measured and modelled, "
+            "last %s\">\n<img src=\"modelg-residual-%s-%s.%s\" alt=\"residual, last %s\">\n",
             rn, rn, safe, c->ext, rn, rn, safe, c->ext, rn);
   }
-  fprintf(f, "<p>Cells without a PDU reading (shaded) carry the model's value as measured and "
-             "are left out of the residual and the metrics. Generated at %lld (unix "
-             "time).</p>\n</body></html>\n", (long long)c->now);
+  fprintf(f,
+          "<p>Cells without a PDU reading (shaded) carry the model's value as measured and "
+          "are left out of the residual and the metrics. Generated at %lld (unix "
+          "time).</p>\n</body></html>\n",
+          (long long)c->now);
   snprintf(name, sizeof name, "model-%s.html", safe);
   if (web_page_write(c->www, name, f, &buf, &len) != 0) {
     snprintf(why, whylen, "cannot write %s", name);

@@ -1,14 +1,13 @@
 /* gpu_check: the agent's GPU sampling (node-agent/gpu_nvml.c) on a real
  * GPU host, for tests/gpu/device_check.sh. Built from gpu.h's files and
  * this one alone (libc and libdl: gcc -I node-agent gpu_check.c gpu.c
- * gpu_nvml.c gpu_rocm.c -ldl); erg_gpu_open opens NVML alone. Samples every --interval for --seconds and prints one JSON
- * object: the GPUs seen, the SM share of --load-pid (and of --idle-pid) on
- * the GPU the load ran on, each GPU's energy from NVML's counter against
- * its integrated power readings over the same intervals, and the cost of
- * one sampling pass. The top process on the load's GPU tells a load pid
- * that NVML does not see (the check run in another pid namespace). Exit 0: the goals (load share >= 90 %, energy within
- * 2 %) met or not applicable; 1: a goal missed or the GPUs failed; 2: no
- * GPU or bad arguments. */
+ * gpu_nvml.c gpu_rocm.c -ldl); erg_gpu_open opens NVML alone. Samples every --interval for
+ * --seconds and prints one JSON object: the GPUs seen, the SM share of --load-pid (and of
+ * --idle-pid) on the GPU the load ran on, each GPU's energy from NVML's counter against its
+ * integrated power readings over the same intervals, and the cost of one sampling pass. The top
+ * process on the load's GPU tells a load pid that NVML does not see (the check run in another pid
+ * namespace). Exit 0: the goals (load share >= 90 %, energy within 2 %) met or not applicable; 1: a
+ * goal missed or the GPUs failed; 2: no GPU or bad arguments. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,8 +230,12 @@ int main(int argc, char **argv) {
          "\"cpu_percent_at_1_pass_per_s\":%.4f}",
          cpu_per, passes ? (double)wall_total / (double)passes / 1e6 : 0, cpu_per / 10);
   printf(",\"goals\":{\"load_share_ge_0.90\":%s,\"energy_within_2pct\":%s}",
-         share < 0 ? "null" : share >= 0.9 ? "true" : "false",
-         energy_ok < 0 ? "null" : energy_ok ? "true" : "false");
+         share < 0      ? "null"
+         : share >= 0.9 ? "true"
+                        : "false",
+         energy_ok < 0 ? "null"
+         : energy_ok   ? "true"
+                       : "false");
   printf(",\"error\":");
   if (error)
     json_str(error);

@@ -102,10 +102,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gpu_load: %s\n", dlerror());
     return 1;
   }
-#define SYM(field, name)                                                                   \
-  if (!(*(void **)&cu.field = dlsym(h, name))) {                                           \
-    fprintf(stderr, "gpu_load: libcuda.so.1 lacks %s\n", name);                            \
-    return 1;                                                                              \
+#define SYM(field, name)                                                                           \
+  if (!(*(void **)&cu.field = dlsym(h, name))) {                                                   \
+    fprintf(stderr, "gpu_load: libcuda.so.1 lacks %s\n", name);                                    \
+    return 1;                                                                                      \
   }
   SYM(init, "cuInit");
   SYM(device_get, "cuDeviceGet");

@@ -44,22 +44,22 @@ long nvml_standin_calls(void);
 long nvml_standin_calls(void) { return calls; }
 
 /* Every entry point: counts the call, fails as the script says. */
-#define SI_ENTER()                                                            \
-  do {                                                                        \
-    if (!initialised)                                                         \
-      return NVML_ERROR_UNINITIALIZED;                                        \
-    calls++;                                                                  \
-    if (ss_failing(calls))                                                    \
-      return NVML_ERROR_GPU_IS_LOST;                                          \
+#define SI_ENTER()                                                                                 \
+  do {                                                                                             \
+    if (!initialised)                                                                              \
+      return NVML_ERROR_UNINITIALIZED;                                                             \
+    calls++;                                                                                       \
+    if (ss_failing(calls))                                                                         \
+      return NVML_ERROR_GPU_IS_LOST;                                                               \
   } while (0)
 
 static struct ss_gpu *si_dev(nvmlDevice_t d) {
   struct ss_gpu *g = (struct ss_gpu *)d;
   return g >= ss.gpus && g < ss.gpus + ss.ngpu ? g : NULL;
 }
-#define SI_DEV(d, g)                                                          \
-  struct ss_gpu *g = si_dev(d);                                               \
-  if (!g)                                                                     \
+#define SI_DEV(d, g)                                                                               \
+  struct ss_gpu *g = si_dev(d);                                                                    \
+  if (!g)                                                                                          \
   return NVML_ERROR_INVALID_ARGUMENT
 
 nvmlReturn_t nvmlInit_v2(void) {
@@ -86,15 +86,24 @@ nvmlReturn_t nvmlShutdown(void) {
 
 const char *nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-  case NVML_SUCCESS: return "Success";
-  case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-  case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-  case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-  case NVML_ERROR_NOT_FOUND: return "Not Found";
-  case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-  case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-  case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-  default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -199,7 +208,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev,
   int64_t period_us = ss.period_us, k = 1, last_k = now / period_us;
   if (lastSeenTimeStamp >= ts_base_us)
     k = lastSeenTimeStamp - ts_base_us >= (unsigned long long)now
-            ? last_k + 1 : (int64_t)(lastSeenTimeStamp - ts_base_us) / period_us + 1;
+            ? last_k + 1
+            : (int64_t)(lastSeenTimeStamp - ts_base_us) / period_us + 1;
   if (k < last_k - 100)
     k = last_k - 100;
   unsigned n = 0;

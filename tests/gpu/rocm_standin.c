@@ -42,17 +42,17 @@ long rocm_standin_calls(void);
 long rocm_standin_calls(void) { return calls; }
 
 /* Every entry point: counts the call, fails as the script says. */
-#define RS_ENTER()                                                            \
-  do {                                                                        \
-    if (!initialised)                                                         \
-      return RSMI_STATUS_INIT_ERROR;                                          \
-    calls++;                                                                  \
-    if (ss_failing(calls))                                                    \
-      return RSMI_STATUS_UNEXPECTED_SIZE;                                     \
+#define RS_ENTER()                                                                                 \
+  do {                                                                                             \
+    if (!initialised)                                                                              \
+      return RSMI_STATUS_INIT_ERROR;                                                               \
+    calls++;                                                                                       \
+    if (ss_failing(calls))                                                                         \
+      return RSMI_STATUS_UNEXPECTED_SIZE;                                                          \
   } while (0)
-#define RS_DEV(i, g)                                                          \
-  if ((i) >= (uint32_t)ss.ngpu)                                               \
-    return RSMI_STATUS_INVALID_ARGS;                                          \
+#define RS_DEV(i, g)                                                                               \
+  if ((i) >= (uint32_t)ss.ngpu)                                                                    \
+    return RSMI_STATUS_INVALID_ARGS;                                                               \
   const struct ss_gpu *g = &ss.gpus[i]
 
 rsmi_status_t rsmi_init(uint64_t init_flags) {
@@ -78,14 +78,35 @@ rsmi_status_t rsmi_shut_down(void) {
 
 rsmi_status_t rsmi_status_string(rsmi_status_t status, const char **status_string) {
   switch (status) {
-  case RSMI_STATUS_SUCCESS: *status_string = "RSMI_STATUS_SUCCESS: The function has been executed successfully."; break;
-  case RSMI_STATUS_INVALID_ARGS: *status_string = "RSMI_STATUS_INVALID_ARGS: The provided arguments do not meet the preconditions required for the input."; break;
-  case RSMI_STATUS_NOT_SUPPORTED: *status_string = "RSMI_STATUS_NOT_SUPPORTED: The requested information or action is not available for the given input, on the given system"; break;
-  case RSMI_STATUS_NOT_FOUND: *status_string = "RSMI_STATUS_NOT_FOUND: An item was searched for but not found"; break;
-  case RSMI_STATUS_INSUFFICIENT_SIZE: *status_string = "RSMI_STATUS_INSUFFICIENT_SIZE: Not enough resources were available for the operation"; break;
-  case RSMI_STATUS_INIT_ERROR: *status_string = "RSMI_STATUS_INIT_ERROR: An error occurred during initialization, during monitor discovery or when when initializing internal data structures"; break;
-  case RSMI_STATUS_UNEXPECTED_SIZE: *status_string = "RSMI_STATUS_UNEXPECTED_SIZE: An unexpected amount of data was read"; break;
-  default: *status_string = "RSMI_STATUS_UNKNOWN_ERROR: An unknown error prevented the call from completing successfully"; break;
+    case RSMI_STATUS_SUCCESS:
+      *status_string = "RSMI_STATUS_SUCCESS: The function has been executed successfully.";
+      break;
+    case RSMI_STATUS_INVALID_ARGS:
+      *status_string = "RSMI_STATUS_INVALID_ARGS: The provided arguments do not meet the "
+                       "preconditions required for the input.";
+      break;
+    case RSMI_STATUS_NOT_SUPPORTED:
+      *status_string = "RSMI_STATUS_NOT_SUPPORTED: The requested information or action is not "
+                       "available for the given input, on the given system";
+      break;
+    case RSMI_STATUS_NOT_FOUND:
+      *status_string = "RSMI_STATUS_NOT_FOUND: An item was searched for but not found";
+      break;
+    case RSMI_STATUS_INSUFFICIENT_SIZE:
+      *status_string =
+          "RSMI_STATUS_INSUFFICIENT_SIZE: Not enough resources were available for the operation";
+      break;
+    case RSMI_STATUS_INIT_ERROR:
+      *status_string = "RSMI_STATUS_INIT_ERROR: An error occurred during initialization, during "
+                       "monitor discovery or when when initializing internal data structures";
+      break;
+    case RSMI_STATUS_UNEXPECTED_SIZE:
+      *status_string = "RSMI_STATUS_UNEXPECTED_SIZE: An unexpected amount of data was read";
+      break;
+    default:
+      *status_string = "RSMI_STATUS_UNKNOWN_ERROR: An unknown error prevented the call from "
+                       "completing successfully";
+      break;
   }
   return RSMI_STATUS_SUCCESS;
 }
@@ -137,8 +158,8 @@ rsmi_status_t rsmi_dev_power_ave_get(uint32_t dv_ind, uint32_t sensor_ind, uint6
   return rs_power(dv_ind, power);
 }
 
-rsmi_status_t rsmi_dev_energy_count_get(uint32_t dv_ind, uint64_t *power,
-                                        float *counter_resolution, uint64_t *timestamp) {
+rsmi_status_t rsmi_dev_energy_count_get(uint32_t dv_ind, uint64_t *power, float *counter_resolution,
+                                        uint64_t *timestamp) {
   RS_ENTER();
   RS_DEV(dv_ind, g);
   if (!g->energy)

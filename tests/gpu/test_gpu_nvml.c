@@ -14,12 +14,12 @@
 #include "gpu.h"
 
 static int failures;
-#define CHECK(c)                                                                   \
-  do {                                                                             \
-    if (!(c)) {                                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);        \
-      failures++;                                                                  \
-    }                                                                              \
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                        \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 #define NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
 
@@ -58,13 +58,14 @@ static int sample_at(struct erg_gpu *g, double t, struct erg_gpu_interval *iv, c
 /* GPU 0 has the energy counter and its power steps from 100 W to 300 W at
  * 1.2 s; GPU 1 has none and steps from 50 W to 150 W at 1.5 s. */
 static void test_energy_and_shares(void) {
-  write_script("period_ms 100\n"
-               "gpu 0 uuid=GPU-a name=StandIn-A energy=1 mig=0\n"
-               "gpu 1 uuid=GPU-b name=StandIn-B energy=0 mig=na\n"
-               "at 0 gpu=0 power_w=100 util=50 memutil=5 proc=1001:30:10:512 proc=1002:10:5:256\n"
-               "at 1.2 gpu=0 power_w=300 util=90 memutil=20 proc=1001:60:20:512 proc=1002:40:10:256\n"
-               "at 0 gpu=1 power_w=50 proc=2001:0:0:128\n"
-               "at 1.5 gpu=1 power_w=150 util=40 proc=2001:40:0:128\n");
+  write_script(
+      "period_ms 100\n"
+      "gpu 0 uuid=GPU-a name=StandIn-A energy=1 mig=0\n"
+      "gpu 1 uuid=GPU-b name=StandIn-B energy=0 mig=na\n"
+      "at 0 gpu=0 power_w=100 util=50 memutil=5 proc=1001:30:10:512 proc=1002:10:5:256\n"
+      "at 1.2 gpu=0 power_w=300 util=90 memutil=20 proc=1001:60:20:512 proc=1002:40:10:256\n"
+      "at 0 gpu=1 power_w=50 proc=2001:0:0:128\n"
+      "at 1.5 gpu=1 power_w=150 util=40 proc=2001:40:0:128\n");
   set_time(0);
   struct erg_gpu *g = open_standin();
   if (!g)

@@ -17,12 +17,12 @@
 #include "gpu.h"
 
 static int failures;
-#define CHECK(c)                                                                   \
-  do {                                                                             \
-    if (!(c)) {                                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);        \
-      failures++;                                                                  \
-    }                                                                              \
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                        \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 #define NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
 
@@ -275,8 +275,8 @@ static void test_both(void) {
                "at 0 gpu=0 power_w=100 util=10 proc=5001:10:0:32\n"
                "at 0 gpu=1 power_w=50 util=10 proc=5002:10:0:32\n"
                "fail_at 3.5\n");
-  struct erg_gpu_options o = {.nvml = true, .rocm = true, .nvml_library = NVML_STANDIN_PATH,
-                              .rocm_library = STANDIN_PATH};
+  struct erg_gpu_options o = {
+      .nvml = true, .rocm = true, .nvml_library = NVML_STANDIN_PATH, .rocm_library = STANDIN_PATH};
   struct erg_gpu *g = NULL;
   bool absent;
   char why[256];
@@ -344,8 +344,7 @@ int main(void) {
   p = sym(hn, "nvml_standin_set_time");
   memcpy(&set_time_nvml, &p, sizeof p);
   snprintf(script, sizeof script, "%s/rocm_script_%d.txt", TEST_DIR, (int)getpid());
-  snprintf(nvml_script, sizeof nvml_script, "%s/rocm_nvml_script_%d.txt", TEST_DIR,
-           (int)getpid());
+  snprintf(nvml_script, sizeof nvml_script, "%s/rocm_nvml_script_%d.txt", TEST_DIR, (int)getpid());
   test_energy_and_shares();
   test_old_library();
   test_lost();

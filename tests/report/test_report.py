@@ -264,9 +264,21 @@ for since in ("-1h", "-30d"):
           and j.get("start") == iso(t0 - 5) and j.get("end") == iso(t0 + 1495),
           f"jobs {since}: 4242 {j}")
     check(j.get("nodes") == "n1" and j.get("user") == "root", f"jobs {since}: 4242 ran on n1 as root")
+    # Its node (n1) has no GPU archives: not measured, not 0 (docs/gpu.md).
+    check("gpu_energy_joules" in j and j["gpu_energy_joules"] is None,
+          f"jobs {since}: 4242 GPUEnergyJ empty without GPU archives: {j.get('gpu_energy_joules')!r}")
 j = jobs_rows("--from", "-1h").get("1234", {})
 check(j.get("nodes") == "n1,node two" and j.get("user") is None,
       f"jobs: 1234 on both nodes, no user stored: {j.get('nodes')!r} {j.get('user')!r}")
+# GPUEnergyJ: its gpu_job archive on node two (12 W of its 30 W there),
+# integrated as the report integrates that node's job row.
+two = [r for r in rows_csv("--from", "-1h", "--by", "job", "--per-node")
+       if r["node"] == "node two" and r["job"] == "1234"]
+check(two and j.get("gpu_energy_joules") is not None
+      and close(j["gpu_energy_joules"], 0.4 * float(two[0]["energy_joules"]), 1e-9)
+      and j["gpu_energy_joules"] <= j["energy_joules"],
+      f"jobs: 1234 GPUEnergyJ {j.get('gpu_energy_joules')} = 0.4 x node two's "
+      f"{two[0]['energy_joules'] if two else None}")
 # sacct adds what erg cannot know: a user where erg has none; erg's own
 # NodeList and User stay.
 fake = os.path.join(tmp, "sacct")
@@ -508,6 +520,11 @@ check(j and close(j[0]["co2_grams"], 1.5 * job_truth, 1e-4), "jobs JSON: CO2 = h
 p = jobs(DIR, "--parsable2", "--carbon-csv", carbon)
 head = p.stdout.splitlines()[0].split("|") if p.stdout else []
 check("CO2g" in head and "FacilityJ" not in head, "jobs parsable2: CO2g, no FacilityJ without PUE")
+# GPUEnergyJ beside EnergyJ; the columns before keep their places (sacct's
+# parsers read EnergyJ as field 10), the rows have as many fields.
+check(head[8:12] == ["NodeList", "EnergyJ", "GPUEnergyJ", "EnergyKWh"]
+      and all(len(l.split("|")) == len(head) for l in p.stdout.splitlines()[1:]),
+      f"jobs parsable2: GPUEnergyJ after EnergyJ: {head}")
 p = jobs(DIR, "--parsable2", "--pue", "2")
 check("FacilityJ" in (p.stdout.splitlines() or [""])[0], "jobs parsable2: FacilityJ with --pue")
 # Without the cluster archives the rows are per node: summed per job.

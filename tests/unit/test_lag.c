@@ -14,7 +14,7 @@
 #include "erg_collector.h"
 
 #define T0 1700000000LL
-#define NS(t) ((uint64_t)((t) * 1e9))
+#define NS(t) ((uint64_t)((t)*1e9))
 
 /* CPU load that changes every 2..8 s; power follows it `lag` s later,
  * sampled by a meter every `period` s with noise. */
@@ -248,8 +248,7 @@ static void test_neighbour_change_unflagged(void **state) {
   assert_int_equal(l.changes, 1);
   for (int64_t t = first + 1; t < T0 + 1190; t += 5)
     if (erg_lag_cell_unsure(&l, t, 5))
-      fail_msg("cell at +%lld s flagged after a change to a neighbouring lag",
-               (long long)(t - T0));
+      fail_msg("cell at +%lld s flagged after a change to a neighbouring lag", (long long)(t - T0));
   erg_lag_free(&l);
 }
 
@@ -285,15 +284,14 @@ static void test_disk_driven_power(void **state) {
     feed_disk(&l, lag, seed, 20, 2.0, 0);
     erg_lag_estimate(&l, 15, 120);
     if (l.have_estimate && l.correlation > 0.5 && l.lag_seconds == lag)
-      fail_msg("seed %u: CPU time alone found lag %d (r=%.2f): the case is not disk-driven",
-               seed, lag, l.correlation);
+      fail_msg("seed %u: CPU time alone found lag %d (r=%.2f): the case is not disk-driven", seed,
+               lag, l.correlation);
     erg_lag_free(&l);
     erg_lag_init(&l);
     feed_disk(&l, lag, seed, 20, 2.0, 1);
     assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
     if (l.lag_seconds != lag || l.correlation < 0.95)
-      fail_msg("seed %u: lag %d estimated as %d (R=%.3f)", seed, lag, l.lag_seconds,
-               l.correlation);
+      fail_msg("seed %u: lag %d estimated as %d (R=%.3f)", seed, lag, l.lag_seconds, l.correlation);
     erg_lag_free(&l);
   }
 }
@@ -317,6 +315,84 @@ static void test_disk_noise_ignored(void **state) {
                b.correlation, a.confidence, b.confidence);
     erg_lag_free(&a);
     erg_lag_free(&b);
+  }
+}
+
+/* GPU boards of a node: none fed, fed as they ran (GPU_FED), or fed
+ * while they sat at 60 W throughout (GPU_FLAT). */
+enum { GPU_NONE, GPU_FED, GPU_FLAT };
+
+/* Power lag s after activity: base + cpu_w × cpu + gpu_ac × board power
+ * (0..300 W in steps), ±5 W noise; the boards fed as gpu_mode says. */
+static void feed_gpu(struct erg_lag *l, int lag, unsigned seed, double cpu_w, double gpu_ac,
+                     int gpu_mode) {
+  enum { N = 300 };
+  double cpu[N], gpu[N];
+  steps(cpu, N, &seed);
+  steps(gpu, N, &seed);
+  for (int s = 0; s < N; s++) {
+    erg_lag_add_activity(l, NS(T0 + s), NS(T0 + s + 1), cpu[s], 0);
+    if (gpu_mode != GPU_NONE)
+      erg_lag_add_gpu(l, NS(T0 + s), NS(T0 + s + 1), gpu_mode == GPU_FLAT ? 60 : 300 * gpu[s]);
+    int src = s - lag;
+    double p = 80 + (src >= 0 ? cpu_w * cpu[src] + gpu_ac * 300 * gpu[src] : 0) +
+               ((rand_r(&seed) % 1001) - 500) / 100.0;
+    erg_lag_add_energy(l, 0, NS(T0 + s), NS(T0 + s + 1), p);
+  }
+}
+
+/* A GPU node whose meter follows only its boards' power, 3 s late, while
+ * its CPU time moves on its own: the CPU time gives no estimate (or not
+ * this one); with the GPU board energy the lag is found, exactly. */
+static void test_gpu_driven_power(void **state) {
+  (void)state;
+  static struct erg_lag l;
+  for (unsigned seed = 1; seed <= 4; seed++) {
+    erg_lag_init(&l);
+    feed_gpu(&l, 3, seed, 0, 1.1, GPU_NONE);
+    erg_lag_estimate(&l, 15, 120);
+    if (l.have_estimate && l.correlation > 0.5 && l.lag_seconds == 3)
+      fail_msg("seed %u: CPU time alone found the lag (r=%.2f): the case is not GPU-driven", seed,
+               l.correlation);
+    erg_lag_free(&l);
+    erg_lag_init(&l);
+    feed_gpu(&l, 3, seed, 0, 1.1, GPU_FED);
+    assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+    if (l.lag_seconds != 3 || l.correlation < 0.95)
+      fail_msg("seed %u: lag 3 estimated as %d (R=%.3f)", seed, l.lag_seconds, l.correlation);
+    erg_lag_free(&l);
+  }
+  /* Power from both: the CPU and the boards together explain it. */
+  erg_lag_init(&l);
+  feed_gpu(&l, 5, 11, 150, 1.1, GPU_FED);
+  assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
+  assert_int_equal(l.lag_seconds, 5);
+  assert_true(l.correlation > 0.99);
+  erg_lag_free(&l);
+}
+
+/* A CPU-driven node: the estimate, its r and margin are the CPU-only ones
+ * without GPUs, with boards that sat at one power, and with boards whose
+ * power the meter does not show (another node's GPUs, say). */
+static void test_cpu_node_unchanged_by_gpu(void **state) {
+  (void)state;
+  static struct erg_lag a, b;
+  for (unsigned seed = 1; seed <= 6; seed++) {
+    erg_lag_init(&a);
+    feed_gpu(&a, 3, seed, 150, 0, GPU_NONE);
+    assert_int_equal(erg_lag_estimate(&a, 15, 120), 1);
+    assert_int_equal(a.lag_seconds, 3);
+    for (int mode = GPU_FED; mode <= GPU_FLAT; mode++) {
+      erg_lag_init(&b);
+      feed_gpu(&b, 3, seed, 150, 0, mode);
+      assert_int_equal(erg_lag_estimate(&b, 15, 120), 1);
+      assert_int_equal(b.lag_seconds, 3);
+      if (fabs(a.correlation - b.correlation) > 1e-9 || fabs(a.confidence - b.confidence) > 1e-9)
+        fail_msg("seed %u GPU mode %d: r %.4f/%.4f, margin %.4f/%.4f", seed, mode, a.correlation,
+                 b.correlation, a.confidence, b.confidence);
+      erg_lag_free(&b);
+    }
+    erg_lag_free(&a);
   }
 }
 
@@ -360,8 +436,8 @@ static void test_smeared_meter(void **state) {
       feed_coarse(&l, lag, seed, 1757.8, 0.5);
       erg_lag_estimate(&l, 15, 120);
       if (l.have_estimate)
-        fail_msg("seed %u lag %d: a lag of %d s (r=%.2f, margin %.2f) from a coarse counter",
-                 seed, lag, l.lag_seconds, l.correlation, l.confidence);
+        fail_msg("seed %u lag %d: a lag of %d s (r=%.2f, margin %.2f) from a coarse counter", seed,
+                 lag, l.lag_seconds, l.correlation, l.confidence);
       assert_true(l.smeared);
       assert_true(erg_lag_unresolved(&l));
       assert_false(erg_lag_cell_unsure(&l, l.newest - 30, 5));
@@ -458,7 +534,9 @@ static void test_lag_file(void **state) {
   assert_non_null(strstr(path, dir));
   assert_null(strstr(path + strlen(dir), "/.."));
   assert_string_equal(path + strlen(path) - 4, ".lag");
-  struct erg_lag_saved in = {.lag_seconds = 7, .correlation = 0.8765, .confidence = 0.125,
+  struct erg_lag_saved in = {.lag_seconds = 7,
+                             .correlation = 0.8765,
+                             .confidence = 0.125,
                              .estimated_s = T0},
                        out;
   assert_int_equal(erg_lag_file_read(path, &out, why, sizeof why), 0);
@@ -468,7 +546,9 @@ static void test_lag_file(void **state) {
   assert_true(fabs(out.correlation - 0.8765) < 1e-9 && fabs(out.confidence - 0.125) < 1e-9);
   assert_true(out.estimated_s == T0);
   const char *bad[] = {
-      "", "garbage\n", "erg-meter-lag 1 lag_seconds=3\n",
+      "",
+      "garbage\n",
+      "erg-meter-lag 1 lag_seconds=3\n",
       "erg-meter-lag 2 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
       "erg-meter-lag 1 lag_seconds=-1 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
       "erg-meter-lag 1 lag_seconds=9999 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
@@ -497,6 +577,8 @@ int main(void) {
                                      cmocka_unit_test(test_smeared_meter),
                                      cmocka_unit_test(test_lag_file),
                                      cmocka_unit_test(test_disk_driven_power),
-                                     cmocka_unit_test(test_disk_noise_ignored)};
+                                     cmocka_unit_test(test_disk_noise_ignored),
+                                     cmocka_unit_test(test_gpu_driven_power),
+                                     cmocka_unit_test(test_cpu_node_unchanged_by_gpu)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
