@@ -7,7 +7,7 @@ ERG_BUILD_PKGS=(
 ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
   prometheus sysstat chromium python3-pymodbus python3-serial-asyncio passwd util-linux mount
-  slurm-wlm slurmdbd mariadb-server libclang-rt-14-dev
+  slurm-wlm slurmdbd mariadb-server libclang-rt-14-dev clang-format
 )
 # The peers the benchmarks (tests/bench, not ctest) compare erg with.
 ERG_BENCH_PKGS=(
