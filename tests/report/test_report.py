@@ -271,8 +271,12 @@ j = jobs_rows("--from", "-1h").get("1234", {})
 check(j.get("nodes") == "n1,node two" and j.get("user") is None,
       f"jobs: 1234 on both nodes, no user stored: {j.get('nodes')!r} {j.get('user')!r}")
 # GPUEnergyJ: its gpu_job archive on node two (12 W of its 30 W there),
-# integrated as the report integrates that node's job row.
-two = [r for r in rows_csv("--from", "-1h", "--by", "job", "--per-node")
+# integrated as the report integrates that node's job row over the same
+# period (absolute: the two commands' "now" may be a second apart).
+t_to = int(time.time())
+j = jobs_rows("--from", str(t_to - 3600), "--to", str(t_to)).get("1234", {})
+two = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
+                           "--per-node")
        if r["node"] == "node two" and r["job"] == "1234"]
 check(two and j.get("gpu_energy_joules") is not None
       and close(j["gpu_energy_joules"], 0.4 * float(two[0]["energy_joules"]), 1e-9)
