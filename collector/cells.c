@@ -24,6 +24,7 @@ static void collector_flush_cluster(struct collector *c, int64_t now) {
   if (done == INT64_MAX || done < horizon)
     done = horizon;
   cluster_flush(c->cluster, done, cluster_write_cell, c);
+  cluster_flush(c->gpu_cluster, done, cluster_write_gpu_cell, c);
 }
 
 /* A feed of the node reads power estimated from A x V (source state of

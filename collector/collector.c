@@ -147,17 +147,19 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     c.node_index_len *= 2;
   c.node_index = calloc(c.node_index_len, sizeof *c.node_index);
   c.cluster = cluster_new();
+  c.gpu_cluster = cluster_new();
   c.feeds = feed_index_build(cfg);
   struct erg_store_options so = {.root = cfg->data_dir,
                                  .step_seconds = cfg->step_seconds,
                                  .rrdcached = cfg->rrdcached,
                                  .keep_days = cfg->archive_days};
-  int ok = c.sources && c.node_index && c.cluster && c.feeds;
+  int ok = c.sources && c.node_index && c.cluster && c.gpu_cluster && c.feeds;
   if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
     erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");
     free(c.sources);
     free(c.node_index);
     cluster_free(c.cluster);
+    cluster_free(c.gpu_cluster);
     feed_index_free(c.feeds);
     return 1;
   }
@@ -172,6 +174,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     free(c.sources);
     free(c.node_index);
     cluster_free(c.cluster);
+    cluster_free(c.gpu_cluster);
     feed_index_free(c.feeds);
     return 1;
   }
@@ -220,6 +223,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   renderer_stop(c.renderer);
   /* Cells still pending for the cluster sums are written as they are. */
   cluster_flush(c.cluster, INT64_MAX, cluster_write_cell, &c);
+  cluster_flush(c.gpu_cluster, INT64_MAX, cluster_write_gpu_cell, &c);
   writer_stop(c.writer);
   durable_close(&c);
   for (size_t i = 0; i < c.nnodes; i++) {
@@ -238,9 +242,11 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     free(c.nodes[i]);
   }
   profile_known_free(&c.cluster_jobs);
+  profile_known_free(&c.cluster_gpu_jobs);
   free(c.gpu_jobs);
   groups_free(&c);
   cluster_free(c.cluster);
+  cluster_free(c.gpu_cluster);
   free(c.nodes);
   free(c.node_index);
   free(c.sources);

@@ -3,7 +3,7 @@
  * key_expire_seconds are forgotten, and a node's set is bounded by
  * key_archives_max (the key idle longest loses its archive). The same for
  * the cluster-wide job sums (cluster.c) and the GPU part of a node's jobs
- * (gpu.c). */
+ * and of the cluster-wide sums (gpu.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +148,11 @@ void node_write_gpu_keys(struct collector *c, struct node_state *n, int64_t t_en
       w[nw++] = e[i];
   keys_write(c, n->name, GPU_JOB_KIND, &g->known, w, nw, t_end, max);
   free(w);
+  /* The cluster sums take every job, as the cluster job archives do (all
+   * jobs, before top-N folding). */
+  cluster_add(c->gpu_cluster, t_end, NULL, 0);
+  for (size_t i = 0; i < ne; i++)
+    cluster_add(c->gpu_cluster, t_end, e[i].key, e[i].watts);
   if (isfinite(node_watts))
     writer_key(c->writer, n->name, GPU_NODE_KIND, GPU_NODE_KEY, t_end, node_watts);
 }
@@ -161,4 +166,15 @@ void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *j
     c->cluster_jobs_loaded = 1;
   }
   keys_write(c, NULL, "job", &c->cluster_jobs, jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+}
+
+void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                            size_t njobs) {
+  struct collector *c = user;
+  if (!c->cluster_gpu_jobs_loaded) {
+    keys_load(c, NULL, GPU_JOB_KIND, &c->cluster_gpu_jobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+    c->cluster_gpu_jobs_loaded = 1;
+  }
+  keys_write(c, NULL, GPU_JOB_KIND, &c->cluster_gpu_jobs, jobs, njobs, t_end,
+             CLUSTER_MAX_KNOWN_JOBS);
 }

@@ -609,7 +609,7 @@ void collector_metrics_render(struct collector *c) {
           "# HELP erg_cluster_late_total Job contributions that came after their "
           "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
           "erg_cluster_late_total %llu\n",
-          (unsigned long long)cluster_late(c->cluster));
+          (unsigned long long)(cluster_late(c->cluster) + cluster_late(c->gpu_cluster)));
   metrics_wal(f, c);
   metrics_nodes(f, c);
   metrics_gpus(f, c);

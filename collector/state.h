@@ -164,6 +164,11 @@ struct collector {
   struct cluster *cluster;
   struct profile_known cluster_jobs;
   int cluster_jobs_loaded;
+  /* The GPU part of the cluster-wide job sums (cluster/gpu_job/), as
+   * cluster and cluster_jobs; cells only from nodes with a GPU model. */
+  struct cluster *gpu_cluster;
+  struct profile_known cluster_gpu_jobs;
+  int cluster_gpu_jobs_loaded;
   struct auth *auth; /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, store_errors;
@@ -258,6 +263,9 @@ void keys_settle(struct collector *c, const char *node, const char *kind,
 /* key_archives.c: a cluster cell's job sums into their archives (a
  * cluster_cell_fn; user is the collector). */
 void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *jobs, size_t njobs);
+/* key_archives.c: the same for the GPU part of the job sums (cluster/gpu_job/). */
+void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
+                            size_t njobs);
 
 /* meter_check.c: the channel's physical range; m, or checked holding m
  * without the values outside it (counted, logged once per channel); and

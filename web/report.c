@@ -34,8 +34,8 @@ struct report_col {
 static double report_div(double a, double b) { return b > 0 ? a / b : NAN; }
 
 /* The numeric columns of one row, in output order; returns how many. */
-static int report_columns(const struct erg_report_options *o, const struct report_row *r,
-                          double total_j, struct report_col *c) {
+static int report_columns(const struct erg_report_options *o, const struct report_table *t,
+                          const struct report_row *r, double total_j, struct report_col *c) {
   double kwh = r->v.energy_j / REPORT_J_PER_KWH;
   /* Cost and CO2 are paid on what the facility draws (IT energy x PUE). */
   double facility_kwh = r->v.facility_j / REPORT_J_PER_KWH;
@@ -62,6 +62,9 @@ static int report_columns(const struct erg_report_options *o, const struct repor
     c[n++] = (struct report_col){"cost", facility_kwh * o->cost_per_kwh};
   if (!isnan(o->co2_g_per_kwh) || o->carbon)
     c[n++] = (struct report_col){"co2_grams", r->v.co2_g};
+  /* Last: a store without GPUs keeps the columns it always had. */
+  if (t->gpu)
+    c[n++] = (struct report_col){"gpu_energy_joules", r->gpu_j};
   return n;
 }
 
@@ -80,8 +83,8 @@ static void report_iso(int64_t t, char out[32]) {
 static void report_csv(FILE *f, const struct erg_report_options *o, const struct report_table *t,
                        double total_j) {
   struct report_col c[16];
-  struct report_row none = {.v.peak_w = NAN};
-  int n = report_columns(o, &none, total_j, c);
+  struct report_row none = {.v.peak_w = NAN, .gpu_j = NAN};
+  int n = report_columns(o, t, &none, total_j, c);
   fprintf(f, "node%s%s%s", report_by_node(o) ? "" : ",", report_by_node(o) ? "" : o->kind,
           report_by_user(o) ? ",uid" : "");
   for (int i = 0; i < n; i++)
@@ -93,7 +96,7 @@ static void report_csv(FILE *f, const struct erg_report_options *o, const struct
       fputc(',', f), erg_csv_text(f, t->rows[r].key);
     if (report_by_user(o))
       fputc(',', f), erg_csv_text(f, t->rows[r].uid);
-    n = report_columns(o, &t->rows[r], total_j, c);
+    n = report_columns(o, t, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       fprintf(f, isnan(c[i].v) ? "," : ",%.10g", c[i].v);
     if (!isnan(o->cost_per_kwh))
@@ -139,7 +142,7 @@ static int report_json(FILE *f, const struct erg_report_options *o, const struct
       json_object_set_new(row, o->kind, report_json_text(t->rows[r].key));
     if (report_by_user(o))
       json_object_set_new(row, "uid", report_json_text(t->rows[r].uid));
-    int n = report_columns(o, &t->rows[r], total_j, c);
+    int n = report_columns(o, t, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       json_object_set_new(row, c[i].name, report_json_num(c[i].v));
     json_array_append_new(rows, row);
@@ -161,7 +164,7 @@ static void report_html(FILE *f, const struct erg_report_options *o, const struc
                         double total_j) {
   char from[32], to[32], total[32];
   struct report_col c[16];
-  struct report_row none = {.v.peak_w = NAN};
+  struct report_row none = {.v.peak_w = NAN, .gpu_j = NAN};
   report_iso(o->from_s, from);
   report_iso(o->to_s, to);
   erg_energy_text(total_j, total, sizeof total);
@@ -178,7 +181,7 @@ static void report_html(FILE *f, const struct erg_report_options *o, const struc
     fprintf(f, "<th>%s</th>", o->kind);
   if (report_by_user(o))
     fputs("<th>uid</th>", f);
-  int n = report_columns(o, &none, total_j, c);
+  int n = report_columns(o, t, &none, total_j, c);
   for (int i = 0; i < n; i++)
     fprintf(f, "<th>%s</th>", c[i].name);
   fputs("</tr>\n", f);
@@ -190,7 +193,7 @@ static void report_html(FILE *f, const struct erg_report_options *o, const struc
     if (report_by_user(o))
       fputs("</td><td class=\"t\">", f), report_html_text(f, t->rows[r].uid);
     fputs("</td>", f);
-    n = report_columns(o, &t->rows[r], total_j, c);
+    n = report_columns(o, t, &t->rows[r], total_j, c);
     for (int i = 0; i < n; i++)
       fprintf(f, isnan(c[i].v) ? "<td></td>" : "<td>%.6g</td>", c[i].v);
     fputs("</tr>\n", f);

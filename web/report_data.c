@@ -157,6 +157,29 @@ static int report_row_add(struct report_table *t, struct report_row **row) {
   }
   *row = &t->rows[t->n++];
   memset(*row, 0, sizeof **row);
+  (*row)->gpu_j = NAN;
+  return 0;
+}
+
+/* The GPU part of a row (docs/gpu.md): archive `name`.rrd of the GPU kind
+ * directory gpu_dir, 0 when the directory exists without it (a node or
+ * cluster with GPUs, a key that used none), NAN without the directory. */
+static int report_gpu_part(struct report_ctx *c, const char *gpu_dir, const char *name,
+                           struct report_row *r) {
+  static const char *const ds[] = {"watts"};
+  char path[1700];
+  struct report_value v;
+  if (!gpu_dir || !report_is_dir(gpu_dir))
+    return 0;
+  c->t->gpu = 1;
+  r->gpu_j = 0;
+  snprintf(path, sizeof path, "%s/%s.rrd", gpu_dir, name);
+  if (!report_is_file(path))
+    return 0;
+  if (report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, NULL, &v, c->why,
+                     sizeof c->why) != 0)
+    return -1;
+  r->gpu_j = v.energy_j;
   return 0;
 }
 
@@ -189,14 +212,17 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
     r->v = v[0];
     r->idle_j = v[1].energy_j;
     r->dynamic_j = v[2].energy_j;
+    snprintf(path, sizeof path, "%s/nodes/%s/gpu", nd->data_dir, nd->dir);
+    return report_gpu_part(c, path, "node", r);
   }
   return 0;
 }
 
 /* Keys of one kind directory (a node's, or cluster/<kind>) from its
- * index.tsv whose archive exists; rows named node_name. */
-static int report_key_rows(struct report_ctx *c, const char *dir, const char *node_name,
-                           double node_energy_j) {
+ * index.tsv whose archive exists; rows named node_name; gpu_dir: where
+ * their GPU parts are (NULL: not a kind with GPU archives). */
+static int report_key_rows(struct report_ctx *c, const char *dir, const char *gpu_dir,
+                           const char *node_name, double node_energy_j) {
   static const char *const ds[] = {"watts"};
   char path[1600], line[1024];
   snprintf(path, sizeof path, "%s/index.tsv", dir);
@@ -226,6 +252,8 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *no
     }
     rc = report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, &c->f, &r->v, c->why,
                         sizeof c->why);
+    if (rc == 0)
+      rc = report_gpu_part(c, gpu_dir, line, r);
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
     report_tick(c);
@@ -283,10 +311,12 @@ static int report_rest_rows(struct report_table *t, size_t first, const char *no
 
 static int report_node_keys(struct report_ctx *c, const struct report_node *nd,
                             const struct report_value node[3]) {
-  char dir[1400];
+  char dir[1400], gpu[1400];
   size_t first = c->t->n;
   snprintf(dir, sizeof dir, "%s/nodes/%s/%s", nd->data_dir, nd->dir, c->o->kind);
-  if (report_key_rows(c, dir, nd->name, node[0].known_s > 0 ? node[0].energy_j : NAN) != 0)
+  snprintf(gpu, sizeof gpu, "%s/nodes/%s/%s", nd->data_dir, nd->dir, REPORT_GPU_JOB_KIND);
+  if (report_key_rows(c, dir, report_has_gpu(c->o) ? gpu : NULL, nd->name,
+                      node[0].known_s > 0 ? node[0].energy_j : NAN) != 0)
     return -1;
   if (report_rest_rows(c->t, first, nd->name, &node[0], &node[1]) != 0) {
     snprintf(c->why, sizeof c->why, "out of memory");
@@ -390,10 +420,11 @@ int report_build(const struct erg_report_options *o, struct report_table *t, cha
   }
   if (rc == 0 && cluster) {
     /* One row per job; its share is of all nodes' measured energy. */
-    char dir[1400];
+    char dir[1400], gpu[1400];
     size_t first = t->n;
     snprintf(dir, sizeof dir, "%s/cluster/%s", report_data_dir(o), o->kind);
-    if ((rc = report_key_rows(&c, dir, REPORT_ALL_NODES,
+    snprintf(gpu, sizeof gpu, "%s/cluster/%s", report_data_dir(o), REPORT_GPU_JOB_KIND);
+    if ((rc = report_key_rows(&c, dir, report_has_gpu(o) ? gpu : NULL, REPORT_ALL_NODES,
                               all[0].known_s > 0 ? all[0].energy_j : NAN)) != 0)
       snprintf(why, whylen, "%s", c.why);
     else if ((rc = report_rest_rows(t, first, REPORT_ALL_NODES, &all[0], &all[1])) != 0)

@@ -23,6 +23,12 @@ int report_number(const char *s, double *out);
 static inline int report_by_node(const struct erg_report_options *o) {
   return !strcmp(o->kind, "node");
 }
+/* Job rows have GPU parts (gpu_job archives, docs/gpu.md); node rows too
+ * (gpu/node.rrd). */
+#define REPORT_GPU_JOB_KIND "gpu_job"
+static inline int report_has_gpu(const struct erg_report_options *o) {
+  return !strcmp(o->kind, "job");
+}
 /* The first store: cluster-wide archives are read from it. */
 static inline const char *report_data_dir(const struct erg_report_options *o) {
   return o->ndata_dirs ? o->data_dirs[0] : "";
@@ -59,11 +65,13 @@ struct report_row {
   int span; /* job rows: mean_w over the job's span (first to last cell with energy) */
   double idle_j, dynamic_j; /* node rows */
   double node_energy_j;     /* key rows: the node's measured energy */
+  double gpu_j;             /* node and job rows: the GPU part of energy_j (NAN: none known) */
 };
 
 struct report_table {
   struct report_row *rows;
   size_t n, cap;
+  int gpu; /* some row's node or job has GPU archives: a gpu_energy_joules column */
 };
 
 struct report_node {

@@ -16,8 +16,10 @@
 #     job's attribution as before (the boards' power to [system]).
 #  5. what is stored of it: a gpu_job archive for the GPU job (its whole
 #     share: it has no CPU time) and none for the CPU job, the node's GPU
-#     part in gpu/node.rrd; erg jobs' GPUEnergyJ = Σ of that archive, ≤
-#     EnergyJ, 0 for the CPU job; the node page's GPU share.
+#     part in gpu/node.rrd, the cluster-wide one in cluster/gpu_job; erg
+#     jobs' GPUEnergyJ = Σ of that archive, ≤ EnergyJ, 0 for the CPU job,
+#     erg report --by job's gpu_energy_joules the same; the node page's
+#     GPU share.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4 STANDIN=$5
 . "$(dirname "$0")/../integration/lib.sh"
@@ -133,8 +135,15 @@ fetch "$d/node.rrd" >"$work/node.txt"
 for f in "$d"/job/*.rrd; do echo "== $f"; fetch "$f"; done >"$work/jobs.txt"
 for f in "$d"/gpu_job/*.rrd; do echo "== $f"; fetch "$f"; done >"$work/gpujobs.txt"
 fetch "$d/gpu/node.rrd" >"$work/gpunode.txt"
-"$ERG" jobs --data-dir "$work/data" --sacct /nonexistent --from -1h --format json \
-  >"$work/ergjobs.json" 2>"$work/ergjobs.err" || { echo "FAIL: erg jobs"; cat "$work/ergjobs.err"; exit 1; }
+fetch "$work/data/cluster/gpu_job/601.rrd" >"$work/clustergpu.txt"
+# erg jobs and erg report over one absolute hour.
+t_to=$(date +%s)
+"$ERG" jobs --data-dir "$work/data" --sacct /nonexistent --from $((t_to - 3600)) --to $t_to \
+  --format json >"$work/ergjobs.json" 2>"$work/ergjobs.err" ||
+  { echo "FAIL: erg jobs"; cat "$work/ergjobs.err"; exit 1; }
+"$ERG" report --data-dir "$work/data" --by job --from $((t_to - 3600)) --to $t_to \
+  --format json >"$work/report.json" 2>"$work/report.err" ||
+  { echo "FAIL: erg report"; cat "$work/report.err"; exit 1; }
 wait "$graph_pid" || { echo "FAIL: erg graph"; cat "$work/graph.log"; exit 1; }
 python3 - "$work" "$(nproc)" "$cpu0" "$cpu1" "$c0" "$c1" <<'PY'
 import json, math, re, sys
@@ -243,6 +252,18 @@ print(f"erg jobs: GPU job {e:.1f} J, of it GPU {ge:.1f} J (its gpu_job archive: 
 assert ge is not None and abs(ge - stored) <= 1e-6 * stored + 0.01, "GPUEnergyJ != its archive"
 assert 0 < ge <= e + 1e-6, "GPUEnergyJ above EnergyJ"
 assert jobs["602"]["gpu_energy_joules"] == 0, "the CPU job has GPU energy"
+# The cluster-wide GPU part (one node: the node's, cell by cell) and erg
+# report --by job's gpu_energy_joules from it.
+_, cl = rows(f"{work}/clustergpu.txt")
+both = [t for t in cl if not math.isnan(cl[t][0]) and t in by_gpu["601"]]
+assert len(both) >= len(cells), f"cluster/gpu_job/601: {len(both)} cells"
+assert all(abs(cl[t][0] - by_gpu["601"][t]) <= 1e-6 * by_gpu["601"][t] + 1e-6 for t in both), \
+    "cluster GPU part != the node's"
+rep = {r["job"]: r for r in json.load(open(f"{work}/report.json"))["rows"]}
+print(f"erg report --by job: GPU job GPU {rep['601']['gpu_energy_joules']} J, "
+      f"CPU job {rep['602']['gpu_energy_joules']} J")
+assert abs(rep["601"]["gpu_energy_joules"] - ge) <= 1e-6 * ge + 0.01, "report's GPU part != erg jobs'"
+assert rep["602"]["gpu_energy_joules"] == 0, "report: the CPU job has GPU energy"
 # The node page: the GPU part of the measured energy over its hour.
 page = open(f"{work}/www/node-hour-g1.html").read()
 m = re.search(r'<p class="gpu">GPUs: [^<]* of the measured [^<]* \(([0-9.]+) %\), last hour', page)

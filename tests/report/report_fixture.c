@@ -17,7 +17,8 @@
  * cluster/job. n1's job/users.tsv says uid 0 ran it, names.tsv that 0 is
  * "root".
  * GPU archives (docs/gpu.md) on node two only: job 1234's GPU part, 12 W of
- * its 30 W there (none on n1, no gpu/node archive).
+ * its 30 W there, the node's GPU part (gpu/node) 15 W, and the cluster-wide
+ * GPU part of 1234 (cluster/gpu_job) 12 W of its 80 W; none on n1.
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -67,6 +68,8 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", "1234", t, 30, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu_job", "1234", t, 12, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "gpu", "node", t, 15, why, sizeof why) ||
+             erg_store_key_update(s, NULL, "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||

@@ -283,6 +283,52 @@ check(two and j.get("gpu_energy_joules") is not None
       and j["gpu_energy_joules"] <= j["energy_joules"],
       f"jobs: 1234 GPUEnergyJ {j.get('gpu_energy_joules')} = 0.4 x node two's "
       f"{two[0]['energy_joules'] if two else None}")
+# erg report's gpu_energy_joules (docs/report.md): the GPU part of job and
+# node rows from their GPU archives, checked against rrdtool fetch of those
+# archives and against the fixture's ratios; 0 for a job without GPU use
+# where GPU archives exist, empty where none exist and for [idle] and
+# [unattributed]; no such column where the rows' kind has no GPU archives.
+span = (str(t_to - 3600), str(t_to))
+gpu_ref = lambda path: fetch_energy(path, "watts", t_to - 3600, t_to, 5)[0]
+rows = {r["job"]: r for r in rows_csv("--from", span[0], "--to", span[1], "--by", "job")}
+g = rows.get("1234", {})
+check("gpu_energy_joules" in g and g["gpu_energy_joules"]
+      and close(float(g["gpu_energy_joules"]), 12 / 80 * float(g["energy_joules"]), 1e-9)
+      and close(float(g["gpu_energy_joules"]), gpu_ref(os.path.join(DIR, "cluster", "gpu_job",
+                                                                    "1234.rrd"))),
+      f"report --by job: 1234's GPU part 12 of its 80 W, as rrdtool fetch: {g}")
+check(rows.get(hostile, {}).get("gpu_energy_joules") == "0",
+      f"report --by job: a job without a GPU archive: 0 J: {rows.get(hostile)}")
+check(all(rows.get(k, {}).get("gpu_energy_joules", "x") == "" for k in ("[idle]", "[unattributed]")),
+      "report --by job: [idle] and [unattributed] have no GPU part")
+rows = {(r["node"], r["job"]): r for r in rows_csv("--from", span[0], "--to", span[1], "--by",
+                                                   "job", "--per-node")}
+g = rows.get(("node two", "1234"), {})
+check(g.get("gpu_energy_joules")
+      and close(float(g["gpu_energy_joules"]), 0.4 * float(g["energy_joules"]), 1e-9)
+      and close(float(g["gpu_energy_joules"]),
+                gpu_ref(os.path.join(nodes, two_dir, "gpu_job", "1234.rrd"))),
+      f"report --per-node: node two's 1234 GPU part 12 of 30 W: {g}")
+check(rows.get(("node two", hostile), {}).get("gpu_energy_joules") == "0"
+      and rows.get(("n1", "1234"), {}).get("gpu_energy_joules", "x") == "",
+      "report --per-node: 0 J for a job without GPU use on a GPU node, empty on a node without GPUs")
+rows = {r["node"]: r for r in rows_csv("--from", span[0], "--to", span[1])}
+g = rows.get("node two", {})
+check(g.get("gpu_energy_joules")
+      and close(float(g["gpu_energy_joules"]), gpu_ref(os.path.join(nodes, two_dir, "gpu",
+                                                                    "node.rrd")))
+      and close(float(g["gpu_energy_joules"]), 15 * float(g["known_s"]), 1e-6)
+      and rows.get("n1", {}).get("gpu_energy_joules", "x") == "",
+      f"report --by node: node two's GPU part 15 W, n1 none: {rows}")
+p = report("--from", span[0], "--to", span[1], "--by", "job", "--format", "json")
+js = json.loads(p.stdout)["rows"]
+check(any(r.get("job") == "1234" and r.get("gpu_energy_joules") for r in js)
+      and all("gpu_energy_joules" in r for r in js)
+      and any(r.get("job") == "[idle]" and r["gpu_energy_joules"] is None for r in js),
+      "report --format json: gpu_energy_joules, null where there is none")
+check("gpu_energy_joules" not in report("--from", span[0], "--to", span[1], "--by",
+                                        "command").stdout.splitlines()[0],
+      "report --by command: no GPU column (commands have no GPU archives)")
 # sacct adds what erg cannot know: a user where erg has none; erg's own
 # NodeList and User stay.
 fake = os.path.join(tmp, "sacct")
