@@ -43,6 +43,25 @@ void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t ma
   free(order);
 }
 
+/* The GPU part of the job's last day (docs/gpu.md), from its cluster-wide
+ * gpu_job archive; nothing for a job without one or without GPU energy. */
+static void job_gpu_share(FILE *f, const struct web_ctx *c, const struct web_job *j) {
+  char path[1200], gt[32];
+  double mean, gpu_j;
+  if (erg_store_key_path(c->st, NULL, "gpu_job", j->key.orig, path, sizeof path) != 0 ||
+      !web_file_exists(path))
+    return;
+  web_key_stats(erg_store_daemon(c->st), path, "watts", c->now, 86400, 0, &mean, &gpu_j);
+  if (!(gpu_j > 0))
+    return;
+  erg_energy_text(gpu_j, gt, sizeof gt);
+  fprintf(f, "<p class=\"gpu\">GPUs: %s", gt);
+  if (j->key.energy_j > 0)
+    fprintf(f, " (%.1f %%)", 100 * gpu_j / j->key.energy_j);
+  fprintf(f, " of the job's energy over the last day: the GPU boards' part (the model's "
+             "gpu_watts term, as attributed).</p>\n");
+}
+
 static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
                     size_t nnodes) {
   char *buf = NULL, name[ERG_NAME_MAX + 16], when[32], energy[32];
@@ -73,6 +92,7 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
           listed ? ""
                  : " no node archive (the job's share may be in a node's "
                    "[other])");
+  job_gpu_share(f, c, j);
   for (size_t r = 0; r < JOB_RANGES; r++)
     fprintf(f,
             "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "

@@ -19,7 +19,7 @@
 #     part in gpu/node.rrd, the cluster-wide one in cluster/gpu_job; erg
 #     jobs' GPUEnergyJ = Σ of that archive, ≤ EnergyJ, 0 for the CPU job,
 #     erg report --by job's gpu_energy_joules the same; the node page's
-#     GPU share.
+#     and the job page's GPU share.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4 STANDIN=$5
 . "$(dirname "$0")/../integration/lib.sh"
@@ -272,6 +272,15 @@ msum = sum(v[ix["measured"]] for v in node.values() if not math.isnan(v[ix["meas
 assert m, "node page: no GPU share"
 print(f"node page: GPUs {m.group(1)} % of the measured energy (archives: {100 * gsum / msum:.1f} %)")
 assert abs(float(m.group(1)) - 100 * gsum / msum) <= 0.5, "node page: GPU share off its archives"
+# The job pages: the GPU job's GPU part of its day (its whole share: no CPU
+# time), none on the CPU job's page.
+m = re.search(r'<p class="gpu">GPUs: [^<]* \(([0-9.]+) %\) of the job', open(f"{work}/www/job-601.html").read())
+gshare = 100 * sum(v[0] for v in cl.values() if not math.isnan(v[0])) / \
+    sum(v for v in by_job["601"].values() if not math.isnan(v))
+assert m, "job page: no GPU share"
+print(f"job page: GPUs {m.group(1)} % of the GPU job's energy (archives: {gshare:.1f} %)")
+assert abs(float(m.group(1)) - gshare) <= 1.0, "job page: GPU share off its archives"
+assert 'class="gpu"' not in open(f"{work}/www/job-602.html").read(), "job page: CPU job with GPUs"
 print("ok")
 PY
 grep -q "GPU sampling stopped" "$work/agent-g1.log" || { echo "FAIL: no GPU loss line"; exit 1; }
