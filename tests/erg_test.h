@@ -38,6 +38,17 @@
  *      teardown, SIGKILLs and reaps those recorded that are not reaped yet
  *      (waitpid WNOHANG first: an unreaped child's pid cannot have been
  *      reused), then forgets them all.
+ *
+ *  erg_rrdcached_start(dir, sock), erg_rrdcached_stop(pid)
+ *      A real rrdcached (Debian: rrdcached) for a group's setup: started
+ *      in the foreground (-g), listening on unix:sock, its files and pid
+ *      file under dir (-b dir -B), every update kept in memory (-w 3600
+ *      -f 7200: the files on disk lack them until a flush, so only reads
+ *      through the daemon see them). Returns its pid once sock exists (5 s
+ *      at most), else -1 with the daemon gone (it exited, or was killed).
+ *      erg_rrdcached_stop(pid), for the group's teardown, SIGTERMs and
+ *      reaps it (nothing if pid <= 0). Not for erg_test_child: the daemon
+ *      outlives the cases.
  */
 #ifndef ERG_TEST_H
 #define ERG_TEST_H
@@ -49,6 +60,7 @@
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,6 +142,38 @@ __attribute__((unused)) static int erg_kill_children(void **state) {
     }
   }
   return 0;
+}
+
+__attribute__((unused)) static pid_t erg_rrdcached_start(const char *dir, const char *sock) {
+  char addr[300], pidf[300];
+  snprintf(addr, sizeof addr, "unix:%s", sock);
+  snprintf(pidf, sizeof pidf, "%s/rrdcached.pid", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("rrdcached", "rrdcached", "-g", "-l", addr, "-b", dir, "-B", "-w", "3600", "-f", "7200",
+           "-p", pidf, (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0)
+    return -1;
+  for (int i = 0; i < 100; i++) {
+    struct stat st;
+    if (stat(sock, &st) == 0)
+      return pid;
+    if (waitpid(pid, NULL, WNOHANG) == pid)
+      return -1; /* it exited (not installed, a bad option) */
+    usleep(50000);
+  }
+  kill(pid, SIGTERM);
+  waitpid(pid, NULL, 0);
+  return -1;
+}
+
+__attribute__((unused)) static void erg_rrdcached_stop(pid_t pid) {
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+  }
 }
 
 #endif

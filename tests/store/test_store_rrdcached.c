@@ -6,12 +6,9 @@
  * setup): the second reads back what the first wrote. */
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../erg_test.h"
@@ -27,29 +24,6 @@ static pid_t daemon_pid = -1;
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
-static pid_t daemon_start(const char *dir, const char *sock) {
-  char addr[300], base[300], pidf[300];
-  snprintf(addr, sizeof addr, "unix:%s", sock);
-  snprintf(base, sizeof base, "%s", dir);
-  snprintf(pidf, sizeof pidf, "%s/rrdcached.pid", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    /* -w 3600: keep updates in memory, so only the daemon knows them. */
-    execlp("rrdcached", "rrdcached", "-g", "-l", addr, "-b", base, "-B", "-w", "3600", "-f", "7200",
-           "-p", pidf, (char *)NULL);
-    _exit(127);
-  }
-  for (int i = 0; i < 100; i++) {
-    struct stat st;
-    if (stat(sock, &st) == 0)
-      return pid;
-    usleep(50000);
-  }
-  kill(pid, SIGTERM);
-  waitpid(pid, NULL, 0);
-  return -1;
-}
-
 static int start_daemon(void **state) {
   char sock[128];
   (void)state;
@@ -57,7 +31,7 @@ static int start_daemon(void **state) {
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
   snprintf(addr, sizeof addr, "unix:%s", sock);
   snprintf(root, sizeof root, "%s/store", dir);
-  daemon_pid = daemon_start(dir, sock);
+  daemon_pid = erg_rrdcached_start(dir, sock);
   erg_assert(daemon_pid > 0, "rrdcached did not start");
   return 0;
 }
@@ -65,10 +39,8 @@ static int start_daemon(void **state) {
 static int stop_daemon(void **state) {
   char cmd[200];
   (void)state;
-  if (daemon_pid > 0) {
-    kill(daemon_pid, SIGTERM);
-    waitpid(daemon_pid, NULL, 0);
-  }
+  erg_rrdcached_stop(daemon_pid);
+  daemon_pid = -1;
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   erg_assert(system(cmd) == 0, "%s", cmd);
   return 0;

@@ -5,12 +5,10 @@
  * librrd's fetch over a connected daemon). Exits 77 when rrdcached is
  * missing. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,27 +22,6 @@
 static char dir[] = "/tmp/erg-webcached-XXXXXX", addr[160];
 static pid_t daemon_pid = -1;
 static struct erg_store *s;
-
-static pid_t daemon_start(const char *dir, const char *sock) {
-  char addr[300], pidf[300];
-  snprintf(addr, sizeof addr, "unix:%s", sock);
-  snprintf(pidf, sizeof pidf, "%s/rrdcached.pid", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execlp("rrdcached", "rrdcached", "-g", "-l", addr, "-b", dir, "-B", "-w", "3600", "-f", "7200",
-           "-p", pidf, (char *)NULL);
-    _exit(127);
-  }
-  for (int i = 0; i < 100; i++) {
-    struct stat st;
-    if (stat(sock, &st) == 0)
-      return pid;
-    usleep(50000);
-  }
-  kill(pid, SIGTERM);
-  waitpid(pid, NULL, 0);
-  return -1;
-}
 
 static int file_has(const char *path, const char *needle) {
   char *buf = malloc(1 << 20);
@@ -60,7 +37,7 @@ static int start_daemon(void **state) {
   erg_assert(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
   snprintf(addr, sizeof addr, "unix:%s", sock);
-  daemon_pid = daemon_start(dir, sock);
+  daemon_pid = erg_rrdcached_start(dir, sock);
   erg_assert(daemon_pid > 0, "rrdcached did not start");
   return 0;
 }
@@ -71,10 +48,8 @@ static int stop_daemon(void **state) {
   if (s)
     erg_store_close(s);
   s = NULL;
-  if (daemon_pid > 0) {
-    kill(daemon_pid, SIGTERM);
-    waitpid(daemon_pid, NULL, 0);
-  }
+  erg_rrdcached_stop(daemon_pid);
+  daemon_pid = -1;
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0)
     fprintf(stderr, "cannot remove %s\n", dir);
