@@ -147,6 +147,29 @@ static void cell_gpu_unseen(const struct erg_cell_model *cm, const struct erg_gr
     }
 }
 
+/* The idle GPUs' power in a cell with GPU readings (boards no process
+ * used): their board term leaves [system]'s row (x) and is returned, to be
+ * idle power that follows the idle policy like β0 (docs/gpu.md, issue 26:
+ * "the GPU's idle part follows the node's idle policy"). 0 without a GPU
+ * term or an idle GPU. */
+static double cell_gpu_idle(const struct erg_cell_model *cm, const struct erg_grid_result *r,
+                            double *x) {
+  size_t nf = cm->model->nfeatures;
+  if (!(r->cell->seen & (1u << ERG_FEAT_GPU)))
+    return 0;
+  for (size_t k = 0; k < nf; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0) {
+      double rate = erg_grid_gpu_idle_rate(r->cell, r->step);
+      double *sys = &x[r->cell->nkeys * nf + k];
+      rate = rate < *sys ? rate : *sys;
+      if (!(rate > 0))
+        return 0;
+      *sys -= rate;
+      return erg_model_term(cm->model, k, rate);
+    }
+  return 0;
+}
+
 static int cell_attribute_model(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                                 struct erg_attr_share *shares, struct erg_cell_power *out) {
   const struct erg_grid_cell *c = r->cell;
@@ -159,10 +182,14 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   double *x = cell_feature_rows(cm, r), *w = malloc((c->nkeys + 1) * sizeof *w);
   struct erg_attribution a;
   int rc = x && w ? 0 : -1;
-  if (rc == 0)
+  double gpu_idle = 0, idle = cm->model->idle_watts;
+  if (rc == 0) {
     cell_gpu_unseen(cm, r, total, x);
-  if (rc == 0 && erg_attribute_cell(cm->model, total, x, c->nkeys + 1, c->nkeys,
-                                    (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
+    gpu_idle = cell_gpu_idle(cm, r, x);
+  }
+  if (rc == 0 &&
+      erg_attribute_cell_idle(cm->model, idle + gpu_idle, total, x, c->nkeys + 1, c->nkeys,
+                              (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
     rc = 1;
   for (size_t p = 0; rc == 0 && p <= c->nkeys; p++) {
     shares[p].key = p < c->nkeys ? c->keys[p].key : "[system]";
@@ -174,6 +201,8 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
     out->dynamic_watts = a.dynamic_watts;
     out->idle_separate_watts = a.idle_separate_watts;
     out->estimated = no_meter;
+    /* Below the idle power both parts of it shrink alike. */
+    out->gpu_idle_watts = gpu_idle > 0 ? gpu_idle * a.idle_watts / (idle + gpu_idle) : 0;
   }
   free(x);
   free(w);

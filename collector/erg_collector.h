@@ -34,7 +34,9 @@ enum erg_feature {
   ERG_FEAT_CYCLES,       /* cycles_per_second */
   /* gpu_watts: GPU board energy per wall second (docs/gpu.md). A key's is
    * Σ_gpu energy x its SM share; the node's is every GPU's board energy,
-   * so [system] (node - Σ keys) carries what no process used (idle). */
+   * so [system] (node - Σ keys) carries what no process used: idle GPUs
+   * (their part follows the idle policy, erg_grid_gpu_idle_rate), shares
+   * of processes gone or outside the scope, MIG. */
   ERG_FEAT_GPU,
   ERG_NFEATURES
 };
@@ -52,9 +54,10 @@ struct erg_grid_cell {
   int64_t t0; /* unix seconds, multiple of step */
   double agent_seconds, busy_cpu_seconds, system_cpu_seconds;
   double disk_bytes, instructions, cycles; /* node totals: sums over processes */
-  double gpu_joules;  /* the node's GPU board energy (erg_grid_add_gpu), not a sum */
-  double gpu_seconds; /* of the cell covered by GPU readings */
-  unsigned seen;      /* bit 1<<erg_feature set when that counter was non-zero */
+  double gpu_joules;      /* the node's GPU board energy (erg_grid_add_gpu), not a sum */
+  double gpu_seconds;     /* of the cell covered by GPU readings */
+  double gpu_idle_joules; /* of it, GPUs without process activity (erg_grid_add_gpu) */
+  unsigned seen;          /* bit 1<<erg_feature set when that counter was non-zero */
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra; /* NULL or parallel to keys */
   uint32_t *index;                  /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
@@ -123,15 +126,20 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
 void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
                         double system_cpu_seconds, const struct erg_grid_proc *procs,
                         size_t nprocs);
-/* The node's GPU board energy over [t0_ns, t1_ns) (all its GPUs),
- * apportioned by overlap; marks the cells as having the GPU feature. */
-void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules);
+/* The node's GPU board energy over [t0_ns, t1_ns) (all its GPUs), and
+ * of it idle_joules of the GPUs no process used (docs/gpu.md), apportioned
+ * by overlap; marks the cells as having the GPU feature. */
+void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules,
+                      double idle_joules);
 /* Feature rates (x[ERG_NFEATURES], per wall second of a step-second cell):
  * of key i, of the node (busy CPU, counter totals, GPU board power) and of
  * [system] (node busy CPU and GPU energy not seen in any key, nothing else). */
 void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, double *x);
 void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x);
 void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double *x);
+/* The idle GPUs' part of [system]'s gpu_watts (boards no process used in
+ * the cell, per-process activity measured), W; 0 without GPU readings. */
+double erg_grid_gpu_idle_rate(const struct erg_grid_cell *c, unsigned step);
 /* Finalises, in time order, every cell whose end + settle_seconds <= now. */
 typedef void (*erg_grid_cell_fn)(void *user, const struct erg_grid_result *r);
 size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_seconds,
@@ -284,6 +292,7 @@ struct erg_cell_power {
   double dynamic_watts;       /* total − idle */
   double idle_separate_watts; /* idle given to nobody (policy separate) */
   double modelled_watts;      /* model prediction from the node's features; NAN if none */
+  double gpu_idle_watts;      /* of idle_watts, the idle GPUs' board term (docs/gpu.md) */
   bool estimated;             /* no meter reading: total is the prediction */
   /* A node feature beyond the model's training maximum (the node's
    * utilisation for the curve): linear terms went on linearly, the curve

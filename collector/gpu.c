@@ -43,13 +43,14 @@ static const Erg__Gpu *sample_gpu(const Erg__Sample *s, uint32_t index) {
 }
 
 double node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_grid_proc *procs) {
-  double board = 0;
+  double board = 0, idle = 0;
   bool any = false;
   for (size_t g = 0; g < s->n_gpus; g++) {
     const Erg__Gpu *gp = s->gpus[g];
     if (!gp->has_energy)
       continue;
     board += gp->energy_joules;
+    idle += gp->idle ? gp->energy_joules : 0;
     any = true;
     struct node_gpu *d = node_gpu_of(n, gp->index, gp->uuid);
     if (d) {
@@ -68,7 +69,7 @@ double node_gpu_sample(struct node_state *n, const Erg__Sample *s, struct erg_gr
     }
   }
   const Erg__Interval *iv = s->interval;
-  erg_grid_add_gpu(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, board);
+  erg_grid_add_gpu(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, board, idle);
   return board;
 }
 
@@ -142,20 +143,26 @@ void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_g
   /* Each key's share of the dynamic power is its model activity scaled to
    * the measurement (erg_attribute_cell); its GPU part is the GPU term
    * scaled alike, so it never exceeds the key's share and the parts of
-   * all rows add up to the GPU term's share of the cell. */
-  double activity = pw->modelled_watts - cm.model->idle_watts;
+   * all rows add up to the GPU term's share of the cell. The idle GPUs'
+   * term is idle power (attribute.c), not activity: the node's GPU part
+   * holds it as it is. */
+  double activity = pw->modelled_watts - cm.model->idle_watts - pw->gpu_idle_watts;
   double scale = isfinite(activity) && activity > 0 && isfinite(pw->dynamic_watts)
                      ? pw->dynamic_watts / activity
                      : 0;
   struct profile_entry *e = malloc((cell->nkeys + 1) * sizeof *e);
   size_t ne = 0;
-  double node = 0, rates[ERG_NFEATURES];
+  double node = pw->gpu_idle_watts, rates[ERG_NFEATURES];
   bool ok = e != NULL;
   for (size_t i = 0; ok && i <= cell->nkeys; i++) {
     if (i < cell->nkeys)
       erg_grid_key_rates(cell, i, r->step, rates);
-    else
+    else {
       erg_grid_system_rates(cell, r->step, rates);
+      /* Less the idle GPUs' (attribute.c): idle power, counted above. */
+      if (pw->gpu_idle_watts > 0)
+        rates[ERG_FEAT_GPU] -= erg_grid_gpu_idle_rate(cell, r->step);
+    }
     double w = scale * erg_model_term(cm.model, (size_t)kg, rates[ERG_FEAT_GPU]);
     if (!(w > 0))
       continue;

@@ -339,11 +339,13 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, doub
   free(names);
 }
 
-void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules) {
+void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules,
+                      double idle_joules) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
   for (size_t i = 0; i < n; i++) {
     ov[i].cell->gpu_joules += joules * ov[i].fraction;
+    ov[i].cell->gpu_idle_joules += idle_joules * ov[i].fraction;
     ov[i].cell->gpu_seconds += ov[i].seconds;
     ov[i].cell->seen |= 1u << ERG_FEAT_GPU;
   }
@@ -381,15 +383,16 @@ void erg_grid_key_rates(const struct erg_grid_cell *c, size_t i, unsigned step, 
   x[ERG_FEAT_GPU] = e ? e->gpu_joules / step : 0;
 }
 
-/* The node's GPU board energy over the cell: where GPU readings covered
- * less of it than the agent's samples did (the GPUs lost mid-cell), the
- * boards drew on at the power they were read at; the part no reading
- * covered is nobody's ([system]). */
-static double grid_gpu_joules(const struct erg_grid_cell *c) {
+/* The node's GPU board energy over the cell (joules: its gpu_joules or
+ * gpu_idle_joules): where GPU readings covered less of it than the
+ * agent's samples did (the GPUs lost mid-cell), the boards drew on at the
+ * power they were read at; the part no reading covered is nobody's
+ * ([system]). */
+static double grid_gpu_joules(const struct erg_grid_cell *c, double joules) {
   double agent = c->agent_seconds;
   if (c->gpu_seconds > 0 && c->gpu_seconds < agent)
-    return c->gpu_joules * agent / c->gpu_seconds;
-  return c->gpu_joules;
+    return joules * agent / c->gpu_seconds;
+  return joules;
 }
 
 void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x) {
@@ -397,7 +400,7 @@ void erg_grid_node_rates(const struct erg_grid_cell *c, unsigned step, double *x
   x[ERG_FEAT_DISK] = c->disk_bytes / step;
   x[ERG_FEAT_INSTRUCTIONS] = c->instructions / step;
   x[ERG_FEAT_CYCLES] = c->cycles / step;
-  x[ERG_FEAT_GPU] = grid_gpu_joules(c) / step;
+  x[ERG_FEAT_GPU] = grid_gpu_joules(c, c->gpu_joules) / step;
 }
 
 /* [system] is the node's busy CPU time and GPU board energy that no
@@ -410,10 +413,18 @@ void erg_grid_system_rates(const struct erg_grid_cell *c, unsigned step, double 
     keys += c->keys[i].cpu_seconds;
     gpu += c->extra ? c->extra[i].gpu_joules : 0;
   }
-  double rest = c->busy_cpu_seconds - keys, gpu_rest = grid_gpu_joules(c) - gpu;
+  double rest = c->busy_cpu_seconds - keys, gpu_rest = grid_gpu_joules(c, c->gpu_joules) - gpu;
   x[ERG_FEAT_CPU] = rest > 0 ? rest / step : 0;
   x[ERG_FEAT_DISK] = x[ERG_FEAT_INSTRUCTIONS] = x[ERG_FEAT_CYCLES] = 0;
   x[ERG_FEAT_GPU] = gpu_rest > 0 ? gpu_rest / step : 0;
+}
+
+double erg_grid_gpu_idle_rate(const struct erg_grid_cell *c, unsigned step) {
+  double sys[ERG_NFEATURES], idle = grid_gpu_joules(c, c->gpu_idle_joules) / step;
+  erg_grid_system_rates(c, step, sys);
+  /* Never more than [system] has: the keys' shares are of busy GPUs. */
+  idle = idle < sys[ERG_FEAT_GPU] ? idle : sys[ERG_FEAT_GPU];
+  return isfinite(idle) && idle > 0 ? idle : 0;
 }
 
 /* No open cell has data. */

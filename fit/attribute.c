@@ -51,6 +51,14 @@ static double attribute_idle_share(enum erg_idle_policy policy, double idle, dou
 int erg_attribute_cell(const struct erg_model *m, double measured_watts, const double *x,
                        size_t nproc, size_t system_index, enum erg_idle_policy policy,
                        double *watts, struct erg_attribution *out) {
+  return erg_attribute_cell_idle(m, m->idle_watts, measured_watts, x, nproc, system_index, policy,
+                                 watts, out);
+}
+
+int erg_attribute_cell_idle(const struct erg_model *m, double idle_watts, double measured_watts,
+                            const double *x, size_t nproc, size_t system_index,
+                            enum erg_idle_policy policy, double *watts,
+                            struct erg_attribution *out) {
   if (nproc == 0 || system_index >= nproc || (unsigned)policy > ERG_IDLE_PROPORTIONAL)
     return -1;
   /* Activities are kept in watts[] first, then turned into shares. */
@@ -63,11 +71,11 @@ int erg_attribute_cell(const struct erg_model *m, double measured_watts, const d
   }
   memset(out, 0, sizeof *out);
   out->estimated = !isfinite(measured_watts);
-  out->total_watts = out->estimated ? m->idle_watts + sum : measured_watts;
+  out->total_watts = out->estimated ? idle_watts + sum : measured_watts;
   if (!isfinite(out->total_watts) || !isfinite(sum))
     return -1;
   /* Below the idle power there is no dynamic part: all of it is idle. */
-  double idle = fmin(m->idle_watts, out->total_watts);
+  double idle = fmin(idle_watts, out->total_watts);
   double dynamic = out->total_watts - idle;
   out->idle_watts = idle;
   out->dynamic_watts = dynamic;

@@ -400,7 +400,7 @@ const char *erg_idle_policy_name(enum erg_idle_policy p);
 
 struct erg_attribution {
   double total_watts;         /* measured, or the prediction when estimated */
-  double idle_watts;          /* min(β0, total) */
+  double idle_watts;          /* min(β0, total); erg_attribute_cell_idle: its idle_watts */
   double dynamic_watts;       /* total − idle */
   double idle_separate_watts; /* idle left unassigned: idle_watts for SEPARATE, else 0 */
   bool estimated;
@@ -414,6 +414,13 @@ struct erg_attribution {
 int erg_attribute_cell(const struct erg_model *m, double measured_watts, const double *x,
                        size_t nproc, size_t system_index, enum erg_idle_policy policy,
                        double *watts, struct erg_attribution *out);
+/* The same with idle_watts in place of the model's β0: β0 plus the power
+ * of idle devices (idle GPUs' board term, docs/gpu.md), which then
+ * follows the idle policy as β0 does; x must then not carry that power. */
+int erg_attribute_cell_idle(const struct erg_model *m, double idle_watts, double measured_watts,
+                            const double *x, size_t nproc, size_t system_index,
+                            enum erg_idle_policy policy, double *watts,
+                            struct erg_attribution *out);
 
 /* ---- JSON, for callers that print what the files hold (fit/json.c) ----
  * jansson objects (json_decref them), NULL when out of memory: the model

@@ -240,6 +240,21 @@ static int gpu_link(struct agent_gpu *ag, const Erg__Proc *procs, size_t nprocs)
   return 0;
 }
 
+/* Device k was idle over the interval: its shares were read and no process
+ * the library listed (in the agent's scope or not) had activity, nor was
+ * it busy at the reading (a process the library did not list). Its board
+ * energy is then idle power, which ergd treats as the node's idle
+ * (docs/gpu.md). */
+static bool gpu_idle(const struct erg_gpu_interval *iv, size_t k) {
+  const struct erg_gpu_device *d = &iv->devices[k];
+  if (!d->has_proc_util || (d->has_util && d->util_percent > 0))
+    return false;
+  for (size_t i = 0; i < iv->nprocs; i++)
+    if (iv->procs[i].device == k && iv->procs[i].sm_share > 0)
+      return false;
+  return true;
+}
+
 void agent_gpu_attach(struct agent_gpu *ag, Erg__Sample *s, Erg__Proc *procs, size_t nprocs) {
   if (!ag->have_iv)
     return;
@@ -259,6 +274,7 @@ void agent_gpu_attach(struct agent_gpu *ag, Erg__Sample *s, Erg__Proc *procs, si
     m->mem_util_percent = d->mem_util_percent;
     m->mig = d->mig;
     m->sm_shares = d->has_proc_util;
+    m->idle = gpu_idle(&ag->iv, k);
     ag->gpu_ptrs[k] = m;
   }
   s->gpus = ag->gpu_ptrs;

@@ -166,11 +166,12 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
     jb_printf(&b,
               ",\"interval_ns\":%llu,\"has_energy\":%s,\"energy_joules\":%.3f,"
               "\"energy_from_counter\":%s,\"power_watts\":%.3f,\"util_percent\":%u,"
-              "\"mem_util_percent\":%u,\"mig\":%s,\"sm_shares\":%s}%s",
+              "\"mem_util_percent\":%u,\"mig\":%s,\"sm_shares\":%s,\"idle\":%s}%s",
               (unsigned long long)g->interval_ns, g->has_energy ? "true" : "false",
               g->energy_joules, g->energy_from_counter ? "true" : "false", g->power_watts,
               g->util_percent, g->mem_util_percent, g->mig ? "true" : "false",
-              g->sm_shares ? "true" : "false", i + 1 == s->n_gpus ? "]," : "");
+              g->sm_shares ? "true" : "false", g->idle ? "true" : "false",
+              i + 1 == s->n_gpus ? "]," : "");
   }
   jb_printf(&b, "\"users\":[");
   for (size_t i = 0; i < s->n_users; i++) {

@@ -59,6 +59,8 @@ for s in samples:
     assert near(g1["power_watts"], 70, 1e-6), g1
     assert g0["util_percent"] == 80 and g0["mem_util_percent"] == 30 and g0["sm_shares"], g0
     assert not g0["mig"] and not g1["mig"]
+    # GPU 1: a context (gpu_b's) but no activity, not busy: idle power.
+    assert not g0["idle"] and g1["idle"] and g1["sm_shares"], (g0, g1)
     procs = {p["pid"]: p for p in s["procs"]}
     assert a in procs and b in procs, sorted(procs)
     pa, pb = procs[a], procs[b]

@@ -10,8 +10,9 @@
 #  2. erg fit --linear on that journal: a coefficient of gpu_watts ≈ 1.1.
 #  3. ergd restarted with the model (GPU 0 at 300 W, the CPU job busy):
 #     every cell conserves (Σ job archives = dynamic), the GPU job gets
-#     ≈ 1.1 x 300 W, the CPU job ≈ 100 W x its CPU share, and
-#     erg_job_gpu_energy_joules_total{job="601"} its GPU part.
+#     ≈ 1.1 x 300 W, the CPU job ≈ 100 W x its CPU share, the idle GPU's
+#     1.1 x 60 W is idle power (node.rrd idle = β0 + it, not [system]'s),
+#     and erg_job_gpu_energy_joules_total{job="601"} its GPU part.
 #  4. the GPUs lost at the end: journal rows with gpu_watts nan, the CPU
 #     job's attribution as before (the boards' power to [system]).
 #  5. what is stored of it: a gpu_job archive for the GPU job (its whole
@@ -39,7 +40,7 @@ sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep 60' "$CG2/$tag/job_601" & gpu_p
 pids+=($gpu_pid)
 erg_in_cg $tag sleep 60 & pids+=($!)
 # GPU 0: the GPU job's; its power changes every 2 s in training, then
-# 300 W. GPU 1: idle at 60 W, nobody's ([system]). Lost at 24 s.
+# 300 W. GPU 1: idle at 60 W, no process uses it (idle power). Lost at 24 s.
 {
   echo "gpu 0 uuid=GPU-erg-col-0 name=StandIn-A energy=1"
   echo "gpu 1 uuid=GPU-erg-col-1 name=StandIn-B energy=1"
@@ -195,18 +196,24 @@ for t in cells:
     gpu.append(by_job["601"][t]); cpu.append(by_job["602"][t])
 g, c = sum(gpu) / len(gpu), sum(cpu) / len(cpu)
 sysw = sum(by_job["[system]"][t] for t in cells) / len(cells)
+idlew = sum(node[t][ix["idle"]] for t in cells) / len(cells)
+idle_truth = model["idle_watts"] + beta * 60
 rate = ((cpu1 - cpu0) / 1e6) / (c1 - c0)
 truth_g, truth_c = 1.1 * 300, 100.0 / ncpu * rate
 model_c = coef["cpu_seconds_per_second"] * rate
 print(f"GPU job {g:.1f} W (truth {truth_g:.0f}), CPU job {c:.1f} W (truth {truth_c:.1f}, "
-      f"its model CPU term {model_c:.1f}), [system] {sysw:.1f} W (idle GPU: 1.1 x 60 W) "
+      f"its model CPU term {model_c:.1f}), [system] {sysw:.1f} W, node idle {idlew:.1f} W "
+      f"(β0 + the idle GPU's β x 60 W = {idle_truth:.1f}) "
       f"over {len(cells)} cells")
 assert abs(g - truth_g) <= 0.05 * truth_g, "GPU job off its truth by more than 5 %"
 # The CPU job gets its CPU term and no GPU power; how near the CPU term
 # is to the truth depends on 14 s of training (β_cpu ±30 % seen).
 assert abs(c - model_c) <= 0.1 * model_c + 2, "CPU job off its model CPU term"
 assert abs(c - truth_c) <= 0.4 * truth_c + 2, "CPU job far off its truth"
-assert abs(sysw - 66) <= 0.25 * 66, "[system] is not the idle GPU's power"
+# The idle GPU (no process used it): idle power, under idle_policy
+# separate the node's idle, not [system]'s (docs/gpu.md).
+assert sysw <= 0.1 * 66, "[system] has the idle GPU's power"
+assert abs(idlew - idle_truth) <= 0.02 * idle_truth, "node idle is not β0 + the idle GPU's term"
 m2 = open(f"{work}/metrics2.txt").read()
 j = re.search(r'^erg_job_gpu_energy_joules_total\{job="601"\} (\S+)$', m2, re.M)
 k = re.search(r'^erg_key_energy_joules_total\{node="g1",kind="job",key="601"\} (\S+)$', m2, re.M)

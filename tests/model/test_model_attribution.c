@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "../erg_test.h"
 
 #include "collector_int.h"
 #include "erg_collector.h"
@@ -257,19 +257,22 @@ static void test_estimated_is_prediction(void **state) {
 }
 
 /* Issue 26: GPU board power as a model feature (gpu_watts). Two GPUs: GPU
- * 0 at 300 W used only by "gpujob" (share 1), GPU 1 idle at 50 W; "cpujob"
- * busy on one CPU, "idle" doing nothing. The meter reads exactly the
- * model (idle 100 W + 20 W per CPU + 1.1 W per board W): the GPU job gets
- * 1.1 x 300 W, the CPU job its 20 W, [system] the idle board's 1.1 x 50
- * W; without GPU data the CPU job's share is what a CPU-only model gives. */
-static void gpu_cell(struct erg_grid *g, bool gpus) {
+ * 0 at 300 W used only by "gpujob" (share 1), GPU 1 at 50 W used by no
+ * process the agent saw; "cpujob" busy on one CPU, "idle" doing nothing.
+ * The meter reads exactly the model (idle 100 W + 20 W per CPU + 1.1 W per
+ * board W): the GPU job gets 1.1 x 300 W, the CPU job its 20 W. GPU 1's
+ * 1.1 x 50 W: when the agent said it was idle (no process had activity),
+ * idle power, which follows the idle policy as β0 does; when it was busy
+ * for a process the agent does not see, [system]'s. Without GPU data the
+ * CPU job's share is what a CPU-only model gives. */
+static void gpu_cell(struct erg_grid *g, bool gpus, bool idle) {
   struct erg_grid_proc p[3] = {{.key = "cpujob", .cpu_seconds = 1.0 * STEP},
                                {.key = "gpujob", .gpu_joules = gpus ? 300.0 * STEP : 0},
                                {.key = "idle"}};
   uint64_t t0 = (uint64_t)T0 * NS, t1 = (uint64_t)(T0 + STEP) * NS;
   erg_grid_add_procs(g, t0, t1, 1.0 * STEP, 0, p, 3);
   if (gpus)
-    erg_grid_add_gpu(g, t0, t1, 350.0 * STEP);
+    erg_grid_add_gpu(g, t0, t1, 350.0 * STEP, idle ? 50.0 * STEP : 0);
 }
 
 static void test_gpu_feature(void **state) {
@@ -282,16 +285,18 @@ static void test_gpu_feature(void **state) {
   assert_int_equal(map[1], ERG_FEAT_GPU);
   for (int policy = ERG_IDLE_SEPARATE; policy <= ERG_IDLE_PROPORTIONAL; policy++) {
     struct erg_cell_model cm = {&m, map, policy};
-    for (int gpus = 1; gpus >= 0; gpus--) {
+    for (int v = 2; v >= 0; v--) { /* 2: GPU 1 idle, 1: busy for nobody seen, 0: no GPUs */
+      bool gpus = v > 0, idle_gpu = v == 2;
       struct erg_grid g;
       erg_grid_init(&g, STEP);
-      gpu_cell(&g, gpus);
+      gpu_cell(&g, gpus, idle_gpu);
       struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
       double node[ERG_NFEATURES], sys[ERG_NFEATURES];
       erg_grid_node_rates(c, STEP, node);
       erg_grid_system_rates(c, STEP, sys);
       assert_float_equal(node[ERG_FEAT_GPU], gpus ? 350 : 0, 1e-9);
       assert_float_equal(sys[ERG_FEAT_GPU], gpus ? 50 : 0, 1e-9);
+      assert_float_equal(erg_grid_gpu_idle_rate(c, STEP), idle_gpu ? 50 : 0, 1e-9);
       assert_int_equal((c->seen >> ERG_FEAT_GPU) & 1, gpus);
       double measured = 100 + 20 + (gpus ? 1.1 * 350 : 0);
       struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured, .cell = c};
@@ -303,15 +308,23 @@ static void test_gpu_feature(void **state) {
       for (int i = 0; i < 4; i++)
         sum += sh[i].watts;
       assert_float_equal(sum, measured, 1e-9);
-      assert_float_equal(pw.dynamic_watts, measured - 100, 1e-9);
+      double idle = 100 + (idle_gpu ? 55 : 0);
+      assert_float_equal(pw.idle_watts, idle, 1e-9);
+      assert_float_equal(pw.gpu_idle_watts, idle_gpu ? 55 : 0, 1e-9);
+      assert_float_equal(pw.dynamic_watts, measured - idle, 1e-9);
       assert_string_equal(sh[1].key, "gpujob");
       assert_string_equal(sh[3].key, "[system]");
-      if (policy == ERG_IDLE_SEPARATE) {           /* the other policies add idle shares */
-        assert_float_equal(sh[0].watts, 20, 1e-9); /* cpujob */
-        assert_float_equal(sh[1].watts, gpus ? 330 : 0, 1e-9); /* gpujob */
-        assert_float_equal(sh[2].watts, 0, 1e-9);              /* idle */
-        assert_float_equal(sh[3].watts, gpus ? 55 : 0, 1e-9);  /* [system] */
+      double dyn[4] = {20, gpus ? 330 : 0, 0, gpus && !idle_gpu ? 55 : 0}, act = 0, nact = 0;
+      for (int i = 0; i < 4; i++)
+        act += dyn[i], nact += dyn[i] > 0;
+      for (int i = 0; i < 4; i++) {
+        double want = dyn[i] + (policy == ERG_IDLE_EVEN           ? (dyn[i] > 0 ? idle / nact : 0)
+                                : policy == ERG_IDLE_PROPORTIONAL ? idle * dyn[i] / act
+                                                                  : 0);
+        erg_assert(fabs(sh[i].watts - want) <= 1e-9, "policy %d, GPUs %d: %s %.6f W, want %.6f W",
+                   policy, v, sh[i].key, sh[i].watts, want);
       }
+      assert_float_equal(pw.idle_separate_watts, policy == ERG_IDLE_SEPARATE ? idle : 0, 1e-9);
       erg_grid_free(&g);
     }
   }
@@ -319,7 +332,7 @@ static void test_gpu_feature(void **state) {
    * excess over the prediction is [system]'s, the CPU job keeps 20 W. */
   struct erg_grid g;
   erg_grid_init(&g, STEP);
-  gpu_cell(&g, false);
+  gpu_cell(&g, false, false);
   struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
   struct erg_grid_result r = {.t0 = T0,
                               .step = STEP,
@@ -334,7 +347,8 @@ static void test_gpu_feature(void **state) {
   erg_grid_free(&g);
   /* A sample spanning two cells: its board energy split by overlap. */
   erg_grid_init(&g, STEP);
-  erg_grid_add_gpu(&g, (uint64_t)T0 * NS + 2500000000ULL, (uint64_t)T0 * NS + 7500000000ULL, 100);
+  erg_grid_add_gpu(&g, (uint64_t)T0 * NS + 2500000000ULL, (uint64_t)T0 * NS + 7500000000ULL, 100,
+                   40);
   assert_float_equal(g.cells[(T0 / STEP) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
   assert_float_equal(g.cells[(T0 / STEP + 1) % ERG_GRID_SLOTS].gpu_joules, 50, 1e-9);
   erg_grid_free(&g);
