@@ -291,6 +291,9 @@ void agent_gpu_attach(struct agent_gpu *ag, Erg__Sample *s, Erg__Proc *procs, si
     u->sm_percent = g->sm_percent;
     u->mem_percent = g->mem_percent;
     u->used_memory_bytes = g->used_memory_bytes;
+    u->has_mig_instance = g->gpu_instance != ERG_GPU_NO_INSTANCE;
+    u->mig_gpu_instance = u->has_mig_instance ? g->gpu_instance : 0;
+    u->mig_compute_instance = u->has_mig_instance ? g->compute_instance : 0;
     ag->use_ptrs[i] = u;
     Erg__Proc *p = &procs[ag->links[i].proc];
     if (!p->n_gpu)

@@ -57,7 +57,11 @@ struct erg_gpu_proc {
   double sm_percent;  /* NVML: its mean SM utilization over the interval, %; AMD: CU occupancy */
   double mem_percent; /* NVML: its mean memory-controller utilization, %; AMD: 0 */
   uint64_t used_memory_bytes; /* at the reading; 0: unknown */
+  /* MIG: the GPU instance and compute instance the process runs in (NVML's
+   * process list); ERG_GPU_NO_INSTANCE without MIG or when not known. */
+  uint32_t gpu_instance, compute_instance;
 };
+#define ERG_GPU_NO_INSTANCE 0xFFFFFFFFu
 
 struct erg_gpu_interval {
   size_t ndevices;

@@ -287,6 +287,7 @@ static struct erg_gpu_proc *nvml_proc_push(struct nvml_gpu *g, uint32_t pid, uns
   memset(p, 0, sizeof *p);
   p->pid = pid;
   p->device = dev;
+  p->gpu_instance = p->compute_instance = ERG_GPU_NO_INSTANCE;
   return p;
 }
 
@@ -360,6 +361,11 @@ static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long pe
       e[m - 1].sm_percent += e[i].sm_percent;
       e[m - 1].mem_percent += e[i].mem_percent;
       e[m - 1].used_memory_bytes += e[i].used_memory_bytes;
+      /* The process list's entry knows the MIG instance, samples do not. */
+      if (e[m - 1].gpu_instance == ERG_GPU_NO_INSTANCE) {
+        e[m - 1].gpu_instance = e[i].gpu_instance;
+        e[m - 1].compute_instance = e[i].compute_instance;
+      }
     } else {
       e[m++] = e[i];
     }
@@ -394,6 +400,9 @@ static int nvml_compute_procs(struct nvml_gpu *g, size_t k, nvmlReturn_t *rr) {
       break;
     if (g->pi[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
       e->used_memory_bytes = g->pi[i].usedGpuMemory;
+    /* 0xFFFFFFFF without MIG: the same as ERG_GPU_NO_INSTANCE. */
+    e->gpu_instance = g->pi[i].gpuInstanceId;
+    e->compute_instance = g->pi[i].computeInstanceId;
   }
   return 0;
 }

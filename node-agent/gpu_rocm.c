@@ -480,6 +480,7 @@ static int rocm_shares(struct rocm_gpu *g) {
       memset(e, 0, sizeof *e);
       e->pid = u->pid;
       e->device = u->device;
+      e->gpu_instance = e->compute_instance = ERG_GPU_NO_INSTANCE;
       e->used_memory_bytes = u->vram;
       e->sm_percent = u->cu != CU_OCCUPANCY_INVALID ? u->cu : 0;
       if (e->sm_percent > 100)

@@ -110,13 +110,19 @@ static void jb_proc(struct jbuf *b, const Erg__Proc *p, unsigned counters) {
   if (p->n_capacity)
     jb_printf(b, ",\"capacity_weighted_ns\":%llu", (unsigned long long)p->capacity_weighted_ns);
   /* GPU processes only (docs/gpu.md). */
-  for (size_t i = 0; i < p->n_gpu; i++)
+  for (size_t i = 0; i < p->n_gpu; i++) {
+    const Erg__GpuUse *u = p->gpu[i];
     jb_printf(b,
               "%s{\"gpu_index\":%u,\"sm_share\":%.6f,\"sm_percent\":%.3f,\"mem_percent\":%.3f,"
-              "\"used_memory_bytes\":%llu}%s",
-              i ? "," : ",\"gpu\":[", p->gpu[i]->gpu_index, p->gpu[i]->sm_share,
-              p->gpu[i]->sm_percent, p->gpu[i]->mem_percent,
-              (unsigned long long)p->gpu[i]->used_memory_bytes, i + 1 == p->n_gpu ? "]" : "");
+              "\"used_memory_bytes\":%llu",
+              i ? "," : ",\"gpu\":[", u->gpu_index, u->sm_share, u->sm_percent, u->mem_percent,
+              (unsigned long long)u->used_memory_bytes);
+    /* MIG only: the instance it runs in. */
+    if (u->has_mig_instance)
+      jb_printf(b, ",\"mig_gpu_instance\":%u,\"mig_compute_instance\":%u", u->mig_gpu_instance,
+                u->mig_compute_instance);
+    jb_printf(b, "}%s", i + 1 == p->n_gpu ? "]" : "");
+  }
   jb_printf(b, "}");
 }
 

@@ -75,9 +75,33 @@ for s in samples:
     assert 40 <= ua["sm_percent"] <= 75 and ub0["sm_percent"] < ua["sm_percent"], (ua, ub0)
     assert ua["used_memory_bytes"] == 1 << 30 and ub0["used_memory_bytes"] == 512 << 20
     assert ub1["sm_share"] == 0 and ub1["used_memory_bytes"] == 256 << 20, ub1
-    # Only the GPU processes carry GPU entries.
+    # Only the GPU processes carry GPU entries; no MIG here: no instance.
     assert all("gpu" not in p for p in s["procs"] if p["pid"] not in (a, b))
+    assert not [u for u in (ua, ub0, ub1) if "mig_gpu_instance" in u], (ua, ub0, ub1)
 print("b ok:", samples[-1]["gpus"][0]["energy_joules"], "J,", ua)
+PY
+
+echo "m: a MIG GPU: the processes' instances, no shares, not idle"
+cat >"$dir/mig" <<EOF
+gpu 0 uuid=GPU-erg-mig-0 name=StandIn-MIG mig=1
+at 0 gpu=0 power_w=200 util=0 proc=$gpu_a:0:0:1024:3/0 proc=$gpu_b:0:0:512:5/1
+EOF
+ini nvml "$STANDIN"
+ERG_NVML_STANDIN_SCRIPT=$dir/mig run m 2
+python3 - "$dir/m.out" "$gpu_a" "$gpu_b" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+a, b = int(sys.argv[2]), int(sys.argv[3])
+samples = [o for o in objs if o["type"] == "sample"]
+assert len(samples) == 2, objs
+for s in samples:
+    g = s["gpus"][0]
+    assert g["mig"] and not g["sm_shares"] and not g["idle"], g
+    use = {p["pid"]: p["gpu"][0] for p in s["procs"] if "gpu" in p}
+    assert (use[a]["mig_gpu_instance"], use[a]["mig_compute_instance"]) == (3, 0), use[a]
+    assert (use[b]["mig_gpu_instance"], use[b]["mig_compute_instance"]) == (5, 1), use[b]
+    assert use[a]["sm_share"] == 0 and use[a]["used_memory_bytes"] == 1 << 30, use[a]
+print("m ok:", use)
 PY
 
 echo "c: no NVML library"

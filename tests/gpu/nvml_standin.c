@@ -10,7 +10,7 @@
  *
  *   gpu IDX [uuid=S] [name=S] [energy=1|0] [power=1|0] [procutil=1|0]
  *           [mig=0|1|na] [energy_start_mj=E]
- *   at T gpu=IDX power_w=W [util=U] [memutil=M] [proc=PID:SM[:MEM[:USED_MIB]]]...
+ *   at T gpu=IDX power_w=W [util=U] [memutil=M] [proc=PID:SM[:MEM[:USED_MIB[:GI/CI]]]]...
  *   period_ms MS           driver sample period of process utilization (100)
  *   fail_after_calls N     every call after the Nth returns GPU_IS_LOST
  *   fail_at T              every call from T seconds on returns GPU_IS_LOST
@@ -188,8 +188,8 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned 
   for (int i = 0; i < s->nproc; i++)
     infos[i] = (nvmlProcessInfo_t){.pid = s->proc[i].pid,
                                    .usedGpuMemory = s->proc[i].used_bytes,
-                                   .gpuInstanceId = 0xFFFFFFFFu,
-                                   .computeInstanceId = 0xFFFFFFFFu};
+                                   .gpuInstanceId = s->proc[i].gi,
+                                   .computeInstanceId = s->proc[i].ci};
   *count = (unsigned)s->nproc;
   return NVML_SUCCESS;
 }

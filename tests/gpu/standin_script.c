@@ -95,8 +95,11 @@ static int ss_at_line(char *rest, const char *path, int line) {
     else if (!strncmp(tok, "proc=", 5) && st.nproc < SS_PROCS) {
       struct ss_proc *p = &st.proc[st.nproc++];
       unsigned mib = 0;
-      if (sscanf(tok + 5, "%u:%u:%u:%u", &p->pid, &p->sm, &p->mem, &mib) < 2)
-        return ss_bad(path, line, "proc=PID:SM[:MEM[:USED_MIB]]");
+      p->gi = p->ci = 0xFFFFFFFFu;
+      int got =
+          sscanf(tok + 5, "%u:%u:%u:%u:%u/%u", &p->pid, &p->sm, &p->mem, &mib, &p->gi, &p->ci);
+      if (got < 2 || got == 5)
+        return ss_bad(path, line, "proc=PID:SM[:MEM[:USED_MIB[:GI/CI]]]");
       p->used_bytes = (unsigned long long)mib << 20;
     } else
       return ss_bad(path, line, "unknown at option");

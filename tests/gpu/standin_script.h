@@ -6,7 +6,7 @@
  *
  *   gpu IDX [uuid=S] [name=S] [energy=1|0] [power=1|0] [procutil=1|0]
  *           [mig=0|1|na] [energy_start_mj=E] [unique_id=HEX] [energy_res_uj=R]
- *   at T gpu=IDX power_w=W [util=U] [memutil=M] [proc=PID:SM[:MEM[:USED_MIB]]]...
+ *   at T gpu=IDX power_w=W [util=U] [memutil=M] [proc=PID:SM[:MEM[:USED_MIB[:GI/CI]]]]...
  *   period_ms MS           driver sample period of process utilization (100)
  *   fail_after_calls N     every call after the Nth fails (GPU lost)
  *   fail_at T              every call from T seconds on fails (GPU lost)
@@ -33,6 +33,7 @@
 struct ss_proc {
   unsigned pid, sm, mem;
   unsigned long long used_bytes;
+  unsigned gi, ci; /* MIG instance (NVML only), 0xFFFFFFFF: none */
 };
 struct ss_state {
   int64_t t_us;

@@ -125,7 +125,7 @@ static void test_energy_and_shares(void **state) {
 static void test_mig_and_no_power(void **state) {
   (void)state;
   standin_script(&nvml, "gpu 0 mig=1 energy=0 power=0\n"
-                        "at 0 gpu=0 power_w=80 util=30 proc=3001:50:0:64\n");
+                        "at 0 gpu=0 power_w=80 util=30 proc=3001:50:0:64:2/0\n");
   standin_time(&nvml, 0);
   struct erg_gpu *g = open_standin();
   size_t n;
@@ -142,6 +142,10 @@ static void test_mig_and_no_power(void **state) {
   erg_assert(iv.nprocs == 1 && iv.procs[0].pid == 3001 && iv.procs[0].sm_share == 0 &&
                  iv.procs[0].used_memory_bytes == 64ull << 20,
              "%zu processes, the first: " STANDIN_PROC_FMT, iv.nprocs, STANDIN_PROC(iv.procs[0]));
+  /* Its MIG instance, from the process list. */
+  erg_assert(iv.procs[0].gpu_instance == 2 && iv.procs[0].compute_instance == 0,
+             "MIG instance %u/%u, want 2/0", iv.procs[0].gpu_instance,
+             iv.procs[0].compute_instance);
   standin_close();
 }
 
