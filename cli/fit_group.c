@@ -132,12 +132,27 @@ static int group_idle_record(const struct cli_opts *o, const struct group_cli *g
   struct erg_idle_profile p[ERG_GROUP_MAX_NODES];
   double ncpu = 0, usum = 0, umax = 0;
   for (size_t m = 0; m < g->n; m++) {
-    /* Here the shared rows are the point: the group's power, all quiet. */
-    for (size_t i = 0; i < ds[m].nrows; i++)
-      ds[m].flags[i] &= ~(unsigned)ERG_ROW_SHARED;
+    /* Here the shared rows are the point: the group's power, all quiet.
+     * A row without flag 64 (the member metered alone, before it joined
+     * the group) holds that node's power, not the group's: it is left out
+     * as a row without the meter, not taken for the group's idle. */
+    size_t alone = 0;
+    for (size_t i = 0; i < ds[m].nrows; i++) {
+      double t = ds[m].time_unix_seconds[i];
+      if (ds[m].flags[i] & ERG_ROW_SHARED)
+        ds[m].flags[i] &= ~(unsigned)ERG_ROW_SHARED;
+      else {
+        ds[m].flags[i] |= ERG_ROW_METER_MISSING;
+        alone += t >= from && t + ds[m].row_step_seconds[i] <= to;
+      }
+    }
     if (erg_idle_profile_from_dataset(&ds[m], from, to, o->max_util, 0, &p[m], why, sizeof why) !=
         0) {
-      fprintf(stderr, "erg fit --idle: group %s: node %s: %s\n", o->group, g->node[m], why);
+      fprintf(stderr, "erg fit --idle: group %s: node %s: %s", o->group, g->node[m], why);
+      if (alone)
+        fprintf(stderr, " (%zu of the window's rows are without flag 64: not the group's meter)",
+                alone);
+      fputc('\n', stderr);
       return 2;
     }
     ncpu += p[m].ncpu;

@@ -50,9 +50,36 @@ bool node_lag_follows(const struct collector *c, const struct node_state *n) {
   return n->group >= 0 && c->groups[n->group].members[0] != n;
 }
 
+/* A member whose model has a GPU term, with agent data but no GPU
+ * readings in the cell (its GPUs were lost, NVML failed): its boards
+ * still draw power the meter sees, which its prediction lacks
+ * (attribute.c's cell_gpu_unseen for a node on its own meter). */
+static bool member_gpus_unseen(const struct erg_cell_model *cm, const struct erg_grid_cell *cell,
+                               unsigned step) {
+  if (!cm->model || !cell || cell->agent_seconds < step * 0.5 || cell->seen & (1u << ERG_FEAT_GPU))
+    return false;
+  for (size_t k = 0; k < cm->model->nfeatures; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0)
+      return true;
+  return false;
+}
+
+/* The model's term of the member's idle GPUs in the cell (docs/gpu.md
+ * "Idle GPUs follow the idle policy"): idle power, not predicted activity. */
+static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_grid_cell *cell,
+                              unsigned step) {
+  if (!cm->model || !cell || !(cell->seen & (1u << ERG_FEAT_GPU)))
+    return 0;
+  for (size_t k = 0; k < cm->model->nfeatures; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0)
+      return erg_model_term(cm->model, k, erg_grid_gpu_idle_rate(cell, step));
+  return 0;
+}
+
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], sum = 0, dsum = 0;
-  int missing = 0;
+  bool unseen[ERG_MAX_GROUP_NODES];
+  int missing = 0, nunseen = 0;
   unsigned step = c->cfg->step_seconds;
   for (int m = 0; m < g->nmembers; m++) {
     const struct node_state *n = g->members[m];
@@ -61,7 +88,9 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
     struct erg_grid_cell none = {.t0 = t0};
     pred[m] = erg_cell_predict(&cm, cell ? cell : &none, step);
-    dyn[m] = cm.model ? pred[m] - cm.model->idle_watts : NAN;
+    dyn[m] = cm.model ? pred[m] - cm.model->idle_watts - member_gpu_idle(&cm, cell, step) : NAN;
+    unseen[m] = member_gpus_unseen(&cm, cell, step);
+    nunseen += unseen[m];
     if (!isfinite(pred[m]) || pred[m] < 0) {
       missing++;
       continue;
@@ -91,16 +120,22 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   }
   /* Each member gets its prediction; what the meter shows beyond the sum
    * (model error, noise) is activity the models missed, so it goes with the
-   * predicted dynamic power, not with idle: an idle member behind a busy
-   * one keeps its idle. With no dynamic power predicted it goes by the
-   * whole prediction. The shares are fractions of the meter, applied to
-   * whatever it measured in the cell. */
+   * predicted dynamic power, not with idle (nor the idle GPUs' term): an
+   * idle member behind a busy one keeps its idle. With no dynamic power predicted it goes by the
+   * whole prediction. An excess while members' GPUs went unread is their
+   * boards' power, known to be theirs: it goes to them in equal parts (and
+   * there to [system], as on a meter of their own), so that the other
+   * members do not absorb it. The shares are fractions of the meter,
+   * applied to whatever it measured in the cell. */
   double meter = erg_grid_open_watts(&g->members[0]->grid, t0),
          resid = isfinite(meter) ? meter - sum : 0;
   double w[ERG_MAX_GROUP_NODES], wsum = 0;
   for (int m = 0; m < g->nmembers; m++) {
     double d = dyn[m] > 0 ? dyn[m] : 0;
-    w[m] = pred[m] + resid * (dsum > 0 ? d / dsum : pred[m] / sum);
+    if (resid > 0 && nunseen > 0)
+      w[m] = pred[m] + (unseen[m] ? resid / nunseen : 0);
+    else
+      w[m] = pred[m] + resid * (dsum > 0 ? d / dsum : pred[m] / sum);
     w[m] = w[m] > 0 ? w[m] : 0; /* the meter far below the models: none below 0 W */
     wsum += w[m];
   }

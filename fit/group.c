@@ -218,20 +218,54 @@ static void group_identify(const struct erg_dataset *const *mem, const char *con
   gsl_vector_free(w);
 }
 
-/* Pooled columns: the features every member has (ncpu is none). */
+/* A member's GPU board power (docs/gpu.md): a journal has the column once
+ * the node had GPU readings, so a member without it has no GPU: 0 W. */
+#define GROUP_GPU_COLUMN "gpu_watts"
+
+/* The first member with a dataset column for column k (pooled: member 0
+ * unless it lacks gpu_watts). */
+static size_t group_col_owner(const struct group_cols *c, size_t n, size_t k) {
+  if (c->member[k] < n)
+    return c->member[k];
+  for (size_t m = 0; m < n; m++)
+    if (c->col[k][m] >= 0)
+      return m;
+  return 0;
+}
+
+/* Already a pooled column of an earlier member's? */
+static bool group_pooled_has(const struct erg_dataset *const *mem, size_t n,
+                             const struct group_cols *c, const char *name) {
+  for (size_t k = 0; k < c->ncols; k++) {
+    size_t m = group_col_owner(c, n, k);
+    if (strcmp(mem[m]->feature[c->col[k][m]], name) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Pooled columns: the features every member has (ncpu is none), and
+ * gpu_watts when some member has it: summed over the members with GPUs,
+ * the others' 0 (a missing counter column is not measured, but a missing
+ * GPU column is no GPU). Without it the GPU node's board power would be
+ * the joint fit's residual, and ergd's split would give it to whichever
+ * member's predicted dynamic power is largest. */
 static void group_cols_pooled(const struct erg_dataset *const *mem, size_t n,
                               struct group_cols *c) {
   c->ncols = 0;
-  const struct erg_dataset *d0 = mem[0];
-  for (size_t k = 0; k < d0->nfeatures && c->ncols < ERG_FIT_MAX_FEATURES; k++) {
-    if (strcmp(d0->feature[k], ERG_NCPU_COLUMN) == 0)
-      continue;
-    bool all = true;
-    for (size_t m = 0; m < n; m++)
-      all = all && (c->col[c->ncols][m] = fit_dataset_column(mem[m], d0->feature[k])) >= 0;
-    if (all)
-      c->member[c->ncols++] = n;
-  }
+  for (size_t d = 0; d < n; d++)
+    for (size_t k = 0; k < mem[d]->nfeatures && c->ncols < ERG_FIT_MAX_FEATURES; k++) {
+      const char *name = mem[d]->feature[k];
+      if (strcmp(name, ERG_NCPU_COLUMN) == 0 || group_pooled_has(mem, n, c, name))
+        continue;
+      bool all = true, gpu = strcmp(name, GROUP_GPU_COLUMN) == 0;
+      for (size_t m = 0; m < n; m++) {
+        c->col[c->ncols][m] = fit_dataset_column(mem[m], name);
+        all = all && c->col[c->ncols][m] >= 0;
+      }
+      if (all || gpu)
+        c->member[c->ncols++] = n;
+    }
 }
 
 /* Per-node columns: every member's features (ncpu none), the curve too
@@ -257,7 +291,7 @@ static int group_cols_per_node(const struct erg_dataset *const *mem, size_t n, b
  * the part after the colon). */
 static int group_col_name(const struct erg_dataset *const *mem, const char *const *nodes, size_t n,
                           const struct group_cols *c, size_t col, char *out) {
-  size_t m = c->member[col] < n ? c->member[col] : 0;
+  size_t m = group_col_owner(c, n, col);
   const char *f = mem[m]->feature[c->col[col][m]];
   int len = c->member[col] < n ? snprintf(out, ERG_FIT_NAME_MAX, "%s:%s", nodes[m], f)
                                : snprintf(out, ERG_FIT_NAME_MAX, "%s", f);
@@ -310,8 +344,8 @@ static int group_dataset(const struct erg_dataset *const *mem, const char *const
     for (size_t k = 0; k < c->ncols; k++) {
       double v = 0;
       for (size_t m = 0; m < n; m++)
-        if (c->member[k] == n || c->member[k] == m)
-          v += group_x(mem, J, m, c->col[k][m], j);
+        if (c->member[k] == m || (c->member[k] == n && c->col[k][m] >= 0))
+          v += group_x(mem, J, m, c->col[k][m], j); /* pooled: no column, no GPU */
       ds->x[k][j] = v;
     }
   }

@@ -243,6 +243,93 @@ static void test_correlated_pooled(void **state) {
   free_group(&g);
 }
 
+/* A GPU node beside a CPU node (docs/gpu.md, "Shared meters"): only the
+ * GPU node's journal has gpu_watts. g1_cpu: the GPU node's CPU time varies
+ * on its own (per-node is identified), else it is 0 (a job waiting on its
+ * kernels: pooled). The truth: Σ idle 100 W, the boards × 1.1, 12 W per
+ * CPU second on either node. */
+static void gpu_group_fit(bool g1_cpu, struct erg_model *m, struct erg_group_result *res) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 5);
+  struct erg_dataset ds[2];
+  const char *gn[2] = {"g1", "c1"};
+  char why[512];
+  for (size_t n = 0; n < 2; n++) {
+    erg_dataset_init(&ds[n]);
+    snprintf(ds[n].node, sizeof ds[n].node, "%s", gn[n]);
+    ds[n].step_seconds = 5;
+    erg_dataset_add_feature(&ds[n], "cpu_seconds_per_second", why, sizeof why);
+    if (n == 0)
+      erg_dataset_add_feature(&ds[n], "gpu_watts", why, sizeof why);
+    erg_dataset_add_feature(&ds[n], ERG_NCPU_COLUMN, why, sizeof why);
+  }
+  for (int i = 0; i < 200; i++) {
+    double gpu = 60 + 240 * gsl_rng_uniform(r), cpu = 8 * gsl_rng_uniform(r);
+    double gcpu = g1_cpu ? 4 * gsl_rng_uniform(r) : 0;
+    /* The GPUs lost for a while: nan, not 0 (the rows are left out). */
+    if (i >= 150 && i < 160)
+      gpu = NAN;
+    double meter = 100 + 1.1 * (isnan(gpu) ? 200 : gpu) + 12 * (cpu + gcpu);
+    meter = round((meter + gsl_ran_gaussian(r, 1)) * 1000) / 1000;
+    erg_dataset_add_row(&ds[0], T0 + 5.0 * i, 5, meter, ERG_ROW_SHARED, (double[]){gcpu, gpu, 16});
+    erg_dataset_add_row(&ds[1], T0 + 5.0 * i, 5, meter, ERG_ROW_SHARED, (double[]){cpu, 8});
+  }
+  gsl_rng_free(r);
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "gpubank";
+  const struct erg_dataset *mem[2] = {&ds[0], &ds[1]};
+  assert_int_equal(erg_group_fit(mem, gn, 2, &o, m, res, why, sizeof why), 0);
+  printf("GPU node %s: %s; %zu rows used, idle %.2f W (truth 100)\n",
+         erg_group_form_name(res->form), res->reason, res->rows_used, res->idle_watts);
+  assert_true(fabs(res->idle_watts - 100) < 2);
+  for (size_t n = 0; n < 2; n++)
+    erg_dataset_free(&ds[n]);
+}
+
+/* A member's coefficient of a feature; NAN when its model has none. */
+static double coef_of(const struct erg_model *m, const char *feature) {
+  for (size_t k = 0; k < m->nfeatures; k++)
+    if (!strcmp(m->feature[k], feature))
+      return m->coef[k];
+  return NAN;
+}
+
+/* Pooled once took only the features every member has and dropped
+ * gpu_watts: the boards' power was left to the residual. Now the GPU
+ * node's model has it, near the true AC factor, and the CPU node's has
+ * none (its 0 W); the rows without GPU readings are left out. */
+static void test_pooled_gpu(void **state) {
+  (void)state;
+  struct erg_model m[2];
+  struct erg_group_result res;
+  gpu_group_fit(false, m, &res);
+  assert_int_equal(res.form, ERG_GROUP_POOLED);
+  assert_non_null(strstr(res.reason, "cpu of g1 does not vary"));
+  assert_true(res.rows_used <= 200 - 10);
+  double bg = coef_of(&m[0], "gpu_watts"), bc = coef_of(&m[1], "cpu_seconds_per_second");
+  printf("  g1 gpu_watts %.4f (truth 1.1), c1 cpu %.3f (truth 12)\n", bg, bc);
+  assert_true(fabs(bg - 1.1) < 0.01);
+  assert_true(isnan(coef_of(&m[1], "gpu_watts")));
+  assert_true(fabs(bc - 12) < 0.2);
+}
+
+/* Per-node (both CPU times vary on their own): the GPU node's own
+ * g1:gpu_watts column becomes its model's gpu_watts. */
+static void test_per_node_gpu(void **state) {
+  (void)state;
+  struct erg_model m[2];
+  struct erg_group_result res;
+  gpu_group_fit(true, m, &res);
+  assert_int_equal(res.form, ERG_GROUP_PER_NODE);
+  double bg = coef_of(&m[0], "gpu_watts"), bg1 = coef_of(&m[0], "cpu_seconds_per_second"),
+         bc = coef_of(&m[1], "cpu_seconds_per_second");
+  printf("  g1 gpu_watts %.4f (truth 1.1), cpu %.3f, c1 cpu %.3f (truth 12)\n", bg, bg1, bc);
+  assert_true(fabs(bg - 1.1) < 0.01);
+  assert_true(isnan(coef_of(&m[1], "gpu_watts")));
+  assert_true(fabs(bg1 - 12) < 0.5 && fabs(bc - 12) < 0.5);
+}
+
 /* Only Σ idle is fitted; equal parts, weights, or the recorded profiles
  * scaled to the sum. */
 static void test_idle_split(void **state) {
@@ -703,6 +790,12 @@ static void test_cli_group_idle(void **state) {
     for (size_t n = 0; n < N; n++) {
       g.ds[n].x[0][i] = g.ds[n].x[1][i] = 0;
       g.ds[n].measured_watts[i] = sum + (i % 2 ? 0.5 : -0.5);
+      /* The first 6 cells: before the group was configured, each member
+       * on its own outlet (no flag 64): its own idle, not the group's. */
+      if (i < 6) {
+        g.ds[n].flags[i] = 0;
+        g.ds[n].measured_watts[i] = idle_w[n];
+      }
     }
   snprintf(path, sizeof path, "%s/journal", dir);
   assert_int_equal(mkdir(path, 0755), 0);
@@ -723,9 +816,20 @@ static void test_cli_group_idle(void **state) {
   assert_int_equal(run(autow, NULL, &err), 1);
   assert_non_null(strstr(err, "not --auto"));
   free(err);
+  /* Only the alone cells: no group meter in the window. */
+  char alone_to[32];
+  snprintf(alone_to, sizeof alone_to, "%.0f", T0 + 6 * 5);
+  const char *alone[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir",
+                         dir,   "--from", from,      "--to", alone_to,  NULL};
+  assert_int_equal(run(alone, &out, &err), 2);
+  assert_non_null(strstr(err, "6 of the window's rows are without flag 64"));
+  free(out);
+  free(err);
   const char *rec[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir",
                        dir,   "--from", from,      "--to", to,        NULL};
   assert_int_equal(run(rec, &out, NULL), 0);
+  /* The meter's cells only: the alone ones (60..120 W) were once taken in
+   * (285 W). */
   assert_non_null(strstr(out, "group bank: idle 360.00 W in all"));
   free(out);
   struct erg_idle_profile p;
@@ -733,6 +837,7 @@ static void test_cli_group_idle(void **state) {
   snprintf(path, sizeof path, "%s/models/idle/group/bank.json", dir);
   assert_int_equal(erg_idle_profile_load(&p, path, why, sizeof why), 0);
   assert_float_equal(p.mean_watts, sum, 1e-9);
+  assert_int_equal(p.cells, 18);
   assert_float_equal(p.ncpu, 4 + 8 + 16 + 32, 0);
   const char *fit[] = {"erg",        "--group", "bank",   "--nodes", "n1,n2,n3,n4",
                        "--data-dir", dir,       "--json", NULL};
@@ -759,6 +864,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_per_node),
       cmocka_unit_test(test_correlated_pooled),
+      cmocka_unit_test(test_pooled_gpu),
+      cmocka_unit_test(test_per_node_gpu),
       cmocka_unit_test(test_idle_split),
       cmocka_unit_test(test_join),
       cmocka_unit_test(test_single_node_refuses_shared),
