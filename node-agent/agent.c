@@ -5,6 +5,7 @@
  * files (proctable.c, agent_procs.c, totals.c, scope.c, agent_bpf.c) and
  * never call back here. */
 #include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,9 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
         free(a);
         return -1;
       }
-      /* The one line an operator needs to see when nodes fall back. */
-      erg_warn("BPF unavailable: %s; using /proc", bwhy);
+      /* The one line an operator needs to see when nodes fall back: the
+       * caller's to say (erg_agent_bpf_unavailable). */
+      erg_strlcpy(a->bpf_unavailable, bwhy, sizeof a->bpf_unavailable);
     }
   }
   if (agent_gpu_open(&a->gpu, cfg, a->features, &a->hello.n_features,
@@ -77,6 +79,10 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
 }
 
 const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
+
+const char *erg_agent_bpf_unavailable(const struct erg_agent *a) {
+  return a && a->bpf_unavailable[0] ? a->bpf_unavailable : NULL;
+}
 
 int erg_agent_hello_changed(struct erg_agent *a) {
   int c = a->hello_changed;
@@ -204,10 +210,12 @@ static void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
 }
 
 /* The /proc path's share of a sweep: every process under proc_root. */
-static int agent_proc_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
+static int agent_proc_collect(struct erg_agent *a, uint64_t *sum_cpu_ns, char *why, size_t whylen) {
   DIR *d = opendir(a->cfg.proc_root);
-  if (!d)
+  if (!d) {
+    snprintf(why, whylen, "cannot open %s: %s", a->cfg.proc_root, strerror(errno));
     return -1;
+  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (de->d_name[0] < '1' || de->d_name[0] > '9')
@@ -257,18 +265,21 @@ static void agent_sweep_gpus(struct erg_agent *a, int ready) {
 
 /* One sweep on either path: node totals and per-process deltas, then the
  * sample (from the second sweep on) and the new baseline. */
-int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out) {
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out, char *why, size_t whylen) {
   uint64_t rt = erg_time_realtime_ns(), mono = erg_time_monotonic_ns();
   uint64_t sum_cpu_ns = 0;
-  if (table_reset(&a->cur, a->prev.used + 64) != 0)
+  if (table_reset(&a->cur, a->prev.used + 64) != 0) {
+    snprintf(why, whylen, "out of memory");
     return -1;
+  }
   a->nprocs = 0;
   /* /proc: totals first, as ever (processes are read all through the
    * sweep). eBPF: the drain reads them at its cut (agent_bpf_start). */
   a->tot.have = 0;
   if (!a->bpf)
     agent_sweep_totals(a);
-  int rc = a->bpf ? agent_bpf_collect(a, &sum_cpu_ns) : agent_proc_collect(a, &sum_cpu_ns);
+  int rc = a->bpf ? agent_bpf_collect(a, &sum_cpu_ns, why, whylen)
+                  : agent_proc_collect(a, &sum_cpu_ns, why, whylen);
   if (rc != 0)
     return -1;
   if (!a->tot.have)

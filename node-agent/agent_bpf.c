@@ -231,11 +231,11 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
 }
 
 /* The BPF path's share of a sweep: drain the kernel's counters. */
-int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
+int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns, char *why, size_t whylen) {
   struct bpf_sweep sw = {.a = a};
-  char why[256];
-  if (erg_bpf_drain(a->bpf, bpf_on_proc, &sw, why, sizeof why) < 0) {
-    erg_warn("BPF drain: %s", why);
+  char dwhy[256];
+  if (erg_bpf_drain(a->bpf, bpf_on_proc, &sw, dwhy, sizeof dwhy) < 0) {
+    snprintf(why, whylen, "BPF drain: %s", dwhy);
     return -1;
   }
   extra_link(a);
@@ -246,15 +246,14 @@ int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns) {
 static uint64_t grew(uint64_t now, uint64_t then) { return now > then ? now - then : 0; }
 
 /* Sent as deltas, summed by the collector like dropped_samples. A full
- * process map means processes go uncounted: said once in the log too. */
+ * process map means processes go uncounted: noted once for the caller's
+ * log too (erg_agent_map_full). */
 void agent_bpf_health(struct erg_agent *a, Erg__Sample *s) {
   struct erg_bpf_stats st, *o = &a->bpf_prev;
   erg_bpf_stats(a->bpf, &st);
-  if (st.map_full_drops && !a->warned_map_full) {
-    a->warned_map_full = 1;
-    erg_warn("BPF process map full: %llu events dropped so far, some processes go uncounted "
-             "(their CPU time lands in [system])",
-             (unsigned long long)st.map_full_drops);
+  if (st.map_full_drops && !a->map_full_noted) {
+    a->map_full_noted = 1;
+    a->map_full_news = st.map_full_drops;
   }
   if (s) {
     Erg__BpfHealth *h = &a->bpf_health;
@@ -300,15 +299,20 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   a->features[n++] = (char *)"rss";
   a->hello.n_features = n;
   a->hello.collection = (char *)"bpf";
-  /* On a VM the first question is why cycles are missing: say it once. */
-  const char *name, *fwhy;
-  for (size_t i = 0; (name = erg_agent_feature_off(a, i, &fwhy)) != NULL; i++)
-    erg_info("eBPF feature %s off: %s", name, fwhy);
-  if ((fwhy = erg_bpf_heal_reason(a->bpf)) != NULL)
-    erg_warn("eBPF unseen-switch repair off (%s): a missed switch-in misplaces a running "
-             "slice until the task leaves its CPU",
-             fwhy);
+  /* The features off and the repair clock's absence are the caller's to
+   * say (erg_agent_feature_off, erg_agent_heal_off). */
   return 0;
+}
+
+const char *erg_agent_heal_off(const struct erg_agent *a) {
+  return a && a->bpf ? erg_bpf_heal_reason(a->bpf) : NULL;
+}
+
+uint64_t erg_agent_map_full(struct erg_agent *a) {
+  uint64_t n = a ? a->map_full_news : 0;
+  if (a)
+    a->map_full_news = 0;
+  return n;
 }
 
 const char *erg_agent_feature_off(const struct erg_agent *a, size_t i, const char **why) {

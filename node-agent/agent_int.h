@@ -120,7 +120,9 @@ struct erg_agent {
   } tot;
   struct erg_bpf_stats bpf_prev; /* at the last sweep, for the deltas */
   Erg__BpfHealth bpf_health;
-  int warned_map_full;
+  int map_full_noted;                    /* the process map's overflow was noted (once) */
+  uint64_t map_full_news;                /* its drops then, until erg_agent_map_full */
+  char bpf_unavailable[256];             /* why collection = auto fell back to /proc */
   uint32_t cap_classes[ERG_BPF_MAX_CAP]; /* capacity of each class (BPF path) */
   int ncap_classes;
   struct proc_extra *extra; /* parallel to procs when the tables have a split */
@@ -205,9 +207,11 @@ void agent_gpu_close(struct agent_gpu *ag);
 
 /* BPF path (agent_bpf.c). */
 int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen);
-/* Drains the kernel counters into the sample; adds the CPU time seen. */
-int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns);
-/* The BPF path's health since the last sweep into the sample (s->bpf). */
+/* Drains the kernel counters into the sample; adds the CPU time seen.
+ * -1 with why when the drain failed. */
+int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns, char *why, size_t whylen);
+/* The BPF path's health since the last sweep into the sample (s->bpf);
+ * notes the process map's first overflow (erg_agent_map_full). */
 void agent_bpf_health(struct erg_agent *a, Erg__Sample *s);
 void agent_bpf_stop(struct erg_agent *a);
 

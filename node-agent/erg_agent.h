@@ -103,8 +103,8 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
                    size_t whylen);
 /* Takes one sweep. Returns 1 and a sample (owned by the agent until the next
  * call) when an interval is complete, 0 after the first (baseline) sweep,
- * -1 on error. */
-int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out);
+ * -1 with why on error. */
+int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out, char *why, size_t whylen);
 const Erg__Hello *erg_agent_hello(struct erg_agent *a);
 /* 1 once after the hello changed mid-run (the GPUs were lost): send it
  * again now; 0 otherwise. */
@@ -122,6 +122,19 @@ char *erg_agent_hello_json(const Erg__Hello *h, const struct erg_agent *a);
  * *why ("perf_event_open on CPU 0: ... (no hardware PMU event: VM?)"); NULL
  * past the last one, and always on the /proc path. */
 const char *erg_agent_feature_off(const struct erg_agent *a, size_t i, const char **why);
+/* What open and the sweeps found that an operator should hear of is the
+ * caller's to log (the eBPF path logs nothing): the features off above, and
+ * these. */
+/* Why collection = auto fell back to /proc (eBPF unusable here); NULL when
+ * it did not. */
+const char *erg_agent_bpf_unavailable(const struct erg_agent *a);
+/* Why the eBPF path's unseen-switch repair clock is off (docs/bpf.md
+ * "Unseen switches"); NULL when it runs, and on the /proc path. */
+const char *erg_agent_heal_off(const struct erg_agent *a);
+/* Once per agent: the events the eBPF process map had dropped when a sweep
+ * first found it full (processes go uncounted), returned by the first call
+ * after that sweep; 0 otherwise, and on the /proc path. */
+uint64_t erg_agent_map_full(struct erg_agent *a);
 
 /* ---- transport ---- */
 struct erg_sender;

@@ -46,6 +46,22 @@ static void usage(FILE *f) {
              "      --version         print the version and git revision\n");
 }
 
+/* What erg_agent_open found about the eBPF path, said once at start (the
+ * library leaves it to its caller). */
+static void agent_log_start(const struct erg_agent *a) {
+  const char *name, *why;
+  /* The one line an operator needs to see when nodes fall back. */
+  if ((why = erg_agent_bpf_unavailable(a)) != NULL)
+    erg_warn("BPF unavailable: %s; using /proc", why);
+  /* On a VM the first question is why cycles are missing: say it once. */
+  for (size_t i = 0; (name = erg_agent_feature_off(a, i, &why)) != NULL; i++)
+    erg_info("eBPF feature %s off: %s", name, why);
+  if ((why = erg_agent_heal_off(a)) != NULL)
+    erg_warn("eBPF unseen-switch repair off (%s): a missed switch-in misplaces a running "
+             "slice until the task leaves its CPU",
+             why);
+}
+
 static int agent_scope_arg(const char *v, struct erg_agent_config *cfg) {
   char why[300];
   if (erg_agent_scope_set(cfg, v, why, sizeof why) != 0) {
@@ -222,6 +238,7 @@ int main(int argc, char **argv) {
     erg_err("%s", why);
     return 1;
   }
+  agent_log_start(a);
   struct erg_sender *tx = NULL;
   FILE *dump = NULL;
   if (args.dump_file && !args.dump && !(dump = fopen(args.dump_file, "a"))) {
@@ -247,9 +264,16 @@ int main(int argc, char **argv) {
   long sent = 0;
   while (!stop_requested && (!args.count || sent < args.count)) {
     const Erg__Sample *s;
-    int r = erg_agent_sweep(a, &s);
+    char swhy[320]; /* "BPF drain: " and the drain's reason */
+    int r = erg_agent_sweep(a, &s, swhy, sizeof swhy);
     if (r < 0)
-      erg_warn("sweep failed");
+      erg_warn("sweep failed: %s", swhy);
+    /* A full process map means processes go uncounted: said once. */
+    uint64_t drops = erg_agent_map_full(a);
+    if (drops)
+      erg_warn("BPF process map full: %llu events dropped so far, some processes go uncounted "
+               "(their CPU time lands in [system])",
+               (unsigned long long)drops);
     if (r > 0) {
       agent_emit(a, tx, (Erg__Sample *)s, dump);
       sent++;

@@ -50,9 +50,12 @@ static int has_feature(const Erg__Hello *h, const char *name) {
 /* Two sweeps 600 ms apart, the sample packed and unpacked; caller frees. */
 static Erg__Envelope *sample_roundtrip(struct erg_agent *a, char **json) {
   const Erg__Sample *s = NULL;
-  erg_assert(erg_agent_sweep(a, &s) == 0, "baseline sweep");
+  char swhy[256] = "";
+  erg_assert(erg_agent_sweep(a, &s, swhy, sizeof swhy) == 0, "baseline sweep: %s", swhy);
   usleep(600000);
-  erg_assert(erg_agent_sweep(a, &s) == 1 && s, "second sweep");
+  erg_assert(erg_agent_sweep(a, &s, swhy, sizeof swhy) == 1 && s, "second sweep: %s", swhy);
+  /* The process map is far from full here: nothing for the log. */
+  erg_assert(erg_agent_map_full(a) == 0, "process map full");
   *json = erg_agent_sample_json(s, erg_agent_hello(a));
   Erg__Envelope env = ERG__ENVELOPE__INIT;
   env.version = ERG_WIRE_VERSION;
@@ -100,6 +103,7 @@ static void test_real_sysfs(void **state) {
   pid_t child = busy_child(0);
   struct erg_agent *a = agent_open(NULL);
   const Erg__Hello *h = erg_agent_hello(a);
+  erg_assert(!erg_agent_bpf_unavailable(a), "collection = bpf opened: no fallback");
   char *json = NULL;
   Erg__Envelope *env = sample_roundtrip(a, &json);
   const Erg__Sample *s = env->sample;
