@@ -1,5 +1,6 @@
 /* Whose each job on a node is (nodes/<node>/job/users.tsv), so erg jobs
  * and erg report name a job's user without Slurm's accounting. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,15 +9,62 @@
 #include "collector_int.h"
 
 struct job_user {
-  char job[65]; /* profile_key_build keeps a job id to 64 bytes */
+  char job[65];  /* profile_key_build keeps a job id to 64 bytes */
+  uint16_t home; /* its index slot by hash (fits the padding after job) */
   uint32_t uid;
   int64_t seen;
 };
 
+/* Open addressing, as collector/cluster.c: job hash -> i + 1 (0 = free);
+ * twice the entries, so a probe always ends at a free slot. */
+#define JOB_USERS_INDEX (2 * JOB_USERS_MAX)
+
 struct job_users {
-  struct job_user v[JOB_USERS_MAX];
+  struct job_user v[JOB_USERS_MAX]; /* in the order first noted (the file's) */
   size_t n;
+  uint16_t index[JOB_USERS_INDEX];
 };
+
+static bool job_is(const struct job_user *u, const char *job, size_t len) {
+  return !memcmp(u->job, job, len) && !u->job[len];
+}
+
+static uint16_t job_home(const char *job, size_t len) {
+  return (uint16_t)(erg_hash_fnv1a(job, len) & (JOB_USERS_INDEX - 1));
+}
+
+/* The index slot of job, or the free slot where it goes. */
+static uint16_t *job_slot(struct job_users *j, const char *job, size_t len, uint16_t home) {
+  size_t mask = JOB_USERS_INDEX - 1, k = home;
+  while (j->index[k] && !job_is(&j->v[j->index[k] - 1], job, len))
+    k = (k + 1) & mask;
+  return &j->index[k];
+}
+
+/* Frees index slot k: each entry after it in the probe run whose home slot
+ * is not between the hole and itself moves back into the hole (linear
+ * probing's deletion without tombstones). */
+static void job_unindex(struct job_users *j, size_t k) {
+  size_t mask = JOB_USERS_INDEX - 1, hole = k;
+  for (k = (k + 1) & mask; j->index[k]; k = (k + 1) & mask) {
+    size_t home = j->v[j->index[k] - 1].home;
+    if (((k - home) & mask) >= ((k - hole) & mask)) {
+      j->index[hole] = j->index[k];
+      hole = k;
+    }
+  }
+  j->index[hole] = 0;
+}
+
+/* Entry i becomes job (not indexed yet). */
+static void job_set(struct job_users *j, size_t i, const char *job, size_t len, uint16_t home,
+                    uint32_t uid, int64_t seen) {
+  memcpy(j->v[i].job, job, len);
+  j->v[i].job[len] = '\0';
+  j->v[i].home = home;
+  j->v[i].uid = uid;
+  j->v[i].seen = seen;
+}
 
 int job_users_load(struct job_users **ju, const char *path) {
   if (!*ju && !(*ju = calloc(1, sizeof **ju)))
@@ -33,10 +81,13 @@ int job_users_load(struct job_users **ju, const char *path) {
     unsigned long uid = strtoul(tab + 1, &end, 10);
     if (end == tab + 1 || (*end && *end != '\n') || uid > UINT32_MAX)
       continue;
-    memcpy(j->v[j->n].job, line, (size_t)(tab - line));
-    j->v[j->n].job[tab - line] = '\0';
-    j->v[j->n].uid = (uint32_t)uid;
-    j->n++;
+    size_t len = (size_t)(tab - line);
+    uint16_t h = job_home(line, len);
+    uint16_t *slot = job_slot(j, line, len, h);
+    if (*slot)
+      continue; /* a job twice (never written so): the first one counts */
+    job_set(j, j->n, line, len, h, (uint32_t)uid, 0);
+    *slot = (uint16_t)++j->n;
   }
   fclose(f);
   return 0;
@@ -48,28 +99,31 @@ int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t 
   if (!*ju && !(*ju = calloc(1, sizeof **ju)))
     return -1;
   struct job_users *j = *ju;
-  size_t i = 0, oldest = 0;
-  for (; i < j->n; i++) {
-    if (!strncmp(j->v[i].job, job, len) && !j->v[i].job[len])
-      break;
-    if (j->v[i].seen < j->v[oldest].seen)
-      oldest = i;
-  }
-  if (i < j->n) {
-    j->v[i].seen = now;
-    if (j->v[i].uid != 0 || uid == 0)
+  uint16_t h = job_home(job, len);
+  uint16_t *slot = job_slot(j, job, len, h);
+  if (*slot) {
+    struct job_user *u = &j->v[*slot - 1];
+    u->seen = now;
+    if (u->uid != 0 || uid == 0)
       return 0;
-    j->v[i].uid = uid; /* the job's own user, after slurmstepd's root */
+    u->uid = uid; /* the job's own user, after slurmstepd's root */
     return 1;
   }
-  if (j->n < JOB_USERS_MAX)
-    i = j->n++;
-  else
-    i = oldest;
-  memcpy(j->v[i].job, job, len);
-  j->v[i].job[len] = '\0';
-  j->v[i].uid = uid;
-  j->v[i].seen = now;
+  size_t i = j->n;
+  if (j->n < JOB_USERS_MAX) {
+    j->n++;
+  } else {
+    /* Full: the job seen longest ago (the first of equals) makes room. */
+    i = 0;
+    for (size_t k = 1; k < j->n; k++)
+      if (j->v[k].seen < j->v[i].seen)
+        i = k;
+    job_unindex(j,
+                (size_t)(job_slot(j, j->v[i].job, strlen(j->v[i].job), j->v[i].home) - j->index));
+    slot = job_slot(j, job, len, h); /* the hole may have moved */
+  }
+  job_set(j, i, job, len, h, uid, now);
+  *slot = (uint16_t)(i + 1);
   return 1;
 }
 

@@ -62,8 +62,72 @@ static void test_bounded_and_reloaded(void **state) {
   job_users_free(back);
 }
 
+/* The same notes into a plain list, as jobusers.c kept them before its
+ * index: the model the indexed table must match, evictions included. */
+struct model {
+  char job[JOB_USERS_MAX][65];
+  uint32_t uid[JOB_USERS_MAX];
+  int64_t seen[JOB_USERS_MAX];
+  size_t n;
+};
+
+static int model_note(struct model *m, const char *job, uint32_t uid, int64_t now) {
+  size_t i = 0, oldest = 0;
+  for (; i < m->n && strcmp(m->job[i], job); i++)
+    if (m->seen[i] < m->seen[oldest])
+      oldest = i;
+  if (i < m->n) {
+    m->seen[i] = now;
+    if (m->uid[i] != 0 || uid == 0)
+      return 0;
+    m->uid[i] = uid;
+    return 1;
+  }
+  i = m->n < JOB_USERS_MAX ? m->n++ : oldest;
+  strcpy(m->job[i], job);
+  m->uid[i] = uid;
+  m->seen[i] = now;
+  return 1;
+}
+
+static char *model_tsv(const struct model *m) {
+  char *s = calloc(m->n + 1, 80), *o = s;
+  for (size_t i = 0; i < m->n; i++)
+    o += sprintf(o, "%s\t%u\n", m->job[i], m->uid[i]);
+  return s;
+}
+
+/* Many more jobs than fit, seen in random order at times that repeat and
+ * go back (the first of equals goes): every note's result and the file's
+ * text as the model's, so evictions leave the index whole. */
+static void test_eviction_matches_model(void **state) {
+  (void)state;
+  struct job_users *ju = NULL;
+  struct model *m = calloc(1, sizeof *m);
+  unsigned seed = 12345;
+  char job[32];
+  for (int step = 0; step < 200000; step++) {
+    seed = seed * 1103515245u + 12345u;
+    unsigned r = seed >> 8;
+    int n = snprintf(job, sizeof job, "%u", r % 700); /* 700 jobs for 256 places */
+    uint32_t uid = (r >> 12) % 4 == 0 ? 0 : 1000 + (r >> 14) % 3;
+    int64_t now = step / 4 - (int64_t)((r >> 16) % 3); /* equal and earlier times too */
+    int want = model_note(m, job, uid, now);
+    assert_int_equal(job_users_note(&ju, job, (size_t)n, uid, now), want);
+    if (step % 997 == 0 || step == 199999) {
+      char *a = job_users_tsv(ju), *b = model_tsv(m);
+      assert_string_equal(a, b);
+      free(a);
+      free(b);
+    }
+  }
+  free(m);
+  job_users_free(ju);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_root_then_user),
-                                     cmocka_unit_test(test_bounded_and_reloaded)};
+                                     cmocka_unit_test(test_bounded_and_reloaded),
+                                     cmocka_unit_test(test_eviction_matches_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
