@@ -199,22 +199,107 @@ static bool has_feed(const struct consumer *k, int source, int channel, int sign
   return false;
 }
 
+/* What all consumers draw from one channel, gathered in one pass so that
+ * the checks below cost O(terms), not O(consumers^2) (thousands of nodes). */
+struct chan_use {
+  double sum;  /* the adding terms' factors, summed in consumer order */
+  int kept;    /* terms not subtracting it (factor >= 0) */
+  int drawer;  /* consumer of the first adding term, -1: none */
+  int drawer2; /* another consumer with one, -1: none */
+};
+
+struct power_use {
+  struct chan_use *u; /* by flat channel: base[source] + channel */
+  int *base;          /* per source; base[nsources]: all channels */
+  int *kept;          /* per source: terms not subtracting its channels */
+};
+
+static void power_use_free(struct power_use *p) {
+  if (!p)
+    return;
+  free(p->u);
+  free(p->base);
+  free(p->kept);
+}
+
+static int power_use_build(const struct erg_collector_config *c, const struct consumer *v, int n,
+                           struct power_use *p) {
+  p->base = calloc((size_t)c->nsources + 1, sizeof *p->base);
+  p->kept = calloc((size_t)c->nsources + 1, sizeof *p->kept);
+  if (!p->base || !p->kept)
+    return -1;
+  for (int s = 0; s < c->nsources; s++)
+    p->base[s + 1] = p->base[s] + c->sources[s].nchannels;
+  p->u = calloc((size_t)p->base[c->nsources] + 1, sizeof *p->u);
+  if (!p->u)
+    return -1;
+  for (int k = 0; k < p->base[c->nsources]; k++)
+    p->u[k].drawer = p->u[k].drawer2 = -1;
+  for (int b = 0; b < n; b++)
+    for (int g = 0; g < v[b].nfeeds; g++) {
+      const struct erg_node_feed *fb = &v[b].feeds[g];
+      struct chan_use *u = &p->u[p->base[fb->source] + fb->channel];
+      if (fb->factor < 0)
+        continue;
+      u->kept++;
+      p->kept[fb->source]++;
+      if (!(fb->factor > 0))
+        continue;
+      u->sum += fb->factor;
+      if (u->drawer < 0)
+        u->drawer = b;
+      else if (u->drawer2 < 0 && u->drawer != b)
+        u->drawer2 = b;
+    }
+  return 0;
+}
+
+/* Whether consumer a's whole PDU (fa) holds a channel another consumer draws
+ * and a does not subtract: counted, from the tallies and a's own terms. */
+static bool device_overlap(const struct power_use *p, const struct consumer *a,
+                           const struct erg_node_feed *fa) {
+  int s = fa->source;
+  long n = p->kept[s] - p->u[p->base[s] + fa->channel].kept;
+  for (int f = 0; f < a->nfeeds; f++) {
+    const struct erg_node_feed *x = &a->feeds[f];
+    if (x->source != s || x->channel == fa->channel)
+      continue;
+    if (!(x->factor < 0))
+      n--;             /* a's own */
+    bool first = true; /* each subtracted channel once */
+    for (int e = 0; e < f; e++)
+      first &= !(a->feeds[e].source == s && a->feeds[e].channel == x->channel &&
+                 !(a->feeds[e].factor > 0));
+    if (x->factor > 0 || !first)
+      continue;
+    /* Subtracted by a: others' terms on it are fine (a's own counted above). */
+    n -= p->u[p->base[s] + x->channel].kept;
+    for (int e = 0; e < a->nfeeds; e++)
+      n +=
+          a->feeds[e].source == s && a->feeds[e].channel == x->channel && !(a->feeds[e].factor < 0);
+  }
+  return n > 0;
+}
+
 int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whylen) {
   struct consumer *v;
+  struct power_use pu = {0};
   int n = consumers(c, &v), rc = 0;
   char t[160];
-  if (n < 0) {
+  if (n < 0 || power_use_build(c, v, n, &pu) != 0) {
+    if (n >= 0)
+      free(v);
+    power_use_free(&pu);
     snprintf(why, whylen, "out of memory");
     return -1;
   }
   for (int a = 0; a < n && rc == 0; a++)
     for (int f = 0; f < v[a].nfeeds && rc == 0; f++) {
       const struct erg_node_feed *fa = &v[a].feeds[f];
+      const struct chan_use *u = &pu.u[pu.base[fa->source] + fa->channel];
       if (fa->factor < 0) {
         /* A residual subtracts what another node or group draws. */
-        bool drawn = false;
-        for (int b = 0; b < n && !drawn; b++)
-          drawn = b != a && has_feed(&v[b], fa->source, fa->channel, 1);
+        bool drawn = u->drawer >= 0 && (u->drawer != a || u->drawer2 >= 0);
         if (!drawn) {
           snprintf(why, whylen,
                    "%s %s subtracts %s, which feeds no node or group (a level "
@@ -225,24 +310,20 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
         continue;
       }
       /* Shares of one channel add up to at most all of it. */
-      double sum = 0;
-      for (int b = 0; b < n; b++)
-        for (int g = 0; g < v[b].nfeeds; g++)
-          if (v[b].feeds[g].source == fa->source && v[b].feeds[g].channel == fa->channel &&
-              v[b].feeds[g].factor > 0)
-            sum += v[b].feeds[g].factor;
-      if (sum > 1 + 1e-9) {
+      if (u->sum > 1 + 1e-9) {
         snprintf(why, whylen,
                  "%s is split into %.3g of itself across nodes and groups "
                  "(factors must add up to at most 1; nodes that share a meter without "
                  "factors form a [group.NAME])",
-                 chan_text(c, fa, t, sizeof t), sum);
+                 chan_text(c, fa, t, sizeof t), u->sum);
         rc = -1;
         continue;
       }
       /* The whole PDU holds every outlet, bank, phase and inlet of it: a
-       * channel of it drawn by another must be subtracted here. */
-      if (c->sources[fa->source].levels[fa->channel] != ERG_PDU_DEVICE)
+       * channel of it drawn by another must be subtracted here. Counted
+       * first; only a config that fails is searched for its first culprit. */
+      if (c->sources[fa->source].levels[fa->channel] != ERG_PDU_DEVICE ||
+          !device_overlap(&pu, &v[a], fa))
         continue;
       for (int b = 0; b < n && rc == 0; b++)
         for (int g = 0; b != a && g < v[b].nfeeds && rc == 0; g++) {
@@ -260,6 +341,7 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
           rc = -1;
         }
     }
+  power_use_free(&pu);
   free(v);
   return rc;
 }

@@ -169,6 +169,29 @@ static void test_collector_groups(void **state) {
   unlink(path);
 }
 
+/* A whole PDU (SOURCE:device) holds its outlets: each one another node
+ * draws, alone or in shares, is subtracted there once; the first node it
+ * counts twice is the one named. */
+static void test_collector_whole_pdu(void **state) {
+  (void)state;
+  write_conf("[pdu.p]\nhost = h\n[pdu.q]\nhost = h2\n[node.a]\npower = p:3*0.5\n"
+             "[node.b]\npower = p:3*0.5\n[node.c]\npower = p:4\n[group.rest]\n"
+             "power = p:device - p:3 - p:4\nnodes = r1 r2\n[node.x]\npower = q:device*0.5\n"
+             "[node.y]\npower = q:device*0.5\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  if (erg_collector_config_load(path, &c, &err) != 0)
+    fail_msg("refused: %s", err.msg);
+  erg_collector_config_free(&c);
+  unlink(path);
+  expect_error("[pdu.p]\nhost = h\n[node.a]\npower = p:3\n[node.b]\npower = p:4\n"
+               "[node.c]\npower = p:5\n[node.w]\npower = p:device - p:3\n",
+               "node b is counted twice: its outlet 4 of source p is inside node w's whole PDU "
+               "(subtract it there: '- p:outlet:4')",
+               0);
+}
+
 static void test_errors(void **state) {
   (void)state;
   expect_error("[collector]\n\nstep_secs = 5\n", ":3: unknown key 'step_secs' in [collector]", 0);
@@ -347,9 +370,12 @@ static void test_hostile(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_collector_ok),     cmocka_unit_test(test_collector_split),
-      cmocka_unit_test(test_collector_levels), cmocka_unit_test(test_collector_groups),
-      cmocka_unit_test(test_errors),           cmocka_unit_test(test_hostile)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
+                                     cmocka_unit_test(test_collector_split),
+                                     cmocka_unit_test(test_collector_levels),
+                                     cmocka_unit_test(test_collector_groups),
+                                     cmocka_unit_test(test_collector_whole_pdu),
+                                     cmocka_unit_test(test_errors),
+                                     cmocka_unit_test(test_hostile)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
