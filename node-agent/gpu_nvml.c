@@ -47,6 +47,15 @@ struct nvml_prev {
   double power_w;
   unsigned long long last_ts;   /* newest process sample seen, µs */
   unsigned long long period_us; /* shortest gap between sample periods seen; 0: unknown */
+  /* The shares of the last interval with process samples, and the time
+   * since (nvml_proc_finish): an interval shorter than the driver's
+   * period can end before the period's samples exist. */
+  struct nvml_share {
+    uint32_t pid;
+    double share;
+  } * last;
+  size_t nlast;
+  double last_age_s;
 };
 
 struct nvml_gpu {
@@ -349,6 +358,47 @@ static long nvml_proc_util(struct nvml_gpu *g, size_t k, bool baseline, nvmlRetu
   return periods;
 }
 
+/* Remembers device k's shares of this interval (e[0..m), with samples). */
+static void nvml_shares_keep(struct nvml_gpu *g, size_t k, const struct erg_gpu_proc *e, size_t m) {
+  struct nvml_prev *p = &g->prev[k];
+  struct nvml_share *a = m ? realloc(p->last, m * sizeof *a) : p->last;
+  p->nlast = 0;
+  p->last_age_s = 0;
+  if (!a)
+    return; /* no memory: no carrying, the shares of this interval stand */
+  p->last = a;
+  for (size_t i = 0; i < m; i++)
+    if (e[i].sm_share > 0)
+      a[p->nlast++] = (struct nvml_share){e[i].pid, e[i].sm_share};
+}
+
+/* An interval without any process sample on device k while it was busy at
+ * the reading: the driver's period (1/6 s to 1 s) is longer than the
+ * interval, and this period's samples come with a later reading. Its
+ * processes keep the shares of the last interval with samples while at
+ * most one driver period (1 s while unknown, +10 %) has passed since: a
+ * whole period without samples is an idle one (NVML sends none then), and
+ * every share stays 0 (the energy is nobody's). Renormalised over the
+ * processes still listed. */
+static void nvml_shares_carry(struct nvml_gpu *g, size_t k, struct erg_gpu_proc *e, size_t m) {
+  struct nvml_prev *p = &g->prev[k];
+  const struct erg_gpu_device *d = &g->dev[k];
+  double period = p->period_us ? (double)p->period_us / 1e6 : 1.0;
+  p->last_age_s += d->seconds;
+  if (!p->nlast || p->last_age_s > 1.1 * period || !d->has_proc_util || !d->has_util ||
+      d->util_percent == 0)
+    return;
+  double sum = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < p->nlast; j++)
+      if (p->last[j].pid == e[i].pid) {
+        e[i].sm_share = p->last[j].share;
+        sum += e[i].sm_share;
+      }
+  for (size_t i = 0; i < m && sum > 0; i++)
+    e[i].sm_share /= sum;
+}
+
 /* Merges the entries of device k from first on (one per compute process
  * and per utilization sample) into one per pid, and turns the sums into
  * shares and means over the interval's periods. */
@@ -377,8 +427,11 @@ static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long pe
   double total = 0;
   for (size_t i = 0; i < m; i++)
     total += e[i].sm_percent;
+  if (total <= 0 && periods == 0)
+    nvml_shares_carry(g, k, e, m);
   for (size_t i = 0; i < m; i++) {
-    e[i].sm_share = total > 0 ? e[i].sm_percent / total : 0;
+    if (total > 0 || periods > 0)
+      e[i].sm_share = total > 0 ? e[i].sm_percent / total : 0;
     e[i].sm_percent = nper > 0 ? e[i].sm_percent / nper : 0;
     e[i].mem_percent = nper > 0 ? e[i].mem_percent / nper : 0;
     if (e[i].sm_percent > 100)
@@ -386,6 +439,8 @@ static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long pe
     if (e[i].mem_percent > 100)
       e[i].mem_percent = 100;
   }
+  if (total > 0)
+    nvml_shares_keep(g, k, e, m);
 }
 
 /* The processes holding a compute context on device k, with their memory. */
@@ -496,6 +551,8 @@ static void nvml_close(void *b) {
   free(g->ts);
   free(g->pi);
   free(g->procs);
+  for (size_t k = 0; k < ERG_GPU_MAX_DEVICES; k++)
+    free(g->prev[k].last);
   free(g);
 }
 

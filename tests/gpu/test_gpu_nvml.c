@@ -149,6 +149,45 @@ static void test_mig_and_no_power(void **state) {
   standin_close();
 }
 
+/* A driver period (1 s) longer than the sampling interval: an interval
+ * that ends before the period's samples exist keeps the processes' last
+ * shares while at most a period has passed since them; a whole period
+ * without samples (the processes idle) or an idle GPU gets none. */
+static void test_carried_shares(void **state) {
+  (void)state;
+  standin_script(&nvml, "period_ms 1000\ngpu 0\n"
+                        "at 0 gpu=0 power_w=200 util=80 proc=1001:60:0:64 proc=1002:20:0:64\n"
+                        "at 2.5 gpu=0 power_w=200 util=80 proc=1001:0:0:64 proc=1002:0:0:64\n"
+                        "at 4.5 gpu=0 power_w=200 util=80 proc=1001:60:0:64 proc=1002:20:0:64\n"
+                        "at 5.2 gpu=0 power_w=60 util=0 proc=1001:0:0:64 proc=1002:0:0:64\n");
+  standin_time(&nvml, 0);
+  struct erg_gpu *g = open_standin();
+  struct erg_gpu_interval iv;
+  char why[256];
+  /* want: the shares of 1001 and 1002 after sampling at t. */
+  static const struct {
+    double t, a, b;
+  } at[] = {{1.2, 0.75, 0.25}, /* the period ending at 1.0 */
+            {1.5, 0.75, 0.25}, /* none yet: carried */
+            {2.1, 0.75, 0.25}, /* 2.0's */
+            {2.6, 0.75, 0.25}, /* carried */
+            {3.1, 0.75, 0.25}, /* 3.0's period was idle, but under a period since: carried */
+            {3.7, 0, 0},       /* 1.6 s since: no more */
+            {5.1, 0.75, 0.25}, /* 5.0's */
+            {5.5, 0, 0}};      /* the GPU idle at the reading: nothing carried */
+  standin_assert_sample(g, 0.5, &iv, why, 0);
+  for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+    standin_assert_sample(g, at[i].t, &iv, why, 1);
+    erg_assert(iv.nprocs == 2 && iv.procs[0].pid == 1001 && iv.procs[1].pid == 1002,
+               "at %.1f: %zu processes", at[i].t, iv.nprocs);
+    erg_assert(fabs(iv.procs[0].sm_share - at[i].a) < 1e-9 &&
+                   fabs(iv.procs[1].sm_share - at[i].b) < 1e-9,
+               "at %.1f: shares %g and %g, want %g and %g", at[i].t, iv.procs[0].sm_share,
+               iv.procs[1].sm_share, at[i].a, at[i].b);
+  }
+  standin_close();
+}
+
 /* A GPU lost mid-run: the sampler says so and which call; before it, the
  * readings are whole. */
 static void test_lost(void **state) {
@@ -197,6 +236,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_energy_and_shares, standin_teardown),
       cmocka_unit_test_teardown(test_mig_and_no_power, standin_teardown),
+      cmocka_unit_test_teardown(test_carried_shares, standin_teardown),
       cmocka_unit_test_teardown(test_lost, standin_teardown),
       cmocka_unit_test_teardown(test_absent, standin_teardown),
   };
