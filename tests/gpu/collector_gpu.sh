@@ -30,6 +30,7 @@ erg_need rrdtool python3 ss curl
 erg_cgroup2
 tag=erg-gpu-$$
 TRAIN=${ERG_GPU_TRAIN:-42} # seconds of training: GPU 0 steps every TRAIN/7 s
+LOST=$((TRAIN + 14))       # then the GPUs are lost (the fit and restart fit in between)
 groups="$tag/job_601 $tag/job_602 $tag"
 cg_cleanup() { erg_cg_remove $groups; }
 erg_setup gpu
@@ -45,7 +46,7 @@ pids+=($gpu_pid)
 erg_in_cg $tag sleep $((TRAIN + 60)) & pids+=($!)
 # GPU 0: the GPU job's; its power changes every TRAIN/7 s in training, then
 # 300 W. GPU 1: idle at 60 W, no process uses it (idle power). Lost at
-# TRAIN + 10 s.
+# LOST = TRAIN + 14 s.
 {
   echo "gpu 0 uuid=GPU-erg-col-0 name=StandIn-A energy=1"
   echo "gpu 1 uuid=GPU-erg-col-1 name=StandIn-B energy=1"
@@ -56,7 +57,7 @@ erg_in_cg $tag sleep $((TRAIN + 60)) & pids+=($!)
     t=$((t + TRAIN / 7))
   done
   echo "at $t gpu=0 power_w=300 util=90 proc=$gpu_pid:90:10:1024"
-  echo "fail_at $((TRAIN + 10))"
+  echo "fail_at $LOST"
 } >"$work/script"
 
 STEP=1
@@ -117,7 +118,7 @@ erg_start_ergd "$work/ergd2.log"
 # Busy past the end: a 12 s job that started early enough (a quick fit
 # and restart) ended inside the last cells after the GPUs were lost (4.),
 # whose part-cell then fell short of the whole CPU term (flaked ~1 in 9).
-cpu_job "$(python3 -c "import time; print(round(max(12, $t_start + $TRAIN + 17 - time.time()), 1))")"
+cpu_job "$(python3 -c "import time; print(round(max(12, $t_start + $LOST + 7 - time.time()), 1))")"
 sleep 1
 # The CPU job's truth: its cgroup's CPU time, read every 50 ms for 6 s, so
 # that each cell's own CPU time is known (a loaded machine varies it).
@@ -135,8 +136,8 @@ PY
 read -r c0 cpu0 < <(head -1 "$work/usage.txt")
 read -r c1 cpu1 < <(tail -1 "$work/usage.txt")
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics2.txt"
-# 4. the GPUs are lost at TRAIN + 10 s of the script's clock
-sleep $(python3 -c "import time; print(max(0, $t_start + $TRAIN + 13.5 - time.time()))")
+# 4. the GPUs are lost at LOST s of the script's clock
+sleep $(python3 -c "import time; print(max(0, $t_start + $LOST + 3.5 - time.time()))")
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics3.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
 cg_cleanup
@@ -163,8 +164,12 @@ t_to=$(date +%s)
   --format json >"$work/report.json" 2>"$work/report.err" ||
   { echo "FAIL: erg report"; cat "$work/report.err"; exit 1; }
 wait "$graph_pid" || { echo "FAIL: erg graph"; cat "$work/graph.log"; exit 1; }
-python3 - "$work" "$(nproc)" "$cpu0" "$cpu1" "$c0" "$c1" <<'PY'
+python3 - "$work" "$(nproc)" "$cpu0" "$cpu1" "$c0" "$c1" "$(dirname "$0")" \
+  "$(python3 -c "print($t_start + $LOST)")" <<'PY'
 import json, math, re, sys
+sys.path.insert(0, sys.argv[7])
+lost_at = float(sys.argv[8])
+import archives
 work, ncpu = sys.argv[1], int(sys.argv[2])
 cpu0, cpu1, c0, c1 = map(float, sys.argv[3:7])
 model = json.load(open(f"{work}/data/models/g1.json"))
@@ -173,38 +178,18 @@ beta = coef.get("gpu_watts")
 assert beta is not None and 1.0 <= beta <= 1.2, f"gpu_watts coefficient {beta} ({coef})"
 print(f"fit: gpu_watts {beta:.4f} W/W, cpu {coef.get('cpu_seconds_per_second')}")
 
-def rows(path):
-    out, names = {}, None
-    for l in open(path):
-        if ":" not in l:
-            if l.split() and not l.startswith("=="):
-                names = l.split()
-            continue
-        t, v = l.split(":", 1)
-        out[int(t)] = [float(x) for x in v.split()]
-    return names, out
-names, node = rows(f"{work}/node.txt")
+names, node = archives.fetched(f"{work}/node.txt")
 ix = {n: i for i, n in enumerate(names)}
 def keys(kind, fetched):
-    """A kind's archives as fetched, by original key (index.tsv)."""
-    series, cur, index = {}, None, {}
-    for l in open(f"{work}/{fetched}"):
-        if l.startswith("== "):
-            cur = l[3:].strip(); series[cur] = {}
-        elif ":" in l:
-            t, v = l.split(":", 1)
-            series[cur][int(t)] = float(v)
-    for l in open(f"{work}/data/nodes/g1/{kind}/index.tsv"):
-        f = l.rstrip("\n").split("\t")
-        if len(f) >= 2:
-            index[f"{work}/data/nodes/g1/{kind}/{f[0]}.rrd"] = f[1]
-    return {index.get(p, p): s for p, s in series.items()}
+    return archives.keys(work, "g1", kind, f"{work}/{fetched}")
 by_job = keys("job", "jobs.txt")
 assert "601" in by_job and "602" in by_job, sorted(by_job)
-# Cells of phase 3 with the model: the CPU job busy, GPU 0 at 300 W.
-cells = [t for t in sorted(node) if c0 + 1 <= t <= c1 and not math.isnan(node[t][ix["dynamic"]])
+# Cells of phase 3 with the model: the CPU job busy, GPU 0 at 300 W, the
+# GPUs not lost yet (a loaded machine can delay the fit and restart).
+cells = [t for t in sorted(node) if c0 + 1 <= t <= min(c1, lost_at)
+         and not math.isnan(node[t][ix["dynamic"]])
          and node[t][ix["modelled"]] == node[t][ix["modelled"]]]
-assert len(cells) >= 4, f"too few modelled cells: {len(cells)}"
+assert len(cells) >= 4, f"too few modelled cells before the GPUs were lost: {len(cells)}"
 # The CPU job's truth per cell: 100 W per CPU of its cgroup's CPU time in
 # (t - 1, t], the usage readings interpolated at the cell's bounds.
 usage = [tuple(map(float, l.split())) for l in open(f"{work}/usage.txt")]
@@ -267,7 +252,7 @@ assert all(abs(w - m) <= 0.2 * m + 3 for w, m in late), "CPU job changed with th
 # 5. The GPU part stored: the GPU job's gpu_job archive, none for the CPU job.
 by_gpu = keys("gpu_job", "gpujobs.txt")
 assert "601" in by_gpu and "602" not in by_gpu, f"gpu_job archives: {sorted(by_gpu)}"
-gn_names, gnode = rows(f"{work}/gpunode.txt")
+gn_names, gnode = archives.fetched(f"{work}/gpunode.txt")
 for t in cells:
     g, j, n = by_gpu["601"][t], by_job["601"][t], gnode[t][0]
     # No CPU time: the GPU job's whole share is its GPU term.
@@ -286,7 +271,7 @@ assert 0 < ge <= e + 1e-6, "GPUEnergyJ above EnergyJ"
 assert jobs["602"]["gpu_energy_joules"] == 0, "the CPU job has GPU energy"
 # The cluster-wide GPU part (one node: the node's, cell by cell) and erg
 # report --by job's gpu_energy_joules from it.
-_, cl = rows(f"{work}/clustergpu.txt")
+_, cl = archives.fetched(f"{work}/clustergpu.txt")
 both = [t for t in cl if not math.isnan(cl[t][0]) and t in by_gpu["601"]]
 assert len(both) >= len(cells), f"cluster/gpu_job/601: {len(both)} cells"
 assert all(abs(cl[t][0] - by_gpu["601"][t]) <= 1e-6 * by_gpu["601"][t] + 1e-6 for t in both), \

@@ -127,12 +127,12 @@ for n in g1 c1; do
   for f in "$d"/gpu_job/*.rrd; do [ -e "$f" ] && { echo "== $f"; fetch "$f"; }; done \
     >"$work/gpujobs-$n.txt"
 done
-python3 - "$work" "$(nproc)" "$e0" "$e1" "$(dirname "$0")/../accuracy" <<'PY'
+python3 - "$work" "$(nproc)" "$e0" "$e1" "$(dirname "$0")/../accuracy" "$(dirname "$0")" <<'PY'
 import json, math, os, re, sys
 work, ncpu = sys.argv[1], int(sys.argv[2])
 e0, e1 = map(float, sys.argv[3:5])
-sys.path.insert(0, sys.argv[5])
-import truth
+sys.path[:0] = [sys.argv[5], sys.argv[6]]
+import archives, truth
 
 fit = json.load(open(f"{work}/fit.json"))
 models = {m["node"]: m for m in fit["members"]}
@@ -145,32 +145,8 @@ print(f"fit: form {fit['form']} ({fit['form_reason']}); {fit['rows']['used']} ce
 assert bg is not None and 1.0 <= bg <= 1.2, f"g1's gpu_watts coefficient {bg}"
 assert "gpu_watts" not in coef["c1"], f"c1 (no GPU) has a GPU term: {coef['c1']}"
 
-def rrd(path):
-    names, out = None, {}
-    for l in open(path):
-        if ":" not in l:
-            if l.split():
-                names = l.split()
-            continue
-        t, v = l.split(":", 1)
-        out[int(t)] = dict(zip(names, (float(x) for x in v.split())))
-    return out
-
 def keys(node, kind, fetched):
-    """A kind's archives of a node as fetched, by original key (index.tsv)."""
-    series, cur, index = {}, None, {}
-    for l in open(f"{work}/{fetched}"):
-        if l.startswith("== "):
-            cur = l[3:].strip(); series[cur] = {}
-        elif ":" in l:
-            t, v = l.split(":", 1)
-            series[cur][int(t)] = float(v)
-    p = f"{work}/data/nodes/{node}/{kind}/index.tsv"
-    for l in open(p) if os.path.exists(p) else ():
-        f = l.rstrip("\n").split("\t")
-        if len(f) >= 2:
-            index[f"{work}/data/nodes/{node}/{kind}/{f[0]}.rrd"] = f[1]
-    return {index.get(p, p): s for p, s in series.items()}
+    return archives.keys(work, node, kind, f"{work}/{fetched}")
 
 def journal(node):
     rows, hdr = {}, None
@@ -182,7 +158,7 @@ def journal(node):
             rows[int(f["time_unix_seconds"])] = f
     return rows
 
-node = {n: rrd(f"{work}/node-{n}.txt") for n in ("g1", "c1")}
+node = {n: archives.fetched_by_name(f"{work}/node-{n}.txt") for n in ("g1", "c1")}
 jobs = {n: keys(n, "job", f"jobs-{n}.txt") for n in ("g1", "c1")}
 jg, jc = journal("g1"), journal("c1")
 energy, span = truth.meter_energy(f"{work}/truth.csv")
