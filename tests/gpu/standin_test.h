@@ -21,6 +21,10 @@
  *      shows what it returned and why.
  *  standin_assert_near(a, b, tol)
  *      erg_assert that |a - b| <= tol, showing a and b.
+ *  standin_assert_step_energy(iv)
+ *      The energy checks of the scenario both tests script (GPU 0 with a
+ *      counter stepping 100 -> 300 W at 1.2 s, GPU 1 without, 50 -> 150 W
+ *      at 1.5 s), sampled over (1.0, 2.0] s.
  *  standin_gpu, standin_close(), standin_teardown (a cmocka teardown)
  *      A case opens its sampler into standin_gpu and ends with
  *      standin_close(); standin_teardown, as the case's teardown, closes
@@ -108,6 +112,37 @@ standin_sample(struct erg_gpu *g, double t, struct erg_gpu_interval *iv, char *w
 #define standin_assert_near(a, b, tol)                                                             \
   erg_assert(fabs((double)(a) - (double)(b)) <= (tol), "got %.12g, want %.12g within %g",          \
              (double)(a), (double)(b), (double)(tol))
+
+/* The energy scenario both stand-in tests script, sampled over (1.0, 2.0]
+ * s: GPU 0 with an energy counter, its power stepping from 100 W to 300 W
+ * at 1.2 s, util 90 % and memory 20 % at the reading; GPU 1 without a
+ * counter, stepping from 50 W to 150 W at 1.5 s. */
+__attribute__((unused)) static void standin_assert_step_energy(const struct erg_gpu_interval *ivp) {
+  const struct erg_gpu_interval iv = *ivp;
+  /* GPU 0: the counter (ROCm: accumulator) integrates the step exactly, 0.2 s x 100 W +
+   * 0.8 s x 300 W = 260 J; the two readings' trapezoid says 200 J. */
+  standin_assert_near(iv.devices[0].seconds, 1.0, 1e-9);
+  erg_assert(iv.devices[0].has_energy && iv.devices[0].energy_from_counter,
+             "has_energy %d energy_from_counter %d", iv.devices[0].has_energy,
+             iv.devices[0].energy_from_counter);
+  standin_assert_near(iv.devices[0].energy_counter_joules, 260, 0.002);
+  standin_assert_near(iv.devices[0].energy_power_joules, 200, 1e-9);
+  standin_assert_near(iv.devices[0].energy_joules, 260, 0.002);
+  standin_assert_near(iv.devices[0].power_watts, 260, 0.002);
+  standin_assert_near(iv.devices[0].power_now_watts, 300, 1e-9);
+  erg_assert(iv.devices[0].has_util && iv.devices[0].util_percent == 90 &&
+                 iv.devices[0].mem_util_percent == 20,
+             "has_util %d util_percent %u mem_util_percent %u", iv.devices[0].has_util,
+             iv.devices[0].util_percent, iv.devices[0].mem_util_percent);
+  /* GPU 1: no counter, so the trapezoid: (50 + 150) / 2 x 1 s. */
+  erg_assert(iv.devices[1].has_energy && !iv.devices[1].energy_from_counter,
+             "has_energy %d energy_from_counter %d", iv.devices[1].has_energy,
+             iv.devices[1].energy_from_counter);
+  erg_assert(iv.devices[1].energy_counter_joules < 0, "energy_counter_joules %g",
+             iv.devices[1].energy_counter_joules);
+  standin_assert_near(iv.devices[1].energy_joules, 100, 1e-9);
+  standin_assert_near(iv.devices[1].power_watts, 100, 1e-9);
+}
 
 __attribute__((unused)) static void standin_close(void) {
   if (standin_gpu)

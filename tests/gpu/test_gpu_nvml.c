@@ -59,29 +59,7 @@ static void test_energy_and_shares(void **state) {
   standin_assert_sample(g, 1.0, &iv, why, 0); /* baseline */
   standin_assert_sample(g, 2.0, &iv, why, 1);
   erg_assert(iv.ndevices == 2, "%zu devices", iv.ndevices);
-  /* GPU 0: the counter integrates the step exactly, 0.2 s x 100 W +
-   * 0.8 s x 300 W = 260 J; the two readings' trapezoid says 200 J. */
-  standin_assert_near(iv.devices[0].seconds, 1.0, 1e-9);
-  erg_assert(iv.devices[0].has_energy && iv.devices[0].energy_from_counter,
-             "has_energy %d energy_from_counter %d", iv.devices[0].has_energy,
-             iv.devices[0].energy_from_counter);
-  standin_assert_near(iv.devices[0].energy_counter_joules, 260, 0.002);
-  standin_assert_near(iv.devices[0].energy_power_joules, 200, 1e-9);
-  standin_assert_near(iv.devices[0].energy_joules, 260, 0.002);
-  standin_assert_near(iv.devices[0].power_watts, 260, 0.002);
-  standin_assert_near(iv.devices[0].power_now_watts, 300, 1e-9);
-  erg_assert(iv.devices[0].has_util && iv.devices[0].util_percent == 90 &&
-                 iv.devices[0].mem_util_percent == 20,
-             "has_util %d util_percent %u mem_util_percent %u", iv.devices[0].has_util,
-             iv.devices[0].util_percent, iv.devices[0].mem_util_percent);
-  /* GPU 1: no counter, so the trapezoid: (50 + 150) / 2 x 1 s. */
-  erg_assert(iv.devices[1].has_energy && !iv.devices[1].energy_from_counter,
-             "has_energy %d energy_from_counter %d", iv.devices[1].has_energy,
-             iv.devices[1].energy_from_counter);
-  erg_assert(iv.devices[1].energy_counter_joules < 0, "energy_counter_joules %g",
-             iv.devices[1].energy_counter_joules);
-  standin_assert_near(iv.devices[1].energy_joules, 100, 1e-9);
-  standin_assert_near(iv.devices[1].power_watts, 100, 1e-9);
+  standin_assert_step_energy(&iv);
   /* Periods ending in (1.0, 2.0]: at 1.1 the first state (1001: 30, 1002:
    * 10), at 1.2 ... 2.0 the second (60, 40): sums 570 and 370 over 10
    * periods of 100 ms. */
