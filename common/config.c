@@ -25,24 +25,52 @@ struct config_ctx {
   int failed; /* a handler or check refused; fail_line: ours, 0: inih's */
   int fail_line;
   struct config_seen *seen;
-  size_t nseen;
+  size_t nseen, cap;
+  uint32_t *index;  /* open addressing: name hash -> i + 1 (0 = free) */
+  size_t index_len; /* power of two >= 2 * cap, 0 before the first name */
 };
+
+/* The index slot of name, or the free slot where it goes: a file of
+ * 10,000 sections is as many lookups, each against every name before. */
+static uint32_t *config_slot(struct config_ctx *ctx, const char *name) {
+  size_t mask = ctx->index_len - 1, j = erg_hash_fnv1a(name, strlen(name)) & mask;
+  while (ctx->index[j] && strcmp(ctx->seen[ctx->index[j] - 1].name, name))
+    j = (j + 1) & mask;
+  return &ctx->index[j];
+}
+
+/* Doubles the names array and rebuilds the index at twice its size. */
+static int config_grow(struct config_ctx *ctx) {
+  size_t cap = ctx->cap ? 2 * ctx->cap : 64, len = 2 * cap;
+  struct config_seen *s = realloc(ctx->seen, cap * sizeof *s);
+  if (!s)
+    return -1;
+  ctx->seen = s;
+  uint32_t *idx = calloc(len, sizeof *idx);
+  if (!idx)
+    return -1;
+  free(ctx->index);
+  ctx->index = idx;
+  ctx->index_len = len;
+  ctx->cap = cap;
+  for (size_t i = 0; i < ctx->nseen; i++)
+    *config_slot(ctx, ctx->seen[i].name) = (uint32_t)(i + 1);
+  return 0;
+}
 
 /* The line where name was seen first, 0 if new (then it is recorded);
  * -1 out of memory. */
 static int config_seen(struct config_ctx *ctx, const char *name) {
-  for (size_t i = 0; i < ctx->nseen; i++)
-    if (!strcmp(ctx->seen[i].name, name))
-      return ctx->seen[i].line;
-  struct config_seen *s = realloc(ctx->seen, (ctx->nseen + 1) * sizeof *s);
-  char *copy = strdup(name);
-  if (s)
-    ctx->seen = s;
-  if (!s || !copy) {
-    free(copy);
+  uint32_t *slot = ctx->index_len ? config_slot(ctx, name) : NULL;
+  if (slot && *slot)
+    return ctx->seen[*slot - 1].line;
+  if (ctx->nseen == ctx->cap && config_grow(ctx) != 0)
     return -1;
-  }
+  char *copy = strdup(name);
+  if (!copy)
+    return -1;
   ctx->seen[ctx->nseen++] = (struct config_seen){copy, ctx->line};
+  *config_slot(ctx, name) = (uint32_t)ctx->nseen;
   return 0;
 }
 
@@ -137,6 +165,7 @@ int erg_config_parse(const char *path, erg_config_handler h, void *user,
   for (size_t i = 0; i < ctx.nseen; i++)
     free(ctx.seen[i].name);
   free(ctx.seen);
+  free(ctx.index);
   if (ctx.failed && ctx.fail_line)
     snprintf(err->msg, sizeof err->msg, "%s:%d: %s", path, ctx.fail_line, ctx.why);
   else if (rc == 0 && read_error)

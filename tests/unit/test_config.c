@@ -369,6 +369,93 @@ static void test_hostile(void **state) {
   unlink(path);
 }
 
+/* A config of n nodes, each with an outlet of its own (64 per PDU), then
+ * tail; *lines: the lines before tail. */
+static char *many_nodes(int n, const char *tail, int *lines) {
+  size_t cap = (size_t)n * 64 + strlen(tail) + 256, len = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  int npdu = (n + 63) / 64;
+  len += (size_t)snprintf(t + len, cap - len, "[collector]\ndata_dir = /tmp/x\n");
+  for (int s = 0; s < npdu; s++)
+    len += (size_t)snprintf(t + len, cap - len, "[pdu.p%d]\nhost = h%d\n", s, s);
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(t + len, cap - len, "[node.n%05d]\npower = p%d:%d\nidle_watts = %d\n",
+                            i, i / 64, i % 64 + 1, i);
+  snprintf(t + len, cap - len, "%s", tail);
+  *lines = 2 + 2 * npdu + 3 * n;
+  return t;
+}
+
+/* Duplicates are found by hash, nodes by name by hash: with thousands of
+ * sections (both tables grown many times over) every node keeps its own
+ * keys and file order, a repeat is found however far from the first, and
+ * the same key in other sections is no repeat. */
+static void test_many_sections(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  int lines, first = 2 + 2 * ((N + 63) / 64) + 3 * 1234 + 1; /* [node.n01234] */
+  char *t = many_nodes(N, "", &lines);
+  write_conf(t);
+  free(t);
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  unlink(path);
+  assert_int_equal(c.nnodes, N);
+  for (int i = 0; i < N; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "n%05d", i);
+    assert_string_equal(c.nodes[i].name, name);
+    assert_float_equal(c.nodes[i].idle_watts, i, 0);
+    assert_int_equal(c.nodes[i].nfeeds, 1);
+    assert_int_equal(c.nodes[i].group, -1);
+    const struct erg_node_feed *f = &c.nodes[i].feeds[0];
+    assert_int_equal(f->source, i / 64);
+    assert_int_equal(c.sources[f->source].channels[f->channel], i % 64 + 1);
+  }
+  erg_collector_config_free(&c);
+  /* A group's members are the nodes of those names, or new ones. */
+  t = many_nodes(N, "[pdu.q]\nhost = h\n[group.g]\npower = q:bank:1\nnodes = m1 n02999\n", &lines);
+  expect_error(t, "node n02999 is counted twice: its [node.n02999] power and [group.g]", 0);
+  free(t);
+  t = many_nodes(N, "[pdu.q]\nhost = h\n[group.g]\npower = q:bank:1\nnodes = m1 m2\n", &lines);
+  write_conf(t);
+  free(t);
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  unlink(path);
+  assert_int_equal(c.nnodes, N + 2);
+  assert_string_equal(c.nodes[N].name, "m1");
+  assert_string_equal(c.nodes[N + 1].name, "m2");
+  assert_true(c.nodes[N].group == 0 && c.nodes[N + 1].group == 0 && c.nodes[N - 1].group == -1);
+  erg_collector_config_free(&c);
+  /* A section again, far from its first; the file's first section again. */
+  char want[200];
+  t = many_nodes(N, "[node.n01234]\nidle_watts = 1\n", &lines);
+  snprintf(want, sizeof want, ":%d: section [node.n01234] again (first at line %d)", lines + 1,
+           first);
+  expect_error(t, want, 0);
+  free(t);
+  t = many_nodes(N, "[collector]\nstep_seconds = 5\n", &lines);
+  snprintf(want, sizeof want, ":%d: section [collector] again (first at line 1)", lines + 1);
+  expect_error(t, want, 0);
+  free(t);
+  /* A key again in a section after thousands: its first line named. */
+  t = many_nodes(N, "[node.late]\nidle_watts = 1\npower = p0:1*0.5\nidle_watts = 2\n", &lines);
+  snprintf(want, sizeof want, ":%d: key 'idle_watts' in [node.late] again (first at line %d)",
+           lines + 4, lines + 2);
+  expect_error(t, want, 0);
+  free(t);
+  /* The first of two errors is the one said, as before: the repeated
+   * section comes before the repeated key. */
+  t = many_nodes(N, "[node.n00007]\nx = 1\n[node.z]\nx = 1\nx = 2\n", &lines);
+  snprintf(want, sizeof want, ":%d: section [node.n00007] again", lines + 1);
+  expect_error(t, want, 0);
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
                                      cmocka_unit_test(test_collector_split),
@@ -376,6 +463,7 @@ int main(void) {
                                      cmocka_unit_test(test_collector_groups),
                                      cmocka_unit_test(test_collector_whole_pdu),
                                      cmocka_unit_test(test_errors),
-                                     cmocka_unit_test(test_hostile)};
+                                     cmocka_unit_test(test_hostile),
+                                     cmocka_unit_test(test_many_sections)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
