@@ -62,19 +62,12 @@ static struct cluster_cell *cluster_cell(struct cluster *cl, int64_t t_end) {
   return &a[i];
 }
 
-static uint64_t job_hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  return h;
-}
-
 /* The index slot of job, or the free slot where it goes; NULL before the
  * cell's first job (no index yet). */
 static uint32_t *cell_slot(struct cluster_cell *c, const char *job) {
   if (!c->index_len)
     return NULL;
-  size_t mask = c->index_len - 1, j = job_hash(job) & mask;
+  size_t mask = c->index_len - 1, j = erg_hash_fnv1a(job, strlen(job)) & mask;
   while (c->index[j] && strcmp(c->jobs[c->index[j] - 1].key, job))
     j = (j + 1) & mask;
   return &c->index[j];
