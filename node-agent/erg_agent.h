@@ -150,6 +150,28 @@ int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env);
  * been lost since, waiting up to wait_ms for one; 0 otherwise (what is
  * still queued then will not be delivered). */
 int erg_sender_link_up(struct erg_sender *s, int wait_ms);
+/* What the link did that an operator should hear of is the caller's to log
+ * (the sender logs nothing), as often as it is news: */
+enum erg_sender_news_kind {
+  ERG_SENDER_CONNECTED,    /* a handshake succeeded while the link was not up */
+  ERG_SENDER_LOST,         /* a link that was up is gone: closed, or silent for seconds */
+  ERG_SENDER_NO_HANDSHAKE, /* a handshake failed: cause; once per cause in a run of failures */
+  ERG_SENDER_STILL_DOWN,   /* no link for seconds: cause (the last failure's), at doubling
+                              gaps from 10 s to 10 min */
+  ERG_SENDER_RESENT,       /* reconnected: the last count samples sent again */
+};
+struct erg_sender_news {
+  enum erg_sender_news_kind kind;
+  double seconds;  /* LOST: the heartbeat timeout; STILL_DOWN: time without a link */
+  size_t count;    /* RESENT: samples sent again */
+  char cause[400]; /* NO_HANDSHAKE, STILL_DOWN: what the failure most likely means */
+};
+/* The oldest news that send and link_up found and nobody took yet: 1 and
+ * *n, 0 when there is none. Taken after each of those calls, it comes in
+ * the order and at the moment it happened (at most 256 wait: news past
+ * them is dropped). close reads the link's last events without news: call
+ * link_up(s, 0) and take the news before it. */
+int erg_sender_news(struct erg_sender *s, struct erg_sender_news *n);
 void erg_sender_close(struct erg_sender *s);
 
 /* The resend ring (resend.c): copies of the last packed envelopes, at most

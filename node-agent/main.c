@@ -62,6 +62,37 @@ static void agent_log_start(const struct erg_agent *a) {
              why);
 }
 
+/* What the sender found in its last call, logged as it happened (the
+ * library leaves it to its caller): the link's ups and downs, each kind of
+ * failed handshake once per run of failures, reminders at growing gaps. */
+static void agent_log_sender(struct erg_sender *tx, const struct erg_agent_config *cfg) {
+  struct erg_sender_news n;
+  while (tx && erg_sender_news(tx, &n)) {
+    switch (n.kind) {
+      case ERG_SENDER_CONNECTED:
+        erg_info("connected to collector %s", cfg->collector);
+        break;
+      case ERG_SENDER_LOST:
+        erg_warn("lost collector %s (closed, or silent for %.3gs): samples queue (at most %ld)",
+                 cfg->collector, n.seconds, cfg->queue_samples);
+        break;
+      case ERG_SENDER_NO_HANDSHAKE:
+        erg_err("no handshake with collector %s: %s; samples queue (at most %ld), none is "
+                "delivered",
+                cfg->collector, n.cause, cfg->queue_samples);
+        break;
+      case ERG_SENDER_STILL_DOWN:
+        erg_warn("still no handshake with collector %s after %.0f s: %s", cfg->collector, n.seconds,
+                 n.cause);
+        break;
+      case ERG_SENDER_RESENT:
+        erg_info("reconnected to collector %s: sent the last %zu samples again", cfg->collector,
+                 n.count);
+        break;
+    }
+  }
+}
+
 static int agent_scope_arg(const char *v, struct erg_agent_config *cfg) {
   char why[300];
   if (erg_agent_scope_set(cfg, v, why, sizeof why) != 0) {
@@ -186,7 +217,8 @@ static void agent_dump(struct erg_agent *a, const Erg__Sample *s, FILE *out) {
   free(j);
 }
 
-static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s, FILE *dump) {
+static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *s, FILE *dump,
+                       const struct erg_agent_config *cfg) {
   int hello_changed = erg_agent_hello_changed(a); /* GPUs lost: features changed */
   if (!tx) {
     char *j = hello_changed ? erg_agent_hello_json(erg_agent_hello(a), a) : NULL;
@@ -207,10 +239,13 @@ static void agent_emit(struct erg_agent *a, struct erg_sender *tx, Erg__Sample *
     env.body_case = ERG__ENVELOPE__BODY_HELLO;
     env.hello = (Erg__Hello *)erg_agent_hello(a);
     erg_sender_send(tx, &env);
+    agent_log_sender(tx, cfg);
   }
   env.body_case = ERG__ENVELOPE__BODY_SAMPLE;
   env.sample = s;
-  if (erg_sender_send(tx, &env) < 0)
+  int rc = erg_sender_send(tx, &env);
+  agent_log_sender(tx, cfg);
+  if (rc < 0)
     erg_warn("send failed");
 }
 
@@ -275,7 +310,7 @@ int main(int argc, char **argv) {
                "(their CPU time lands in [system])",
                (unsigned long long)drops);
     if (r > 0) {
-      agent_emit(a, tx, (Erg__Sample *)s, dump);
+      agent_emit(a, tx, (Erg__Sample *)s, dump, &cfg);
       sent++;
     }
     /* Fixed-rate schedule on CLOCK_MONOTONIC: no drift, no catch-up bursts. */
@@ -290,11 +325,20 @@ int main(int argc, char **argv) {
    * up at its end (the close's linger flushes them): a run that could not
    * deliver them fails, so scripts notice. */
   int status = 0;
-  if (tx && args.count && sent >= args.count && !erg_sender_link_up(tx, 2000)) {
-    erg_err("no link to collector %s at the end of the --count run: samples still queued "
-            "are not delivered",
-            cfg.collector);
-    status = 3;
+  if (tx && args.count && sent >= args.count) {
+    int up = erg_sender_link_up(tx, 2000);
+    agent_log_sender(tx, &cfg);
+    if (!up) {
+      erg_err("no link to collector %s at the end of the --count run: samples still queued "
+              "are not delivered",
+              cfg.collector);
+      status = 3;
+    }
+  }
+  /* The link's last events before the close reads them for its linger. */
+  if (tx) {
+    erg_sender_link_up(tx, 0);
+    agent_log_sender(tx, &cfg);
   }
   erg_sender_close(tx);
   if (dump)

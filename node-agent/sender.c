@@ -12,7 +12,9 @@
  * resend_samples samples are sent again, marked resent, after every
  * reconnect (resend.c). If that peer was only stalled, it reads them
  * interleaved with the new connection's queue; the collector takes samples
- * that fill a gap and ignores copies it has (collector/coverage.c). */
+ * that fill a gap and ignores copies it has (collector/coverage.c). What
+ * the link does is news for the caller's log (erg_sender_news): the sender
+ * logs nothing. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,19 @@ enum { FAIL_MECHANISM, FAIL_PROTOCOL, FAIL_AUTH, FAIL_CLOSED, FAIL_N };
  * never reconnects, is retried by connecting afresh. */
 #define SENDER_REMIND_FIRST_NS (10 * ERG_NS_PER_S)
 #define SENDER_REMIND_MAX_NS (600 * ERG_NS_PER_S)
+
+/* News kept until the caller takes it: one send sees a handful (a run of
+ * reconnects between two sends is one connect and one loss per 100 ms);
+ * a caller that never takes it leaves the oldest ones here, no more. */
+#define SENDER_NEWS_MAX 256
+
+struct sender_news {
+  enum erg_sender_news_kind kind;
+  int fail;       /* FAIL_*: NO_HANDSHAKE, STILL_DOWN */
+  uint32_t value; /* its event value */
+  double seconds;
+  size_t count;
+};
 
 struct erg_sender {
   void *ctx, *sock, *mon;
@@ -50,8 +65,10 @@ struct erg_sender {
   int had_link; /* a handshake succeeded before: the next one is a reconnect */
   int resend_due;
   uint64_t resent;
-  uint64_t pushed; /* samples put in the ring, ever */
-  uint64_t mark;   /* pushed when the link was seen lost */
+  uint64_t pushed;                          /* samples put in the ring, ever */
+  uint64_t mark;                            /* pushed when the link was seen lost */
+  struct sender_news news[SENDER_NEWS_MAX]; /* news[news_first..nnews): not yet taken */
+  size_t nnews, news_first;
 };
 
 /* Without heartbeats a collector host that dies without closing TCP (power
@@ -91,6 +108,14 @@ static int sender_monitor(struct erg_sender *s) {
     return -1;
   s->mon = zmq_socket(s->ctx, ZMQ_PAIR);
   return s->mon && zmq_connect(s->mon, ep) == 0 ? 0 : -1;
+}
+
+/* Keeps news for the caller (dropped when SENDER_NEWS_MAX are not taken). */
+static void sender_note(struct erg_sender *s, struct sender_news n) {
+  if (s->news_first == s->nnews)
+    s->news_first = s->nnews = 0;
+  if (s->nnews < SENDER_NEWS_MAX)
+    s->news[s->nnews++] = n;
 }
 
 /* What a failed handshake most likely means, for the operator. */
@@ -146,10 +171,8 @@ static void sender_fail(struct erg_sender *s, uint16_t id, uint32_t value) {
   if (s->fails_logged & 1u << kind)
     return;
   s->fails_logged |= 1u << kind;
-  char cause[400];
-  sender_cause(s, kind, value, cause, sizeof cause);
-  erg_err("no handshake with collector %s: %s; samples queue (at most %ld), none is delivered",
-          s->endpoint, cause, s->queue_samples);
+  sender_note(s,
+              (struct sender_news){.kind = ERG_SENDER_NO_HANDSHAKE, .fail = kind, .value = value});
 }
 
 /* Without a link for a while: said again, at growing gaps; a session that
@@ -159,10 +182,10 @@ static void sender_remind(struct erg_sender *s) {
   uint64_t now = erg_time_monotonic_ns();
   if (s->up || now - s->down_since_ns < s->remind_ns)
     return;
-  char cause[400];
-  sender_cause(s, s->last_fail, s->last_value, cause, sizeof cause);
-  erg_warn("still no handshake with collector %s after %.0f s: %s", s->endpoint,
-           (now - s->down_since_ns) / 1e9, cause);
+  sender_note(s, (struct sender_news){.kind = ERG_SENDER_STILL_DOWN,
+                                      .fail = s->last_fail,
+                                      .value = s->last_value,
+                                      .seconds = (now - s->down_since_ns) / 1e9});
   s->remind_ns = s->remind_ns * 2 > SENDER_REMIND_MAX_NS ? SENDER_REMIND_MAX_NS : s->remind_ns * 2;
   if (s->dead && zmq_disconnect(s->sock, s->endpoint) == 0 &&
       zmq_connect(s->sock, s->endpoint) == 0) {
@@ -196,10 +219,9 @@ static void sender_events(struct erg_sender *s) {
     if (id == ZMQ_EVENT_DISCONNECTED && s->up)
       s->down_since_ns = erg_time_monotonic_ns();
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && !s->up)
-      erg_info("connected to collector %s", s->endpoint);
+      sender_note(s, (struct sender_news){.kind = ERG_SENDER_CONNECTED});
     else if (id == ZMQ_EVENT_DISCONNECTED && s->up)
-      erg_warn("lost collector %s (closed, or silent for %.3gs): samples queue (at most %ld)",
-               s->endpoint, s->timeout_s, s->queue_samples);
+      sender_note(s, (struct sender_news){.kind = ERG_SENDER_LOST, .seconds = s->timeout_s});
     /* Every handshake after the first is a new connection: the old one
      * may have taken samples the collector never stored. Samples queued
      * after the loss wait in the pipe, which survives the reconnect: only
@@ -347,7 +369,7 @@ static void sender_resend(struct erg_sender *s) {
       break;
   }
   if (sent)
-    erg_info("reconnected to collector %s: sent the last %zu samples again", s->endpoint, sent);
+    sender_note(s, (struct sender_news){.kind = ERG_SENDER_RESENT, .count = sent});
 }
 
 int erg_sender_send(struct erg_sender *s, const Erg__Envelope *env) {
@@ -380,6 +402,19 @@ int erg_sender_link_up(struct erg_sender *s, int wait_ms) {
     zmq_pollitem_t it = {s->mon, 0, ZMQ_POLLIN, 0};
     zmq_poll(&it, 1, (long)((end - now) / 1000000) + 1);
   }
+}
+
+int erg_sender_news(struct erg_sender *s, struct erg_sender_news *n) {
+  if (!s || s->news_first == s->nnews)
+    return 0;
+  const struct sender_news *k = &s->news[s->news_first++];
+  memset(n, 0, sizeof *n);
+  n->kind = k->kind;
+  n->seconds = k->seconds;
+  n->count = k->count;
+  if (k->kind == ERG_SENDER_NO_HANDSHAKE || k->kind == ERG_SENDER_STILL_DOWN)
+    sender_cause(s, k->fail, k->value, n->cause, sizeof n->cause);
+  return 1;
 }
 
 void erg_sender_close(struct erg_sender *s) {

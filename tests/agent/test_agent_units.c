@@ -180,6 +180,17 @@ static void test_link_up(void **state) {
     struct erg_sender *s = NULL;
     assert_true(erg_sender_open(&s, &cfg, why, sizeof why) == 0);
     assert_true(s && erg_sender_link_up(s, 1500) == !curve);
+    /* What the caller logs: the failure's cause, once per kind (the
+     * agent or the collector may see the mismatch first), or the link. */
+    struct erg_sender_news n;
+    int fails = 0, connects = 0;
+    while (erg_sender_news(s, &n)) {
+      fails += n.kind == ERG_SENDER_NO_HANDSHAKE;
+      connects += n.kind == ERG_SENDER_CONNECTED;
+      if (n.kind == ERG_SENDER_NO_HANDSHAKE)
+        assert_non_null(strstr(n.cause, "requires CURVE keys"));
+    }
+    assert_true(curve ? fails >= 1 && fails <= 2 && !connects : !fails && connects == 1);
     erg_sender_close(s);
     zmq_close(srv);
   }
@@ -193,12 +204,80 @@ static void test_link_up(void **state) {
       erg_agent_config_set(&cfg, "curve_secret_key_file", "/etc/erg/a.key", why, sizeof why) == 0);
 }
 
+/* The next news of the sender, which must be of kind. */
+static struct erg_sender_news news_of(struct erg_sender *s, enum erg_sender_news_kind kind) {
+  struct erg_sender_news n;
+  assert_int_equal(erg_sender_news(s, &n), 1);
+  assert_int_equal(n.kind, kind);
+  return n;
+}
+
+/* The sender logs nothing: what its link does comes back as news, each
+ * once and in order: connected, lost (with the heartbeat timeout), the
+ * reconnect and the samples sent again after it. */
+static void test_sender_news(void **state) {
+  (void)state;
+  void *ctx = zmq_ctx_new();
+  struct erg_agent_config cfg;
+  erg_agent_config_defaults(&cfg);
+  void *srv = link_server(ctx, NULL, cfg.collector, sizeof cfg.collector);
+  struct erg_sender *s = NULL;
+  char why[256];
+  struct erg_sender_news n;
+  assert_true(erg_sender_open(&s, &cfg, why, sizeof why) == 0);
+  assert_int_equal(erg_sender_news(s, &n), 0);
+  assert_true(erg_sender_link_up(s, 3000));
+  news_of(s, ERG_SENDER_CONNECTED);
+  assert_int_equal(erg_sender_news(s, &n), 0);
+  Erg__Interval iv = ERG__INTERVAL__INIT;
+  iv.realtime_start_ns = 1000000000;
+  iv.realtime_end_ns = 2000000000;
+  Erg__Sample smp = ERG__SAMPLE__INIT;
+  smp.node = (char *)"n1";
+  smp.interval = &iv;
+  Erg__Envelope env = ERG__ENVELOPE__INIT;
+  env.version = ERG_WIRE_VERSION;
+  env.body_case = ERG__ENVELOPE__BODY_SAMPLE;
+  env.sample = &smp;
+  int ms = 5000;
+  zmq_setsockopt(srv, ZMQ_RCVTIMEO, &ms, sizeof ms);
+  char buf[512];
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(erg_sender_send(s, &env), 0);
+    assert_true(zmq_recv(srv, buf, sizeof buf, 0) > 0);
+  }
+  assert_int_equal(erg_sender_news(s, &n), 0);
+  zmq_close(srv);
+  for (int i = 0; i < 250 && erg_sender_link_up(s, 0); i++)
+    usleep(20000);
+  n = news_of(s, ERG_SENDER_LOST);
+  assert_float_equal(n.seconds, 3, 1e-9); /* 3 x the 1-s interval */
+  assert_int_equal(erg_sender_news(s, &n), 0);
+  srv = zmq_socket(ctx, ZMQ_PULL);
+  int zero = 0;
+  zmq_setsockopt(srv, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(srv, ZMQ_RCVTIMEO, &ms, sizeof ms);
+  assert_int_equal(zmq_bind(srv, cfg.collector), 0);
+  assert_true(erg_sender_link_up(s, 5000));
+  news_of(s, ERG_SENDER_CONNECTED);
+  /* The next send, after the reconnect, sends the 2 samples again first. */
+  assert_int_equal(erg_sender_send(s, &env), 0);
+  n = news_of(s, ERG_SENDER_RESENT);
+  assert_int_equal(n.count, 2);
+  assert_int_equal(erg_sender_news(s, &n), 0);
+  for (int i = 0; i < 3; i++)
+    assert_true(zmq_recv(srv, buf, sizeof buf, 0) > 0);
+  erg_sender_close(s);
+  zmq_close(srv);
+  zmq_ctx_term(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_link_up),         cmocka_unit_test(test_scope_set),
-      cmocka_unit_test(test_scope_contains),  cmocka_unit_test(test_diskstats),
-      cmocka_unit_test(test_cgcache_bounded), cmocka_unit_test(test_cgcache_walk),
-      cmocka_unit_test(test_resend_ring),
+      cmocka_unit_test(test_link_up),      cmocka_unit_test(test_sender_news),
+      cmocka_unit_test(test_scope_set),    cmocka_unit_test(test_scope_contains),
+      cmocka_unit_test(test_diskstats),    cmocka_unit_test(test_cgcache_bounded),
+      cmocka_unit_test(test_cgcache_walk), cmocka_unit_test(test_resend_ring),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
