@@ -70,7 +70,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
     }
   }
   if (agent_gpu_open(&a->gpu, cfg, a->features, &a->hello.n_features,
-                     sizeof a->features / sizeof a->features[0], why, whylen) != 0) {
+                     sizeof a->features / sizeof a->features[0], &a->gpu_notes, why, whylen) != 0) {
     erg_agent_close(a);
     return -1;
   }
@@ -82,6 +82,20 @@ const Erg__Hello *erg_agent_hello(struct erg_agent *a) { return &a->hello; }
 
 const char *erg_agent_bpf_unavailable(const struct erg_agent *a) {
   return a && a->bpf_unavailable[0] ? a->bpf_unavailable : NULL;
+}
+
+const char *erg_agent_gpu_note(const struct erg_agent *a, size_t i, int *level) {
+  if (!a || i >= a->gpu_notes.n)
+    return NULL;
+  *level = a->gpu_notes.level[i];
+  return a->gpu_notes.text[i];
+}
+
+const char *erg_agent_gpu_stopped(struct erg_agent *a) {
+  if (!a || !a->gpu_stopped[0] || a->gpu_stopped_said)
+    return NULL;
+  a->gpu_stopped_said = 1;
+  return a->gpu_stopped;
 }
 
 int erg_agent_hello_changed(struct erg_agent *a) {
@@ -252,7 +266,8 @@ static void agent_gpu_proc(struct erg_agent *a, uint32_t pid) {
 /* The GPUs' readings, and their processes into the sample. GPUs that fail
  * leave the hello (a->hello_changed) and the samples. */
 static void agent_sweep_gpus(struct erg_agent *a, int ready) {
-  if (a->gpu && agent_gpu_read(a->gpu, ready, a->features, &a->hello.n_features) != 0) {
+  if (a->gpu && agent_gpu_read(a->gpu, ready, a->features, &a->hello.n_features, a->gpu_stopped,
+                               sizeof a->gpu_stopped) != 0) {
     agent_gpu_close(a->gpu);
     a->gpu = NULL;
     a->hello_changed = 1;

@@ -5,6 +5,8 @@
  * other. The readings come from gpu.h (gpu.c: NVML for NVIDIA, ROCm SMI
  * for AMD); agent.c drives this file and adds the GPU processes its sweep
  * left out. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,9 +63,24 @@ static const char *gpu_library(const char *cfg, const char *env) {
   return lib && lib[0] ? lib : NULL;
 }
 
+/* Adds a line for the caller to log. */
+static void gpu_note(struct agent_gpu_notes *notes, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void gpu_note(struct agent_gpu_notes *notes, int level, const char *fmt, ...) {
+  if (notes->n >= AGENT_GPU_NOTES)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(notes->text[notes->n], sizeof notes->text[0], fmt, ap);
+  va_end(ap);
+  notes->level[notes->n++] = level;
+}
+
 int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, char **features,
-                   size_t *nfeatures, size_t maxfeatures, char *why, size_t whylen) {
+                   size_t *nfeatures, size_t maxfeatures, struct agent_gpu_notes *notes, char *why,
+                   size_t whylen) {
   *out = NULL;
+  notes->n = 0;
   if (!strcmp(cfg->gpu, "off"))
     return 0;
   /* auto: NVIDIA's and AMD's stacks both, whichever are there. */
@@ -85,14 +102,14 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
     }
     /* No GPU stack is the normal node: said only at debug level. */
     if (absent)
-      erg_debug("no GPUs: %s", gwhy);
+      gpu_note(notes, ERG_LOG_DEBUG, "no GPUs: %s", gwhy);
     else
-      erg_info("GPUs not sampled: %s", gwhy);
+      gpu_note(notes, ERG_LOG_INFO, "GPUs not sampled: %s", gwhy);
     return 0;
   }
   /* One stack works, the other is there but failed: said too. */
   if (gwhy[0])
-    erg_info("GPUs not sampled: %s", gwhy);
+    gpu_note(notes, ERG_LOG_INFO, "GPUs not sampled: %s", gwhy);
   struct agent_gpu *ag = calloc(1, sizeof *ag);
   if (!ag) {
     erg_gpu_close(g);
@@ -111,7 +128,8 @@ int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, c
     features[(*nfeatures)++] = (char *)GPU_F_ENERGY;
   if (shares && *nfeatures < maxfeatures)
     features[(*nfeatures)++] = (char *)GPU_F_SHARE;
-  erg_info("GPUs: %zu through %s (%s%s): energy counter on %zu, per-process shares on %zu", n,
+  gpu_note(notes, ERG_LOG_INFO,
+           "GPUs: %zu through %s (%s%s): energy counter on %zu, per-process shares on %zu", n,
            erg_gpu_backend(g), d[0].name, n > 1 ? ", ..." : "", counters, shares);
   *out = ag;
   return 0;
@@ -128,16 +146,17 @@ void agent_gpu_close(struct agent_gpu *ag) {
   free(ag);
 }
 
-int agent_gpu_read(struct agent_gpu *ag, int ready, char **features, size_t *nfeatures) {
-  char why[400];
-  int r = erg_gpu_sample(ag->g, erg_time_monotonic_ns(), &ag->iv, why, sizeof why);
+int agent_gpu_read(struct agent_gpu *ag, int ready, char **features, size_t *nfeatures, char *why,
+                   size_t whylen) {
+  char gwhy[400];
+  int r = erg_gpu_sample(ag->g, erg_time_monotonic_ns(), &ag->iv, gwhy, sizeof gwhy);
   ag->have_iv = r > 0 && ready;
   if (r >= 0)
     return 0;
-  /* Said once: the caller closes the GPUs, and the CPU side goes on as on
-   * a node without them. */
-  erg_warn("GPU sampling stopped: %s; features %s and %s off, CPU sampling goes on", why,
-           GPU_F_ENERGY, GPU_F_SHARE);
+  /* The caller closes the GPUs, and the CPU side goes on as on a node
+   * without them. */
+  snprintf(why, whylen, "%s; features %s and %s off, CPU sampling goes on", gwhy, GPU_F_ENERGY,
+           GPU_F_SHARE);
   size_t m = 0;
   for (size_t i = 0; i < *nfeatures; i++)
     if (strncmp(features[i], "gpu_", 4))

@@ -95,6 +95,15 @@ const char *agent_users_name(struct agent_users *u, uint32_t uid, uint64_t now_n
  * next call). */
 void agent_users_fill(struct agent_users *u, Erg__Sample *s, uint64_t now_ns);
 
+/* What opening the GPUs found, for the caller to log (erg_agent_gpu_note):
+ * at most two lines, each with its erg_log level. */
+#define AGENT_GPU_NOTES 2
+struct agent_gpu_notes {
+  size_t n;
+  int level[AGENT_GPU_NOTES];
+  char text[AGENT_GPU_NOTES][1100];
+};
+
 struct erg_agent {
   struct agent_users *users;
   struct erg_agent_config cfg;
@@ -108,9 +117,12 @@ struct erg_agent {
   int have_prev;
   Erg__Hello hello;
   char *features[16];
-  struct erg_bpf *bpf;   /* NULL: the /proc path */
-  struct agent_gpu *gpu; /* NULL: no GPUs (agent_gpu.c) */
-  int hello_changed;     /* erg_agent_hello_changed */
+  struct erg_bpf *bpf;              /* NULL: the /proc path */
+  struct agent_gpu *gpu;            /* NULL: no GPUs (agent_gpu.c) */
+  struct agent_gpu_notes gpu_notes; /* from opening them (erg_agent_gpu_note) */
+  char gpu_stopped[512];            /* why they failed ("": they did not) */
+  int gpu_stopped_said;             /* erg_agent_gpu_stopped returned it */
+  int hello_changed;                /* erg_agent_hello_changed */
   struct cgroup_cache *cgroups;
   /* This sweep's node totals: on the eBPF path read at the drain's cut. */
   struct {
@@ -191,12 +203,14 @@ int agent_gpu_config(struct erg_agent_config *cfg, const char *key, const char *
                      size_t whylen);
 /* Opens the GPUs as cfg says and appends their features: 0 with *out NULL
  * when there are none (or gpu = off), -1 when gpu = nvml (rocm) and NVML
- * (ROCm SMI) is unusable. */
+ * (ROCm SMI) is unusable. notes: what an operator hears of it. */
 int agent_gpu_open(struct agent_gpu **out, const struct erg_agent_config *cfg, char **features,
-                   size_t *nfeatures, size_t maxfeatures, char *why, size_t whylen);
-/* Reads the GPUs (with ready, for this sample). -1: they failed, said in
- * one log line, their features removed; close them. */
-int agent_gpu_read(struct agent_gpu *ag, int ready, char **features, size_t *nfeatures);
+                   size_t *nfeatures, size_t maxfeatures, struct agent_gpu_notes *notes, char *why,
+                   size_t whylen);
+/* Reads the GPUs (with ready, for this sample). -1: they failed (why, to
+ * be said once), their features removed; close them. */
+int agent_gpu_read(struct agent_gpu *ag, int ready, char **features, size_t *nfeatures, char *why,
+                   size_t whylen);
 /* The pids using a GPU in this sample that procs lacks (valid until the
  * next call). */
 size_t agent_gpu_missing(struct agent_gpu *ag, const Erg__Proc *procs, size_t nprocs,

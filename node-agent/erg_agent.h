@@ -135,6 +135,12 @@ const char *erg_agent_heal_off(const struct erg_agent *a);
  * first found it full (processes go uncounted), returned by the first call
  * after that sweep; 0 otherwise, and on the /proc path. */
 uint64_t erg_agent_map_full(struct erg_agent *a);
+/* The i-th line of what opening the GPUs found (none, why not, which), with
+ * its erg_log level in *level; NULL past the last (docs/gpu.md). */
+const char *erg_agent_gpu_note(const struct erg_agent *a, size_t i, int *level);
+/* Once, after the sweep in which the GPUs failed: why (they are closed,
+ * their features gone, CPU sampling goes on); NULL otherwise. */
+const char *erg_agent_gpu_stopped(struct erg_agent *a);
 
 /* ---- transport ---- */
 struct erg_sender;

@@ -50,6 +50,9 @@ static void usage(FILE *f) {
  * library leaves it to its caller). */
 static void agent_log_start(const struct erg_agent *a) {
   const char *name, *why;
+  int level;
+  for (size_t i = 0; (why = erg_agent_gpu_note(a, i, &level)) != NULL; i++)
+    erg_log(level, "%s", why);
   /* The one line an operator needs to see when nodes fall back. */
   if ((why = erg_agent_bpf_unavailable(a)) != NULL)
     erg_warn("BPF unavailable: %s; using /proc", why);
@@ -309,6 +312,9 @@ int main(int argc, char **argv) {
       erg_warn("BPF process map full: %llu events dropped so far, some processes go uncounted "
                "(their CPU time lands in [system])",
                (unsigned long long)drops);
+    const char *gpu_stopped = erg_agent_gpu_stopped(a);
+    if (gpu_stopped)
+      erg_warn("GPU sampling stopped: %s", gpu_stopped);
     if (r > 0) {
       agent_emit(a, tx, (Erg__Sample *)s, dump, &cfg);
       sent++;
