@@ -12,8 +12,7 @@ struct cluster_cell {
   int64_t t_end;
   struct profile_entry *jobs; /* keys owned (strdup) */
   size_t n, cap;
-  uint32_t *index;  /* open addressing: job hash -> i + 1 (0 = free) */
-  size_t index_len; /* power of two >= 2 * cap, 0 before the first job */
+  struct erg_name_index index; /* over jobs[], 2 * cap slots */
 };
 
 struct cluster {
@@ -31,7 +30,7 @@ static void cell_clear(struct cluster_cell *c) {
   for (size_t i = 0; i < c->n; i++)
     free((char *)c->jobs[i].key);
   free(c->jobs);
-  free(c->index);
+  erg_name_index_free(&c->index);
 }
 
 void cluster_free(struct cluster *cl) {
@@ -62,33 +61,20 @@ static struct cluster_cell *cluster_cell(struct cluster *cl, int64_t t_end) {
   return &a[i];
 }
 
-/* The index slot of job, or the free slot where it goes; NULL before the
- * cell's first job (no index yet). */
-static uint32_t *cell_slot(struct cluster_cell *c, const char *job) {
-  if (!c->index_len)
-    return NULL;
-  size_t mask = c->index_len - 1, j = erg_hash_fnv1a(job, strlen(job)) & mask;
-  while (c->index[j] && strcmp(c->jobs[c->index[j] - 1].key, job))
-    j = (j + 1) & mask;
-  return &c->index[j];
+static const char *cell_job_name(const void *jobs, size_t i) {
+  return ((const struct profile_entry *)jobs)[i].key;
 }
 
 /* Doubles the jobs array and rebuilds the index at twice its size. */
 static int cell_grow(struct cluster_cell *c) {
-  size_t cap = c->cap ? 2 * c->cap : 8, len = 2 * cap;
+  size_t cap = c->cap ? 2 * c->cap : 8;
   struct profile_entry *a = realloc(c->jobs, cap * sizeof *a);
   if (!a)
     return -1;
   c->jobs = a;
-  uint32_t *idx = calloc(len, sizeof *idx);
-  if (!idx)
+  if (erg_name_index_rebuild(&c->index, 2 * cap, cell_job_name, a, c->n) != 0)
     return -1;
-  free(c->index);
-  c->index = idx;
-  c->index_len = len;
   c->cap = cap;
-  for (size_t i = 0; i < c->n; i++)
-    *cell_slot(c, c->jobs[i].key) = (uint32_t)(i + 1);
   return 0;
 }
 
@@ -104,7 +90,7 @@ int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts
     return 0;
   /* Every node adds its jobs to the cell: by hash, as a large cluster
    * has thousands of jobs running in one cell. */
-  uint32_t *slot = cell_slot(c, job);
+  uint32_t *slot = erg_name_index_slot(&c->index, job, cell_job_name, c->jobs);
   if (slot && *slot) {
     c->jobs[*slot - 1].watts += watts;
     return 0;
@@ -115,7 +101,7 @@ int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts
   if (!k)
     return -1;
   c->jobs[c->n++] = (struct profile_entry){k, watts};
-  *cell_slot(c, job) = (uint32_t)c->n;
+  *erg_name_index_slot(&c->index, job, cell_job_name, c->jobs) = (uint32_t)c->n;
   return 0;
 }
 

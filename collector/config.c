@@ -88,8 +88,7 @@ struct config_state {
   char source_kind[ERG_MAX_SOURCES]; /* 'm' [meter.NAME], 'p' [pdu.NAME] */
   struct erg_report_config report;   /* checked here, used by erg report */
   int node_cap;                      /* c->nodes and feed_specs have room for */
-  uint32_t *node_index;              /* open addressing: name hash -> i + 1 (0 = free) */
-  size_t node_index_len;             /* power of two >= 2 * node_cap, 0 before the first */
+  struct erg_name_index node_index;  /* over c->nodes, 2 * node_cap slots */
 };
 
 /* A string value that fits: cut, a path would name another file. */
@@ -342,14 +341,10 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
   return 0;
 }
 
-/* The index slot of a node's name, or the free slot where it goes: each
- * [node.NAME] key and each group member is a lookup, 10,000 nodes as
- * many. */
-static uint32_t *cfg_node_slot(struct config_state *st, const char *name) {
-  size_t mask = st->node_index_len - 1, j = erg_hash_fnv1a(name, strlen(name)) & mask;
-  while (st->node_index[j] && strcmp(st->c->nodes[st->node_index[j] - 1].name, name))
-    j = (j + 1) & mask;
-  return &st->node_index[j];
+/* Nodes are found by name through an index: each [node.NAME] key and
+ * each group member is a lookup, 10,000 nodes as many. */
+static const char *cfg_node_name(const void *nodes, size_t i) {
+  return ((const struct erg_node_config *)nodes)[i].name;
 }
 
 /* Doubles the room for nodes (c->nodes, feed_specs) and rebuilds the
@@ -357,28 +352,23 @@ static uint32_t *cfg_node_slot(struct config_state *st, const char *name) {
 static int cfg_node_grow(struct config_state *st) {
   struct erg_collector_config *c = st->c;
   int cap = st->node_cap ? 2 * st->node_cap : 16; /* a power of two */
-  size_t len = 2 * (size_t)cap;
   struct erg_node_config *n = realloc(c->nodes, (size_t)cap * sizeof *n);
   if (n)
     c->nodes = n;
   char(*f)[512] = realloc(st->feed_specs, (size_t)cap * sizeof *f);
   if (f)
     st->feed_specs = f;
-  uint32_t *idx = n && f ? calloc(len, sizeof *idx) : NULL;
-  if (!idx)
+  if (!n || !f ||
+      erg_name_index_rebuild(&st->node_index, 2 * (size_t)cap, cfg_node_name, c->nodes,
+                             (size_t)c->nnodes) != 0)
     return -1;
-  free(st->node_index);
-  st->node_index = idx;
-  st->node_index_len = len;
   st->node_cap = cap;
-  for (int i = 0; i < c->nnodes; i++)
-    *cfg_node_slot(st, c->nodes[i].name) = (uint32_t)(i + 1);
   return 0;
 }
 
 static struct erg_node_config *cfg_node(struct config_state *st, const char *name) {
   struct erg_collector_config *c = st->c;
-  uint32_t *slot = st->node_index_len ? cfg_node_slot(st, name) : NULL;
+  uint32_t *slot = erg_name_index_slot(&st->node_index, name, cfg_node_name, c->nodes);
   if (slot && *slot)
     return &c->nodes[*slot - 1];
   if (c->nnodes >= ERG_MAX_NODES || strlen(name) >= sizeof c->nodes[0].name)
@@ -392,7 +382,7 @@ static struct erg_node_config *cfg_node(struct config_state *st, const char *nam
   erg_strlcpy(n->name, name, sizeof n->name);
   n->idle_watts = NAN;
   n->group = -1;
-  *cfg_node_slot(st, name) = (uint32_t)c->nnodes;
+  *erg_name_index_slot(&st->node_index, name, cfg_node_name, c->nodes) = (uint32_t)c->nnodes;
   return n;
 }
 
@@ -607,6 +597,6 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
   }
   free(st.feed_specs);
   free(st.group_specs);
-  free(st.node_index);
+  erg_name_index_free(&st.node_index);
   return rc;
 }

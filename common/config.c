@@ -26,42 +26,32 @@ struct config_ctx {
   int fail_line;
   struct config_seen *seen;
   size_t nseen, cap;
-  uint32_t *index;  /* open addressing: name hash -> i + 1 (0 = free) */
-  size_t index_len; /* power of two >= 2 * cap, 0 before the first name */
+  struct erg_name_index index; /* over seen[], 2 * cap slots */
 };
 
-/* The index slot of name, or the free slot where it goes: a file of
- * 10,000 sections is as many lookups, each against every name before. */
-static uint32_t *config_slot(struct config_ctx *ctx, const char *name) {
-  size_t mask = ctx->index_len - 1, j = erg_hash_fnv1a(name, strlen(name)) & mask;
-  while (ctx->index[j] && strcmp(ctx->seen[ctx->index[j] - 1].name, name))
-    j = (j + 1) & mask;
-  return &ctx->index[j];
+/* Names seen are found by hash: a file of 10,000 sections is as many
+ * lookups, each against every name before. */
+static const char *config_seen_name(const void *seen, size_t i) {
+  return ((const struct config_seen *)seen)[i].name;
 }
 
 /* Doubles the names array and rebuilds the index at twice its size. */
 static int config_grow(struct config_ctx *ctx) {
-  size_t cap = ctx->cap ? 2 * ctx->cap : 64, len = 2 * cap;
+  size_t cap = ctx->cap ? 2 * ctx->cap : 64;
   struct config_seen *s = realloc(ctx->seen, cap * sizeof *s);
   if (!s)
     return -1;
   ctx->seen = s;
-  uint32_t *idx = calloc(len, sizeof *idx);
-  if (!idx)
+  if (erg_name_index_rebuild(&ctx->index, 2 * cap, config_seen_name, s, ctx->nseen) != 0)
     return -1;
-  free(ctx->index);
-  ctx->index = idx;
-  ctx->index_len = len;
   ctx->cap = cap;
-  for (size_t i = 0; i < ctx->nseen; i++)
-    *config_slot(ctx, ctx->seen[i].name) = (uint32_t)(i + 1);
   return 0;
 }
 
 /* The line where name was seen first, 0 if new (then it is recorded);
  * -1 out of memory. */
 static int config_seen(struct config_ctx *ctx, const char *name) {
-  uint32_t *slot = ctx->index_len ? config_slot(ctx, name) : NULL;
+  uint32_t *slot = erg_name_index_slot(&ctx->index, name, config_seen_name, ctx->seen);
   if (slot && *slot)
     return ctx->seen[*slot - 1].line;
   if (ctx->nseen == ctx->cap && config_grow(ctx) != 0)
@@ -70,7 +60,7 @@ static int config_seen(struct config_ctx *ctx, const char *name) {
   if (!copy)
     return -1;
   ctx->seen[ctx->nseen++] = (struct config_seen){copy, ctx->line};
-  *config_slot(ctx, name) = (uint32_t)ctx->nseen;
+  *erg_name_index_slot(&ctx->index, name, config_seen_name, ctx->seen) = (uint32_t)ctx->nseen;
   return 0;
 }
 
@@ -165,7 +155,7 @@ int erg_config_parse(const char *path, erg_config_handler h, void *user,
   for (size_t i = 0; i < ctx.nseen; i++)
     free(ctx.seen[i].name);
   free(ctx.seen);
-  free(ctx.index);
+  erg_name_index_free(&ctx.index);
   if (ctx.failed && ctx.fail_line)
     snprintf(err->msg, sizeof err->msg, "%s:%d: %s", path, ctx.fail_line, ctx.why);
   else if (rc == 0 && read_error)

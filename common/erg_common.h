@@ -60,6 +60,30 @@ size_t erg_utf8_fix(char *s, int controls);
 void erg_csv_text(FILE *f, const char *s);
 uint64_t erg_hash_fnv1a(const void *data, size_t len);
 
+/* ---- name index (index.c) ----
+ * Finds an entry of the caller's array by its name in O(1): open
+ * addressing (FNV-1a, linear probing) from a name to the entry's position
+ * + 1, 0 marking a free slot. The caller owns the array and keeps the
+ * index at more slots than entries (2x: short probes) by rebuilding it
+ * whenever the array grows; entries are only ever appended. */
+struct erg_name_index {
+  uint32_t *slot;
+  size_t len; /* a power of two; 0 before the first rebuild */
+};
+/* The name of entries[i]. */
+typedef const char *(*erg_name_of_fn)(const void *entries, size_t i);
+/* The slot holding name's position + 1, or the free slot where it goes
+ * (store the new entry's position + 1 there); NULL before the first
+ * rebuild. */
+uint32_t *erg_name_index_slot(const struct erg_name_index *x, const char *name,
+                              erg_name_of_fn name_of, const void *entries);
+/* Makes the index len slots (a power of two > n) over entries[0..n); -1
+ * out of memory, the index then as it was. */
+int erg_name_index_rebuild(struct erg_name_index *x, size_t len, erg_name_of_fn name_of,
+                           const void *entries, size_t n);
+/* Frees the slots; x may be NULL, its slots NULL. */
+void erg_name_index_free(struct erg_name_index *x);
+
 /* ---- wire format ---- */
 /* Serialises env into a malloc'd buffer; returns its length or 0 on failure. */
 size_t erg_wire_pack(const Erg__Envelope *env, uint8_t **out);

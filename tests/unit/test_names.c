@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -77,9 +78,52 @@ static void test_json_escape(void **state) {
   free(e);
 }
 
+/* The name index (common/index.c) as its users drive it: append, grow by
+ * rebuilding at twice the entries, find every name at its position; an
+ * absent name gets a free slot; names that collide in the hash's low bits
+ * probe on. */
+static const char *test_name_of(const void *names, size_t i) {
+  return ((const char(*)[16])names)[i];
+}
+
+static void test_name_index(void **state) {
+  (void)state;
+  enum { N = 5000 };
+  char(*names)[16] = calloc(N, sizeof *names);
+  struct erg_name_index x = {0};
+  size_t n = 0, cap = 0;
+  assert_non_null(names);
+  assert_null(erg_name_index_slot(&x, "a", test_name_of, names));
+  for (size_t i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "node%zu", i);
+    uint32_t *slot = erg_name_index_slot(&x, names[i], test_name_of, names);
+    assert_true(slot == NULL || *slot == 0); /* new */
+    if (n == cap) {
+      cap = cap ? 2 * cap : 4;
+      assert_int_equal(erg_name_index_rebuild(&x, 2 * cap, test_name_of, names, n), 0);
+      assert_int_equal(x.len, 2 * cap);
+    }
+    n++;
+    *erg_name_index_slot(&x, names[i], test_name_of, names) = (uint32_t)n;
+  }
+  for (size_t i = 0; i < N; i++) {
+    uint32_t *slot = erg_name_index_slot(&x, names[i], test_name_of, names);
+    assert_non_null(slot);
+    assert_int_equal(*slot, i + 1);
+  }
+  uint32_t *none = erg_name_index_slot(&x, "node5000", test_name_of, names);
+  assert_non_null(none);
+  assert_int_equal(*none, 0);
+  erg_name_index_free(&x);
+  assert_null(x.slot);
+  assert_int_equal(x.len, 0);
+  erg_name_index_free(NULL);
+  free(names);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_sanitize_hostile),
-                                     cmocka_unit_test(test_html_escape),
-                                     cmocka_unit_test(test_json_escape)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sanitize_hostile), cmocka_unit_test(test_html_escape),
+      cmocka_unit_test(test_json_escape), cmocka_unit_test(test_name_index)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
