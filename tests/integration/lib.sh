@@ -98,12 +98,54 @@ erg_cg_remove() {
 # erg_start_agent: the config, data_dir and logs go there.
 # KEEP=1 keeps the work directory; ERG_CLEANUP (a command) runs on exit too.
 
+# Where each thread of process $1 waits: gdb's backtraces where gdb is
+# installed, else the kernel's view (wchan, stack).
+erg_stacks() {
+  local t
+  if command -v gdb >/dev/null; then
+    timeout 20 gdb -p "$1" -batch -ex 'thread apply all bt 12' 2>/dev/null | grep -E '^(Thread|#)'
+    return
+  fi
+  for t in /proc/"$1"/task/*; do
+    echo "thread ${t##*/} $(cat "$t/comm" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+    sed 's/^/    /' "$t/stack" 2>/dev/null
+  done
+}
+
+# Our child $1 still runs (a zombie, exited and not yet waited for, does
+# not; nor does a process that reused the pid of one reaped before: its
+# parent is not this shell). Builtins only: erg_cleanup calls it.
+erg_alive() {
+  local stat rest ppid
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  rest=${stat##*) } # "STATE PPID ..."
+  ppid=${rest#* }
+  [ "${ppid%% *}" = "$$" ] && [ "${rest%% *}" != Z ]
+}
+
+# A daemon still running 60 s after its SIGTERM does not stop: said, with
+# where its threads wait, killed, and the test fails (rather than ctest's
+# timeout later, which says nothing).
 erg_cleanup() {
-  local p
+  local rc=$? p i cmd
+  # Once: a subshell of the cleanup (a command substitution) must not run
+  # it again.
+  trap - EXIT
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -z "${ERG_CLEANUP:-}" ] || eval "$ERG_CLEANUP"
+  for p in "${pids[@]}"; do
+    for ((i = 0; i < 600; i++)); do erg_alive "$p" || break; sleep 0.1; done
+    erg_alive "$p" || continue
+    cmd=
+    read -r -d '' cmd 2>/dev/null <"/proc/$p/cmdline" || true
+    echo "FAIL: pid $p ($cmd) still runs 60 s after SIGTERM" >&2
+    erg_stacks "$p" >&2
+    kill -9 "$p" 2>/dev/null || true
+    [ "$rc" != 0 ] || rc=1
+  done
   wait 2>/dev/null || true
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+  exit "$rc"
 }
 
 erg_setup() {
