@@ -126,6 +126,13 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
   return cell_predict(cm, &r, &ignored);
 }
 
+int erg_cell_model_gpu(const struct erg_cell_model *cm) {
+  for (size_t k = 0; cm && cm->model && k < cm->model->nfeatures; k++)
+    if (cm->feature_map[k] == ERG_FEAT_GPU)
+      return cm->model->coef[k] > 0 && isfinite(cm->model->coef[k]) ? (int)k : -1;
+  return -1;
+}
+
 /* A cell without GPU readings on a node whose model has a GPU term (the
  * GPUs were lost, NVML failed): the boards still draw power the meter
  * sees, but no process is known to use it. What the measurement exceeds
@@ -133,18 +140,14 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
  * their modelled shares instead of absorbing the GPUs' power. */
 static void cell_gpu_unseen(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                             double total, double *x) {
-  size_t nf = cm->model->nfeatures;
-  if (r->cell->seen & (1u << ERG_FEAT_GPU) || !isfinite(r->measured_watts) ||
+  int k = erg_cell_model_gpu(cm);
+  if (k < 0 || r->cell->seen & (1u << ERG_FEAT_GPU) || !isfinite(r->measured_watts) ||
       !isfinite(cm->model->idle_watts))
     return;
-  for (size_t k = 0; k < nf; k++)
-    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0) {
-      struct erg_cell_power ignored = {0};
-      double excess = total - cell_predict(cm, r, &ignored);
-      if (excess > 0)
-        x[r->cell->nkeys * nf + k] = excess / cm->model->coef[k];
-      return;
-    }
+  struct erg_cell_power ignored = {0};
+  double excess = total - cell_predict(cm, r, &ignored);
+  if (excess > 0)
+    x[r->cell->nkeys * cm->model->nfeatures + (size_t)k] = excess / cm->model->coef[k];
 }
 
 /* The idle GPUs' power in a cell with GPU readings (boards no process
@@ -154,20 +157,16 @@ static void cell_gpu_unseen(const struct erg_cell_model *cm, const struct erg_gr
  * term or an idle GPU. */
 static double cell_gpu_idle(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                             double *x) {
-  size_t nf = cm->model->nfeatures;
-  if (!(r->cell->seen & (1u << ERG_FEAT_GPU)))
+  int k = erg_cell_model_gpu(cm);
+  if (k < 0 || !(r->cell->seen & (1u << ERG_FEAT_GPU)))
     return 0;
-  for (size_t k = 0; k < nf; k++)
-    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0) {
-      double rate = erg_grid_gpu_idle_rate(r->cell, r->step);
-      double *sys = &x[r->cell->nkeys * nf + k];
-      rate = rate < *sys ? rate : *sys;
-      if (!(rate > 0))
-        return 0;
-      *sys -= rate;
-      return erg_model_term(cm->model, k, rate);
-    }
-  return 0;
+  double rate = erg_grid_gpu_idle_rate(r->cell, r->step);
+  double *sys = &x[r->cell->nkeys * cm->model->nfeatures + (size_t)k];
+  rate = rate < *sys ? rate : *sys;
+  if (!(rate > 0))
+    return 0;
+  *sys -= rate;
+  return erg_model_term(cm->model, (size_t)k, rate);
 }
 
 static int cell_attribute_model(const struct erg_cell_model *cm, const struct erg_grid_result *r,

@@ -286,6 +286,9 @@ struct erg_cell_model {
                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;               /* enum erg_idle_policy */
 };
+/* The model's index of gpu_watts when its coefficient is positive (and
+ * finite), else -1: without one the GPU part of the power is not known. */
+int erg_cell_model_gpu(const struct erg_cell_model *cm);
 struct erg_cell_power {
   double total_watts;         /* measured, or the model's prediction when estimated */
   double idle_watts;          /* idle part of total_watts */

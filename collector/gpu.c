@@ -100,16 +100,6 @@ static struct gpu_job *gpu_job_of(struct gpu_jobs *t, const char *job, size_t le
   return &t->job[i];
 }
 
-/* The model's index of gpu_watts with a positive coefficient, -1 none:
- * without one the GPU part of a key's power is not known (the CPU-share
- * fallback does not separate it). */
-static int gpu_model_index(const struct erg_cell_model *cm) {
-  for (size_t k = 0; cm->model && k < cm->model->nfeatures; k++)
-    if (cm->feature_map[k] == ERG_FEAT_GPU)
-      return cm->model->coef[k] > 0 && isfinite(cm->model->coef[k]) ? (int)k : -1;
-  return -1;
-}
-
 /* Adds watts to the job's entry of e[0..*n) (names malloc'd). */
 static int gpu_entry_add(struct profile_entry *e, size_t *n, const char *job, size_t len,
                          double watts) {
@@ -129,7 +119,9 @@ void node_gpu_cell(struct collector *c, struct node_state *n, const struct erg_g
                    const struct erg_attr_share *sh, const struct erg_cell_power *pw) {
   const struct erg_grid_cell *cell = r->cell;
   struct erg_cell_model cm = node_model_cell(n->model);
-  int kg = gpu_model_index(&cm);
+  /* Without a GPU term the GPU part of a key's power is not known (the
+   * CPU-share fallback does not separate it). */
+  int kg = erg_cell_model_gpu(&cm);
   if (kg < 0 || (r->flags & ERG_CELL_NO_AGENT) || !n->gpus)
     return;
   int64_t t_end = r->t0 + r->step;

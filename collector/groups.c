@@ -56,24 +56,18 @@ bool node_lag_follows(const struct collector *c, const struct node_state *n) {
  * (attribute.c's cell_gpu_unseen for a node on its own meter). */
 static bool member_gpus_unseen(const struct erg_cell_model *cm, const struct erg_grid_cell *cell,
                                unsigned step) {
-  if (!cm->model || !cell || cell->agent_seconds < step * 0.5 || cell->seen & (1u << ERG_FEAT_GPU))
-    return false;
-  for (size_t k = 0; k < cm->model->nfeatures; k++)
-    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0)
-      return true;
-  return false;
+  return cell && cell->agent_seconds >= step * 0.5 && !(cell->seen & (1u << ERG_FEAT_GPU)) &&
+         erg_cell_model_gpu(cm) >= 0;
 }
 
 /* The model's term of the member's idle GPUs in the cell (docs/gpu.md
  * "Idle GPUs follow the idle policy"): idle power, not predicted activity. */
 static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_grid_cell *cell,
                               unsigned step) {
-  if (!cm->model || !cell || !(cell->seen & (1u << ERG_FEAT_GPU)))
+  int k = erg_cell_model_gpu(cm);
+  if (k < 0 || !cell || !(cell->seen & (1u << ERG_FEAT_GPU)))
     return 0;
-  for (size_t k = 0; k < cm->model->nfeatures; k++)
-    if (cm->feature_map[k] == ERG_FEAT_GPU && cm->model->coef[k] > 0)
-      return erg_model_term(cm->model, k, erg_grid_gpu_idle_rate(cell, step));
-  return 0;
+  return erg_model_term(cm->model, (size_t)k, erg_grid_gpu_idle_rate(cell, step));
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
@@ -121,8 +115,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   /* Each member gets its prediction; what the meter shows beyond the sum
    * (model error, noise) is activity the models missed, so it goes with the
    * predicted dynamic power, not with idle (nor the idle GPUs' term): an
-   * idle member behind a busy one keeps its idle. With no dynamic power predicted it goes by the
-   * whole prediction. An excess while members' GPUs went unread is their
+   * idle member behind a busy one keeps its idle. With no dynamic power
+   * predicted it goes by the whole prediction. An excess while members' GPUs went unread is their
    * boards' power, known to be theirs: it goes to them in equal parts (and
    * there to [system], as on a meter of their own), so that the other
    * members do not absorb it. The shares are fractions of the meter,
