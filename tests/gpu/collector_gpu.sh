@@ -87,11 +87,7 @@ cpu_job() { erg_in_cg $tag/job_602 timeout "$1" sha256sum /dev/zero & pids+=($!)
 # 1. training: three CPU on/off cycles beside GPU 0's TRAIN/7 s steps, once the
 # agent's samples arrive: bursts before a slow start (a loaded machine)
 # would leave the journal's CPU column flat and the fit without it.
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$HP/metrics" | grep -Eq '^erg_agent_messages_total\{result="ok"\} [1-9]' &&
-    break
-  sleep 0.1
-done
+erg_wait_agent_messages 1
 # The script's TRAIN s of varying GPU power are the training's window.
 half=$(python3 -c "import time; print(max(1.5, ($t_start + $TRAIN - time.time()) / 6))")
 for _ in 1 2 3; do cpu_job "$half"; sleep "$(python3 -c "print(2 * $half)")"; done

@@ -80,11 +80,7 @@ erg_start_pdusim --node g1=$SIMPREFIX/$tag-g --node c1=$SIMPREFIX/$tag-c --sum b
 cpu_job() { erg_in_cg $tag-c/job_702 timeout "$1" sha256sum /dev/zero & pids+=($!); }
 # 1. training, once both agents' samples arrive: two CPU on/off cycles
 # beside GPU 0's 2 s steps (16 s of them).
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$HP/metrics" | grep -Eq '^erg_agent_messages_total\{result="ok"\} ([2-9]|[1-9][0-9])' &&
-    break
-  sleep 0.1
-done
+erg_wait_agent_messages 2
 part=$(python3 -c "import time; print(max(1.5, ($t_start + 16 - time.time()) / 4))")
 for _ in 1 2; do cpu_job "$part"; sleep "$(python3 -c "print(2 * $part)")"; done
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics1.txt"

@@ -183,6 +183,19 @@ erg_stop() {
   pids=()
 }
 
+# erg_wait_agent_messages N: until ergd (/metrics on $HP) has taken N agent
+# messages (at most 10 s; the test goes on either way, its checks say).
+erg_wait_agent_messages() {
+  local i got
+  for i in $(seq 1 100); do
+    got=$(curl -sf "http://127.0.0.1:$HP/metrics" |
+      awk '/^erg_agent_messages_total\{result="ok"\}/ { print $2 }') || true
+    [ "${got:-0}" -ge "$1" ] 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 0
+}
+
 erg_wait_log() {
   local file=$1 pat=$2 n=${3:-1} max=${4:-10} got i
   for i in $(seq 0 $((max * 2))); do
