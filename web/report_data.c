@@ -163,13 +163,14 @@ static int report_row_add(struct report_table *t, struct report_row **row) {
 
 /* The GPU part of a row (docs/gpu.md): archive `name`.rrd of the GPU kind
  * directory gpu_dir, 0 when the directory exists without it (a node or
- * cluster with GPUs, a key that used none), NAN without the directory. */
+ * cluster with GPUs, a key that used none); the row keeps NAN when gpu_dir
+ * is NULL (no such directory: the caller looks once). */
 static int report_gpu_part(struct report_ctx *c, const char *gpu_dir, const char *name,
                            struct report_row *r) {
   static const char *const ds[] = {"watts"};
   char path[1700];
   struct report_value v;
-  if (!gpu_dir || !report_is_dir(gpu_dir))
+  if (!gpu_dir)
     return 0;
   c->t->gpu = 1;
   r->gpu_j = 0;
@@ -213,7 +214,7 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
     r->idle_j = v[1].energy_j;
     r->dynamic_j = v[2].energy_j;
     snprintf(path, sizeof path, "%s/nodes/%s/gpu", nd->data_dir, nd->dir);
-    return report_gpu_part(c, path, "node", r);
+    return report_gpu_part(c, report_is_dir(path) ? path : NULL, "node", r);
   }
   return 0;
 }
@@ -230,6 +231,8 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *gp
   int rc = 0;
   /* User keys are uids: rows show the node's name for it (names.tsv). */
   int users = !strcmp(c->o->kind, "user");
+  if (gpu_dir && !report_is_dir(gpu_dir))
+    gpu_dir = NULL;
   char *names = users ? web_names_load(dir) : NULL;
   while (f && rc == 0 && fgets(line, sizeof line, f)) {
     char *tab = strchr(line, '\t');
