@@ -7,7 +7,8 @@
 #                      under qemu too once they use cmake/ErgTestExe.cmake
 #   --no-test          build only
 #   --refresh-sysroot  download the arm64 packages again (after a Debian point release)
-# Environment: ERG_BPF=ON|OFF (default ON), BUILD_DIR (default build-aarch64).
+# Environment: ERG_BPF=ON|OFF (default ON), BUILD_DIR (default build-aarch64),
+# ERG_BUILD_TYPE (CMake build type, default RelWithDebInfo).
 # Target libraries go into a private sysroot, $BUILD_DIR/sysroot, made of the
 # arm64 .debs extracted with dpkg-deb: the host's amd64 packages are untouched
 # (libsnmp-dev:arm64 and libgsl-dev:arm64 cannot be co-installed with them).
@@ -89,7 +90,7 @@ fi
 
 # 3. Configure (cheap when nothing changed) and build.
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64.cmake" \
-  -DERG_AARCH64_SYSROOT="$sysroot" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DERG_AARCH64_SYSROOT="$sysroot" -DCMAKE_BUILD_TYPE="${ERG_BUILD_TYPE:-RelWithDebInfo}" \
   -DERG_BPF="${ERG_BPF:-ON}" >/dev/null
 cmake --build "$build" -j"$jobs"
 file -L "$build/tests/unit/test_wire" | grep -q 'ARM aarch64' \
