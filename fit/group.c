@@ -578,7 +578,7 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
                      char *why, size_t whylen) {
   char note[160], reason[400];
   double frac[ERG_GROUP_MAX_NODES], total_profile;
-  struct group_cols c;
+  struct group_cols c = {.ncols = 0}; /* group_choose fills it only per node */
   if (group_idle_fractions(n, o, frac, &total_profile, why, whylen) != 0)
     return -1;
   if (J->rows == 0) {

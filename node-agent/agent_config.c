@@ -36,7 +36,7 @@ int erg_agent_server_key(const char *value, char out[ERG_KEY_Z85_LEN + 1], char 
     return 0;
   snprintf(why, whylen,
            "'%.64s' is neither a 40-character Z85 CURVE key nor a readable key "
-           "file (%s)",
+           "file (%.200s)",
            value, inner);
   return -1;
 }

@@ -64,7 +64,8 @@ static void io_note_pid(struct erg_pdusim_io *io, long pid, unsigned pass) {
 /* Every process of dir and of its child groups. */
 static void io_walk(struct erg_pdusim_io *io, const char *dir, unsigned pass, int depth) {
   char path[600];
-  snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+  if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path)
+    return; /* deeper than any cgroup path: not a group we can read */
   FILE *f = fopen(path, "r");
   long pid;
   while (f && fscanf(f, "%ld", &pid) == 1)
@@ -74,10 +75,9 @@ static void io_walk(struct erg_pdusim_io *io, const char *dir, unsigned pass, in
   DIR *d = depth < 8 ? opendir(dir) : NULL;
   struct dirent *e;
   while (d && (e = readdir(d)))
-    if (e->d_type == DT_DIR && e->d_name[0] != '.') {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
       io_walk(io, path, pass, depth + 1);
-    }
   if (d)
     closedir(d);
 }

@@ -88,7 +88,9 @@ static struct erg_agent *agent_open(const char *sysfs_root) {
   erg_agent_config_defaults(&cfg);
   strcpy(cfg.collection, "bpf");
   if (sysfs_root)
-    snprintf(cfg.sysfs_cpu_root, sizeof cfg.sysfs_cpu_root, "%s", sysfs_root);
+    erg_assert(snprintf(cfg.sysfs_cpu_root, sizeof cfg.sysfs_cpu_root, "%s", sysfs_root) <
+                   (int)sizeof cfg.sysfs_cpu_root,
+               "sysfs root too long");
   erg_assert(erg_agent_open(&a, &cfg, why, sizeof why) == 0, "open: %s", why);
   return open_agent = a;
 }

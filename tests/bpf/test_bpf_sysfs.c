@@ -33,11 +33,14 @@ static void fake_tree(const char *root, const uint32_t *caps, int n) {
 
   for (int i = 0; i < n; i++)
     fake_cpu(root, i, caps[i], caps[i] ? 600000u + caps[i] * 1000u : 0);
-  snprintf(path, sizeof(path), "%s/cpufreq/policy0", root);
+  erg_assert(snprintf(path, sizeof(path), "%s/cpufreq/policy0", root) < (int)sizeof(path),
+             "path too long");
   erg_mkdir_p(path, 0755);
-  snprintf(path, sizeof(path), "%s/cpuidle", root);
+  erg_assert(snprintf(path, sizeof(path), "%s/cpuidle", root) < (int)sizeof(path),
+             "path too long");
   erg_mkdir_p(path, 0755);
-  snprintf(path, sizeof(path), "%s/possible", root);
+  erg_assert(snprintf(path, sizeof(path), "%s/possible", root) < (int)sizeof(path),
+             "path too long");
   erg_write_file_atomic(path, "0-7\n", 4);
 }
 

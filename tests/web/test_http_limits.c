@@ -174,7 +174,7 @@ static void test_slow_clients(void **state) {
     close(slow[i]);
   }
   assert_int_equal(left, 0);
-  char *body;
+  char *body = NULL;
   assert_int_equal(get(port, "/metrics", 3, &body), 200);
   assert_non_null(strstr(body, "erg_up 1\n"));
   assert_true(metric(body, "erg_http_refused_total{reason=\"per_ip_limit\"} ") >= NSLOW - 34);
