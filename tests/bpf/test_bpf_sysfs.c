@@ -36,8 +36,7 @@ static void fake_tree(const char *root, const uint32_t *caps, int n) {
   erg_assert(snprintf(path, sizeof(path), "%s/cpufreq/policy0", root) < (int)sizeof(path),
              "path too long");
   erg_mkdir_p(path, 0755);
-  erg_assert(snprintf(path, sizeof(path), "%s/cpuidle", root) < (int)sizeof(path),
-             "path too long");
+  erg_assert(snprintf(path, sizeof(path), "%s/cpuidle", root) < (int)sizeof(path), "path too long");
   erg_mkdir_p(path, 0755);
   erg_assert(snprintf(path, sizeof(path), "%s/possible", root) < (int)sizeof(path),
              "path too long");
