@@ -387,10 +387,14 @@ int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_pr
              "the BMC's own window and are never used");
   else
     snprintf(res->verdict, sizeof res->verdict, "%s", inner);
-  erg_pdu_source_close(&src);
   if (!res->answered) {
-    snprintf(why, whylen, "%s", inner);
+    if (p->login_why[0]) /* the backoff is ergd's, not the probe's */
+      snprintf(why, whylen, "%s: login refused", p->login_why);
+    else
+      snprintf(why, whylen, "%s", inner);
+    erg_pdu_source_close(&src);
     return -2;
   }
+  erg_pdu_source_close(&src);
   return 0;
 }

@@ -212,3 +212,14 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
   (void)profile;
   return 0;
 }
+
+#ifndef ERG_HAVE_FREEIPMI
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res,
+                       char *why, size_t whylen) {
+  memset(res, 0, sizeof *res);
+  res->login_seconds = res->request_seconds = NAN;
+  if (erg_pdu_source_check(c, why, whylen) == 0) /* says "not in this build" */
+    snprintf(why, whylen, "driver ipmi is not in this build");
+  return -1;
+}
+#endif
