@@ -244,8 +244,12 @@ static int ipmi_login(struct erg_pdu_source *src, char *why, size_t whylen) {
     snprintf(why, whylen, "%s: %s%s", p->where, ipmi_ctx_errormsg(p->ctx),
              e == IPMI_ERR_PERMISSION ? " (ergd needs read-write access to the device)" : "");
   else
-    snprintf(why, whylen, "lanplus %s as %s, cipher suite %u: %s", p->where, c->user, p->cipher,
-             ipmi_ctx_errormsg(p->ctx));
+    snprintf(why, whylen, "lanplus %s as %s, cipher suite %u: %s%s", p->where, c->user, p->cipher,
+             ipmi_ctx_errormsg(p->ctx),
+             e == IPMI_ERR_CONNECTION_TIMEOUT || e == IPMI_ERR_SESSION_TIMEOUT
+                 ? " (no answer: the BMC is down or unreachable, or silently refuses this user "
+                   "or cipher suite)"
+                 : "");
   if (!p->inband && ipmi_login_refused(e)) {
     snprintf(p->login_why, sizeof p->login_why, "%s", why);
     p->login_next_ns = now + IPMI_LOGIN_BACKOFF_NS;

@@ -38,6 +38,17 @@ if "$ERG" check-config "$PDU_TMP/c.conf" 2>"$PDU_TMP/cc.err"; then
   echo "FAIL: check-config took a world-readable password file"; exit 1
 fi
 grep -q "lets every user read it" "$PDU_TMP/cc.err" || { cat "$PDU_TMP/cc.err"; exit 1; }
+# What check-config refuses before asking any BMC.
+refuse() { # KEY=VALUE to change, the reason expected
+  sed "s|^${1%%=*} = .*|${1%%=*} = ${1#*=}|" "$PDU_TMP/c.conf" >"$PDU_TMP/r.conf"
+  if "$ERG" check-config "$PDU_TMP/r.conf" 2>"$PDU_TMP/r.err"; then
+    echo "FAIL: check-config took $1"; exit 1
+  fi
+  grep -q "$2" "$PDU_TMP/r.err" || { echo "$1:"; cat "$PDU_TMP/r.err"; exit 1; }
+}
+refuse "cipher_suite=5" "cipher_suite 5: want one with authentication"
+refuse "user=" "needs user"
+refuse "password_file=$PDU_TMP/none" "password_file $PDU_TMP/none: No such file"
 set +e
 probe >/dev/null 2>"$PDU_TMP/ww.err"; rc_ww=$?
 set -e
