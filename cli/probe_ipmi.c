@@ -15,17 +15,16 @@
 #include "erg_pdu.h"
 
 static void ipmi_usage(FILE *f) {
-  fprintf(f,
-          "usage: erg pdu probe --driver ipmi --host H[:PORT] --user U --password-file F\n"
-          "           [--cipher-suite N] [--privilege user|operator|admin] [--timeout S]\n"
-          "           [--retries N] [--json]\n"
-          "       erg pdu probe --driver ipmi (--host local | --device /dev/ipmiN) [--json]\n"
-          "Asks the BMC for DCMI Get Power Reading (IPMI 2.0 lanplus, or in band) and\n"
-          "prints the current power erg takes (never the BMC's minimum, maximum or\n"
-          "average, which cover a window of its own), what it refuses and why, how long\n"
-          "the login and the request took, and a [meter.NAME] section to copy.\n"
-          "The password file is the password's first line, readable by you (and, in\n"
-          "ergd's config, by ergd) only.\n");
+  fprintf(f, "usage: erg pdu probe --driver ipmi --host H[:PORT] --user U --password-file F\n"
+             "           [--cipher-suite N] [--privilege user|operator|admin] [--timeout S]\n"
+             "           [--retries N] [--json]\n"
+             "       erg pdu probe --driver ipmi (--host local | --device /dev/ipmiN) [--json]\n"
+             "Asks the BMC for DCMI Get Power Reading (IPMI 2.0 lanplus, or in band) and\n"
+             "prints the current power erg takes (never the BMC's minimum, maximum or\n"
+             "average, which cover a window of its own), what it refuses and why, how long\n"
+             "the login and the request took, and a [meter.NAME] section to copy.\n"
+             "The password file is the password's first line, readable by you (and, in\n"
+             "ergd's config, by ergd) only.\n");
 }
 
 static int ipmi_copy(char *dst, size_t len, const char *src, const char *what) {
@@ -128,7 +127,7 @@ static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bo
 static json_t *ipmi_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static const char *ipmi_verdict_name(int v) {
-  static const char *const n[] = {"ok",          "inactive_taken", "zero",     "absurd",
+  static const char *const n[] = {"ok",          "inactive_taken",  "zero",     "absurd",
                                   "unsupported", "completion_code", "malformed"};
   return v >= 0 && v <= ERG_DCMI_MALFORMED ? n[v] : "?";
 }
@@ -152,16 +151,16 @@ static double ipmi_suggest_timeout(const struct erg_ipmi_probe *r) {
 
 static void ipmi_print_json(const struct erg_pdu_source_config *c, const struct erg_ipmi_probe *r) {
   const struct erg_dcmi_power *p = &r->p;
-  json_t *row = json_pack(
-      "{s:s,s:o,s:n,s:b,s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "chassis", "ipmi", "watts",
-      ipmi_num(r->used ? p->watts : NAN), "energy_joules", "used", r->used, "verdict",
-      r->answered ? ipmi_verdict_name(p->verdict) : "no_answer", "current_watts",
-      ipmi_num(p->current_watts), "min_watts", ipmi_num(p->min_watts), "max_watts",
-      ipmi_num(p->max_watts), "average_watts", ipmi_num(p->avg_watts), "period_ms",
-      r->answered && p->completion_code == 0 && isfinite(p->current_watts)
-          ? json_integer(p->period_ms)
-          : json_null(),
-      "measurement_active", p->active);
+  json_t *row =
+      json_pack("{s:s,s:o,s:n,s:b,s:s,s:o,s:o,s:o,s:o,s:o,s:b}", "chassis", "ipmi", "watts",
+                ipmi_num(r->used ? p->watts : NAN), "energy_joules", "used", r->used, "verdict",
+                r->answered ? ipmi_verdict_name(p->verdict) : "no_answer", "current_watts",
+                ipmi_num(p->current_watts), "min_watts", ipmi_num(p->min_watts), "max_watts",
+                ipmi_num(p->max_watts), "average_watts", ipmi_num(p->avg_watts), "period_ms",
+                r->answered && p->completion_code == 0 && isfinite(p->current_watts)
+                    ? json_integer(p->period_ms)
+                    : json_null(),
+                "measurement_active", p->active);
   json_object_set_new(row, "why", json_string(r->verdict));
   json_object_set_new(row, "completion_code",
                       p->completion_code >= 0 ? json_integer(p->completion_code) : json_null());
@@ -197,8 +196,7 @@ static void ipmi_print_text(const struct erg_pdu_source_config *c, const struct 
     printf("answer   completion code 0x%02X (%s)\n", p->completion_code,
            erg_ipmi_completion_text(p->completion_code));
   if (isfinite(p->current_watts)) {
-    printf("current  %6.0f W   %s\n", p->current_watts,
-           r->used ? "<- erg takes this" : "REFUSED");
+    printf("current  %6.0f W   %s\n", p->current_watts, r->used ? "<- erg takes this" : "REFUSED");
     printf("over the BMC's window of %u ms (never used: the window is the BMC's, 0 s to "
            "weeks):\n",
            p->period_ms);

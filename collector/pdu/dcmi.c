@@ -76,9 +76,8 @@ int erg_dcmi_power_decode(const uint8_t *rs, size_t len, struct erg_dcmi_power *
     return -1;
   }
   if (rs[0] != ERG_DCMI_CMD_POWER_READING) {
-    snprintf(why, whylen,
-             "DCMI Get Power Reading: the answer is to command 0x%02X, not 0x%02X", rs[0],
-             ERG_DCMI_CMD_POWER_READING);
+    snprintf(why, whylen, "DCMI Get Power Reading: the answer is to command 0x%02X, not 0x%02X",
+             rs[0], ERG_DCMI_CMD_POWER_READING);
     return -1;
   }
   int cc = out->completion_code = rs[1];
@@ -102,9 +101,8 @@ int erg_dcmi_power_decode(const uint8_t *rs, size_t len, struct erg_dcmi_power *
     return -1;
   }
   if (len < DCMI_RS_LEN) {
-    snprintf(why, whylen,
-             "DCMI Get Power Reading: an answer of %zu bytes, %d expected (truncated)", len,
-             DCMI_RS_LEN);
+    snprintf(why, whylen, "DCMI Get Power Reading: an answer of %zu bytes, %d expected (truncated)",
+             len, DCMI_RS_LEN);
     return -1;
   }
   const uint8_t *d = rs + 3;

@@ -291,8 +291,8 @@ struct erg_ipmi_probe {
 /* 0 when the BMC answered (res->used says whether with a reading); -1
  * with a reason when c is refused; -2 with a reason when the BMC could not
  * be reached or logged in to (res says how far it got). */
-int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res,
-                       char *why, size_t whylen);
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
+                       size_t whylen);
 
 /* Polls n SNMP sources concurrently from one loop; returns when every source
  * answered or timed out (its own timeout_seconds x (retries+1)), so an

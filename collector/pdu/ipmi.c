@@ -31,10 +31,10 @@ struct ipmi_priv {
   char password[IPMI_PASSWORD_MAX + 1];
   unsigned session_ms, retransmit_ms;
   uint8_t privilege, cipher;
-  uint64_t login_next_ns;  /* monotonic; 0: log in at the next poll */
-  char login_why[200];     /* the refused login's reason, repeated until then */
-  char bad_why[240];       /* the last answer that was no reading, "" none */
-  char note[240];          /* to say once (inactive but non-zero) */
+  uint64_t login_next_ns; /* monotonic; 0: log in at the next poll */
+  char login_why[200];    /* the refused login's reason, repeated until then */
+  char bad_why[240];      /* the last answer that was no reading, "" none */
+  char note[240];         /* to say once (inactive but non-zero) */
   bool note_said, note_due;
   double login_seconds, request_seconds; /* the last ones, NAN not tried */
   struct erg_dcmi_power last;
@@ -130,10 +130,11 @@ static int ipmi_check(const struct erg_pdu_source_config *c, char *why, size_t w
     return -1;
   }
   if (c->cipher_suite && !ipmi_cipher_ok(c->cipher_suite)) {
-    snprintf(why, whylen,
-             "cipher_suite %d: want one with authentication, 1, 2, 3, 6, 7, 8, 11, 12, 15, 16 or 17 "
-             "(3 unless the BMC needs another; 17 on newer BMCs)",
-             c->cipher_suite);
+    snprintf(
+        why, whylen,
+        "cipher_suite %d: want one with authentication, 1, 2, 3, 6, 7, 8, 11, 12, 15, 16 or 17 "
+        "(3 unless the BMC needs another; 17 on newer BMCs)",
+        c->cipher_suite);
     return -1;
   }
   if (!c->user[0] || strlen(c->user) > IPMI_USER_MAX) {
@@ -196,8 +197,8 @@ static bool ipmi_login_refused(int e) {
   return e == IPMI_ERR_USERNAME_INVALID || e == IPMI_ERR_PASSWORD_INVALID ||
          e == IPMI_ERR_K_G_INVALID || e == IPMI_ERR_PRIVILEGE_LEVEL_INSUFFICIENT ||
          e == IPMI_ERR_PRIVILEGE_LEVEL_CANNOT_BE_OBTAINED ||
-         e == IPMI_ERR_AUTHENTICATION_TYPE_UNAVAILABLE || e == IPMI_ERR_CIPHER_SUITE_ID_UNAVAILABLE ||
-         e == IPMI_ERR_IPMI_2_0_UNAVAILABLE;
+         e == IPMI_ERR_AUTHENTICATION_TYPE_UNAVAILABLE ||
+         e == IPMI_ERR_CIPHER_SUITE_ID_UNAVAILABLE || e == IPMI_ERR_IPMI_2_0_UNAVAILABLE;
 }
 
 /* Opens the session (lanplus) or the device (in band). */
@@ -328,8 +329,7 @@ static void ipmi_close_src(struct erg_pdu_source *src) {
   src->priv = NULL;
 }
 
-static int ipmi_bad_value(const struct erg_pdu_source *src, int channel, char *why,
-                          size_t whylen) {
+static int ipmi_bad_value(const struct erg_pdu_source *src, int channel, char *why, size_t whylen) {
   (void)channel;
   const struct ipmi_priv *p = src->priv;
   if (!p || !p->bad_why[0])
@@ -356,8 +356,8 @@ const struct erg_pdu_driver erg_pdu_driver_ipmi = {.name = "ipmi",
                                                    .note = ipmi_note,
                                                    .check = ipmi_check};
 
-int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res,
-                       char *why, size_t whylen) {
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
+                       size_t whylen) {
   struct erg_pdu_source src;
   memset(res, 0, sizeof *res);
   res->login_seconds = res->request_seconds = NAN;
@@ -368,8 +368,8 @@ int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_pr
   if (p->inband)
     snprintf(res->where, sizeof res->where, "%s", p->where);
   else
-    snprintf(res->where, sizeof res->where, "lanplus %.150s as %.16s, cipher suite %u, privilege %s",
-             p->where, c->user, p->cipher,
+    snprintf(res->where, sizeof res->where,
+             "lanplus %.150s as %.16s, cipher suite %u, privilege %s", p->where, c->user, p->cipher,
              p->privilege == IPMI_PRIVILEGE_LEVEL_ADMIN      ? "admin"
              : p->privilege == IPMI_PRIVILEGE_LEVEL_OPERATOR ? "operator"
                                                              : "user");

@@ -214,8 +214,8 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
 }
 
 #ifndef ERG_HAVE_FREEIPMI
-int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res,
-                       char *why, size_t whylen) {
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
+                       size_t whylen) {
   memset(res, 0, sizeof *res);
   res->login_seconds = res->request_seconds = NAN;
   if (erg_pdu_source_check(c, why, whylen) == 0) /* says "not in this build" */

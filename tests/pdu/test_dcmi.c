@@ -190,10 +190,10 @@ static void test_request(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_active),         cmocka_unit_test(test_current_not_average),
+      cmocka_unit_test(test_active),           cmocka_unit_test(test_current_not_average),
       cmocka_unit_test(test_inactive_nonzero), cmocka_unit_test(test_zero),
-      cmocka_unit_test(test_absurd),         cmocka_unit_test(test_completion_codes),
-      cmocka_unit_test(test_malformed),      cmocka_unit_test(test_request),
+      cmocka_unit_test(test_absurd),           cmocka_unit_test(test_completion_codes),
+      cmocka_unit_test(test_malformed),        cmocka_unit_test(test_request),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
