@@ -56,10 +56,22 @@ CONF
 ERGD_PID=$!
 PDU_PIDS="$PDU_PIDS $ERGD_PID"
 wait_port "$HP"
-sleep 6
+start=$(date +%s.%N)
+# until node a has a cell at W (at most 20 s; the checks below say if not)
+cell_at() {
+  local i
+  for i in $(seq 1 100); do
+    awk -F, -v w="$1" '$1 ~ /^[0-9]/ && $3 > w - 0.5 && $3 < w + 0.5 { f = 1 } END { exit !f }' \
+      "$PDU_TMP/data/journal/a.csv" 2>/dev/null && return 0
+    sleep 0.2
+  done
+}
+cell_at 300
+sleep 2 # more cells of the others
 printf 'watts=450\n' >"$CTL_LIVE"
-sleep 6
+cell_at 450
 curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/metrics.txt"
+elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 t0=$(date +%s.%N)
 kill -TERM "$ERGD_PID"
 rc=0; wait "$ERGD_PID" || rc=$?
@@ -67,9 +79,9 @@ t1=$(date +%s.%N)
 if [ $rc != 0 ] || grep -q "Sanitizer" "$PDU_TMP/ergd.log"; then
   echo "FAIL: ergd exit $rc"; cat "$PDU_TMP/ergd.log"; exit 1
 fi
-"$PY" - "$PDU_TMP" "$t0" "$t1" <<'PY'
+"$PY" - "$PDU_TMP" "$t0" "$t1" "$elapsed" <<'PY'
 import math, os, re, sys
-d, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+d, t0, t1, elapsed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 metrics = open(f"{d}/metrics.txt").read()
 log = open(f"{d}/ergd.log").read()
 
@@ -90,7 +102,7 @@ a = [w for t, w, f in journal("a") if not f & 1 and not math.isnan(w)]
 assert any(abs(w - 300) < 0.5 for w in a) and any(abs(w - 450) < 0.5 for w in a), a
 assert all(299.5 < w < 450.5 for w in a), a
 b = [w for t, w, f in journal("b") if not f & 1 and not math.isnan(w)]
-assert len(b) >= 3 and all(abs(w - 287) < 0.5 for w in b), b
+assert len(b) >= 2 and all(abs(w - 287) < 0.5 for w in b), b
 for node in ("z", "w", "d"):
     bad = [r for r in journal(node) if not (r[2] & 1) or not math.isnan(r[1])]
     assert not bad, f"{node}: measured power without a reading: {bad}"
@@ -100,16 +112,18 @@ def once(pat):
 once(r"source openbmc: .*inactive but reads 287 W; taken")
 once(r"source zero outlet 1: DCMI Get Power Reading: current power 0 W")
 once(r"source wrongpw: .*password invalid")
-assert metric("erg_meter_bad_values_total", "zero") >= 8, "0 W polls not counted"
-# Polls every 0.5 s for ~12 s: the live BMC on schedule despite the dead one.
+assert metric("erg_meter_bad_values_total", "zero") >= 4, "0 W polls not counted"
+# Polls every 0.5 s: the live BMC on schedule despite the dead one (a
+# dead BMC's 1.2 s per poll in the same thread would give at most a third).
 live = metric("erg_source_polls_total", "live")
-assert live >= 18, f"live: {live} polls in 12 s"
+assert live >= 0.7 * elapsed / 0.5, f"live: {live} polls in {elapsed:.1f} s"
 assert metric("erg_source_poll_errors_total", "live") == 0
+# Its timeout x tries, 1.2 s (more allowed for a loaded machine, not 10 s).
 dead = metric("erg_source_poll_duration_seconds", "dead")
-assert 0.5 <= dead <= 1.6, f"dead BMC gave up after {dead} s (timeout 0.6 s x 2 tries)"
-assert metric("erg_source_poll_errors_total", "wrongpw") >= 18
+assert 0.5 <= dead <= 3, f"dead BMC gave up after {dead} s (timeout 0.6 s x 2 tries)"
+assert metric("erg_source_poll_errors_total", "wrongpw") >= 0.7 * elapsed / 0.5
 stop = t1 - t0
-assert stop < 3.5, f"ergd took {stop:.1f} s to stop on SIGTERM"
+assert stop < 5, f"ergd took {stop:.1f} s to stop on SIGTERM"
 print(f"ok: live cells at 300 and 450 W ({len(a)}), openbmc {len(b)} cells at 287 W "
       f"(inactive noted once), 0 W and the wrong password said once, dead BMC cut at "
       f"{dead:.2f} s, live polled {live:.0f} times; stopped {stop:.2f} s after SIGTERM")
