@@ -16,6 +16,8 @@ int erg_fit_cli(int argc, char **argv);
 /* erg pdu probe (cli/probe.c): a PDU's or meter's identity, levels and
  * readings, with the config section to copy; see docs/pdu.md. */
 int erg_pdu_probe_cli(int argc, char **argv);
+/* `erg pdu probe --driver ipmi` (erg_pdu_probe_cli hands it over). */
+int erg_pdu_probe_ipmi_cli(int argc, char **argv);
 /* erg report (cli/report.c): energy over a period from the archives, by
  * node or profile key kind, as CSV, JSON or HTML; see docs/report.md. */
 int erg_report_cli(int argc, char **argv);

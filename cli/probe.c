@@ -38,6 +38,7 @@ static void probe_usage(FILE *f) {
              "           [--energy-register FC:ADDR:TYPE[:ORDER]] [--power-scale X]\n"
              "           [--energy-scale-joules X]  (TYPE int16|uint16|int32|uint32|float32,\n"
              "           ORDER abcd|cdab|badc|dcba)\n"
+             "       erg pdu probe --driver ipmi ...: see erg pdu probe --driver ipmi --help\n"
              "       both: [--step S]  the grid step energy counters are judged against (5)\n"
              "Prints vendor, model, the profile chosen and why, and every metering level\n"
              "the device offers (device, inlets, phases, banks, outlets) with names, watts\n"
@@ -571,6 +572,11 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
 }
 
 int erg_pdu_probe_cli(int argc, char **argv) {
+  /* BMCs have options and output of their own (cli/probe_ipmi.c). */
+  for (int i = 1; i < argc; i++)
+    if ((!strcmp(argv[i], "--driver") && i + 1 < argc && !strcmp(argv[i + 1], "ipmi")) ||
+        !strcmp(argv[i], "--driver=ipmi"))
+      return erg_pdu_probe_ipmi_cli(argc, argv);
   struct erg_pdu_source_config c;
   memset(&c, 0, sizeof c);
   c.timeout_seconds = 2.0;

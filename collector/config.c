@@ -275,7 +275,10 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
               {"oid_total_power", s->oid_total_power, sizeof s->oid_total_power},
               {"device", s->device, sizeof s->device},
               {"power_register", s->power_register, sizeof s->power_register},
-              {"energy_register", s->energy_register, sizeof s->energy_register}};
+              {"energy_register", s->energy_register, sizeof s->energy_register},
+              {"user", s->user, sizeof s->user},
+              {"password_file", s->password_file, sizeof s->password_file},
+              {"privilege", s->privilege, sizeof s->privilege}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (!strcmp(key, strs[i].k))
       return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
@@ -291,6 +294,11 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       return -1;
     }
     s->power_factor = pf;
+  } else if (!strcmp(key, "cipher_suite")) {
+    /* IPMI lanplus; which ones the driver takes is its check's. */
+    if (erg_config_long(value, 0, 255, &l, why, whylen))
+      return -1;
+    s->cipher_suite = (int)l;
   } else if (!strcmp(key, "unit_id")) {
     if (erg_config_long(value, 0, 255, &l, why, whylen))
       return -1;
@@ -569,6 +577,14 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
       rc = -1;
     }
   }
+  /* What a driver refuses before asking any device (driver ipmi: its
+   * credentials, a password file others can read). */
+  for (int i = 0; rc == 0 && i < c->nsources; i++)
+    if (erg_pdu_source_check(&c->sources[i], why, sizeof why) != 0) {
+      snprintf(err->msg, sizeof err->msg, "%s: [%s.%s]: %s", path,
+               st.source_kind[i] == 'p' ? "pdu" : "meter", c->sources[i].name, why);
+      rc = -1;
+    }
   if (rc == 0 && erg_report_config_check(&st.report, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;

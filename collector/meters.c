@@ -97,6 +97,10 @@ static void meter_round_one(void *sock, int index, struct meter_src *ms) {
   uint64_t t0 = erg_time_realtime_ns();
   ms->rc = erg_pdu_source_poll(&ms->src, ms->r, ms->why, sizeof ms->why);
   double lat = meter_latency(ms, t0, erg_time_realtime_ns());
+  /* What the driver has to say once about readings it takes as they are. */
+  char note[256];
+  while (erg_pdu_source_note(&ms->src, note, sizeof note) == 0)
+    erg_info("source %s: %s (logged once)", ms->src.cfg.name, note);
   meter_send(sock, index, ms, ms->src.cfg.nchannels, lat, ms->rc ? ms->why : NULL);
 }
 

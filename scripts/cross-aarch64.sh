@@ -41,6 +41,9 @@ TARGET_PKGS=(
   libc6-dev libzmq3-dev libprotobuf-c-dev libsnmp-dev libmodbus-dev librrd-dev
   libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
   libbpf-dev libelf-dev zlib1g-dev
+  # driver = ipmi; optional in CMake: a sysroot without it builds without
+  # that driver (erg refuses driver = ipmi with the reason).
+  libfreeipmi-dev
 )
 # Programs that turn up in the dependency closure but are never linked against.
 SKIP_RE='^(dpkg|perl|perl-base|tar|procps|sysvinit-utils|cdebconf|install-info|xfonts-utils|icu-devtools|fontconfig|fontconfig-config|libc-dev-bin|debconf|init-system-helpers):'

@@ -3,11 +3,12 @@ ERG_BUILD_PKGS=(
   cmake make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsnmp-dev libmodbus-dev
   librrd-dev libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
+  libfreeipmi-dev
 )
 ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
   prometheus sysstat chromium python3-pymodbus python3-serial-asyncio passwd util-linux mount
-  slurm-wlm slurmdbd mariadb-server libclang-rt-14-dev clang-format
+  slurm-wlm slurmdbd mariadb-server libclang-rt-14-dev clang-format python3-pyghmi freeipmi-tools
 )
 # The peers the benchmarks (tests/bench, not ctest) compare erg with.
 ERG_BENCH_PKGS=(

@@ -39,6 +39,11 @@ struct erg_pdu_reading {
    * negative): the value reads as missing, and the collector says so once
    * (erg_pdu_source_bad_value tells what it was). */
   bool bad_value;
+  /* The device's own time of the reading, where it gives one (a BMC's
+   * DCMI timestamp: its clock, s since 1970), 0 none. t_ns stays the
+   * arrival time: a BMC's clock may be far off ours. (Fits the struct's
+   * padding: the WAL's record size is unchanged.) */
+  uint32_t device_time_s;
 };
 
 /* Everything a [meter.NAME] / [pdu.NAME] config section can say. */
@@ -79,6 +84,15 @@ struct erg_pdu_source_config {
   /* Readings above it (or negative) are no reading (collector/meter_check.c);
    * 0: the default for the channel's level. */
   double max_watts;
+  /* IPMI (driver ipmi): out of band over IPMI 2.0 lanplus to host[:port]
+   * (623) as user, the password in password_file (readable by ergd only),
+   * cipher_suite (0: 3) and privilege ("user", "operator", "admin"; "":
+   * user); in band when host is "local" (any local interface) or device
+   * names one (/dev/ipmi0). */
+  char user[64];
+  char password_file[256];
+  int cipher_suite; /* 0: unset (3); suite 0 (no authentication) is refused */
+  char privilege[16];
 };
 
 struct erg_pdu_source;
@@ -94,6 +108,13 @@ struct erg_pdu_driver {
   double (*wrap_joules)(const struct erg_pdu_source *src, int channel);
   /* Optional: what channel i's last bad value was; -1 if none. */
   int (*bad_value)(const struct erg_pdu_source *src, int channel, char *why, size_t whylen);
+  /* Optional: something about the readings to say once, taken as they
+   * are (a BMC that marks its reading inactive yet gives one); 0 with the
+   * text once, -1 when there is nothing new. */
+  int (*note)(struct erg_pdu_source *src, char *why, size_t whylen);
+  /* Optional: refuses a config the driver cannot use (read at config load,
+   * before any device is asked); 0 or -1 with a reason. */
+  int (*check)(const struct erg_pdu_source_config *c, char *why, size_t whylen);
 };
 
 struct erg_pdu_source {
@@ -202,9 +223,76 @@ int erg_pdu_source_bad_value(const struct erg_pdu_source *src, int channel, char
  * driver cannot tell. */
 double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel);
 
+/* A note the driver has for the collector to log once (driver's note
+ * hook): 0 with the text, -1 none. */
+int erg_pdu_source_note(struct erg_pdu_source *src, char *why, size_t whylen);
+/* The driver's config check, at config load: 0, or -1 with a reason (a
+ * driver erg knows but this build lacks is refused here; an unknown name
+ * is left to erg_pdu_source_open). */
+int erg_pdu_source_check(const struct erg_pdu_source_config *c, char *why, size_t whylen);
+
 /* Drivers (one per file). */
 extern const struct erg_pdu_driver erg_pdu_driver_modbus;
 extern const struct erg_pdu_driver erg_pdu_driver_snmp;
+extern const struct erg_pdu_driver erg_pdu_driver_ipmi; /* ERG_HAVE_FREEIPMI */
+
+/* ---- IPMI DCMI Get Power Reading (collector/pdu/dcmi.c): the BMC's
+ * answer decoded, bytes in, reading or reason out (unit tests, fuzzing) */
+#define ERG_DCMI_MAX_WATTS 20000.0 /* above: no server's reading */
+enum erg_dcmi_verdict {
+  ERG_DCMI_OK = 0,         /* current power, measurement active */
+  ERG_DCMI_INACTIVE_TAKEN, /* marked inactive but non-zero (OpenBMC): taken, noted once */
+  ERG_DCMI_ZERO,           /* 0 W: no reading */
+  ERG_DCMI_ABSURD,         /* above ERG_DCMI_MAX_WATTS: no reading */
+  ERG_DCMI_UNSUPPORTED,    /* completion code: the BMC has no DCMI power reading */
+  ERG_DCMI_COMPLETION,     /* another non-zero completion code */
+  ERG_DCMI_MALFORMED,      /* short, or not an answer to Get Power Reading */
+};
+struct erg_dcmi_power {
+  int verdict;         /* enum erg_dcmi_verdict */
+  int completion_code; /* -1: none (too short) */
+  double watts;        /* the current power erg takes; NAN when no reading */
+  /* Statistics over the BMC's own window (period_ms, anything from 0 s to
+   * weeks): shown by the probe, never used. */
+  double current_watts, min_watts, max_watts, avg_watts; /* NAN: not in the answer */
+  uint32_t bmc_time_s; /* the BMC's timestamp (its clock), 0 none */
+  uint32_t period_ms;  /* the statistics' window */
+  bool active;         /* "power measurement active" bit */
+};
+/* The DCMI Get Power Reading request (netfn 0x2C, LUN 0) ipmi_cmd_raw
+ * sends: command 0x02, group extension 0xDC, mode 1 (system power
+ * statistics), two bytes 0. */
+#define ERG_DCMI_NETFN 0x2C
+#define ERG_DCMI_GROUP 0xDC
+#define ERG_DCMI_CMD_POWER_READING 0x02
+extern const uint8_t erg_dcmi_power_request[5];
+/* rs: the response as ipmi_cmd_raw returns it (command, completion code,
+ * group extension, current/min/max/average W as 16-bit little-endian,
+ * timestamp and period as 32-bit little-endian, state). 0 when out->watts
+ * is a reading (why: "" or, INACTIVE_TAKEN, the note to say once); -1
+ * with the reason otherwise. Never reads past len. */
+int erg_dcmi_power_decode(const uint8_t *rs, size_t len, struct erg_dcmi_power *out, char *why,
+                          size_t whylen);
+/* "invalid command", ... for an IPMI completion code; "unknown" else. */
+const char *erg_ipmi_completion_text(int cc);
+
+/* `erg pdu probe --driver ipmi`: one DCMI Get Power Reading, timed. */
+struct erg_ipmi_probe {
+  char where[256];        /* "lanplus 127.0.0.1:623 as admin, cipher suite 3, privilege user" */
+  bool logged_in;         /* the session opened (in band: the device opened) */
+  double login_seconds;   /* to open it; NAN when not tried */
+  bool answered;          /* a response came: p holds it decoded */
+  double request_seconds; /* the request to its answer or failure; NAN when not sent */
+  struct erg_dcmi_power p;
+  uint64_t t_ns;     /* the answer's arrival, CLOCK_REALTIME */
+  bool used;         /* erg takes p.watts */
+  char verdict[320]; /* what erg uses and why, or why it reads nothing */
+};
+/* 0 when the BMC answered (res->used says whether with a reading); -1
+ * with a reason when c is refused; -2 with a reason when the BMC could not
+ * be reached or logged in to (res says how far it got). */
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
+                       size_t whylen);
 
 /* Polls n SNMP sources concurrently from one loop; returns when every source
  * answered or timed out (its own timeout_seconds x (retries+1)), so an

@@ -12,19 +12,42 @@ static const struct erg_pdu_driver *const pdu_drivers[] = {
 #ifdef ERG_HAVE_SNMP
     &erg_pdu_driver_snmp,
 #endif
+#ifdef ERG_HAVE_FREEIPMI
+    &erg_pdu_driver_ipmi,
+#endif
 };
+
+static const struct erg_pdu_driver *pdu_driver_find(const char *name) {
+  for (size_t i = 0; i < sizeof pdu_drivers / sizeof pdu_drivers[0]; i++)
+    if (strcmp(pdu_drivers[i]->name, name) == 0)
+      return pdu_drivers[i];
+  return NULL;
+}
+
+int erg_pdu_source_check(const struct erg_pdu_source_config *c, char *why, size_t whylen) {
+  const struct erg_pdu_driver *d = pdu_driver_find(c->driver);
+  if (!d && !strcmp(c->driver, "ipmi")) {
+    snprintf(why, whylen, "driver ipmi is not in this build (erg was built without libfreeipmi)");
+    return -1;
+  }
+  return d && d->check ? d->check(c, why, whylen) : 0;
+}
+
+int erg_pdu_source_note(struct erg_pdu_source *src, char *why, size_t whylen) {
+  if (!src->driver || !src->driver->note)
+    return -1;
+  return src->driver->note(src, why, whylen);
+}
 
 int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
                         char *why, size_t whylen) {
   memset(src, 0, sizeof *src);
   src->cfg = *cfg;
-  for (size_t i = 0; i < sizeof pdu_drivers / sizeof pdu_drivers[0]; i++) {
-    if (strcmp(pdu_drivers[i]->name, cfg->driver) == 0) {
-      src->driver = pdu_drivers[i];
-      return src->driver->open(src, why, whylen);
-    }
-  }
-  snprintf(why, whylen, "unknown driver '%s'", cfg->driver);
+  src->driver = pdu_driver_find(cfg->driver);
+  if (src->driver)
+    return src->driver->open(src, why, whylen);
+  if (erg_pdu_source_check(cfg, why, whylen) == 0)
+    snprintf(why, whylen, "unknown driver '%s'", cfg->driver);
   return -1;
 }
 
@@ -189,3 +212,14 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
   (void)profile;
   return 0;
 }
+
+#ifndef ERG_HAVE_FREEIPMI
+int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
+                       size_t whylen) {
+  memset(res, 0, sizeof *res);
+  res->login_seconds = res->request_seconds = NAN;
+  if (erg_pdu_source_check(c, why, whylen) == 0) /* says "not in this build" */
+    snprintf(why, whylen, "driver ipmi is not in this build");
+  return -1;
+}
+#endif
