@@ -2,8 +2,8 @@
 # ergd RPM %preun ($1: 0 erase, 1 upgrade): stop and disable on erase; a
 # ergd started without systemd (another supervisor, by hand) is stopped too.
 # Stops what runs /usr/sbin/ergd, however it was started (a unit, another
-# supervisor, by hand): SIGTERM, SIGKILL after 10 s. Only processes whose
-# executable is this very file (same inode: not a container's copy).
+# supervisor, by hand): SIGTERM, SIGKILL after $2 seconds. Only processes
+# whose executable is this very file (same inode: not a container's copy).
 erg_stop_exe() {
   id=$(stat -L -c %d:%i "$1" 2>/dev/null) || return 0
   pids=
@@ -14,7 +14,7 @@ erg_stop_exe() {
   # shellcheck disable=SC2086 # lists of pids
   kill -TERM $pids 2>/dev/null || true
   i=0
-  while [ $i -lt 100 ]; do
+  while [ $i -lt $(($2 * 10)) ]; do
     alive=
     for p in $pids; do # a zombie has no exe; a reused pid another one
       [ "$(stat -L -c %d:%i "/proc/$p/exe" 2>/dev/null)" != "$id" ] || alive="$alive $p"
@@ -31,5 +31,7 @@ if [ "$1" = 0 ]; then
   if [ -d /run/systemd/system ]; then
     systemctl --no-reload disable --now ergd.service >/dev/null 2>&1 || :
   fi
-  erg_stop_exe /usr/sbin/ergd
+  # ergd writes its queued archive updates first: as long as the unit's
+  # TimeoutStopSec.
+  erg_stop_exe /usr/sbin/ergd 900
 fi
