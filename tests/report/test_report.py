@@ -460,7 +460,8 @@ rows = {(r["node"], r["command"]): r for r in
 burn = rows[("node two", "burn")]
 burn_truth = hand_co2(steps, lambda t: two_w(t) - 100 if t > b_start + 60 else None, b_start, b_end)
 check(close(float(burn["co2_grams"]), 1.5 * burn_truth, 1e-4), "burn: CO2 on facility energy (x PUE)")
-check(close(float(burn["facility_energy_joules"]), 1.5 * float(burn["energy_joules"]), 1e-9),
+# Both printed to 0.1 J: at most 0.05 + 1.5 x 0.05 J apart.
+check(abs(float(burn["facility_energy_joules"]) - 1.5 * float(burn["energy_joules"])) <= 0.13,
       "facility energy = IT energy x PUE")
 p = report(*period, "--pue", "1.5", "--cost-per-kwh", "1", "--currency", "EUR")
 r = {x["node"]: x for x in csv.DictReader(io.StringIO(p.stdout))}["n1"]
@@ -595,6 +596,24 @@ def jobs(data_dir, *args, expect=0):
     return p
 
 
+# Without Slurm (issue 36): the table leaves out what no job fills
+# (Account, Partition, JobName) and CO2g without a carbon setting; State
+# from the cells: 1234 has energy up to the archive's newest cell, 4242
+# ended 25 min before it.
+p = jobs(DIR)
+tl = p.stdout.splitlines()
+thead = tl[0].split() if tl else []
+scol = tl[0].find("State") if tl else -1
+tstate = {l.split()[0]: l[scol:].split()[0] for l in tl[2:] if l.strip()} if scol >= 0 else {}
+check(thead[:1] == ["JobID"] and not {"Account", "Partition", "JobName", "CO2g"} & set(thead)
+      and "EnergyJ" in thead and tstate.get("1234") == "RUNNING" and tstate.get("4242") == "ENDED",
+      f"jobs table without Slurm: no empty columns, State from the cells: {tl[:4]}")
+p = jobs(DIR, "--co2-g-per-kwh", "100")
+check("CO2g" in (p.stdout.splitlines() or [""])[0].split(), "jobs table: CO2g with a carbon setting")
+p = jobs(DIR, "--parsable2")
+check((p.stdout.splitlines() or [""])[0].split("|")[:6]
+      == ["JobID", "User", "Account", "Partition", "JobName", "State"],
+      "jobs parsable2 keeps every column for parsers")
 job_truth = hand_co2(steps, known(lambda t: 80), b_start, b_end)
 job_e = 80 * (b_end - b_start - 10)
 co2_near = lambda got, want: abs(got - want) <= 0.05 + 1e-4 * want  # CSV/table: 0.1 g printed
