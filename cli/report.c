@@ -21,12 +21,13 @@ struct report_cli {
 static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
-  fprintf(stderr, "usage: erg report (--data-dir DIR... | --config ERGD_CONF) [--from T] [--to T]\n"
-                  "                  [--by node|command|job|user|unit|container] [--per-node]\n"
-                  "                  [--format table|csv|json|html] [--node N]... [--cost-per-kwh X\n"
-                  "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
-                  "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
-                  "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
+  fprintf(stderr,
+          "usage: erg report (--data-dir DIR... | --config ERGD_CONF) [--from T] [--to T]\n"
+          "                  [--by node|command|job|user|unit|container] [--per-node]\n"
+          "                  [--format table|csv|json|html] [--node N]... [--cost-per-kwh X\n"
+          "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
+          "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
+          "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
   return 1;
 }
 

@@ -258,8 +258,8 @@ static void jobs_table(FILE *f, const struct erg_jobs_options *o, const struct j
     shown[c] = jobs_col_shown(o, c) && (c == C_ID || n == 0 || filled[c]);
   for (int c = 0; c < C_N; c++)
     if (shown[c])
-      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", first_col(shown, c) ? "" : " ", jobs_cols[c].width,
-              jobs_cols[c].sacct);
+      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", first_col(shown, c) ? "" : " ",
+              jobs_cols[c].width, jobs_cols[c].sacct);
   fputc('\n', f);
   for (int c = 0; c < C_N; c++) {
     if (!shown[c])

@@ -85,9 +85,9 @@ static int report_csv_decimals(const char *col) {
   static const struct {
     const char *name;
     int decimals;
-  } d[] = {{"energy_kwh", 6}, {"idle_kwh", 6}, {"dynamic_kwh", 6}, {"share", 6},
-           {"share_of_node", 6}, {"known_s", 0}, {"step_s", 0}, {"span_s", 0},
-           {"cost", 4}, {"co2_grams", 3}};
+  } d[] = {{"energy_kwh", 6},    {"idle_kwh", 6}, {"dynamic_kwh", 6}, {"share", 6},
+           {"share_of_node", 6}, {"known_s", 0},  {"step_s", 0},      {"span_s", 0},
+           {"cost", 4},          {"co2_grams", 3}};
   for (size_t i = 0; i < sizeof d / sizeof *d; i++)
     if (!strcmp(d[i].name, col))
       return d[i].decimals;
@@ -300,9 +300,11 @@ static void report_text(FILE *f, const struct erg_report_options *o, const struc
   struct report_row none = {.v.peak_w = NAN, .gpu_j = NAN};
   int n = report_columns(o, t, &none, total_j, c);
   int ntext = 1 + !report_by_node(o) + report_by_user(o);
-  static const char *const kinds[][2] = {{"command", "Command"}, {"job", "Job"},
-                                          {"user", "User"},       {"unit", "Unit"},
-                                          {"container", "Container"}};
+  static const char *const kinds[][2] = {{"command", "Command"},
+                                         {"job", "Job"},
+                                         {"user", "User"},
+                                         {"unit", "Unit"},
+                                         {"container", "Container"}};
   const char *texthead[3] = {"Node", "", "UID"};
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     if (!strcmp(o->kind, kinds[i][0]))
