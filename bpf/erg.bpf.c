@@ -7,7 +7,14 @@
 #include <bpf/bpf_tracing.h>
 #include "erg_bpf_shared.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The licence the kernel is told: erg is GPL-3.0-or-later (LICENSE). The
+ * kernel knows only a fixed list of strings (license_is_gpl_compatible());
+ * "GPL" is the one that says "a GPL licence" (include/linux/module.h), and a
+ * program without a GPL-compatible string may not call the GPL-only helpers
+ * (bpf_get_current_task_btf, bpf_probe_read_kernel_str and the CO-RE reads
+ * behind BPF_CORE_READ): the verifier would refuse the program. "Dual
+ * BSD/GPL" claimed a BSD licence that the tree does not grant. */
+char LICENSE[] SEC("license") = "GPL";
 
 #define EEXIST 17
 #define barrier() asm volatile("" ::: "memory")

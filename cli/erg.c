@@ -16,7 +16,7 @@ static void usage(FILE *f) {
              "  pdu probe --driver snmp|modbus --host H[:PORT]|--device TTY [...]\n"
              "                                show a PDU's or meter's outlets and readings\n"
              "  report --data-dir DIR... [--from T] [--to T] [--by node|command|job|user|unit|\n"
-             "         container] [--per-node] [--format csv|json|html] [...]\n"
+             "         container] [--per-node] [--format table|csv|json|html] [...]\n"
              "                                energy per node or key over a period\n"
              "  jobs --data-dir DIR [--from T] [--to T] [--job ID]... [--parsable2]\n"
              "       [--format table|parsable2|csv|json] [--push [--wait S]]\n"

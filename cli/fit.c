@@ -297,8 +297,14 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
          "duplicate row(s) and %zu row(s) with impossible values skipped\n",
          m->node[0] ? m->node : "?", m->train_rows, ds->nrows, ds->files, ds->malformed_lines,
          ds->duplicate_rows, ds->implausible_rows);
-  printf("%zu row(s) with an uncertain meter lag (flag 16) %s\n", ds->lag_unsure_rows,
-         o->keep_lag_unsure ? "kept (--keep-lag-unsure)" : "skipped");
+  /* ergd estimates the meter's lag from load changes: until the node has
+   * changed its load (an idle first day) every row has flag 16, which says
+   * nothing is wrong; said so, not as a problem. */
+  if (ds->lag_unsure_rows)
+    printf("%zu row(s) with an uncertain meter lag (flag 16) %s: ergd estimates the meter's lag "
+           "from load changes, so rows from before the node's first ones have it (normal on a "
+           "first, idle day; steady rows need no lag)\n",
+           ds->lag_unsure_rows, o->keep_lag_unsure ? "kept (--keep-lag-unsure)" : "skipped");
   size_t shared = cli_shared_rows(ds);
   if (shared)
     printf("%zu row(s) of a shared meter (flag 64: the group's power) skipped\n", shared);
@@ -397,6 +403,22 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
           : erg_idle_profile_from_dataset(ds, from, to, o->max_util, o->ncpu, &p, why,
                                           sizeof why)) {
     fprintf(stderr, "erg fit --idle: %s\n", why);
+    /* The journal is too young or too busy for the default 10 min: say
+     * what would work now, or how long to wait. */
+    const char *is = NULL;
+    for (const char *q = strstr(why, " is "); q; q = strstr(q + 1, " is "))
+      is = q;
+    double longest = o->auto_window && strstr(why, "no window of") && is ? atof(is + 4) : 0;
+    if (longest >= 60)
+      fprintf(stderr,
+              "erg fit --idle: hint: --length %.0fs finds that stretch now (a shorter window "
+              "averages fewer cells), or let the node idle longer and try again\n",
+              floor(longest / 60) * 60);
+    else if (o->auto_window)
+      fprintf(stderr,
+              "erg fit --idle: hint: let the node idle for %.0f s (journalled by ergd) "
+              "and try again, or give a shorter --length\n",
+              length);
     return 2;
   }
   if (o->auto_window && !o->json) {

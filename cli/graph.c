@@ -43,15 +43,19 @@ static int graph_config(void *ctx, const char *path) {
 
 static int graph_opt(void *ctx, int c, char *arg, const char *text) {
   struct graph_opts *g = ctx;
-  (void)text;
   if (c == 'd' || c == 'w')
     *(c == 'd' ? &g->data : &g->www) = arg;
   else if (c == 'm')
     g->wo.model_dir = arg;
   else if (c == 'f' && (!strcmp(arg, "png") || !strcmp(arg, "svg")))
     g->wo.image_format = arg;
-  else if (c != 'C')
-    return graph_usage(c == 'f' ? "--format is png or svg" : "unknown option or missing value");
+  else if (c == 'f')
+    return graph_usage("--format is png or svg");
+  else if (c != 'C') {
+    fprintf(stderr, "erg graph: %s '%s'\n", c == ':' ? "missing value for" : "unknown option",
+            text ? text : "?");
+    return graph_usage(NULL);
+  }
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli_int.h"
 #include "erg_cli.h"
@@ -14,17 +15,19 @@ struct report_cli {
   struct erg_report_options r;
   struct cli_energy e;
   int64_t now;
+  int format_set; /* --format given: else a table on a terminal, CSV otherwise */
 };
 
 static int report_usage(const char *msg, const char *arg) {
   if (msg)
     fprintf(stderr, "erg report: %s%s%s%s\n", msg, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
-  fprintf(stderr, "usage: erg report (--data-dir DIR... | --config ERGD_CONF) [--from T] [--to T]\n"
-                  "                  [--by node|command|job|user|unit|container] [--per-node]\n"
-                  "                  [--format csv|json|html] [--node N]... [--cost-per-kwh X\n"
-                  "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
-                  "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
-                  "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
+  fprintf(stderr,
+          "usage: erg report (--data-dir DIR... | --config ERGD_CONF) [--from T] [--to T]\n"
+          "                  [--by node|command|job|user|unit|container] [--per-node]\n"
+          "                  [--format table|csv|json|html] [--node N]... [--cost-per-kwh X\n"
+          "                  --currency CUR] [--co2-g-per-kwh Y | --carbon-csv FILE]\n"
+          "                  [--pue X | --pue-csv FILE] [--out FILE]\n"
+          "T: 2026-11-01, 2026-11-01T12:00 (UTC), unix seconds, -7d, -12h, -30m, now\n");
   return 1;
 }
 
@@ -64,7 +67,9 @@ static int report_opt(void *ctx, int c, char *arg, const char *text) {
       return 0;
     case 'F':
       o->format = arg;
-      return strcmp(arg, "csv") && strcmp(arg, "json") && strcmp(arg, "html")
+      rc->format_set = 1;
+      return strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json") &&
+                     strcmp(arg, "html")
                  ? report_usage("unknown --format", arg)
                  : 0;
     case 'k':
@@ -103,6 +108,10 @@ int erg_report_cli(int argc, char **argv) {
   erg_report_options_init(&c.r, c.now);
   c.e = (struct cli_energy){.who = "report", .r = &c.r, .usage = report_usage};
   int rc = report_parse(argc, argv, &c);
+  /* A person at a terminal reads a table; a pipe, a file (--out) or a
+   * script gets CSV, as before. */
+  if (rc == 0 && !c.format_set && !c.e.out && isatty(STDOUT_FILENO))
+    c.r.format = "table";
   char why[2048], *doc = NULL;
   size_t len = 0;
   if (rc == 0 && (erg_report_render(&c.r, &doc, &len, why, sizeof why) != 0 ||

@@ -7,6 +7,7 @@
 #              share/erg/prometheus/erg-cluster-rules.yml,
 #              share/erg/slurm/erg-epilog-slurmctld (docs/hpc.md)
 #   pdusim     erg-pdusim (bin), erg-pdusim(1)
+#   each       share/doc/PACKAGE/copyright (packaging/doc/copyright)
 #
 # The daemons go to sbin (started by systemd or root), the operator's tools to
 # bin. The BPF programs are compiled into erg-agent (bpftool skeleton): nothing
@@ -60,6 +61,16 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/prometheus/erg-cluster-rules.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/erg/prometheus COMPONENT collector)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/contrib/slurm/erg-epilog-slurmctld
         DESTINATION ${CMAKE_INSTALL_DATADIR}/erg/slurm COMPONENT collector)
+
+# Copyright and licence (GPL-3.0-or-later, LICENSE) in each package's doc
+# directory, where Debian policy wants it: /usr/share/doc/PACKAGE/copyright.
+foreach(_c agent:erg-agent collector:ergd pdusim:erg-pdusim)
+  string(REPLACE ":" ";" _c "${_c}")
+  list(GET _c 0 _comp)
+  list(GET _c 1 _pkg)
+  install(FILES ${_erg_pkg}/doc/copyright
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${_pkg} COMPONENT ${_comp})
+endforeach()
 
 # Install-time code: ERG_ETC (see above), ERG_SBIN, ERG_BIN.
 set(_erg_paths_code "

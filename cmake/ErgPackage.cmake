@@ -113,7 +113,7 @@ set(CPACK_DEBIAN_PDUSIM_PACKAGE_SECTION misc)
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_PACKAGE_RELOCATABLE OFF)   # /etc/erg, units: not relocatable
 set(CPACK_RPM_PACKAGE_RELEASE 1)
-set(CPACK_RPM_PACKAGE_LICENSE "unknown")
+set(CPACK_RPM_PACKAGE_LICENSE "GPL-3.0-or-later")   # LICENSE, packaging/doc/copyright
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
 set(CPACK_RPM_AGENT_PACKAGE_NAME erg-agent)
 set(CPACK_RPM_COLLECTOR_PACKAGE_NAME ergd)
@@ -132,7 +132,8 @@ set(CPACK_RPM_COLLECTOR_POST_UNINSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/ergd-postun.s
 # Directories the distribution's filesystem and systemd packages own.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/sbin /usr/lib/systemd /usr/lib/systemd/system /usr/lib/sysusers.d
-    /usr/lib/tmpfiles.d /usr/share/man /usr/share/man/man1 /usr/share/man/man8)
+    /usr/lib/tmpfiles.d /usr/share/man /usr/share/man/man1 /usr/share/man/man8
+    /usr/share/doc)
 set(CPACK_RPM_SPEC_MORE_DEFINE "%define _build_id_links none")
 
 include(CPack)

@@ -93,8 +93,9 @@ static void node_beyond_training(struct node_state *n, const struct erg_cell_pow
   if (!node_model_first_beyond(n->model))
     return;
   erg_warn("node %s: %s %.4g is %.2f x its training maximum %.4g: linear terms extrapolated, "
-           "the utilisation curve continued with its end slope (once per model; such cells are "
-           "counted in erg_cells_out_of_training_range_total)",
+           "the utilisation curve continued with its end slope; expected after a first fit on "
+           "little or idle data: a refit once the node has run its usual load covers it (once "
+           "per model; such cells are counted in erg_cells_out_of_training_range_total)",
            n->name, pw->beyond_feature, pw->beyond_value,
            pw->beyond_value / pw->beyond_training_max, pw->beyond_training_max);
 }

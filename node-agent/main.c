@@ -294,8 +294,10 @@ int main(int argc, char **argv) {
     erg_agent_close(a);
     return 1;
   }
-  erg_info("node %s, interval %.3gs, collection %s, %s %s", cfg.node, cfg.interval_seconds,
-           erg_agent_hello(a)->collection, tx ? "sending to" : "dumping",
+  /* The scope decides what "the node" is: said at start, whole or not. */
+  erg_info("node %s, interval %.3gs, collection %s, scope %s%s, %s %s", cfg.node,
+           cfg.interval_seconds, erg_agent_hello(a)->collection, cfg.scope[0] ? "cgroup " : "",
+           cfg.scope[0] ? cfg.scope : "the whole machine", tx ? "sending to" : "dumping",
            tx ? cfg.collector : "to stdout");
   uint64_t step = (uint64_t)(cfg.interval_seconds * 1e9);
   uint64_t next = erg_time_monotonic_ns();

@@ -145,7 +145,7 @@ struct erg_report_options {
   int64_t from_s, to_s;
   const char *select[ERG_REPORT_MAX_SELECT]; /* nodes (name or directory); none: all */
   size_t nselect;
-  const char *format;  /* "csv", "json" or "html" */
+  const char *format;  /* "table" (text), "csv", "json" or "html" */
   double cost_per_kwh; /* NAN: no cost column */
   const char *currency;
   double co2_g_per_kwh, pue;                    /* NAN when not asked for */

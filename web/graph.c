@@ -136,8 +136,9 @@ static void graph_begin(struct argv_buf *a, const struct web_ctx *c, const char 
   argv_add(a, "--imgformat=%s", c->fmt);
   argv_add(a, "--start=%lld", (long long)start);
   argv_add(a, "--end=%lld", (long long)end);
-  argv_add(a, "--width=%d", small ? 360 : 720);
-  argv_add(a, "--height=%d", small ? 100 : 220);
+  /* The pages have room (img max-width 100 %): 960 px wide by default. */
+  argv_add(a, "--width=%d", small ? 400 : 960);
+  argv_add(a, "--height=%d", small ? 120 : 300);
   argv_add(a, "--vertical-label=W");
   argv_add(a, "--title=%s", t);
   /* rrdcached holds recent updates: flush the files drawn first. */
@@ -188,8 +189,9 @@ int web_graph_power(const struct web_ctx *c, const char *erd, const char *file, 
   argv_add(&a, "DEF:d=%s:dynamic:AVERAGE", erd);
   argv_add(&a, "AREA:i#d0d0d0:idle");
   argv_add(&a, "AREA:d#ffb366:dynamic:STACK");
-  argv_add(&a, "LINE1:p#1f4fd8:modelled");
+  /* Dashed, so that it shows where it lies on the measured line. */
   argv_add(&a, "LINE2:m#000000:measured");
+  argv_add(&a, "LINE2:p#1f4fd8:modelled (dashed):dashes=6,4");
   return graph_finish(&a, file, why, whylen);
 }
 
@@ -229,7 +231,9 @@ static void graph_other(struct argv_buf *a, size_t from, size_t n) {
 /* CDEF "rest" = max(measured − Σ k0..k<n-1>, 0), keys missing counted 0. */
 static void graph_rest(struct argv_buf *a, size_t n) {
   graph_cdef_sum(a, "rest=m,0", 0, n, ",-,0,MAX");
-  argv_add(a, "AREA:rest#d0d0d0:idle (and unattributed)");
+  /* The names of erg report's rows (docs/report.md, "Energy outside
+   * keys"): the node's idle power not carried by keys, and the rest. */
+  argv_add(a, "AREA:rest#d0d0d0:[idle] + [unattributed]");
 }
 
 /* At the bottom what no key carries (measured − Σ keys: the idle power
@@ -317,7 +321,7 @@ int web_graph_total(const struct web_ctx *c, const char *const *nodes, size_t n,
  * a PDU reading shaded: there measured is the model), or the residual
  * measured − modelled over the cells with a real reading. */
 int web_graph_model(const struct web_ctx *c, const char *erd, const char *file, const char *title,
-                    long seconds, int residual, char *why, size_t whylen) {
+                    long seconds, int residual, int has_data, char *why, size_t whylen) {
   struct argv_buf a = {.n = 0};
   graph_begin(&a, c, file, title, c->now - seconds, c->now, 0);
   argv_add(&a, "DEF:m=%s:measured:AVERAGE", erd);
@@ -330,14 +334,18 @@ int web_graph_model(const struct web_ctx *c, const char *erd, const char *file, 
     argv_add(&a, "VDEF:mae=absres,AVERAGE");
     argv_add(&a, "AREA:res#d62728:measured − modelled");
     argv_add(&a, "HRULE:0#000000");
-    argv_add(&a, "GPRINT:bias:mean %%.1lf W");
-    argv_add(&a, "GPRINT:mae:mean |residual| %%.1lf W\\l");
+    if (has_data) {
+      argv_add(&a, "GPRINT:bias:mean %%.1lf W");
+      argv_add(&a, "GPRINT:mae:mean |residual| %%.1lf W\\l");
+    } else {
+      argv_add(&a, "COMMENT:no modelled values in this range yet\\l");
+    }
   } else {
     argv_add(&a, "--lower-limit=0");
     argv_add(&a, "CDEF:est=e,0.5,GT,m,UNKN,IF");
     argv_add(&a, "AREA:est#f3d6d6:estimated (no PDU reading)");
-    argv_add(&a, "LINE1:p#1f4fd8:modelled");
     argv_add(&a, "LINE2:m#000000:measured");
+    argv_add(&a, "LINE2:p#1f4fd8:modelled (dashed):dashes=6,4");
   }
   return graph_finish(&a, file, why, whylen);
 }

@@ -32,6 +32,29 @@ void web_html_text(FILE *f, const char *s) {
   free(e);
 }
 
+void web_html_footer(FILE *f, int64_t now) {
+  char when[32];
+  web_iso_time(now, when);
+  fprintf(f,
+          "<p>Generated %s. The page reloads every 60 s; ergd redraws a graph once it is "
+          "older than 1/360 of its range (10 s for the last hour, 4 min for the day, 28 min "
+          "for the week, 2 h for the month), a job's only when its archive has new "
+          "data.</p>\n</body></html>\n",
+          when);
+}
+
+void web_energy_unit(double max_j, const char **unit, double *j_per_unit) {
+  static const struct {
+    double j;
+    const char *unit;
+  } u[] = {{3.6e9, "MWh"}, {3.6e6, "kWh"}, {3600, "Wh"}, {1, "J"}};
+  size_t i = 0;
+  while (i + 1 < sizeof u / sizeof *u && !(max_j >= u[i].j))
+    i++;
+  *unit = u[i].unit;
+  *j_per_unit = u[i].j;
+}
+
 void web_iso_time(int64_t t, char out[32]) {
   time_t tt = (time_t)t;
   struct tm tm;

@@ -173,9 +173,14 @@ static const struct {
     {"CO2g", "co2_grams", 8},
 };
 
-/* FacilityJ only where a PUE is given, as in erg report. */
+/* FacilityJ only where a PUE is given, CO2g only where a carbon intensity
+ * is, as in erg report. */
 static int jobs_col_shown(const struct erg_jobs_options *o, int c) {
-  return c != C_FAC || !isnan(o->report.pue) || o->report.pue_series;
+  if (c == C_FAC)
+    return !isnan(o->report.pue) || o->report.pue_series;
+  if (c == C_CO2)
+    return !isnan(o->report.co2_g_per_kwh) || o->report.carbon;
+  return 1;
 }
 
 /* Times as sacct prints them (local, no zone) or ISO UTC for CSV/JSON. */
@@ -227,36 +232,56 @@ static void jobs_cells(const struct jobs_job *j, int utc, char cell[C_N][256]) {
 /* Numbers are right-aligned, texts left. */
 static int jobs_right(int c) { return c >= C_J && c != C_SPAN; }
 
+/* c is the first column shown. */
+static int first_col(const int *shown, int c) {
+  for (int k = 0; k < c; k++)
+    if (shown[k])
+      return 0;
+  return 1;
+}
+
 /* sacct's default look: fixed widths, numbers right-aligned, a '+' where
  * a text was cut. */
 static void jobs_table(FILE *f, const struct erg_jobs_options *o, const struct jobs_job *jobs,
                        size_t n) {
+  /* The table is for people: a column no job fills (Account, Partition,
+   * GPUEnergyJ ... without Slurm or GPUs) is left out. parsable2, CSV and
+   * JSON keep theirs, for parsers. */
+  int shown[C_N], filled[C_N] = {0};
+  for (size_t i = 0; i < n; i++) {
+    char cell[C_N][256];
+    jobs_cells(&jobs[i], 0, cell);
+    for (int c = 0; c < C_N; c++)
+      filled[c] |= cell[c][0] != '\0';
+  }
   for (int c = 0; c < C_N; c++)
-    if (jobs_col_shown(o, c))
-      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", c ? " " : "", jobs_cols[c].width,
-              jobs_cols[c].sacct);
+    shown[c] = jobs_col_shown(o, c) && (c == C_ID || n == 0 || filled[c]);
+  for (int c = 0; c < C_N; c++)
+    if (shown[c])
+      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", first_col(shown, c) ? "" : " ",
+              jobs_cols[c].width, jobs_cols[c].sacct);
   fputc('\n', f);
   for (int c = 0; c < C_N; c++) {
-    if (!jobs_col_shown(o, c))
+    if (!shown[c])
       continue;
     char dash[64];
     memset(dash, '-', (size_t)jobs_cols[c].width);
     dash[jobs_cols[c].width] = '\0';
-    fprintf(f, "%s%s", c ? " " : "", dash);
+    fprintf(f, "%s%s", first_col(shown, c) ? "" : " ", dash);
   }
   fputc('\n', f);
   for (size_t i = 0; i < n; i++) {
     char cell[C_N][256];
     jobs_cells(&jobs[i], 0, cell);
     for (int c = 0; c < C_N; c++) {
-      if (!jobs_col_shown(o, c))
+      if (!shown[c])
         continue;
       int w = jobs_cols[c].width;
       if ((int)strlen(cell[c]) > w) {
         cell[c][w - 1] = '+', cell[c][w] = '\0';
         erg_utf8_fix(cell[c], 0); /* the cut may split a character */
       }
-      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", c ? " " : "", w, cell[c]);
+      fprintf(f, jobs_right(c) ? "%s%*s" : "%s%-*s", first_col(shown, c) ? "" : " ", w, cell[c]);
     }
     fputc('\n', f);
   }
@@ -518,6 +543,18 @@ int erg_jobs_push_pass(const struct erg_jobs_options *o, struct erg_jobs *list, 
 
 /* ---- the list ---- */
 
+/* A job Slurm does not tell about: RUNNING while its newest cells still
+ * have energy (its last one within two steps of the newest its cluster
+ * archive holds), ENDED once ergd has written cells after its last one;
+ * empty where that cannot be told (no cluster archive, or a period that
+ * ends before the archive's newest cell). */
+static void jobs_state_from_cells(const struct erg_report_options *o, struct jobs_job *j) {
+  int64_t step_s = 0, last = jobs_archive_last(report_data_dir(o), j->id, &step_s);
+  if (j->state[0] || last <= 0 || step_s <= 0 || j->last_s <= 0 || o->to_s < last - step_s)
+    return;
+  erg_strlcpy(j->state, last - j->last_s <= 2 * step_s ? "RUNNING" : "ENDED", sizeof j->state);
+}
+
 int erg_jobs_load(const struct erg_jobs_options *o, struct erg_jobs **out, char *why,
                   size_t whylen) {
   struct erg_jobs *j = calloc(1, sizeof *j);
@@ -533,7 +570,11 @@ int erg_jobs_load(const struct erg_jobs_options *o, struct erg_jobs **out, char 
   *out = j;
   jobs_erg_fields(&o->report, j->job, j->n);
   struct jobs_slurm slurm = {.sacct = o->sacct, .sacctmgr = o->sacctmgr};
-  return j->n && jobs_slurm_fill(&slurm, j->job, j->n, why, whylen) != 0 ? 1 : 0;
+  int rc = j->n && jobs_slurm_fill(&slurm, j->job, j->n, why, whylen) != 0 ? 1 : 0;
+  for (size_t i = 0; i < j->n; i++)
+    if (!j->job[i].slurm)
+      jobs_state_from_cells(&o->report, &j->job[i]);
+  return rc;
 }
 
 size_t erg_jobs_count(const struct erg_jobs *j) { return j->n; }

@@ -156,9 +156,20 @@ size_t web_jobs_collect(const struct web_ctx *c, const char *const *nodes, size_
     rrd_clear_error();
     time_t last = rrd_last_r(w->key.path);
     w->key.last = last > 0 ? (int64_t)last : w->key.last;
-    /* A job's mean over its own cells with energy (docs/web.md). */
-    web_key_stats(daemon, w->key.path, "watts", c->now, 86400, 1, &w->key.mean_watts,
-                  &w->key.energy_j);
+    /* A job's mean over its own cells with energy (docs/web.md), and the
+     * end of its last one: the archive goes on with 0 W after the job. */
+    const char *const watts[1] = {"watts"};
+    struct report_value v;
+    char why[64];
+    w->key.mean_watts = w->key.energy_j = 0;
+    w->key.last_energy = 0;
+    if (report_archive(daemon, w->key.path, watts, 1, c->now - 86400, c->now, NULL, &v, why,
+                       sizeof why) == 0) {
+      double mean = report_mean_w(&v, 1);
+      w->key.mean_watts = isnan(mean) ? 0 : mean;
+      w->key.energy_j = v.energy_j;
+      w->key.last_energy = v.last_s;
+    }
     w->on_node = calloc(nnodes ? nnodes : 1, 1);
     for (size_t k = 0; w->on_node && k < nnodes; k++) {
       w->on_node[k] =

@@ -130,11 +130,13 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
     fprintf(f, "</a>");
   }
   fprintf(f,
-          "%s<p>Power graph: idle (grey) and dynamic (orange) power stacked, modelled "
-          "(blue) and measured (black) lines. Breakdowns: idle, then the power attributed "
-          "to each key, stacked; they add up to the measured line. Generated at %lld "
-          "(unix time).</p>\n</body></html>\n",
-          listed ? "</p>\n" : "", (long long)c->now);
+          "%s<p>Power graph: idle (grey) and dynamic (orange) power stacked, measured "
+          "(black line) and modelled (blue dashed line). Breakdowns: [idle] + "
+          "[unattributed] (grey: what no key carries), then the power attributed to each "
+          "key, stacked, [none], [other] and [system] among them; they add up to the "
+          "measured line (the names: docs/report.md, \"Energy outside keys\").</p>\n",
+          listed ? "</p>\n" : "");
+  web_html_footer(f, c->now);
   free(e);
   snprintf(name, sizeof name, "node-%s-%s.html", rn, v->safe);
   return web_page_write(c->www, name, f, &buf, &len);
@@ -227,19 +229,24 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
     return;
   }
   qsort(d, m, sizeof *d, node_day_cmp);
-  fprintf(f, "<h2>top nodes, last day</h2>\n<table>\n<tr><th>node</th><th>energy</th>"
-             "<th>mean (W)</th><th>share</th></tr>\n");
+  const char *unit; /* one unit for the column, the largest row's */
+  double per;
+  web_energy_unit(d[0].energy_j, &unit, &per);
+  fprintf(f,
+          "<h2>top nodes, last day</h2>\n<table>\n<tr><th>node</th><th>energy (%s)</th>"
+          "<th>mean (W)</th><th>share</th></tr>\n",
+          unit);
   char text[32];
   for (size_t i = 0; i < m && i < WEB_TOP_JOBS; i++) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(nodes[d[i].idx], strlen(nodes[d[i].idx]), safe);
     fprintf(f, "<tr><td><a href=\"node-day-%s.html\">", safe);
     web_html_text(f, nodes[d[i].idx]);
-    erg_energy_text(d[i].energy_j, text, sizeof text);
     fprintf(f,
-            "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
+            "</a></td><td class=\"n\">%.*f</td><td class=\"n\">%.1f</td>"
             "<td class=\"n\">%.1f %%</td></tr>\n",
-            text, d[i].mean_watts, total > 0 ? 100 * d[i].energy_j / total : 0);
+            per == 1 ? 0 : 3, d[i].energy_j / per, d[i].mean_watts,
+            total > 0 ? 100 * d[i].energy_j / total : 0);
   }
   erg_energy_text(total, text, sizeof text);
   fprintf(f, "</table>\n<p>Measured energy over the last day: %s on %zu node(s).</p>\n", text, m);
@@ -280,7 +287,7 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
     fprintf(f, "</div>\n");
     free(e);
   }
-  fprintf(f, "<p>Generated at %lld (unix time).</p>\n</body></html>\n", (long long)c->now);
+  web_html_footer(f, c->now);
   return web_page_write(c->www, "index.html", f, &buf, &len);
 }
 

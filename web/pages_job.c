@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "web_int.h"
 
@@ -22,23 +23,31 @@ void web_jobs_table(FILE *f, const struct web_job *jobs, size_t njobs, size_t ma
   for (size_t i = 0; i < njobs; i++)
     order[i] = &jobs[i];
   qsort(order, njobs, sizeof *order, job_energy_cmp);
-  fprintf(f, "<table>\n<tr><th>job</th><th>energy</th><th>mean (W)</th>"
-             "<th>nodes</th><th>last data</th></tr>\n");
+  /* One unit for the column, the largest row's. */
+  const char *unit;
+  double per, max_j = njobs ? order[0]->key.energy_j : 0;
+  web_energy_unit(max_j, &unit, &per);
+  fprintf(f,
+          "<table>\n<tr><th>job</th><th>energy (%s)</th><th>mean (W)</th>"
+          "<th>nodes</th><th>last energy</th></tr>\n",
+          unit);
   for (size_t i = 0; i < njobs && i < max; i++) {
     const struct web_job *j = order[i];
-    char when[32], energy[32];
-    web_iso_time(j->key.last, when);
-    erg_energy_text(j->key.energy_j, energy, sizeof energy);
+    char when[32] = "more than a day ago";
+    if (j->key.last_energy > 0)
+      web_iso_time(j->key.last_energy, when);
     fprintf(f, "<tr><td><a href=\"job-%s.html\">", j->key.safe);
     web_html_text(f, j->key.orig);
     fprintf(f,
-            "</a></td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>"
+            "</a></td><td class=\"n\">%.*f</td><td class=\"n\">%.1f</td>"
             "<td class=\"n\">%zu</td><td>%s</td></tr>\n",
-            energy, j->key.mean_watts, j->nodes_on, when);
+            per == 1 ? 0 : 3, j->key.energy_j / per, j->key.mean_watts, j->nodes_on, when);
   }
   fprintf(f,
           "</table>\n<p>Energy over the last day; mean power over the job's cells with "
-          "energy in it; jobs with data in the last %d days have a page.</p>\n",
+          "energy in it; last energy: the end of the job's last cell with energy (ergd "
+          "writes 0 W cells for a while after a job). Jobs with data in the last %d days "
+          "have a page.</p>\n",
           WEB_JOB_DAYS);
   free(order);
 }
@@ -69,13 +78,15 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return -1;
-  web_iso_time(j->key.last, when);
+  snprintf(when, sizeof when, "more than a day ago");
+  if (j->key.last_energy > 0)
+    web_iso_time(j->key.last_energy, when);
   erg_energy_text(j->key.energy_j, energy, sizeof energy);
   fprintf(f, web_html_head, "erg: job");
   fprintf(f, "<p><a href=\"index.html\">overview</a></p>\n<h1>job ");
   web_html_text(f, j->key.orig);
   fprintf(f,
-          "</h1>\n<p>Last data %s. Last day: %s, mean %.1f W over its cells with "
+          "</h1>\n<p>Last energy %s. Last day: %s, mean %.1f W over its cells with "
           "energy.</p>\n<p>Ran on:",
           when, energy, j->key.mean_watts);
   size_t listed = 0;
@@ -98,11 +109,9 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
             "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "
             "last %s\">\n",
             web_ranges[r].name, web_ranges[r].name, j->key.safe, c->ext, web_ranges[r].name);
-  fprintf(f,
-          "<p>Per node the job's power there, stacked; the line is the job's cluster-wide "
-          "total (it can be higher when a node counted the job in [other]). Generated at "
-          "%lld (unix time).</p>\n</body></html>\n",
-          (long long)c->now);
+  fprintf(f, "<p>Per node the job's power there, stacked; the line is the job's cluster-wide "
+             "total (it can be higher when a node counted the job in [other]).</p>\n");
+  web_html_footer(f, c->now);
   snprintf(name, sizeof name, "job-%s.html", j->key.safe);
   return web_page_write(c->www, name, f, &buf, &len);
 }
@@ -113,13 +122,19 @@ int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t nj
   char err[512];
   for (size_t i = 0; i < njobs; i++) {
     const struct web_job *j = &jobs[i];
-    /* An ended job's graphs end at its last data, so they stay as drawn. */
+    /* An ended job's graphs end at its last data, so they stay as drawn.
+     * Fresh means drawn after the archive was last written (its mtime,
+     * flushed from rrdcached in web_jobs_collect), not after its last
+     * cell's time: cells are written a settle delay after their time, so
+     * a graph drawn while the job ran would otherwise never be redrawn. */
     int64_t end = j->key.last && j->key.last < c->now ? j->key.last : c->now;
+    struct stat sb;
+    int64_t written = stat(j->key.path, &sb) == 0 ? (int64_t)sb.st_mtime : j->key.last;
     for (size_t r = 0; r < JOB_RANGES; r++) {
       char file[1200];
       snprintf(file, sizeof file, "%s/jobg-%s-%s.%s", c->www, web_ranges[r].name, j->key.safe,
                c->ext);
-      if (web_graph_fresh(file, c->now, web_ranges[r].seconds, j->key.last))
+      if (web_graph_fresh(file, c->now, web_ranges[r].seconds, written))
         continue;
       if (web_graph_job(c, j, nodes, nnodes, file, web_ranges[r].seconds, end, err, sizeof err) !=
               0 &&

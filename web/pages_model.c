@@ -142,6 +142,18 @@ static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe)
     fprintf(f, "</td><td class=\"n\">%.4g</td></tr>\n", m.coef[i]);
   }
   fprintf(f, "</table>\n");
+  /* What the names mean (docs/model.md "Features", "Utilisation curve"). */
+  fprintf(f, "<p>Features: <b>cpu_seconds_per_second</b> CPU time of all processes per second "
+             "(1 = one CPU busy); <b>disk_bytes_per_second</b> bytes read and written; "
+             "<b>instructions_per_second</b>, <b>cycles_per_second</b> the CPUs' hardware "
+             "counters; <b>gpu_watts</b> the GPU boards' own power reading. "
+             "<b>node_cpu_utilization_tail8_1</b> … <b>_8</b> are the utilisation curve: u = "
+             "CPU seconds per second / CPUs, and tail i is the chance of at least i of 8 "
+             "trials at chance u (tail 1 rises steeply from idle, tail 8 only near full "
+             "load); each coefficient is the watts its tail adds at full load, and their sum "
+             "is a curve that never falls with load. <b>…bernstein…</b> are the same idea in "
+             "models of older versions. W per unit is the watts one unit of the feature "
+             "adds.</p>\n");
 }
 
 int web_model_page(const struct web_ctx *c, const char *node, const char *safe, const char *rrd,
@@ -159,7 +171,11 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe, 
         continue;
       snprintf(title, sizeof title, "%s: %s, last %s", node,
                res ? "measured − modelled" : "measured and modelled", web_ranges[r].name);
-      if (web_graph_model(c, erd, file, title, web_ranges[r].seconds, res, why, whylen) != 0)
+      struct live_metrics rl;
+      if (res)
+        model_live(c, rrd, web_ranges[r].seconds, &rl);
+      if (web_graph_model(c, erd, file, title, web_ranges[r].seconds, res, !res || rl.cells > 0,
+                          why, whylen) != 0)
         return -1;
     }
   struct live_metrics lm;
@@ -193,11 +209,10 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe, 
             "last %s\">\n<img src=\"modelg-residual-%s-%s.%s\" alt=\"residual, last %s\">\n",
             rn, rn, safe, c->ext, rn, rn, safe, c->ext, rn);
   }
-  fprintf(f,
-          "<p>Cells without a PDU reading (shaded) carry the model's value as measured and "
-          "are left out of the residual and the metrics. Generated at %lld (unix "
-          "time).</p>\n</body></html>\n",
-          (long long)c->now);
+  fprintf(f, "<p>Measured: the black line; modelled: the blue dashed one. Cells without a "
+             "PDU reading (shaded) carry the model's value as measured and are left out of "
+             "the residual and the metrics.</p>\n");
+  web_html_footer(f, c->now);
   snprintf(name, sizeof name, "model-%s.html", safe);
   if (web_page_write(c->www, name, f, &buf, &len) != 0) {
     snprintf(why, whylen, "cannot write %s", name);

@@ -45,7 +45,8 @@ struct web_key {
   char label[256];   /* what legends show: orig, or its names.tsv name (users) */
   double mean_watts; /* over the range being drawn, for ordering */
   double energy_j;
-  int64_t last; /* last update (jobs) */
+  int64_t last;        /* last update (jobs): ergd writes 0 W cells after a job */
+  int64_t last_energy; /* jobs: end of the last cell with energy in the last day; 0 none */
 };
 
 /* Display names of keys (names.tsv beside a kind's archives: user names
@@ -76,8 +77,10 @@ int web_graph_breakdown(const struct web_ctx *c, const char *erd, struct web_key
                         size_t whylen);
 int web_graph_total(const struct web_ctx *c, const char *const *nodes, size_t n, size_t r,
                     char *why, size_t whylen);
+/* has_data: the range has modelled values (else no mean is printed: rrdtool
+ * would print "-nan"). */
 int web_graph_model(const struct web_ctx *c, const char *erd, const char *file, const char *title,
-                    long seconds, int residual, char *why, size_t whylen);
+                    long seconds, int residual, int has_data, char *why, size_t whylen);
 int web_graph_job(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
                   size_t nnodes, const char *file, long seconds, int64_t end, char *why,
                   size_t whylen);
@@ -104,6 +107,12 @@ extern const char *const web_html_head;
 int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len);
 void web_html_text(FILE *f, const char *s);
 void web_iso_time(int64_t t, char out[32]);
+/* The pages' last paragraph: when it was generated (a date), how often the
+ * page reloads and the graphs are redrawn. Closes body and html. */
+void web_html_footer(FILE *f, int64_t now);
+/* Energy columns in one unit (issue 36): the largest unit (J, Wh, kWh, MWh)
+ * that max_j reaches; its name and joules per unit. */
+void web_energy_unit(double max_j, const char **unit, double *j_per_unit);
 
 /* pages_job.c */
 int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t njobs,

@@ -4,13 +4,14 @@
  * a line through the convex curve P = 100 + 150·u^1.4 crosses u = 0 below
  * 100 W, and those watts land in every job's dynamic share. Also: model
  * files of the previous format still load. */
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
+#include "../erg_test.h"
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -386,9 +387,29 @@ static void test_auto_window(void **state) {
   assert_int_equal(erg_idle_profile_load(&p, profile, why, sizeof why), 0);
   assert_true(p.first_unix_seconds >= T0 && p.last_unix_seconds <= T0 + 5 * 150);
   assert_true(fabs(p.mean_watts - IDLE_W) < 1);
+  /* Refused, with a hint that works (issue 36): the longest quiet stretch
+   * (150 cells, 750 s) in whole minutes. stderr goes to a file meanwhile. */
+  char errf[160], hint[4096] = "";
+  snprintf(errf, sizeof errf, "%s/stderr", dir);
+  fflush(stderr);
+  int saved = dup(2), fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+  int rc = run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal, "--auto",
+                                "--length", "20m", "--model-dir", dir, NULL});
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  FILE *hf = fopen(errf, "r");
+  assert_non_null(hf);
+  size_t hn = fread(hint, 1, sizeof hint - 1, hf);
+  hint[hn] = '\0';
+  fclose(hf);
+  erg_assert(rc == 2 && strstr(hint, "hint: --length 720s finds that stretch"), "rc %d: %s", rc,
+             hint);
   assert_int_equal(run((const char *[]){"fit", "--idle", "--node", "n1", "--journal", journal,
-                                        "--auto", "--length", "20m", "--model-dir", dir, NULL}),
-                   2);
+                                        "--auto", "--length", "720s", "--model-dir", dir, NULL}),
+                   0);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);

@@ -112,6 +112,12 @@ has "$(deb ergd)" /usr/sbin/ergd /usr/bin/erg /usr/lib/systemd/system/ergd.servi
   /usr/share/man/man8/ergd.8 /usr/share/man/man1/erg.1
 lacks "$(deb ergd)" /usr/sbin/erg-agent /usr/bin/erg-pdusim
 has "$(deb erg-pdusim)" /usr/bin/erg-pdusim /usr/share/man/man1/erg-pdusim.1
+# Licence (GPL-3.0-or-later): each package has its copyright file, which says so.
+for p in "${PKGS[@]}"; do
+  has "$(deb $p)" /usr/share/doc/$p/copyright
+  dpkg-deb --fsys-tarfile "$(deb $p)" | tar -xO ./usr/share/doc/$p/copyright >"$work/copyright"
+  grep -qx 'License: GPL-3.0-or-later' "$work/copyright" || fail "$p: copyright does not say GPL-3.0-or-later"
+done
 field() { dpkg-deb -f "$(deb "$1")" "$2"; }
 for want in "erg-agent libzmq5" "erg-agent libbpf1" "erg-agent libprotobuf-c1" "ergd libzmq5" \
             "ergd librrd8" "ergd libmicrohttpd12" "ergd libgsl27" "ergd libsnmp40" \
@@ -143,6 +149,9 @@ if [[ $gens == *RPM* ]]; then
     grep -qx "$f" "$work/rpm-ergd.txt" || fail "ergd RPM lacks $f"
   done
   grep -qx /usr/bin/erg-pdusim "$work/rpm-pdusim.txt" || fail "erg-pdusim RPM lacks its binary"
+  for p in "${PKGS[@]}"; do
+    [ "$(rpm -qp --qf '%{LICENSE}' "$(rpmf $p)")" = GPL-3.0-or-later ] || fail "$p RPM: License is not GPL-3.0-or-later"
+  done
   # Directories of the distribution (filesystem, systemd) are not claimed.
   if cat "$work"/rpm-*.txt | grep -xE '/usr|/usr/s?bin|/usr/lib/systemd/system|/usr/share/man(/man[0-9])?'; then
     fail "an RPM owns a system directory (above)"
@@ -272,8 +281,30 @@ tail -n1 /etc/erg/ergd.conf | grep -q 'edited by the package test' || fail "conf
 phase "reinstall keeps the edited /etc/erg/ergd.conf"
 
 # ---- 6. remove, then purge: only config, then only data, is left
+# ergd and the agent started by hand (no systemd here, or outside it): the
+# prerm scripts stop them before their binaries go (issue 36: they kept
+# running from deleted binaries).
+setpriv --reuid=erg --regid=erg --init-groups -- /usr/sbin/ergd -c "$work/ergd.conf" \
+  >"$work/ergd-2.log" 2>&1 &
+pids+=($!)
+byhand=($!)
+wait_port "$HP"
+setpriv --reuid=erg-agent --regid=erg-agent --init-groups --inh-caps=$caps --ambient-caps=$caps \
+  --bounding-set=$caps -- /usr/sbin/erg-agent -c /etc/erg/agent.conf --node pkg-node \
+  --collector "tcp://127.0.0.1:$ZP" --interval 0.5 --collection $coll >"$work/agent-2.log" 2>&1 &
+pids+=($!)
+byhand+=($!)
+sleep 0.5
+for p in "${byhand[@]}"; do kill -0 "$p" 2>/dev/null || fail "pid $p (by hand) did not start"; done
 conffiles=(/etc/erg/ergd.conf /etc/erg/agent.conf)
 timeout 60 dpkg -r "${PKGS[@]}" >"$work/dpkg-r.log" 2>&1 || fail "dpkg -r"
+for p in "${byhand[@]}"; do # dead: gone, or a zombie until this shell reaps it
+  st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null || true)
+  [ -z "$st" ] || [ "$st" = Z ] || fail "pid $p ($(cat "/proc/$p/comm")) still runs after dpkg -r"
+  wait "$p" 2>/dev/null || true
+done
+pids=()
+phase "dpkg -r stopped ergd and erg-agent started by hand"
 for f in "${conffiles[@]}"; do [ -f "$f" ] || fail "dpkg -r removed the conffile $f"; done
 leftover() { # lists files of the packages still there, except $@
   cat "$work"/files-*.txt | sort -u | while read -r f; do

@@ -241,9 +241,17 @@ static void test_render(void **state) {
   assert_non_null(strstr(top, " Wh on 2 node(s)"));
   char *jobs_top = strstr(idx, "<h2>top jobs, last day</h2>");
   assert_non_null(jobs_top);
-  assert_non_null(strstr(jobs_top, " Wh</td>"));
+  /* One unit per column, named in its header (issue 36): no row in J
+   * beside one in Wh; times as dates, not unix seconds. */
+  assert_non_null(strstr(top, "<th>energy (Wh)</th>"));
+  assert_non_null(strstr(jobs_top, "<th>energy (Wh)</th>"));
+  assert_non_null(strstr(jobs_top, "<th>last energy</th>"));
+  assert_null(strstr(jobs_top, " J</td>"));
+  assert_null(strstr(jobs_top, " Wh</td>"));
   assert_null(strstr(idx, "kWh"));
-  assert_null(strstr(idx, "0.000"));
+  assert_null(strstr(idx, "unix time"));
+  assert_non_null(strstr(idx, "<p>Generated 20"));
+  assert_non_null(strstr(idx, "reloads every 60 s"));
   free(idx);
   /* The model's idle power is from its recorded idle profile, not fitted;
    * the node shares a meter: said on its model and node pages, escaped. */
