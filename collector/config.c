@@ -275,7 +275,16 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
               {"oid_total_power", s->oid_total_power, sizeof s->oid_total_power},
               {"device", s->device, sizeof s->device},
               {"power_register", s->power_register, sizeof s->power_register},
-              {"energy_register", s->energy_register, sizeof s->energy_register}};
+              {"energy_register", s->energy_register, sizeof s->energy_register},
+              /* Redfish (issue 33, docs/bmc.md) */
+              {"chassis", s->chassis, sizeof s->chassis},
+              {"ca_file", s->ca_file, sizeof s->ca_file},
+              {"pinned_public_key", s->pinned_public_key, sizeof s->pinned_public_key},
+              {"user", s->user, sizeof s->user},
+              {"password_file", s->password_file, sizeof s->password_file}};
+  /* A BMC answers in seconds: its default timeout is 10 s, not 1 s. */
+  if (!strcmp(key, "driver") && !strcmp(value, "redfish") && s->timeout_seconds == 1.0)
+    s->timeout_seconds = 10.0;
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (!strcmp(key, strs[i].k))
       return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
@@ -331,6 +340,17 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
     return erg_config_double(value, 1e-9, 1e9, &s->power_scale, why, whylen);
   } else if (!strcmp(key, "energy_scale_joules")) {
     return erg_config_double(value, 1e-9, 1e12, &s->energy_scale_joules, why, whylen);
+  } else if (!strcmp(key, "tls_verify")) {
+    bool v;
+    if (erg_config_bool(value, &v, why, whylen))
+      return -1;
+    s->tls_insecure = !v;
+  } else if (!strcmp(key, "auth")) {
+    if (strcmp(value, "session") && strcmp(value, "basic") && strcmp(value, "none")) {
+      snprintf(why, whylen, "'%s' is not one of session, basic, none", value);
+      return -1;
+    }
+    erg_strlcpy(s->auth, value, sizeof s->auth);
   } else if (!strcmp(key, "max_watts")) {
     /* The channel's physical range (collector/meter_check.c). */
     return erg_config_double(value, 1, 1e7, &s->max_watts, why, whylen);

@@ -72,8 +72,16 @@ static void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
 /* Opens what is not open yet; a failure is this round's reading. */
 static bool meter_open(void *sock, int index, struct meter_src *ms,
                        const struct erg_pdu_source_config *cfg) {
-  if (!ms->open && erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why) == 0)
+  if (!ms->open && erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why) == 0) {
     ms->open = true;
+    /* Said once per open: a BMC read without certificate checks. */
+    if (!strcmp(cfg->driver, "redfish") && cfg->tls_insecure)
+      erg_warn("source %s: tls_verify = no: %s's certificate is not checked", cfg->name,
+               cfg->host);
+    else if (!strcmp(cfg->driver, "redfish") && !strncmp(cfg->host, "http://", 7))
+      erg_warn("source %s: %s is plain http: readings and credentials in clear text", cfg->name,
+               cfg->host);
+  }
   if (!ms->open)
     meter_send(sock, index, ms, 0, 0, ms->why);
   return ms->open;

@@ -3,6 +3,7 @@ ERG_BUILD_PKGS=(
   cmake make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsnmp-dev libmodbus-dev
   librrd-dev libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
+  libcurl4-openssl-dev
 )
 ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps

@@ -79,6 +79,19 @@ struct erg_pdu_source_config {
   /* Readings above it (or negative) are no reading (collector/meter_check.c);
    * 0: the default for the channel's level. */
   double max_watts;
+  /* Redfish (issue 33, docs/bmc.md): host is https://HOST[:PORT] (http://
+   * allowed); the chassis' @odata.id ("" discover the one node); TLS: a CA
+   * file, or a pinned public key ("sha256//BASE64", curl's
+   * CURLOPT_PINNEDPUBLICKEY), or no checks at all (tls_insecure, logged);
+   * user and a password file only ergd may read; auth session (default
+   * with a user), basic or none. */
+  char chassis[256];
+  char ca_file[256];
+  char pinned_public_key[128];
+  bool tls_insecure;
+  char user[64];
+  char password_file[256];
+  char auth[16];
 };
 
 struct erg_pdu_source;
@@ -205,6 +218,7 @@ double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel)
 /* Drivers (one per file). */
 extern const struct erg_pdu_driver erg_pdu_driver_modbus;
 extern const struct erg_pdu_driver erg_pdu_driver_snmp;
+extern const struct erg_pdu_driver erg_pdu_driver_redfish;
 
 /* Polls n SNMP sources concurrently from one loop; returns when every source
  * answered or timed out (its own timeout_seconds x (retries+1)), so an
