@@ -757,3 +757,25 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
   *value = x;
   return 0;
 }
+
+json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whylen) {
+  char u[ERG_RF_URI_MAX], path[ERG_RF_URI_MAX + 1024];
+  snprintf(u, sizeof u, "%s", uri);
+  u[strcspn(u, "#")] = '\0';
+  size_t n = strlen(u);
+  while (n > 1 && u[n - 1] == '/')
+    u[--n] = '\0';
+  if (strncmp(u, "/redfish/v1", 11) || (u[11] && u[11] != '/') || strstr(u, "..")) {
+    snprintf(why, whylen, "404 %s: not under /redfish/v1", uri);
+    return NULL;
+  }
+  snprintf(path, sizeof path, "%s%s/index.json", (const char *)ctx, u);
+  json_error_t e;
+  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+  if (!j || !json_is_object(j) || json_object_get(j, "error")) {
+    snprintf(why, whylen, "404 %s", uri);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}

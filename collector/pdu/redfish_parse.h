@@ -85,6 +85,12 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
 int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_watts, double *value,
                       char *why, size_t whylen);
 
+/* An erg_rf_get_fn over a recording (DMTF Mockup-Creator layout: the
+ * resource at URI is DIR/URI/index.json, a query part of the directory's
+ * name, "#..." and a trailing "/" dropped): ctx is DIR. A URI outside
+ * /redfish/v1, with "..", or a file holding a Redfish error is NULL. */
+json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whylen);
+
 /* The name of a kind ("PowerControl", ...). */
 const char *erg_rf_kind_name(int kind);
 

@@ -6,33 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../erg_test.h"
 #include "redfish_parse.h"
 
-static const char *dir;
+static const char *root;
 
-/* A recording as a BMC would answer it: the resource's index.json; a
- * query is part of the directory name; "#..." is not sent. */
+/* The recording as a BMC would answer it (erg_rf_recording_get). */
 static json_t *file_get(void *ctx, const char *uri, char *why, size_t whylen) {
-  char path[1024], u[512];
-  snprintf(u, sizeof u, "%s", uri);
-  char *hash = strchr(u, '#');
-  if (hash)
-    *hash = '\0';
-  size_t n = strlen(u);
-  while (n > 1 && u[n - 1] == '/')
-    u[--n] = '\0';
-  snprintf(path, sizeof path, "%s/%s%s/index.json", (const char *)ctx, dir, u);
-  json_error_t e;
-  json_t *j = json_load_file(path, 0, &e);
-  if (!j || json_object_get(j, "error")) {
-    snprintf(why, whylen, "404 %s", uri);
-    json_decref(j);
-    return NULL;
-  }
-  return j;
+  return erg_rf_recording_get(ctx, uri, why, whylen);
 }
 
 struct disc {
@@ -47,7 +29,7 @@ struct disc {
 static struct disc *discover(const char *rec, const char *chassis, bool full) {
   struct disc *x = calloc(1, sizeof *x);
   char base[600];
-  snprintf(base, sizeof base, "%s/", rec);
+  snprintf(base, sizeof base, "%s/%s", root, rec);
   assert_non_null(x);
   x->rc = erg_rf_discover(file_get, base, chassis, full, &x->d, x->why, sizeof x->why);
   x->watts = x->joules = NAN;
@@ -272,10 +254,7 @@ static void test_values(void **s) {
 int main(int argc, char **argv) {
   if (argc < 2)
     erg_skip_all("usage: test_redfish_parse RECORDINGS_DIR");
-  dir = "";
-  static char root[512];
-  snprintf(root, sizeof root, "%s", argv[1]);
-  /* file_get's ctx is "ROOT/REC/"; dir stays "". */
+  root = argv[1];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dl325),      cmocka_unit_test(test_xl675d),
       cmocka_unit_test(test_gigabyte),   cmocka_unit_test(test_intel),
@@ -285,7 +264,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_supermicro), cmocka_unit_test(test_no_total),
       cmocka_unit_test(test_values),
   };
-  if (chdir(root) != 0)
-    erg_skip_all("no %s", root);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
