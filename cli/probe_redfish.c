@@ -294,7 +294,8 @@ int erg_pdu_probe_redfish_cli(int argc, char **argv) {
     rfp_print_json(&o, r, config);
   else
     rfp_print_text(&o, r, config);
-  rc = r->discover_rc == 0 ? 0 : 2;
+  /* Several nodes or an enclosure: refused as one meter, but configurable. */
+  rc = r->discover_rc == 0 || (config && config[0]) ? 0 : 2;
   free(config);
   free(r);
   return rc;

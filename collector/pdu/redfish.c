@@ -47,6 +47,7 @@ struct rf_priv {
   /* Answers of the last request */
   char h_token[512], h_location[ERG_RF_URI_MAX];
   double h_retry_after;
+  bool discovering; /* a 503 is waited out once, not failed */
   /* Probe: the request log (NULL otherwise). */
   struct erg_rf_probe_result *log;
 };
@@ -311,6 +312,13 @@ static json_t *rf_get_json(struct rf_priv *p, const char *path, char *why, size_
       free(b.p);
       return NULL;
     }
+    if ((status == 429 || status == 503) && p->discovering && attempt == 0) {
+      /* Discovery has many GETs to make: wait as asked (up to 5 s), once. */
+      double wait = p->h_retry_after > 0 && p->h_retry_after < 5 ? p->h_retry_after : 1;
+      free(b.p);
+      erg_time_sleep_ns((uint64_t)(wait * 1e9));
+      continue;
+    }
     if (status == 429 || status == 503) {
       rf_backoff(p, status);
       snprintf(why, whylen, "GET %s: HTTP %ld (busy): backing off %.0f s", path, status,
@@ -341,7 +349,7 @@ static json_t *rf_get_json(struct rf_priv *p, const char *path, char *why, size_
     }
     return j;
   }
-  snprintf(why, whylen, "GET %s: still 401 after logging in again", path);
+  snprintf(why, whylen, "GET %s: still 401 after logging in again, or still busy", path);
   return NULL;
 }
 
@@ -449,7 +457,10 @@ static int rf_open(struct erg_pdu_source *src, char *why, size_t whylen) {
     return -1;
   struct erg_rf_discovery *d = calloc(1, sizeof *d);
   char inner[1024];
-  if (!d || erg_rf_discover(rf_getter, p, src->cfg.chassis, false, d, inner, sizeof inner)) {
+  p->discovering = true;
+  int drc = d ? erg_rf_discover(rf_getter, p, src->cfg.chassis, false, d, inner, sizeof inner) : -1;
+  p->discovering = false;
+  if (drc) {
     snprintf(why, whylen, "%s: %s", src->cfg.host, d ? inner : "out of memory");
     free(d);
     rf_free(p);
@@ -574,8 +585,10 @@ int erg_redfish_probe(const struct erg_pdu_source_config *c, struct erg_rf_probe
   else if (c->tls_insecure)
     snprintf(r->warning, sizeof r->warning,
              "tls_insecure: the BMC's certificate is not checked (anyone on the path can answer)");
+  p->discovering = true;
   r->discover_rc = erg_rf_discover(rf_getter, p, c->chassis, true, &r->d, r->discover_why,
                                    sizeof r->discover_why);
+  p->discovering = false;
   /* Whatever it refused, a service root that did not answer is a failure. */
   if (r->discover_rc && r->d.nfound == 0 && strstr(r->discover_why, "/redfish/v1")) {
     snprintf(why, whylen, "%s", r->discover_why);
