@@ -25,6 +25,8 @@
 #define RF_MAX_SENSORS 600 /* sensors fetched per discovery */
 #define RF_MAX_PAGES 20    /* Members@odata.nextLink pages followed */
 #define RF_MAX_CHASSIS 128
+#define RF_MAX_REQUESTS 2000 /* GETs per discovery (a DGX's whole tree: ~300) */
+#define RF_MAX_MEMBERS 1024  /* members of one collection */
 
 const char *erg_rf_kind_name(int kind) {
   static const char *const n[] = {"none",         "PowerControl",  "EnvironmentMetrics.PowerWatts",
@@ -96,6 +98,11 @@ struct rf_walk {
 };
 
 static json_t *rf_get(struct rf_walk *w, const char *uri, char *why, size_t whylen) {
+  if (w->d->requests >= RF_MAX_REQUESTS) {
+    snprintf(why, whylen, "more than %d requests: the rest of the tree is not read",
+             RF_MAX_REQUESTS);
+    return NULL;
+  }
   w->d->requests++;
   return w->get(w->ctx, uri, why, whylen);
 }
@@ -445,7 +452,7 @@ static json_t *rf_members(struct rf_walk *w, const char *uri, char *why, size_t 
       size_t j;
       json_t *o;
       json_array_foreach(all, j, o) if (!strcmp(json_string_value(o), id)) dup = true;
-      if (id[0] && !dup && strlen(id) < ERG_RF_URI_MAX)
+      if (id[0] && !dup && strlen(id) < ERG_RF_URI_MAX && json_array_size(all) < RF_MAX_MEMBERS)
         json_array_append_new(all, json_string(id));
     }
     const char *nl = rf_str(doc, "Members@odata.nextLink");
