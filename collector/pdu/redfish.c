@@ -226,7 +226,7 @@ static int rf_request(struct rf_priv *p, const char *method, const char *path, c
     p->log->req[i].seconds = secs;
   }
   if (rc != CURLE_OK) {
-    if (b->over)
+    if (b->over || rc == CURLE_FILESIZE_EXCEEDED)
       snprintf(why, whylen, "%s %.*s: the answer is larger than %u bytes: refused", method, plen,
                path, RF_BODY_MAX);
     else
