@@ -536,8 +536,8 @@ static bool rf_plan(struct rf_walk *w, const char *uri, int role, const struct r
   return true;
 }
 
-/* "X; Y; and N more" of the readings not used, for a refusal: the
- * chassis' own figures first, then sensors. */
+/* "X; Y; and N more" of the parts' readings that read, for a refusal:
+ * the chassis' own figures first, then sensors; "ID what value". */
 static void rf_list_found(const struct erg_rf_discovery *d, char *buf, size_t len) {
   size_t at = 0;
   int listed = 0, more = 0;
@@ -545,17 +545,25 @@ static void rf_list_found(const struct erg_rf_discovery *d, char *buf, size_t le
   for (int pass = 0; pass < 2; pass++) {
     for (int i = 0; i < d->nfound; i++) {
       const struct erg_rf_found *f = &d->found[i];
-      if ((strncmp(f->what, "Sensor", 6) == 0) != (pass == 1))
+      bool sensor = strncmp(f->what, "Sensor", 6) == 0;
+      if (sensor != (pass == 1) || !(f->value > 0))
         continue;
       if (listed >= 6 || at >= len) {
         more++;
         continue;
       }
-      const char *id = strrchr(f->chassis, '/');
-      char v[32];
-      snprintf(v, sizeof v, isnan(f->value) ? "null" : "%.6g %s", f->value, f->energy ? "J" : "W");
-      int n = snprintf(buf + at, len - at, "%s%s %s %s", listed ? "; " : "",
-                       id ? id + 1 : f->chassis, f->what, v);
+      char c[ERG_RF_URI_MAX];
+      snprintf(c, sizeof c, "%s", f->chassis);
+      size_t cl = strlen(c);
+      while (cl > 1 && c[cl - 1] == '/')
+        c[--cl] = '\0';
+      const char *id = strrchr(c, '/'), *what = f->what;
+      if (!strncmp(what, "EnvironmentMetrics ", 19))
+        what += 19;
+      else if (sensor)
+        what = strrchr(f->uri, '/') ? strrchr(f->uri, '/') + 1 : f->uri;
+      int n = snprintf(buf + at, len - at, "%s%s %s %.6g %s", listed ? "; " : "",
+                       id ? id + 1 : c, what, f->value, f->energy ? "J" : "W");
       if (n < 0 || (size_t)n >= len - at) {
         buf[at] = '\0';
         at = len;
@@ -570,7 +578,7 @@ static void rf_list_found(const struct erg_rf_discovery *d, char *buf, size_t le
   if (more && used < len)
     snprintf(buf + used, len - used, "; and %d more (erg pdu probe lists them)", more);
   if (!listed)
-    snprintf(buf, len, "none");
+    snprintf(buf, len, "none that reads");
 }
 
 int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full,
@@ -683,10 +691,7 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
     return -1;
   }
   rf_list_found(d, list, sizeof list);
-  snprintf(why, whylen,
-           "no node total in this BMC (no PowerConsumedWatts, EnvironmentMetrics or node sensor "
-           "that reads); parts' readings only, not added up: %s",
-           list);
+  snprintf(why, whylen, "no node total; parts only, not added up: %s", list);
   return -1;
 }
 

@@ -86,14 +86,21 @@ host = http://127.0.0.1:$SP
 driver = redfish
 host = http://127.0.0.1:$BP
 
+[meter.dgx]
+driver = redfish
+host = http://127.0.0.1:$VP
+
 [node.n2]
 power = slow
 [node.n3]
 power = busy
+[node.n4]
+power = dgx
 CONF
 sed -i 's/^\[collector\]/[collector]\npoll_seconds = 1\nstep_seconds = 2\nsettle_steps = 1/' \
   "$PDU_TMP/ergd.conf"
 "$ERG" check-config "$PDU_TMP/ergd.conf" >/dev/null
+v0=$(curl -sf "http://127.0.0.1:$VP/erg-sim/stats")
 "$ERGD" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 ERGD_PID=$!
 PDU_PIDS="$PDU_PIDS $ERGD_PID"
@@ -148,6 +155,20 @@ polls = float(re.search(r'erg_source_polls_total\{source="busy"\} (\S+)', open(f
 assert s["busy"] >= 2, s
 # discovery: root, collection, chassis, Power (+ a retry per 503); then 1 GET a poll
 assert s["requests"] - 4 - s["busy"] < polls, f"no backoff: {s} for {polls} polls"
+PY
+# The DGX has no node total: refused, said once, and its tree walked once in
+# the run (not every second).
+grep -q "source dgx: .*no node total.*HGX" "$PDU_TMP/ergd.log" ||
+  { echo "FAIL: the DGX's refusal not said"; cat "$PDU_TMP/ergd.log"; exit 1; }
+[ "$(grep -c "source dgx: .*no node total" "$PDU_TMP/ergd.log")" = 1 ] ||
+  { echo "FAIL: the DGX's refusal said more than once"; cat "$PDU_TMP/ergd.log"; exit 1; }
+v1=$(curl -sf "http://127.0.0.1:$VP/erg-sim/stats")
+python3 - "$v0" "$v1" <<'PY' || exit 1
+import json, sys
+a, b = json.loads(sys.argv[1])["requests"], json.loads(sys.argv[2])["requests"]
+# a is the probe's full walk; ergd's one (sensors of parts skipped) is fewer.
+assert 0 < b - a <= a, f"ergd made {b - a} requests to the DGX (one walk: <= {a})"
+print("ok: DGX walked once,", b - a, "requests")
 PY
 grep -q "source fast: .*plain http" "$PDU_TMP/ergd.log" ||
   { echo "FAIL: plain http not said"; cat "$PDU_TMP/ergd.log"; exit 1; }
