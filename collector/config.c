@@ -10,6 +10,7 @@
 #include "collector_int.h"
 #include "erg_store.h"
 #include "erg_fit.h"
+#include "erg_redfish.h"
 #include "erg_web.h"
 
 void erg_collector_config_defaults(struct erg_collector_config *c) {
@@ -593,6 +594,12 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
   }
+  for (int i = 0; rc == 0 && i < c->nsources; i++)
+    if (!strcmp(c->sources[i].driver, "redfish") &&
+        erg_redfish_config_check(&c->sources[i], why, sizeof why) != 0) {
+      snprintf(err->msg, sizeof err->msg, "%s: [meter.%s]: %s", path, c->sources[i].name, why);
+      rc = -1;
+    }
   if (rc == 0 && cfg_power_check(c, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;

@@ -37,4 +37,10 @@ int erg_redfish_probe(const struct erg_pdu_source_config *c, struct erg_rf_probe
 int erg_redfish_base_url(const char *host, char *base, size_t len, bool *plain_http, char *why,
                          size_t whylen);
 
+/* What can be told of a redfish source's config without the BMC: the
+ * host, credentials that go together, a chassis under /redfish/v1/, a pin
+ * in curl's form, TLS settings that do not contradict. 0, or -1 with a
+ * reason (erg check-config and ergd refuse the file). */
+int erg_redfish_config_check(const struct erg_pdu_source_config *c, char *why, size_t whylen);
+
 #endif

@@ -84,6 +84,39 @@ int erg_redfish_base_url(const char *host, char *base, size_t len, bool *plain_h
   return 0;
 }
 
+int erg_redfish_config_check(const struct erg_pdu_source_config *c, char *why, size_t whylen) {
+  char base[160];
+  bool plain;
+  if (!c->host[0]) {
+    snprintf(why, whylen, "no host (https://HOST[:PORT])");
+    return -1;
+  }
+  if (erg_redfish_base_url(c->host, base, sizeof base, &plain, why, whylen))
+    return -1;
+  if (!c->user[0] != !c->password_file[0]) {
+    snprintf(why, whylen, "user and password_file go together");
+    return -1;
+  }
+  if (c->auth[0] && strcmp(c->auth, "none") && !c->user[0]) {
+    snprintf(why, whylen, "auth = %s needs user and password_file", c->auth);
+    return -1;
+  }
+  if (c->chassis[0] && strncmp(c->chassis, "/redfish/v1/", 12)) {
+    snprintf(why, whylen, "chassis '%s' is not an @odata.id under /redfish/v1/", c->chassis);
+    return -1;
+  }
+  if (c->pinned_public_key[0] && strncmp(c->pinned_public_key, "sha256//", 8)) {
+    snprintf(why, whylen, "pinned_public_key wants sha256//BASE64 (docs/bmc.md)");
+    return -1;
+  }
+  if (c->tls_insecure && (c->pinned_public_key[0] || c->ca_file[0])) {
+    snprintf(why, whylen, "tls_verify = no with %s: which one is meant?",
+             c->ca_file[0] ? "ca_file" : "pinned_public_key");
+    return -1;
+  }
+  return 0;
+}
+
 /* The password file: its first line; refused when others may read it. */
 static int rf_password(const char *path, char *out, size_t len, char *why, size_t whylen) {
   struct stat st;

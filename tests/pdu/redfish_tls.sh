@@ -52,7 +52,8 @@ expect 2 "not a JSON object" -- --host "http://127.0.0.1:$GP"
 expect 1 "only https://" -- --host "ftp://127.0.0.1:$GP"
 expect 1 "no path" -- --host "https://127.0.0.1:$TP/redfish"
 # The config keys: bad values refused by check-config, good ones taken.
-for bad in "tls_verify = maybe" "auth = kerberos"; do
+for bad in "tls_verify = maybe" "auth = kerberos" "user = admin" "chassis = Node0" \
+  "pinned_public_key = AB:CD" "host = https://127.0.0.1/redfish/v1"; do
   printf '[meter.b]\ndriver = redfish\nhost = https://127.0.0.1\n%s\n[node.n]\npower = b\n' "$bad" \
     >"$PDU_TMP/bad.conf"
   if "$ERG" check-config "$PDU_TMP/bad.conf" >/dev/null 2>&1; then
