@@ -600,6 +600,7 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
     json_t *root = rf_get(&w, "/redfish/v1", inner, sizeof inner);
     if (!root) {
       snprintf(why, whylen, "service root /redfish/v1: %s", inner);
+      free(names);
       return -1;
     }
     char curi[ERG_RF_URI_MAX];
@@ -607,10 +608,12 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
     json_decref(root);
     if (!curi[0]) {
       snprintf(why, whylen, "the service root links no Chassis collection");
+      free(names);
       return -1;
     }
     if (!(members = rf_members(&w, curi, inner, sizeof inner))) {
       snprintf(why, whylen, "%s: %s", curi, inner);
+      free(names);
       return -1;
     }
   }
@@ -629,6 +632,7 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
       if (chassis && chassis[0]) {
         snprintf(why, whylen, "chassis %s: %s", uri, inner);
         json_decref(members);
+        free(names);
         return -1;
       }
       continue;
@@ -658,6 +662,7 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
       plan = p;
   }
   json_decref(members);
+  free(names);
   d->nnodes = nnode;
   char list[600];
   if (nnode == 1 || (chassis && chassis[0] && nnode)) {
