@@ -6,8 +6,8 @@
  * meter thread (collector/meters.c), so a slow BMC delays nobody else.
  *
  * Safety: certificates checked unless the config says tls_insecure (a CA
- * file or a pinned public key otherwise), no redirects followed (a 3xx is
- * refused, naming where it pointed), http and https only, bodies capped,
+ * file or a pinned public key otherwise), redirects followed only on the
+ * same BMC (one to another host is refused, naming where it pointed), http and https only, bodies capped,
  * every request timed out, 429/503 backed off (Retry-After, else doubling
  * up to a minute), the password read from a file nobody else may read. */
 #include <curl/curl.h>
@@ -326,12 +326,27 @@ static void rf_logout(struct rf_priv *p) {
 }
 
 /* GET path as JSON, logging in again once on 401 (a session that expired). */
-static json_t *rf_get_json(struct rf_priv *p, const char *path, char *why, size_t whylen) {
+static json_t *rf_get_json(struct rf_priv *p, const char *path0, char *why, size_t whylen) {
+  char path[ERG_RF_URI_MAX + 160];
+  int hops = 0;
+  snprintf(path, sizeof path, "%s", path0);
   for (int attempt = 0; attempt < 2; attempt++) {
     long status;
     struct rf_buf b;
     if (rf_request(p, "GET", path, NULL, &status, &b, why, whylen))
       return NULL;
+    /* A redirect on this BMC (/redfish/v1 to /redfish/v1/) is followed, up
+     * to 3; one to another host is refused. */
+    size_t bl = strlen(p->base);
+    bool here = p->h_location[0] == '/' ||
+                (!strncasecmp(p->h_location, p->base, bl) && p->h_location[bl] == '/');
+    if (status >= 300 && status < 400 && here && hops < 3) {
+      free(b.p);
+      snprintf(path, sizeof path, "%s", p->h_location);
+      hops++;
+      attempt--;
+      continue;
+    }
     if (status == 401 && p->auth == RF_AUTH_SESSION && attempt == 0) {
       free(b.p);
       if (rf_login(p, why, whylen))
@@ -360,8 +375,8 @@ static json_t *rf_get_json(struct rf_priv *p, const char *path, char *why, size_
       return NULL;
     }
     if (status >= 300 && status < 400) {
-      snprintf(why, whylen, "GET %s: redirected (HTTP %ld) to '%.120s': refused", path, status,
-               p->h_location);
+      snprintf(why, whylen, "GET %s: redirected (HTTP %ld) to '%.120s': %s", path, status,
+               p->h_location, hops >= 3 ? "too many redirects" : "another host: refused");
       free(b.p);
       return NULL;
     }

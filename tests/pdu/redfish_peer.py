@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A Redfish peer for tests/pdu/redfish_tls.sh: serves a recording
 (DIR/redfish/v1/.../index.json) over HTTPS (CERT KEY given) or HTTP, and
-misbehaves on /redfish/v1/Chassis as QUIRK says: ok (as recorded), redirect
-(302 to another host), huge (a 5 MiB body), garbage (not JSON).
+misbehaves on /redfish/v1/Chassis/ as QUIRK says (/redfish/v1/Chassis
+itself redirects there, as some BMCs do): ok (as recorded), redirect (302
+to another host), huge (a 5 MiB body), garbage (not JSON).
 usage: redfish_peer.py DIR PORT QUIRK [CERT KEY]"""
 import http.server, os, ssl, sys
 root, port, quirk = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -16,6 +17,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers(); self.wfile.write(body)
     def do_GET(self):
         p = self.path.split('?')[0].split('#')[0].rstrip('/')
+        if p == '/redfish/v1/Chassis' and self.path.endswith('Chassis'):
+            # this BMC redirects to the trailing-slash form: followed
+            return self._send(301, b'{}', [('Location', '/redfish/v1/Chassis/')])
         if p == '/redfish/v1/Chassis' and quirk == 'redirect':
             return self._send(302, b'{}', [('Location', 'http://other.example/redfish/v1/Chassis')])
         if p == '/redfish/v1/Chassis' and quirk == 'huge':

@@ -3,7 +3,8 @@
 # (Python's ssl server with a self-signed certificate for 127.0.0.1):
 # the certificate is checked by default (refused), accepted with ca_file or
 # the right pinned public key, refused with a wrong pin, skipped only with
-# --insecure (and said); a redirect to another host, a 5 MiB answer and a
+# --insecure (and said); a redirect on the BMC is followed, one to another
+# host refused; a 5 MiB answer and a
 # body that is no JSON are refused with a clear message, nothing read.
 # usage: redfish_tls.sh ERG RECORDINGS
 set -euo pipefail
@@ -46,7 +47,7 @@ expect 0 "now      97 W" -- --host "$H" --pinned-public-key "$PIN"
 expect 2 "public key\|pinned" -- --host "$H" --pinned-public-key "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 expect 0 "certificate is not checked" -- --host "$H" --insecure
 grep -q "tls_verify = no" "$PDU_TMP/out" || { echo "FAIL: --insecure config lacks tls_verify = no"; exit 1; }
-expect 2 "redirected (HTTP 302) to 'http://other.example.*refused" -- --host "http://127.0.0.1:$RP"
+expect 2 "redirected (HTTP 302) to 'http://other.example.*another host: refused" -- --host "http://127.0.0.1:$RP"
 expect 2 "larger than 4194304 bytes: refused" -- --host "http://127.0.0.1:$HP"
 expect 2 "not a JSON object" -- --host "http://127.0.0.1:$GP"
 expect 1 "only https://" -- --host "ftp://127.0.0.1:$GP"
