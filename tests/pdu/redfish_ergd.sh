@@ -3,7 +3,7 @@
 # as SIMULATED BMCs; erg pdu probe finds each node's reading and writes a
 # config that erg check-config takes; ergd polls three BMCs at once:
 #   fast  EX425 blade Node0 (sensors, energy counter), sessions that expire
-#         every 7th GET (ergd must log in again), 0.05 s answers;
+#         every 7th GET (ergd must log in again), 0.02 s answers;
 #   slow  DL325 (PowerControl), every answer 2 s late: must not delay fast;
 #   busy  DL385 (PowerControl), every 3rd request 503: backed off, said once.
 # At the end ergd logs out (DELETE of its session). Also: a world-readable
@@ -20,7 +20,7 @@ ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
 sim() { "$PDUSIM" "$@" --update 0.2 >>"$PDU_TMP/sim.log" 2>&1 & PDU_PIDS="$PDU_PIDS $!"; }
 sim --redfish "$REC/cray-EX425" --redfish-http 127.0.0.1:"$FP" --node n1 \
   --redfish-channel /redfish/v1/Chassis/Node0=n1 --redfish-user admin:s3cret \
-  --redfish-401-every 7 --redfish-delay 0.05
+  --redfish-401-every 7 --redfish-delay 0.02
 sim --redfish "$REC/cray-DL325" --redfish-http 127.0.0.1:"$SP" --node n2 \
   --redfish-channel /redfish/v1/Chassis/1=n2 --redfish-delay 2
 sim --redfish "$REC/nvidia-hpe" --redfish-http 127.0.0.1:"$BP" --node n3 \
@@ -38,6 +38,13 @@ rc=0
 [ $rc = 1 ] && grep -q "readable by everyone" "$PDU_TMP/p0" ||
   { echo "FAIL: world-readable password file taken (rc $rc)"; cat "$PDU_TMP/p0"; exit 1; }
 chmod 600 "$PDU_TMP/pw"
+printf 'wrong\n' >"$PDU_TMP/badpw"
+chmod 600 "$PDU_TMP/badpw"
+rc=0
+"$ERG" pdu probe --driver redfish --host "http://127.0.0.1:$FP" --user admin \
+  --password-file "$PDU_TMP/badpw" >"$PDU_TMP/p1" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "wrong credentials" "$PDU_TMP/p1" ||
+  { echo "FAIL: wrong password: exit $rc"; cat "$PDU_TMP/p1"; exit 1; }
 "$ERG" pdu probe --driver redfish --host "http://127.0.0.1:$FP" --user admin \
   --password-file "$PDU_TMP/pw" --chassis /redfish/v1/Chassis/Node0 --name fast --timeout 5 \
   --json >"$PDU_TMP/fast.json"
@@ -61,7 +68,7 @@ for r in f["rows"]:
     assert set(r) >= {"chassis", "watts", "energy_joules"}, r
     assert (r["watts"] is None) or (r["energy_joules"] is None), r
 assert any(not r["used"] and "part" in r["refused"] for r in f["rows"]), "no refused part"
-assert f["requests"] and all(q["seconds"] >= 0.05 for q in f["requests"]), f["requests"][:3]
+assert f["requests"] and all(q["seconds"] >= 0.02 for q in f["requests"]), f["requests"][:3]
 open(f"{d}/fast.conf", "w").write(f["config"])
 m = json.load(open(f"{d}/cmm.json"))
 assert "[group.cmm]" in m["config"] and "/redfish/v1/Chassis/Enclosure" in m["config"], m["config"]
@@ -126,7 +133,7 @@ def parse(f):
     return m
 m0, m1 = parse(f"{d}/m0"), parse(f"{d}/m1")
 polls = lambda s: m1[("erg_source_polls_total", s)] - m0[("erg_source_polls_total", s)]
-# fast: 1 s schedule (its 2 GETs take 0.1 s) whatever slow does.
+# fast: 1 s schedule (its 2 GETs take 0.04 s) whatever slow does.
 assert polls("fast") >= 5, f"fast: {polls('fast')} polls in 6 s beside a 3 s BMC"
 assert m1[("erg_source_poll_errors_total", "fast")] <= 1, m1
 assert polls("slow") <= 4, f"slow: {polls('slow')} polls in 6 s at 2 s an answer"
