@@ -15,15 +15,14 @@
 #include "erg_redfish.h"
 
 static void rfp_usage(FILE *f) {
-  fprintf(f,
-          "usage: erg pdu probe --driver redfish --host https://HOST[:PORT] [--chassis ID]\n"
-          "           [--user U --password-file F [--auth session|basic]]\n"
-          "           [--ca-file F | --pinned-public-key sha256//B64 | --insecure]\n"
-          "           [--timeout S] [--name NAME] [--json]\n"
-          "Walks the BMC's Redfish tree (every chassis: Power, EnvironmentMetrics,\n"
-          "Sensors) and lists each power and energy reading, which one ergd takes and\n"
-          "why, what it refuses and why, the time of each request, and a [meter.NAME]\n"
-          "section to copy (docs/bmc.md). http:// is allowed, with a warning (simulators).\n");
+  fprintf(f, "usage: erg pdu probe --driver redfish --host https://HOST[:PORT] [--chassis ID]\n"
+             "           [--user U --password-file F [--auth session|basic]]\n"
+             "           [--ca-file F | --pinned-public-key sha256//B64 | --insecure]\n"
+             "           [--timeout S] [--name NAME] [--json]\n"
+             "Walks the BMC's Redfish tree (every chassis: Power, EnvironmentMetrics,\n"
+             "Sensors) and lists each power and energy reading, which one ergd takes and\n"
+             "why, what it refuses and why, the time of each request, and a [meter.NAME]\n"
+             "section to copy (docs/bmc.md). http:// is allowed, with a warning (simulators).\n");
 }
 
 struct rfp_opts {
@@ -168,8 +167,9 @@ static char *rfp_config(const struct rfp_opts *o, const struct erg_rf_probe_resu
     fprintf(f, "\n[node.NODE]\npower = %s\n", name);
   } else if (r->d.plan.enclosure) {
     rfp_meter(f, o, name, r->d.plan.chassis);
-    fprintf(f, "\n# the enclosure feeds several nodes: a shared meter, split by their models\n"
-               "[group.%s]\npower = %s\nnodes = NODE1 NODE2\n",
+    fprintf(f,
+            "\n# the enclosure feeds several nodes: a shared meter, split by their models\n"
+            "[group.%s]\npower = %s\nnodes = NODE1 NODE2\n",
             name, name);
   } else if (r->d.nnodes > 1) {
     for (int i = 0; i < r->d.nnodes && i < 8; i++) {
@@ -202,11 +202,11 @@ static void rfp_print_json(const struct rfp_opts *o, const struct erg_rf_probe_r
   json_t *rows = json_array(), *reqs = json_array();
   for (int i = 0; i < r->d.nfound; i++) {
     const struct erg_rf_found *f = &r->d.found[i];
-    json_array_append_new(
-        rows, json_pack("{s:s,s:s,s:s,s:o,s:o,s:b,s:s}", "chassis", f->chassis, "what", f->what,
-                        "uri", f->uri, "watts", rfp_num(f->energy ? NAN : f->value),
-                        "energy_joules", rfp_num(f->energy ? f->value : NAN), "used", f->used,
-                        f->used ? "why" : "refused", f->why));
+    json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:o,s:o,s:b,s:s}", "chassis", f->chassis,
+                                          "what", f->what, "uri", f->uri, "watts",
+                                          rfp_num(f->energy ? NAN : f->value), "energy_joules",
+                                          rfp_num(f->energy ? f->value : NAN), "used", f->used,
+                                          f->used ? "why" : "refused", f->why));
   }
   for (int i = 0; i < r->nreq; i++)
     json_array_append_new(reqs, json_pack("{s:s,s:i,s:f}", "request", r->req[i].uri, "status",
@@ -217,11 +217,11 @@ static void rfp_print_json(const struct rfp_opts *o, const struct erg_rf_probe_r
     chosen = json_pack("{s:s,s:b,s:s,s:o,s:o,s:s}", "chassis", p->chassis, "enclosure",
                        p->enclosure, "why", p->why, "watts", rfp_num(r->watts), "energy_joules",
                        rfp_num(r->joules), "reading_problem", r->reading_why);
-  json_t *o_ = json_pack(
-      "{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:s}", "driver", "redfish", "host", o->c.host, "auth",
-      r->auth_used, "warning", r->warning[0] ? json_string(r->warning) : json_null(), "chosen",
-      chosen, "refused", r->discover_rc ? json_string(r->discover_why) : json_null(), "rows",
-      rows, "requests", reqs, "config", config ? config : "");
+  json_t *o_ = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:s}", "driver", "redfish", "host",
+                         o->c.host, "auth", r->auth_used, "warning",
+                         r->warning[0] ? json_string(r->warning) : json_null(), "chosen", chosen,
+                         "refused", r->discover_rc ? json_string(r->discover_why) : json_null(),
+                         "rows", rows, "requests", reqs, "config", config ? config : "");
   char *s = json_dumps(o_, JSON_INDENT(2));
   if (s)
     printf("%s\n", s);

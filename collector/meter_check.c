@@ -36,9 +36,9 @@ double meter_max_watts(const struct erg_pdu_source_config *s, int ch) {
   if (s->max_watts > 0)
     return s->max_watts;
   /* A BMC reads one server or one blade enclosure (issue 33). */
-  bool outlet = (!strcmp(s->driver, "snmp") && ch < s->nchannels &&
-                 s->levels[ch] == ERG_PDU_OUTLET) ||
-                !strcmp(s->driver, "redfish");
+  bool outlet =
+      (!strcmp(s->driver, "snmp") && ch < s->nchannels && s->levels[ch] == ERG_PDU_OUTLET) ||
+      !strcmp(s->driver, "redfish");
   return outlet ? METER_MAX_WATTS_OUTLET : METER_MAX_WATTS_OTHER;
 }
 

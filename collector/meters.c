@@ -86,8 +86,7 @@ static bool meter_open(void *sock, int index, struct meter_src *ms,
     ms->open = true;
     /* Said once per open: a BMC read without certificate checks. */
     if (redfish && cfg->tls_insecure)
-      erg_warn("source %s: tls_verify = no: %s's certificate is not checked", cfg->name,
-               cfg->host);
+      erg_warn("source %s: tls_verify = no: %s's certificate is not checked", cfg->name, cfg->host);
     else if (redfish && !strncmp(cfg->host, "http://", 7))
       erg_warn("source %s: %s is plain http: readings and credentials in clear text", cfg->name,
                cfg->host);

@@ -250,8 +250,8 @@ static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection
 }
 
 static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
-                                      const char *method, const char *version,
-                                      const char *upload, size_t *upload_size, void **ptr) {
+                                      const char *method, const char *version, const char *upload,
+                                      size_t *upload_size, void **ptr) {
   (void)version;
   struct sim_redfish *r = cls;
   struct sim_rf_conn *k = *ptr;
@@ -347,16 +347,16 @@ static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
 
 int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->o.port)};
-  if (inet_pton(AF_INET, strcmp(r->o.host, "localhost") ? r->o.host : "127.0.0.1",
-                &sa.sin_addr) != 1) {
+  if (inet_pton(AF_INET, strcmp(r->o.host, "localhost") ? r->o.host : "127.0.0.1", &sa.sin_addr) !=
+      1) {
     snprintf(why, whylen, "--redfish-http: '%s' is not an IPv4 address", r->o.host);
     return -1;
   }
   r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                               MHD_USE_ERROR_LOG,
-                          (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r,
-                          MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
-                          sim_rf_completed, r, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+                          (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR,
+                          &sa, MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r,
+                          MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
   if (!r->d) {
     snprintf(why, whylen, "cannot listen on %s:%d (port in use?)", r->o.host, r->o.port);
     return -1;

@@ -17,10 +17,10 @@ struct sim_redfish_opts {
   int port;
   const char *channels[SIM_RF_MAX_CHANNELS]; /* "CHASSIS=NODE" */
   int nchannels;
-  double delay_seconds; /* every answer this late */
+  double delay_seconds;     /* every answer this late */
   char user[64], pass[128]; /* "" no credentials wanted */
-  int every_401;        /* every Nth GET with a session token: 401 (expired) */
-  int every_503;        /* every Nth request: 503 with Retry-After: 1 */
+  int every_401;            /* every Nth GET with a session token: 401 (expired) */
+  int every_503;            /* every Nth request: 503 with Retry-After: 1 */
 };
 
 struct sim_redfish;

@@ -10,7 +10,7 @@
 
 struct erg_rf_probe_result {
   struct erg_rf_discovery d;
-  int discover_rc;       /* 0 a plan; -1 refused (discover_why) */
+  int discover_rc; /* 0 a plan; -1 refused (discover_why) */
   char discover_why[1024];
   char warning[256];     /* http://, tls_insecure */
   char auth_used[64];    /* "session", "basic", "none" */

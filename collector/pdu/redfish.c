@@ -7,9 +7,9 @@
  *
  * Safety: certificates checked unless the config says tls_insecure (a CA
  * file or a pinned public key otherwise), redirects followed only on the
- * same BMC (one to another host is refused, naming where it pointed), http and https only, bodies capped,
- * every request timed out, 429/503 backed off (Retry-After, else doubling
- * up to a minute), the password read from a file nobody else may read. */
+ * same BMC (one to another host is refused, naming where it pointed), http and https only, bodies
+ * capped, every request timed out, 429/503 backed off (Retry-After, else doubling up to a minute),
+ * the password read from a file nobody else may read. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
@@ -293,8 +293,8 @@ static int rf_login(struct rf_priv *p, char *why, size_t whylen) {
   rf_headers(p);
   long status;
   struct rf_buf b;
-  int rc = rf_request(p, "POST", "/redfish/v1/SessionService/Sessions", body, &status, &b, why,
-                      whylen);
+  int rc =
+      rf_request(p, "POST", "/redfish/v1/SessionService/Sessions", body, &status, &b, why, whylen);
   memset(body, 0, strlen(body));
   free(body);
   free(b.p);
@@ -626,7 +626,9 @@ int erg_redfish_probe(const struct erg_pdu_source_config *c, struct erg_rf_probe
   if (!p)
     return rc;
   snprintf(r->auth_used, sizeof r->auth_used, "%s",
-           p->auth == RF_AUTH_SESSION ? "session" : p->auth == RF_AUTH_BASIC ? "basic" : "none");
+           p->auth == RF_AUTH_SESSION ? "session"
+           : p->auth == RF_AUTH_BASIC ? "basic"
+                                      : "none");
   if (p->plain_http)
     snprintf(r->warning, sizeof r->warning,
              "http:// sends credentials and readings in clear text: for simulators and tests");

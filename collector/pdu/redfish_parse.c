@@ -29,9 +29,13 @@
 #define RF_MAX_MEMBERS 1024  /* members of one collection */
 
 const char *erg_rf_kind_name(int kind) {
-  static const char *const n[] = {"none",         "PowerControl",  "EnvironmentMetrics.PowerWatts",
-                                  "EnvironmentMetrics.EnergyJoules", "EnvironmentMetrics.EnergykWh",
-                                  "Sensor (W)",   "Sensor (energy)"};
+  static const char *const n[] = {"none",
+                                  "PowerControl",
+                                  "EnvironmentMetrics.PowerWatts",
+                                  "EnvironmentMetrics.EnergyJoules",
+                                  "EnvironmentMetrics.EnergykWh",
+                                  "Sensor (W)",
+                                  "Sensor (energy)"};
   return kind >= 0 && kind <= ERG_RF_SENSOR_ENERGY ? n[kind] : "?";
 }
 
@@ -63,15 +67,32 @@ static bool rf_in(const char *s, const char *const *list) {
 }
 
 /* Physical contexts of parts, not of the node. */
-static const char *const rf_part_contexts[] = {
-    "CPU",       "CPUSubsystem",     "Memory",         "MemorySubsystem", "GPU",
-    "GPUSubsystem", "StorageDevice", "NetworkingDevice", "Accelerator",   "ASIC",
-    "FPGA",      "Fan",              "Backplane",      "StorageController", "Transceiver",
-    "VoltageRegulator", "PowerSupply", "Rectifier",    "Battery",         "Exhaust",
-    "Board",     "Processor",        NULL};
+static const char *const rf_part_contexts[] = {"CPU",
+                                               "CPUSubsystem",
+                                               "Memory",
+                                               "MemorySubsystem",
+                                               "GPU",
+                                               "GPUSubsystem",
+                                               "StorageDevice",
+                                               "NetworkingDevice",
+                                               "Accelerator",
+                                               "ASIC",
+                                               "FPGA",
+                                               "Fan",
+                                               "Backplane",
+                                               "StorageController",
+                                               "Transceiver",
+                                               "VoltageRegulator",
+                                               "PowerSupply",
+                                               "Rectifier",
+                                               "Battery",
+                                               "Exhaust",
+                                               "Board",
+                                               "Processor",
+                                               NULL};
 
-static const char *const rf_node_types[] = {"RackMount", "Blade",      "Sled",  "StandAlone",
-                                            "Stand-alone", "Tower",    "Desktop", "Server",
+static const char *const rf_node_types[] = {"RackMount",          "Blade", "Sled",    "StandAlone",
+                                            "Stand-alone",        "Tower", "Desktop", "Server",
                                             "MultiSystemChassis", NULL};
 
 enum rf_role { RF_PART, RF_NODE, RF_ENCLOSURE };
@@ -151,8 +172,7 @@ static void rf_offer_power(struct rf_walk *w, struct rf_best *b, int rank,
   if (!f)
     return;
   if (b->power_rank && b->power_rank <= rank) {
-    snprintf(f->why, sizeof f->why, "not needed: %s is preferred",
-             erg_rf_kind_name(b->power.kind));
+    snprintf(f->why, sizeof f->why, "not needed: %s is preferred", erg_rf_kind_name(b->power.kind));
     return;
   }
   if (b->power_rank)
@@ -239,7 +259,9 @@ static void rf_power_resource(struct rf_walk *w, const char *chassis, int role, 
         b->rating = cap > 0 ? cap : 0;
       } else {
         snprintf(f->why, sizeof f->why, "PowerConsumedWatts %s: no reading (never read as 0 W)",
-                 json_is_number(v) ? "is 0" : v ? "is null" : "absent");
+                 json_is_number(v) ? "is 0"
+                 : v               ? "is null"
+                                   : "absent");
       }
       continue;
     }
@@ -336,8 +358,9 @@ static bool rf_sensor_is_node(json_t *s) {
       rf_contains(name, "System Power") || rf_contains(name, "Server Power") ||
       rf_contains(name, "Total Power") || rf_contains(id, "PwrConsumption"))
     return !strcasecmp(rf_str(s, "PhysicalSubContext"), "Output") ? false : true;
-  static const char *const parts[] = {"CPU", "Memory", "GPU", "DIMM", "Fan", "Processor", "SXM",
-                                      "PSU", "Supply", "NVSwitch", "PCIe", "Drive", "NIC", NULL};
+  static const char *const parts[] = {"CPU",       "Memory", "GPU", "DIMM",   "Fan",
+                                      "Processor", "SXM",    "PSU", "Supply", "NVSwitch",
+                                      "PCIe",      "Drive",  "NIC", NULL};
   for (const char *const *p = parts; *p; p++)
     if (rf_contains(name, *p) || rf_contains(id, *p))
       return false;
@@ -349,8 +372,8 @@ static bool rf_sensor_is_node(json_t *s) {
  * temperature, a voltage, ... unless the id also says power or energy
  * (EX425's ChassisVoltageRegulator0InputPower is the node's). */
 static bool rf_sensor_skip(const char *uri) {
-  static const char *const skip[] = {"Temp", "Volt", "Fan", "Current", "Pressure", "Humid",
-                                     "Speed", "RPM", "Leak", "Flow", NULL};
+  static const char *const skip[] = {"Temp",  "Volt", "Fan",  "Current", "Pressure", "Humid",
+                                     "Speed", "RPM",  "Leak", "Flow",    NULL};
   const char *id = strrchr(uri, '/');
   id = id ? id + 1 : uri;
   if (rf_contains(id, "Power") || rf_contains(id, "Pwr") || rf_contains(id, "Energy") ||
@@ -387,8 +410,8 @@ static void rf_sensor(struct rf_walk *w, const char *chassis, int role, const ch
   snprintf(f->what, sizeof f->what, "Sensor %.40s '%.30s'", rf_str(s, "Id"), rf_str(s, "Name"));
   const char *ctx = rf_str(s, "PhysicalContext"), *sub = rf_str(s, "PhysicalSubContext");
   if (k == 0) {
-    snprintf(f->why, sizeof f->why, "ReadingUnits %s%s%s: not taken as %s",
-             units[0] ? "'" : "", units[0] ? units : "missing or empty", units[0] ? "'" : "",
+    snprintf(f->why, sizeof f->why, "ReadingUnits %s%s%s: not taken as %s", units[0] ? "'" : "",
+             units[0] ? units : "missing or empty", units[0] ? "'" : "",
              energy ? "joules" : "watts");
   } else if (role == RF_ENCLOSURE && power &&
              (!strcasecmp(ctx, "Rectifier") || !strcasecmp(ctx, "PowerSupply")) &&
@@ -406,8 +429,8 @@ static void rf_sensor(struct rf_walk *w, const char *chassis, int role, const ch
     snprintf(f->why, sizeof f->why, "the chassis is %s, not a node",
              role == RF_ENCLOSURE ? "an enclosure" : "a part");
   } else if (!rf_sensor_is_node(s)) {
-    snprintf(f->why, sizeof f->why, "a part's sensor (%s%s%s), not the node's",
-             ctx[0] ? ctx : "?", sub[0] ? " " : "", sub);
+    snprintf(f->why, sizeof f->why, "a part's sensor (%s%s%s), not the node's", ctx[0] ? ctx : "?",
+             sub[0] ? " " : "", sub);
   } else if (!(x > 0)) {
     snprintf(f->why, sizeof f->why, "Reading is %s: no reading",
              isnan(x) ? "null or absent" : "0 or below");
@@ -562,8 +585,8 @@ static void rf_list_found(const struct erg_rf_discovery *d, char *buf, size_t le
         what += 19;
       else if (sensor)
         what = strrchr(f->uri, '/') ? strrchr(f->uri, '/') + 1 : f->uri;
-      int n = snprintf(buf + at, len - at, "%s%s %s %.6g %s", listed ? "; " : "",
-                       id ? id + 1 : c, what, f->value, f->energy ? "J" : "W");
+      int n = snprintf(buf + at, len - at, "%s%s %s %.6g %s", listed ? "; " : "", id ? id + 1 : c,
+                       what, f->value, f->energy ? "J" : "W");
       if (n < 0 || (size_t)n >= len - at) {
         buf[at] = '\0';
         at = len;
@@ -679,8 +702,8 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
       at += (size_t)snprintf(list + at, sizeof list - at > 1 ? sizeof list - at : 0, "%s%s",
                              k ? ", " : "", d->nodes[k]);
     snprintf(why, whylen,
-             "%d nodes in this BMC (%s): each is its own meter: name one with chassis = ...",
-             nnode, list);
+             "%d nodes in this BMC (%s): each is its own meter: name one with chassis = ...", nnode,
+             list);
     return -1;
   }
   if (nencl && chassis && chassis[0]) {
@@ -733,8 +756,7 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
     case ERG_RF_SENSOR_ENERGY: {
       double now = rf_units(rf_str(doc, "ReadingUnits"), t->kind == ERG_RF_SENSOR_ENERGY);
       if (now != t->to_si) {
-        snprintf(why, whylen, "%s: ReadingUnits is now '%s'", t->uri,
-                 rf_str(doc, "ReadingUnits"));
+        snprintf(why, whylen, "%s: ReadingUnits is now '%s'", t->uri, rf_str(doc, "ReadingUnits"));
         return -1;
       }
       v = json_object_get(doc, "Reading");
@@ -767,8 +789,7 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
     snprintf(why, whylen, "%s %s reads %g W, above %s (%g W)", t->uri, what, x,
              rating_watts > 0 && rating_watts < ERG_RF_MAX_WATTS ? "the chassis' rating"
                                                                  : "any server",
-             rating_watts > 0 && rating_watts < ERG_RF_MAX_WATTS ? rating_watts
-                                                                 : ERG_RF_MAX_WATTS);
+             rating_watts > 0 && rating_watts < ERG_RF_MAX_WATTS ? rating_watts : ERG_RF_MAX_WATTS);
     return -1;
   }
   *value = x;

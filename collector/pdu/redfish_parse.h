@@ -23,19 +23,19 @@ typedef json_t *(*erg_rf_get_fn)(void *ctx, const char *uri, char *why, size_t w
 /* Where a value sits in its resource. */
 enum erg_rf_kind {
   ERG_RF_NONE = 0,
-  ERG_RF_POWERCONTROL,  /* Power: PowerControl[member].PowerConsumedWatts */
-  ERG_RF_ENV_POWER,     /* EnvironmentMetrics: PowerWatts.Reading */
-  ERG_RF_ENV_ENERGY_J,  /* EnvironmentMetrics: EnergyJoules.Reading */
-  ERG_RF_ENV_ENERGY_KWH,/* EnvironmentMetrics: EnergykWh.Reading */
-  ERG_RF_SENSOR_POWER,  /* Sensor: Reading in W (or kW) */
-  ERG_RF_SENSOR_ENERGY, /* Sensor: Reading in J, kW.h or W.h */
+  ERG_RF_POWERCONTROL,   /* Power: PowerControl[member].PowerConsumedWatts */
+  ERG_RF_ENV_POWER,      /* EnvironmentMetrics: PowerWatts.Reading */
+  ERG_RF_ENV_ENERGY_J,   /* EnvironmentMetrics: EnergyJoules.Reading */
+  ERG_RF_ENV_ENERGY_KWH, /* EnvironmentMetrics: EnergykWh.Reading */
+  ERG_RF_SENSOR_POWER,   /* Sensor: Reading in W (or kW) */
+  ERG_RF_SENSOR_ENERGY,  /* Sensor: Reading in J, kW.h or W.h */
 };
 
 struct erg_rf_term {
   char uri[ERG_RF_URI_MAX];
-  int kind;           /* enum erg_rf_kind */
-  char member[64];    /* POWERCONTROL: its MemberId ("" the first entry) */
-  double to_si;       /* raw -> W or J */
+  int kind;        /* enum erg_rf_kind */
+  char member[64]; /* POWERCONTROL: its MemberId ("" the first entry) */
+  double to_si;    /* raw -> W or J */
 };
 
 /* What a meter polls: the node's (or the enclosure's) power, energy or both. */

@@ -60,8 +60,9 @@ static void check_term(struct docs *d, const struct erg_rf_term *t, double ratin
   json_decref(doc);
   if (rc == 0 && !(isfinite(v) && v >= 0))
     abort(); /* a reading is a finite, non-negative number */
-  if (rc == 0 && (t->kind == ERG_RF_POWERCONTROL || t->kind == ERG_RF_ENV_POWER ||
-                  t->kind == ERG_RF_SENSOR_POWER) &&
+  if (rc == 0 &&
+      (t->kind == ERG_RF_POWERCONTROL || t->kind == ERG_RF_ENV_POWER ||
+       t->kind == ERG_RF_SENSOR_POWER) &&
       v > ERG_RF_MAX_WATTS)
     abort();
   if (rc != 0 && !why[0])

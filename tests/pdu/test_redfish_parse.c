@@ -71,8 +71,8 @@ static const struct erg_rf_found *found(const struct disc *x, const char *what) 
 static void expect_node(const char *rec, const char *chassis, double watts, double joules) {
   struct disc *x = discover(rec, NULL, false);
   erg_assert(x->rc == 0, "%s: refused: %s", rec, x->why);
-  erg_assert(!strcmp(x->d.plan.chassis, chassis), "%s: chassis %s, want %s", rec,
-             x->d.plan.chassis, chassis);
+  erg_assert(!strcmp(x->d.plan.chassis, chassis), "%s: chassis %s, want %s", rec, x->d.plan.chassis,
+             chassis);
   erg_assert(!x->d.plan.enclosure, "%s: called an enclosure", rec);
   erg_assert(x->watts_rc == 0 && x->watts == watts, "%s: %g W (rc %d %s), want %g", rec, x->watts,
              x->watts_rc, x->value_why, watts);
@@ -129,7 +129,8 @@ static void test_ex425(void **s) {
   static const struct {
     const char *c;
     double w, j;
-  } n[] = {{"/redfish/v1/Chassis/Node0", 240, 204271934}, {"/redfish/v1/Chassis/Node1", 238, 204764753}};
+  } n[] = {{"/redfish/v1/Chassis/Node0", 240, 204271934},
+           {"/redfish/v1/Chassis/Node1", 238, 204764753}};
   for (int i = 0; i < 2; i++) {
     x = discover("cray-EX425", n[i].c, false);
     erg_assert(x->rc == 0, "%s: %s", n[i].c, x->why);
@@ -164,8 +165,7 @@ static void test_cmm(void **s) {
 static void test_openbmc(void **s) {
   (void)s;
   struct disc *x = discover("cray-OpenBMC-stock", NULL, false);
-  erg_assert(x->rc == 0 && !strcmp(x->d.plan.chassis, "/redfish/v1/Chassis/chassis"), "%s",
-             x->why);
+  erg_assert(x->rc == 0 && !strcmp(x->d.plan.chassis, "/redfish/v1/Chassis/chassis"), "%s", x->why);
   erg_assert(x->watts_rc == 1 && strstr(x->value_why, "no reading"), "rc %d %s", x->watts_rc,
              x->value_why);
   free(x);
