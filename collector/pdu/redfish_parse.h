@@ -91,6 +91,10 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
  * /redfish/v1, with "..", or a file holding a Redfish error is NULL. */
 json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whylen);
 
+/* A sensor's ReadingUnits as a factor to W (energy false: W, kW) or J
+ * (J, kW.h, kWh, W.h, Wh); 0 when the units do not say it. */
+double erg_rf_units_to_si(const char *units, bool energy);
+
 /* The name of a kind ("PowerControl", ...). */
 const char *erg_rf_kind_name(int kind);
 
