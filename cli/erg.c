@@ -13,7 +13,7 @@ static void usage(FILE *f) {
              "  fit [--journal FILE]... [--node N] [--out MODEL] [--json]\n"
              "                                fit and validate a node's power model\n"
              "  fit --idle --node N --last 10m  record the node's idle power profile\n"
-             "  pdu probe --driver snmp|modbus --host H[:PORT]|--device TTY [...]\n"
+             "  pdu probe --driver snmp|modbus|redfish --host H[:PORT]|URL|--device TTY [...]\n"
              "                                show a PDU's or meter's outlets and readings\n"
              "  report --data-dir DIR... [--from T] [--to T] [--by node|command|job|user|unit|\n"
              "         container] [--per-node] [--format table|csv|json|html] [...]\n"

@@ -18,6 +18,9 @@ int erg_fit_cli(int argc, char **argv);
 int erg_pdu_probe_cli(int argc, char **argv);
 /* `erg pdu probe --driver ipmi` (erg_pdu_probe_cli hands it over). */
 int erg_pdu_probe_ipmi_cli(int argc, char **argv);
+/* erg pdu probe --driver redfish (cli/probe_redfish.c): a BMC's power and
+ * energy readings per chassis, the one ergd takes; see docs/bmc.md. */
+int erg_pdu_probe_redfish_cli(int argc, char **argv);
 /* erg report (cli/report.c): energy over a period from the archives, by
  * node or profile key kind, as CSV, JSON or HTML; see docs/report.md. */
 int erg_report_cli(int argc, char **argv);

@@ -22,7 +22,8 @@ static const char *const probe_qname[ERG_PROBE_NQ] = {
     "name", "power", "va", "power_factor", "current", "voltage", "energy", "voltage_borrowed"};
 
 static void probe_usage(FILE *f) {
-  fprintf(f, "usage: erg pdu probe --driver snmp --host H[:PORT] [--community C]\n"
+  fprintf(f, "usage: erg pdu probe --driver redfish --host https://H[:PORT] [...] (--help)\n"
+             "       erg pdu probe --driver snmp --host H[:PORT] [--community C]\n"
              "           [--version 1|2c|3] [--user U --level noAuthNoPriv|authNoPriv|authPriv\n"
              "            --auth-proto MD5|SHA|SHA256 --auth-pass P --priv-proto DES|AES\n"
              "            --priv-pass P [--context NAME]] [--profile NAME] [--timeout S]\n"
@@ -572,11 +573,17 @@ static void probe_print_text(const struct erg_pdu_source_config *c, const struct
 }
 
 int erg_pdu_probe_cli(int argc, char **argv) {
-  /* BMCs have options and output of their own (cli/probe_ipmi.c). */
-  for (int i = 1; i < argc; i++)
-    if ((!strcmp(argv[i], "--driver") && i + 1 < argc && !strcmp(argv[i + 1], "ipmi")) ||
-        !strcmp(argv[i], "--driver=ipmi"))
+  /* BMCs have options and output of their own (cli/probe_ipmi.c,
+   * cli/probe_redfish.c: a URL for host, credentials, TLS). */
+  for (int i = 1; i < argc; i++) {
+    const char *d = !strcmp(argv[i], "--driver") && i + 1 < argc ? argv[i + 1]
+                    : !strncmp(argv[i], "--driver=", 9)          ? argv[i] + 9
+                                                                 : "";
+    if (!strcmp(d, "ipmi"))
       return erg_pdu_probe_ipmi_cli(argc, argv);
+    if (!strcmp(d, "redfish"))
+      return erg_pdu_probe_redfish_cli(argc, argv);
+  }
   struct erg_pdu_source_config c;
   memset(&c, 0, sizeof c);
   c.timeout_seconds = 2.0;

@@ -10,6 +10,7 @@
 #include "collector_int.h"
 #include "erg_store.h"
 #include "erg_fit.h"
+#include "erg_redfish.h"
 #include "erg_web.h"
 
 void erg_collector_config_defaults(struct erg_collector_config *c) {
@@ -278,7 +279,14 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
               {"energy_register", s->energy_register, sizeof s->energy_register},
               {"user", s->user, sizeof s->user},
               {"password_file", s->password_file, sizeof s->password_file},
-              {"privilege", s->privilege, sizeof s->privilege}};
+              {"privilege", s->privilege, sizeof s->privilege},
+              /* Redfish (issue 33, docs/bmc.md) */
+              {"chassis", s->chassis, sizeof s->chassis},
+              {"ca_file", s->ca_file, sizeof s->ca_file},
+              {"pinned_public_key", s->pinned_public_key, sizeof s->pinned_public_key}};
+  /* A BMC answers in seconds: its default timeout is 10 s, not 1 s. */
+  if (!strcmp(key, "driver") && !strcmp(value, "redfish") && s->timeout_seconds == 1.0)
+    s->timeout_seconds = 10.0;
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (!strcmp(key, strs[i].k))
       return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
@@ -339,6 +347,17 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
     return erg_config_double(value, 1e-9, 1e9, &s->power_scale, why, whylen);
   } else if (!strcmp(key, "energy_scale_joules")) {
     return erg_config_double(value, 1e-9, 1e12, &s->energy_scale_joules, why, whylen);
+  } else if (!strcmp(key, "tls_verify")) {
+    bool v;
+    if (erg_config_bool(value, &v, why, whylen))
+      return -1;
+    s->tls_insecure = !v;
+  } else if (!strcmp(key, "auth")) {
+    if (strcmp(value, "session") && strcmp(value, "basic") && strcmp(value, "none")) {
+      snprintf(why, whylen, "'%s' is not one of session, basic, none", value);
+      return -1;
+    }
+    erg_strlcpy(s->auth, value, sizeof s->auth);
   } else if (!strcmp(key, "max_watts")) {
     /* The channel's physical range (collector/meter_check.c). */
     return erg_config_double(value, 1, 1e7, &s->max_watts, why, whylen);
@@ -589,6 +608,12 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
   }
+  for (int i = 0; rc == 0 && i < c->nsources; i++)
+    if (!strcmp(c->sources[i].driver, "redfish") &&
+        erg_redfish_config_check(&c->sources[i], why, sizeof why) != 0) {
+      snprintf(err->msg, sizeof err->msg, "%s: [meter.%s]: %s", path, c->sources[i].name, why);
+      rc = -1;
+    }
   if (rc == 0 && cfg_power_check(c, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;

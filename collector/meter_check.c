@@ -35,10 +35,13 @@ const char *collector_level(const struct collector *c, int source, int ch) {
 double meter_max_watts(const struct erg_pdu_source_config *s, int ch) {
   if (s->max_watts > 0)
     return s->max_watts;
-  bool outlet = !strcmp(s->driver, "snmp") && ch < s->nchannels && s->levels[ch] == ERG_PDU_OUTLET;
-  /* A BMC reads one server: above 20 kW is no server's reading. */
+  /* A BMC reads one server: above 20 kW is no server's reading. Redfish
+   * may read one blade enclosure too (a shared meter), as an outlet. */
   if (!strcmp(s->driver, "ipmi"))
     return ERG_DCMI_MAX_WATTS;
+  bool outlet =
+      (!strcmp(s->driver, "snmp") && ch < s->nchannels && s->levels[ch] == ERG_PDU_OUTLET) ||
+      !strcmp(s->driver, "redfish");
   return outlet ? METER_MAX_WATTS_OUTLET : METER_MAX_WATTS_OTHER;
 }
 

@@ -32,7 +32,12 @@ struct meter_src {
   char why[METER_WHYLEN];
   int rc;
   bool bad_logged[ERG_PDU_MAX_CHANNELS]; /* a bad value said once per channel */
+  uint64_t next_open_ns; /* a BMC's failed discovery: not again before (monotonic) */
 };
+
+/* A Redfish open walks the BMC's tree (hundreds of GETs on a DGX): after a
+ * failure it is tried again after this long, not every round. */
+#define METER_REOPEN_REDFISH_NS (60ULL * 1000000000ULL)
 
 static void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_seconds,
                        const char *err) {
@@ -72,8 +77,22 @@ static void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
 /* Opens what is not open yet; a failure is this round's reading. */
 static bool meter_open(void *sock, int index, struct meter_src *ms,
                        const struct erg_pdu_source_config *cfg) {
-  if (!ms->open && erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why) == 0)
+  bool redfish = !strcmp(cfg->driver, "redfish");
+  if (!ms->open && redfish && erg_time_monotonic_ns() < ms->next_open_ns) {
+    meter_send(sock, index, ms, 0, 0, ms->why); /* the same reason, no new walk */
+    return false;
+  }
+  if (!ms->open && erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why) == 0) {
     ms->open = true;
+    /* Said once per open: a BMC read without certificate checks. */
+    if (redfish && cfg->tls_insecure)
+      erg_warn("source %s: tls_verify = no: %s's certificate is not checked", cfg->name, cfg->host);
+    else if (redfish && !strncmp(cfg->host, "http://", 7))
+      erg_warn("source %s: %s is plain http: readings and credentials in clear text", cfg->name,
+               cfg->host);
+  }
+  if (!ms->open && redfish)
+    ms->next_open_ns = erg_time_monotonic_ns() + METER_REOPEN_REDFISH_NS;
   if (!ms->open)
     meter_send(sock, index, ms, 0, 0, ms->why);
   return ms->open;

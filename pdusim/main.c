@@ -11,6 +11,7 @@
 
 #include "erg_common.h"
 #include "sim.h"
+#include "sim_redfish.h"
 #include "sim_snmp.h"
 #include "sim_walk.h"
 
@@ -36,6 +37,8 @@ static const char *gpu_specs[SIM_MAX_NODES]; /* --gpu-script NODE=FILE */
 static int ngpu_specs;
 static struct sim_gpu_script gpu_scripts[SIM_MAX_NODES];
 static struct erg_pdusim_model node_models[SIM_MAX_NODES];
+static struct sim_redfish_opts rf_opts = {.host = "127.0.0.1", .port = 8000};
+static struct sim_redfish *rf;
 
 /* Options that set a number; key: its name in --node-model, for the parts
  * of a node's own truth curve. dst NULL: the field at off of the model. */
@@ -138,7 +141,16 @@ static void usage(FILE *f) {
       "--gpu-script NODE=FILE adds the GPU board power of an NVML stand-in script\n"
       "(tests/gpu, its 'at T gpu=N power_w=W' lines, T from --gpu-start, unix seconds,\n"
       "default this start; the stand-in's ERG_NVML_STANDIN_EPOCH) times\n"
-      "--gpu-ac-factor (default 1.1) to NODE's meter.\n");
+      "--gpu-ac-factor (default 1.1) to NODE's meter.\n"
+      "--redfish DIR [--redfish-http HOST:PORT] serves a Redfish recording (DIR/redfish/v1/\n"
+      "  .../index.json) over plain HTTP (default 127.0.0.1:8000) as a SIMULATED BMC;\n"
+      "  --redfish-channel CHASSIS=NODE (CHASSIS an @odata.id) makes the reading erg\n"
+      "  takes there follow NODE (power, energy; an enclosure's inputs share it);\n"
+      "  --redfish-delay S answers S seconds late; --redfish-user USER:PASS wants those\n"
+      "  credentials (a session or basic auth; the service root is open);\n"
+      "  --redfish-401-every N expires the sessions at every Nth GET with a token;\n"
+      "  --redfish-503-every N answers every Nth request 503 (Retry-After: 1);\n"
+      "  GET /erg-sim/stats counts requests, logins, logouts, 401s and 503s.\n");
 }
 
 static int sim_add_node(const char *spec) {
@@ -286,6 +298,62 @@ static int sim_walk_setup(void) {
   return 0;
 }
 
+/* The --redfish-* options into rf_opts; 1 on a bad value. */
+static int sim_redfish_option(int c, const char *arg) {
+  char why[128];
+  long l;
+  double d;
+  switch (c) {
+    case 'R':
+      rf_opts.dir = arg;
+      return 0;
+    case 'Y': {
+      const char *colon = strrchr(arg, ':');
+      if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof rf_opts.host ||
+          erg_config_long(colon + 1, 1, 65535, &l, why, sizeof why)) {
+        fprintf(stderr, "erg-pdusim: --redfish-http wants HOST:PORT\n");
+        return 1;
+      }
+      snprintf(rf_opts.host, sizeof rf_opts.host, "%.*s", (int)(colon - arg), arg);
+      rf_opts.port = (int)l;
+      return 0;
+    }
+    case 'K':
+      if (rf_opts.nchannels >= SIM_RF_MAX_CHANNELS) {
+        fprintf(stderr, "erg-pdusim: too many --redfish-channel\n");
+        return 1;
+      }
+      rf_opts.channels[rf_opts.nchannels++] = arg;
+      return 0;
+    case 'Z':
+      if (erg_config_double(arg, 0, 600, &d, why, sizeof why)) {
+        fprintf(stderr, "erg-pdusim: --redfish-delay: %s\n", why);
+        return 1;
+      }
+      rf_opts.delay_seconds = d;
+      return 0;
+    case 'X': {
+      const char *colon = strchr(arg, ':');
+      if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof rf_opts.user ||
+          strlen(colon + 1) >= sizeof rf_opts.pass) {
+        fprintf(stderr, "erg-pdusim: --redfish-user wants USER:PASS\n");
+        return 1;
+      }
+      snprintf(rf_opts.user, sizeof rf_opts.user, "%.*s", (int)(colon - arg), arg);
+      snprintf(rf_opts.pass, sizeof rf_opts.pass, "%s", colon + 1);
+      return 0;
+    }
+    default:
+      if (erg_config_long(arg, 1, 1000000, &l, why, sizeof why)) {
+        fprintf(stderr, "erg-pdusim: --redfish-%c0%c-every: %s\n", c == '1' ? '4' : '5',
+                c == '1' ? '1' : '3', why);
+        return 1;
+      }
+      *(c == '1' ? &rf_opts.every_401 : &rf_opts.every_503) = (int)l;
+      return 0;
+  }
+}
+
 static int sim_parse_args(int argc, char **argv, char *host, int *port, const char **truth) {
   static const struct option opts[] = {{"modbus", required_argument, 0, 'm'},
                                        {"node", required_argument, 0, 'n'},
@@ -315,6 +383,13 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
                                        {"gpu-script", required_argument, 0, 'g'},
                                        {"gpu-ac-factor", required_argument, 0, 'G'},
                                        {"gpu-start", required_argument, 0, 'T'},
+                                       {"redfish", required_argument, 0, 'R'},
+                                       {"redfish-http", required_argument, 0, 'Y'},
+                                       {"redfish-channel", required_argument, 0, 'K'},
+                                       {"redfish-delay", required_argument, 0, 'Z'},
+                                       {"redfish-user", required_argument, 0, 'X'},
+                                       {"redfish-401-every", required_argument, 0, '1'},
+                                       {"redfish-503-every", required_argument, 0, '5'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
@@ -408,6 +483,16 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
         list[(*n)++] = optarg;
         break;
       }
+      case 'R':
+      case 'Y':
+      case 'K':
+      case 'Z':
+      case 'X':
+      case '1':
+      case '5':
+        if (sim_redfish_option(c, optarg))
+          return 1;
+        break;
       case 's':
         sim.seed = (unsigned)strtoul(optarg, NULL, 10);
         break;
@@ -452,6 +537,14 @@ int main(int argc, char **argv) {
     sim_walk_free(walk);
     return 1;
   }
+  if (rf_opts.nchannels && !rf_opts.dir) {
+    fprintf(stderr, "erg-pdusim: --redfish-channel needs --redfish DIR\n");
+    return 1;
+  }
+  if (rf_opts.dir && !(rf = sim_redfish_setup(&sim, &rf_opts, why, sizeof why))) {
+    fprintf(stderr, "erg-pdusim: %s\n", why);
+    return 1;
+  }
   if (truth && !(sim.truth = fopen(truth, "w"))) {
     fprintf(stderr, "erg-pdusim: cannot write %s\n", truth);
     return 1;
@@ -464,7 +557,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   /* Only what was asked; without any server option, Modbus TCP on the
    * default port as always. */
-  bool serve_tcp = tcp_given || (!rtu_device[0] && !snmp_port);
+  bool serve_tcp = tcp_given || (!rtu_device[0] && !snmp_port && !rf);
   if (serve_tcp)
     printf("erg-pdusim: SIMULATED meter (not real hardware) on modbus tcp %s:%d\n", host, port);
   if (rtu_device[0])
@@ -520,6 +613,18 @@ int main(int argc, char **argv) {
     fflush(stdout);
     pthread_create(&sth, NULL, sim_snmp_thread, NULL);
   }
+  if (rf && sim_redfish_start(rf, why, sizeof why)) {
+    fprintf(stderr, "erg-pdusim: %s\n", why);
+    sim.stop = 1;
+    pthread_join(th, NULL);
+    return 1;
+  }
+  if (rf) {
+    printf("erg-pdusim: SIMULATED BMC (Redfish recording %s, not real hardware) on http "
+           "%s:%d\n",
+           rf_opts.dir, rf_opts.host, rf_opts.port);
+    fflush(stdout);
+  }
   pthread_t rth;
   if (rtu_device[0])
     pthread_create(&rth, NULL, sim_rtu_thread, NULL);
@@ -540,5 +645,6 @@ int main(int argc, char **argv) {
   if (sim.truth)
     fclose(sim.truth);
   sim_walk_free(walk);
+  sim_redfish_free(rf);
   return rc ? 1 : 0;
 }

@@ -4,6 +4,7 @@ ERG_BUILD_PKGS=(
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsnmp-dev libmodbus-dev
   librrd-dev libgsl-dev libinih-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
   libfreeipmi-dev
+  libcurl4-openssl-dev
 )
 ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps

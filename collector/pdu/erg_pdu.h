@@ -84,15 +84,25 @@ struct erg_pdu_source_config {
   /* Readings above it (or negative) are no reading (collector/meter_check.c);
    * 0: the default for the channel's level. */
   double max_watts;
-  /* IPMI (driver ipmi): out of band over IPMI 2.0 lanplus to host[:port]
-   * (623) as user, the password in password_file (readable by ergd only),
-   * cipher_suite (0: 3) and privilege ("user", "operator", "admin"; "":
-   * user); in band when host is "local" (any local interface) or device
-   * names one (/dev/ipmi0). */
+  /* BMCs (docs/bmc.md): user, and a password file only ergd may read. */
   char user[64];
   char password_file[256];
+  /* IPMI (driver ipmi): out of band over IPMI 2.0 lanplus to host[:port]
+   * (623), cipher_suite (0: 3) and privilege ("user", "operator", "admin";
+   * "": user); in band when host is "local" (any local interface) or device
+   * names one (/dev/ipmi0). */
   int cipher_suite; /* 0: unset (3); suite 0 (no authentication) is refused */
   char privilege[16];
+  /* Redfish (issue 33, docs/bmc.md): host is https://HOST[:PORT] (http://
+   * allowed); the chassis' @odata.id ("" discover the one node); TLS: a CA
+   * file, or a pinned public key ("sha256//BASE64", curl's
+   * CURLOPT_PINNEDPUBLICKEY), or no checks at all (tls_insecure, logged);
+   * auth session (default with a user), basic or none. */
+  char chassis[256];
+  char ca_file[256];
+  char pinned_public_key[128];
+  bool tls_insecure;
+  char auth[16];
 };
 
 struct erg_pdu_source;
@@ -234,6 +244,7 @@ int erg_pdu_source_check(const struct erg_pdu_source_config *c, char *why, size_
 /* Drivers (one per file). */
 extern const struct erg_pdu_driver erg_pdu_driver_modbus;
 extern const struct erg_pdu_driver erg_pdu_driver_snmp;
+extern const struct erg_pdu_driver erg_pdu_driver_redfish;
 extern const struct erg_pdu_driver erg_pdu_driver_ipmi; /* ERG_HAVE_FREEIPMI */
 
 /* ---- IPMI DCMI Get Power Reading (collector/pdu/dcmi.c): the BMC's

@@ -9,6 +9,7 @@
 
 static const struct erg_pdu_driver *const pdu_drivers[] = {
     &erg_pdu_driver_modbus,
+    &erg_pdu_driver_redfish,
 #ifdef ERG_HAVE_SNMP
     &erg_pdu_driver_snmp,
 #endif

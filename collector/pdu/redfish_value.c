@@ -1,0 +1,133 @@
+/* Redfish readings of a discovered plan, and recordings read as a BMC
+ * (redfish_parse.h): what a poll does with each resource it GETs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redfish_parse.h"
+
+const char *erg_rf_kind_name(int kind) {
+  static const char *const n[] = {"none",
+                                  "PowerControl",
+                                  "EnvironmentMetrics.PowerWatts",
+                                  "EnvironmentMetrics.EnergyJoules",
+                                  "EnvironmentMetrics.EnergykWh",
+                                  "Sensor (W)",
+                                  "Sensor (energy)"};
+  return kind >= 0 && kind <= ERG_RF_SENSOR_ENERGY ? n[kind] : "?";
+}
+
+static const char *rf_str(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+/* W or kW for power; J, kW.h, W.h for energy: the factor to SI, 0 if the
+ * units do not say it. */
+double erg_rf_units_to_si(const char *units, bool energy) {
+  if (!energy)
+    return !strcmp(units, "W") ? 1.0 : !strcmp(units, "kW") ? 1e3 : 0;
+  if (!strcmp(units, "J"))
+    return 1.0;
+  if (!strcmp(units, "kW.h") || !strcmp(units, "kWh"))
+    return 3.6e6;
+  if (!strcmp(units, "W.h") || !strcmp(units, "Wh"))
+    return 3600.0;
+  return 0;
+}
+
+int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_watts, double *value,
+                      char *why, size_t whylen) {
+  json_t *v = NULL;
+  const char *what = erg_rf_kind_name(t->kind);
+  double k = t->to_si;
+  switch (t->kind) {
+    case ERG_RF_POWERCONTROL: {
+      json_t *pcs = json_object_get(doc, "PowerControl"), *pc, *match = NULL;
+      size_t i;
+      json_array_foreach(pcs, i, pc) {
+        if (!match && (!t->member[0] || !strcmp(rf_str(pc, "MemberId"), t->member)))
+          match = pc;
+      }
+      if (!match) {
+        snprintf(why, whylen, "%s: no PowerControl entry '%s' any more", t->uri, t->member);
+        return -1;
+      }
+      v = json_object_get(match, "PowerConsumedWatts");
+      break;
+    }
+    case ERG_RF_ENV_POWER:
+      v = json_object_get(json_object_get(doc, "PowerWatts"), "Reading");
+      break;
+    case ERG_RF_ENV_ENERGY_J:
+      v = json_object_get(json_object_get(doc, "EnergyJoules"), "Reading");
+      break;
+    case ERG_RF_ENV_ENERGY_KWH:
+      v = json_object_get(json_object_get(doc, "EnergykWh"), "Reading");
+      break;
+    case ERG_RF_SENSOR_POWER:
+    case ERG_RF_SENSOR_ENERGY: {
+      double now = erg_rf_units_to_si(rf_str(doc, "ReadingUnits"), t->kind == ERG_RF_SENSOR_ENERGY);
+      if (now != t->to_si) {
+        snprintf(why, whylen, "%s: ReadingUnits is now '%s'", t->uri, rf_str(doc, "ReadingUnits"));
+        return -1;
+      }
+      v = json_object_get(doc, "Reading");
+      break;
+    }
+    default:
+      snprintf(why, whylen, "no term");
+      return -1;
+  }
+  if (!v || json_is_null(v)) {
+    snprintf(why, whylen, "%s %s is %s: no reading", t->uri, what, v ? "null" : "absent");
+    return 1;
+  }
+  if (!json_is_number(v)) {
+    snprintf(why, whylen, "%s %s is not a number", t->uri, what);
+    return -1;
+  }
+  double x = json_number_value(v) * k;
+  bool energy = t->kind == ERG_RF_ENV_ENERGY_J || t->kind == ERG_RF_ENV_ENERGY_KWH ||
+                t->kind == ERG_RF_SENSOR_ENERGY;
+  if (!isfinite(x) || x < 0) {
+    snprintf(why, whylen, "%s %s reads %g", t->uri, what, x);
+    return -1;
+  }
+  if (x == 0 && !energy) {
+    snprintf(why, whylen, "%s %s reads 0 W: no reading", t->uri, what);
+    return 1;
+  }
+  if (!energy && (x > ERG_RF_MAX_WATTS || (rating_watts > 0 && x > rating_watts))) {
+    snprintf(why, whylen, "%s %s reads %g W, above %s (%g W)", t->uri, what, x,
+             rating_watts > 0 && rating_watts < ERG_RF_MAX_WATTS ? "the chassis' rating"
+                                                                 : "any server",
+             rating_watts > 0 && rating_watts < ERG_RF_MAX_WATTS ? rating_watts : ERG_RF_MAX_WATTS);
+    return -1;
+  }
+  *value = x;
+  return 0;
+}
+
+json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whylen) {
+  char u[ERG_RF_URI_MAX], path[ERG_RF_URI_MAX + 1024];
+  snprintf(u, sizeof u, "%s", uri);
+  u[strcspn(u, "#")] = '\0';
+  size_t n = strlen(u);
+  while (n > 1 && u[n - 1] == '/')
+    u[--n] = '\0';
+  if (strncmp(u, "/redfish/v1", 11) || (u[11] && u[11] != '/') || strstr(u, "..")) {
+    snprintf(why, whylen, "404 %s: not under /redfish/v1", uri);
+    return NULL;
+  }
+  snprintf(path, sizeof path, "%s%s/index.json", (const char *)ctx, u);
+  json_error_t e;
+  json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+  if (!j || !json_is_object(j) || json_object_get(j, "error")) {
+    snprintf(why, whylen, "404 %s", uri);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}

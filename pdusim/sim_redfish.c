@@ -1,0 +1,374 @@
+/* erg-pdusim --redfish: a SIMULATED BMC (sim_redfish.h). A thread per
+ * connection (libmicrohttpd), so a --redfish-delay answer holds only its
+ * own client, as a slow BMC does. Sessions: POST
+ * /redfish/v1/SessionService/Sessions with the --redfish-user credentials
+ * gives an X-Auth-Token and a Location to DELETE; basic auth works too;
+ * the service root needs none. /erg-sim/stats (JSON) counts what clients
+ * did, for the tests: requests, logins, logouts, 401s, 503s. */
+#include "sim_redfish.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_common.h"
+#include "redfish_parse.h"
+
+#define SIM_RF_SESSIONS 64
+#define SIM_RF_BODY_MAX 4096
+
+struct sim_rf_bind {
+  struct erg_rf_plan plan;
+  int node;
+};
+
+struct sim_redfish {
+  struct sim *s;
+  struct sim_redfish_opts o;
+  char dir[1024];
+  int nbind;
+  struct sim_rf_bind bind[SIM_RF_MAX_CHANNELS];
+  struct MHD_Daemon *d;
+  pthread_mutex_t lock; /* sessions and counters */
+  char tokens[SIM_RF_SESSIONS][40];
+  unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
+};
+
+struct sim_rf_conn {
+  char body[SIM_RF_BODY_MAX];
+  size_t n;
+  bool over;
+};
+
+struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_opts *o, char *why,
+                                      size_t whylen) {
+  struct sim_redfish *r = calloc(1, sizeof *r);
+  if (!r) {
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+  }
+  r->s = s;
+  r->o = *o;
+  pthread_mutex_init(&r->lock, NULL);
+  snprintf(r->dir, sizeof r->dir, "%s", o->dir);
+  size_t n = strlen(r->dir);
+  while (n > 1 && r->dir[n - 1] == '/')
+    r->dir[--n] = '\0';
+  char inner[1024];
+  json_t *root = erg_rf_recording_get(r->dir, "/redfish/v1", inner, sizeof inner);
+  if (!root) {
+    snprintf(why, whylen, "--redfish %s: no service root (%s/redfish/v1/index.json)", o->dir,
+             o->dir);
+    sim_redfish_free(r);
+    return NULL;
+  }
+  json_decref(root);
+  struct erg_rf_discovery *d = calloc(1, sizeof *d);
+  for (int i = 0; d && i < o->nchannels; i++) {
+    const char *spec = o->channels[i], *eq = strrchr(spec, '=');
+    char chassis[ERG_RF_URI_MAX];
+    int node = -1;
+    if (eq && (size_t)(eq - spec) < sizeof chassis) {
+      snprintf(chassis, sizeof chassis, "%.*s", (int)(eq - spec), spec);
+      node = sim_find(s, eq + 1);
+    }
+    if (node < 0) {
+      snprintf(why, whylen, "--redfish-channel '%s': want CHASSIS=NODE (NODE a --node or --sum)",
+               spec);
+      free(d);
+      sim_redfish_free(r);
+      return NULL;
+    }
+    if (erg_rf_discover(erg_rf_recording_get, r->dir, chassis, false, d, inner, sizeof inner) &&
+        !d->plan.npower && !d->plan.have_energy) {
+      snprintf(why, whylen, "--redfish-channel '%s': erg reads nothing there: %s", spec, inner);
+      free(d);
+      sim_redfish_free(r);
+      return NULL;
+    }
+    r->bind[r->nbind].plan = d->plan;
+    r->bind[r->nbind++].node = node;
+    for (int k = 0; k < d->plan.npower; k++)
+      printf("erg-pdusim: live %s %s = power of %s%s\n", d->plan.power[k].uri,
+             erg_rf_kind_name(d->plan.power[k].kind), s->nodes[node].name,
+             d->plan.npower > 1 ? " / number of inputs" : "");
+    if (d->plan.have_energy)
+      printf("erg-pdusim: live %s %s = energy of %s\n", d->plan.energy.uri,
+             erg_rf_kind_name(d->plan.energy.kind), s->nodes[node].name);
+  }
+  free(d);
+  fflush(stdout);
+  return r;
+}
+
+/* Sets the value of term t in doc to x (SI units). */
+static void sim_rf_patch(json_t *doc, const struct erg_rf_term *t, double x) {
+  json_t *v = json_real(x / (t->to_si > 0 ? t->to_si : 1));
+  json_t *pcs, *pc;
+  size_t i;
+  switch (t->kind) {
+    case ERG_RF_POWERCONTROL:
+      pcs = json_object_get(doc, "PowerControl");
+      json_array_foreach(pcs, i, pc) {
+        const char *m = json_string_value(json_object_get(pc, "MemberId"));
+        if (!t->member[0] || (m && !strcmp(m, t->member))) {
+          json_object_set(pc, "PowerConsumedWatts", v);
+          break;
+        }
+      }
+      break;
+    case ERG_RF_ENV_POWER:
+    case ERG_RF_ENV_ENERGY_J:
+    case ERG_RF_ENV_ENERGY_KWH: {
+      const char *key = t->kind == ERG_RF_ENV_POWER      ? "PowerWatts"
+                        : t->kind == ERG_RF_ENV_ENERGY_J ? "EnergyJoules"
+                                                         : "EnergykWh";
+      json_t *o = json_object_get(doc, key);
+      if (!json_is_object(o)) {
+        o = json_object();
+        json_object_set_new(doc, key, o);
+      }
+      json_object_set(o, "Reading", v);
+      break;
+    }
+    default:
+      json_object_set(doc, "Reading", v);
+  }
+  json_decref(v);
+}
+
+/* The live values of every binding whose terms sit at uri. */
+static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc) {
+  double now = erg_time_realtime_ns() / 1e9;
+  for (int b = 0; b < r->nbind; b++) {
+    const struct erg_rf_plan *p = &r->bind[b].plan;
+    struct sim_node *n = &r->s->nodes[r->bind[b].node];
+    pthread_mutex_lock(&r->s->lock);
+    double watts = n->watts, joules = sim_energy_now(n, now);
+    pthread_mutex_unlock(&r->s->lock);
+    for (int k = 0; k < p->npower; k++)
+      if (!strcmp(p->power[k].uri, uri))
+        sim_rf_patch(doc, &p->power[k], watts / p->npower);
+    if (p->have_energy && !strcmp(p->energy.uri, uri))
+      sim_rf_patch(doc, &p->energy, joules);
+  }
+}
+
+static enum MHD_Result sim_rf_answer(struct MHD_Connection *c, unsigned status, const char *body,
+                                     const char *hname, const char *hvalue, const char *h2name,
+                                     const char *h2value) {
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (!resp)
+    return MHD_NO;
+  MHD_add_response_header(resp, "Content-Type", "application/json");
+  MHD_add_response_header(resp, "OData-Version", "4.0");
+  if (hname)
+    MHD_add_response_header(resp, hname, hvalue);
+  if (h2name)
+    MHD_add_response_header(resp, h2name, h2value);
+  enum MHD_Result rc = MHD_queue_response(c, status, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
+static enum MHD_Result sim_rf_error(struct MHD_Connection *c, unsigned status, const char *msg) {
+  char body[300];
+  snprintf(body, sizeof body, "{\"error\":{\"code\":\"Base.1.0.GeneralError\",\"message\":\"%s\"}}",
+           msg);
+  return sim_rf_answer(c, status, body, status == 401 ? "WWW-Authenticate" : NULL,
+                       "Basic realm=\"erg-pdusim\"", status == 503 ? "Retry-After" : NULL, "1");
+}
+
+/* A session token or basic credentials that match; the service root and
+ * the login itself need none. */
+static bool sim_rf_authorised(struct sim_redfish *r, struct MHD_Connection *c, bool *token_used) {
+  *token_used = false;
+  if (!r->o.user[0])
+    return true;
+  const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Auth-Token");
+  if (tok) {
+    *token_used = true;
+    pthread_mutex_lock(&r->lock);
+    bool ok = false;
+    for (int i = 0; i < SIM_RF_SESSIONS; i++)
+      ok |= r->tokens[i][0] && !strcmp(r->tokens[i], tok);
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+  }
+  char *pass = NULL;
+  char *user = MHD_basic_auth_get_username_password(c, &pass);
+  bool ok = user && pass && !strcmp(user, r->o.user) && !strcmp(pass, r->o.pass);
+  MHD_free(user);
+  MHD_free(pass);
+  return ok;
+}
+
+static enum MHD_Result sim_rf_login(struct sim_redfish *r, struct MHD_Connection *c,
+                                    struct sim_rf_conn *k) {
+  json_error_t e;
+  json_t *j = k->over ? NULL : json_loadb(k->body, k->n, 0, &e);
+  const char *u = json_string_value(json_object_get(j, "UserName"));
+  const char *p = json_string_value(json_object_get(j, "Password"));
+  bool ok = u && p && (!r->o.user[0] || (!strcmp(u, r->o.user) && !strcmp(p, r->o.pass)));
+  json_decref(j);
+  if (!ok) {
+    pthread_mutex_lock(&r->lock);
+    r->n401++;
+    pthread_mutex_unlock(&r->lock);
+    return sim_rf_error(c, 401, "bad credentials");
+  }
+  char tok[40], loc[96];
+  pthread_mutex_lock(&r->lock);
+  unsigned long id = ++r->next_session;
+  snprintf(tok, sizeof tok, "erg-sim-%08lx%08x", id, (unsigned)rand());
+  snprintf(r->tokens[id % SIM_RF_SESSIONS], sizeof r->tokens[0], "%s", tok);
+  r->logins++;
+  pthread_mutex_unlock(&r->lock);
+  snprintf(loc, sizeof loc, "/redfish/v1/SessionService/Sessions/%lu", id);
+  char body[200];
+  snprintf(body, sizeof body, "{\"@odata.id\":\"%s\",\"Id\":\"%lu\",\"UserName\":\"%s\"}", loc, id,
+           r->o.user[0] ? r->o.user : "any");
+  return sim_rf_answer(c, 201, body, "X-Auth-Token", tok, "Location", loc);
+}
+
+static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection *c) {
+  char body[400];
+  pthread_mutex_lock(&r->lock);
+  snprintf(body, sizeof body,
+           "{\"requests\":%lu,\"logins\":%lu,\"logouts\":%lu,\"unauthorized\":%lu,"
+           "\"busy\":%lu}",
+           r->requests, r->logins, r->logouts, r->n401, r->n503);
+  pthread_mutex_unlock(&r->lock);
+  return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
+}
+
+static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
+                                      const char *method, const char *version, const char *upload,
+                                      size_t *upload_size, void **ptr) {
+  (void)version;
+  struct sim_redfish *r = cls;
+  struct sim_rf_conn *k = *ptr;
+  if (!k) {
+    if (!(k = calloc(1, sizeof *k)))
+      return MHD_NO;
+    *ptr = k;
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    if (k->n + *upload_size < SIM_RF_BODY_MAX) {
+      memcpy(k->body + k->n, upload, *upload_size);
+      k->n += *upload_size;
+    } else {
+      k->over = true;
+    }
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (!strcmp(url, "/erg-sim/stats"))
+    return sim_rf_stats(r, c);
+  if (r->o.delay_seconds > 0)
+    erg_time_sleep_ns((uint64_t)(r->o.delay_seconds * 1e9));
+  pthread_mutex_lock(&r->lock);
+  unsigned long nreq = ++r->requests;
+  bool busy = r->o.every_503 > 0 && nreq % (unsigned long)r->o.every_503 == 0;
+  r->n503 += busy;
+  pthread_mutex_unlock(&r->lock);
+  if (busy)
+    return sim_rf_error(c, 503, "busy (simulated)");
+  bool sessions = !strcmp(url, "/redfish/v1/SessionService/Sessions") ||
+                  !strcmp(url, "/redfish/v1/SessionService/Sessions/");
+  if (!strcmp(method, "POST"))
+    return sessions ? sim_rf_login(r, c, k) : sim_rf_error(c, 405, "read-only simulator");
+  if (!strcmp(method, "DELETE")) {
+    unsigned long id = 0;
+    if (sscanf(url, "/redfish/v1/SessionService/Sessions/%lu", &id) != 1)
+      return sim_rf_error(c, 405, "read-only simulator");
+    pthread_mutex_lock(&r->lock);
+    r->tokens[id % SIM_RF_SESSIONS][0] = '\0';
+    r->logouts++;
+    pthread_mutex_unlock(&r->lock);
+    return sim_rf_answer(c, 204, "", NULL, NULL, NULL, NULL);
+  }
+  if (strcmp(method, "GET"))
+    return sim_rf_error(c, 405, "read-only simulator");
+  char uri[ERG_RF_URI_MAX + 32];
+  const char *skip = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "$skip");
+  snprintf(uri, sizeof uri, "%s%s%s", url, skip ? "?$skip=" : "", skip ? skip : "");
+  size_t n = strlen(uri);
+  while (n > 1 && uri[n - 1] == '/')
+    uri[--n] = '\0';
+  bool root = !strcmp(uri, "/redfish/v1") || !strcmp(uri, "/redfish");
+  bool token = false;
+  if (!root && !sim_rf_authorised(r, c, &token)) {
+    pthread_mutex_lock(&r->lock);
+    r->n401++;
+    pthread_mutex_unlock(&r->lock);
+    return sim_rf_error(c, 401, "no valid session or credentials");
+  }
+  if (token && r->o.every_401 > 0) {
+    /* The session expires: every Nth GET with a token, all tokens go. */
+    pthread_mutex_lock(&r->lock);
+    bool expire = ++r->gets_with_token % (unsigned long)r->o.every_401 == 0;
+    if (expire) {
+      memset(r->tokens, 0, sizeof r->tokens);
+      r->n401++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (expire)
+      return sim_rf_error(c, 401, "session expired (simulated)");
+  }
+  char why[300];
+  json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
+  if (!doc)
+    return sim_rf_error(c, 404, "no such resource");
+  sim_rf_live(r, uri, doc);
+  char *body = json_dumps(doc, JSON_INDENT(1));
+  json_decref(doc);
+  if (!body)
+    return MHD_NO;
+  enum MHD_Result rc = sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
+  free(body);
+  return rc;
+}
+
+static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
+                             enum MHD_RequestTerminationCode code) {
+  (void)cls, (void)c, (void)code;
+  free(*ptr);
+  *ptr = NULL;
+}
+
+int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->o.port)};
+  if (inet_pton(AF_INET, strcmp(r->o.host, "localhost") ? r->o.host : "127.0.0.1", &sa.sin_addr) !=
+      1) {
+    snprintf(why, whylen, "--redfish-http: '%s' is not an IPv4 address", r->o.host);
+    return -1;
+  }
+  r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                              MHD_USE_ERROR_LOG,
+                          (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR,
+                          &sa, MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r,
+                          MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+  if (!r->d) {
+    snprintf(why, whylen, "cannot listen on %s:%d (port in use?)", r->o.host, r->o.port);
+    return -1;
+  }
+  return 0;
+}
+
+void sim_redfish_free(struct sim_redfish *r) {
+  if (!r)
+    return;
+  if (r->d)
+    MHD_stop_daemon(r->d);
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+}
