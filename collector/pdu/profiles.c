@@ -1,6 +1,9 @@
 /* The profile registry's lookups and OID template helpers. The profiles
  * themselves are data under vendors/. */
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profiles.h"
@@ -277,4 +280,38 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg
     out->lv[ERG_PDU_DEVICE].q[ERG_Q_POWER] =
         (struct erg_snmp_col){.oid = cfg->oid_total_power, .scale = ps};
   return 0;
+}
+
+double erg_snmp_text_number(const unsigned char *text, size_t len) {
+  size_t a = 0, b = len;
+  while (a < b && (isspace(text[a]) || !text[a]))
+    a++;
+  while (b > a && (isspace(text[b - 1]) || !text[b - 1]))
+    b--;
+  char buf[40];
+  if (b == a || b - a >= sizeof buf)
+    return NAN;
+  size_t i = a, digits = 0;
+  if (text[i] == '+' || text[i] == '-')
+    i++;
+  for (; i < b && isdigit(text[i]); i++)
+    digits++;
+  if (i < b && text[i] == '.')
+    for (i++; i < b && isdigit(text[i]); i++)
+      digits++;
+  if (digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
+    size_t e = i + 1, ed = 0;
+    if (e < b && (text[e] == '+' || text[e] == '-'))
+      e++;
+    for (; e < b && isdigit(text[e]); e++)
+      ed++;
+    if (ed)
+      i = e;
+  }
+  if (!digits || i != b)
+    return NAN;
+  memcpy(buf, text + a, b - a);
+  buf[b - a] = '\0';
+  double d = strtod(buf, NULL);
+  return isfinite(d) ? d : NAN;
 }

@@ -126,6 +126,11 @@ bool erg_snmp_oid_under(const char *got, const char *prefix);
 /* A sysObjectID that says nothing about the vendor: empty, net-snmp's own
  * (8072), 1.3.6.1.4.1.0, or not under enterprises. */
 bool erg_snmp_sysoid_generic(const char *sysoid);
+/* A reading sent as text (len bytes, not NUL-terminated): its number when
+ * the whole text is one decimal number ("230", " 4.25", "-1", "1e3";
+ * blanks and NULs around it allowed), else NAN: "12<script>", "n/a",
+ * "0x10", "inf", "nan" and empty text are no reading. */
+double erg_snmp_text_number(const unsigned char *text, size_t len);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
 /* Replaces each "%d" in tmpl with n; -1 if it does not fit. */

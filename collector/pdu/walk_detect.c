@@ -221,7 +221,7 @@ int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_pr
              erg_pdu_level_name(level), have[0] ? have : "none");
     return -1;
   }
-  if (n < 1 || !walk_has_row(w, &prof->lv[level], n)) {
+  if (n < 0 || !walk_has_row(w, &prof->lv[level], n)) {
     snprintf(why, whylen, "the walk has no %s %d (profile %s)", erg_pdu_level_name(level), n,
              prof->name);
     return -1;
