@@ -175,7 +175,8 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
     best = detect_best(t, n, levels, sizeof levels);
   if (best) {
     snprintf(p->ident.why, sizeof p->ident.why,
-             "sysObjectID %s suggests %s and its tables answer (%s: %s)", sysoid, best->name,
+             "sysObjectID %.64s suggests %.40s and its tables answer (%.48s: %.100s)", sysoid,
+             best->name,
              best->mib, levels);
   } else {
     /* Every vendor profile, then the standard fallback if none answers. */
@@ -201,7 +202,8 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
       best = detect_best(t, n, levels, sizeof levels);
     }
     if (best)
-      snprintf(p->ident.why, sizeof p->ident.why, "sysObjectID %s %s; found by its tables (%s: %s)",
+      snprintf(p->ident.why, sizeof p->ident.why,
+               "sysObjectID %.64s %s; found by its tables (%.48s: %.100s)",
                sysoid[0] ? sysoid : "(none)",
                nc                                ? "suggests profiles whose tables do not answer"
                : erg_snmp_sysoid_generic(sysoid) ? "is generic"
