@@ -37,6 +37,7 @@ grep -q "^power = NAME:outlet:4$" "$PDU_TMP/p.txt" || { echo "FAIL: suggested"; 
 ZP=$(free_port); HP=$(free_port)
 erg_ergd_conf <<CONF
 poll_seconds = 1
+step_seconds = 1
 
 [pdu.bad]
 host = 127.0.0.1
@@ -73,6 +74,15 @@ for i in (1, 2, 3, 5, 6):
 assert bad.get(4) == 0, f"good outlet counted bad: {bad.get(4)}"
 print("metrics: bad polls counted per outlet:", bad)
 PY
+# Power no reading, counter standing still: the nodes' cells come anyway,
+# their measured power missing (not held back until the counter moves, not 0 W).
+for node in t s o; do
+  f="$PDU_TMP/data/journal/$node.csv"
+  [ -s "$f" ] || { echo "FAIL: node $node has no journal after 5 s"; ls -R "$PDU_TMP/data"; exit 1; }
+  grep -q "^[0-9]*,1,nan," "$f" || { echo "FAIL: node $node: no cell with missing power"; cat "$f"; exit 1; }
+  if grep -Eq "^[0-9]*,1,[0-9]" "$f"; then echo "FAIL: node $node: a measured power"; cat "$f"; exit 1; fi
+done
+echo "cells of nodes on bad outlets come, power missing"
 for what in "outlet 1: power: the device sent text 'n/a'" "outlet 2: power: the device sent NULL" \
             "outlet 3: power: the device sent -500, negative" \
             "outlet 5: power: the device sent text '12<script>' instead of a number" \
