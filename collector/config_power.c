@@ -38,10 +38,10 @@ static int cfg_parse_channel(const char *spec, int *level, long *num) {
       return *level == ERG_PDU_DEVICE ? 0 : -1;
     }
     const char *n = colon + 1;
-    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l'))
-      n++;
+    bool line = *level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l');
+    n += line;
     *num = strtol(n, &e, 10);
-    return e != n && !*e && *num >= 0 && *num <= 65535 ? 0 : -1;
+    return e != n && !*e && *num >= line && *num <= 65535 ? 0 : -1; /* L1.., N 0.. */
   }
   return -1;
 }
