@@ -14,9 +14,11 @@
 # power table of any known MIB answers (sensor-only boxes, and the layouts
 # docs/pdu.md lists as not supported): the probe must refuse them with a
 # clear message and exit 2, and print no values.
-# usage: shared_fixtures.sh PROBE DIR
+# With ERG (the erg CLI), the config the probe suggests for each walk it
+# reads (its "# config:" part, NAME renamed) must pass erg check-config.
+# usage: shared_fixtures.sh PROBE DIR [ERG]
 set -euo pipefail
-PROBE=$1; DIR=$2
+PROBE=$1; DIR=$2; ERG=${3:-}
 [ -d "$DIR" ] && ls "$DIR"/*.snmprec >/dev/null 2>&1 || { echo "SKIP: no $DIR"; exit 77; }
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need snmpsimd snmpget python3
@@ -47,6 +49,17 @@ for f in "$PDU_TMP"/walks/*.snmprec; do
   if ! "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" --json >"$PDU_TMP/$c.json" \
        2>"$PDU_TMP/$c.err"; then
     echo "$c: FAILED: $(cat "$PDU_TMP/$c.err")"; fail=1; continue
+  fi
+  if [ -n "$ERG" ]; then
+    "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" >"$PDU_TMP/$c.txt" 2>&1 || true
+    sed -n '/^# config:/,$p' "$PDU_TMP/$c.txt" | sed 's/NAME/src/g' >"$PDU_TMP/$c.conf"
+    if ! grep -q '^power = src' "$PDU_TMP/$c.conf"; then
+      echo "$c: FAILED: the probe suggests no [node] power"; fail=1
+    elif ! "$ERG" check-config "$PDU_TMP/$c.conf" >"$PDU_TMP/$c.cc" 2>&1; then
+      echo "$c: FAILED: check-config refuses the suggested config: $(cat "$PDU_TMP/$c.cc")"; fail=1
+    else
+      echo "$c: suggested $(grep '^power = ' "$PDU_TMP/$c.conf"): check-config ok"
+    fi
   fi
   python3 - "$f" "$PDU_TMP/$c.json" <<'PY' || fail=1
 import json, math, re, sys
