@@ -465,7 +465,8 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
   for (int i = 0; i < r->n; i++)
     if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
       printf("%s %d: %s%s\n", erg_pdu_level_name(r->rows[i].level), r->rows[i].index,
-             r->rows[i].problem, strstr(r->rows[i].problem, "; read as ") ? "" : "; read as missing");
+             r->rows[i].problem,
+             strstr(r->rows[i].problem, "; read as ") ? "" : "; read as missing");
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
     if (r->absent[probe_order[k]] && probe_order[k] != ERG_PDU_SENSOR) {

@@ -94,8 +94,8 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     return -1;
   }
   if (outlet == 0 && !strcmp(s->driver, "modbus")) {
-    snprintf(why, whylen, "%s key 'power': '%s:0': Modbus unit id 0 is the broadcast address (1..247)",
-             who, t);
+    snprintf(why, whylen,
+             "%s key 'power': '%s:0': Modbus unit id 0 is the broadcast address (1..247)", who, t);
     return -1;
   }
   if (outlet < 0)

@@ -377,7 +377,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
         meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_energy(c, m->source, ch, t0, t1, j);
     else if (k == ERG_PDU_DELTA_NONE && rd->bad_value && rd->t_ns > 0)
-      collector_feed_missing(c, m->source, ch,
-                             rd->t_ns - (uint64_t)(c->cfg->poll_seconds * 1e9), rd->t_ns);
+      collector_feed_missing(c, m->source, ch, rd->t_ns - (uint64_t)(c->cfg->poll_seconds * 1e9),
+                             rd->t_ns);
   }
 }

@@ -176,8 +176,7 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
   if (best) {
     snprintf(p->ident.why, sizeof p->ident.why,
              "sysObjectID %.64s suggests %.40s and its tables answer (%.48s: %.100s)", sysoid,
-             best->name,
-             best->mib, levels);
+             best->name, best->mib, levels);
   } else {
     /* Every vendor profile, then the standard fallback if none answers. */
     const struct erg_snmp_profile *q, *std = NULL;

@@ -18,7 +18,7 @@ struct snmp_chan {
   signed char digits[ERG_Q_N + 1];    /* + 1: the borrowed voltage */
   signed char si_prefix[ERG_Q_N + 1]; /* 9 = units */
   bool fallback;
-  double raw[ERG_Q_N + 1];   /* this round's raw values, NAN absent */
+  double raw[ERG_Q_N + 1]; /* this round's raw values, NAN absent */
   /* The physics checks' verdict on them (snmp_values.c): the factor on top
    * of the column's scale, 1 as declared, 10^k rescaled, NAN refused. */
   double fix[ERG_Q_N + 1];

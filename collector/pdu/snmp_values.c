@@ -246,4 +246,3 @@ void erg_snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t w
   else
     snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
-

@@ -247,10 +247,10 @@ static void test_text_number(void **st) {
   static const struct {
     const char *t;
     double want; /* NAN: no reading */
-  } c[] = {{"230", 230},  {" 4.25 ", 4.25}, {"-1", -1},         {"1e3", 1000}, {"12<script>", NAN},
-           {"n/a", NAN},  {"0x10", NAN},    {"inf", NAN},       {"nan", NAN},  {"", NAN},
-           {"  ", NAN},   {"0.061kW", NAN}, {"1e", NAN},        {".5", 0.5},   {"5.", 5},
-           {"+7", 7},     {"1 2", NAN},     {"1e999", NAN},     {"-", NAN},    {".", NAN}};
+  } c[] = {{"230", 230}, {" 4.25 ", 4.25}, {"-1", -1},     {"1e3", 1000}, {"12<script>", NAN},
+           {"n/a", NAN}, {"0x10", NAN},    {"inf", NAN},   {"nan", NAN},  {"", NAN},
+           {"  ", NAN},  {"0.061kW", NAN}, {"1e", NAN},    {".5", 0.5},   {"5.", 5},
+           {"+7", 7},    {"1 2", NAN},     {"1e999", NAN}, {"-", NAN},    {".", NAN}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     double got = erg_snmp_text_number((const unsigned char *)c[i].t, strlen(c[i].t));
     if (isnan(c[i].want))
