@@ -87,6 +87,18 @@ struct erg_snmp_level {
   int max;
 };
 
+/* A firmware family whose scale for one column is not its MIB's: where the
+ * agent's sysDescr contains descr, the column (level, q) is read at scale
+ * instead, and why says so (the probe prints it). Vendor knowledge from its
+ * documentation or MIB comments, not a guess from one reading. */
+struct erg_snmp_fw_scale {
+  const char *descr;
+  int level, q;
+  double scale;
+  const char *why;
+};
+#define ERG_SNMP_MAX_FW 4
+
 struct erg_snmp_profile {
   const char *name; /* config value of profile= */
   const char *vendor;
@@ -99,6 +111,8 @@ struct erg_snmp_profile {
    * of giving column templates. */
   const struct erg_snmp_names *names;
   struct erg_snmp_level lv[ERG_PDU_NLEVELS];
+  /* Optional: firmware families' scales (first match per column wins). */
+  struct erg_snmp_fw_scale fw[ERG_SNMP_MAX_FW];
 };
 
 /* The registry: each vendor file's NULL-terminated list, the lists in

@@ -423,12 +423,14 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
   if (p->prof) {
     erg_snmp_names_ensure(src, p->detect_why, sizeof p->detect_why);
     erg_snmp_borrow_voltage(p);
+    erg_snmp_fw_apply(p);
     return;
   }
   /* Nothing known answers: try again a minute later, not every round
    * (each try is a dozen blocking GETNEXTs in the one SNMP thread). */
   if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why) == -2)
     p->detect_next_ns = erg_time_monotonic_ns() + SNMP_DETECT_RETRY_NS;
+  erg_snmp_fw_apply(p);
 }
 
 static void snmp_ident_job(struct snmp_job *j, struct erg_pdu_source *src, size_t owner) {

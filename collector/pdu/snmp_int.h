@@ -73,6 +73,7 @@ struct snmp_priv {
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
   bool names_ready;
+  bool fw_done; /* erg_snmp_fw_apply ran */
 };
 
 /* A column's factor for one channel: its scale x 10^-digits x the SI
@@ -179,6 +180,12 @@ void erg_snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t w
  * note the first finding ("" none). max_watts: the channel's limit. */
 void erg_snmp_physics(double *x, double *fix, int level, double max_watts, char *note,
                       size_t notelen);
+
+/* Applies p->prof's firmware scales that match p->ident.sysdescr: the
+ * profile becomes p's own copy (p->generic) with those columns' scales,
+ * p->ident.why says which and why, and the borrowed voltage is set again.
+ * Once per source; nothing when none matches. */
+void erg_snmp_fw_apply(struct snmp_priv *p);
 
 /* A varbind as a number (NAN when absent or not numeric) / as text. */
 double erg_snmp_vb_number(const netsnmp_variable_list *v);

@@ -246,3 +246,29 @@ void erg_snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t w
   else
     snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
 }
+
+void erg_snmp_fw_apply(struct snmp_priv *p) {
+  if (p->fw_done || !p->prof || !p->ident.sysdescr[0])
+    return;
+  p->fw_done = true;
+  const struct erg_snmp_profile *prof = p->prof;
+  bool copied = false;
+  for (int i = 0; i < ERG_SNMP_MAX_FW && prof->fw[i].descr; i++) {
+    const struct erg_snmp_fw_scale *f = &prof->fw[i];
+    if (!strstr(p->ident.sysdescr, f->descr) || f->level < 0 || f->level >= ERG_PDU_NLEVELS ||
+        f->q <= ERG_Q_NAME || f->q >= ERG_Q_N || !(f->scale > 0))
+      continue;
+    if (!copied) {
+      if (prof != &p->generic)
+        p->generic = *prof;
+      p->prof = p->ident.prof = &p->generic;
+      copied = true;
+    }
+    p->generic.lv[f->level].q[f->q].scale = f->scale;
+    size_t o = strlen(p->ident.why);
+    if (o < sizeof p->ident.why)
+      snprintf(p->ident.why + o, sizeof p->ident.why - o, "; %s", f->why);
+  }
+  if (copied)
+    erg_snmp_borrow_voltage(p);
+}

@@ -179,6 +179,14 @@ if top is not None and top > 50:
     ph = total("phase")
     if ph is not None and ph > 20 and ph < 0.8 * top - 20:
         errs.append(f"phases add up to {ph:.1f} W of {top:.1f} W")
+# Firmware families whose scale is not their MIB's (profile .fw): the
+# family's scale is taken and said.
+FIRMWARE = {"hpe-pdumm": ("firmware 1.00.x", "bank", 1, "current", 3.0)}
+if name in FIRMWARE:
+    said, lvl, idx, q, want = FIRMWARE[name]
+    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx]
+    if said not in j["profile_reason"] or got != [want]:
+        errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())

@@ -102,6 +102,15 @@ static void test_every_profile_is_consistent(void **st) {
     }
     if (!power)
       fail_msg("profile %s reads no power at any level", p->name);
+    /* Firmware scales: a column the profile has, a positive scale, a reason. */
+    for (int k = 0; k < ERG_SNMP_MAX_FW && p->fw[k].descr; k++) {
+      const struct erg_snmp_fw_scale *f = &p->fw[k];
+      if (!f->descr[0] || f->level < 0 || f->level >= ERG_PDU_NLEVELS || f->q <= ERG_Q_NAME ||
+          f->q >= ERG_Q_N || !p->lv[f->level].q[f->q].oid || !(f->scale > 0) || !f->why ||
+          !f->why[0])
+        fail_msg("%s: firmware scale %d is not a column of the profile with a scale and a reason",
+                 p->name, k);
+    }
   }
   assert_true(n >= 8);
   assert_string_equal(last->name, "entity-sensor");
