@@ -423,6 +423,7 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
   if (p->prof) {
     erg_snmp_names_ensure(src, p->detect_why, sizeof p->detect_why);
     erg_snmp_borrow_voltage(p);
+    erg_snmp_wild_apply(src, p);
     erg_snmp_fw_apply(p);
     return;
   }
@@ -430,6 +431,7 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
    * (each try is a dozen blocking GETNEXTs in the one SNMP thread). */
   if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why) == -2)
     p->detect_next_ns = erg_time_monotonic_ns() + SNMP_DETECT_RETRY_NS;
+  erg_snmp_wild_apply(src, p);
   erg_snmp_fw_apply(p);
 }
 

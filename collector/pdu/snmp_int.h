@@ -73,7 +73,9 @@ struct snmp_priv {
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
   bool names_ready;
-  bool fw_done; /* erg_snmp_fw_apply ran */
+  bool fw_done;                    /* erg_snmp_fw_apply ran */
+  bool wild_done;                  /* erg_snmp_wild_apply ran */
+  struct erg_snmp_wild_store wild; /* the templates it resolved */
 };
 
 /* A column's factor for one channel: its scale x 10^-digits x the SI
@@ -186,6 +188,12 @@ void erg_snmp_physics(double *x, double *fix, int level, double max_watts, char 
  * p->ident.why says which and why, and the borrowed voltage is set again.
  * Once per source; nothing when none matches. */
 void erg_snmp_fw_apply(struct snmp_priv *p);
+
+/* Resolves the "*" index arcs of p->prof on src's agent (blocking
+ * GETNEXTs; profiles.h erg_snmp_wild_resolve): the profile becomes p's own
+ * copy (p->generic), p->ident.why says which arcs. Once per source (again
+ * while the agent does not answer); call before erg_snmp_fw_apply. */
+void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p);
 
 /* A varbind as a number (NAN when absent or not numeric) / as text. */
 double erg_snmp_vb_number(const netsnmp_variable_list *v);

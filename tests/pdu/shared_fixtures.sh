@@ -187,6 +187,13 @@ if name in FIRMWARE:
     got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx]
     if said not in j["profile_reason"] or got != [want]:
         errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
+# Index arcs the device decides ("*" in a profile): found, and said.
+ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16)}
+if name in ARCS:
+    said, lvl, count = ARCS[name]
+    got = sum(r["level"] == lvl for r in j["rows"])
+    if said not in j["profile_reason"] or got != count:
+        errs.append(f"{got} {lvl} rows, want {count} and '{said}' in the reason")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())

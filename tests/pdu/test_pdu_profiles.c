@@ -41,14 +41,16 @@ static void test_match_by_sysobjectid(void **st) {
 }
 
 static bool template_ok(const char *t) {
-  int pct = 0;
+  int pct = 0, star = 0;
   for (const char *p = t; *p; p++) {
     if (p[0] == '%' && p[1] == 'd')
       pct++, p++;
+    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && !pct) /* an arc */
+      star++;
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
-  return pct <= 1 && t[0] && strstr(t, "..") == NULL;
+  return pct <= 1 && star <= 1 && t[0] && strstr(t, "..") == NULL;
 }
 
 /* Every profile of every vendor file: unique name, well-formed templates,
@@ -323,6 +325,52 @@ static void test_physics(void **st) {
   assert_true(x[ERG_Q_POWER] == 3);
 }
 
+/* A GETNEXT over a fixed list of rows, for erg_snmp_wild_resolve. */
+static int fake_next(void *ctx, const char *oid, char *got, size_t len) {
+  const char *const *rows = ctx;
+  for (; *rows; rows++)
+    if (erg_snmp_oid_under(*rows, oid)) {
+      snprintf(got, len, "%s", *rows);
+      return 0;
+    }
+  return -1;
+}
+
+/* "*" index arcs: the level's first row decides (Liebert's receptacles of
+ * branch 2), every template of the level takes it, a level without rows
+ * keeps 1, a profile without "*" is left alone. */
+static void test_wild_arcs(void **st) {
+  (void)st;
+  const struct erg_snmp_profile *lb = erg_snmp_profile_find("liebert-mph2");
+  assert_non_null(lb);
+  assert_non_null(strchr(lb->lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid, '*'));
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[160];
+  const char *rows[] = {"1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.2.1", NULL};
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, rows, note, sizeof note), 1);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.50.20.1.65.1.2.%d");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].count, "1.3.6.1.4.1.476.1.42.3.8.40.20.1.60.1.2");
+  assert_ptr_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid,
+                   lb->lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid);
+  assert_non_null(strstr(note, "outlet index arc 2"));
+  const char *none[] = {NULL};
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, none, note, sizeof note), 1);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d");
+  const struct erg_snmp_profile *st4 = erg_snmp_profile_find("servertech-sentry4");
+  assert_int_equal(erg_snmp_wild_resolve(st4, &out, &store, fake_next, rows, note, sizeof note), 0);
+  /* detection GETNEXTs from the arcs before the "*" */
+  char start[ERG_SNMP_OID_MAX];
+  bool scalar;
+  assert_int_equal(
+      erg_snmp_probe_start(lb->lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid, start, sizeof start, &scalar),
+      0);
+  assert_string_equal(start, "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1");
+  assert_false(scalar);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -334,6 +382,7 @@ int main(void) {
       cmocka_unit_test(test_rittal_names),
       cmocka_unit_test(test_text_number),
       cmocka_unit_test(test_physics),
+      cmocka_unit_test(test_wild_arcs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
