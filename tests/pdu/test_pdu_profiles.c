@@ -359,7 +359,7 @@ static void test_wild_arcs(void **st) {
   assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, none, note, sizeof note), 1);
   assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid,
                       "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d");
-  const struct erg_snmp_profile *st4 = erg_snmp_profile_find("servertech-sentry4");
+  const struct erg_snmp_profile *st4 = erg_snmp_profile_find("apc-rpdu2");
   assert_int_equal(erg_snmp_wild_resolve(st4, &out, &store, fake_next, rows, note, sizeof note), 0);
   /* detection GETNEXTs from the arcs before the "*" */
   char start[ERG_SNMP_OID_MAX];
