@@ -466,8 +466,9 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
   /* Values of the wrong type (negative ones are the MIBs' "not available"). */
   for (int i = 0; i < r->n; i++)
     if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
-      printf("%s %d: %s; read as missing\n", erg_pdu_level_name(r->rows[i].level), r->rows[i].index,
-             r->rows[i].problem);
+      printf("%s %d: %s%s\n", erg_pdu_level_name(r->rows[i].level), r->rows[i].index,
+             r->rows[i].problem,
+             strstr(r->rows[i].problem, "; read as ") ? "" : "; read as missing");
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
     if (r->absent[probe_order[k]] && probe_order[k] != ERG_PDU_SENSOR) {
@@ -485,11 +486,17 @@ static void probe_print_node(const struct erg_pdu_source_config *c, const struct
   static const int finest[] = {ERG_PDU_OUTLET, ERG_PDU_BANK,   ERG_PDU_PHASE,
                                ERG_PDU_INLET,  ERG_PDU_SENSOR, ERG_PDU_DEVICE};
   const struct erg_pdu_probe_row *pick = NULL;
-  for (size_t k = 0; k < sizeof finest / sizeof finest[0] && !pick; k++)
-    for (int i = 0; i < r->n && !pick; i++)
-      if (r->rows[i].level == finest[k] &&
-          (isfinite(r->rows[i].r.watts) || isfinite(r->rows[i].r.energy_joules)))
-        pick = &r->rows[i];
+  /* Measured power (W, or VA x PF) first, at the finest level that has it;
+   * then an estimate or a counter alone. */
+  for (int pass = 0; pass < 2 && !pick; pass++)
+    for (size_t k = 0; k < sizeof finest / sizeof finest[0] && !pick; k++)
+      for (int i = 0; i < r->n && !pick; i++) {
+        const struct erg_pdu_reading *x = &r->rows[i].r;
+        bool measured = isfinite(x->watts) && x->power_source != ERG_PDU_W_ESTIMATED;
+        if (r->rows[i].level == finest[k] &&
+            (pass == 0 ? measured : isfinite(x->watts) || isfinite(x->energy_joules)))
+          pick = &r->rows[i];
+      }
   if (!pick)
     pick = &r->rows[0];
   char chan[48];

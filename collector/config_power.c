@@ -13,7 +13,9 @@
 #include "collector_int.h"
 
 /* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
- * "phase:L2" -> level and entity number; -1 when it is none of those. */
+ * "phase:L2" -> level and entity number; -1 when it is none of those. N is
+ * 0..65535: some PDUs number their outlets from 0 (the caller refuses 0
+ * where it is no entity, a Modbus unit id). */
 static int cfg_parse_channel(const char *spec, int *level, long *num) {
   static const struct {
     const char *name;
@@ -24,7 +26,7 @@ static int cfg_parse_channel(const char *spec, int *level, long *num) {
   *level = ERG_PDU_OUTLET;
   *num = strtol(spec, &e, 10);
   if (e != spec && !*e)
-    return *num >= 1 && *num <= 65535 ? 0 : -1;
+    return *num >= 0 && *num <= 65535 ? 0 : -1;
   const char *colon = strchr(spec, ':');
   size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
   for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
@@ -36,10 +38,10 @@ static int cfg_parse_channel(const char *spec, int *level, long *num) {
       return *level == ERG_PDU_DEVICE ? 0 : -1;
     }
     const char *n = colon + 1;
-    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l'))
-      n++;
+    bool line = *level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l');
+    n += line;
     *num = strtol(n, &e, 10);
-    return e != n && !*e && *num >= 1 && *num <= 65535 ? 0 : -1;
+    return e != n && !*e && *num >= line && *num <= 65535 ? 0 : -1; /* L1.., N 0.. */
   }
   return -1;
 }
@@ -49,7 +51,7 @@ static int cfg_parse_channel(const char *spec, int *level, long *num) {
 static int cfg_term(struct erg_collector_config *c, const char *who, char *t, int sign,
                     struct erg_node_feed *out, char *why, size_t whylen) {
   double factor = 1.0;
-  long outlet = 0;
+  long outlet = -1; /* -1: no number given */
   int level = ERG_PDU_OUTLET;
   int bad = 0;
   char *star = strchr(t, '*'), *e;
@@ -71,7 +73,7 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     snprintf(why, whylen,
              "%s key 'power': bad term '%s%s%s%s%s' (want "
              "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
-             "inlet, phase, bank or sensor, N 1..65535 (phase: L1..), 0 < FACTOR <= 1, "
+             "inlet, phase, bank or sensor, N 0..65535 (phase: L1..), 0 < FACTOR <= 1, "
              "terms joined by + or, for a residual, ' - ' without factors)",
              who, t, colon ? ":" : "", colon ? colon + 1 : "", star ? "*" : "",
              star ? star + 1 : "");
@@ -91,7 +93,12 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
              s->profile, t, erg_pdu_level_name(level));
     return -1;
   }
-  if (outlet == 0)
+  if (outlet == 0 && !strcmp(s->driver, "modbus")) {
+    snprintf(why, whylen,
+             "%s key 'power': '%s:0': Modbus unit id 0 is the broadcast address (1..247)", who, t);
+    return -1;
+  }
+  if (outlet < 0)
     outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
   int ch = -1;
   for (int i = 0; i < s->nchannels; i++)

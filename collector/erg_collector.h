@@ -114,6 +114,10 @@ void erg_grid_free(struct erg_grid *g);
  * (ERG_CELL_NO_METER), and so has every cell of a node with 0 feeds.
  * Returns -1 when nfeeds is out of range. */
 int erg_grid_set_feeds(struct erg_grid *g, int nfeeds);
+/* Opens the cells [t0, t1) overlaps without adding anything: a meter read
+ * there but gave no usable energy, so the cells come (their measured power
+ * missing) rather than never. */
+void erg_grid_touch(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns);
 /* Meter energy of feed `feed` (0..nfeeds-1) over [t0_ns, t1_ns),
  * apportioned by overlap. */
 void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,

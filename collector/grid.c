@@ -227,6 +227,11 @@ void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t 
   }
 }
 
+void erg_grid_touch(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns) {
+  struct grid_overlap ov[ERG_GRID_SLOTS];
+  grid_overlaps(g, t0_ns, t1_ns, ov);
+}
+
 /* Σ over feeds of each feed's mean power, or NAN when a feed covered less
  * than half the cell: a dead PSU feed must not silently halve the node. */
 static double grid_measured_watts(const struct erg_grid *g, int64_t t0) {

@@ -277,6 +277,20 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
+/* A channel that read but gave no usable energy for [t0, t1) (its power a
+ * bad value, its counter standing still): its nodes' cells still come, with
+ * their measured power missing, on time rather than never. */
+static void collector_feed_missing(struct collector *c, int source, int channel, uint64_t t0,
+                                   uint64_t t1) {
+  size_t nref;
+  const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
+  for (size_t r = 0; r < nref; r++) {
+    struct node_state *n = collector_node(c, c->cfg->nodes[ref[r].node].name, 1);
+    if (n && n->loaded)
+      erg_grid_touch(&n->grid, t0, t1);
+  }
+}
+
 /* Said once per channel (docs/pdu.md, "Coarse counters"): the energy of
  * this source's cells now comes from its power readings. */
 static void collector_log_coarse(struct collector *c, int source, int ch,
@@ -362,5 +376,8 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
         meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_energy(c, m->source, ch, t0, t1, j);
+    else if (k == ERG_PDU_DELTA_NONE && rd->bad_value && rd->t_ns > 0)
+      collector_feed_missing(c, m->source, ch, rd->t_ns - (uint64_t)(c->cfg->poll_seconds * 1e9),
+                             rd->t_ns);
   }
 }

@@ -319,14 +319,8 @@ static double walk_row_number(const struct walk_row *r) {
       return (double)((unsigned long)r->ival & 0xffffffffUL);
     case ASN_COUNTER64:
       return (double)r->c64.high * 4294967296.0 + (double)r->c64.low;
-    case ASN_OCTET_STR: {
-      char buf[32], *end;
-      size_t len = r->blen < sizeof buf - 1 ? r->blen : sizeof buf - 1;
-      memcpy(buf, r->bytes, len);
-      buf[len] = '\0';
-      double d = strtod(buf, &end);
-      return end != buf ? d : NAN;
-    }
+    case ASN_OCTET_STR:
+      return erg_snmp_text_number(r->bytes, r->blen);
     default:
       return NAN;
   }
@@ -420,7 +414,7 @@ static int walk_parse_entity(const char *spec, size_t len, int *level, int *num)
       return -1;
   }
   *num = (int)v;
-  return v >= 1 ? 0 : -1;
+  return 0; /* 0 too: some PDUs number their outlets from 0 */
 }
 
 /* Digits after the point of a number recorded as text ("4.25" -> 2). */

@@ -163,6 +163,14 @@ enum erg_pdu_delta_kind erg_pdu_counter_update(struct erg_pdu_counter *c,
    * refreshed more slowly than it is polled. 0 J now and the whole step at
    * the move would put 0 W and then thousands of W into cells; held, the
    * move's energy spreads over the time since the previous move. */
+  /* A power reading that is a bad value (no reading: text, an impossible
+   * number) beside a counter that stands still: what the interval drew is
+   * unknown, neither the counter's 0 J nor a move to wait for. Nothing, and
+   * no hold: the node's cells come, their power missing (the collector). */
+  if (counter && d == 0 && isnan(r->watts) && r->bad_value) {
+    counter_remember(c, r);
+    return ERG_PDU_DELTA_NONE;
+  }
   if (counter && d == 0 && (isnan(r->watts) || isnan(c->prev_watts)) &&
       r->t_ns - c->prev_t_ns < c->hold_max_ns) {
     c->held = true;

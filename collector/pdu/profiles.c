@@ -1,6 +1,9 @@
 /* The profile registry's lookups and OID template helpers. The profiles
  * themselves are data under vendors/. */
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profiles.h"
@@ -119,7 +122,23 @@ int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char *
   return 0;
 }
 
+/* The arcs before a template's "*" (without the dot), -1 when it has none. */
+static int wild_prefix(const char *t, char *out, size_t len) {
+  if (*t == '.')
+    t++;
+  const char *w = strstr(t, ".*");
+  if (!w || (size_t)(w - t) >= len)
+    return -1;
+  memcpy(out, t, (size_t)(w - t));
+  out[w - t] = '\0';
+  return 0;
+}
+
 int erg_snmp_probe_start(const char *t, char *start, size_t len, bool *scalar) {
+  if (wild_prefix(t, start, len) == 0) { /* rows are somewhere under the arcs before '*' */
+    *scalar = false;
+    return 0;
+  }
   const char *suffix;
   *scalar = erg_snmp_oid_split(t, start, len, &suffix) != 0;
   if (!*scalar)
@@ -277,4 +296,101 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg
     out->lv[ERG_PDU_DEVICE].q[ERG_Q_POWER] =
         (struct erg_snmp_col){.oid = cfg->oid_total_power, .scale = ps};
   return 0;
+}
+
+double erg_snmp_text_number(const unsigned char *text, size_t len) {
+  size_t a = 0, b = len;
+  while (a < b && (isspace(text[a]) || !text[a]))
+    a++;
+  while (b > a && (isspace(text[b - 1]) || !text[b - 1]))
+    b--;
+  char buf[40];
+  if (b == a || b - a >= sizeof buf)
+    return NAN;
+  size_t i = a, digits = 0;
+  if (text[i] == '+' || text[i] == '-')
+    i++;
+  for (; i < b && isdigit(text[i]); i++)
+    digits++;
+  if (i < b && text[i] == '.')
+    for (i++; i < b && isdigit(text[i]); i++)
+      digits++;
+  if (digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
+    size_t e = i + 1, ed = 0;
+    if (e < b && (text[e] == '+' || text[e] == '-'))
+      e++;
+    for (; e < b && isdigit(text[e]); e++)
+      ed++;
+    if (ed)
+      i = e;
+  }
+  if (!digits || i != b)
+    return NAN;
+  memcpy(buf, text + a, b - a);
+  buf[b - a] = '\0';
+  double d = strtod(buf, NULL);
+  return isfinite(d) ? d : NAN;
+}
+
+/* t with its "*" replaced by arc, into out; t itself when it has none. */
+static const char *wild_fill(const char *t, long arc, char *out, size_t len) {
+  const char *w = t ? strchr(t, '*') : NULL;
+  if (!w)
+    return t;
+  int n = snprintf(out, len, "%.*s%ld%s", (int)(w - t), t, arc, w + 1);
+  return n > 0 && (size_t)n < len ? out : t;
+}
+
+int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                          struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
+                          char *note, size_t notelen) {
+  int resolved = 0;
+  size_t o = 0;
+  if (notelen)
+    note[0] = '\0';
+  bool any = false;
+  for (int l = 0; l < ERG_PDU_NLEVELS && !any; l++)
+    for (int k = 0; erg_snmp_level_row_col(&in->lv[l], k); k++)
+      any |= strchr(erg_snmp_level_row_col(&in->lv[l], k), '*') != NULL;
+  if (!any)
+    return 0;
+  *out = *in;
+  for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
+    const struct erg_snmp_level *lv = &in->lv[l];
+    const char *t = NULL;
+    for (int k = 0; (t = erg_snmp_level_row_col(lv, k)) && !strchr(t, '*'); k++)
+      ;
+    if (!t)
+      continue;
+    char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
+    long arc = 1;
+    if (wild_prefix(t, pre, sizeof pre))
+      continue;
+    int rc = next(ctx, pre, got, sizeof got);
+    if (rc < -1)
+      return -1;
+    size_t pl = strlen(pre);
+    if (rc == 0 && erg_snmp_oid_under(got, pre)) {
+      char *end;
+      long a = strtol(got + pl + 1, &end, 10);
+      if (end != got + pl + 1 && a >= 0)
+        arc = a;
+    }
+    int slot = 0;
+    struct erg_snmp_level *ol = &out->lv[l];
+    for (int q = 0; q < ERG_Q_N; q++) {
+      ol->q[q].oid = wild_fill(lv->q[q].oid, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      ol->q[q].digits = wild_fill(lv->q[q].digits, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      ol->q[q].si_prefix =
+          wild_fill(lv->q[q].si_prefix, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    }
+    ol->count = wild_fill(lv->count, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    ol->filter = wild_fill(lv->filter, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    resolved++;
+    if (o < notelen)
+      o += (size_t)snprintf(
+          note + o, notelen - o, "%s%s index arc %ld (%s)", o ? "; " : "", erg_pdu_level_name(l),
+          arc, rc == 0 && erg_snmp_oid_under(got, pre) ? "its first row" : "no row: 1");
+  }
+  return resolved;
 }

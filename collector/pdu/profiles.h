@@ -87,6 +87,18 @@ struct erg_snmp_level {
   int max;
 };
 
+/* A firmware family whose scale for one column is not its MIB's: where the
+ * agent's sysDescr contains descr, the column (level, q) is read at scale
+ * instead, and why says so (the probe prints it). Vendor knowledge from its
+ * documentation or MIB comments, not a guess from one reading. */
+struct erg_snmp_fw_scale {
+  const char *descr;
+  int level, q;
+  double scale;
+  const char *why;
+};
+#define ERG_SNMP_MAX_FW 4
+
 struct erg_snmp_profile {
   const char *name; /* config value of profile= */
   const char *vendor;
@@ -99,6 +111,8 @@ struct erg_snmp_profile {
    * of giving column templates. */
   const struct erg_snmp_names *names;
   struct erg_snmp_level lv[ERG_PDU_NLEVELS];
+  /* Optional: firmware families' scales (first match per column wins). */
+  struct erg_snmp_fw_scale fw[ERG_SNMP_MAX_FW];
 };
 
 /* The registry: each vendor file's NULL-terminated list, the lists in
@@ -126,6 +140,32 @@ bool erg_snmp_oid_under(const char *got, const char *prefix);
 /* A sysObjectID that says nothing about the vendor: empty, net-snmp's own
  * (8072), 1.3.6.1.4.1.0, or not under enterprises. */
 bool erg_snmp_sysoid_generic(const char *sysoid);
+/* A reading sent as text (len bytes, not NUL-terminated): its number when
+ * the whole text is one decimal number ("230", " 4.25", "-1", "1e3";
+ * blanks and NULs around it allowed), else NAN: "12<script>", "n/a",
+ * "0x10", "inf", "nan" and empty text are no reading. */
+double erg_snmp_text_number(const unsigned char *text, size_t len);
+/* An index arc the device decides (a branch number, a unit or cord id):
+ * a template may hold one "*" arc before its "%d" ("...50.20.1.10.1.*.%d":
+ * the receptacles of whichever branch the PDU has). Per source, after
+ * detection, the level's first row column with a "*" is asked for its
+ * first row (a GETNEXT from the arcs before it) and that row's arc stands
+ * for the "*" in every template of the level (count and filter too); a
+ * level whose column has no row keeps arc 1. Detection GETNEXTs from the
+ * arcs before the "*". */
+struct erg_snmp_wild_store {
+  char t[ERG_PDU_NLEVELS][3 * ERG_Q_N + 2][ERG_SNMP_OID_MAX];
+};
+/* The first OID after oid (a GETNEXT) into got: 0, or -1 when the agent
+ * (or walk) has none or does not answer. */
+typedef int (*erg_snmp_next_fn)(void *ctx, const char *oid, char *got, size_t gotlen);
+/* out = in with each level's "*" resolved through next (templates in
+ * store). Returns the number of levels resolved (0: in has no "*", out
+ * untouched), -1 when next failed for want of an answer. note gets
+ * "outlet: arc 2 (the first row of ...)" for the probe. */
+int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                          struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
+                          char *note, size_t notelen);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
 /* Replaces each "%d" in tmpl with n; -1 if it does not fit. */

@@ -32,10 +32,6 @@ static int snmp_max_inflight = SNMP_MAX_INFLIGHT;
 
 void erg_pdu_snmp_set_max_inflight(int n) { snmp_max_inflight = n > 0 ? n : SNMP_MAX_INFLIGHT; }
 
-/* A varbind's role: VB_VALUE, VB_DIGITS or VB_SI x 16 + the quantity
- * (ERG_Q_N: the borrowed voltage); VB_STAMP a named-variable table's stamp;
- * VB_OTHER for identification. */
-enum vb_what { VB_VALUE = 0, VB_DIGITS = 16, VB_SI = 32, VB_STAMP = 254, VB_OTHER = 255 };
 /* JOB_SPLIT: answered tooBig, its varbinds went out again in two jobs. */
 enum job_state { JOB_PENDING, JOB_DONE, JOB_TIMEOUT, JOB_ERROR, JOB_SPLIT };
 
@@ -59,7 +55,7 @@ static int snmp_profile_resolve(struct erg_pdu_source *src, struct snmp_priv *p,
   for (int c = 0; c < ERG_PDU_MAX_CHANNELS; c++) {
     struct snmp_chan *ch = &p->ch[c];
     for (int q = 0; q <= ERG_Q_N; q++)
-      ch->raw[q] = NAN, ch->si_prefix[q] = 9;
+      ch->raw[q] = NAN, ch->si_prefix[q] = 9, ch->fix[q] = 1.0;
   }
   if (!name[0] || !strcmp(name, "auto"))
     return 0; /* by what it answers, on the first round */
@@ -427,12 +423,16 @@ static void snmp_ident_apply(struct erg_pdu_source *src, const netsnmp_pdu *resp
   if (p->prof) {
     erg_snmp_names_ensure(src, p->detect_why, sizeof p->detect_why);
     erg_snmp_borrow_voltage(p);
+    erg_snmp_wild_apply(src, p);
+    erg_snmp_fw_apply(p);
     return;
   }
   /* Nothing known answers: try again a minute later, not every round
    * (each try is a dozen blocking GETNEXTs in the one SNMP thread). */
   if (erg_snmp_detect(src, p, p->detect_why, sizeof p->detect_why) == -2)
     p->detect_next_ns = erg_time_monotonic_ns() + SNMP_DETECT_RETRY_NS;
+  erg_snmp_wild_apply(src, p);
+  erg_snmp_fw_apply(p);
 }
 
 static void snmp_ident_job(struct snmp_job *j, struct erg_pdu_source *src, size_t owner) {
@@ -543,125 +543,6 @@ static size_t snmp_jobs_needed(const struct erg_pdu_source *src) {
   return 3 * ((size_t)(SNMP_VB_PER_CHAN * src->cfg.nchannels) / per + 1);
 }
 
-static void snmp_forget(struct erg_pdu_source *src);
-
-/* Raw values and scale factors of one answer into the channels. */
-static void snmp_apply_values(struct erg_pdu_source *src, const struct snmp_job *j) {
-  struct snmp_priv *p = src->priv;
-  const netsnmp_variable_list *v = j->resp->variables;
-  for (int i = 0; i < j->nvars && v; i++, v = v->next_variable) {
-    if (j->what[i] == VB_OTHER)
-      continue;
-    if (j->what[i] == VB_STAMP) { /* rows moved: what was read may be other variables */
-      if (erg_snmp_names_stale(p, erg_snmp_vb_number(v)))
-        snmp_forget(src);
-      continue;
-    }
-    struct snmp_chan *ch = &p->ch[j->chan[i]];
-    int q = j->what[i] & 15, kind = j->what[i] & ~15;
-    double raw;
-    char bad[80];
-    int st = erg_snmp_vb_value(v, &raw, bad, sizeof bad);
-    if (kind == VB_DIGITS) {
-      ch->digits[q] = st == 0 && raw >= 0 && raw < 10 ? (signed char)raw : 0;
-      ch->have_scale = true;
-    } else if (kind == VB_SI) {
-      ch->si_prefix[q] = st == 0 && raw >= 1 && raw <= 17 ? (signed char)raw : 9;
-      ch->have_scale = true;
-    } else {
-      static const char *const qn[] = {"name",    "power",   "VA",     "power factor",
-                                       "current", "voltage", "energy", "voltage"};
-      if (st == 0 && raw < 0) { /* -1 (or another negative): "not available" */
-        snprintf(bad, sizeof bad, "%.0f, negative (the MIB's 'not available')", raw);
-        st = -1;
-        raw = NAN;
-      }
-      if (st < 0 && !ch->bad_why[0])
-        snprintf(ch->bad_why, sizeof ch->bad_why, "%s: the device sent %s", qn[q], bad);
-      ch->raw[q] = raw;
-      ch->seen_ns = j->t_ns;
-      if (q == ERG_Q_ENERGY && isfinite(raw))
-        ch->energy_type = v->type;
-    }
-  }
-}
-
-/* A channel's reading from its raw values: watts measured, else VA x PF,
- * else A x V (or VA) x the configured power factor, marked estimated. A
- * channel on a level the profile lacks reads nothing, and says so. */
-static void snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_pdu_reading *r) {
-  struct snmp_priv *p = src->priv;
-  struct snmp_chan *ch = &p->ch[c];
-  if (!erg_snmp_ready(p)) /* its named rows moved this round: nothing read is theirs */
-    return;
-  if (erg_snmp_level_missing(src->priv, &src->cfg, c, ch->bad_why, sizeof ch->bad_why)) {
-    r->bad_value = true;
-    return;
-  }
-  double x[ERG_Q_N + 1];
-  for (int q = 0; q <= ERG_Q_N; q++) {
-    const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, c, q);
-    x[q] = col ? ch->raw[q] * erg_snmp_col_scale(col, ch, q) : NAN;
-  }
-  double pf = src->cfg.power_factor > 0 ? src->cfg.power_factor : 1.0;
-  double volts = isfinite(x[ERG_Q_VOLTAGE]) ? x[ERG_Q_VOLTAGE] : x[ERG_Q_N];
-  r->t_ns = ch->seen_ns;
-  r->power_source = ERG_PDU_W_MEASURED;
-  r->watts = x[ERG_Q_POWER];
-  if (!isfinite(r->watts)) {
-    if (!ch->fallback && erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_POWER))
-      ch->fallback = true; /* the column did not answer: ask for the others too */
-    if (isfinite(x[ERG_Q_VA]) && x[ERG_Q_PF] > 0 && x[ERG_Q_PF] <= 1) {
-      r->watts = x[ERG_Q_VA] * x[ERG_Q_PF];
-      r->power_source = ERG_PDU_W_VA_PF;
-    } else if (isfinite(x[ERG_Q_VA])) {
-      r->watts = x[ERG_Q_VA] * pf;
-      r->power_source = ERG_PDU_W_ESTIMATED;
-    } else if (isfinite(x[ERG_Q_CURRENT]) && isfinite(volts)) {
-      r->watts = x[ERG_Q_CURRENT] * volts * pf;
-      r->power_source = ERG_PDU_W_ESTIMATED;
-    }
-  }
-  if (isfinite(x[ERG_Q_ENERGY])) {
-    const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, c, ERG_Q_ENERGY);
-    r->energy_joules = x[ERG_Q_ENERGY];
-    r->energy_resolution_joules = erg_snmp_col_scale(col, ch, ERG_Q_ENERGY);
-  }
-  r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
-  r->bad_value = ch->bad_why[0] != '\0';
-}
-
-/* Before a round: the channels' raw values are forgotten, so a channel
- * that does not answer this round reads nothing. */
-static void snmp_forget(struct erg_pdu_source *src) {
-  struct snmp_priv *p = src->priv;
-  for (int c = 0; c < src->cfg.nchannels; c++) {
-    for (int q = 0; q <= ERG_Q_N; q++)
-      p->ch[c].raw[q] = NAN;
-    p->ch[c].seen_ns = 0;
-    p->ch[c].bad_why[0] = '\0';
-  }
-}
-
-/* Why no channel of src read anything: a level the profile lacks, or
- * nothing answered. */
-static void snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t whylen) {
-  char lv[192];
-  for (int c = 0; c < src->cfg.nchannels; c++)
-    if (erg_snmp_level_missing(src->priv, &src->cfg, c, lv, sizeof lv)) {
-      snprintf(why, whylen, "%s: %s", src->cfg.host, lv);
-      return;
-    }
-  const struct snmp_priv *p = src->priv;
-  if (!erg_snmp_ready(p)) /* erg_snmp_names_stale this round */
-    snprintf(why, whylen,
-             "%s: rows of the variable table were added or removed: their names "
-             "are read again",
-             src->cfg.host);
-  else
-    snprintf(why, whylen, "%s: no configured channel had a value", src->cfg.host);
-}
-
 static void snmp_reset_out(const struct erg_pdu_source *src, struct erg_pdu_reading *out) {
   for (int c = 0; c < src->cfg.nchannels; c++)
     out[c] = (struct erg_pdu_reading){.watts = NAN, .energy_joules = NAN, .ok = false};
@@ -680,7 +561,7 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
       whys[i * whylen] = '\0';
     if (mine) {
       snmp_reset_out(srcs[i], out[i]);
-      snmp_forget(srcs[i]);
+      erg_snmp_forget(srcs[i]);
       ((struct snmp_priv *)srcs[i]->priv)->tried = false;
     } else if (whys)
       snprintf(whys + i * whylen, whylen, "%s: not an open SNMP source", srcs[i]->cfg.host);
@@ -724,7 +605,8 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
     if (jobs[q].ident) {
       snmp_ident_result(&jobs[q], &rcs[i], why, whylen);
     } else if (jobs[q].state == JOB_DONE) {
-      snmp_apply_values(srcs[i], &jobs[q]);
+      erg_snmp_apply_values(srcs[i], jobs[q].resp->variables, jobs[q].what, jobs[q].chan,
+                            jobs[q].nvars, jobs[q].t_ns);
     } else if (why && jobs[q].state != JOB_SPLIT) {
       snmp_job_why(&jobs[q], why, whylen);
     }
@@ -734,13 +616,13 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
   for (size_t i = 0; i < n; i++) {
     bool any = false;
     for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++) {
-      snmp_chan_reading(srcs[i], c, &out[i][c]);
+      erg_snmp_chan_reading(srcs[i], c, &out[i][c]);
       any |= out[i][c].ok;
     }
     if (!rcs[i] && !any) {
       rcs[i] = -1;
       if (whys && !whys[i * whylen])
-        snmp_no_value_why(srcs[i], whys + i * whylen, whylen);
+        erg_snmp_no_value_why(srcs[i], whys + i * whylen, whylen);
     }
     good += rcs[i] == 0;
     struct snmp_priv *p = srcs[i]->driver == &erg_pdu_driver_snmp ? srcs[i]->priv : NULL;

@@ -175,8 +175,8 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
     best = detect_best(t, n, levels, sizeof levels);
   if (best) {
     snprintf(p->ident.why, sizeof p->ident.why,
-             "sysObjectID %s suggests %s and its tables answer (%s: %s)", sysoid, best->name,
-             best->mib, levels);
+             "sysObjectID %.64s suggests %.40s and its tables answer (%.48s: %.100s)", sysoid,
+             best->name, best->mib, levels);
   } else {
     /* Every vendor profile, then the standard fallback if none answers. */
     const struct erg_snmp_profile *q, *std = NULL;
@@ -201,7 +201,8 @@ int erg_snmp_detect(struct erg_pdu_source *src, struct snmp_priv *p, char *why, 
       best = detect_best(t, n, levels, sizeof levels);
     }
     if (best)
-      snprintf(p->ident.why, sizeof p->ident.why, "sysObjectID %s %s; found by its tables (%s: %s)",
+      snprintf(p->ident.why, sizeof p->ident.why,
+               "sysObjectID %.64s %s; found by its tables (%.48s: %.100s)",
                sysoid[0] ? sysoid : "(none)",
                nc                                ? "suggests profiles whose tables do not answer"
                : erg_snmp_sysoid_generic(sysoid) ? "is generic"
@@ -340,4 +341,38 @@ int erg_snmp_bad_value(const struct erg_pdu_source *src, int channel, char *why,
     return -1;
   snprintf(why, whylen, "%s", p->ch[channel].bad_why);
   return 0;
+}
+
+static int wild_next(void *ctx, const char *oid, char *got, size_t gotlen) {
+  struct erg_pdu_source *src = ctx;
+  netsnmp_pdu *resp;
+  char why[160];
+  if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &oid, 1, &resp, why, sizeof why))
+    return -2; /* no answer: tried again next time */
+  const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
+  int rc = -1;
+  if (v && erg_snmp_vb_present(v)) {
+    erg_snmp_oid_format(v->name, v->name_length, got, gotlen);
+    rc = 0;
+  }
+  snmp_free_pdu(resp);
+  return rc;
+}
+
+void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p) {
+  if (p->wild_done || !p->prof || p->prof == &p->generic)
+    return;
+  struct erg_snmp_profile in = *p->prof;
+  char note[160];
+  int rc = erg_snmp_wild_resolve(&in, &p->generic, &p->wild, wild_next, src, note, sizeof note);
+  if (rc < 0)
+    return;
+  p->wild_done = true;
+  if (rc == 0)
+    return;
+  p->prof = p->ident.prof = &p->generic;
+  size_t o = strlen(p->ident.why);
+  if (o < sizeof p->ident.why)
+    snprintf(p->ident.why + o, sizeof p->ident.why - o, "; %s", note);
+  erg_snmp_borrow_voltage(p);
 }

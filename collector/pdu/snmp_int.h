@@ -18,7 +18,10 @@ struct snmp_chan {
   signed char digits[ERG_Q_N + 1];    /* + 1: the borrowed voltage */
   signed char si_prefix[ERG_Q_N + 1]; /* 9 = units */
   bool fallback;
-  double raw[ERG_Q_N + 1];   /* this round's raw values, NAN absent */
+  double raw[ERG_Q_N + 1]; /* this round's raw values, NAN absent */
+  /* The physics checks' verdict on them (snmp_values.c): the factor on top
+   * of the column's scale, 1 as declared, 10^k rescaled, NAN refused. */
+  double fix[ERG_Q_N + 1];
   uint64_t seen_ns;          /* when they were read, 0 not this round */
   unsigned char energy_type; /* ASN type last seen */
   /* This round: a value the agent sent that is no reading (wrong type,
@@ -70,6 +73,9 @@ struct snmp_priv {
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
   bool names_ready;
+  bool fw_done;                    /* erg_snmp_fw_apply ran */
+  bool wild_done;                  /* erg_snmp_wild_apply ran */
+  struct erg_snmp_wild_store wild; /* the templates it resolved */
 };
 
 /* A column's factor for one channel: its scale x 10^-digits x the SI
@@ -151,6 +157,43 @@ bool erg_snmp_names_stale(struct snmp_priv *p, double v);
 static inline bool erg_snmp_ready(const struct snmp_priv *p) {
   return p->prof && (!p->prof->names || p->names_ready);
 }
+
+/* ---- values of a poll (snmp_values.c) ---- */
+/* A varbind's role: VB_VALUE, VB_DIGITS or VB_SI x 16 + the quantity
+ * (ERG_Q_N: the borrowed voltage); VB_STAMP a named-variable table's stamp;
+ * VB_OTHER for identification. */
+enum vb_what { VB_VALUE = 0, VB_DIGITS = 16, VB_SI = 32, VB_STAMP = 254, VB_OTHER = 255 };
+/* Raw values and scale factors of one answer (n varbinds, roles what[],
+ * channels chan[], arrived at t_ns) into src's channels. */
+void erg_snmp_apply_values(struct erg_pdu_source *src, const netsnmp_variable_list *v,
+                           const unsigned char *what, const unsigned char *chan, int n,
+                           uint64_t t_ns);
+/* Channel c's reading from its raw values, after the physics checks. */
+void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_pdu_reading *r);
+/* Before a round: every channel's raw values forgotten. */
+void erg_snmp_forget(struct erg_pdu_source *src);
+/* Why no channel of src read anything. */
+void erg_snmp_no_value_why(const struct erg_pdu_source *src, char *why, size_t whylen);
+/* The physics checks of one channel's values x[q] (SI units, NAN absent;
+ * q = ERG_Q_N the borrowed voltage) on a level: each impossible value is
+ * rescaled by a power of ten where exactly one lands in its range (a
+ * firmware disagreeing with its MIB), else refused (NAN); fix[q] gets the
+ * factor applied on top of the column's scale (1, 10^k, NAN refused) and
+ * note the first finding ("" none). max_watts: the channel's limit. */
+void erg_snmp_physics(double *x, double *fix, int level, double max_watts, char *note,
+                      size_t notelen);
+
+/* Applies p->prof's firmware scales that match p->ident.sysdescr: the
+ * profile becomes p's own copy (p->generic) with those columns' scales,
+ * p->ident.why says which and why, and the borrowed voltage is set again.
+ * Once per source; nothing when none matches. */
+void erg_snmp_fw_apply(struct snmp_priv *p);
+
+/* Resolves the "*" index arcs of p->prof on src's agent (blocking
+ * GETNEXTs; profiles.h erg_snmp_wild_resolve): the profile becomes p's own
+ * copy (p->generic), p->ident.why says which arcs. Once per source (again
+ * while the agent does not answer); call before erg_snmp_fw_apply. */
+void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p);
 
 /* A varbind as a number (NAN when absent or not numeric) / as text. */
 double erg_snmp_vb_number(const netsnmp_variable_list *v);

@@ -200,13 +200,13 @@ static int names_scales(struct erg_pdu_source *src, const struct erg_snmp_profil
       int s = at[i][0], u = at[i][1];
       if (s >= 0 && !(present[s] && isfinite(vals[s]))) {
         if (!m->skipped++)
-          snprintf(m->skip_why, sizeof m->skip_why, "%s %d: no scale at %s",
+          snprintf(m->skip_why, sizeof m->skip_why, "%s %d: no scale at %.100s",
                    erg_pdu_level_name(e.level), e.entity, oids[s]);
         continue;
       }
       if (u >= 0 && strcmp(units[u], e.col.unit) != 0) {
         if (!m->skipped++)
-          snprintf(m->skip_why, sizeof m->skip_why, "%s %d: unit '%s' at %s, not '%s'",
+          snprintf(m->skip_why, sizeof m->skip_why, "%s %d: unit '%.16s' at %.100s, not '%.8s'",
                    erg_pdu_level_name(e.level), e.entity, units[u], oids[u], e.col.unit);
         continue;
       }

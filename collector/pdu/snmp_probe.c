@@ -148,8 +148,11 @@ void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
     d->oid[q][0] = '\0';
     if (!col)
       continue;
-    d->scale[q] = erg_snmp_col_scale(col, &p->ch[c], q);
-    d->value[q] = q == ERG_Q_NAME ? NAN : p->ch[c].raw[q] * d->scale[q];
+    /* The factor the physics checks settled on (snmp_values.c): a
+     * rescale shows in the factor, a refused value as absent. */
+    double fix = p->ch[c].fix[q] != 0 ? p->ch[c].fix[q] : 1.0;
+    d->scale[q] = erg_snmp_col_scale(col, &p->ch[c], q) * (isnan(fix) ? 1.0 : fix);
+    d->value[q] = q == ERG_Q_NAME || isnan(fix) ? NAN : p->ch[c].raw[q] * d->scale[q];
     int n = q == ERG_Q_N ? 1 : src->cfg.channels[c];
     if (erg_snmp_oid_expand(col->oid, n, d->oid[q], sizeof d->oid[q]))
       d->oid[q][0] = '\0';

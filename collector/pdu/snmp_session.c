@@ -197,15 +197,8 @@ double erg_snmp_vb_number(const netsnmp_variable_list *v) {
       return (double)(*(const unsigned long *)v->val.integer & 0xffffffffUL);
     case ASN_COUNTER64:
       return (double)v->val.counter64->high * 4294967296.0 + (double)v->val.counter64->low;
-    case ASN_OCTET_STR: { /* some agents send numbers as text */
-      char buf[32];
-      size_t len = v->val_len < sizeof buf - 1 ? v->val_len : sizeof buf - 1;
-      memcpy(buf, v->val.string, len);
-      buf[len] = '\0';
-      char *end;
-      double d = strtod(buf, &end);
-      return end != buf ? d : NAN;
-    }
+    case ASN_OCTET_STR: /* some agents send numbers as text: the whole text */
+      return erg_snmp_text_number(v->val.string, v->val_len);
     default: /* noSuchObject, noSuchInstance, endOfMibView, NULL */
       return NAN;
   }

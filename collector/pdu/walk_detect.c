@@ -197,9 +197,37 @@ static bool walk_has_row(const struct erg_snmp_walk *w, const struct erg_snmp_le
   return false;
 }
 
+/* A GETNEXT in the walk, for erg_snmp_wild_resolve. */
+static int walk_next(void *ctx, const char *oid, char *got, size_t gotlen) {
+  const struct erg_snmp_walk *w = ctx;
+  int type;
+  double num;
+  return w->lookup(w->ctx, oid, true, got, gotlen, &type, &num, NULL, 0) ? -1 : 0;
+}
+
+static int walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                       int level, int n, struct erg_snmp_walk_entity *out, char *why,
+                       size_t whylen);
+
+/* The index arcs the walk decides ("*" in a template) resolved as the
+ * driver resolves them online, then the entity mapped. */
 int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
                          int level, int n, struct erg_snmp_walk_entity *out, char *why,
                          size_t whylen) {
+  struct erg_snmp_profile *rp = prof ? malloc(sizeof *rp) : NULL;
+  struct erg_snmp_wild_store *ws = prof ? malloc(sizeof *ws) : NULL;
+  if (rp && ws && !prof->names &&
+      erg_snmp_wild_resolve(prof, rp, ws, walk_next, (void *)w, NULL, 0) > 0)
+    prof = rp;
+  int rc = walk_entity(w, prof, level, n, out, why, whylen);
+  free(rp);
+  free(ws);
+  return rc;
+}
+
+static int walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                       int level, int n, struct erg_snmp_walk_entity *out, char *why,
+                       size_t whylen) {
   memset(out, 0, sizeof *out);
   for (int q = 0; q <= ERG_Q_N; q++)
     out->raw[q] = out->factor[q] = NAN;
@@ -221,7 +249,7 @@ int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_pr
              erg_pdu_level_name(level), have[0] ? have : "none");
     return -1;
   }
-  if (n < 1 || !walk_has_row(w, &prof->lv[level], n)) {
+  if (n < 0 || !walk_has_row(w, &prof->lv[level], n)) {
     snprintf(why, whylen, "the walk has no %s %d (profile %s)", erg_pdu_level_name(level), n,
              prof->name);
     return -1;

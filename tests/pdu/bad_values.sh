@@ -19,7 +19,9 @@ pdu_snmpsimd "$FIX" "$PORT"
 python3 - "$PDU_TMP/p.json" <<'PY'
 import json, sys
 rows = {r["index"]: r for r in json.load(open(sys.argv[1]))["rows"] if r["level"] == "outlet"}
-want = {1: "text 'n/a' instead of a number", 2: "NULL instead of a number", 3: "negative"}
+want = {1: "text 'n/a' instead of a number", 2: "NULL instead of a number", 3: "negative",
+        5: "text '12<script>' instead of a number",  # a numeric prefix is no number
+        6: "4294967295 W is impossible"}  # a Gauge32's all-ones: no power
 for i, why in want.items():
     r = rows[i]
     assert r["watts"] is None, f"outlet {i}: {r['watts']} W from a bad value"
@@ -29,9 +31,13 @@ assert rows[4]["watts"] == 150 and rows[4]["problem"] is None, rows[4]
 print("probe: bad values read as missing, each with its reason")
 PY
 grep -q "outlet 1: power: the device sent text 'n/a' instead of a number" "$PDU_TMP/p.txt"
+# no impossible value printed as measured, and none suggested
+if grep -E "^ *outlet [56] .*measured" "$PDU_TMP/p.txt"; then echo "FAIL: bad outlet measured"; exit 1; fi
+grep -q "^power = NAME:outlet:4$" "$PDU_TMP/p.txt" || { echo "FAIL: suggested"; grep "^power" "$PDU_TMP/p.txt"; exit 1; }
 ZP=$(free_port); HP=$(free_port)
 erg_ergd_conf <<CONF
 poll_seconds = 1
+step_seconds = 1
 
 [pdu.bad]
 host = 127.0.0.1
@@ -46,6 +52,10 @@ power = bad:outlet:2
 power = bad:3
 [node.g]
 power = bad:4
+[node.s]
+power = bad:5
+[node.o]
+power = bad:6
 [node.i]
 power = bad:inlet:1
 CONF
@@ -59,13 +69,24 @@ for l in open(sys.argv[1]):
     r = re.match(r'erg_meter_bad_values_total\{source="bad",level="outlet",index="(\d)"\} (\d+)', l)
     if r:
         bad[int(r.group(1))] = int(r.group(2))
-for i in (1, 2, 3):
+for i in (1, 2, 3, 5, 6):
     assert bad.get(i, 0) >= 3, f"outlet {i}: {bad.get(i)} bad polls counted in ~5 s"
 assert bad.get(4) == 0, f"good outlet counted bad: {bad.get(4)}"
 print("metrics: bad polls counted per outlet:", bad)
 PY
+# Power no reading, counter standing still: the nodes' cells come anyway,
+# their measured power missing (not held back until the counter moves, not 0 W).
+for node in t s o; do
+  f="$PDU_TMP/data/journal/$node.csv"
+  [ -s "$f" ] || { echo "FAIL: node $node has no journal after 5 s"; ls -R "$PDU_TMP/data"; exit 1; }
+  grep -q "^[0-9]*,1,nan," "$f" || { echo "FAIL: node $node: no cell with missing power"; cat "$f"; exit 1; }
+  if grep -Eq "^[0-9]*,1,[0-9]" "$f"; then echo "FAIL: node $node: a measured power"; cat "$f"; exit 1; fi
+done
+echo "cells of nodes on bad outlets come, power missing"
 for what in "outlet 1: power: the device sent text 'n/a'" "outlet 2: power: the device sent NULL" \
-            "outlet 3: power: the device sent -500, negative"; do
+            "outlet 3: power: the device sent -500, negative" \
+            "outlet 5: power: the device sent text '12<script>' instead of a number" \
+            "outlet 6: power: 4294967295 W is impossible"; do
   n=$(grep -c "source bad $what" "$PDU_TMP/ergd.log" || true)
   [ "$n" = 1 ] || { echo "FAIL: '$what' logged $n times, want once"; cat "$PDU_TMP/ergd.log"; exit 1; }
 done

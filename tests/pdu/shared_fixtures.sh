@@ -14,9 +14,11 @@
 # power table of any known MIB answers (sensor-only boxes, and the layouts
 # docs/pdu.md lists as not supported): the probe must refuse them with a
 # clear message and exit 2, and print no values.
-# usage: shared_fixtures.sh PROBE DIR
+# With ERG (the erg CLI), the config the probe suggests for each walk it
+# reads (its "# config:" part, NAME renamed) must pass erg check-config.
+# usage: shared_fixtures.sh PROBE DIR [ERG]
 set -euo pipefail
-PROBE=$1; DIR=$2
+PROBE=$1; DIR=$2; ERG=${3:-}
 [ -d "$DIR" ] && ls "$DIR"/*.snmprec >/dev/null 2>&1 || { echo "SKIP: no $DIR"; exit 77; }
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need snmpsimd snmpget python3
@@ -48,6 +50,17 @@ for f in "$PDU_TMP"/walks/*.snmprec; do
        2>"$PDU_TMP/$c.err"; then
     echo "$c: FAILED: $(cat "$PDU_TMP/$c.err")"; fail=1; continue
   fi
+  if [ -n "$ERG" ]; then
+    "$PROBE" --driver snmp --host 127.0.0.1:"$PORT" --community "$c" >"$PDU_TMP/$c.txt" 2>&1 || true
+    sed -n '/^# config:/,$p' "$PDU_TMP/$c.txt" | sed 's/NAME/src/g' >"$PDU_TMP/$c.conf"
+    if ! grep -q '^power = src' "$PDU_TMP/$c.conf"; then
+      echo "$c: FAILED: the probe suggests no [node] power"; fail=1
+    elif ! "$ERG" check-config "$PDU_TMP/$c.conf" >"$PDU_TMP/$c.cc" 2>&1; then
+      echo "$c: FAILED: check-config refuses the suggested config: $(cat "$PDU_TMP/$c.cc")"; fail=1
+    else
+      echo "$c: suggested $(grep '^power = ' "$PDU_TMP/$c.conf"): check-config ok"
+    fi
+  fi
   python3 - "$f" "$PDU_TMP/$c.json" <<'PY' || fail=1
 import json, math, re, sys
 
@@ -72,15 +85,15 @@ NUMERIC = {"2", "65", "66", "67", "70"}
 
 def expect(rec, oid, scale):
     """The value the probe must show for oid: None when absent/negative.
-    Some agents send numbers as text with a unit ("0.061kW"): the number
-    that starts the text counts."""
+    Numbers sent as text count only when the whole text is one number
+    ("0.061kW", "12<script>" are no reading)."""
     if not oid or oid not in rec:
         return None
     typ, val = rec[oid]
     if typ in NUMERIC:
         raw = int(val)
     elif typ == "4":
-        m = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", val)
+        m = re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", val)
         if not m:
             return None
         raw = float(m.group(0))
@@ -102,8 +115,23 @@ for r in j["rows"]:
     oids, scales, vals = r.get("oids", {}), r.get("scales", {}), r.get("values", {})
     for q, got in vals.items():
         want = expect(rec, oids.get(q), scales.get(q) or 0)
+        # A value the physics checks refused shows as absent, with the reason.
+        if got is None and want is not None and "impossible" in (r.get("problem") or ""):
+            continue
         if not same(got, want):
             errs.append(f"{where} {q}: {got}, recording says {want} ({oids.get(q)})")
+        # Physics on every value shown: a wrong scale or a hostile value fails here.
+        if got is None:
+            continue
+        if q in ("voltage", "voltage_borrowed") and not (got == 0 or 80 <= got <= 480):
+            errs.append(f"{where} {q}: {got} V, neither 0 nor 80-480 V")
+        if q == "power_factor" and not 0 <= got <= 1:
+            errs.append(f"{where} {q}: {got}, outside 0-1")
+        if q in ("power", "va") and not 0 <= got <= 100e3:
+            errs.append(f"{where} {q}: {got}, outside 0-100 kW")
+    if vals.get("power") is not None and vals.get("va") is not None and \
+            vals["power"] > 1.1 * vals["va"] + 10:
+        errs.append(f"{where}: {vals['power']} W more than {vals['va']} VA")
     src, w = r["power_from"], r["watts"]
     volts = vals.get("voltage") if vals.get("voltage") is not None else vals.get("voltage_borrowed")
     if src == "measured":
@@ -151,6 +179,21 @@ if top is not None and top > 50:
     ph = total("phase")
     if ph is not None and ph > 20 and ph < 0.8 * top - 20:
         errs.append(f"phases add up to {ph:.1f} W of {top:.1f} W")
+# Firmware families whose scale is not their MIB's (profile .fw): the
+# family's scale is taken and said.
+FIRMWARE = {"hpe-pdumm": ("firmware 1.00.x", "bank", 1, "current", 3.0)}
+if name in FIRMWARE:
+    said, lvl, idx, q, want = FIRMWARE[name]
+    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx]
+    if said not in j["profile_reason"] or got != [want]:
+        errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
+# Index arcs the device decides ("*" in a profile): found, and said.
+ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16)}
+if name in ARCS:
+    said, lvl, count = ARCS[name]
+    got = sum(r["level"] == lvl for r in j["rows"])
+    if said not in j["profile_reason"] or got != count:
+        errs.append(f"{got} {lvl} rows, want {count} and '{said}' in the reason")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())

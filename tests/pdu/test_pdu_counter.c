@@ -289,6 +289,29 @@ static void test_hold_bounds(void **st) {
   assert_float_equal(j, 300, 1e-9);
 }
 
+/* A power reading that is a bad value (text, an impossible number) beside a
+ * counter that stands still: no hold, no 0 J; the interval is unknown
+ * (issue 34: such nodes had no cells until the hold ran out, then 0 W). A
+ * move still counts. */
+static void test_bad_power_is_no_hold(void **st) {
+  (void)st;
+  struct erg_pdu_counter c = {.hold_max_ns = 300 * S};
+  double j;
+  struct erg_pdu_reading r = rd(0, NAN, 500);
+  r.bad_value = true;
+  assert_int_equal(upd(&c, r, &j), ERG_PDU_DELTA_NONE);
+  for (uint64_t t = 1; t < 5; t++) {
+    r = rd(t, NAN, 500);
+    r.bad_value = true;
+    assert_int_equal(upd(&c, r, &j), ERG_PDU_DELTA_NONE);
+    assert_false(c.held);
+  }
+  r = rd(5, NAN, 800);
+  r.bad_value = true;
+  assert_int_equal(upd(&c, r, &j), ERG_PDU_DELTA_ENERGY);
+  assert_float_equal(j, 300, 1e-9);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_then_energy),
@@ -305,6 +328,7 @@ int main(void) {
       cmocka_unit_test(test_clock_backwards),
       cmocka_unit_test(test_hold_without_watts),
       cmocka_unit_test(test_hold_bounds),
+      cmocka_unit_test(test_bad_power_is_no_hold),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

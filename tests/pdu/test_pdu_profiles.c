@@ -1,5 +1,6 @@
 /* Profile data: sysObjectID auto-selection, OID templates, generic config,
  * name patterns of named-variable tables. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "profiles.h"
+#include "snmp_int.h"
 
 static const char *pick(const char *sysoid) {
   const struct erg_snmp_profile *p = erg_snmp_profile_match(sysoid, NULL);
@@ -39,14 +41,16 @@ static void test_match_by_sysobjectid(void **st) {
 }
 
 static bool template_ok(const char *t) {
-  int pct = 0;
+  int pct = 0, star = 0;
   for (const char *p = t; *p; p++) {
     if (p[0] == '%' && p[1] == 'd')
       pct++, p++;
+    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && !pct) /* an arc */
+      star++;
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
-  return pct <= 1 && t[0] && strstr(t, "..") == NULL;
+  return pct <= 1 && star <= 1 && t[0] && strstr(t, "..") == NULL;
 }
 
 /* Every profile of every vendor file: unique name, well-formed templates,
@@ -100,6 +104,15 @@ static void test_every_profile_is_consistent(void **st) {
     }
     if (!power)
       fail_msg("profile %s reads no power at any level", p->name);
+    /* Firmware scales: a column the profile has, a positive scale, a reason. */
+    for (int k = 0; k < ERG_SNMP_MAX_FW && p->fw[k].descr; k++) {
+      const struct erg_snmp_fw_scale *f = &p->fw[k];
+      if (!f->descr[0] || f->level < 0 || f->level >= ERG_PDU_NLEVELS || f->q <= ERG_Q_NAME ||
+          f->q >= ERG_Q_N || !p->lv[f->level].q[f->q].oid || !(f->scale > 0) || !f->why ||
+          !f->why[0])
+        fail_msg("%s: firmware scale %d is not a column of the profile with a scale and a reason",
+                 p->name, k);
+    }
   }
   assert_true(n >= 8);
   assert_string_equal(last->name, "entity-sensor");
@@ -239,6 +252,125 @@ static void test_rittal_names(void **st) {
                                        "Total.Power.Active.Value", &l, &e, &q));
 }
 
+/* Text is a reading only when all of it is one number (issue 34). */
+static void test_text_number(void **st) {
+  (void)st;
+  static const struct {
+    const char *t;
+    double want; /* NAN: no reading */
+  } c[] = {{"230", 230}, {" 4.25 ", 4.25}, {"-1", -1},     {"1e3", 1000}, {"12<script>", NAN},
+           {"n/a", NAN}, {"0x10", NAN},    {"inf", NAN},   {"nan", NAN},  {"", NAN},
+           {"  ", NAN},  {"0.061kW", NAN}, {"1e", NAN},    {".5", 0.5},   {"5.", 5},
+           {"+7", 7},    {"1 2", NAN},     {"1e999", NAN}, {"-", NAN},    {".", NAN}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double got = erg_snmp_text_number((const unsigned char *)c[i].t, strlen(c[i].t));
+    if (isnan(c[i].want))
+      assert_true(isnan(got));
+    else
+      assert_true(got == c[i].want);
+  }
+  /* trailing NULs, as some agents pad */
+  assert_true(erg_snmp_text_number((const unsigned char *)"42\0\0", 4) == 42);
+  /* past the buffer: no reading, not a prefix */
+  char longtext[64];
+  memset(longtext, '1', sizeof longtext);
+  assert_true(isnan(erg_snmp_text_number((const unsigned char *)longtext, sizeof longtext)));
+}
+
+static void physics(double w, double va, double pf, double a, double v, int level, double *x,
+                    double *fix, char *note, size_t len) {
+  for (int q = 0; q <= ERG_Q_N; q++)
+    x[q] = NAN;
+  x[ERG_Q_POWER] = w, x[ERG_Q_VA] = va, x[ERG_Q_PF] = pf, x[ERG_Q_CURRENT] = a;
+  x[ERG_Q_VOLTAGE] = v;
+  erg_snmp_physics(x, fix, level, 0, note, len);
+}
+
+/* Impossible values are rescaled where one power of ten fits, else refused
+ * with the reason; plausible ones pass untouched. */
+static void test_physics(void **st) {
+  (void)st;
+  double x[ERG_Q_N + 1], fix[ERG_Q_N + 1];
+  char note[200];
+  physics(230, 240, 0.96, 1.04, 230, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_string_equal(note, "");
+  assert_true(x[ERG_Q_POWER] == 230 && fix[ERG_Q_VOLTAGE] == 1.0);
+  physics(NAN, NAN, NAN, 1.0, 0, ERG_PDU_OUTLET, x, fix, note, sizeof note); /* a dead line */
+  assert_string_equal(note, "");
+  /* volts 1000x low (firmware against its MIB) */
+  physics(NAN, NAN, NAN, 1.0, 0.244, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(fabs(x[ERG_Q_VOLTAGE] - 244) < 1e-9 && fix[ERG_Q_VOLTAGE] == 1000);
+  assert_non_null(strstr(note, "voltage: 0.244 V is impossible"));
+  assert_non_null(strstr(note, "read as 244 V"));
+  /* PF in percent: 95 -> 0.95, not 0.095 */
+  physics(100, 110, 95, NAN, 230, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(fabs(x[ERG_Q_PF] - 0.95) < 1e-12);
+  /* volts that no power of ten explains: refused */
+  physics(NAN, NAN, NAN, 1, 50, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(isnan(x[ERG_Q_VOLTAGE]) && isnan(fix[ERG_Q_VOLTAGE]));
+  assert_non_null(strstr(note, "no scale explains it"));
+  /* a Gauge32's all-ones and 1.8e19 W: refused, never measured */
+  physics(4294967295.0, NAN, NAN, NAN, NAN, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(isnan(x[ERG_Q_POWER]));
+  assert_non_null(strstr(note, "power: 4294967295 W is impossible (0-20000 W)"));
+  physics(1.8e19, NAN, NAN, NAN, NAN, ERG_PDU_INLET, x, fix, note, sizeof note);
+  assert_true(isnan(x[ERG_Q_POWER]));
+  assert_non_null(strstr(note, "0-100000 W"));
+  /* W well above VA: neither is used */
+  physics(2000, 200, NAN, 1, 230, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(isnan(x[ERG_Q_POWER]) && isnan(x[ERG_Q_VA]) && x[ERG_Q_CURRENT] == 1);
+  assert_non_null(strstr(note, "more than the apparent power"));
+  /* rounding of small readings is no conflict */
+  physics(3, 0, NAN, NAN, NAN, ERG_PDU_OUTLET, x, fix, note, sizeof note);
+  assert_true(x[ERG_Q_POWER] == 3);
+}
+
+/* A GETNEXT over a fixed list of rows, for erg_snmp_wild_resolve. */
+static int fake_next(void *ctx, const char *oid, char *got, size_t len) {
+  const char *const *rows = ctx;
+  for (; *rows; rows++)
+    if (erg_snmp_oid_under(*rows, oid)) {
+      snprintf(got, len, "%s", *rows);
+      return 0;
+    }
+  return -1;
+}
+
+/* "*" index arcs: the level's first row decides (Liebert's receptacles of
+ * branch 2), every template of the level takes it, a level without rows
+ * keeps 1, a profile without "*" is left alone. */
+static void test_wild_arcs(void **st) {
+  (void)st;
+  const struct erg_snmp_profile *lb = erg_snmp_profile_find("liebert-mph2");
+  assert_non_null(lb);
+  assert_non_null(strchr(lb->lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid, '*'));
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[160];
+  const char *rows[] = {"1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.2.1", NULL};
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, rows, note, sizeof note), 1);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.50.20.1.65.1.2.%d");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].count, "1.3.6.1.4.1.476.1.42.3.8.40.20.1.60.1.2");
+  assert_ptr_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid,
+                   lb->lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid);
+  assert_non_null(strstr(note, "outlet index arc 2"));
+  const char *none[] = {NULL};
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, none, note, sizeof note), 1);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d");
+  const struct erg_snmp_profile *st4 = erg_snmp_profile_find("apc-rpdu2");
+  assert_int_equal(erg_snmp_wild_resolve(st4, &out, &store, fake_next, rows, note, sizeof note), 0);
+  /* detection GETNEXTs from the arcs before the "*" */
+  char start[ERG_SNMP_OID_MAX];
+  bool scalar;
+  assert_int_equal(
+      erg_snmp_probe_start(lb->lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid, start, sizeof start, &scalar),
+      0);
+  assert_string_equal(start, "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1");
+  assert_false(scalar);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -248,6 +380,9 @@ int main(void) {
       cmocka_unit_test(test_generic_profile),
       cmocka_unit_test(test_name_match),
       cmocka_unit_test(test_rittal_names),
+      cmocka_unit_test(test_text_number),
+      cmocka_unit_test(test_physics),
+      cmocka_unit_test(test_wild_arcs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,7 +69,9 @@ static int mem_lookup(void *ctx, const char *q, bool next, char *name, size_t na
   *type = best->type;
   char *end;
   *num = best->type == 6 ? NAN : strtod(best->val, &end);
-  if (best->type != 6 && end == best->val)
+  if (best->type == 4) /* text: the driver's rule, the whole text a number */
+    *num = erg_snmp_text_number((const unsigned char *)best->val, strlen(best->val));
+  else if (best->type != 6 && end == best->val)
     *num = NAN;
   if (text)
     snprintf(text, textlen, "%s", best->val);

@@ -113,6 +113,7 @@ static void test_collector_levels(void **state) {
   (void)state;
   write_conf("[node.a]\npower = p:inlet:1\n[node.b]\npower = p:phase:L2 + p:bank:2*0.5\n"
              "[node.c]\npower = q:device + p:7 + p:outlet:8\n[node.d]\npower = p:bank:2*0.5\n"
+             "[node.e]\npower = p:outlet:0 + p:bank:0\n"
              "[pdu.p]\nhost = h\npower_factor = 0.95\n[pdu.q]\nhost = h2\n");
   struct erg_collector_config c;
   struct erg_config_error err;
@@ -124,7 +125,7 @@ static void test_collector_levels(void **state) {
     int node, feed, level, num;
   } want[] = {{0, 0, ERG_PDU_INLET, 1},  {1, 0, ERG_PDU_PHASE, 2},  {1, 1, ERG_PDU_BANK, 2},
               {2, 0, ERG_PDU_DEVICE, 1}, {2, 1, ERG_PDU_OUTLET, 7}, {2, 2, ERG_PDU_OUTLET, 8},
-              {3, 0, ERG_PDU_BANK, 2}};
+              {3, 0, ERG_PDU_BANK, 2},   {4, 0, ERG_PDU_OUTLET, 0}, {4, 1, ERG_PDU_BANK, 0}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const struct erg_node_feed *f = &c.nodes[want[i].node].feeds[want[i].feed];
     assert_int_equal(c.sources[f->source].levels[f->channel], want[i].level);
@@ -132,7 +133,7 @@ static void test_collector_levels(void **state) {
   }
   /* bank 2 feeds b and d: one channel, not two */
   assert_int_equal(c.nodes[1].feeds[1].channel, c.nodes[3].feeds[0].channel);
-  assert_int_equal(s->nchannels, 5);
+  assert_int_equal(s->nchannels, 7);
   erg_collector_config_free(&c);
   unlink(path);
 }
@@ -241,7 +242,9 @@ static void test_errors(void **state) {
   snprintf(t, sizeof t, "%s[node.a]\npower = m:2*0.5x\n", m);
   expect_error(t, "bad term 'm:2*0.5x'", 0);
   snprintf(t, sizeof t, "%s[node.a]\npower = m:0\n", m);
-  expect_error(t, "N 1..65535", 0);
+  expect_error(t, "Modbus unit id 0 is the broadcast address", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = m:65536\n", m);
+  expect_error(t, "N 0..65535", 0);
   /* Levels: SNMP only, a known level word, a number (phase: L1..), and
    * with a named profile a level that profile offers. */
   snprintf(t, sizeof t, "%s[node.a]\npower = m:inlet:1\n", m);

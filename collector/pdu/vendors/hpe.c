@@ -30,6 +30,11 @@ static const struct erg_snmp_profile hpe_pdumm = {
     .BANK = {.CURRENT = {HPMM ".3.2.1.3.1.%d", 0.01},
              .VOLTAGE = {HPMM ".3.2.1.2.1.%d", 1.0},
              .count = HPMM ".3.1.1.5.1"},
+    /* CPQPOWER-MIB 1.66+, breakerCurrent: "firmware 1.00.x reports whole
+     * amperes"; the module's sysDescr names its firmware version. */
+    .fw = {{"firmware version 1.00.", ERG_PDU_BANK, ERG_Q_CURRENT, 1.0,
+            "firmware 1.00.x: breaker current read in whole A, not the MIB's 0.01 A "
+            "(CPQPOWER-MIB breakerCurrent)"}},
 };
 
 /* HP Intelligent Modular PDU (iPDU), branch mpdu = 232.165.5.

@@ -136,10 +136,11 @@ static const struct erg_snmp_profile geist_v3_delta = {
  *   .130 EcHundredths (0.01 A). Branch numbers need not start at 1 (an
  *   MPH2 numbers its single branch 2), so no count is given.
  * Outlet = receptacle, lgpPduRcpEntry ...3.8.50.20.1, index
- *   {pdu}.{branch}.{receptacle}, branch 1 here: .10 UsrLabel, .56 EpTenths
+ *   {pdu}.{branch}.{receptacle}, the branch whichever the PDU has
+ *   first ("*", found per source): .10 UsrLabel, .56 EpTenths
  *   (0.1 V), .61 EcHundredths (0.01 A), .65 PwrOut (W), .70 ApOut (VA),
  *   .75 Pf (0.01), .85 EnergyAccum (0.1 kWh); lgpPduRbEntryRcpCount
- *   ...3.8.40.20.1.60.{pdu}.{branch}. Receptacles of other branches are
+ *   ...3.8.40.20.1.60.{pdu}.{branch}. Receptacles of further branches are
  *   out of reach of a one-number template.
  * Every Liebert card (UPS, cooling, PDU) says 476.1.42: the tables decide. */
 #define LGP "1.3.6.1.4.1.476.1.42.3.8"
@@ -165,14 +166,14 @@ static const struct erg_snmp_profile liebert_mph2 = {
              .CURRENT = {LGP ".40.20.1.130.1.%d", 0.01},
              .VOLTAGE = {LGP ".40.20.1.100.1.%d", 0.1},
              .ENERGY = {LGP ".40.20.1.85.1.%d", KWH_TENTH}},
-    .OUTLET = {.NAME = {LGP ".50.20.1.10.1.1.%d"},
-               .POWER = {LGP ".50.20.1.65.1.1.%d", 1.0},
-               .VA = {LGP ".50.20.1.70.1.1.%d", 1.0},
-               .PF = {LGP ".50.20.1.75.1.1.%d", 0.01},
-               .CURRENT = {LGP ".50.20.1.61.1.1.%d", 0.01},
-               .VOLTAGE = {LGP ".50.20.1.56.1.1.%d", 0.1},
-               .ENERGY = {LGP ".50.20.1.85.1.1.%d", KWH_TENTH},
-               .count = LGP ".40.20.1.60.1.1"},
+    .OUTLET = {.NAME = {LGP ".50.20.1.10.1.*.%d"},
+               .POWER = {LGP ".50.20.1.65.1.*.%d", 1.0},
+               .VA = {LGP ".50.20.1.70.1.*.%d", 1.0},
+               .PF = {LGP ".50.20.1.75.1.*.%d", 0.01},
+               .CURRENT = {LGP ".50.20.1.61.1.*.%d", 0.01},
+               .VOLTAGE = {LGP ".50.20.1.56.1.*.%d", 0.1},
+               .ENERGY = {LGP ".50.20.1.85.1.*.%d", KWH_TENTH},
+               .count = LGP ".40.20.1.60.1.*"},
 };
 
 ERG_VENDOR_PROFILES(vertiv, &geist_v5, &geist_v4, &geist_v3_iec, &geist_v3_delta, &liebert_mph2);
