@@ -102,6 +102,16 @@ struct erg_pdu_source {
   void *priv; /* driver state */
 };
 
+/* Checks a source's config before it is used, without I/O: a known
+ * driver, and what that driver needs (host or device, a profile it has,
+ * SNMPv3 settings it can use). 0, or -1 with a reason and, in *key, the
+ * config key it concerns ("" when the section as a whole lacks something).
+ * The loader (collector/config.c) turns the key into FILE:LINE. */
+int erg_pdu_source_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
+                         size_t whylen);
+/* The drivers this build has, "modbus, snmp", for messages. */
+const char *erg_pdu_driver_names(void);
+
 /* Looks the driver up by cfg->driver and opens it. */
 int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
                         char *why, size_t whylen);

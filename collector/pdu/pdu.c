@@ -3,24 +3,53 @@
 #include <string.h>
 
 #include "erg_pdu.h"
+#include "pdu_check.h"
 #ifdef ERG_HAVE_SNMP
 #include "profiles.h"
 #endif
 
-static const struct erg_pdu_driver *const pdu_drivers[] = {
-    &erg_pdu_driver_modbus,
+/* The drivers this build knows, each with the check of its config
+ * (pdu_check.h): a new driver is one row here. */
+static const struct {
+  const struct erg_pdu_driver *driver;
+  erg_pdu_check_fn check;
+} pdu_drivers[] = {
+    {&erg_pdu_driver_modbus, erg_pdu_modbus_check},
 #ifdef ERG_HAVE_SNMP
-    &erg_pdu_driver_snmp,
+    {&erg_pdu_driver_snmp, erg_pdu_snmp_check},
 #endif
 };
+#define PDU_NDRIVERS (sizeof pdu_drivers / sizeof pdu_drivers[0])
+
+const char *erg_pdu_driver_names(void) {
+  static char names[128];
+  if (!names[0])
+    for (size_t i = 0; i < PDU_NDRIVERS; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+               pdu_drivers[i].driver->name);
+  return names;
+}
+
+int erg_pdu_source_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
+                         size_t whylen) {
+  for (size_t i = 0; i < PDU_NDRIVERS; i++)
+    if (strcmp(pdu_drivers[i].driver->name, cfg->driver) == 0) {
+      *key = "";
+      return pdu_drivers[i].check ? pdu_drivers[i].check(cfg, key, why, whylen) : 0;
+    }
+  *key = "driver";
+  snprintf(why, whylen, "unknown driver '%.32s' (this build has: %s)", cfg->driver,
+           erg_pdu_driver_names());
+  return -1;
+}
 
 int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
                         char *why, size_t whylen) {
   memset(src, 0, sizeof *src);
   src->cfg = *cfg;
-  for (size_t i = 0; i < sizeof pdu_drivers / sizeof pdu_drivers[0]; i++) {
-    if (strcmp(pdu_drivers[i]->name, cfg->driver) == 0) {
-      src->driver = pdu_drivers[i];
+  for (size_t i = 0; i < PDU_NDRIVERS; i++) {
+    if (strcmp(pdu_drivers[i].driver->name, cfg->driver) == 0) {
+      src->driver = pdu_drivers[i].driver;
       return src->driver->open(src, why, whylen);
     }
   }
