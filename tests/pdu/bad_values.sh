@@ -47,7 +47,7 @@ power = bad:3
 [node.g]
 power = bad:4
 [node.i]
-power = bad:inlet:1
+power = bad:inlet:1 - bad:1 - bad:2 - bad:3 - bad:4
 CONF
 erg_start_ergd
 sleep 5
