@@ -107,10 +107,21 @@ file(INSTALL DESTINATION \"${_erg_unitdir}\" TYPE FILE
 " COMPONENT ${component})
 endfunction()
 
-# erg_install_etc(FILE COMPONENT): packaging/etc/FILE as ERG_ETC/erg/FILE,
+# erg_install_etc(FILE COMPONENT [GROUP]): packaging/etc/FILE as ERG_ETC/erg/FILE,
 # or as FILE.new beside an existing, changed one outside a package build
-# (DESTDIR: the staging tree of cpack).
+# (DESTDIR: the staging tree of cpack). With GROUP the file is 0640 (it holds
+# secrets: SNMP communities, v3 passphrases) and, outside a package build,
+# given to GROUP; where GROUP does not exist yet (ergd's user is made by
+# sysusers.d/ergd.conf, which `cmake --install` does not apply) it stays
+# root's, said in a warning with the command that finishes it. Packages
+# chgrp it in their postinst.
 function(erg_install_etc file component)
+  set(group "${ARGN}")
+  if(group)
+    set(_perm "FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ")
+  else()
+    set(_perm "")
+  endif()
   install(CODE "${_erg_paths_code}
 set(_src \"${_erg_pkg}/etc/${file}\")
 set(_dst \"\${ERG_ETC}/erg/${file}\")
@@ -122,12 +133,23 @@ if(EXISTS \"\${_dst}\")
     set(_same TRUE)
   endif()
 endif()
+set(_name \"${file}\")
 if(NOT \"\$ENV{DESTDIR}\" STREQUAL \"\" OR NOT EXISTS \"\${_dst}\" OR _same)
-  file(INSTALL DESTINATION \"\${ERG_ETC}/erg\" TYPE FILE FILES \"\${_src}\")
+  file(INSTALL DESTINATION \"\${ERG_ETC}/erg\" TYPE FILE FILES \"\${_src}\" ${_perm})
 else()
   message(STATUS \"Keeping \${_dst} (changed); the shipped one is ${file}.new\")
   file(INSTALL DESTINATION \"\${ERG_ETC}/erg\" TYPE FILE FILES \"\${_src}\"
-       RENAME \"${file}.new\")
+       RENAME \"${file}.new\" ${_perm})
+  set(_name \"${file}.new\")
+endif()
+if(NOT \"${group}\" STREQUAL \"\" AND \"\$ENV{DESTDIR}\" STREQUAL \"\")
+  execute_process(COMMAND chgrp \"${group}\" \"\${ERG_ETC}/erg/\${_name}\"
+                  RESULT_VARIABLE _rc ERROR_QUIET)
+  if(NOT _rc EQUAL 0)
+    message(WARNING \"\${ERG_ETC}/erg/\${_name} is 0640 root's: group ${group} does not \"
+            \"exist yet (or chgrp is not allowed). Create the user (systemd-sysusers \"
+            \"ergd.conf of sysusers.d), then: chgrp ${group} \${ERG_ETC}/erg/\${_name}\")
+  endif()
 endif()
 " COMPONENT ${component})
 endfunction()
@@ -135,4 +157,4 @@ endfunction()
 erg_install_unit(erg-agent.service agent)
 erg_install_unit(ergd.service collector)
 erg_install_etc(agent.conf agent)
-erg_install_etc(ergd.conf collector)
+erg_install_etc(ergd.conf collector erg)

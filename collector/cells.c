@@ -118,6 +118,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
                                      .dynamic_watts = NAN,
                                      .unattributed_watts = NAN};
   n->last_measured_watts = r->measured_watts;
+  node_model_note_measured(n->model, whole->measured_watts);
   struct erg_attr_share *sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
   if (!sh)
     return;

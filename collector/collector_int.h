@@ -84,6 +84,11 @@ void node_model_close(struct node_model *nm);
 /* Once a second from the loop: file check every ~10 s, refit start and
  * hand-over. Never blocks on a fit. */
 void node_model_tick(struct node_model *nm, int64_t now);
+/* A cell's measured power (the whole meter's for a group member, as
+ * journalled), for the bounds a model must keep. */
+void node_model_note_measured(struct node_model *nm, double watts);
+/* Model files and refits refused as beyond bounds, for /metrics. */
+uint64_t node_model_refused(const struct node_model *nm);
 /* The attribution parameters for a cell; .model is NULL without a model. */
 struct erg_cell_model node_model_cell(const struct node_model *nm);
 /* 1 the first time it is called since the node's model was installed (a

@@ -10,7 +10,6 @@
 #include "collector_int.h"
 #include "erg_store.h"
 #include "erg_fit.h"
-#include "erg_redfish.h"
 #include "erg_web.h"
 
 void erg_collector_config_defaults(struct erg_collector_config *c) {
@@ -82,8 +81,20 @@ void erg_collector_config_free(struct erg_collector_config *c) {
 struct group_spec {
   char power[512], nodes[2048];
 };
+/* Where a source's keys are, for checks that run after the file is read
+ * (erg_pdu_source_check) and still name FILE:LINE. */
+#define SOURCE_KEY_LINES 48
+struct source_lines {
+  int first; /* the section's first key */
+  int n;
+  struct {
+    char key[24];
+    int line;
+  } k[SOURCE_KEY_LINES];
+};
 struct config_state {
   struct erg_collector_config *c;
+  struct source_lines *source_lines; /* parallel to c->sources */
   char (*feed_specs)[512];
   struct group_spec *group_specs;    /* parallel to c->groups */
   char source_kind[ERG_MAX_SOURCES]; /* 'm' [meter.NAME], 'p' [pdu.NAME] */
@@ -287,6 +298,13 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
   /* A BMC answers in seconds: its default timeout is 10 s, not 1 s. */
   if (!strcmp(key, "driver") && !strcmp(value, "redfish") && s->timeout_seconds == 1.0)
     s->timeout_seconds = 10.0;
+  /* Keys whose default stands for something: empty is no value. */
+  static const char *const not_empty[] = {"driver", "host", "profile", "device"};
+  for (size_t i = 0; i < sizeof not_empty / sizeof not_empty[0]; i++)
+    if (!strcmp(key, not_empty[i]) && !value[0]) {
+      snprintf(why, whylen, "empty (leave the key out for its default)");
+      return -1;
+    }
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (!strcmp(key, strs[i].k))
       return cfg_str(strs[i].dst, strs[i].len, value, why, whylen);
@@ -453,8 +471,48 @@ static int cfg_group_key(struct config_state *st, const char *name, const char *
   return -1;
 }
 
-static int config_cb(void *user, const char *section, const char *key, const char *value, char *why,
-                     size_t whylen) {
+static void source_line(struct config_state *st, int i, const char *key, int line) {
+  struct source_lines *l = &st->source_lines[i];
+  if (!l->first)
+    l->first = line;
+  if (l->n < SOURCE_KEY_LINES && strlen(key) < sizeof l->k[0].key) {
+    erg_strlcpy(l->k[l->n].key, key, sizeof l->k[0].key);
+    l->k[l->n++].line = line;
+  }
+}
+
+/* The line of a source's key, else of its section's first key. */
+static int source_key_line(const struct config_state *st, int i, const char *key) {
+  const struct source_lines *l = &st->source_lines[i];
+  for (int k = 0; k < l->n; k++)
+    if (!strcmp(l->k[k].key, key))
+      return l->k[k].line;
+  return l->first;
+}
+
+/* Each source as its driver would take it, before anything opens it. */
+static int cfg_check_sources(const char *path, struct config_state *st,
+                             struct erg_config_error *err) {
+  const struct erg_collector_config *c = st->c;
+  for (int i = 0; i < c->nsources; i++) {
+    const char *key = "";
+    char why[300];
+    if (erg_pdu_source_check(&c->sources[i], &key, why, sizeof why) == 0)
+      continue;
+    const char *sec = st->source_kind[i] == 'p' ? "pdu" : "meter";
+    if (key[0])
+      snprintf(err->msg, sizeof err->msg, "%s:%d: [%s.%s] key '%s': %s", path,
+               source_key_line(st, i, key), sec, c->sources[i].name, key, why);
+    else
+      snprintf(err->msg, sizeof err->msg, "%s:%d: [%s.%s]: %s", path, source_key_line(st, i, ""),
+               sec, c->sources[i].name, why);
+    return -1;
+  }
+  return 0;
+}
+
+static int config_cb(void *user, int line, const char *section, const char *key, const char *value,
+                     char *why, size_t whylen) {
   struct config_state *st = user;
   char inner[300];
   int rc;
@@ -497,6 +555,7 @@ static int config_cb(void *user, const char *section, const char *key, const cha
       return -1;
     }
     *kind = section[0];
+    source_line(st, (int)(s - st->c->sources), key, line);
     rc = cfg_source_key(s, key, value, inner, sizeof inner);
   } else if (!strncmp(section, "node.", 5)) {
     /* The node's archives and journal are named after it. */
@@ -571,8 +630,15 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
                               struct erg_config_error *err) {
   struct config_state st = {.c = c};
   erg_report_config_defaults(&st.report);
-  int rc = erg_config_parse(path, config_cb, &st, err);
+  st.source_lines = calloc(ERG_MAX_SOURCES, sizeof *st.source_lines);
+  if (!st.source_lines) {
+    snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+    return -1;
+  }
+  int rc = erg_config_parse_lines(path, config_cb, &st, err);
   char why[400], who[160];
+  if (rc == 0)
+    rc = cfg_check_sources(path, &st, err);
   for (int i = 0; rc == 0 && i < c->nnodes; i++) {
     snprintf(who, sizeof who, "[node.%s]", c->nodes[i].name);
     if (st.feed_specs[i][0] && cfg_power_parse(c, who, st.feed_specs[i], c->nodes[i].feeds,
@@ -596,24 +662,10 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
       rc = -1;
     }
   }
-  /* What a driver refuses before asking any device (driver ipmi: its
-   * credentials, a password file others can read). */
-  for (int i = 0; rc == 0 && i < c->nsources; i++)
-    if (erg_pdu_source_check(&c->sources[i], why, sizeof why) != 0) {
-      snprintf(err->msg, sizeof err->msg, "%s: [%s.%s]: %s", path,
-               st.source_kind[i] == 'p' ? "pdu" : "meter", c->sources[i].name, why);
-      rc = -1;
-    }
   if (rc == 0 && erg_report_config_check(&st.report, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
   }
-  for (int i = 0; rc == 0 && i < c->nsources; i++)
-    if (!strcmp(c->sources[i].driver, "redfish") &&
-        erg_redfish_config_check(&c->sources[i], why, sizeof why) != 0) {
-      snprintf(err->msg, sizeof err->msg, "%s: [meter.%s]: %s", path, c->sources[i].name, why);
-      rc = -1;
-    }
   if (rc == 0 && cfg_power_check(c, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: %s", path, why);
     rc = -1;
@@ -638,6 +690,7 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
   }
   free(st.feed_specs);
   free(st.group_specs);
+  free(st.source_lines);
   erg_name_index_free(&st.node_index);
   return rc;
 }

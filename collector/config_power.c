@@ -288,6 +288,184 @@ static bool device_overlap(const struct power_use *p, const struct consumer *a,
   return n > 0;
 }
 
+/* "X holds Y": a consumer adds X and subtracts Y (a residual), and a whole
+ * PDU holds each of its channels, a PDU's only named inlet its outlets.
+ * A loop in it (a = inlet - outlet, b = outlet - inlet) counts each side
+ * in the other: physically impossible, so a typo or a double count. */
+struct holds {
+  int *head, *next, *to, *who; /* edge lists by flat channel; who: consumer, -1 implied */
+  int n;
+};
+
+static int holds_add(struct holds *h, int from, int to, int who, int cap) {
+  if (h->n >= cap)
+    return -1;
+  h->to[h->n] = to;
+  h->who[h->n] = who;
+  h->next[h->n] = h->head[from];
+  h->head[from] = h->n++;
+  return 0;
+}
+
+/* The single inlet of source s among its configured channels, -1: none
+ * or several (which outlets a multi-inlet PDU's inlet feeds is not known). */
+static int only_inlet(const struct erg_pdu_source_config *s) {
+  int in = -1;
+  for (int ch = 0; ch < s->nchannels; ch++)
+    if (s->levels[ch] == ERG_PDU_INLET) {
+      if (in >= 0)
+        return -1;
+      in = ch;
+    }
+  return in;
+}
+
+static void flat_text(const struct erg_collector_config *c, const struct power_use *p, int k,
+                      char *buf, size_t len) {
+  int s = 0;
+  while (p->base[s + 1] <= k)
+    s++;
+  struct erg_node_feed f = {s, k - p->base[s], 1};
+  chan_text(c, &f, buf, len);
+}
+
+static int power_loops(const struct erg_collector_config *c, const struct consumer *v, int n,
+                       const struct power_use *p, char *why, size_t whylen) {
+  int nch = p->base[c->nsources], cap = 0;
+  for (int a = 0; a < n; a++)
+    cap += v[a].nfeeds * v[a].nfeeds;
+  cap += nch; /* implied: at most one per channel and source */
+  struct holds h = {calloc((size_t)nch + 1, sizeof(int)), calloc((size_t)cap + 1, sizeof(int)),
+                    calloc((size_t)cap + 1, sizeof(int)), calloc((size_t)cap + 1, sizeof(int)), 0};
+  int *state = calloc((size_t)nch + 1, sizeof(int)); /* 0 new, 1 on the path, 2 done */
+  int *via = calloc((size_t)nch + 1, sizeof(int));   /* the edge the path came in by */
+  int *stack = calloc((size_t)nch + 1, sizeof(int)), *edge = calloc((size_t)nch + 1, sizeof(int));
+  int rc = 0;
+  if (!h.head || !h.next || !h.to || !h.who || !state || !via || !stack || !edge) {
+    snprintf(why, whylen, "out of memory");
+    rc = -1;
+    goto out;
+  }
+  for (int k = 0; k < nch; k++)
+    h.head[k] = -1;
+  for (int s = 0; s < c->nsources; s++) {
+    const struct erg_pdu_source_config *src = &c->sources[s];
+    int in = only_inlet(src);
+    for (int ch = 0; ch < src->nchannels; ch++) {
+      int lv = src->levels[ch];
+      for (int d = 0; d < src->nchannels; d++)
+        if (d != ch && src->levels[d] == ERG_PDU_DEVICE)
+          holds_add(&h, p->base[s] + d, p->base[s] + ch, -1, cap);
+      if (in >= 0 && in != ch && lv == ERG_PDU_OUTLET)
+        holds_add(&h, p->base[s] + in, p->base[s] + ch, -1, cap);
+    }
+  }
+  for (int a = 0; a < n; a++)
+    for (int x = 0; x < v[a].nfeeds; x++)
+      for (int y = 0; y < v[a].nfeeds; y++) {
+        const struct erg_node_feed *fx = &v[a].feeds[x], *fy = &v[a].feeds[y];
+        if (fx->factor > 0 && fy->factor < 0)
+          holds_add(&h, p->base[fx->source] + fx->channel, p->base[fy->source] + fy->channel, a,
+                    cap);
+      }
+  /* Depth first, without recursion (thousands of channels). */
+  for (int root = 0; root < nch && rc == 0; root++) {
+    if (state[root])
+      continue;
+    int depth = 0;
+    stack[0] = root;
+    edge[0] = h.head[root];
+    state[root] = 1;
+    while (depth >= 0 && rc == 0) {
+      int u = stack[depth], e = edge[depth];
+      if (e < 0) {
+        state[u] = 2;
+        depth--;
+        continue;
+      }
+      edge[depth] = h.next[e];
+      int w = h.to[e];
+      if (state[w] == 1) {
+        /* The loop: w ... u -> w, told as its residual terms. */
+        char t1[160], t2[160];
+        size_t len = 0;
+        int from = depth;
+        while (stack[from] != w)
+          from--;
+        len += (size_t)snprintf(why, whylen,
+                                "power terms hold each other in a loop (each would "
+                                "count the other's power): ");
+        for (int i = from; i <= depth && len < whylen; i++) {
+          int ed = i < depth ? via[i + 1] : e;
+          int nx = i < depth ? stack[i + 1] : w;
+          flat_text(c, p, stack[i], t1, sizeof t1);
+          flat_text(c, p, nx, t2, sizeof t2);
+          if (h.who[ed] >= 0)
+            len += (size_t)snprintf(why + len, whylen - len, "%s%s %s subtracts %s from %s",
+                                    i > from ? "; " : "", v[h.who[ed]].kind, v[h.who[ed]].name, t2,
+                                    t1);
+          else
+            len += (size_t)snprintf(why + len, whylen - len, "%s%s holds %s", i > from ? "; " : "",
+                                    t1, t2);
+        }
+        rc = -1;
+      } else if (state[w] == 0) {
+        state[w] = 1;
+        stack[++depth] = w;
+        edge[depth] = h.head[w];
+        via[depth] = e;
+      }
+    }
+  }
+out:
+  free(h.head);
+  free(h.next);
+  free(h.to);
+  free(h.who);
+  free(state);
+  free(via);
+  free(stack);
+  free(edge);
+  return rc;
+}
+
+/* A PDU's only named inlet holds its outlets: an outlet another consumer
+ * draws must be subtracted where the inlet is drawn (unless a bank or
+ * phase of it is subtracted there, which may hold that outlet). */
+static int inlet_overlap(const struct erg_collector_config *c, const struct consumer *v, int n,
+                         const struct power_use *p, char *why, size_t whylen) {
+  char t[160], t2[160];
+  for (int a = 0; a < n; a++)
+    for (int f = 0; f < v[a].nfeeds; f++) {
+      const struct erg_node_feed *fa = &v[a].feeds[f];
+      const struct erg_pdu_source_config *s = &c->sources[fa->source];
+      if (!(fa->factor > 0) || s->levels[fa->channel] != ERG_PDU_INLET ||
+          only_inlet(s) != fa->channel)
+        continue;
+      bool partial = false;
+      for (int g = 0; g < v[a].nfeeds; g++) {
+        int lv = s->levels[v[a].feeds[g].channel];
+        partial |= v[a].feeds[g].source == fa->source && v[a].feeds[g].factor < 0 &&
+                   (lv == ERG_PDU_BANK || lv == ERG_PDU_PHASE);
+      }
+      for (int ch = 0; ch < s->nchannels && !partial; ch++) {
+        const struct chan_use *u = &p->u[p->base[fa->source] + ch];
+        if (s->levels[ch] != ERG_PDU_OUTLET || u->drawer < 0 ||
+            (u->drawer == a && u->drawer2 < 0) || has_feed(&v[a], fa->source, ch, -1))
+          continue;
+        int b = u->drawer != a ? u->drawer : u->drawer2;
+        struct erg_node_feed fo = {fa->source, ch, 1};
+        snprintf(why, whylen,
+                 "%s %s is counted twice: its %s is behind %s, which %s %s draws (the PDU's "
+                 "only inlet named; subtract it there: '- %s:outlet:%d')",
+                 v[b].kind, v[b].name, chan_text(c, &fo, t, sizeof t),
+                 chan_text(c, fa, t2, sizeof t2), v[a].kind, v[a].name, s->name, s->channels[ch]);
+        return -1;
+      }
+    }
+  return 0;
+}
+
 int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whylen) {
   struct consumer *v;
   struct power_use pu = {0};
@@ -348,6 +526,10 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
           rc = -1;
         }
     }
+  if (rc == 0)
+    rc = inlet_overlap(c, v, n, &pu, why, whylen);
+  if (rc == 0)
+    rc = power_loops(c, v, n, &pu, why, whylen);
   power_use_free(&pu);
   free(v);
   return rc;

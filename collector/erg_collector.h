@@ -373,6 +373,9 @@ int64_t erg_journal_last_end(const char *dir, const char *node);
 #define ERG_JOURNAL_FUTURE_SECONDS 600
 int64_t erg_journal_last_end_by(const char *dir, const char *node, int64_t max_end,
                                 int64_t *ignored);
+/* The highest measured power among the last rows of the node's journal
+ * (the tail of its current file, else of NODE.csv.1); NAN when none. */
+double erg_journal_measured_max(const char *dir, const char *node);
 /* Moves the node's journal to NODE.csv.1 (and the older ones on): the next
  * row starts a file. */
 int erg_journal_rotate(const char *dir, const char *node);

@@ -225,7 +225,7 @@ static void ingest_hello(struct collector *c, const Erg__Hello *h) {
   struct node_state *n = node_for_message(c, h->node);
   if (!n)
     return;
-  enum ingest_reason r = ingest_check_hello(h, why, sizeof why);
+  enum ingest_reason r = ingest_check_hello(h, &n->ingest, why, sizeof why);
   if (r != INGEST_OK) {
     ingest_refuse(c, n, n->name, r, why);
     return;

@@ -79,9 +79,11 @@ static enum ingest_reason check_ncpu(const Erg__Sample *s, const struct ingest_r
   unsigned ncpu = s->totals->ncpu;
   if (ncpu == 0 || ncpu > INGEST_MAX_NCPU)
     return say(INGEST_NCPU, why, whylen, "%u CPUs (1 to %d)", ncpu, INGEST_MAX_NCPU);
-  if (ref && ref->hello_ncpu && ncpu > (uint64_t)ref->hello_ncpu * INGEST_NCPU_GROWTH)
-    return say(INGEST_NCPU, why, whylen, "%u CPUs, more than %d x the %u its agent's hello said",
-               ncpu, INGEST_NCPU_GROWTH, ref->hello_ncpu);
+  if (ref && ref->bound_ncpu && ncpu > ref->bound_ncpu)
+    return say(INGEST_NCPU, why, whylen,
+               "%u CPUs, more than the %u its agent's run started with (%s; CPUs brought "
+               "online count once the agent restarts)",
+               ncpu, ref->bound_ncpu, ref->bound_from_hello ? "its hello" : "its first sample");
   return INGEST_OK;
 }
 
@@ -231,24 +233,44 @@ enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest
   return r;
 }
 
-enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen) {
+/* The hashes ingest_ref_hello keeps of a hello's fields. */
+static void hello_hashes(const Erg__Hello *h, uint64_t out[INGEST_HELLO_NFIELDS]);
+
+enum ingest_reason ingest_check_hello(const Erg__Hello *h, const struct ingest_ref *ref, char *why,
+                                      size_t whylen) {
   if (h->ncpu > INGEST_MAX_NCPU)
     return say(INGEST_NCPU, why, whylen, "hello says %u CPUs (at most %d)", h->ncpu,
                INGEST_MAX_NCPU);
   if (why && whylen)
     why[0] = '\0';
+  if (ref && ref->bound_from_hello && h->ncpu > ref->bound_ncpu) {
+    uint64_t now[INGEST_HELLO_NFIELDS];
+    hello_hashes(h, now);
+    /* Fields 2 and 4: the boot id and the agent's run (pid, start time). */
+    if (now[2] == ref->hello_hash[2] && now[4] == ref->hello_hash[4])
+      return say(INGEST_NCPU, why, whylen,
+                 "hello says %u CPUs, more than the %u its agent's run started with (CPUs "
+                 "brought online count once the agent restarts)",
+                 h->ncpu, ref->bound_ncpu);
+  }
   return INGEST_OK;
 }
 
 static uint64_t hello_str_hash(const char *v) { return erg_hash_fnv1a(v, v ? strlen(v) : 0); }
 
-unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
+static void hello_hashes(const Erg__Hello *h, uint64_t out[INGEST_HELLO_NFIELDS]) {
   uint64_t feats = 0, run[2] = {h->agent_pid, h->agent_start_realtime_ns};
   for (size_t i = 0; i < h->n_features; i++) /* in order: each name and its end */
     feats = (feats ^ erg_hash_fnv1a(h->features[i], strlen(h->features[i]) + 1)) * 1099511628211ULL;
   const uint64_t now[INGEST_HELLO_NFIELDS] = {
       hello_str_hash(h->agent_version), feats, hello_str_hash(h->boot_id),
       hello_str_hash(h->collection), erg_hash_fnv1a(run, sizeof run)};
+  memcpy(out, now, sizeof now);
+}
+
+unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
+  uint64_t now[INGEST_HELLO_NFIELDS];
+  hello_hashes(h, now);
   static const unsigned bit[INGEST_HELLO_NFIELDS] = {INGEST_HELLO_VERSION, INGEST_HELLO_FEATURES,
                                                      INGEST_HELLO_BOOT, INGEST_HELLO_COLLECTION,
                                                      INGEST_HELLO_RESTART};
@@ -265,6 +287,13 @@ unsigned ingest_ref_hello(struct ingest_ref *ref, const Erg__Hello *h) {
   memcpy(ref->hello_hash, now, sizeof now);
   if (h->ncpu)
     ref->hello_ncpu = h->ncpu;
+  /* A new run's (or boot's, or the first) hello sets the bound; a later
+   * one of the same run never raises it (ingest_check_hello refused it). */
+  if (h->ncpu && (!ref->bound_from_hello ||
+                  (changed & (INGEST_HELLO_FIRST | INGEST_HELLO_RESTART | INGEST_HELLO_BOOT)))) {
+    ref->bound_ncpu = h->ncpu;
+    ref->bound_from_hello = 1;
+  }
   if (changed)
     ref->hellos_new++;
   else
@@ -307,4 +336,6 @@ void ingest_ref_sample(struct ingest_ref *ref, const Erg__Sample *s) {
   ref->interval_ns = ref->interval_ns ? (ref->interval_ns * 7 + span) / 8 : span;
   if (!s->resent)
     ref->last_seq = s->seq;
+  if (!ref->bound_ncpu && s->totals) /* before any hello: the first sample's count */
+    ref->bound_ncpu = s->totals->ncpu;
 }

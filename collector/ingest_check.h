@@ -33,9 +33,6 @@ extern const char *const ingest_reason_names[INGEST_NREASONS];
 
 /* Bounds, documented in docs/architecture.md "Refused agent messages". */
 #define INGEST_MAX_NCPU 8192
-/* A count may grow over the hello's (CPUs brought online after the agent
- * started: SMT switched on, up to 8 threads a core on POWER). */
-#define INGEST_NCPU_GROWTH 8
 #define INGEST_FUTURE_NS (30 * ERG_NS_PER_S)
 #define INGEST_EPOCH_MIN_S 1577836800LL /* 2020-01-01: before it, the clock was never set */
 #define INGEST_INTERVAL_FACTOR 10
@@ -64,7 +61,15 @@ enum { INGEST_HELLO_NFIELDS = 5 }; /* hashed: version, features, boot, collectio
 
 /* What ingest knows of a node's agent from its accepted messages. */
 struct ingest_ref {
-  unsigned hello_ncpu;                       /* CPU count of its last hello, 0 none */
+  unsigned hello_ncpu; /* CPU count of its last hello, 0 none */
+  /* The most CPUs a sample may claim: the count of the first hello of the
+   * agent's run (a new pid or start time, or a new boot id, starts one),
+   * before any hello the first sample's; 0 none yet. A hello of the same
+   * run claiming more is refused: CPUs brought online count once the
+   * agent restarts (issue 35: a hostile hello said 4 CPUs for a 2-CPU node
+   * and its rows then held 6 to 10 CPU seconds a second). */
+  unsigned bound_ncpu;
+  int bound_from_hello;
   uint64_t hello_hash[INGEST_HELLO_NFIELDS]; /* of its last hello's fields */
   uint64_t hellos_new, hellos_repeated;      /* accepted: first or changed / like the last */
   uint64_t interval_ns; /* moving average of its accepted intervals, 0 none yet */
@@ -81,7 +86,10 @@ uint64_t ingest_interval_bound(const struct ingest_ref *ref, uint64_t ring_ns);
  * message (at most whylen bytes) saying which claim and by how much. */
 enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
                                        uint64_t now_ns, uint64_t ring_ns, char *why, size_t whylen);
-enum ingest_reason ingest_check_hello(const Erg__Hello *h, char *why, size_t whylen);
+/* ref: what the node's agent said before (NULL: nothing), for the bound
+ * on its CPU count. */
+enum ingest_reason ingest_check_hello(const Erg__Hello *h, const struct ingest_ref *ref, char *why,
+                                      size_t whylen);
 /* Learns from an accepted hello; returns what changed (INGEST_HELLO_*),
  * 0 when it repeats the last one. An agent says hello every 60 samples:
  * only a first or changed one is worth a log line (at 5,000 agents the

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -135,6 +136,42 @@ static int64_t journal_file_last_end(const char *path, int64_t max_end, int64_t 
     n = nl ? (size_t)(nl - buf) + 1 : 0;
   }
   return 0;
+}
+
+/* Rows "T,STEP,MEASURED_WATTS,FLAGS,...": the third field's maximum. */
+static double journal_file_measured_max(const char *path) {
+  static const size_t len = 256 << 10; /* ~3,000 rows: hours of cells */
+  char *buf = malloc(len);
+  double max = NAN;
+  if (!buf)
+    return NAN;
+  size_t n = journal_tail(path, buf, len);
+  for (char *line = buf, *nl; line < buf + n; line = nl + 1) {
+    nl = strchr(line, '\n');
+    if (!nl)
+      break; /* torn */
+    *nl = '\0';
+    long long t;
+    unsigned step;
+    double w;
+    if (*line >= '0' && *line <= '9' && sscanf(line, "%lld,%u,%lf,", &t, &step, &w) == 3 &&
+        isfinite(w) && w >= 0 && !(w <= max))
+      max = w;
+  }
+  free(buf);
+  return max;
+}
+
+double erg_journal_measured_max(const char *dir, const char *node) {
+  char path[1024], rotated[1100];
+  if (erg_journal_path(dir, node, path, sizeof path) != 0)
+    return NAN;
+  double max = journal_file_measured_max(path);
+  if (isnan(max)) {
+    snprintf(rotated, sizeof rotated, "%s.1", path);
+    max = journal_file_measured_max(rotated);
+  }
+  return max;
 }
 
 int64_t erg_journal_last_end(const char *dir, const char *node) {

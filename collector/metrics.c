@@ -394,6 +394,13 @@ static void metrics_models(FILE *f, struct collector *c) {
   metrics_model_family(f, c, "erg_node_model_created_timestamp_seconds",
                        "When the node's installed model was fitted.", NULL,
                        offsetof(struct erg_model, created_unix_seconds), 1);
+  metrics_head(f, "erg_node_model_refused_total", "counter",
+               "Model files and refits not installed as beyond bounds (absurd idle power or "
+               "coefficients, above the meters' range or the power measured; the log says why).");
+  for (size_t i = 0; i < c->nnodes; i++) {
+    metrics_node_label(f, "erg_node_model_refused_total", c->nodes[i]);
+    fprintf(f, "} %llu\n", (unsigned long long)node_model_refused(c->nodes[i]->model));
+  }
 }
 
 /* Per-key and per-job power and energy: one series per known key, so the

@@ -19,8 +19,16 @@
 
 #include "collector_int.h"
 #include "erg_fit.h"
+#include "state.h"
 
 #define MODEL_CHECK_SECONDS 10
+/* Slack over the meters' range for a prediction at every training
+ * maximum at once (terms that never peak together). */
+#define MODEL_CEILING_SLACK 2.0
+/* Idle at most this times the highest measured power, plus a margin for
+ * a journal of a few idle cells measured low. */
+#define MODEL_MEASURED_SLACK 2.0
+#define MODEL_MEASURED_MARGIN_WATTS 10.0
 #define REFIT_TOLERANCE 0.05 /* as `erg fit`: 5 % more held-out MAE is "worse" */
 #define JOURNAL_ROTATIONS 5
 
@@ -34,7 +42,10 @@ struct node_model {
   int feature_map[ERG_FIT_MAX_FEATURES];
   struct stat stamp; /* of the file last tried; st_ino 0: none */
   int missing_logged;
-  int beyond_logged; /* a cell beyond the model's training range was logged */
+  double ceiling_watts;      /* the feeds' physical range; 0: none configured */
+  double measured_max_watts; /* journal tail and cells of this run; NAN none */
+  uint64_t refused;          /* model files and refits refused by model_bounds */
+  int beyond_logged;         /* a cell beyond the model's training range was logged */
   int64_t last_check, next_refit;
   unsigned refit_interval;
   pthread_mutex_t lock;
@@ -80,6 +91,44 @@ static void model_install(struct node_model *nm, const struct erg_model *m, cons
            unknown[0] ? "; not measured here, counted as 0:" : "", unknown);
 }
 
+/* Within bounds (see the top of the file): 0, else -1 and why. */
+static int model_bounds(const struct node_model *nm, const struct erg_model *m, char *why,
+                        size_t whylen) {
+  if (erg_model_check(m, why, whylen) != 0)
+    return -1;
+  double full = m->idle_watts;
+  for (size_t k = 0; k < m->nfeatures; k++)
+    full += m->coef[k] * m->feature_max[k];
+  if (nm->ceiling_watts > 0 && m->idle_watts > nm->ceiling_watts) {
+    snprintf(why, whylen, "idle power %g W is above the node's meters' range, %g W (max_watts)",
+             m->idle_watts, nm->ceiling_watts);
+    return -1;
+  }
+  if (nm->ceiling_watts > 0 && full > MODEL_CEILING_SLACK * nm->ceiling_watts) {
+    snprintf(why, whylen,
+             "the model predicts %g W at its training maxima, over %g x the node's meters' "
+             "range, %g W (max_watts)",
+             full, MODEL_CEILING_SLACK, nm->ceiling_watts);
+    return -1;
+  }
+  double limit = MODEL_MEASURED_SLACK * nm->measured_max_watts + MODEL_MEASURED_MARGIN_WATTS;
+  if (isfinite(nm->measured_max_watts) && m->idle_watts > limit) {
+    snprintf(why, whylen,
+             "idle power %g W is above %g W, %g x the highest power measured on the node "
+             "(%g W)",
+             m->idle_watts, limit, MODEL_MEASURED_SLACK, nm->measured_max_watts);
+    return -1;
+  }
+  return 0;
+}
+
+void node_model_note_measured(struct node_model *nm, double watts) {
+  if (nm && isfinite(watts) && watts >= 0 && !(watts <= nm->measured_max_watts))
+    nm->measured_max_watts = watts;
+}
+
+uint64_t node_model_refused(const struct node_model *nm) { return nm ? nm->refused : 0; }
+
 /* A model is for this node when it names it (raw or sanitised) or none. */
 static int model_for_node(const struct erg_model *m, const char *node) {
   char safe[ERG_NAME_MAX];
@@ -110,6 +159,12 @@ static void model_check_file(struct node_model *nm) {
     erg_warn("node %s: model %s is for node '%s'; not loaded", nm->node, nm->path, m.node);
     return;
   }
+  if (model_bounds(nm, &m, why, sizeof why) != 0) {
+    nm->refused++;
+    erg_warn("node %s: model %s not loaded: %s%s", nm->node, nm->path, why,
+             nm->have ? "; keeping the model in use" : "");
+    return;
+  }
   model_install(nm, &m, nm->path);
 }
 
@@ -135,6 +190,14 @@ struct node_model *node_model_open(const struct erg_collector_config *cfg, const
     for (int m = 0; m < cfg->groups[g].nmembers; m++)
       if (!strcmp(cfg->nodes[cfg->groups[g].members[m]].name, node))
         nm->refit_interval = 0;
+  /* A meter reads at most max_watts per feed (meter_check.c). */
+  for (int i = 0; i < cfg->nnodes; i++)
+    for (int f = 0; !strcmp(cfg->nodes[i].name, node) && f < cfg->nodes[i].nfeeds; f++) {
+      const struct erg_node_feed *fd = &cfg->nodes[i].feeds[f];
+      if (fd->factor > 0)
+        nm->ceiling_watts += fd->factor * meter_max_watts(&cfg->sources[fd->source], fd->channel);
+    }
+  nm->measured_max_watts = erg_journal_measured_max(journal_dir, node);
   erg_holdout_init(&nm->holdout);
   pthread_mutex_init(&nm->lock, NULL);
   model_check_file(nm);
@@ -219,6 +282,12 @@ static void refit_handover(struct node_model *nm) {
     return;
   }
   char why[400];
+  if (model_bounds(nm, &nm->candidate, why, sizeof why) != 0) {
+    nm->refused++;
+    erg_warn("node %s: refit model not installed: %s", nm->node, why);
+    erg_holdout_free(&nm->holdout);
+    return;
+  }
   bool worse = erg_model_is_worse(nm->have ? &nm->model : NULL, &nm->candidate, &nm->holdout,
                                   REFIT_TOLERANCE, why, sizeof why);
   erg_holdout_free(&nm->holdout); /* up to a quarter of the journal: not kept */

@@ -16,6 +16,7 @@ struct config_seen {
 
 struct config_ctx {
   erg_config_handler h;
+  erg_config_line_handler hl; /* instead of h */
   void *user;
   FILE *f;
   int line;       /* lines read so far */
@@ -134,16 +135,18 @@ static int config_ini_cb(void *user, const char *section, const char *key, const
     return 1;
   }
   erg_strlcpy(ctx->last, sk, sizeof ctx->last);
-  if (ctx->h(ctx->user, section, key, value, ctx->why, sizeof ctx->why) != 0) {
+  int rc = ctx->hl ? ctx->hl(ctx->user, ctx->line, section, key, value, ctx->why, sizeof ctx->why)
+                   : ctx->h(ctx->user, section, key, value, ctx->why, sizeof ctx->why);
+  if (rc != 0) {
     ctx->failed = 1;
     return 0; /* inih reports this line number */
   }
   return 1;
 }
 
-int erg_config_parse(const char *path, erg_config_handler h, void *user,
-                     struct erg_config_error *err) {
-  struct config_ctx ctx = {.h = h, .user = user};
+static int config_parse(const char *path, erg_config_handler h, erg_config_line_handler hl,
+                        void *user, struct erg_config_error *err) {
+  struct config_ctx ctx = {.h = h, .hl = hl, .user = user};
   ctx.f = fopen(path, "r");
   if (!ctx.f) {
     snprintf(err->msg, sizeof err->msg, "%s: cannot open: %s", path, strerror(errno));
@@ -169,6 +172,16 @@ int erg_config_parse(const char *path, erg_config_handler h, void *user,
   else
     snprintf(err->msg, sizeof err->msg, "%s:%d: syntax error", path, rc);
   return -1;
+}
+
+int erg_config_parse(const char *path, erg_config_handler h, void *user,
+                     struct erg_config_error *err) {
+  return config_parse(path, h, NULL, user, err);
+}
+
+int erg_config_parse_lines(const char *path, erg_config_line_handler h, void *user,
+                           struct erg_config_error *err) {
+  return config_parse(path, NULL, h, user, err);
 }
 
 /* NaN compares false with everything, so a plain range test lets it

@@ -104,6 +104,13 @@ typedef int (*erg_config_handler)(void *user, const char *section, const char *k
                                   const char *value, char *why, size_t whylen);
 int erg_config_parse(const char *path, erg_config_handler h, void *user,
                      struct erg_config_error *err);
+/* The same with the key's line number passed to the handler, for checks
+ * that run after the section (a value that depends on another key) and
+ * still name FILE:LINE. */
+typedef int (*erg_config_line_handler)(void *user, int line, const char *section, const char *key,
+                                       const char *value, char *why, size_t whylen);
+int erg_config_parse_lines(const char *path, erg_config_line_handler h, void *user,
+                           struct erg_config_error *err);
 /* Value helpers; return 0 on success, -1 with reason in why. */
 int erg_config_double(const char *value, double min, double max, double *out, char *why,
                       size_t whylen);

@@ -274,8 +274,10 @@ struct erg_range_excess {
 bool erg_model_beyond_training(const struct erg_model *m, const double *x,
                                double cpu_seconds_per_second, struct erg_range_excess *out);
 /* 0 when m can describe a node: idle 0..ERG_FIT_MAX_WATTS, coefficients
- * finite, >= 0 and within it at the training maximum, and not everything
- * 0 (a model of 0 W); else -1 and why. erg_fit refuses such a result. */
+ * finite, 0..ERG_FIT_MAX_WATTS per unit and within it at the training
+ * maximum, the whole prediction there within it too, ncpu and training
+ * maxima numbers, and not everything 0 (a model of 0 W); else -1 and why.
+ * erg_fit refuses such a result, ergd such a model file. */
 int erg_model_check(const struct erg_model *m, char *why, size_t whylen);
 int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen);
 int erg_model_load(struct erg_model *m, const char *path, char *why, size_t whylen);

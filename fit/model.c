@@ -95,15 +95,32 @@ int erg_model_check(const struct erg_model *m, char *why, size_t whylen) {
     return -1;
   }
   bool any = m->idle_watts > 0;
+  double full = m->idle_watts;
   for (size_t k = 0; k < m->nfeatures; k++) {
-    /* A term at the training maximum is power the node drew. */
+    /* A term at the training maximum is power the node drew; without a
+     * maximum, no unit of any feature is worth more than the bound. */
     double top = m->coef[k] * m->feature_max[k];
-    if (!(m->coef[k] >= 0) || !isfinite(m->coef[k]) || !(top <= ERG_FIT_MAX_WATTS)) {
-      snprintf(why, whylen, "coefficient of %s is %g W per unit (%g W at its training maximum)",
-               m->feature[k], m->coef[k], top);
+    if (!(m->coef[k] >= 0 && m->coef[k] <= ERG_FIT_MAX_WATTS) || !(m->feature_max[k] >= 0) ||
+        !isfinite(m->feature_max[k]) || !(top <= ERG_FIT_MAX_WATTS)) {
+      snprintf(why, whylen,
+               "coefficient of %s is %g W per unit (%g W at its training maximum; at most "
+               "%g W per unit)",
+               m->feature[k], m->coef[k], top, ERG_FIT_MAX_WATTS);
       return -1;
     }
+    full += top;
     any |= m->coef[k] > 0;
+  }
+  if (!(full <= ERG_FIT_MAX_WATTS)) {
+    snprintf(why, whylen, "the model predicts %g W at its training maxima (at most %g W)", full,
+             ERG_FIT_MAX_WATTS);
+    return -1;
+  }
+  if (!(m->ncpu >= 0 && m->ncpu <= 1e6) || !(m->utilization_max >= 0) ||
+      !isfinite(m->utilization_max)) {
+    snprintf(why, whylen, "ncpu %g or training utilisation maximum %g is no number of a node",
+             m->ncpu, m->utilization_max);
+    return -1;
   }
   if (!any) {
     snprintf(why, whylen,

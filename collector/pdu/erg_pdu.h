@@ -133,6 +133,16 @@ struct erg_pdu_source {
   void *priv; /* driver state */
 };
 
+/* Checks a source's config before it is used, without I/O: a known
+ * driver, and what that driver needs (host or device, a profile it has,
+ * SNMPv3 settings it can use). 0, or -1 with a reason and, in *key, the
+ * config key it concerns ("" when the section as a whole lacks something).
+ * The loader (collector/config.c) turns the key into FILE:LINE. */
+int erg_pdu_source_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
+                         size_t whylen);
+/* The drivers this build has, "modbus, snmp", for messages. */
+const char *erg_pdu_driver_names(void);
+
 /* Looks the driver up by cfg->driver and opens it. */
 int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_config *cfg,
                         char *why, size_t whylen);
@@ -236,10 +246,6 @@ double erg_pdu_source_wrap_joules(const struct erg_pdu_source *src, int channel)
 /* A note the driver has for the collector to log once (driver's note
  * hook): 0 with the text, -1 none. */
 int erg_pdu_source_note(struct erg_pdu_source *src, char *why, size_t whylen);
-/* The driver's config check, at config load: 0, or -1 with a reason (a
- * driver erg knows but this build lacks is refused here; an unknown name
- * is left to erg_pdu_source_open). */
-int erg_pdu_source_check(const struct erg_pdu_source_config *c, char *why, size_t whylen);
 
 /* Drivers (one per file). */
 extern const struct erg_pdu_driver erg_pdu_driver_modbus;

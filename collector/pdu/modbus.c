@@ -11,6 +11,7 @@
 
 #include "erg_common.h"
 #include "erg_pdu.h"
+#include "pdu_check.h"
 
 struct modbus_profile {
   const char *name;
@@ -97,6 +98,24 @@ static int modbus_profile_resolve(const struct erg_pdu_source_config *c, struct 
     return -1;
   }
   *p = *found;
+  return 0;
+}
+
+int erg_pdu_modbus_check(const struct erg_pdu_source_config *c, const char **key, char *why,
+                         size_t whylen) {
+  struct modbus_profile p;
+  if (!c->host[0] && !c->device[0]) {
+    *key = "";
+    snprintf(why, whylen, "a Modbus meter needs host = (TCP) or device = (RTU)");
+    return -1;
+  }
+  if (modbus_profile_resolve(c, &p, why, whylen) != 0) {
+    /* The generic profile's reasons start with the register key. */
+    *key = !strncmp(why, "power_register", 14)    ? "power_register"
+           : !strncmp(why, "energy_register", 15) ? "energy_register"
+                                                  : "profile";
+    return -1;
+  }
   return 0;
 }
 

@@ -3,35 +3,64 @@
 #include <string.h>
 
 #include "erg_pdu.h"
+#include "erg_redfish.h"
+#include "pdu_check.h"
 #ifdef ERG_HAVE_SNMP
 #include "profiles.h"
 #endif
 
-static const struct erg_pdu_driver *const pdu_drivers[] = {
-    &erg_pdu_driver_modbus,
-    &erg_pdu_driver_redfish,
-#ifdef ERG_HAVE_SNMP
-    &erg_pdu_driver_snmp,
-#endif
-#ifdef ERG_HAVE_FREEIPMI
-    &erg_pdu_driver_ipmi,
-#endif
-};
-
-static const struct erg_pdu_driver *pdu_driver_find(const char *name) {
-  for (size_t i = 0; i < sizeof pdu_drivers / sizeof pdu_drivers[0]; i++)
-    if (strcmp(pdu_drivers[i]->name, name) == 0)
-      return pdu_drivers[i];
-  return NULL;
+/* Redfish's check (collector/pdu/redfish.c) concerns the section. */
+static int pdu_redfish_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
+                             size_t whylen) {
+  *key = "";
+  return erg_redfish_config_check(cfg, why, whylen);
 }
 
-int erg_pdu_source_check(const struct erg_pdu_source_config *c, char *why, size_t whylen) {
-  const struct erg_pdu_driver *d = pdu_driver_find(c->driver);
-  if (!d && !strcmp(c->driver, "ipmi")) {
+/* The drivers this build knows, each with the check of its config
+ * (pdu_check.h; a driver's own check hook runs after it): a new driver is
+ * one row here. */
+static const struct {
+  const struct erg_pdu_driver *driver;
+  erg_pdu_check_fn check;
+} pdu_drivers[] = {
+    {&erg_pdu_driver_modbus, erg_pdu_modbus_check},
+    {&erg_pdu_driver_redfish, pdu_redfish_check},
+#ifdef ERG_HAVE_SNMP
+    {&erg_pdu_driver_snmp, erg_pdu_snmp_check},
+#endif
+#ifdef ERG_HAVE_FREEIPMI
+    {&erg_pdu_driver_ipmi, NULL},
+#endif
+};
+#define PDU_NDRIVERS (sizeof pdu_drivers / sizeof pdu_drivers[0])
+
+const char *erg_pdu_driver_names(void) {
+  static char names[128];
+  if (!names[0])
+    for (size_t i = 0; i < PDU_NDRIVERS; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+               pdu_drivers[i].driver->name);
+  return names;
+}
+
+int erg_pdu_source_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
+                         size_t whylen) {
+  *key = "";
+  for (size_t i = 0; i < PDU_NDRIVERS; i++)
+    if (strcmp(pdu_drivers[i].driver->name, cfg->driver) == 0) {
+      const struct erg_pdu_driver *d = pdu_drivers[i].driver;
+      if (pdu_drivers[i].check && pdu_drivers[i].check(cfg, key, why, whylen) != 0)
+        return -1;
+      *key = "";
+      return d->check ? d->check(cfg, why, whylen) : 0;
+    }
+  *key = "driver";
+  if (!strcmp(cfg->driver, "ipmi"))
     snprintf(why, whylen, "driver ipmi is not in this build (erg was built without libfreeipmi)");
-    return -1;
-  }
-  return d && d->check ? d->check(c, why, whylen) : 0;
+  else
+    snprintf(why, whylen, "unknown driver '%.32s' (this build has: %s)", cfg->driver,
+             erg_pdu_driver_names());
+  return -1;
 }
 
 int erg_pdu_source_note(struct erg_pdu_source *src, char *why, size_t whylen) {
@@ -44,11 +73,13 @@ int erg_pdu_source_open(struct erg_pdu_source *src, const struct erg_pdu_source_
                         char *why, size_t whylen) {
   memset(src, 0, sizeof *src);
   src->cfg = *cfg;
-  src->driver = pdu_driver_find(cfg->driver);
-  if (src->driver)
-    return src->driver->open(src, why, whylen);
-  if (erg_pdu_source_check(cfg, why, whylen) == 0)
-    snprintf(why, whylen, "unknown driver '%s'", cfg->driver);
+  for (size_t i = 0; i < PDU_NDRIVERS; i++) {
+    if (strcmp(pdu_drivers[i].driver->name, cfg->driver) == 0) {
+      src->driver = pdu_drivers[i].driver;
+      return src->driver->open(src, why, whylen);
+    }
+  }
+  snprintf(why, whylen, "unknown driver '%s'", cfg->driver);
   return -1;
 }
 
@@ -203,13 +234,6 @@ void erg_pdu_float_to_regs(float f, uint16_t regs[2]) {
   memcpy(&u, &f, sizeof u);
   regs[0] = (uint16_t)(u >> 16);
   regs[1] = (uint16_t)(u & 0xffff);
-}
-
-const char *erg_pdu_level_name(int level) {
-  static const char *const names[ERG_PDU_NLEVELS] = {
-      [ERG_PDU_OUTLET] = "outlet", [ERG_PDU_DEVICE] = "device", [ERG_PDU_INLET] = "inlet",
-      [ERG_PDU_PHASE] = "phase",   [ERG_PDU_BANK] = "bank",     [ERG_PDU_SENSOR] = "sensor"};
-  return level >= 0 && level < ERG_PDU_NLEVELS ? names[level] : "?";
 }
 
 unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {

@@ -35,6 +35,26 @@ static bool walk_col_answers(const struct erg_snmp_walk *w, const char *t) {
   return erg_snmp_oid_under(got, start);
 }
 
+/* a comes after b in OID order (arc by arc, numerically): a GETNEXT that
+ * does not move on, or loops back to an earlier row, ends a walk (found by
+ * tests/fuzz/fuzz_walk_detect: A, B, A, ... walked 100,000 rows per
+ * profile). Not an OID: false. */
+static bool walk_oid_after(const char *a, const char *b) {
+  for (;;) {
+    char *ea, *eb;
+    unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+    bool enda = !*a, endb = !*b;
+    if (enda || endb)
+      return !enda && endb; /* a longer: under b, after it */
+    if (ea == a || eb == b || (*ea && *ea != '.') || (*eb && *eb != '.'))
+      return false;
+    if (x != y)
+      return x > y;
+    a = *ea ? ea + 1 : ea;
+    b = *eb ? eb + 1 : eb;
+  }
+}
+
 /* A named-variable table (snmp_names.c): the levels whose value a row's
  * name says it holds, the name column walked as the driver walks it. */
 static unsigned walk_named_levels(const struct erg_snmp_walk *w,
@@ -47,7 +67,7 @@ static unsigned walk_named_levels(const struct erg_snmp_walk *w,
     int type, level, entity, q;
     double num;
     if (w->lookup(w->ctx, cur, true, got, sizeof got, &type, &num, text, sizeof text) ||
-        !erg_snmp_oid_under(got, nm->name) || !strcmp(got, cur))
+        !erg_snmp_oid_under(got, nm->name) || !walk_oid_after(got, cur))
       break;
     if (erg_snmp_names_classify(prof, text, &level, &entity, &q) && q != ERG_Q_NAME)
       m |= 1u << level;

@@ -4,8 +4,11 @@
 # restarts a running ergd.
 systemd-sysusers /usr/lib/sysusers.d/ergd.conf >/dev/null 2>&1 || :
 systemd-tmpfiles --create /usr/lib/tmpfiles.d/ergd.conf >/dev/null 2>&1 || :
-if [ "$1" = 1 ] && [ -f /etc/erg/ergd.conf ]; then
-  chgrp erg /etc/erg/ergd.conf && chmod 0640 /etc/erg/ergd.conf || :
+# The config holds secrets: 0640 (as packaged), given to erg whenever it is
+# root's group (an upgrade's new version is).
+if [ -f /etc/erg/ergd.conf ] && [ "$(stat -c %G /etc/erg/ergd.conf)" = root ]; then
+  chgrp erg /etc/erg/ergd.conf || :
+  [ "$1" != 1 ] || chmod 0640 /etc/erg/ergd.conf || :
 fi
 if [ -d /run/systemd/system ]; then
   systemctl daemon-reload >/dev/null 2>&1 || :

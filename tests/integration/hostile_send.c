@@ -8,7 +8,11 @@
  *          now + 1 h, then LIVE_SECONDS honest samples from now on, one a
  *          second
  *        hostile_send ENDPOINT names PREFIX N
- *          one honest sample from each of N made-up node names */
+ *          one honest sample from each of N made-up node names
+ *        hostile_send ENDPOINT hello_ncpu NODE N
+ *          issue 35: a hello of a 2-CPU node, N honest samples (1.5 CPUs
+ *          busy), a hello of the same agent run claiming 4 CPUs, then N
+ *          samples claiming 4 CPUs with 3.5 busy, one a second */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +74,15 @@ static void honest(struct msg *m, const char *node, uint64_t seq, uint64_t end_n
   m->env.sample = &m->s;
 }
 
-static void hello(const char *node) {
+static void hello(const char *node, unsigned ncpu) {
   Erg__Hello h = ERG__HELLO__INIT;
   h.node = (char *)node;
   h.agent_version = "hostile";
   h.boot_id = "0b00710a-0000-4000-8000-000000000023";
   h.collection = "proc";
-  h.ncpu = 4;
+  h.agent_pid = 4242;
+  h.agent_start_realtime_ns = 1700000000ULL * ERG_NS_PER_S;
+  h.ncpu = ncpu;
   Erg__Envelope env = ERG__ENVELOPE__INIT;
   env.version = ERG_WIRE_VERSION;
   env.body_case = ERG__ENVELOPE__BODY_HELLO;
@@ -89,7 +95,7 @@ static void hello(const char *node) {
 static void poison(const char *node, int live) {
   struct msg m;
   uint64_t seq = 0, end = erg_time_realtime_ns() - 11 * ERG_NS_PER_S;
-  hello(node);
+  hello(node, 4);
   for (int i = 0; i < 5; i++, end += ERG_NS_PER_S) {
     honest(&m, node, ++seq, end);
     send_env(&m.env);
@@ -128,6 +134,31 @@ static void poison(const char *node, int live) {
   }
 }
 
+/* n seconds of samples from now on, one a second, of ncpu CPUs with
+ * busy_ns of them busy. */
+static void seconds(const char *node, uint64_t *seq, uint64_t *end, int n, unsigned ncpu,
+                    uint64_t busy_ns) {
+  struct msg m;
+  for (int i = 0; i < n; i++, *end += ERG_NS_PER_S) {
+    uint64_t t = erg_time_realtime_ns();
+    if (t < *end)
+      erg_time_sleep_ns(*end - t);
+    honest(&m, node, ++*seq, *end);
+    m.t.ncpu = ncpu;
+    m.t.cpu_busy_ns = busy_ns;
+    m.t.cpu_idle_ns = ncpu * ERG_NS_PER_S - busy_ns;
+    send_env(&m.env);
+  }
+}
+
+static void hello_ncpu(const char *node, int n) {
+  uint64_t seq = 0, end = erg_time_realtime_ns() + ERG_NS_PER_S;
+  hello(node, 2);
+  seconds(node, &seq, &end, n, 2, 1500000000ULL);
+  hello(node, 4); /* the same agent run: refused */
+  seconds(node, &seq, &end, n, 4, 3500000000ULL);
+}
+
 static void names(const char *prefix, int n) {
   struct msg m;
   char name[64];
@@ -139,9 +170,11 @@ static void names(const char *prefix, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5 || (strcmp(argv[2], "poison") && strcmp(argv[2], "names"))) {
+  if (argc != 5 ||
+      (strcmp(argv[2], "poison") && strcmp(argv[2], "names") && strcmp(argv[2], "hello_ncpu"))) {
     fprintf(stderr, "usage: hostile_send ENDPOINT poison NODE LIVE_SECONDS\n"
-                    "       hostile_send ENDPOINT names PREFIX N\n");
+                    "       hostile_send ENDPOINT names PREFIX N\n"
+                    "       hostile_send ENDPOINT hello_ncpu NODE N\n");
     return 2;
   }
   void *ctx = zmq_ctx_new();
@@ -154,8 +187,10 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[2], "poison"))
     poison(argv[3], atoi(argv[4]));
-  else
+  else if (!strcmp(argv[2], "names"))
     names(argv[3], atoi(argv[4]));
+  else
+    hello_ncpu(argv[3], atoi(argv[4]));
   zmq_close(sock);
   zmq_ctx_term(ctx);
   printf("sent %lu messages\n", sent);

@@ -57,7 +57,7 @@ power = bad:5
 [node.o]
 power = bad:6
 [node.i]
-power = bad:inlet:1
+power = bad:inlet:1 - bad:1 - bad:2 - bad:3 - bad:4 - bad:5 - bad:6
 CONF
 erg_start_ergd
 sleep 5

@@ -111,9 +111,9 @@ static void expect_error(const char *text, const char *needle, int agent) {
 /* "SOURCE:LEVEL:N": each (level, number) is one channel of its source. */
 static void test_collector_levels(void **state) {
   (void)state;
-  write_conf("[node.a]\npower = p:inlet:1\n[node.b]\npower = p:phase:L2 + p:bank:2*0.5\n"
-             "[node.c]\npower = q:device + p:7 + p:outlet:8\n[node.d]\npower = p:bank:2*0.5\n"
-             "[node.e]\npower = p:outlet:0 + p:bank:0\n"
+  write_conf("[node.a]\npower = p:inlet:1 - p:7 - p:8 - p:0\n[node.b]\npower = p:phase:L2 + "
+             "p:bank:2*0.5\n[node.c]\npower = q:device + p:7 + p:outlet:8\n[node.d]\npower = "
+             "p:bank:2*0.5\n[node.e]\npower = p:outlet:0 + p:bank:0\n"
              "[pdu.p]\nhost = h\npower_factor = 0.95\n[pdu.q]\nhost = h2\n");
   struct erg_collector_config c;
   struct erg_config_error err;
@@ -341,6 +341,73 @@ static void test_hostile(void **state) {
   expect_error("[meter.m]\nmax_watts = 0\n", ":2: [meter.m] key 'max_watts'", 0);
   expect_error("[pdu.p]\nmax_watts = nan\n", ":2: [pdu.p] key 'max_watts'", 0);
   expect_error("[agent]\ninterval_seconds = nan\n", ":2: key 'interval_seconds'", 1);
+  /* Issue 35: values ergd cannot use, refused at load with their line,
+   * not warned about when the source opens. */
+  expect_error("[meter.m]\nhost = h\ndriver = nan\n",
+               ":3: [meter.m] key 'driver': unknown driver 'nan'", 0);
+  expect_error("[meter.m]\ndriver =\nhost = h\n", ":2: [meter.m] key 'driver': empty", 0);
+  expect_error("[meter.m]\nhost =\n", ":2: [meter.m] key 'host': empty", 0);
+  expect_error("[meter.m]\nport = 502\n", ":2: [meter.m]: a Modbus meter needs host", 0);
+  expect_error("[pdu.p]\nversion = 2c\n", ":2: [pdu.p]: an SNMP PDU needs host", 0);
+  expect_error("[meter.m]\nhost = h\nprofile = nan\n",
+               ":3: [meter.m] key 'profile': unknown modbus profile 'nan'", 0);
+  expect_error("[meter.m]\nhost = h\nprofile = generic\n",
+               ":3: [meter.m] key 'profile': profile generic needs power_register", 0);
+  expect_error("[meter.m]\nhost = h\nprofile = generic\npower_register = 3:x:float32\n",
+               ":4: [meter.m] key 'power_register'", 0);
+  expect_error("[pdu.p]\nhost = h\nprofile = nan\n",
+               ":3: [pdu.p] key 'profile': unknown snmp profile 'nan'", 0);
+  expect_error("[pdu.p]\nhost = h\nversion = 3\nv3_user = u\nv3_level = bogus\n",
+               ":5: [pdu.p] key 'v3_level': 'bogus' is not one of", 0);
+  expect_error("[pdu.p]\nhost = h\nversion = 3\nv3_user = u\nv3_auth_proto = rot13\n",
+               ":5: [pdu.p] key 'v3_auth_proto': 'rot13' is not one of", 0);
+  expect_error("[pdu.p]\nhost = h\nv3_priv_proto = rot13\n", ":3: [pdu.p] key 'v3_priv_proto'", 0);
+  expect_error("[pdu.p]\nhost = h\nversion = 3\n",
+               ":2: [pdu.p]: SNMPv3 (version = 3) needs v3_user", 0);
+  expect_error("[pdu.p]\nhost = h\nversion = 3\nv3_user = u\nv3_level = authPriv\n"
+               "v3_auth_pass = 12345678\nv3_priv_pass = short\n",
+               ":7: [pdu.p] key 'v3_priv_pass'", 0);
+  expect_error("[pdu.p]\nhost = h\ncommunity =\n", ":3: [pdu.p] key 'community'", 0);
+  /* Physically double counted: residuals holding each other, and a PDU's
+   * only inlet on one node with one of its outlets on another. */
+  const char *p = "[pdu.p]\nhost = h\n";
+  snprintf(t, sizeof t,
+           "%s[node.a]\npower = p:inlet:1 - p:outlet:1\n[node.b]\n"
+           "power = p:outlet:1 - p:inlet:1\n",
+           p);
+  expect_error(t, "power terms hold each other in a loop", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = p:outlet:1 - p:device\n[node.b]\npower = p:device\n",
+           p);
+  expect_error(t, "counted twice", 0);
+  snprintf(t, sizeof t,
+           "%s[node.a]\npower = p:bank:1 - p:outlet:1\n[node.b]\n"
+           "power = p:outlet:1 - p:phase:1\n[node.c]\npower = p:phase:1 - p:bank:1\n",
+           p);
+  expect_error(t, "power terms hold each other in a loop", 0);
+  snprintf(t, sizeof t, "%s[node.a]\npower = p:inlet:1\n[node.b]\npower = p:outlet:3\n", p);
+  expect_error(t,
+               "node b is counted twice: its outlet 3 of source p is behind inlet 1 of source p, "
+               "which node a draws",
+               0);
+  /* Subtracted there, or a PDU with two inlets named (which outlet is
+   * behind which is not known): accepted. */
+  static const char *const fine[] = {
+      "[node.a]\npower = p:inlet:1 - p:outlet:3\n[node.b]\npower = p:outlet:3\n",
+      "[node.a]\npower = p:inlet:1\n[node.c]\npower = p:inlet:2\n[node.b]\npower = p:outlet:3\n",
+      "[node.a]\npower = p:inlet:1 - p:bank:1\n[node.b]\npower = p:outlet:3\n"
+      "[node.c]\npower = p:bank:1\n",
+      "[node.a]\npower = p:bank:1 - p:outlet:1\n[node.b]\npower = p:outlet:1\n"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    snprintf(t, sizeof t, "%s%s", p, fine[i]);
+    write_conf(t);
+    struct erg_collector_config c;
+    struct erg_config_error err;
+    erg_collector_config_defaults(&c);
+    if (erg_collector_config_load(path, &c, &err) != 0)
+      fail_msg("refused: %s: %s", fine[i], err.msg);
+    erg_collector_config_free(&c);
+    unlink(path);
+  }
   expect_error("[agent]\nheartbeat_seconds = nan\n", ":2: key 'heartbeat_seconds'", 1);
   expect_error("[agent]\ncollector = garbage\n",
                ":2: key 'collector': 'garbage' is not a "

@@ -185,17 +185,66 @@ static void test_ncpu(void **state) {
   Erg__Hello h = ERG__HELLO__INIT;
   h.node = "n1";
   h.ncpu = 4;
-  assert_int_equal(ingest_check_hello(&h, why, sizeof why), INGEST_OK);
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_OK);
   ingest_ref_hello(&ref, &h);
-  totals.ncpu = 32; /* SMT switched on after the agent started: up to 8 x */
+  totals.ncpu = 4;
   assert_int_equal(check(&ref), INGEST_OK);
-  totals.ncpu = 33;
-  assert_int_equal(check(&ref), INGEST_NCPU);
+  totals.ncpu = 3; /* a CPU taken offline */
+  assert_int_equal(check(&ref), INGEST_OK);
+  totals.ncpu = 5; /* more than the run started with */
+  assert_int_equal(wire_check(&ref, why, sizeof why), INGEST_NCPU);
+  assert_non_null(strstr(why, "the agent restarts"));
   h.ncpu = 9000;
-  assert_int_equal(ingest_check_hello(&h, why, sizeof why), INGEST_NCPU);
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_NCPU);
   h.ncpu = 0; /* unknown: the last known stays */
   ingest_ref_hello(&ref, &h);
   assert_int_equal(ref.hello_ncpu, 4);
+  assert_int_equal(ref.bound_ncpu, 4);
+}
+
+/* Issue 35: a hello of the same agent run claiming more CPUs (4 for a
+ * 2-CPU node) is refused and raises nothing; one of a new run (another
+ * pid or start time) or a new boot sets the count anew. Before any hello,
+ * the first sample's count bounds the rest. */
+static void test_ncpu_hello_run(void **state) {
+  (void)state;
+  char why[300];
+  struct ingest_ref ref = {0};
+  make_sample();
+  totals.ncpu = 2;
+  ingest_ref_sample(&ref, &sample);
+  assert_int_equal(ref.bound_ncpu, 2);
+  totals.ncpu = 4;
+  assert_int_equal(ingest_check_sample(&sample, &ref, NOW, RING, why, sizeof why), INGEST_NCPU);
+  assert_non_null(strstr(why, "its first sample"));
+  Erg__Hello h = ERG__HELLO__INIT;
+  h.node = "n1";
+  h.boot_id = "b1";
+  h.agent_pid = 100;
+  h.agent_start_realtime_ns = 1;
+  h.ncpu = 2;
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_OK);
+  ingest_ref_hello(&ref, &h);
+  h.ncpu = 4; /* the hostile hello: same run, same boot */
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_NCPU);
+  assert_non_null(strstr(why, "4 CPUs, more than the 2"));
+  totals.ncpu = 4;
+  assert_int_equal(check(&ref), INGEST_NCPU);
+  h.ncpu = 1; /* fewer: taken, the bound stays */
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_OK);
+  ingest_ref_hello(&ref, &h);
+  assert_int_equal(ref.bound_ncpu, 2);
+  h.ncpu = 4; /* the agent restarted (SMT switched on): a new count */
+  h.agent_pid = 101;
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_OK);
+  ingest_ref_hello(&ref, &h);
+  assert_int_equal(ref.bound_ncpu, 4);
+  assert_int_equal(check(&ref), INGEST_OK);
+  h.ncpu = 8; /* a new boot with more CPUs, same pid by chance */
+  h.boot_id = "b2";
+  assert_int_equal(ingest_check_hello(&h, &ref, why, sizeof why), INGEST_OK);
+  ingest_ref_hello(&ref, &h);
+  assert_int_equal(ref.bound_ncpu, 8);
 }
 
 /* Issue 23, item 2: cpu_busy_ns = 1e19, a process with cpu_ns = 1e18. */
@@ -441,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_future_interval),
       cmocka_unit_test(test_interval_bound),
       cmocka_unit_test(test_ncpu),
+      cmocka_unit_test(test_ncpu_hello_run),
       cmocka_unit_test(test_cpu),
       cmocka_unit_test(test_rates_and_counts),
       cmocka_unit_test(test_reason_names),

@@ -1,0 +1,83 @@
+/* The SNMP driver's config check (pdu_check.h): what snmp.c and
+ * snmp_session.c would refuse or could not use when the source opens,
+ * told at load instead. The names accepted are those of snmp_session.c. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "pdu_check.h"
+#include "profiles.h"
+
+static bool one_of(const char *v, const char *const *names) {
+  for (; *names; names++)
+    if (!strcasecmp(v, *names))
+      return true;
+  return false;
+}
+
+int erg_pdu_snmp_check(const struct erg_pdu_source_config *c, const char **key, char *why,
+                       size_t whylen) {
+  static const char *const levels[] = {"noAuthNoPriv", "authNoPriv", "authPriv", NULL};
+  static const char *const auths[] = {"SHA", "SHA1", "MD5", "SHA256", "SHA-256", NULL};
+  static const char *const privs[] = {"AES", "AES128", "DES", NULL};
+  struct erg_snmp_profile generic;
+  *key = "";
+  if (!c->host[0]) {
+    snprintf(why, whylen, "an SNMP PDU needs host =");
+    return -1;
+  }
+  if (!strcmp(c->profile, "generic")) {
+    if (erg_snmp_profile_generic(c, &generic, why, whylen) != 0) {
+      *key = "profile";
+      return -1;
+    }
+  } else if (c->profile[0] && strcmp(c->profile, "auto") && !erg_snmp_profile_find(c->profile)) {
+    *key = "profile";
+    snprintf(why, whylen, "unknown snmp profile '%.32s' (auto, generic, or one of docs/pdu.md)",
+             c->profile);
+    return -1;
+  }
+  /* Refused whatever the version: a value that means nothing is a typo. */
+  if (c->v3_level[0] && !one_of(c->v3_level, levels)) {
+    *key = "v3_level";
+    snprintf(why, whylen, "'%.16s' is not one of noAuthNoPriv, authNoPriv, authPriv", c->v3_level);
+    return -1;
+  }
+  if (c->v3_auth_proto[0] && !one_of(c->v3_auth_proto, auths)) {
+    *key = "v3_auth_proto";
+    snprintf(why, whylen, "'%.8s' is not one of MD5, SHA, SHA256", c->v3_auth_proto);
+    return -1;
+  }
+  if (c->v3_priv_proto[0] && !one_of(c->v3_priv_proto, privs)) {
+    *key = "v3_priv_proto";
+    snprintf(why, whylen, "'%.8s' is not one of DES, AES", c->v3_priv_proto);
+    return -1;
+  }
+  if (c->snmp_version != 3) {
+    if (!c->community[0]) {
+      *key = "community";
+      snprintf(why, whylen, "empty (SNMP v1/v2c needs a community)");
+      return -1;
+    }
+    return 0;
+  }
+  if (!c->v3_user[0]) {
+    snprintf(why, whylen, "SNMPv3 (version = 3) needs v3_user =");
+    return -1;
+  }
+  /* The level as snmp_session.c derives it when unset. */
+  bool auth = c->v3_level[0] ? strcasecmp(c->v3_level, "noAuthNoPriv") != 0
+                             : c->v3_auth_pass[0] || c->v3_priv_pass[0];
+  bool priv = c->v3_level[0] ? !strcasecmp(c->v3_level, "authPriv") : c->v3_priv_pass[0] != 0;
+  if (auth && strlen(c->v3_auth_pass) < 8) {
+    *key = c->v3_auth_pass[0] ? "v3_auth_pass" : c->v3_level[0] ? "v3_level" : "";
+    snprintf(why, whylen, "SNMPv3 with authentication needs v3_auth_pass of at least 8 characters");
+    return -1;
+  }
+  if (priv && strlen(c->v3_priv_pass) < 8) {
+    *key = c->v3_priv_pass[0] ? "v3_priv_pass" : c->v3_level[0] ? "v3_level" : "";
+    snprintf(why, whylen, "SNMPv3 authPriv needs v3_priv_pass of at least 8 characters");
+    return -1;
+  }
+  return 0;
+}
