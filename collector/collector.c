@@ -163,7 +163,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     feed_index_free(c.feeds);
     return 1;
   }
-  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format);
+  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format,
+                              cfg->page_timeout_seconds);
   if (!c.renderer)
     erg_warn("cannot start the page rendering thread; no pages");
   /* Bounded so a dead disk cannot eat all memory: ~100 B per queued update,

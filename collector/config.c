@@ -23,6 +23,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->idle_watts = 0;
   c->top_processes = 10;
   c->page_interval_seconds = 60;
+  c->page_timeout_seconds = 300;
   c->journal_max_bytes = 64L << 20;
   c->journal_max_age_seconds = 7 * 86400;
   c->key_expire_seconds = 30L * 86400;
@@ -185,6 +186,9 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
+  } else if (!strcmp(key, "page_timeout_seconds")) {
+    rc = erg_config_double(value, 1, 86400, &d, why, whylen);
+    c->page_timeout_seconds = d;
   } else if (!strcmp(key, "page_format")) {
     if (strcmp(value, "png") && strcmp(value, "svg")) {
       snprintf(why, whylen, "'%s' is not one of png, svg", value);

@@ -416,6 +416,7 @@ struct erg_collector_config {
   double idle_watts;
   unsigned top_processes;
   double page_interval_seconds;
+  double page_timeout_seconds; /* a render taking longer is killed */
   long journal_max_bytes;
   long journal_max_age_seconds;    /* rotate a file this much older than its first row; 0: never */
   long key_expire_seconds;         /* idle per-node key archives deleted; 0: never */

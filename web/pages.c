@@ -5,13 +5,11 @@
  * erg_html_escape, and every link and image is a relative name of a file
  * written in the same or an earlier render (graphs still fresh are not
  * drawn again, see web_graph_fresh). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "web_int.h"
@@ -366,84 +364,19 @@ static int render_all(const struct erg_store *store, const char *www_dir, const 
   return rc;
 }
 
-/* A render child outlives a killed ergd by seconds (minutes under ASan);
- * with the listening sockets (ZeroMQ, HTTP) it inherited, the restarted
- * ergd could not bind them. The child needs no socket: all are closed. */
-static void render_close_sockets(void) {
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return;
-  int self = dirfd(d);
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    char *end;
-    long fd = strtol(e->d_name, &end, 10);
-    struct stat st;
-    if (*end || fd < 0 || fd == self || fstat((int)fd, &st) != 0)
-      continue;
-    if (S_ISSOCK(st.st_mode))
-      close((int)fd);
-  }
-  closedir(d);
-}
-
-/* The render in a child process: librrd 1.7.2 leaks two small strings per
- * DEF per graph, and fontconfig/pango keep caches; a child takes them
- * along when it exits. The parent waits; a failure's reason comes back
- * through a pipe. The child only uses what this thread alone uses (librrd
- * files, the font stack, malloc), so no lock another thread held at fork
- * time is needed in it; hence no rrdcached (see erg_web_render_opts). */
-static int render_isolated(const struct erg_store *store, const char *www_dir,
-                           const char *const *nodes, size_t nnodes, int64_t now,
-                           const struct erg_web_options *opt, char *why, size_t whylen) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    snprintf(why, whylen, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  fflush(NULL); /* no buffered output written twice */
-  pid_t pid = fork();
-  if (pid < 0) {
-    snprintf(why, whylen, "fork: %s", strerror(errno));
-    close(fds[0]), close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    render_close_sockets();
-    char err[512] = "";
-    int rc = render_all(store, www_dir, nodes, nnodes, now, opt, err, sizeof err);
-    if (rc != 0 && write(fds[1], err, strlen(err)) < 0)
-      rc = 2;
-    _exit(rc ? 1 : 0);
-  }
-  close(fds[1]);
-  char err[512];
-  ssize_t n = read(fds[0], err, sizeof err - 1);
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return 0;
-  err[n > 0 ? n : 0] = '\0';
-  snprintf(why, whylen, "%s", n > 0 ? err : "render process failed");
-  return -1;
-}
-
 int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
                         const char *const *nodes, size_t nnodes, int64_t now,
                         const struct erg_web_options *opt, char *why, size_t whylen) {
-  /* librrd's rrdcached client has one process-wide lock that the store
-   * writer thread may hold at fork time: with a daemon, render here. */
-  if (opt && opt->isolate && !erg_store_daemon(store))
-    return render_isolated(store, www_dir, nodes, nnodes, now, opt, why, whylen);
-  return render_all(store, www_dir, nodes, nnodes, now, opt, why, whylen);
+  if (opt && opt->isolate)
+    return web_render_process(store, www_dir, nodes, nnodes, now, opt, why, whylen);
+  return render_all(store, www_dir, nodes, nnodes, now, opt, why, whylen) == 0
+             ? ERG_WEB_RENDER_OK
+             : ERG_WEB_RENDER_FAILED;
 }
 
 int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
                    size_t nnodes, int64_t now, char *why, size_t whylen) {
-  /* ergd's call: it runs for months, so librrd's leaks stay in a child. */
+  /* ergd's call: it runs for months, so librrd's leaks stay in a process. */
   struct erg_web_options o = {.isolate = 1};
   return erg_web_render_opts(store, www_dir, nodes, nnodes, now, &o, why, whylen);
 }
