@@ -171,6 +171,11 @@ const struct feed_ref *feed_index_find(const struct feed_index *fi, int source, 
                                        size_t *n);
 void feed_index_free(struct feed_index *fi);
 
+/* The config's http_* keys as the server takes them (config.c). */
+struct erg_web_server_limits;
+void erg_collector_http_limits(const struct erg_collector_config *c,
+                               struct erg_web_server_limits *l);
+
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;
 /* A render past timeout_seconds (<= 0: never) is killed and counted. */

@@ -407,6 +407,9 @@ struct erg_group_config {
 struct erg_collector_config {
   char listen[256]; /* ZeroMQ endpoint for agents */
   char http[128];   /* "127.0.0.1:9710"; "" disables */
+  /* The HTTP server's limits (struct erg_web_server_limits, docs/web.md). */
+  unsigned http_max_connections, http_max_connections_per_address;
+  double http_header_timeout_seconds, http_request_timeout_seconds;
   char data_dir[512];
   char www_dir[512];
   char rrdcached[256]; /* rrdcached address; "": RRDCACHED_ADDRESS or none */

@@ -68,6 +68,24 @@ struct erg_web_server;
  * regular files), and url "/metrics" through dyn when set. */
 int erg_web_server_start(struct erg_web_server **out, const char *addr, const char *www_dir,
                          erg_web_dynamic_fn dyn, void *user, char *why, size_t whylen);
+/* What slow or hostile clients may hold (docs/web.md "HTTP server"; ergd:
+ * the http_* keys of docs/config.md). At a connection limit a newcomer
+ * takes the place of the oldest connection still sending its headers. */
+struct erg_web_server_limits {
+  unsigned max_connections;             /* open at once, all clients (256) */
+  unsigned max_connections_per_address; /* open at once from one address (32) */
+  double header_timeout_seconds;        /* from accept or the last answer to the
+                                         * request's end of headers (5) */
+  double request_timeout_seconds;       /* from then to the end of the answer (120) */
+};
+void erg_web_server_limits_default(struct erg_web_server_limits *l);
+/* 0, or -1 with a reason naming the config key out of range. */
+int erg_web_server_limits_check(const struct erg_web_server_limits *l, char *why, size_t whylen);
+/* erg_web_server_start with limits (NULL: the defaults). */
+int erg_web_server_start_limits(struct erg_web_server **out, const char *addr,
+                                const char *www_dir, erg_web_dynamic_fn dyn, void *user,
+                                const struct erg_web_server_limits *lim, char *why,
+                                size_t whylen);
 void erg_web_server_stop(struct erg_web_server *w);
 /* The port actually bound: the one asked for, or the free port the system
  * picked when addr said port 0. */
