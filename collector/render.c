@@ -30,8 +30,13 @@ struct renderer {
   size_t nnames;
   int64_t now;
   atomic_ullong results[RENDER_NRESULTS];
-  int failing; /* the last render failed: logged once until one succeeds */
+  int failing;           /* in a spell of failed renders, logged once */
+  uint64_t last_fail_ns; /* monotonic, the spell's last failure */
 };
+
+/* A spell of failures ends once renders succeed for this long: on a
+ * nearly full disk, space freed now and then lets a render through. */
+#define RENDER_RECOVERED_SECONDS 10
 
 static void names_free(char **names, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -39,8 +44,8 @@ static void names_free(char **names, size_t n) {
   free(names);
 }
 
-/* A failure is logged once until a render succeeds again (a full disk
- * fails every render in the same way); a timeout every time. */
+/* A spell of failures is logged once, at its first (a full disk fails
+ * every render in the same way), and its end; a timeout every time. */
 static void renderer_report(struct renderer *r, int rc, const char *why) {
   int k = rc == ERG_WEB_RENDER_OK        ? RENDER_OK
           : rc == ERG_WEB_RENDER_TIMEOUT ? RENDER_TIMEOUT
@@ -49,15 +54,20 @@ static void renderer_report(struct renderer *r, int rc, const char *why) {
   if (k < 0)
     return; /* cancelled: ergd is stopping */
   atomic_fetch_add(&r->results[k], 1);
+  uint64_t now = erg_time_monotonic_ns();
   if (k == RENDER_TIMEOUT)
     erg_warn("pages: %s (counted in erg_page_renders_total{result=\"timeout\"})", why);
-  else if (k == RENDER_FAILED && !r->failing)
-    erg_warn("pages: %s (logged once until a render succeeds; counted in "
+  if (k == RENDER_FAILED && !r->failing)
+    erg_warn("pages: %s (logged once until rendering works again; counted in "
              "erg_page_renders_total{result=\"failed\"})",
              why);
-  else if (k == RENDER_OK && r->failing)
-    erg_info("pages: rendering works again");
-  r->failing = k != RENDER_OK;
+  if (k != RENDER_OK) {
+    r->failing = 1;
+    r->last_fail_ns = now;
+  } else if (r->failing && now - r->last_fail_ns >= RENDER_RECOVERED_SECONDS * ERG_NS_PER_S) {
+    erg_info("pages: rendering works again, no failure for %d s", RENDER_RECOVERED_SECONDS);
+    r->failing = 0;
+  }
 }
 
 static void *renderer_main(void *arg) {

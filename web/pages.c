@@ -84,7 +84,8 @@ static void node_gpu_share(FILE *f, const struct web_ctx *c, const struct node_v
 }
 
 static int node_page(const struct web_ctx *c, const struct node_view *v, size_t r,
-                     const struct web_job *jobs, size_t njobs, size_t idx) {
+                     const struct web_job *jobs, size_t njobs, size_t idx, char *why,
+                     size_t whylen) {
   char *buf = NULL, name[ERG_NAME_MAX + 32];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -135,7 +136,7 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
           listed ? "</p>\n" : "", (long long)c->now);
   free(e);
   snprintf(name, sizeof name, "node-%s-%s.html", rn, v->safe);
-  return web_page_write(c->www, name, f, &buf, &len);
+  return web_page_write(c->www, name, f, &buf, &len, why, whylen);
 }
 
 /* One kind's breakdown graphs for every range; sets v->kinds[k] when the
@@ -245,7 +246,7 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
 }
 
 static int pages_index(const struct web_ctx *c, const char *const *nodes, const int *have, size_t n,
-                       const struct web_job *jobs, size_t njobs) {
+                       const struct web_job *jobs, size_t njobs, char *why, size_t whylen) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -279,7 +280,7 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
     free(e);
   }
   fprintf(f, "<p>Generated at %lld (unix time).</p>\n</body></html>\n", (long long)c->now);
-  return web_page_write(c->www, "index.html", f, &buf, &len);
+  return web_page_write(c->www, "index.html", f, &buf, &len, why, whylen);
 }
 
 /* ---- render ---- */
@@ -303,9 +304,11 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
     if (rc == 0)
       rc = web_model_page(c, node, safe, rrd, v.group, why, whylen);
   }
+  /* The first reason is kept. */
+  char err[512];
   for (size_t r = 0; r < (v.have ? WEB_NRANGES : 1); r++)
-    if (node_page(c, &v, r, jobs, njobs, idx) != 0 && rc == 0) {
-      snprintf(why, whylen, "cannot write page of node %s", safe);
+    if (node_page(c, &v, r, jobs, njobs, idx, err, sizeof err) != 0 && rc == 0) {
+      snprintf(why, whylen, "%s", err);
       rc = -1;
     }
   *have = v.have;
@@ -355,8 +358,8 @@ static int render_all(const struct erg_store *store, const char *www_dir, const 
     snprintf(why, whylen, "%s", err);
     rc = -1;
   }
-  if (pages_index(&c, nodes, have, nnodes, jobs, njobs) != 0 && rc == 0) {
-    snprintf(why, whylen, "cannot write %s/index.html", www_dir);
+  if (pages_index(&c, nodes, have, nnodes, jobs, njobs, err, sizeof err) != 0 && rc == 0) {
+    snprintf(why, whylen, "%s", err);
     rc = -1;
   }
   web_jobs_free(jobs, njobs);

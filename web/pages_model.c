@@ -199,9 +199,5 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe, 
           "time).</p>\n</body></html>\n",
           (long long)c->now);
   snprintf(name, sizeof name, "model-%s.html", safe);
-  if (web_page_write(c->www, name, f, &buf, &len) != 0) {
-    snprintf(why, whylen, "cannot write %s", name);
-    return -1;
-  }
-  return 0;
+  return web_page_write(c->www, name, f, &buf, &len, why, whylen);
 }

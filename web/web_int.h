@@ -101,7 +101,10 @@ void web_jobs_free(struct web_job *jobs, size_t n);
 
 /* html.c: what every page writer uses; it calls no page file. */
 extern const char *const web_html_head;
-int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len);
+/* Closes f (a memstream over *buf) and writes its text to www/name
+ * atomically; 0, or -1 with "cannot write PATH: REASON" in why. */
+int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len,
+                   char *why, size_t whylen);
 void web_html_text(FILE *f, const char *s);
 void web_iso_time(int64_t t, char out[32]);
 

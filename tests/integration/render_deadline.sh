@@ -40,7 +40,7 @@ chmod +x "$work/render.sh"
 export ERG_TEST_RENDER_PROGRAM=$work/render.sh
 conf() {
   erg_ergd_conf <<CONF
-step_seconds = 1
+step_seconds = 2
 settle_steps = 1
 poll_seconds = 0.2
 page_interval_seconds = 1
