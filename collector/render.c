@@ -24,7 +24,7 @@ struct renderer {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  int busy, stopping; /* busy: a job is queued or being rendered */
+  int busy, stopping;  /* busy: a job is queued or being rendered */
   volatile int cancel; /* set by renderer_stop: the render in progress is killed */
   char **names;
   size_t nnames;

@@ -61,7 +61,7 @@ struct wal {
   size_t nseg;
   uint64_t bytes; /* all segments */
   struct wal_stats st;
-  uint64_t failed;      /* records not logged in this spell of errors; 0: none */
+  uint64_t failed;       /* records not logged in this spell of errors; 0: none */
   uint64_t last_fail_ns; /* monotonic, the spell's last error */
 };
 

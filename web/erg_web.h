@@ -82,10 +82,9 @@ void erg_web_server_limits_default(struct erg_web_server_limits *l);
 /* 0, or -1 with a reason naming the config key out of range. */
 int erg_web_server_limits_check(const struct erg_web_server_limits *l, char *why, size_t whylen);
 /* erg_web_server_start with limits (NULL: the defaults). */
-int erg_web_server_start_limits(struct erg_web_server **out, const char *addr,
-                                const char *www_dir, erg_web_dynamic_fn dyn, void *user,
-                                const struct erg_web_server_limits *lim, char *why,
-                                size_t whylen);
+int erg_web_server_start_limits(struct erg_web_server **out, const char *addr, const char *www_dir,
+                                erg_web_dynamic_fn dyn, void *user,
+                                const struct erg_web_server_limits *lim, char *why, size_t whylen);
 void erg_web_server_stop(struct erg_web_server *w);
 /* The port actually bound: the one asked for, or the free port the system
  * picked when addr said port 0. */

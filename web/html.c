@@ -18,8 +18,8 @@ const char *const web_html_head =
     "td.n{text-align:right}</style>"
     "<title>%s</title></head><body>\n";
 
-int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len,
-                   char *why, size_t whylen) {
+int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len, char *why,
+                   size_t whylen) {
   char path[1200];
   int rc = fclose(f);
   snprintf(path, sizeof path, "%s/%s", www, name);

@@ -49,9 +49,9 @@ enum {
   HTTP_EVICTED,
   HTTP_NREASONS
 };
-static const char *const http_reasons[HTTP_NREASONS] = {
-    "per_ip_limit", "connection_limit", "header_timeout", "request_timeout", "uri_too_long",
-    "evicted"};
+static const char *const http_reasons[HTTP_NREASONS] = {"per_ip_limit",   "connection_limit",
+                                                        "header_timeout", "request_timeout",
+                                                        "uri_too_long",   "evicted"};
 
 void erg_web_server_limits_default(struct erg_web_server_limits *l) {
   l->max_connections = 256;
@@ -569,10 +569,9 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
   return erg_web_server_start_limits(out, addr, www_dir, dyn, user, NULL, why, whylen);
 }
 
-int erg_web_server_start_limits(struct erg_web_server **out, const char *addr,
-                                const char *www_dir, erg_web_dynamic_fn dyn, void *user,
-                                const struct erg_web_server_limits *lim, char *why,
-                                size_t whylen) {
+int erg_web_server_start_limits(struct erg_web_server **out, const char *addr, const char *www_dir,
+                                erg_web_dynamic_fn dyn, void *user,
+                                const struct erg_web_server_limits *lim, char *why, size_t whylen) {
   struct sockaddr_in sa;
   struct erg_web_server_limits def;
   erg_web_server_limits_default(&def);
@@ -608,8 +607,8 @@ int erg_web_server_start_limits(struct erg_web_server **out, const char *addr,
   unsigned idle_s = (unsigned)ceil(lim->header_timeout_seconds);
   w->d = MHD_start_daemon(
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, ntohs(sa.sin_port), http_accept, w,
-      http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
-      idle_s, MHD_OPTION_CONNECTION_LIMIT, 2 * lim->max_connections + 16,
+      http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+      MHD_OPTION_CONNECTION_LIMIT, 2 * lim->max_connections + 16,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, 2 * lim->max_connections_per_address + 2,
       MHD_OPTION_NOTIFY_CONNECTION, http_notify, w, MHD_OPTION_NOTIFY_COMPLETED, http_completed, w,
       MHD_OPTION_URI_LOG_CALLBACK, http_uri, w, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,

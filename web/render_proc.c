@@ -102,11 +102,11 @@ static pid_t render_spawn(const char *prog, char *const argv[], int in, int out,
   return pid;
 }
 
-int web_render_process(const struct erg_store *store, const char *www_dir,
-                       const char *const *nodes, size_t nnodes, int64_t now,
-                       const struct erg_web_options *opt, char *why, size_t whylen) {
-  const char *prog = opt->render_program && *opt->render_program ? opt->render_program
-                                                                 : "/proc/self/exe";
+int web_render_process(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                       size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                       size_t whylen) {
+  const char *prog =
+      opt->render_program && *opt->render_program ? opt->render_program : "/proc/self/exe";
   char nowtext[32];
   snprintf(nowtext, sizeof nowtext, "%lld", (long long)now);
   const char *daemon = erg_store_daemon(store);
@@ -259,9 +259,8 @@ int erg_web_render_child_main(int argc, char **argv) {
   }
   struct erg_store *st = NULL;
   struct erg_store_options so = {.root = argv[2], .rrdcached = argv[7][0] ? argv[7] : NULL};
-  struct erg_web_options o = {.model_dir = argv[4][0] ? argv[4] : NULL,
-                              .image_format = argv[5],
-                              .isolate = 0};
+  struct erg_web_options o = {
+      .model_dir = argv[4][0] ? argv[4] : NULL, .image_format = argv[5], .isolate = 0};
   char why[512] = "";
   int rc = erg_store_open(&st, &so, why, sizeof why) != 0 ||
            erg_web_render_opts(st, argv[3], (const char *const *)names, n, (int64_t)now, &o, why,

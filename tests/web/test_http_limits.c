@@ -215,8 +215,8 @@ static int get_from(const char *src, unsigned port, const char *target) {
   if (fd < 0)
     return -1;
   char req[200];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                   target);
+  int n =
+      snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", target);
   char buf[4096];
   size_t len = 0;
   double until = now_s() + 3;
@@ -248,8 +248,8 @@ static void test_slow_army(void **state) {
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 2 * ARMY + 300) {
-    fprintf(stderr, "SKIP: %llu descriptors allowed, %d needed\n",
-            (unsigned long long)rl.rlim_cur, 2 * ARMY + 300);
+    fprintf(stderr, "SKIP: %llu descriptors allowed, %d needed\n", (unsigned long long)rl.rlim_cur,
+            2 * ARMY + 300);
     exit(77);
   }
   char dir[] = "/tmp/erg-httparmy-XXXXXX", path[128], why[256];
@@ -290,8 +290,7 @@ static void test_slow_army(void **state) {
               now_s() - t, status);
     usleep(300 * 1000);
   }
-  fprintf(stderr, "army: %d of %d requests answered, %d reconnects\n", answered, asked,
-          reconnects);
+  fprintf(stderr, "army: %d of %d requests answered, %d reconnects\n", answered, asked, reconnects);
   assert_true(asked >= 10);
   assert_int_equal(answered, asked);
   assert_true(reconnects > 0); /* the army was cut and came back */
