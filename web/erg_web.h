@@ -28,7 +28,8 @@ int erg_web_render(const struct erg_store *store, const char *www_dir, const cha
  *   if (argc > 1 && !strcmp(argv[1], ERG_WEB_RENDER_ARG))
  *     return erg_web_render_child_main(argc, argv);
  * The child main renders with isolate = 0 what its parent asked for
- * (web/render_proc.c) and returns the exit status. */
+ * (web/render_proc.c) and ends the process with _exit (what librrd leaks
+ * goes unchecked); it returns only on bad arguments. */
 #define ERG_WEB_RENDER_ARG "--erg-render-pages"
 int erg_web_render_child_main(int argc, char **argv);
 

@@ -26,7 +26,7 @@ cat >"$work/render.sh" <<SH
 if [ -e "$work/hang" ]; then
   sleep 60 & echo "\$\$ \$!" >"$work/hang.pids"; wait; exit 1
 fi
-if mkdir "$work/locked" 2>/dev/null; then
+if [ ! -e "$work/lock-taken" ]; then
   exec python3 -c '
 import fcntl, os, sys, time
 while not os.path.exists(sys.argv[1]): time.sleep(0.05)
