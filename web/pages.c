@@ -315,9 +315,9 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
   return rc;
 }
 
-static int render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                      size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
-                      size_t whylen) {
+int web_render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                   size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                   size_t whylen) {
   char models[700];
   int svg = opt && opt->image_format && !strcmp(opt->image_format, "svg");
   if (opt && opt->model_dir && *opt->model_dir)
@@ -365,21 +365,4 @@ static int render_all(const struct erg_store *store, const char *www_dir, const 
   web_jobs_free(jobs, njobs);
   free(have);
   return rc;
-}
-
-int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
-                        const char *const *nodes, size_t nnodes, int64_t now,
-                        const struct erg_web_options *opt, char *why, size_t whylen) {
-  if (opt && opt->isolate)
-    return web_render_process(store, www_dir, nodes, nnodes, now, opt, why, whylen);
-  return render_all(store, www_dir, nodes, nnodes, now, opt, why, whylen) == 0
-             ? ERG_WEB_RENDER_OK
-             : ERG_WEB_RENDER_FAILED;
-}
-
-int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                   size_t nnodes, int64_t now, char *why, size_t whylen) {
-  /* ergd's call: it runs for months, so librrd's leaks stay in a process. */
-  struct erg_web_options o = {.isolate = 1};
-  return erg_web_render_opts(store, www_dir, nodes, nnodes, now, &o, why, whylen);
 }

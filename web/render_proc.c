@@ -14,7 +14,8 @@
  * failure's reason on standard output; its main() hands such a call to
  * erg_web_render_child_main. It runs in a process group of its own with
  * no inherited descriptor but 0-2; past the deadline, or when the caller
- * cancels, the group is killed. */
+ * cancels, the group is killed. erg_web_render_opts, the entry point,
+ * is here too: it renders in-process (pages.c) or starts the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -102,9 +103,11 @@ static pid_t render_spawn(const char *prog, char *const argv[], int in, int out,
   return pid;
 }
 
-int web_render_process(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                       size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
-                       size_t whylen) {
+/* erg_web_render_opts with isolate: the render in a process started with
+ * posix_spawn, killed past opt->timeout_seconds or on *opt->cancel. */
+static int render_process(const struct erg_store *store, const char *www_dir,
+                          const char *const *nodes, size_t nnodes, int64_t now,
+                          const struct erg_web_options *opt, char *why, size_t whylen) {
   const char *prog =
       opt->render_program && *opt->render_program ? opt->render_program : "/proc/self/exe";
   char nowtext[32];
@@ -263,8 +266,8 @@ int erg_web_render_child_main(int argc, char **argv) {
       .model_dir = argv[4][0] ? argv[4] : NULL, .image_format = argv[5], .isolate = 0};
   char why[512] = "";
   int rc = erg_store_open(&st, &so, why, sizeof why) != 0 ||
-           erg_web_render_opts(st, argv[3], (const char *const *)names, n, (int64_t)now, &o, why,
-                               sizeof why) != 0;
+           web_render_all(st, argv[3], (const char *const *)names, n, (int64_t)now, &o, why,
+                          sizeof why) != 0;
   if (rc)
     fputs(why, stdout);
   erg_store_close(st);
@@ -275,4 +278,21 @@ int erg_web_render_child_main(int argc, char **argv) {
    * leak-checked in-process by web.test_web. */
   fflush(stdout);
   _exit(rc ? 1 : 0);
+}
+
+int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
+                        const char *const *nodes, size_t nnodes, int64_t now,
+                        const struct erg_web_options *opt, char *why, size_t whylen) {
+  if (opt && opt->isolate)
+    return render_process(store, www_dir, nodes, nnodes, now, opt, why, whylen);
+  return web_render_all(store, www_dir, nodes, nnodes, now, opt, why, whylen) == 0
+             ? ERG_WEB_RENDER_OK
+             : ERG_WEB_RENDER_FAILED;
+}
+
+int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                   size_t nnodes, int64_t now, char *why, size_t whylen) {
+  /* ergd's call: it runs for months, so librrd's leaks stay in a process. */
+  struct erg_web_options o = {.isolate = 1};
+  return erg_web_render_opts(store, www_dir, nodes, nnodes, now, &o, why, whylen);
 }

@@ -108,12 +108,11 @@ int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_
 void web_html_text(FILE *f, const char *s);
 void web_iso_time(int64_t t, char out[32]);
 
-/* render_proc.c: erg_web_render_opts with isolate: the render in a
- * process started with posix_spawn, killed past opt->timeout_seconds or
- * on *opt->cancel; an ERG_WEB_RENDER_ value. */
-int web_render_process(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                       size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
-                       size_t whylen);
+/* pages.c: every page, in this process (erg_web_render_opts with
+ * isolate = 0, which render_proc.c dispatches); 0, or -1 with why. */
+int web_render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                   size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                   size_t whylen);
 
 /* pages_job.c */
 int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t njobs,
