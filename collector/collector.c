@@ -163,7 +163,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     feed_index_free(c.feeds);
     return 1;
   }
-  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format);
+  c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format,
+                              cfg->page_timeout_seconds);
   if (!c.renderer)
     erg_warn("cannot start the page rendering thread; no pages");
   /* Bounded so a dead disk cannot eat all memory: ~100 B per queued update,
@@ -194,9 +195,11 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
   struct erg_web_server *web = NULL;
   int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
+  struct erg_web_server_limits lim;
+  erg_collector_http_limits(cfg, &lim);
   if (rc == 0 && cfg->http[0] &&
-      erg_web_server_start(&web, cfg->http, cfg->www_dir, collector_http_dynamic, &c, why,
-                           sizeof why) != 0) {
+      erg_web_server_start_limits(&web, cfg->http, cfg->www_dir, collector_http_dynamic, &c, &lim,
+                                  why, sizeof why) != 0) {
     erg_err("http %s: %s", cfg->http, why);
     rc = -1;
   }

@@ -176,14 +176,24 @@ const struct feed_ref *feed_index_find(const struct feed_index *fi, int source, 
                                        size_t *n);
 void feed_index_free(struct feed_index *fi);
 
+/* The config's http_* keys as the server takes them (config.c). */
+struct erg_web_server_limits;
+void erg_collector_http_limits(const struct erg_collector_config *c,
+                               struct erg_web_server_limits *l);
+
 /* ---- page rendering thread (render.c) ---- */
 struct renderer;
+/* A render past timeout_seconds (<= 0: never) is killed and counted. */
 struct renderer *renderer_start(const struct erg_store *store, const char *www_dir,
-                                const char *model_dir, const char *image_format);
+                                const char *model_dir, const char *image_format,
+                                double timeout_seconds);
 /* Hands a render of these nodes' pages to the thread: 0, 1 when a render
  * is still running (ask again later), -1 out of memory. */
 int renderer_submit(struct renderer *r, const char *const *nodes, size_t n, int64_t now);
-/* Waits for a render in progress; one queued but not started is dropped. */
+/* Renders by result (erg_page_renders_total). */
+enum { RENDER_OK, RENDER_FAILED, RENDER_TIMEOUT, RENDER_NRESULTS };
+uint64_t renderer_count(const struct renderer *r, int result);
+/* Kills a render in progress; one queued but not started is dropped. */
 void renderer_stop(struct renderer *r);
 
 /* ---- profile keys (profile.c) ---- */

@@ -16,6 +16,12 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   memset(c, 0, sizeof *c);
   strcpy(c->listen, "tcp://127.0.0.1:9711");
   strcpy(c->http, "127.0.0.1:9710");
+  struct erg_web_server_limits lim;
+  erg_web_server_limits_default(&lim);
+  c->http_max_connections = lim.max_connections;
+  c->http_max_connections_per_address = lim.max_connections_per_address;
+  c->http_header_timeout_seconds = lim.header_timeout_seconds;
+  c->http_request_timeout_seconds = lim.request_timeout_seconds;
   strcpy(c->data_dir, "/var/lib/erg");
   c->step_seconds = 5;
   c->settle_steps = 2;
@@ -23,6 +29,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->idle_watts = 0;
   c->top_processes = 10;
   c->page_interval_seconds = 60;
+  c->page_timeout_seconds = 300;
   c->journal_max_bytes = 64L << 20;
   c->journal_max_age_seconds = 7 * 86400;
   c->key_expire_seconds = 30L * 86400;
@@ -136,6 +143,14 @@ static int cfg_http(char *dst, size_t len, const char *value, char *why, size_t 
   return cfg_str(dst, len, value, why, whylen);
 }
 
+void erg_collector_http_limits(const struct erg_collector_config *c,
+                               struct erg_web_server_limits *l) {
+  l->max_connections = c->http_max_connections;
+  l->max_connections_per_address = c->http_max_connections_per_address;
+  l->header_timeout_seconds = c->http_header_timeout_seconds;
+  l->request_timeout_seconds = c->http_request_timeout_seconds;
+}
+
 static int cfg_collector_key(struct erg_collector_config *c, const char *key, const char *value,
                              char *why, size_t whylen) {
   long l;
@@ -146,6 +161,16 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       rc = cfg_str(c->listen, sizeof c->listen, value, why, whylen);
   } else if (!strcmp(key, "http")) {
     rc = cfg_http(c->http, sizeof c->http, value, why, whylen);
+  } else if (!strcmp(key, "http_max_connections")) {
+    rc = erg_config_long(value, 1, 100000, &l, why, whylen);
+    c->http_max_connections = (unsigned)l;
+  } else if (!strcmp(key, "http_max_connections_per_address")) {
+    rc = erg_config_long(value, 1, 100000, &l, why, whylen);
+    c->http_max_connections_per_address = (unsigned)l;
+  } else if (!strcmp(key, "http_header_timeout_seconds")) {
+    rc = erg_config_double(value, 1, 3600, &c->http_header_timeout_seconds, why, whylen);
+  } else if (!strcmp(key, "http_request_timeout_seconds")) {
+    rc = erg_config_double(value, 1, 86400, &c->http_request_timeout_seconds, why, whylen);
   } else if (!strcmp(key, "data_dir")) {
     if (!value[0]) {
       snprintf(why, whylen, "empty (archives, journals and the WAL go there)");
@@ -197,6 +222,9 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
   } else if (!strcmp(key, "page_interval_seconds")) {
     rc = erg_config_double(value, 1, 86400, &d, why, whylen);
     c->page_interval_seconds = d;
+  } else if (!strcmp(key, "page_timeout_seconds")) {
+    rc = erg_config_double(value, 1, 86400, &d, why, whylen);
+    c->page_timeout_seconds = d;
   } else if (!strcmp(key, "page_format")) {
     if (strcmp(value, "png") && strcmp(value, "svg")) {
       snprintf(why, whylen, "'%s' is not one of png, svg", value);
@@ -676,6 +704,12 @@ int erg_collector_config_load(const char *path, struct erg_collector_config *c,
     rc = -1;
   }
   if (rc == 0 && cfg_check_key_archives(c, why, sizeof why) != 0) {
+    snprintf(err->msg, sizeof err->msg, "%s: [collector] %s", path, why);
+    rc = -1;
+  }
+  struct erg_web_server_limits lim;
+  erg_collector_http_limits(c, &lim);
+  if (rc == 0 && erg_web_server_limits_check(&lim, why, sizeof why) != 0) {
     snprintf(err->msg, sizeof err->msg, "%s: [collector] %s", path, why);
     rc = -1;
   }

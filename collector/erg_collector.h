@@ -414,6 +414,9 @@ struct erg_group_config {
 struct erg_collector_config {
   char listen[256]; /* ZeroMQ endpoint for agents */
   char http[128];   /* "127.0.0.1:9710"; "" disables */
+  /* The HTTP server's limits (struct erg_web_server_limits, docs/web.md). */
+  unsigned http_max_connections, http_max_connections_per_address;
+  double http_header_timeout_seconds, http_request_timeout_seconds;
   char data_dir[512];
   char www_dir[512];
   char rrdcached[256]; /* rrdcached address; "": RRDCACHED_ADDRESS or none */
@@ -423,6 +426,7 @@ struct erg_collector_config {
   double idle_watts;
   unsigned top_processes;
   double page_interval_seconds;
+  double page_timeout_seconds; /* a render taking longer is killed */
   long journal_max_bytes;
   long journal_max_age_seconds;    /* rotate a file this much older than its first row; 0: never */
   long key_expire_seconds;         /* idle per-node key archives deleted; 0: never */

@@ -7,6 +7,7 @@
 
 #include "erg_build_info.h"
 #include "erg_collector.h"
+#include "erg_web.h"
 
 static volatile int stop_requested; /* int: erg_collector_run takes volatile int * */
 static void on_signal(int sig) {
@@ -21,6 +22,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* ergd runs itself to render pages (web/render_proc.c). */
+  if (argc > 1 && !strcmp(argv[1], ERG_WEB_RENDER_ARG))
+    return erg_web_render_child_main(argc, argv);
   static const struct option opts[] = {{"config", required_argument, 0, 'c'},
                                        {"log-level", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},

@@ -609,6 +609,16 @@ void collector_metrics_render(struct collector *c) {
           "erg_store_lock_retries_total %llu\n",
           (unsigned long long)erg_store_lock_retries(c->store));
   fprintf(f,
+          "# HELP erg_page_renders_total Page renders by result: ok, failed (the reason "
+          "is logged), timeout (killed after page_timeout_seconds).\n"
+          "# TYPE erg_page_renders_total counter\n"
+          "erg_page_renders_total{result=\"ok\"} %llu\n"
+          "erg_page_renders_total{result=\"failed\"} %llu\n"
+          "erg_page_renders_total{result=\"timeout\"} %llu\n",
+          (unsigned long long)renderer_count(c->renderer, RENDER_OK),
+          (unsigned long long)renderer_count(c->renderer, RENDER_FAILED),
+          (unsigned long long)renderer_count(c->renderer, RENDER_TIMEOUT));
+  fprintf(f,
           "# HELP erg_store_pending_writes Archive updates queued for the writer thread.\n"
           "# TYPE erg_store_pending_writes gauge\nerg_store_pending_writes %zu\n",
           writer_pending(c->writer));

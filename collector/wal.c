@@ -61,7 +61,34 @@ struct wal {
   size_t nseg;
   uint64_t bytes; /* all segments */
   struct wal_stats st;
+  uint64_t failed;       /* records not logged in this spell of errors; 0: none */
+  uint64_t last_fail_ns; /* monotonic, the spell's last error */
 };
+
+/* A spell of write errors is logged once, at its first, with the file and
+ * the reason (a full disk fails every record in the same way), and its end
+ * once records were written for WAL_RECOVERED_SECONDS without an error:
+ * on a nearly full disk, space freed now and then (an old segment
+ * deleted) lets a record through between errors. */
+#define WAL_RECOVERED_SECONDS 10
+
+static void wal_write_failed(struct wal *w, const char *path, int err, const char *what) {
+  w->st.errors++;
+  w->last_fail_ns = erg_time_monotonic_ns();
+  if (w->failed++ == 0)
+    erg_warn("WAL %s %s: %s; inputs are applied but not logged until writing works again "
+             "(counted in erg_wal_records_total{result=\"dropped\"})",
+             what, path, strerror(err));
+}
+
+static void wal_write_works(struct wal *w, const char *path) {
+  if (!w->failed ||
+      erg_time_monotonic_ns() - w->last_fail_ns < WAL_RECOVERED_SECONDS * ERG_NS_PER_S)
+    return;
+  erg_info("WAL: writing %s works again, no error for %d s (%llu records were not logged)", path,
+           WAL_RECOVERED_SECONDS, (unsigned long long)w->failed);
+  w->failed = 0;
+}
 
 static uint32_t wal_crc32(uint32_t crc, const uint8_t *p, size_t n) {
   static uint32_t table[256];
@@ -331,13 +358,16 @@ int wal_start(struct wal *w, int64_t now_s) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
   uint8_t h[WAL_HDR] = WAL_MAGIC;
   memcpy(h + 8, &w->layout, 4);
-  if (fd < 0 || write(fd, h, sizeof h) != (ssize_t)sizeof h || wal_add_segment(w, seq) != 0) {
-    if (fd >= 0)
+  ssize_t hw = fd < 0 ? -1 : write(fd, h, sizeof h);
+  int err = fd < 0 || hw < 0 ? errno : ENOSPC; /* a short write: the disk is full */
+  if (fd < 0 || hw != (ssize_t)sizeof h || wal_add_segment(w, seq) != 0) {
+    if (fd >= 0 && hw == (ssize_t)sizeof h)
+      err = ENOMEM;
+    if (fd >= 0) {
       close(fd);
-    if (w->st.errors++ == 0)
-      erg_warn("WAL %s: %s; inputs not logged until the next segment (further errors only "
-               "counted)",
-               path, strerror(errno));
+      unlink(path); /* no segment without its header */
+    }
+    wal_write_failed(w, path, err, fd < 0 ? "cannot create" : "cannot write");
     return -1;
   }
   /* The sync thread holds its own descriptor of the old segment and
@@ -378,15 +408,29 @@ int wal_append(struct wal *w, int type, const void *data, size_t len, int64_t da
     return -1;
   memcpy(rec, h, WAL_REC_HDR);
   memcpy(rec + WAL_REC_HDR, data, len);
-  ssize_t wr = write(w->fd, rec, WAL_REC_HDR + len);
+  struct wal_segment *s = &w->seg[w->nseg - 1];
+  size_t want = WAL_REC_HDR + len;
+  ssize_t wr = write(w->fd, rec, want);
+  int err = errno;
+  /* A short write (the disk filled up in the middle): the rest once more,
+   * which says why when it fails too. */
+  if (wr >= 0 && (size_t)wr < want) {
+    ssize_t more = write(w->fd, rec + wr, want - (size_t)wr);
+    err = more < 0 ? errno : 0;
+    wr = more < 0 ? wr : wr + more;
+  }
   free(rec);
-  if (wr != (ssize_t)(WAL_REC_HDR + len)) {
-    if (w->st.errors++ == 0)
-      erg_warn("WAL write in %s: %s (further errors only counted)", w->dir,
-               wr < 0 ? strerror(errno) : "short write");
+  char path[700] = "";
+  if (wr != (ssize_t)want || w->failed)
+    wal_path(w, s->seq, path, sizeof path);
+  if (wr != (ssize_t)want) {
+    /* No torn record in the middle of the segment: back to its end. */
+    if (ftruncate(w->fd, (off_t)s->bytes) != 0 && !err)
+      err = errno;
+    wal_write_failed(w, path, err ? err : ENOSPC, "cannot write");
     return -1;
   }
-  struct wal_segment *s = &w->seg[w->nseg - 1];
+  wal_write_works(w, path);
   s->bytes += WAL_REC_HDR + len;
   w->bytes += WAL_REC_HDR + len;
   if (data_s > s->max_data_s)

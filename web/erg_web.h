@@ -11,23 +11,45 @@ struct erg_store;
 /* Renders <www_dir>/index.html, per node pages (one per range) with PNG
  * graphs of measured/idle/dynamic power and one stacked breakdown per key
  * kind, per job and model-quality pages (see erg_web_render_opts), in a
- * forked child (isolate = 1: for the long-running ergd). Writes every file
- * atomically (temp + rename) so a reader never sees half a page. nodes:
- * original node names. */
+ * process of its own (isolate = 1: for the long-running ergd, no
+ * deadline). Writes every file atomically (temp + rename) so a reader
+ * never sees half a page. nodes: original node names. */
 int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
                    size_t nnodes, int64_t now, char *why, size_t whylen);
+
+/* What a render returned (erg_web_render, erg_web_render_opts). */
+#define ERG_WEB_RENDER_OK 0
+#define ERG_WEB_RENDER_FAILED (-1)    /* why says why */
+#define ERG_WEB_RENDER_TIMEOUT (-2)   /* isolate: past timeout_seconds, killed */
+#define ERG_WEB_RENDER_CANCELLED (-3) /* isolate: *cancel turned nonzero, killed */
+
+/* The argument that makes a program a render process (argv[1]): a main()
+ * that may be the render program (ergd, test programs) starts with
+ *   if (argc > 1 && !strcmp(argv[1], ERG_WEB_RENDER_ARG))
+ *     return erg_web_render_child_main(argc, argv);
+ * The child main renders with isolate = 0 what its parent asked for
+ * (web/render_proc.c) and ends the process with _exit (what librrd leaks
+ * goes unchecked); it returns only on bad arguments. */
+#define ERG_WEB_RENDER_ARG "--erg-render-pages"
+int erg_web_render_child_main(int argc, char **argv);
 
 struct erg_web_options {
   const char *model_dir;    /* node model files <safe node>.json; NULL: <store root>/models */
   const char *image_format; /* "png" (default) or "svg" */
-  int isolate;              /* render in a forked child that exits after: librrd
-                             * 1.7's per-DEF leaks die with it (long-running ergd).
-                             * Ignored when the store uses rrdcached. */
+  int isolate;              /* render in a process of its own, started with posix_spawn
+                             * (no fork of a threaded process), that exits after:
+                             * librrd 1.7's per-DEF leaks die with it (ergd) */
+  /* isolate only: */
+  const char *render_program; /* run as PROG ERG_WEB_RENDER_ARG ...; NULL: /proc/self/exe,
+                               * the running program itself */
+  double timeout_seconds;     /* the render is killed after this; <= 0: never */
+  const volatile int *cancel; /* when *cancel turns nonzero (checked every 0.1 s), the
+                               * render is killed; NULL: never */
 };
 /* erg_web_render with options (NULL: the defaults above). Also writes per
  * job pages (cluster/job), per node pages per range (hour, day, week,
  * month, year) with one breakdown per key kind, and model-quality pages;
- * see docs/web.md. */
+ * see docs/web.md. Returns an ERG_WEB_RENDER_ value, why set unless OK. */
 int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
                         const char *const *nodes, size_t nnodes, int64_t now,
                         const struct erg_web_options *opt, char *why, size_t whylen);
@@ -47,6 +69,23 @@ struct erg_web_server;
  * regular files), and url "/metrics" through dyn when set. */
 int erg_web_server_start(struct erg_web_server **out, const char *addr, const char *www_dir,
                          erg_web_dynamic_fn dyn, void *user, char *why, size_t whylen);
+/* What slow or hostile clients may hold (docs/web.md "HTTP server"; ergd:
+ * the http_* keys of docs/config.md). At a connection limit a newcomer
+ * takes the place of the oldest connection still sending its headers. */
+struct erg_web_server_limits {
+  unsigned max_connections;             /* open at once, all clients (256) */
+  unsigned max_connections_per_address; /* open at once from one address (32) */
+  double header_timeout_seconds;        /* from accept or the last answer to the
+                                         * request's end of headers (5) */
+  double request_timeout_seconds;       /* from then to the end of the answer (120) */
+};
+void erg_web_server_limits_default(struct erg_web_server_limits *l);
+/* 0, or -1 with a reason naming the config key out of range. */
+int erg_web_server_limits_check(const struct erg_web_server_limits *l, char *why, size_t whylen);
+/* erg_web_server_start with limits (NULL: the defaults). */
+int erg_web_server_start_limits(struct erg_web_server **out, const char *addr, const char *www_dir,
+                                erg_web_dynamic_fn dyn, void *user,
+                                const struct erg_web_server_limits *lim, char *why, size_t whylen);
 void erg_web_server_stop(struct erg_web_server *w);
 /* The port actually bound: the one asked for, or the free port the system
  * picked when addr said port 0. */

@@ -2,8 +2,10 @@
  * pages_model.c): the page head, data text escaped, times, the atomic
  * write of a finished page. Apart so that the page files call down into
  * it and never back into each other (issue 20: no call cycles). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "web_int.h"
@@ -16,12 +18,15 @@ const char *const web_html_head =
     "td.n{text-align:right}</style>"
     "<title>%s</title></head><body>\n";
 
-int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len) {
+int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len, char *why,
+                   size_t whylen) {
   char path[1200];
   int rc = fclose(f);
   snprintf(path, sizeof path, "%s/%s", www, name);
-  if (rc == 0)
-    rc = erg_write_file_atomic(path, *buf, *len);
+  if (rc != 0)
+    snprintf(why, whylen, "cannot make %s: %s", path, strerror(errno));
+  else if ((rc = erg_write_file_atomic(path, *buf, *len)) != 0)
+    snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
   free(*buf);
   return rc;
 }

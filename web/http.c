@@ -5,15 +5,23 @@
  * www_dir: nothing outside www_dir, no symlink, no directory listing.
  *
  * Slow or hostile clients cannot take the server from others: at most
- * HTTP_CONN_PER_IP connections per client address and HTTP_CONN_MAX in all,
- * a request's headers must be in within HTTP_HEADER_S (MHD's own timeout is
- * an idle one: a client sending a header line every few seconds never hits
- * it) and the whole request within HTTP_REQUEST_S, and a long URL or query
- * is refused. What is refused is logged once per reason and counted in
- * erg_http_refused_total, added to /metrics here (docs/web.md). */
+ * max_connections_per_address connections per client address and
+ * max_connections in all (struct erg_web_server_limits, ergd's config), a
+ * request's headers must be in within header_timeout_seconds (MHD's own
+ * timeout is an idle one: a client sending a header byte every second never
+ * hits it) and the whole request within request_timeout_seconds, and a
+ * long URL or query is refused. At a limit, a new connection takes the
+ * place of the oldest one there (of that address, or of all) still
+ * sending its headers, which is cut: many slow clients from many
+ * addresses only cut each other, and a complete request is served, never
+ * cut for a newcomer. Only when every connection there has a complete
+ * request is the newcomer refused. What is refused or cut is logged once
+ * per reason and counted in erg_http_refused_total, added to /metrics
+ * here (docs/web.md). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,13 +37,8 @@
 #include "erg_web.h"
 
 #define HTTP_PATH_MAX 256
-#define HTTP_CONN_MAX 256   /* open connections, all clients */
-#define HTTP_CONN_PER_IP 32 /* open connections from one client address */
-#define HTTP_IDLE_S 10      /* MHD closes a connection silent this long */
-#define HTTP_HEADER_S 15    /* from accept or the previous answer to complete headers */
-#define HTTP_REQUEST_S 120  /* from then to the end of the answer */
-#define HTTP_URL_MAX 2048   /* bytes of URL, query included */
-#define HTTP_ARGS_MAX 64    /* query arguments (erg takes none) */
+#define HTTP_URL_MAX 2048 /* bytes of URL, query included */
+#define HTTP_ARGS_MAX 64  /* query arguments (erg takes none) */
 
 enum {
   HTTP_PER_IP,
@@ -43,10 +46,40 @@ enum {
   HTTP_HEADER_TIMEOUT,
   HTTP_REQUEST_TIMEOUT,
   HTTP_URI,
+  HTTP_EVICTED,
   HTTP_NREASONS
 };
-static const char *const http_reasons[HTTP_NREASONS] = {
-    "per_ip_limit", "connection_limit", "header_timeout", "request_timeout", "uri_too_long"};
+static const char *const http_reasons[HTTP_NREASONS] = {"per_ip_limit",   "connection_limit",
+                                                        "header_timeout", "request_timeout",
+                                                        "uri_too_long",   "evicted"};
+
+void erg_web_server_limits_default(struct erg_web_server_limits *l) {
+  l->max_connections = 256;
+  l->max_connections_per_address = 32;
+  l->header_timeout_seconds = 5;
+  l->request_timeout_seconds = 120;
+}
+
+int erg_web_server_limits_check(const struct erg_web_server_limits *l, char *why, size_t whylen) {
+  if (l->max_connections < 1 || l->max_connections > 100000)
+    snprintf(why, whylen, "http_max_connections %u is not within 1-100000", l->max_connections);
+  else if (l->max_connections_per_address < 1 ||
+           l->max_connections_per_address > l->max_connections)
+    snprintf(why, whylen,
+             "http_max_connections_per_address %u is not within 1-http_max_connections (%u)",
+             l->max_connections_per_address, l->max_connections);
+  else if (!(l->header_timeout_seconds >= 1 && l->header_timeout_seconds <= 3600))
+    snprintf(why, whylen, "http_header_timeout_seconds %g is not within 1-3600",
+             l->header_timeout_seconds);
+  else if (!(l->request_timeout_seconds >= l->header_timeout_seconds &&
+             l->request_timeout_seconds <= 86400))
+    snprintf(why, whylen,
+             "http_request_timeout_seconds %g is not within http_header_timeout_seconds (%g)-86400",
+             l->request_timeout_seconds, l->header_timeout_seconds);
+  else
+    return 0;
+  return -1;
+}
 
 /* One open connection, for the limits and the deadline sweeper. */
 struct http_conn {
@@ -64,12 +97,13 @@ struct erg_web_server {
   erg_web_dynamic_fn dyn;
   void *user;
   uint16_t port;
+  struct erg_web_server_limits lim;
   pthread_mutex_t lock; /* conns, nconns, refused, logged; MHD's thread and the sweeper */
   pthread_cond_t wake;
   pthread_t sweeper;
   int sweeper_started, stopping;
   struct http_conn *conns;
-  size_t nconns;
+  size_t nconns, ncut; /* ncut: shut down, not yet closed by MHD */
   uint64_t refused[HTTP_NREASONS];
   unsigned logged; /* bit per reason */
 };
@@ -328,8 +362,29 @@ static void *http_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
   return len > HTTP_URL_MAX || args > HTTP_ARGS_MAX ? &http_uri_refused : NULL;
 }
 
+/* Shuts hc down (lock held): MHD sees the end of the stream and closes
+ * it as usual; until then it no longer counts against the limits. */
+static void http_cut(struct erg_web_server *w, struct http_conn *hc) {
+  shutdown(hc->fd, SHUT_RDWR);
+  hc->cut = 1;
+  w->ncut++;
+}
+
+/* The oldest connection still sending its headers, of address ip or (all)
+ * of any; NULL when every one has a complete request. */
+static struct http_conn *http_oldest_in_headers(struct erg_web_server *w, uint32_t ip, int all) {
+  struct http_conn *old = NULL;
+  for (struct http_conn *hc = w->conns; hc; hc = hc->next)
+    if (!hc->cut && hc->fd >= 0 && hc->in_headers && (all || hc->ip == ip) &&
+        (!old || hc->since_ns < old->since_ns))
+      old = hc;
+  return old;
+}
+
 /* Per-address and total limits, checked before MHD sets the connection
- * up (the connections it tracks in http_notify, on the same thread). */
+ * up (the connections it tracks in http_notify, on the same thread). At a
+ * limit the newcomer takes the place of the oldest connection there still
+ * in its headers (see the top of the file). */
 static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
   struct erg_web_server *w = cls;
   uint32_t ip = addr->sa_family == AF_INET && addrlen >= sizeof(struct sockaddr_in)
@@ -338,19 +393,40 @@ static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, sockl
   pthread_mutex_lock(&w->lock);
   size_t same = 0;
   for (const struct http_conn *hc = w->conns; hc; hc = hc->next)
-    same += hc->ip == ip;
-  int reason = w->nconns >= HTTP_CONN_MAX ? HTTP_LIMIT
-               : same >= HTTP_CONN_PER_IP ? HTTP_PER_IP
-                                          : -1;
+    same += hc->ip == ip && !hc->cut;
+  int reason = -1, evicted = 0;
+  uint32_t evicted_ip = 0;
+  for (int all = 0; all < 2 && reason < 0; all++) {
+    size_t open = all ? w->nconns - w->ncut : same;
+    size_t max = all ? w->lim.max_connections : w->lim.max_connections_per_address;
+    if (open < max)
+      continue;
+    struct http_conn *old = http_oldest_in_headers(w, ip, all);
+    if (!old) {
+      reason = all ? HTTP_LIMIT : HTTP_PER_IP;
+      break;
+    }
+    evicted_ip = old->ip;
+    http_cut(w, old);
+    same -= old->ip == ip;
+    evicted = http_refuse(w, HTTP_EVICTED) ? 1 : evicted;
+  }
   int log = reason >= 0 && http_refuse(w, reason);
   pthread_mutex_unlock(&w->lock);
+  char text[INET_ADDRSTRLEN];
+  if (evicted) {
+    http_ip_text(evicted_ip, text);
+    erg_warn("http: closed a connection from %s still sending its request headers to make "
+             "room for a new one (connection limits reached; logged once, counted in "
+             "erg_http_refused_total)",
+             text);
+  }
   if (log) {
-    char text[INET_ADDRSTRLEN];
     http_ip_text(ip, text);
-    erg_warn("http: refused a connection from %s: %s %d connections open already (logged "
-             "once, counted in erg_http_refused_total)",
+    erg_warn("http: refused a connection from %s: %s %u connections open already, each with "
+             "a request being answered (logged once, counted in erg_http_refused_total)",
              text, reason == HTTP_LIMIT ? "the server has" : "that address has",
-             reason == HTTP_LIMIT ? HTTP_CONN_MAX : HTTP_CONN_PER_IP);
+             reason == HTTP_LIMIT ? w->lim.max_connections : w->lim.max_connections_per_address);
   }
   return reason >= 0 ? MHD_NO : MHD_YES;
 }
@@ -394,6 +470,7 @@ static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_co
   if (hc->next)
     hc->next->prev = hc->prev;
   w->nconns--;
+  w->ncut -= hc->cut;
   pthread_mutex_unlock(&w->lock);
   free(hc);
   *socket_context = NULL;
@@ -428,11 +505,11 @@ static void *http_sweep(void *arg) {
     int log[2] = {0, 0};
     uint32_t ip[2] = {0, 0};
     for (struct http_conn *hc = w->conns; hc && !w->stopping; hc = hc->next) {
-      uint64_t limit = (hc->in_headers ? HTTP_HEADER_S : HTTP_REQUEST_S) * ERG_NS_PER_S;
-      if (hc->cut || hc->fd < 0 || now - hc->since_ns <= limit)
+      double limit_s =
+          hc->in_headers ? w->lim.header_timeout_seconds : w->lim.request_timeout_seconds;
+      if (hc->cut || hc->fd < 0 || now - hc->since_ns <= (uint64_t)(limit_s * 1e9))
         continue;
-      shutdown(hc->fd, SHUT_RDWR);
-      hc->cut = 1;
+      http_cut(w, hc);
       int k = hc->in_headers ? 0 : 1;
       if (http_refuse(w, k ? HTTP_REQUEST_TIMEOUT : HTTP_HEADER_TIMEOUT))
         log[k] = 1, ip[k] = hc->ip;
@@ -442,10 +519,10 @@ static void *http_sweep(void *arg) {
       char text[INET_ADDRSTRLEN];
       http_ip_text(ip[k], text);
       if (log[k])
-        erg_warn("http: closed a connection from %s whose %s not in within %d s (slow or "
+        erg_warn("http: closed a connection from %s whose %s not in within %g s (slow or "
                  "stalled client; logged once, counted in erg_http_refused_total)",
                  text, k ? "request was" : "request headers were",
-                 k ? HTTP_REQUEST_S : HTTP_HEADER_S);
+                 k ? w->lim.request_timeout_seconds : w->lim.header_timeout_seconds);
     }
     pthread_mutex_lock(&w->lock);
   }
@@ -489,8 +566,19 @@ static int http_parse_addr(const char *addr, struct sockaddr_in *sa, char *why, 
 
 int erg_web_server_start(struct erg_web_server **out, const char *addr, const char *www_dir,
                          erg_web_dynamic_fn dyn, void *user, char *why, size_t whylen) {
+  return erg_web_server_start_limits(out, addr, www_dir, dyn, user, NULL, why, whylen);
+}
+
+int erg_web_server_start_limits(struct erg_web_server **out, const char *addr, const char *www_dir,
+                                erg_web_dynamic_fn dyn, void *user,
+                                const struct erg_web_server_limits *lim, char *why, size_t whylen) {
   struct sockaddr_in sa;
-  if (http_parse_addr(addr, &sa, why, whylen) != 0)
+  struct erg_web_server_limits def;
+  erg_web_server_limits_default(&def);
+  if (!lim)
+    lim = &def;
+  if (http_parse_addr(addr, &sa, why, whylen) != 0 ||
+      erg_web_server_limits_check(lim, why, whylen) != 0)
     return -1;
   if (strlen(www_dir) >= sizeof((struct erg_web_server *)0)->www) {
     snprintf(why, whylen, "www directory path too long");
@@ -502,6 +590,7 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
     return -1;
   }
   erg_strlcpy(w->www, www_dir, sizeof w->www);
+  w->lim = *lim;
   w->dyn = dyn;
   w->user = user;
   pthread_mutex_init(&w->lock, NULL);
@@ -512,12 +601,15 @@ int erg_web_server_start(struct erg_web_server **out, const char *addr, const ch
   pthread_condattr_destroy(&ca);
   /* One internal thread (epoll): the accept policy and the notifications
    * run there in order, which http_accept's count relies on. MHD's own
-   * limits are a backstop a little above erg's. */
+   * limits are a backstop above erg's: connections cut to make room count
+   * for MHD until it has closed them. MHD's idle timeout (whole seconds)
+   * is the header timeout: a connection silent that long is closed. */
+  unsigned idle_s = (unsigned)ceil(lim->header_timeout_seconds);
   w->d = MHD_start_daemon(
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, ntohs(sa.sin_port), http_accept, w,
-      http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)HTTP_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX + 8,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONN_PER_IP + 2,
+      http_handler, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+      MHD_OPTION_CONNECTION_LIMIT, 2 * lim->max_connections + 16,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, 2 * lim->max_connections_per_address + 2,
       MHD_OPTION_NOTIFY_CONNECTION, http_notify, w, MHD_OPTION_NOTIFY_COMPLETED, http_completed, w,
       MHD_OPTION_URI_LOG_CALLBACK, http_uri, w, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
       MHD_OPTION_UNESCAPE_CALLBACK, http_unescape, NULL, MHD_OPTION_END);

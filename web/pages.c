@@ -5,13 +5,11 @@
  * erg_html_escape, and every link and image is a relative name of a file
  * written in the same or an earlier render (graphs still fresh are not
  * drawn again, see web_graph_fresh). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "web_int.h"
@@ -86,7 +84,8 @@ static void node_gpu_share(FILE *f, const struct web_ctx *c, const struct node_v
 }
 
 static int node_page(const struct web_ctx *c, const struct node_view *v, size_t r,
-                     const struct web_job *jobs, size_t njobs, size_t idx) {
+                     const struct web_job *jobs, size_t njobs, size_t idx, char *why,
+                     size_t whylen) {
   char *buf = NULL, name[ERG_NAME_MAX + 32];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -139,7 +138,7 @@ static int node_page(const struct web_ctx *c, const struct node_view *v, size_t 
   web_html_footer(f, c->now);
   free(e);
   snprintf(name, sizeof name, "node-%s-%s.html", rn, v->safe);
-  return web_page_write(c->www, name, f, &buf, &len);
+  return web_page_write(c->www, name, f, &buf, &len, why, whylen);
 }
 
 /* One kind's breakdown graphs for every range; sets v->kinds[k] when the
@@ -254,7 +253,7 @@ static void pages_nodes_table(FILE *f, const struct web_ctx *c, const char *cons
 }
 
 static int pages_index(const struct web_ctx *c, const char *const *nodes, const int *have, size_t n,
-                       const struct web_job *jobs, size_t njobs) {
+                       const struct web_job *jobs, size_t njobs, char *why, size_t whylen) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -288,7 +287,7 @@ static int pages_index(const struct web_ctx *c, const char *const *nodes, const 
     free(e);
   }
   web_html_footer(f, c->now);
-  return web_page_write(c->www, "index.html", f, &buf, &len);
+  return web_page_write(c->www, "index.html", f, &buf, &len, why, whylen);
 }
 
 /* ---- render ---- */
@@ -312,18 +311,20 @@ static int render_node(const struct web_ctx *c, const char *node, size_t idx,
     if (rc == 0)
       rc = web_model_page(c, node, safe, rrd, v.group, why, whylen);
   }
+  /* The first reason is kept. */
+  char err[512];
   for (size_t r = 0; r < (v.have ? WEB_NRANGES : 1); r++)
-    if (node_page(c, &v, r, jobs, njobs, idx) != 0 && rc == 0) {
-      snprintf(why, whylen, "cannot write page of node %s", safe);
+    if (node_page(c, &v, r, jobs, njobs, idx, err, sizeof err) != 0 && rc == 0) {
+      snprintf(why, whylen, "%s", err);
       rc = -1;
     }
   *have = v.have;
   return rc;
 }
 
-static int render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                      size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
-                      size_t whylen) {
+int web_render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                   size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                   size_t whylen) {
   char models[700];
   int svg = opt && opt->image_format && !strcmp(opt->image_format, "svg");
   if (opt && opt->model_dir && *opt->model_dir)
@@ -364,93 +365,11 @@ static int render_all(const struct erg_store *store, const char *www_dir, const 
     snprintf(why, whylen, "%s", err);
     rc = -1;
   }
-  if (pages_index(&c, nodes, have, nnodes, jobs, njobs) != 0 && rc == 0) {
-    snprintf(why, whylen, "cannot write %s/index.html", www_dir);
+  if (pages_index(&c, nodes, have, nnodes, jobs, njobs, err, sizeof err) != 0 && rc == 0) {
+    snprintf(why, whylen, "%s", err);
     rc = -1;
   }
   web_jobs_free(jobs, njobs);
   free(have);
   return rc;
-}
-
-/* A render child outlives a killed ergd by seconds (minutes under ASan);
- * with the listening sockets (ZeroMQ, HTTP) it inherited, the restarted
- * ergd could not bind them. The child needs no socket: all are closed. */
-static void render_close_sockets(void) {
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return;
-  int self = dirfd(d);
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    char *end;
-    long fd = strtol(e->d_name, &end, 10);
-    struct stat st;
-    if (*end || fd < 0 || fd == self || fstat((int)fd, &st) != 0)
-      continue;
-    if (S_ISSOCK(st.st_mode))
-      close((int)fd);
-  }
-  closedir(d);
-}
-
-/* The render in a child process: librrd 1.7.2 leaks two small strings per
- * DEF per graph, and fontconfig/pango keep caches; a child takes them
- * along when it exits. The parent waits; a failure's reason comes back
- * through a pipe. The child only uses what this thread alone uses (librrd
- * files, the font stack, malloc), so no lock another thread held at fork
- * time is needed in it; hence no rrdcached (see erg_web_render_opts). */
-static int render_isolated(const struct erg_store *store, const char *www_dir,
-                           const char *const *nodes, size_t nnodes, int64_t now,
-                           const struct erg_web_options *opt, char *why, size_t whylen) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    snprintf(why, whylen, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  fflush(NULL); /* no buffered output written twice */
-  pid_t pid = fork();
-  if (pid < 0) {
-    snprintf(why, whylen, "fork: %s", strerror(errno));
-    close(fds[0]), close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    render_close_sockets();
-    char err[512] = "";
-    int rc = render_all(store, www_dir, nodes, nnodes, now, opt, err, sizeof err);
-    if (rc != 0 && write(fds[1], err, strlen(err)) < 0)
-      rc = 2;
-    _exit(rc ? 1 : 0);
-  }
-  close(fds[1]);
-  char err[512];
-  ssize_t n = read(fds[0], err, sizeof err - 1);
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return 0;
-  err[n > 0 ? n : 0] = '\0';
-  snprintf(why, whylen, "%s", n > 0 ? err : "render process failed");
-  return -1;
-}
-
-int erg_web_render_opts(const struct erg_store *store, const char *www_dir,
-                        const char *const *nodes, size_t nnodes, int64_t now,
-                        const struct erg_web_options *opt, char *why, size_t whylen) {
-  /* librrd's rrdcached client has one process-wide lock that the store
-   * writer thread may hold at fork time: with a daemon, render here. */
-  if (opt && opt->isolate && !erg_store_daemon(store))
-    return render_isolated(store, www_dir, nodes, nnodes, now, opt, why, whylen);
-  return render_all(store, www_dir, nodes, nnodes, now, opt, why, whylen);
-}
-
-int erg_web_render(const struct erg_store *store, const char *www_dir, const char *const *nodes,
-                   size_t nnodes, int64_t now, char *why, size_t whylen) {
-  /* ergd's call: it runs for months, so librrd's leaks stay in a child. */
-  struct erg_web_options o = {.isolate = 1};
-  return erg_web_render_opts(store, www_dir, nodes, nnodes, now, &o, why, whylen);
 }

@@ -72,7 +72,7 @@ static void job_gpu_share(FILE *f, const struct web_ctx *c, const struct web_job
 }
 
 static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
-                    size_t nnodes) {
+                    size_t nnodes, char *why, size_t whylen) {
   char *buf = NULL, name[ERG_NAME_MAX + 16], when[32], energy[32];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -113,7 +113,7 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
              "total (it can be higher when a node counted the job in [other]).</p>\n");
   web_html_footer(f, c->now);
   snprintf(name, sizeof name, "job-%s.html", j->key.safe);
-  return web_page_write(c->www, name, f, &buf, &len);
+  return web_page_write(c->www, name, f, &buf, &len, why, whylen);
 }
 
 int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t njobs,
@@ -143,8 +143,8 @@ int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t nj
         rc = -1;
       }
     }
-    if (job_page(c, j, nodes, nnodes) != 0 && rc == 0) {
-      snprintf(why, whylen, "cannot write page of job %s", j->key.safe);
+    if (job_page(c, j, nodes, nnodes, err, sizeof err) != 0 && rc == 0) {
+      snprintf(why, whylen, "%s", err);
       rc = -1;
     }
   }

@@ -214,9 +214,5 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe, 
              "the residual and the metrics.</p>\n");
   web_html_footer(f, c->now);
   snprintf(name, sizeof name, "model-%s.html", safe);
-  if (web_page_write(c->www, name, f, &buf, &len) != 0) {
-    snprintf(why, whylen, "cannot write %s", name);
-    return -1;
-  }
-  return 0;
+  return web_page_write(c->www, name, f, &buf, &len, why, whylen);
 }

@@ -104,7 +104,10 @@ void web_jobs_free(struct web_job *jobs, size_t n);
 
 /* html.c: what every page writer uses; it calls no page file. */
 extern const char *const web_html_head;
-int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len);
+/* Closes f (a memstream over *buf) and writes its text to www/name
+ * atomically; 0, or -1 with "cannot write PATH: REASON" in why. */
+int web_page_write(const char *www, const char *name, FILE *f, char **buf, size_t *len, char *why,
+                   size_t whylen);
 void web_html_text(FILE *f, const char *s);
 void web_iso_time(int64_t t, char out[32]);
 /* The pages' last paragraph: when it was generated (a date), how often the
@@ -113,6 +116,12 @@ void web_html_footer(FILE *f, int64_t now);
 /* Energy columns in one unit (issue 36): the largest unit (J, Wh, kWh, MWh)
  * that max_j reaches; its name and joules per unit. */
 void web_energy_unit(double max_j, const char **unit, double *j_per_unit);
+
+/* pages.c: every page, in this process (erg_web_render_opts with
+ * isolate = 0, which render_proc.c dispatches); 0, or -1 with why. */
+int web_render_all(const struct erg_store *store, const char *www_dir, const char *const *nodes,
+                   size_t nnodes, int64_t now, const struct erg_web_options *opt, char *why,
+                   size_t whylen);
 
 /* pages_job.c */
 int web_job_pages(const struct web_ctx *c, const struct web_job *jobs, size_t njobs,

@@ -26,6 +26,9 @@ static void test_collector_ok(void **state) {
   (void)state;
   write_conf("[collector]\nstep_seconds = 10\ndata_dir = /tmp/x\n"
              "wal_fsync = no\nwal_max_bytes = 2097152\n"
+             "http_max_connections = 100\nhttp_max_connections_per_address = 10\n"
+             "http_header_timeout_seconds = 2.5\nhttp_request_timeout_seconds = 30\n"
+             "page_timeout_seconds = 60\n"
              "[node.n1]\npower = m1 + pdu1:3*0.5\nidle_watts = 55\n"
              "[meter.m1]\nhost = 127.0.0.1\nport = 5020\nprofile = erg-sim\nunit_id = 2\n"
              "[pdu.pdu1]\nhost = 10.0.0.9\ncommunity = private\n");
@@ -35,6 +38,11 @@ static void test_collector_ok(void **state) {
   assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
   assert_int_equal(c.step_seconds, 10);
   assert_string_equal(c.www_dir, "/tmp/x/www");
+  assert_int_equal(c.http_max_connections, 100);
+  assert_int_equal(c.http_max_connections_per_address, 10);
+  assert_float_equal(c.http_header_timeout_seconds, 2.5, 0);
+  assert_float_equal(c.http_request_timeout_seconds, 30, 0);
+  assert_float_equal(c.page_timeout_seconds, 60, 0);
   assert_int_equal(c.nsources, 2);
   assert_int_equal(c.nnodes, 1);
   assert_int_equal(c.nodes[0].nfeeds, 2);
@@ -269,6 +277,15 @@ static void test_errors(void **state) {
   expect_error("[collector]\ntop_processes = 10\nkey_archives_max = 12\n",
                "key_archives_max = 12 is below top_processes + 3 = 13", 0);
   expect_error("[collector]\nkey_min_share = 1.5\n", ":2: key 'key_min_share'", 0);
+  /* The HTTP server's limits (issue 35): each key's range, and together. */
+  expect_error("[collector]\nhttp_max_connections = 0\n", ":2: key 'http_max_connections'", 0);
+  expect_error("[collector]\nhttp_header_timeout_seconds = nan\n",
+               ":2: key 'http_header_timeout_seconds'", 0);
+  expect_error("[collector]\nhttp_max_connections = 10\nhttp_max_connections_per_address = 20\n",
+               "http_max_connections_per_address 20 is not within 1-http_max_connections (10)", 0);
+  expect_error("[collector]\nhttp_header_timeout_seconds = 30\nhttp_request_timeout_seconds = 10\n",
+               "http_request_timeout_seconds 10 is not within http_header_timeout_seconds", 0);
+  expect_error("[collector]\npage_timeout_seconds = 0.5\n", ":2: key 'page_timeout_seconds'", 0);
   expect_error("[collector]\npage_format = gif\n", "'gif' is not one of png, svg", 0);
   expect_error("[collector]\narchive_days = 2 14\n", "is not 4 numbers of days", 0);
   expect_error("[collector]\narchive_days = 2 14 396 3653 1\n", "is not 4 numbers of days", 0);

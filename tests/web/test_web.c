@@ -481,7 +481,10 @@ static void test_http(void **state) {
   erg_web_server_stop(w);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  /* erg_web_render (isolate) runs this program as its render process. */
+  if (argc > 1 && !strcmp(argv[1], ERG_WEB_RENDER_ARG))
+    return erg_web_render_child_main(argc, argv);
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_text),
                                      cmocka_unit_test(test_render), cmocka_unit_test(test_http)};
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -65,7 +65,7 @@ static void test_pages(void **state) {
   int64_t now = (int64_t)time(NULL);
   const char *nodes[] = {fix_nodes[0], fix_nodes[1]};
   int rc = erg_store_open(&s, &o, why, sizeof why) || fixture_fill(s, now, why, sizeof why) ||
-           /* isolate asked for, but with a daemon it renders in-process */
+           /* in a render process of its own, through the daemon too */
            erg_web_render(s, www, nodes, 2, now, why, sizeof why);
   erg_assert(rc == 0, "%s", why);
   char path[300];
@@ -82,7 +82,10 @@ static void test_pages(void **state) {
   erg_assert(stat(path, &st) == 0 && st.st_size > 1000, "job breakdown drawn");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  /* erg_web_render (isolate) runs this program as its render process. */
+  if (argc > 1 && !strcmp(argv[1], ERG_WEB_RENDER_ARG))
+    return erg_web_render_child_main(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pages),
   };
