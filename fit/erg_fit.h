@@ -187,8 +187,20 @@ int erg_idle_profile_path(const char *model_dir, const char *node, char *out, si
 
 /* ---- model ---- */
 /* PROFILE: median of flag-8 journal rows (older harnesses); RECORDED: an
- * erg_idle_profile (`erg fit --idle`). */
-enum erg_idle_source { ERG_IDLE_FROM_FIT = 0, ERG_IDLE_FROM_PROFILE = 1, ERG_IDLE_FROM_RECORDED };
+ * erg_idle_profile (`erg fit --idle`). A group member's model (erg fit
+ * --group) holds its part of the group's idle: GROUP_PROFILE when that
+ * was the group's recorded idle (`erg fit --idle --group`), GROUP_FIT
+ * when the joint fit's intercept; either split by the model's idle_split. */
+enum erg_idle_source {
+  ERG_IDLE_FROM_FIT = 0,
+  ERG_IDLE_FROM_PROFILE = 1,
+  ERG_IDLE_FROM_RECORDED,
+  ERG_IDLE_FROM_GROUP_PROFILE,
+  ERG_IDLE_FROM_GROUP_FIT,
+};
+/* The model file's "idle_source" value of s: "fit", "idle_rows",
+ * "idle_profile", "group_idle_profile" or "group_fit". */
+const char *erg_idle_source_name(enum erg_idle_source s);
 
 struct erg_fit_metrics {
   double mae_watts, rmse_watts;
