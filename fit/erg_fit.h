@@ -145,8 +145,10 @@ double erg_derived_peak(int d);
 double erg_derived_value_extended(int d, double u, double u_max, const double *coef);
 /* Adds the derived columns (the tails) to ds, computed from
  * cpu_seconds_per_second and the ncpu column (ncpu_default > 0 stands in
- * where a row has none). Returns the number of columns added (0 when ncpu
- * is unknown), -1 on error. */
+ * where a row has none). A row that already has all the tails (a journal
+ * that carries them: the cell's mean of the tails of its samples, issue
+ * 38), each in [0, 1], keeps them. Returns the number of columns added (0
+ * when ncpu is unknown), -1 on error. */
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen);
 
 /* ---- idle profile (docs/model.md, "Idle profile") ----
