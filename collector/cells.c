@@ -53,10 +53,10 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
-  /* The curve's tails as the cell's mean over its samples (issue 38),
-   * once the node's CPU count is known; sticky like the other columns. */
-  if (n->ncpu > 0)
-    n->journal_columns |= ERG_JOURNAL_TAILS;
+  /* The curve's tails as the cell's mean over its samples (issue 38);
+   * always, as the disk bytes ("nan" until the node's CPU count is
+   * known), so a node's first agent sample does not rotate the file. */
+  n->journal_columns |= ERG_JOURNAL_TAILS;
   int flags =
       r->flags | (estimated ? ERG_CELL_ESTIMATED : 0) | (n->group >= 0 ? ERG_CELL_SHARED : 0);
   if (node_power_estimated(c, n))
