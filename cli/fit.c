@@ -309,10 +309,12 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
   if (shared)
     printf("%zu row(s) of a shared meter (flag 64: the group's power) skipped\n", shared);
   printf("idle_watts %.3f (%s", m->idle_watts,
-         m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
-         : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
+         m->idle_source == ERG_IDLE_FROM_RECORDED        ? "recorded idle profile"
+         : m->idle_source == ERG_IDLE_FROM_PROFILE       ? "idle rows"
+         : m->idle_source == ERG_IDLE_FROM_GROUP_PROFILE ? "part of the group's recorded idle profile"
+         : m->idle_source == ERG_IDLE_FROM_GROUP_FIT     ? "part of the group's fitted idle"
                                                    : "fit");
-  if (m->idle_source != ERG_IDLE_FROM_FIT)
+  if (m->idle_source != ERG_IDLE_FROM_FIT && m->idle_rows)
     printf(", %zu cells", m->idle_rows);
   printf(")\n%-44s %s\n", "feature", "watts per unit");
   for (size_t k = 0; k < m->nfeatures; k++)

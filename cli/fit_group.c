@@ -175,9 +175,20 @@ static int group_idle_record(const struct cli_opts *o, const struct group_cli *g
     fprintf(stderr, "erg fit --idle: %s\n", erg_mkdir_p(dir, 0755) ? dir : why);
     return 2;
   }
-  printf("group %s: idle %.2f W in all (stddev %.2f W) over %zu cells with every member quiet "
-         "(mean CPU utilisation %.2f %%), written to %s\n",
-         o->group, gp.mean_watts, gp.stddev_watts, gp.cells, 100 * gp.mean_utilization, path);
+  if (o->json) {
+    json_t *j = erg_idle_profile_json(&gp), *nodes = json_array();
+    for (size_t m = 0; m < g->n; m++)
+      json_array_append_new(nodes, json_string(g->node[m]));
+    json_object_set_new(j, "group", json_string(o->group));
+    json_object_set_new(j, "nodes", nodes);
+    json_object_set_new(j, "path", json_string(path));
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    putchar('\n');
+    json_decref(j);
+  } else
+    printf("group %s: idle %.2f W in all (stddev %.2f W) over %zu cells with every member quiet "
+           "(mean CPU utilisation %.2f %%), written to %s\n",
+           o->group, gp.mean_watts, gp.stddev_watts, gp.cells, 100 * gp.mean_utilization, path);
   return 0;
 }
 
@@ -263,8 +274,9 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
   printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
   for (size_t m = 0; m < g->n; m++) {
     const struct erg_model *mm = &models[m];
-    printf("node %s: idle_watts %.3f (%.1f %% of the group's), ncpu %g\n", mm->node, mm->idle_watts,
-           100 * mm->group.idle_fraction, mm->ncpu);
+    printf("node %s: idle_watts %.3f (%.1f %% of the group's, idle_source %s), ncpu %g\n",
+           mm->node, mm->idle_watts, 100 * mm->group.idle_fraction,
+           erg_idle_source_name(mm->idle_source), mm->ncpu);
     for (size_t k = 0; k < mm->nfeatures; k++)
       printf("  %-42s %.6g\n", mm->feature[k], mm->coef[k]);
     for (size_t k = 0; k < mm->nleft_out; k++)

@@ -53,6 +53,10 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
   /* Disk bytes always (the agent always reads them); counters only once
    * seen, so a node without perf counters has no all-zero columns. */
   n->journal_columns |= (1u << ERG_FEAT_DISK) | (r->cell->seen & ~(1u << ERG_FEAT_CPU));
+  /* The curve's tails as the cell's mean over its samples (issue 38);
+   * always, as the disk bytes ("nan" until the node's CPU count is
+   * known), so a node's first agent sample does not rotate the file. */
+  n->journal_columns |= ERG_JOURNAL_TAILS;
   int flags =
       r->flags | (estimated ? ERG_CELL_ESTIMATED : 0) | (n->group >= 0 ? ERG_CELL_SHARED : 0);
   if (node_power_estimated(c, n))
@@ -77,6 +81,10 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                    r->cell->seen & (1u << ERG_FEAT_GPU) ? x[ERG_FEAT_GPU] : NAN,
                                .columns = n->journal_columns,
                                .ncpu = n->ncpu};
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    jr.tails[d] = r->cell->tail_covered_seconds > 0
+                      ? r->cell->tail_seconds[d] / r->cell->tail_covered_seconds
+                      : NAN;
   char why[256];
   int rc =
       erg_journal_append_cached(c->journal_dir, n->name, &jr, c->cfg->journal_max_bytes,

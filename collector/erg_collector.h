@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "erg_common.h"
+#include "erg_fit.h"
 #include "erg_pdu.h"
 
 /* ---- the grid (pure; unit-tested) ---- */
@@ -58,6 +59,11 @@ struct erg_grid_cell {
   double gpu_seconds;     /* of the cell covered by GPU readings */
   double gpu_idle_joules; /* of it, GPUs without process activity (erg_grid_add_gpu) */
   unsigned seen;          /* bit 1<<erg_feature set when that counter was non-zero */
+  /* The utilisation curve's tails T_i(u) of each agent sample's u (busy
+   * CPU / (interval × grid ncpu)), × the seconds of the cell it covers,
+   * and those seconds: the cell's mean of the tails is what a meter
+   * integrates when the load changes within the cell (issue 38). */
+  double tail_seconds[ERG_NDERIVED], tail_covered_seconds;
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra; /* NULL or parallel to keys */
   uint32_t *index;                  /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
@@ -104,6 +110,7 @@ struct erg_grid {
   uint64_t skipped_cells;          /* empty cells more than a ring back, never closed */
   uint64_t future_seconds_dropped; /* data too far ahead (clock skew) */
   struct grid_names *names;        /* interned keys of the open cells (grid.c) */
+  double ncpu;                     /* the node's CPUs, for tail_seconds; 0: unknown (none kept) */
 };
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
@@ -338,9 +345,14 @@ struct erg_journal_row {
   double cpu_seconds_per_second; /* node busy CPU time per wall second */
   double disk_bytes_per_second, instructions_per_second, cycles_per_second;
   double gpu_watts; /* NAN: the cell had no GPU readings (written "nan") */
-  unsigned columns; /* bits 1<<erg_feature of optional columns to write */
+  unsigned columns; /* bits 1<<erg_feature of optional columns to write, ERG_JOURNAL_TAILS */
   unsigned ncpu;    /* node CPUs as the agent reports them; 0 unknown */
+  /* With ERG_JOURNAL_TAILS: the cell's mean of its samples' curve tails,
+   * node_cpu_utilization_tail8_1 … 8 (NAN: no sample in the cell). */
+  double tails[ERG_NDERIVED];
 };
+/* columns bit: the curve's tails as cell means (docs/model.md, "Journal"). */
+#define ERG_JOURNAL_TAILS (1u << 16)
 int erg_journal_path(const char *dir, const char *node, char *out, size_t outlen);
 /* Appends one row, rotating the file first when it reached max_bytes or
  * its first row is max_age_seconds older than this one (0: no limit). */

@@ -331,9 +331,18 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, doub
     return;
   for (size_t k = 0; k < nprocs; k++)
     names[k] = grid_intern(g, procs[k].key ? procs[k].key : "", newest);
+  /* The curve's tails at this sample's utilisation: a cell's mean of them
+   * is what the meter shows of a load that changes within the cell. */
+  double tail[ERG_NDERIVED], span = (double)(t1_ns - t0_ns) / 1e9;
+  bool tails = g->ncpu > 0 && span > 0;
+  for (int d = 0; tails && d < ERG_NDERIVED; d++)
+    tails = isfinite(tail[d] = erg_derived_value(d, busy_cpu_seconds / span, g->ncpu));
   for (size_t i = 0; i < n; i++) {
     struct erg_grid_cell *c = ov[i].cell;
     double f = ov[i].fraction;
+    for (int d = 0; tails && d < ERG_NDERIVED; d++)
+      c->tail_seconds[d] += tail[d] * ov[i].seconds;
+    c->tail_covered_seconds += tails ? ov[i].seconds : 0;
     c->agent_seconds += ov[i].seconds;
     c->busy_cpu_seconds += busy_cpu_seconds * f;
     c->system_cpu_seconds += system_cpu_seconds * f;

@@ -121,6 +121,7 @@ static void node_apply_sample(struct collector *c, struct node_state *n, const E
    * time (lag.c); the same sample's interval, one clock. */
   if (c->cfg->lag_max_seconds && gpu_joules > 0)
     erg_lag_add_gpu(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, gpu_joules);
+  n->grid.ncpu = n->ncpu;
   erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
                      (double)s->system_cpu_ns / 1e9, procs, np);
   n->samples++;

@@ -45,6 +45,9 @@ static void journal_header(unsigned columns, char *out, size_t outlen) {
   for (int k = 1; k < ERG_NFEATURES && n > 0 && (size_t)n < outlen; k++)
     if (columns & (1u << k))
       n += snprintf(out + n, outlen - (size_t)n, ",%s", erg_feature_names[k]);
+  for (int d = 0; (columns & ERG_JOURNAL_TAILS) && d < ERG_NDERIVED && n > 0 && (size_t)n < outlen;
+       d++)
+    n += snprintf(out + n, outlen - (size_t)n, ",%s", erg_derived_names[d]);
   /* The node's CPU count: the fit's utilisation curve needs u = cpu / ncpu
    * (0 = not known yet). Always last; readers go by name. */
   if (n > 0 && (size_t)n < outlen)
@@ -82,6 +85,8 @@ unsigned erg_journal_columns(const char *dir, const char *node) {
     int k = erg_feature_index(t);
     if (k > 0)
       cols |= 1u << k;
+    if (!strcmp(t, erg_derived_names[0]))
+      cols |= ERG_JOURNAL_TAILS;
   }
   return cols;
 }
@@ -208,6 +213,8 @@ static void journal_write_row(FILE *f, const struct erg_journal_row *r) {
   for (int k = 1; k < ERG_NFEATURES; k++)
     if (r->columns & (1u << k))
       fprintf(f, isnan(opt[k]) ? ",nan" : ",%.9g", opt[k]);
+  for (int d = 0; (r->columns & ERG_JOURNAL_TAILS) && d < ERG_NDERIVED; d++)
+    fprintf(f, isfinite(r->tails[d]) ? ",%.6f" : ",nan", r->tails[d]);
   fprintf(f, ",%u\n", r->ncpu);
 }
 

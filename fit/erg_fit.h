@@ -145,8 +145,10 @@ double erg_derived_peak(int d);
 double erg_derived_value_extended(int d, double u, double u_max, const double *coef);
 /* Adds the derived columns (the tails) to ds, computed from
  * cpu_seconds_per_second and the ncpu column (ncpu_default > 0 stands in
- * where a row has none). Returns the number of columns added (0 when ncpu
- * is unknown), -1 on error. */
+ * where a row has none). A row that already has all the tails (a journal
+ * that carries them: the cell's mean of the tails of its samples, issue
+ * 38), each in [0, 1], keeps them. Returns the number of columns added (0
+ * when ncpu is unknown), -1 on error. */
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen);
 
 /* ---- idle profile (docs/model.md, "Idle profile") ----
@@ -187,8 +189,20 @@ int erg_idle_profile_path(const char *model_dir, const char *node, char *out, si
 
 /* ---- model ---- */
 /* PROFILE: median of flag-8 journal rows (older harnesses); RECORDED: an
- * erg_idle_profile (`erg fit --idle`). */
-enum erg_idle_source { ERG_IDLE_FROM_FIT = 0, ERG_IDLE_FROM_PROFILE = 1, ERG_IDLE_FROM_RECORDED };
+ * erg_idle_profile (`erg fit --idle`). A group member's model (erg fit
+ * --group) holds its part of the group's idle: GROUP_PROFILE when that
+ * was the group's recorded idle (`erg fit --idle --group`), GROUP_FIT
+ * when the joint fit's intercept; either split by the model's idle_split. */
+enum erg_idle_source {
+  ERG_IDLE_FROM_FIT = 0,
+  ERG_IDLE_FROM_PROFILE = 1,
+  ERG_IDLE_FROM_RECORDED,
+  ERG_IDLE_FROM_GROUP_PROFILE,
+  ERG_IDLE_FROM_GROUP_FIT,
+};
+/* The model file's "idle_source" value of s: "fit", "idle_rows",
+ * "idle_profile", "group_idle_profile" or "group_fit". */
+const char *erg_idle_source_name(enum erg_idle_source s);
 
 struct erg_fit_metrics {
   double mae_watts, rmse_watts;

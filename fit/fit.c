@@ -318,7 +318,12 @@ static double coef_predict(const struct fit_ctx *c, const struct fit_coef *f, si
       coef[d[s]] = f->beta[s];
   for (size_t s = 0; s < c->nsel; s++) {
     double x = ds->x[c->sel[s]][row];
-    if (d[s] >= 0 && !isnan(u))
+    /* Within the trained range a tail is the row's own (a journal's cell
+     * mean, or the tail of its mean u: the same as derived); beyond it the
+     * curve goes on. */
+    if (d[s] >= 0 && !isnan(u) && f->u_max > 0 && u > f->u_max)
+      x = erg_derived_value_extended(d[s], u, f->u_max, coef);
+    else if (d[s] >= 0 && !isnan(u) && !isfinite(x))
       x = erg_derived_value_extended(d[s], u, f->u_max, coef);
     p += f->beta[s] * x;
   }

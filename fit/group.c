@@ -619,6 +619,9 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     group_member_model(mem, nodes, m, ds, &c, &gm, &models[m]);
     group_member_range(mem[m], J, m, used, &models[m]);
     models[m].idle_watts = frac[m] * gm.idle_watts;
+    /* Its part of the group's idle, not a fit of its own (issue 38). */
+    models[m].idle_source = o->idle_sum ? ERG_IDLE_FROM_GROUP_PROFILE : ERG_IDLE_FROM_GROUP_FIT;
+    models[m].idle_rows = o->idle_sum ? o->idle_sum->cells : 0;
     group_fill_info(nodes, n, o, r, frac[m], &models[m].group);
     if (erg_model_check(&models[m], reason, sizeof reason) != 0) {
       snprintf(why, whylen, "group %s: no model for %s: %s", o->name, nodes[m], reason);

@@ -27,10 +27,20 @@ json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x)
                    model_real(x->mape_dynamic_percent), "r2", model_real(x->r2));
 }
 
-static const char *model_idle_source_name(enum erg_idle_source s) {
-  return s == ERG_IDLE_FROM_RECORDED  ? "idle_profile"
-         : s == ERG_IDLE_FROM_PROFILE ? "idle_rows"
-                                      : "fit";
+const char *erg_idle_source_name(enum erg_idle_source s) {
+  switch (s) {
+  case ERG_IDLE_FROM_RECORDED:
+    return "idle_profile";
+  case ERG_IDLE_FROM_PROFILE:
+    return "idle_rows";
+  case ERG_IDLE_FROM_GROUP_PROFILE:
+    return "group_idle_profile";
+  case ERG_IDLE_FROM_GROUP_FIT:
+    return "group_fit";
+  case ERG_IDLE_FROM_FIT:
+    break;
+  }
+  return "fit";
 }
 
 /* The group keys (optional; docs/model.md, "Shared meters"). */
@@ -62,7 +72,7 @@ json_t *fit_model_to_json(const struct erg_model *m) {
       "erg-model", "version", m->version, "erg_version", ERG_VERSION, "node", m->node,
       "created_unix_seconds", m->created_unix_seconds, "step_seconds", m->step_seconds, "equation",
       "power_watts = idle_watts + sum(coefficient_watts_per_unit * feature)", "idle_watts",
-      m->idle_watts, "idle_source", model_idle_source_name(m->idle_source), "idle_profile_rows",
+      m->idle_watts, "idle_source", erg_idle_source_name(m->idle_source), "idle_profile_rows",
       (json_int_t)m->idle_rows, "features", features, "training", "first_unix_seconds",
       model_real(m->train_first_unix_seconds), "last_unix_seconds",
       model_real(m->train_last_unix_seconds), "cells", (json_int_t)m->train_rows, "validation",
@@ -307,7 +317,9 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
       profile ? ERG_IDLE_FROM_RECORDED
       : strcmp(idle_source, "idle_profile") == 0 || strcmp(idle_source, "idle_rows") == 0
           ? ERG_IDLE_FROM_PROFILE
-          : ERG_IDLE_FROM_FIT;
+      : strcmp(idle_source, "group_idle_profile") == 0 ? ERG_IDLE_FROM_GROUP_PROFILE
+      : strcmp(idle_source, "group_fit") == 0          ? ERG_IDLE_FROM_GROUP_FIT
+                                                       : ERG_IDLE_FROM_FIT;
   if (profile && fit_idle_profile_from_json(&m->idle_profile, profile, why, whylen) != 0)
     return -1;
   m->has_idle_profile = profile != NULL;

@@ -102,9 +102,11 @@ void web_group_line(FILE *f, const char *group) {
 
 /* Where the model's idle power comes from (docs/model.md, idle_source). */
 static const char *model_idle_text(enum erg_idle_source s) {
-  return s == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
-         : s == ERG_IDLE_FROM_PROFILE ? "idle rows of the journal"
-                                      : "fitted";
+  return s == ERG_IDLE_FROM_RECORDED        ? "recorded idle profile"
+         : s == ERG_IDLE_FROM_PROFILE       ? "idle rows of the journal"
+         : s == ERG_IDLE_FROM_GROUP_PROFILE ? "its part of the group's recorded idle profile"
+         : s == ERG_IDLE_FROM_GROUP_FIT     ? "its part of the group's fitted idle"
+                                            : "fitted";
 }
 
 static void model_file_table(FILE *f, const struct web_ctx *c, const char *safe) {

@@ -839,15 +839,45 @@ static void test_cli_group_idle(void **state) {
   assert_float_equal(p.mean_watts, sum, 1e-9);
   assert_int_equal(p.cells, 18);
   assert_float_equal(p.ncpu, 4 + 8 + 16 + 32, 0);
-  const char *fit[] = {"erg",        "--group", "bank",   "--nodes", "n1,n2,n3,n4",
-                       "--data-dir", dir,       "--json", NULL};
-  assert_int_equal(run(fit, &out, NULL), 0);
+  /* --json: the profile as JSON, as for one node (issue 38: a text line). */
+  const char *recj[] = {"erg", "--idle", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir",
+                        dir,   "--from", from,      "--to", to,        "--json",      NULL};
+  assert_int_equal(run(recj, &out, NULL), 0);
   json_error_t je;
   json_t *j = json_loads(out, 0, &je);
   assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "node")), "bank");
+  assert_string_equal(json_string_value(json_object_get(j, "group")), "bank");
+  assert_int_equal(json_array_size(json_object_get(j, "nodes")), N);
+  assert_float_equal(json_real_value(json_object_get(j, "mean_watts")), sum, 1e-9);
+  assert_string_equal(json_string_value(json_object_get(j, "path")), path);
+  json_decref(j);
+  free(out);
+  const char *fit[] = {"erg",        "--group", "bank",   "--nodes", "n1,n2,n3,n4",
+                       "--data-dir", dir,       "--json", NULL};
+  assert_int_equal(run(fit, &out, NULL), 0);
+  j = json_loads(out, 0, &je);
+  assert_non_null(j);
   assert_string_equal(json_string_value(json_object_get(j, "idle_source")), "group_idle_profile");
   assert_float_equal(json_real_value(json_object_get(j, "idle_watts")), sum, 1e-6);
+  /* Each member's idle is its part of the recorded group idle, not a fit
+   * of its own (issue 38: every member said "fit"): in the JSON and in
+   * the model file ergd and the model page read. */
+  json_t *members = json_object_get(j, "members");
+  for (size_t n = 0; n < N; n++)
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(members, n), "idle_source")),
+        "group_idle_profile");
   json_decref(j);
+  free(out);
+  struct erg_model mm;
+  load_member(dir, "n3", &mm);
+  assert_int_equal(mm.idle_source, ERG_IDLE_FROM_GROUP_PROFILE);
+  assert_int_equal(mm.idle_rows, 18);
+  const char *fit_text[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir", dir,
+                            NULL};
+  assert_int_equal(run(fit_text, &out, NULL), 0);
+  assert_non_null(strstr(out, "of the group's, idle_source group_idle_profile), ncpu 16"));
   free(out);
   const char *fitted[] = {"erg",        "--group", "bank",   "--nodes",           "n1,n2,n3,n4",
                           "--data-dir", dir,       "--json", "--no-idle-profile", "--force",
@@ -855,8 +885,13 @@ static void test_cli_group_idle(void **state) {
   assert_int_equal(run(fitted, &out, NULL), 0);
   j = json_loads(out, 0, &je);
   assert_string_equal(json_string_value(json_object_get(j, "idle_source")), "fit");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_array_get(json_object_get(j, "members"), 0), "idle_source")),
+                      "group_fit");
   json_decref(j);
   free(out);
+  load_member(dir, "n1", &mm);
+  assert_int_equal(mm.idle_source, ERG_IDLE_FROM_GROUP_FIT);
   remove_dir(dir);
 }
 

@@ -142,6 +142,43 @@ static void test_sample_apportion(void **state) {
   erg_grid_free(&g);
 }
 
+static void on_cell_tails(void *user, const struct erg_grid_result *r) {
+  struct erg_grid_cell *out = user;
+  if (r->t0 == T0)
+    *out = *r->cell;
+}
+
+/* Issue 38: a cell half idle and half at full load (2 of 2 CPUs) keeps the
+ * mean of its samples' curve tails, (T_i(0) + T_i(1)) / 2 = 0.5 each, not
+ * the tails of its mean utilisation 0.5 (T_8(0.5) = 0.0039): what the
+ * meter shows of a convex curve is the former. */
+static void test_sample_tails(void **state) {
+  (void)state;
+  struct erg_grid g;
+  erg_grid_init(&g, 5);
+  g.ncpu = 2;
+  for (int s = 0; s < 5; s++) /* 1 s samples: 0, 0, 2.5 s half-way, 2, 2 CPU-s */
+    erg_grid_add_sample(&g, S(T0 + s), S(T0 + s + 1), s < 2 ? 0 : s == 2 ? 1 : 2, 0, NULL, NULL, 0);
+  struct erg_grid_cell c;
+  memset(&c, 0, sizeof c);
+  erg_grid_finalize(&g, T0 + 100, 0, on_cell_tails, &c);
+  assert_float_equal(c.tail_covered_seconds, 5, 1e-9);
+  assert_float_equal(c.busy_cpu_seconds, 5, 1e-9);
+  for (int d = 0; d < ERG_NDERIVED; d++) {
+    double want = (2 * 0 + erg_derived_value(d, 1, 2) + 2 * 1) / 5;
+    assert_float_equal(c.tail_seconds[d] / c.tail_covered_seconds, want, 1e-9);
+  }
+  assert_true(c.tail_seconds[ERG_NDERIVED - 1] / 5 > 0.4);
+  erg_grid_free(&g);
+  /* Without the node's CPU count no tails are kept (the fit derives them). */
+  erg_grid_init(&g, 5);
+  erg_grid_add_sample(&g, S(T0), S(T0 + 5), 5, 0, NULL, NULL, 0);
+  memset(&c, 0, sizeof c);
+  erg_grid_finalize(&g, T0 + 100, 0, on_cell_tails, &c);
+  assert_float_equal(c.tail_covered_seconds, 0, 0);
+  erg_grid_free(&g);
+}
+
 static void on_cell_count(void *user, const struct erg_grid_result *r) {
   (void)user;
   (void)r;
@@ -601,6 +638,7 @@ static void test_config_top_keys(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_overlap),
                                      cmocka_unit_test(test_sample_apportion),
+      cmocka_unit_test(test_sample_tails),
                                      cmocka_unit_test(test_feeds_sum),
                                      cmocka_unit_test(test_feed_missing),
                                      cmocka_unit_test(test_late_and_future),

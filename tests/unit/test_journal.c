@@ -129,6 +129,53 @@ static void test_journal_gpu_column(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 38: the curve's tails as cell means, before ncpu; found again by
+ * erg_journal_columns; read back by the fit, which keeps them. */
+static void test_journal_tail_columns(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], why[256], cmd[4096];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  unsigned cols = 1u << ERG_FEAT_DISK | ERG_JOURNAL_TAILS;
+  for (int i = 0; i < 2; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 150,
+                                .cpu_seconds_per_second = 1,
+                                .columns = cols,
+                                .ncpu = 2};
+    for (int d = 0; d < ERG_NDERIVED; d++)
+      r.tails[d] = i ? NAN : 0.5;
+    assert_int_equal(erg_journal_append(dir, "n1", &r, 0, 0, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_journal_columns(dir, "n1"), cols);
+  snprintf(cmd, sizeof cmd,
+           "grep -q '^time_unix_seconds,step_seconds,measured_watts,flags,"
+           "cpu_seconds_per_second,disk_bytes_per_second,node_cpu_utilization_tail8_1,"
+           "node_cpu_utilization_tail8_2,node_cpu_utilization_tail8_3,"
+           "node_cpu_utilization_tail8_4,node_cpu_utilization_tail8_5,"
+           "node_cpu_utilization_tail8_6,node_cpu_utilization_tail8_7,"
+           "node_cpu_utilization_tail8_8,ncpu$' %s && "
+           "grep -q '^1700000000,5,150.000,0,1.000000,0,0.500000,0.500000,0.500000,0.500000,"
+           "0.500000,0.500000,0.500000,0.500000,2$' %s",
+           path, path);
+  assert_int_equal(system(cmd), 0);
+  struct erg_dataset ds;
+  erg_dataset_init(&ds);
+  assert_int_equal(erg_journal_read(&ds, path, why, sizeof why), 0);
+  assert_int_equal(erg_dataset_derive(&ds, 0, why, sizeof why), ERG_NDERIVED);
+  int t8 = -1;
+  for (size_t k = 0; k < ds.nfeatures; k++)
+    t8 = strcmp(ds.feature[k], erg_derived_names[ERG_NDERIVED - 1]) ? t8 : (int)k;
+  assert_true(t8 >= 0);
+  /* Row 0 keeps the cell mean; row 1 (nan) gets the tail of its mean u = 0.5. */
+  assert_float_equal(ds.x[t8][0], 0.5, 1e-9);
+  assert_float_equal(ds.x[t8][1], pow(0.5, 8), 1e-9);
+  erg_dataset_free(&ds);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* Rotation by age: no file spans more than max_age of rows, and every row
  * is in exactly one of the files kept. */
 static void journal_age_rotation(struct erg_journal_file *known) {
@@ -296,6 +343,7 @@ int main(void) {
                                      cmocka_unit_test(test_journal_cached_replaced),
                                      cmocka_unit_test(test_journal_old_file),
                                      cmocka_unit_test(test_journal_gpu_column),
+      cmocka_unit_test(test_journal_tail_columns),
                                      cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
