@@ -14,7 +14,12 @@
 #   tests/bench/bpf_prog_cost.sh build/node-agent/erg-agent build/tests/integration/burner
 #
 # env: DURATION (20 s), LOAD=churn|idle (idle: no burner, the machine's own
-#      activity only), AGENT_ARGS (extra erg-agent options).
+#      activity only), AGENT_ARGS (extra erg-agent options), COMPARE=AGENT2:
+#      a second erg-agent (another build) running at the same time on the
+#      same events, with a table of its own: on a busy or shared machine
+#      ns/run moves 2-3 x from one minute to the next, so compare builds
+#      side by side, not one run after the other (each program also warms
+#      the caches for the other: both read the same task structs).
 # Note: the statistics themselves add two clock reads per run (~20-40 ns on
 # a VM) to every figure; compare figures taken the same way.
 set -euo pipefail
@@ -54,35 +59,53 @@ if [ ! -e "$work/stats.ok" ]; then
   sysctl_set=1
 fi
 
-# shellcheck disable=SC2086
-"$AGENT" --dump --interval 1 --collection bpf --node prog-cost ${AGENT_ARGS:-} >/dev/null 2>"$work/agent.log" &
-agent=$!
-pids+=($agent)
-ids=
-for _ in $(seq 100); do
-  sleep 0.1
-  kill -0 $agent 2>/dev/null || { cat "$work/agent.log" >&2; exit 1; }
-  ids=$(cat /proc/$agent/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -un | tr '\n' ' ')
-  [ -n "$ids" ] && break
-done
-sleep 0.5 # all of them loaded and attached
-ids=$(cat /proc/$agent/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -un | tr '\n' ' ')
-[ -n "$ids" ] || { echo "bpf_prog_cost: the agent holds no BPF programs" >&2; cat "$work/agent.log" >&2; exit 1; }
-
-snap() { # FILE: id name run_cnt run_time_ns, for the agent's programs
+agent_ids() { cat /proc/$1/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -un | tr '\n' ' '; }
+has_switch() { # IDS: the switch program is among them
   bpftool prog show -j | python3 -c '
 import json, sys
 ids = {int(i) for i in sys.argv[1].split()}
+sys.exit(not any(p["id"] in ids and p.get("name") == "erg_sched_switch" for p in json.load(sys.stdin)))' "$1"
+}
+# Starts agent number $1 (binary $2); its program ids in ids[$1] once
+# loaded and attached: the switch program is among them and the set has not
+# changed for half a second.
+declare -A ids
+start_agent() {
+  local n=$1 bin=$2 a prev= cur= _
+  # shellcheck disable=SC2086
+  "$bin" --dump --interval 1 --collection bpf --node prog-cost ${AGENT_ARGS:-} >/dev/null 2>"$work/agent$n.log" &
+  a=$!
+  pids+=($a)
+  for _ in $(seq 300); do
+    sleep 0.5
+    kill -0 $a 2>/dev/null || { cat "$work/agent$n.log" >&2; exit 1; }
+    cur=$(agent_ids $a)
+    if [ -n "$cur" ] && [ "$cur" = "$prev" ] && has_switch "$cur"; then
+      ids[$n]=$cur
+      return 0
+    fi
+    prev=$cur
+  done
+  echo "bpf_prog_cost: agent $bin did not load its BPF programs" >&2
+  cat "$work/agent$n.log" >&2
+  exit 1
+}
+AGENTS=("$AGENT")
+[ -n "${COMPARE:-}" ] && AGENTS+=("$(realpath "$COMPARE")")
+for i in "${!AGENTS[@]}"; do start_agent "$i" "${AGENTS[$i]}"; done
+
+snap() { # FILE: id name run_cnt run_time_ns recursion_misses, all agents' programs
+  bpftool prog show -j | python3 -c '
+import json, sys
 for p in json.load(sys.stdin):
-    if p["id"] in ids:
-        print(p["id"], p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))' "$ids" >"$1"
+    print(p["id"], p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0), p.get("recursion_misses", 0))' >"$1"
 }
 
 if [ "$LOAD" = churn ]; then
   (while :; do "$BURNER" 500 20 ergburn 2 >/dev/null; done) &
   pids+=($!)
 fi
-sleep 3 # past the agent's start and the burner's first forks
+sleep 3 # past the agents' start and the burner's first forks
 ctxt0=$(awk '/^ctxt/ {print $2}' /proc/stat) forks0=$(awk '/^processes/ {print $2}' /proc/stat)
 snap "$work/a"
 t0=$(date +%s.%N)
@@ -102,15 +125,28 @@ dt = float(sys.argv[4]) - float(sys.argv[3])
 ctxt = (int(sys.argv[6]) - int(sys.argv[5])) / dt
 forks = (int(sys.argv[8]) - int(sys.argv[7])) / dt
 print(f"# {dt:.1f} s: {ctxt:,.0f} context switches/s, {forks:,.1f} forks/s on the machine")
-print(f"| {'program':<24} | {'runs/s':>9} | {'ns/run':>7} | {'CPU us/s':>8} |")
-print(f"| {'-'*24} | {'-'*9}: | {'-'*7}: | {'-'*8}: |")
-tot_ns = 0
-for i, (_, name, c1, t1) in sorted(b.items(), key=lambda kv: -(int(kv[1][3]) - int(a.get(kv[0], kv[1])[3]))):
-    c0, t0_ = (int(a[i][2]), int(a[i][3])) if i in a else (0, 0)
-    n, ns = int(c1) - c0, int(t1) - t0_
+PY
+for i in "${!AGENTS[@]}"; do
+  echo "# agent ${AGENTS[$i]}"
+  python3 - "$work/a" "$work/b" "$t0" "$t1" "${ids[$i]}" <<'PY'
+import sys
+def rd(f):
+    return {l.split()[0]: l.split() for l in open(f)}
+a, b = rd(sys.argv[1]), rd(sys.argv[2])
+dt = float(sys.argv[4]) - float(sys.argv[3])
+mine = set(sys.argv[5].split())
+print(f"| {'program':<24} | {'runs/s':>9} | {'ns/run':>7} | {'CPU us/s':>8} | {'missed/s':>8} |")
+print(f"| {'-'*24} | {'-'*8}: | {'-'*6}: | {'-'*7}: | {'-'*7}: |")
+rows, tot_ns = [], 0
+for i in mine & set(b):
+    _, name, c1, t1, m1 = b[i]
+    c0, t0, m0 = (int(a[i][2]), int(a[i][3]), int(a[i][4])) if i in a else (0, 0, 0)
+    rows.append((int(t1) - t0, name, int(c1) - c0, int(m1) - m0))
+for ns, name, n, miss in sorted(rows, reverse=True):
     tot_ns += ns
     per = f"{ns / n:7.0f}" if n else "      -"
-    print(f"| {name:<24} | {n / dt:9.1f} | {per} | {ns / dt / 1e3:8.1f} |")
-print(f"| {'all':<24} | {'':>9} | {'':>7} | {tot_ns / dt / 1e3:8.1f} |")
+    print(f"| {name:<24} | {n / dt:9.1f} | {per} | {ns / dt / 1e3:8.1f} | {miss / dt:8.1f} |")
+print(f"| {'all':<24} | {'':>9} | {'':>7} | {tot_ns / dt / 1e3:8.1f} | {'':>8} |")
 print(f"# in-kernel total: {tot_ns / dt / 1e9 * 3600:.2f} CPU s/h ({tot_ns / dt / 1e7:.3f} % of one CPU)")
 PY
+done
