@@ -32,7 +32,9 @@ command -v bpftool >/dev/null || { echo "bpf_prog_cost: missing bpftool (apt-get
 work=$(mktemp -d /tmp/erg-prog-cost.XXXXXX)
 pids=()
 sysctl_set=
+churn=
 cleanup() {
+  [ -n "$churn" ] && kill -- "-$churn" 2>/dev/null || true
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   [ -n "$sysctl_set" ] && sysctl -q kernel.bpf_stats_enabled=0 || true
@@ -101,9 +103,12 @@ for p in json.load(sys.stdin):
     print(p["id"], p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0), p.get("recursion_misses", 0))' >"$1"
 }
 
+churn=
 if [ "$LOAD" = churn ]; then
-  (while :; do "$BURNER" 500 20 ergburn 2 >/dev/null; done) &
-  pids+=($!)
+  # A process group of its own, so the cleanup stops the burner running now
+  # and its children with the loop.
+  setsid bash -c 'while :; do "$0" 500 20 ergburn 2 >/dev/null; done' "$BURNER" &
+  churn=$!
 fi
 sleep 3 # past the agents' start and the burner's first forks
 ctxt0=$(awk '/^ctxt/ {print $2}' /proc/stat) forks0=$(awk '/^processes/ {print $2}' /proc/stat)
