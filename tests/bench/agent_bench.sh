@@ -11,7 +11,8 @@
 # Each tool's CPU is utime+stime from /proc/PID/stat over DURATION seconds,
 # extrapolated to an hour; peak RSS is VmHWM. In-kernel eBPF program time is
 # not charged to the agent by the kernel, so it is measured separately
-# (kernel.bpf_stats_enabled) and added to the eBPF row.
+# (kernel.bpf_stats_enabled, the eBPF agent's own programs) and added to
+# the eBPF row.
 #
 #   tests/bench/agent_bench.sh --port-base PORT build-agent/node-agent/erg-agent \
 #       build-agent/tests/integration/burner build-agent/tests/agent/agent_pull_probe
