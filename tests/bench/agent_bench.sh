@@ -11,7 +11,8 @@
 # Each tool's CPU is utime+stime from /proc/PID/stat over DURATION seconds,
 # extrapolated to an hour; peak RSS is VmHWM. In-kernel eBPF program time is
 # not charged to the agent by the kernel, so it is measured separately
-# (kernel.bpf_stats_enabled) and added to the eBPF row.
+# (kernel.bpf_stats_enabled, the eBPF agent's own programs) and added to
+# the eBPF row.
 #
 #   tests/bench/agent_bench.sh --port-base PORT build-agent/node-agent/erg-agent \
 #       build-agent/tests/integration/burner build-agent/tests/agent/agent_pull_probe
@@ -40,10 +41,26 @@ trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
-bpf_ns() { # total run time of the agent's BPF programs
+# Run time of the eBPF agent's own programs (ids from its fdinfo), one
+# "id ns" line each: every erg program on the machine would count other
+# agents' and the BPF tests' too, and one unloaded between two readings
+# made the difference negative (seen on a shared machine).
+bpf_ns() { # FILE
+  local ids
+  ids=$(cat /proc/"$AG_BPF"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -un | tr '\n' ' ')
   bpftool prog show -j 2>/dev/null | python3 -c '
 import json, sys
-print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("name", "").startswith(("erg", "handle", "tp_", "on_"))))'
+ids = {int(i) for i in sys.argv[1].split()}
+for p in json.load(sys.stdin):
+    if p["id"] in ids:
+        print(p["id"], p.get("run_time_ns", 0))' "$ids" >"$1"
+}
+bpf_delta() { # FILE0 FILE1: ns run by the programs in both
+  python3 -c '
+import sys
+a = dict(l.split() for l in open(sys.argv[1]))
+b = dict(l.split() for l in open(sys.argv[2]))
+print(sum(int(b[i]) - int(a[i]) for i in a if i in b))' "$1" "$2"
 }
 
 start_tools() {
@@ -76,10 +93,11 @@ measure() { # scenario
   sleep 5 # warm-up: first sweeps, exporter's first scrapes
   declare -A t0 t1
   for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t0[$p]=$(cpu_ticks $p); done
-  local b0 b1; b0=$(bpf_ns)
+  local bd; bpf_ns "$work/bpf0"
   sleep "$DURATION"
   for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t1[$p]=$(cpu_ticks $p); done
-  b1=$(bpf_ns)
+  bpf_ns "$work/bpf1"
+  bd=$(bpf_delta "$work/bpf0" "$work/bpf1")
   per_h() { python3 -c "print($1 * 3600 / $DURATION)"; }
   local pe_h; pe_h=$(per_h "(${t1[$PE]} - ${t0[$PE]}) / $HZ")
   printf '%-10s %-30s %9s %9s %9s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e"
@@ -89,7 +107,7 @@ measure() { # scenario
     local h; h=$(per_h "(${t1[$1]} - ${t0[$1]}) / $HZ")
     # The kernel charges BPF program time to whichever task hit the
     # tracepoint, not to the agent: it is added here from bpf_stats.
-    [ "$2" = "erg-agent-eBPF(+in-kernel)" ] && h=$(python3 -c "print($h + ($b1 - $b0) / 1e9 * 3600 / $DURATION)")
+    [ "$2" = "erg-agent-eBPF(+in-kernel)" ] && h=$(python3 -c "print($h + $bd / 1e9 * 3600 / $DURATION)")
     printf '%-10s %-30s %9.1f %7.1fMB %7.1fMB %8.3f\n' "$name" "$2" "$h" \
       "$(python3 -c "print($(hwm_kb $1) / 1000)")" \
       "$(python3 -c "print($(awk '/^VmRSS/ {print $2}' /proc/$1/status) / 1000)")" \
