@@ -343,7 +343,7 @@ int main(void) {
                                      cmocka_unit_test(test_journal_cached_replaced),
                                      cmocka_unit_test(test_journal_old_file),
                                      cmocka_unit_test(test_journal_gpu_column),
-      cmocka_unit_test(test_journal_tail_columns),
+                                     cmocka_unit_test(test_journal_tail_columns),
                                      cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
