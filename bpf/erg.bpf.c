@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* erg per-task-group accounting. Only BTF tracepoints (tp_btf), CO-RE reads,
  * nothing architecture specific: the same object loads on x86-64 and arm64. */
 #include "vmlinux.h"
@@ -7,13 +7,15 @@
 #include <bpf/bpf_tracing.h>
 #include "erg_bpf_shared.h"
 
-/* The licence the kernel is told: erg is GPL-3.0-or-later (LICENSE). The
- * kernel knows only a fixed list of strings (license_is_gpl_compatible());
- * "GPL" is the one that says "a GPL licence" (include/linux/module.h), and a
- * program without a GPL-compatible string may not call the GPL-only helpers
+/* The licence the kernel is told. The rest of erg is GPL-3.0-or-later
+ * (LICENSE); this program and erg_bpf_shared.h are GPL-2.0-or-later, so
+ * that, loaded into the kernel (GPL-2.0-only) beside its GPL-only helpers,
+ * they are compatible with both. The kernel knows only a fixed list of
+ * strings (license_is_gpl_compatible()); "GPL" is the one that says "a GPL
+ * licence" (include/linux/module.h), and a program without a
+ * GPL-compatible string may not call the GPL-only helpers
  * (bpf_get_current_task_btf, bpf_probe_read_kernel_str and the CO-RE reads
- * behind BPF_CORE_READ): the verifier would refuse the program. "Dual
- * BSD/GPL" claimed a BSD licence that the tree does not grant. */
+ * behind BPF_CORE_READ): the verifier would refuse the program. */
 char LICENSE[] SEC("license") = "GPL";
 
 #define EEXIST 17

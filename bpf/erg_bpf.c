@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Userspace loader for erg.bpf.c (libbpf skeleton); the drain is in
  * erg_bpf_drain.c. Built only with BPF support: erg_bpf_none.c stands in
  * otherwise (bpf/CMakeLists.txt picks one). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg eBPF collection: per task group (process) CPU time, its split by CPU
  * frequency and core capacity, wakeups, migrations, block I/O bytes and, where
  * a PMU exists, cycles, instructions and LLC misses. A process that exits is

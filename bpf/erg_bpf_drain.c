@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Drain of the procs map for erg_bpf.c: batch read, the slices running
  * right now added consistently, callbacks, exited groups deleted. */
 #include "erg_bpf.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to bpf/: the loader state shared by erg_bpf.c (open, load,
  * features) and erg_bpf_drain.c (drain). Only with ERG_HAVE_BPF. */
 #ifndef ERG_BPF_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The erg_bpf API of a build without BPF support (bpf/CMakeLists.txt picks
  * this file instead of erg_bpf.c and erg_bpf_drain.c): every call fails or
  * reports nothing, with the reason, so the agent falls back to /proc. */

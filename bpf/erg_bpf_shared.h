@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Types shared by the BPF program (erg.bpf.c) and its loader (erg_bpf.c).
  * Kernel side gets __u32/__u64 from vmlinux.h, user side from linux/types.h. */
 #ifndef ERG_BPF_SHARED_H

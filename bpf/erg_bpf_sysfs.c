@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* sysfs readers for the BPF loader: core capacities and current frequencies.
  * Pure file parsing, so tests can point them at a fake tree. */
 #include "erg_bpf.h"

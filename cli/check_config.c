@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg check-config [--agent] FILE: loads an ergd (default) or erg-agent
  * config as the daemon would, and says what it found or why not. */
 #include <stdio.h>

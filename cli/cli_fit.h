@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internals of `erg fit` shared by fit.c (one node, idle profiles),
  * fit_group.c (a shared meter's group) and fit_common.c (journals). */
 #ifndef ERG_CLI_FIT_H

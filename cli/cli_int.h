@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* What erg report, erg jobs and erg graph share (cli/ergd_conf.c: ergd's
  * config file as their defaults; cli/report_opts.c: the options of the
  * energy commands). Messages go to stderr as "erg WHO: ...". */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg: the operator's command line. This file only dispatches: each
  * command is a file of cli/ (its options and output) over the libraries. */
 #include <stdio.h>

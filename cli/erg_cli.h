@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg's commands (cli/): each parses its options, calls the libraries and
  * prints what they return. argv[0] is the command's name ("report"; for
  * erg pdu probe, "probe"). Each returns the exit code: 0 ok, 1 usage,

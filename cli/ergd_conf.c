@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's config file as the defaults of erg report, jobs and graph, so
  * that they find what ergd writes; and the two-pass option parse that
  * reads it before the flags that override it. */

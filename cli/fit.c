@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg fit`: read journals, fit, print the held-out validation, write the
  * model (refusing to replace a better one unless --force); record idle
  * profiles (--idle). A shared meter's group (--group) is in fit_group.c. */
@@ -309,11 +310,12 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
   if (shared)
     printf("%zu row(s) of a shared meter (flag 64: the group's power) skipped\n", shared);
   printf("idle_watts %.3f (%s", m->idle_watts,
-         m->idle_source == ERG_IDLE_FROM_RECORDED        ? "recorded idle profile"
-         : m->idle_source == ERG_IDLE_FROM_PROFILE       ? "idle rows"
-         : m->idle_source == ERG_IDLE_FROM_GROUP_PROFILE ? "part of the group's recorded idle profile"
-         : m->idle_source == ERG_IDLE_FROM_GROUP_FIT     ? "part of the group's fitted idle"
-                                                   : "fit");
+         m->idle_source == ERG_IDLE_FROM_RECORDED  ? "recorded idle profile"
+         : m->idle_source == ERG_IDLE_FROM_PROFILE ? "idle rows"
+         : m->idle_source == ERG_IDLE_FROM_GROUP_PROFILE
+             ? "part of the group's recorded idle profile"
+         : m->idle_source == ERG_IDLE_FROM_GROUP_FIT ? "part of the group's fitted idle"
+                                                     : "fit");
   if (m->idle_source != ERG_IDLE_FROM_FIT && m->idle_rows)
     printf(", %zu cells", m->idle_rows);
   printf(")\n%-44s %s\n", "feature", "watts per unit");

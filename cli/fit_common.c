@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* What `erg fit` for one node (fit.c) and for a group (fit_group.c) both
  * use: reading journals, preparing rows, the journal's JSON, MODEL_DIR. */
 #include <libgen.h>

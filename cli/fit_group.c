@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg fit --group NAME --nodes A,B,...`: the joint fit of the nodes behind
  * one shared meter (docs/model.md, "Shared meters: the joint fit"). Reads
  * each member's journals as a single node's fit does, fits with
@@ -274,9 +275,9 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
   printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
   for (size_t m = 0; m < g->n; m++) {
     const struct erg_model *mm = &models[m];
-    printf("node %s: idle_watts %.3f (%.1f %% of the group's, idle_source %s), ncpu %g\n",
-           mm->node, mm->idle_watts, 100 * mm->group.idle_fraction,
-           erg_idle_source_name(mm->idle_source), mm->ncpu);
+    printf("node %s: idle_watts %.3f (%.1f %% of the group's, idle_source %s), ncpu %g\n", mm->node,
+           mm->idle_watts, 100 * mm->group.idle_fraction, erg_idle_source_name(mm->idle_source),
+           mm->ncpu);
     for (size_t k = 0; k < mm->nfeatures; k++)
       printf("  %-42s %.6g\n", mm->feature[k], mm->coef[k]);
     for (size_t k = 0; k < mm->nleft_out; k++)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg graph: the pages ergd draws, drawn once from the archives (cron, or
  * a host that only serves the files), with ergd's settings from --config
  * as the defaults. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs: per-job energy with Slurm's accounting fields, and --push of
  * erg's energy into the jobs' AdminComment, again every few seconds while
  * --wait lasts (the jobs library does each pass); --detach for Slurm's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg keygen PREFIX: a CURVE key pair for the agents' link to ergd. */
 #include <stdio.h>
 

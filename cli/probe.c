@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg pdu probe`: what one PDU or meter is and reads now (the pdu
  * library asks it), printed as a tree or JSON with the config section to
  * copy. Exit 0 ok, 1 usage, 2 the device failed (unreachable, unknown,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg pdu probe --driver ipmi`: asks one BMC for its DCMI power reading
  * (the pdu library's erg_pdu_ipmi_probe) and prints what it answered,
  * what erg takes and why, how long the login and the request took, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg pdu probe --driver redfish`: every power and energy reading of a
  * BMC's chassis, the one ergd would take and why, what it refused and why,
  * the time each request took, and a config to copy (erg check-config takes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg report: energy over a period from the archives, by node or by
  * profile key kind (the report library renders the document). */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* What erg report and erg jobs share: the period, --out, the carbon and
  * PUE factors (flags over ergd's [report]), --config, the checks after
  * parsing, the progress line and writing the document. */

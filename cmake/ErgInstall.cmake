@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Install rules (issue 24), by component, one package each (cmake/ErgPackage.cmake):
 #
 #   agent      erg-agent (sbin), erg-agent(8), erg-agent.service,

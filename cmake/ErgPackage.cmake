@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Packages (issue 24): one per install component (cmake/ErgInstall.cmake),
 # built by `cpack` in the build directory, or by scripts/package:
 #

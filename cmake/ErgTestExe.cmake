@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg_test_exe(<var> <target>): the path a test script should exec to run
 # <target>. Natively that is $<TARGET_FILE:target>. When cross-compiling with
 # CMAKE_CROSSCOMPILING_EMULATOR (cmake/toolchain-aarch64.cmake: qemu-user),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The build's version and git revision, for `ergd --version`, `erg version`
 # and `erg-agent --version`.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Cross-compiling erg for 64-bit ARM (aarch64 / arm64) on Debian 12 amd64.
 #
 #   cmake -S . -B build-aarch64 \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Attribution of a finalised cell's power (docs/model.md): with the node's
  * model through erg_attribute_cell, else by CPU-time share of measured
  * minus the configured idle power, through erg_attribute_cell as well.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ZAP handler for CURVE: only agents whose public key is in the
  * authorised list may connect, and a key bound to node names may only
  * report as those nodes (authorised-keys line "KEY NODE[,NODE...] [# ...]").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Finalising grid cells: once a cell can get no more data (the settle
  * delay, the meter lag, a held counter), its power is attributed with the
  * node's model and it goes to the journal, the store and the key archives

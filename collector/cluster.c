@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Cluster-wide job power: each node adds its jobs' watts for a cell when it
  * finalises that cell; nodes finalise the same cell time at slightly
  * different moments (lag compensation lengthens a node's settle delay), so

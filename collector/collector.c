@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's main loop: one thread owns all state. It polls the agents' PULL
  * socket and the meters' inproc socket (ingest.c), finalises grid cells
  * once a second (cells.c), writes them to the store and regenerates pages

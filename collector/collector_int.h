@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to the collector library. */
 #ifndef ERG_COLLECTOR_INT_H
 #define ERG_COLLECTOR_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd.conf: [collector], [meter.NAME] / [pdu.NAME], [node.NAME].
  * Every error names the file, the line and the key. */
 #include <arpa/inet.h>

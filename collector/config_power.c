@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Power expressions of [node.NAME] and [group.NAME] (docs/config.md):
  * "SOURCE[:N|:LEVEL:N|:device][*FACTOR]" terms joined by "+", or by " - "
  * for a residual meter (an inlet minus the outlets metered on their own).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Which time a node's agent has reported: a handful of disjoint ranges, so
  * a late sample that fills a gap is taken and one that repeats reported
  * time is not (erg_collector.h). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The data directory's format version (docs/store.md "Data directory format
  * and upgrades"): DATA_DIR/FORMAT, one line "erg-data N". Checked once at
  * start, before anything is opened or created in the directory, so that an

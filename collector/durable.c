@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The write-ahead log around ergd's loop (wal.c holds the file format):
  * every input that may still feed an open cell is logged before it is
  * applied and replayed on the next start, and the energy counters resume

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd, the collector: ingest agent samples, poll meters, align both on a
  * common grid, attribute measured power, store and serve the results. */
 #ifndef ERG_COLLECTOR_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Which node feeds hang on a meter channel, so that a reading finds its
  * feeds without scanning every configured node (O(nodes) per outlet and
  * poll would be 24 M steps a second for 2,000 nodes on 500 PDUs x 24

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GPUs of agent samples (docs/gpu.md, "In the collector"): each
  * process's GPU energy (Σ_gpu board energy x its SM share) goes into the
  * grid beside its CPU time, the node's board energy into the node's cell

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The alignment grid: a ring of cells of `step` seconds on CLOCK_REALTIME.
  * Every input covers an interval and is spread over the cells it overlaps
  * in proportion to the overlap, so nothing depends on agents and meters

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Nodes behind one shared meter ([group.NAME], docs/model.md "Shared
  * meters"). Every member's grid receives the whole meter; before a cell is
  * finalised the members' models predict each member's power in it, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Inputs into ergd's loop: an agent's sample goes into its node's grid
  * (after the checks of ingest_check.c, held while the node's stored state
  * loads), a meter's readings into the grids of the nodes on each channel.

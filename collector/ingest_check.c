@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Bounds on an agent's claims (ingest_check.h). Slack: an agent's counters
  * and its interval stamps are not read at one instant (the /proc path
  * reads processes across its sweep, ticks are 10 ms per CPU, a throttled

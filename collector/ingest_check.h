@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* What an agent message must satisfy before it becomes data (pure;
  * unit-tested). The wire decoder (common/wire.c) checks the message's
  * shape; these checks bound its claims by physics and by what the node's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Whose each job on a node is (nodes/<node>/job/users.tsv), so erg jobs
  * and erg report name a job's user without Slurm's accounting. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The training journal: per node, one CSV row per finalised cell (see
  * docs/model.md for the format). Append-only; rotated by size or age to
  * FILE.1 .. FILE.N so `erg fit` can read a bounded history. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The profile keys' archives over time: each cell writes its keys' watts
  * and an explicit 0 W for every known key that is absent, keys idle past
  * key_expire_seconds are forgotten, and a node's set is bounded by

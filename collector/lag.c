@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Lag between a node's activity and its meter's reading. PDUs average and
  * refresh their values late; the grid must shift meter data back by that
  * delay or the attribution of every cell is smeared. We keep 1 s bins of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd: the erg collector daemon. */
 #include <getopt.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A meter reading is believed only inside the channel's physical range
  * (issue 23): a Modbus register read as -500 W or 4,294,967,295 W (a
  * Gauge32's all-ones, a register of another type) went into the journal as

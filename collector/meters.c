@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Meter/PDU polling. All SNMP sources share one thread that polls them
  * concurrently (erg_pdu_snmp_poll_many_within); each other source (Modbus:
  * libmodbus blocks) has its own thread. Threads own their sources and only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* /metrics in the Prometheus text format (docs/metrics in docs/web.md).
  * The loop renders the body once a second; the per-key energy counters,
  * the large part on a big cluster, only after cells were written. The HTTP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Node power models in ergd (docs/model.md, "Models in ergd"): each node's
  * model is MODEL_DIR/NODE.json (name sanitised), as `erg fit --out`
  * writes it. It is loaded when the node first appears and looked at again

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A node's stored state, read off the loop thread. A node met for the
  * first time since the start resumes from what the last run stored: its
  * archive's last update (librrd), the journal's tail and header, names.tsv,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A node's life in ergd's loop: looked up by name on every input, its
  * stored state read by the loader threads (nodeload.c) and installed here;
  * its samples wait meanwhile (ingest.c). Its meter lag estimate outlives

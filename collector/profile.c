@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Profile keys: a process's grid key is the tuple of all its grouping keys
  * (command, job, unit, container, user), so attribution runs once per cell
  * and every kind is a roll-up of the same shares: Σ keys of any kind is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Pages are rendered in their own thread: a render draws graphs with
  * librrd (in a process of its own that the thread waits for, see
  * web/render_proc.c), seconds for a few nodes and far more for thousands.

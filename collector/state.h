@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's loop state, shared by collector.c (the loop), the files it calls
  * (ingest.c, cells.c, nodes.c, ...) and metrics.c (the /metrics body).
  * Everything here belongs to the loop thread, except the rendered metrics

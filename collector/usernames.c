@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* User names of uid keys: what agents resolved on their node, kept per
  * node (the same uid may be another person on another node with local
  * accounts), sanitised like other agent text, bounded, and written beside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's write-ahead log of its inputs (agent samples as received bytes,
  * meter readings) that may still feed a cell not yet finalised. Each is
  * appended before it is applied; on start the segments left are replayed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The store writer: one thread that performs every archive update and
  * creation, in the order the loop queued them. Creating a node's archives
  * costs milliseconds of disk writes (6.5 MB for node.rrd); on the loop

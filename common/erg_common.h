@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg common library: logging, clocks, safe names, wire format, config helpers.
  * Shared by the agent, the collector and the CLI. */
 #ifndef ERG_COMMON_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A name index by open addressing (erg_common.h, "Name index"). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* CURVE key files for the agent link (ZeroMQ CURVE + ZAP). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Attribution of one cell's power to processes with the node's model
  * (docs/model.md, "Attribution"). Pure: no state, no allocation, so the
  * collector can call it for every node and cell. Energy is conserved by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Is a refitted model worse than the one in use? Both are scored on the
  * candidate's held-out cells (docs/model.md, "Not installing a worse
  * model"): each model's MAE stored from its own window says as much about

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Derived node-level features: a utilisation curve the linear model can
  * bend (docs/model.md, "Utilisation curve"). Power of real servers is not
  * linear in CPU time (SPECpower curves are convex, concave or both), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg fit library: reads the per-node training journal, fits the linear
  * power model P = idle + Σ β_k·x_k (non-negative, robust), validates it on
  * held-out time blocks, stores it as JSON and attributes a cell's power to

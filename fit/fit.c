@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg_fit: picks usable rows and features, validates on held-out time
  * blocks, then refits on everything (docs/model.md, "Fit" and
  * "Validation"). The numerical core is in solve.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internals shared by the fit library's files. */
 #ifndef ERG_FIT_INT_H
 #define ERG_FIT_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Shared meters: the joint fit of a group of nodes behind one meter
  * (docs/model.md, "Shared meters: the joint fit"). The members' journal
  * rows are joined on cell time, the meter is regressed on their features

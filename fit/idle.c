@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Idle profile (docs/model.md, "Idle profile"): the node's power over a
  * window the operator declares quiet, checked against the journal's own
  * CPU time so that a busy window is refused rather than recorded. A line

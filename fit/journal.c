@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Dataset storage and the training-journal reader (format: docs/model.md).
  * The reader never trusts a line: anything that does not parse is skipped
  * and counted, so a torn last line after a crash costs one row, not a fit. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The library's JSON objects for callers that print them (erg fit --json):
  * the same objects the model and idle profile files hold. */
 #include "fit_int.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Model file (JSON, docs/model.md "Model file"): save atomically, load
  * with checks. */
 #include <errno.h>
@@ -29,16 +30,16 @@ json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x)
 
 const char *erg_idle_source_name(enum erg_idle_source s) {
   switch (s) {
-  case ERG_IDLE_FROM_RECORDED:
-    return "idle_profile";
-  case ERG_IDLE_FROM_PROFILE:
-    return "idle_rows";
-  case ERG_IDLE_FROM_GROUP_PROFILE:
-    return "group_idle_profile";
-  case ERG_IDLE_FROM_GROUP_FIT:
-    return "group_fit";
-  case ERG_IDLE_FROM_FIT:
-    break;
+    case ERG_IDLE_FROM_RECORDED:
+      return "idle_profile";
+    case ERG_IDLE_FROM_PROFILE:
+      return "idle_rows";
+    case ERG_IDLE_FROM_GROUP_PROFILE:
+      return "group_idle_profile";
+    case ERG_IDLE_FROM_GROUP_FIT:
+      return "group_fit";
+    case ERG_IDLE_FROM_FIT:
+      break;
   }
   return "fit";
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A model's prediction and attribution terms, also beyond the range it
  * was trained on (docs/model.md, "Beyond the training range"): linear
  * terms extrapolate (a linear cost such as disk power per MB/s stays

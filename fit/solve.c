@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Robust non-negative least squares: iteratively reweighted NNLS.
  *
  * Why not gsl_multifit_robust followed by clipping or projection: the

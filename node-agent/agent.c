@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The agent: open and close, the /proc collection path, and one sweep per
  * interval on either path, deltas per (pid, start time) against the
  * previous sweep, assembled into a sample. The process table, process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The eBPF collection path: the kernel accumulates per-process counters
  * (bpf/), each sweep drains them and turns cumulative counts into deltas
  * per (pid, start time). Exited processes arrive once with their final

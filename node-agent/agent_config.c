@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-agent's configuration: defaults, the [agent] section of agent.conf
  * and single keys set from flags (the same checks). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GPUs in the agent's samples (docs/gpu.md): each GPU's energy, power and
  * utilization over the interval (Sample.gpus) and each process's use of
  * them (Proc.gpu), on the process entries the sweep built, so a GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to the agent library: the state shared by the /proc and the
  * BPF collection paths. */
 #ifndef ERG_AGENT_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The sample's process entries: their slots, the strings they point at,
  * and a process's identity (uid, rss, cgroup, grouping keys) from
  * proc_root. Shared by both collection paths and the scope. */

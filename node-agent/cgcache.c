@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* cgroup v2 id -> path, for processes that are gone before /proc/PID/cgroup
  * can be read (eBPF path). Fed by the kernel's record taken at exit, by live
  * processes' /proc paths and by walks of the cgroup2 tree. A walk merges:

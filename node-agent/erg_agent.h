@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg node agent library: per-process and node-wide resource sampling.
  * The /proc path lives here; the eBPF path is in bpf/. */
 #ifndef ERG_AGENT_H

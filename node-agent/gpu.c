@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* gpu.h over the backends (gpu_backend.h), chosen at run time: every stack
  * asked for that loads and sees a GPU is opened, NVML first, then ROCm
  * SMI, so a node with GPUs of both vendors (say an AMD APU beside an NVIDIA

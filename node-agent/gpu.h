@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GPU sampling: per GPU, board energy, mean power and utilization over an
  * interval; per process, its share of each GPU's activity. Two backends
  * implement it behind gpu_backend.h, chosen at run time (gpu.c): NVIDIA

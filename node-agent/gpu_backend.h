@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* One GPU backend (one vendor's management library, loaded with dlopen),
  * as gpu.c drives it: the functions of gpu.h for that stack alone. A
  * backend's state is its own (void *); it returns errors and never logs.

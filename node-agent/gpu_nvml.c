@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GPU sampling through NVML (NVIDIA), loaded with dlopen: no build-time
  * dependency, and a node without the driver simply has no GPUs. One
  * backend of gpu.c (gpu_backend.h); libc and libdl only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The few parts of NVML's ABI that erg uses, declared here so that erg
  * builds without NVIDIA's headers and loads libnvidia-ml.so.1 at run time
  * (dlopen). Names, values and layouts as NVML documents them in nvml.h

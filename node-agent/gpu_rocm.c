@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GPU sampling through ROCm SMI (AMD), loaded with dlopen: no build-time
  * dependency, and a node without it simply has no AMD GPUs. One backend of
  * gpu.c (gpu_backend.h); libc and libdl only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The few parts of ROCm SMI's ABI (librocm_smi64, AMD) that erg uses,
  * declared here so that erg builds without ROCm's headers and loads the
  * library at run time (dlopen). Names, values and layouts as ROCm SMI

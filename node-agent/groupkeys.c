@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Grouping keys from cgroup paths. Patterns (cgroup v1 and v2):
  *   Slurm      .../job_<id>/...                       -> job "<id>"
  *   systemd    .../<name>.service or .scope           -> unit (innermost)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* JSON rendering of agent messages for --dump. Hand-written (not jansson)
  * so the agent stays small; every string goes through erg_json_escape. */
 #include <stdarg.h>

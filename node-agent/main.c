@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-agent: samples per-process resource use and streams it to ergd. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Parsers for /proc files. They take the file's contents, not a path, so
  * tests feed them recorded and hostile inputs directly. */
 #include <stdio.h>

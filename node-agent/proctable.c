@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The table of each process's counters at the last sweep, keyed by
  * (pid, start time): open addressing, rebuilt every sweep. Both collection
  * paths diff against it. */

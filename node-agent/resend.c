@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The agent's resend ring: copies of the last samples it queued, as packed
  * envelopes. ZeroMQ has no acks, so what a collector had read into its
  * socket buffers but not yet stored when it died is gone from both ends;

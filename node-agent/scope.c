@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Scoping the agent to a cgroup subtree: which processes belong to it, and
  * the subtree's own CPU accounting, which replaces /proc/stat as the
  * "node" busy time. One machine can so run several virtual nodes. */

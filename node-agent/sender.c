@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ZeroMQ PUSH to the collector. The socket's send high-water mark is the
  * bounded queue: the socket connects (never binds) with ZMQ_IMMEDIATE = 0,
  * so libzmq creates the outgoing pipe at once and keeps it across

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The node's totals of one sweep: CPU, memory, network and disk from
  * proc_root, or the scope's own accounting when scoped. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* User names of the processes' uids, resolved on the node (its passwd,
  * LDAP or SSSD: the mapping is the node's, not the collector's) with
  * getpwuid_r, cached so a sweep does not ask NSS again for every uid, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Power curves for erg-pdusim: a table of (load fraction, watts) points,
  * from a small file or from one real server's SPECpower_ssj2008 result, so
  * the simulated meter rises with load the way real machines do (idle

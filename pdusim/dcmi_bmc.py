@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """SIMULATED BMC answering DCMI Get Power Reading over IPMI 2.0 lanplus.
 
 A real IPMI stack, python3-pyghmi's BMC server (RMCP+, RAKP, cipher suite

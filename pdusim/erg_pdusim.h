@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-pdusim: a SIMULATED energy meter / PDU for demos and tests. Its power
  * follows the real CPU load of this machine (or of given cgroups, one per
  * virtual node) through a configurable model. */

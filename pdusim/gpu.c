@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* --gpu-script NODE=FILE: the GPU board power of the NVML stand-in's
  * script (tests/gpu/nvml_standin.c, docs/gpu.md) added to a node's meter,
  * times --gpu-ac-factor (the power supply's AC per board watt), so a test

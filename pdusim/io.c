@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Block I/O of a cgroup for the simulator's disk cost (--disk-watts-per-mbps).
  * cgroup2's io.stat (rbytes + wbytes over devices) when the group has it;
  * else, on hosts whose io controller is bound to cgroup v1 (then io.stat

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-pdusim: SIMULATED energy meter for demos and tests (not a real meter). */
 #include <getopt.h>
 #include <pthread.h>

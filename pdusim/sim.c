@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's model loop: sample load, delay it by the lag, turn it into
  * power, integrate energy, and log the ground truth. */
 #include <math.h>

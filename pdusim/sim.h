@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal: the simulator's shared state (update thread + servers). */
 #ifndef ERG_PDUSIM_SIM_H
 #define ERG_PDUSIM_SIM_H

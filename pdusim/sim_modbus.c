@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's Modbus server, over TCP or RTU (a tty): unit id N is
  * virtual node N, then unit nnodes + K the Kth --sum channel. Input registers follow the Eastron
  * SDM630 layout (float32 W at 0x0034, float32 kWh at 0x0048) plus a uint32 joule counter at 0x1000

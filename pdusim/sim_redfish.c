@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-pdusim --redfish: a SIMULATED BMC (sim_redfish.h). A thread per
  * connection (libmicrohttpd), so a --redfish-delay answer holds only its
  * own client, as a slow BMC does. Sessions: POST

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg-pdusim --redfish DIR: a SIMULATED BMC serving a Redfish recording
  * (DIR/redfish/v1/.../index.json) over HTTP, with the readings erg would
  * take in the chassis bound by --redfish-channel following a simulated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's SNMP agent: node N is outlet N of an rPDU2-shaped PDU
  * (PowerNet-MIB rPDU2OutletMeteredStatusTable 1.3.6.1.4.1.318.1.1.26.9.4.3.1:
  * .1 index, .3 name, .4 number, .7 power W, .11 energy 0.1 kWh, plus the

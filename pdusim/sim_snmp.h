@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's SNMP agent: the simulated nodes as outlets of an
  * rPDU2-shaped (APC PowerNet-MIB) PDU, SNMP v1/v2c, any community. */
 #ifndef ERG_PDUSIM_SIM_SNMP_H

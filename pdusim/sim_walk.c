@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's SNMP agent serving a recorded walk of a real PDU (snmpsim
  * .snmprec, as in ../shared/fixtures/pdu-recordings): GET, GETNEXT and
  * GETBULK (v1/v2c, any community) answer every OID with its recorded type

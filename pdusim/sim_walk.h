@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The simulator's SNMP agent serving a recorded walk (snmpsim .snmprec):
  * every OID as recorded, except the columns erg reads for the entities
  * bound to simulated nodes (--walk-channel), which carry live values. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Cross-builds erg for arm64 (aarch64) on Debian 12 amd64 and runs the unit
 # tests under qemu-user. Installs what is missing (needs root the first time).
 #   scripts/cross-aarch64.sh [--all] [--no-test] [--refresh-sysroot] [-- CTEST-ARGS...]
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     --no-test) test=0 ;;
     --refresh-sysroot) refresh=1 ;;
     --) shift; ctest_args=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,14p' "$0"; exit 0 ;;
     *) echo "cross-aarch64.sh: unknown option $1" >&2; exit 1 ;;
   esac
   shift

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Call cycles between the C files of one folder (a library).
 
 File A calls into B when A calls a function that B defines (not static).

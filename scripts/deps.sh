@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Debian packages erg needs to build, test and run its demo (sourced).
 ERG_BUILD_PKGS=(
   cmake make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev

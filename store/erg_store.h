@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg store: RRD archives under one root directory.
  *
  * Layout (names pass through erg_name_sanitize; see docs/store.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Expiry of idle key archives: thousands of short-lived keys (jobs,
  * commands) must not leave thousands of files behind. An archive whose
  * last update is older than the limit is deleted and its index.tsv line

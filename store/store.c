@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* RRD archives under one root. Every path component that comes from data
  * goes through erg_name_sanitize; the original names are kept in index.tsv
  * so pages and reports can show them. Only the thread-safe librrd entry

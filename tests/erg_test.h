@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg_test.h: the one place for helpers the C tests share on top of cmocka.
  *
  * Every C test asserts with cmocka (assert_true, assert_int_equal, ...) and

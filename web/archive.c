@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Energy of an archive over a period (erg report, the pages' key
  * tables): each part read from the finest resolution that holds it
  * (docs/report.md). Calls only the store reader and the energy factors. */

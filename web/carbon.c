@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Time-varying factors of a report: carbon intensity (gCO2/kWh) and PUE
  * over time from a two-column CSV, and the energy of one archive with its
  * facility energy (x PUE) and CO2 integrated cell by cell; report_data.c's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg web: static pages and graphs rendered from the store, and the HTTP
  * server (libmicrohttpd) that serves them next to /metrics. */
 #ifndef ERG_WEB_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Graphs rendered by librrd (rrd_graph_v) to a temporary name and renamed,
  * so a browser never sees half a file. Data text reaches rrdgraph only
  * through web_graph_text (legends, titles) and web_graph_path (DEF file

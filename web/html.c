@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* HTML helpers shared by every page writer (pages.c, pages_job.c,
  * pages_model.c): the page head, data text escaped, times, the atomic
  * write of a finished page. Apart so that the page files call down into

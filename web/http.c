@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Static files and /metrics over libmicrohttpd. A URL is served only when,
  * after %-decoding, it is made of a strict charset with no component
  * starting with '.' (so no ".."; sanitized names may hold ".." inside), names a

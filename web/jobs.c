@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs' list: per-job energy from the cluster-wide job archives (read
  * by the report library, report_build with --by job) joined with Slurm's
  * own accounting fields from sacct, as sacct-like columns, parsable2, CSV

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to erg jobs (web/jobs.c: the list, its documents and the push;
  * web/jobs_store.c: erg's own fields; web/jobs_slurm.c: Slurm's sacct and
  * sacctmgr as child processes). */

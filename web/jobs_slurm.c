@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs' side of Slurm: job metadata from sacct, erg's energy into the
  * job's AdminComment through sacctmgr (which, unlike scontrol, can change
  * a job that has ended: AdminComment is one of the fields Slurm's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs' own fields, from the store alone (no Slurm): the nodes that
  * hold a job's archive, the user ergd recorded for it and the GPU part of
  * its energy. Names from the store reach paths only as names

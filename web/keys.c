@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Profile keys as the pages see them: read from index.tsv (only names the
  * sanitizer leaves unchanged become paths), their mean power over a range,
  * and the set of jobs that get a page. */

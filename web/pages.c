@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Static pages: the overview, per node one page per time range (power and
  * one stacked breakdown per profile key kind), per job and per node model
  * quality (pages_job.c, pages_model.c), all through html.c's helpers. HTML

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Job pages: a job's power on each node it ran on (per-node job archives)
  * under the cluster-wide total (cluster/job/<job>.rrd), for the job's last
  * hour, day, week and month of data; and the overview's top-jobs table. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Model quality page of one node: predicted (modelled) vs measured power
  * and the residual from node.rrd, error metrics over the last day of
  * cells with a real PDU reading, and the held-out metrics of the node's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg graph's library side: the pages ergd draws, drawn once from a data
  * directory (cron, or a host that only serves the files). */
 #include <stdio.h>

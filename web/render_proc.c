@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The render in a process of its own (isolate = 1, ergd): librrd 1.7.2
  * leaks two small strings per DEF per graph and fontconfig/pango keep
  * caches; a process takes them along when it exits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg report's document: the rows (report_data.c) as CSV, JSON or HTML,
  * energy over a period by node or by profile key (command, job, user,
  * unit, container). Names from the store reach the document only escaped

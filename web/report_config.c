@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's [report] section (erg report's defaults): parsed and checked
  * here for ergd and erg alike; calls nothing else of the library. */
 #include <errno.h>

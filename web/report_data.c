@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg report's reading side: which archives, at which resolution, and
  * energy integrated over the period (docs/report.md). Names from the store
  * reach paths only as names that erg_name_sanitize leaves unchanged. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to erg report (web/report.c: the document; web/report_data.c:
  * the rows, from the archives; web/archive.c: one archive integrated). */
 #ifndef ERG_REPORT_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Times of --from/--to (erg report, erg jobs) and of factor series
  * (carbon.c): "now", -N{s,m,h,d,w}, unix seconds, ISO 8601 UTC. Calls
  * nothing else of the library, so every file can use it. */

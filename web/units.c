@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Energy as people read it: the unit chosen by magnitude. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to web/: graphs (graph.c), keys read from the store (keys.c),
  * pages (pages.c, pages_job.c, pages_model.c; their HTML helpers in
  * html.c). File names in www_dir are "<type>-<token>-...-<safe>.<ext>":

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* DCMI Get Power Reading (DCMI 1.5, 6.6.1): the BMC's answer decoded
  * into the one number erg takes, the current power, or the reason there is
  * none. Pure (bytes in, reading out): no libfreeipmi here, so the unit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg PDU and meter sources: one driver per file behind a small vtable.
  * A source is one PDU or meter with one or more channels (outlets, or the
  * meter's total). Drivers return readings; they never print. */

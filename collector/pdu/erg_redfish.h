@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The Redfish meter driver's extras beyond struct erg_pdu_driver: what the
  * probe asks (collector/pdu/redfish.c). */
 #ifndef ERG_REDFISH_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* BMC power over IPMI DCMI (libfreeipmi): Get Power Reading's current
  * power, out of band over IPMI 2.0 lanplus (host[:port], user,
  * password_file, cipher_suite) or in band (host = local, or device =

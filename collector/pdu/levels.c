@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The metering levels' names, as the config and the probe spell them: a
  * file of its own because every driver and profile file names levels. */
 #include "erg_pdu.h"

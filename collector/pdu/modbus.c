@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Modbus meters (libmodbus), over TCP or RTU (a serial device). Profiles
  * say which registers hold power and energy; "generic" takes them from the
  * config. One channel = one meter = one Modbus unit id on the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Modbus register specs ("FC:ADDRESS:TYPE[:ORDER]"): what the generic
  * Modbus profile reads, and how the bytes on the wire become a number.
  * Meters disagree on word and byte order, so the order is spelled out as

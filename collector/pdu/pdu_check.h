@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Each driver's check of a source config before use (pdu.c's table),
  * no I/O: 0, or -1 with a reason and *key the key it concerns ("" the
  * section as a whole). Not a public header. */

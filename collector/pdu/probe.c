@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg pdu probe`'s library side: asks one PDU or meter what it is and
  * what it reads now, every level it offers, as ergd would read them (the
  * command prints it, cli/probe.c). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The profile registry's lookups and OID template helpers. The profiles
  * themselves are data under vendors/. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* SNMP vendor profiles (data) and the SNMP driver internals that probe.c
  * shares. Not a public header: the collector uses erg_pdu.h only.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Redfish BMC meters (issue 33, docs/bmc.md): libcurl for HTTPS, the
  * rules of redfish_parse.c for what to read. One source = one BMC chassis
  * (the node's, or an enclosure's as a shared meter); every channel gets

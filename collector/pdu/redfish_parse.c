@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Redfish discovery over JSON documents (redfish_parse.h). The rules, each
  * from a real server (tests/pdu/test_redfish_parse.c walks every recording):
  * - the node is a chassis of a server type (RackMount, Blade, Sled, ...),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Redfish discovery and reading, over JSON documents only (no HTTP): which
  * resource and which property of a BMC's tree is a node's power or energy,
  * what was refused and why (collector/pdu/redfish_parse.c). The driver

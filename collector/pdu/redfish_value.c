@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Redfish readings of a discovered plan, and recordings read as a BMC
  * (redfish_parse.h): what a poll does with each resource it GETs. */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* SNMP PDUs (net-snmp single-session API, numeric OIDs, no MIB files).
  * Each source keeps one UDP session; a round sends one GET per source (more
  * only past SNMP_MAX_VARBINDS) for just the configured outlets, and one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The SNMP driver's config check (pdu_check.h): what snmp.c and
  * snmp_session.c would refuse or could not use when the source opens,
  * told at load instead. The names accepted are those of snmp_session.c. */

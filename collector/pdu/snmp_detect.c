@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Which profile a PDU speaks, decided by what it answers, and which column
  * each configured channel reads (with its scale and counter wrap).
  * sysObjectID only orders the candidates: vendors reuse one for several

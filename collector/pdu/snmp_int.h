@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Internal to the SNMP driver: the per-source state and the session and
  * varbind helpers snmp_session.c gives snmp.c. Not a public header. */
 #ifndef ERG_PDU_SNMP_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Named-variable tables: agents that list every reading as one row of a
  * generic table (RITTAL-CMC-III-MIB's cmcIIIVarTable), the row telling what
  * it is by its name only, at an index that depends on what is plugged in.

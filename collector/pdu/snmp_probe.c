@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* What `erg pdu probe` asks an SNMP PDU beyond a poll: which rows each
  * level has, their names, and where each value came from. Blocking, one
  * source, through the session's synchronous requests. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* SNMP driver, session side: net-snmp library setup, SNMPv1/v2c/v3
  * sessions (v3 keys derived once, at open), numeric OIDs and varbind
  * values. The GET engine is in snmp.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The values of a poll: raw varbinds into the channels, the physics checks
  * that keep an impossible value from being taken for a reading (a hostile
  * agent's 4294967295 W, a firmware whose scale is not its MIB's), and each

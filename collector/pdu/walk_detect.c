@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A recorded walk (snmpsim .snmprec) instead of an agent: which profile
  * ergd would pick for a device that answers as the walk does, and which
  * OIDs and factors it would read for one entity. erg-pdusim uses this to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
 # erg-agent RPM %postun: systemd forgets the removed unit.
 if [ -d /run/systemd/system ]; then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
 # erg-agent RPM %preun ($1: 0 erase, 1 upgrade): stop and disable on erase; a
 # erg-agent started without systemd (another supervisor, by hand) is stopped too.

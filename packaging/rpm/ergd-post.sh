@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
 # ergd RPM %post ($1: 1 install, 2 upgrade): the user erg and /var/lib/erg;
 # never enables ergd (the operator does, docs/install.md); an upgrade

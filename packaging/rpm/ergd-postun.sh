@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
 # ergd RPM %postun: systemd forgets the removed unit.
 if [ -d /run/systemd/system ]; then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
 # ergd RPM %preun ($1: 0 erase, 1 upgrade): stop and disable on erase; a
 # ergd started without systemd (another supervisor, by hand) is stopped too.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A meter with a coarse energy counter and NO power register (a float32
 # kWh register at 6,000 kWh steps by 2^-11 kWh = 1,757.8 J: every 6-15 s at
 # 120-300 W, more than a 5 s cell holds). Trusted reading by reading it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 14, item 3: a generic Modbus meter whose energy register is a
 # float32 kWh at a realistic reading (erg-pdusim --energy-offset-kwh 48213:
 # one float step is 2^-8 kWh = 14,062.5 J, ~47 s at 300 W). Trusted, that

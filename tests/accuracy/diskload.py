@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Block I/O load for the accuracy harness: writes FILE with O_DIRECT (so
 the bytes reach the block layer in this process, where erg-agent's BPF
 and /proc/PID/io count them, and not in a writeback thread) at the rates

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A node's journal cells next to erg-pdusim's own energy (--truth FILE),
 for the meter tests of tests/accuracy (coarse_register.sh, coarse_no_power.sh).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Accuracy report of tests/accuracy/run.sh (definitions: docs/accuracy.md).
 args: WORK MODE T_START T_END STEP IDLE SLOPE EXPONENT LAG DISK_W_PER_MBPS"""
 import json, math, sys

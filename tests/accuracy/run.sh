@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Accuracy harness (docs/accuracy.md). Two virtual nodes on this machine,
 # each a cgroup2 group (erg-agent --scope; erg-pdusim --node NAME=CGROUP):
 # erg-pdusim simulates per node a meter whose power is a NON-LINEAR function

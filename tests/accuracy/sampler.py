@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Samples, every 0.5 s, a virtual node's busy CPU time (its cgroup2
 cpu.stat usage_usec, which erg-pdusim turns into utilisation) and each job's
 CPU time (the usage_usec of the job's own cgroup under the node: exact, and

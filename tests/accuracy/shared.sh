@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Accuracy harness for shared meters (issue 22; docs/accuracy.md, "Shared
 # meters"). Four virtual nodes n1..n4 on this machine, each a cgroup2 group,
 # each with its OWN non-linear truth curve in erg-pdusim (--node-model),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Report of tests/accuracy/shared.sh (docs/accuracy.md, "Shared meters"):
 per job and per node, the truth next to erg with every node on its own
 outlet (ergd "outlet") and with all of them behind one shared meter (ergd

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Ground truth of the accuracy harnesses (definitions: docs/accuracy.md, "How
 the truth is computed") from erg-pdusim --truth and sampler.py, and erg's
 energies from `rrdtool fetch` output. Used by report.py (run.sh) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Least privilege: the agent runs as nobody with only the capabilities
 # docs/agent.md lists. With CAP_BPF + CAP_PERFMON it collects via eBPF and
 # still sees root's processes; on the /proc path CAP_DAC_READ_SEARCH +

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Exited processes keep their cgroup after the cgroup is gone: a Slurm-like
 # job_<id>/step_0 cgroup under a scope is created, runs a burst of short
 # processes and is removed, all between two sweeps of an agent scoped to the

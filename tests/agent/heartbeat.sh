@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A collector that stops answering without closing TCP (host dead, partition,
 # hung ergd). The receiver is SIGSTOPped: its kernel still ACKs, so without
 # heartbeats every sample flows into TCP buffers and the agent never notices.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Long cgroup paths end to end: a busy process in a k8s-v2-shaped cgroup
 # (kubepods.slice/.../cri-containerd-<64 hex>.scope, ~200 bytes) and short
 # ones that exit inside an interval in a docker-<64 hex>.scope. Both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Collector outage: an agent with queue_samples = 5 starts 10 s before its
 # collector. The collector then gets the 5 queued samples in order, and the
 # next sample reports exactly the ones dropped in between.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A stand-in collector for the agent tests: binds a ZeroMQ PULL socket and
  * prints one line per message ("hello <node>", "sample <seq> <dropped>", or
  * "resent <seq> <dropped>" for a sample the agent sent again after a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # scope = <cgroup>: only the subtree's processes (a busy one and its busy
 # child) are reported, node busy time is the cgroup's own accounting, and a
 # busy process outside never appears. Both collection paths; real cgroups.

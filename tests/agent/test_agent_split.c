@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF through the whole agent: CPU time per frequency and per core
  * capacity in the sample, packed to the wire and unpacked again.
  *  1. This machine's sysfs: where it has no cpufreq driver or one core

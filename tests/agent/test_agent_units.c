@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Unit tests for the agent's scope handling, the diskstats parser, the
  * cgroup id -> path cache, the resend ring's bounds and the sender's view
  * of a link whose handshake fails. */

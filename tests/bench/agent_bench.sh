@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Agent overhead (not a ctest test): CPU seconds per hour and peak RSS of
 # erg-agent (eBPF and /proc paths, 1 Hz, sending to a ZeroMQ sink) side by
 # side with prometheus-process-exporter (scraped at 1 Hz, every process

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Ports of the benchmarks (sourced): the caller gives them, so benchmarks
 # run next to each other's and the tests' daemons without colliding. Each
 # script uses the ports BASE, BASE+1, ... up to the count its header states,

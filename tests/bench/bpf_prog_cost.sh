@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # In-kernel cost of erg-agent's eBPF programs, per program (not a ctest
 # test; needs root and bpftool): one erg-agent on the eBPF path (1 Hz,
 # samples dumped to /dev/null) under the churn load of agent_bench.sh
@@ -23,7 +24,7 @@
 # Note: the statistics themselves add two clock reads per run (~20-40 ns on
 # a VM) to every figure; compare figures taken the same way.
 set -euo pipefail
-[ $# -eq 2 ] || { sed -n '2,20p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '3,21p' "$0" >&2; exit 2; }
 AGENT=$(realpath "$1") BURNER=$(realpath "$2")
 DURATION=${DURATION:-20}
 LOAD=${LOAD:-churn}

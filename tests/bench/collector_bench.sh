@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Collector scale benchmark (not a ctest test). collector_load impersonates N
 # agents (one ZeroMQ connection each) sending 1 Hz samples of P processes for
 # D seconds to: ergd (no meters, temp data dir), then the reference peer, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Load generator for ergd (benchmark, not a test): impersonates N agents,
  * each with its own ZeroMQ PUSH connection, sending a Hello and then one
  * Sample per second with P processes for D seconds. Agents are spread evenly

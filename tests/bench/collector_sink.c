@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Reference peer for the collector benchmark: a ZeroMQ PULL sink that only
  * receives and counts messages (with --decode it also unpacks and validates
  * each one, as ergd does first). It exits after IDLE seconds without a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Collector ingest at several sizes (not a ctest test): collector_bench.sh
 # once per node count (default 100, 1,000 and 5,000 nodes x 100 processes,
 # 1 Hz, D seconds each, steady state: WARM=1, archives created in a first

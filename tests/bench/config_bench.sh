@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg check-config on a generated ergd config (not a ctest test): NODES
 # [node.NAME] sections, each fed by FEEDS outlets of its own ("pdu-K:outlet:N",
 # 64 outlets per [pdu.NAME]), timed over RUNS runs, best kept. It times the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* curve_compare: the utilisation curve before and after issue 27 on the
  * same simulated journals. Before: the degree-6 Bernstein polynomials
  * (node_cpu_utilization_bernstein6_j, coefficients >= 0); after: the

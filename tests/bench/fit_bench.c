@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* fit_bench: time erg_fit on 120k cells × 12 features against a peer run of
  * plain GSL least squares (gsl_multifit_linear, SVD) on the same data in the
  * same process; and what `erg fit` does end to end: the same cells written as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* light_load: the fitted utilisation curve at light load (0.1 and 0.2 of
  * a core on 2 CPUs, u = 0.05 and 0.1) on journals shaped like the accuracy
  * harness's training (issue 38). Per segment of 15 s (starting --offset s
@@ -11,8 +12,8 @@
  * the samples (the curve's mean, not the curve at the mean); --lag-error:
  * the cells' power is that many seconds late. Fitted with erg_fit (curve
  * and disk as `erg fit` does; --cell-tails: the tails given as the cell's
- * mean of the samples' tails instead of the tails of its mean); prints, over seeds 1 … N, the mean, standard deviation and runs
- * more than 10 % off of the fitted curve (disk 0) over the truth.
+ * mean of the samples' tails instead of the tails of its mean); prints, over seeds 1 … N, the mean,
+ * standard deviation and runs more than 10 % off of the fitted curve (disk 0) over the truth.
  * Usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] [--lag-error S]
  *                   [--cell-tails] [--segments N] [--seeds N]
  * Results: docs/accuracy.md, "Light load (issue 38)". Not a test. */
@@ -166,8 +167,8 @@ int main(int argc, char **argv) {
   }
   printf("%s, kio %.2f core per 40 MB/s, jitter %.2f core, segments at +%d s, lag error %d s, "
          "%d segments of %d s, tails %s, %d fits:\n",
-         sim.disk ? "CPU + direct I/O" : "CPU only", sim.kio, sim.jitter, sim.offset,
-         sim.lag_error, sim.segs, SEG_SECONDS, sim.cell_tails ? "cell means" : "of the mean", n);
+         sim.disk ? "CPU + direct I/O" : "CPU only", sim.kio, sim.jitter, sim.offset, sim.lag_error,
+         sim.segs, SEG_SECONDS, sim.cell_tails ? "cell means" : "of the mean", n);
   for (int k = 0; k < 3 && n > 0; k++)
     printf("  %.1f core (u = %.2f): fitted / true %.3f ± %.3f, %d of %d more than 10 %% off\n",
            at[k] * NCPU, at[k], sum[k] / n, sqrt(fmax(sq[k] / n - sum[k] * sum[k] / n / n, 0)),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* RRD store benchmark (not a test; tests/bench/rrd_bench.sh runs it): the
  * store calls ergd's writer thread makes, timed in one thread. First
  * NODES node.rrd files are created (the first update of each, as on a

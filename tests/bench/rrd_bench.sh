@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # RRD updates/s with and without rrdcached (not a ctest test). rrd_bench
 # (tests/bench/rrd_bench.c) makes the store calls of ergd's writer thread
 # in one thread: it creates NODES node.rrd files (6 data sources, ergd's

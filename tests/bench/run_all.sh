@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every benchmark of tests/bench in one invocation (not a ctest test), one
 # after the other so none shares the cores with another, each with the
 # machine's load average printed before and after it:
@@ -24,7 +25,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/bench_lib.sh"
 bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
-[ $# -ge 1 ] || { sed -n '2,25p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '3,26p' "$0" >&2; exit 2; }
 B=$(realpath "$1")
 OUT=${2:-/tmp/erg-bench-all.$(date +%Y%m%d-%H%M%S)}
 ONLY=${ONLY:-fit snmp rrd agent collector}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* SNMP polling benchmark: erg_pdu_snmp_poll_many over many PDUs.
  * usage: snmp_bench TARGETS_FILE ROUNDS OUTLETS [--sequential | --inflight N]
  * TARGETS_FILE: one "HOST PORT COMMUNITY" per line. Prints one line per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # SNMP polling benchmark (not a ctest test): N simulated rPDU2 PDUs x M
 # outlets served by snmpsimd on loopback (A processes, N/A data files each,
 # community = PDU), one full round = every outlet's power and energy of every

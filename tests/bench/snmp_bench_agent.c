@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Load source for the SNMP benchmark (not a test): one UDP port serving N
  * rPDU2-shaped PDUs of M outlets, the PDU chosen by the community
  * ("pdu0001" ... ), with the same values snmp_bench.sh writes into its

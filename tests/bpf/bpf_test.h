@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Helpers shared by the BPF tests: skip rules (exit 77) and CPU burning.
  * Assertions, the runner and the children a failed assertion would leave
  * running: ../erg_test.h (cmocka). */

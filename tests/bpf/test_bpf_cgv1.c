@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Hybrid hosts keep Slurm's job cgroups in the v1 hierarchies only. A
  * process that starts and exits between two drains is described from what
  * the kernel recorded at its exit: its v1 freezer path must be there, or

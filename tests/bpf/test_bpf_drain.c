@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF: drains taken while slices start and end are consistent. Two
  * busy children share one CPU (so their slices end every few ms) while this
  * process drains every ~2 ms from another CPU. Every drain must give each

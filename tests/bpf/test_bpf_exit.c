@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Exit capture: 500 short children (~20 ms CPU each) must be charged,
  * through the exited records, with >= 99% of the CPU time wait4 reports for
  * them, while the collector drains every second. */

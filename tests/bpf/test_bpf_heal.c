@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF: the unseen-switch repair. When the sched_switch tracepoint
  * misses a switch-in, the CPU's state names a group that is not running
  * there, and every drain would give the running task's slice in flight to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF: a busy process that has not left its CPU since it was first
  * switched in after the programs attached has no entry in the kernel's map
  * (entries are made when a slice ends). Drains must still report it, with

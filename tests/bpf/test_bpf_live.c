@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF: this process's own CPU time against getrusage, hardware counter
  * availability against perf_event_open, block I/O bytes of an O_DIRECT write
  * (one collector, opened by the first group's setup), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A process that renames itself (prctl, then exec) is reported under its
  * new name at the next drain, both loaders. The agent takes a live
  * process's name from /proc, but one that exits and is reaped first has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Pure sysfs parsing: big.LITTLE capacity trees and cpufreq, no BPF. The
  * trees are written under one temporary folder (the group's setup). */
 #include <errno.h>

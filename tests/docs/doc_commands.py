@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every command line the docs show is one the programs accept (issue 36).
 
 Collects the `erg ...`, `erg-pdusim ...`, `erg-agent ...` and `ergd ...`

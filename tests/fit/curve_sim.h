@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Simulated journals of a node with a known power curve, shared by the
  * curve tests (test_fit_curves.c, test_fit_curve_shape.c,
  * test_fit_curve_monotone.c) and the before/after bench

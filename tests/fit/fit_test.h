@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Helpers shared by the fit tests. */
 #ifndef FIT_TEST_H
 #define FIT_TEST_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Attribution: energy conservation over many random cells for every idle
  * policy (including P below idle, no activity at all and missing power),
  * equal shares for identical processes, and the documented special cases. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg fit` entry: usage and data errors, table and JSON output, --out
  * refusing to replace a model that predicts the new one's held-out cells
  * better. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Issue 27: the utilisation curve never falls with load, and model files
  * of older versions still predict what they did.
  * - A journal built to provoke a falling curve, as the wall meter of a

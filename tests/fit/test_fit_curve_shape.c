@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The utilisation curve's shape where it matters for issues 14 and 27:
  * - near zero load. A convex truth, 100 + 150·u^1.4 (the accuracy
  *   harness's simulator), is flat at u = 0; the cubic Bernstein basis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The utilisation curve (derived features of u: the degree-6 Bernstein
  * tails) on power curves of real servers: SPECpower_ssj2008 results in specpower_curves.csv (copied
  * from ../shared, see its header). For each server a journal is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Shared meters (issue 22): one meter for four nodes, each journal with its
  * own features and the whole meter's power (flag 64). The joint fit must
  * tell the members apart when their loads do (per-node), fall back to one
@@ -874,8 +875,8 @@ static void test_cli_group_idle(void **state) {
   load_member(dir, "n3", &mm);
   assert_int_equal(mm.idle_source, ERG_IDLE_FROM_GROUP_PROFILE);
   assert_int_equal(mm.idle_rows, 18);
-  const char *fit_text[] = {"erg", "--group", "bank", "--nodes", "n1,n2,n3,n4", "--data-dir", dir,
-                            NULL};
+  const char *fit_text[] = {"erg",         "--group",    "bank", "--nodes",
+                            "n1,n2,n3,n4", "--data-dir", dir,    NULL};
   assert_int_equal(run(fit_text, &out, NULL), 0);
   assert_non_null(strstr(out, "of the group's, idle_source group_idle_profile), ncpu 16"));
   free(out);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Idle profile (`erg fit --idle`): recorded from a quiet window of the
  * journal, refused on a busy one, used by the fit as β0, stored in the
  * model; and it makes attribution right where a fitted intercept does not:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Training-journal reader: good rows, malformed lines, repeated headers,
  * rotated files with different columns. */
 #include <math.h>

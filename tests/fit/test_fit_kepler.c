@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The fit on real measurements: Kepler model-db, machine nx12 (2 × Xeon
  * E5-2667 v3, 16 cores, 32 threads, ACPI platform power in 1 W steps,
  * 3 s cells), converted here into an erg journal with cycles, instructions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Issue 38: the fitted utilisation curve at light load (0.1 and 0.2 core
  * on 2 CPUs) on journals shaped like the accuracy harness's training: two
  * processes at {0, 0, 0.2 … 1} core in segments of 15 s that start 2 s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Fit, validation and model file: known coefficients are recovered through
  * noise and gross outliers, coefficients stay non-negative, validation
  * only sees held-out rows, the JSON file round-trips. */

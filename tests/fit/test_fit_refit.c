@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Replacing a model (erg_model_is_worse, as ergd's scheduled refit and
  * `erg fit --out` use it): the model in use is scored on the new model's
  * held-out cells, never by the MAE stored from its own, older window.

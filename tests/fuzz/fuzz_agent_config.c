@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the agent config loader (node-agent/agent.c) on the
  * input as an agent.conf. */
 #include <stddef.h>

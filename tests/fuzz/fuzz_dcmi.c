@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: DCMI Get Power Reading answers as a BMC (or whatever
  * answers on port 623) sends them (collector/pdu/dcmi.c). The input is the
  * response bytes ipmi_cmd_raw returns. Whatever they are: a reading is a

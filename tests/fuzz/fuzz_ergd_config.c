@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the ergd config loader (collector/config.c) on the
  * input as an ergd.conf. */
 #include <stddef.h>

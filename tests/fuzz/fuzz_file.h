@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* For fuzz targets whose API reads a file: the input written to one file
  * in a private temporary directory (removed at exit). */
 #ifndef ERG_FUZZ_FILE_H

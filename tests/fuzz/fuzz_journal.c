@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the journal readers on the input as a node's journal
  * file: erg fit's reader (fit/journal.c, every row) and ergd's (the
  * header's columns and the resume point from the file's tail,

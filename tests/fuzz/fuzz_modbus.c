@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: Modbus register specs and decoding
  * (collector/pdu/modbus_reg.c). The input is a spec text up to the first
  * NUL; the bytes after it are the registers a meter sent (zero-filled when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the model file loader (fit/model.c) on the input as a
  * model JSON; an accepted model must pass erg_model_check and predict. */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the power expressions and groups of ergd.conf
  * (collector/config_power.c) through the loader. The input is lines: a
  * line starting with 'g' is a [group.gN] with "power = " what follows up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: Redfish discovery and reading (collector/pdu/
  * redfish_parse.c), what a BMC's answers reach. The input is JSON
  * documents separated by NUL bytes: a GET of URI answers the document

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: SNMP varbind values as readings
  * (collector/pdu/snmp_session.c). The first byte is the ASN type, the rest
  * the value, held as net-snmp's decoder holds it: a long for the integer

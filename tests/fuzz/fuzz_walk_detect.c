@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: SNMP profile detection and entity mapping over a
  * recorded walk (collector/pdu/walk_detect.c, erg_snmp_walk_detect and
  * erg_snmp_walk_entity) with a hostile agent: the input scripts each

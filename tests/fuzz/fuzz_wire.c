@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer target: the wire decoder (common/wire.c). Any bytes must give a
  * validated Envelope or NULL with a reason, never a crash or a leak. */
 #include <stddef.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-agent with GPUs. No GPU exists where this runs, so the NVML stand-in
 # (nvml_standin.c) serves two scripted GPUs, used by two `sleep`
 # processes of this test (idle on the CPU, so only their GPU use brings

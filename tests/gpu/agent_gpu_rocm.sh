@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-agent with AMD GPUs (ROCm SMI). No GPU exists where this runs, so the
 # ROCm SMI stand-in (rocm_standin.c) serves two scripted GPUs, used by two
 # `sleep` processes of this test (idle on the CPU, so only their GPU use

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What the GPU tests read back from ergd's store (collector_gpu.sh,
 group_gpu.sh): `rrdtool fetch` output, and a kind's archives fetched one
 after another (each after a "== PATH" line) by their original key."""

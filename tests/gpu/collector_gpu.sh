@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # GPU energy through ergd and the node model, without a GPU (issue 26).
 # The NVML stand-in serves two scripted GPUs to erg-agent; erg-pdusim adds
 # the same script's board power x 1.1 (--gpu-script) to the node's meter

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Device check of erg's GPU sampling, for a host with an NVIDIA GPU and its
 # driver (libnvidia-ml.so.1); it needs nothing else of erg's dependencies:
 # gcc builds gpu_check from tests/gpu/gpu_check.c and node-agent/gpu*.c

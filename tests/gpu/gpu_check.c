@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* gpu_check: the agent's GPU sampling (node-agent/gpu_nvml.c) on a real
  * GPU host, for tests/gpu/device_check.sh. Built from gpu.h's files and
  * this one alone (libc and libdl: gcc -I node-agent gpu_check.c gpu.c

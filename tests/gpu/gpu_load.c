@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* gpu_load: a GPU load for tests/gpu/device_check.sh where the host has no
  * PyTorch. Uses the CUDA driver API loaded with dlopen("libcuda.so.1")
  * (libc and libdl only, no CUDA toolkit): the kernel is PTX text the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A GPU node behind a shared meter ([group.NAME], docs/model.md "Shared
 # meters"; docs/gpu.md "Model and attribution"), without a GPU. Two nodes,
 # each a cgroup2 group with its own erg-agent (--scope), behind ONE

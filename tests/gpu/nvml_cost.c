@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Cost of erg-agent's NVML calls per GPU and per call (issue 37): for
  * PASSES passes, INTERVAL seconds apart, each GPU gets the calls of one
  * agent sampling pass (node-agent/gpu_nvml.c nvml_sample: energy counter,
@@ -98,20 +99,26 @@ int main(int argc, char **argv) {
         unsigned mw, cnt = 1024;
         nvmlUtilization_t u = {0, 0};
         switch (c) {
-        case 0: energy(h[k], &mj); break;
-        case 1: power(h[k], &mw); break;
-        case 2:
-          if (util(h[k], &u) == NVML_SUCCESS && i > 0) {
-            util_sum[k] += u.gpu;
-            util_busy[k] += u.gpu > 0;
-          }
-          break;
-        case 3: procs(h[k], &cnt, pi); break;
-        case 4:
-          if (putil(h[k], us, &cnt, last_ts[k]) == NVML_SUCCESS)
-            for (unsigned s = 0; s < cnt && s < 1024; s++)
-              last_ts[k] = us[s].timeStamp > last_ts[k] ? us[s].timeStamp : last_ts[k];
-          break;
+          case 0:
+            energy(h[k], &mj);
+            break;
+          case 1:
+            power(h[k], &mw);
+            break;
+          case 2:
+            if (util(h[k], &u) == NVML_SUCCESS && i > 0) {
+              util_sum[k] += u.gpu;
+              util_busy[k] += u.gpu > 0;
+            }
+            break;
+          case 3:
+            procs(h[k], &cnt, pi);
+            break;
+          case 4:
+            if (putil(h[k], us, &cnt, last_ts[k]) == NVML_SUCCESS)
+              for (unsigned s = 0; s < cnt && s < 1024; s++)
+                last_ts[k] = us[s].timeStamp > last_ts[k] ? us[s].timeStamp : last_ts[k];
+            break;
         }
         if (i > 0) {
           cpu[k][c] += now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -131,8 +138,8 @@ int main(int argc, char **argv) {
   printf("{\"passes\":%d,\"interval_s\":%.3f,\"gpus\":[", passes, interval);
   for (unsigned k = 0; k < n; k++) {
     double tc = 0, tw = 0;
-    printf("%s{\"index\":%u,\"util_mean_percent\":%.1f,\"busy_passes\":%u,\"calls\":{", k ? "," : "",
-           k, util_sum[k] / np, util_busy[k]);
+    printf("%s{\"index\":%u,\"util_mean_percent\":%.1f,\"busy_passes\":%u,\"calls\":{",
+           k ? "," : "", k, util_sum[k] / np, util_busy[k]);
     for (int c = 0; c < NCALL; c++) {
       tc += cpu[k][c] / np / 1e3;
       tw += wall[k][c] / np / 1e3;

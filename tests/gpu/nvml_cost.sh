@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Device check for issue 37 (not a ctest test): what one NVML sampling pass
 # of erg-agent costs per GPU and per call (tests/gpu/nvml_cost.c), on a
 # host with an NVIDIA GPU and its driver; gcc, libc and libdl only. Two

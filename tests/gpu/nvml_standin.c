@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A stand-in for NVIDIA's libnvidia-ml.so.1, for tests: no GPU exists on
  * the machines erg's tests run on, so this library serves scripted GPUs,
  * processes, utilization and power through the NVML functions erg uses

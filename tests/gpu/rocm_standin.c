@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A stand-in for AMD's ROCm SMI (librocm_smi64), for tests: no GPU exists
  * on the machines erg's tests run on, so this library serves scripted
  * GPUs, processes, busy % and power through the ROCm SMI functions erg

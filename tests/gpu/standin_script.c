@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The GPU stand-ins' script and clock (standin_script.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The script of the GPU stand-ins (nvml_standin.c, rocm_standin.c): both
  * serve scripted GPUs from one format, parsed here, on one clock. Linked
  * into each stand-in module, hidden: the two may load into one process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* standin_test.h: what test_gpu_nvml.c and test_gpu_rocm.c share around
  * the GPU stand-ins (nvml_standin.c, rocm_standin.c). Include it after
  * "../erg_test.h"; TEST_DIR (a compile definition) is the folder for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The NVML GPU sampler (node-agent/gpu_nvml.c) against the NVML stand-in
  * (nvml_standin.c): no GPU exists here, so the stand-in serves scripted
  * GPUs on a clock this test sets. Checks each GPU's energy over an

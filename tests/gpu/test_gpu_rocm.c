@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The ROCm SMI GPU sampler (node-agent/gpu_rocm.c) against the ROCm SMI
  * stand-in (rocm_standin.c), and gpu.c's choice of stacks: no GPU exists
  * here, so the stand-ins serve scripted GPUs on a clock this test sets.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-agent --dump: one JSON object per line, every field, and a busy
 # process of ours shows up with about the CPU time it burned.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Exit capture through the agent: 500 processes that each burn ~20 ms and
 # exit inside an interval are charged to their command on the eBPF path
 # (99.8-100.2 % of the CPU time wait4 saw; the issue asks >= 99 %). Also: the

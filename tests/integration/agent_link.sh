@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 25. An agent without keys against a CURVE ergd (docs/guide.md step
 # 7 after step 5): the agent logs why no handshake completes (at once and
 # again after 10 s) and, run with --count, exits 3; ergd logs it once and

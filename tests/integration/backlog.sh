@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # An agent's backlog after a long collector outage: collector_load sends,
 # for one node, the 1,200 one-second samples of the last 20 minutes as fast
 # as they go (in order, as an agent's queue does), then a few live ones.

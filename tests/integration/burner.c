@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Test load: N short-lived processes, each burning MS milliseconds of CPU
  * under the name COMM, at most PAR at a time. Prints the children's total
  * CPU time in ns as measured by the kernel for wait4. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Key churn and hostile process names, end to end (agent -> ergd -> store
 # -> pages and report). One virtual node (a cgroup2 group, erg-agent
 # --scope, erg-pdusim following its CPU) runs a steady sha256sum and:

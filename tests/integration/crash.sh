@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Crashes: ergd journals a cell at once but stores it through a writer
 # thread (here, through rrdcached holding updates for an hour), so after a
 # SIGKILL the store can lack cells the journal has. ergd must resume after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CURVE on the agent link: an agent with a listed key is accepted, an
 # unknown key is refused (logged once, counted), and an agent that pins the
 # wrong collector key never gets data through. Heartbeats work inside CURVE.

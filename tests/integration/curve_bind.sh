@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CURVE keys bound to node names (issue 23): key1 is listed for node1, so an
 # agent with key1 reporting as node1 is accepted and one reporting as node2
 # is refused (logged once for the key, counted in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The data dir's format version, DATA_DIR/FORMAT (issue 24, docs/store.md
 # "Data directory format and upgrades"):
 # (a) a data dir of the previous release (what this ergd writes, minus

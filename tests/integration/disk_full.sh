@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A full disk says why (issue 35): ergd used to log "pages: cannot write
 # model-real.html" and "WAL write …: short write". Pages and the WAL on a
 # small tmpfs that a filler file keeps full for a few seconds: each

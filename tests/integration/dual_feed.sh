@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A node fed by two outlets (dual PSUs, power = sim:1 + sim:2): its measured
 # power in the journal is the SUM of both units' power as erg-pdusim's truth
 # log has it (once ergd averaged them: half of it). A node whose second feed

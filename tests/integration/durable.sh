@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Nothing lost when ergd dies. erg-pdusim + ergd + an agent that also
 # writes every sample it sends (--dump-file). Mid-run, with cells open,
 # ergd dies and comes back 4 s later:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # First start at scale: NODES new nodes (default 2,000) send 1-s samples to
 # an ergd with an empty data dir and a 2-s step for SECONDS (default 60),
 # so every node's archive is created while ingest goes on. Nothing may be

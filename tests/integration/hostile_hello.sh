@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 35: a hostile hello claims 4 CPUs for a 2-CPU node in the middle of
 # its agent's run. The hello and the samples then claiming 4 CPUs (3.5
 # busy) are refused (erg_agent_messages_total{result="rejected",

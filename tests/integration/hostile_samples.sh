@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 23, items 1, 2 and 5, through a real ergd: a node's honest samples
 # with poison between them (totals.ncpu = 4294967295, cpu_busy_ns = 1e19,
 # a process of cpu_ns = 1e18, an interval from now + 2 s to now + 1 h,

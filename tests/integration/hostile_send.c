@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Sends ergd the hostile agent messages of issue 23 (tests/integration/
  * hostile_samples.sh), built with common/wire.c as an agent builds them.
  * usage: hostile_send ENDPOINT poison NODE LIVE_SECONDS

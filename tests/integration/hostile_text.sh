@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Names that are no UTF-8 or look like formulas reach every output valid
 # (issue 23): two processes named "bad\xff\xfe\xc3(x" and "=1+1" (the
 # burner sets its comm) and a node named "n\xff\xfe\xc3(" send through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A journal row dated a day ahead (a clock that was set wrong, a damaged or
 # forged file; issue 23): ergd used to resume after it at start and then
 # wrote no row, no archive update and dropped every sample as late for a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Lag estimation end to end: erg-pdusim delays power by 3 s; with a bursty
 # load, ergd must estimate the lag within one meter update period (1 s).
 # Then ergd is restarted (SIGTERM): the lag it kept (JOURNAL_DIR/NODE.lag)

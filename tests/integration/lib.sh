@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Helpers shared by the integration tests (sourced).
 
 # A TCP port on 127.0.0.1 that nothing listens on now.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Meter values outside the channel's physical range (issue 23): a Modbus
 # meter (pymodbus, tests/integration/meter_range_server.py) answers -500 W,
 # NaN and 4,294,967,295 W on three units and 150 W on a fourth, read once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A Modbus TCP meter (Debian python3-pymodbus) whose units answer values
 that are no readings, for tests/integration/meter_range.sh. Input registers
 at 0x34 hold float32 power: unit 1 -500 W, unit 2 NaN, unit 3 150 W; unit 4

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-pdusim over Modbus TCP read by a real, independent client (mbpoll):
 # power is within the model's range and the joule counter advances at the
 # rate of the power shown.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # End to end on loopback: erg-pdusim (SIMULATED Modbus meter following this
 # machine's load) -> ergd <- erg-agent (/proc) -> RRD -> rrdtool fetch.
 # Checks that node power and the per-process split are stored and add up.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 25: what `erg pdu probe` prints to start a config from is a config
 # `erg check-config` takes — the source section and a [node.NODE] whose
 # power names a channel the device meters (it said "add channels = ...",

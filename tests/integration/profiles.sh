@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Profile keys of every kind and cluster-wide jobs, end to end. Two virtual
 # nodes (cgroup2 groups; erg-agent --scope; erg-pdusim following each
 # group's CPU) both run processes of Slurm job 4242 (cgroup job_4242); n1

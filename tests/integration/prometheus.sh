@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A real Prometheus scrapes ergd's /metrics: the target is up and erg's
 # series are queryable with the values ergd serves, including the energy
 # counters of the node (measured, idle, dynamic) and of its profile keys

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The page renderer cannot wedge ergd (issue 35): a forked render child once
 # deadlocked in the allocator holding a read lock on an archive; pages froze,
 # archive updates failed ("could not lock RRD") and SIGTERM did not end it.

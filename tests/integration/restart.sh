@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Restarts: while ergd is down the agent buffers its samples and delivers
 # them when ergd is back, so the cells of the outage still get agent data;
 # every cell is journalled once, in order; a second agent claiming the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # ergd writes through rrdcached when its config says `rrdcached = ADDRESS`
 # (no RRDCACHED_ADDRESS in the environment): a real rrdcached holding
 # updates for an hour (-w 3600) has the node's recent cells while the file

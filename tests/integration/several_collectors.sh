@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Several collectors (docs/scale.md "Several collectors"): two ergd, one per
 # row (row-a: node a1, row-b: node b1, each with its own simulated meter
 # unit and agent), scraped by one real Prometheus that loads the shipped

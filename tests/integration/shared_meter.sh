@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared meters ([group.NAME], issue 22). Group "bank" (nodes a, b) shares
 # unit 2: with models whose idle powers are 100 W and 300 W and no activity,
 # a gets 1/4 and b 3/4 of every cell; the journal keeps the whole meter

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # User names end to end (issue 15). A real user (useradd, removed on exit)
 # and a uid whose passwd entry is hostile (markup, a control byte, invalid
 # UTF-8, a leading '[': seen only by the agent, through a copy of

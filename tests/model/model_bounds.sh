@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 35 item 4: an absurd model file is refused through ergd's model
 # reload path (the file looked at again every ~10 s), with the reason in
 # the log, counted in erg_node_model_refused_total, and the model in use

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Model pickup without restart: erg-pdusim (SIMULATED meter) -> ergd <-
 # erg-agent under varying load; `erg fit` on ergd's journal writes
 # MODEL_DIR/NODE.json; ergd logs "model loaded", stores `modelled` in

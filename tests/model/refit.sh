@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Scheduled refit in ergd (refit_interval_seconds): erg-pdusim (SIMULATED
 # meters) -> ergd <- two erg-agents under load. The model in use is scored
 # on the refit's held-out cells; what its file claims does not count. Node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The collector's attribution glue over random cells, through its own path:
  * samples go into an erg_grid, erg_grid_finalize hands each cell to a
  * callback that calls erg_cell_attribute exactly as ergd's collector_cell

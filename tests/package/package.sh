@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The packages (issue 24, cmake/ErgPackage.cmake, docs/install.md), for real:
 # cpack builds the DEBs (and RPMs when rpmbuild is there) from this build
 # tree; dpkg -i installs them on this machine (CI machines are disposable);

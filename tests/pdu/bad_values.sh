@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A PDU that answers values which are no readings (tests/fixtures/snmprec-bad:
 # text "n/a" and NULL where the MIB has a Gauge, a negative power, text for
 # an energy counter) next to a good outlet. The probe reads the bad ones as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Checks erg pdu probe --json output against the fixture values (written
 out here by hand from tests/fixtures/snmprec, in W and kWh) and snmpget."""
 import json, math, sys

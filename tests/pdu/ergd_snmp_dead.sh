@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # ergd polls two live SNMP PDUs (erg-pdusim agents) and one that never
 # answers (a UDP socket that swallows requests; timeout 3 s x 2 tries, far
 # longer than the 1 s period). The live PDUs must keep their 1 s schedule:

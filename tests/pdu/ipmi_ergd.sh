@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # ergd reads BMCs over IPMI DCMI (driver = ipmi, lanplus to simulated BMCs:
 # pdusim/dcmi_bmc.py on pyghmi's IPMI 2.0 server) into cells: a BMC whose
 # power the test changes (300 W, then 450 W) gives cells at both; an

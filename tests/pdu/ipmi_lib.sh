@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Helpers of the ipmi tests (sourced after snmp_lib.sh): simulated BMCs
 # answering DCMI over IPMI 2.0 lanplus (pdusim/dcmi_bmc.py on python3-pyghmi,
 # a real RMCP+ stack), with the password "password" for user admin.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg pdu probe --driver ipmi against a simulated BMC (pdusim/dcmi_bmc.py,
 # pyghmi's IPMI 2.0 server, cipher suite 3): the current power it serves
 # (not its different min/max/average), agreed by freeipmi's own ipmi-dcmi;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The generic Modbus register spec (FC:ADDRESS:TYPE[:ORDER], scales): erg
 # pdu probe reads erg-pdusim's holding-register layout (docs/pdu.md), which
 # stores the same power in four encodings and the energy in two, and gets

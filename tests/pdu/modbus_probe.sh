@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg pdu probe --driver modbus against the real erg-pdusim, read back with
 # mbpoll: the same watts (float32 ABCD at input register 0x34, reference 53)
 # and the same 32-bit joule counter (0x1000, reference 4097); a dead port

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg pdu probe against a Modbus server that is not ours: pymodbus (Debian
 # python3-pymodbus) serving an SDM630-, an SDM120- and a generic-shaped unit
 # (tests/pdu/pymodbus_meter.py). The probe must read each unit's watts and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Modbus RTU over a real tty pair (socat ptys): erg-pdusim serves RTU on
 # one end; erg pdu probe and mbpoll -m rtu read it on the other and agree;
 # a unit id that is no node stays silent (RTU: no answer); then ergd polls

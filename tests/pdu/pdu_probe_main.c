@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Test driver: `erg-pdu-probe ARGS` == `erg pdu probe ARGS`. */
 #include "erg_cli.h"
 

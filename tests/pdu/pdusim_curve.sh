@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-pdusim --curve: the simulated power follows a table of (load, watts)
 # points with linear interpolation. Two nodes, each following a cgroup2
 # group: one empty (load 0), one with a busy loop (load ~0.1-0.5). Every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A Modbus TCP energy meter served by pymodbus (Debian python3-pymodbus), an
 implementation independent of libmodbus and of erg-pdusim, for
 tests/pdu/modbus_pymodbus.sh. Unit 1 is shaped like an Eastron SDM630 (input

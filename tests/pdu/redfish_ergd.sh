@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Redfish end to end (issue 33): erg-pdusim serves real servers' recordings
 # as SIMULATED BMCs; erg pdu probe finds each node's reading and writes a
 # config that erg check-config takes; ergd polls three BMCs at once:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A Redfish peer for tests/pdu/redfish_tls.sh: serves a recording
 (DIR/redfish/v1/.../index.json) over HTTPS (CERT KEY given) or HTTP, and
 misbehaves on /redfish/v1/Chassis/ as QUIRK says (/redfish/v1/Chassis

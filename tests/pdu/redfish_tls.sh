@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Redfish transport rules (issue 33, docs/bmc.md) against a real HTTPS peer
 # (Python's ssl server with a self-signed certificate for 127.0.0.1):
 # the certificate is checked by default (refused), accepted with ca_file or

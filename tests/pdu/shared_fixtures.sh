@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Probes every recorded walk in DIR (snmpsimd community = file name) with no
 # profile named: each must be identified (by sysObjectID and its tables, or
 # by its tables alone), and every value the probe prints, at every level

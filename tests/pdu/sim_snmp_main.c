@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Test harness: the simulator's SNMP agent without erg-pdusim's main.
  * usage: sim-snmp-harness PORT DURATION_S NODE... */
 #include <pthread.h>

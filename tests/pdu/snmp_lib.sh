@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared helpers for the PDU tests: a work directory PDU_TMP, a private
 # snmpsimd, cleanup on exit. Sourced by the tests/pdu/*.sh scripts; it
 # sources tests/integration/lib.sh (erg_need, free_port, free_udp_port,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs test_pdu_snmp against snmpsimd (v2c, and v3 users SHA/AES + MD5/DES)
 # and a UDP socket that never answers. usage: snmp_poll.sh TEST FIXTURE_DIR
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every vendor profile against snmpsimd serving its fixture: the profile is
 # picked by what the agent answers (sysObjectID suggests, tables decide), and vendor, outlet count, names, watts and energy
 # equal what the fixture holds; one value per fixture is cross-checked with

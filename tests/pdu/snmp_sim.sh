@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The simulator's SNMP agent: erg pdu probe picks the rPDU2 profile from its
 # sysObjectID and reads every simulated node as an outlet; snmpwalk (GETNEXT)
 # and snmpget v1 agree. usage: snmp_sim.sh HARNESS PROBE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # An SNMP agent with a small buffer (old PDU firmware) answers tooBig to a
 # GET of many varbinds. erg-pdusim --snmp-max-varbinds 3 plays one with 8
 # outlets: erg pdu probe (names, count, power, energy: GETs of 8-16

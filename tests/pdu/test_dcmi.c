@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* DCMI Get Power Reading answers decoded (collector/pdu/dcmi.c): the
  * current power taken, the BMC's window statistics never; deactivated but
  * non-zero taken with a note; 0 W, absurd values, completion codes and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Modbus register specs: parsing and decoding of every type and byte order
  * against hand-computed wire bytes (123.45f = 0x42F6E666). */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg_pdu_counter_update: wraps, resets, gaps and the power fallback. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Profile data: sysObjectID auto-selection, OID templates, generic config,
  * name patterns of named-variable tables. */
 #include <math.h>

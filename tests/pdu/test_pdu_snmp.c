@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The SNMP driver against a real snmpsimd (started by snmp_poll.sh, which
  * passes its ports in the environment): values, counter moduli, SNMPv3
  * authPriv, and that one dead PDU in erg_pdu_snmp_poll_many delays nobody. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Redfish discovery (collector/pdu/redfish_parse.c) over the recordings of
  * 13 real servers (shared/fixtures/redfish-recordings, argv[1]): each row
  * of its README is a case here, the node's reading and what must not be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Offline detection and OID mapping over a recorded walk
  * (collector/pdu/walk_detect.c): small hand-made walks for each rule, then,
  * when the shared recordings are there (argv[1]), every recording through

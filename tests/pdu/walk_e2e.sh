@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-pdusim --snmp-walk end to end: recordings of two real PDUs served with
 # live values where erg reads, polled by ergd with no profile in its config
 # (detected as online) and by erg pdu probe.

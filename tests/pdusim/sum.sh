@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # erg-pdusim: per-node truth curves (--node-model), shared meters (--sum)
 # and --snmp without Modbus (issues 22 and 25 item 9).
 #   n1, n2: empty cgroup2 groups (util 0): power = each node's own idle,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Builds a store for the report tests: two 2-hour windows at step 5 s, one
  * ending 3 days before NOW (only the 1-min RRA still holds it) and one
  * ending 2 min before NOW. Node "n1": constant 100 W (idle 40, dynamic 60)

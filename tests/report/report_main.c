@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* `erg report` / `erg graph` / `erg jobs` for the tests (cli/'s functions):
  * report_main report ARGS... or report_main graph ARGS...; and
  * report_main key-energy DIR NODE|- KIND KEY FROM TO [CARBON_CSV [PUE]]:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """erg report / erg graph against a store built by report_fixture, checked
 against an independent integration of `rrdtool fetch` output (issue 7: energy
 within 0.5 %). usage: test_report.py REPORT_MAIN REPORT_FIXTURE"""

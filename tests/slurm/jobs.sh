@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Slurm as a real peer (tests/slurm/lib.sh: MariaDB, slurmdbd, slurmctld,
 # slurmd with the cgroup plugins). A real erg-agent scoped to the cgroup2
 # group that holds Slurm's jobs, erg-pdusim following that group's CPU,

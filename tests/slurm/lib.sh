@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=bash
 # A private single-node Slurm cluster for the tests (sourced after
 # tests/integration/lib.sh and erg_setup, which give $work, pids[] and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs' Slurm side without a cluster: AdminComment merging, and the
  * parsing of sacct's output for cases the live test (slurm.jobs, a real
  * Slurm) does not produce: a '|' in a job name, "CANCELLED by UID", a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Reading archives back with the real rrdtool command, for the store tests. */
 #ifndef ERG_STORE_TEST_H
 #define ERG_STORE_TEST_H

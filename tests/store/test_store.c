@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The store against the real rrdtool: values written are the values
  * fetched, the layout (step, heartbeat, RRAs) is what docs/store.md says,
  * out-of-order updates fail cleanly and change nothing, hostile names stay

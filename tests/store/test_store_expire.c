@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* erg_store_expire against real RRD files with old last-update times
  * (written through the store with past time stamps, and one made by
  * `rrdtool create --start` in the past): idle key archives and their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A full disk (issue 23): the store's error said "rrd create PATH: " and
  * nothing else, librrd giving no reason. On a small tmpfs mounted here the
  * reason is "No space left on device", with the free space and what the

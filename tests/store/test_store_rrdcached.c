@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Writes through a real rrdcached: with a long write interval the values
  * sit in the daemon, so the file on disk does not have them until the
  * daemon flushes; fetching through the daemon and erg_store_node_last see

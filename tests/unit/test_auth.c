@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* CURVE keys bound to node names (collector/auth.c, issue 23): the
  * authorised-keys file's "KEY NODE[,NODE...] [# comment]" lines, and the
  * check of every node name a message carries, whichever way protobuf would

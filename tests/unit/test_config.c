@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Config errors name the file, the line and the key. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The collector's record of reported time: in-order samples, late samples
  * that fill a gap (interleaved connections after a heartbeat loss),
  * duplicates and a second agent refused, and the bounded range list. */

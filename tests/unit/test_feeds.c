@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The meter channel -> node feeds index (collector/feeds.c): every feed of
  * the config found under its source and channel, in config order, nothing
  * under a channel no node uses, and a config of 5,000 nodes on 250 PDUs of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The alignment grid: overlap apportioning, settle delay, order, late and
  * missing data, and conservation in attribution. */
 #include <math.h>
@@ -638,7 +639,7 @@ static void test_config_top_keys(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_overlap),
                                      cmocka_unit_test(test_sample_apportion),
-      cmocka_unit_test(test_sample_tails),
+                                     cmocka_unit_test(test_sample_tails),
                                      cmocka_unit_test(test_feeds_sum),
                                      cmocka_unit_test(test_feed_missing),
                                      cmocka_unit_test(test_late_and_future),

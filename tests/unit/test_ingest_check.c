@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's bounds on agent claims (collector/ingest_check.c): the hostile
  * and broken messages of issue 23 pass the wire decoder, and are refused
  * here with their reason; an honest agent's samples, slack included, are

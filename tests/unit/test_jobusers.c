@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Whose each job is (collector/jobusers.c): the first uid other than root,
  * bounded, and read back after a restart. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Training journal: header once per file, one row per cell, rotation by
  * size keeps every row exactly once; the ncpu column is last, and a file
  * of an older ergd (no ncpu column) is rotated, not appended to. */

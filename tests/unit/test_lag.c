@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Lag estimation on synthetic series with a known delay, plus the cases
  * where no estimate must be made. */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Log lines (common/log.c, issue 23): text from agents and devices cannot
  * forge a line or garble a terminal. Control bytes, C1 controls and bytes
  * that are no UTF-8 are written \xNN (\n, \r, \t as such), valid UTF-8 is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A meter value outside the channel's physical range is no reading
  * (collector/meter_check.c, issue 23): dropped, counted per channel,
  * logged once; in-range values pass untouched. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* /proc parsers against recorded and hostile contents. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Store errors are said once per spell, with the reason, and the end of a
  * spell is said too (collector/writer.c, issue 23): before, the first
  * error of the run was logged and nothing after, not the recovery, not a

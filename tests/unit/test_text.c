@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Output text helpers (common/names.c, issue 23): every page, report and
  * /metrics label is valid UTF-8 whatever bytes a process name holds, and a
  * CSV cell never runs as a spreadsheet formula. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's user names (collector/usernames.c): the sanitiser agents' names
  * pass through (control bytes, invalid UTF-8, a leading '[', length cut on
  * a UTF-8 boundary), the bounded per-node map (renames, uid keys only) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's write-ahead log (collector/wal.c): records come back whole and in
  * order across reopen, a torn last record (kill -9 during a write) and a
  * corrupt one (CRC) end their segment's replay and are counted, replay is

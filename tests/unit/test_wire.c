@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Decoder tests: valid messages round-trip; malformed, wrong-version and
  * insane ones are rejected with a reason, never crash. */
 #include <setjmp.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Headless Chromium loads the pages web_demo serves (hostile node, key, job
 # and user names included), once with PNG and once with SVG graphs: every page's
 # DOM has no <script> element and no injected element, every <img> of every

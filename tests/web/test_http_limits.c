@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The HTTP server under a slow-loris load (issue 23): 300 connections
  * from 127.0.0.2 that send a header line every 2 s and never finish their
  * request must not keep /metrics and pages from other clients (127.0.0.1)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Pages rendered from a real store (root path with a ':' in it, hostile
  * node and key names) and served by the real HTTP server, read with a raw
  * socket client: no data text reaches HTML unescaped, every image and link

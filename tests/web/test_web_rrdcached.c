@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Pages from a store written through a real rrdcached that keeps every
  * update in memory (-w 3600): the files on disk hold no data, so the
  * graphs, the live model metrics and the job table only have numbers if

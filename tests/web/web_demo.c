@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Demo server for the browser test: fills a store under DIR with the
  * fixture, renders the pages, serves them on 127.0.0.1 (a free port) and
  * prints "PORT <n>" on stdout (graphs as PNG or SVG); runs until stdin is closed. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A store with two nodes (one with a hostile name) and command keys,
  * hostile ones included, filled for the last 20 minutes before now. Shared
  * by the page/HTTP test and the demo server the Chromium test loads. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ALGCOM (PDU-08P-AC and PDU-X). */
 #include "vendors.h"
 

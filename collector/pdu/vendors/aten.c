@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ATEN (eco PDU, PE series). */
 #include "vendors.h"
 

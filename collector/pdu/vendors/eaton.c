@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Eaton ePDUs. */
 #include "vendors.h"
 

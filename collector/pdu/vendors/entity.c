@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The standard fallback: ENTITY-SENSOR-MIB (RFC 3433), any device that
  * exposes watt sensors. entPhySensorEntry 1.3.6.1.2.1.99.1.1.1: .1 Type
  * (watts = 6), .2 Scale (SI prefix: 8 milli, 9 units, 10 kilo), .3 Precision

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* GUDE Systems (Expert Power Control, Expert PDU). */
 #include "vendors.h"
 

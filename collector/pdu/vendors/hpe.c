@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* HPE (HP, Compaq): power distribution in CPQPOWER-MIB, cpqPower =
  * enterprises.232.165. One branch per product line; the sysObjectID names
  * the branch (232.165.<branch>), but some cards send none (the PDU

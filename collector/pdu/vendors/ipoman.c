@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Ingrasys iPoMan (also sold as Leunig ePowerSwitch / IPOMAN). */
 #include "vendors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Panduit: SmartZone G5 rack PDUs (PANDUIT-MIB, enterprises.19536) and the
  * SmartZone gateways / Sinetica Eagle-i, Hawk-i family (HAWK-I2-MIB,
  * enterprises.3711.24) with the PDUs they monitor. */

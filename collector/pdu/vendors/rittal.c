@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Rittal (CMC-III based PDUs: PDU metered/switched/managed, PDU-Controller,
  * inline meters; sysObjectID 2606.7). */
 #include "vendors.h"

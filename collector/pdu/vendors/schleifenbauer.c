@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Schleifenbauer. */
 #include "vendors.h"
 

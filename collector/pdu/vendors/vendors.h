@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Shared by the vendor data files: units as scales and short names for the
  * level and quantity indexes, so an entry reads like the MIB. */
 #ifndef ERG_PDU_VENDORS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Vertiv: Geist (GEIST-MIB-V3, GEIST-V4-MIB, VERTIV-V5-MIB) and Liebert
  * (LIEBERT-GP-PDU-MIB) rack PDUs. */
 #include "vendors.h"
