@@ -35,6 +35,14 @@ int cli_parse_config_first(int argc, char **argv, const struct option *longs,
 /* A finite number >= 0 that is the whole of s: 0, else -1. */
 int cli_number(const char *s, double *out);
 
+/* ---- erg pdu probe (cli/probe_args.c) ---- */
+struct erg_pdu_source_config;
+/* src into dst of len bytes: 0, or -1 saying "erg pdu probe: WHAT too long". */
+int cli_probe_copy(char *dst, size_t len, const char *src, const char *what);
+/* "host", "host:port", "[v6]:port" or a bare IPv6 address into c->host
+ * (and c->port): 0, or -1. */
+int cli_probe_host(const char *arg, struct erg_pdu_source_config *c);
+
 /* ---- erg report and erg jobs (cli/report_opts.c) ---- */
 
 /* Which factors the command line set (a flag wins over ergd's [report]). */

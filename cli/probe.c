@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_int.h"
 #include "erg_cli.h"
 #include "erg_pdu.h"
 
@@ -47,41 +48,6 @@ static void probe_usage(FILE *f) {
              "(measured, VA x PF, or estimated as A x V x --power-factor, default 1),\n"
              "amps, volts and energy, to help write a [pdu.NAME] / [meter.NAME] section;\n"
              "says when an energy counter is too coarse for the step (ergd then uses power).\n");
-}
-
-static int probe_copy(char *dst, size_t len, const char *src, const char *what) {
-  if (strlen(src) >= len) {
-    fprintf(stderr, "erg pdu probe: %s too long\n", what);
-    return -1;
-  }
-  strcpy(dst, src);
-  return 0;
-}
-
-/* "host", "host:port", "[v6]:port" or a bare IPv6 address. */
-static int probe_host(const char *arg, struct erg_pdu_source_config *c) {
-  const char *colon = strrchr(arg, ':');
-  char host[sizeof c->host];
-  if (arg[0] == '[') {
-    const char *end = strchr(arg, ']');
-    if (!end || (size_t)(end - arg - 1) >= sizeof host)
-      return -1;
-    snprintf(host, sizeof host, "%.*s", (int)(end - arg - 1), arg + 1);
-    colon = end[1] == ':' ? end + 1 : NULL;
-  } else if (colon && strchr(arg, ':') == colon) {
-    snprintf(host, sizeof host, "%.*s", (int)(colon - arg), arg);
-  } else {
-    snprintf(host, sizeof host, "%s", arg);
-    colon = NULL;
-  }
-  if (colon) {
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 1 || port > 65535)
-      return -1;
-    c->port = (int)port;
-  }
-  return probe_copy(c->host, sizeof c->host, host, "--host");
 }
 
 static int probe_version(const char *v, struct erg_pdu_source_config *c) {
@@ -137,37 +103,37 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
   while (!bad && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
       case 'd':
-        bad = probe_copy(c->driver, sizeof c->driver, optarg, "--driver");
+        bad = cli_probe_copy(c->driver, sizeof c->driver, optarg, "--driver");
         break;
       case 'H':
-        bad = probe_host(optarg, c);
+        bad = cli_probe_host(optarg, c);
         break;
       case 'c':
-        bad = probe_copy(c->community, sizeof c->community, optarg, "--community");
+        bad = cli_probe_copy(c->community, sizeof c->community, optarg, "--community");
         break;
       case 'v':
         bad = probe_version(optarg, c);
         break;
       case 'u':
-        bad = probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user");
+        bad = cli_probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user");
         break;
       case 'a':
-        bad = probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto");
+        bad = cli_probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto");
         break;
       case 'A':
-        bad = probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass");
+        bad = cli_probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass");
         break;
       case 'x':
-        bad = probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto");
+        bad = cli_probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto");
         break;
       case 'X':
-        bad = probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass");
+        bad = cli_probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass");
         break;
       case 'l':
-        bad = probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level");
+        bad = cli_probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level");
         break;
       case 'p':
-        bad = probe_copy(c->profile, sizeof c->profile, optarg, "--profile");
+        bad = cli_probe_copy(c->profile, sizeof c->profile, optarg, "--profile");
         break;
       case 'U':
         c->unit_id = atoi(optarg);
@@ -182,23 +148,23 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         bad = c->retries < 0 || c->retries > 10;
         break;
       case 'C':
-        bad = probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context");
+        bad = cli_probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context");
         break;
       case 'P':
-        bad = probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power");
+        bad = cli_probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power");
         break;
       case 'E':
-        bad = probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy");
+        bad = cli_probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy");
         break;
       case 'N':
-        bad = probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name");
+        bad = cli_probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name");
         break;
       case 'K':
-        bad = probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count");
+        bad = cli_probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count");
         break;
       case 'T':
-        bad =
-            probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg, "--oid-total-power");
+        bad = cli_probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg,
+                             "--oid-total-power");
         break;
       case 's':
         c->power_scale = atof(optarg);
@@ -209,7 +175,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         bad = !(c->energy_scale_joules > 0);
         break;
       case 'D':
-        bad = probe_copy(c->device, sizeof c->device, optarg, "--device");
+        bad = cli_probe_copy(c->device, sizeof c->device, optarg, "--device");
         break;
       case 'b':
         c->baud = atoi(optarg);
@@ -228,11 +194,12 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         bad = c->stop_bits < 1 || c->stop_bits > 2;
         break;
       case 'R':
-        bad = probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register");
+        bad =
+            cli_probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register");
         break;
       case 'e':
-        bad =
-            probe_copy(c->energy_register, sizeof c->energy_register, optarg, "--energy-register");
+        bad = cli_probe_copy(c->energy_register, sizeof c->energy_register, optarg,
+                             "--energy-register");
         break;
       case 'Z':
         *step = atof(optarg);

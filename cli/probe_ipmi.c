@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_int.h"
 #include "erg_cli.h"
 #include "erg_pdu.h"
 
@@ -26,41 +27,6 @@ static void ipmi_usage(FILE *f) {
              "the login and the request took, and a [meter.NAME] section to copy.\n"
              "The password file is the password's first line, readable by you (and, in\n"
              "ergd's config, by ergd) only.\n");
-}
-
-static int ipmi_copy(char *dst, size_t len, const char *src, const char *what) {
-  if (strlen(src) >= len) {
-    fprintf(stderr, "erg pdu probe: %s too long\n", what);
-    return -1;
-  }
-  strcpy(dst, src);
-  return 0;
-}
-
-/* "host", "host:port", "[v6]:port". */
-static int ipmi_host(const char *arg, struct erg_pdu_source_config *c) {
-  const char *colon = strrchr(arg, ':');
-  char host[sizeof c->host];
-  if (arg[0] == '[') {
-    const char *end = strchr(arg, ']');
-    if (!end || (size_t)(end - arg - 1) >= sizeof host)
-      return -1;
-    snprintf(host, sizeof host, "%.*s", (int)(end - arg - 1), arg + 1);
-    colon = end[1] == ':' ? end + 1 : NULL;
-  } else if (colon && strchr(arg, ':') == colon) {
-    snprintf(host, sizeof host, "%.*s", (int)(colon - arg), arg);
-  } else {
-    snprintf(host, sizeof host, "%s", arg);
-    colon = NULL;
-  }
-  if (colon) {
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 1 || port > 65535)
-      return -1;
-    c->port = (int)port;
-  }
-  return ipmi_copy(c->host, sizeof c->host, host, "--host");
 }
 
 static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bool *json) {
@@ -84,23 +50,23 @@ static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bo
         bad = strcmp(optarg, "ipmi") != 0;
         break;
       case 'H':
-        bad = ipmi_host(optarg, c);
+        bad = cli_probe_host(optarg, c);
         break;
       case 'D':
-        bad = ipmi_copy(c->device, sizeof c->device, optarg, "--device");
+        bad = cli_probe_copy(c->device, sizeof c->device, optarg, "--device");
         break;
       case 'u':
-        bad = ipmi_copy(c->user, sizeof c->user, optarg, "--user");
+        bad = cli_probe_copy(c->user, sizeof c->user, optarg, "--user");
         break;
       case 'P':
-        bad = ipmi_copy(c->password_file, sizeof c->password_file, optarg, "--password-file");
+        bad = cli_probe_copy(c->password_file, sizeof c->password_file, optarg, "--password-file");
         break;
       case 'C':
         c->cipher_suite = atoi(optarg);
         bad = c->cipher_suite < 1 || c->cipher_suite > 255;
         break;
       case 'L':
-        bad = ipmi_copy(c->privilege, sizeof c->privilege, optarg, "--privilege");
+        bad = cli_probe_copy(c->privilege, sizeof c->privilege, optarg, "--privilege");
         break;
       case 't':
         c->timeout_seconds = atof(optarg);
