@@ -143,7 +143,7 @@ int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t 
     u->seen = now;
     if (u->uid != 0 || uid == 0)
       return 0;
-    u->uid = uid; /* the job's own user, after slurmstepd's root */
+    u->uid = uid;      /* the job's own user, after slurmstepd's root */
     u->comm[0] = '\0'; /* and its command, not slurmstepd's */
     return 1;
   }

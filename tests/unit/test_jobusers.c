@@ -190,9 +190,8 @@ static void test_eviction_matches_model(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_root_then_user),
-                                     cmocka_unit_test(test_bounded_and_reloaded),
-                                     cmocka_unit_test(test_first_command),
-                                     cmocka_unit_test(test_eviction_matches_model)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_root_then_user), cmocka_unit_test(test_bounded_and_reloaded),
+      cmocka_unit_test(test_first_command), cmocka_unit_test(test_eviction_matches_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
