@@ -114,6 +114,8 @@ void writer_remove_key(struct writer *w, const char *node, const char *kind, con
 void writer_names(struct writer *w, const char *node, const char *kind, const char *tsv);
 /* nodes/<node>/job/users.tsv: "<job> TAB <uid>" lines (jobusers.c). */
 void writer_job_users(struct writer *w, const char *node, const char *tsv);
+/* nodes/<node>/job/commands.tsv: "<job> TAB <command>" lines (jobusers.c). */
+void writer_job_commands(struct writer *w, const char *node, const char *tsv);
 
 /* ---- jobusers.c: whose each job on a node is, for erg jobs/report ---- */
 struct job_users;
@@ -129,6 +131,16 @@ int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t 
 int job_users_load(struct job_users **ju, const char *path);
 /* The file's text (malloc'd), NULL when none or out of memory. */
 char *job_users_tsv(const struct job_users *ju);
+/* Notes the command (clen bytes, cut to JOB_COMMAND_MAX - 1) of a process
+ * of job that ran as uid, noted before by job_users_note: the first one of
+ * the job's user stays the job's (its name for erg jobs; slurmstepd's as
+ * root only until the user's first process). Returns 1 when it changed. */
+#define JOB_COMMAND_MAX 33
+int job_users_command(struct job_users *ju, const char *job, size_t len, uint32_t uid,
+                      const char *comm, size_t clen);
+/* nodes/<node>/job/commands.tsv: "<job> TAB <command>" lines, for the jobs
+ * with a command (malloc'd; NULL when no job or out of memory). */
+char *job_commands_tsv(const struct job_users *ju);
 void job_users_free(struct job_users *ju);
 void writer_commit(struct writer *w);
 size_t writer_pending(struct writer *w);

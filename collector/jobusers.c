@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Whose each job on a node is (nodes/<node>/job/users.tsv), so erg jobs
- * and erg report name a job's user without Slurm's accounting. */
+ * and erg report name a job's user without Slurm's accounting, and the
+ * command its first process ran (job/commands.tsv: erg jobs' JobName). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ struct job_user {
   uint16_t home; /* its index slot by hash (fits the padding after job) */
   uint32_t uid;
   int64_t seen;
+  char comm[JOB_COMMAND_MAX]; /* "" until a command is noted */
 };
 
 /* Open addressing, as collector/cluster.c: job hash -> i + 1 (0 = free);
@@ -65,6 +67,34 @@ static void job_set(struct job_users *j, size_t i, const char *job, size_t len, 
   j->v[i].home = home;
   j->v[i].uid = uid;
   j->v[i].seen = seen;
+  j->v[i].comm[0] = '\0';
+}
+
+/* The entry of job (len bytes), NULL when none. */
+static struct job_user *job_find(struct job_users *j, const char *job, size_t len) {
+  uint16_t *slot = job_slot(j, job, len, job_home(job, len));
+  return *slot ? &j->v[*slot - 1] : NULL;
+}
+
+/* Each "<job> TAB <command>" line of an earlier run's commands.tsv, for
+ * the jobs users.tsv named. */
+static void job_commands_load(struct job_users *j, const char *path) {
+  FILE *f = fopen(path, "r");
+  char line[160];
+  while (f && fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t');
+    struct job_user *u = tab && tab > line && (size_t)(tab - line) < sizeof j->v[0].job
+                             ? job_find(j, line, (size_t)(tab - line))
+                             : NULL;
+    tab = tab ? tab + 1 : line;
+    tab[strcspn(tab, "\r\n")] = '\0';
+    if (u && !u->comm[0] && *tab && strlen(tab) < sizeof u->comm) {
+      memcpy(u->comm, tab, strlen(tab) + 1);
+      erg_utf8_fix(u->comm, 1); /* the file is data too */
+    }
+  }
+  if (f)
+    fclose(f);
 }
 
 int job_users_load(struct job_users **ju, const char *path) {
@@ -91,6 +121,12 @@ int job_users_load(struct job_users **ju, const char *path) {
     *slot = (uint16_t)++j->n;
   }
   fclose(f);
+  char cpath[1200];
+  size_t dl = strlen(path);
+  while (dl && path[dl - 1] != '/')
+    dl--;
+  if (snprintf(cpath, sizeof cpath, "%.*scommands.tsv", (int)dl, path) < (int)sizeof cpath)
+    job_commands_load(j, cpath);
   return 0;
 }
 
@@ -107,7 +143,8 @@ int job_users_note(struct job_users **ju, const char *job, size_t len, uint32_t 
     u->seen = now;
     if (u->uid != 0 || uid == 0)
       return 0;
-    u->uid = uid; /* the job's own user, after slurmstepd's root */
+    u->uid = uid;      /* the job's own user, after slurmstepd's root */
+    u->comm[0] = '\0'; /* and its command, not slurmstepd's */
     return 1;
   }
   size_t i = j->n;
@@ -138,6 +175,35 @@ char *job_users_tsv(const struct job_users *ju) {
   s[0] = '\0';
   for (size_t i = 0; i < ju->n; i++)
     o += (size_t)snprintf(s + o, cap - o, "%s\t%u\n", ju->v[i].job, ju->v[i].uid);
+  return s;
+}
+
+int job_users_command(struct job_users *ju, const char *job, size_t len, uint32_t uid,
+                      const char *comm, size_t clen) {
+  struct job_user *u = ju && len && len < sizeof ju->v[0].job ? job_find(ju, job, len) : NULL;
+  if (!u || u->comm[0] || !clen || uid != u->uid)
+    return 0;
+  if (clen >= sizeof u->comm)
+    clen = sizeof u->comm - 1;
+  memcpy(u->comm, comm, clen);
+  u->comm[clen] = '\0';
+  /* No control byte (a tab or newline would forge a line), valid UTF-8
+   * (the cut above may split a character). */
+  erg_utf8_fix(u->comm, 1);
+  return 1;
+}
+
+char *job_commands_tsv(const struct job_users *ju) {
+  if (!ju || !ju->n)
+    return NULL;
+  size_t cap = ju->n * (sizeof ju->v[0].job + sizeof ju->v[0].comm + 2) + 1, o = 0;
+  char *s = malloc(cap);
+  if (!s)
+    return NULL;
+  s[0] = '\0';
+  for (size_t i = 0; i < ju->n; i++)
+    if (ju->v[i].comm[0])
+      o += (size_t)snprintf(s + o, cap - o, "%s\t%s\n", ju->v[i].job, ju->v[i].comm);
   return s;
 }
 

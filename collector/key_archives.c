@@ -107,17 +107,25 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
   free(tsv);
   tsv = NULL;
   /* Whose its jobs are; job ids and uids as the profile keys hold them. */
-  int changed = 0;
+  int changed = 0, commands = 0;
   for (size_t i = 0; i < nkeys; i++) {
-    const char *job, *uid;
+    const char *job, *uid, *comm;
     size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);
     size_t ul = profile_key_field(sh[i].key, PROFILE_USER, &uid);
-    if (jl && ul && ul < 12)
-      changed |=
-          job_users_note(&n->job_users, job, jl, (uint32_t)strtoul(uid, NULL, 10), t_end) > 0;
+    size_t cl = profile_key_field(sh[i].key, PROFILE_COMMAND, &comm);
+    if (jl && ul && ul < 12) {
+      uint32_t u = (uint32_t)strtoul(uid, NULL, 10);
+      changed |= job_users_note(&n->job_users, job, jl, u, t_end) > 0;
+      /* Its first command, as the tuple holds it (control bytes replaced). */
+      commands |= job_users_command(n->job_users, job, jl, u, comm, cl);
+    }
   }
   if (changed && (tsv = job_users_tsv(n->job_users)))
     writer_job_users(c->writer, n->name, tsv);
+  free(tsv);
+  tsv = NULL;
+  if ((commands || changed) && (tsv = job_commands_tsv(n->job_users)))
+    writer_job_commands(c->writer, n->name, tsv);
   free(tsv);
   cluster_add(c->cluster, t_end, NULL, 0);
   for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)

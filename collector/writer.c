@@ -22,7 +22,8 @@ struct writer_op {
   int expire;                    /* erg_store_expire(t_end, idle[0], idle[1]) instead */
   int remove;                    /* erg_store_key_remove(node, kind, key) instead */
   int names;                     /* 1: erg_store_names_write(node, kind, key = the text);
-                                    2: erg_store_job_users_write(node, key = the text) */
+                                    2: erg_store_job_users_write(node, key = the text);
+                                    3: erg_store_job_commands_write(node, key = the text) */
   int64_t idle[2];
   char buf[];
 };
@@ -79,7 +80,9 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
   }
   if (op->names) {
     writer_note(w,
-                op->names == 2
+                op->names == 3
+                    ? erg_store_job_commands_write(w->store, op->node, op->key, why, sizeof why)
+                : op->names == 2
                     ? erg_store_job_users_write(w->store, op->node, op->key, why, sizeof why)
                     : erg_store_names_write(w->store, op->node, op->kind, op->key, why, sizeof why),
                 why);
@@ -208,6 +211,12 @@ void writer_job_users(struct writer *w, const char *node, const char *tsv) {
   struct writer_op *op = writer_op_new(w, node, "job", tsv);
   if (op)
     op->names = 2;
+}
+
+void writer_job_commands(struct writer *w, const char *node, const char *tsv) {
+  struct writer_op *op = writer_op_new(w, node, "job", tsv);
+  if (op)
+    op->names = 3;
 }
 
 void writer_commit(struct writer *w) {

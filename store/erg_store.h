@@ -84,6 +84,12 @@ int erg_store_names_write(const struct erg_store *s, const char *node, const cha
  * as erg_store_names_write. */
 int erg_store_job_users_write(const struct erg_store *s, const char *node, const char *tsv,
                               char *why, size_t whylen);
+/* Writes nodes/<node>/job/commands.tsv: each job's first command, one
+ * "<job> TAB <command>" line per job (a sibling of users.tsv, so readers
+ * of users.tsv's two columns are unchanged). Same rules as
+ * erg_store_names_write. */
+int erg_store_job_commands_write(const struct erg_store *s, const char *node, const char *tsv,
+                                 char *why, size_t whylen);
 
 struct erg_store_expire_stats {
   uint64_t archives_seen; /* key archives looked at */

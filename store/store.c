@@ -179,6 +179,11 @@ int erg_store_job_users_write(const struct erg_store *s, const char *node, const
   return store_kind_file_write(s, node, "job", "users.tsv", tsv, why, whylen);
 }
 
+int erg_store_job_commands_write(const struct erg_store *s, const char *node, const char *tsv,
+                                 char *why, size_t whylen) {
+  return store_kind_file_write(s, node, "job", "commands.tsv", tsv, why, whylen);
+}
+
 /* ---- archives ---- */
 
 /* RRAs at each resolution (step, 1 min, 1 h, 1 day) kept for keep_days

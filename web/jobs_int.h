@@ -34,7 +34,8 @@ struct jobs_job *jobs_find(struct jobs_job *jobs, size_t n, const char *id);
 /* erg's own fields (web/jobs_store.c), from every store of o: nodes, the
  * nodes that hold the job's archive (nodes/<n>/job/), by name; user, from
  * what ergd stored per node (job/users.tsv: the job's uid; its name from
- * user/names.tsv, else the uid); gpu_j, its gpu_job archives over o's
+ * user/names.tsv, else the uid); name, the job's first command there
+ * (job/commands.tsv) until Slurm gives one; gpu_j, its gpu_job archives over o's
  * period. Jobs erg knows nothing of keep "". */
 struct erg_report_options;
 void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, size_t n);

@@ -131,12 +131,13 @@ static void jobs_sacct_line(char *line, struct jobs_job *jobs, size_t n) {
     return;
   j->slurm = 1;
   /* erg's own user and nodes (jobs_erg_fields) stay; sacct adds what erg
-   * cannot know, and a name where erg has only the uid. */
+   * cannot know, a user name where erg has only the uid, and its JobName. */
   if (!j->user[0] || strspn(j->user, "0123456789") == strlen(j->user))
     erg_strlcpy(j->user, f[F_USER], sizeof j->user);
   erg_strlcpy(j->account, f[F_ACCOUNT], sizeof j->account);
   erg_strlcpy(j->partition, f[F_PART], sizeof j->partition);
-  erg_strlcpy(j->name, f[F_NAME], sizeof j->name);
+  if (f[F_NAME][0]) /* Slurm's name wins over erg's first command */
+    erg_strlcpy(j->name, f[F_NAME], sizeof j->name);
   /* "CANCELLED by 0" -> "CANCELLED", as sacct's State column shows it. */
   f[F_STATE][strcspn(f[F_STATE], " ")] = '\0';
   erg_strlcpy(j->state, f[F_STATE], sizeof j->state);

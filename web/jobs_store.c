@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* erg jobs' own fields, from the store alone (no Slurm): the nodes that
- * hold a job's archive, the user ergd recorded for it and the GPU part of
- * its energy. Names from the store reach paths only as names
+ * hold a job's archive, the user and first command ergd recorded for it
+ * and the GPU part of its energy. Names from the store reach paths only as names
  * erg_name_sanitize leaves unchanged. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +60,7 @@ static void jobs_node_fields(const struct erg_report_options *o, const char *nod
   snprintf(path, sizeof path, "%s/index.tsv", dir);
   FILE *f = fopen(path, "r");
   char *users = f ? web_tsv_load(dir, "users.tsv") : NULL, *names = NULL;
+  char *commands = f ? web_tsv_load(dir, "commands.tsv") : NULL;
   while (f && fgets(line, sizeof line, f)) {
     char *tab = strchr(line, '\t');
     if (!tab)
@@ -72,11 +73,16 @@ static void jobs_node_fields(const struct erg_report_options *o, const char *nod
       continue;
     jobs_list_add(j->nodes, sizeof j->nodes, node_name);
     jobs_node_user(node_dir, users, &names, j);
+    /* JobName: the job's first command there (web_names_find replaces
+     * control bytes; the outputs fix UTF-8), until Slurm names it. */
+    if (!j->name[0])
+      web_names_find(commands, j->id, j->name, sizeof j->name);
     jobs_node_gpu(o, node_dir, j);
   }
   if (f)
     fclose(f);
   free(users);
+  free(commands);
   free(names);
 }
 

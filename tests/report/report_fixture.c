@@ -105,7 +105,10 @@ int main(int argc, char **argv) {
   int rc = fixture_window(s, a_end, 0) || fixture_window(s, b_end, 1) ||
            erg_store_names_write(s, "n1", "user", "0\troot\n1000\tbob\n1001\t<b>ev\"il</b>,x\n",
                                  why, sizeof why) ||
-           erg_store_job_users_write(s, "n1", "4242\t0\n", why, sizeof why);
+           erg_store_job_users_write(s, "n1", "4242\t0\n", why, sizeof why) ||
+           /* Its first command, hostile: markup, a path, a control byte
+            * and invalid UTF-8 (erg jobs' JobName). */
+           erg_store_job_commands_write(s, "n1", "4242\t<i>../x\x01\xff\n", why, sizeof why);
   erg_store_close(s);
   /* The original name of "node two", as the collector would keep it. */
   erg_name_sanitize("node two", 8, safe);

@@ -311,12 +311,17 @@ for since in ("-1h", "-30d"):
           and j.get("start") == iso(t0 - 5) and j.get("end") == iso(t0 + 1495),
           f"jobs {since}: 4242 {j}")
     check(j.get("nodes") == "n1" and j.get("user") == "root", f"jobs {since}: 4242 ran on n1 as root")
+    # JobName from the first command ergd stored (job/commands.tsv),
+    # control bytes and invalid UTF-8 cleaned.
+    check(j.get("job_name") == "<i>../x??", f"jobs {since}: 4242 named by its first command: "
+          f"{j.get('job_name')!r}")
     # Its node (n1) has no GPU archives: not measured, not 0 (docs/gpu.md).
     check("gpu_energy_joules" in j and j["gpu_energy_joules"] is None,
           f"jobs {since}: 4242 GPUEnergyJ empty without GPU archives: {j.get('gpu_energy_joules')!r}")
 j = jobs_rows("--from", "-1h").get("1234", {})
-check(j.get("nodes") == "n1,node two" and j.get("user") is None,
-      f"jobs: 1234 on both nodes, no user stored: {j.get('nodes')!r} {j.get('user')!r}")
+check(j.get("nodes") == "n1,node two" and j.get("user") is None and j.get("job_name") is None,
+      f"jobs: 1234 on both nodes, no user or command stored: {j.get('nodes')!r} "
+      f"{j.get('user')!r} {j.get('job_name')!r}")
 # GPUEnergyJ: its gpu_job archive on node two (12 W of its 30 W there),
 # integrated as the report integrates that node's job row over the same
 # period (absolute: the two commands' "now" may be a second apart).
@@ -598,23 +603,29 @@ def jobs(data_dir, *args, expect=0):
 
 
 # Without Slurm (issue 36): the table leaves out what no job fills
-# (Account, Partition, JobName) and CO2g without a carbon setting; State
-# from the cells: 1234 has energy up to the archive's newest cell, 4242
-# ended 25 min before it.
+# (Account, Partition) and CO2g without a carbon setting; JobName from
+# 4242's first command; State from the cells: 1234 has energy up to the
+# archive's newest cell, 4242 ended 25 min before it.
 p = jobs(DIR)
 tl = p.stdout.splitlines()
 thead = tl[0].split() if tl else []
 scol = tl[0].find("State") if tl else -1
 tstate = {l.split()[0]: l[scol:].split()[0] for l in tl[2:] if l.strip()} if scol >= 0 else {}
-check(thead[:1] == ["JobID"] and not {"Account", "Partition", "JobName", "CO2g"} & set(thead)
-      and "EnergyJ" in thead and tstate.get("1234") == "RUNNING" and tstate.get("4242") == "ENDED",
-      f"jobs table without Slurm: no empty columns, State from the cells: {tl[:4]}")
+ncol = tl[0].find("JobName") if tl else -1
+tname = {l.split()[0]: l[ncol:ncol + 12].strip() for l in tl[2:] if l.strip()} if ncol >= 0 else {}
+check(thead[:1] == ["JobID"] and not {"Account", "Partition", "CO2g"} & set(thead)
+      and "EnergyJ" in thead and tstate.get("1234") == "RUNNING" and tstate.get("4242") == "ENDED"
+      and tname.get("4242") == "<i>../x??" and tname.get("1234") == "",
+      f"jobs table without Slurm: no empty columns, State from the cells, JobName: {tl[:4]}")
 p = jobs(DIR, "--co2-g-per-kwh", "100")
 check("CO2g" in (p.stdout.splitlines() or [""])[0].split(), "jobs table: CO2g with a carbon setting")
 p = jobs(DIR, "--parsable2")
 check((p.stdout.splitlines() or [""])[0].split("|")[:6]
       == ["JobID", "User", "Account", "Partition", "JobName", "State"],
       "jobs parsable2 keeps every column for parsers")
+pname = {l.split("|")[0]: l.split("|")[4] for l in p.stdout.splitlines()[1:] if l.count("|") > 4}
+check(pname.get("4242") == "<i>../x??" and pname.get("1234") == "",
+      f"jobs parsable2: JobName from the first command: {pname}")
 job_truth = hand_co2(steps, known(lambda t: 80), b_start, b_end)
 job_e = 80 * (b_end - b_start - 10)
 co2_near = lambda got, want: abs(got - want) <= 0.05 + 1e-4 * want  # CSV/table: 0.1 g printed
@@ -625,6 +636,9 @@ check(co2_near(float(j.get("co2_grams") or 0), 1.5 * job_truth),
 check(close(float(j.get("facility_energy_joules") or 0), 1.5 * float(j.get("energy_joules") or -1),
             1e-9), "jobs: facility energy = energy x PUE")
 check(close(float(j.get("energy_joules") or 0), job_e, 0.005), "jobs: energy_joules")
+cname = {r["job_id"]: r["job_name"] for r in csv.DictReader(io.StringIO(p.stdout))}
+check(cname.get("4242") == "<i>../x??" and cname.get("1234") == "",
+      f"jobs CSV: JobName from the first command: {cname}")
 p = jobs(DIR, "--format", "json", "--pue-csv", pue_csv)
 j = [x for x in json.loads(p.stdout or "{}").get("jobs", []) if x["job_id"] == "1234"]
 fac = hand_co2([(b_start - 10, 1.2), (step_t, 1.6)], known(lambda t: 80), b_start, b_end) * 3.6e6

@@ -145,15 +145,18 @@ for jid in want:
        abs(j[jid]["energy_joules"] - float(byid[jid]["EnergyJ"])) > 0.1:
         fail.append(f"job {jid}: CSV/JSON/parsable2 energies differ")
 # Without sacct: erg's fields (NodeList from the job's archives; User from
-# the job's uid ergd stores, docs/store.md "Job users"), a note, the same
-# energy, the mean over the job's cells.
+# the job's uid ergd stores, docs/store.md "Job users"; JobName its first
+# command as that user, not root's slurmstepd), a note, the same energy,
+# the mean over the job's cells.
 ns = {r["JobID"]: r for r in csv.DictReader(open(f"{work}/nosacct.txt"), delimiter="|")}
 note = open(f"{work}/nosacct.err").read()
 for jid in want:
     n = ns.get(jid)
     if not n or n["User"] != "nobody" or n["NodeList"] != "erg1" \
-       or n["EnergyJ"] != byid[jid]["EnergyJ"] or n["SpanSource"] != "cells" or not n["Start"]:
+       or n["EnergyJ"] != byid[jid]["EnergyJ"] or n["SpanSource"] != "cells" or not n["Start"] \
+       or n["JobName"] in ("", "slurmstepd"):
         fail.append(f"without sacct job {jid}: {n}")
+print("without sacct, JobName: " + ", ".join(f"{k} {ns[k]['JobName']!r}" for k in want if k in ns))
 if "no Slurm fields" not in note:
     fail.append(f"without sacct: no note ({note!r})")
 if fail:

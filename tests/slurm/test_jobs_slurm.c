@@ -52,12 +52,14 @@ static const char *fake_sacct(const char *name, const char *body, int rc) {
 
 static void test_sacct_parse(void **state) {
   (void)state;
-  struct jobs_job jobs[4] = {{.id = "101"}, {.id = "102"}, {.id = "103"}, {.id = "104"}};
+  /* 101 and 102 with erg's first command as their name (jobs_store.c). */
+  struct jobs_job jobs[4] = {
+      {.id = "101", .name = "sh"}, {.id = "102", .name = "erg-cmd"}, {.id = "103"}, {.id = "104"}};
   struct jobs_slurm s = {.sacctmgr = "false"};
   s.sacct = fake_sacct("sacct",
                        "101\\037alice\\037phys\\037batch\\037a|b job\\037COMPLETED\\037n[1-2]"
                        "\\0372026-11-25T10:00:00\\0372026-11-25T10:10:00\\037site=1\\n"
-                       "102\\037bob\\037chem\\037gpu\\037x\\037CANCELLED by 1001\\037n3"
+                       "102\\037bob\\037chem\\037gpu\\037\\037CANCELLED by 1001\\037n3"
                        "\\0372026-11-25T10:00:00\\037Unknown\\037\\n"
                        "103\\037short line\\n",
                        0);
@@ -65,11 +67,12 @@ static void test_sacct_parse(void **state) {
   assert_int_equal(jobs_slurm_fill(&s, jobs, 4, why, sizeof why), 0);
   assert_true(jobs[0].slurm);
   assert_string_equal(jobs[0].user, "alice");
-  assert_string_equal(jobs[0].name, "a|b job");
+  assert_string_equal(jobs[0].name, "a|b job"); /* Slurm's, not erg's "sh" */
   assert_string_equal(jobs[0].nodes, "n[1-2]");
   assert_string_equal(jobs[0].admin_comment, "site=1");
   assert_int_equal(jobs[0].end_s - jobs[0].start_s, 600);
   assert_string_equal(jobs[1].state, "CANCELLED");
+  assert_string_equal(jobs[1].name, "erg-cmd"); /* Slurm's name wins only when it has one */
   assert_true(jobs[1].start_s > 0);
   assert_int_equal(jobs[1].end_s, 0); /* running: no end yet */
   assert_false(jobs[2].slurm);        /* malformed line: ignored */

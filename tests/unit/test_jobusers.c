@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Whose each job is (collector/jobusers.c): the first uid other than root,
- * bounded, and read back after a restart. */
+ * bounded, and read back after a restart; its first command (commands.tsv),
+ * hostile names cleaned. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,6 +58,68 @@ static void test_bounded_and_reloaded(void **state) {
   char *tsv2 = job_users_tsv(back);
   assert_string_equal(tsv2, tsv);
   unlink(path);
+  free(tsv);
+  free(tsv2);
+  job_users_free(ju);
+  job_users_free(back);
+}
+
+static void test_first_command(void **state) {
+  (void)state;
+  struct job_users *ju = NULL;
+  /* Not noted before job_users_note: nothing to name. */
+  assert_int_equal(job_users_command(ju, "4242", 4, 0, "x", 1), 0);
+  assert_null(job_commands_tsv(ju));
+  assert_int_equal(job_users_note(&ju, "4242", 4, 0, 1), 1);
+  assert_int_equal(job_users_command(ju, "4242", 4, 0, "slurmstepd", 10), 1);
+  assert_int_equal(job_users_command(ju, "4242", 4, 0, "sleep", 5), 0);
+  /* The user's first process replaces root's slurmstepd, and stays. */
+  assert_int_equal(job_users_note(&ju, "4242", 4, 1000, 2), 1);
+  assert_int_equal(job_users_command(ju, "4242", 4, 1000, "job.sh", 6), 1);
+  assert_int_equal(job_users_command(ju, "4242", 4, 1000, "python3", 7), 0);
+  assert_int_equal(job_users_command(ju, "4242", 4, 0, "slurmstepd", 10), 0);
+  /* Hostile names: control bytes (a tab or newline would forge a line),
+   * invalid UTF-8, a cut inside a character, all cleaned; "../x" and
+   * "<script>" are only text (never a path, escaped by each output). */
+  assert_int_equal(job_users_note(&ju, "17", 2, 5, 3), 1);
+  assert_int_equal(job_users_command(ju, "17", 2, 5, "../x\t<script>\n\xff\x01", 16), 1);
+  assert_int_equal(job_users_note(&ju, "18", 2, 5, 3), 1);
+  char longname[64];
+  memset(longname, 'a', sizeof longname);
+  memcpy(longname + JOB_COMMAND_MAX - 2, "\xc3\xa9", 2); /* é across the cut */
+  assert_int_equal(job_users_command(ju, "18", 2, 5, longname, sizeof longname), 1);
+  assert_int_equal(job_users_note(&ju, "19", 2, 5, 3), 1); /* no command */
+  assert_int_equal(job_users_command(ju, "19", 2, 5, "", 0), 0);
+  char *tsv = job_commands_tsv(ju);
+  char want[256];
+  snprintf(want, sizeof want, "4242\tjob.sh\n17\t../x?<script>???\n18\t%.*s?\n",
+           JOB_COMMAND_MAX - 2, longname);
+  assert_string_equal(tsv, want);
+  /* Read back beside users.tsv; a hostile commands.tsv (control bytes,
+   * invalid UTF-8, jobs users.tsv lacks, a line too long) is cleaned or
+   * skipped; users.tsv itself keeps its two columns. */
+  char dir[] = "/tmp/erg-test-jobcmd-XXXXXX", path[128];
+  assert_non_null(mkdtemp(dir));
+  char *users = job_users_tsv(ju);
+  assert_string_equal(users, "4242\t1000\n17\t5\n18\t5\n19\t5\n");
+  snprintf(path, sizeof path, "%s/users.tsv", dir);
+  assert_int_equal(erg_write_file_atomic(path, users, strlen(users)), 0);
+  char cmds[512];
+  snprintf(cmds, sizeof cmds, "%s19\tb\x7f\xc0\xaf\r\nnojob\tx\n\tx\n18\t%s\n", tsv,
+           "a-name-longer-than-the-thirty-two-bytes-kept");
+  snprintf(path, sizeof path, "%s/commands.tsv", dir);
+  assert_int_equal(erg_write_file_atomic(path, cmds, strlen(cmds)), 0);
+  struct job_users *back = NULL;
+  snprintf(path, sizeof path, "%s/users.tsv", dir);
+  assert_int_equal(job_users_load(&back, path), 0);
+  char *tsv2 = job_commands_tsv(back);
+  snprintf(want + strlen(want), sizeof want - strlen(want), "19\tb???\n");
+  assert_string_equal(tsv2, want);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/commands.tsv", dir);
+  unlink(path);
+  rmdir(dir);
+  free(users);
   free(tsv);
   free(tsv2);
   job_users_free(ju);
@@ -127,8 +190,8 @@ static void test_eviction_matches_model(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_root_then_user),
-                                     cmocka_unit_test(test_bounded_and_reloaded),
-                                     cmocka_unit_test(test_eviction_matches_model)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_root_then_user), cmocka_unit_test(test_bounded_and_reloaded),
+      cmocka_unit_test(test_first_command), cmocka_unit_test(test_eviction_matches_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
