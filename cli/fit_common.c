@@ -161,7 +161,11 @@ int cli_prepare(const struct cli_opts *o, struct erg_dataset *ds, char *why, siz
   /* --keep-lag-unsure: the rows become ordinary ones for the fit. */
   for (size_t i = 0; o->keep_lag_unsure && i < ds->nrows; i++)
     ds->flags[i] &= ~(unsigned)ERG_ROW_LAG_UNSURE;
-  return !o->linear && erg_dataset_derive(ds, o->ncpu, why, whylen) < 0 ? -1 : 0;
+  if (o->linear) {
+    erg_dataset_drop_derived(ds);
+    return 0;
+  }
+  return erg_dataset_derive(ds, o->ncpu, why, whylen) < 0 ? -1 : 0;
 }
 
 void cli_idle_window(const struct cli_opts *o, const struct erg_dataset *ds, double *from,

@@ -197,3 +197,21 @@ int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, s
   }
   return have ? ERG_NDERIVED : 0;
 }
+
+void erg_dataset_drop_derived(struct erg_dataset *ds) {
+  size_t kept = 0;
+  for (size_t k = 0; k < ds->nfeatures; k++) {
+    if (erg_derived_index(ds->feature[k]) >= 0) {
+      free(ds->x[k]);
+      continue;
+    }
+    if (kept != k) {
+      memcpy(ds->feature[kept], ds->feature[k], sizeof ds->feature[kept]);
+      ds->x[kept] = ds->x[k];
+    }
+    kept++;
+  }
+  for (size_t k = kept; k < ds->nfeatures; k++)
+    ds->x[k] = NULL;
+  ds->nfeatures = kept;
+}

@@ -151,6 +151,10 @@ double erg_derived_value_extended(int d, double u, double u_max, const double *c
  * 38), each in [0, 1], keeps them. Returns the number of columns added (0
  * when ncpu is unknown), -1 on error. */
 int erg_dataset_derive(struct erg_dataset *ds, double ncpu_default, char *why, size_t whylen);
+/* Removes the derived columns a journal carries (the tails), for a fit
+ * without the curve (erg fit --linear, a pooled group): the journal's own
+ * features only, as before journals carried them. */
+void erg_dataset_drop_derived(struct erg_dataset *ds);
 
 /* ---- idle profile (docs/model.md, "Idle profile") ----
  * The node's power over a window the operator declares quiet, taken from

@@ -96,7 +96,7 @@ curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics1.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
 
 journal=$work/data/journal/g1.csv
-head -2 "$journal" | grep -q '^time_unix_seconds,.*,gpu_watts,ncpu$' ||
+head -2 "$journal" | grep -q '^time_unix_seconds,.*,gpu_watts,.*ncpu$' ||
   { echo "FAIL: no gpu_watts column"; head -3 "$journal"; exit 1; }
 for m in 'erg_gpu_power_watts{node="g1",gpu="0",uuid="GPU-erg-col-0"}' \
          'erg_gpu_energy_joules_total{node="g1",gpu="1",uuid="GPU-erg-col-1"}' \

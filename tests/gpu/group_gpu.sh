@@ -90,7 +90,7 @@ kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
 for n in g1 c1; do
   [ -s "$work/data/journal/$n.csv" ] || { echo "FAIL: no journal of $n"; cat "$work/ergd.log"; exit 1; }
 done
-head -2 "$work/data/journal/g1.csv" | grep -q '^time_unix_seconds,.*,gpu_watts,ncpu$' ||
+head -2 "$work/data/journal/g1.csv" | grep -q '^time_unix_seconds,.*,gpu_watts,.*ncpu$' ||
   { echo "FAIL: g1's journal has no gpu_watts column"; head -3 "$work/data/journal/g1.csv"; exit 1; }
 if head -2 "$work/data/journal/c1.csv" | grep -q gpu_watts; then
   echo "FAIL: c1 (no GPU) has a gpu_watts column"; exit 1
