@@ -302,14 +302,16 @@ static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64
  * straggler thread arriving after the drain took the exited group away must
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
-static __always_inline void account_dead(struct task_struct *prev, const struct erg_key *k,
-                                         __u32 cpu, __u64 d, const __u64 perf[3]) {
+static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d,
+                                         const __u64 perf[3]) {
+  struct erg_key k;
   struct erg_counts *c;
 
   __u32 tid = prev->pid;
 
   bpf_map_delete_elem(&threads, &tid);
-  c = bpf_map_lookup_elem(&procs, k);
+  task_key(prev, &k);
+  c = bpf_map_lookup_elem(&procs, &k);
   if (!c) {
     stat_add(ERG_STAT_LOST_EXIT_NS, d);
     return;
@@ -322,16 +324,18 @@ static __always_inline void account_dead(struct task_struct *prev, const struct 
     c->flags |= ERG_FLAG_EXITED;
 }
 
-static __always_inline void account_out(struct task_struct *prev, const struct erg_key *k,
-                                        bool preempt, __u64 d, const __u64 perf[3], __u64 now) {
+static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d,
+                                        const __u64 perf[3], __u64 now) {
   __u32 cpu = bpf_get_smp_processor_id();
   struct erg_counts *c;
+  struct erg_key k;
 
   if (!preempt && (task_state(prev) & TASK_DEAD_STATE)) {
-    account_dead(prev, k, cpu, d, perf);
+    account_dead(prev, cpu, d, perf);
     return;
   }
-  c = counts_get(k, prev);
+  task_key(prev, &k);
+  c = counts_get(&k, prev);
   if (!c)
     return;
   __sync_fetch_and_add(&c->cpu_ns, d);
@@ -345,7 +349,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
   __u64 now = bpf_ktime_get_ns(), start, seq, perf[3] = {0, 0, 0};
   struct erg_cpu_state *s;
-  __u32 zero = 0, tid = prev->pid;
+  __u32 zero = 0;
 
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
@@ -355,29 +359,22 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
   if (perf_on)
     perf_step(s, perf);
   /* pid 0 is the idle task: its time is not a process's. */
-  if (tid != 0) {
+  if (prev->pid != 0) {
     struct erg_key pk;
     bool seen = start != 0;
-    /* The task this CPU saw switch in: its key was taken then. */
-    if (seen && s->task == (__u64)prev && s->tid == tid) {
-      pk = s->key;
-    } else {
-      task_key(prev, &pk);
-      /* prev is not what this CPU's last switch-in recorded: a switch went
-       * unseen (a few per second on 6.18; docs/bpf.md), so the slice start
-       * and the perf bases belong to another task. slice_ns still has
-       * prev's exact runtime; the perf deltas are dropped. */
-      if (seen && !key_same(&pk, &s->key)) {
-        stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-        seen = false;
-        perf[0] = perf[1] = perf[2] = 0;
-      }
+    task_key(prev, &pk);
+    /* prev is not what this CPU's last switch-in recorded: a switch went
+     * unseen (a few per second on 6.18; docs/bpf.md), so the slice start
+     * and the perf bases belong to another task. slice_ns still has prev's
+     * exact runtime; the perf deltas are dropped. */
+    if (seen && !key_same(&pk, &s->key)) {
+      stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
+      seen = false;
+      perf[0] = perf[1] = perf[2] = 0;
     }
-    account_out(prev, &pk, preempt, slice_ns(prev, seen, now - start), perf, now);
+    account_out(prev, preempt, slice_ns(prev, seen, now - start), perf, now);
   }
   s->ts = now;
-  s->task = (__u64)next;
-  s->tid = next->pid;
   task_key(next, &s->key);
   state_write_end(s, seq);
   return 0;
@@ -416,8 +413,6 @@ int erg_cpu_heal(void *ctx) {
   seq = state_write_begin(s);
   s->ts = now - run;
   s->key = k;
-  s->task = (__u64)t;
-  s->tid = t->pid;
   /* The bases belong to the slice that was not seen to end. */
   s->perf_base[0] = s->perf_base[1] = s->perf_base[2] = 0;
   state_write_end(s, seq);

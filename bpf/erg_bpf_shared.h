@@ -29,28 +29,25 @@ struct erg_key {
 
 #define ERG_FLAG_EXITED 1u
 
-/* Cumulative counters of one task group since it was first seen. The
- * fields every context switch touches (cpu_ns, meta_ns) and the wakeup and
- * migration counts come first, on one cache line with the frequency slots
- * (issue 37: under fork churn the switch hook's cost is its cache misses). */
+/* Cumulative counters of one task group since it was first seen. */
 struct erg_counts {
   __u64 cpu_ns;
-  __u64 meta_ns; /* when comm/uid/cgroup were last read */
   __u64 wakeups;
   __u64 migrations;
-  __u32 freq_khz[ERG_BPF_NFREQ]; /* 0 = slot free; claimed by cmpxchg */
-  __u64 freq_ns[ERG_BPF_NFREQ];  /* on-CPU ns at freq_khz[i] */
-  __u64 freq_other_ns;           /* ns at frequencies beyond the first NFREQ */
-  __u64 cap_ns[ERG_BPF_NCAP];    /* on-CPU ns per capacity class */
-  __u32 uid;
-  __u32 flags; /* ERG_FLAG_* */
   __u64 read_bytes;
   __u64 write_bytes;
   __u64 cycles;
   __u64 instructions;
   __u64 llc_misses;
-  __u64 cgroup_id;    /* cgroup v2 (default hierarchy) kernfs id */
-  __u64 cgroup_v1_id; /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
+  __u64 cap_ns[ERG_BPF_NCAP];    /* on-CPU ns per capacity class */
+  __u64 freq_ns[ERG_BPF_NFREQ];  /* on-CPU ns at freq_khz[i] */
+  __u64 freq_other_ns;           /* ns at frequencies beyond the first NFREQ */
+  __u32 freq_khz[ERG_BPF_NFREQ]; /* 0 = slot free; claimed by cmpxchg */
+  __u64 cgroup_id;               /* cgroup v2 (default hierarchy) kernfs id */
+  __u64 cgroup_v1_id;            /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
+  __u32 uid;
+  __u32 flags;   /* ERG_FLAG_* */
+  __u64 meta_ns; /* when comm/uid/cgroup were last read */
   char comm[ERG_BPF_COMM_LEN];
 };
 
@@ -71,9 +68,6 @@ struct erg_cpu_state {
   __u64 ts;           /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
   struct erg_key key; /* tgid 0: idle */
   __u64 perf_base[3]; /* cycles, instructions, LLC misses at switch-in */
-  __u64 task;         /* the task_struct switched in, and its tid: at its */
-  __u32 tid;          /* switch-out its key is taken from here, not from */
-  __u32 pad;          /* its leader (a cache miss per switch under churn) */
   __u64 seq_begin;    /* switches begun on this CPU */
 };
 
