@@ -45,6 +45,8 @@ TARGET_PKGS=(
   # driver = ipmi; optional in CMake: a sysroot without it builds without
   # that driver (erg refuses driver = ipmi with the reason).
   libfreeipmi-dev
+  # driver = redfish (required)
+  libcurl4-openssl-dev
 )
 # Programs that turn up in the dependency closure but are never linked against.
 SKIP_RE='^(dpkg|perl|perl-base|tar|procps|sysvinit-utils|cdebconf|install-info|xfonts-utils|icu-devtools|fontconfig|fontconfig-config|libc-dev-bin|debconf|init-system-helpers):'
