@@ -265,6 +265,7 @@ struct erg_snmp_chan_detail {
   double value[ERG_Q_N + 1];
   double scale[ERG_Q_N + 1];
   char oid[ERG_Q_N + 1][ERG_SNMP_OID_MAX];
+  const char *unit[ERG_Q_N + 1]; /* the column's unit (text with it), NULL none */
 };
 void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
                               struct erg_snmp_chan_detail *d);

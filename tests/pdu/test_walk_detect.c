@@ -244,11 +244,11 @@ static const struct {
   const char *file, *profile;
 } expected[] = {
     {"algcom-pdu-08p-ac_algcom-pdu-08p-ac", "algcom-pdu"},
-    {"apc-epdu_epdu1132m", NULL},
+    {"apc-epdu_epdu1132m", "apc-epdu-text"},
     {"apc_ap7900b", "apc-rpdu"},
     {"apc_ap8959eu3", "apc-rpdu2"},
     {"atenpdu", "aten-pe"},
-    {"chatsworth-pdu", NULL},
+    {"chatsworth-pdu", "chatsworth-unity"},
     {"eatonpdu_2", "eaton-epdu"},
     {"enlogic-pdu2", "enlogic-pdu"},
     {"gude-esb_7213-12", NULL},
