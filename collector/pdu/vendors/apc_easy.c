@@ -25,7 +25,7 @@
 static const struct erg_snmp_profile apc_epdu_text = {
     .name = "apc-epdu-text",
     .vendor = "APC/Schneider",
-    .mib = "Easy PDU early firmware (enterprises.1, text values)",
+    .mib = "Easy PDU early fw (enterprises.1, text)",
     .INLET = {.POWER = {EZ1 ".3.%d", 1.0, .unit = "W"},
               .PF = {EZ1 ".6.%d", 1.0, .unit = ""},
               .CURRENT = {EZ1 ".2.%d", 1.0, .unit = "A"},
