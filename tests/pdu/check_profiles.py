@@ -50,6 +50,16 @@ SYNTHETIC = {
     "hpe-pdr": ("HPE", [("inlet", 1, "", 5200, 12345.67), ("inlet", 2, "", 3100, 7654.32),
                         ("bank", 1, "", 1800, 456.78), ("bank", 2, "", 2200, 512.34),
                         ("bank", 3, "", 1200, 98.76)]),
+    # PowerNet-MIB isxModularDistribution: 0.1 kW, 0.1 kWh everywhere;
+    # outlets are the cables of module 2, the first listed ({module}.{cable}).
+    "apc-isx-dist": ("APC/Schneider", [("device", 1, "", 9500, 12345.6),
+                                       ("inlet", 1, "Rack row A", 6000, 7777.7),
+                                       ("inlet", 2, "Rack row B", 3500, 4567.9),
+                                       ("phase", 1, "", 3200, 4123.4),
+                                       ("phase", 2, "", 3500, 4234.5),
+                                       ("phase", 3, "", 2800, 3987.7),
+                                       ("outlet", 1, "rack-07 A", 2100, 500),
+                                       ("outlet", 2, "rack-08 A", 1800, 432.1)]),
     # PWTv1-MIB: inlet 0.1 W and kWh; PduA outlets 0.1 W and kWh.
     "powertek-pwt": ("Powertek", [("inlet", 1, "", 654.3, 321),
                                   ("outlet", 1, "web-1", 332.5, 120),
