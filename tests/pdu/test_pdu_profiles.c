@@ -30,6 +30,10 @@ static void test_match_by_sysobjectid(void **st) {
   assert_string_equal(pick("1.3.6.1.4.1.21239.5.2"), "geist-v5");
   assert_string_equal(pick("1.3.6.1.4.1.2606.7"), "rittal-cmc3");
   assert_string_equal(pick("1.3.6.1.4.1.3808.1.1.6"), "cyberpower-epdu2");
+  assert_string_equal(pick("1.3.6.1.4.1.232.165.4"), "hpe-pdr");
+  assert_string_equal(pick("1.3.6.1.4.1.42610.1.4.4"), "powertek-pwt");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.24.2"), "apc-isx-dist");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.4.6"), "apc-rpdu2"); /* not 318.1.3.24 */
   assert_string_equal(pick("1.3.6.1.4.1.3180.1"), "(none)");
   assert_string_equal(pick(""), "(none)");
   const struct erg_snmp_profile *c[16];
