@@ -29,6 +29,7 @@ static const struct erg_snmp_profile chatsworth_unity = {
     .vendor = "Chatsworth Products",
     .mib = "CPI-UNITY-MIB",
     .sysoids = {"1.3.6.1.4.1.30932"},
+    .oid_model = "1.3.6.1.4.1.30932.1.1.1.2.0", /* legacy modelCode, still answered */
     .DEVICE = {.VA = {CU ".2.10.1.16.*", 1.0}},
     .BANK = {.VA = {CU ".3.110.1.6.%d.*", 1.0},
              .CURRENT = {CU ".3.110.1.3.%d.*", 0.01},
