@@ -364,7 +364,7 @@ void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p) {
   if (p->wild_done || !p->prof || p->prof == &p->generic)
     return;
   struct erg_snmp_profile in = *p->prof;
-  char note[160];
+  char note[256]; /* index tails are long: a MAC per level */
   int rc = erg_snmp_wild_resolve(&in, &p->generic, &p->wild, wild_next, src, note, sizeof note);
   if (rc < 0)
     return;
