@@ -365,6 +365,7 @@ struct erg_pdu_probe_row {
   bool have_detail; /* SNMP, read: each quantity's OID ("" none), factor and value */
   char oid[ERG_PROBE_NQ][ERG_PDU_PROBE_OID_MAX];
   double scale[ERG_PROBE_NQ], value[ERG_PROBE_NQ];
+  const char *unit[ERG_PROBE_NQ]; /* text read with this unit ("V", "" bare), NULL a number */
 };
 struct erg_pdu_probe {
   char vendor[64], model[128], profile[32], reason[320], sysoid[160], sysdescr[256];

@@ -31,6 +31,7 @@ static void probe_detail(const struct erg_pdu_source *src, int i, struct erg_pdu
   memcpy(row->oid, d.oid, sizeof row->oid);
   memcpy(row->scale, d.scale, sizeof row->scale);
   memcpy(row->value, d.value, sizeof row->value);
+  memcpy(row->unit, d.unit, sizeof row->unit);
 }
 
 /* Every row of every level the device answers, then their readings, in

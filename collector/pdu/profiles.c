@@ -123,11 +123,14 @@ int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char *
   return 0;
 }
 
-/* The arcs before a template's "*" (without the dot), -1 when it has none. */
+/* The arcs before a template's "*" (without the dot), or before its "%d"
+ * where the "*" is the index tail after it; -1 when it has no "*". */
 static int wild_prefix(const char *t, char *out, size_t len) {
   if (*t == '.')
     t++;
-  const char *w = strstr(t, ".*");
+  const char *w = strstr(t, ".*"), *d = strstr(t, ".%d");
+  if (w && d && d < w)
+    w = d;
   if (!w || (size_t)(w - t) >= len)
     return -1;
   memcpy(out, t, (size_t)(w - t));
@@ -299,24 +302,18 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg
   return 0;
 }
 
-double erg_snmp_text_number(const unsigned char *text, size_t len) {
-  size_t a = 0, b = len;
-  while (a < b && (isspace(text[a]) || !text[a]))
-    a++;
-  while (b > a && (isspace(text[b - 1]) || !text[b - 1]))
-    b--;
-  char buf[40];
-  if (b == a || b - a >= sizeof buf)
-    return NAN;
-  size_t i = a, digits = 0;
-  if (text[i] == '+' || text[i] == '-')
+/* The end of the decimal number that starts text[i] (sign, digits, one
+ * point, an exponent), *digits how many digits it has. */
+static size_t text_number_end(const unsigned char *text, size_t i, size_t b, size_t *digits) {
+  *digits = 0;
+  if (i < b && (text[i] == '+' || text[i] == '-'))
     i++;
   for (; i < b && isdigit(text[i]); i++)
-    digits++;
+    (*digits)++;
   if (i < b && text[i] == '.')
     for (i++; i < b && isdigit(text[i]); i++)
-      digits++;
-  if (digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
+      (*digits)++;
+  if (*digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
     size_t e = i + 1, ed = 0;
     if (e < b && (text[e] == '+' || text[e] == '-'))
       e++;
@@ -325,21 +322,140 @@ double erg_snmp_text_number(const unsigned char *text, size_t len) {
     if (ed)
       i = e;
   }
-  if (!digits || i != b)
+  return i;
+}
+
+/* text[a..n) as a number (n - a < 40), NAN when not finite. */
+static double text_strtod(const unsigned char *text, size_t a, size_t n) {
+  char buf[40];
+  if (n <= a || n - a >= sizeof buf)
     return NAN;
-  memcpy(buf, text + a, b - a);
-  buf[b - a] = '\0';
+  memcpy(buf, text + a, n - a);
+  buf[n - a] = '\0';
   double d = strtod(buf, NULL);
   return isfinite(d) ? d : NAN;
 }
 
-/* t with its "*" replaced by arc, into out; t itself when it has none. */
-static const char *wild_fill(const char *t, long arc, char *out, size_t len) {
+/* text without the blanks and NULs around it: [*a, *b). */
+static void text_trim(const unsigned char *text, size_t len, size_t *a, size_t *b) {
+  *a = 0, *b = len;
+  while (*a < *b && (isspace(text[*a]) || !text[*a]))
+    (*a)++;
+  while (*b > *a && (isspace(text[*b - 1]) || !text[*b - 1]))
+    (*b)--;
+}
+
+double erg_snmp_text_number(const unsigned char *text, size_t len) {
+  size_t a, b, digits;
+  text_trim(text, len, &a, &b);
+  size_t i = text_number_end(text, a, b, &digits);
+  if (!digits || i != b || b - a >= 40)
+    return NAN;
+  return text_strtod(text, a, b);
+}
+
+double erg_snmp_text_unit(const unsigned char *text, size_t len, const char *unit) {
+  if (!unit[0])
+    return erg_snmp_text_number(text, len);
+  size_t a, b, digits;
+  text_trim(text, len, &a, &b);
+  size_t i = text_number_end(text, a, b, &digits), n = i;
+  if (!digits || n - a >= 40)
+    return NAN;
+  while (i < b && text[i] == ' ')
+    i++;
+  size_t ul = strlen(unit), rest = b - i;
+  char prefix = 0; /* 1: none */
+  if (rest == ul && !memcmp(text + i, unit, ul))
+    prefix = 1;
+  else if (rest == ul + 1 && !memcmp(text + i + 1, unit, ul) && strchr("mkM", text[i]))
+    prefix = (char)text[i];
+  double d = prefix ? text_strtod(text, a, n) : NAN;
+  /* milli by division: 300 / 1000 is 0.3, 300 x 0.001 is not */
+  return prefix == 'm' ? d / 1e3 : prefix == 'k' ? d * 1e3 : prefix == 'M' ? d * 1e6 : d;
+}
+
+bool erg_snmp_oid_after(const char *a, const char *b) {
+  if (*a == '.')
+    a++;
+  if (*b == '.')
+    b++;
+  for (;;) {
+    char *ea, *eb;
+    unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+    bool enda = !*a, endb = !*b;
+    if (enda || endb)
+      return !enda && endb; /* a longer: under b, after it */
+    if (ea == a || eb == b || (*ea && *ea != '.') || (*eb && *eb != '.'))
+      return false;
+    if (x != y)
+      return x > y;
+    a = *ea ? ea + 1 : ea;
+    b = *eb ? eb + 1 : eb;
+  }
+}
+
+/* t with its "*" replaced by arcs, into out; t itself when it has none. */
+static const char *wild_fill(const char *t, const char *arcs, char *out, size_t len) {
   const char *w = t ? strchr(t, '*') : NULL;
   if (!w)
     return t;
-  int n = snprintf(out, len, "%.*s%ld%s", (int)(w - t), t, arc, w + 1);
+  int n = snprintf(out, len, "%.*s%s%s", (int)(w - t), t, arcs, w + 1);
   return n > 0 && (size_t)n < len ? out : t;
+}
+
+/* t's "*" is an index tail: its last arc, after "%d" or in a scalar. */
+static bool wild_is_tail(const char *t) {
+  size_t n = strlen(t);
+  return n >= 2 && t[n - 1] == '*' && t[n - 2] == '.';
+}
+
+/* The index tail's arcs for the probe: a string index (a length, then that
+ * many printable characters) as the string. */
+static void wild_tail_note(const char *arcs, char *out, size_t len) {
+  char str[64];
+  size_t k = 0;
+  char *end;
+  unsigned long want = strtoul(arcs, &end, 10);
+  for (const char *p = end; *p == '.' && k + 1 < sizeof str;) {
+    unsigned long c = strtoul(p + 1, &end, 10);
+    if (end == p + 1 || c < 0x20 || c > 0x7e)
+      break;
+    str[k++] = (char)c;
+    p = end;
+    if (!*p && k == want) {
+      str[k] = '\0';
+      snprintf(out, len, "\"%s\"", str);
+      return;
+    }
+  }
+  snprintf(out, len, "%s", arcs);
+}
+
+/* The arcs that stand for t's "*" in got, a row of the column whose arcs
+ * before the "*" (or the "%d") are pre: one arc, or the index tail. */
+static bool wild_arcs(const char *t, const char *pre, const char *got, char *arcs, size_t len) {
+  if (!erg_snmp_oid_under(got, pre))
+    return false;
+  const char *r = got + strlen(pre) + 1;
+  if (wild_is_tail(t)) {
+    if (strstr(t, "%d")) { /* past the entity number */
+      r = strchr(r, '.');
+      if (!r)
+        return false;
+      r++;
+    }
+    if (!*r || strlen(r) >= len)
+      return false;
+    snprintf(arcs, len, "%s", r);
+    return true;
+  }
+  char *end;
+  long a = strtol(r, &end, 10);
+  if (end == r || a < 0)
+    return false;
+  snprintf(arcs, len, "%ld", a);
+  return true;
 }
 
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
@@ -363,35 +479,41 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
       ;
     if (!t)
       continue;
-    char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
-    long arc = 1;
+    char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX], arcs[ERG_SNMP_OID_MAX] = "1";
     if (wild_prefix(t, pre, sizeof pre))
       continue;
     int rc = next(ctx, pre, got, sizeof got);
     if (rc < -1)
       return -1;
-    size_t pl = strlen(pre);
-    if (rc == 0 && erg_snmp_oid_under(got, pre)) {
-      char *end;
-      long a = strtol(got + pl + 1, &end, 10);
-      if (end != got + pl + 1 && a >= 0)
-        arc = a;
-    }
-    int slot = 0;
+    bool found = rc == 0 && wild_arcs(t, pre, got, arcs, sizeof arcs);
     struct erg_snmp_level *ol = &out->lv[l];
-    for (int q = 0; q < ERG_Q_N; q++) {
-      ol->q[q].oid = wild_fill(lv->q[q].oid, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->q[q].digits = wild_fill(lv->q[q].digits, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->q[q].si_prefix =
-          wild_fill(lv->q[q].si_prefix, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    char shown[128];
+    if (!found && wild_is_tail(t)) { /* no row, no tail: nothing to read there */
+      memset(ol, 0, sizeof *ol);
+      snprintf(shown, sizeof shown, "no row: left out");
+    } else {
+      int slot = 0;
+      for (int q = 0; q < ERG_Q_N; q++) {
+        ol->q[q].oid = wild_fill(lv->q[q].oid, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+        ol->q[q].digits = wild_fill(lv->q[q].digits, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+        ol->q[q].si_prefix =
+            wild_fill(lv->q[q].si_prefix, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      }
+      ol->count = wild_fill(lv->count, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      ol->filter = wild_fill(lv->filter, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      if (wild_is_tail(t)) {
+        char tail[72];
+        wild_tail_note(arcs, tail, sizeof tail);
+        snprintf(shown, sizeof shown, "index tail %s (its first row)", tail);
+      } else {
+        snprintf(shown, sizeof shown, "index arc %s (%s)", arcs,
+                 found ? "its first row" : "no row: 1");
+      }
     }
-    ol->count = wild_fill(lv->count, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
-    ol->filter = wild_fill(lv->filter, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
     resolved++;
     if (o < notelen)
-      o += (size_t)snprintf(
-          note + o, notelen - o, "%s%s index arc %ld (%s)", o ? "; " : "", erg_pdu_level_name(l),
-          arc, rc == 0 && erg_snmp_oid_under(got, pre) ? "its first row" : "no row: 1");
+      o += (size_t)snprintf(note + o, notelen - o, "%s%s %s", o ? "; " : "",
+                            erg_pdu_level_name(l), shown);
   }
   return resolved;
 }

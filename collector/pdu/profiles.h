@@ -55,7 +55,11 @@ struct erg_snmp_col {
    * ERG_Q_NAME the row's text is the entity's label. */
   const char *var;
   /* With var: the unit the row must report (NULL: not checked); a row in
-   * another unit is left out rather than read with the wrong scale. */
+   * another unit is left out rather than read with the wrong scale.
+   * With oid: the reading is text, a number and this unit ("232.6V",
+   * "0.061kW": erg_snmp_text_unit; "" a bare number): the unit's SI prefix
+   * decides the factor, the raw value is in the unit itself, and text in
+   * any other form is no reading. */
   const char *unit;
 };
 
@@ -146,6 +150,17 @@ bool erg_snmp_sysoid_generic(const char *sysoid);
  * blanks and NULs around it allowed), else NAN: "12<script>", "n/a",
  * "0x10", "inf", "nan" and empty text are no reading. */
 double erg_snmp_text_number(const unsigned char *text, size_t len);
+/* A reading sent as text with its unit (len bytes): the number times the
+ * unit's SI prefix (m 10^-3, k 10^3, M 10^6) when the whole text is one
+ * decimal number (as erg_snmp_text_number), optional blanks, and unit with
+ * or without one of those prefixes ("0.061kW" with "W": 61; "2.28kWh" with
+ * "Wh": 2280); unit "" asks for a bare number. Else NAN: "12<script>",
+ * "12", "12 V" with "W", "12kWx". */
+double erg_snmp_text_unit(const unsigned char *text, size_t len, const char *unit);
+/* a comes after b in OID order (dotted, arc by arc, numerically; a longer
+ * OID under b comes after it): what a GETNEXT must answer. A walk ends at
+ * an answer that does not move on or loops back. Not an OID: false. */
+bool erg_snmp_oid_after(const char *a, const char *b);
 /* An index arc the device decides (a branch number, a unit or cord id):
  * a template may hold one "*" arc before its "%d" ("...50.20.1.10.1.*.%d":
  * the receptacles of whichever branch the PDU has). Per source, after
@@ -153,7 +168,12 @@ double erg_snmp_text_number(const unsigned char *text, size_t len);
  * first row (a GETNEXT from the arcs before it) and that row's arc stands
  * for the "*" in every template of the level (count and filter too); a
  * level whose column has no row keeps arc 1. Detection GETNEXTs from the
- * arcs before the "*". */
+ * arcs before the "*".
+ * A "*" as the last arc after "%d" ("...4.10.1.6.%d.*"), or the last arc
+ * of a scalar, in that row column stands for the index tail: every arc after the entity
+ * number (after the column, for a scalar) in the level's first row, such
+ * as a PDU's MAC written as a string index (".12.48.48.48.69..."). A level
+ * whose column has no row is left out. Detection GETNEXTs from the column. */
 struct erg_snmp_wild_store {
   char t[ERG_PDU_NLEVELS][3 * ERG_Q_N + 2][ERG_SNMP_OID_MAX];
 };
@@ -245,6 +265,7 @@ struct erg_snmp_chan_detail {
   double value[ERG_Q_N + 1];
   double scale[ERG_Q_N + 1];
   char oid[ERG_Q_N + 1][ERG_SNMP_OID_MAX];
+  const char *unit[ERG_Q_N + 1]; /* the column's unit (text with it), NULL none */
 };
 void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
                               struct erg_snmp_chan_detail *d);
@@ -285,6 +306,9 @@ struct erg_snmp_walk_entity {
   int type[ERG_Q_N + 1];
   double raw[ERG_Q_N + 1];
   double factor[ERG_Q_N + 1];
+  /* The column's unit where it is text with one (raw is in that unit,
+   * its prefix applied), NULL else. */
+  const char *unit[ERG_Q_N + 1];
 };
 /* -1 with a reason when prof lacks the level or the walk has no row n of
  * it (no row column of the level has that entity). */

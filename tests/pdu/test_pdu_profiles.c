@@ -30,6 +30,10 @@ static void test_match_by_sysobjectid(void **st) {
   assert_string_equal(pick("1.3.6.1.4.1.21239.5.2"), "geist-v5");
   assert_string_equal(pick("1.3.6.1.4.1.2606.7"), "rittal-cmc3");
   assert_string_equal(pick("1.3.6.1.4.1.3808.1.1.6"), "cyberpower-epdu2");
+  assert_string_equal(pick("1.3.6.1.4.1.232.165.4"), "hpe-pdr");
+  assert_string_equal(pick("1.3.6.1.4.1.42610.1.4.4"), "powertek-pwt");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.24.2"), "apc-isx-dist");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.4.6"), "apc-rpdu2"); /* not 318.1.3.24 */
   assert_string_equal(pick("1.3.6.1.4.1.3180.1"), "(none)");
   assert_string_equal(pick(""), "(none)");
   const struct erg_snmp_profile *c[16];
@@ -46,8 +50,8 @@ static bool template_ok(const char *t) {
   for (const char *p = t; *p; p++) {
     if (p[0] == '%' && p[1] == 'd')
       pct++, p++;
-    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && !pct) /* an arc */
-      star++;
+    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && (!pct || !p[1]))
+      star++; /* an arc before "%d", or the index tail last */
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
@@ -278,6 +282,40 @@ static void test_text_number(void **st) {
   assert_true(isnan(erg_snmp_text_number((const unsigned char *)longtext, sizeof longtext)));
 }
 
+/* Text with its unit: the whole text one number and the unit, the
+ * prefix deciding the scale; anything else is no reading (issue 34). */
+static void test_text_unit(void **st) {
+  (void)st;
+  static const struct {
+    const char *t, *unit;
+    double want; /* NAN: no reading */
+  } c[] = {{"232.6V", "V", 232.6},   {"0.30A", "A", 0.3},       {"0.061kW", "W", 61},
+           {"2.28kWh", "Wh", 2280},  {"0.856", "", 0.856},      {" 61 W ", "W", 61},
+           {"300mA", "A", 0.3},      {"1.5MWh", "Wh", 1.5e6},   {"12<script>", "W", NAN},
+           {"12", "W", NAN},         {"12 V", "W", NAN},        {"12kWx", "W", NAN},
+           {"12kWh", "W", NAN},      {"12GW", "W", NAN},        {"kW", "W", NAN},
+           {"-", "V", NAN},          {"N/A", "A", NAN},         {"0.856x", "", NAN},
+           {"12  kW", "W", 12000},   {"1e3W", "W", 1000},       {"12KW", "W", NAN},
+           {"12VA", "W", NAN},       {"12W", "VA", NAN},        {"5mW", "W", 0.005}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double got = erg_snmp_text_unit((const unsigned char *)c[i].t, strlen(c[i].t), c[i].unit);
+    if (isnan(c[i].want) ? !isnan(got) : fabs(got - c[i].want) > 1e-9 * fabs(c[i].want))
+      fail_msg("'%s' in '%s': %g, want %g", c[i].t, c[i].unit, got, c[i].want);
+  }
+}
+
+/* OID order as a GETNEXT must answer: arc by arc, numerically. */
+static void test_oid_after(void **st) {
+  (void)st;
+  assert_true(erg_snmp_oid_after("1.3.6.1.10", "1.3.6.1.9"));
+  assert_true(erg_snmp_oid_after("1.3.6.1.9.1", "1.3.6.1.9"));
+  assert_true(erg_snmp_oid_after(".1.3.6.2", "1.3.6.1.99"));
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.9"));   /* does not move on */
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.10"));  /* loops back */
+  assert_false(erg_snmp_oid_after("1.3.6.1", "1.3.6.1.9"));     /* back to a parent */
+  assert_false(erg_snmp_oid_after("1.3.x.1", "1.3.6"));         /* not an OID */
+}
+
 static void physics(double w, double va, double pf, double a, double v, int level, double *x,
                     double *fix, char *note, size_t len) {
   for (int q = 0; q <= ERG_Q_N; q++)
@@ -372,6 +410,44 @@ static void test_wild_arcs(void **st) {
   assert_false(scalar);
 }
 
+/* An index tail (a last "*" after "%d"): a PDU's MAC as a string index,
+ * learnt per level from its first row; a level without rows is left out. */
+static void test_wild_tail(void **st) {
+  (void)st;
+  const struct erg_snmp_profile *cu = erg_snmp_profile_find("chatsworth-unity");
+  assert_non_null(cu);
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[320];
+#define CU "1.3.6.1.4.1.30932.1.10.1"
+#define MAC1 "12.48.48.48.69.68.51.48.48.65.68.50.49"
+#define MAC2 "12.48.48.48.69.68.51.48.49.51.67.52.68"
+  const char *rows[] = {CU ".3.110.1.6.1." MAC2, CU ".4.10.1.4.1." MAC1, NULL};
+  assert_int_equal(erg_snmp_wild_resolve(cu, &out, &store, fake_next, rows, note, sizeof note), 3);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_CURRENT].oid, CU ".4.10.1.6.%d." MAC1);
+  assert_string_equal(out.lv[ERG_PDU_BANK].q[ERG_Q_VOLTAGE].oid, CU ".3.110.1.5.%d." MAC2);
+  assert_null(out.lv[ERG_PDU_DEVICE].q[ERG_Q_VA].oid); /* no cpiPduTable row */
+  assert_non_null(strstr(note, "outlet index tail \"000ED300AD21\""));
+  assert_non_null(strstr(note, "bank index tail \"000ED3013C4D\""));
+  assert_non_null(strstr(note, "device no row: left out"));
+  /* a scalar's tail: the rest after the column */
+  const char *dev[] = {CU ".2.10.1.16." MAC2, NULL};
+  assert_true(erg_snmp_wild_resolve(cu, &out, &store, fake_next, dev, note, sizeof note) > 0);
+  assert_string_equal(out.lv[ERG_PDU_DEVICE].q[ERG_Q_VA].oid, CU ".2.10.1.16." MAC2);
+  assert_null(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid);
+  /* detection GETNEXTs from the column, before "%d" */
+  char start[ERG_SNMP_OID_MAX];
+  bool scalar;
+  assert_int_equal(erg_snmp_probe_start(cu->lv[ERG_PDU_OUTLET].q[ERG_Q_CURRENT].oid, start,
+                                        sizeof start, &scalar),
+                   0);
+  assert_string_equal(start, CU ".4.10.1.6");
+  assert_false(scalar);
+#undef CU
+#undef MAC1
+#undef MAC2
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -384,6 +460,9 @@ int main(void) {
       cmocka_unit_test(test_text_number),
       cmocka_unit_test(test_physics),
       cmocka_unit_test(test_wild_arcs),
+      cmocka_unit_test(test_text_unit),
+      cmocka_unit_test(test_oid_after),
+      cmocka_unit_test(test_wild_tail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
