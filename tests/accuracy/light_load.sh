@@ -90,15 +90,16 @@ power = sim:1
 power = sim:2
 CONF
 mkdir -p "$work/models"
-erg_start_pdusim --node io=$SIMPREFIX/$tag-io --node cpu=$SIMPREFIX/$tag-cpu \
-  --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update $UPDATE --seed "${SEED:-1}" --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
+erg_start_pdusim --node "io=$SIMPREFIX/$tag-io" --node "cpu=$SIMPREFIX/$tag-cpu" \
+  --idle $IDLE --slope $SLOPE --exponent "$EXPONENT" --noise "$NOISE" --quantum "$QUANTUM" \
+  --lag "$LAG" --update "$UPDATE" --seed "${SEED:-1}" --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
 erg_start_ergd
 for n in io cpu; do erg_start_agent $n --scope /$tag-$n --interval "$INTERVAL"; done
 
 run_in() { # CGDIR COMMAND...: the command in that cgroup
   sh -c 'echo $$ > "$0/cgroup.procs" || exit 1; exec "$@"' "$@"
 }
+# shellcheck disable=SC2086 # DISK_LEVELS: one argument per level
 disk_schedule() { # seed -> "MBPS:3,..." over TRAIN_S
   python3 -c "import random, sys
 r = random.Random($1)
@@ -112,12 +113,12 @@ sleep "$IDLE_S"
 idle_to=$(date +%s)
 echo "training $TRAIN_S s ($mode: cells of $STEP s, noise $NOISE W, quantum $QUANTUM W) ..."
 tp=()
-run_in "$CG2/$tag-io/job_1" python3 "$here/burst.py" 1 "$TRAIN_S" $PERIOD $LEVELS & tp+=($!)
-run_in "$CG2/$tag-io/job_2" python3 "$here/burst.py" 2 "$TRAIN_S" $PERIOD $LEVELS & tp+=($!)
+run_in "$CG2/$tag-io/job_1" python3 "$here/burst.py" 1 "$TRAIN_S" $PERIOD "$LEVELS" & tp+=($!)
+run_in "$CG2/$tag-io/job_2" python3 "$here/burst.py" 2 "$TRAIN_S" $PERIOD "$LEVELS" & tp+=($!)
 run_in "$CG2/$tag-io/job_3" python3 "$here/diskload.py" "$work/disk-3.dat" "$(disk_schedule 3)" & tp+=($!)
 run_in "$CG2/$tag-io/job_4" python3 "$here/diskload.py" "$work/disk-4.dat" "$(disk_schedule 4)" & tp+=($!)
-run_in "$CG2/$tag-cpu/job_5" python3 "$here/burst.py" 5 "$TRAIN_S" $PERIOD $LEVELS & tp+=($!)
-run_in "$CG2/$tag-cpu/job_6" python3 "$here/burst.py" 6 "$TRAIN_S" $PERIOD $LEVELS & tp+=($!)
+run_in "$CG2/$tag-cpu/job_5" python3 "$here/burst.py" 5 "$TRAIN_S" $PERIOD "$LEVELS" & tp+=($!)
+run_in "$CG2/$tag-cpu/job_6" python3 "$here/burst.py" 6 "$TRAIN_S" $PERIOD "$LEVELS" & tp+=($!)
 wait "${tp[@]}"
 sleep $((2 * STEP + 2))
 erg_stop
@@ -158,4 +159,4 @@ json.dump(p, open(sys.argv[2], 'w'))" "$work/models/idle/$n.json" "$work/idle-ex
     >"$work/fit-exact-$n.json" 2>"$work/fit-exact-$n.err" ||
     { cat "$work/fit-exact-$n.err"; fail "erg fit (exact idle) $n"; }
 done
-python3 "$here/light_load_report.py" "$work" $mode $IDLE $SLOPE $EXPONENT $STEP
+python3 "$here/light_load_report.py" "$work" $mode $IDLE $SLOPE "$EXPONENT" "$STEP"
