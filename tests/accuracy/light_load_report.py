@@ -30,6 +30,12 @@ def curve(model, cores):
     return w
 
 
+# The goal (full run): within 10 % at 0.1 core on both nodes. The short
+# run's 40 cells of 2 s hold it on the CPU-only node (the tails of the
+# cell mean: 1.07 … 1.18 there); on the I/O node the disk coefficient's
+# error over 40 cells (its power is 10 x the curve's at 0.1 core) spreads
+# the curve there by ±30 % (seen 0.92 … 1.29), so it gets a sanity bound.
+LIMIT = {"full": {"io": 0.10, "cpu": 0.10}, "short": {"io": 0.40, "cpu": 0.10}}
 res, bad = {"mode": mode, "nodes": {}}, []
 for n in ("io", "cpu"):
     out = {}
@@ -57,9 +63,10 @@ for n, o in res["nodes"].items():
           f"{e['0.1_core']:.3f} / {e['0.2_core']:.3f} (journal tails, the simulator's idle); "
           f"idle profile {o['idle_profile']['error_watts']:+.3f} W off "
           f"({o['idle_profile']['cells']} cells)")
-    if not abs(a["0.1_core"] - 1) <= 0.10:
+    if not abs(a["0.1_core"] - 1) <= LIMIT[mode][n]:
         bad.append(f"{n} at 0.1 core")
+lim = ", ".join(f"{n} {100 * v:.0f} %" for n, v in LIMIT[mode].items())
 if bad:
-    print("FAIL (goal: within 10 % at 0.1 core): " + ", ".join(bad))
+    print(f"FAIL ({mode} bounds at 0.1 core: {lim}): " + ", ".join(bad))
     sys.exit(1)
-print("ok (within 10 % at 0.1 core on both nodes)")
+print(f"ok ({mode} bounds at 0.1 core: {lim})")
