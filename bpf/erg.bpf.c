@@ -319,8 +319,8 @@ static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64
  * straggler thread arriving after the drain took the exited group away must
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
-static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d,
-                                         __u64 migr, const __u64 perf[3]) {
+static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d, __u64 migr,
+                                         const __u64 perf[3]) {
   struct erg_key k;
   struct erg_counts *c;
 
@@ -348,8 +348,8 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
  * nvcsw): each such sleep ends with a wakeup, and the entry is at hand,
  * where a sched_wakeup program had to find the woken task's entry, a cold
  * hash lookup, ~25 % of the in-kernel time under process churn. */
-static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d,
-                                        __u64 migr, const __u64 perf[3], __u64 now) {
+static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d, __u64 migr,
+                                        const __u64 perf[3], __u64 now) {
   __u32 cpu = bpf_get_smp_processor_id();
   long state = preempt ? 0 : task_state(prev);
   struct erg_counts *c;
@@ -458,8 +458,7 @@ int erg_cpu_heal(void *ctx) {
  * 800 short processes. */
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
-  struct erg_thread n = {.runtime_ns = p->se.sum_exec_runtime,
-                         .migrations = p->se.nr_migrations};
+  struct erg_thread n = {.runtime_ns = p->se.sum_exec_runtime, .migrations = p->se.nr_migrations};
   __u32 tid = p->pid;
   struct erg_key k;
 

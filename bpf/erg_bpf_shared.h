@@ -48,7 +48,7 @@ struct erg_counts {
   __u64 cgroup_id;               /* cgroup v2 (default hierarchy) kernfs id */
   __u64 cgroup_v1_id;            /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
   __u32 uid;
-  __u32 flags;   /* ERG_FLAG_* */
+  __u32 flags; /* ERG_FLAG_* */
   char comm[ERG_BPF_COMM_LEN];
 };
 

@@ -540,8 +540,7 @@ static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, c
     }
     size_t first = g->nprocs;
     int listed = 1;
-    if (!baseline && g->api.compute_procs &&
-        (listed = nvml_compute_procs(g, k, &r)) < 0)
+    if (!baseline && g->api.compute_procs && (listed = nvml_compute_procs(g, k, &r)) < 0)
       return nvml_fail(g, d, "nvmlDeviceGetComputeRunningProcesses_v3", r, why, whylen);
     bool idle = listed == 0 && g->nprocs == first && d->has_util && d->util_percent == 0;
     long periods = 0;

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -295,10 +296,10 @@ static struct erg_bpf_proc drain_pid(struct erg_bpf *b, pid_t pid) {
 
 /* Wakeups are the group's voluntary switch-outs (sleeps), migrations the
  * growth of its threads' se.nr_migrations, both counted at switch-out: a
- * child started after the attach sleeps 200 times and is moved between two
- * CPUs 20 times, then blocks; its counts must be the kernel's own
- * (voluntary_ctxt_switches in /proc/PID/status, se.nr_migrations in
- * /proc/PID/sched). */
+ * child started after the attach is preempted by a hog on its CPU for 60 ms,
+ * sleeps 200 times and is moved between two CPUs 20 times, then blocks; its counts must be the
+ * kernel's own (voluntary_ctxt_switches in /proc/PID/status, se.nr_migrations in /proc/PID/sched).
+ */
 static void test_sched_counts(void **state) {
   struct erg_bpf *b = *state;
   long long vol, mig;
@@ -315,6 +316,18 @@ static void test_sched_counts(void **state) {
   pid = fork();
   erg_assert(pid >= 0, "fork");
   if (pid == 0) {
+    /* Preempted first: a hog shares its CPU (preemptions are not sleeps). */
+    pid_t hog = fork();
+    if (hog == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      pin_cpu(0);
+      test_burn_ns(2000000000ull); /* killed long before */
+      _exit(0);
+    }
+    pin_cpu(0);
+    test_burn_ns(60000000ull);
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
     for (int i = 0; i < 200; i++)
       usleep(300);
     for (int i = 0; i < 20; i++)
@@ -338,9 +351,10 @@ static void test_sched_counts(void **state) {
   p = drain_pid(b, pid);
   vol = proc_field(pid, "status", "voluntary_ctxt_switches");
   mig = proc_field(pid, "sched", "se.nr_migrations");
-  printf("sched counts: wakeups %llu (voluntary_ctxt_switches %lld), migrations %llu "
-         "(se.nr_migrations %lld)\n",
-         (unsigned long long)p.wakeups, vol, (unsigned long long)p.migrations, mig);
+  long long invol = proc_field(pid, "status", "nonvoluntary_ctxt_switches");
+  printf("sched counts: wakeups %llu (voluntary_ctxt_switches %lld, nonvoluntary %lld), "
+         "migrations %llu (se.nr_migrations %lld)\n",
+         (unsigned long long)p.wakeups, vol, invol, (unsigned long long)p.migrations, mig);
   erg_assert(vol >= 200, "voluntary switches %lld", vol);
   /* The signal-aborted sleep (nvcsw counted, state running again) is rare. */
   erg_assert(p.wakeups <= (unsigned long long)vol && p.wakeups + 2 >= (unsigned long long)vol,

@@ -197,20 +197,20 @@ static void test_idle_skip(void **state) {
             {5.0, 4, 1},  /* idle now, busy before: read (3.6 ... 4.9's samples) */
             {5.5, 5, 0},  /* the last answer had samples: read */
             {6.0, 5, 0}}; /* skipped again */
-  long c0 = calls(); /* counted since the library was loaded */
+  long c0 = calls();      /* counted since the library was loaded */
   standin_assert_sample(g, 0.5, &iv, why, 0);
   erg_assert(calls() - c0 == 1, "baseline: %ld calls", calls() - c0);
   for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
     standin_assert_sample(g, at[i].t, &iv, why, 1);
-    erg_assert(calls() - c0 == at[i].calls, "at %.1f: %ld calls, want %ld", at[i].t,
-               calls() - c0, at[i].calls);
+    erg_assert(calls() - c0 == at[i].calls, "at %.1f: %ld calls, want %ld", at[i].t, calls() - c0,
+               at[i].calls);
     erg_assert(iv.devices[0].has_proc_util, "at %.1f: shares not read", at[i].t);
     erg_assert(iv.nprocs == at[i].nprocs, "at %.1f: %zu processes", at[i].t, iv.nprocs);
     if (at[i].t == 5.0)
       continue;
     for (size_t j = 0; j < iv.nprocs; j++)
-      erg_assert(iv.procs[j].sm_share == (at[i].t == 3.5 ? 1.0 : 0.0), "at %.1f: share %g",
-                 at[i].t, iv.procs[j].sm_share);
+      erg_assert(iv.procs[j].sm_share == (at[i].t == 3.5 ? 1.0 : 0.0), "at %.1f: share %g", at[i].t,
+                 iv.procs[j].sm_share);
   }
   standin_close();
 }
