@@ -44,6 +44,12 @@ struct sim_redfish {
   struct sim_rf_conn *qhead, *qtail; /* suspended, due in this order (one delay for all) */
   pthread_t timer;
   bool timer_started, stopping;
+  /* Documents read once (the handler's thread only): a copy per answer. */
+  struct sim_rf_doc {
+    char *uri;
+    json_t *doc; /* NULL: none there */
+  } *docs;
+  int ndocs, capdocs;
   char tokens[SIM_RF_SESSIONS][40];
   unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
 };
@@ -264,6 +270,28 @@ static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection
   return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
 }
 
+/* A copy of the recording's document at uri (read from DIR once), or NULL. */
+static json_t *sim_rf_doc(struct sim_redfish *r, const char *uri) {
+  for (int i = 0; i < r->ndocs; i++)
+    if (!strcmp(r->docs[i].uri, uri))
+      return r->docs[i].doc ? json_deep_copy(r->docs[i].doc) : NULL;
+  char why[300];
+  json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
+  if (r->ndocs == r->capdocs) {
+    int cap = r->capdocs ? 2 * r->capdocs : 64;
+    struct sim_rf_doc *d = realloc(r->docs, (size_t)cap * sizeof *d);
+    if (!d)
+      return doc;
+    r->docs = d;
+    r->capdocs = cap;
+  }
+  char *u = strdup(uri);
+  if (!u)
+    return doc;
+  r->docs[r->ndocs++] = (struct sim_rf_doc){.uri = u, .doc = doc};
+  return doc ? json_deep_copy(doc) : NULL;
+}
+
 static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
                                       const char *method, const char *version, const char *upload,
                                       size_t *upload_size, void **ptr) {
@@ -354,12 +382,11 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
     if (expire)
       return sim_rf_error(c, 401, "session expired (simulated)");
   }
-  char why[300];
-  json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
+  json_t *doc = sim_rf_doc(r, uri);
   if (!doc)
     return sim_rf_error(c, 404, "no such resource");
   sim_rf_live(r, uri, doc);
-  char *body = json_dumps(doc, JSON_INDENT(1));
+  char *body = json_dumps(doc, JSON_COMPACT);
   json_decref(doc);
   if (!body)
     return MHD_NO;
@@ -444,6 +471,11 @@ void sim_redfish_free(struct sim_redfish *r) {
   }
   if (r->d)
     MHD_stop_daemon(r->d);
+  for (int i = 0; i < r->ndocs; i++) {
+    free(r->docs[i].uri);
+    json_decref(r->docs[i].doc);
+  }
+  free(r->docs);
   pthread_cond_destroy(&r->cond);
   pthread_mutex_destroy(&r->lock);
   free(r);

@@ -69,7 +69,8 @@ PY
 # ---- Redfish: one ergd, N BMCs ----
 {
   printf '[collector]\nlisten = tcp://127.0.0.1:%s\nhttp = 127.0.0.1:%s\ndata_dir = %s/data\n' "$ZP" "$HP" "$PDU_TMP"
-  printf 'poll_seconds = %s\nstep_seconds = %s\n' "$POLL" "$POLL"
+  # Small archives (1 MB per node.rrd, as docs/scale.md's 5,000 nodes).
+  printf 'poll_seconds = %s\nstep_seconds = %s\narchive_days = 0.25 0 0 0\n' "$POLL" "$POLL"
   for i in $(seq 1 "$N"); do
     printf '[meter.b%d]\ndriver = redfish\nhost = http://127.0.0.1:%s\nuser = admin\npassword_file = %s/pw\n[node.n%d]\npower = b%d\n' \
       "$i" "$RP" "$PDU_TMP" "$i" "$i"
@@ -100,6 +101,10 @@ echo "redfish ergd: $N BMCs (answer ${DELAY} s late), poll ${POLL} s, ${ROUNDS} 
   "first reading of all after $(python3 -c "print(f'{$t_ready - $t_start:.0f}')") s;" \
   "polls per meter $lo..$hi, errors $err, slowest poll ${dur} s, late grid seconds $late;" \
   "CPU ${rf_cpu} s/round, peak RSS ${hwm} MiB, ${fds} fds, ${thr} threads"
+if [ "$err" != 0 ]; then
+  echo "redfish ergd: what failed (ergd's log, most said first):"
+  sed -n 's/.*source b[0-9]*: //p' "$PDU_TMP/ergd.log" | sed 's/[0-9][0-9.]* s/N s/g' | sort | uniq -c | sort -rn | head -5
+fi
 if [ "$lo" -lt $((ROUNDS - 1)) ] || [ "$late" != 0 ]; then
   echo "FAIL: a meter missed rounds ($lo of $ROUNDS) or cells were late ($late s)"; fail=1
 fi
@@ -126,7 +131,7 @@ if [ "$M_IPMI" -gt 0 ]; then
     TH=${IPMI_THREADS:-$(( M_IPMI * ${DELAY%.*} * 2 / POLL ))}; [ "$TH" -ge 4 ] || TH=4
     {
       printf '[collector]\nlisten = tcp://127.0.0.1:%s\nhttp = 127.0.0.1:%s\ndata_dir = %s/idata\n' "$ZP" "$HP" "$PDU_TMP"
-      printf 'poll_seconds = %s\nstep_seconds = %s\nipmi_poll_threads = %s\n' "$POLL" "$POLL" "$TH"
+      printf 'poll_seconds = %s\nstep_seconds = %s\nipmi_poll_threads = %s\narchive_days = 0.25 0 0 0\n' "$POLL" "$POLL" "$TH"
       for i in $(seq 1 "$M_IPMI"); do
         printf '[meter.i%d]\ndriver = ipmi\nhost = 127.0.0.1:%s\nuser = admin\npassword_file = %s/ipw\ntimeout_seconds = %s\n[node.n%d]\npower = i%d\n' \
           "$i" "$IP" "$PDU_TMP" "$((POLL / 2))" "$i" "$i"
@@ -162,7 +167,7 @@ if [ "$M_IPMI" -gt 0 ]; then
       # (CPU of all children, the largest RSS), IPMI_PAR at once.
       seq 1 "$M_IPMI" >"$PDU_TMP/nodes"
       /usr/bin/time -f '%e %U %S %M' -o "$PDU_TMP/dcmi.time" \
-        xargs -P "$IPMI_PAR" -I{} ipmi-dcmi -h "127.0.0.1:$IP" -u admin -p password -l user \
+        xargs -P "$IPMI_PAR" -I{} ipmi-dcmi -h "127.0.0.1:$IP" -u admin -p password -D LAN_2_0 \
         -I 3 --get-system-power-statistics >"$PDU_TMP/dcmi.out" 2>"$PDU_TMP/dcmi.err" <"$PDU_TMP/nodes" || true
       read -r wall u s rss <"$PDU_TMP/dcmi.time"
       ok=$(grep -c "Current Power" "$PDU_TMP/dcmi.out" || true)
