@@ -17,6 +17,10 @@ struct erg_rf_probe_result {
   char auth_used[64];    /* "session", "basic", "none" */
   double watts, joules;  /* the plan's reading now; NAN none */
   char reading_why[256]; /* no reading or a bad value: why */
+  /* The BMC's own time of the reading (a Sensor's ReadingTime, its
+   * clock; 0 none) and when the answer arrived (CLOCK_REALTIME, ns). */
+  uint32_t reading_time_s;
+  uint64_t arrival_ns;
   int nreq;
   struct {
     char uri[ERG_RF_URI_MAX];

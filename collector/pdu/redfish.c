@@ -705,6 +705,8 @@ int erg_redfish_probe(const struct erg_pdu_source_config *c, struct erg_rf_probe
     if (rf_read(p, &rd, r->reading_why, sizeof r->reading_why) == 0 || rd.bad_value) {
       r->watts = rd.watts;
       r->joules = rd.energy_joules;
+      r->reading_time_s = rd.device_time_s;
+      r->arrival_ns = rd.t_ns;
     }
   }
   rf_free(p);
