@@ -82,6 +82,7 @@ static void rf_meters_round(struct rf_meters *x) {
 
 void *meter_redfish_main(struct meter_thread *t) {
   struct rf_meters x = {.t = t};
+  pthread_setname_np(pthread_self(), "erg-redfish"); /* top -H, the benchmark */
   x.sock = zmq_socket(t->zctx, ZMQ_PUSH);
   zmq_connect(x.sock, METER_ENDPOINT);
   x.ms = calloc((size_t)t->n, sizeof *x.ms);
@@ -138,6 +139,7 @@ struct ipmi_worker {
 static void *ipmi_worker(void *arg) {
   struct ipmi_pool *p = ((struct ipmi_worker *)arg)->p;
   int id = ((struct ipmi_worker *)arg)->id;
+  pthread_setname_np(pthread_self(), "erg-ipmi");
   void *sock = zmq_socket(p->t->zctx, ZMQ_PUSH);
   zmq_connect(sock, METER_ENDPOINT);
   pthread_mutex_lock(&p->lock);

@@ -48,6 +48,9 @@ struct sim_redfish {
   struct sim_rf_doc {
     char *uri;
     json_t *doc; /* NULL: none there */
+    bool live;   /* holds a bound reading */
+    char *body;  /* doc serialised (with live values at body_ns) */
+    uint64_t body_ns;
   } *docs;
   int ndocs, capdocs;
   char tokens[SIM_RF_SESSIONS][40];
@@ -270,26 +273,55 @@ static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection
   return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
 }
 
-/* A copy of the recording's document at uri (read from DIR once), or NULL. */
-static json_t *sim_rf_doc(struct sim_redfish *r, const char *uri) {
-  for (int i = 0; i < r->ndocs; i++)
+/* The answer for uri, or NULL when the recording has none: read from DIR
+ * once and kept serialised; one with live values is serialised again at
+ * most every SIM_RF_LIVE_NS (the node's values move at --update anyway),
+ * so thousands of clients cost the simulator little. */
+#define SIM_RF_LIVE_NS 200000000ULL
+static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
+  struct sim_rf_doc *d = NULL;
+  for (int i = 0; i < r->ndocs && !d; i++)
     if (!strcmp(r->docs[i].uri, uri))
-      return r->docs[i].doc ? json_deep_copy(r->docs[i].doc) : NULL;
-  char why[300];
-  json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
-  if (r->ndocs == r->capdocs) {
-    int cap = r->capdocs ? 2 * r->capdocs : 64;
-    struct sim_rf_doc *d = realloc(r->docs, (size_t)cap * sizeof *d);
-    if (!d)
-      return doc;
-    r->docs = d;
-    r->capdocs = cap;
+      d = &r->docs[i];
+  if (!d) {
+    char why[300];
+    if (r->ndocs == r->capdocs) {
+      int cap = r->capdocs ? 2 * r->capdocs : 64;
+      struct sim_rf_doc *n = realloc(r->docs, (size_t)cap * sizeof *n);
+      if (!n)
+        return NULL;
+      r->docs = n;
+      r->capdocs = cap;
+    }
+    char *u = strdup(uri);
+    if (!u)
+      return NULL;
+    d = &r->docs[r->ndocs++];
+    *d = (struct sim_rf_doc){.uri = u, .doc = erg_rf_recording_get(r->dir, uri, why, sizeof why)};
+    for (int b = 0; b < r->nbind; b++) {
+      const struct erg_rf_plan *p = &r->bind[b].plan;
+      for (int k = 0; k < p->npower; k++)
+        d->live |= !strcmp(p->power[k].uri, uri);
+      d->live |= p->have_energy && !strcmp(p->energy.uri, uri);
+    }
   }
-  char *u = strdup(uri);
-  if (!u)
-    return doc;
-  r->docs[r->ndocs++] = (struct sim_rf_doc){.uri = u, .doc = doc};
-  return doc ? json_deep_copy(doc) : NULL;
+  if (!d->doc)
+    return NULL;
+  uint64_t now = erg_time_monotonic_ns();
+  if (!d->body || (d->live && now - d->body_ns >= SIM_RF_LIVE_NS)) {
+    json_t *doc = json_deep_copy(d->doc);
+    if (!doc)
+      return d->body;
+    sim_rf_live(r, uri, doc);
+    char *body = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (body) {
+      free(d->body);
+      d->body = body;
+      d->body_ns = now;
+    }
+  }
+  return d->body;
 }
 
 static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -382,17 +414,10 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
     if (expire)
       return sim_rf_error(c, 401, "session expired (simulated)");
   }
-  json_t *doc = sim_rf_doc(r, uri);
-  if (!doc)
-    return sim_rf_error(c, 404, "no such resource");
-  sim_rf_live(r, uri, doc);
-  char *body = json_dumps(doc, JSON_COMPACT);
-  json_decref(doc);
+  const char *body = sim_rf_body(r, uri);
   if (!body)
-    return MHD_NO;
-  enum MHD_Result rc = sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
-  free(body);
-  return rc;
+    return sim_rf_error(c, 404, "no such resource");
+  return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
 }
 
 static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
@@ -473,6 +498,7 @@ void sim_redfish_free(struct sim_redfish *r) {
     MHD_stop_daemon(r->d);
   for (int i = 0; i < r->ndocs; i++) {
     free(r->docs[i].uri);
+    free(r->docs[i].body);
     json_decref(r->docs[i].doc);
   }
   free(r->docs);

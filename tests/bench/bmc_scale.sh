@@ -43,6 +43,15 @@ for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$RP/erg-sim/sta
 
 # proc_cpu PID: utime+stime in seconds; proc_hwm PID: peak RSS in MiB.
 proc_cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# thr_cpu PID NAME: CPU seconds of PID's threads named NAME (the BMC pollers)
+thr_cpu() {
+  local t s=0
+  for t in /proc/"$1"/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
+    s=$(awk -v t="$(getconf CLK_TCK)" -v s="$s" '{print s + ($14 + $15) / t}' "$t/stat")
+  done
+  echo "$s"
+}
 proc_hwm() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 metrics() { curl -sf --max-time 20 "http://127.0.0.1:$HP/metrics"; }
 # polls_min_count FILE: the fewest polls of any source, and how many sources
@@ -81,8 +90,8 @@ taskset -c 0 "$B/collector/ergd" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 EP=$!; PDU_PIDS="$PDU_PIDS $EP"
 # Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY each.
 ready=0
-for _ in $(seq 1 $((30 + 12 * POLL))); do
-  sleep 1
+for _ in $(seq 1 $((10 + 4 * POLL))); do
+  sleep 3
   kill -0 "$EP" 2>/dev/null || { echo "FAIL: ergd exited"; tail -20 "$PDU_TMP/ergd.log"; exit 1; }
   metrics >"$PDU_TMP/m0" 2>/dev/null || continue
   read -r ns lo _ <<<"$(summ "$PDU_TMP/m0")"
@@ -90,17 +99,20 @@ for _ in $(seq 1 $((30 + 12 * POLL))); do
 done
 t_ready=$(date +%s.%N)
 [ $ready = 1 ] || { echo "FAIL: not every meter read within the wait ($(summ "$PDU_TMP/m0"))"; tail "$PDU_TMP/ergd.log"; exit 1; }
-metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP")
+# Two more steps: the nodes' archives are created meanwhile (first start).
+sleep $((2 * POLL))
+metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP"); r0=$(thr_cpu "$EP" erg-redfish)
 sleep $((ROUNDS * POLL))
-c1=$(proc_cpu "$EP"); metrics >"$PDU_TMP/m1"
+c1=$(proc_cpu "$EP"); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"
 read -r ns lo hi err dur late <<<"$(summ "$PDU_TMP/m0" "$PDU_TMP/m1")"
 hwm=$(proc_hwm "$EP")
 fds=$(ls /proc/"$EP"/fd | wc -l); thr=$(ls /proc/"$EP"/task | wc -l)
 rf_cpu=$(python3 -c "print(f'{($c1 - $c0) / $ROUNDS:.3f}')")
+rf_thr=$(python3 -c "print(f'{($r1 - $r0) / $ROUNDS:.3f}')")
 echo "redfish ergd: $N BMCs (answer ${DELAY} s late), poll ${POLL} s, ${ROUNDS} rounds on 1 core:" \
   "first reading of all after $(python3 -c "print(f'{$t_ready - $t_start:.0f}')") s;" \
   "polls per meter $lo..$hi, errors $err, slowest poll ${dur} s, late grid seconds $late;" \
-  "CPU ${rf_cpu} s/round, peak RSS ${hwm} MiB, ${fds} fds, ${thr} threads"
+  "CPU ${rf_cpu} s/round (the Redfish poll thread ${rf_thr} s), peak RSS ${hwm} MiB, ${fds} fds, ${thr} threads"
 if [ "$err" != 0 ]; then
   echo "redfish ergd: what failed (ergd's log, most said first):"
   sed -n 's/.*source b[0-9]*: //p' "$PDU_TMP/ergd.log" | sed 's/[0-9][0-9.]* s/N s/g' | sort | uniq -c | sort -rn | head -5
@@ -140,20 +152,22 @@ if [ "$M_IPMI" -gt 0 ]; then
     taskset -c 0 "$B/collector/ergd" -c "$PDU_TMP/ipmi.conf" 2>"$PDU_TMP/ipmi-ergd.log" &
     EP=$!; PDU_PIDS="$PDU_PIDS $EP"
     ready=0
-    for _ in $(seq 1 $((30 + 6 * POLL))); do
-      sleep 1
+    for _ in $(seq 1 $((10 + 3 * POLL))); do
+      sleep 3
       metrics >"$PDU_TMP/i0" 2>/dev/null || continue
       read -r ns lo _ <<<"$(summ "$PDU_TMP/i0")"
       if [ "$ns" = "$M_IPMI" ] && [ "$lo" -ge 1 ]; then ready=1; break; fi
     done
     if [ $ready = 1 ]; then
-      metrics >"$PDU_TMP/i0"; c0=$(proc_cpu "$EP")
+      sleep $((2 * POLL))
+      metrics >"$PDU_TMP/i0"; c0=$(proc_cpu "$EP"); q0=$(thr_cpu "$EP" erg-ipmi)
       sleep $((ROUNDS * POLL))
-      c1=$(proc_cpu "$EP"); metrics >"$PDU_TMP/i1"
+      c1=$(proc_cpu "$EP"); q1=$(thr_cpu "$EP" erg-ipmi); metrics >"$PDU_TMP/i1"
       read -r ns lo hi err dur late <<<"$(summ "$PDU_TMP/i0" "$PDU_TMP/i1")"
       ip_cpu=$(python3 -c "print(f'{($c1 - $c0) / $ROUNDS:.3f}')"); ip_hwm=$(proc_hwm "$EP")
+      ip_thr=$(python3 -c "print(f'{($q1 - $q0) / $ROUNDS:.3f}')")
       echo "ipmi ergd: $M_IPMI BMCs on $TH poll threads, ${ROUNDS} rounds: polls per meter $lo..$hi," \
-        "errors $err, slowest poll ${dur} s, late grid seconds $late; CPU ${ip_cpu} s/round," \
+        "errors $err, slowest poll ${dur} s, late grid seconds $late; CPU ${ip_cpu} s/round (the pool ${ip_thr} s)," \
         "peak RSS ${ip_hwm} MiB, $(ls /proc/"$EP"/task | wc -l) threads"
       if [ "$lo" -lt $((ROUNDS - 1)) ] || [ "$late" != 0 ]; then
         echo "FAIL: an IPMI meter missed rounds ($lo of $ROUNDS) or cells were late"; fail=1
