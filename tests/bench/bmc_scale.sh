@@ -19,18 +19,29 @@
 #   asserts and exits 1 when a meter missed a round or a cell was late).
 # Ports (--port-base or ERG_BENCH_PORT_BASE; bench_lib.sh): +0 ergd's ZMQ,
 # +1 ergd's HTTP, +2 the Redfish simulator, +3 the IPMI simulator (UDP),
-# +4 ipmi-exporter.
+# +4 prometheus-ipmi-exporter.
+# SMOKE=1 without --port-base: free ports (the ctest pdu.bmc_scale).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/bench_lib.sh"
-bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
+# The ctest smoke variant (SMOKE=1 without --port-base) takes free ports.
+if [ "${SMOKE:-0}" = 1 ] && [ "${1:-}" != --port-base ] && [ -z "${ERG_BENCH_PORT_BASE:-}" ]; then
+  SMOKE_PORTS=1
+else
+  bench_port_args "$@"; set -- "${BENCH_ARGS[@]}"
+fi
 B=$(cd "$1" && pwd); N=${2:-5000}; DELAY=${3:-1}; ROUNDS=${4:-3}; POLL=${5:-10}
 M_IPMI=${M_IPMI:-200}; IPMI_PAR=${IPMI_PAR:-64}
 REC=${ERG_REDFISH_RECORDINGS:-$HERE/../../../shared/fixtures/redfish-recordings}
 . "$HERE/../pdu/snmp_lib.sh"
 [ -d "$REC/cray-DL325" ] || { echo "SKIP: no Redfish recordings at $REC"; exit 77; }
 erg_need curl python3 taskset
-ZP=$(bench_port 0); HP=$(bench_port 1); RP=$(bench_port 2); IP=$(bench_port 3); XP=$(bench_port 4)
+if [ "${SMOKE_PORTS:-0}" = 1 ]; then
+  ZP=$(free_port); HP=$(free_port); RP=$(free_port); IP=$(free_udp_port)
+else
+  ZP=$(bench_port 0); HP=$(bench_port 1); RP=$(bench_port 2); IP=$(bench_port 3); XP=$(bench_port 4)
+fi
+SMOKE=${SMOKE:-0}; WARM=$((SMOKE ? 1 : 2))
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 printf 's3cret\n' >"$PDU_TMP/pw"; chmod 600 "$PDU_TMP/pw"
 fail=0
@@ -100,7 +111,7 @@ done
 t_ready=$(date +%s.%N)
 [ $ready = 1 ] || { echo "FAIL: not every meter read within the wait ($(summ "$PDU_TMP/m0"))"; tail "$PDU_TMP/ergd.log"; exit 1; }
 # Two more steps: the nodes' archives are created meanwhile (first start).
-sleep $((2 * POLL))
+sleep $((WARM * POLL))
 metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP"); r0=$(thr_cpu "$EP" erg-redfish)
 sleep $((ROUNDS * POLL))
 c1=$(proc_cpu "$EP"); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"
@@ -123,7 +134,7 @@ fi
 kill -TERM "$EP"; t_stop=$(date +%s.%N); wait "$EP" || true
 echo "redfish ergd: stopped (every session logged out) in $(python3 -c "print(f'{$(date +%s.%N) - $t_stop:.1f}')") s;" \
   "simulator: $(curl -sf "http://127.0.0.1:$RP/erg-sim/stats")"
-if [ "${SMOKE:-0}" = 1 ]; then
+if [ "$SMOKE" = 1 ]; then
   # Concurrency: one thread polled N meters DELAY s late within a round.
   python3 -c "import sys; sys.exit(0 if $dur < $POLL else 1)" ||
     { echo "FAIL: slowest poll $dur s >= the period"; fail=1; }
@@ -159,7 +170,7 @@ if [ "$M_IPMI" -gt 0 ]; then
       if [ "$ns" = "$M_IPMI" ] && [ "$lo" -ge 1 ]; then ready=1; break; fi
     done
     if [ $ready = 1 ]; then
-      sleep $((2 * POLL))
+      sleep $((WARM * POLL))
       metrics >"$PDU_TMP/i0"; c0=$(proc_cpu "$EP"); q0=$(thr_cpu "$EP" erg-ipmi)
       sleep $((ROUNDS * POLL))
       c1=$(proc_cpu "$EP"); q1=$(thr_cpu "$EP" erg-ipmi); metrics >"$PDU_TMP/i1"
@@ -194,9 +205,31 @@ if [ "$M_IPMI" -gt 0 ]; then
       echo "ipmi-dcmi: not installed (freeipmi-tools, scripts/deps.sh ERG_TEST_PKGS)"
     fi
     if command -v prometheus-ipmi-exporter >/dev/null; then
-      echo "prometheus-ipmi-exporter: installed; not measured by this script yet"
+      # The exporter runs freeipmi's ipmi-dcmi per scrape: M_IPMI scrapes
+      # (IPMI_PAR at once) are one round; CPU of it and its children.
+      printf 'modules:\n  dcmi:\n    user: admin\n    pass: password\n    driver: LAN_2_0\n    privilege: user\n    timeout: %s\n    collectors:\n    - dcmi\n' \
+        "$((POLL * 1000))" >"$PDU_TMP/ipmi_exporter.yml"
+      prometheus-ipmi-exporter --config.file="$PDU_TMP/ipmi_exporter.yml" \
+        --web.listen-address=127.0.0.1:"$XP" >"$PDU_TMP/exporter.log" 2>&1 &
+      XPID=$!; PDU_PIDS="$PDU_PIDS $XPID"
+      for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$XP/metrics" && break; sleep 0.1; done
+      x0=$(awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15 + $16 + $17) / t}' "/proc/$XPID/stat")
+      t0=$(date +%s.%N)
+      seq 1 "$M_IPMI" | xargs -P "$IPMI_PAR" -I{} curl -s --max-time 60 -o "$PDU_TMP/x.{}" \
+        "http://127.0.0.1:$XP/ipmi?module=dcmi&target=127.0.0.1:$IP" || true
+      t1=$(date +%s.%N)
+      x1=$(awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15 + $16 + $17) / t}' "/proc/$XPID/stat")
+      xok=$(cat "$PDU_TMP"/x.* | grep -c '^ipmi_dcmi_power_consumption_watts ' || true)
+      xr=$(proc_hwm "$XPID")
+      ex_cpu=$(python3 -c "print(f'{$x1 - $x0:.3f}')")
+      echo "prometheus-ipmi-exporter $(prometheus-ipmi-exporter --version 2>&1 | head -1 | awk '{print $3}'):" \
+        "$M_IPMI BMCs ($xok answered), $IPMI_PAR scrapes at once: one round" \
+        "$(python3 -c "print(f'{$t1 - $t0:.1f}')") s wall, CPU ${ex_cpu} s/round (exporter and its ipmi-dcmi)," \
+        "exporter peak RSS ${xr} MiB"
+      python3 -c "print(f'ratio ipmi-exporter / ergd ipmi pool: CPU per round x{$ex_cpu / max($ip_cpu, 1e-3):.1f}')" 2>/dev/null || true
+      kill "$XPID" 2>/dev/null || true
     else
-      echo "prometheus-ipmi-exporter: not installed (no Debian package of that name here)"
+      echo "prometheus-ipmi-exporter: not installed (scripts/deps.sh ERG_BENCH_PKGS)"
     fi
   fi
 fi
