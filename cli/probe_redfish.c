@@ -216,15 +216,14 @@ static void rfp_print_json(const struct rfp_opts *o, const struct erg_rf_probe_r
   const struct erg_rf_plan *p = &r->d.plan;
   json_t *chosen = json_null();
   if (r->discover_rc == 0)
-    chosen = json_pack(
-        "{s:s,s:b,s:s,s:o,s:o,s:s,s:o,s:o}", "chassis", p->chassis, "enclosure", p->enclosure,
-        "why", p->why, "watts", rfp_num(r->watts), "energy_joules", rfp_num(r->joules),
-        "reading_problem", r->reading_why, "reading_time",
-        r->reading_time_s ? json_integer(r->reading_time_s) : json_null(),
-        "bmc_clock_offset_seconds",
-        r->reading_time_s && r->arrival_ns
-            ? json_real((double)r->reading_time_s - (double)r->arrival_ns / 1e9)
-            : json_null());
+    chosen = json_pack("{s:s,s:b,s:s,s:o,s:o,s:s,s:o,s:o}", "chassis", p->chassis, "enclosure",
+                       p->enclosure, "why", p->why, "watts", rfp_num(r->watts), "energy_joules",
+                       rfp_num(r->joules), "reading_problem", r->reading_why, "reading_time",
+                       r->reading_time_s ? json_integer(r->reading_time_s) : json_null(),
+                       "bmc_clock_offset_seconds",
+                       r->reading_time_s && r->arrival_ns
+                           ? json_real((double)r->reading_time_s - (double)r->arrival_ns / 1e9)
+                           : json_null());
   json_t *o_ = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:s}", "driver", "redfish", "host",
                          o->c.host, "auth", r->auth_used, "warning",
                          r->warning[0] ? json_string(r->warning) : json_null(), "chosen", chosen,

@@ -18,7 +18,7 @@
 #include "meters_int.h"
 
 void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_seconds,
-                       const char *err) {
+                const char *err) {
   /* What the value was, said here where the driver's state lives; the main
    * loop counts them (erg_meter_bad_values_total). */
   for (int i = 0; i < n; i++) {
@@ -54,7 +54,7 @@ void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
 
 /* Opens what is not open yet; a failure is this round's reading. */
 bool meter_open(void *sock, int index, struct meter_src *ms,
-                       const struct erg_pdu_source_config *cfg) {
+                const struct erg_pdu_source_config *cfg) {
   bool redfish = !strcmp(cfg->driver, "redfish");
   if (!ms->open && redfish && erg_time_monotonic_ns() < ms->next_open_ns) {
     meter_send(sock, index, ms, 0, 0, ms->why); /* the same reason, no new walk */

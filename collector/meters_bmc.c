@@ -126,6 +126,7 @@ struct ipmi_pool {
   struct meter_src *ms;
   bool *queued; /* in the queue or being polled */
   int *q, qhead, qlen;
+  int polling; /* threads reading a BMC now */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   bool done;
@@ -151,6 +152,7 @@ static void *ipmi_worker(void *arg) {
     int i = p->q[p->qhead];
     p->qhead = (p->qhead + 1) % p->t->n;
     p->qlen--;
+    p->polling++;
     pthread_mutex_unlock(&p->lock);
     int index = p->t->index[i];
     struct meter_src *ms = &p->ms[i];
@@ -158,7 +160,13 @@ static void *ipmi_worker(void *arg) {
       meter_round_one(sock, index, ms);
     pthread_mutex_lock(&p->lock);
     p->queued[i] = false;
+    if (--p->polling == 0 && p->done)
+      pthread_cond_broadcast(&p->cond);
   }
+  /* A share of the sessions is closed below, maybe one another thread
+   * still reads: not before every read has ended. */
+  while (p->polling)
+    pthread_cond_wait(&p->cond, &p->lock);
   pthread_mutex_unlock(&p->lock);
   /* At exit the sessions close in parallel too: this thread's share. */
   for (int i = id; i < p->t->n; i += p->nthreads)

@@ -39,8 +39,8 @@ struct sim_redfish {
   int nbind;
   struct sim_rf_bind bind[SIM_RF_MAX_CHANNELS];
   struct MHD_Daemon *d;
-  pthread_mutex_t lock; /* sessions, counters, the delay queue */
-  pthread_cond_t cond;  /* the delay queue got one */
+  pthread_mutex_t lock;              /* sessions, counters, the delay queue */
+  pthread_cond_t cond;               /* the delay queue got one */
   struct sim_rf_conn *qhead, *qtail; /* suspended, due in this order (one delay for all) */
   pthread_t timer;
   bool timer_started, stopping;
@@ -51,7 +51,7 @@ struct sim_redfish {
     bool live;   /* holds a bound reading */
     char *body;  /* doc serialised (with live values at body_ns) */
     uint64_t body_ns;
-  } *docs;
+  } * docs;
   int ndocs, capdocs;
   char tokens[SIM_RF_SESSIONS][40];
   unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
@@ -465,13 +465,12 @@ int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
     snprintf(why, whylen, "--redfish-http: '%s' is not an IPv4 address", r->o.host);
     return -1;
   }
-  r->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                              MHD_USE_ERROR_LOG,
-                          (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR,
-                          &sa, MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r,
-                          MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT,
-                          (unsigned)60000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)8192,
-                          MHD_OPTION_END);
+  r->d = MHD_start_daemon(
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+      (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR, &sa,
+      MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)60000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)8192,
+      MHD_OPTION_END);
   if (!r->d) {
     snprintf(why, whylen, "cannot listen on %s:%d (port in use?)", r->o.host, r->o.port);
     return -1;

@@ -401,22 +401,22 @@ static json_t *rf_get_json(struct rf_priv *p, const char *path0, char *why, size
     if (a != RF_ACT_OK)
       free(b.p);
     switch (a) {
-    case RF_ACT_REDIRECT:
-      snprintf(path, sizeof path, "%s", p->h_location);
-      hops++;
-      attempt--;
-      continue;
-    case RF_ACT_LOGIN:
-      if (rf_login(p, why, whylen))
+      case RF_ACT_REDIRECT:
+        snprintf(path, sizeof path, "%s", p->h_location);
+        hops++;
+        attempt--;
+        continue;
+      case RF_ACT_LOGIN:
+        if (rf_login(p, why, whylen))
+          return NULL;
+        continue;
+      case RF_ACT_RETRY:
+        erg_time_sleep_ns((uint64_t)(wait * 1e9));
+        continue;
+      case RF_ACT_FAIL:
         return NULL;
-      continue;
-    case RF_ACT_RETRY:
-      erg_time_sleep_ns((uint64_t)(wait * 1e9));
-      continue;
-    case RF_ACT_FAIL:
-      return NULL;
-    case RF_ACT_OK:
-      break;
+      case RF_ACT_OK:
+        break;
     }
     json_t *j = rf_body_json(&b, path, why, whylen);
     free(b.p);
@@ -493,6 +493,8 @@ struct rf_priv *rf_setup(const struct erg_pdu_source_config *c, struct erg_rf_pr
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, rf_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, p);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "erg");
+  /* Thousands of handles (redfish_multi.c): 8 KiB receive buffers, not 16. */
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 8192L);
   if (c->tls_insecure) {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -589,7 +591,8 @@ void rf_read_term(struct rf_priv *p, struct rf_accum *a, int term, json_t *doc) 
   double v;
   int rc = erg_rf_term_value(t, doc, pl->rating_watts, &v, inner, sizeof inner);
   uint64_t at_ns;
-  if (rc == 0 && erg_rf_reading_time(doc, &at_ns) == 0 && at_ns / 1000000000ULL > a->r.device_time_s)
+  if (rc == 0 && erg_rf_reading_time(doc, &at_ns) == 0 &&
+      at_ns / 1000000000ULL > a->r.device_time_s)
     a->r.device_time_s = (uint32_t)(at_ns / 1000000000ULL);
   if (rc == 0 && energy) {
     a->r.energy_joules = v;

@@ -94,5 +94,4 @@ const char *rf_read_uri(const struct rf_priv *p, int term);
 void rf_read_term(struct rf_priv *p, struct rf_accum *a, int term, json_t *doc);
 int rf_read_end(struct rf_priv *p, struct rf_accum *a, char *why, size_t whylen);
 
-
 #endif

@@ -13,10 +13,13 @@
  * fetched the walk runs again from the cache, until it asks for nothing
  * new. Each document is fetched once; the walk is CPU only. */
 #include <curl/curl.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "erg_common.h"
 #include "redfish_int.h"
@@ -54,12 +57,17 @@ struct rf_slot {
 
 struct erg_rf_multi {
   CURLM *cm;
+  int epfd;            /* the sockets curl wants watched */
+  uint64_t timeout_ns; /* curl's timer (monotonic), 0: none */
   int n;
   struct rf_slot *s;
   erg_rf_done_fn done;
   void *arg;
   int nwait; /* slots in ST_WAIT */
 };
+
+static int multi_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *known);
+static int multi_timer_cb(CURLM *cm, long timeout_ms, void *arg);
 
 struct erg_rf_multi *erg_rf_multi_new(struct erg_pdu_source **srcs, int n, erg_rf_done_fn done,
                                       void *arg, char *why, size_t whylen) {
@@ -76,6 +84,18 @@ struct erg_rf_multi *erg_rf_multi_new(struct erg_pdu_source **srcs, int n, erg_r
     free(m);
     return NULL;
   }
+  m->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (m->epfd < 0) {
+    snprintf(why, whylen, "epoll: %s", strerror(errno));
+    curl_multi_cleanup(m->cm);
+    free(m->s);
+    free(m);
+    return NULL;
+  }
+  curl_multi_setopt(m->cm, CURLMOPT_SOCKETFUNCTION, multi_socket_cb);
+  curl_multi_setopt(m->cm, CURLMOPT_SOCKETDATA, m);
+  curl_multi_setopt(m->cm, CURLMOPT_TIMERFUNCTION, multi_timer_cb);
+  curl_multi_setopt(m->cm, CURLMOPT_TIMERDATA, m);
   m->n = n;
   m->done = done;
   m->arg = arg;
@@ -339,26 +359,26 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
     s->b.p = NULL;
   }
   switch (a) {
-  case RF_ACT_REDIRECT:
-    snprintf(s->path, sizeof s->path, "%s", s->p->h_location);
-    s->hops++;
-    slot_send(m, s, ST_GET, "GET", s->path, NULL);
-    return;
-  case RF_ACT_LOGIN:
-    s->attempt = 1;
-    slot_login(m, s);
-    return;
-  case RF_ACT_RETRY:
-    s->attempt = 1;
-    s->st = ST_WAIT;
-    s->wait_until_ns = erg_time_monotonic_ns() + (uint64_t)(wait * 1e9);
-    m->nwait++;
-    return;
-  case RF_ACT_FAIL:
-    slot_get_failed(m, s, why);
-    return;
-  case RF_ACT_OK:
-    break;
+    case RF_ACT_REDIRECT:
+      snprintf(s->path, sizeof s->path, "%s", s->p->h_location);
+      s->hops++;
+      slot_send(m, s, ST_GET, "GET", s->path, NULL);
+      return;
+    case RF_ACT_LOGIN:
+      s->attempt = 1;
+      slot_login(m, s);
+      return;
+    case RF_ACT_RETRY:
+      s->attempt = 1;
+      s->st = ST_WAIT;
+      s->wait_until_ns = erg_time_monotonic_ns() + (uint64_t)(wait * 1e9);
+      m->nwait++;
+      return;
+    case RF_ACT_FAIL:
+      slot_get_failed(m, s, why);
+      return;
+    case RF_ACT_OK:
+      break;
   }
   json_t *j = rf_body_json(&s->b, s->path, why, sizeof why);
   free(s->b.p);
@@ -432,28 +452,73 @@ static void multi_timers(struct erg_rf_multi *m, uint64_t now, uint64_t *next) {
   }
 }
 
+static void multi_done(struct erg_rf_multi *m) {
+  CURLMsg *msg;
+  int left;
+  while ((msg = curl_multi_info_read(m->cm, &left))) {
+    if (msg->msg != CURLMSG_DONE)
+      continue;
+    struct rf_slot *s = NULL;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+    CURLcode rc = msg->data.result;
+    if (s)
+      slot_answer(m, s, rc);
+  }
+}
+
+/* curl_multi_socket_action over epoll: each call costs what moved, not
+ * every request in flight (curl_multi_perform walks them all). */
 int erg_rf_multi_run(struct erg_rf_multi *m, uint64_t until_ns) {
+  int running = 0;
   for (;;) {
-    int running = 0;
-    curl_multi_perform(m->cm, &running);
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read(m->cm, &left))) {
-      if (msg->msg != CURLMSG_DONE)
-        continue;
-      struct rf_slot *s = NULL;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-      CURLcode rc = msg->data.result;
-      if (s)
-        slot_answer(m, s, rc);
-    }
+    multi_done(m);
     uint64_t now = erg_time_monotonic_ns(), next = until_ns;
     multi_timers(m, now, &next);
+    if (m->timeout_ns && m->timeout_ns <= now) {
+      m->timeout_ns = 0;
+      curl_multi_socket_action(m->cm, CURL_SOCKET_TIMEOUT, 0, &running);
+      continue;
+    }
     if (now >= until_ns)
       return running;
-    long ms = (long)((next - now) / 1000000ULL);
-    curl_multi_poll(m->cm, NULL, 0, (int)(ms < 1 ? 1 : ms > 1000 ? 1000 : ms), NULL);
+    if (m->timeout_ns && m->timeout_ns < next)
+      next = m->timeout_ns;
+    long ms = (long)((next - now + 999999ULL) / 1000000ULL);
+    struct epoll_event ev[256];
+    int k = epoll_wait(m->epfd, ev, 256, (int)(ms > 1000 ? 1000 : ms));
+    for (int i = 0; i < k; i++) {
+      int f = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+              (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+              (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+      curl_multi_socket_action(m->cm, ev[i].data.fd, f, &running);
+    }
   }
+}
+
+static int multi_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *known) {
+  struct erg_rf_multi *m = arg;
+  (void)e;
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL); /* curl may have closed it already */
+    return 0;
+  }
+  struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+                                     (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+                           .data.fd = fd};
+  int op = known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+  if (epoll_ctl(m->epfd, op, fd, &ev) != 0) /* a number curl closed and opened again */
+    epoll_ctl(m->epfd, op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+  if (!known)
+    curl_multi_assign(m->cm, fd, m);
+  return 0;
+}
+
+static int multi_timer_cb(CURLM *cm, long timeout_ms, void *arg) {
+  struct erg_rf_multi *m = arg;
+  (void)cm;
+  m->timeout_ns = timeout_ms < 0 ? 0
+                                 : erg_time_monotonic_ns() + (uint64_t)timeout_ms * 1000000ULL + 1;
+  return 0;
 }
 
 void erg_rf_multi_free(struct erg_rf_multi *m, double logout_seconds) {
@@ -508,6 +573,7 @@ void erg_rf_multi_free(struct erg_rf_multi *m, double logout_seconds) {
     }
   }
   curl_multi_cleanup(m->cm);
+  close(m->epfd);
   free(m->s);
   free(m);
 }

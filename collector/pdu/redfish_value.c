@@ -161,8 +161,12 @@ int erg_rf_time_parse(const char *s, uint64_t *ns) {
   }
   if (*p)
     return -1;
-  struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-                  .tm_min = mi, .tm_sec = sec};
+  struct tm tm = {.tm_year = y - 1900,
+                  .tm_mon = mo - 1,
+                  .tm_mday = d,
+                  .tm_hour = h,
+                  .tm_min = mi,
+                  .tm_sec = sec};
   time_t t = timegm(&tm);
   if (t == (time_t)-1 || (int64_t)t - off_s < 0)
     return -1;

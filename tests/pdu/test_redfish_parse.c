@@ -277,8 +277,8 @@ static void test_reading_time(void **s) {
   char why[256], base[600];
   snprintf(base, sizeof base, "%s/cray-EX425", root);
   json_t *doc = erg_rf_recording_get(
-      base,
-      "/redfish/v1/Chassis/Node0/Sensors/ChassisVoltageRegulator0InputPower", why, sizeof why);
+      base, "/redfish/v1/Chassis/Node0/Sensors/ChassisVoltageRegulator0InputPower", why,
+      sizeof why);
   erg_assert(doc, "%s", why);
   erg_assert(erg_rf_reading_time(doc, &ns) == 0 && ns / 1000000000ULL == 1649953290ULL, "ns %llu",
              (unsigned long long)ns);
