@@ -18,8 +18,16 @@
 #include "meters_int.h"
 
 /* ---- Redfish: one thread, one curl multi handle ---- */
+/* Opens (login, discovery: several requests each) in flight at once: 5,000
+ * BMCs opening together are 5,000 connections at the same instant, more
+ * than a listen backlog or a TLS stack takes (SYNs dropped, handshakes
+ * timed out); the others open as these end. */
+#define RF_OPENS_MAX 256
+
 struct rf_meters {
   struct meter_thread *t;
+  int opening;   /* opens in flight */
+  int open_next; /* where the next look for a meter to open starts */
   void *sock;
   struct meter_src *ms;
   uint64_t *t0; /* CLOCK_REALTIME at each meter's poll start */
@@ -31,6 +39,23 @@ static void rf_meter_poll(struct rf_meters *x, int i) {
   erg_rf_multi_poll(x->m, i);
 }
 
+/* Starts opens while fewer than RF_OPENS_MAX are in flight, round robin
+ * over the meters due one (never opened, or failed a minute ago). */
+static void rf_meters_open_more(struct rf_meters *x) {
+  uint64_t now = erg_time_monotonic_ns();
+  int n = x->t->n;
+  for (int k = 0; k < n && x->opening < RF_OPENS_MAX; k++) {
+    int i = (x->open_next + k) % n;
+    struct meter_src *ms = &x->ms[i];
+    if (ms->open || erg_rf_multi_busy(x->m, i) || now < ms->next_open_ns)
+      continue;
+    memset(ms->r, 0, sizeof ms->r);
+    x->opening++;
+    x->open_next = (i + 1) % n;
+    erg_rf_multi_open(x->m, i, &x->t->cfg->sources[x->t->index[i]]);
+  }
+}
+
 static void rf_meter_done(void *arg, int i, int op, int rc, const struct erg_pdu_reading *r,
                           const char *why) {
   struct rf_meters *x = arg;
@@ -38,6 +63,7 @@ static void rf_meter_done(void *arg, int i, int op, int rc, const struct erg_pdu
   int index = x->t->index[i];
   const struct erg_pdu_source_config *cfg = &x->t->cfg->sources[index];
   if (op == ERG_RF_OP_OPEN) {
+    x->opening--;
     if (rc) {
       erg_strlcpy(ms->why, why, sizeof ms->why);
       ms->next_open_ns = erg_time_monotonic_ns() + METER_REOPEN_REDFISH_NS;
@@ -69,15 +95,13 @@ static void rf_meters_round(struct rf_meters *x) {
     struct meter_src *ms = &x->ms[i];
     if (erg_rf_multi_busy(x->m, i))
       continue; /* still at its last round */
-    if (ms->open) {
+    if (ms->open)
       rf_meter_poll(x, i);
-    } else if (now < ms->next_open_ns) {
+    else if (now < ms->next_open_ns)
       meter_send(x->sock, x->t->index[i], ms, 0, 0, ms->why); /* the same reason, no new walk */
-    } else {
-      memset(ms->r, 0, sizeof ms->r);
-      erg_rf_multi_open(x->m, i, &x->t->cfg->sources[x->t->index[i]]);
-    }
+    /* else: opens below, or once fewer are in flight */
   }
+  rf_meters_open_more(x);
 }
 
 void *meter_redfish_main(struct meter_thread *t) {
@@ -102,8 +126,10 @@ void *meter_redfish_main(struct meter_thread *t) {
     if (next < now)
       next = now;
     /* Between rounds: answers as they come, the stop flag every 100 ms. */
-    while (!*t->stop && (now = erg_time_monotonic_ns()) < next)
+    while (!*t->stop && (now = erg_time_monotonic_ns()) < next) {
       erg_rf_multi_run(x.m, next - now > 100000000ULL ? now + 100000000ULL : next);
+      rf_meters_open_more(&x);
+    }
   }
   erg_rf_multi_free(x.m, 5.0); /* logs out of every session, at once */
   free(srcs);
