@@ -46,7 +46,14 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 printf 's3cret\n' >"$PDU_TMP/pw"; chmod 600 "$PDU_TMP/pw"
 fail=0
 
-"$B/pdusim/erg-pdusim" --redfish "$REC/cray-DL325" --redfish-http 127.0.0.1:"$RP" --node n1 \
+# Each BMC its own address (127.1.X.Y; the simulator then listens on all
+# addresses, 0.0.0.0): as real BMCs, one connection per host. curl keeps
+# the connections to one host:port in one bundle that it scans for a free
+# one at each request, so 5,000 BMCs behind one address cost ergd O(N) a
+# request, an artefact of the simulation. Up to 500 BMCs share 127.0.0.1.
+if [ "$N" -gt 500 ]; then RF_BIND=0.0.0.0; else RF_BIND=127.0.0.1; fi
+rf_host() { if [ "$RF_BIND" = 0.0.0.0 ]; then echo "127.1.$(($1 / 250)).$(($1 % 250 + 1))"; else echo 127.0.0.1; fi; }
+"$B/pdusim/erg-pdusim" --redfish "$REC/cray-DL325" --redfish-http "$RF_BIND:$RP" --node n1 \
   --redfish-channel /redfish/v1/Chassis/1=n1 --redfish-user admin:s3cret \
   --redfish-delay "$DELAY" --update 1 >"$PDU_TMP/rfsim.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
@@ -92,8 +99,8 @@ PY
   # Small archives (1 MB per node.rrd, as docs/scale.md's 5,000 nodes).
   printf 'poll_seconds = %s\nstep_seconds = %s\narchive_days = 0.25 0 0 0\n' "$POLL" "$POLL"
   for i in $(seq 1 "$N"); do
-    printf '[meter.b%d]\ndriver = redfish\nhost = http://127.0.0.1:%s\nuser = admin\npassword_file = %s/pw\n[node.n%d]\npower = b%d\n' \
-      "$i" "$RP" "$PDU_TMP" "$i" "$i"
+    printf '[meter.b%d]\ndriver = redfish\nhost = http://%s:%s\nuser = admin\npassword_file = %s/pw\n[node.n%d]\npower = b%d\n' \
+      "$i" "$(rf_host "$i")" "$RP" "$PDU_TMP" "$i" "$i"
   done
 } >"$PDU_TMP/ergd.conf"
 t_start=$(date +%s.%N)
@@ -126,7 +133,7 @@ echo "redfish ergd: $N BMCs (answer ${DELAY} s late), poll ${POLL} s, ${ROUNDS} 
   "CPU ${rf_cpu} s/round (the Redfish poll thread ${rf_thr} s), peak RSS ${hwm} MiB, ${fds} fds, ${thr} threads"
 if [ "$err" != 0 ]; then
   echo "redfish ergd: what failed (ergd's log, most said first):"
-  sed -n 's/.*source b[0-9]*: //p' "$PDU_TMP/ergd.log" | sed 's/[0-9][0-9.]* s/N s/g' | sort | uniq -c | sort -rn | head -5
+  sed -n 's/.*source b[0-9]*: //p' "$PDU_TMP/ergd.log" | sed 's/[0-9][0-9.]* s/N s/g; s/127\.[0-9.]*:/HOST:/g' | sort | uniq -c | sort -rn | head -5
 fi
 if [ "$lo" -lt $((ROUNDS - 1)) ] || [ "$late" != 0 ]; then
   echo "FAIL: a meter missed rounds ($lo of $ROUNDS) or cells were late ($late s)"; fail=1
