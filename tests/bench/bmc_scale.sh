@@ -109,7 +109,7 @@ EP=$!; PDU_PIDS="$PDU_PIDS $EP"
 # Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY each.
 ready=0
 for _ in $(seq 1 $((10 + 4 * POLL))); do
-  sleep 3
+  sleep $((SMOKE ? 1 : 3))
   kill -0 "$EP" 2>/dev/null || { echo "FAIL: ergd exited"; tail -20 "$PDU_TMP/ergd.log"; exit 1; }
   metrics >"$PDU_TMP/m0" 2>/dev/null || continue
   read -r ns lo _ <<<"$(summ "$PDU_TMP/m0")"
