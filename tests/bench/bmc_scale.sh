@@ -138,7 +138,10 @@ fi
 if [ "$lo" -lt $((ROUNDS - 1)) ] || [ "$late" != 0 ]; then
   echo "FAIL: a meter missed rounds ($lo of $ROUNDS) or cells were late ($late s)"; fail=1
 fi
-kill -TERM "$EP"; t_stop=$(date +%s.%N); wait "$EP" || true
+kill -TERM "$EP"; t_stop=$(date +%s.%N); rc=0; wait "$EP" || rc=$?
+if [ $rc != 0 ] || grep -q Sanitizer "$PDU_TMP/ergd.log"; then
+  echo "FAIL: ergd exit $rc at SIGTERM"; grep -A30 Sanitizer "$PDU_TMP/ergd.log" | head -40; fail=1
+fi
 echo "redfish ergd: stopped (every session logged out) in $(python3 -c "print(f'{$(date +%s.%N) - $t_stop:.1f}')") s;" \
   "simulator: $(curl -sf "http://127.0.0.1:$RP/erg-sim/stats")"
 if [ "$SMOKE" = 1 ]; then
@@ -193,7 +196,10 @@ if [ "$M_IPMI" -gt 0 ]; then
     else
       echo "FAIL: ipmi: not every meter read ($(summ "$PDU_TMP/i0"))"; tail "$PDU_TMP/ipmi-ergd.log"; fail=1
     fi
-    kill -TERM "$EP"; wait "$EP" || true
+    kill -TERM "$EP"; rc=0; wait "$EP" || rc=$?
+    if [ $rc != 0 ] || grep -q Sanitizer "$PDU_TMP/ipmi-ergd.log"; then
+      echo "FAIL: ergd (ipmi) exit $rc at SIGTERM"; grep -A30 Sanitizer "$PDU_TMP/ipmi-ergd.log" | head -40; fail=1
+    fi
     if command -v ipmi-dcmi >/dev/null; then
       # CEEMS's way: a process per node and reading. Timed by GNU time
       # (CPU of all children, the largest RSS), IPMI_PAR at once.
