@@ -37,7 +37,7 @@ REC=${ERG_REDFISH_RECORDINGS:-$HERE/../../../shared/fixtures/redfish-recordings}
 [ -d "$REC/cray-DL325" ] || { echo "SKIP: no Redfish recordings at $REC"; exit 77; }
 erg_need curl python3 taskset
 if [ "${SMOKE_PORTS:-0}" = 1 ]; then
-  ZP=$(free_port); HP=$(free_port); RP=$(free_port); IP=$(free_udp_port)
+  ZP=$(free_port); HP=$(free_port); RP=$(free_port); IP=$(free_udp_port); XP=$(free_port)
 else
   ZP=$(bench_port 0); HP=$(bench_port 1); RP=$(bench_port 2); IP=$(bench_port 3); XP=$(bench_port 4)
 fi
