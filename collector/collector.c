@@ -194,6 +194,9 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   if (!(c.loader = node_loader_start(cfg, c.store, c.journal_dir)))
     erg_warn("cannot start the node state loader threads; new nodes are read on the loop");
   void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
+  /* A socket per meter thread (the IPMI pool's threads each one). */
+  if (zctx)
+    zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, 1024 + cfg->nsources + (int)cfg->ipmi_poll_threads);
   struct erg_web_server *web = NULL;
   int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
   struct erg_web_server_limits lim;

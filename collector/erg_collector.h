@@ -395,7 +395,7 @@ double erg_journal_measured_max(const char *dir, const char *node);
 int erg_journal_rotate(const char *dir, const char *node);
 
 /* ---- configuration ---- */
-#define ERG_MAX_SOURCES 512
+#define ERG_MAX_SOURCES 16384 /* a BMC per node: ERG_MAX_NODES */
 #define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
@@ -437,6 +437,11 @@ struct erg_collector_config {
   unsigned step_seconds;
   unsigned settle_steps;
   double poll_seconds;
+  /* driver = ipmi meters share this many poll threads (libfreeipmi
+   * blocks: each takes one BMC at a time); 0: one per IPMI meter up to 64.
+   * A round of n BMCs that answer in a seconds fits poll_seconds while
+   * threads >= n x a / poll_seconds (docs/scale.md). */
+  unsigned ipmi_poll_threads;
   double idle_watts;
   unsigned top_processes;
   double page_interval_seconds;
