@@ -290,6 +290,9 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
                     const struct erg_attr_share *sh, size_t nkeys);
 void unc_flush(struct collector *c, int64_t done_until);
+/* The job's cluster-wide sums since ergd started (as erg_job_energy_joules_total):
+ * linear sd in J and variance in J²; -1 when not known. */
+int unc_job_sums(const struct collector *c, const char *job, double *sd_j, double *var_j);
 void node_unc_free(struct node_state *n);
 void unc_free(struct collector *c);
 

@@ -228,3 +228,15 @@ void unc_free(struct collector *c) {
   free(c->unc);
   c->unc = NULL;
 }
+
+int unc_job_sums(const struct collector *c, const char *job, double *sd_j, double *var_j) {
+  if (!c->unc)
+    return -1;
+  const struct profile_known_key *a = profile_known_find(&c->unc->known[UNC_SD], job),
+                                 *b = profile_known_find(&c->unc->known[UNC_VAR], job);
+  if (!a || !b)
+    return -1;
+  *sd_j = a->joules;
+  *var_j = b->joules;
+  return 0;
+}
