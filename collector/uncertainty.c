@@ -67,6 +67,8 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   const struct erg_model *m = cm.model;
   if (m && m->metrics.cells > 0 && isfinite(m->metrics.rmse_watts))
     in->misfit_watts = m->metrics.rmse_watts;
+  if (m)
+    in->misfit_cells = m->misfit_correlation_cells;
   double P = r->measured_watts, step = r->step > 0 ? r->step : 1;
   if (!isfinite(P))
     return; /* estimated: the misfit stands in for the meter */

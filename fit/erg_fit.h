@@ -272,6 +272,9 @@ struct erg_model {
   size_t ncov;
   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
   size_t cov_block_cells; /* cells per time block of the cluster-robust sandwich */
+  /* How many cells a residual persists (1: independent): the variance of
+   * the residuals' block sums over their summed variance; 0: not known. */
+  double misfit_correlation_cells;
 };
 
 /* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
@@ -462,6 +465,7 @@ struct erg_unc_cell {
   double meter_var_watts2;    /* independent from cell to cell */
   double meter_sd_corr_watts; /* the same sign in every cell: adds linearly */
   double misfit_watts;        /* sd of the power the model misses (held-out RMSE) */
+  double misfit_cells;        /* cells a misfit persists (its variance × this); <= 1: 1 */
 };
 /* A group of rows (a job): sd_corr_watts adds linearly over cells (the
  * model's coefficients and correlated meter errors are the same in every

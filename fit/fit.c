@@ -41,6 +41,7 @@ struct fit_coef {
   double se[ERG_FIT_MAX_FEATURES];   /* standard error of beta (fit_robust_nnls_se) */
   bool want_cov;                     /* set by the caller: fill cov (the final fit) */
   size_t ncov, cov_block;            /* (β0, β) terms in cov; 0: none */
+  double tau;                        /* residual persistence, cells */
   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
 };
 
@@ -211,7 +212,7 @@ static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_
     return 0;
   double *cov = malloc(q * q * sizeof *cov);
   size_t block = (size_t)lround(sqrt((double)n));
-  if (!cov || fit_robust_nnls_cov(A, y, b, block ? block : 1, cov) != 0) {
+  if (!cov || fit_robust_nnls_cov(A, y, b, block ? block : 1, cov, &out->tau) != 0) {
     free(cov);
     return -1;
   }
@@ -515,6 +516,7 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
   m->ncov = f->ncov == c->nsel + 1 ? f->ncov : 0;
   memcpy(m->cov, f->cov, sizeof m->cov);
   m->cov_block_cells = f->cov_block;
+  m->misfit_correlation_cells = m->ncov ? f->tau : 0;
   m->nleft_out = c->ndropped;
   for (size_t d = 0; d < c->ndropped; d++) {
     erg_strlcpy(m->left_out[d], ds->feature[c->dropped[d]], ERG_FIT_NAME_MAX);

@@ -514,6 +514,7 @@ static void group_member_model(const struct erg_dataset *const *mem, const char 
   if (gm->ncov == gm->nfeatures + 1 && mm->nfeatures + 1 <= ERG_MODEL_COV_MAX) {
     mm->ncov = mm->nfeatures + 1;
     mm->cov_block_cells = gm->cov_block_cells;
+    mm->misfit_correlation_cells = gm->misfit_correlation_cells;
     for (size_t t = 0; t < mm->ncov; t++)
       for (size_t e = 0; e < mm->ncov; e++)
         mm->cov[t][e] = gm->cov[from[t]][from[e]];

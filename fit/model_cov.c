@@ -23,18 +23,22 @@ json_t *fit_cov_to_json(const struct erg_model *m) {
       json_array_append_new(row, json_real(isfinite(m->cov[t][e]) ? m->cov[t][e] : 0));
     json_array_append_new(rows, row);
   }
-  return json_pack("{s:s, s:I, s:o, s:o}", "method", "cluster-robust sandwich, time blocks",
-                   "block_cells", (json_int_t)m->cov_block_cells, "terms", terms, "matrix", rows);
+  return json_pack("{s:s, s:I, s:f, s:o, s:o}", "method", "cluster-robust sandwich, time blocks",
+                   "block_cells", (json_int_t)m->cov_block_cells, "misfit_correlation_cells",
+                   m->misfit_correlation_cells > 0 ? m->misfit_correlation_cells : 1.0, "terms",
+                   terms, "matrix", rows);
 }
 
 int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) {
   json_t *terms, *rows;
   json_int_t block = 0;
+  double tau = 1;
   m->ncov = 0;
   if (!j)
     return 0;
-  if (json_unpack(j, "{s:o, s:o, s?I}", "terms", &terms, "matrix", &rows, "block_cells",
-                  &block) != 0 ||
+  if (json_unpack(j, "{s:o, s:o, s?I, s?F}", "terms", &terms, "matrix", &rows, "block_cells",
+                  &block, "misfit_correlation_cells", &tau) != 0 ||
+      !isfinite(tau) || tau < 0 ||
       !json_is_array(terms) || !json_is_array(rows)) {
     snprintf(why, whylen, "coefficient_covariance: needs the arrays terms and matrix");
     return -1;
@@ -66,5 +70,6 @@ int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) 
   }
   m->ncov = nt;
   m->cov_block_cells = block > 0 ? (size_t)block : 0;
+  m->misfit_correlation_cells = tau;
   return 0;
 }

@@ -316,7 +316,7 @@ out:
  * as one, not as independent cells. Columns at 0 get 0 (the constraint
  * holds them). cov is q × q, row-major. */
 int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
-                        double *cov) {
+                        double *cov, double *tau) {
   size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
   gsl_vector *r = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n), *S = gsl_vector_alloc(q),
              *work = gsl_vector_alloc(q);
@@ -325,6 +325,7 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
   int rc = -1;
   for (size_t j = 0; j < q * q; j++)
     cov[j] = 0;
+  *tau = 1;
   if (!r || !sw || !S || !work || !U || !V || !absr)
     goto out;
   for (size_t j = 0; j < q; j++)
@@ -339,16 +340,20 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
   }
   irls_weights(r, scale, 0, sw);
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, meat[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}};
-  double u[FIT_MAX_COLS] = {0};
+  double u[FIT_MAX_COLS] = {0}, rsum = 0, rsum2 = 0, r2 = 0;
   for (size_t i = 0; i < n; i++) {
     double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
     const double *row = A->data + i * A->tda;
+    rsum += w * ri;
+    r2 += w * ri * w * ri;
     for (size_t a = 0; w > 0 && a < m; a++) {
       u[a] += w * ri * row[idx[a]];
       for (size_t e = 0; e <= a; e++)
         g[a][e] += w * row[idx[a]] * row[idx[e]];
     }
     if ((i + 1) % block == 0 || i + 1 == n) {
+      rsum2 += rsum * rsum;
+      rsum = 0;
       for (size_t a = 0; a < m; a++)
         for (size_t e = 0; e < m; e++)
           meat[a][e] += u[a] * u[e];
@@ -391,6 +396,10 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
         v += BM[a][k] * B[e][k];
       cov[idx[a] * q + idx[e]] = corr * v;
     }
+  /* The residuals' persistence: the variance of block sums over the sum
+   * of variances, in cells (1: independent; at most the block). */
+  if (r2 > 0)
+    *tau = rsum2 / r2 < 1 ? 1 : rsum2 / r2 > (double)block ? (double)block : rsum2 / r2;
   rc = 0;
 out:
   gsl_vector_free(r);

@@ -100,6 +100,7 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
   /* β_k moves the split through f_p = s_p / S, times what is split by f. */
   double split = above ? D + (prop ? a->idle_watts : 0) : (prop ? a->total_watts : 0);
   double misfit = in->misfit_watts > 0 ? in->misfit_watts : 0;
+  double persist = in->misfit_cells > 1 ? in->misfit_cells : 1;
   /* The misfit moves power between the rows of a measured cell, never more
    * than its dynamic power. */
   if (!a->estimated && misfit > D)
@@ -122,11 +123,13 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
     double corr = have_cov ? unc_quadratic(m, grad, nt) : 0;
     corr += dP * dP * in->meter_sd_corr_watts * in->meter_sd_corr_watts;
     double var = dP * dP * (in->meter_var_watts2 > 0 ? in->meter_var_watts2 : 0);
+    /* A misfit that persists over τ cells adds τ times its variance to a
+     * sum over cells (its variance per cell, as if independent). */
     if (a->estimated) {
-      var += dP * dP * misfit * misfit;
+      var += persist * dP * dP * misfit * misfit;
     } else {
       double f = fr.F < 0 ? 0 : fr.F > 1 ? 1 : fr.F;
-      var += f * (1 - f) * misfit * misfit;
+      var += persist * f * (1 - f) * misfit * misfit;
     }
     out[g] = (struct erg_unc_group){.sd_corr_watts = sqrt(corr), .var_watts2 = var};
   }

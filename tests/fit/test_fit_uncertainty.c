@@ -68,6 +68,13 @@ static void test_two_keys(void **state) {
                    0);
   erg_assert(fabs(g[0].sd_corr_watts - 2) < 1e-12, "job sd %.15g", g[0].sd_corr_watts);
   erg_assert(fabs(g[0].var_watts2 - 4) < 1e-12, "job var %.15g", g[0].var_watts2);
+  /* A misfit that persists 3 cells: its variance 3 × 9 beside the meter's 1. */
+  in.misfit_cells = 3;
+  assert_int_equal(erg_attribute_uncertainty(&m, m.idle_watts, &a, cell_x, 3, 2, ERG_IDLE_SEPARATE,
+                                             &in, each, 2, g),
+                   0);
+  erg_assert(fabs(g[0].var_watts2 - 28) < 1e-12, "var %.15g", g[0].var_watts2);
+  in.misfit_cells = 0;
   /* A correlated meter error (A x V's power factor) of 3 W: 0.5 · 3 in
    * quadrature with √2 for key A. */
   in.meter_sd_corr_watts = 3;
@@ -149,7 +156,7 @@ static void test_fit_covariance(void **state) {
   gsl_rng_set(r, 5);
   size_t holds[] = {1, 20};
   for (int h = 0; h < 2; h++) {
-    double sum = 0, sum2 = 0, sdsum = 0;
+    double sum = 0, sum2 = 0, sdsum = 0, tau = 0;
     int runs = 40;
     for (int k = 0; k < runs; k++) {
       struct erg_dataset ds;
@@ -165,10 +172,14 @@ static void test_fit_covariance(void **state) {
       sum += m.coef[0];
       sum2 += m.coef[0] * m.coef[0];
       sdsum += sqrt(m.cov[1][1]);
+      tau += m.misfit_correlation_cells / runs;
       erg_dataset_free(&ds);
     }
     double spread = sqrt(sum2 / runs - (sum / runs) * (sum / runs)), sd = sdsum / runs;
-    printf("hold %zu: sd of beta1 over runs %.4f, sandwich %.4f\n", holds[h], spread, sd);
+    printf("hold %zu: sd of beta1 over runs %.4f, sandwich %.4f, residuals persist %.1f cells\n",
+           holds[h], spread, sd, tau);
+    /* The residuals' persistence: about 1 cell, about 20 (the hold). */
+    erg_assert(holds[h] == 1 ? tau < 1.5 : tau > 10 && tau < 30, "hold %zu: tau %g", holds[h], tau);
     erg_assert(sd > 0.6 * spread && sd < 1.6 * spread, "hold %zu: sandwich %g, spread %g",
                holds[h], sd, spread);
   }
