@@ -6,6 +6,7 @@
  * job move together under every error source of the cell. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "erg_fit.h"
 
@@ -38,39 +39,46 @@ static double unc_quadratic(const struct erg_model *m, const double *g, size_t n
   return q > 0 ? q : 0;
 }
 
-/* One group's fractions: F of the dynamic power, H of the idle power
- * (attribute.c's rules), and gx = Σ x over its rows with activity. */
+/* Each group's fractions in one pass over the rows: F of the dynamic
+ * power, H of the idle power (attribute.c's rules), gx = Σ x over its rows
+ * with activity. */
 struct unc_fractions {
   double F, H, gx[ERG_FIT_MAX_FEATURES];
+  bool has_system;
 };
 
-static void unc_group_fractions(const struct erg_model *m, const double *x, const double *s,
-                                double S, size_t nproc, size_t system_index, size_t active,
-                                enum erg_idle_policy policy, const int *group, int g,
-                                struct unc_fractions *fr) {
+static void unc_fractions(const struct erg_model *m, const double *x, const double *s, double S,
+                          size_t nproc, size_t system_index, size_t active,
+                          enum erg_idle_policy policy, const int *group, size_t ngroups,
+                          struct unc_fractions *fr) {
   size_t K = m->nfeatures;
-  bool has_system = false;
-  *fr = (struct unc_fractions){0};
+  for (size_t g = 0; g < ngroups; g++) {
+    fr[g].F = fr[g].H = 0;
+    fr[g].has_system = false;
+    memset(fr[g].gx, 0, K * sizeof *fr[g].gx);
+  }
   for (size_t p = 0; p < nproc; p++) {
-    if (group[p] != g)
+    if (group[p] < 0 || (size_t)group[p] >= ngroups)
       continue;
-    double f = S > 0 ? s[p] / S : 0, h = 0;
+    struct unc_fractions *f = &fr[group[p]];
+    double fp = S > 0 ? s[p] / S : 0, h = 0;
     if (policy == ERG_IDLE_EVEN)
       h = active ? (s[p] > 0 ? 1.0 / (double)active : 0) : 1.0 / (double)nproc;
     else if (policy == ERG_IDLE_PROPORTIONAL)
-      h = f;
-    fr->F += f;
-    fr->H += h;
-    has_system |= p == system_index;
+      h = fp;
+    f->F += fp;
+    f->H += h;
+    f->has_system |= p == system_index;
     for (size_t k = 0; s[p] > 0 && k < K; k++)
-      fr->gx[k] += x[p * K + k];
+      f->gx[k] += x[p * K + k];
   }
   /* No modelled activity: [system] takes the dynamic power (and the idle
    * power under the proportional policy). */
-  if (!(S > 0) && has_system) {
-    fr->F += 1;
-    fr->H += policy == ERG_IDLE_PROPORTIONAL;
-  }
+  for (size_t g = 0; g < ngroups && !(S > 0); g++)
+    if (fr[g].has_system) {
+      fr[g].F += 1;
+      fr[g].H += policy == ERG_IDLE_PROPORTIONAL;
+    }
 }
 
 int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
@@ -84,8 +92,12 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
     return -1;
   size_t K = m->nfeatures, nt = K + 1;
   double *s = malloc(nproc * sizeof *s), S = 0, X[ERG_FIT_MAX_FEATURES] = {0};
-  if (!s)
+  struct unc_fractions *frs = malloc((ngroups ? ngroups : 1) * sizeof *frs);
+  if (!s || !frs) {
+    free(s);
+    free(frs);
     return -1;
+  }
   size_t active = 0;
   for (size_t p = 0; p < nproc; p++) {
     s[p] = unc_activity(m, x + p * K);
@@ -105,9 +117,9 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
    * than its dynamic power. */
   if (!a->estimated && misfit > D)
     misfit = D;
+  unc_fractions(m, x, s, S, nproc, system_index, active, policy, group, ngroups, frs);
   for (size_t g = 0; g < ngroups; g++) {
-    struct unc_fractions fr;
-    unc_group_fractions(m, x, s, S, nproc, system_index, active, policy, group, (int)g, &fr);
+    const struct unc_fractions fr = frs[g];
     double grad[ERG_FIT_MAX_FEATURES + 1];
     /* w = (P − β0)·F + β0·H above the idle power, P·H below it. */
     double dP = above ? fr.F : fr.H;
@@ -134,5 +146,6 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
     out[g] = (struct erg_unc_group){.sd_corr_watts = sqrt(corr), .var_watts2 = var};
   }
   free(s);
+  free(frs);
   return 0;
 }
