@@ -56,6 +56,30 @@ static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
  * misfit): wide on purpose (docs/model.md, "Uncertainty"). */
 #define UNC_NO_MODEL_IDLE_REL 0.2
 #define UNC_NO_MODEL_MISFIT_REL 0.25
+/* Beyond the training range a coefficient is extrapolated: its sd grows by
+ * 20 % of it per unit of the excess ratio (1.5 x the training maximum:
+ * 10 %), at most 20 %; the utilisation beyond its maximum does so to every
+ * curve term. */
+#define UNC_BEYOND_REL 0.2
+
+/* The model with the extrapolated coefficients' variance raised (a copy;
+ * NULL when out of memory or the model has no covariance: m as it is). */
+static struct erg_model *unc_beyond_model(const struct erg_model *m,
+                                          const struct erg_cell_power *pw) {
+  if (!pw->beyond_training || m->ncov != m->nfeatures + 1 || !(pw->beyond_training_max > 0))
+    return NULL;
+  struct erg_model *mm = malloc(sizeof *mm);
+  if (!mm)
+    return NULL;
+  *mm = *m;
+  double excess = pw->beyond_value / pw->beyond_training_max - 1;
+  double rel = UNC_BEYOND_REL * (excess < 1 ? excess : 1);
+  bool curve = !strcmp(pw->beyond_feature, "cpu_utilization");
+  for (size_t k = 0; k < m->nfeatures; k++)
+    if (curve ? erg_derived_index(m->feature[k]) >= 0 : !strcmp(m->feature[k], pw->beyond_feature))
+      mm->cov[1 + k][1 + k] += rel * m->coef[k] * rel * m->coef[k];
+  return mm;
+}
 
 /* Without a fitted model, a CPU-only pseudo-model (idle = the configured
  * idle power, 1 W per CPU-second) goes through the same erg_attribute_cell
@@ -254,10 +278,13 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   for (size_t p = 0; rc == 0 && p <= c->nkeys; p++)
     shares[p] = (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]",
                                         .watts = w[p]};
-  if (rc == 0 && cm->unc &&
-      cell_job_uncertainty(cm->model, idle + gpu_idle, &a, x, c, cm->idle_policy, cm->unc,
-                           shares) != 0)
-    rc = -1;
+  if (rc == 0 && cm->unc) {
+    struct erg_model *beyond = unc_beyond_model(cm->model, out);
+    if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
+                             cm->idle_policy, cm->unc, shares) != 0)
+      rc = -1;
+    free(beyond);
+  }
   if (rc == 0) {
     out->total_watts = a.total_watts;
     out->idle_watts = a.idle_watts;
