@@ -60,6 +60,20 @@ for r in rows:
         bad.append(f"{r['job']}: empty interval")
     elif r["relative_width"] is not None and r["relative_width"] > 2:
         bad.append(f"{r['job']}: interval {r['relative_width']:.2f} x its energy wide")
+# /metrics (fetched before ergd stopped): every job with a total has the
+# half-width gauge beside it, > 0 and below its total.
+try:
+    m = {}
+    for l in open(f"{work}/metrics.txt"):
+        for fam in ("erg_job_energy_joules_total", "erg_job_energy_uncertainty_joules"):
+            if l.startswith(fam + "{"):
+                m.setdefault(fam, {})[l.split('"')[1]] = float(l.split()[-1])
+    tot, unc = m.get("erg_job_energy_joules_total", {}), m.get("erg_job_energy_uncertainty_joules", {})
+    for job, e in tot.items():
+        if job.isdigit() and e > 0 and not 0 < unc.get(job, 0) < e:
+            bad.append(f"/metrics: job {job} total {e} J, uncertainty {unc.get(job)}")
+except OSError:
+    pass
 if len(rows) == 5 and res["inside"] < 3:
     bad.append(f"only {res['inside']} of 5 truths inside their 95 % intervals")
 if bad:
