@@ -75,8 +75,8 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   double idle = m ? m->idle_watts : n->idle_watts, D = P > idle ? P - idle : 0;
   bool av = false;
   const struct erg_collector_config *cfg = c->cfg;
-  if (n->group >= 0 && n->group < cfg->ngroups) {
-    const struct erg_group_config *g = &cfg->groups[n->group];
+  if (n->group >= 0 && n->group < c->ngroups && c->groups[n->group].cfg) {
+    const struct erg_group_config *g = c->groups[n->group].cfg;
     in->meter_var_watts2 = n->share * n->share * unc_feeds_var(c, g->feeds, g->nfeeds, step, &av);
     /* An equal split knows nothing of the member's part: anywhere from 0
      * to twice it, uniform (sd P/√3), the same in every such cell. With
