@@ -87,8 +87,8 @@ static struct erg_model *unc_beyond_model(const struct erg_model *m,
  * no CPU time was seen, and idle_policy meaning the same with and without
  * a model. */
 static int cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
-                     int idle_policy, const struct erg_unc_cell *unc,
-                     struct erg_attr_share *shares, struct erg_cell_power *out) {
+                     int idle_policy, const struct erg_unc_cell *unc, struct erg_attr_share *shares,
+                     struct erg_cell_power *out) {
   if (!isfinite(measured_watts))
     return 1; /* erg_attribute_cell would predict; a pseudo-model must not */
   struct erg_model m = {.version = ERG_MODEL_VERSION, .nfeatures = 1, .coef = {1}};
@@ -105,8 +105,8 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
   int rc = erg_attribute_cell(&m, measured_watts, x, nrow, c->nkeys,
                               (enum erg_idle_policy)idle_policy, w, &a);
   for (size_t p = 0; rc == 0 && p < nrow; p++)
-    shares[p] = (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]",
-                                        .watts = w[p]};
+    shares[p] =
+        (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
   if (rc == 0 && unc) {
     struct erg_unc_cell in = *unc;
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
@@ -276,8 +276,8 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
                               (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
     rc = 1;
   for (size_t p = 0; rc == 0 && p <= c->nkeys; p++)
-    shares[p] = (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]",
-                                        .watts = w[p]};
+    shares[p] =
+        (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
   if (rc == 0 && cm->unc) {
     struct erg_model *beyond = unc_beyond_model(cm->model, out);
     if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
@@ -313,6 +313,6 @@ int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
    * cells without a reading. */
   if (r->flags & ERG_CELL_NO_METER)
     return 1;
-  return cpu_share(r->cell, r->measured_watts, idle_watts,
-                   cm ? cm->idle_policy : ERG_IDLE_SEPARATE, cm ? cm->unc : NULL, shares, out);
+  return cpu_share(r->cell, r->measured_watts, idle_watts, cm ? cm->idle_policy : ERG_IDLE_SEPARATE,
+                   cm ? cm->unc : NULL, shares, out);
 }

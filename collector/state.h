@@ -173,7 +173,7 @@ struct collector {
   struct profile_known cluster_gpu_jobs;
   int cluster_gpu_jobs_loaded;
   struct cluster_unc *unc; /* per-job uncertainty sums (uncertainty.c); NULL until used */
-  struct auth *auth; /* NULL: plain TCP, no CURVE */
+  struct auth *auth;       /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, store_errors;
   struct store_spell journal_spell;        /* journal appends (store_spell_note) */
@@ -274,10 +274,10 @@ void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entr
 /* key_archives.c: one cell's values of a known-key set (0 W for the
  * known keys absent), and the set as the store holds it after a restart. */
 void keys_write(struct collector *c, const char *node, const char *kind,
-                struct profile_known *known, const struct profile_entry *e, size_t n,
-                int64_t t_end, size_t max_keys);
-void keys_load(struct collector *c, const char *node, const char *kind,
-               struct profile_known *known, int64_t now, size_t max_keys);
+                struct profile_known *known, const struct profile_entry *e, size_t n, int64_t t_end,
+                size_t max_keys);
+void keys_load(struct collector *c, const char *node, const char *kind, struct profile_known *known,
+               int64_t now, size_t max_keys);
 
 /* uncertainty.c (docs/model.md, "Uncertainty"): what is known of a node's
  * cell power besides the model (meter quantum, A x V readings, lag, a

@@ -38,15 +38,13 @@ int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) 
     return 0;
   if (json_unpack(j, "{s:o, s:o, s?I, s?F}", "terms", &terms, "matrix", &rows, "block_cells",
                   &block, "misfit_correlation_cells", &tau) != 0 ||
-      !isfinite(tau) || tau < 0 ||
-      !json_is_array(terms) || !json_is_array(rows)) {
+      !isfinite(tau) || tau < 0 || !json_is_array(terms) || !json_is_array(rows)) {
     snprintf(why, whylen, "coefficient_covariance: needs the arrays terms and matrix");
     return -1;
   }
   size_t nt = json_array_size(terms);
   if (nt != m->nfeatures + 1 || nt > ERG_MODEL_COV_MAX || json_array_size(rows) != nt) {
-    snprintf(why, whylen, "coefficient_covariance: %zu terms for %zu features", nt,
-             m->nfeatures);
+    snprintf(why, whylen, "coefficient_covariance: %zu terms for %zu features", nt, m->nfeatures);
     return -1;
   }
   for (size_t t = 0; t < nt; t++) {
@@ -54,16 +52,16 @@ int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) 
     const char *want = t ? m->feature[t - 1] : COV_IDLE_TERM;
     json_t *row = json_array_get(rows, t);
     if (!name || strcmp(name, want) != 0 || !json_is_array(row) || json_array_size(row) != nt) {
-      snprintf(why, whylen, "coefficient_covariance: term %zu is not %s or its row not %zu long",
-               t, want, nt);
+      snprintf(why, whylen, "coefficient_covariance: term %zu is not %s or its row not %zu long", t,
+               want, nt);
       return -1;
     }
     for (size_t e = 0; e < nt; e++) {
       json_t *v = json_array_get(row, e);
       m->cov[t][e] = json_is_number(v) ? json_number_value(v) : NAN;
       if (!isfinite(m->cov[t][e]) || (t == e && m->cov[t][e] < 0)) {
-        snprintf(why, whylen, "coefficient_covariance: entry %zu,%zu is not a finite variance",
-                 t, e);
+        snprintf(why, whylen, "coefficient_covariance: entry %zu,%zu is not a finite variance", t,
+                 e);
         return -1;
       }
     }

@@ -86,9 +86,8 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
                               size_t system_index, enum erg_idle_policy policy,
                               const struct erg_unc_cell *in, const int *group, size_t ngroups,
                               struct erg_unc_group *out) {
-  if (!m || !a || !x || !in || !group || (!out && ngroups) || nproc == 0 ||
-      system_index >= nproc || (unsigned)policy > ERG_IDLE_PROPORTIONAL ||
-      m->nfeatures > ERG_FIT_MAX_FEATURES)
+  if (!m || !a || !x || !in || !group || (!out && ngroups) || nproc == 0 || system_index >= nproc ||
+      (unsigned)policy > ERG_IDLE_PROPORTIONAL || m->nfeatures > ERG_FIT_MAX_FEATURES)
     return -1;
   size_t K = m->nfeatures, nt = K + 1;
   double *s = malloc(nproc * sizeof *s), S = 0, X[ERG_FIT_MAX_FEATURES] = {0};

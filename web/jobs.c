@@ -505,13 +505,14 @@ static int jobs_energy_whole(const struct erg_jobs_options *o, struct jobs_job *
 static void jobs_fields(const struct jobs_job *j, char *out, size_t outlen) {
   char cell[C_N][256];
   jobs_cells(j, 0, cell);
-  int len = snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
-                     cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "",
-                     cell[C_CO2]);
+  int len =
+      snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
+               cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
   /* The 95 % interval after them, where known (readers take fields by name). */
   if (len > 0 && (size_t)len < outlen && cell[C_LOW][0] && cell[C_HIGH][0] &&
-      snprintf(out + len, outlen - (size_t)len, ";erg_energy_joules_low=%s;erg_energy_joules_high=%s",
-               cell[C_LOW], cell[C_HIGH]) >= (int)(outlen - (size_t)len))
+      snprintf(out + len, outlen - (size_t)len,
+               ";erg_energy_joules_low=%s;erg_energy_joules_high=%s", cell[C_LOW],
+               cell[C_HIGH]) >= (int)(outlen - (size_t)len))
     out[len] = '\0';
 }
 

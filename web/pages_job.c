@@ -93,9 +93,11 @@ static void job_interval(FILE *f, const struct web_ctx *c, const struct web_job 
   erg_unc_interval(j->key.energy_j, v[0], v[1], &low, &high);
   erg_energy_text(low, lo, sizeof lo);
   erg_energy_text(high, hi, sizeof hi);
-  fprintf(f, "<p class=\"interval\">95 %% interval of the last day's energy: %s to %s (the "
-             "meter's resolution, the model's coefficient error and misfit; docs/model.md, "
-             "\"Uncertainty\").</p>\n", lo, hi);
+  fprintf(f,
+          "<p class=\"interval\">95 %% interval of the last day's energy: %s to %s (the "
+          "meter's resolution, the model's coefficient error and misfit; docs/model.md, "
+          "\"Uncertainty\").</p>\n",
+          lo, hi);
 }
 
 static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,

@@ -18,7 +18,8 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  size_t P = argc > 1 ? strtoul(argv[1], NULL, 10) : 100, K = argc > 2 ? strtoul(argv[2], NULL, 10) : 13;
+  size_t P = argc > 1 ? strtoul(argv[1], NULL, 10) : 100,
+         K = argc > 2 ? strtoul(argv[2], NULL, 10) : 13;
   size_t J = argc > 3 ? strtoul(argv[3], NULL, 10) : 10;
   long cells = argc > 4 ? strtol(argv[4], NULL, 10) : 20000;
   if (!P || !K || K + 1 > ERG_MODEL_COV_MAX || !J || cells <= 0)

@@ -180,8 +180,8 @@ static void test_fit_covariance(void **state) {
            holds[h], spread, sd, tau);
     /* The residuals' persistence: about 1 cell, about 20 (the hold). */
     erg_assert(holds[h] == 1 ? tau < 1.5 : tau > 10 && tau < 30, "hold %zu: tau %g", holds[h], tau);
-    erg_assert(sd > 0.6 * spread && sd < 1.6 * spread, "hold %zu: sandwich %g, spread %g",
-               holds[h], sd, spread);
+    erg_assert(sd > 0.6 * spread && sd < 1.6 * spread, "hold %zu: sandwich %g, spread %g", holds[h],
+               sd, spread);
   }
   gsl_rng_free(r);
 }
@@ -217,8 +217,8 @@ static void test_model_file(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_two_keys),       cmocka_unit_test(test_estimated_and_no_cov),
-      cmocka_unit_test(test_interval),       cmocka_unit_test(test_fit_covariance),
+      cmocka_unit_test(test_two_keys),   cmocka_unit_test(test_estimated_and_no_cov),
+      cmocka_unit_test(test_interval),   cmocka_unit_test(test_fit_covariance),
       cmocka_unit_test(test_model_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
