@@ -291,13 +291,21 @@ int erg_coverage_claim(struct erg_coverage *c, uint64_t start_ns, uint64_t end_n
 struct erg_attr_share {
   const char *key;
   double watts;
+  /* The uncertainty of the key's job in the cell (docs/model.md,
+   * "Uncertainty"), on the job's first key, 0 on its others and on keys
+   * without a job: sd that adds linearly over cells, variance that adds. */
+  double job_sd_watts, job_var_watts2;
 };
 struct erg_model;
+struct erg_unc_cell;
 struct erg_cell_model {
   const struct erg_model *model; /* NULL: CPU share of measured − idle_watts (policy applies) */
   const int *feature_map;        /* model feature k -> erg_feature, -1 unknown (x = 0),
                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;               /* enum erg_idle_policy */
+  /* What is known of the cell's power (cells.c, uncertainty.c); NULL: no
+   * uncertainty computed (job_sd_watts, job_var_watts2 stay 0). */
+  const struct erg_unc_cell *unc;
 };
 /* The model's index of gpu_watts when its coefficient is positive (and
  * finite), else -1: without one the GPU part of the power is not known. */
