@@ -20,6 +20,7 @@
 
 #include "erg_common.h"
 #include "redfish_parse.h"
+#include "sim_bmc.h"
 
 #define SIM_RF_SESSIONS 64
 #define SIM_RF_BODY_MAX 4096
@@ -27,6 +28,7 @@
 struct sim_rf_bind {
   struct erg_rf_plan plan;
   int node;
+  struct sim_bmc *bmc; /* a BMC-shaped reading (,refresh=... of the channel); NULL live */
 };
 
 struct sim_redfish {
@@ -36,6 +38,9 @@ struct sim_redfish {
   int nbind;
   struct sim_rf_bind bind[SIM_RF_MAX_CHANNELS];
   struct MHD_Daemon *d;
+  pthread_t ticker; /* samples the BMC-shaped readings on their schedule */
+  bool ticking;
+  volatile int stop;
   pthread_mutex_t lock; /* sessions and counters */
   char tokens[SIM_RF_SESSIONS][40];
   unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
@@ -72,8 +77,15 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
   json_decref(root);
   struct erg_rf_discovery *d = calloc(1, sizeof *d);
   for (int i = 0; d && i < o->nchannels; i++) {
-    const char *spec = o->channels[i], *eq = strrchr(spec, '=');
-    char chassis[ERG_RF_URI_MAX];
+    char spec[ERG_RF_URI_MAX + 80], chassis[ERG_RF_URI_MAX];
+    struct sim_bmc_shape sh;
+    if (sim_bmc_parse(o->channels[i], spec, sizeof spec, &sh, inner, sizeof inner)) {
+      snprintf(why, whylen, "--redfish-channel %s", inner);
+      free(d);
+      sim_redfish_free(r);
+      return NULL;
+    }
+    const char *eq = strrchr(spec, '=');
     int node = -1;
     if (eq && (size_t)(eq - spec) < sizeof chassis) {
       snprintf(chassis, sizeof chassis, "%.*s", (int)(eq - spec), spec);
@@ -94,7 +106,23 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
       return NULL;
     }
     r->bind[r->nbind].plan = d->plan;
-    r->bind[r->nbind++].node = node;
+    r->bind[r->nbind].node = node;
+    if (sh.refresh_seconds > 0) {
+      if (!(r->bind[r->nbind].bmc = sim_bmc_new(s, node, &sh))) {
+        snprintf(why, whylen, "out of memory");
+        free(d);
+        sim_redfish_free(r);
+        return NULL;
+      }
+      printf("erg-pdusim: %s is BMC-shaped: sampled every %g s, %g W steps, %s, answers "
+             "%g-%g s late\n",
+             chassis, sh.refresh_seconds, sh.quantum_watts,
+             sh.average_seconds > 0 ? "a trailing mean" : "the latest sample", sh.delay_min_seconds,
+             sh.delay_max_seconds);
+      if (sh.average_seconds > 0)
+        printf("erg-pdusim: %s shows the mean of the last %g s\n", chassis, sh.average_seconds);
+    }
+    r->nbind++;
     for (int k = 0; k < d->plan.npower; k++)
       printf("erg-pdusim: live %s %s = power of %s%s\n", d->plan.power[k].uri,
              erg_rf_kind_name(d->plan.power[k].kind), s->nodes[node].name,
@@ -144,15 +172,28 @@ static void sim_rf_patch(json_t *doc, const struct erg_rf_term *t, double x) {
   json_decref(v);
 }
 
-/* The live values of every binding whose terms sit at uri. */
-static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc) {
+/* The live values of every binding whose terms sit at uri, as of t_req
+ * for a BMC-shaped one; its answer's delay in *delay_s (the largest). */
+static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, double t_req,
+                        double *delay_s) {
   double now = erg_time_realtime_ns() / 1e9;
   for (int b = 0; b < r->nbind; b++) {
     const struct erg_rf_plan *p = &r->bind[b].plan;
     struct sim_node *n = &r->s->nodes[r->bind[b].node];
+    struct sim_bmc *bmc = r->bind[b].bmc;
     pthread_mutex_lock(&r->s->lock);
     double watts = n->watts, joules = sim_energy_now(n, now);
     pthread_mutex_unlock(&r->s->lock);
+    bool mine = false;
+    for (int k = 0; k < p->npower; k++)
+      mine |= !strcmp(p->power[k].uri, uri);
+    if (mine && bmc) {
+      double d = sim_bmc_delay(bmc);
+      *delay_s = d > *delay_s ? d : *delay_s;
+      double v;
+      if (sim_bmc_value(bmc, t_req, &v))
+        watts = v;
+    }
     for (int k = 0; k < p->npower; k++)
       if (!strcmp(p->power[k].uri, uri))
         sim_rf_patch(doc, &p->power[k], watts / p->npower);
@@ -274,6 +315,7 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   }
   if (!strcmp(url, "/erg-sim/stats"))
     return sim_rf_stats(r, c);
+  double t_req = erg_time_realtime_ns() / 1e9, delay_s = 0;
   if (r->o.delay_seconds > 0)
     erg_time_sleep_ns((uint64_t)(r->o.delay_seconds * 1e9));
   pthread_mutex_lock(&r->lock);
@@ -329,11 +371,16 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
   if (!doc)
     return sim_rf_error(c, 404, "no such resource");
-  sim_rf_live(r, uri, doc);
+  sim_rf_live(r, uri, doc, t_req, &delay_s);
   char *body = json_dumps(doc, JSON_INDENT(1));
   json_decref(doc);
   if (!body)
     return MHD_NO;
+  /* A BMC-shaped answer leaves its delay after the request came in, with
+   * the value of that moment. */
+  double left = t_req + delay_s - erg_time_realtime_ns() / 1e9;
+  if (left > 0)
+    erg_time_sleep_ns((uint64_t)(left * 1e9));
   enum MHD_Result rc = sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
   free(body);
   return rc;
@@ -344,6 +391,18 @@ static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
   (void)cls, (void)c, (void)code;
   free(*ptr);
   *ptr = NULL;
+}
+
+static void *sim_rf_ticker(void *arg) {
+  struct sim_redfish *r = arg;
+  while (!r->stop) {
+    double now = erg_time_realtime_ns() / 1e9;
+    for (int b = 0; b < r->nbind; b++)
+      if (r->bind[b].bmc)
+        sim_bmc_tick(r->bind[b].bmc, now);
+    erg_time_sleep_ns(20000000ULL);
+  }
+  return NULL;
 }
 
 int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
@@ -362,6 +421,10 @@ int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
     snprintf(why, whylen, "cannot listen on %s:%d (port in use?)", r->o.host, r->o.port);
     return -1;
   }
+  bool shaped = false;
+  for (int b = 0; b < r->nbind; b++)
+    shaped |= r->bind[b].bmc != NULL;
+  r->ticking = shaped && pthread_create(&r->ticker, NULL, sim_rf_ticker, r) == 0;
   return 0;
 }
 
@@ -370,6 +433,11 @@ void sim_redfish_free(struct sim_redfish *r) {
     return;
   if (r->d)
     MHD_stop_daemon(r->d);
+  r->stop = 1;
+  if (r->ticking)
+    pthread_join(r->ticker, NULL);
+  for (int b = 0; b < r->nbind; b++)
+    sim_bmc_free(r->bind[b].bmc);
   pthread_mutex_destroy(&r->lock);
   free(r);
 }
