@@ -279,6 +279,25 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
+/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1
+ * (the trapezoid): fed as its two halves, each with the energy of the
+ * straight line between the readings over it. Point readings place the
+ * power at their two ends, which a uniform spread over the interval would
+ * lose: a BMC read every 1-3 s then still times its power to the second
+ * (the lag estimator takes no interval longer than
+ * ERG_LAG_MAX_SPAN_SECONDS, and a half of 3 s is 1.5 s). */
+static void collector_feed_ramp(struct collector *c, int source, int channel, uint64_t t0,
+                                uint64_t t1, double w0, double w1, double j) {
+  uint64_t tm = t0 + (t1 - t0) / 2;
+  double first = w0 + w1 > 0 ? j * (3 * w0 + w1) / (4 * (w0 + w1)) : j / 2;
+  if (!isfinite(first) || tm <= t0 || tm >= t1) {
+    collector_feed_energy(c, source, channel, t0, t1, j);
+    return;
+  }
+  collector_feed_energy(c, source, channel, t0, tm, first);
+  collector_feed_energy(c, source, channel, tm, t1, j - first);
+}
+
 /* A channel that read but gave no usable energy for [t0, t1) (its power a
  * bad value, its counter standing still): its nodes' cells still come, with
  * their measured power missing, on time rather than never. */
@@ -337,6 +356,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     uint64_t t0, t1;
     double j;
     uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
+    double w0 = ss->counters[ch].prev_watts; /* the previous reading's, for a ramp */
     enum erg_pdu_delta_kind k =
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET) {
@@ -375,8 +395,9 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
                pf > 0 ? pf : 1.0);
     }
-    if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
-        meter_check_interval(c, m->source, ch, t0, t1, j))
+    if (k == ERG_PDU_DELTA_POWER && meter_check_interval(c, m->source, ch, t0, t1, j))
+      collector_feed_ramp(c, m->source, ch, t0, t1, w0, rd->watts, j);
+    else if (k == ERG_PDU_DELTA_ENERGY && meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_energy(c, m->source, ch, t0, t1, j);
     else if (k == ERG_PDU_DELTA_NONE && rd->bad_value && rd->t_ns > 0)
       collector_feed_missing(c, m->source, ch, rd->t_ns - (uint64_t)(c->cfg->poll_seconds * 1e9),
