@@ -197,6 +197,12 @@ struct erg_lag {
    * (ERG_LAG_MAX_SPAN_SECONDS): a coarse counter held between its moves,
    * or polls that far apart. */
   int smeared;
+  /* The meter shows the trailing mean of this many seconds of power (its
+   * meters' average_seconds; 0 or 1: none). The estimator correlates the
+   * power with the activity averaged the same way, so its lag is the pure
+   * delay, and the grid moves the meter data back by that and the
+   * average's own delay (erg_lag_shift_seconds). */
+  int average_seconds;
 };
 /* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
 #define ERG_LAG_MIN_PAIRS 30         /* paired seconds in the window */
@@ -239,6 +245,10 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
 /* Lags closer than ERG_LAG_RIVAL_SECONDS: not rivals, and a switch between
  * them leaves the cells aligned with the old one sure. */
 bool erg_lag_near(int a, int b);
+/* How far the grid moves the meter's data back: the estimated lag (0
+ * before the first) plus (average_seconds - 1) / 2, the centre of an
+ * averaging window of that many 1 s bins. */
+double erg_lag_shift_seconds(const struct erg_lag *l);
 /* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
  * or an uncertain lag: before the first estimate (its meter data was not
  * shifted, or partly), or near a change of the estimate to a lag that is

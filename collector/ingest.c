@@ -271,7 +271,7 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
     double j = joules * nc->feeds[f].factor;
     /* The estimator sees readings as they came; the grid sees them moved
      * back by the node's lag, to the time the power was drawn. */
-    uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
+    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
     /* A shared meter is timed once, by its group's first member. */
     if (c->cfg->lag_max_seconds && !node_lag_follows(c, n))
       erg_lag_add_energy(&n->lag, f, t0, t1, j);
