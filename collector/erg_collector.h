@@ -249,6 +249,16 @@ bool erg_lag_near(int a, int b);
  * before the first) plus (average_seconds - 1) / 2, the centre of an
  * averaging window of that many 1 s bins. */
 double erg_lag_shift_seconds(const struct erg_lag *l);
+/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1
+ * (their trapezoid), as two halves [t0, *tm) and [*tm, t1), each with the
+ * energy of the straight line between the readings over it: *first for
+ * the first half, j - *first for the second. Point readings time the power
+ * at their ends, which one flat interval would lose: a BMC read every 1-3 s
+ * still times its power to the second, its halves under
+ * ERG_LAG_MAX_SPAN_SECONDS. -1 (no split) when the interval is too short
+ * or the powers give no line. */
+int erg_power_halves(uint64_t t0_ns, uint64_t t1_ns, double w0, double w1, double j,
+                     uint64_t *tm_ns, double *first);
 /* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
  * or an uncertain lag: before the first estimate (its meter data was not
  * shifted, or partly), or near a change of the estimate to a lag that is

@@ -279,18 +279,13 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
   }
 }
 
-/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1
- * (the trapezoid): fed as its two halves, each with the energy of the
- * straight line between the readings over it. Point readings place the
- * power at their two ends, which a uniform spread over the interval would
- * lose: a BMC read every 1-3 s then still times its power to the second
- * (the lag estimator takes no interval longer than
- * ERG_LAG_MAX_SPAN_SECONDS, and a half of 3 s is 1.5 s). */
+/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1:
+ * fed as its two halves along the line between them (erg_power_halves). */
 static void collector_feed_ramp(struct collector *c, int source, int channel, uint64_t t0,
                                 uint64_t t1, double w0, double w1, double j) {
-  uint64_t tm = t0 + (t1 - t0) / 2;
-  double first = w0 + w1 > 0 ? j * (3 * w0 + w1) / (4 * (w0 + w1)) : j / 2;
-  if (!isfinite(first) || tm <= t0 || tm >= t1) {
+  uint64_t tm;
+  double first;
+  if (erg_power_halves(t0, t1, w0, w1, j, &tm, &first)) {
     collector_feed_energy(c, source, channel, t0, t1, j);
     return;
   }

@@ -447,6 +447,15 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
 
 bool erg_lag_near(int a, int b) { return abs(a - b) < ERG_LAG_RIVAL_SECONDS; }
 
+int erg_power_halves(uint64_t t0_ns, uint64_t t1_ns, double w0, double w1, double j,
+                     uint64_t *tm_ns, double *first) {
+  if (t1_ns <= t0_ns + 1 || !isfinite(w0) || !isfinite(w1) || !isfinite(j))
+    return -1;
+  *tm_ns = t0_ns + (t1_ns - t0_ns) / 2;
+  *first = w0 + w1 > 0 ? j * (3 * w0 + w1) / (4 * (w0 + w1)) : j / 2;
+  return 0;
+}
+
 double erg_lag_shift_seconds(const struct erg_lag *l) {
   double avg = l->average_seconds > 1 ? (l->average_seconds - 1) / 2.0 : 0;
   return (l->have_estimate ? l->lag_seconds : 0) + avg;
