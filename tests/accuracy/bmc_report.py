@@ -36,6 +36,9 @@ def main():
     mode = reps["outlet"]["mode"]
     bound = float(os.environ.get("BMC_BOUND", "2" if mode == "full" else "10"))
     out = {"mode": mode, "bound_percent": bound, "jobs": {}, "lags": {}, "mape": {}}
+    # An idle that is off by d W puts d W x the window into the node's
+    # jobs: on a starved host (a job's dynamic power ~1 W) that is the error.
+    window = reps["outlet"]["window_seconds"]
     head = f"{'job':6} {'truth J':>9}" + "".join(f" {m + ' J':>10} {'error':>8}" for m in meters)
     print(head)
     bad = []
@@ -50,15 +53,19 @@ def main():
                 if m != "outlet" and not abs(err) <= bound:
                     bad.append(f"{m} {j} {err:+.2f} %")
             out["jobs"][j] = row
-            print(line)
+            print(line + f"   truth {truth / window:6.2f} W")
     for m, d in meters.items():
         out["lags"][m] = lags(os.path.join(d, "ergd.log"))
         out["mape"][m] = {n: [x["mape_total_percent"], x["mape_dynamic_percent"]]
                           for n, x in reps[m]["nodes"].items()}
+        out.setdefault("idle_watts", {})[m] = {n: x["idle_watts"]
+                                               for n, x in reps[m]["nodes"].items()}
+        pct = lambda v: "-" if v is None else f"{v:.2f}"
         print(f"{m}: lags " + "; ".join(f"{n} {' -> '.join(v)}" for n, v in
                                          sorted(out["lags"][m].items())) +
+              "; idle " + ", ".join(f"{n} {w:.2f} W" for n, w in out["idle_watts"][m].items()) +
               "; held-out MAPE total/dynamic " +
-              ", ".join(f"{n} {a}/{b} %" for n, (a, b) in out["mape"][m].items()))
+              ", ".join(f"{n} {pct(a)}/{pct(b)} %" for n, (a, b) in out["mape"][m].items()))
     json.dump(out, open(os.path.join(work, "bmc-report.json"), "w"), indent=1)
     if bad:
         print(f"FAIL: BMC jobs beyond {bound:g} %: " + ", ".join(bad))
