@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # BMC-shaped meters in the accuracy harness (issue 33, item 6;
 # docs/accuracy.md, "BMC-shaped meters"). Sourced by run.sh, which calls
@@ -13,13 +14,17 @@
 #   bmc5     [meter.bmcN] chassis nNavg: mean of the last 5 samples, 1 W,
 #            1-3 s late; its meters say `average_seconds = 5`
 # BMC_SHAPE overrides the shape keys (erg-pdusim --redfish-channel).
+# From run.sh: here, work, tag, ERG, FIT_ARGS, fail and lib.sh's helpers.
+# shellcheck disable=SC2154
 BMC_VARIANTS=${BMC_VARIANTS:-bmc bmc5}
 BMC_SHAPE=${BMC_SHAPE:-quantum=1,refresh=1,delay=1:3}
 BMC_AVERAGE=${BMC_AVERAGE:-5}
 # erg-pdusim arguments: a Redfish tree with chassis nN and nNavg per node.
 bmc_sim_args() { # NODES... -> the arguments, one a line
   [ "${BMC:-1}" = 1 ] || return 0
-  python3 "$here/bmc_tree.py" "$work/bmc-tree" $(for n in "$@"; do echo "$n ${n}avg"; done)
+  local n ids=()
+  for n in "$@"; do ids+=("$n" "${n}avg"); done
+  python3 "$here/bmc_tree.py" "$work/bmc-tree" "${ids[@]}"
   printf '%s\n' --redfish "$work/bmc-tree" --redfish-http "127.0.0.1:$RP"
   for n in "$@"; do
     printf '%s\n' --redfish-channel "/redfish/v1/Chassis/$n=$n,$BMC_SHAPE"
@@ -66,6 +71,7 @@ bmc_fit() { # IDLE_FROM IDLE_TO NODES...
       "$ERG" fit --idle --node "$n" --data-dir "$d/data" --model-dir "$d/models" \
         --from "$from" --to "$to" --json >"$d/idle-$n.json" 2>"$d/idle-$n.err" ||
         fail "erg fit --idle $n ($v): $(cat "$d/idle-$n.err")"
+      # shellcheck disable=SC2086 # FIT_ARGS: several options
       "$ERG" fit --data-dir "$d/data" --node "$n" --out "$d/models/$n.json" --json \
         ${FIT_ARGS:-} >"$d/fit-$n.json" 2>"$d/fit-$n.err" ||
         fail "erg fit $n ($v): $(tail -3 "$d/fit-$n.err")"
@@ -103,6 +109,7 @@ bmc_report() { # report.py's arguments after WORK
     python3 "$here/report.py" "$work/$v" "$@" >"$work/$v/report.txt" || rc=1
     tail -2 "$work/$v/report.txt"
   done
+  # shellcheck disable=SC2086 # one argument per variant
   python3 "$here/bmc_report.py" "$work" $BMC_VARIANTS || rc=1
   return $rc
 }
