@@ -151,6 +151,7 @@ static void usage(FILE *f) {
       "  refresh=S (sampled every S s, default 1), quantum=W (rounded to W),\n"
       "  average=S (the mean of the last S s of samples), delay=MIN:MAX (each\n"
       "  answer that late, uniform, with the value of when the request came in);\n"
+      "  --redfish-log FILE logs each shaped answer (request time, W, delay, answer time);\n"
       "  --redfish-delay S answers S seconds late; --redfish-user USER:PASS wants those\n"
       "  credentials (a session or basic auth; the service root is open);\n"
       "  --redfish-401-every N expires the sessions at every Nth GET with a token;\n"
@@ -337,6 +338,9 @@ static int sim_redfish_option(int c, const char *arg) {
       }
       rf_opts.delay_seconds = d;
       return 0;
+    case 'l':
+      rf_opts.log_path = arg;
+      return 0;
     case 'X': {
       const char *colon = strchr(arg, ':');
       if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof rf_opts.user ||
@@ -395,6 +399,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
                                        {"redfish-user", required_argument, 0, 'X'},
                                        {"redfish-401-every", required_argument, 0, '1'},
                                        {"redfish-503-every", required_argument, 0, '5'},
+                                       {"redfish-log", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
@@ -493,6 +498,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
       case 'K':
       case 'Z':
       case 'X':
+      case 'l':
       case '1':
       case '5':
         if (sim_redfish_option(c, optarg))

@@ -41,7 +41,8 @@ struct sim_redfish {
   pthread_t ticker; /* samples the BMC-shaped readings on their schedule */
   bool ticking;
   volatile int stop;
-  pthread_mutex_t lock; /* sessions and counters */
+  pthread_mutex_t lock; /* sessions and counters, the log */
+  FILE *log;            /* --redfish-log */
   char tokens[SIM_RF_SESSIONS][40];
   unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
 };
@@ -75,6 +76,13 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
     return NULL;
   }
   json_decref(root);
+  if (o->log_path && !(r->log = fopen(o->log_path, "w"))) {
+    snprintf(why, whylen, "--redfish-log %s: cannot write", o->log_path);
+    sim_redfish_free(r);
+    return NULL;
+  }
+  if (r->log)
+    fprintf(r->log, "request_unix_seconds,uri,watts,delay_seconds,answer_unix_seconds\n");
   struct erg_rf_discovery *d = calloc(1, sizeof *d);
   for (int i = 0; d && i < o->nchannels; i++) {
     char spec[ERG_RF_URI_MAX + 80], chassis[ERG_RF_URI_MAX];
@@ -175,7 +183,7 @@ static void sim_rf_patch(json_t *doc, const struct erg_rf_term *t, double x) {
 /* The live values of every binding whose terms sit at uri, as of t_req
  * for a BMC-shaped one; its answer's delay in *delay_s (the largest). */
 static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, double t_req,
-                        double *delay_s) {
+                        double *delay_s, double *shown) {
   double now = erg_time_realtime_ns() / 1e9;
   for (int b = 0; b < r->nbind; b++) {
     const struct erg_rf_plan *p = &r->bind[b].plan;
@@ -193,6 +201,7 @@ static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, dou
       double v;
       if (sim_bmc_value(bmc, t_req, &v))
         watts = v;
+      *shown = watts;
     }
     for (int k = 0; k < p->npower; k++)
       if (!strcmp(p->power[k].uri, uri))
@@ -315,7 +324,7 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   }
   if (!strcmp(url, "/erg-sim/stats"))
     return sim_rf_stats(r, c);
-  double t_req = erg_time_realtime_ns() / 1e9, delay_s = 0;
+  double t_req = erg_time_realtime_ns() / 1e9, delay_s = 0, shown = NAN;
   if (r->o.delay_seconds > 0)
     erg_time_sleep_ns((uint64_t)(r->o.delay_seconds * 1e9));
   pthread_mutex_lock(&r->lock);
@@ -371,7 +380,7 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
   if (!doc)
     return sim_rf_error(c, 404, "no such resource");
-  sim_rf_live(r, uri, doc, t_req, &delay_s);
+  sim_rf_live(r, uri, doc, t_req, &delay_s, &shown);
   char *body = json_dumps(doc, JSON_INDENT(1));
   json_decref(doc);
   if (!body)
@@ -381,6 +390,13 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   double left = t_req + delay_s - erg_time_realtime_ns() / 1e9;
   if (left > 0)
     erg_time_sleep_ns((uint64_t)(left * 1e9));
+  if (r->log && !isnan(shown)) {
+    pthread_mutex_lock(&r->lock);
+    fprintf(r->log, "%.3f,%s,%.1f,%.3f,%.3f\n", t_req, uri, shown, delay_s,
+            erg_time_realtime_ns() / 1e9);
+    fflush(r->log);
+    pthread_mutex_unlock(&r->lock);
+  }
   enum MHD_Result rc = sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
   free(body);
   return rc;
@@ -438,6 +454,8 @@ void sim_redfish_free(struct sim_redfish *r) {
     pthread_join(r->ticker, NULL);
   for (int b = 0; b < r->nbind; b++)
     sim_bmc_free(r->bind[b].bmc);
+  if (r->log)
+    fclose(r->log);
   pthread_mutex_destroy(&r->lock);
   free(r);
 }

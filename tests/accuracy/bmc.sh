@@ -25,7 +25,8 @@ bmc_sim_args() { # NODES... -> the arguments, one a line
   local n ids=()
   for n in "$@"; do ids+=("$n" "${n}avg"); done
   python3 "$here/bmc_tree.py" "$work/bmc-tree" "${ids[@]}"
-  printf '%s\n' --redfish "$work/bmc-tree" --redfish-http "127.0.0.1:$RP"
+  printf '%s\n' --redfish "$work/bmc-tree" --redfish-http "127.0.0.1:$RP" \
+    --redfish-log "$work/bmc-answers.csv"
   for n in "$@"; do
     printf '%s\n' --redfish-channel "/redfish/v1/Chassis/$n=$n,$BMC_SHAPE"
     printf '%s\n' --redfish-channel "/redfish/v1/Chassis/${n}avg=$n,$BMC_SHAPE,average=$BMC_AVERAGE"
