@@ -23,12 +23,12 @@ struct sim_bmc {
   struct sim_bmc_shape sh;
   double phase_s;
   pthread_mutex_t lock;
-  long next_k;                         /* the next sample's index on the schedule */
-  double sample[SIM_BMC_SAMPLES];      /* ring of the raw samples */
-  double sum;                          /* of the last nav samples */
-  int nav, nsamples;                   /* samples averaged; taken (up to the ring) */
-  unsigned head;                       /* next slot of sample[] */
-  double shown_t[2], shown_w[2];       /* the two latest shown values: [1] newest */
+  long next_k;                    /* the next sample's index on the schedule */
+  double sample[SIM_BMC_SAMPLES]; /* ring of the raw samples */
+  double sum;                     /* of the last nav samples */
+  int nav, nsamples;              /* samples averaged; taken (up to the ring) */
+  unsigned head;                  /* next slot of sample[] */
+  double shown_t[2], shown_w[2];  /* the two latest shown values: [1] newest */
   int nshown;
   unsigned seed;
 };
@@ -72,8 +72,8 @@ static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, c
   return 0;
 }
 
-int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh,
-                  char *why, size_t whylen) {
+int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh, char *why,
+                  size_t whylen) {
   memset(sh, 0, sizeof *sh);
   const char *comma = strchr(spec, ',');
   size_t hl = comma ? (size_t)(comma - spec) : strlen(spec);

@@ -24,8 +24,8 @@ struct sim_bmc_shape {
 /* Splits "HEAD[,KEY=VALUE]..." (KEYs refresh, quantum, average, delay as
  * S or MIN:MAX) into head and shape; a shape without refresh gets 1 s.
  * No KEYs: shape all 0. -1 with a reason. */
-int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh,
-                  char *why, size_t whylen);
+int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh, char *why,
+                  size_t whylen);
 
 struct sim_bmc;
 
