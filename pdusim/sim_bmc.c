@@ -31,6 +31,7 @@ struct sim_bmc {
   double shown_t[2], shown_w[2];  /* the two latest shown values: [1] newest */
   int nshown;
   unsigned seed;
+  double prev_joules, prev_t_s; /* mean=1: the meter's energy at the last sample */
 };
 
 static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, char *why,
@@ -59,10 +60,11 @@ static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, c
   double *dst = !strcmp(key, "refresh")   ? &sh->refresh_seconds
                 : !strcmp(key, "quantum") ? &sh->quantum_watts
                 : !strcmp(key, "average") ? &sh->average_seconds
+                : !strcmp(key, "mean")    ? &sh->mean
                                           : NULL;
   double lo = dst == &sh->refresh_seconds ? 0.05 : 0;
   if (!dst) {
-    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, delay", key);
+    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay", key);
     return -1;
   }
   if (erg_config_double(val, lo, 3600, dst, r, sizeof r)) {
@@ -139,7 +141,13 @@ static void bmc_sample(struct sim_bmc *b, double now_s) {
     return;
   pthread_mutex_lock(&b->s->lock);
   double w = b->s->nodes[b->node].raw_shown_watts;
+  double e = sim_energy_now(&b->s->nodes[b->node], now_s);
   pthread_mutex_unlock(&b->s->lock);
+  if (b->sh.mean > 0) { /* the meter's mean power since the last sample */
+    if (b->prev_t_s > 0 && now_s > b->prev_t_s)
+      w = (e - b->prev_joules) / (now_s - b->prev_t_s);
+    b->prev_joules = e, b->prev_t_s = now_s;
+  }
   /* Samples missed since (a late tick) take the power of now: the
    * simulator keeps no history of it. */
   for (; b->next_k <= k; b->next_k++) {

@@ -19,6 +19,10 @@ struct sim_bmc_shape {
   double quantum_watts;   /* 0: as is */
   double average_seconds; /* 0: the latest sample */
   double delay_min_seconds, delay_max_seconds;
+  /* mean=1: a sample is the mean power since the previous one (the
+   * meter's energy over the refresh), as a PSU that averages its input
+   * power reports; 0: the power at the sample's moment. */
+  double mean;
 };
 
 /* Splits "HEAD[,KEY=VALUE]..." (KEYs refresh, quantum, average, delay as
