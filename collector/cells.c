@@ -206,7 +206,7 @@ static unsigned node_held_seconds(const struct collector *c, const struct node_s
  * the lag, as shifted meter data for a cell arrives lag seconds later, or
  * since a held counter's last move, whichever is longer. */
 static unsigned node_settle_seconds(const struct collector *c, const struct node_state *n) {
-  unsigned lag = n->lag.have_estimate ? (unsigned)n->lag.lag_seconds : 0;
+  unsigned lag = (unsigned)ceil(erg_lag_shift_seconds(&n->lag));
   unsigned settle = c->cfg->settle_steps * c->cfg->step_seconds + lag, held;
   if ((held = node_held_seconds(c, n)) > 0 && held + lag + c->cfg->step_seconds > settle)
     settle = held + lag + c->cfg->step_seconds;

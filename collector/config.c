@@ -408,6 +408,15 @@ static int cfg_source_key(struct erg_pdu_source_config *s, const char *key, cons
       return -1;
     }
     erg_strlcpy(s->auth, value, sizeof s->auth);
+  } else if (!strcmp(key, "average_seconds")) {
+    /* The meter shows the trailing mean of this long (whole seconds):
+     * collector/lag.c models it. */
+    if (erg_config_double(value, 0, 60, &s->average_seconds, why, whylen))
+      return -1;
+    if (s->average_seconds != floor(s->average_seconds)) {
+      snprintf(why, whylen, "'%s' is not a whole number of seconds", value);
+      return -1;
+    }
   } else if (!strcmp(key, "max_watts")) {
     /* The channel's physical range (collector/meter_check.c). */
     return erg_config_double(value, 1, 1e7, &s->max_watts, why, whylen);

@@ -198,6 +198,12 @@ struct erg_lag {
    * (ERG_LAG_MAX_SPAN_SECONDS): a coarse counter held between its moves,
    * or polls that far apart. */
   int smeared;
+  /* The meter shows the trailing mean of this many seconds of power (its
+   * meters' average_seconds; 0 or 1: none). The estimator correlates the
+   * power with the activity averaged the same way, so its lag is the pure
+   * delay, and the grid moves the meter data back by that and the
+   * average's own delay (erg_lag_shift_seconds). */
+  int average_seconds;
 };
 /* Confidence rules of erg_lag_estimate (docs/model.md, "Meter lag"). */
 #define ERG_LAG_MIN_PAIRS 30         /* paired seconds in the window */
@@ -240,6 +246,20 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
 /* Lags closer than ERG_LAG_RIVAL_SECONDS: not rivals, and a switch between
  * them leaves the cells aligned with the old one sure. */
 bool erg_lag_near(int a, int b);
+/* How far the grid moves the meter's data back: the estimated lag (0
+ * before the first) plus (average_seconds - 1) / 2, the centre of an
+ * averaging window of that many 1 s bins. */
+double erg_lag_shift_seconds(const struct erg_lag *l);
+/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1
+ * (their trapezoid), as two halves [t0, *tm) and [*tm, t1), each with the
+ * energy of the straight line between the readings over it: *first for
+ * the first half, j - *first for the second. Point readings time the power
+ * at their ends, which one flat interval would lose: a BMC read every 1-3 s
+ * still times its power to the second, its halves under
+ * ERG_LAG_MAX_SPAN_SECONDS. -1 (no split) when the interval is too short
+ * or the powers give no line. */
+int erg_power_halves(uint64_t t0_ns, uint64_t t1_ns, double w0, double w1, double j,
+                     uint64_t *tm_ns, double *first);
 /* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
  * or an uncertain lag: before the first estimate (its meter data was not
  * shifted, or partly), or near a change of the estimate to a lag that is

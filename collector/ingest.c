@@ -271,12 +271,26 @@ static void collector_feed_energy(struct collector *c, int source, int channel, 
     double j = joules * nc->feeds[f].factor;
     /* The estimator sees readings as they came; the grid sees them moved
      * back by the node's lag, to the time the power was drawn. */
-    uint64_t shift = n->lag.have_estimate ? (uint64_t)n->lag.lag_seconds * ERG_NS_PER_S : 0;
+    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
     /* A shared meter is timed once, by its group's first member. */
     if (c->cfg->lag_max_seconds && !node_lag_follows(c, n))
       erg_lag_add_energy(&n->lag, f, t0, t1, j);
     erg_grid_add_energy(&n->grid, f, t0 - shift, t1 - shift, j);
   }
+}
+
+/* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1:
+ * fed as its two halves along the line between them (erg_power_halves). */
+static void collector_feed_ramp(struct collector *c, int source, int channel, uint64_t t0,
+                                uint64_t t1, double w0, double w1, double j) {
+  uint64_t tm;
+  double first;
+  if (erg_power_halves(t0, t1, w0, w1, j, &tm, &first)) {
+    collector_feed_energy(c, source, channel, t0, t1, j);
+    return;
+  }
+  collector_feed_energy(c, source, channel, t0, tm, first);
+  collector_feed_energy(c, source, channel, tm, t1, j - first);
 }
 
 /* A channel that read but gave no usable energy for [t0, t1) (its power a
@@ -337,6 +351,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     uint64_t t0, t1;
     double j;
     uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
+    double w0 = ss->counters[ch].prev_watts; /* the previous reading's, for a ramp */
     enum erg_pdu_delta_kind k =
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET) {
@@ -375,8 +390,9 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
                pf > 0 ? pf : 1.0);
     }
-    if ((k == ERG_PDU_DELTA_ENERGY || k == ERG_PDU_DELTA_POWER) &&
-        meter_check_interval(c, m->source, ch, t0, t1, j))
+    if (k == ERG_PDU_DELTA_POWER && meter_check_interval(c, m->source, ch, t0, t1, j))
+      collector_feed_ramp(c, m->source, ch, t0, t1, w0, rd->watts, j);
+    else if (k == ERG_PDU_DELTA_ENERGY && meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_energy(c, m->source, ch, t0, t1, j);
     else if (k == ERG_PDU_DELTA_NONE && rd->bad_value && rd->t_ns > 0)
       collector_feed_missing(c, m->source, ch, rd->t_ns - (uint64_t)(c->cfg->poll_seconds * 1e9),

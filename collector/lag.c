@@ -33,6 +33,7 @@ void erg_lag_follow(struct erg_lag *dst, const struct erg_lag *src) {
   dst->restored = src->restored;
   dst->smeared = src->smeared;
   dst->newest = src->newest;
+  dst->average_seconds = src->average_seconds;
 }
 
 void erg_lag_free(struct erg_lag *l) {
@@ -156,13 +157,31 @@ enum { LAG_X_CPU, LAG_X_DISK, LAG_X_GPU, LAG_NX };
 
 /* Second t's activity: CPU seconds, disk MB (sums of squares of bytes/s
  * lose digits) and GPU board joules per second. */
-static int lag_activity(const struct erg_lag *l, int64_t t, double x[LAG_NX]) {
+static int lag_activity1(const struct erg_lag *l, int64_t t, double x[LAG_NX]) {
   const struct erg_lag_bin *b = &l->bins[lag_index(t)];
   if (b->t != t || b->agent_seconds < 0.5)
     return 0;
   x[LAG_X_CPU] = b->cpu_seconds / b->agent_seconds;
   x[LAG_X_DISK] = b->disk_bytes / b->agent_seconds / 1e6;
   x[LAG_X_GPU] = b->gpu_joules / b->agent_seconds;
+  return 1;
+}
+
+/* The activity as a meter that averages over average_seconds shows it:
+ * the mean of the seconds t - average_seconds + 1 .. t, all of them seen. */
+static int lag_activity(const struct erg_lag *l, int64_t t, double x[LAG_NX]) {
+  int n = l->average_seconds > 1 ? l->average_seconds : 1;
+  if (!lag_activity1(l, t, x))
+    return 0;
+  for (int k = 1; k < n; k++) {
+    double y[LAG_NX];
+    if (!lag_activity1(l, t - k, y))
+      return 0;
+    for (int i = 0; i < LAG_NX; i++)
+      x[i] += y[i];
+  }
+  for (int i = 0; n > 1 && i < LAG_NX; i++)
+    x[i] /= n;
   return 1;
 }
 
@@ -427,6 +446,20 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
 }
 
 bool erg_lag_near(int a, int b) { return abs(a - b) < ERG_LAG_RIVAL_SECONDS; }
+
+int erg_power_halves(uint64_t t0_ns, uint64_t t1_ns, double w0, double w1, double j,
+                     uint64_t *tm_ns, double *first) {
+  if (t1_ns <= t0_ns + 1 || !isfinite(w0) || !isfinite(w1) || !isfinite(j))
+    return -1;
+  *tm_ns = t0_ns + (t1_ns - t0_ns) / 2;
+  *first = w0 + w1 > 0 ? j * (3 * w0 + w1) / (4 * (w0 + w1)) : j / 2;
+  return 0;
+}
+
+double erg_lag_shift_seconds(const struct erg_lag *l) {
+  double avg = l->average_seconds > 1 ? (l->average_seconds - 1) / 2.0 : 0;
+  return (l->have_estimate ? l->lag_seconds : 0) + avg;
+}
 
 bool erg_lag_unresolved(const struct erg_lag *l) { return !l->have_estimate && l->smeared; }
 

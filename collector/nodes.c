@@ -64,6 +64,14 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
     }
   erg_grid_set_feeds(&n->grid, nfeeds);
   erg_lag_set_feeds(&n->lag, nfeeds);
+  /* A meter that shows a trailing mean (average_seconds): the longest of
+   * the node's feeds', in whole seconds. */
+  for (int f = 0; n->cfg_index >= 0 && f < nfeeds; f++) {
+    int src = c->cfg->nodes[n->cfg_index].feeds[f].source;
+    long a = src >= 0 && src < c->cfg->nsources ? lround(c->cfg->sources[src].average_seconds) : 0;
+    if (a > n->lag.average_seconds)
+      n->lag.average_seconds = (int)a;
+  }
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;

@@ -148,6 +148,12 @@ static void usage(FILE *f) {
       "  .../index.json) over plain HTTP (default 127.0.0.1:8000) as a SIMULATED BMC;\n"
       "  --redfish-channel CHASSIS=NODE (CHASSIS an @odata.id) makes the reading erg\n"
       "  takes there follow NODE (power, energy; an enclosure's inputs share it);\n"
+      "  CHASSIS=NODE,KEY=VALUE... shapes its power as a BMC does (docs/accuracy.md):\n"
+      "  refresh=S (sampled every S s, default 1), quantum=W (rounded to W),\n"
+      "  average=S (the mean of the last S s of samples), mean=1 (a sample is the\n"
+      "  mean power since the previous one, not the power of its moment), delay=MIN:MAX (each\n"
+      "  answer that late, uniform, with the value of when the request came in);\n"
+      "  --redfish-log FILE logs each shaped answer (request time, W, delay, answer time);\n"
       "  --redfish-delay S answers S seconds late; --redfish-user USER:PASS wants those\n"
       "  credentials (a session or basic auth; the service root is open);\n"
       "  --redfish-401-every N expires the sessions at every Nth GET with a token;\n"
@@ -334,6 +340,9 @@ static int sim_redfish_option(int c, const char *arg) {
       }
       rf_opts.delay_seconds = d;
       return 0;
+    case 'l':
+      rf_opts.log_path = arg;
+      return 0;
     case 'X': {
       const char *colon = strchr(arg, ':');
       if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof rf_opts.user ||
@@ -392,6 +401,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
                                        {"redfish-user", required_argument, 0, 'X'},
                                        {"redfish-401-every", required_argument, 0, '1'},
                                        {"redfish-503-every", required_argument, 0, '5'},
+                                       {"redfish-log", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
@@ -490,6 +500,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
       case 'K':
       case 'Z':
       case 'X':
+      case 'l':
       case '1':
       case '5':
         if (sim_redfish_option(c, optarg))

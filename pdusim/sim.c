@@ -160,6 +160,7 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     n->energy_joules += n->watts * dt_s;
     n->last_update_s = now_s;
     n->watts = w[i];
+    n->raw_shown_watts = n->raw_watts;
     n->util_now = util[i];
   }
   pthread_mutex_unlock(&s->lock);

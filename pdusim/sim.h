@@ -38,10 +38,11 @@ struct sim_node {
   uint64_t prev_io_bytes;
   double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
-  double raw_watts;     /* before quantisation: what a shared meter adds up */
-  double watts;         /* what the meter shows now */
-  double energy_joules; /* integral of what the meter showed, up to last_update_s */
-  double last_update_s; /* realtime of the last model update */
+  double raw_watts;       /* before quantisation: what a shared meter adds up */
+  double raw_shown_watts; /* raw_watts of the last update, under lock (a BMC's sensor) */
+  double watts;           /* what the meter shows now */
+  double energy_joules;   /* integral of what the meter showed, up to last_update_s */
+  double last_update_s;   /* realtime of the last model update */
   double util_now;
   const struct sim_gpu_script *gpu; /* --gpu-script: its board power x gpu_ac_factor added */
 };

@@ -8,7 +8,9 @@
  * /redfish/v1/SessionService/Sessions with the --redfish-user credentials
  * gives an X-Auth-Token and a Location to DELETE; basic auth works too;
  * the service root needs none. /erg-sim/stats (JSON) counts what clients
- * did, for the tests: requests, logins, logouts, 401s, 503s. */
+ * did, for the tests: requests, logins, logouts, 401s, 503s. A BMC-shaped
+ * reading (sim_bmc.h) is made per request, with the value of when it came
+ * in, and leaves after its own delay (the same suspension). */
 #include "sim_redfish.h"
 
 #include <arpa/inet.h>
@@ -23,6 +25,7 @@
 
 #include "erg_common.h"
 #include "redfish_parse.h"
+#include "sim_bmc.h"
 
 #define SIM_RF_SESSIONS 16384 /* a token names its slot: id % this */
 #define SIM_RF_BODY_MAX 4096
@@ -30,6 +33,7 @@
 struct sim_rf_bind {
   struct erg_rf_plan plan;
   int node;
+  struct sim_bmc *bmc; /* a BMC-shaped reading (,refresh=... of the channel); NULL live */
 };
 
 struct sim_redfish {
@@ -41,9 +45,12 @@ struct sim_redfish {
   struct MHD_Daemon *d;
   pthread_mutex_t lock;              /* sessions, counters, the delay queue */
   pthread_cond_t cond;               /* the delay queue got one */
-  struct sim_rf_conn *qhead, *qtail; /* suspended, due in this order (one delay for all) */
+  struct sim_rf_conn *qhead, *qtail; /* suspended, in the order they are due */
   pthread_t timer;
   bool timer_started, stopping;
+  pthread_t ticker; /* samples the BMC-shaped readings on their schedule */
+  bool ticking;
+  FILE *log; /* --redfish-log (under lock) */
   /* Documents read once (the handler's thread only): a copy per answer. */
   struct sim_rf_doc {
     char *uri;
@@ -61,7 +68,10 @@ struct sim_rf_conn {
   char body[SIM_RF_BODY_MAX];
   size_t n;
   bool over;
-  bool delayed; /* waited already */
+  bool delayed;               /* waited already */
+  double t_req;               /* realtime when the request came in */
+  char *shaped;               /* a BMC-shaped answer, sent when its delay is over */
+  double shown, shaped_delay; /* its value, its delay */
   struct MHD_Connection *c;
   uint64_t due_ns; /* monotonic: resume then */
   struct sim_rf_conn *next;
@@ -91,10 +101,24 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
     return NULL;
   }
   json_decref(root);
+  if (o->log_path && !(r->log = fopen(o->log_path, "w"))) {
+    snprintf(why, whylen, "--redfish-log %s: cannot write", o->log_path);
+    sim_redfish_free(r);
+    return NULL;
+  }
+  if (r->log)
+    fprintf(r->log, "request_unix_seconds,uri,watts,delay_seconds,answer_unix_seconds\n");
   struct erg_rf_discovery *d = calloc(1, sizeof *d);
   for (int i = 0; d && i < o->nchannels; i++) {
-    const char *spec = o->channels[i], *eq = strrchr(spec, '=');
-    char chassis[ERG_RF_URI_MAX];
+    char spec[ERG_RF_URI_MAX + 80], chassis[ERG_RF_URI_MAX];
+    struct sim_bmc_shape sh;
+    if (sim_bmc_parse(o->channels[i], spec, sizeof spec, &sh, inner, sizeof inner)) {
+      snprintf(why, whylen, "--redfish-channel %s", inner);
+      free(d);
+      sim_redfish_free(r);
+      return NULL;
+    }
+    const char *eq = strrchr(spec, '=');
     int node = -1;
     if (eq && (size_t)(eq - spec) < sizeof chassis) {
       snprintf(chassis, sizeof chassis, "%.*s", (int)(eq - spec), spec);
@@ -115,7 +139,23 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
       return NULL;
     }
     r->bind[r->nbind].plan = d->plan;
-    r->bind[r->nbind++].node = node;
+    r->bind[r->nbind].node = node;
+    if (sh.refresh_seconds > 0) {
+      if (!(r->bind[r->nbind].bmc = sim_bmc_new(s, node, &sh))) {
+        snprintf(why, whylen, "out of memory");
+        free(d);
+        sim_redfish_free(r);
+        return NULL;
+      }
+      printf("erg-pdusim: %s is BMC-shaped: sampled every %g s, %g W steps, %s, answers "
+             "%g-%g s late\n",
+             chassis, sh.refresh_seconds, sh.quantum_watts,
+             sh.average_seconds > 0 ? "a trailing mean" : "the latest sample", sh.delay_min_seconds,
+             sh.delay_max_seconds);
+      if (sh.average_seconds > 0)
+        printf("erg-pdusim: %s shows the mean of the last %g s\n", chassis, sh.average_seconds);
+    }
+    r->nbind++;
     for (int k = 0; k < d->plan.npower; k++)
       printf("erg-pdusim: live %s %s = power of %s%s\n", d->plan.power[k].uri,
              erg_rf_kind_name(d->plan.power[k].kind), s->nodes[node].name,
@@ -165,15 +205,33 @@ static void sim_rf_patch(json_t *doc, const struct erg_rf_term *t, double x) {
   json_decref(v);
 }
 
-/* The live values of every binding whose terms sit at uri. */
-static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc) {
+/* The live values of every binding whose terms sit at uri, as of t_req
+ * for a BMC-shaped one; its answer's delay in *delay_s (the largest).
+ * delay_s NULL: the shaped ones are left as recorded (never served from
+ * the shared cache). */
+static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, double t_req,
+                        double *delay_s, double *shown) {
   double now = erg_time_realtime_ns() / 1e9;
   for (int b = 0; b < r->nbind; b++) {
     const struct erg_rf_plan *p = &r->bind[b].plan;
     struct sim_node *n = &r->s->nodes[r->bind[b].node];
+    struct sim_bmc *bmc = r->bind[b].bmc;
     pthread_mutex_lock(&r->s->lock);
     double watts = n->watts, joules = sim_energy_now(n, now);
     pthread_mutex_unlock(&r->s->lock);
+    bool mine = false;
+    for (int k = 0; k < p->npower; k++)
+      mine |= !strcmp(p->power[k].uri, uri);
+    if (mine && bmc && !delay_s)
+      continue;
+    if (mine && bmc) {
+      double d = sim_bmc_delay(bmc);
+      *delay_s = d > *delay_s ? d : *delay_s;
+      double v;
+      if (sim_bmc_value(bmc, t_req, &v))
+        watts = v;
+      *shown = watts;
+    }
     for (int k = 0; k < p->npower; k++)
       if (!strcmp(p->power[k].uri, uri))
         sim_rf_patch(doc, &p->power[k], watts / p->npower);
@@ -278,7 +336,7 @@ static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection
  * most every SIM_RF_LIVE_NS (the node's values move at --update anyway),
  * so thousands of clients cost the simulator little. */
 #define SIM_RF_LIVE_NS 200000000ULL
-static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
+static struct sim_rf_doc *sim_rf_doc_get(struct sim_redfish *r, const char *uri) {
   struct sim_rf_doc *d = NULL;
   for (int i = 0; i < r->ndocs && !d; i++)
     if (!strcmp(r->docs[i].uri, uri))
@@ -305,14 +363,19 @@ static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
       d->live |= p->have_energy && !strcmp(p->energy.uri, uri);
     }
   }
-  if (!d->doc)
+  return d;
+}
+
+static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
+  struct sim_rf_doc *d = sim_rf_doc_get(r, uri);
+  if (!d || !d->doc)
     return NULL;
   uint64_t now = erg_time_monotonic_ns();
   if (!d->body || (d->live && now - d->body_ns >= SIM_RF_LIVE_NS)) {
     json_t *doc = json_deep_copy(d->doc);
     if (!doc)
       return d->body;
-    sim_rf_live(r, uri, doc);
+    sim_rf_live(r, uri, doc, 0, NULL, NULL);
     char *body = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (body) {
@@ -322,6 +385,53 @@ static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
     }
   }
   return d->body;
+}
+
+/* Whether uri holds a BMC-shaped reading. */
+static bool sim_rf_is_shaped(const struct sim_redfish *r, const char *uri) {
+  for (int b = 0; b < r->nbind; b++)
+    for (int k = 0; r->bind[b].bmc && k < r->bind[b].plan.npower; k++)
+      if (!strcmp(r->bind[b].plan.power[k].uri, uri))
+        return true;
+  return false;
+}
+
+/* The answer for a BMC-shaped uri, made for this request alone (the value
+ * of when it came in, k->t_req) into k->shaped; -1: none there. */
+static int sim_rf_shape(struct sim_redfish *r, struct sim_rf_conn *k, const char *uri) {
+  struct sim_rf_doc *d = sim_rf_doc_get(r, uri);
+  json_t *doc = d && d->doc ? json_deep_copy(d->doc) : NULL;
+  if (!doc)
+    return -1;
+  k->shaped_delay = 0;
+  k->shown = NAN;
+  sim_rf_live(r, uri, doc, k->t_req, &k->shaped_delay, &k->shown);
+  k->shaped = json_dumps(doc, JSON_COMPACT);
+  json_decref(doc);
+  return k->shaped ? 0 : -1;
+}
+
+/* Suspends k's connection until due_ns (monotonic); the timer thread
+ * resumes it and the handler runs again. The queue stays in due order
+ * (from the tail: with one --redfish-delay for all, always the tail). */
+static void sim_rf_suspend(struct sim_redfish *r, struct sim_rf_conn *k, struct MHD_Connection *c,
+                           uint64_t due_ns) {
+  k->c = c;
+  k->due_ns = due_ns;
+  pthread_mutex_lock(&r->lock);
+  MHD_suspend_connection(c);
+  struct sim_rf_conn **at = &r->qhead;
+  if (r->qtail && r->qtail->due_ns <= due_ns)
+    at = &r->qtail->next;
+  else
+    while (*at && (*at)->due_ns <= due_ns)
+      at = &(*at)->next;
+  k->next = *at;
+  *at = k;
+  if (!k->next)
+    r->qtail = k;
+  pthread_cond_signal(&r->cond);
+  pthread_mutex_unlock(&r->lock);
 }
 
 static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -348,21 +458,22 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   }
   if (!strcmp(url, "/erg-sim/stats"))
     return sim_rf_stats(r, c);
+  if (k->shaped) { /* a BMC-shaped answer whose delay is over */
+    if (r->log && !isnan(k->shown)) {
+      pthread_mutex_lock(&r->lock);
+      fprintf(r->log, "%.3f,%s,%.1f,%.3f,%.3f\n", k->t_req, url, k->shown, k->shaped_delay,
+              erg_time_realtime_ns() / 1e9);
+      fflush(r->log);
+      pthread_mutex_unlock(&r->lock);
+    }
+    return sim_rf_answer(c, 200, k->shaped, NULL, NULL, NULL, NULL);
+  }
+  if (!k->t_req)
+    k->t_req = erg_time_realtime_ns() / 1e9;
   if (r->o.delay_seconds > 0 && !k->delayed) {
     /* Answered later: the timer thread resumes it, the handler runs again. */
     k->delayed = true;
-    k->c = c;
-    k->due_ns = erg_time_monotonic_ns() + (uint64_t)(r->o.delay_seconds * 1e9);
-    k->next = NULL;
-    pthread_mutex_lock(&r->lock);
-    MHD_suspend_connection(c);
-    if (r->qtail)
-      r->qtail->next = k;
-    else
-      r->qhead = k;
-    r->qtail = k;
-    pthread_cond_signal(&r->cond);
-    pthread_mutex_unlock(&r->lock);
+    sim_rf_suspend(r, k, c, erg_time_monotonic_ns() + (uint64_t)(r->o.delay_seconds * 1e9));
     return MHD_YES;
   }
   pthread_mutex_lock(&r->lock);
@@ -414,6 +525,17 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
     if (expire)
       return sim_rf_error(c, 401, "session expired (simulated)");
   }
+  if (sim_rf_is_shaped(r, uri)) {
+    /* A BMC-shaped answer leaves its delay after the request came in, with
+     * the value of that moment. */
+    if (sim_rf_shape(r, k, uri))
+      return sim_rf_error(c, 404, "no such resource");
+    double left = k->t_req + k->shaped_delay - erg_time_realtime_ns() / 1e9;
+    if (left < 0)
+      left = 0;
+    sim_rf_suspend(r, k, c, erg_time_monotonic_ns() + (uint64_t)(left * 1e9));
+    return MHD_YES;
+  }
   const char *body = sim_rf_body(r, uri);
   if (!body)
     return sim_rf_error(c, 404, "no such resource");
@@ -423,6 +545,9 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
 static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
                              enum MHD_RequestTerminationCode code) {
   (void)cls, (void)c, (void)code;
+  struct sim_rf_conn *k = *ptr;
+  if (k)
+    free(k->shaped);
   free(*ptr);
   *ptr = NULL;
 }
@@ -458,6 +583,23 @@ static void *sim_rf_timer(void *arg) {
   return NULL;
 }
 
+static void *sim_rf_ticker(void *arg) {
+  struct sim_redfish *r = arg;
+  for (;;) {
+    pthread_mutex_lock(&r->lock);
+    bool stop = r->stopping;
+    pthread_mutex_unlock(&r->lock);
+    if (stop)
+      break;
+    double now = erg_time_realtime_ns() / 1e9;
+    for (int b = 0; b < r->nbind; b++)
+      if (r->bind[b].bmc)
+        sim_bmc_tick(r->bind[b].bmc, now);
+    erg_time_sleep_ns(20000000ULL);
+  }
+  return NULL;
+}
+
 int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->o.port)};
   if (inet_pton(AF_INET, strcmp(r->o.host, "localhost") ? r->o.host : "127.0.0.1", &sa.sin_addr) !=
@@ -480,6 +622,10 @@ int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
     return -1;
   }
   r->timer_started = true;
+  bool shaped = false;
+  for (int b = 0; b < r->nbind; b++)
+    shaped |= r->bind[b].bmc != NULL;
+  r->ticking = shaped && pthread_create(&r->ticker, NULL, sim_rf_ticker, r) == 0;
   return 0;
 }
 
@@ -493,6 +639,12 @@ void sim_redfish_free(struct sim_redfish *r) {
     pthread_mutex_unlock(&r->lock);
     pthread_join(r->timer, NULL);
   }
+  if (r->ticking) {
+    pthread_mutex_lock(&r->lock);
+    r->stopping = true;
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->ticker, NULL);
+  }
   if (r->d)
     MHD_stop_daemon(r->d);
   for (int i = 0; i < r->ndocs; i++) {
@@ -502,6 +654,10 @@ void sim_redfish_free(struct sim_redfish *r) {
   }
   free(r->docs);
   pthread_cond_destroy(&r->cond);
+  for (int b = 0; b < r->nbind; b++)
+    sim_bmc_free(r->bind[b].bmc);
+  if (r->log)
+    fclose(r->log);
   pthread_mutex_destroy(&r->lock);
   free(r);
 }

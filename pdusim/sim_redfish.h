@@ -22,6 +22,7 @@ struct sim_redfish_opts {
   char user[64], pass[128]; /* "" no credentials wanted */
   int every_401;            /* every Nth GET with a session token: 401 (expired) */
   int every_503;            /* every Nth request: 503 with Retry-After: 1 */
+  const char *log_path;     /* BMC-shaped answers: request time, uri, W, delay, answer time */
 };
 
 struct sim_redfish;

@@ -85,6 +85,10 @@ struct erg_pdu_source_config {
   /* Readings above it (or negative) are no reading (collector/meter_check.c);
    * 0: the default for the channel's level. */
   double max_watts;
+  /* The meter shows the trailing mean of its power over this many seconds
+   * (a BMC's averaged power sensor; 0: an instantaneous value). ergd
+   * aligns and times its readings accordingly (collector/lag.c). */
+  double average_seconds;
   /* BMCs (docs/bmc.md): user, and a password file only ergd may read. */
   char user[64];
   char password_file[256];

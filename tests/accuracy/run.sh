@@ -34,6 +34,7 @@ else
   ERG=$b/cli/erg
 fi
 . "$here/../integration/lib.sh"
+. "$here/bmc.sh" # BMC-shaped meters beside the outlets (BMC=0: none)
 erg_need rrdtool ss python3 stress-ng
 
 # Simulator truth model (see docs/accuracy.md).
@@ -88,6 +89,7 @@ jobdir() { # name -> the job's cgroup directory
 }
 
 erg_ports
+bmc_ports
 erg_ergd_conf <<CONF
 $(erg_acc_opts $STEP $WINDOW)
 
@@ -101,10 +103,13 @@ power = sim:2
 CONF
 mkdir -p "$work/models"
 
+mapfile -t bmc_args < <(bmc_sim_args n1 n2)
 erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
   --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update 0.5 --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
+  --lag $LAG --update 0.5 --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" \
+  "${bmc_args[@]}"
 erg_start_ergd
+bmc_start $STEP $WINDOW n1 n2
 for n in n1 n2; do
   erg_start_agent $n --scope /$tag-$n --interval 1
   # Per-job CPU time and the node's busy time, sampled independently of erg.
@@ -178,6 +183,7 @@ for n in n1 n2; do
     { cat "$work/fit-$n.err"; fail "erg fit $n"; }
 done
 erg_wait_log "$work/ergd.log" "model loaded" 2 25 || fail "ergd did not load both models"
+bmc_fit $idle_from $((idle_to - STEP)) n1 n2
 
 # Evaluation window: whole cells only.
 now=$(date +%s); t_start=$(( (now / STEP + 1) * STEP )); sleep $((t_start - now))
@@ -210,10 +216,15 @@ for n in n1 n2; do
     done
   done
 done
-cov=0 # per-job 95 % intervals (coverage.py), judged after the report
+bmc_fetch $t_start $t_end $STEP "$JOBS"
+cov=0 # per-job 95 % intervals (coverage.py), judged after the reports
 python3 "$here/coverage.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W || cov=1
-python3 "$here/report.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W
+rc=0
+python3 "$here/report.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W |
+  tee "$work/report.txt" || rc=1
+bmc_report $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W || rc=1
 [ $cov = 0 ] || fail "per-job 95 % intervals (coverage.py)"
+[ $rc = 0 ] || exit 1
 # jobE wrote past n2's training maximum: ergd counts such cells and says
 # so once (docs/model.md, "Beyond the training range").
 if command -v promtool >/dev/null; then

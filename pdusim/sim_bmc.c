@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* A BMC-shaped reading (sim_bmc.h). The sensor's samples fall on a fixed
+ * schedule, k x refresh + phase (the phase differs per node, as no BMC's
+ * clock is aligned with a reader's cells); each takes the node's power as
+ * the simulator has it then (noise included, before the outlet meter's
+ * rounding) and the shown value is the latest sample, or the mean of the
+ * samples of the last average_seconds, rounded once. */
+#include "sim_bmc.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_common.h"
+
+#define SIM_BMC_SAMPLES 256 /* the longest average, in samples */
+
+struct sim_bmc {
+  struct sim *s;
+  int node;
+  struct sim_bmc_shape sh;
+  double phase_s;
+  pthread_mutex_t lock;
+  long next_k;                    /* the next sample's index on the schedule */
+  double sample[SIM_BMC_SAMPLES]; /* ring of the raw samples */
+  double sum;                     /* of the last nav samples */
+  int nav, nsamples;              /* samples averaged; taken (up to the ring) */
+  unsigned head;                  /* next slot of sample[] */
+  double shown_t[2], shown_w[2];  /* the two latest shown values: [1] newest */
+  int nshown;
+  unsigned seed;
+  double prev_joules, prev_t_s; /* mean=1: the meter's energy at the last sample */
+};
+
+static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, char *why,
+                   size_t whylen) {
+  double a, b;
+  char r[128];
+  if (!strcmp(key, "delay")) {
+    const char *colon = strchr(val, ':');
+    char lo[64];
+    if (colon && (size_t)(colon - val) < sizeof lo) {
+      snprintf(lo, sizeof lo, "%.*s", (int)(colon - val), val);
+      if (erg_config_double(lo, 0, 600, &a, r, sizeof r) ||
+          erg_config_double(colon + 1, a, 600, &b, r, sizeof r)) {
+        snprintf(why, whylen, "delay=%s: %s (want S or MIN:MAX)", val, r);
+        return -1;
+      }
+    } else if (erg_config_double(val, 0, 600, &a, r, sizeof r)) {
+      snprintf(why, whylen, "delay=%s: %s", val, r);
+      return -1;
+    } else {
+      b = a;
+    }
+    sh->delay_min_seconds = a, sh->delay_max_seconds = b;
+    return 0;
+  }
+  double *dst = !strcmp(key, "refresh")   ? &sh->refresh_seconds
+                : !strcmp(key, "quantum") ? &sh->quantum_watts
+                : !strcmp(key, "average") ? &sh->average_seconds
+                : !strcmp(key, "mean")    ? &sh->mean
+                                          : NULL;
+  double lo = dst == &sh->refresh_seconds ? 0.05 : 0;
+  if (!dst) {
+    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay", key);
+    return -1;
+  }
+  if (erg_config_double(val, lo, 3600, dst, r, sizeof r)) {
+    snprintf(why, whylen, "%s=%s: %s", key, val, r);
+    return -1;
+  }
+  return 0;
+}
+
+int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh, char *why,
+                  size_t whylen) {
+  memset(sh, 0, sizeof *sh);
+  const char *comma = strchr(spec, ',');
+  size_t hl = comma ? (size_t)(comma - spec) : strlen(spec);
+  if (hl >= headlen) {
+    snprintf(why, whylen, "'%s': too long", spec);
+    return -1;
+  }
+  memcpy(head, spec, hl);
+  head[hl] = '\0';
+  if (!comma)
+    return 0;
+  char buf[256], *save = NULL;
+  if (strlen(comma + 1) >= sizeof buf) {
+    snprintf(why, whylen, "'%s': too long", spec);
+    return -1;
+  }
+  erg_strlcpy(buf, comma + 1, sizeof buf);
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(t, '=');
+    if (!eq) {
+      snprintf(why, whylen, "'%s': want KEY=VALUE", t);
+      return -1;
+    }
+    *eq = '\0';
+    if (bmc_key(t, eq + 1, sh, why, whylen))
+      return -1;
+  }
+  if (!(sh->refresh_seconds > 0))
+    sh->refresh_seconds = 1;
+  if (sh->average_seconds / sh->refresh_seconds > SIM_BMC_SAMPLES) {
+    snprintf(why, whylen, "average=%g: at most %d samples of %g s", sh->average_seconds,
+             SIM_BMC_SAMPLES, sh->refresh_seconds);
+    return -1;
+  }
+  return 0;
+}
+
+struct sim_bmc *sim_bmc_new(struct sim *s, int node, const struct sim_bmc_shape *sh) {
+  struct sim_bmc *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->s = s;
+  b->node = node;
+  b->sh = *sh;
+  /* Some fraction of a refresh that differs per node and is no round one. */
+  b->phase_s = sh->refresh_seconds * fmod(0.37 + 0.29 * node, 1.0);
+  b->nav = sh->average_seconds > 0 ? (int)lround(sh->average_seconds / sh->refresh_seconds) : 1;
+  if (b->nav < 1)
+    b->nav = 1;
+  b->next_k = -1;
+  b->seed = 7919u * (unsigned)(node + 1) + s->seed;
+  pthread_mutex_init(&b->lock, NULL);
+  return b;
+}
+
+/* Takes the samples due by now_s; b->lock held. */
+static void bmc_sample(struct sim_bmc *b, double now_s) {
+  double r = b->sh.refresh_seconds;
+  long k = (long)floor((now_s - b->phase_s) / r);
+  if (b->next_k < 0 || k - b->next_k > SIM_BMC_SAMPLES)
+    b->next_k = k; /* the first sample, or after a long stop */
+  if (k < b->next_k)
+    return;
+  pthread_mutex_lock(&b->s->lock);
+  double w = b->s->nodes[b->node].raw_shown_watts;
+  double e = sim_energy_now(&b->s->nodes[b->node], now_s);
+  pthread_mutex_unlock(&b->s->lock);
+  if (b->sh.mean > 0) { /* the meter's mean power since the last sample */
+    if (b->prev_t_s > 0 && now_s > b->prev_t_s)
+      w = (e - b->prev_joules) / (now_s - b->prev_t_s);
+    b->prev_joules = e, b->prev_t_s = now_s;
+  }
+  /* Samples missed since (a late tick) take the power of now: the
+   * simulator keeps no history of it. */
+  for (; b->next_k <= k; b->next_k++) {
+    if (b->nsamples >= b->nav)
+      b->sum -= b->sample[(b->head + SIM_BMC_SAMPLES - (unsigned)b->nav) % SIM_BMC_SAMPLES];
+    b->sample[b->head] = w;
+    b->head = (b->head + 1) % SIM_BMC_SAMPLES;
+    b->sum += w;
+    if (b->nsamples < SIM_BMC_SAMPLES)
+      b->nsamples++;
+    int n = b->nsamples < b->nav ? b->nsamples : b->nav;
+    b->shown_t[0] = b->shown_t[1], b->shown_w[0] = b->shown_w[1];
+    b->shown_t[1] = (double)b->next_k * r + b->phase_s;
+    b->shown_w[1] = erg_pdusim_quantise(b->sum / n, b->sh.quantum_watts);
+    if (b->nshown < 2)
+      b->nshown++;
+  }
+}
+
+void sim_bmc_tick(struct sim_bmc *b, double now_s) {
+  pthread_mutex_lock(&b->lock);
+  bmc_sample(b, now_s);
+  pthread_mutex_unlock(&b->lock);
+}
+
+bool sim_bmc_value(struct sim_bmc *b, double t_s, double *watts) {
+  pthread_mutex_lock(&b->lock);
+  bmc_sample(b, t_s);
+  bool ok = b->nshown > 0;
+  if (ok)
+    *watts = b->nshown > 1 && b->shown_t[1] > t_s ? b->shown_w[0] : b->shown_w[1];
+  pthread_mutex_unlock(&b->lock);
+  return ok;
+}
+
+double sim_bmc_delay(struct sim_bmc *b) {
+  pthread_mutex_lock(&b->lock);
+  double u = rand_r(&b->seed) / ((double)RAND_MAX + 1.0);
+  pthread_mutex_unlock(&b->lock);
+  return b->sh.delay_min_seconds + u * (b->sh.delay_max_seconds - b->sh.delay_min_seconds);
+}
+
+void sim_bmc_free(struct sim_bmc *b) {
+  if (!b)
+    return;
+  pthread_mutex_destroy(&b->lock);
+  free(b);
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# erg-pdusim's BMC-shaped Redfish readings (tests/accuracy/bmc.sh uses
+# them): against the simulator's own truth log, a shaped chassis answers
+# whole watts, each answer late by a delay in its range, with the value
+# of a sample of the second before the request came in; the averaged
+# chassis answers the mean of 5 samples 1 s apart.
+# usage: bmc_shape.sh PDUSIM
+set -euo pipefail
+PDUSIM=$1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../integration/lib.sh"
+erg_need python3 curl ss
+erg_setup bmcshape
+RP=$(free_port)
+python3 "$here/bmc_tree.py" "$work/tree" n1 n1avg
+# The power jumps between 0 and 300 W extra every 0.7 s (a GPU script of
+# the simulator's, --gpu-ac-factor 1), updated every 0.2 s: a sample other
+# than the right one, or one mean for another, shows.
+python3 -c 'import random; r = random.Random(5)
+for k in range(200): print(f"at {k * 0.7:.1f} gpu=0 power_w={r.choice([0, 100, 300])}")' \
+  >"$work/gpu.txt"
+"$PDUSIM" --redfish "$work/tree" --redfish-http "127.0.0.1:$RP" --node n1 --noise 0.3 \
+  --quantum 0 --update 0.2 --lag 0 --truth "$work/truth.csv" \
+  --gpu-script "n1=$work/gpu.txt" --gpu-ac-factor 1 \
+  --redfish-channel "/redfish/v1/Chassis/n1=n1,quantum=1,refresh=1,delay=0.3:0.8" \
+  --redfish-channel "/redfish/v1/Chassis/n1avg=n1,quantum=1,refresh=1,average=5,delay=0.3:0.8" \
+  >"$work/sim.log" 2>&1 &
+pids+=($!)
+wait_port "$RP" || { cat "$work/sim.log"; exit 1; }
+sleep 6 # five samples for the mean
+python3 - "$work" "$RP" <<'PY'
+import bisect, json, sys, time, urllib.request
+work, port = sys.argv[1], sys.argv[2]
+def get(chassis):
+    t0 = time.time()
+    doc = json.load(urllib.request.urlopen(
+        f"http://127.0.0.1:{port}/redfish/v1/Chassis/{chassis}/Power"))
+    return t0, time.time() - t0, doc["PowerControl"][0]["PowerConsumedWatts"]
+answers = [(c, *get(c)) for _ in range(6) for c in ("n1", "n1avg")]
+time.sleep(0.5)
+rows = [l.split(",") for l in open(f"{work}/truth.csv").read().split("\n")[1:] if l]
+tt, tw = [float(r[0]) for r in rows], [float(r[4]) for r in rows]
+def truth(t):  # the simulator's power at t (it holds each update's value)
+    return tw[max(0, bisect.bisect_right(tt, t) - 1)]
+late = [d for _, _, d, _ in answers]
+assert all(0.29 <= d <= 1.2 for d in late), f"answers not 0.3-0.8 s late: {late}"
+assert max(late) - min(late) > 0.1, f"every answer equally late: {late}"
+for c, t0, d, w in answers:
+    assert w == int(w), f"{c}: {w} is not in 1 W steps"
+    if c == "n1":  # a sample of the last second before the request
+        cand = [truth(t0 - k / 50) for k in range(0, 56)]
+        assert any(abs(w - x) <= 0.5 for x in cand), f"n1 {w} W: no sample before t0 ({cand[::10]})"
+    else:  # the mean of 5 samples of the last 6 s, 1 s apart
+        means = [sum(truth(t0 - p / 20 - k) for k in range(5)) / 5 for p in range(0, 21)]
+        assert any(abs(w - m) <= 0.5 for m in means), f"n1avg {w} W, means {means[::5]}"
+print("ok:", [(c, round(d, 2), w) for c, _, d, w in answers])
+PY
+echo "ok: BMC-shaped readings"
