@@ -50,10 +50,11 @@ static void meter_send(void *sock, int index, struct meter_src *ms, int n, doubl
         erg_pdu_source_bad_value(&ms->src, i, what, sizeof what))
       continue;
     ms->bad_logged[i] = true;
-    erg_warn("source %s %s %d: %s; read as missing (logged once; "
+    char id[40];
+    erg_warn("source %s %s %s: %s; read as missing (logged once; "
              "erg_meter_bad_values_total)",
-             ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i],
-             what);
+             ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]),
+             erg_pdu_channel_text(&ms->src.cfg, i, id, sizeof id), what);
   }
   struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
   memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);

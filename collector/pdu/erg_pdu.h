@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 #define ERG_PDU_MAX_CHANNELS 64
+/* A channel's unit: the index arcs before its entity number that the
+ * device decides (a daisy-chain member, databus id, cord), dotted: "210",
+ * "1.2"; at most two arcs, each 0..65535. */
+#define ERG_PDU_UNIT_MAX 16
 
 /* Metering levels a PDU may offer; a channel reads one entity of one
  * level. Outlet is 0 so that a zeroed channel is an outlet, as "pdu-a:7". */
@@ -60,6 +64,9 @@ struct erg_pdu_source_config {
   int nchannels;                              /* channels the collector needs */
   int channels[ERG_PDU_MAX_CHANNELS];         /* entity numbers (1-based); meters: 1 = total */
   unsigned char levels[ERG_PDU_MAX_CHANNELS]; /* enum erg_pdu_level of each channel */
+  /* SNMP: the unit of each channel ("" the level's first: the device's
+   * first row), as "LEVEL:UNIT.N" names it (docs/config.md). */
+  char units[ERG_PDU_MAX_CHANNELS][ERG_PDU_UNIT_MAX];
   /* SNMP: the power factor applied where a level gives only A x V or VA
    * without a power factor (0: 1.0); such readings are marked estimated. */
   double power_factor;
@@ -335,6 +342,12 @@ void erg_pdu_snmp_set_max_inflight(int n);
 
 /* "outlet", "inlet", ... as the config and the probe spell them. */
 const char *erg_pdu_level_name(int level);
+/* Channel c of cfg as a config names it after its level: "5", "210.5"
+ * (unit 210), "L2" is not used; into buf, returned. */
+const char *erg_pdu_channel_text(const struct erg_pdu_source_config *cfg, int c, char *buf,
+                                 size_t len);
+/* A unit as the config writes it: one or two arcs of 0..65535, dotted. */
+bool erg_pdu_unit_ok(const char *unit);
 /* The levels (bit 1 << enum erg_pdu_level) a named profile of driver
  * offers; 0 when it cannot be told before the device answers (profile
  * auto, generic, an unknown name, or a driver without levels). */
@@ -359,6 +372,11 @@ enum erg_pdu_probe_qty {
 };
 struct erg_pdu_probe_row {
   int level, index; /* enum erg_pdu_level; the entity number (a meter: its unit id) */
+  /* SNMP: the row's unit arcs ("210", "1.2"; docs/pdu.md), "" where the
+   * level's rows have none; multi_unit: the level's rows span several
+   * units, so the unit is part of the row's name ("outlet 210.5"). */
+  char unit[ERG_PDU_UNIT_MAX];
+  bool multi_unit;
   char name[ERG_PDU_PROBE_NAMELEN];
   char problem[160]; /* a value the device sent that is no reading; "" none */
   struct erg_pdu_reading r;

@@ -49,18 +49,25 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
   snprintf(res->sysdescr, sizeof res->sysdescr, "%s", id.sysdescr);
   for (size_t k = 0; k < PROBE_NLEVELS; k++) {
     int l = probe_order[k], nums[ERG_PDU_PROBE_MAX_ROWS];
-    int n = erg_pdu_snmp_level_rows(src, l, nums, ERG_PDU_PROBE_MAX_ROWS - res->n, why, whylen);
+    static char units[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_UNIT_MAX];
+    int n = erg_pdu_snmp_level_rows(src, l, nums, units, ERG_PDU_PROBE_MAX_ROWS - res->n, why,
+                                    whylen);
     if (n < 0)
       return -1;
     res->absent[l] = n == 0;
     static char names[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_PROBE_NAMELEN];
-    if (n > 0 &&
-        erg_pdu_snmp_row_names(src, l, nums, n, &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
+    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, (const char (*)[ERG_PDU_UNIT_MAX])units, n,
+                                        &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
       return -1;
+    bool multi = false; /* rows of more than one unit: each says its unit */
+    for (int i = 1; i < n; i++)
+      multi |= strcmp(units[i], units[0]) != 0;
     for (int i = 0; i < n; i++) {
       struct erg_pdu_probe_row *r = &res->rows[res->n++];
       r->level = l;
       r->index = nums[i];
+      snprintf(r->unit, sizeof r->unit, "%s", units[i]);
+      r->multi_unit = multi;
       snprintf(r->name, sizeof r->name, "%.*s", ERG_PDU_PROBE_NAMELEN - 1,
                i < ERG_PDU_MAX_CHANNELS ? names[i] : "");
     }
@@ -77,6 +84,7 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
     src->cfg.nchannels = k;
     for (int i = 0; i < k; i++) {
       src->cfg.channels[i] = res->rows[first + i].index;
+      snprintf(src->cfg.units[i], ERG_PDU_UNIT_MAX, "%s", res->rows[first + i].unit);
       src->cfg.levels[i] = (unsigned char)res->rows[first + i].level;
     }
     erg_pdu_snmp_want_all(src);

@@ -333,13 +333,91 @@ double erg_snmp_text_number(const unsigned char *text, size_t len) {
   return isfinite(d) ? d : NAN;
 }
 
-/* t with its "*" replaced by arc, into out; t itself when it has none. */
-static const char *wild_fill(const char *t, long arc, char *out, size_t len) {
-  const char *w = t ? strchr(t, '*') : NULL;
-  if (!w)
+/* t with its "*" arcs replaced by unit's arcs, in order, into out; t
+ * itself when it has none; NULL when unit has another number of arcs. */
+static const char *wild_fill(const char *t, const char *unit, char *out, size_t len) {
+  if (!t || !strchr(t, '*'))
     return t;
-  int n = snprintf(out, len, "%.*s%ld%s", (int)(w - t), t, arc, w + 1);
-  return n > 0 && (size_t)n < len ? out : t;
+  size_t o = 0;
+  const char *u = unit ? unit : "";
+  for (const char *p = t; *p; p++) {
+    if (*p != '*') {
+      if (o + 1 >= len)
+        return NULL;
+      out[o++] = *p;
+      continue;
+    }
+    size_t k = strspn(u, "0123456789");
+    if (!k || o + k >= len)
+      return NULL;
+    memcpy(out + o, u, k);
+    o += k;
+    u += k;
+    if (*u == '.')
+      u++;
+  }
+  if (*u)
+    return NULL;
+  out[o] = '\0';
+  return out;
+}
+
+int erg_snmp_tmpl_wilds(const char *t) {
+  int n = 0;
+  for (; t && *t; t++)
+    n += *t == '*';
+  return n;
+}
+
+int erg_snmp_level_wilds(const struct erg_snmp_level *lv) {
+  const char *t;
+  for (int k = 0; (t = erg_snmp_level_row_col(lv, k)); k++)
+    if (strchr(t, '*'))
+      return erg_snmp_tmpl_wilds(t);
+  return 0;
+}
+
+int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen) {
+  char buf[ERG_SNMP_OID_MAX];
+  const char *t = wild_fill(tmpl, unit, buf, sizeof buf);
+  return t ? erg_snmp_oid_expand(t, n, out, outlen) : -1;
+}
+
+bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ulen, int *n) {
+  size_t u = 0;
+  bool have_n = false;
+  if (*tmpl == '.')
+    tmpl++;
+  if (*oid == '.')
+    oid++;
+  if (ulen)
+    unit[0] = '\0';
+  *n = 1;
+  while (*tmpl) {
+    bool wild = tmpl[0] == '*', num = tmpl[0] == '%' && tmpl[1] == 'd';
+    if (!wild && !num) {
+      if (*tmpl++ != *oid++)
+        return false;
+      continue;
+    }
+    char *end;
+    long v = strtol(oid, &end, 10);
+    if (end == oid || !isdigit((unsigned char)*oid) || v > 1000000)
+      return false;
+    if (wild) {
+      int w = snprintf(unit + u, ulen > u ? ulen - u : 0, "%s%ld", u ? "." : "", v);
+      if (w < 0 || u + (size_t)w >= ulen)
+        return false;
+      u += (size_t)w;
+      tmpl++;
+    } else {
+      *n = (int)v;
+      have_n = true;
+      tmpl += 2;
+    }
+    oid = end;
+  }
+  return !*oid && (have_n || u);
 }
 
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
@@ -349,10 +427,10 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
   size_t o = 0;
   if (notelen)
     note[0] = '\0';
+  memset(store->unit, 0, sizeof store->unit);
   bool any = false;
   for (int l = 0; l < ERG_PDU_NLEVELS && !any; l++)
-    for (int k = 0; erg_snmp_level_row_col(&in->lv[l], k); k++)
-      any |= strchr(erg_snmp_level_row_col(&in->lv[l], k), '*') != NULL;
+    any = erg_snmp_level_wilds(&in->lv[l]) > 0;
   if (!any)
     return 0;
   *out = *in;
@@ -364,34 +442,50 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
     if (!t)
       continue;
     char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
-    long arc = 1;
     if (wild_prefix(t, pre, sizeof pre))
       continue;
     int rc = next(ctx, pre, got, sizeof got);
     if (rc < -1)
       return -1;
-    size_t pl = strlen(pre);
-    if (rc == 0 && erg_snmp_oid_under(got, pre)) {
-      char *end;
-      long a = strtol(got + pl + 1, &end, 10);
-      if (end != got + pl + 1 && a >= 0)
-        arc = a;
+    /* The first row's arcs, one per "*" (the row need not be of this
+     * column: any row of the table is a unit that exists). */
+    int wilds = erg_snmp_tmpl_wilds(t);
+    char *unit = store->unit[l];
+    bool found = rc == 0 && erg_snmp_oid_under(got, pre);
+    if (found) {
+      const char *a = got + strlen(pre) + 1;
+      size_t u = 0;
+      for (int k = 0; k < wilds && found; k++) {
+        size_t d = strspn(a, "0123456789");
+        found = d > 0 && u + d + 1 < ERG_PDU_UNIT_MAX && (a[d] == '.' || a[d] == '\0');
+        if (found) {
+          if (u)
+            unit[u++] = '.';
+          memcpy(unit + u, a, d);
+          u += d;
+          unit[u] = '\0';
+          a += d + (a[d] == '.');
+        }
+      }
     }
+    if (!found) /* no row: the MIB's first unit */
+      for (int k = 0; k < wilds; k++)
+        snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", k ? "." : "");
     int slot = 0;
     struct erg_snmp_level *ol = &out->lv[l];
     for (int q = 0; q < ERG_Q_N; q++) {
-      ol->q[q].oid = wild_fill(lv->q[q].oid, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->q[q].digits = wild_fill(lv->q[q].digits, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      ol->q[q].oid = wild_fill(lv->q[q].oid, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      ol->q[q].digits = wild_fill(lv->q[q].digits, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
       ol->q[q].si_prefix =
-          wild_fill(lv->q[q].si_prefix, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+          wild_fill(lv->q[q].si_prefix, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
     }
-    ol->count = wild_fill(lv->count, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
-    ol->filter = wild_fill(lv->filter, arc, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    ol->count = wild_fill(lv->count, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    ol->filter = wild_fill(lv->filter, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
     resolved++;
     if (o < notelen)
-      o += (size_t)snprintf(
-          note + o, notelen - o, "%s%s index arc %ld (%s)", o ? "; " : "", erg_pdu_level_name(l),
-          arc, rc == 0 && erg_snmp_oid_under(got, pre) ? "its first row" : "no row: 1");
+      o += (size_t)snprintf(note + o, notelen - o, "%s%s index arc%s %s (%s)", o ? "; " : "",
+                            erg_pdu_level_name(l), wilds > 1 ? "s" : "", unit,
+                            found ? "its first row" : "no row: 1");
   }
   return resolved;
 }

@@ -146,16 +146,19 @@ bool erg_snmp_sysoid_generic(const char *sysoid);
  * blanks and NULs around it allowed), else NAN: "12<script>", "n/a",
  * "0x10", "inf", "nan" and empty text are no reading. */
 double erg_snmp_text_number(const unsigned char *text, size_t len);
-/* An index arc the device decides (a branch number, a unit or cord id):
- * a template may hold one "*" arc before its "%d" ("...50.20.1.10.1.*.%d":
- * the receptacles of whichever branch the PDU has). Per source, after
- * detection, the level's first row column with a "*" is asked for its
- * first row (a GETNEXT from the arcs before it) and that row's arc stands
- * for the "*" in every template of the level (count and filter too); a
- * level whose column has no row keeps arc 1. Detection GETNEXTs from the
- * arcs before the "*". */
+/* Index arcs the device decides (a branch number, a unit or cord id: the
+ * "unit" of a row): a template may hold up to two "*" arcs before its "%d"
+ * ("...50.20.1.10.1.*.%d": the receptacles of whichever branch the PDU
+ * has; Sentry4's outlets "...8.3.1.7.*.*.%d": {unit}.{cord}.{outlet}).
+ * A channel may name its unit (cfg.units: "210", "1.2"); one that does not
+ * reads the default: per source, after detection, the level's first row
+ * column with a "*" is asked for its first row (a GETNEXT from the arcs
+ * before it) and that row's arcs stand for the "*"s in every template of
+ * the level (count and filter too); a level whose column has no row keeps
+ * arc 1. Detection GETNEXTs from the arcs before the first "*". */
 struct erg_snmp_wild_store {
   char t[ERG_PDU_NLEVELS][3 * ERG_Q_N + 2][ERG_SNMP_OID_MAX];
+  char unit[ERG_PDU_NLEVELS][ERG_PDU_UNIT_MAX]; /* the arcs taken, dotted; "" none */
 };
 /* The first OID after oid (a GETNEXT) into got: 0, or -1 when the agent
  * (or walk) has none or does not answer. */
@@ -167,6 +170,17 @@ typedef int (*erg_snmp_next_fn)(void *ctx, const char *oid, char *got, size_t go
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                           struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
                           char *note, size_t notelen);
+/* The number of "*" arcs in template t / in the level's row columns (0:
+ * the level's rows are numbered by "%d" alone). */
+int erg_snmp_tmpl_wilds(const char *t);
+int erg_snmp_level_wilds(const struct erg_snmp_level *lv);
+/* tmpl with its "*" arcs replaced by unit's arcs ("210", "1.2") and "%d"
+ * by n; -1 when unit has another number of arcs than tmpl has "*"s, or it
+ * does not fit. */
+int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen);
+/* oid is a row of tmpl: unit gets the arcs at its "*"s (dotted, "" none),
+ * *n the arc at its "%d" (1 when it has none). */
+bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ulen, int *n);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
 /* Replaces each "%d" in tmpl with n; -1 if it does not fit. */
@@ -233,11 +247,16 @@ void erg_pdu_snmp_want_all(struct erg_pdu_source *src);
  * level: the rows whose filter column holds the value), up to max.
  * Returns how many, 0 when the level is absent or empty, -1 with a reason
  * when the agent does not answer. */
-int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max, char *why,
-                            size_t whylen);
-/* Names of the given rows of level into names + i * namelen ("" none). */
-int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
-                           char *names, size_t namelen, char *why, size_t whylen);
+/* units (NULL: the default unit's rows only): each row's unit arcs where
+ * the level's templates have "*" arcs (every unit the device has: each
+ * member of a daisy chain, each cord), else "". */
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
+                            char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen);
+/* Names of the given rows (units: as level_rows gave them, may be NULL)
+ * of level into names + i * namelen ("" none). */
+int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums,
+                           const char (*units)[ERG_PDU_UNIT_MAX], int n, char *names,
+                           size_t namelen, char *why, size_t whylen);
 /* Channel c of the last poll: each quantity scaled to its SI unit (NAN
  * absent), the factor applied to the raw value (NAN: no column) and the
  * OID read ("" none); index ERG_Q_N is the borrowed voltage. */

@@ -63,6 +63,10 @@ struct snmp_priv {
    * device), and its column; NULL: none. */
   const struct erg_snmp_col *vborrow;
   char vborrow_oid[ERG_SNMP_OID_MAX];
+  int vborrow_level;
+  /* The profile before its "*" arcs were resolved (erg_snmp_wild_apply):
+   * the templates of a channel that names its unit; NULL: none (generic). */
+  const struct erg_snmp_profile *base;
   struct snmp_chan ch[ERG_PDU_MAX_CHANNELS];
   char peer[160];
   double budget_s;  /* timeout x tries */
@@ -87,6 +91,13 @@ double erg_snmp_col_scale(const struct erg_snmp_col *col, const struct snmp_chan
  * borrowed voltage), NULL when the profile has none. */
 const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
                                              const struct erg_pdu_source_config *cfg, int c, int q);
+
+/* The OID of quantity q (ERG_Q_N: the borrowed voltage) of src's channel
+ * c for entity n, kind 0 the value, 1 its decimal digits, 2 its SI
+ * prefix: the column's template with the channel's unit in its "*" arcs
+ * where the channel names one. -1 when there is none. */
+int erg_snmp_chan_oid(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg, int c,
+                      int q, int kind, int n, char *out, size_t len);
 
 /* Once per process: net-snmp without config files, state or MIBs. */
 void erg_snmp_lib_init(void);

@@ -51,7 +51,7 @@ static bool template_ok(const char *t) {
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
-  return pct <= 1 && star <= 1 && t[0] && strstr(t, "..") == NULL;
+  return pct <= 1 && star <= 2 && t[0] && strstr(t, "..") == NULL;
 }
 
 /* Every profile of every vendor file: unique name, well-formed templates,
@@ -372,6 +372,61 @@ static void test_wild_arcs(void **st) {
   assert_false(scalar);
 }
 
+/* Units (issue 34 item 1): a channel's unit arcs fill the "*"s, a row's
+ * OID gives them back; two arcs (Sentry4 unit.cord) resolved from the
+ * first row; a unit with the wrong number of arcs expands to nothing. */
+static void test_units(void **st) {
+  (void)st;
+  char o[ERG_SNMP_OID_MAX], unit[ERG_PDU_UNIT_MAX];
+  int n;
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d.5", "210", 7, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.210.7.5");
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.*.%d", "1.2", 3, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.1.2.3");
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.*.%d", "1", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d", "1.2", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d", "", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.9.%d", NULL, 3, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.9.3");
+  assert_true(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.5", unit, sizeof unit, &n));
+  assert_string_equal(unit, "210");
+  assert_int_equal(n, 7);
+  assert_false(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.6", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.5.1", unit, sizeof unit, &n));
+  assert_true(erg_snmp_oid_match("1.2.*.*.%d", "1.2.1.2.16", unit, sizeof unit, &n));
+  assert_string_equal(unit, "1.2");
+  assert_int_equal(n, 16);
+  assert_true(erg_snmp_oid_match("1.2.*.5", "1.2.3.5", unit, sizeof unit, &n));
+  assert_string_equal(unit, "3");
+  assert_int_equal(n, 1);
+  assert_true(erg_pdu_unit_ok("210"));
+  assert_true(erg_pdu_unit_ok("1.2"));
+  assert_true(erg_pdu_unit_ok("0"));
+  assert_false(erg_pdu_unit_ok("1.2.3"));
+  assert_false(erg_pdu_unit_ok("65536"));
+  assert_false(erg_pdu_unit_ok("1."));
+  assert_false(erg_pdu_unit_ok(""));
+  assert_false(erg_pdu_unit_ok("a"));
+  const struct erg_snmp_profile *s4 = erg_snmp_profile_find("servertech-sentry4");
+  assert_non_null(s4);
+  assert_int_equal(erg_snmp_level_wilds(&s4->lv[ERG_PDU_OUTLET]), 2);
+  assert_int_equal(erg_snmp_level_wilds(&s4->lv[ERG_PDU_INLET]), 1);
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[200];
+  const char *rows[] = {"1.3.6.1.4.1.1718.4.1.8.2.1.3.1.2.1", NULL};
+  assert_true(erg_snmp_wild_resolve(s4, &out, &store, fake_next, rows, note, sizeof note) > 0);
+  assert_string_equal(store.unit[ERG_PDU_OUTLET], "1.2");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid,
+                      "1.3.6.1.4.1.1718.4.1.8.3.1.7.1.2.%d");
+  assert_non_null(strstr(note, "outlet index arcs 1.2"));
+  struct erg_pdu_source_config cfg = {.nchannels = 2, .channels = {5, 5}};
+  snprintf(cfg.units[1], sizeof cfg.units[1], "210");
+  char id[32];
+  assert_string_equal(erg_pdu_channel_text(&cfg, 0, id, sizeof id), "5");
+  assert_string_equal(erg_pdu_channel_text(&cfg, 1, id, sizeof id), "210.5");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -384,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_text_number),
       cmocka_unit_test(test_physics),
       cmocka_unit_test(test_wild_arcs),
+      cmocka_unit_test(test_units),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
