@@ -344,6 +344,18 @@ static int holds_add(struct holds *h, int from, int to, int who, int cap) {
   return 0;
 }
 
+/* Outlet channel o may be behind inlet channel i of s: the same unit (a
+ * daisy-chain member's outlets behind its inlets), or the outlet's unit is
+ * the inlet's unit and number (Sentry4's outlet 1.2.N behind inlet 1.2,
+ * cord B); either without a unit: may be. */
+static bool unit_behind(const struct erg_pdu_source_config *s, int o, int i) {
+  if (!s->units[o][0] || !s->units[i][0] || !strcmp(s->units[o], s->units[i]))
+    return true;
+  char path[ERG_PDU_UNIT_MAX + 8];
+  snprintf(path, sizeof path, "%s.%d", s->units[i], s->channels[i]);
+  return !strcmp(s->units[o], path);
+}
+
 /* The single inlet of source s among its configured channels, -1: none
  * or several (which outlets a multi-inlet PDU's inlet feeds is not known). */
 static int only_inlet(const struct erg_pdu_source_config *s) {
@@ -391,9 +403,9 @@ static int power_loops(const struct erg_collector_config *c, const struct consum
     for (int ch = 0; ch < src->nchannels; ch++) {
       int lv = src->levels[ch];
       for (int d = 0; d < src->nchannels; d++)
-        if (d != ch && src->levels[d] == ERG_PDU_DEVICE)
+        if (d != ch && src->levels[d] == ERG_PDU_DEVICE && unit_behind(src, ch, d))
           holds_add(&h, p->base[s] + d, p->base[s] + ch, -1, cap);
-      if (in >= 0 && in != ch && lv == ERG_PDU_OUTLET)
+      if (in >= 0 && in != ch && lv == ERG_PDU_OUTLET && unit_behind(src, ch, in))
         holds_add(&h, p->base[s] + in, p->base[s] + ch, -1, cap);
     }
   }
@@ -488,7 +500,8 @@ static int inlet_overlap(const struct erg_collector_config *c, const struct cons
       for (int ch = 0; ch < s->nchannels && !partial; ch++) {
         const struct chan_use *u = &p->u[p->base[fa->source] + ch];
         if (s->levels[ch] != ERG_PDU_OUTLET || u->drawer < 0 ||
-            (u->drawer == a && u->drawer2 < 0) || has_feed(&v[a], fa->source, ch, -1))
+            (u->drawer == a && u->drawer2 < 0) || has_feed(&v[a], fa->source, ch, -1) ||
+            !unit_behind(s, ch, fa->channel))
           continue;
         int b = u->drawer != a ? u->drawer : u->drawer2;
         struct erg_node_feed fo = {fa->source, ch, 1};

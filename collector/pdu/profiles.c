@@ -420,6 +420,32 @@ bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ul
   return !*oid && (have_n || u);
 }
 
+int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                             struct erg_snmp_wild_store *store, int l, const char *unit) {
+  const struct erg_snmp_level *lv = &in->lv[l];
+  struct erg_snmp_level ol = out->lv[l];
+  int slot = 0, bad = 0;
+#define FILL(dst, src)                                                                             \
+  do {                                                                                             \
+    (dst) = wild_fill((src), unit, store->t[l][slot++], ERG_SNMP_OID_MAX);                         \
+    bad |= (src) && !(dst);                                                                        \
+  } while (0)
+  for (int q = 0; q < ERG_Q_N; q++) {
+    FILL(ol.q[q].oid, lv->q[q].oid);
+    FILL(ol.q[q].digits, lv->q[q].digits);
+    FILL(ol.q[q].si_prefix, lv->q[q].si_prefix);
+  }
+  FILL(ol.count, lv->count);
+  FILL(ol.filter, lv->filter);
+#undef FILL
+  if (bad)
+    return -1;
+  out->lv[l] = ol;
+  if (unit != store->unit[l])
+    snprintf(store->unit[l], ERG_PDU_UNIT_MAX, "%s", unit ? unit : "");
+  return 0;
+}
+
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                           struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
                           char *note, size_t notelen) {
@@ -436,26 +462,28 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
   *out = *in;
   for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
     const struct erg_snmp_level *lv = &in->lv[l];
-    const char *t = NULL;
-    for (int k = 0; (t = erg_snmp_level_row_col(lv, k)) && !strchr(t, '*'); k++)
-      ;
-    if (!t)
+    int wilds = erg_snmp_level_wilds(lv);
+    if (!wilds)
       continue;
-    char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
-    if (wild_prefix(t, pre, sizeof pre))
-      continue;
-    int rc = next(ctx, pre, got, sizeof got);
-    if (rc < -1)
-      return -1;
-    /* The first row's arcs, one per "*" (the row need not be of this
-     * column: any row of the table is a unit that exists). */
-    int wilds = erg_snmp_tmpl_wilds(t);
+    /* The first row of the first row column with "*" that has one (a
+     * firmware may leave out names); its arcs, one per "*". */
     char *unit = store->unit[l];
-    bool found = rc == 0 && erg_snmp_oid_under(got, pre);
-    if (found) {
+    bool found = false;
+    const char *t;
+    for (int k = 0; !found && (t = erg_snmp_level_row_col(lv, k)); k++) {
+      char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
+      if (!strchr(t, '*') || wild_prefix(t, pre, sizeof pre))
+        continue;
+      int rc = next(ctx, pre, got, sizeof got);
+      if (rc < -1)
+        return -1;
+      if (rc != 0 || !erg_snmp_oid_under(got, pre))
+        continue;
       const char *a = got + strlen(pre) + 1;
       size_t u = 0;
-      for (int k = 0; k < wilds && found; k++) {
+      found = true;
+      unit[0] = '\0';
+      for (int w = 0; w < wilds && found; w++) {
         size_t d = strspn(a, "0123456789");
         found = d > 0 && u + d + 1 < ERG_PDU_UNIT_MAX && (a[d] == '.' || a[d] == '\0');
         if (found) {
@@ -468,24 +496,16 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
         }
       }
     }
-    if (!found) /* no row: the MIB's first unit */
-      for (int k = 0; k < wilds; k++)
-        snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", k ? "." : "");
-    int slot = 0;
-    struct erg_snmp_level *ol = &out->lv[l];
-    for (int q = 0; q < ERG_Q_N; q++) {
-      ol->q[q].oid = wild_fill(lv->q[q].oid, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->q[q].digits = wild_fill(lv->q[q].digits, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->q[q].si_prefix =
-          wild_fill(lv->q[q].si_prefix, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    if (!found) { /* no row: the MIB's first unit, not said */
+      unit[0] = '\0';
+      for (int w = 0; w < wilds; w++)
+        snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", w ? "." : "");
     }
-    ol->count = wild_fill(lv->count, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
-    ol->filter = wild_fill(lv->filter, unit, store->t[l][slot++], ERG_SNMP_OID_MAX);
+    erg_snmp_wild_fill_level(in, out, store, l, unit);
     resolved++;
-    if (o < notelen)
-      o += (size_t)snprintf(note + o, notelen - o, "%s%s index arc%s %s (%s)", o ? "; " : "",
-                            erg_pdu_level_name(l), wilds > 1 ? "s" : "", unit,
-                            found ? "its first row" : "no row: 1");
+    if (o < notelen && found)
+      o += (size_t)snprintf(note + o, notelen - o, "%s%s index arc%s %s (its first row)",
+                            o ? "; " : "", erg_pdu_level_name(l), wilds > 1 ? "s" : "", unit);
   }
   return resolved;
 }

@@ -170,6 +170,10 @@ typedef int (*erg_snmp_next_fn)(void *ctx, const char *oid, char *got, size_t go
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                           struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
                           char *note, size_t notelen);
+/* Level l of out = level l of in with its "*" arcs unit's (templates in
+ * store); -1 (out untouched) when unit has another number of arcs. */
+int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                             struct erg_snmp_wild_store *store, int l, const char *unit);
 /* The number of "*" arcs in template t / in the level's row columns (0:
  * the level's rows are numbered by "%d" alone). */
 int erg_snmp_tmpl_wilds(const char *t);
@@ -310,5 +314,10 @@ struct erg_snmp_walk_entity {
 int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
                          int level, int n, struct erg_snmp_walk_entity *out, char *why,
                          size_t whylen);
+/* The same for the entity of one unit ("210", "1.2"; NULL or "": the
+ * level's first row's, as above). */
+int erg_snmp_walk_entity_unit(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                              int level, const char *unit, int n, struct erg_snmp_walk_entity *out,
+                              char *why, size_t whylen);
 
 #endif

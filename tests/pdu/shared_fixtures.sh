@@ -195,6 +195,22 @@ if name in ARCS:
     got = sum(r["level"] == lvl for r in j["rows"])
     if said not in j["profile_reason"] or got != count:
         errs.append(f"{got} {lvl} rows, want {count} and '{said}' in the reason")
+# Units the device decides (issue 34 item 1: a daisy chain's members, a
+# Sentry4's cords; the project's walks): every unit's rows, each with its
+# unit, and rows of one unit told apart from the other's by their values.
+UNITS = {"raritan-pdu2-chain": ("outlet", {"1", "210"}, 12),
+         "servertech-sentry4-cordb": ("outlet", {"1.1", "1.2"}, 8)}
+if name in UNITS:
+    lvl, want, count = UNITS[name]
+    rs = [r for r in j["rows"] if r["level"] == lvl]
+    got = {r.get("unit") for r in rs}
+    if got != want or len(rs) != count:
+        errs.append(f"{lvl} units {sorted(map(str, got))} in {len(rs)} rows, want "
+                    f"{sorted(want)} in {count}")
+    for r in rs:
+        o = r.get("oids", {}).get("power") or r.get("oids", {}).get("current") or ""
+        if ("." + r["unit"] + "." + str(r["index"])) not in o:
+            errs.append(f"{lvl} {r['unit']}.{r['index']} read at {o}")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())
