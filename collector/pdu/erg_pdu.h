@@ -353,6 +353,24 @@ bool erg_pdu_unit_ok(const char *unit);
  * auto, generic, an unknown name, or a driver without levels). */
 unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
 
+/* ---- physics across the levels of one device (collector/pdu/crosscheck.c) */
+struct erg_pdu_xrow {
+  int level;        /* enum erg_pdu_level */
+  const char *unit; /* the row's unit ("" none): sums are per chain member */
+  double watts;     /* the row's power, NAN none */
+  double apparent;  /* its own VA, or V x A, NAN none: bears its W out */
+  bool measured;    /* watts is the device's active power */
+  bool refused;     /* out: its watts are impossible beside the others' */
+};
+/* Outlets', banks' and phases' sums within their inlets (or device), the
+ * inlets' within the device, and (complete: every row of each level was
+ * read, as the probe reads them) the phases' near their inlets; a power of
+ * ten apart is a wrong scale: the side its own apparent power does not
+ * bear out is refused (both when neither is). Returns the rows refused;
+ * why gets the first finding ("" none; with "impossible" in it). */
+int erg_pdu_cross_check(struct erg_pdu_xrow *rows, int n, bool complete, char *why,
+                        size_t whylen);
+
 /* ---- what one PDU or meter is and reads now (collector/pdu/probe.c), for
  * `erg pdu probe`: the operator's help to write its config section ---- */
 #define ERG_PDU_PROBE_MAX_ROWS 256

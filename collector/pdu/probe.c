@@ -2,6 +2,7 @@
 /* `erg pdu probe`'s library side: asks one PDU or meter what it is and
  * what it reads now, every level it offers, as ergd would read them (the
  * command prints it, cli/probe.c). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,37 @@ static void probe_detail(const struct erg_pdu_source *src, int i, struct erg_pdu
   memcpy(row->oid, d.oid, sizeof row->oid);
   memcpy(row->scale, d.scale, sizeof row->scale);
   memcpy(row->value, d.value, sizeof row->value);
+}
+
+/* The physics across the levels of every row read (crosscheck.c): a row
+ * whose power is impossible beside the others' shows none, and why. */
+static void probe_cross_check(struct erg_pdu_probe *res) {
+  static struct erg_pdu_xrow x[ERG_PDU_PROBE_MAX_ROWS];
+  for (int i = 0; i < res->n; i++) {
+    const struct erg_pdu_probe_row *r = &res->rows[i];
+    double volts = isfinite(r->value[ERG_PROBE_VOLTAGE]) ? r->value[ERG_PROBE_VOLTAGE]
+                                                         : r->value[ERG_PROBE_VOLTAGE_BORROWED];
+    x[i] = (struct erg_pdu_xrow){
+        .level = r->level,
+        .unit = r->unit,
+        .watts = r->have_detail ? r->r.watts : NAN,
+        .apparent = isfinite(r->value[ERG_PROBE_VA]) ? r->value[ERG_PROBE_VA]
+                                                     : r->value[ERG_PROBE_CURRENT] * volts,
+        .measured = r->r.power_source == ERG_PDU_W_MEASURED};
+  }
+  char why[sizeof res->rows[0].problem];
+  if (erg_pdu_cross_check(x, res->n, true, why, sizeof why) == 0)
+    return;
+  for (int i = 0; i < res->n; i++) {
+    struct erg_pdu_probe_row *r = &res->rows[i];
+    if (!x[i].refused)
+      continue;
+    r->r.watts = NAN;
+    r->r.ok = isfinite(r->r.energy_joules);
+    r->r.bad_value = true;
+    r->value[ERG_PROBE_POWER] = NAN;
+    snprintf(r->problem, sizeof r->problem, "%s", why);
+  }
 }
 
 /* Every row of every level the device answers, then their readings, in
@@ -101,6 +133,8 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
         row->problem[0] = '\0';
     }
   }
+  if (good)
+    probe_cross_check(res);
   return good ? 0 : -1;
 }
 #endif

@@ -613,10 +613,12 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
   int good = 0;
   for (size_t i = 0; i < n; i++) {
     bool any = false;
-    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++) {
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
       erg_snmp_chan_reading(srcs[i], c, &out[i][c]);
+    if (!rcs[i])
+      erg_snmp_cross_check(srcs[i], out[i]);
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
       any |= out[i][c].ok;
-    }
     if (!rcs[i] && !any) {
       rcs[i] = -1;
       if (whys && !whys[i * whylen])

@@ -23,6 +23,7 @@ struct snmp_chan {
   /* The physics checks' verdict on them (snmp_values.c): the factor on top
    * of the column's scale, 1 as declared, 10^k rescaled, NAN refused. */
   double fix[ERG_Q_N + 1];
+  double apparent;           /* this round's VA, or V x A, NAN none (crosscheck.c) */
   uint64_t seen_ns;          /* when they were read, 0 not this round */
   unsigned char energy_type; /* ASN type last seen */
   /* This round: a value the agent sent that is no reading (wrong type,
@@ -182,6 +183,10 @@ void erg_snmp_apply_values(struct erg_pdu_source *src, const netsnmp_variable_li
                            uint64_t t_ns);
 /* Channel c's reading from its raw values, after the physics checks. */
 void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_pdu_reading *r);
+/* The physics across src's channels' levels (erg_pdu_cross_check) on a
+ * round's readings out: a refused channel's watts read as missing, a bad
+ * value with the reason. */
+void erg_snmp_cross_check(struct erg_pdu_source *src, struct erg_pdu_reading *out);
 /* Before a round: every channel's raw values forgotten. */
 void erg_snmp_forget(struct erg_pdu_source *src);
 /* Why no channel of src read anything. */

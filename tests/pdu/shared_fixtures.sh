@@ -199,7 +199,10 @@ if name in ARCS:
 # Sentry4's cords; the project's walks): every unit's rows, each with its
 # unit, and rows of one unit told apart from the other's by their values.
 UNITS = {"raritan-pdu2-chain": ("outlet", {"1", "210"}, 12),
-         "servertech-sentry4-cordb": ("outlet", {"1.1", "1.2"}, 8)}
+         "servertech-sentry4-cordb": ("outlet", {"1.1", "1.2"}, 8),
+         # the shared recordings' chains: master and one link unit / tower
+         "sentry4": ("phase", {"1.1", "2.1"}, 6),
+         "sentry3": ("inlet", {"1", "2"}, 2)}
 if name in UNITS:
     lvl, want, count = UNITS[name]
     rs = [r for r in j["rows"] if r["level"] == lvl]

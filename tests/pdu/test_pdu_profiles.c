@@ -427,6 +427,63 @@ static void test_units(void **st) {
   assert_string_equal(erg_pdu_channel_text(&cfg, 1, id, sizeof id), "210.5");
 }
 
+/* Physics across levels (issue 34 item 3): a level a power of ten off
+ * the one above it is refused on the side its own V x A does not bear
+ * out; per chain member; phases too small only when every row was read. */
+static void test_cross_check(void **st) {
+  (void)st;
+  char why[200];
+#define XR(l, u, w, a, m) {.level = (l), .unit = (u), .watts = (w), .apparent = (a), .measured = (m)}
+  struct erg_pdu_xrow a[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
+                             XR(ERG_PDU_OUTLET, "", 2500, NAN, true),
+                             XR(ERG_PDU_OUTLET, "", 2500, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(a, 3, false, why, sizeof why), 2);
+  assert_false(a[0].refused);
+  assert_true(a[1].refused && a[2].refused);
+  assert_non_null(strstr(why, "impossible: outlets sum to 5000 W, over 3x the inlets' 500 W"));
+  /* An inlet 100x high is not seen from below (outlets may be few); a
+   * device 100x low is, and the outlets bear themselves out. */
+  struct erg_pdu_xrow b[] = {XR(ERG_PDU_INLET, "", 50000, NAN, true),
+                             XR(ERG_PDU_OUTLET, "", 300, 310, true),
+                             XR(ERG_PDU_OUTLET, "", 200, 230, true)};
+  assert_int_equal(erg_pdu_cross_check(b, 3, false, why, sizeof why), 0);
+  struct erg_pdu_xrow b2[] = {XR(ERG_PDU_INLET, "", 5, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 300, 310, true)};
+  assert_int_equal(erg_pdu_cross_check(b2, 2, false, why, sizeof why), 0); /* 5 W says nothing */
+  struct erg_pdu_xrow b3[] = {XR(ERG_PDU_DEVICE, "", 60, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 3000, 3100, true)};
+  assert_int_equal(erg_pdu_cross_check(b3, 2, false, why, sizeof why), 1);
+  assert_true(b3[0].refused);
+  assert_non_null(strstr(why, "the devices' W not used"));
+  /* Plausible: untouched; neither borne out: both refused. */
+  struct erg_pdu_xrow c[] = {XR(ERG_PDU_INLET, "", 1000, 1100, true),
+                             XR(ERG_PDU_OUTLET, "", 900, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(c, 2, true, why, sizeof why), 0);
+  assert_string_equal(why, "");
+  struct erg_pdu_xrow d[] = {XR(ERG_PDU_INLET, "", 100, NAN, true),
+                             XR(ERG_PDU_BANK, "", 10000, NAN, false)};
+  assert_int_equal(erg_pdu_cross_check(d, 2, false, why, sizeof why), 2);
+  /* Phases 100x low: only with every row read. */
+  struct erg_pdu_xrow e[] = {XR(ERG_PDU_INLET, "", 3000, 3100, true),
+                             XR(ERG_PDU_PHASE, "", 10, NAN, true),
+                             XR(ERG_PDU_PHASE, "", 10, NAN, true),
+                             XR(ERG_PDU_PHASE, "", 10, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(e, 4, false, why, sizeof why), 0);
+  assert_int_equal(erg_pdu_cross_check(e, 4, true, why, sizeof why), 3);
+  assert_non_null(strstr(why, "under 1/3 of"));
+  /* Per chain member: member 210's outlets are not behind member 1's inlet;
+   * cord 2 of member 1 is. */
+  struct erg_pdu_xrow f[] = {XR(ERG_PDU_INLET, "1", 500, 520, true),
+                             XR(ERG_PDU_OUTLET, "210", 2000, NAN, true),
+                             XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(f, 3, false, why, sizeof why), 0);
+  f[2].watts = 4000;
+  assert_int_equal(erg_pdu_cross_check(f, 3, false, why, sizeof why), 1);
+  assert_true(f[2].refused && !f[1].refused);
+  assert_non_null(strstr(why, "of unit 1 "));
+#undef XR
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -440,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_physics),
       cmocka_unit_test(test_wild_arcs),
       cmocka_unit_test(test_units),
+      cmocka_unit_test(test_cross_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
