@@ -152,6 +152,11 @@ static void meter_round_snmp(struct meter_thread *t, void *sock, struct meter_sr
     struct meter_src *m = &ms[pos[q]];
     m->rc = rc[q];
     erg_strlcpy(m->why, whys + q * METER_WHYLEN, sizeof m->why);
+    /* Said once: the profile taken (its firmware family's scales, its
+     * units), and each value read at another scale than its MIB's. */
+    char note[METER_WHYLEN];
+    while (erg_pdu_source_note(&m->src, note, sizeof note) == 0)
+      erg_info("source %s: %s (logged once)", m->src.cfg.name, note);
     meter_send(sock, t->index[pos[q]], m, m->src.cfg.nchannels, meter_latency(m, t0, t1),
                m->rc ? m->why : NULL);
   }

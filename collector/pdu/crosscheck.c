@@ -42,7 +42,8 @@ static double level_sum(const struct erg_pdu_xrow *r, int n, int level, const ch
   *count = 0;
   *borne = false;
   for (int i = 0; i < n; i++) {
-    if (r[i].level != level || !same_member(r[i].unit, m) || !isfinite(r[i].watts))
+    if (r[i].level != level || !same_member(r[i].unit, m) || !isfinite(r[i].watts) ||
+        r[i].refused)
       continue;
     s += r[i].watts;
     (*count)++;
@@ -53,11 +54,13 @@ static double level_sum(const struct erg_pdu_xrow *r, int n, int level, const ch
   return s;
 }
 
-static void refuse(struct erg_pdu_xrow *r, int n, int level, const char *m, int *refused) {
+static void refuse(struct erg_pdu_xrow *r, int n, int level, const char *m, int *refused,
+                   const char *reason) {
   for (int i = 0; i < n; i++)
     if (r[i].level == level && same_member(r[i].unit, m) && isfinite(r[i].watts) &&
         !r[i].refused) {
       r[i].refused = true;
+      snprintf(r[i].reason, sizeof r[i].reason, "%s", reason);
       (*refused)++;
     }
 }
@@ -70,39 +73,69 @@ static void check_pair(struct erg_pdu_xrow *r, int n, int upper, int lower, cons
   double su = level_sum(r, n, upper, m, &nu, &bu), sl = level_sum(r, n, lower, m, &nl, &bl);
   if (!nu || !nl || su < XC_MIN_WATTS)
     return;
-  bool over = sl > XC_FACTOR * su + XC_SLACK_WATTS;
+  double lim = XC_FACTOR * su + XC_SLACK_WATTS;
+  /* A row above the whole level over it is impossible by itself (a
+   * hostile or misscaled outlet among good ones): it alone is refused,
+   * unless its own V x A bears it out and the level above has none. */
+  for (int i = 0; i < n; i++) {
+    const struct erg_pdu_xrow *x = &r[i];
+    double ratio = x->apparent > 0 ? x->watts / x->apparent : NAN;
+    bool xb = x->measured && x->apparent > 20 && ratio >= XC_PF_MIN && ratio <= XC_PF_MAX;
+    if (x->level != lower || !same_member(x->unit, m) || !(x->watts > lim) || x->refused ||
+        (xb && !bu))
+      continue;
+    r[i].refused = true;
+    snprintf(r[i].reason, sizeof r[i].reason,
+             "impossible: %.0f W, over 3x the %s' %.0f W above it; not used", x->watts,
+             plural(upper), su);
+    (*refused)++;
+    sl -= x->watts;
+    nl--;
+    if (whylen && !why[0])
+      snprintf(why, whylen, "%s", r[i].reason);
+  }
+  bool over = nl > 0 && sl > lim;
   bool under = complete && lower == ERG_PDU_PHASE && sl * XC_FACTOR + XC_SLACK_WATTS < su;
   if (!over && !under)
     return;
-  char verdict[64];
+  char verdict[64], text[sizeof r->reason];
+  bool low = false, up = false;
   if (bu && !bl) {
-    refuse(r, n, lower, m, refused);
+    low = true;
     snprintf(verdict, sizeof verdict, "the %s' W not used", plural(lower));
   } else if (bl && !bu) {
-    refuse(r, n, upper, m, refused);
+    up = true;
     snprintf(verdict, sizeof verdict, "the %s' W not used", plural(upper));
   } else if (!bu && !bl) {
-    refuse(r, n, lower, m, refused);
-    refuse(r, n, upper, m, refused);
+    low = up = true;
     snprintf(verdict, sizeof verdict, "no V x A bears either out: neither used");
   } else {
     snprintf(verdict, sizeof verdict, "each bears out its V x A: both kept");
   }
-  if (whylen && !why[0]) {
-    char unit[24] = "";
-    if (m[0])
-      snprintf(unit, sizeof unit, " of unit %.*s", (int)strcspn(m, "."), m);
-    snprintf(why, whylen, "impossible: %s%s sum to %.0f W, %s the %s' %.0f W; %s", plural(lower),
-             unit, sl, over ? "over 3x" : "under 1/3 of", plural(upper), su, verdict);
-  }
+  char unit[24] = "";
+  if (m[0])
+    snprintf(unit, sizeof unit, " of unit %.*s", (int)strcspn(m, "."), m);
+  int w = snprintf(text, sizeof text, "impossible: %s%s sum to %.0f W, %s the %s' %.0f W; %s",
+                   plural(lower), unit, sl, over ? "over 3x" : "under 1/3 of", plural(upper), su,
+                   verdict);
+  if (w < 0)
+    text[0] = '\0';
+  if (low)
+    refuse(r, n, lower, m, refused, text);
+  if (up)
+    refuse(r, n, upper, m, refused, text);
+  if (whylen && !why[0])
+    snprintf(why, whylen, "%s", text);
 }
 
 int erg_pdu_cross_check(struct erg_pdu_xrow *r, int n, bool complete, char *why, size_t whylen) {
   int refused = 0;
   if (whylen)
     why[0] = '\0';
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     r[i].refused = false;
+    r[i].reason[0] = '\0';
+  }
   for (int i = 0; i < n; i++) {
     bool first = true; /* each member once */
     for (int k = 0; k < i && first; k++)

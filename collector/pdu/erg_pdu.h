@@ -361,6 +361,7 @@ struct erg_pdu_xrow {
   double apparent;  /* its own VA, or V x A, NAN none: bears its W out */
   bool measured;    /* watts is the device's active power */
   bool refused;     /* out: its watts are impossible beside the others' */
+  char reason[160]; /* out: why, when refused */
 };
 /* Outlets', banks' and phases' sums within their inlets (or device), the
  * inlets' within the device, and (complete: every row of each level was

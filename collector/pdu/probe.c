@@ -61,7 +61,7 @@ static void probe_cross_check(struct erg_pdu_probe *res) {
     r->r.ok = isfinite(r->r.energy_joules);
     r->r.bad_value = true;
     r->value[ERG_PROBE_POWER] = NAN;
-    snprintf(r->problem, sizeof r->problem, "%s", why);
+    snprintf(r->problem, sizeof r->problem, "power: %s", x[i].reason);
   }
 }
 

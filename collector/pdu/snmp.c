@@ -690,4 +690,5 @@ const struct erg_pdu_driver erg_pdu_driver_snmp = {.name = "snmp",
                                                    .poll = snmp_poll_src,
                                                    .close = snmp_close_src,
                                                    .wrap_joules = erg_snmp_wrap_joules,
-                                                   .bad_value = erg_snmp_bad_value};
+                                                   .bad_value = erg_snmp_bad_value,
+                                                   .note = erg_snmp_note};

@@ -79,6 +79,10 @@ struct snmp_priv {
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
   bool names_ready;
+  /* What the driver's note hook said once (erg_snmp_note): the profile
+   * taken and its scales, each channel's rescaled value. */
+  bool ident_noted;
+  bool rescale_noted[ERG_PDU_MAX_CHANNELS];
   bool fw_done;                    /* erg_snmp_fw_apply ran */
   bool wild_done;                  /* erg_snmp_wild_apply ran */
   struct erg_snmp_wild_store wild; /* the templates it resolved */
@@ -187,6 +191,10 @@ void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_p
  * round's readings out: a refused channel's watts read as missing, a bad
  * value with the reason. */
 void erg_snmp_cross_check(struct erg_pdu_source *src, struct erg_pdu_reading *out);
+/* The driver's note hook (erg_pdu.h): once, the profile taken and why
+ * (its firmware family's scales, its units); once per channel, a value
+ * the physics checks read at another scale than the MIB's. */
+int erg_snmp_note(struct erg_pdu_source *src, char *why, size_t whylen);
 /* Before a round: every channel's raw values forgotten. */
 void erg_snmp_forget(struct erg_pdu_source *src);
 /* Why no channel of src read anything. */

@@ -435,12 +435,21 @@ static void test_cross_check(void **st) {
   char why[200];
 #define XR(l, u, w, a, m) {.level = (l), .unit = (u), .watts = (w), .apparent = (a), .measured = (m)}
   struct erg_pdu_xrow a[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
-                             XR(ERG_PDU_OUTLET, "", 2500, NAN, true),
-                             XR(ERG_PDU_OUTLET, "", 2500, NAN, true)};
+                             XR(ERG_PDU_OUTLET, "", 1000, NAN, true),
+                             XR(ERG_PDU_OUTLET, "", 1000, NAN, true)};
   assert_int_equal(erg_pdu_cross_check(a, 3, false, why, sizeof why), 2);
   assert_false(a[0].refused);
   assert_true(a[1].refused && a[2].refused);
-  assert_non_null(strstr(why, "impossible: outlets sum to 5000 W, over 3x the inlets' 500 W"));
+  assert_non_null(strstr(why, "impossible: outlets sum to 2000 W, over 3x the inlets' 500 W"));
+  assert_string_equal(a[1].reason, why);
+  /* One outlet above the whole inlet: it alone (a hostile value among
+   * good ones). */
+  struct erg_pdu_xrow a2[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
+                              XR(ERG_PDU_OUTLET, "", 150, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 9000, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(a2, 3, false, why, sizeof why), 1);
+  assert_true(a2[2].refused && !a2[1].refused);
+  assert_non_null(strstr(a2[2].reason, "impossible: 9000 W, over 3x the inlets' 500 W"));
   /* An inlet 100x high is not seen from below (outlets may be few); a
    * device 100x low is, and the outlets bear themselves out. */
   struct erg_pdu_xrow b[] = {XR(ERG_PDU_INLET, "", 50000, NAN, true),
@@ -461,8 +470,10 @@ static void test_cross_check(void **st) {
   assert_int_equal(erg_pdu_cross_check(c, 2, true, why, sizeof why), 0);
   assert_string_equal(why, "");
   struct erg_pdu_xrow d[] = {XR(ERG_PDU_INLET, "", 100, NAN, true),
-                             XR(ERG_PDU_BANK, "", 10000, NAN, false)};
-  assert_int_equal(erg_pdu_cross_check(d, 2, false, why, sizeof why), 2);
+                             XR(ERG_PDU_BANK, "", 300, NAN, false),
+                             XR(ERG_PDU_BANK, "", 300, NAN, false)};
+  assert_int_equal(erg_pdu_cross_check(d, 3, false, why, sizeof why), 3);
+  assert_non_null(strstr(why, "neither used"));
   /* Phases 100x low: only with every row read. */
   struct erg_pdu_xrow e[] = {XR(ERG_PDU_INLET, "", 3000, 3100, true),
                              XR(ERG_PDU_PHASE, "", 10, NAN, true),
@@ -475,11 +486,12 @@ static void test_cross_check(void **st) {
    * cord 2 of member 1 is. */
   struct erg_pdu_xrow f[] = {XR(ERG_PDU_INLET, "1", 500, 520, true),
                              XR(ERG_PDU_OUTLET, "210", 2000, NAN, true),
-                             XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true)};
-  assert_int_equal(erg_pdu_cross_check(f, 3, false, why, sizeof why), 0);
-  f[2].watts = 4000;
-  assert_int_equal(erg_pdu_cross_check(f, 3, false, why, sizeof why), 1);
-  assert_true(f[2].refused && !f[1].refused);
+                             XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true),
+                             XR(ERG_PDU_OUTLET, "1.1", 900, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 0);
+  f[2].watts = 1000;
+  assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 2);
+  assert_true(f[2].refused && f[3].refused && !f[1].refused);
   assert_non_null(strstr(why, "of unit 1 "));
 #undef XR
 }
