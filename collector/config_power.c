@@ -127,6 +127,18 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
              s->profile, t, erg_pdu_level_name(level));
     return -1;
   }
+  int arcs = erg_pdu_profile_unit_arcs(s->driver, s->profile, level), have = 0;
+  for (const char *d = unit; *d; d++)
+    have += *d == '.';
+  have += unit[0] != '\0';
+  if (arcs >= 0 && unit[0] && arcs != have) {
+    snprintf(why, whylen,
+             "%s key 'power': profile %s of source %s numbers its %ss by %d unit arc%s before "
+             "the number, not %d ('%s:%s:%s.%ld')",
+             who, s->profile, t, erg_pdu_level_name(level), arcs, arcs == 1 ? "" : "s", have, t,
+             erg_pdu_level_name(level), unit, outlet);
+    return -1;
+  }
   if (outlet == 0 && !strcmp(s->driver, "modbus")) {
     snprintf(why, whylen,
              "%s key 'power': '%s:0': Modbus unit id 0 is the broadcast address (1..247)", who, t);

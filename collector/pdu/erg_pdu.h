@@ -352,6 +352,10 @@ bool erg_pdu_unit_ok(const char *unit);
  * offers; 0 when it cannot be told before the device answers (profile
  * auto, generic, an unknown name, or a driver without levels). */
 unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
+/* The unit arcs a named profile's level numbers its rows by (0 none: the
+ * level takes no UNIT.N); -1 when it cannot be told before the device
+ * answers (auto, generic, a named-variable table, unknown). */
+int erg_pdu_profile_unit_arcs(const char *driver, const char *profile, int level);
 
 /* ---- physics across the levels of one device (collector/pdu/crosscheck.c) */
 struct erg_pdu_xrow {

@@ -182,6 +182,19 @@ static void test_collector_units(void **state) {
   assert_non_null(strstr(err.msg, "is behind inlet 1.2 of source p"));
   erg_collector_config_free(&c);
   unlink(path);
+  /* A named profile's unit arcs are checked before any device answers. */
+  write_conf("[node.a]\npower = s:outlet:1.5\n[pdu.s]\nhost = h\nprofile = servertech-sentry4\n");
+  erg_collector_config_defaults(&c);
+  assert_int_not_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_non_null(strstr(err.msg, "numbers its outlets by 2 unit arcs before the number, not 1"));
+  erg_collector_config_free(&c);
+  unlink(path);
+  write_conf("[node.a]\npower = s:outlet:1.2.5 + s:inlet:1.2\n[pdu.s]\nhost = h\n"
+             "profile = servertech-sentry4\n");
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  erg_collector_config_free(&c);
+  unlink(path);
   const char *bad[] = {"p:outlet:1.2.3.5", "p:outlet:70000.5", "p:outlet:1..5", "p:outlet:.5",
                        "p:outlet:5.", "p:phase:1.L2", "m:210.5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
