@@ -542,12 +542,11 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
     if (q == ERG_Q_ENERGY)
       snprintf(how, sizeof how, " + J since the start");
     if (o < desclen)
-      o += (size_t)snprintf(
-          desc + o, desclen - o,
-          "%s%s %s%s%d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s", o ? "\n" : "",
-          erg_pdu_level_name(level), wunit, wunit[0] ? "." : "", num, s->nodes[node].name,
-          qname[q], e.oid[q],
-          walk_type_name(row->type), e.factor[q], unit[q], e.raw[q], how);
+      o += (size_t)snprintf(desc + o, desclen - o,
+                            "%s%s %s%s%d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s",
+                            o ? "\n" : "", erg_pdu_level_name(level), wunit, wunit[0] ? "." : "",
+                            num, s->nodes[node].name, qname[q], e.oid[q], walk_type_name(row->type),
+                            e.factor[q], unit[q], e.raw[q], how);
   }
   if (!made) {
     snprintf(why, whylen,

@@ -42,8 +42,7 @@ static double level_sum(const struct erg_pdu_xrow *r, int n, int level, const ch
   *count = 0;
   *borne = false;
   for (int i = 0; i < n; i++) {
-    if (r[i].level != level || !same_member(r[i].unit, m) || !isfinite(r[i].watts) ||
-        r[i].refused)
+    if (r[i].level != level || !same_member(r[i].unit, m) || !isfinite(r[i].watts) || r[i].refused)
       continue;
     s += r[i].watts;
     (*count)++;
@@ -57,8 +56,7 @@ static double level_sum(const struct erg_pdu_xrow *r, int n, int level, const ch
 static void refuse(struct erg_pdu_xrow *r, int n, int level, const char *m, int *refused,
                    const char *reason) {
   for (int i = 0; i < n; i++)
-    if (r[i].level == level && same_member(r[i].unit, m) && isfinite(r[i].watts) &&
-        !r[i].refused) {
+    if (r[i].level == level && same_member(r[i].unit, m) && isfinite(r[i].watts) && !r[i].refused) {
       r[i].refused = true;
       snprintf(r[i].reason, sizeof r[i].reason, "%s", reason);
       (*refused)++;

@@ -373,8 +373,7 @@ struct erg_pdu_xrow {
  * ten apart is a wrong scale: the side its own apparent power does not
  * bear out is refused (both when neither is). Returns the rows refused;
  * why gets the first finding ("" none; with "impossible" in it). */
-int erg_pdu_cross_check(struct erg_pdu_xrow *rows, int n, bool complete, char *why,
-                        size_t whylen);
+int erg_pdu_cross_check(struct erg_pdu_xrow *rows, int n, bool complete, char *why, size_t whylen);
 
 /* ---- what one PDU or meter is and reads now (collector/pdu/probe.c), for
  * `erg pdu probe`: the operator's help to write its config section ---- */

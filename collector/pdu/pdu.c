@@ -249,9 +249,9 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
 
 int erg_pdu_profile_unit_arcs(const char *driver, const char *profile, int level) {
 #ifdef ERG_HAVE_SNMP
-  const struct erg_snmp_profile *p =
-      driver && !strcmp(driver, "snmp") && profile && profile[0] ? erg_snmp_profile_find(profile)
-                                                                 : NULL;
+  const struct erg_snmp_profile *p = driver && !strcmp(driver, "snmp") && profile && profile[0]
+                                         ? erg_snmp_profile_find(profile)
+                                         : NULL;
   if (p && !p->names && level >= 0 && level < ERG_PDU_NLEVELS)
     return erg_snmp_level_wilds(&p->lv[level]);
 #endif

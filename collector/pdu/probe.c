@@ -42,13 +42,13 @@ static void probe_cross_check(struct erg_pdu_probe *res) {
     const struct erg_pdu_probe_row *r = &res->rows[i];
     double volts = isfinite(r->value[ERG_PROBE_VOLTAGE]) ? r->value[ERG_PROBE_VOLTAGE]
                                                          : r->value[ERG_PROBE_VOLTAGE_BORROWED];
-    x[i] = (struct erg_pdu_xrow){
-        .level = r->level,
-        .unit = r->unit,
-        .watts = r->have_detail ? r->r.watts : NAN,
-        .apparent = isfinite(r->value[ERG_PROBE_VA]) ? r->value[ERG_PROBE_VA]
-                                                     : r->value[ERG_PROBE_CURRENT] * volts,
-        .measured = r->r.power_source == ERG_PDU_W_MEASURED};
+    x[i] = (struct erg_pdu_xrow){.level = r->level,
+                                 .unit = r->unit,
+                                 .watts = r->have_detail ? r->r.watts : NAN,
+                                 .apparent = isfinite(r->value[ERG_PROBE_VA])
+                                                 ? r->value[ERG_PROBE_VA]
+                                                 : r->value[ERG_PROBE_CURRENT] * volts,
+                                 .measured = r->r.power_source == ERG_PDU_W_MEASURED};
   }
   char why[sizeof res->rows[0].problem];
   if (erg_pdu_cross_check(x, res->n, true, why, sizeof why) == 0)
@@ -82,13 +82,13 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
   for (size_t k = 0; k < PROBE_NLEVELS; k++) {
     int l = probe_order[k], nums[ERG_PDU_PROBE_MAX_ROWS];
     static char units[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_UNIT_MAX];
-    int n = erg_pdu_snmp_level_rows(src, l, nums, units, ERG_PDU_PROBE_MAX_ROWS - res->n, why,
-                                    whylen);
+    int n =
+        erg_pdu_snmp_level_rows(src, l, nums, units, ERG_PDU_PROBE_MAX_ROWS - res->n, why, whylen);
     if (n < 0)
       return -1;
     res->absent[l] = n == 0;
     static char names[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_PROBE_NAMELEN];
-    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, (const char (*)[ERG_PDU_UNIT_MAX])units, n,
+    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, (const char(*)[ERG_PDU_UNIT_MAX])units, n,
                                         &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
       return -1;
     bool multi = false; /* rows of more than one unit: each says its unit */

@@ -469,7 +469,10 @@ static int snmp_vb_oid(const struct erg_pdu_source *src, int what, int chan, cha
   /* The borrowed voltage is inlet, phase or device 1, whatever the channel. */
   int n = q == ERG_Q_N ? 1 : src->cfg.channels[chan];
   return erg_snmp_chan_oid(p, &src->cfg, chan, q,
-                           kind == VB_VALUE ? 0 : kind == VB_DIGITS ? 1 : 2, n, o, olen);
+                           kind == VB_VALUE    ? 0
+                           : kind == VB_DIGITS ? 1
+                                               : 2,
+                           n, o, olen);
 }
 
 /* Packs varbinds (what[i], chan[i]) into jobs of at most lim varbinds;

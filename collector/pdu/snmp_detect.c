@@ -296,7 +296,8 @@ int erg_snmp_chan_oid(const struct snmp_priv *p, const struct erg_pdu_source_con
     return -1;
   const char *unit = cfg->units[c];
   int l = q == ERG_Q_N ? p->vborrow_level : cfg->levels[c] % ERG_PDU_NLEVELS;
-  const struct erg_snmp_col *b = p->base && !col->var ? &p->base->lv[l].q[q == ERG_Q_N ? ERG_Q_VOLTAGE : q] : NULL;
+  const struct erg_snmp_col *b =
+      p->base && !col->var ? &p->base->lv[l].q[q == ERG_Q_N ? ERG_Q_VOLTAGE : q] : NULL;
   const char *bt = !b ? NULL : kind == 0 ? b->oid : kind == 1 ? b->digits : b->si_prefix;
   if (unit[0] && bt && strchr(bt, '*')) {
     /* The borrowed voltage of a unit: its own inlet's, by the unit's

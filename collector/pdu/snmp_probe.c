@@ -24,8 +24,8 @@ void erg_pdu_snmp_want_all(struct erg_pdu_source *src) {
 /* GETs of tmpl expanded for each of nums (and units, NULL: none), in
  * chunks of ERG_SNMP_GET_MAX. */
 static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const int *nums,
-                          const char (*units)[ERG_PDU_UNIT_MAX], int n, bool *present,
-                          double *vals, char *strs, size_t slen, char *why, size_t whylen) {
+                          const char (*units)[ERG_PDU_UNIT_MAX], int n, bool *present, double *vals,
+                          char *strs, size_t slen, char *why, size_t whylen) {
   for (int first = 0; first < n; first += ERG_SNMP_GET_MAX) {
     int k = n - first < ERG_SNMP_GET_MAX ? n - first : ERG_SNMP_GET_MAX;
     char oids[ERG_SNMP_GET_MAX][ERG_SNMP_OID_MAX];
@@ -115,7 +115,7 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
     double vals[ERG_PDU_PROBE_MAX_ROWS];
     if (n > ERG_PDU_PROBE_MAX_ROWS)
       n = ERG_PDU_PROBE_MAX_ROWS;
-    if (probe_get_rows(src, blv->filter, nums, (const char (*)[ERG_PDU_UNIT_MAX])units, n, present,
+    if (probe_get_rows(src, blv->filter, nums, (const char(*)[ERG_PDU_UNIT_MAX])units, n, present,
                        vals, NULL, 0, why, whylen))
       return -1;
     int k = 0;

@@ -255,8 +255,7 @@ int erg_snmp_walk_entity_unit(const struct erg_snmp_walk *w, const struct erg_sn
   if (rp && ws && !prof->names &&
       erg_snmp_wild_resolve(prof, rp, ws, walk_next, (void *)w, NULL, 0) > 0)
     prof = rp;
-  if (unit && unit[0] && prof == rp &&
-      erg_snmp_wild_fill_level(orig, rp, ws, level, unit) != 0) {
+  if (unit && unit[0] && prof == rp && erg_snmp_wild_fill_level(orig, rp, ws, level, unit) != 0) {
     memset(out, 0, sizeof *out);
     snprintf(why, whylen, "profile %s's %s rows have %d unit arc%s, not '%s'", orig->name,
              erg_pdu_level_name(level), erg_snmp_level_wilds(&orig->lv[level]),

@@ -433,7 +433,8 @@ static void test_units(void **st) {
 static void test_cross_check(void **st) {
   (void)st;
   char why[200];
-#define XR(l, u, w, a, m) {.level = (l), .unit = (u), .watts = (w), .apparent = (a), .measured = (m)}
+#define XR(l, u, w, a, m)                                                                          \
+  { .level = (l), .unit = (u), .watts = (w), .apparent = (a), .measured = (m) }
   struct erg_pdu_xrow a[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
                              XR(ERG_PDU_OUTLET, "", 1000, NAN, true),
                              XR(ERG_PDU_OUTLET, "", 1000, NAN, true)};
@@ -475,19 +476,17 @@ static void test_cross_check(void **st) {
   assert_int_equal(erg_pdu_cross_check(d, 3, false, why, sizeof why), 3);
   assert_non_null(strstr(why, "neither used"));
   /* Phases 100x low: only with every row read. */
-  struct erg_pdu_xrow e[] = {XR(ERG_PDU_INLET, "", 3000, 3100, true),
-                             XR(ERG_PDU_PHASE, "", 10, NAN, true),
-                             XR(ERG_PDU_PHASE, "", 10, NAN, true),
-                             XR(ERG_PDU_PHASE, "", 10, NAN, true)};
+  struct erg_pdu_xrow e[] = {
+      XR(ERG_PDU_INLET, "", 3000, 3100, true), XR(ERG_PDU_PHASE, "", 10, NAN, true),
+      XR(ERG_PDU_PHASE, "", 10, NAN, true), XR(ERG_PDU_PHASE, "", 10, NAN, true)};
   assert_int_equal(erg_pdu_cross_check(e, 4, false, why, sizeof why), 0);
   assert_int_equal(erg_pdu_cross_check(e, 4, true, why, sizeof why), 3);
   assert_non_null(strstr(why, "under 1/3 of"));
   /* Per chain member: member 210's outlets are not behind member 1's inlet;
    * cord 2 of member 1 is. */
-  struct erg_pdu_xrow f[] = {XR(ERG_PDU_INLET, "1", 500, 520, true),
-                             XR(ERG_PDU_OUTLET, "210", 2000, NAN, true),
-                             XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true),
-                             XR(ERG_PDU_OUTLET, "1.1", 900, NAN, true)};
+  struct erg_pdu_xrow f[] = {
+      XR(ERG_PDU_INLET, "1", 500, 520, true), XR(ERG_PDU_OUTLET, "210", 2000, NAN, true),
+      XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true), XR(ERG_PDU_OUTLET, "1.1", 900, NAN, true)};
   assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 0);
   f[2].watts = 1000;
   assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 2);

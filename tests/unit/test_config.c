@@ -196,7 +196,7 @@ static void test_collector_units(void **state) {
   erg_collector_config_free(&c);
   unlink(path);
   const char *bad[] = {"p:outlet:1.2.3.5", "p:outlet:70000.5", "p:outlet:1..5", "p:outlet:.5",
-                       "p:outlet:5.", "p:phase:1.L2", "m:210.5"};
+                       "p:outlet:5.",      "p:phase:1.L2",     "m:210.5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char conf[256];
     snprintf(conf, sizeof conf,
@@ -206,8 +206,8 @@ static void test_collector_units(void **state) {
     write_conf(conf);
     erg_collector_config_defaults(&c);
     assert_int_not_equal(erg_collector_config_load(path, &c, &err), 0);
-    assert_non_null(strstr(err.msg, !strcmp(bad[i], "m:210.5") ? "units of a daisy chain"
-                                                               : "bad term"));
+    assert_non_null(
+        strstr(err.msg, !strcmp(bad[i], "m:210.5") ? "units of a daisy chain" : "bad term"));
     erg_collector_config_free(&c);
     unlink(path);
   }
@@ -611,14 +611,11 @@ static void test_many_sections(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
-                                     cmocka_unit_test(test_collector_split),
-                                     cmocka_unit_test(test_collector_levels),
-      cmocka_unit_test(test_collector_units),
-                                     cmocka_unit_test(test_collector_groups),
-                                     cmocka_unit_test(test_collector_whole_pdu),
-                                     cmocka_unit_test(test_errors),
-                                     cmocka_unit_test(test_hostile),
-                                     cmocka_unit_test(test_many_sections)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_collector_ok),     cmocka_unit_test(test_collector_split),
+      cmocka_unit_test(test_collector_levels), cmocka_unit_test(test_collector_units),
+      cmocka_unit_test(test_collector_groups), cmocka_unit_test(test_collector_whole_pdu),
+      cmocka_unit_test(test_errors),           cmocka_unit_test(test_hostile),
+      cmocka_unit_test(test_many_sections)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

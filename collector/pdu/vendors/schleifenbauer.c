@@ -6,19 +6,16 @@
  * sdbDevice = 31034.12.1.1.2). Every table is indexed {sdbDevIdIndex}.{n}:
  * sdbDevIdIndex is the databus unit address of the PDU (one agent may
  * front a whole databus chain, addresses such as 1 and 210): a "*" arc,
- * every unit's rows read ("outlet:210.5"). Units: CentiAmpere, CentiVolt (0.01), CentiPercent power factor
- * (0..10000 = 0..100 %), VA and W as integers, kWh.
- * sdbDevCfEntry ...2.1.1: .1 sdbDevCfPhases, .2 OutletsTotal, .7 Branches,
- *   .10 Totals (row counts); sdbDevIdProductId ...1.1.1.5.
- * Totals (sdbDevTotalsEntry ...11.1.1; one row per wiring-configuration
- *   total, i.e. per feed): .2 KWhTotal (kWh), .3 PowerFactor (0.01 %),
- *   .4 ActualCurrent (0.01 A), .6 PowerVoltAmpere (VA), .7 PowerWatt (W);
- *   no voltage of its own. -> INLET.
- * Inputs (sdbDevInEntry ...6.1.1; "inputs or phases", 1..sdbDevCfPhases):
- *   .2 KWhTotal (kWh), .4 PowerFactor, .5 ActualCurrent, .7 ActualVoltage,
- *   .9 PowerVoltAmpere (VA), .10 PowerWatt (W), .13 Name. -> PHASE.
- * Branches (sdbDevBranchEntry ...10.1.1): same columns as inputs. -> BANK.
- * Outlets: sdbDevOutName ...7.1.1.2 (every outlet, sdbDevCfOutletsTotal
+ * every unit's rows read ("outlet:210.5"). Units: CentiAmpere, CentiVolt (0.01), CentiPercent power
+ * factor (0..10000 = 0..100 %), VA and W as integers, kWh. sdbDevCfEntry ...2.1.1: .1
+ * sdbDevCfPhases, .2 OutletsTotal, .7 Branches, .10 Totals (row counts); sdbDevIdProductId
+ * ...1.1.1.5. Totals (sdbDevTotalsEntry ...11.1.1; one row per wiring-configuration total, i.e. per
+ * feed): .2 KWhTotal (kWh), .3 PowerFactor (0.01 %), .4 ActualCurrent (0.01 A), .6 PowerVoltAmpere
+ * (VA), .7 PowerWatt (W); no voltage of its own. -> INLET. Inputs (sdbDevInEntry ...6.1.1; "inputs
+ * or phases", 1..sdbDevCfPhases): .2 KWhTotal (kWh), .4 PowerFactor, .5 ActualCurrent, .7
+ * ActualVoltage, .9 PowerVoltAmpere (VA), .10 PowerWatt (W), .13 Name. -> PHASE. Branches
+ * (sdbDevBranchEntry ...10.1.1): same columns as inputs. -> BANK. Outlets: sdbDevOutName ...7.1.1.2
+ * (every outlet, sdbDevCfOutletsTotal
  *   ...2.1.1.2 of them); metering in sdbDevOutMtEntry ...7.2.1 (metered
  *   outlets only, numbered as the outlets): .2 KWhTotal (kWh),
  *   .4 PowerFactor, .5 ActualCurrent, .7 ActualVoltage, .10 PowerVoltAmpere
