@@ -185,7 +185,8 @@ if top is not None and top > 50:
 FIRMWARE = {"hpe-pdumm": ("firmware 1.00.x", "bank", 1, "current", 3.0)}
 if name in FIRMWARE:
     said, lvl, idx, q, want = FIRMWARE[name]
-    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx]
+    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx
+           and (r.get("unit") or "1") == "1"]  # PDU 1's (the module has two)
     if said not in j["profile_reason"] or got != [want]:
         errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
 # Index arcs the device decides ("*" in a profile): found, and said.
