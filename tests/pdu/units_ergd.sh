@@ -9,7 +9,7 @@
 set -euo pipefail
 ERGD=$1; ERG=$2; FIX=$3
 . "$(dirname "$0")/snmp_lib.sh"
-erg_need snmpsimd python3 curl
+erg_need snmpsimd python3
 mkdir -p "$PDU_TMP/w"
 cp "$FIX/raritan-pdu2-chain.snmprec" "$FIX/servertech-sentry4-cordb.snmprec" "$PDU_TMP/w/"
 PORT=$(free_udp_port)
@@ -39,17 +39,23 @@ CONF
 "$ERG" check-config "$PDU_TMP/ergd.conf" >/dev/null
 erg_start_ergd
 erg_wait_log "$PDU_TMP/ergd.log" "source st outlet 1.2.4: energy counter" 1 15
-sleep 2
-curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/m"
-python3 - "$PDU_TMP" <<'PY'
-import csv, sys
-d = sys.argv[1]
+python3 - "$PDU_TMP" "$HP" <<'PY'
+import csv, os, sys, time, urllib.request
+d, hp = sys.argv[1], sys.argv[2]
 want = {"a": 98.7, "b": 49.3, "c": 420.0, "d": 210.0}
+def measured(node):
+    f = f"{d}/data/journal/{node}.csv"
+    if not os.path.exists(f):
+        return set()
+    rows = [r for r in csv.reader(open(f)) if r and r[0].isdigit()]
+    return {float(r[2]) for r in rows if r[2] != "nan"}
+deadline = time.time() + 20  # cells come within a few steps (slower under ASan)
+while time.time() < deadline and not all(measured(n) for n in want):
+    time.sleep(0.5)
 for node, w in want.items():
-    rows = [r for r in csv.reader(open(f"{d}/data/journal/{node}.csv")) if r and r[0].isdigit()]
-    got = {float(r[2]) for r in rows if r[2] != "nan"}
+    got = measured(node)
     assert got == {w}, f"node {node}: measured {got}, want {w} W"
-m = open(f"{d}/m").read()
+m = urllib.request.urlopen(f"http://127.0.0.1:{hp}/metrics").read().decode()
 for lab in ('source="ch",level="outlet",index="3",unit="1"}',
             'source="ch",level="outlet",index="3",unit="210"}',
             'source="st",level="outlet",index="4",unit="1.2"}'):
