@@ -448,16 +448,23 @@ static int cli_record_idle(const struct cli_opts *o, const struct erg_dataset *d
     fprintf(stderr, "erg fit --idle: %s\n", why);
     return 2;
   }
+  /* The mean's standard error: a fit with this profile carries its error
+   * whole into the curve at light load (docs/accuracy.md, "Light load"). */
+  double se = p.cells > 1 ? p.stddev_watts / sqrt((double)p.cells) : p.stddev_watts;
   if (o->json) {
     json_t *j = erg_idle_profile_json(&p);
     json_object_set_new(j, "path", json_string(path));
+    json_object_set_new(j, "standard_error_watts", json_real(se));
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     putchar('\n');
     json_decref(j);
   } else
     printf("node %s: idle %.2f W (stddev %.2f W) over %zu cells, mean CPU utilisation %.2f %%\n"
+           "the mean is known to about +-%.2f W (stddev / sqrt(cells)), which the fitted curve "
+           "carries whole at light load: record longer for less\n"
            "idle profile written to %s; the next `erg fit` of %s uses it as idle power\n",
-           p.node, p.mean_watts, p.stddev_watts, p.cells, 100 * p.mean_utilization, path, p.node);
+           p.node, p.mean_watts, p.stddev_watts, p.cells, 100 * p.mean_utilization, se, path,
+           p.node);
   return 0;
 }
 

@@ -366,6 +366,7 @@ static json_t *probe_row_json(double step_seconds, const struct erg_pdu_probe_ro
   json_object_set_new(o, "power_step_watts", probe_num(probe_power_step(row)));
   if (row->have_detail) {
     json_t *oids = json_object(), *scales = json_object(), *vals = json_object();
+    json_t *units = json_object(); /* columns read as text with a unit */
     for (int q = 0; q < ERG_PROBE_NQ; q++) {
       if (!row->oid[q][0])
         continue;
@@ -374,10 +375,13 @@ static json_t *probe_row_json(double step_seconds, const struct erg_pdu_probe_ro
         continue;
       json_object_set_new(scales, probe_qname[q], probe_num(row->scale[q]));
       json_object_set_new(vals, probe_qname[q], probe_num(row->value[q]));
+      if (row->text_unit[q])
+        json_object_set_new(units, probe_qname[q], json_string(row->text_unit[q]));
     }
     json_object_set_new(o, "oids", oids);
     json_object_set_new(o, "scales", scales);
     json_object_set_new(o, "values", vals);
+    json_object_set_new(o, "units", units);
   }
   return o;
 }

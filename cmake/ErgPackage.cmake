@@ -17,6 +17,21 @@
 #   scripts/package [BUILD_DIR]
 set(_erg_pkg ${PROJECT_SOURCE_DIR}/packaging)
 
+# The prerm (DEB) and %preun (RPM) scripts of erg-agent and ergd share
+# erg_stop_exe (packaging/erg_stop_exe.sh): pasted in at @ERG_STOP_EXE@ of
+# their .in templates, from its "# Stops" line on (its file header stays out).
+set(_erg_pkgout ${CMAKE_BINARY_DIR}/packaging)
+file(READ ${_erg_pkg}/erg_stop_exe.sh _erg_stop)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_erg_pkg}/erg_stop_exe.sh)
+string(FIND "${_erg_stop}" "# Stops what runs" _erg_at)
+string(SUBSTRING "${_erg_stop}" ${_erg_at} -1 _erg_stop)
+string(STRIP "${_erg_stop}" ERG_STOP_EXE)
+foreach(_s deb/erg-agent/prerm deb/ergd/prerm rpm/erg-agent-preun.sh rpm/ergd-preun.sh)
+  configure_file(${_erg_pkg}/${_s}.in ${_erg_pkgout}/${_s} @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
+                                  GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endforeach()
+
 set(CPACK_PACKAGE_NAME erg)
 set(CPACK_PACKAGE_VENDOR "erg")
 set(ERG_PACKAGE_CONTACT "erg maintainers <root@localhost>" CACHE STRING
@@ -96,10 +111,10 @@ set(CPACK_DEBIAN_COLLECTOR_PACKAGE_NAME ergd)
 set(CPACK_DEBIAN_PDUSIM_PACKAGE_NAME erg-pdusim)
 # postinst: sysusers (tmpfiles), never enables; conffiles: /etc/erg/*.conf.
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
-    ${_erg_pkg}/deb/erg-agent/postinst ${_erg_pkg}/deb/erg-agent/prerm
+    ${_erg_pkg}/deb/erg-agent/postinst ${_erg_pkgout}/deb/erg-agent/prerm
     ${_erg_pkg}/deb/erg-agent/postrm ${_erg_pkg}/deb/erg-agent/conffiles)
 set(CPACK_DEBIAN_COLLECTOR_PACKAGE_CONTROL_EXTRA
-    ${_erg_pkg}/deb/ergd/postinst ${_erg_pkg}/deb/ergd/prerm
+    ${_erg_pkg}/deb/ergd/postinst ${_erg_pkgout}/deb/ergd/prerm
     ${_erg_pkg}/deb/ergd/postrm ${_erg_pkg}/deb/ergd/conffiles)
 # systemd-sysusers/-tmpfiles in postinst (useradd from passwd otherwise).
 set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "systemd")
@@ -125,10 +140,10 @@ set(CPACK_RPM_PDUSIM_PACKAGE_SUMMARY "erg PDU and meter simulator for demos and 
 set(CPACK_RPM_AGENT_USER_FILELIST "%config(noreplace) /etc/erg/agent.conf")
 set(CPACK_RPM_COLLECTOR_USER_FILELIST "%config(noreplace) /etc/erg/ergd.conf")
 set(CPACK_RPM_AGENT_POST_INSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/erg-agent-post.sh)
-set(CPACK_RPM_AGENT_PRE_UNINSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/erg-agent-preun.sh)
+set(CPACK_RPM_AGENT_PRE_UNINSTALL_SCRIPT_FILE ${_erg_pkgout}/rpm/erg-agent-preun.sh)
 set(CPACK_RPM_AGENT_POST_UNINSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/erg-agent-postun.sh)
 set(CPACK_RPM_COLLECTOR_POST_INSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/ergd-post.sh)
-set(CPACK_RPM_COLLECTOR_PRE_UNINSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/ergd-preun.sh)
+set(CPACK_RPM_COLLECTOR_PRE_UNINSTALL_SCRIPT_FILE ${_erg_pkgout}/rpm/ergd-preun.sh)
 set(CPACK_RPM_COLLECTOR_POST_UNINSTALL_SCRIPT_FILE ${_erg_pkg}/rpm/ergd-postun.sh)
 # Directories the distribution's filesystem and systemd packages own.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION

@@ -50,13 +50,27 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
 
 /* ---- a finalised cell, with the node's model when there is one ---- */
 
+/* The cell's mean of its samples' curve tails (what the journal has and
+ * the fit took, issue 38) in t, or NULL when the cell has none or they are
+ * of another CPU count than the model's. */
+static const double *cell_tails(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                                double *t) {
+  if (!(c->tail_covered_seconds > 0) || c->tail_ncpu != cm->model->ncpu)
+    return NULL;
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    t[d] = c->tail_seconds[d] / c->tail_covered_seconds;
+  return t;
+}
+
 /* Model feature k's node-level value from the node's rates: a measured
- * feature as is, a derived one from the node's CPU utilisation (the curve
- * continued beyond the utilisation it was trained on). */
-static double cell_node_value(const struct erg_cell_model *cm, size_t k, const double *node) {
+ * feature as is, a derived one from the cell's tails as the fit took them
+ * (tails NULL: none), or from the node's mean CPU utilisation beyond the
+ * trained range (the curve continued). */
+static double cell_node_value(const struct erg_cell_model *cm, size_t k, const double *node,
+                              const double *tails) {
   int f = cm->feature_map[k];
   if (f >= ERG_NFEATURES) {
-    double v = erg_model_derived_value(cm->model, k, node[ERG_FEAT_CPU]);
+    double v = erg_model_derived_value_cell(cm->model, k, node[ERG_FEAT_CPU], tails);
     return isfinite(v) ? v : 0;
   }
   return f >= 0 ? node[f] : 0;
@@ -89,10 +103,12 @@ static double *cell_feature_rows(const struct erg_cell_model *cm, const struct e
     cpu_sum += cpu[p];
   }
   erg_grid_node_rates(c, r->step, node);
+  double tbuf[ERG_NDERIVED];
+  const double *tails = cell_tails(cm, c, tbuf);
   for (size_t k = 0; k < nf && cpu_sum > 0; k++) {
     if (cm->feature_map[k] < ERG_NFEATURES)
       continue;
-    double v = cell_node_value(cm, k, node);
+    double v = cell_node_value(cm, k, node, tails);
     for (size_t p = 0; p < nrow; p++)
       x[p * nf + k] = v * cpu[p] / cpu_sum;
   }
@@ -104,10 +120,11 @@ static double *cell_feature_rows(const struct erg_cell_model *cm, const struct e
  * in out whether a node feature was beyond the model's training range. */
 static double cell_predict(const struct erg_cell_model *cm, const struct erg_grid_result *r,
                            struct erg_cell_power *out) {
-  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES];
+  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES], tbuf[ERG_NDERIVED];
   erg_grid_node_rates(r->cell, r->step, node);
+  const double *tails = cell_tails(cm, r->cell, tbuf);
   for (size_t k = 0; k < cm->model->nfeatures; k++)
-    x[k] = cell_node_value(cm, k, node);
+    x[k] = cell_node_value(cm, k, node, tails);
   struct erg_range_excess e;
   if (erg_model_beyond_training(cm->model, x, node[ERG_FEAT_CPU], &e)) {
     out->beyond_training = true;

@@ -65,6 +65,7 @@ struct erg_grid_cell {
    * and those seconds: the cell's mean of the tails is what a meter
    * integrates when the load changes within the cell (issue 38). */
   double tail_seconds[ERG_NDERIVED], tail_covered_seconds;
+  double tail_ncpu; /* the grid ncpu of the tails' samples (the last one) */
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra; /* NULL or parallel to keys */
   uint32_t *index;                  /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */

@@ -344,6 +344,7 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, doub
     for (int d = 0; tails && d < ERG_NDERIVED; d++)
       c->tail_seconds[d] += tail[d] * ov[i].seconds;
     c->tail_covered_seconds += tails ? ov[i].seconds : 0;
+    c->tail_ncpu = tails ? g->ncpu : c->tail_ncpu;
     c->agent_seconds += ov[i].seconds;
     c->busy_cpu_seconds += busy_cpu_seconds * f;
     c->system_cpu_seconds += system_cpu_seconds * f;

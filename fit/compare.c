@@ -67,13 +67,32 @@ static void compare_columns(const struct erg_model *m, const struct erg_dataset 
   }
 }
 
-/* m's prediction of row i; NaN when an input is missing there. */
+/* Row i's curve tails (the cell's means a journal carries, issue 38) in
+ * t when ds has them all for m's CPU count, else NULL. */
+static const double *compare_tails(const struct erg_model *m, const struct erg_dataset *ds,
+                                   size_t i, double *t) {
+  int nc = fit_dataset_column(ds, ERG_NCPU_COLUMN);
+  if (nc < 0 || ds->x[nc][i] != m->ncpu)
+    return NULL;
+  for (int d = 0; d < ERG_NDERIVED; d++) {
+    int c = fit_dataset_column(ds, erg_derived_names[d]);
+    if (c < 0)
+      return NULL;
+    t[d] = ds->x[c][i];
+  }
+  return t;
+}
+
+/* m's prediction of row i, as ergd predicts the cell (the curve's tails
+ * the row's own within the trained range); NaN when an input is missing
+ * there. */
 static double compare_predict(const struct erg_model *m, const struct erg_dataset *ds,
                               const int *col, const int *derived, size_t i) {
-  double x[ERG_FIT_MAX_FEATURES];
+  double x[ERG_FIT_MAX_FEATURES], tbuf[ERG_NDERIVED];
+  const double *tails = compare_tails(m, ds, i, tbuf);
   for (size_t k = 0; k < m->nfeatures; k++) {
     double v = col[k] < 0 ? NAN : ds->x[col[k]][i];
-    x[k] = derived[k] >= 0 ? erg_model_derived_value(m, k, v) : v;
+    x[k] = derived[k] >= 0 ? erg_model_derived_value_cell(m, k, v, tails) : v;
     if (!isfinite(x[k]))
       return NAN;
   }

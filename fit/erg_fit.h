@@ -282,6 +282,15 @@ double erg_model_utilization_max(const struct erg_model *m);
  * training utilisation as erg_derived_value_extended says. NaN when
  * feature k is not derived or ncpu is unknown. */
 double erg_model_derived_value(const struct erg_model *m, size_t k, double cpu_seconds_per_second);
+/* The same for a cell whose tails are known: tails[d] (ERG_NDERIVED of
+ * them, the cell's mean of its samples' T8_1..T8_8 as ergd journals them,
+ * m->ncpu's utilisation) is the value of a tail feature within the
+ * trained utilisation, as the fit took it (issue 38: the curve at the
+ * cell's mean is below what the meter shows of a load that changes within
+ * the cell). tails NULL, a tail not finite in [0, 1], another basis or a
+ * cell beyond the trained utilisation: erg_model_derived_value. */
+double erg_model_derived_value_cell(const struct erg_model *m, size_t k,
+                                    double cpu_seconds_per_second, const double *tails);
 /* The node-level feature furthest beyond its training maximum in a cell:
  * x are the node values in model order (derived ones are judged by the
  * node's utilisation against erg_model_utilization_max instead). */

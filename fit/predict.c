@@ -61,6 +61,22 @@ double erg_model_derived_value(const struct erg_model *m, size_t k, double cpu_s
   return erg_derived_value_extended(d, u, erg_model_utilization_max(m), coef);
 }
 
+double erg_model_derived_value_cell(const struct erg_model *m, size_t k,
+                                    double cpu_seconds_per_second, const double *tails) {
+  double v = erg_model_derived_value(m, k, cpu_seconds_per_second);
+  int d = k < m->nfeatures ? erg_derived_index(m->feature[k]) : -1;
+  if (!tails || !isfinite(v) || d < 0 || d >= ERG_NDERIVED)
+    return v;
+  /* As the fit predicts its rows (fit.c, coef_predict): within the
+   * trained range a tail is the cell's own mean of it; beyond, the curve
+   * goes on from the cell's mean utilisation. */
+  double umax = erg_model_utilization_max(m);
+  double u = erg_derived_utilization(cpu_seconds_per_second, m->ncpu);
+  if (umax > 0 && u > umax * (1 + RANGE_EPS))
+    return v;
+  return isfinite(tails[d]) && tails[d] >= 0 && tails[d] <= 1 ? tails[d] : v;
+}
+
 /* Records (name, value, max) in out when value exceeds max by more than
  * any feature before. */
 static void range_note(struct erg_range_excess *out, double *worst, const char *name, double value,

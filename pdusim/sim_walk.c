@@ -57,6 +57,7 @@ struct walk_live {
   double start_raw;    /* energy: the recorded counter ... */
   double start_joules; /* ... and the node's energy when it was bound */
   int decimals;        /* a number recorded as text: its digits after the point */
+  const char *unit;    /* ... and the unit erg reads it with (NULL none) */
 };
 
 struct sim_walk {
@@ -527,7 +528,7 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
     if (!isfinite(l->start_raw) || l->start_raw < 0)
       l->start_raw = 0; /* "not available" (-1): counts from 0 */
     if (row->type == ASN_OCTET_STR)
-      l->decimals = walk_text_decimals(row);
+      l->decimals = walk_text_decimals(row), l->unit = e.unit[q];
     pthread_mutex_lock(&s->lock);
     l->start_joules = sim_energy_now(&s->nodes[node], erg_time_realtime_ns() / 1e9);
     pthread_mutex_unlock(&s->lock);
@@ -601,7 +602,8 @@ static void walk_update(struct sim_walk *w) {
         char buf[48];
         double p = pow(10.0, l->decimals);
         x = counter ? floor(x * p) / p : x;
-        int len = snprintf(buf, sizeof buf, "%.*f", l->decimals, x);
+        /* in the unit itself, no prefix: 61 W as "61.000W", not "0.061kW" */
+        int len = snprintf(buf, sizeof buf, "%.*f%s", l->decimals, x, l->unit ? l->unit : "");
         u_char *b = realloc(r->bytes, (size_t)len + 1);
         if (b) {
           memcpy(b, buf, (size_t)len + 1);

@@ -405,6 +405,8 @@ struct erg_pdu_probe_row {
   bool have_detail; /* SNMP, read: each quantity's OID ("" none), factor and value */
   char oid[ERG_PROBE_NQ][ERG_PDU_PROBE_OID_MAX];
   double scale[ERG_PROBE_NQ], value[ERG_PROBE_NQ];
+  /* per quantity: text read with this unit ("V", "" bare), NULL a number */
+  const char *text_unit[ERG_PROBE_NQ];
 };
 struct erg_pdu_probe {
   char vendor[64], model[128], profile[32], reason[320], sysoid[160], sysdescr[256];

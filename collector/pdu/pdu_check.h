@@ -15,6 +15,15 @@ int erg_pdu_modbus_check(const struct erg_pdu_source_config *cfg, const char **k
 #ifdef ERG_HAVE_SNMP
 int erg_pdu_snmp_check(const struct erg_pdu_source_config *cfg, const char **key, char *why,
                        size_t whylen);
+/* The SNMPv3 protocol names a config may give (any case; "" the default),
+ * one table for the check and the session (snmp_check.c): auth 0 SHA-1,
+ * 1 MD5, 2 SHA-256; priv 0 AES-128, 1 DES; -1 an unknown name. */
+enum { ERG_SNMP_AUTH_SHA1, ERG_SNMP_AUTH_MD5, ERG_SNMP_AUTH_SHA256 };
+enum { ERG_SNMP_PRIV_AES, ERG_SNMP_PRIV_DES };
+int erg_snmp_v3_auth_id(const char *name);
+int erg_snmp_v3_priv_id(const char *name);
+#define ERG_SNMP_V3_AUTH_NAMES "MD5, SHA, SHA256"
+#define ERG_SNMP_V3_PRIV_NAMES "DES, AES"
 #endif
 
 #endif

@@ -32,6 +32,7 @@ static void probe_detail(const struct erg_pdu_source *src, int i, struct erg_pdu
   memcpy(row->oid, d.oid, sizeof row->oid);
   memcpy(row->scale, d.scale, sizeof row->scale);
   memcpy(row->value, d.value, sizeof row->value);
+  memcpy(row->text_unit, d.unit, sizeof row->text_unit);
 }
 
 /* The physics across the levels of every row read (crosscheck.c): a row

@@ -123,11 +123,14 @@ int erg_snmp_oid_split(const char *tmpl, char *prefix, size_t plen, const char *
   return 0;
 }
 
-/* The arcs before a template's "*" (without the dot), -1 when it has none. */
+/* The arcs before a template's "*" (without the dot), or before its "%d"
+ * where the "*" is the index tail after it; -1 when it has no "*". */
 static int wild_prefix(const char *t, char *out, size_t len) {
   if (*t == '.')
     t++;
-  const char *w = strstr(t, ".*");
+  const char *w = strstr(t, ".*"), *d = strstr(t, ".%d");
+  if (w && d && d < w)
+    w = d;
   if (!w || (size_t)(w - t) >= len)
     return -1;
   memcpy(out, t, (size_t)(w - t));
@@ -299,24 +302,18 @@ int erg_snmp_profile_generic(const struct erg_pdu_source_config *cfg, struct erg
   return 0;
 }
 
-double erg_snmp_text_number(const unsigned char *text, size_t len) {
-  size_t a = 0, b = len;
-  while (a < b && (isspace(text[a]) || !text[a]))
-    a++;
-  while (b > a && (isspace(text[b - 1]) || !text[b - 1]))
-    b--;
-  char buf[40];
-  if (b == a || b - a >= sizeof buf)
-    return NAN;
-  size_t i = a, digits = 0;
-  if (text[i] == '+' || text[i] == '-')
+/* The end of the decimal number that starts text[i] (sign, digits, one
+ * point, an exponent), *digits how many digits it has. */
+static size_t text_number_end(const unsigned char *text, size_t i, size_t b, size_t *digits) {
+  *digits = 0;
+  if (i < b && (text[i] == '+' || text[i] == '-'))
     i++;
   for (; i < b && isdigit(text[i]); i++)
-    digits++;
+    (*digits)++;
   if (i < b && text[i] == '.')
     for (i++; i < b && isdigit(text[i]); i++)
-      digits++;
-  if (digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
+      (*digits)++;
+  if (*digits && i < b && (text[i] == 'e' || text[i] == 'E')) {
     size_t e = i + 1, ed = 0;
     if (e < b && (text[e] == '+' || text[e] == '-'))
       e++;
@@ -325,17 +322,99 @@ double erg_snmp_text_number(const unsigned char *text, size_t len) {
     if (ed)
       i = e;
   }
-  if (!digits || i != b)
+  return i;
+}
+
+/* text[a..n) as a number (n - a < 40), NAN when not finite. */
+static double text_strtod(const unsigned char *text, size_t a, size_t n) {
+  char buf[40];
+  if (n <= a || n - a >= sizeof buf)
     return NAN;
-  memcpy(buf, text + a, b - a);
-  buf[b - a] = '\0';
+  memcpy(buf, text + a, n - a);
+  buf[n - a] = '\0';
   double d = strtod(buf, NULL);
   return isfinite(d) ? d : NAN;
 }
 
-/* t with its "*" arcs replaced by unit's arcs, in order, into out; t
- * itself when it has none; NULL when unit has another number of arcs. */
-static const char *wild_fill(const char *t, const char *unit, char *out, size_t len) {
+/* text without the blanks and NULs around it: [*a, *b). */
+static void text_trim(const unsigned char *text, size_t len, size_t *a, size_t *b) {
+  *a = 0, *b = len;
+  while (*a < *b && (isspace(text[*a]) || !text[*a]))
+    (*a)++;
+  while (*b > *a && (isspace(text[*b - 1]) || !text[*b - 1]))
+    (*b)--;
+}
+
+double erg_snmp_text_number(const unsigned char *text, size_t len) {
+  size_t a, b, digits;
+  text_trim(text, len, &a, &b);
+  size_t i = text_number_end(text, a, b, &digits);
+  if (!digits || i != b || b - a >= 40)
+    return NAN;
+  return text_strtod(text, a, b);
+}
+
+double erg_snmp_text_unit(const unsigned char *text, size_t len, const char *unit) {
+  if (!unit[0])
+    return erg_snmp_text_number(text, len);
+  size_t a, b, digits;
+  text_trim(text, len, &a, &b);
+  size_t i = text_number_end(text, a, b, &digits), n = i;
+  if (!digits || n - a >= 40)
+    return NAN;
+  while (i < b && text[i] == ' ')
+    i++;
+  size_t ul = strlen(unit), rest = b - i;
+  char prefix = 0; /* 1: none */
+  if (rest == ul && !memcmp(text + i, unit, ul))
+    prefix = 1;
+  else if (rest == ul + 1 && !memcmp(text + i + 1, unit, ul) && strchr("mkM", text[i]))
+    prefix = (char)text[i];
+  double d = prefix ? text_strtod(text, a, n) : NAN;
+  /* milli by division: 300 / 1000 is 0.3, 300 x 0.001 is not */
+  return prefix == 'm' ? d / 1e3 : prefix == 'k' ? d * 1e3 : prefix == 'M' ? d * 1e6 : d;
+}
+
+bool erg_snmp_oid_after(const char *a, const char *b) {
+  if (*a == '.')
+    a++;
+  if (*b == '.')
+    b++;
+  for (;;) {
+    char *ea, *eb;
+    unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+    bool enda = !*a, endb = !*b;
+    if (enda || endb)
+      return !enda && endb; /* a longer: under b, after it */
+    if (ea == a || eb == b || (*ea && *ea != '.') || (*eb && *eb != '.'))
+      return false;
+    if (x != y)
+      return x > y;
+    a = *ea ? ea + 1 : ea;
+    b = *eb ? eb + 1 : eb;
+  }
+}
+
+/* A row column t's "*" as its last arc (after "%d", or a scalar's last) is
+ * the index tail; every other "*" is a unit arc. */
+static bool wild_is_tail(const char *t) {
+  size_t n = strlen(t);
+  return n >= 2 && t[n - 1] == '*' && t[n - 2] == '.';
+}
+
+static int tmpl_stars(const char *t) {
+  int n = 0;
+  for (; t && *t; t++)
+    n += *t == '*';
+  return n;
+}
+
+/* t with its "*" arcs filled, into out: with tail (not NULL) its last-arc
+ * "*" is tail's arcs; every other "*" takes the next numeric arc of unit,
+ * in order. t itself when it has no "*"; NULL when unit has another number
+ * of arcs, or it does not fit. */
+static const char *wild_fill(const char *t, const char *unit, const char *tail, char *out,
+                             size_t len) {
   if (!t || !strchr(t, '*'))
     return t;
   size_t o = 0;
@@ -345,6 +424,14 @@ static const char *wild_fill(const char *t, const char *unit, char *out, size_t 
       if (o + 1 >= len)
         return NULL;
       out[o++] = *p;
+      continue;
+    }
+    if (tail && !p[1] && p > t && p[-1] == '.') { /* the index tail */
+      size_t k = strlen(tail);
+      if (!k || o + k >= len)
+        return NULL;
+      memcpy(out + o, tail, k);
+      o += k;
       continue;
     }
     size_t k = strspn(u, "0123456789");
@@ -362,24 +449,40 @@ static const char *wild_fill(const char *t, const char *unit, char *out, size_t 
   return out;
 }
 
-int erg_snmp_tmpl_wilds(const char *t) {
-  int n = 0;
-  for (; t && *t; t++)
-    n += *t == '*';
-  return n;
+int erg_snmp_tmpl_wilds(const char *t) { return t ? tmpl_stars(t) - (wild_is_tail(t) ? 1 : 0) : 0; }
+
+enum { WILD_NONE, WILD_UNITS, WILD_TAIL, WILD_BOTH };
+
+/* What a level's "*"s are, from its row columns and their digits and SI
+ * prefix templates (count and filter follow them): unit arcs, an index
+ * tail, or both (not supported: the level is left out). */
+static int level_wild_kind(const struct erg_snmp_level *lv) {
+  bool units = false, tail = false;
+  for (int q = 0; q < ERG_Q_N; q++) {
+    const char *ts[] = {lv->q[q].oid, lv->q[q].digits, lv->q[q].si_prefix};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+      if (!ts[i])
+        continue;
+      tail |= wild_is_tail(ts[i]);
+      units |= erg_snmp_tmpl_wilds(ts[i]) > 0;
+    }
+  }
+  return units && tail ? WILD_BOTH : tail ? WILD_TAIL : units ? WILD_UNITS : WILD_NONE;
 }
 
 int erg_snmp_level_wilds(const struct erg_snmp_level *lv) {
+  if (level_wild_kind(lv) != WILD_UNITS)
+    return 0;
   const char *t;
   for (int k = 0; (t = erg_snmp_level_row_col(lv, k)); k++)
-    if (strchr(t, '*'))
+    if (erg_snmp_tmpl_wilds(t) > 0)
       return erg_snmp_tmpl_wilds(t);
   return 0;
 }
 
 int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen) {
   char buf[ERG_SNMP_OID_MAX];
-  const char *t = wild_fill(tmpl, unit, buf, sizeof buf);
+  const char *t = wild_fill(tmpl, unit, NULL, buf, sizeof buf);
   return t ? erg_snmp_oid_expand(t, n, out, outlen) : -1;
 }
 
@@ -393,12 +496,22 @@ bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ul
   if (ulen)
     unit[0] = '\0';
   *n = 1;
+  const char *t0 = tmpl;
   while (*tmpl) {
     bool wild = tmpl[0] == '*', num = tmpl[0] == '%' && tmpl[1] == 'd';
     if (!wild && !num) {
       if (*tmpl++ != *oid++)
         return false;
       continue;
+    }
+    if (wild && !tmpl[1] && tmpl > t0 && tmpl[-1] == '.') {
+      /* the index tail: one or more arcs, not part of the unit */
+      if (!isdigit((unsigned char)*oid))
+        return false;
+      for (const char *p = oid; *p; p++)
+        if (!(isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))))
+          return false;
+      return true;
     }
     char *end;
     long v = strtol(oid, &end, 10);
@@ -420,30 +533,97 @@ bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ul
   return !*oid && (have_n || u);
 }
 
-int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
-                             struct erg_snmp_wild_store *store, int l, const char *unit) {
-  const struct erg_snmp_level *lv = &in->lv[l];
-  struct erg_snmp_level ol = out->lv[l];
+/* Level l of in filled (unit arcs, index tail) into *ol; -1 when a
+ * template does not take them. */
+static int fill_level(const struct erg_snmp_level *lv, struct erg_snmp_level *ol,
+                      struct erg_snmp_wild_store *store, int l, const char *unit,
+                      const char *tail) {
   int slot = 0, bad = 0;
 #define FILL(dst, src)                                                                             \
   do {                                                                                             \
-    (dst) = wild_fill((src), unit, store->t[l][slot++], ERG_SNMP_OID_MAX);                         \
+    (dst) = wild_fill((src), unit, tail, store->t[l][slot++], ERG_SNMP_OID_MAX);                   \
     bad |= (src) && !(dst);                                                                        \
   } while (0)
   for (int q = 0; q < ERG_Q_N; q++) {
-    FILL(ol.q[q].oid, lv->q[q].oid);
-    FILL(ol.q[q].digits, lv->q[q].digits);
-    FILL(ol.q[q].si_prefix, lv->q[q].si_prefix);
+    FILL(ol->q[q].oid, lv->q[q].oid);
+    FILL(ol->q[q].digits, lv->q[q].digits);
+    FILL(ol->q[q].si_prefix, lv->q[q].si_prefix);
   }
-  FILL(ol.count, lv->count);
-  FILL(ol.filter, lv->filter);
+  FILL(ol->count, lv->count);
+  FILL(ol->filter, lv->filter);
 #undef FILL
-  if (bad)
+  return bad ? -1 : 0;
+}
+
+int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                             struct erg_snmp_wild_store *store, int l, const char *unit) {
+  struct erg_snmp_level ol = out->lv[l];
+  int kind = level_wild_kind(&in->lv[l]);
+  if (kind == WILD_TAIL || kind == WILD_BOTH || fill_level(&in->lv[l], &ol, store, l, unit, NULL))
     return -1;
   out->lv[l] = ol;
   if (unit != store->unit[l])
     snprintf(store->unit[l], ERG_PDU_UNIT_MAX, "%s", unit ? unit : "");
   return 0;
+}
+
+/* The index tail's arcs for the probe: a string index (a length, then that
+ * many printable characters) as the string. */
+static void wild_tail_note(const char *arcs, char *out, size_t len) {
+  char str[64];
+  size_t k = 0;
+  char *end;
+  unsigned long want = strtoul(arcs, &end, 10);
+  for (const char *p = end; *p == '.' && k + 1 < sizeof str;) {
+    unsigned long c = strtoul(p + 1, &end, 10);
+    if (end == p + 1 || c < 0x20 || c > 0x7e)
+      break;
+    str[k++] = (char)c;
+    p = end;
+    if (!*p && k == want) {
+      str[k] = '\0';
+      snprintf(out, len, "\"%s\"", str);
+      return;
+    }
+  }
+  snprintf(out, len, "%s", arcs);
+}
+
+/* got, a row of the column whose arcs before its first "*" (or before the
+ * "%d" ahead of an index tail) are pre, as template t sees it: its index
+ * tail (every arc after the entity number, after the column for a scalar)
+ * into tail, or its unit arcs, one per "*", dotted, into unit. */
+static bool wild_row_arcs(const char *t, const char *pre, const char *got, bool is_tail, char *tail,
+                          size_t tlen, char *unit, size_t ulen) {
+  if (!erg_snmp_oid_under(got, pre))
+    return false;
+  const char *r = got + strlen(pre) + 1;
+  if (is_tail) {
+    if (strstr(t, "%d")) { /* past the entity number */
+      r = strchr(r, '.');
+      if (!r)
+        return false;
+      r++;
+    }
+    if (!*r || strlen(r) >= tlen)
+      return false;
+    snprintf(tail, tlen, "%s", r);
+    return true;
+  }
+  size_t u = 0;
+  unit[0] = '\0';
+  for (int w = 0, wilds = erg_snmp_tmpl_wilds(t); w < wilds; w++) {
+    size_t d = strspn(r, "0123456789");
+    if (!d || u + d + 1 >= ulen || (r[d] != '.' && r[d] != '\0'))
+      return false;
+    if (u)
+      unit[u++] = '.';
+    memcpy(unit + u, r, d);
+    u += d;
+    unit[u] = '\0';
+    r += d + (r[d] == '.');
+  }
+  return true;
 }
 
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
@@ -456,56 +636,67 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
   memset(store->unit, 0, sizeof store->unit);
   bool any = false;
   for (int l = 0; l < ERG_PDU_NLEVELS && !any; l++)
-    any = erg_snmp_level_wilds(&in->lv[l]) > 0;
+    any = level_wild_kind(&in->lv[l]) != WILD_NONE;
   if (!any)
     return 0;
   *out = *in;
   for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
     const struct erg_snmp_level *lv = &in->lv[l];
-    int wilds = erg_snmp_level_wilds(lv);
-    if (!wilds)
+    struct erg_snmp_level *ol = &out->lv[l];
+    int kind = level_wild_kind(lv);
+    if (kind == WILD_NONE)
       continue;
-    /* The first row of the first row column with "*" that has one (a
-     * firmware may leave out names); its arcs, one per "*". */
-    char *unit = store->unit[l];
-    bool found = false;
-    const char *t;
-    for (int k = 0; !found && (t = erg_snmp_level_row_col(lv, k)); k++) {
-      char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
-      if (!strchr(t, '*') || wild_prefix(t, pre, sizeof pre))
-        continue;
-      int rc = next(ctx, pre, got, sizeof got);
-      if (rc < -1)
-        return -1;
-      if (rc != 0 || !erg_snmp_oid_under(got, pre))
-        continue;
-      const char *a = got + strlen(pre) + 1;
-      size_t u = 0;
-      found = true;
-      unit[0] = '\0';
-      for (int w = 0; w < wilds && found; w++) {
-        size_t d = strspn(a, "0123456789");
-        found = d > 0 && u + d + 1 < ERG_PDU_UNIT_MAX && (a[d] == '.' || a[d] == '\0');
-        if (found) {
-          if (u)
-            unit[u++] = '.';
-          memcpy(unit + u, a, d);
-          u += d;
-          unit[u] = '\0';
-          a += d + (a[d] == '.');
+    resolved++;
+    char shown[128] = "";
+    if (kind == WILD_BOTH) {
+      memset(ol, 0, sizeof *ol);
+      snprintf(shown, sizeof shown, "unit arcs and an index tail: not supported, left out");
+    } else {
+      /* The first row of the first row column with "*" that has one (a
+       * firmware may leave out names): its unit arcs, one per "*", or its
+       * index tail. */
+      bool tail = kind == WILD_TAIL, found = false;
+      char *unit = store->unit[l], arcs[ERG_SNMP_OID_MAX] = "";
+      const char *t;
+      for (int k = 0; !found && (t = erg_snmp_level_row_col(lv, k)); k++) {
+        char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
+        if (!strchr(t, '*') || wild_prefix(t, pre, sizeof pre))
+          continue;
+        int rc = next(ctx, pre, got, sizeof got);
+        if (rc < -1)
+          return -1;
+        found =
+            rc == 0 && wild_row_arcs(t, pre, got, tail, arcs, sizeof arcs, unit, ERG_PDU_UNIT_MAX);
+      }
+      if (tail && !found) { /* no row, no tail: nothing to read there */
+        memset(ol, 0, sizeof *ol);
+        snprintf(shown, sizeof shown, "no row: left out");
+      } else if (tail) {
+        unit[0] = '\0';
+        if (fill_level(lv, ol, store, l, "", arcs)) {
+          memset(ol, 0, sizeof *ol);
+          snprintf(shown, sizeof shown, "index tail too long: left out");
+        } else {
+          char shown_tail[72];
+          wild_tail_note(arcs, shown_tail, sizeof shown_tail);
+          snprintf(shown, sizeof shown, "index tail %s (its first row)", shown_tail);
         }
+      } else {
+        int wilds = erg_snmp_level_wilds(lv);
+        if (!found) { /* no row: the MIB's first unit, not said */
+          unit[0] = '\0';
+          for (int w = 0; w < wilds; w++)
+            snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", w ? "." : "");
+        }
+        erg_snmp_wild_fill_level(in, out, store, l, unit);
+        if (found)
+          snprintf(shown, sizeof shown, "index arc%s %s (its first row)", wilds > 1 ? "s" : "",
+                   unit);
       }
     }
-    if (!found) { /* no row: the MIB's first unit, not said */
-      unit[0] = '\0';
-      for (int w = 0; w < wilds; w++)
-        snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", w ? "." : "");
-    }
-    erg_snmp_wild_fill_level(in, out, store, l, unit);
-    resolved++;
-    if (o < notelen && found)
-      o += (size_t)snprintf(note + o, notelen - o, "%s%s index arc%s %s (its first row)",
-                            o ? "; " : "", erg_pdu_level_name(l), wilds > 1 ? "s" : "", unit);
+    if (o < notelen && shown[0])
+      o += (size_t)snprintf(note + o, notelen - o, "%s%s %s", o ? "; " : "", erg_pdu_level_name(l),
+                            shown);
   }
   return resolved;
 }

@@ -55,7 +55,11 @@ struct erg_snmp_col {
    * ERG_Q_NAME the row's text is the entity's label. */
   const char *var;
   /* With var: the unit the row must report (NULL: not checked); a row in
-   * another unit is left out rather than read with the wrong scale. */
+   * another unit is left out rather than read with the wrong scale.
+   * With oid: the reading is text, a number and this unit ("232.6V",
+   * "0.061kW": erg_snmp_text_unit; "" a bare number): the unit's SI prefix
+   * decides the factor, the raw value is in the unit itself, and text in
+   * any other form is no reading. */
   const char *unit;
 };
 
@@ -146,16 +150,40 @@ bool erg_snmp_sysoid_generic(const char *sysoid);
  * blanks and NULs around it allowed), else NAN: "12<script>", "n/a",
  * "0x10", "inf", "nan" and empty text are no reading. */
 double erg_snmp_text_number(const unsigned char *text, size_t len);
-/* Index arcs the device decides (a branch number, a unit or cord id: the
- * "unit" of a row): a template may hold up to two "*" arcs before its "%d"
- * ("...50.20.1.10.1.*.%d": the receptacles of whichever branch the PDU
- * has; Sentry4's outlets "...8.3.1.7.*.*.%d": {unit}.{cord}.{outlet}).
- * A channel may name its unit (cfg.units: "210", "1.2"); one that does not
- * reads the default: per source, after detection, the level's first row
- * column with a "*" is asked for its first row (a GETNEXT from the arcs
- * before it) and that row's arcs stand for the "*"s in every template of
- * the level (count and filter too); a level whose column has no row keeps
- * arc 1. Detection GETNEXTs from the arcs before the first "*". */
+/* A reading sent as text with its unit (len bytes): the number times the
+ * unit's SI prefix (m 10^-3, k 10^3, M 10^6) when the whole text is one
+ * decimal number (as erg_snmp_text_number), optional blanks, and unit with
+ * or without one of those prefixes ("0.061kW" with "W": 61; "2.28kWh" with
+ * "Wh": 2280); unit "" asks for a bare number. Else NAN: "12<script>",
+ * "12", "12 V" with "W", "12kWx". */
+double erg_snmp_text_unit(const unsigned char *text, size_t len, const char *unit);
+/* a comes after b in OID order (dotted, arc by arc, numerically; a longer
+ * OID under b comes after it): what a GETNEXT must answer. A walk ends at
+ * an answer that does not move on or loops back. Not an OID: false. */
+bool erg_snmp_oid_after(const char *a, const char *b);
+/* Index arcs the device decides, as "*" arcs in a template; two kinds:
+ * - Unit arcs (a branch number, a unit or cord id: the "unit" of a row):
+ *   up to two "*" arcs before the "%d" ("...50.20.1.10.1.*.%d": the
+ *   receptacles of whichever branch the PDU has; Sentry4's outlets
+ *   "...8.3.1.7.*.*.%d": {unit}.{cord}.{outlet}), or in a scalar followed
+ *   by a fixed arc ("...5.1.3.1.4.*.5"). Each stands for one numeric arc.
+ *   A channel may name its unit (cfg.units: "210", "1.2"); one that does
+ *   not reads the default: per source, after detection, the level's first
+ *   row column with a "*" that has a row is asked for its first row (a
+ *   GETNEXT from the arcs before the first "*") and that row's arcs stand
+ *   for the "*"s in every template of the level (count and filter too); a
+ *   level whose columns have no row keeps arc 1 per "*".
+ * - The index tail: a "*" as the last arc of a row column, after its "%d"
+ *   ("...4.10.1.6.%d.*") or the last of a scalar ("...2.10.1.16.*"). It
+ *   stands for every arc after the entity number (after the column, for
+ *   a scalar) in the level's first row, such as a PDU's MAC written as a
+ *   string index (".12.48.48.48.69..."), the same for every template of
+ *   the level (a count's or filter's last "*" too). A level whose columns
+ *   have no row is left out. A level with a tail has no unit.
+ * A level's row columns (and their digits and SI-prefix templates) hold one
+ * kind or the other; a level with both is not supported and is left out.
+ * Detection GETNEXTs from the arcs before the first "*" (before the "%d"
+ * ahead of a tail). */
 struct erg_snmp_wild_store {
   char t[ERG_PDU_NLEVELS][3 * ERG_Q_N + 2][ERG_SNMP_OID_MAX];
   char unit[ERG_PDU_NLEVELS][ERG_PDU_UNIT_MAX]; /* the arcs taken, dotted; "" none */
@@ -164,26 +192,32 @@ struct erg_snmp_wild_store {
  * (or walk) has none or does not answer. */
 typedef int (*erg_snmp_next_fn)(void *ctx, const char *oid, char *got, size_t gotlen);
 /* out = in with each level's "*" resolved through next (templates in
- * store). Returns the number of levels resolved (0: in has no "*", out
- * untouched), -1 when next failed for want of an answer. note gets
- * "outlet: arc 2 (the first row of ...)" for the probe. */
+ * store, the unit arcs taken in store->unit). Returns the number of levels
+ * resolved or left out (0: in has no "*", out untouched), -1 when next
+ * failed for want of an answer. note gets 'outlet index arc 2 (its first
+ * row)', 'outlet index tail "000ED300AD21" (its first row)', 'device no
+ * row: left out' for the probe. */
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                           struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
                           char *note, size_t notelen);
-/* Level l of out = level l of in with its "*" arcs unit's (templates in
- * store); -1 (out untouched) when unit has another number of arcs. */
+/* Level l of out = level l of in with its unit "*" arcs unit's (templates
+ * in store); -1 (out untouched) when unit has another number of arcs or
+ * the level has an index tail. */
 int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                              struct erg_snmp_wild_store *store, int l, const char *unit);
-/* The number of "*" arcs in template t / in the level's row columns (0:
- * the level's rows are numbered by "%d" alone). */
+/* The number of unit "*" arcs in row column t (an index tail not
+ * counted) / in the level's row columns (0: the level's rows are numbered
+ * by "%d" alone, or it has an index tail, or both kinds). */
 int erg_snmp_tmpl_wilds(const char *t);
 int erg_snmp_level_wilds(const struct erg_snmp_level *lv);
 /* tmpl with its "*" arcs replaced by unit's arcs ("210", "1.2") and "%d"
- * by n; -1 when unit has another number of arcs than tmpl has "*"s, or it
+ * by n; -1 when unit has another number of arcs than tmpl has "*"s (an
+ * index tail is no unit arc: such a template expands to nothing), or it
  * does not fit. */
 int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen);
-/* oid is a row of tmpl: unit gets the arcs at its "*"s (dotted, "" none),
- * *n the arc at its "%d" (1 when it has none). */
+/* oid is a row of tmpl: unit gets the arcs at its unit "*"s (dotted, ""
+ * none), *n the arc at its "%d" (1 when it has none); an index tail (a
+ * last-arc "*") matches one or more arcs, not part of the unit. */
 bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ulen, int *n);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
@@ -268,6 +302,7 @@ struct erg_snmp_chan_detail {
   double value[ERG_Q_N + 1];
   double scale[ERG_Q_N + 1];
   char oid[ERG_Q_N + 1][ERG_SNMP_OID_MAX];
+  const char *unit[ERG_Q_N + 1]; /* the column's unit (text with it), NULL none */
 };
 void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
                               struct erg_snmp_chan_detail *d);
@@ -308,6 +343,9 @@ struct erg_snmp_walk_entity {
   int type[ERG_Q_N + 1];
   double raw[ERG_Q_N + 1];
   double factor[ERG_Q_N + 1];
+  /* The column's unit where it is text with one (raw is in that unit,
+   * its prefix applied), NULL else. */
+  const char *unit[ERG_Q_N + 1];
 };
 /* -1 with a reason when prof lacks the level or the walk has no row n of
  * it (no row column of the level has that entity). */

@@ -29,13 +29,8 @@
 #define RF_MAX_REQUESTS 2000 /* GETs per discovery (a DGX's whole tree: ~300) */
 #define RF_MAX_MEMBERS 1024  /* members of one collection */
 
-static const char *rf_str(json_t *o, const char *key) {
-  const char *s = json_string_value(json_object_get(o, key));
-  return s ? s : "";
-}
-
 static const char *rf_link(json_t *o, const char *key) {
-  return rf_str(json_object_get(o, key), "@odata.id");
+  return erg_rf_str(json_object_get(o, key), "@odata.id");
 }
 
 /* A JSON number, else NAN (null, absent, text). */
@@ -88,7 +83,7 @@ static const char *const rf_node_types[] = {"RackMount",          "Blade", "Sled
 enum rf_role { RF_PART, RF_NODE, RF_ENCLOSURE };
 
 static int rf_chassis_role(json_t *c) {
-  const char *type = rf_str(c, "ChassisType");
+  const char *type = erg_rf_str(c, "ChassisType");
   json_t *sys = json_object_get(json_object_get(c, "Links"), "ComputerSystems");
   bool computer = json_is_array(sys) && json_array_size(sys) > 0;
   if (rf_in(type, rf_node_types))
@@ -194,7 +189,7 @@ static void rf_offer_energy(struct rf_walk *w, struct rf_best *b, int rank,
 
 /* A PowerControl entry of a part (CPU, memory), not the server's. */
 static bool rf_pc_is_part(json_t *pc) {
-  const char *ctx = rf_str(pc, "PhysicalContext"), *name = rf_str(pc, "Name");
+  const char *ctx = erg_rf_str(pc, "PhysicalContext"), *name = erg_rf_str(pc, "Name");
   if (ctx[0] && rf_in(ctx, rf_part_contexts))
     return true;
   return rf_contains(name, "CPU") || rf_contains(name, "Memory") || rf_contains(name, "GPU") ||
@@ -212,7 +207,7 @@ static void rf_power_resource(struct rf_walk *w, const char *chassis, int role, 
   size_t i;
   json_t *pc;
   json_array_foreach(pcs, i, pc) {
-    const char *member = rf_str(pc, "MemberId"), *name = rf_str(pc, "Name");
+    const char *member = erg_rf_str(pc, "MemberId"), *name = erg_rf_str(pc, "Name");
     json_t *v = json_object_get(pc, "PowerConsumedWatts");
     double watts = rf_num(v);
     struct erg_rf_found *f = rf_found(w, chassis, uri, false, watts);
@@ -222,7 +217,7 @@ static void rf_power_resource(struct rf_walk *w, const char *chassis, int role, 
     double cap = rf_num(json_object_get(pc, "PowerCapacityWatts"));
     if (rf_pc_is_part(pc)) {
       snprintf(f->why, sizeof f->why, "a part's entry (%s), not the server's: never added",
-               rf_str(pc, "PhysicalContext")[0] ? rf_str(pc, "PhysicalContext") : name);
+               erg_rf_str(pc, "PhysicalContext")[0] ? erg_rf_str(pc, "PhysicalContext") : name);
       continue;
     }
     if (server_taken) {
@@ -232,15 +227,15 @@ static void rf_power_resource(struct rf_walk *w, const char *chassis, int role, 
     server_taken = true;
     if (role == RF_PART) {
       snprintf(f->why, sizeof f->why, "the chassis is a part (%s), not a node",
-               rf_str(c, "ChassisType"));
+               erg_rf_str(c, "ChassisType"));
       continue;
     }
     if (!(watts > 0)) {
       /* Off, a BMC reads nothing: the reading comes when it is on. */
-      if (strcmp(rf_str(c, "PowerState"), "On") && !json_is_number(v)) {
+      if (strcmp(erg_rf_str(c, "PowerState"), "On") && !json_is_number(v)) {
         snprintf(b->pending_why, sizeof b->pending_why,
                  "PowerControl[%zu] of %s has no PowerConsumedWatts while the chassis is %s", i,
-                 chassis, rf_str(c, "PowerState")[0] ? rf_str(c, "PowerState") : "not On");
+                 chassis, erg_rf_str(c, "PowerState")[0] ? erg_rf_str(c, "PowerState") : "not On");
         struct erg_rf_term t;
         rf_term(&t, uri, ERG_RF_POWERCONTROL, member, 1.0);
         rf_offer_power(w, b, 1, &t, f,
@@ -274,7 +269,7 @@ static void rf_power_resource(struct rf_walk *w, const char *chassis, int role, 
       struct erg_rf_found *f = rf_found(w, chassis, uri, false, x);
       if (!f)
         break;
-      snprintf(f->what, sizeof f->what, "PowerSupplies[%zu] '%.30s' %s", i, rf_str(ps, "Name"),
+      snprintf(f->what, sizeof f->what, "PowerSupplies[%zu] '%.30s' %s", i, erg_rf_str(ps, "Name"),
                keys[k]);
       snprintf(f->why, sizeof f->why,
                "a power supply's figure: never added (HPE's outputs each repeat the total)");
@@ -329,11 +324,12 @@ static void rf_env_metrics(struct rf_walk *w, const char *chassis, int role, con
 
 /* A sensor of the whole node: no part's context, or named for the node. */
 static bool rf_sensor_is_node(json_t *s) {
-  const char *ctx = rf_str(s, "PhysicalContext"), *name = rf_str(s, "Name"), *id = rf_str(s, "Id");
+  const char *ctx = erg_rf_str(s, "PhysicalContext"), *name = erg_rf_str(s, "Name"),
+             *id = erg_rf_str(s, "Id");
   if (!strcasecmp(name, "Node") || rf_contains(name, "Node Power") ||
       rf_contains(name, "System Power") || rf_contains(name, "Server Power") ||
       rf_contains(name, "Total Power") || rf_contains(id, "PwrConsumption"))
-    return !strcasecmp(rf_str(s, "PhysicalSubContext"), "Output") ? false : true;
+    return !strcasecmp(erg_rf_str(s, "PhysicalSubContext"), "Output") ? false : true;
   static const char *const parts[] = {"CPU",       "Memory", "GPU", "DIMM",   "Fan",
                                       "Processor", "SXM",    "PSU", "Supply", "NVSwitch",
                                       "PCIe",      "Drive",  "NIC", NULL};
@@ -367,7 +363,7 @@ static void rf_sensor(struct rf_walk *w, const char *chassis, int role, const ch
   json_t *s = rf_get(w, uri, why, sizeof why);
   if (!s)
     return;
-  const char *type = rf_str(s, "ReadingType"), *units = rf_str(s, "ReadingUnits");
+  const char *type = erg_rf_str(s, "ReadingType"), *units = erg_rf_str(s, "ReadingUnits");
   bool energy = strstr(type, "Energy") == type, power = !strcmp(type, "Power");
   if (!energy && !power) {
     energy = erg_rf_units_to_si(units, true) > 0;
@@ -383,8 +379,9 @@ static void rf_sensor(struct rf_walk *w, const char *chassis, int role, const ch
     json_decref(s);
     return;
   }
-  snprintf(f->what, sizeof f->what, "Sensor %.40s '%.30s'", rf_str(s, "Id"), rf_str(s, "Name"));
-  const char *ctx = rf_str(s, "PhysicalContext"), *sub = rf_str(s, "PhysicalSubContext");
+  snprintf(f->what, sizeof f->what, "Sensor %.40s '%.30s'", erg_rf_str(s, "Id"),
+           erg_rf_str(s, "Name"));
+  const char *ctx = erg_rf_str(s, "PhysicalContext"), *sub = erg_rf_str(s, "PhysicalSubContext");
   if (k == 0) {
     snprintf(f->why, sizeof f->why, "ReadingUnits %s%s%s: not taken as %s", units[0] ? "'" : "",
              units[0] ? units : "missing or empty", units[0] ? "'" : "",
@@ -446,7 +443,7 @@ static json_t *rf_members(struct rf_walk *w, const char *uri, char *why, size_t 
     size_t i;
     json_t *m;
     json_array_foreach(json_object_get(doc, "Members"), i, m) {
-      const char *id = rf_str(m, "@odata.id");
+      const char *id = erg_rf_str(m, "@odata.id");
       bool dup = false;
       size_t j;
       json_t *o;
@@ -454,7 +451,7 @@ static json_t *rf_members(struct rf_walk *w, const char *uri, char *why, size_t 
       if (id[0] && !dup && strlen(id) < ERG_RF_URI_MAX && json_array_size(all) < RF_MAX_MEMBERS)
         json_array_append_new(all, json_string(id));
     }
-    const char *nl = rf_str(doc, "Members@odata.nextLink");
+    const char *nl = erg_rf_str(doc, "Members@odata.nextLink");
     snprintf(next, sizeof next, "%s", strcmp(nl, next) ? nl : "");
     json_decref(doc);
   }

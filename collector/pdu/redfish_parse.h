@@ -99,4 +99,10 @@ double erg_rf_units_to_si(const char *units, bool energy);
 /* The name of a kind ("PowerControl", ...). */
 const char *erg_rf_kind_name(int kind);
 
+/* o's string member key, "" when absent or not a string. */
+static inline const char *erg_rf_str(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
 #endif

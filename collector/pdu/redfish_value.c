@@ -19,11 +19,6 @@ const char *erg_rf_kind_name(int kind) {
   return kind >= 0 && kind <= ERG_RF_SENSOR_ENERGY ? n[kind] : "?";
 }
 
-static const char *rf_str(json_t *o, const char *key) {
-  const char *s = json_string_value(json_object_get(o, key));
-  return s ? s : "";
-}
-
 /* W or kW for power; J, kW.h, W.h for energy: the factor to SI, 0 if the
  * units do not say it. */
 double erg_rf_units_to_si(const char *units, bool energy) {
@@ -48,7 +43,7 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
       json_t *pcs = json_object_get(doc, "PowerControl"), *pc, *match = NULL;
       size_t i;
       json_array_foreach(pcs, i, pc) {
-        if (!match && (!t->member[0] || !strcmp(rf_str(pc, "MemberId"), t->member)))
+        if (!match && (!t->member[0] || !strcmp(erg_rf_str(pc, "MemberId"), t->member)))
           match = pc;
       }
       if (!match) {
@@ -69,9 +64,11 @@ int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_wa
       break;
     case ERG_RF_SENSOR_POWER:
     case ERG_RF_SENSOR_ENERGY: {
-      double now = erg_rf_units_to_si(rf_str(doc, "ReadingUnits"), t->kind == ERG_RF_SENSOR_ENERGY);
+      double now =
+          erg_rf_units_to_si(erg_rf_str(doc, "ReadingUnits"), t->kind == ERG_RF_SENSOR_ENERGY);
       if (now != t->to_si) {
-        snprintf(why, whylen, "%s: ReadingUnits is now '%s'", t->uri, rf_str(doc, "ReadingUnits"));
+        snprintf(why, whylen, "%s: ReadingUnits is now '%s'", t->uri,
+                 erg_rf_str(doc, "ReadingUnits"));
         return -1;
       }
       v = json_object_get(doc, "Reading");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* The SNMP driver's config check (pdu_check.h): what snmp.c and
  * snmp_session.c would refuse or could not use when the source opens,
- * told at load instead. The names accepted are those of snmp_session.c. */
+ * told at load instead. The SNMPv3 protocol names are the session's
+ * (one table, here). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -16,11 +17,38 @@ static bool one_of(const char *v, const char *const *names) {
   return false;
 }
 
+struct v3_name {
+  const char *name;
+  int id;
+};
+static const struct v3_name v3_auths[] = {{"", ERG_SNMP_AUTH_SHA1},      {"SHA", ERG_SNMP_AUTH_SHA1},
+                                          {"SHA1", ERG_SNMP_AUTH_SHA1},  {"MD5", ERG_SNMP_AUTH_MD5},
+                                          {"SHA256", ERG_SNMP_AUTH_SHA256},
+                                          {"SHA-256", ERG_SNMP_AUTH_SHA256}, {NULL, -1}};
+static const struct v3_name v3_privs[] = {{"", ERG_SNMP_PRIV_AES},
+                                          {"AES", ERG_SNMP_PRIV_AES},
+                                          {"AES128", ERG_SNMP_PRIV_AES},
+                                          {"DES", ERG_SNMP_PRIV_DES},
+                                          {NULL, -1}};
+
+static int v3_id(const struct v3_name *t, const char *name) {
+  for (; t->name; t++)
+    if (!strcasecmp(name, t->name))
+      return t->id;
+  return -1;
+}
+
+int erg_snmp_v3_auth_id(const char *name) {
+  return v3_id(v3_auths, name);
+}
+
+int erg_snmp_v3_priv_id(const char *name) {
+  return v3_id(v3_privs, name);
+}
+
 int erg_pdu_snmp_check(const struct erg_pdu_source_config *c, const char **key, char *why,
                        size_t whylen) {
   static const char *const levels[] = {"noAuthNoPriv", "authNoPriv", "authPriv", NULL};
-  static const char *const auths[] = {"SHA", "SHA1", "MD5", "SHA256", "SHA-256", NULL};
-  static const char *const privs[] = {"AES", "AES128", "DES", NULL};
   struct erg_snmp_profile generic;
   *key = "";
   if (!c->host[0]) {
@@ -44,14 +72,14 @@ int erg_pdu_snmp_check(const struct erg_pdu_source_config *c, const char **key, 
     snprintf(why, whylen, "'%.16s' is not one of noAuthNoPriv, authNoPriv, authPriv", c->v3_level);
     return -1;
   }
-  if (c->v3_auth_proto[0] && !one_of(c->v3_auth_proto, auths)) {
+  if (erg_snmp_v3_auth_id(c->v3_auth_proto) < 0) {
     *key = "v3_auth_proto";
-    snprintf(why, whylen, "'%.8s' is not one of MD5, SHA, SHA256", c->v3_auth_proto);
+    snprintf(why, whylen, "'%.8s' is not one of " ERG_SNMP_V3_AUTH_NAMES, c->v3_auth_proto);
     return -1;
   }
-  if (c->v3_priv_proto[0] && !one_of(c->v3_priv_proto, privs)) {
+  if (erg_snmp_v3_priv_id(c->v3_priv_proto) < 0) {
     *key = "v3_priv_proto";
-    snprintf(why, whylen, "'%.8s' is not one of DES, AES", c->v3_priv_proto);
+    snprintf(why, whylen, "'%.8s' is not one of " ERG_SNMP_V3_PRIV_NAMES, c->v3_priv_proto);
     return -1;
   }
   if (c->snmp_version != 3) {

@@ -246,7 +246,7 @@ int erg_snmp_walk_rows(struct erg_pdu_source *src, const char *prefix, const cha
     if (v && erg_snmp_vb_present(v))
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
     snmp_free_pdu(resp);
-    if (!erg_snmp_oid_under(got, prefix) || !strcmp(got, cur))
+    if (!erg_snmp_oid_under(got, prefix) || !erg_snmp_oid_after(got, cur))
       break;
     snprintf(cur, sizeof cur, "%s", got);
     /* prefix.N<suffix>, N one arc */
@@ -412,7 +412,7 @@ void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p) {
     return;
   p->base = p->prof;
   struct erg_snmp_profile in = *p->prof;
-  char note[160];
+  char note[256]; /* index tails are long: a MAC per level */
   int rc = erg_snmp_wild_resolve(&in, &p->generic, &p->wild, wild_next, src, note, sizeof note);
   if (rc < 0)
     return;

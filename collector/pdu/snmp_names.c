@@ -136,9 +136,10 @@ static int names_walk(struct erg_pdu_source *src, const struct erg_snmp_profile 
     for (; v && !done; v = v->next_variable, rows++) {
       char got[ERG_SNMP_OID_MAX], name[96];
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
-      /* Leaving the column, or an agent that does not move on: done. */
+      /* Leaving the column, or an agent that does not move on (or loops
+       * back): done. */
       done = !erg_snmp_vb_present(v) || strncmp(got, prefix, plen) != 0 || got[plen] != '.' ||
-             !strcmp(got, cur);
+             !erg_snmp_oid_after(got, cur);
       if (done)
         break;
       snprintf(cur, sizeof cur, "%s", got);

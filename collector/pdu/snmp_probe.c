@@ -225,6 +225,7 @@ void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
     const struct erg_snmp_col *col = p ? erg_snmp_chan_col(p, &src->cfg, c, q) : NULL;
     d->value[q] = d->scale[q] = NAN;
     d->oid[q][0] = '\0';
+    d->unit[q] = col && !col->var ? col->unit : NULL;
     if (!col)
       continue;
     /* The factor the physics checks settled on (snmp_values.c): a

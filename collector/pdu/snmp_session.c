@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pdu_check.h"
 #include "snmp_int.h"
 
 static pthread_once_t snmp_once = PTHREAD_ONCE_INIT;
@@ -58,22 +59,29 @@ void erg_snmp_oid_format(const oid *o, size_t n, char *out, size_t outlen) {
 
 /* ---- session setup ---- */
 
+/* The names are snmp_check.c's table; here what each one is in net-snmp. */
 static const oid *snmp_auth_proto(const char *name) {
-  if (!name[0] || !strcasecmp(name, "SHA") || !strcasecmp(name, "SHA1"))
-    return usmHMACSHA1AuthProtocol;
-  if (!strcasecmp(name, "MD5"))
-    return usmHMACMD5AuthProtocol;
-  if (!strcasecmp(name, "SHA256") || !strcasecmp(name, "SHA-256"))
-    return usmHMAC192SHA256AuthProtocol;
-  return NULL;
+  switch (erg_snmp_v3_auth_id(name)) {
+    case ERG_SNMP_AUTH_SHA1:
+      return usmHMACSHA1AuthProtocol;
+    case ERG_SNMP_AUTH_MD5:
+      return usmHMACMD5AuthProtocol;
+    case ERG_SNMP_AUTH_SHA256:
+      return usmHMAC192SHA256AuthProtocol;
+    default:
+      return NULL;
+  }
 }
 
 static const oid *snmp_priv_proto(const char *name) {
-  if (!name[0] || !strcasecmp(name, "AES") || !strcasecmp(name, "AES128"))
-    return usmAESPrivProtocol;
-  if (!strcasecmp(name, "DES"))
-    return usmDESPrivProtocol;
-  return NULL;
+  switch (erg_snmp_v3_priv_id(name)) {
+    case ERG_SNMP_PRIV_AES:
+      return usmAESPrivProtocol;
+    case ERG_SNMP_PRIV_DES:
+      return usmDESPrivProtocol;
+    default:
+      return NULL;
+  }
 }
 
 static int snmp_v3_level(const struct erg_pdu_source_config *c) {
@@ -98,7 +106,7 @@ static int snmp_v3_setup(netsnmp_session *s, const struct erg_pdu_source_config 
   if (!c->v3_user[0] || level < 0 || !ap || !pp) {
     snprintf(why, whylen,
              "SNMPv3 needs v3_user, and v3_level noAuthNoPriv|authNoPriv|authPriv, "
-             "v3_auth_proto MD5|SHA|SHA256, v3_priv_proto DES|AES");
+             "v3_auth_proto " ERG_SNMP_V3_AUTH_NAMES ", v3_priv_proto " ERG_SNMP_V3_PRIV_NAMES);
     return -1;
   }
   s->securityName = (char *)c->v3_user;

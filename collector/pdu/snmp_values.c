@@ -120,6 +120,22 @@ void erg_snmp_physics(double *x, double *fix, int level, double max_watts, char 
     fix[ERG_Q_POWER] = fix[ERG_Q_VA] = NAN;
   }
 }
+/* A varbind as the reading of col: text with the column's unit where it
+ * has one (erg_snmp_text_unit), else erg_snmp_vb_value's number. */
+static int vb_reading(const netsnmp_variable_list *v, const struct erg_snmp_col *col, double *out,
+                      char *why, size_t whylen) {
+  if (!col || !col->unit || col->var || v->type != ASN_OCTET_STR)
+    return erg_snmp_vb_value(v, out, why, whylen);
+  *out = erg_snmp_text_unit(v->val.string, v->val_len, col->unit);
+  if (isfinite(*out))
+    return 0;
+  char text[24];
+  erg_snmp_vb_string(v, text, sizeof text);
+  snprintf(why, whylen, "text '%s' instead of a number in %s", text,
+           col->unit[0] ? col->unit : "no unit");
+  return -1;
+}
+
 /* Raw values and scale factors of one answer into the channels. */
 void erg_snmp_apply_values(struct erg_pdu_source *src, const netsnmp_variable_list *v,
                            const unsigned char *what, const unsigned char *chan, int n,
@@ -137,7 +153,9 @@ void erg_snmp_apply_values(struct erg_pdu_source *src, const netsnmp_variable_li
     int q = what[i] & 15, kind = what[i] & ~15;
     double raw;
     char bad[80];
-    int st = erg_snmp_vb_value(v, &raw, bad, sizeof bad);
+    int st = kind == VB_VALUE
+                 ? vb_reading(v, erg_snmp_chan_col(p, &src->cfg, chan[i], q), &raw, bad, sizeof bad)
+                 : erg_snmp_vb_value(v, &raw, bad, sizeof bad);
     if (kind == VB_DIGITS) {
       ch->digits[q] = st == 0 && raw >= 0 && raw < 10 ? (signed char)raw : 0;
       ch->have_scale = true;

@@ -36,26 +36,6 @@ static bool walk_col_answers(const struct erg_snmp_walk *w, const char *t) {
   return erg_snmp_oid_under(got, start);
 }
 
-/* a comes after b in OID order (arc by arc, numerically): a GETNEXT that
- * does not move on, or loops back to an earlier row, ends a walk (found by
- * tests/fuzz/fuzz_walk_detect: A, B, A, ... walked 100,000 rows per
- * profile). Not an OID: false. */
-static bool walk_oid_after(const char *a, const char *b) {
-  for (;;) {
-    char *ea, *eb;
-    unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
-    bool enda = !*a, endb = !*b;
-    if (enda || endb)
-      return !enda && endb; /* a longer: under b, after it */
-    if (ea == a || eb == b || (*ea && *ea != '.') || (*eb && *eb != '.'))
-      return false;
-    if (x != y)
-      return x > y;
-    a = *ea ? ea + 1 : ea;
-    b = *eb ? eb + 1 : eb;
-  }
-}
-
 /* A named-variable table (snmp_names.c): the levels whose value a row's
  * name says it holds, the name column walked as the driver walks it. */
 static unsigned walk_named_levels(const struct erg_snmp_walk *w,
@@ -68,7 +48,7 @@ static unsigned walk_named_levels(const struct erg_snmp_walk *w,
     int type, level, entity, q;
     double num;
     if (w->lookup(w->ctx, cur, true, got, sizeof got, &type, &num, text, sizeof text) ||
-        !erg_snmp_oid_under(got, nm->name) || !walk_oid_after(got, cur))
+        !erg_snmp_oid_under(got, nm->name) || !erg_snmp_oid_after(got, cur))
       break;
     if (erg_snmp_names_classify(prof, text, &level, &entity, &q) && q != ERG_Q_NAME)
       m |= 1u << level;
@@ -331,11 +311,14 @@ static int walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_prof
     ch->digits[q] = isfinite(d) && d >= 0 && d < 10 ? (signed char)d : 0;
     ch->si_prefix[q] = isfinite(s) && s >= 1 && s <= 17 ? (signed char)s : 9;
     out->factor[q] = erg_snmp_col_scale(col, ch, q);
-    char name[ERG_SNMP_OID_MAX];
+    char name[ERG_SNMP_OID_MAX], text[64];
     double num;
-    out->present[q] =
-        w->lookup(w->ctx, out->oid[q], false, name, sizeof name, &out->type[q], &num, NULL, 0) == 0;
+    out->present[q] = w->lookup(w->ctx, out->oid[q], false, name, sizeof name, &out->type[q], &num,
+                                text, sizeof text) == 0;
+    if (out->present[q] && col->unit && out->type[q] == 4) /* text with its unit */
+      num = erg_snmp_text_unit((const unsigned char *)text, strlen(text), col->unit);
     out->raw[q] = out->present[q] ? num : NAN;
+    out->unit[q] = col->unit;
   }
   free(p);
   free(cfg);

@@ -17,12 +17,7 @@ erg_need ss python3 curl
 erg_setup hostile
 erg_ports
 erg_ergd_conf <<CONF
-step_seconds = 1
-settle_steps = 1
-lag_max_seconds = 0
-archive_days = 0.01 0 0 0
-page_interval_seconds = 3600
-wal = no
+$(erg_quick_opts)
 CONF
 erg_start_ergd
 metrics() { curl -sf "http://127.0.0.1:$HP/metrics"; }

@@ -166,6 +166,14 @@ erg_ergd_conf() {
     cat; } >"$d/ergd.conf"
 }
 
+# [collector] settings of the short checks that read ergd's journal and
+# /metrics, never its pages or long archives: 1-s cells final after one
+# more, no lag compensation, tiny archives, no page render, no WAL.
+erg_quick_opts() {
+  printf 'step_seconds = 1\nsettle_steps = 1\nlag_max_seconds = 0\n'
+  printf 'archive_days = 0.01 0 0 0\npage_interval_seconds = 3600\nwal = no\n'
+}
+
 erg_sim_meter() {
   printf '[meter.sim]\ndriver = modbus\nhost = 127.0.0.1\nport = %s\nprofile = erg-sim\nunit_id = %s\n' \
     "$MB" "${1:-1}"

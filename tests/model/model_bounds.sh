@@ -22,12 +22,7 @@ erg_ports
 MB=$(free_port) # nothing answers there: m1 gets no measured power
 erg_ergd_conf <<CONF
 model_dir = $work/models
-step_seconds = 1
-settle_steps = 1
-lag_max_seconds = 0
-archive_days = 0.01 0 0 0
-page_interval_seconds = 3600
-wal = no
+$(erg_quick_opts)
 [meter.sim]
 host = 127.0.0.1
 port = $MB

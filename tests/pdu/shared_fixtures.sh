@@ -83,21 +83,35 @@ def load_walk(path):
     return rec
 
 NUMERIC = {"2", "65", "66", "67", "70"}
+# Text readings may carry their quantity's unit, with an SI prefix
+# ("232.6V", "0.061kW", "2.28kWh"); the probe's "units" says which columns
+# are read so. Any other unit, or none where one is due, is no reading.
+UNIT = {"power": "W", "va": "VA", "current": "A", "voltage": "V",
+        "voltage_borrowed": "V", "energy": "Wh", "power_factor": ""}
+PREFIX = {"": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6}
 
-def expect(rec, oid, scale):
+def expect(rec, oid, scale, unit=None):
     """The value the probe must show for oid: None when absent/negative.
     Numbers sent as text count only when the whole text is one number
-    ("0.061kW", "12<script>" are no reading)."""
+    ("0.061kW", "12<script>" are no reading), or, for a column read with
+    a unit, one number and that unit."""
     if not oid or oid not in rec:
         return None
     typ, val = rec[oid]
     if typ in NUMERIC:
         raw = int(val)
     elif typ == "4":
-        m = re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", val)
-        if not m:
-            return None
-        raw = float(m.group(0))
+        num = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+        if unit:
+            m = re.fullmatch(r"\s*(" + num + r") *([mkM]?)" + re.escape(unit) + r"\s*", val)
+            if not m:
+                return None
+            raw = float(m.group(1)) * PREFIX[m.group(2)]
+        else:
+            m = re.fullmatch(r"\s*" + num + r"\s*", val)
+            if not m:
+                return None
+            raw = float(m.group(0))
     else:
         return None
     return None if raw < 0 else raw * scale
@@ -114,8 +128,11 @@ for r in j["rows"]:
     where = f"{r['level']} {r['index']}"
     levels[r["level"]] = levels.get(r["level"], 0) + 1
     oids, scales, vals = r.get("oids", {}), r.get("scales", {}), r.get("values", {})
+    units = r.get("units", {})
     for q, got in vals.items():
-        want = expect(rec, oids.get(q), scales.get(q) or 0)
+        if q in units and units[q] != UNIT.get(q):
+            errs.append(f"{where} {q}: read with unit {units[q]!r}, not {UNIT.get(q)!r}")
+        want = expect(rec, oids.get(q), scales.get(q) or 0, UNIT.get(q) if q in units else None)
         # A value the physics checks refused shows as absent, with the reason.
         if got is None and want is not None and "impossible" in (r.get("problem") or ""):
             continue
@@ -189,13 +206,17 @@ if name in FIRMWARE:
            and (r.get("unit") or "1") == "1"]  # PDU 1's (the module has two)
     if said not in j["profile_reason"] or got != [want]:
         errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
-# Index arcs the device decides ("*" in a profile): found, and said.
-ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16)}
+# Index arcs the device decides ("*" in a profile): found, and said; an
+# index tail (Chatsworth's MAC after the entity) is no unit of the rows.
+ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16),
+        "chatsworth-pdu": ('outlet index tail "000ED300AD21"', "outlet", 24)}
 if name in ARCS:
     said, lvl, count = ARCS[name]
     got = sum(r["level"] == lvl for r in j["rows"])
     if said not in j["profile_reason"] or got != count:
         errs.append(f"{got} {lvl} rows, want {count} and '{said}' in the reason")
+    if "index tail" in said and any(r.get("unit") for r in j["rows"]):
+        errs.append("rows with a unit where the profile has an index tail")
 # Units the device decides (issue 34 item 1: a daisy chain's members, a
 # Sentry4's cords; the project's walks): every unit's rows, each with its
 # unit, and rows of one unit told apart from the other's by their values.

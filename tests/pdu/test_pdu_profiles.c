@@ -30,6 +30,10 @@ static void test_match_by_sysobjectid(void **st) {
   assert_string_equal(pick("1.3.6.1.4.1.21239.5.2"), "geist-v5");
   assert_string_equal(pick("1.3.6.1.4.1.2606.7"), "rittal-cmc3");
   assert_string_equal(pick("1.3.6.1.4.1.3808.1.1.6"), "cyberpower-epdu2");
+  assert_string_equal(pick("1.3.6.1.4.1.232.165.4"), "hpe-pdr");
+  assert_string_equal(pick("1.3.6.1.4.1.42610.1.4.4"), "powertek-pwt");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.24.2"), "apc-isx-dist");
+  assert_string_equal(pick("1.3.6.1.4.1.318.1.3.4.6"), "apc-rpdu2"); /* not 318.1.3.24 */
   assert_string_equal(pick("1.3.6.1.4.1.3180.1"), "(none)");
   assert_string_equal(pick(""), "(none)");
   const struct erg_snmp_profile *c[16];
@@ -46,8 +50,8 @@ static bool template_ok(const char *t) {
   for (const char *p = t; *p; p++) {
     if (p[0] == '%' && p[1] == 'd')
       pct++, p++;
-    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && !pct) /* an arc */
-      star++;
+    else if (p[0] == '*' && p > t && p[-1] == '.' && (p[1] == '.' || !p[1]) && (!pct || !p[1]))
+      star++; /* an arc before "%d", or the index tail last */
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
@@ -278,6 +282,40 @@ static void test_text_number(void **st) {
   assert_true(isnan(erg_snmp_text_number((const unsigned char *)longtext, sizeof longtext)));
 }
 
+/* Text with its unit: the whole text one number and the unit, the
+ * prefix deciding the scale; anything else is no reading (issue 34). */
+static void test_text_unit(void **st) {
+  (void)st;
+  static const struct {
+    const char *t, *unit;
+    double want; /* NAN: no reading */
+  } c[] = {{"232.6V", "V", 232.6},  {"0.30A", "A", 0.3},     {"0.061kW", "W", 61},
+           {"2.28kWh", "Wh", 2280}, {"0.856", "", 0.856},    {" 61 W ", "W", 61},
+           {"300mA", "A", 0.3},     {"1.5MWh", "Wh", 1.5e6}, {"12<script>", "W", NAN},
+           {"12", "W", NAN},        {"12 V", "W", NAN},      {"12kWx", "W", NAN},
+           {"12kWh", "W", NAN},     {"12GW", "W", NAN},      {"kW", "W", NAN},
+           {"-", "V", NAN},         {"N/A", "A", NAN},       {"0.856x", "", NAN},
+           {"12  kW", "W", 12000},  {"1e3W", "W", 1000},     {"12KW", "W", NAN},
+           {"12VA", "W", NAN},      {"12W", "VA", NAN},      {"5mW", "W", 0.005}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double got = erg_snmp_text_unit((const unsigned char *)c[i].t, strlen(c[i].t), c[i].unit);
+    if (isnan(c[i].want) ? !isnan(got) : fabs(got - c[i].want) > 1e-9 * fabs(c[i].want))
+      fail_msg("'%s' in '%s': %g, want %g", c[i].t, c[i].unit, got, c[i].want);
+  }
+}
+
+/* OID order as a GETNEXT must answer: arc by arc, numerically. */
+static void test_oid_after(void **st) {
+  (void)st;
+  assert_true(erg_snmp_oid_after("1.3.6.1.10", "1.3.6.1.9"));
+  assert_true(erg_snmp_oid_after("1.3.6.1.9.1", "1.3.6.1.9"));
+  assert_true(erg_snmp_oid_after(".1.3.6.2", "1.3.6.1.99"));
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.9"));  /* does not move on */
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.10")); /* loops back */
+  assert_false(erg_snmp_oid_after("1.3.6.1", "1.3.6.1.9"));    /* back to a parent */
+  assert_false(erg_snmp_oid_after("1.3.x.1", "1.3.6"));        /* not an OID */
+}
+
 static void physics(double w, double va, double pf, double a, double v, int level, double *x,
                     double *fix, char *note, size_t len) {
   for (int q = 0; q <= ERG_Q_N; q++)
@@ -495,6 +533,152 @@ static void test_cross_check(void **st) {
 #undef XR
 }
 
+/* An index tail (a last "*" after "%d"): a PDU's MAC as a string index,
+ * learnt per level from its first row; a level without rows is left out. */
+static void test_wild_tail(void **st) {
+  (void)st;
+  const struct erg_snmp_profile *cu = erg_snmp_profile_find("chatsworth-unity");
+  assert_non_null(cu);
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[320];
+#define CU "1.3.6.1.4.1.30932.1.10.1"
+#define MAC1 "12.48.48.48.69.68.51.48.48.65.68.50.49"
+#define MAC2 "12.48.48.48.69.68.51.48.49.51.67.52.68"
+  const char *rows[] = {CU ".3.110.1.6.1." MAC2, CU ".4.10.1.4.1." MAC1, NULL};
+  assert_int_equal(erg_snmp_wild_resolve(cu, &out, &store, fake_next, rows, note, sizeof note), 3);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_CURRENT].oid, CU ".4.10.1.6.%d." MAC1);
+  assert_string_equal(out.lv[ERG_PDU_BANK].q[ERG_Q_VOLTAGE].oid, CU ".3.110.1.5.%d." MAC2);
+  assert_null(out.lv[ERG_PDU_DEVICE].q[ERG_Q_VA].oid); /* no cpiPduTable row */
+  assert_non_null(strstr(note, "outlet index tail \"000ED300AD21\""));
+  assert_non_null(strstr(note, "bank index tail \"000ED3013C4D\""));
+  assert_non_null(strstr(note, "device no row: left out"));
+  /* a scalar's tail: the rest after the column */
+  const char *dev[] = {CU ".2.10.1.16." MAC2, NULL};
+  assert_true(erg_snmp_wild_resolve(cu, &out, &store, fake_next, dev, note, sizeof note) > 0);
+  assert_string_equal(out.lv[ERG_PDU_DEVICE].q[ERG_Q_VA].oid, CU ".2.10.1.16." MAC2);
+  assert_null(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid);
+  /* detection GETNEXTs from the column, before "%d" */
+  char start[ERG_SNMP_OID_MAX];
+  bool scalar;
+  assert_int_equal(erg_snmp_probe_start(cu->lv[ERG_PDU_OUTLET].q[ERG_Q_CURRENT].oid, start,
+                                        sizeof start, &scalar),
+                   0);
+  assert_string_equal(start, CU ".4.10.1.6");
+  assert_false(scalar);
+#undef CU
+#undef MAC1
+#undef MAC2
+}
+
+/* The two kinds of "*" together: unit arcs before "%d" (one numeric arc
+ * each) and the index tail as the last arc (every arc after the entity).
+ * No profile's level holds both; a level that did is left out, saying so;
+ * one profile may use one kind in one level and the other in another. */
+static void test_wild_kinds(void **st) {
+  (void)st;
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  const struct erg_snmp_profile *p;
+  int unit_levels = 0, tail_levels = 0;
+  for (size_t i = 0; (p = erg_snmp_profile_at(i)); i++)
+    for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
+      const struct erg_snmp_level *lv = &p->lv[l];
+      bool units = false, tail = false;
+      for (int q = 0; q < ERG_Q_N; q++) {
+        const char *ts[] = {lv->q[q].oid, lv->q[q].digits, lv->q[q].si_prefix};
+        for (int k = 0; k < 3; k++) {
+          size_t n = ts[k] ? strlen(ts[k]) : 0;
+          tail |= n > 2 && !strcmp(ts[k] + n - 2, ".*");
+          units |= ts[k] && erg_snmp_tmpl_wilds(ts[k]) > 0;
+        }
+      }
+      if (units && tail)
+        fail_msg("profile %s's %s level: unit arcs and an index tail", p->name,
+                 erg_pdu_level_name(l));
+      if (tail) { /* count and filter: at most the tail */
+        tail_levels++;
+        assert_int_equal(erg_snmp_level_wilds(lv), 0);
+        const char *cf[] = {lv->count, lv->filter};
+        for (int k = 0; k < 2; k++)
+          assert_true(
+              !cf[k] || !strchr(cf[k], '*') ||
+              (strchr(cf[k], '*') == strrchr(cf[k], '*') && !strcmp(strchr(cf[k], '*') - 1, ".*")));
+      } else if (units) { /* every template takes a unit of the level's arity */
+        unit_levels++;
+        int w = erg_snmp_level_wilds(lv);
+        assert_true(w == 1 || w == 2);
+        out = *p;
+        if (erg_snmp_wild_fill_level(p, &out, &store, l, w == 1 ? "7" : "7.2"))
+          fail_msg("profile %s's %s level does not take a unit of %d arcs", p->name,
+                   erg_pdu_level_name(l), w);
+        assert_null(strchr(erg_snmp_level_row_oid(&out.lv[l]), '*'));
+      }
+    }
+  assert_true(unit_levels > 20 && tail_levels >= 3);
+
+  /* Row columns: the tail is no unit arc. */
+  char o[ERG_SNMP_OID_MAX], unit[ERG_PDU_UNIT_MAX];
+  int n;
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.%d.*"), 0);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*"), 0);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*.5"), 1);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*.*.%d"), 2);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.%d.*", "", 3, o, sizeof o), -1);
+  assert_true(erg_snmp_oid_match("1.2.%d.*", "1.2.7.2.65.66", unit, sizeof unit, &n));
+  assert_int_equal(n, 7);
+  assert_string_equal(unit, "");
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.2.7", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.2.7.", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.3.7.1", unit, sizeof unit, &n));
+  assert_true(erg_snmp_oid_match("1.2.*", "1.2.5.6", unit, sizeof unit, &n)); /* a scalar's */
+  assert_string_equal(unit, "");
+  const struct erg_snmp_profile *cu = erg_snmp_profile_find("chatsworth-unity");
+  assert_non_null(cu);
+  assert_int_equal(erg_snmp_level_wilds(&cu->lv[ERG_PDU_OUTLET]), 0);
+
+  /* One profile, each kind in its own level: outlets by unit (count too),
+   * banks by an index tail (count too). */
+  static const struct erg_snmp_profile two = {
+      .name = "two",
+      .lv[ERG_PDU_OUTLET] = {.q[ERG_Q_POWER] = {"1.5.*.%d", 1.0}, .count = "1.8.*"},
+      .lv[ERG_PDU_BANK] = {.q[ERG_Q_POWER] = {"1.6.%d.*", 1.0}, .count = "1.7.*"},
+  };
+  const char *rows[] = {"1.5.3.1", "1.6.1.2.65.66", NULL};
+  char note[320];
+  assert_int_equal(erg_snmp_wild_resolve(&two, &out, &store, fake_next, rows, note, sizeof note),
+                   2);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid, "1.5.3.%d");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].count, "1.8.3");
+  assert_string_equal(store.unit[ERG_PDU_OUTLET], "3");
+  assert_string_equal(out.lv[ERG_PDU_BANK].q[ERG_Q_POWER].oid, "1.6.%d.2.65.66");
+  assert_string_equal(out.lv[ERG_PDU_BANK].count, "1.7.2.65.66");
+  assert_string_equal(store.unit[ERG_PDU_BANK], "");
+  assert_non_null(strstr(note, "outlet index arc 3 (its first row)"));
+  assert_non_null(strstr(note, "bank index tail \"AB\" (its first row)"));
+  assert_int_equal(erg_snmp_level_wilds(&two.lv[ERG_PDU_OUTLET]), 1);
+  assert_int_equal(erg_snmp_level_wilds(&two.lv[ERG_PDU_BANK]), 0);
+  assert_int_equal(erg_snmp_wild_fill_level(&two, &out, &store, ERG_PDU_BANK, "1"), -1);
+
+  /* Both kinds in one level (one template, or two columns): left out. */
+  static const struct erg_snmp_profile both = {
+      .name = "both",
+      .lv[ERG_PDU_OUTLET] = {.q[ERG_Q_POWER] = {"1.5.*.%d.*", 1.0}},
+      .lv[ERG_PDU_BANK] = {.q[ERG_Q_NAME] = {"1.6.*.%d"}, .q[ERG_Q_POWER] = {"1.7.%d.*", 1.0}},
+      .lv[ERG_PDU_INLET] = {.q[ERG_Q_POWER] = {"1.9.%d", 1.0}},
+  };
+  const char *brows[] = {"1.5.3.1.2.65.66", "1.6.3.1", "1.7.1.2.65.66", "1.9.1", NULL};
+  assert_int_equal(erg_snmp_wild_resolve(&both, &out, &store, fake_next, brows, note, sizeof note),
+                   2);
+  assert_null(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid);
+  assert_null(out.lv[ERG_PDU_BANK].q[ERG_Q_NAME].oid);
+  assert_string_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid, "1.9.%d");
+  assert_non_null(strstr(note, "outlet unit arcs and an index tail: not supported, left out"));
+  assert_non_null(strstr(note, "bank unit arcs and an index tail: not supported, left out"));
+  assert_int_equal(erg_snmp_level_wilds(&both.lv[ERG_PDU_OUTLET]), 0);
+  assert_int_equal(erg_snmp_wild_fill_level(&both, &out, &store, ERG_PDU_OUTLET, "3"), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -509,6 +693,10 @@ int main(void) {
       cmocka_unit_test(test_wild_arcs),
       cmocka_unit_test(test_units),
       cmocka_unit_test(test_cross_check),
+      cmocka_unit_test(test_text_unit),
+      cmocka_unit_test(test_oid_after),
+      cmocka_unit_test(test_wild_tail),
+      cmocka_unit_test(test_wild_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,6 +150,45 @@ static void test_entity_errors(void **st) {
   assert_int_equal(erg_snmp_walk_entity(&w, NULL, ERG_PDU_INLET, 1, &e, why, sizeof why), -1);
 }
 
+/* Readings as text with their unit (the Easy PDU's early firmware): read
+ * as the number x the unit's prefix; a hostile or unit-less text is no
+ * reading; the unit is said per column. */
+#define EZ1 "1.3.6.1.4.1.1.1"
+static const struct row easy[] = {
+    {"1.3.6.1.2.1.1.2.0", 6, "1.3.6.1.4.1.0"},
+    {EZ1 ".1.1", 4, "232.6V"},
+    {EZ1 ".2.1", 4, "300mA"},
+    {EZ1 ".3.1", 4, "0.061kW"},
+    {EZ1 ".6.1", 4, "0.856"},
+    {EZ1 ".7.1", 4, "12<script>"},
+};
+static const struct row easy_bad[] = {
+    {"1.3.6.1.2.1.1.2.0", 6, "1.3.6.1.4.1.0"},
+    {EZ1 ".1.1", 4, "232.6"},
+    {EZ1 ".3.1", 4, "61 V"},
+};
+
+static void test_text_units(void **st) {
+  (void)st;
+  struct erg_snmp_walk w = WALK(easy);
+  char how[400], why[200];
+  const struct erg_snmp_profile *p = erg_snmp_walk_detect(&w, how, sizeof how);
+  assert_non_null(p);
+  assert_string_equal(p->name, "apc-epdu-text");
+  struct erg_snmp_walk_entity e;
+  assert_int_equal(erg_snmp_walk_entity(&w, p, ERG_PDU_INLET, 1, &e, why, sizeof why), 0);
+  assert_true(fabs(e.raw[ERG_Q_POWER] - 61) < 1e-9 && e.factor[ERG_Q_POWER] == 1.0);
+  assert_string_equal(e.unit[ERG_Q_POWER], "W");
+  assert_true(fabs(e.raw[ERG_Q_VOLTAGE] - 232.6) < 1e-9);
+  assert_true(fabs(e.raw[ERG_Q_CURRENT] - 0.3) < 1e-12);
+  assert_true(fabs(e.raw[ERG_Q_PF] - 0.856) < 1e-12);
+  assert_true(e.present[ERG_Q_ENERGY] && isnan(e.raw[ERG_Q_ENERGY])); /* no reading */
+  assert_true(e.factor[ERG_Q_ENERGY] == 3600.0);
+  struct erg_snmp_walk b = WALK(easy_bad);
+  assert_int_equal(erg_snmp_walk_entity(&b, p, ERG_PDU_INLET, 1, &e, why, sizeof why), 0);
+  assert_true(isnan(e.raw[ERG_Q_VOLTAGE]) && isnan(e.raw[ERG_Q_POWER]));
+}
+
 #define RP2 "1.3.6.1.4.1.13742.6"
 /* Raritan PDU2 outlet 2 with its sensors' decimal digits, behind a
  * generic sysObjectID: found by its tables. */
@@ -244,11 +283,11 @@ static const struct {
   const char *file, *profile;
 } expected[] = {
     {"algcom-pdu-08p-ac_algcom-pdu-08p-ac", "algcom-pdu"},
-    {"apc-epdu_epdu1132m", NULL},
+    {"apc-epdu_epdu1132m", "apc-epdu-text"},
     {"apc_ap7900b", "apc-rpdu"},
     {"apc_ap8959eu3", "apc-rpdu2"},
     {"atenpdu", "aten-pe"},
-    {"chatsworth-pdu", NULL},
+    {"chatsworth-pdu", "chatsworth-unity"},
     {"eatonpdu_2", "eaton-epdu"},
     {"enlogic-pdu2", "enlogic-pdu"},
     {"gude-esb_7213-12", NULL},
@@ -347,6 +386,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_entity_columns),
       cmocka_unit_test(test_entity_errors),
       cmocka_unit_test(test_generic_sysobjectid_tables),
+      cmocka_unit_test(test_text_units),
       cmocka_unit_test(test_nothing_answers),
       cmocka_unit_test(test_entity_sensor_scale),
       cmocka_unit_test(test_recordings_detected_as_online),

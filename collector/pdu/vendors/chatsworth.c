@@ -14,26 +14,9 @@
  *   (decawatt-seconds, 10 J). No outlet voltage or power.
  * modelCode ...1.1.2.0 (still answered by the unity firmware below).
  *
- * Not covered: the "unity" branch (enterprises.30932.1.10.1) that current
- * eConnect firmware (5.x) answers instead of the legacy metrics. Its tables
- * are indexed {entityId, cpiPduMac} where cpiPduMac is a 12-character
- * string (".12.48.48.48.69.68..."), the MAC of each PDU of the chain,
- * AFTER the entity number; a template (one "%d" and literal arcs) cannot
- * name it. For a driver that learns the index tail from the first row of
- * cpiPduTable (...10.1.2.10.1.1 cpiPduMac), the columns are:
- *   DEVICE  cpiPduTable ...10.1.2.10.1.{col}.{mac}: .2 cpiPduModel, .16
- *           cpiPduTotalPower (VA, "power in volt-amps for the entire PDU").
- *   PHASE   cpiPduLineTable ...10.1.3.10.1.{col}.{line}.{mac}: .3
- *           cpiPduLineCurrent (0.01 A).
- *   BANK    cpiPduBranchTable ...10.1.3.110.1.{col}.{branch}.{mac}: .3
- *           Current (0.01 A), .5 Voltage (0.1 V), .6 Power (VA), .7
- *           PowerFactor (units not stated), .9 Energy (decaVA-seconds:
- *           apparent energy).
- *   OUTLET  cpiPduOutletTable ...10.1.4.10.1.{col}.{outlet}.{mac}: .4 Name,
- *           .6 Current (0.01 A), .7 Voltage (0.1 V), .8 Power (VA), .10
- *           Energy (decawatt-seconds).
- * The unity outlet numbers run on across the chain (outlets 25..36 belong
- * to the second PDU's MAC). sysObjectID of these units is not a CPI OID. */
+ * The "unity" branch (enterprises.30932.1.10.1) that current eConnect
+ * firmware (5.x) answers instead of the legacy metrics, indexed {entity,
+ * PDU MAC}: chatsworth_unity.c. */
 #define CPI "1.3.6.1.4.1.30932.1.1"
 static const struct erg_snmp_profile chatsworth_econnect = {
     .name = "chatsworth-econnect",

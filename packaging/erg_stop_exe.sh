@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
-# erg-agent RPM %preun ($1: 0 erase, 1 upgrade): stop and disable on erase; a
-# erg-agent started without systemd (another supervisor, by hand) is stopped too.
-# Stops what runs /usr/sbin/erg-agent, however it was started (a unit, another
+# erg_stop_exe BINARY SECONDS, pasted into the erg-agent and ergd prerm
+# (DEB) and %preun (RPM) scripts by cmake/ErgPackage.cmake (configure_file,
+# @ERG_STOP_EXE@ in packaging/deb/*/prerm.in, packaging/rpm/*-preun.sh.in).
+# Stops what runs the binary $1, however it was started (a unit, another
 # supervisor, by hand): SIGTERM, SIGKILL after $2 seconds. Only processes
 # whose executable is this very file (same inode: not a container's copy).
 erg_stop_exe() {
@@ -27,10 +28,3 @@ erg_stop_exe() {
   # shellcheck disable=SC2086
   kill -KILL $alive 2>/dev/null || true
 }
-
-if [ "$1" = 0 ]; then
-  if [ -d /run/systemd/system ]; then
-    systemctl --no-reload disable --now erg-agent.service >/dev/null 2>&1 || :
-  fi
-  erg_stop_exe /usr/sbin/erg-agent 10
-fi
