@@ -67,16 +67,25 @@ struct {
   __type(value, __u32);
 } cpu_class SEC(".maps");
 
-/* Thread id -> the thread's se.sum_exec_runtime charged so far. A slice is
- * charged as the growth of sum_exec_runtime, so it stays exact when the
- * tracepoint misses a switch-in (see erg_sched_switch). Preallocated LRU:
- * no allocation under the runqueue lock, and an entry left by a thread whose
- * last switch-out went unseen ages out instead of filling the map. */
+/* What has been counted of one thread: its se.sum_exec_runtime charged so
+ * far and its se.nr_migrations counted so far. */
+struct erg_thread {
+  __u64 runtime_ns;
+  __u64 migrations;
+};
+
+/* Thread id -> struct erg_thread. A slice is charged as the growth of
+ * sum_exec_runtime, so it stays exact when the tracepoint misses a
+ * switch-in (see erg_sched_switch); migrations are the growth of the
+ * kernel's own count, read on the same cache line at the same switch-out
+ * (no sched_migrate_task program). Preallocated LRU: no allocation under
+ * the runqueue lock, and an entry left by a thread whose last switch-out
+ * went unseen ages out instead of filling the map. */
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, ERG_BPF_MAX_THREADS);
   __type(key, __u32);
-  __type(value, __u64);
+  __type(value, struct erg_thread);
 } threads SEC(".maps");
 
 struct {
@@ -281,18 +290,26 @@ static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
  * sum_exec_runtime since it was last charged (the scheduler has just
  * brought it up to date). A thread first seen here existed before the
  * attach: only its wall-clock slice is charged, and only when this CPU saw
- * it switch in (seen); its runtime from then on is known. */
-static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall) {
-  __u64 sum = prev->se.sum_exec_runtime, d;
+ * it switch in (seen); its runtime from then on is known. *migr: the
+ * thread's migrations since the last switch-out (se.nr_migrations sits
+ * beside sum_exec_runtime). */
+static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall,
+                                      __u64 *migr) {
+  __u64 sum = prev->se.sum_exec_runtime, nm = prev->se.nr_migrations, d;
   __u32 tid = prev->pid;
-  __u64 *done = bpf_map_lookup_elem(&threads, &tid);
+  struct erg_thread *t = bpf_map_lookup_elem(&threads, &tid);
 
-  if (!done) {
-    bpf_map_update_elem(&threads, &tid, &sum, BPF_ANY);
+  if (!t) {
+    struct erg_thread n = {.runtime_ns = sum, .migrations = nm};
+
+    bpf_map_update_elem(&threads, &tid, &n, BPF_ANY);
+    *migr = 0;
     return seen ? wall : 0;
   }
-  d = sum > *done ? sum - *done : 0;
-  *done = sum;
+  d = sum > t->runtime_ns ? sum - t->runtime_ns : 0;
+  *migr = nm > t->migrations ? nm - t->migrations : 0;
+  t->runtime_ns = sum;
+  t->migrations = nm;
   return d;
 }
 
@@ -302,7 +319,7 @@ static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64
  * straggler thread arriving after the drain took the exited group away must
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
-static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d,
+static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d, __u64 migr,
                                          const __u64 perf[3]) {
   struct erg_key k;
   struct erg_counts *c;
@@ -317,6 +334,8 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
     return;
   }
   __sync_fetch_and_add(&c->cpu_ns, d);
+  if (migr)
+    __sync_fetch_and_add(&c->migrations, migr);
   split_add(c, cpu, d);
   if (perf_on)
     perf_add(c, perf);
@@ -324,14 +343,20 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
     c->flags |= ERG_FLAG_EXITED;
 }
 
-static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d,
+/* Charges prev's slice. Wakeups are counted here too, as prev's voluntary
+ * switch-outs (it blocks: not preempted, state not running; the kernel's
+ * nvcsw): each such sleep ends with a wakeup, and the entry is at hand,
+ * where a sched_wakeup program had to find the woken task's entry, a cold
+ * hash lookup, ~25 % of the in-kernel time under process churn. */
+static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d, __u64 migr,
                                         const __u64 perf[3], __u64 now) {
   __u32 cpu = bpf_get_smp_processor_id();
+  long state = preempt ? 0 : task_state(prev);
   struct erg_counts *c;
   struct erg_key k;
 
-  if (!preempt && (task_state(prev) & TASK_DEAD_STATE)) {
-    account_dead(prev, cpu, d, perf);
+  if (state & TASK_DEAD_STATE) {
+    account_dead(prev, cpu, d, migr, perf);
     return;
   }
   task_key(prev, &k);
@@ -339,6 +364,10 @@ static __always_inline void account_out(struct task_struct *prev, bool preempt, 
   if (!c)
     return;
   __sync_fetch_and_add(&c->cpu_ns, d);
+  if (state)
+    __sync_fetch_and_add(&c->wakeups, 1);
+  if (migr)
+    __sync_fetch_and_add(&c->migrations, migr);
   split_add(c, cpu, d);
   if (perf_on)
     perf_add(c, perf);
@@ -372,7 +401,8 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
       seen = false;
       perf[0] = perf[1] = perf[2] = 0;
     }
-    account_out(prev, preempt, slice_ns(prev, seen, now - start), perf, now);
+    __u64 migr, d = slice_ns(prev, seen, now - start, &migr);
+    account_out(prev, preempt, d, migr, perf, now);
   }
   s->ts = now;
   task_key(next, &s->key);
@@ -394,7 +424,7 @@ int erg_cpu_heal(void *ctx) {
   struct erg_cpu_state *s;
   struct erg_key k;
   __u32 zero = 0, tid;
-  __u64 *done;
+  struct erg_thread *done;
 
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
@@ -406,8 +436,8 @@ int erg_cpu_heal(void *ctx) {
     stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
   tid = t->pid;
   done = t->pid ? bpf_map_lookup_elem(&threads, &tid) : 0;
-  if (done && t->se.sum_exec_runtime > *done)
-    run = t->se.sum_exec_runtime - *done;
+  if (done && t->se.sum_exec_runtime > done->runtime_ns)
+    run = t->se.sum_exec_runtime - done->runtime_ns;
   if (run > now)
     run = 0;
   seq = state_write_begin(s);
@@ -419,40 +449,24 @@ int erg_cpu_heal(void *ctx) {
   return 0;
 }
 
-static __always_inline int count_event(struct task_struct *t, int which) {
-  struct erg_counts *c;
-  struct erg_key k;
-
-  if (t->pid == 0)
-    return 0;
-  task_key(t, &k);
-  c = counts_get(&k, t);
-  if (!c)
-    return 0;
-  if (which == 0)
-    __sync_fetch_and_add(&c->wakeups, 1);
-  else
-    __sync_fetch_and_add(&c->migrations, 1);
-  return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(erg_sched_wakeup, struct task_struct *p) { return count_event(p, 0); }
-
 /* Every thread created after the attach passes here before it first runs:
- * all its runtime from now on is charged (a reused tid's old entry is
- * overwritten). */
+ * all its runtime and migrations from now on are counted (a reused tid's
+ * old entry is overwritten). Its group's entry is made here, so a new
+ * process running at a drain has its own record (and task_rename finds
+ * it) rather than the drain's running-only one with /proc's name; tried
+ * without: under ASan integration.agent_exits lost names of 53-91 of its
+ * 800 short processes. */
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
-  __u64 sum = p->se.sum_exec_runtime;
+  struct erg_thread n = {.runtime_ns = p->se.sum_exec_runtime, .migrations = p->se.nr_migrations};
   __u32 tid = p->pid;
+  struct erg_key k;
 
-  bpf_map_update_elem(&threads, &tid, &sum, BPF_ANY);
-  return count_event(p, 0);
+  bpf_map_update_elem(&threads, &tid, &n, BPF_ANY);
+  task_key(p, &k);
+  counts_get(&k, p);
+  return 0;
 }
-
-SEC("tp_btf/sched_migrate_task")
-int BPF_PROG(erg_sched_migrate_task, struct task_struct *p) { return count_event(p, 1); }
 
 /* A function of its own: inlined, clang hoists the old field's offset (a
  * relocation that cannot resolve on new kernels) out of the walk's loop,

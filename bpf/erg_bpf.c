@@ -73,9 +73,9 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen) {
   } t[] = {
       {s->progs.erg_sched_switch, "sched_switch", 0, false},
       {s->progs.erg_sched_process_exit, "sched_process_exit", 0, false},
-      {s->progs.erg_sched_wakeup, "sched_wakeup", ERG_BPF_F_WAKEUPS, false},
-      {s->progs.erg_sched_wakeup_new, "sched_wakeup_new", ERG_BPF_F_WAKEUPS, false},
-      {s->progs.erg_sched_migrate_task, "sched_migrate_task", ERG_BPF_F_MIGRATIONS, false},
+      /* Without it a thread's first slice is wall-clock time (docs/bpf.md
+       * "Exact slices"). Wakeups and migrations come from sched_switch. */
+      {s->progs.erg_sched_wakeup_new, "sched_wakeup_new", 0, true},
       {s->progs.erg_block_bio_queue, "block_bio_queue", ERG_BPF_F_BLKIO, false},
       /* Frequencies then come from sysfs at each drain only; names from
        * the 100 ms refresh (and /proc, in the agent). */

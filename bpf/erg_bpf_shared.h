@@ -30,10 +30,12 @@ struct erg_key {
 #define ERG_FLAG_EXITED 1u
 
 /* Cumulative counters of one task group since it was first seen. */
+/* What a switch-out touches comes first, on one cache line. */
 struct erg_counts {
   __u64 cpu_ns;
-  __u64 wakeups;
-  __u64 migrations;
+  __u64 wakeups;    /* voluntary switch-outs (sleeps, each ended by a wakeup) */
+  __u64 migrations; /* growth of the threads' se.nr_migrations */
+  __u64 meta_ns;    /* when comm/uid/cgroup were last read */
   __u64 read_bytes;
   __u64 write_bytes;
   __u64 cycles;
@@ -46,8 +48,7 @@ struct erg_counts {
   __u64 cgroup_id;               /* cgroup v2 (default hierarchy) kernfs id */
   __u64 cgroup_v1_id;            /* at exit: freezer (v1) kernfs id | ERG_CGV1_BIT; 0: none */
   __u32 uid;
-  __u32 flags;   /* ERG_FLAG_* */
-  __u64 meta_ns; /* when comm/uid/cgroup were last read */
+  __u32 flags; /* ERG_FLAG_* */
   char comm[ERG_BPF_COMM_LEN];
 };
 

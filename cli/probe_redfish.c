@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "erg_cli.h"
 #include "erg_common.h"
@@ -215,9 +216,14 @@ static void rfp_print_json(const struct rfp_opts *o, const struct erg_rf_probe_r
   const struct erg_rf_plan *p = &r->d.plan;
   json_t *chosen = json_null();
   if (r->discover_rc == 0)
-    chosen = json_pack("{s:s,s:b,s:s,s:o,s:o,s:s}", "chassis", p->chassis, "enclosure",
+    chosen = json_pack("{s:s,s:b,s:s,s:o,s:o,s:s,s:o,s:o}", "chassis", p->chassis, "enclosure",
                        p->enclosure, "why", p->why, "watts", rfp_num(r->watts), "energy_joules",
-                       rfp_num(r->joules), "reading_problem", r->reading_why);
+                       rfp_num(r->joules), "reading_problem", r->reading_why, "reading_time",
+                       r->reading_time_s ? json_integer(r->reading_time_s) : json_null(),
+                       "bmc_clock_offset_seconds",
+                       r->reading_time_s && r->arrival_ns
+                           ? json_real((double)r->reading_time_s - (double)r->arrival_ns / 1e9)
+                           : json_null());
   json_t *o_ = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:s}", "driver", "redfish", "host",
                          o->c.host, "auth", r->auth_used, "warning",
                          r->warning[0] ? json_string(r->warning) : json_null(), "chosen", chosen,
@@ -257,6 +263,14 @@ static void rfp_print_text(const struct rfp_opts *o, const struct erg_rf_probe_r
       printf("now      %.6g W\n", r->watts);
     if (isfinite(r->joules))
       printf("now      %.10g J\n", r->joules);
+    if (r->reading_time_s && r->arrival_ns) {
+      time_t t = (time_t)r->reading_time_s;
+      struct tm tm;
+      char ts[40];
+      strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
+      printf("bmc time %s (its ReadingTime; %+.0f s from ours at arrival)\n", ts,
+             (double)r->reading_time_s - (double)r->arrival_ns / 1e9);
+    }
     if (r->reading_why[0])
       printf("problem  %s\n", r->reading_why);
   } else {

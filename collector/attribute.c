@@ -5,18 +5,90 @@
  * Both conserve the cell's power and follow the idle policy. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "collector_int.h"
 #include "erg_collector.h"
 #include "erg_fit.h"
+
+/* Each job's uncertainty in the cell (docs/model.md, "Uncertainty") onto
+ * its first key: the rows of one job move together under every error of
+ * the cell, so they are propagated as one group. */
+static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
+                                const struct erg_attribution *a, const double *x,
+                                const struct erg_grid_cell *c, int policy,
+                                const struct erg_unc_cell *in, struct erg_attr_share *shares) {
+  size_t nrow = c->nkeys + 1, ng = 0;
+  int *group = calloc(nrow, sizeof *group);
+  size_t *first = malloc(nrow * sizeof *first), *len = malloc(nrow * sizeof *len);
+  const char **field = malloc(nrow * sizeof *field);
+  struct erg_unc_group *g = malloc(nrow * sizeof *g);
+  int rc = group && first && len && field && g ? 0 : -1;
+  for (size_t p = 0; rc == 0 && p < nrow; p++) {
+    group[p] = -1;
+    if (p == c->nkeys || !(len[p] = profile_key_field(c->keys[p].key, PROFILE_JOB, &field[p])))
+      continue;
+    for (size_t q = 0; q < ng && group[p] < 0; q++)
+      if (len[first[q]] == len[p] && !memcmp(field[first[q]], field[p], len[p]))
+        group[p] = (int)q;
+    if (group[p] < 0) {
+      first[ng] = p;
+      group[p] = (int)ng++;
+    }
+  }
+  if (rc == 0)
+    rc = erg_attribute_uncertainty(m, idle_watts, a, x, nrow, c->nkeys,
+                                   (enum erg_idle_policy)policy, in, group, ng, g);
+  for (size_t q = 0; rc == 0 && q < ng; q++) {
+    shares[first[q]].job_sd_watts = g[q].sd_corr_watts;
+    shares[first[q]].job_var_watts2 = g[q].var_watts2;
+  }
+  free(group);
+  free(first);
+  free(len);
+  free(field);
+  free(g);
+  return rc;
+}
+
+/* Without a model: the configured idle power is a guess (sd 20 %) and the
+ * split by CPU time an assumption (a quarter of the dynamic power as its
+ * misfit): wide on purpose (docs/model.md, "Uncertainty"). */
+#define UNC_NO_MODEL_IDLE_REL 0.2
+#define UNC_NO_MODEL_MISFIT_REL 0.25
+/* Beyond the training range a coefficient is extrapolated: its sd grows by
+ * 20 % of it per unit of the excess ratio (1.5 x the training maximum:
+ * 10 %), at most 20 %; the utilisation beyond its maximum does so to every
+ * curve term. */
+#define UNC_BEYOND_REL 0.2
+
+/* The model with the extrapolated coefficients' variance raised (a copy;
+ * NULL when out of memory or the model has no covariance: m as it is). */
+static struct erg_model *unc_beyond_model(const struct erg_model *m,
+                                          const struct erg_cell_power *pw) {
+  if (!pw->beyond_training || m->ncov != m->nfeatures + 1 || !(pw->beyond_training_max > 0))
+    return NULL;
+  struct erg_model *mm = malloc(sizeof *mm);
+  if (!mm)
+    return NULL;
+  *mm = *m;
+  double excess = pw->beyond_value / pw->beyond_training_max - 1;
+  double rel = UNC_BEYOND_REL * (excess < 1 ? excess : 1);
+  bool curve = !strcmp(pw->beyond_feature, "cpu_utilization");
+  for (size_t k = 0; k < m->nfeatures; k++)
+    if (curve ? erg_derived_index(m->feature[k]) >= 0 : !strcmp(m->feature[k], pw->beyond_feature))
+      mm->cov[1 + k][1 + k] += rel * m->coef[k] * rel * m->coef[k];
+  return mm;
+}
 
 /* Without a fitted model, a CPU-only pseudo-model (idle = the configured
  * idle power, 1 W per CPU-second) goes through the same erg_attribute_cell
  * as a fitted one: dynamic power by CPU share, all of it to [system] when
  * no CPU time was seen, and idle_policy meaning the same with and without
  * a model. */
-int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
-                            int idle_policy, struct erg_attr_share *shares,
-                            struct erg_cell_power *out) {
+static int cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
+                     int idle_policy, const struct erg_unc_cell *unc, struct erg_attr_share *shares,
+                     struct erg_cell_power *out) {
   if (!isfinite(measured_watts))
     return 1; /* erg_attribute_cell would predict; a pseudo-model must not */
   struct erg_model m = {.version = ERG_MODEL_VERSION, .nfeatures = 1, .coef = {1}};
@@ -32,9 +104,15 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
   x[c->nkeys] = c->system_cpu_seconds;
   int rc = erg_attribute_cell(&m, measured_watts, x, nrow, c->nkeys,
                               (enum erg_idle_policy)idle_policy, w, &a);
-  for (size_t p = 0; rc == 0 && p < nrow; p++) {
-    shares[p].key = p < c->nkeys ? c->keys[p].key : "[system]";
-    shares[p].watts = w[p];
+  for (size_t p = 0; rc == 0 && p < nrow; p++)
+    shares[p] =
+        (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
+  if (rc == 0 && unc) {
+    struct erg_unc_cell in = *unc;
+    in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
+    m.ncov = 2;
+    m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
+    rc = cell_job_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares);
   }
   free(x);
   if (rc != 0)
@@ -46,6 +124,12 @@ int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts
                                  .modelled_watts = NAN,
                                  .estimated = false};
   return 0;
+}
+
+int erg_attribute_cpu_share(const struct erg_grid_cell *c, double measured_watts, double idle_watts,
+                            int idle_policy, struct erg_attr_share *shares,
+                            struct erg_cell_power *out) {
+  return cpu_share(c, measured_watts, idle_watts, idle_policy, NULL, shares, out);
 }
 
 /* ---- a finalised cell, with the node's model when there is one ---- */
@@ -208,9 +292,15 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
       erg_attribute_cell_idle(cm->model, idle + gpu_idle, total, x, c->nkeys + 1, c->nkeys,
                               (enum erg_idle_policy)cm->idle_policy, w, &a) != 0)
     rc = 1;
-  for (size_t p = 0; rc == 0 && p <= c->nkeys; p++) {
-    shares[p].key = p < c->nkeys ? c->keys[p].key : "[system]";
-    shares[p].watts = w[p];
+  for (size_t p = 0; rc == 0 && p <= c->nkeys; p++)
+    shares[p] =
+        (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
+  if (rc == 0 && cm->unc) {
+    struct erg_model *beyond = unc_beyond_model(cm->model, out);
+    if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
+                             cm->idle_policy, cm->unc, shares) != 0)
+      rc = -1;
+    free(beyond);
   }
   if (rc == 0) {
     out->total_watts = a.total_watts;
@@ -240,6 +330,6 @@ int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
    * cells without a reading. */
   if (r->flags & ERG_CELL_NO_METER)
     return 1;
-  return erg_attribute_cpu_share(r->cell, r->measured_watts, idle_watts,
-                                 cm ? cm->idle_policy : ERG_IDLE_SEPARATE, shares, out);
+  return cpu_share(r->cell, r->measured_watts, idle_watts, cm ? cm->idle_policy : ERG_IDLE_SEPARATE,
+                   cm ? cm->unc : NULL, shares, out);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erg_fit.h"
 #include "erg_store.h"
 #include "state.h"
 
@@ -26,6 +27,7 @@ static void collector_flush_cluster(struct collector *c, int64_t now) {
     done = horizon;
   cluster_flush(c->cluster, done, cluster_write_cell, c);
   cluster_flush(c->gpu_cluster, done, cluster_write_gpu_cell, c);
+  unc_flush(c, done);
 }
 
 /* A feed of the node reads power estimated from A x V (source state of
@@ -132,6 +134,9 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
   if (!sh)
     return;
   struct erg_cell_model cm = node_model_cell(n->model);
+  struct erg_unc_cell unc;
+  node_unc_cell(c, n, r, &unc);
+  cm.unc = &unc;
   struct erg_cell_power pw;
   int rc = erg_cell_attribute(&cm, n->idle_watts, r, sh, &pw);
   cell.modelled_watts = pw.modelled_watts;
@@ -160,6 +165,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
   }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);
+    node_write_unc(c, n, t_end, sh, r->cell->nkeys);
     node_gpu_cell(c, n, r, sh, &pw);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;

@@ -194,6 +194,9 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   if (!(c.loader = node_loader_start(cfg, c.store, c.journal_dir)))
     erg_warn("cannot start the node state loader threads; new nodes are read on the loop");
   void *zctx = zmq_ctx_new(), *agents = NULL, *meters = NULL, *zap = NULL;
+  /* A socket per meter thread (the IPMI pool's threads each one). */
+  if (zctx)
+    zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, 1024 + cfg->nsources + (int)cfg->ipmi_poll_threads);
   struct erg_web_server *web = NULL;
   int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
   struct erg_web_server_limits lim;
@@ -228,6 +231,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   /* Cells still pending for the cluster sums are written as they are. */
   cluster_flush(c.cluster, INT64_MAX, cluster_write_cell, &c);
   cluster_flush(c.gpu_cluster, INT64_MAX, cluster_write_gpu_cell, &c);
+  unc_flush(&c, INT64_MAX);
   writer_stop(c.writer);
   durable_close(&c);
   for (size_t i = 0; i < c.nnodes; i++) {
@@ -235,6 +239,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     user_names_free(&c.nodes[i]->user_names);
     job_users_free(c.nodes[i]->job_users);
     node_gpu_free(c.nodes[i]);
+    node_unc_free(c.nodes[i]);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (struct held_msg *h = c.nodes[i]->held, *next; h; h = next) {
@@ -247,6 +252,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   }
   profile_known_free(&c.cluster_jobs);
   profile_known_free(&c.cluster_gpu_jobs);
+  unc_free(&c);
   free(c.gpu_jobs);
   groups_free(&c);
   cluster_free(c.cluster);

@@ -199,6 +199,9 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
       c->top_processes = (unsigned)l;
   } else if (!strcmp(key, "poll_seconds")) {
     rc = erg_config_double(value, 0.1, 3600, &c->poll_seconds, why, whylen);
+  } else if (!strcmp(key, "ipmi_poll_threads")) {
+    if (!(rc = erg_config_long(value, 1, 4096, &l, why, whylen)))
+      c->ipmi_poll_threads = (unsigned)l;
   } else if (!strcmp(key, "idle_watts")) {
     rc = erg_config_double(value, 0, 1e6, &c->idle_watts, why, whylen);
   } else if (!strcmp(key, "lag_max_seconds")) {

@@ -291,13 +291,21 @@ int erg_coverage_claim(struct erg_coverage *c, uint64_t start_ns, uint64_t end_n
 struct erg_attr_share {
   const char *key;
   double watts;
+  /* The uncertainty of the key's job in the cell (docs/model.md,
+   * "Uncertainty"), on the job's first key, 0 on its others and on keys
+   * without a job: sd that adds linearly over cells, variance that adds. */
+  double job_sd_watts, job_var_watts2;
 };
 struct erg_model;
+struct erg_unc_cell;
 struct erg_cell_model {
   const struct erg_model *model; /* NULL: CPU share of measured − idle_watts (policy applies) */
   const int *feature_map;        /* model feature k -> erg_feature, -1 unknown (x = 0),
                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;               /* enum erg_idle_policy */
+  /* What is known of the cell's power (cells.c, uncertainty.c); NULL: no
+   * uncertainty computed (job_sd_watts, job_var_watts2 stay 0). */
+  const struct erg_unc_cell *unc;
 };
 /* The model's index of gpu_watts when its coefficient is positive (and
  * finite), else -1: without one the GPU part of the power is not known. */
@@ -395,7 +403,7 @@ double erg_journal_measured_max(const char *dir, const char *node);
 int erg_journal_rotate(const char *dir, const char *node);
 
 /* ---- configuration ---- */
-#define ERG_MAX_SOURCES 512
+#define ERG_MAX_SOURCES 16384 /* a BMC per node: ERG_MAX_NODES */
 #define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
@@ -437,6 +445,11 @@ struct erg_collector_config {
   unsigned step_seconds;
   unsigned settle_steps;
   double poll_seconds;
+  /* driver = ipmi meters share this many poll threads (libfreeipmi
+   * blocks: each takes one BMC at a time); 0: one per IPMI meter up to 64.
+   * A round of n BMCs that answer in a seconds fits poll_seconds while
+   * threads >= n x a / poll_seconds (docs/scale.md). */
+  unsigned ipmi_poll_threads;
   double idle_watts;
   unsigned top_processes;
   double page_interval_seconds;

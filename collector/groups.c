@@ -105,8 +105,10 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
                "erg_group_equal_split_cells_total)",
                g->cfg->name, missing, g->nmembers, g->cfg->name);
     }
-    for (int m = 0; m < g->nmembers; m++)
+    for (int m = 0; m < g->nmembers; m++) {
       g->members[m]->share = 1.0 / g->nmembers;
+      g->members[m]->share_equal = 1;
+    }
     return;
   }
   if (g->equal_said) {
@@ -134,6 +136,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     w[m] = w[m] > 0 ? w[m] : 0; /* the meter far below the models: none below 0 W */
     wsum += w[m];
   }
-  for (int m = 0; m < g->nmembers; m++)
+  for (int m = 0; m < g->nmembers; m++) {
     g->members[m]->share = wsum > 0 ? w[m] / wsum : pred[m] / sum;
+    g->members[m]->share_equal = 0;
+  }
 }

@@ -32,9 +32,9 @@ static void keys_evict(struct collector *c, const char *node, const char *kind, 
  * graphs and reports see "idle", not "unknown". Keys idle longer than
  * key_expire_seconds are forgotten (their archives then expire in the
  * store); the set is bounded, the key idle longest makes room. */
-static void keys_write(struct collector *c, const char *node, const char *kind,
-                       struct profile_known *known, const struct profile_entry *e, size_t n,
-                       int64_t t_end, size_t max_keys) {
+void keys_write(struct collector *c, const char *node, const char *kind,
+                struct profile_known *known, const struct profile_entry *e, size_t n, int64_t t_end,
+                size_t max_keys) {
   double step = c->cfg->step_seconds;
   for (size_t i = 0; i < n; i++) {
     char *evicted = NULL;
@@ -78,8 +78,8 @@ void keys_settle(struct collector *c, const char *node, const char *kind,
       known->keys[i].last_t--;
 }
 
-static void keys_load(struct collector *c, const char *node, const char *kind,
-                      struct profile_known *known, int64_t now, size_t max_keys) {
+void keys_load(struct collector *c, const char *node, const char *kind, struct profile_known *known,
+               int64_t now, size_t max_keys) {
   char dir[1024];
   if (erg_store_kind_dir(c->store, node, kind, dir, sizeof dir) != 0)
     return;

@@ -2,6 +2,7 @@
 /* ergd: the erg collector daemon. */
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,27 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ergd -c FILE [--log-level LEVEL]\n"
              "  -c, --config FILE   INI config, see ergd(8) and docs/config.md\n"
              "      --version       print the version and git revision\n");
+}
+
+/* A BMC meter keeps a connection (Redfish) or a socket (IPMI) open; the
+ * agents and the web server want theirs: the soft limit on open files is
+ * raised to what the sources need (up to the hard limit), and a shortfall
+ * said (docs/scale.md). */
+static void ergd_raise_nofile(const struct erg_collector_config *cfg) {
+  struct rlimit rl;
+  rlim_t need = 1024 + 2 * (rlim_t)cfg->nsources;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+    return;
+  rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+  rl.rlim_cur = want;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || want < need)
+    erg_warn("open files limited to %llu (hard limit); %d sources want about %llu: raise "
+             "LimitNOFILE (docs/scale.md)",
+             (unsigned long long)(want < need ? want : rl.rlim_cur), cfg->nsources,
+             (unsigned long long)need);
+  else
+    erg_info("open files limit raised to %llu for %d sources", (unsigned long long)want,
+             cfg->nsources);
 }
 
 int main(int argc, char **argv) {
@@ -69,6 +91,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   erg_log_init("ergd", cfg.log_level);
+  ergd_raise_nofile(&cfg);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);

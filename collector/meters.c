@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Meter/PDU polling. All SNMP sources share one thread that polls them
- * concurrently (erg_pdu_snmp_poll_many_within); each other source (Modbus:
- * libmodbus blocks) has its own thread. Threads own their sources and only
- * send readings to the main loop over an inproc ZeroMQ socket, so the main
- * loop owns every piece of shared state and there are no locks. */
+ * concurrently (erg_pdu_snmp_poll_many_within); all Redfish BMCs share one
+ * thread that drives their requests over one curl multi handle
+ * (meters_bmc.c); IPMI BMCs (libfreeipmi blocks) share a bounded pool of
+ * poll threads (meters_bmc.c); each other source (Modbus: libmodbus
+ * blocks) has its own thread. Threads own their sources and only send
+ * readings to the main loop over an inproc ZeroMQ socket, so the main
+ * loop owns every piece of shared state; the IPMI pool's queue is the one
+ * lock, between the pool's own threads. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,37 +15,10 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "collector_int.h"
+#include "meters_int.h"
 
-#define METER_WHYLEN 256
-
-struct meter_thread {
-  const struct erg_collector_config *cfg;
-  int *index; /* sources this thread polls (indices into cfg->sources) */
-  int n;
-  bool snmp; /* one concurrent SNMP loop for all of index[] */
-  void *zctx;
-  volatile int *stop;
-  pthread_t th;
-  bool started;
-};
-
-struct meter_src {
-  struct erg_pdu_source src;
-  bool open;
-  struct erg_pdu_reading r[ERG_PDU_MAX_CHANNELS];
-  char why[METER_WHYLEN];
-  int rc;
-  bool bad_logged[ERG_PDU_MAX_CHANNELS]; /* a bad value said once per channel */
-  uint64_t next_open_ns; /* a BMC's failed discovery: not again before (monotonic) */
-};
-
-/* A Redfish open walks the BMC's tree (hundreds of GETs on a DGX): after a
- * failure it is tried again after this long, not every round. */
-#define METER_REOPEN_REDFISH_NS (60ULL * 1000000000ULL)
-
-static void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_seconds,
-                       const char *err) {
+void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_seconds,
+                const char *err) {
   /* What the value was, said here where the driver's state lives; the main
    * loop counts them (erg_meter_bad_values_total). */
   for (int i = 0; i < n; i++) {
@@ -67,7 +44,7 @@ static void meter_send(void *sock, int index, struct meter_src *ms, int n, doubl
 
 /* Sleeps to the next tick of a fixed schedule; a late round skips ticks
  * instead of bursting to catch up. */
-static void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
+void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
   *next += step;
   uint64_t now = erg_time_monotonic_ns();
   if (*next < now)
@@ -77,8 +54,8 @@ static void meter_wait(uint64_t *next, uint64_t step, volatile int *stop) {
 }
 
 /* Opens what is not open yet; a failure is this round's reading. */
-static bool meter_open(void *sock, int index, struct meter_src *ms,
-                       const struct erg_pdu_source_config *cfg) {
+bool meter_open(void *sock, int index, struct meter_src *ms,
+                const struct erg_pdu_source_config *cfg) {
   bool redfish = !strcmp(cfg->driver, "redfish");
   if (!ms->open && redfish && erg_time_monotonic_ns() < ms->next_open_ns) {
     meter_send(sock, index, ms, 0, 0, ms->why); /* the same reason, no new walk */
@@ -102,7 +79,7 @@ static bool meter_open(void *sock, int index, struct meter_src *ms,
 
 /* How long the source took: until its last channel's answer, or until the
  * poll gave up on it. */
-static double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t t1_ns) {
+double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t t1_ns) {
   uint64_t last = 0;
   for (int c = 0; !ms->rc && c < ms->src.cfg.nchannels; c++)
     if (ms->r[c].ok && ms->r[c].t_ns > last)
@@ -112,7 +89,7 @@ static double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t
   return (double)(last - t0_ns) / 1e9;
 }
 
-static void meter_round_one(void *sock, int index, struct meter_src *ms) {
+void meter_round_one(void *sock, int index, struct meter_src *ms) {
   memset(ms->r, 0, sizeof ms->r);
   ms->why[0] = '\0';
   uint64_t t0 = erg_time_realtime_ns();
@@ -168,7 +145,7 @@ static void meter_round_snmp(struct meter_thread *t, void *sock, struct meter_sr
 static void meter_round(struct meter_thread *t, void *sock, struct meter_src *ms,
                         struct erg_pdu_source **srcs, struct erg_pdu_reading **outs, int *pos) {
 #ifdef ERG_HAVE_SNMP
-  if (t->snmp) {
+  if (t->kind == METER_SNMP) {
     meter_round_snmp(t, sock, ms, srcs, outs, pos);
     return;
   }
@@ -180,6 +157,10 @@ static void meter_round(struct meter_thread *t, void *sock, struct meter_src *ms
 
 static void *meter_main(void *arg) {
   struct meter_thread *t = arg;
+  if (t->kind == METER_REDFISH)
+    return meter_redfish_main(t);
+  if (t->kind == METER_IPMI)
+    return meter_ipmi_main(t);
   void *sock = zmq_socket(t->zctx, ZMQ_PUSH);
   zmq_connect(sock, METER_ENDPOINT);
   struct meter_src *ms = calloc((size_t)t->n, sizeof *ms);
@@ -202,17 +183,25 @@ static void *meter_main(void *arg) {
   return NULL;
 }
 
-static bool meter_is_snmp(const struct erg_pdu_source_config *c) {
+/* Which sources share a thread: all SNMP ones, all Redfish ones, all IPMI
+ * ones (a pool); each other source has its own. */
+static int meter_kind(const struct erg_pdu_source_config *c) {
 #ifdef ERG_HAVE_SNMP
-  return !strcmp(c->driver, "snmp");
-#else
-  (void)c;
-  return false;
+  if (!strcmp(c->driver, "snmp"))
+    return METER_SNMP;
 #endif
+  if (!strcmp(c->driver, "redfish"))
+    return METER_REDFISH;
+#ifdef ERG_HAVE_FREEIPMI
+  if (!strcmp(c->driver, "ipmi"))
+    return METER_IPMI;
+#endif
+  return METER_ONE;
 }
 
-/* Thread i polls source i, except that all SNMP sources go to the thread
- * of the first of them; the returned array has nsources + 1 entries. */
+/* Thread i polls source i, except that all sources of a shared kind go to
+ * the thread of the first of them; the returned array has nsources + 1
+ * entries. */
 struct meter_thread *meters_start(void *zctx, const struct erg_collector_config *cfg,
                                   volatile int *stop) {
   struct meter_thread *ts = calloc((size_t)cfg->nsources + 1, sizeof *ts);
@@ -223,16 +212,16 @@ struct meter_thread *meters_start(void *zctx, const struct erg_collector_config 
     return NULL;
   }
   ts[cfg->nsources].index = index; /* the sentinel owns the index storage */
-  int snmp_first = -1, nidx = 0;
+  int first[METER_NKINDS] = {-1, -1, -1, -1}, nidx = 0;
   for (int i = 0; i < cfg->nsources; i++) {
-    bool snmp = meter_is_snmp(&cfg->sources[i]);
-    if (snmp && snmp_first >= 0) {
-      ts[snmp_first].n++;
+    int kind = meter_kind(&cfg->sources[i]);
+    if (kind != METER_ONE && first[kind] >= 0) {
+      ts[first[kind]].n++;
       continue;
     }
-    ts[i] = (struct meter_thread){.cfg = cfg, .n = 1, .snmp = snmp, .zctx = zctx, .stop = stop};
-    if (snmp)
-      snmp_first = i;
+    ts[i] = (struct meter_thread){.cfg = cfg, .n = 1, .kind = kind, .zctx = zctx, .stop = stop};
+    if (kind != METER_ONE)
+      first[kind] = i;
   }
   /* Contiguous index lists, in source order. */
   for (int i = 0; i < cfg->nsources; i++) {
@@ -241,7 +230,8 @@ struct meter_thread *meters_start(void *zctx, const struct erg_collector_config 
     ts[i].index = index + nidx;
     int k = 0;
     for (int s = 0; s < cfg->nsources; s++)
-      if (s == i || (ts[i].snmp && s > i && meter_is_snmp(&cfg->sources[s])))
+      if (s == i ||
+          (ts[i].kind != METER_ONE && s > i && meter_kind(&cfg->sources[s]) == ts[i].kind))
         ts[i].index[k++] = s;
     nidx += k;
   }

@@ -450,6 +450,23 @@ static void metrics_job_family(FILE *f, struct collector *c, const char *name, c
   }
 }
 
+/* Half the 95 % interval of each job's erg_job_energy_joules_total
+ * (docs/model.md, "Uncertainty"): 1.96 √(SD² + VAR) of its cluster sums. */
+static void metrics_job_uncertainty(FILE *f, struct collector *c) {
+  metrics_head(f, "erg_job_energy_uncertainty_joules", "gauge",
+               "Half width of the 95 % interval of erg_job_energy_joules_total (same job, same "
+               "period): the energy is within total +- this with 95 % confidence.");
+  for (size_t j = 0; j < c->cluster_jobs.n; j++) {
+    double sd, var;
+    if (unc_job_sums(c, c->cluster_jobs.keys[j].key, &sd, &var) != 0)
+      continue;
+    fputs("erg_job_energy_uncertainty_joules{job=\"", f);
+    metrics_label(f, c->cluster_jobs.keys[j].key);
+    fputs("\"} ", f);
+    metrics_num(f, ERG_UNC_Z95 * sqrt(sd * sd + (var > 0 ? var : 0)));
+  }
+}
+
 /* Per GPU of the nodes that sent GPU energy (docs/gpu.md). */
 static void metrics_gpus(FILE *f, struct collector *c) {
   static const struct {
@@ -508,6 +525,7 @@ static void metrics_keys(FILE *f, struct collector *c) {
   metrics_job_family(f, c, "erg_job_watts", "gauge",
                      "Mean power of a job summed over all nodes in its last cluster cell.",
                      offsetof(struct profile_known_key, watts));
+  metrics_job_uncertainty(f, c);
   metrics_gpu_jobs(f, c);
 }
 

@@ -17,6 +17,8 @@
 #define ERG_FIT_MAX_FEATURES 64
 #define ERG_JOURNAL_MAX_FEATURES 32 /* feature columns of one journal file */
 #define ERG_FIT_NAME_MAX 64
+/* Terms (idle + features) whose covariance a model keeps. */
+#define ERG_MODEL_COV_MAX 24
 
 /* Journal row flags (the `flags` column). */
 enum {
@@ -263,6 +265,16 @@ struct erg_model {
   struct erg_fit_metrics metrics;
   double created_unix_seconds;
   struct erg_model_group group; /* group.name "" for a node's own model */
+  /* Covariance of (β0, β_1 … β_K) from the fit (docs/model.md, "Uncertainty"):
+   * cov[0][0] is β0's (W²), cov[1+k][1+e] β_k's and β_e's. ncov = K + 1 when
+   * known; 0 when not (an older file, a group member, more than
+   * ERG_MODEL_COV_MAX terms): intervals then from the residuals only. */
+  size_t ncov;
+  double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
+  size_t cov_block_cells; /* cells per time block of the cluster-robust sandwich */
+  /* How many cells a residual persists (1: independent): the variance of
+   * the residuals' block sums over their summed variance; 0: not known. */
+  double misfit_correlation_cells;
 };
 
 /* Node-level prediction β0 + Σ β_k x_k; x in model feature order (derived
@@ -451,6 +463,41 @@ int erg_attribute_cell_idle(const struct erg_model *m, double idle_watts, double
                             const double *x, size_t nproc, size_t system_index,
                             enum erg_idle_policy policy, double *watts,
                             struct erg_attribution *out);
+
+/* ---- uncertainty of a cell's shares (fit/uncertainty.c; docs/model.md,
+ * "Uncertainty") ----
+ * What is known of the cell's power besides the model: the meter's
+ * independent variance (quantum, noise, lag), its error common to every
+ * cell (a power factor of A x V readings, a shared meter split equally)
+ * and the model's misfit (held-out RMSE: what the model does not explain). */
+struct erg_unc_cell {
+  double meter_var_watts2;    /* independent from cell to cell */
+  double meter_sd_corr_watts; /* the same sign in every cell: adds linearly */
+  double misfit_watts;        /* sd of the power the model misses (held-out RMSE) */
+  double misfit_cells;        /* cells a misfit persists (its variance × this); <= 1: 1 */
+};
+/* A group of rows (a job): sd_corr_watts adds linearly over cells (the
+ * model's coefficients and correlated meter errors are the same in every
+ * cell), var_watts2 in quadrature (meter noise, misfit). */
+struct erg_unc_group {
+  double sd_corr_watts, var_watts2;
+};
+/* After erg_attribute_cell_idle(m, idle_watts, ..., a) of the same rows x:
+ * for every group g in 0..ngroups-1 (group[p] = g for the rows in it, -1
+ * for rows in none) the uncertainty of Σ_{p in g} watts[p]. Linear
+ * propagation: the share's gradient in the measured power and in (β0, β)
+ * through the rescaling to the measured power, with m's covariance when
+ * m->ncov == m->nfeatures + 1 (else the coefficient part is 0). Returns -1
+ * on bad arguments. No allocation. */
+int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
+                              const struct erg_attribution *a, const double *x, size_t nproc,
+                              size_t system_index, enum erg_idle_policy policy,
+                              const struct erg_unc_cell *in, const int *group, size_t ngroups,
+                              struct erg_unc_group *out);
+/* The 95 % interval of a sum with linear sd c and variance v: E ± 1.96 ·
+ * √(c² + v), the low end at least 0. */
+#define ERG_UNC_Z95 1.959964
+void erg_unc_interval(double energy, double sd_corr, double var, double *low, double *high);
 
 /* ---- JSON, for callers that print what the files hold (fit/json.c) ----
  * jansson objects (json_decref them), NULL when out of memory: the model

@@ -39,6 +39,10 @@ struct fit_coef {
   double u_max;                      /* largest utilisation seen in training; 0: none */
   bool want_se;                      /* set by the caller: fill se */
   double se[ERG_FIT_MAX_FEATURES];   /* standard error of beta (fit_robust_nnls_se) */
+  bool want_cov;                     /* set by the caller: fill cov (the final fit) */
+  size_t ncov, cov_block;            /* (β0, β) terms in cov; 0: none */
+  double tau;                        /* residual persistence, cells */
+  double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
 };
 
 void erg_fit_options_init(struct erg_fit_options *o) {
@@ -196,6 +200,41 @@ static int fit_step_progress(void *user, double fraction) {
   return c->o->cancel && atomic_load(c->o->cancel);
 }
 
+/* The covariance of (β0, β) of the fit just made (A, y scaled, b): the
+ * cluster-robust sandwich over time blocks of √n cells (rows are in time
+ * order), scaled back; a fixed idle's variance is its profile's mean's
+ * (stddev² / cells), uncorrelated with the rest. Too many terms: none. */
+static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_vector *y,
+                        const double *b, const double *scale, size_t off, struct fit_coef *out) {
+  size_t q = A->size2, nt = c->nsel + 1, n = A->size1;
+  out->ncov = 0;
+  if (nt > ERG_MODEL_COV_MAX)
+    return 0;
+  double *cov = malloc(q * q * sizeof *cov);
+  size_t block = (size_t)lround(sqrt((double)n));
+  if (!cov || fit_robust_nnls_cov(A, y, b, block ? block : 1, cov, &out->tau) != 0) {
+    free(cov);
+    return -1;
+  }
+  memset(out->cov, 0, sizeof out->cov);
+  /* Term t (0: β0, 1 + s: feature s) is column t + off − 1 of A, or none
+   * (a fixed idle). */
+  for (size_t t = 0; t < nt; t++)
+    for (size_t e = 0; e < nt; e++) {
+      if ((t == 0 || e == 0) && !off)
+        continue;
+      size_t ct = t + off - 1, ce = e + off - 1;
+      out->cov[t][e] = cov[ct * q + ce] / (scale[ct] * scale[ce]);
+    }
+  const struct erg_idle_profile *ip = c->o->idle_profile;
+  if (!off && ip && ip->cells > 0 && isfinite(ip->stddev_watts))
+    out->cov[0][0] = ip->stddev_watts * ip->stddev_watts / (double)ip->cells;
+  out->ncov = nt;
+  out->cov_block = block ? block : 1;
+  free(cov);
+  return 0;
+}
+
 /* Fits the model on the given dataset rows. Columns are scaled to unit RMS
  * for conditioning and the coefficients scaled back. */
 static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_coef *out) {
@@ -241,6 +280,8 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
     goto out;
   for (size_t s = 0; out->want_se && s < c->nsel; s++)
     out->se[s] = se[s + off] / scale[s + off];
+  if (out->want_cov && (rc = fit_coef_cov(c, A, y, b, scale, off, out)) != 0)
+    goto out;
   rc = 0;
 out:
   gsl_matrix_free(A);
@@ -276,6 +317,15 @@ static void fit_drop_feature(struct fit_ctx *c, struct fit_coef *f, size_t s, do
   memmove(&f->xmax[s], &f->xmax[s + 1], tail * sizeof *f->xmax);
   memmove(&f->se[s], &f->se[s + 1], tail * sizeof *f->se);
   c->nsel--;
+  /* Its covariance row and column go too (a refit replaces the rest). */
+  if (f->ncov > s + 1) {
+    for (size_t t = 0; t < f->ncov; t++)
+      memmove(&f->cov[t][s + 1], &f->cov[t][s + 2], (f->ncov - s - 2) * sizeof(double));
+    memmove(&f->cov[s + 1], &f->cov[s + 2], (f->ncov - s - 2) * sizeof f->cov[0]);
+    f->ncov--;
+  } else {
+    f->ncov = 0;
+  }
 }
 
 /* The fit on all cells, with weak features left out: f is the final
@@ -287,7 +337,7 @@ static int fit_final(struct fit_ctx *c, struct fit_coef *f) {
     bool any = false;
     for (size_t s = 0; s < c->nsel; s++)
       any |= fit_weak_candidate(c, s);
-    *f = (struct fit_coef){.want_se = any};
+    *f = (struct fit_coef){.want_se = any, .want_cov = true};
     int rc = fit_rows(c, c->rows, c->nrows, f);
     if (rc != 0 || !any)
       return rc;
@@ -463,6 +513,10 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
     m->feature_max[s] = f->xmax[s];
   }
   m->utilization_max = f->u_max;
+  m->ncov = f->ncov == c->nsel + 1 ? f->ncov : 0;
+  memcpy(m->cov, f->cov, sizeof m->cov);
+  m->cov_block_cells = f->cov_block;
+  m->misfit_correlation_cells = m->ncov ? f->tau : 0;
   m->nleft_out = c->ndropped;
   for (size_t d = 0; d < c->ndropped; d++) {
     erg_strlcpy(m->left_out[d], ds->feature[c->dropped[d]], ERG_FIT_NAME_MAX);

@@ -35,6 +35,18 @@ int fit_robust_nnls(const gsl_matrix *A, const gsl_vector *y, double *b, fit_ste
  * one the data support. */
 int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b, double *se);
 
+/* The model's "coefficient_covariance" object (fit/model_cov.c), NULL
+ * when it has none; reading it back (j NULL: none, ncov 0). */
+json_t *fit_cov_to_json(const struct erg_model *m);
+int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen);
+
+/* Cluster-robust (sandwich) covariance of that b over time blocks of
+ * block consecutive rows (fit/solve.c; docs/model.md "Uncertainty"): q × q
+ * into cov, row-major, 0 for columns at 0; tau the residuals' persistence
+ * in cells (Σ block sums² / Σ r², 1 … block). Returns 0 or -1. */
+int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
+                        double *cov, double *tau);
+
 /* For the top basis function of a curve (u^n: tail8_8, bernstein6_6 or
  * the cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1
  * for any other feature d. */

@@ -500,12 +500,24 @@ static void group_member_model(const struct erg_dataset *const *mem, const char 
   memset(mm, 0, sizeof *mm);
   mm->version = ERG_MODEL_VERSION;
   erg_strlcpy(mm->node, nodes[m], sizeof mm->node);
+  size_t from[ERG_FIT_MAX_FEATURES + 1] = {0}; /* joint term of each member term */
   for (size_t k = 0; k < gm->nfeatures; k++) {
     int col = fit_dataset_column(ds, gm->feature[k]);
     if (col < 0 || c->col[col][m] < 0)
       continue;
     erg_strlcpy(mm->feature[mm->nfeatures], mem[m]->feature[c->col[col][m]], ERG_FIT_NAME_MAX);
+    from[mm->nfeatures + 1] = k + 1;
     mm->coef[mm->nfeatures++] = gm->coef[k];
+  }
+  /* The member's terms' covariance is the joint fit's over them; its idle
+   * (a fixed part of the group's, group_member_idle) is scaled there. */
+  if (gm->ncov == gm->nfeatures + 1 && mm->nfeatures + 1 <= ERG_MODEL_COV_MAX) {
+    mm->ncov = mm->nfeatures + 1;
+    mm->cov_block_cells = gm->cov_block_cells;
+    mm->misfit_correlation_cells = gm->misfit_correlation_cells;
+    for (size_t t = 0; t < mm->ncov; t++)
+      for (size_t e = 0; e < mm->ncov; e++)
+        mm->cov[t][e] = gm->cov[from[t]][from[e]];
   }
   for (size_t k = 0; k < gm->nleft_out; k++) {
     int col = fit_dataset_column(ds, gm->left_out[k]);
@@ -620,6 +632,10 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     group_member_model(mem, nodes, m, ds, &c, &gm, &models[m]);
     group_member_range(mem[m], J, m, used, &models[m]);
     models[m].idle_watts = frac[m] * gm.idle_watts;
+    for (size_t t = 0; t < models[m].ncov; t++) {
+      models[m].cov[0][t] *= frac[m];
+      models[m].cov[t][0] *= frac[m];
+    }
     /* Its part of the group's idle, not a fit of its own (issue 38). */
     models[m].idle_source = o->idle_sum ? ERG_IDLE_FROM_GROUP_PROFILE : ERG_IDLE_FROM_GROUP_FIT;
     models[m].idle_rows = o->idle_sum ? o->idle_sum->cells : 0;

@@ -90,6 +90,9 @@ json_t *fit_model_to_json(const struct erg_model *m) {
     json_object_update(j, g);
     json_decref(g);
   }
+  json_t *cov = j ? fit_cov_to_json(m) : NULL;
+  if (cov)
+    json_object_set_new(j, "coefficient_covariance", cov);
   if (j && m->nleft_out) {
     json_t *a = json_array();
     for (size_t k = 0; k < m->nleft_out; k++)
@@ -338,7 +341,8 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
   erg_strlcpy(m->validation, "none", sizeof m->validation);
   m->metrics.mape_total_percent = m->metrics.mape_dynamic_percent = m->metrics.r2 = NAN;
   if (model_load_features(m, features, why, whylen) != 0 ||
-      model_load_group(m, j, why, whylen) != 0)
+      model_load_group(m, j, why, whylen) != 0 ||
+      fit_cov_from_json(m, json_object_get(j, "coefficient_covariance"), why, whylen) != 0)
     return -1;
   return validation ? model_load_metrics(m, validation, why, whylen) : 0;
 }

@@ -307,3 +307,107 @@ out:
   free(absr);
   return rc;
 }
+
+/* Cluster-robust sandwich covariance of b over time blocks of block rows
+ * (consecutive rows of A): bread B = (A_PᵀWA_P)⁺ over the passive columns,
+ * meat Σ_blocks u uᵀ with u = Σ_{i in block} w_i r_i a_{i,P} (w r = ψ(r),
+ * the bisquare's influence), cov = G/(G−1) · B M B for G blocks. Residuals
+ * that persist over a block (a load the model misreads for minutes) count
+ * as one, not as independent cells. Columns at 0 get 0 (the constraint
+ * holds them). cov is q × q, row-major. */
+int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
+                        double *cov, double *tau) {
+  size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
+  gsl_vector *r = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n), *S = gsl_vector_alloc(q),
+             *work = gsl_vector_alloc(q);
+  gsl_matrix *U = gsl_matrix_alloc(q, q), *V = gsl_matrix_alloc(q, q);
+  double *absr = malloc(n * sizeof *absr);
+  int rc = -1;
+  for (size_t j = 0; j < q * q; j++)
+    cov[j] = 0;
+  *tau = 1;
+  if (!r || !sw || !S || !work || !U || !V || !absr)
+    goto out;
+  for (size_t j = 0; j < q; j++)
+    if (b[j] > 0)
+      idx[m++] = j;
+  double scale = irls_residuals(A, y, b, r, absr);
+  block = block ? block : 1;
+  size_t nblocks = (n + block - 1) / block;
+  if (!(scale > 0) || m == 0 || !(n > m) || nblocks < 2) {
+    rc = 0;
+    goto out;
+  }
+  irls_weights(r, scale, 0, sw);
+  double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, meat[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}};
+  double u[FIT_MAX_COLS] = {0}, rsum = 0, rsum2 = 0, r2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
+    const double *row = A->data + i * A->tda;
+    rsum += w * ri;
+    r2 += w * ri * w * ri;
+    for (size_t a = 0; w > 0 && a < m; a++) {
+      u[a] += w * ri * row[idx[a]];
+      for (size_t e = 0; e <= a; e++)
+        g[a][e] += w * row[idx[a]] * row[idx[e]];
+    }
+    if ((i + 1) % block == 0 || i + 1 == n) {
+      rsum2 += rsum * rsum;
+      rsum = 0;
+      for (size_t a = 0; a < m; a++)
+        for (size_t e = 0; e < m; e++)
+          meat[a][e] += u[a] * u[e];
+      for (size_t a = 0; a < m; a++)
+        u[a] = 0;
+    }
+  }
+  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e < m; e++)
+      gsl_matrix_set(&G.matrix, a, e, e <= a ? g[a][e] : g[e][a]);
+  gsl_matrix_view Vm = gsl_matrix_submatrix(V, 0, 0, m, m);
+  gsl_vector_view Sm = gsl_vector_subvector(S, 0, m), Wm = gsl_vector_subvector(work, 0, m);
+  if (gsl_linalg_SV_decomp(&G.matrix, &Vm.matrix, &Sm.vector, &Wm.vector) != 0)
+    goto out;
+  /* B = V diag(1/s) Uᵀ (symmetric: U = V on the kept singular values). */
+  double B[FIT_MAX_COLS][FIT_MAX_COLS], smax = gsl_vector_get(&Sm.vector, 0);
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e < m; e++) {
+      double v = 0;
+      for (size_t k = 0; k < m; k++) {
+        double sk = gsl_vector_get(&Sm.vector, k);
+        if (sk > SV_CUTOFF * smax)
+          v += gsl_matrix_get(&Vm.matrix, a, k) * gsl_matrix_get(&G.matrix, e, k) / sk;
+      }
+      B[a][e] = v;
+    }
+  double corr = (double)nblocks / (double)(nblocks - 1), BM[FIT_MAX_COLS][FIT_MAX_COLS];
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e < m; e++) {
+      double v = 0;
+      for (size_t k = 0; k < m; k++)
+        v += B[a][k] * meat[k][e];
+      BM[a][e] = v;
+    }
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e < m; e++) {
+      double v = 0;
+      for (size_t k = 0; k < m; k++)
+        v += BM[a][k] * B[e][k];
+      cov[idx[a] * q + idx[e]] = corr * v;
+    }
+  /* The residuals' persistence: the variance of block sums over the sum
+   * of variances, in cells (1: independent; at most the block). */
+  if (r2 > 0)
+    *tau = rsum2 / r2 < 1 ? 1 : rsum2 / r2 > (double)block ? (double)block : rsum2 / r2;
+  rc = 0;
+out:
+  gsl_vector_free(r);
+  gsl_vector_free(sw);
+  gsl_vector_free(S);
+  gsl_vector_free(work);
+  gsl_matrix_free(U);
+  gsl_matrix_free(V);
+  free(absr);
+  return rc;
+}

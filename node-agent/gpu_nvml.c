@@ -57,6 +57,9 @@ struct nvml_prev {
   } * last;
   size_t nlast;
   double last_age_s;
+  /* The last reading found the GPU idle: utilization 0, no compute
+   * process, no new process sample (see nvml_skip_proc_util). */
+  bool idle;
 };
 
 struct nvml_gpu {
@@ -444,12 +447,13 @@ static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long pe
     nvml_shares_keep(g, k, e, m);
 }
 
-/* The processes holding a compute context on device k, with their memory. */
+/* The processes holding a compute context on device k, with their memory:
+ * 0, 1 when the list could not be read (a soft error), -1 (fatal, *rr). */
 static int nvml_compute_procs(struct nvml_gpu *g, size_t k, nvmlReturn_t *rr) {
   unsigned cnt;
   int res = nvml_list(g, k, false, &cnt, rr);
   if (res != 0)
-    return res < 0 ? -1 : 0;
+    return res;
   for (unsigned i = 0; i < cnt; i++) {
     struct erg_gpu_proc *e = nvml_proc_push(g, g->pi[i].pid, (unsigned)k);
     if (!e)
@@ -500,6 +504,18 @@ static int nvml_energy(struct nvml_gpu *g, size_t k, bool baseline, const char *
   return 0;
 }
 
+/* Per-process utilization is the costly call of a pass; an idle GPU has
+ * nothing in it. Skipped when device k is idle at this reading and was at
+ * the last one: utilization 0 (the driver's last period), no process holds
+ * a compute context (the list was read), and the last call brought no
+ * sample. The shares then count as read, all 0. Left out: a process whose
+ * context and every kernel fall between two readings, outside both
+ * utilization periods (a whole life under a second); its samples come
+ * with the next call that is made (last_ts is not moved). */
+static bool nvml_skip_proc_util(const struct nvml_gpu *g, size_t k, bool idle_now) {
+  return idle_now && g->prev[k].idle;
+}
+
 static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
                        size_t whylen) {
   struct nvml_gpu *g = b;
@@ -523,11 +539,16 @@ static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, c
       d->mem_util_percent = d->has_util ? u.memory : 0;
     }
     size_t first = g->nprocs;
-    if (!baseline && g->api.compute_procs && nvml_compute_procs(g, k, &r) < 0)
+    int listed = 1;
+    if (!baseline && g->api.compute_procs && (listed = nvml_compute_procs(g, k, &r)) < 0)
       return nvml_fail(g, d, "nvmlDeviceGetComputeRunningProcesses_v3", r, why, whylen);
+    bool idle = listed == 0 && g->nprocs == first && d->has_util && d->util_percent == 0;
     long periods = 0;
-    if (d->proc_util && (periods = nvml_proc_util(g, k, baseline, &r)) < 0)
+    if (d->proc_util && nvml_skip_proc_util(g, k, idle))
+      d->has_proc_util = true;
+    else if (d->proc_util && (periods = nvml_proc_util(g, k, baseline, &r)) < 0)
       return nvml_fail(g, d, "nvmlDeviceGetProcessUtilization", r, why, whylen);
+    g->prev[k].idle = idle && periods == 0;
     if (!baseline)
       nvml_proc_finish(g, k, first, periods);
   }

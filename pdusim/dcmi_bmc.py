@@ -14,6 +14,11 @@ command 0x02, group extension 0xDC) with the power of a simulated node:
                       cc=0xC1 (answer with that completion code), short=1
                       (a truncated answer), delay=S (answer S seconds late),
                       min=W max=W avg=W period_ms=N time=UNIX
+  --delay S --async-delay
+                      every answer S seconds late, sent by a timer thread
+                      so that the other sessions are served meanwhile (one
+                      process then stands for many slow BMCs: each client
+                      session its own BMC; tests/bench/bmc_scale.sh)
 
 Prints "ready PORT" once listening. For erg's tests and demos
 (erg-pdusim(1)); not a BMC. Run with Debian's python3 (pyghmi is a Debian
@@ -24,6 +29,7 @@ import argparse
 import os
 import struct
 import sys
+import threading
 import time
 
 import pyghmi.ipmi.bmc as bmc
@@ -80,7 +86,7 @@ class DcmiBmc(bmc.Bmc):
         if "watts" in ctl:
             watts = float(ctl["watts"])
         delay = float(ctl.get("delay", a.delay))
-        if delay > 0:
+        if delay > 0 and not a.async_delay:
             time.sleep(delay)
         if "cc" in ctl:
             return int(ctl["cc"], 0), []
@@ -101,6 +107,12 @@ class DcmiBmc(bmc.Bmc):
                 list(request["data"][:1]) == [0xDC]:
             self.requests += 1
             code, data = self.power_reading()
+            if self.args.async_delay and self.args.delay > 0:
+                t = threading.Timer(self.args.delay, session.send_ipmi_response,
+                                    kwargs={"data": data, "code": code})
+                t.daemon = True
+                t.start()
+                return None
             return session.send_ipmi_response(data=data, code=code)
         return super().handle_raw_request(request, session)
 
@@ -123,6 +135,8 @@ def main():
     p.add_argument("--node")
     p.add_argument("--control")
     p.add_argument("--delay", type=float, default=0.0)
+    p.add_argument("--async-delay", action="store_true",
+                   help="answer --delay late from a timer, serving other sessions meanwhile")
     a = p.parse_args()
     if a.password_file:
         with open(a.password_file) as f:

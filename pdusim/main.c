@@ -2,6 +2,7 @@
 /* erg-pdusim: SIMULATED energy meter for demos and tests (not a real meter). */
 #include <getopt.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -542,6 +543,15 @@ int main(int argc, char **argv) {
   if (rf_opts.nchannels && !rf_opts.dir) {
     fprintf(stderr, "erg-pdusim: --redfish-channel needs --redfish DIR\n");
     return 1;
+  }
+  if (rf_opts.dir) {
+    /* Thousands of clients at once (tests/bench/bmc_scale.sh): open files
+     * up to the hard limit. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
   }
   if (rf_opts.dir && !(rf = sim_redfish_setup(&sim, &rf_opts, why, sizeof why))) {
     fprintf(stderr, "erg-pdusim: %s\n", why);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* erg-pdusim --redfish: a SIMULATED BMC (sim_redfish.h). A thread per
- * connection (libmicrohttpd), so a --redfish-delay answer holds only its
- * own client, as a slow BMC does. Sessions: POST
+/* erg-pdusim --redfish: a SIMULATED BMC (sim_redfish.h). One epoll
+ * thread (libmicrohttpd) serves every client; a --redfish-delay answer is
+ * the connection suspended and resumed by a timer thread when its time
+ * comes, so it holds only its own client, as a slow BMC does, and one
+ * simulator serves thousands of BMCs' clients at once (tests/bench/
+ * bmc_scale.sh: every ergd meter its own session and connection). Sessions: POST
  * /redfish/v1/SessionService/Sessions with the --redfish-user credentials
  * gives an X-Auth-Token and a Location to DELETE; basic auth works too;
  * the service root needs none. /erg-sim/stats (JSON) counts what clients
@@ -21,7 +24,7 @@
 #include "erg_common.h"
 #include "redfish_parse.h"
 
-#define SIM_RF_SESSIONS 64
+#define SIM_RF_SESSIONS 16384 /* a token names its slot: id % this */
 #define SIM_RF_BODY_MAX 4096
 
 struct sim_rf_bind {
@@ -36,7 +39,20 @@ struct sim_redfish {
   int nbind;
   struct sim_rf_bind bind[SIM_RF_MAX_CHANNELS];
   struct MHD_Daemon *d;
-  pthread_mutex_t lock; /* sessions and counters */
+  pthread_mutex_t lock;              /* sessions, counters, the delay queue */
+  pthread_cond_t cond;               /* the delay queue got one */
+  struct sim_rf_conn *qhead, *qtail; /* suspended, due in this order (one delay for all) */
+  pthread_t timer;
+  bool timer_started, stopping;
+  /* Documents read once (the handler's thread only): a copy per answer. */
+  struct sim_rf_doc {
+    char *uri;
+    json_t *doc; /* NULL: none there */
+    bool live;   /* holds a bound reading */
+    char *body;  /* doc serialised (with live values at body_ns) */
+    uint64_t body_ns;
+  } * docs;
+  int ndocs, capdocs;
   char tokens[SIM_RF_SESSIONS][40];
   unsigned long requests, gets_with_token, logins, logouts, n401, n503, next_session;
 };
@@ -45,6 +61,10 @@ struct sim_rf_conn {
   char body[SIM_RF_BODY_MAX];
   size_t n;
   bool over;
+  bool delayed; /* waited already */
+  struct MHD_Connection *c;
+  uint64_t due_ns; /* monotonic: resume then */
+  struct sim_rf_conn *next;
 };
 
 struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_opts *o, char *why,
@@ -57,6 +77,7 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
   r->s = s;
   r->o = *o;
   pthread_mutex_init(&r->lock, NULL);
+  pthread_cond_init(&r->cond, NULL);
   snprintf(r->dir, sizeof r->dir, "%s", o->dir);
   size_t n = strlen(r->dir);
   while (n > 1 && r->dir[n - 1] == '/')
@@ -196,10 +217,12 @@ static bool sim_rf_authorised(struct sim_redfish *r, struct MHD_Connection *c, b
   const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Auth-Token");
   if (tok) {
     *token_used = true;
+    unsigned long id = 0;
+    if (sscanf(tok, "erg-sim-%8lx", &id) != 1)
+      return false;
     pthread_mutex_lock(&r->lock);
-    bool ok = false;
-    for (int i = 0; i < SIM_RF_SESSIONS; i++)
-      ok |= r->tokens[i][0] && !strcmp(r->tokens[i], tok);
+    const char *t = r->tokens[id % SIM_RF_SESSIONS];
+    bool ok = t[0] && !strcmp(t, tok);
     pthread_mutex_unlock(&r->lock);
     return ok;
   }
@@ -250,6 +273,57 @@ static enum MHD_Result sim_rf_stats(struct sim_redfish *r, struct MHD_Connection
   return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
 }
 
+/* The answer for uri, or NULL when the recording has none: read from DIR
+ * once and kept serialised; one with live values is serialised again at
+ * most every SIM_RF_LIVE_NS (the node's values move at --update anyway),
+ * so thousands of clients cost the simulator little. */
+#define SIM_RF_LIVE_NS 200000000ULL
+static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
+  struct sim_rf_doc *d = NULL;
+  for (int i = 0; i < r->ndocs && !d; i++)
+    if (!strcmp(r->docs[i].uri, uri))
+      d = &r->docs[i];
+  if (!d) {
+    char why[300];
+    if (r->ndocs == r->capdocs) {
+      int cap = r->capdocs ? 2 * r->capdocs : 64;
+      struct sim_rf_doc *n = realloc(r->docs, (size_t)cap * sizeof *n);
+      if (!n)
+        return NULL;
+      r->docs = n;
+      r->capdocs = cap;
+    }
+    char *u = strdup(uri);
+    if (!u)
+      return NULL;
+    d = &r->docs[r->ndocs++];
+    *d = (struct sim_rf_doc){.uri = u, .doc = erg_rf_recording_get(r->dir, uri, why, sizeof why)};
+    for (int b = 0; b < r->nbind; b++) {
+      const struct erg_rf_plan *p = &r->bind[b].plan;
+      for (int k = 0; k < p->npower; k++)
+        d->live |= !strcmp(p->power[k].uri, uri);
+      d->live |= p->have_energy && !strcmp(p->energy.uri, uri);
+    }
+  }
+  if (!d->doc)
+    return NULL;
+  uint64_t now = erg_time_monotonic_ns();
+  if (!d->body || (d->live && now - d->body_ns >= SIM_RF_LIVE_NS)) {
+    json_t *doc = json_deep_copy(d->doc);
+    if (!doc)
+      return d->body;
+    sim_rf_live(r, uri, doc);
+    char *body = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (body) {
+      free(d->body);
+      d->body = body;
+      d->body_ns = now;
+    }
+  }
+  return d->body;
+}
+
 static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const char *url,
                                       const char *method, const char *version, const char *upload,
                                       size_t *upload_size, void **ptr) {
@@ -274,8 +348,23 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   }
   if (!strcmp(url, "/erg-sim/stats"))
     return sim_rf_stats(r, c);
-  if (r->o.delay_seconds > 0)
-    erg_time_sleep_ns((uint64_t)(r->o.delay_seconds * 1e9));
+  if (r->o.delay_seconds > 0 && !k->delayed) {
+    /* Answered later: the timer thread resumes it, the handler runs again. */
+    k->delayed = true;
+    k->c = c;
+    k->due_ns = erg_time_monotonic_ns() + (uint64_t)(r->o.delay_seconds * 1e9);
+    k->next = NULL;
+    pthread_mutex_lock(&r->lock);
+    MHD_suspend_connection(c);
+    if (r->qtail)
+      r->qtail->next = k;
+    else
+      r->qhead = k;
+    r->qtail = k;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    return MHD_YES;
+  }
   pthread_mutex_lock(&r->lock);
   unsigned long nreq = ++r->requests;
   bool busy = r->o.every_503 > 0 && nreq % (unsigned long)r->o.every_503 == 0;
@@ -325,18 +414,10 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
     if (expire)
       return sim_rf_error(c, 401, "session expired (simulated)");
   }
-  char why[300];
-  json_t *doc = erg_rf_recording_get(r->dir, uri, why, sizeof why);
-  if (!doc)
-    return sim_rf_error(c, 404, "no such resource");
-  sim_rf_live(r, uri, doc);
-  char *body = json_dumps(doc, JSON_INDENT(1));
-  json_decref(doc);
+  const char *body = sim_rf_body(r, uri);
   if (!body)
-    return MHD_NO;
-  enum MHD_Result rc = sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
-  free(body);
-  return rc;
+    return sim_rf_error(c, 404, "no such resource");
+  return sim_rf_answer(c, 200, body, NULL, NULL, NULL, NULL);
 }
 
 static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
@@ -346,6 +427,37 @@ static void sim_rf_completed(void *cls, struct MHD_Connection *c, void **ptr,
   *ptr = NULL;
 }
 
+/* Resumes each suspended connection when its time comes. */
+static void *sim_rf_timer(void *arg) {
+  struct sim_redfish *r = arg;
+  pthread_mutex_lock(&r->lock);
+  while (!r->stopping) {
+    struct sim_rf_conn *k = r->qhead;
+    uint64_t now = erg_time_monotonic_ns();
+    if (k && k->due_ns <= now) {
+      r->qhead = k->next;
+      if (!r->qhead)
+        r->qtail = NULL;
+      MHD_resume_connection(k->c);
+      continue;
+    }
+    if (!k) {
+      pthread_cond_wait(&r->cond, &r->lock);
+      continue;
+    }
+    pthread_mutex_unlock(&r->lock);
+    uint64_t d = k->due_ns - now;
+    erg_time_sleep_ns(d < 2000000ULL ? d : 2000000ULL);
+    pthread_mutex_lock(&r->lock);
+  }
+  /* Whatever waits is let go, for MHD_stop_daemon. */
+  for (struct sim_rf_conn *k = r->qhead; k; k = k->next)
+    MHD_resume_connection(k->c);
+  r->qhead = r->qtail = NULL;
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
 int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->o.port)};
   if (inet_pton(AF_INET, strcmp(r->o.host, "localhost") ? r->o.host : "127.0.0.1", &sa.sin_addr) !=
@@ -353,23 +465,43 @@ int sim_redfish_start(struct sim_redfish *r, char *why, size_t whylen) {
     snprintf(why, whylen, "--redfish-http: '%s' is not an IPv4 address", r->o.host);
     return -1;
   }
-  r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                              MHD_USE_ERROR_LOG,
-                          (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR,
-                          &sa, MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r,
-                          MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+  r->d = MHD_start_daemon(
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+      (uint16_t)r->o.port, NULL, NULL, sim_rf_handler, r, MHD_OPTION_SOCK_ADDR, &sa,
+      MHD_OPTION_NOTIFY_COMPLETED, sim_rf_completed, r, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)60000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)8192,
+      MHD_OPTION_END);
   if (!r->d) {
     snprintf(why, whylen, "cannot listen on %s:%d (port in use?)", r->o.host, r->o.port);
     return -1;
   }
+  if (pthread_create(&r->timer, NULL, sim_rf_timer, r)) {
+    snprintf(why, whylen, "cannot start the delay timer thread");
+    return -1;
+  }
+  r->timer_started = true;
   return 0;
 }
 
 void sim_redfish_free(struct sim_redfish *r) {
   if (!r)
     return;
+  if (r->timer_started) {
+    pthread_mutex_lock(&r->lock);
+    r->stopping = true;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->timer, NULL);
+  }
   if (r->d)
     MHD_stop_daemon(r->d);
+  for (int i = 0; i < r->ndocs; i++) {
+    free(r->docs[i].uri);
+    free(r->docs[i].body);
+    json_decref(r->docs[i].doc);
+  }
+  free(r->docs);
+  pthread_cond_destroy(&r->cond);
   pthread_mutex_destroy(&r->lock);
   free(r);
 }

@@ -14,7 +14,7 @@ ERG_TEST_PKGS=(
 )
 # The peers the benchmarks (tests/bench, not ctest) compare erg with.
 ERG_BENCH_PKGS=(
-  prometheus-snmp-exporter prometheus-process-exporter sysstat rrdcached
+  prometheus-snmp-exporter prometheus-process-exporter sysstat rrdcached prometheus-ipmi-exporter
 )
 
 # Installs whatever of the given packages is missing (needs root).

@@ -16,6 +16,7 @@
 
 #include "erg_common.h"
 #include "erg_web.h"
+#include "erg_fit.h"
 #include "jobs_int.h"
 #include "report_int.h"
 
@@ -54,6 +55,14 @@ static double jobs_mean_w(const struct jobs_job *j) {
 /* The GPU part of the job's energy: empty (NAN) where none of its nodes
  * has GPU archives, 0 where they have but the job used no GPU. */
 static double jobs_gpu_j(const struct jobs_job *j) { return j->gpu_known ? j->gpu_j : NAN; }
+
+/* The 95 % interval of the job's energy (docs/model.md, "Uncertainty");
+ * NAN where no store has the job's uncertainty archives (an older ergd). */
+static void jobs_interval(const struct jobs_job *j, double *low, double *high) {
+  *low = *high = NAN;
+  if (j->unc_known && isfinite(j->energy_j))
+    erg_unc_interval(j->energy_j, j->unc_sd_j, j->unc_var_j, low, high);
+}
 
 static const char *jobs_span_source(const struct jobs_job *j) {
   return jobs_span_sacct(j) ? "sacct" : j->last_s > j->first_s ? "cells" : "";
@@ -150,6 +159,8 @@ enum {
   C_SPAN,
   C_FAC,
   C_CO2,
+  C_LOW,
+  C_HIGH,
   C_N
 };
 static const struct {
@@ -172,6 +183,8 @@ static const struct {
     {"SpanSource", "span_source", 10},
     {"FacilityJ", "facility_energy_joules", 12},
     {"CO2g", "co2_grams", 8},
+    {"EnergyLowJ", "energy_joules_low", 12},
+    {"EnergyHighJ", "energy_joules_high", 12},
 };
 
 /* FacilityJ only where a PUE is given, CO2g only where a carbon intensity
@@ -228,6 +241,10 @@ static void jobs_cells(const struct jobs_job *j, int utc, char cell[C_N][256]) {
   erg_strlcpy(cell[C_SPAN], jobs_span_source(j), 256);
   jobs_num(j->facility_j, "%.1f", cell[C_FAC]);
   jobs_num(j->co2_g, "%.1f", cell[C_CO2]);
+  double low, high;
+  jobs_interval(j, &low, &high);
+  jobs_num(low, "%.1f", cell[C_LOW]);
+  jobs_num(high, "%.1f", cell[C_HIGH]);
 }
 
 /* Numbers are right-aligned, texts left. */
@@ -369,6 +386,10 @@ static int jobs_json(FILE *f, const struct erg_jobs_options *o, const struct job
     json_object_set_new(row, "co2_grams", jobs_json_num(j->co2_g));
     json_object_set_new(row, "peak_w", jobs_json_num(j->peak_w));
     json_object_set_new(row, "known_s", jobs_json_num(j->known_s));
+    double low, high;
+    jobs_interval(j, &low, &high);
+    json_object_set_new(row, "energy_joules_low", jobs_json_num(low));
+    json_object_set_new(row, "energy_joules_high", jobs_json_num(high));
     json_object_set_new(row, "slurm", json_boolean(j->slurm));
     json_array_append_new(arr, row);
   }
@@ -484,8 +505,15 @@ static int jobs_energy_whole(const struct erg_jobs_options *o, struct jobs_job *
 static void jobs_fields(const struct jobs_job *j, char *out, size_t outlen) {
   char cell[C_N][256];
   jobs_cells(j, 0, cell);
-  snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s", cell[C_J],
-           cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
+  int len =
+      snprintf(out, outlen, "erg_energy_joules=%s;erg_energy_kwh=%s;erg_mean_watts=%s%s%s",
+               cell[C_J], cell[C_KWH], cell[C_W], cell[C_CO2][0] ? ";erg_co2_g=" : "", cell[C_CO2]);
+  /* The 95 % interval after them, where known (readers take fields by name). */
+  if (len > 0 && (size_t)len < outlen && cell[C_LOW][0] && cell[C_HIGH][0] &&
+      snprintf(out + len, outlen - (size_t)len,
+               ";erg_energy_joules_low=%s;erg_energy_joules_high=%s", cell[C_LOW],
+               cell[C_HIGH]) >= (int)(outlen - (size_t)len))
+    out[len] = '\0';
 }
 
 enum jobs_verdict { JOBS_PUSH, JOBS_WAIT, JOBS_SKIP };

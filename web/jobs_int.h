@@ -21,6 +21,11 @@ struct jobs_job {
    * at all (else GPUEnergyJ is empty: a CPU node, or an older ergd). */
   double gpu_j;
   int gpu_known;
+  /* Its 95 % interval's parts (docs/model.md, "Uncertainty"): Σ over the
+   * cluster's job_sd archives (sd, adds linearly) and job_var (variance),
+   * over the period; unc_known once a store has them for the job. */
+  double unc_sd_j, unc_var_j;
+  int unc_known;
   int slurm; /* 1 when sacct returned the job */
   char user[64], account[64], partition[64], name[256], state[32], nodes[256];
   char admin_comment[1024];

@@ -3,6 +3,7 @@
  * hold a job's archive, the user and first command ergd recorded for it
  * and the GPU part of its energy. Names from the store reach paths only as names
  * erg_name_sanitize leaves unchanged. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,26 @@ static void jobs_node_fields(const struct erg_report_options *o, const char *nod
   free(names);
 }
 
+/* The job's uncertainty archives of one store (cluster/job_sd/ and
+ * job_var/, every job summed over nodes), integrated over o's period. */
+static void jobs_store_unc(const struct erg_report_options *o, const char *data_dir,
+                           struct jobs_job *j) {
+  char safe[ERG_NAME_MAX], path[1400], why[256];
+  const char *const ds[1] = {"watts"};
+  erg_name_sanitize(j->id, strlen(j->id), safe);
+  double *to[2] = {&j->unc_sd_j, &j->unc_var_j};
+  const char *kinds[2] = {"job_sd", "job_var"};
+  for (int k = 0; k < 2; k++) {
+    struct report_value v;
+    snprintf(path, sizeof path, "%s/cluster/%s/%s.rrd", data_dir, kinds[k], safe);
+    if (!web_file_exists(path) ||
+        report_archive(NULL, path, ds, 1, o->from_s, o->to_s, NULL, &v, why, sizeof why) != 0)
+      return;
+    *to[k] += isfinite(v.energy_j) ? v.energy_j : 0;
+    j->unc_known |= k == 1;
+  }
+}
+
 void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, size_t n) {
   struct report_node *nodes;
   size_t nn;
@@ -98,5 +119,7 @@ void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, 
       jobs_node_fields(o, node_dir, nodes[i].name, jobs, n);
     }
     free(nodes);
+    for (size_t i = 0; i < n; i++)
+      jobs_store_unc(o, o->data_dirs[d], &jobs[i]);
   }
 }

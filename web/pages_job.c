@@ -2,11 +2,13 @@
 /* Job pages: a job's power on each node it ran on (per-node job archives)
  * under the cluster-wide total (cluster/job/<job>.rrd), for the job's last
  * hour, day, week and month of data; and the overview's top-jobs table. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "erg_fit.h"
 #include "web_int.h"
 
 #define JOB_RANGES 4 /* hour, day, week, month */
@@ -72,6 +74,32 @@ static void job_gpu_share(FILE *f, const struct web_ctx *c, const struct web_job
              "gpu_watts term, as attributed).</p>\n");
 }
 
+/* The 95 % interval of the job's last-day energy (docs/model.md,
+ * "Uncertainty"), from its cluster-wide job_sd and job_var archives;
+ * nothing for a store of an older ergd. */
+static void job_interval(FILE *f, const struct web_ctx *c, const struct web_job *j) {
+  static const char *const kinds[2] = {"job_sd", "job_var"};
+  char path[1200], lo[32], hi[32];
+  double mean, v[2];
+  for (int k = 0; k < 2; k++) {
+    if (erg_store_key_path(c->st, NULL, kinds[k], j->key.orig, path, sizeof path) != 0 ||
+        !web_file_exists(path))
+      return;
+    web_key_stats(erg_store_daemon(c->st), path, "watts", c->now, 86400, 0, &mean, &v[k]);
+  }
+  double low, high;
+  if (!isfinite(v[0]) || !isfinite(v[1]) || !(j->key.energy_j > 0))
+    return;
+  erg_unc_interval(j->key.energy_j, v[0], v[1], &low, &high);
+  erg_energy_text(low, lo, sizeof lo);
+  erg_energy_text(high, hi, sizeof hi);
+  fprintf(f,
+          "<p class=\"interval\">95 %% interval of the last day's energy: %s to %s (the "
+          "meter's resolution, the model's coefficient error and misfit; docs/model.md, "
+          "\"Uncertainty\").</p>\n",
+          lo, hi);
+}
+
 static int job_page(const struct web_ctx *c, const struct web_job *j, const char *const *nodes,
                     size_t nnodes, char *why, size_t whylen) {
   char *buf = NULL, name[ERG_NAME_MAX + 16], when[32], energy[32];
@@ -105,6 +133,7 @@ static int job_page(const struct web_ctx *c, const struct web_job *j, const char
                  : " no node archive (the job's share may be in a node's "
                    "[other])");
   job_gpu_share(f, c, j);
+  job_interval(f, c, j);
   for (size_t r = 0; r < JOB_RANGES; r++)
     fprintf(f,
             "<h2>last %s of data</h2>\n<img src=\"jobg-%s-%s.%s\" alt=\"job power by node, "

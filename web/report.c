@@ -12,6 +12,7 @@
 
 #include "erg_common.h"
 #include "erg_web.h"
+#include "erg_fit.h"
 #include "report_int.h"
 #include <jansson.h>
 
@@ -66,6 +67,14 @@ static int report_columns(const struct erg_report_options *o, const struct repor
   /* Last: a store without GPUs keeps the columns it always had. */
   if (t->gpu)
     c[n++] = (struct report_col){"gpu_energy_joules", r->gpu_j};
+  /* After them: the job's 95 % interval, where the store has its parts. */
+  if (t->unc) {
+    double low = NAN, high = NAN;
+    if (r->unc_known && isfinite(r->v.energy_j))
+      erg_unc_interval(r->v.energy_j, r->unc_sd_j, r->unc_var_j, &low, &high);
+    c[n++] = (struct report_col){"energy_joules_low", low};
+    c[n++] = (struct report_col){"energy_joules_high", high};
+  }
   return n;
 }
 
@@ -252,6 +261,8 @@ static const struct {
     {"cost", "Cost", TC_MONEY, 0},
     {"co2_grams", "CO2g", TC_GRAMS, 0},
     {"gpu_energy_joules", "GPU", TC_ENERGY, 1},
+    {"energy_joules_low", "Low95", TC_ENERGY, 1},
+    {"energy_joules_high", "High95", TC_ENERGY, 1},
 };
 enum { REPORT_NTCOLS = sizeof report_tcols / sizeof *report_tcols, REPORT_TEXT_MAX = 32 };
 

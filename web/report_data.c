@@ -185,6 +185,29 @@ static int report_gpu_part(struct report_ctx *c, const char *gpu_dir, const char
   return 0;
 }
 
+/* A job row's interval parts: the archives `name`.rrd of dir_sd and
+ * dir_var beside the job kind's dir (an older store has none: no interval). */
+static int report_unc_part(struct report_ctx *c, const char *dir, const char *name,
+                           struct report_row *r) {
+  static const char *const ds[] = {"watts"};
+  static const char *const kinds[] = {"sd", "var"};
+  double *to[] = {&r->unc_sd_j, &r->unc_var_j};
+  char path[1700];
+  for (int k = 0; k < 2; k++) {
+    struct report_value v;
+    snprintf(path, sizeof path, "%s_%s/%s.rrd", dir, kinds[k], name);
+    if (!report_is_file(path))
+      return 0;
+    if (report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, NULL, &v, c->why,
+                       sizeof c->why) != 0)
+      return -1;
+    *to[k] = v.energy_j;
+  }
+  r->unc_known = 1;
+  c->t->unc = 1;
+  return 0;
+}
+
 static void report_tick(struct report_ctx *c) {
   c->done++;
   if (c->o->progress)
@@ -260,6 +283,8 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *gp
       rc = report_gpu_part(c, gpu_dir, line, r);
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
+    if (rc == 0 && r->span)
+      rc = report_unc_part(c, dir, line, r);
     report_tick(c);
   }
   if (f)

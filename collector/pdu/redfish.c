@@ -24,36 +24,7 @@
 #include "erg_common.h"
 #include "erg_redfish.h"
 
-#define RF_BODY_MAX (4u << 20) /* a resource larger than this is refused */
-#define RF_BACKOFF_MAX_SECONDS 60.0
-
-struct rf_buf {
-  char *p;
-  size_t n, cap;
-  bool over;
-};
-
-struct rf_priv {
-  CURL *curl;
-  struct curl_slist *hdrs; /* rebuilt when the token changes */
-  char base[160];
-  bool plain_http;
-  char user[64], pass[256];
-  int auth; /* RF_AUTH_* */
-  char token[512], session_uri[ERG_RF_URI_MAX];
-  struct erg_rf_plan plan;
-  uint64_t backoff_until_ns;
-  double backoff_seconds;
-  char bad_why[200];
-  /* Answers of the last request */
-  char h_token[512], h_location[ERG_RF_URI_MAX];
-  double h_retry_after;
-  bool discovering; /* a 503 is waited out once, not failed */
-  /* Probe: the request log (NULL otherwise). */
-  struct erg_rf_probe_result *log;
-};
-
-enum { RF_AUTH_NONE, RF_AUTH_BASIC, RF_AUTH_SESSION };
+#include "redfish_int.h"
 
 static pthread_once_t rf_once = PTHREAD_ONCE_INIT;
 static void rf_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -197,7 +168,7 @@ static size_t rf_header(char *line, size_t size, size_t n, void *user) {
   return len;
 }
 
-static int rf_headers(struct rf_priv *p) {
+int rf_headers(struct rf_priv *p) {
   curl_slist_free_all(p->hdrs);
   p->hdrs = NULL;
   struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
@@ -214,12 +185,8 @@ static int rf_headers(struct rf_priv *p) {
   return h ? 0 : -1;
 }
 
-/* One request: method, path (an @odata.id or the session's URI), body.
- * 0 with *status (and body in b) when the BMC answered; -1 with a reason
- * when it did not (unreachable, TLS, timeout, body too large). */
-static int rf_request(struct rf_priv *p, const char *method, const char *path, const char *body,
-                      long *status, struct rf_buf *b, char *why, size_t whylen) {
-  char url[600];
+int rf_url(const struct rf_priv *p, const char *path, char *url, size_t len, char *why,
+           size_t whylen) {
   const char *frag = strchr(path, '#');
   int plen = frag ? (int)(frag - path) : (int)strlen(path);
   if (!strncasecmp(path, "http://", 7) || !strncasecmp(path, "https://", 8)) {
@@ -229,10 +196,15 @@ static int rf_request(struct rf_priv *p, const char *method, const char *path, c
       snprintf(why, whylen, "%.*s: a link to another host: refused", plen, path);
       return -1;
     }
-    snprintf(url, sizeof url, "%.*s", plen, path);
+    snprintf(url, len, "%.*s", plen, path);
   } else {
-    snprintf(url, sizeof url, "%s%s%.*s", p->base, path[0] == '/' ? "" : "/", plen, path);
+    snprintf(url, len, "%s%s%.*s", p->base, path[0] == '/' ? "" : "/", plen, path);
   }
+  return 0;
+}
+
+void rf_prepare(struct rf_priv *p, const char *method, const char *url, const char *body,
+                struct rf_buf *b) {
   CURL *c = p->curl;
   memset(b, 0, sizeof *b);
   p->h_token[0] = p->h_location[0] = '\0';
@@ -243,16 +215,19 @@ static int rf_request(struct rf_priv *p, const char *method, const char *path, c
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, NULL);
   curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
   if (!strcmp(method, "POST")) {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+    curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, body ? body : "");
   } else if (strcmp(method, "GET")) {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
   }
-  uint64_t t0 = erg_time_monotonic_ns();
-  CURLcode rc = curl_easy_perform(c);
-  double secs = (double)(erg_time_monotonic_ns() - t0) / 1e9;
+}
+
+int rf_finish(struct rf_priv *p, CURLcode rc, const char *method, const char *path, double secs,
+              long *status, struct rf_buf *b, char *why, size_t whylen) {
+  const char *frag = strchr(path, '#');
+  int plen = frag ? (int)(frag - path) : (int)strlen(path);
   *status = 0;
   if (rc == CURLE_OK)
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, status);
   if (p->log && p->log->nreq < ERG_RF_PROBE_MAX_REQ) {
     int i = p->log->nreq++;
     snprintf(p->log->req[i].uri, sizeof p->log->req[i].uri, "%s %.*s", method, plen, path);
@@ -264,7 +239,8 @@ static int rf_request(struct rf_priv *p, const char *method, const char *path, c
       snprintf(why, whylen, "%s %.*s: the answer is larger than %u bytes: refused", method, plen,
                path, RF_BODY_MAX);
     else
-      snprintf(why, whylen, "%s %s: %s", method, url, curl_easy_strerror(rc));
+      snprintf(why, whylen, "%s %s%.*s: %s", method, strncasecmp(path, "http", 4) ? p->base : "",
+               plen, path, curl_easy_strerror(rc));
     free(b->p);
     b->p = NULL;
     return -1;
@@ -272,35 +248,47 @@ static int rf_request(struct rf_priv *p, const char *method, const char *path, c
   return 0;
 }
 
-static void rf_backoff(struct rf_priv *p, long status) {
+/* One request: method, path (an @odata.id or the session's URI), body.
+ * 0 with *status (and body in b) when the BMC answered; -1 with a reason
+ * when it did not (unreachable, TLS, timeout, body too large). */
+static int rf_request(struct rf_priv *p, const char *method, const char *path, const char *body,
+                      long *status, struct rf_buf *b, char *why, size_t whylen) {
+  char url[600];
+  memset(b, 0, sizeof *b);
+  *status = 0;
+  if (rf_url(p, path, url, sizeof url, why, whylen))
+    return -1;
+  rf_prepare(p, method, url, body, b);
+  uint64_t t0 = erg_time_monotonic_ns();
+  CURLcode rc = curl_easy_perform(p->curl);
+  double secs = (double)(erg_time_monotonic_ns() - t0) / 1e9;
+  return rf_finish(p, rc, method, path, secs, status, b, why, whylen);
+}
+
+static void rf_backoff(struct rf_priv *p) {
   double s = p->h_retry_after > 0 ? p->h_retry_after
                                   : (p->backoff_seconds > 0 ? 2 * p->backoff_seconds : 1.0);
   if (s > RF_BACKOFF_MAX_SECONDS)
     s = RF_BACKOFF_MAX_SECONDS;
   p->backoff_seconds = s;
   p->backoff_until_ns = erg_time_monotonic_ns() + (uint64_t)(s * 1e9);
-  (void)status;
 }
 
-static int rf_login(struct rf_priv *p, char *why, size_t whylen) {
+char *rf_login_body(const struct rf_priv *p) {
   json_t *o = json_pack("{s:s,s:s}", "UserName", p->user, "Password", p->pass);
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
-  if (!body) {
-    snprintf(why, whylen, "out of memory");
-    return -1;
+  return body;
+}
+
+void rf_login_body_free(char *body) {
+  if (body) {
+    memset(body, 0, strlen(body));
+    free(body);
   }
-  p->token[0] = '\0';
-  rf_headers(p);
-  long status;
-  struct rf_buf b;
-  int rc =
-      rf_request(p, "POST", "/redfish/v1/SessionService/Sessions", body, &status, &b, why, whylen);
-  memset(body, 0, strlen(body));
-  free(body);
-  free(b.p);
-  if (rc)
-    return -1;
+}
+
+int rf_login_answer(struct rf_priv *p, long status, char *why, size_t whylen) {
   if (status == 401 || status == 403) {
     snprintf(why, whylen, "session login as '%s': wrong credentials (HTTP %ld)", p->user, status);
     return -1;
@@ -315,6 +303,24 @@ static int rf_login(struct rf_priv *p, char *why, size_t whylen) {
   return rf_headers(p) ? -1 : 0;
 }
 
+static int rf_login(struct rf_priv *p, char *why, size_t whylen) {
+  char *body = rf_login_body(p);
+  if (!body) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  p->token[0] = '\0';
+  rf_headers(p);
+  long status;
+  struct rf_buf b;
+  int rc = rf_request(p, "POST", RF_SESSIONS_URI, body, &status, &b, why, whylen);
+  rf_login_body_free(body);
+  free(b.p);
+  if (rc)
+    return -1;
+  return rf_login_answer(p, status, why, whylen);
+}
+
 static void rf_logout(struct rf_priv *p) {
   if (p->auth != RF_AUTH_SESSION || !p->token[0] || !p->session_uri[0])
     return;
@@ -326,6 +332,60 @@ static void rf_logout(struct rf_priv *p) {
   p->token[0] = '\0';
 }
 
+enum rf_action rf_answer(struct rf_priv *p, long status, const char *path, int attempt, int hops,
+                         double *wait_seconds, char *why, size_t whylen) {
+  /* A redirect on this BMC (/redfish/v1 to /redfish/v1/) is followed, up
+   * to 3; one to another host is refused. */
+  size_t bl = strlen(p->base);
+  bool here = p->h_location[0] == '/' ||
+              (!strncasecmp(p->h_location, p->base, bl) && p->h_location[bl] == '/');
+  *wait_seconds = 0;
+  if (status >= 300 && status < 400 && here && hops < 3)
+    return RF_ACT_REDIRECT;
+  if (status == 401 && p->auth == RF_AUTH_SESSION && attempt == 0)
+    return RF_ACT_LOGIN;
+  if (status == 401 || status == 403) {
+    snprintf(why, whylen, "GET %s: HTTP %ld: %s", path, status,
+             p->auth == RF_AUTH_NONE ? "the BMC wants credentials (user, password_file)"
+                                     : "wrong credentials");
+    return RF_ACT_FAIL;
+  }
+  if ((status == 429 || status == 503) && p->discovering && attempt == 0) {
+    /* Discovery has many GETs to make: wait as asked (up to 5 s), once. */
+    *wait_seconds = p->h_retry_after > 0 && p->h_retry_after < 5 ? p->h_retry_after : 1;
+    return RF_ACT_RETRY;
+  }
+  if (status == 429 || status == 503) {
+    rf_backoff(p);
+    snprintf(why, whylen, "GET %s: HTTP %ld (busy): backing off %.0f s", path, status,
+             p->backoff_seconds);
+    return RF_ACT_FAIL;
+  }
+  if (status >= 300 && status < 400) {
+    snprintf(why, whylen, "GET %s: redirected (HTTP %ld) to '%.120s': %s", path, status,
+             p->h_location, hops >= 3 ? "too many redirects" : "another host: refused");
+    return RF_ACT_FAIL;
+  }
+  if (status != 200) {
+    snprintf(why, whylen, "GET %s: HTTP %ld", path, status);
+    return RF_ACT_FAIL;
+  }
+  p->backoff_seconds = 0;
+  return RF_ACT_OK;
+}
+
+json_t *rf_body_json(const struct rf_buf *b, const char *path, char *why, size_t whylen) {
+  json_error_t e;
+  json_t *j = json_loadb(b->p ? b->p : "", b->n, JSON_REJECT_DUPLICATES, &e);
+  if (!j || !json_is_object(j)) {
+    snprintf(why, whylen, "GET %s: not a JSON object (%s, line %d)", path,
+             j ? "another JSON value" : e.text, e.line);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
 /* GET path as JSON, logging in again once on 401 (a session that expired). */
 static json_t *rf_get_json(struct rf_priv *p, const char *path0, char *why, size_t whylen) {
   char path[ERG_RF_URI_MAX + 160];
@@ -334,68 +394,32 @@ static json_t *rf_get_json(struct rf_priv *p, const char *path0, char *why, size
   for (int attempt = 0; attempt < 2; attempt++) {
     long status;
     struct rf_buf b;
+    double wait;
     if (rf_request(p, "GET", path, NULL, &status, &b, why, whylen))
       return NULL;
-    /* A redirect on this BMC (/redfish/v1 to /redfish/v1/) is followed, up
-     * to 3; one to another host is refused. */
-    size_t bl = strlen(p->base);
-    bool here = p->h_location[0] == '/' ||
-                (!strncasecmp(p->h_location, p->base, bl) && p->h_location[bl] == '/');
-    if (status >= 300 && status < 400 && here && hops < 3) {
+    enum rf_action a = rf_answer(p, status, path, attempt, hops, &wait, why, whylen);
+    if (a != RF_ACT_OK)
       free(b.p);
-      snprintf(path, sizeof path, "%s", p->h_location);
-      hops++;
-      attempt--;
-      continue;
-    }
-    if (status == 401 && p->auth == RF_AUTH_SESSION && attempt == 0) {
-      free(b.p);
-      if (rf_login(p, why, whylen))
+    switch (a) {
+      case RF_ACT_REDIRECT:
+        snprintf(path, sizeof path, "%s", p->h_location);
+        hops++;
+        attempt--;
+        continue;
+      case RF_ACT_LOGIN:
+        if (rf_login(p, why, whylen))
+          return NULL;
+        continue;
+      case RF_ACT_RETRY:
+        erg_time_sleep_ns((uint64_t)(wait * 1e9));
+        continue;
+      case RF_ACT_FAIL:
         return NULL;
-      continue;
+      case RF_ACT_OK:
+        break;
     }
-    if (status == 401 || status == 403) {
-      snprintf(why, whylen, "GET %s: HTTP %ld: %s", path, status,
-               p->auth == RF_AUTH_NONE ? "the BMC wants credentials (user, password_file)"
-                                       : "wrong credentials");
-      free(b.p);
-      return NULL;
-    }
-    if ((status == 429 || status == 503) && p->discovering && attempt == 0) {
-      /* Discovery has many GETs to make: wait as asked (up to 5 s), once. */
-      double wait = p->h_retry_after > 0 && p->h_retry_after < 5 ? p->h_retry_after : 1;
-      free(b.p);
-      erg_time_sleep_ns((uint64_t)(wait * 1e9));
-      continue;
-    }
-    if (status == 429 || status == 503) {
-      rf_backoff(p, status);
-      snprintf(why, whylen, "GET %s: HTTP %ld (busy): backing off %.0f s", path, status,
-               p->backoff_seconds);
-      free(b.p);
-      return NULL;
-    }
-    if (status >= 300 && status < 400) {
-      snprintf(why, whylen, "GET %s: redirected (HTTP %ld) to '%.120s': %s", path, status,
-               p->h_location, hops >= 3 ? "too many redirects" : "another host: refused");
-      free(b.p);
-      return NULL;
-    }
-    if (status != 200) {
-      snprintf(why, whylen, "GET %s: HTTP %ld", path, status);
-      free(b.p);
-      return NULL;
-    }
-    p->backoff_seconds = 0;
-    json_error_t e;
-    json_t *j = json_loadb(b.p ? b.p : "", b.n, JSON_REJECT_DUPLICATES, &e);
+    json_t *j = rf_body_json(&b, path, why, whylen);
     free(b.p);
-    if (!j || !json_is_object(j)) {
-      snprintf(why, whylen, "GET %s: not a JSON object (%s, line %d)", path,
-               j ? "another JSON value" : e.text, e.line);
-      json_decref(j);
-      return NULL;
-    }
     return j;
   }
   snprintf(why, whylen, "GET %s: still 401 after logging in again, or still busy", path);
@@ -406,7 +430,7 @@ static json_t *rf_getter(void *ctx, const char *uri, char *why, size_t whylen) {
   return rf_get_json(ctx, uri, why, whylen);
 }
 
-static void rf_free(struct rf_priv *p) {
+void rf_free(struct rf_priv *p) {
   if (!p)
     return;
   if (p->curl)
@@ -420,9 +444,8 @@ static void rf_free(struct rf_priv *p) {
 
 /* A connected, logged-in handle for c; NULL with a reason (rc -1: c is
  * refused; -2: the BMC failed). */
-static struct rf_priv *rf_connect(const struct erg_pdu_source_config *c,
-                                  struct erg_rf_probe_result *log, int *rc, char *why,
-                                  size_t whylen) {
+struct rf_priv *rf_setup(const struct erg_pdu_source_config *c, struct erg_rf_probe_result *log,
+                         int *rc, char *why, size_t whylen) {
   pthread_once(&rf_once, rf_global_init);
   *rc = -1;
   struct rf_priv *p = calloc(1, sizeof *p);
@@ -470,6 +493,8 @@ static struct rf_priv *rf_connect(const struct erg_pdu_source_config *c,
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, rf_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, p);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "erg");
+  /* Thousands of handles (redfish_multi.c): 8 KiB receive buffers, not 16. */
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 8192L);
   if (c->tls_insecure) {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -489,14 +514,25 @@ static struct rf_priv *rf_connect(const struct erg_pdu_source_config *c,
     curl_easy_setopt(h, CURLOPT_USERNAME, p->user);
     curl_easy_setopt(h, CURLOPT_PASSWORD, p->pass);
   }
-  *rc = -2;
-  if (p->auth == RF_AUTH_SESSION && rf_login(p, why, whylen))
-    goto fail;
   *rc = 0;
   return p;
 fail:
   rf_free(p);
   return NULL;
+}
+
+/* rf_setup, then logged in (a session): NULL with a reason (rc -1: c is
+ * refused; -2: the BMC failed). */
+static struct rf_priv *rf_connect(const struct erg_pdu_source_config *c,
+                                  struct erg_rf_probe_result *log, int *rc, char *why,
+                                  size_t whylen) {
+  struct rf_priv *p = rf_setup(c, log, rc, why, whylen);
+  if (p && p->auth == RF_AUTH_SESSION && rf_login(p, why, whylen)) {
+    *rc = -2;
+    rf_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 static int rf_open(struct erg_pdu_source *src, char *why, size_t whylen) {
@@ -525,67 +561,87 @@ static int rf_open(struct erg_pdu_source *src, char *why, size_t whylen) {
   return 0;
 }
 
+void rf_read_begin(struct rf_priv *p, struct rf_accum *a) {
+  memset(a, 0, sizeof *a);
+  a->r.watts = a->r.energy_joules = NAN;
+  p->bad_why[0] = '\0';
+}
+
+int rf_read_busy(const struct rf_priv *p, char *why, size_t whylen) {
+  uint64_t now = erg_time_monotonic_ns();
+  if (now >= p->backoff_until_ns)
+    return 0;
+  snprintf(why, whylen, "the BMC said it is busy (429/503): backing off %.0f s more",
+           (double)(p->backoff_until_ns - now) / 1e9);
+  return -1;
+}
+
+const char *rf_read_uri(const struct rf_priv *p, int term) {
+  const struct erg_rf_plan *pl = &p->plan;
+  if (term < pl->npower)
+    return pl->power[term].uri;
+  return term == pl->npower && pl->have_energy ? pl->energy.uri : NULL;
+}
+
+void rf_read_term(struct rf_priv *p, struct rf_accum *a, int term, json_t *doc) {
+  const struct erg_rf_plan *pl = &p->plan;
+  bool energy = term >= pl->npower;
+  const struct erg_rf_term *t = energy ? &pl->energy : &pl->power[term];
+  char inner[300];
+  double v;
+  int rc = erg_rf_term_value(t, doc, pl->rating_watts, &v, inner, sizeof inner);
+  uint64_t at_ns;
+  if (rc == 0 && erg_rf_reading_time(doc, &at_ns) == 0 &&
+      at_ns / 1000000000ULL > a->r.device_time_s)
+    a->r.device_time_s = (uint32_t)(at_ns / 1000000000ULL);
+  if (rc == 0 && energy) {
+    a->r.energy_joules = v;
+    /* A whole-joule counter steps by 1 J; kWh ones by what they show. */
+    a->r.energy_resolution_joules = t->to_si >= 1 && v == floor(v) ? t->to_si : 0;
+  } else if (rc == 0) {
+    a->sum += v;
+  } else {
+    a->power_none |= !energy;
+    snprintf(a->why, sizeof a->why, "%s", inner);
+    if (rc < 0) {
+      a->r.bad_value = true;
+      snprintf(p->bad_why, sizeof p->bad_why, "%.199s", inner);
+    }
+  }
+}
+
+int rf_read_end(struct rf_priv *p, struct rf_accum *a, char *why, size_t whylen) {
+  /* An enclosure's inputs: all of them or no reading. */
+  if (p->plan.npower && !a->power_none)
+    a->r.watts = a->sum;
+  a->r.t_ns = erg_time_realtime_ns(); /* when the last answer arrived */
+  a->r.power_source = ERG_PDU_W_MEASURED;
+  a->r.ok = isfinite(a->r.watts) || isfinite(a->r.energy_joules);
+  if (!a->r.ok)
+    snprintf(why, whylen, "%s", a->why[0] ? a->why : "no reading");
+  return a->r.ok ? 0 : -1;
+}
+
 /* Reads the plan once: *r, or -1 with a reason (nothing read). */
 static int rf_read(struct rf_priv *p, struct erg_pdu_reading *r, char *why, size_t whylen) {
-  memset(r, 0, sizeof *r);
-  r->watts = r->energy_joules = NAN;
-  p->bad_why[0] = '\0';
-  uint64_t now = erg_time_monotonic_ns();
-  if (now < p->backoff_until_ns) {
-    snprintf(why, whylen, "the BMC said it is busy (429/503): backing off %.0f s more",
-             (double)(p->backoff_until_ns - now) / 1e9);
+  struct rf_accum a;
+  rf_read_begin(p, &a);
+  *r = a.r;
+  if (rf_read_busy(p, why, whylen))
     return -1;
-  }
-  const struct erg_rf_plan *pl = &p->plan;
-  char inner[300];
-  int nread = 0;
-  double sum = 0;
-  bool power_none = false;
-  for (int i = 0; i < pl->npower; i++) {
-    json_t *doc = rf_get_json(p, pl->power[i].uri, why, whylen);
-    if (!doc)
+  const char *uri;
+  for (int t = 0; (uri = rf_read_uri(p, t)); t++) {
+    json_t *doc = rf_get_json(p, uri, why, whylen);
+    if (!doc) {
+      *r = a.r;
       return -1;
-    double v;
-    int rc = erg_rf_term_value(&pl->power[i], doc, pl->rating_watts, &v, inner, sizeof inner);
-    json_decref(doc);
-    if (rc == 0) {
-      sum += v;
-      nread++;
-    } else {
-      power_none = true;
-      snprintf(why, whylen, "%s", inner);
-      if (rc < 0) {
-        r->bad_value = true;
-        snprintf(p->bad_why, sizeof p->bad_why, "%.199s", inner);
-      }
     }
-  }
-  /* An enclosure's inputs: all of them or no reading. */
-  if (pl->npower && !power_none)
-    r->watts = sum;
-  if (pl->have_energy) {
-    json_t *doc = rf_get_json(p, pl->energy.uri, why, whylen);
-    if (!doc)
-      return -1;
-    double v;
-    int rc = erg_rf_term_value(&pl->energy, doc, pl->rating_watts, &v, inner, sizeof inner);
+    rf_read_term(p, &a, t, doc);
     json_decref(doc);
-    if (rc == 0) {
-      r->energy_joules = v;
-      /* A whole-joule counter steps by 1 J; kWh ones by what they show. */
-      r->energy_resolution_joules = pl->energy.to_si >= 1 && v == floor(v) ? pl->energy.to_si : 0;
-    } else {
-      snprintf(why, whylen, "%s", inner);
-      if (rc < 0) {
-        r->bad_value = true;
-        snprintf(p->bad_why, sizeof p->bad_why, "%.199s", inner);
-      }
-    }
   }
-  r->t_ns = erg_time_realtime_ns(); /* when the last answer arrived */
-  r->power_source = ERG_PDU_W_MEASURED;
-  r->ok = isfinite(r->watts) || isfinite(r->energy_joules);
-  return r->ok ? 0 : -1;
+  int rc = rf_read_end(p, &a, why, whylen);
+  *r = a.r;
+  return rc;
 }
 
 static int rf_poll(struct erg_pdu_source *src, struct erg_pdu_reading *out, char *why,
@@ -652,6 +708,8 @@ int erg_redfish_probe(const struct erg_pdu_source_config *c, struct erg_rf_probe
     if (rf_read(p, &rd, r->reading_why, sizeof r->reading_why) == 0 || rd.bad_value) {
       r->watts = rd.watts;
       r->joules = rd.energy_joules;
+      r->reading_time_s = rd.device_time_s;
+      r->arrival_ns = rd.t_ns;
     }
   }
   rf_free(p);

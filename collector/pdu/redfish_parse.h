@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define ERG_RF_URI_MAX 256
 #define ERG_RF_MAX_TERMS 8   /* resources a reading adds up (an enclosure's rectifier inputs) */
@@ -85,6 +86,14 @@ int erg_rf_discover(erg_rf_get_fn get, void *ctx, const char *chassis, bool full
  * -1: a bad value (not a number, negative, absurd, units changed), why. */
 int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_watts, double *value,
                       char *why, size_t whylen);
+
+/* The BMC's own time of a reading: a Sensor's ReadingTime (ISO 8601 with
+ * a zone, "2022-04-14T16:19:56.0017Z", "...+02:00"), in ns since 1970 by
+ * the BMC's clock. 0, or -1 when doc has none or it does not parse (no
+ * zone, out of range). PowerControl and EnvironmentMetrics excerpts carry
+ * no time. */
+int erg_rf_time_parse(const char *s, uint64_t *ns);
+int erg_rf_reading_time(json_t *doc, uint64_t *ns);
 
 /* An erg_rf_get_fn over a recording (DMTF Mockup-Creator layout: the
  * resource at URI is DIR/URI/index.json, a query part of the directory's

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "redfish_parse.h"
 
@@ -128,4 +129,48 @@ json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whyle
     return NULL;
   }
   return j;
+}
+
+int erg_rf_time_parse(const char *s, uint64_t *ns) {
+  int y, mo, d, h, mi, sec, n = 0;
+  if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+    return -1;
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    return -1;
+  const char *p = s + n;
+  uint64_t frac_ns = 0;
+  if (*p == '.') {
+    uint64_t scale = 100000000ULL;
+    for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+      frac_ns += (uint64_t)(*p - '0') * scale;
+  }
+  long off_s = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int oh, om, k = 0;
+    if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &k) != 2 || k != 5 || oh > 23 || om > 59)
+      return -1;
+    off_s = (long)(oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
+    p += 6;
+  } else {
+    return -1; /* no zone: whose clock? */
+  }
+  if (*p)
+    return -1;
+  struct tm tm = {.tm_year = y - 1900,
+                  .tm_mon = mo - 1,
+                  .tm_mday = d,
+                  .tm_hour = h,
+                  .tm_min = mi,
+                  .tm_sec = sec};
+  time_t t = timegm(&tm);
+  if (t == (time_t)-1 || (int64_t)t - off_s < 0)
+    return -1;
+  *ns = (uint64_t)((int64_t)t - off_s) * 1000000000ULL + frac_ns;
+  return 0;
+}
+
+int erg_rf_reading_time(json_t *doc, uint64_t *ns) {
+  return erg_rf_time_parse(json_string_value(json_object_get(doc, "ReadingTime")), ns);
 }

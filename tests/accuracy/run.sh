@@ -103,7 +103,7 @@ mkdir -p "$work/models"
 
 erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
   --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update 0.5 --seed 1 --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
+  --lag $LAG --update 0.5 --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
 erg_start_ergd
 for n in n1 n2; do
   erg_start_agent $n --scope /$tag-$n --interval 1
@@ -204,9 +204,16 @@ for n in n1 n2; do
     [ "$jn" = $n ] || continue
     f=$(key_rrd "$dir/job" $id)
     [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$name.txt"
+    for k in job_sd job_var; do # its 95 % interval's parts (coverage.py)
+      f=$(key_rrd "$dir/$k" $id)
+      [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$name.$k.txt"
+    done
   done
 done
+cov=0 # per-job 95 % intervals (coverage.py), judged after the report
+python3 "$here/coverage.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W || cov=1
 python3 "$here/report.py" "$work" $mode $t_start $t_end $STEP $IDLE $SLOPE $EXPONENT $LAG $DISK_W
+[ $cov = 0 ] || fail "per-job 95 % intervals (coverage.py)"
 # jobE wrote past n2's training maximum: ergd counts such cells and says
 # so once (docs/model.md, "Beyond the training range").
 if command -v promtool >/dev/null; then

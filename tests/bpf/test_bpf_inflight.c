@@ -11,7 +11,7 @@
  * a nudger (SCHED_FIFO 2, also on CPU 1, blocked on a pipe since before)
  * wakes, preempts the child and blocks again: the child's switch-in is seen,
  * while it was neither woken nor charged, so it has no entry. (A sleep of
- * the child would not do: its wakeup creates the entry.) The parent drains
+ * the child would not do: that switch-out creates the entry.) The parent drains
  * from CPU 0 every 20 ms and checks each drain against the child's own runtime
  * (its CPU-time clock): the reported time since the nudge must cover 90 %
  * of the runtime since the nudge (the defect reported none of it) and never

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -272,6 +273,101 @@ static void test_fake_biglittle(void **state) {
     fprintf(stderr, "warning: could not remove %s\n", root);
 }
 
+/* A "name : value" or "name: value" line of a /proc file; -1 if absent. */
+static long long proc_field(pid_t pid, const char *file, const char *name) {
+  char path[64], buf[8192];
+  const char *q;
+
+  snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+  if (erg_read_file(path, buf, sizeof(buf)) <= 0 || !(q = strstr(buf, name)))
+    return -1;
+  q = strchr(q, ':');
+  return q ? strtoll(q + 1, NULL, 10) : -1;
+}
+
+static struct erg_bpf_proc drain_pid(struct erg_bpf *b, pid_t pid) {
+  struct self_rec s = {.pid = pid};
+  char why[256];
+
+  erg_assert(erg_bpf_drain(b, find_self, &s, why, sizeof(why)) > 0, "drain: %s", why);
+  erg_assert(s.found == 1, "record of %d found %d times", (int)pid, s.found);
+  return s.p;
+}
+
+/* Wakeups are the group's voluntary switch-outs (sleeps), migrations the
+ * growth of its threads' se.nr_migrations, both counted at switch-out: a
+ * child started after the attach is preempted by a hog on its CPU for 60 ms,
+ * sleeps 200 times and is moved between two CPUs 20 times, then blocks; its counts must be the
+ * kernel's own (voluntary_ctxt_switches in /proc/PID/status, se.nr_migrations in /proc/PID/sched).
+ */
+static void test_sched_counts(void **state) {
+  struct erg_bpf *b = *state;
+  long long vol, mig;
+  int ready[2], hold[2];
+  struct erg_bpf_proc p;
+  char c, path[64], buf[512];
+  pid_t pid;
+
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+    printf("sched counts: needs 2 CPUs, part skipped\n");
+    skip();
+  }
+  erg_assert(pipe(ready) == 0 && pipe(hold) == 0, "pipe");
+  pid = fork();
+  erg_assert(pid >= 0, "fork");
+  if (pid == 0) {
+    /* Preempted first: a hog shares its CPU (preemptions are not sleeps). */
+    pid_t hog = fork();
+    if (hog == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      pin_cpu(0);
+      test_burn_ns(2000000000ull); /* killed long before */
+      _exit(0);
+    }
+    pin_cpu(0);
+    test_burn_ns(60000000ull);
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
+    for (int i = 0; i < 200; i++)
+      usleep(300);
+    for (int i = 0; i < 20; i++)
+      pin_cpu(i % 2);
+    if (write(ready[1], "r", 1) != 1 || read(hold[0], &c, 1) < 0)
+      _exit(1);
+    _exit(0);
+  }
+  erg_test_child(pid);
+  erg_assert(read(ready[0], &c, 1) == 1, "child ready");
+  /* Until it sleeps in read(): that switch-out is counted too. */
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  for (int i = 0; i < 200; i++) {
+    const char *q;
+
+    if (erg_read_file(path, buf, sizeof(buf)) > 0 && (q = strrchr(buf, ')')) && q[2] == 'S')
+      break;
+    usleep(1000);
+  }
+  usleep(20000);
+  p = drain_pid(b, pid);
+  vol = proc_field(pid, "status", "voluntary_ctxt_switches");
+  mig = proc_field(pid, "sched", "se.nr_migrations");
+  long long invol = proc_field(pid, "status", "nonvoluntary_ctxt_switches");
+  printf("sched counts: wakeups %llu (voluntary_ctxt_switches %lld, nonvoluntary %lld), "
+         "migrations %llu (se.nr_migrations %lld)\n",
+         (unsigned long long)p.wakeups, vol, invol, (unsigned long long)p.migrations, mig);
+  erg_assert(vol >= 200, "voluntary switches %lld", vol);
+  /* The signal-aborted sleep (nvcsw counted, state running again) is rare. */
+  erg_assert(p.wakeups <= (unsigned long long)vol && p.wakeups + 2 >= (unsigned long long)vol,
+             "wakeups %llu vs %lld", (unsigned long long)p.wakeups, vol);
+  erg_assert(p.migrations >= 19, "migrations %llu", (unsigned long long)p.migrations);
+  if (mig >= 0)
+    erg_assert(p.migrations == (unsigned long long)mig, "migrations %llu vs %lld",
+               (unsigned long long)p.migrations, mig);
+  erg_assert(write(hold[1], "x", 1) == 1, "release child");
+  erg_assert(waitpid(pid, NULL, 0) == pid, "reap");
+  close(ready[0]), close(ready[1]), close(hold[0]), close(hold[1]);
+}
+
 /* The light skeleton needs in-kernel CO-RE (5.17); older kernels must get
  * libbpf's loader instead of failing. */
 static void test_loader(void **state) {
@@ -304,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_features),
       cmocka_unit_test(test_cpu_time),
       cmocka_unit_test(test_blkio),
+      cmocka_unit_test_teardown(test_sched_counts, erg_kill_children),
   };
   const struct CMUnitTest fake[] = {
       cmocka_unit_test(test_fake_biglittle),

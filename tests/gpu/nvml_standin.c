@@ -44,6 +44,11 @@ void nvml_standin_set_time(double seconds) { ss_set_time(seconds); }
 long nvml_standin_calls(void);
 long nvml_standin_calls(void) { return calls; }
 
+/* nvmlDeviceGetProcessUtilization calls so far (not NVML). */
+static long proc_util_calls;
+long nvml_standin_proc_util_calls(void);
+long nvml_standin_proc_util_calls(void) { return proc_util_calls; }
+
 /* Every entry point: counts the call, fails as the script says. */
 #define SI_ENTER()                                                                                 \
   do {                                                                                             \
@@ -200,6 +205,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev,
                                              unsigned int *count,
                                              unsigned long long lastSeenTimeStamp) {
   SI_ENTER();
+  proc_util_calls++;
   SI_DEV(dev, g);
   if (!g->procutil || g->mig > 0)
     return NVML_ERROR_NOT_SUPPORTED;

@@ -167,6 +167,54 @@ static void test_carried_shares(void **state) {
   standin_close();
 }
 
+/* Per-process utilization is not asked for while a GPU stays idle (no
+ * compute process, utilization 0 at this reading and the last, no sample
+ * in the last answer): the shares count as read, all 0. The stand-in
+ * counts the calls (NVML has no such counter). */
+static void test_idle_skip(void **state) {
+  (void)state;
+  standin_script(&nvml, "period_ms 100\ngpu 0\n"
+                        "at 0 gpu=0 power_w=60 util=0\n"
+                        "at 3 gpu=0 power_w=200 util=50 proc=1001:40:0:64\n"
+                        "at 4.95 gpu=0 power_w=60 util=0\n");
+  standin_time(&nvml, 0);
+  struct erg_gpu *g = open_standin();
+  void *sym = dlsym(nvml.handle, "nvml_standin_proc_util_calls");
+  long (*calls)(void);
+  erg_assert(sym != NULL, "stand-in lacks nvml_standin_proc_util_calls");
+  memcpy(&calls, &sym, sizeof sym);
+  struct erg_gpu_interval iv;
+  char why[256];
+  /* want: the calls so far after sampling at t, and 1001's share. */
+  static const struct {
+    double t;
+    long calls;
+    size_t nprocs;
+  } at[] = {{1.0, 2, 0},  /* idle, but not known idle at the baseline */
+            {1.5, 2, 0},  /* idle twice: skipped */
+            {2.5, 2, 0},  /* skipped */
+            {3.5, 3, 1},  /* busy: read */
+            {5.0, 4, 1},  /* idle now, busy before: read (3.6 ... 4.9's samples) */
+            {5.5, 5, 0},  /* the last answer had samples: read */
+            {6.0, 5, 0}}; /* skipped again */
+  long c0 = calls();      /* counted since the library was loaded */
+  standin_assert_sample(g, 0.5, &iv, why, 0);
+  erg_assert(calls() - c0 == 1, "baseline: %ld calls", calls() - c0);
+  for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+    standin_assert_sample(g, at[i].t, &iv, why, 1);
+    erg_assert(calls() - c0 == at[i].calls, "at %.1f: %ld calls, want %ld", at[i].t, calls() - c0,
+               at[i].calls);
+    erg_assert(iv.devices[0].has_proc_util, "at %.1f: shares not read", at[i].t);
+    erg_assert(iv.nprocs == at[i].nprocs, "at %.1f: %zu processes", at[i].t, iv.nprocs);
+    if (at[i].t == 5.0)
+      continue;
+    for (size_t j = 0; j < iv.nprocs; j++)
+      erg_assert(iv.procs[j].sm_share == (at[i].t == 3.5 ? 1.0 : 0.0), "at %.1f: share %g", at[i].t,
+                 iv.procs[j].sm_share);
+  }
+  standin_close();
+}
+
 /* A GPU lost mid-run: the sampler says so and which call; before it, the
  * readings are whole. */
 static void test_lost(void **state) {
@@ -216,6 +264,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_energy_and_shares, standin_teardown),
       cmocka_unit_test_teardown(test_mig_and_no_power, standin_teardown),
       cmocka_unit_test_teardown(test_carried_shares, standin_teardown),
+      cmocka_unit_test_teardown(test_idle_skip, standin_teardown),
       cmocka_unit_test_teardown(test_lost, standin_teardown),
       cmocka_unit_test_teardown(test_absent, standin_teardown),
   };

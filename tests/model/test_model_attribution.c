@@ -184,7 +184,7 @@ static void test_model_conserves(void **state) {
     struct erg_model m;
     int map[ERG_FIT_MAX_FEATURES];
     model_init(&m, map, &seed);
-    struct erg_cell_model cm = {&m, map, policy};
+    struct erg_cell_model cm = {&m, map, policy, NULL};
     struct check ck = {.idle_watts = 50};
     run_cells(&cm, &ck, 2000, seed + (unsigned)policy);
     assert_true(ck.estimated > 100); /* no meter, agent data, model: estimated */
@@ -231,7 +231,7 @@ static void test_estimated_is_prediction(void **state) {
   int map[ERG_FIT_MAX_FEATURES];
   unsigned seed = 3;
   model_init(&m, map, &seed);
-  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, NULL};
   struct erg_grid g;
   erg_grid_init(&g, STEP);
   struct erg_grid_proc p[2] = {{"a", 2.0, 1e7, 1e9, 0, 0}, {"b", 1.0, 0, 0, 0, 0}};
@@ -285,7 +285,7 @@ static void test_gpu_feature(void **state) {
   int map[2] = {erg_feature_index(m.feature[0]), erg_feature_index(m.feature[1])};
   assert_int_equal(map[1], ERG_FEAT_GPU);
   for (int policy = ERG_IDLE_SEPARATE; policy <= ERG_IDLE_PROPORTIONAL; policy++) {
-    struct erg_cell_model cm = {&m, map, policy};
+    struct erg_cell_model cm = {&m, map, policy, NULL};
     for (int v = 2; v >= 0; v--) { /* 2: GPU 1 idle, 1: busy for nobody seen, 0: no GPUs */
       bool gpus = v > 0, idle_gpu = v == 2;
       struct erg_grid g;
@@ -334,7 +334,7 @@ static void test_gpu_feature(void **state) {
   struct erg_grid g;
   erg_grid_init(&g, STEP);
   gpu_cell(&g, false, false);
-  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, NULL};
   struct erg_grid_result r = {.t0 = T0,
                               .step = STEP,
                               .measured_watts = 100 + 20 + 1.1 * 350,
@@ -380,12 +380,12 @@ static void test_curve_model(void **state) {
   int map[ERG_FIT_MAX_FEATURES];
   curve_model(&m, map);
   for (int policy = 0; policy < 3; policy++) {
-    struct erg_cell_model cm = {&m, map, policy};
+    struct erg_cell_model cm = {&m, map, policy, NULL};
     struct check ck = {.idle_watts = 50};
     run_cells(&cm, &ck, 2000, 40u + (unsigned)policy);
     assert_true(ck.attributed > 1500);
   }
-  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, NULL};
   struct erg_grid g;
   erg_grid_init(&g, STEP);
   /* 2 + 1 CPU-seconds of keys and 0.5 of [system] per second: u = 3.5/4. */
@@ -428,7 +428,7 @@ static void test_beyond_training(void **state) {
   m.feature_max[0] = 4;
   m.feature_max[1] = 10e6;
   int map[2] = {ERG_FEAT_CPU, ERG_FEAT_DISK};
-  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, NULL};
   for (int pass = 0; pass < 2; pass++) {
     double disk = pass ? 8e6 : 12e6;
     struct erg_grid g;

@@ -52,7 +52,7 @@ static double curve_at(const struct erg_model *m, double u) {
  * grid_ncpu CPUs, 0: unknown); its modelled power and the two shares. */
 static double cell_power(const struct erg_model *m, const int *map, double grid_ncpu, double u_lo,
                          double u_hi, double *share_a, double *share_b) {
-  struct erg_cell_model cm = {m, map, ERG_IDLE_SEPARATE};
+  struct erg_cell_model cm = {m, map, ERG_IDLE_SEPARATE, NULL};
   struct erg_grid g;
   erg_grid_init(&g, STEP);
   g.ncpu = grid_ncpu;

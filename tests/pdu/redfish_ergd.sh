@@ -62,6 +62,9 @@ assert f["auth"] == "session" and f["warning"], f
 c = f["chosen"]
 assert c["chassis"] == "/redfish/v1/Chassis/Node0", c
 assert 0 < c["watts"] < 2000 and c["energy_joules"] is not None, c
+# The sensors' own ReadingTime (the recording's, 2022-04-14): the BMC's clock.
+assert c["reading_time"] and 1649900000 < c["reading_time"] < 1650000000, c
+assert c["bmc_clock_offset_seconds"] < -1e7, c
 used = [r for r in f["rows"] if r["used"]]
 assert {r["uri"].rsplit("/", 1)[1] for r in used} == {
     "ChassisVoltageRegulator0InputPower", "ChassisVoltageRegulator0InputEnergy"}, used

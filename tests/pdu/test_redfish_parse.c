@@ -252,6 +252,43 @@ static void test_values(void **s) {
   value_case("[1,2]", ERG_RF_ENV_POWER, 0, 1, 0);
 }
 
+/* The BMC's own reading time (Sensor.ReadingTime), as recorded and in the
+ * other forms ISO 8601 allows; no zone, or nonsense, is none. */
+static void test_reading_time(void **s) {
+  (void)s;
+  uint64_t ns = 0;
+  erg_assert(erg_rf_time_parse("2022-04-14T16:21:30.893755811Z", &ns) == 0 &&
+                 ns == 1649953290ULL * 1000000000ULL + 893755811ULL,
+             "ns %llu", (unsigned long long)ns);
+  erg_assert(erg_rf_time_parse("2022-03-09T19:58:03+00:00", &ns) == 0 &&
+                 ns == 1646855883ULL * 1000000000ULL,
+             "ns %llu", (unsigned long long)ns);
+  erg_assert(erg_rf_time_parse("2022-03-09T21:58:03.5+02:00", &ns) == 0 &&
+                 ns == 1646855883ULL * 1000000000ULL + 500000000ULL,
+             "ns %llu", (unsigned long long)ns);
+  erg_assert(erg_rf_time_parse("2022-03-09T17:28:03-02:30", &ns) == 0 &&
+                 ns == 1646855883ULL * 1000000000ULL,
+             "ns %llu", (unsigned long long)ns);
+  erg_assert(erg_rf_time_parse("2022-03-09T19:58:03", &ns) == -1, "no zone taken");
+  erg_assert(erg_rf_time_parse("yesterday", &ns) == -1, "nonsense taken");
+  erg_assert(erg_rf_time_parse("2022-13-09T19:58:03Z", &ns) == -1, "month 13 taken");
+  erg_assert(erg_rf_time_parse(NULL, &ns) == -1, "NULL taken");
+  /* From a recorded Sensor (the EX425's node input power). */
+  char why[256], base[600];
+  snprintf(base, sizeof base, "%s/cray-EX425", root);
+  json_t *doc = erg_rf_recording_get(
+      base, "/redfish/v1/Chassis/Node0/Sensors/ChassisVoltageRegulator0InputPower", why,
+      sizeof why);
+  erg_assert(doc, "%s", why);
+  erg_assert(erg_rf_reading_time(doc, &ns) == 0 && ns / 1000000000ULL == 1649953290ULL, "ns %llu",
+             (unsigned long long)ns);
+  json_decref(doc);
+  /* PowerControl carries no time. */
+  doc = json_loads("{\"PowerControl\":[{\"PowerConsumedWatts\":350}]}", 0, NULL);
+  erg_assert(erg_rf_reading_time(doc, &ns) == -1, "a time from nothing");
+  json_decref(doc);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     erg_skip_all("usage: test_redfish_parse RECORDINGS_DIR");
@@ -263,7 +300,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_openbmc),    cmocka_unit_test(test_dell),
       cmocka_unit_test(test_hpe),        cmocka_unit_test(test_lenovo),
       cmocka_unit_test(test_supermicro), cmocka_unit_test(test_no_total),
-      cmocka_unit_test(test_values),
+      cmocka_unit_test(test_values),     cmocka_unit_test(test_reading_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

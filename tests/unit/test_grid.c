@@ -343,10 +343,10 @@ static void test_profile_rollup_conserves(void **state) {
       profile_key_build(keys[i], sizeof keys[i], comms[rand_r(&seed) % 6], jobs[rand_r(&seed) % 4],
                         units[rand_r(&seed) % 3], rand_r(&seed) % 2 ? "" : "c0ffee",
                         (uint32_t)(rand_r(&seed) % 3));
-      sh[i] = (struct erg_attr_share){keys[i], 50.0 * rand_r(&seed) / RAND_MAX};
+      sh[i] = (struct erg_attr_share){.key = keys[i], .watts = 50.0 * rand_r(&seed) / RAND_MAX};
       sum += sh[i].watts;
     }
-    sh[nkeys] = (struct erg_attr_share){"[system]", 3.0 * rand_r(&seed) / RAND_MAX};
+    sh[nkeys] = (struct erg_attr_share){.key = "[system]", .watts = 3.0 * rand_r(&seed) / RAND_MAX};
     sum += sh[nkeys].watts;
     struct profile_rollup r;
     assert_int_equal(profile_rollup(&r, sh, nkeys, NULL, top, 0), 0);
@@ -387,7 +387,10 @@ static void test_profile_rollup_admission(void **state) {
   profile_key_build(big, sizeof big, "big", "", "", "", 0);
   profile_key_build(tiny, sizeof tiny, "tiny", "", "", "", 0);
   profile_key_build(known_tiny, sizeof known_tiny, "kept", "", "", "", 0);
-  struct erg_attr_share sh[] = {{big, 97}, {tiny, 0.5}, {known_tiny, 0.5}, {"[system]", 2}};
+  struct erg_attr_share sh[] = {{.key = big, .watts = 97},
+                                {.key = tiny, .watts = 0.5},
+                                {.key = known_tiny, .watts = 0.5},
+                                {.key = "[system]", .watts = 2}};
   struct profile_known known[PROFILE_NKINDS] = {{0}};
   assert_non_null(profile_known_touch(&known[PROFILE_COMMAND], "kept", 1, 64, NULL));
   struct profile_rollup r;

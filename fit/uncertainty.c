@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* Uncertainty of one cell's shares (docs/model.md, "Uncertainty"): linear
+ * propagation of the meter's error and of the model's coefficient error
+ * through erg_attribute_cell_idle's rescaling to the measured power, and
+ * the model's misfit. Per group of rows (a job), since the rows of one
+ * job move together under every error source of the cell. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg_fit.h"
+
+void erg_unc_interval(double energy, double sd_corr, double var, double *low, double *high) {
+  double sd = sqrt(sd_corr * sd_corr + (var > 0 ? var : 0));
+  *low = energy - ERG_UNC_Z95 * sd;
+  *low = *low > 0 ? *low : 0;
+  *high = energy + ERG_UNC_Z95 * sd;
+}
+
+/* As attribute.c's: s_p = Σ β_k x_{k,p}, negative or non-finite as 0. */
+static double unc_activity(const struct erg_model *m, const double *xp) {
+  double s = 0;
+  for (size_t k = 0; k < m->nfeatures; k++)
+    s += erg_model_term(m, k, xp[k]);
+  return isfinite(s) && s > 0 ? s : 0;
+}
+
+/* gᵀ C g over the model's (β0, β) covariance. */
+static double unc_quadratic(const struct erg_model *m, const double *g, size_t nt) {
+  double q = 0;
+  for (size_t i = 0; i < nt; i++) {
+    if (g[i] == 0)
+      continue;
+    double row = 0;
+    for (size_t e = 0; e < nt; e++)
+      row += m->cov[i][e] * g[e];
+    q += g[i] * row;
+  }
+  return q > 0 ? q : 0;
+}
+
+/* Each group's fractions in one pass over the rows: F of the dynamic
+ * power, H of the idle power (attribute.c's rules), gx = Σ x over its rows
+ * with activity. */
+struct unc_fractions {
+  double F, H, gx[ERG_FIT_MAX_FEATURES];
+  bool has_system;
+};
+
+static void unc_fractions(const struct erg_model *m, const double *x, const double *s, double S,
+                          size_t nproc, size_t system_index, size_t active,
+                          enum erg_idle_policy policy, const int *group, size_t ngroups,
+                          struct unc_fractions *fr) {
+  size_t K = m->nfeatures;
+  for (size_t g = 0; g < ngroups; g++) {
+    fr[g].F = fr[g].H = 0;
+    fr[g].has_system = false;
+    memset(fr[g].gx, 0, K * sizeof *fr[g].gx);
+  }
+  for (size_t p = 0; p < nproc; p++) {
+    if (group[p] < 0 || (size_t)group[p] >= ngroups)
+      continue;
+    struct unc_fractions *f = &fr[group[p]];
+    double fp = S > 0 ? s[p] / S : 0, h = 0;
+    if (policy == ERG_IDLE_EVEN)
+      h = active ? (s[p] > 0 ? 1.0 / (double)active : 0) : 1.0 / (double)nproc;
+    else if (policy == ERG_IDLE_PROPORTIONAL)
+      h = fp;
+    f->F += fp;
+    f->H += h;
+    f->has_system |= p == system_index;
+    for (size_t k = 0; s[p] > 0 && k < K; k++)
+      f->gx[k] += x[p * K + k];
+  }
+  /* No modelled activity: [system] takes the dynamic power (and the idle
+   * power under the proportional policy). */
+  for (size_t g = 0; g < ngroups && !(S > 0); g++)
+    if (fr[g].has_system) {
+      fr[g].F += 1;
+      fr[g].H += policy == ERG_IDLE_PROPORTIONAL;
+    }
+}
+
+int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
+                              const struct erg_attribution *a, const double *x, size_t nproc,
+                              size_t system_index, enum erg_idle_policy policy,
+                              const struct erg_unc_cell *in, const int *group, size_t ngroups,
+                              struct erg_unc_group *out) {
+  if (!m || !a || !x || !in || !group || (!out && ngroups) || nproc == 0 || system_index >= nproc ||
+      (unsigned)policy > ERG_IDLE_PROPORTIONAL || m->nfeatures > ERG_FIT_MAX_FEATURES)
+    return -1;
+  size_t K = m->nfeatures, nt = K + 1;
+  double *s = malloc(nproc * sizeof *s), S = 0, X[ERG_FIT_MAX_FEATURES] = {0};
+  struct unc_fractions *frs = malloc((ngroups ? ngroups : 1) * sizeof *frs);
+  if (!s || !frs) {
+    free(s);
+    free(frs);
+    return -1;
+  }
+  size_t active = 0;
+  for (size_t p = 0; p < nproc; p++) {
+    s[p] = unc_activity(m, x + p * K);
+    S += s[p];
+    active += s[p] > 0;
+    for (size_t k = 0; s[p] > 0 && k < K; k++)
+      X[k] += x[p * K + k];
+  }
+  bool have_cov = m->ncov == nt && nt <= ERG_MODEL_COV_MAX;
+  bool above = idle_watts < a->total_watts, prop = policy == ERG_IDLE_PROPORTIONAL;
+  double D = a->dynamic_watts > 0 ? a->dynamic_watts : 0;
+  /* β_k moves the split through f_p = s_p / S, times what is split by f. */
+  double split = above ? D + (prop ? a->idle_watts : 0) : (prop ? a->total_watts : 0);
+  double misfit = in->misfit_watts > 0 ? in->misfit_watts : 0;
+  double persist = in->misfit_cells > 1 ? in->misfit_cells : 1;
+  /* The misfit moves power between the rows of a measured cell, never more
+   * than its dynamic power. */
+  if (!a->estimated && misfit > D)
+    misfit = D;
+  unc_fractions(m, x, s, S, nproc, system_index, active, policy, group, ngroups, frs);
+  for (size_t g = 0; g < ngroups; g++) {
+    const struct unc_fractions fr = frs[g];
+    double grad[ERG_FIT_MAX_FEATURES + 1];
+    /* w = (P − β0)·F + β0·H above the idle power, P·H below it. */
+    double dP = above ? fr.F : fr.H;
+    grad[0] = above ? fr.H - fr.F : 0;
+    for (size_t k = 0; k < K; k++)
+      grad[1 + k] = S > 0 ? split * (fr.gx[k] - fr.F * X[k]) / S : 0;
+    /* An estimated cell's power is the prediction β0 + Σ β_k X_k itself. */
+    if (a->estimated) {
+      grad[0] += dP;
+      for (size_t k = 0; k < K; k++)
+        grad[1 + k] += dP * X[k];
+    }
+    double corr = have_cov ? unc_quadratic(m, grad, nt) : 0;
+    corr += dP * dP * in->meter_sd_corr_watts * in->meter_sd_corr_watts;
+    double var = dP * dP * (in->meter_var_watts2 > 0 ? in->meter_var_watts2 : 0);
+    /* A misfit that persists over τ cells adds τ times its variance to a
+     * sum over cells (its variance per cell, as if independent). */
+    if (a->estimated) {
+      var += persist * dP * dP * misfit * misfit;
+    } else {
+      double f = fr.F < 0 ? 0 : fr.F > 1 ? 1 : fr.F;
+      var += persist * f * (1 - f) * misfit * misfit;
+    }
+    out[g] = (struct erg_unc_group){.sd_corr_watts = sqrt(corr), .var_watts2 = var};
+  }
+  free(s);
+  free(frs);
+  return 0;
+}

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Per-job 95 % intervals of tests/accuracy/run.sh against the simulator's
+truth (docs/accuracy.md, "Per-job intervals"; docs/model.md, "Uncertainty").
+args: as report.py (WORK MODE T_START T_END STEP IDLE SLOPE EXPONENT LAG
+DISK_W_PER_MBPS). A job's interval is E +- 1.96 sqrt(sd^2 + var): sd the
+integral of its job_sd archive (adds linearly), var of job_var. Prints one
+JSON line per run (COVERAGE_OUT=FILE appends it there, for the by-hand
+table over seeds: tests/accuracy/coverage_table.py) and checks, on the few
+jobs of one run, only what a calibrated interval cannot miss by chance:
+every job has an interval, no interval is empty or wider than twice the
+job's energy, and at least 3 of the 5 truths fall inside (with calibrated
+95 % intervals 3 or more of 5 outside happens in 0.1 % of runs, with 85 %
+coverage in 3 %; 0-width intervals fail nearly always)."""
+import json, math, os, sys
+from truth import Samples, job_truth, rrd_energy, truth_bins, truth_rows
+
+work, mode = sys.argv[1], sys.argv[2]
+t0, t1, step = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+idle, slope, expo, lag, disk_w = map(float, sys.argv[6:11])
+NODES = {"n1": ["jobA", "jobB", "jobC"], "n2": ["jobD", "jobE"]}
+Z95 = 1.959964
+
+rows, bad = [], []
+for n, jobs in NODES.items():
+    cpu_j, disk_j = truth_bins(truth_rows(f"{work}/truth.csv", n), t0, t1, lag,
+                               lambda u: slope * u ** expo, lambda d: disk_w * d / 1e6)
+    truth = job_truth(cpu_j, disk_j, Samples(f"{work}/cpu-{n}.csv"), jobs)
+    for j in jobs:
+        e = rrd_energy(f"{work}/{n}-{j}.txt", t0, t1, step)
+        try:
+            sd = rrd_energy(f"{work}/{n}-{j}.job_sd.txt", t0, t1, step)
+            var = rrd_energy(f"{work}/{n}-{j}.job_var.txt", t0, t1, step)
+        except OSError:
+            bad.append(f"{j}: no job_sd/job_var archive")
+            continue
+        half = Z95 * math.sqrt(sd * sd + max(var, 0))
+        lo, hi = max(e - half, 0), e + half
+        inside = lo <= truth[j] <= hi
+        rows.append({"job": j, "node": n, "energy_joules": round(e, 1),
+                     "truth_joules": round(truth[j], 1), "low": round(lo, 1), "high": round(hi, 1),
+                     "sd_linear_joules": round(sd, 2), "sd_independent_joules": round(math.sqrt(max(var, 0)), 2),
+                     "relative_width": round((hi - lo) / e, 4) if e > 0 else None,
+                     "error_in_halfwidths": round((e - truth[j]) / half, 2) if half > 0 else None,
+                     "inside": inside})
+widths = sorted(r["relative_width"] for r in rows if r["relative_width"] is not None)
+res = {"mode": mode, "seed": os.environ.get("SEED", "1"), "jobs": rows,
+       "inside": sum(r["inside"] for r in rows), "n": len(rows),
+       "median_relative_width": widths[len(widths) // 2] if widths else None}
+line = json.dumps(res)
+print(line)
+if os.environ.get("COVERAGE_OUT"):
+    with open(os.environ["COVERAGE_OUT"], "a") as f:
+        f.write(line + "\n")
+print("per-job 95 % intervals: " + ", ".join(
+    f"{r['job']} {r['energy_joules']:.0f} J [{r['low']:.0f}, {r['high']:.0f}] truth {r['truth_joules']:.0f}"
+    f"{'' if r['inside'] else ' OUTSIDE'}" for r in rows) +
+    f"; {res['inside']} of {res['n']} inside, median relative width {res['median_relative_width']}")
+for r in rows:
+    if not r["high"] > r["low"]:
+        bad.append(f"{r['job']}: empty interval")
+    elif r["relative_width"] is not None and r["relative_width"] > 2:
+        bad.append(f"{r['job']}: interval {r['relative_width']:.2f} x its energy wide")
+# /metrics (fetched before ergd stopped): every job with a total has the
+# half-width gauge beside it, > 0 and below its total.
+try:
+    m = {}
+    for l in open(f"{work}/metrics.txt"):
+        for fam in ("erg_job_energy_joules_total", "erg_job_energy_uncertainty_joules"):
+            if l.startswith(fam + "{"):
+                m.setdefault(fam, {})[l.split('"')[1]] = float(l.split()[-1])
+    tot, unc = m.get("erg_job_energy_joules_total", {}), m.get("erg_job_energy_uncertainty_joules", {})
+    for job, e in tot.items():
+        if job.isdigit() and e > 0 and not 0 < unc.get(job, 0) < e:
+            bad.append(f"/metrics: job {job} total {e} J, uncertainty {unc.get(job)}")
+except OSError:
+    pass
+if len(rows) == 5 and res["inside"] < 3:
+    bad.append(f"only {res['inside']} of 5 truths inside their 95 % intervals")
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
