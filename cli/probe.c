@@ -294,11 +294,22 @@ static double probe_total_watts(const struct erg_pdu_probe *r, double *step) {
   return ninlets ? inlets : NAN;
 }
 
+/* A row's number as the config names it: "5", or "210.5" where the
+ * level's rows span several units (daisy-chain members, cords). */
+static const char *probe_row_id(const struct erg_pdu_probe_row *row, char *buf, size_t len) {
+  if (row->multi_unit && row->unit[0])
+    snprintf(buf, len, "%s.%d", row->unit, row->index);
+  else
+    snprintf(buf, len, "%d", row->index);
+  return buf;
+}
+
 /* One line per level and verdict: a 48-outlet PDU says it once. */
 static void probe_print_counters(const struct erg_pdu_probe *r, double step_seconds) {
   for (int i = 0; i < r->n; i++) {
     const struct erg_pdu_reading *x = &r->rows[i].r;
     double cell;
+    char id[32];
     const char *use = probe_energy_use(x, step_seconds, &cell);
     if (!use[0] || !(x->energy_resolution_joules > 0))
       continue;
@@ -318,9 +329,10 @@ static void probe_print_counters(const struct erg_pdu_probe *r, double step_seco
       printf("; no power reading: ergd holds a counter while it stands still and spreads "
              "each move over the time since the previous one\n");
     else if (!strcmp(use, "power"))
-      printf("; more than 5 %% of a %g s cell at these loads (%s %d: %.1f W, %.1f J): TOO "
+      printf("; more than 5 %% of a %g s cell at these loads (%s %s: %.1f W, %.1f J): TOO "
              "COARSE, ergd uses the power readings\n",
-             step_seconds, erg_pdu_level_name(r->rows[i].level), r->rows[i].index, x->watts, cell);
+             step_seconds, erg_pdu_level_name(r->rows[i].level),
+             probe_row_id(&r->rows[i], id, sizeof id), x->watts, cell);
     else
       printf(": fine for a %g s cell, ergd uses the counters\n", step_seconds);
   }
@@ -349,6 +361,7 @@ static json_t *probe_row_json(double step_seconds, const struct erg_pdu_probe_ro
       "energy_from", use[0] ? json_string(use) : json_null());
   json_object_set_new(o, "estimated",
                       json_boolean(isfinite(x->watts) && x->power_source == ERG_PDU_W_ESTIMATED));
+  json_object_set_new(o, "unit", row->unit[0] ? json_string(row->unit) : json_null());
   json_object_set_new(o, "problem", row->problem[0] ? json_string(row->problem) : json_null());
   json_object_set_new(o, "power_step_watts", probe_num(probe_power_step(row)));
   if (row->have_detail) {
@@ -362,8 +375,8 @@ static json_t *probe_row_json(double step_seconds, const struct erg_pdu_probe_ro
         continue;
       json_object_set_new(scales, probe_qname[q], probe_num(row->scale[q]));
       json_object_set_new(vals, probe_qname[q], probe_num(row->value[q]));
-      if (row->unit[q])
-        json_object_set_new(units, probe_qname[q], json_string(row->unit[q]));
+      if (row->text_unit[q])
+        json_object_set_new(units, probe_qname[q], json_string(row->text_unit[q]));
     }
     json_object_set_new(o, "oids", oids);
     json_object_set_new(o, "scales", scales);
@@ -415,9 +428,9 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
     for (size_t k = 0; k < PROBE_NLEVELS; k++)
       if (probe_order[k] == row->level)
         depth = (int)k;
-    char label[40];
-    snprintf(label, sizeof label, "%*s%s %d", depth, "", erg_pdu_level_name(row->level),
-             row->index);
+    char label[48], id[32];
+    snprintf(label, sizeof label, "%*s%s %s", depth, "", erg_pdu_level_name(row->level),
+             probe_row_id(row, id, sizeof id));
     double amps = NAN, volts = NAN, pf = NAN;
     if (row->have_detail) {
       amps = row->value[ERG_PROBE_CURRENT];
@@ -436,10 +449,11 @@ static void probe_print_tree(const struct erg_pdu_probe *r) {
            probe_step_text(probe_power_step(row), st, sizeof st));
   }
   /* Values of the wrong type (negative ones are the MIBs' "not available"). */
+  char id[32];
   for (int i = 0; i < r->n; i++)
     if (r->rows[i].problem[0] && !strstr(r->rows[i].problem, "negative"))
-      printf("%s %d: %s%s\n", erg_pdu_level_name(r->rows[i].level), r->rows[i].index,
-             r->rows[i].problem,
+      printf("%s %s: %s%s\n", erg_pdu_level_name(r->rows[i].level),
+             probe_row_id(&r->rows[i], id, sizeof id), r->rows[i].problem,
              strstr(r->rows[i].problem, "; read as ") ? "" : "; read as missing");
   bool any = false;
   for (size_t k = 0; r->snmp && k < PROBE_NLEVELS; k++)
@@ -471,13 +485,14 @@ static void probe_print_node(const struct erg_pdu_source_config *c, const struct
       }
   if (!pick)
     pick = &r->rows[0];
-  char chan[48];
+  char chan[64], id[32];
   if (strcmp(c->driver, "snmp"))
     snprintf(chan, sizeof chan, "NAME:%d", pick->index); /* a meter's unit id */
-  else if (pick->level == ERG_PDU_DEVICE)
+  else if (pick->level == ERG_PDU_DEVICE && !pick->multi_unit)
     snprintf(chan, sizeof chan, "NAME:device");
   else
-    snprintf(chan, sizeof chan, "NAME:%s:%d", erg_pdu_level_name(pick->level), pick->index);
+    snprintf(chan, sizeof chan, "NAME:%s:%s", erg_pdu_level_name(pick->level),
+             probe_row_id(pick, id, sizeof id));
   printf("\n# per server, the channels that feed it: A + B for two PSUs, A*FACTOR for a\n"
          "# channel shared by several servers (docs/pdu.md \"Metering levels\")\n"
          "[node.NODE]\npower = %s\n",

@@ -13,21 +13,43 @@
 
 #include "collector_int.h"
 
+/* A channel's number with its unit: "N", "UNIT.N" or "UNIT.CORD.N" (the
+ * arcs before N are the unit: a daisy-chain member, a cord); -1 when it is
+ * none of those. */
+static int cfg_parse_num(const char *n, long *num, char *unit) {
+  const char *dot = strrchr(n, '.');
+  unit[0] = '\0';
+  if (dot) {
+    if ((size_t)(dot - n) >= ERG_PDU_UNIT_MAX)
+      return -1;
+    memcpy(unit, n, (size_t)(dot - n));
+    unit[dot - n] = '\0';
+    if (!erg_pdu_unit_ok(unit))
+      return -1;
+    n = dot + 1;
+  }
+  char *e;
+  if (*n < '0' || *n > '9')
+    return -1;
+  *num = strtol(n, &e, 10);
+  return !*e && *num >= 0 && *num <= 65535 ? 0 : -1;
+}
+
 /* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or
- * "phase:L2" -> level and entity number; -1 when it is none of those. N is
+ * "phase:L2" -> level and entity number; N may carry its unit ("LEVEL:
+ * UNIT.N", unit into unit, "" none); -1 when it is none of those. N is
  * 0..65535: some PDUs number their outlets from 0 (the caller refuses 0
  * where it is no entity, a Modbus unit id). */
-static int cfg_parse_channel(const char *spec, int *level, long *num) {
+static int cfg_parse_channel(const char *spec, int *level, long *num, char *unit) {
   static const struct {
     const char *name;
     int level;
   } lv[] = {{"outlet", ERG_PDU_OUTLET}, {"device", ERG_PDU_DEVICE}, {"inlet", ERG_PDU_INLET},
             {"phase", ERG_PDU_PHASE},   {"bank", ERG_PDU_BANK},     {"sensor", ERG_PDU_SENSOR}};
-  char *e;
   *level = ERG_PDU_OUTLET;
-  *num = strtol(spec, &e, 10);
-  if (e != spec && !*e)
-    return *num >= 0 && *num <= 65535 ? 0 : -1;
+  unit[0] = '\0';
+  if (cfg_parse_num(spec, num, unit) == 0)
+    return 0;
   const char *colon = strchr(spec, ':');
   size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
   for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
@@ -39,10 +61,12 @@ static int cfg_parse_channel(const char *spec, int *level, long *num) {
       return *level == ERG_PDU_DEVICE ? 0 : -1;
     }
     const char *n = colon + 1;
-    bool line = *level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l');
-    n += line;
-    *num = strtol(n, &e, 10);
-    return e != n && !*e && *num >= line && *num <= 65535 ? 0 : -1; /* L1.., N 0.. */
+    if (*level == ERG_PDU_PHASE && (n[0] == 'L' || n[0] == 'l')) { /* L1.. */
+      char *e;
+      *num = strtol(n + 1, &e, 10);
+      return e != n + 1 && !*e && *num >= 1 && *num <= 65535 ? 0 : -1;
+    }
+    return cfg_parse_num(n, num, unit);
   }
   return -1;
 }
@@ -54,6 +78,7 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
   double factor = 1.0;
   long outlet = -1; /* -1: no number given */
   int level = ERG_PDU_OUTLET;
+  char unit[ERG_PDU_UNIT_MAX] = "";
   int bad = 0;
   char *star = strchr(t, '*'), *e;
   if (star) {
@@ -64,7 +89,7 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
   char *colon = strchr(t, ':');
   if (colon) {
     *colon = '\0';
-    bad |= cfg_parse_channel(colon + 1, &level, &outlet) != 0;
+    bad |= cfg_parse_channel(colon + 1, &level, &outlet, unit) != 0;
   }
   int src = -1;
   for (int i = 0; i < c->nsources; i++)
@@ -74,13 +99,21 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     snprintf(why, whylen,
              "%s key 'power': bad term '%s%s%s%s%s' (want "
              "SOURCE[:N|:LEVEL:N|:device][*FACTOR] with a defined source, LEVEL outlet, "
-             "inlet, phase, bank or sensor, N 0..65535 (phase: L1..), 0 < FACTOR <= 1, "
+             "inlet, phase, bank or sensor, N 0..65535 (phase: L1..) or UNIT.N "
+             "(UNIT one or two arcs 0..65535: a chain member, a cord), 0 < FACTOR <= 1, "
              "terms joined by + or, for a residual, ' - ' without factors)",
              who, t, colon ? ":" : "", colon ? colon + 1 : "", star ? "*" : "",
              star ? star + 1 : "");
     return -1;
   }
   struct erg_pdu_source_config *s = &c->sources[src];
+  if (strcmp(s->driver, "snmp") && unit[0]) {
+    snprintf(why, whylen,
+             "%s key 'power': '%s:%s.%ld': units of a daisy chain are for SNMP PDUs; a %s "
+             "meter is named as %s:N",
+             who, t, unit, outlet, s->driver, t);
+    return -1;
+  }
   if (strcmp(s->driver, "snmp") && level != ERG_PDU_OUTLET) {
     snprintf(why, whylen,
              "%s key 'power': '%s' is a %s meter: name its unit as "
@@ -94,6 +127,18 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
              s->profile, t, erg_pdu_level_name(level));
     return -1;
   }
+  int arcs = erg_pdu_profile_unit_arcs(s->driver, s->profile, level), have = 0;
+  for (const char *d = unit; *d; d++)
+    have += *d == '.';
+  have += unit[0] != '\0';
+  if (arcs >= 0 && unit[0] && arcs != have) {
+    snprintf(why, whylen,
+             "%s key 'power': profile %s of source %s numbers its %ss by %d unit arc%s before "
+             "the number, not %d ('%s:%s:%s.%ld')",
+             who, s->profile, t, erg_pdu_level_name(level), arcs, arcs == 1 ? "" : "s", have, t,
+             erg_pdu_level_name(level), unit, outlet);
+    return -1;
+  }
   if (outlet == 0 && !strcmp(s->driver, "modbus")) {
     snprintf(why, whylen,
              "%s key 'power': '%s:0': Modbus unit id 0 is the broadcast address (1..247)", who, t);
@@ -103,7 +148,7 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     outlet = !strcmp(s->driver, "modbus") ? s->unit_id : 1;
   int ch = -1;
   for (int i = 0; i < s->nchannels; i++)
-    if (s->channels[i] == outlet && s->levels[i] == level)
+    if (s->channels[i] == outlet && s->levels[i] == level && !strcmp(s->units[i], unit))
       ch = i;
   if (ch < 0) {
     if (s->nchannels >= ERG_PDU_MAX_CHANNELS) {
@@ -112,6 +157,7 @@ static int cfg_term(struct erg_collector_config *c, const char *who, char *t, in
     }
     ch = s->nchannels;
     s->levels[ch] = (unsigned char)level;
+    erg_strlcpy(s->units[ch], unit, sizeof s->units[ch]);
     s->channels[s->nchannels++] = outlet;
   }
   *out = (struct erg_node_feed){src, ch, sign * factor};
@@ -162,9 +208,10 @@ int cfg_power_parse(struct erg_collector_config *c, const char *who, const char 
     for (int b = a + 1; b < *nfeeds; b++)
       if (feeds[a].source == feeds[b].source && feeds[a].channel == feeds[b].channel) {
         const struct erg_pdu_source_config *s = &c->sources[feeds[a].source];
-        snprintf(why, whylen, "%s key 'power': %s %d of source %s named twice", who,
-                 erg_pdu_level_name(s->levels[feeds[a].channel]), s->channels[feeds[a].channel],
-                 s->name);
+        char id[40];
+        snprintf(why, whylen, "%s key 'power': %s %s of source %s named twice", who,
+                 erg_pdu_level_name(s->levels[feeds[a].channel]),
+                 erg_pdu_channel_text(s, feeds[a].channel, id, sizeof id), s->name);
         return -1;
       }
   return 0;
@@ -194,8 +241,9 @@ static int consumers(const struct erg_collector_config *c, struct consumer **out
 static const char *chan_text(const struct erg_collector_config *c, const struct erg_node_feed *f,
                              char *buf, size_t len) {
   const struct erg_pdu_source_config *s = &c->sources[f->source];
-  snprintf(buf, len, "%s %d of source %s", erg_pdu_level_name(s->levels[f->channel]),
-           s->channels[f->channel], s->name);
+  char id[40];
+  snprintf(buf, len, "%s %s of source %s", erg_pdu_level_name(s->levels[f->channel]),
+           erg_pdu_channel_text(s, f->channel, id, sizeof id), s->name);
   return buf;
 }
 
@@ -308,6 +356,18 @@ static int holds_add(struct holds *h, int from, int to, int who, int cap) {
   return 0;
 }
 
+/* Outlet channel o may be behind inlet channel i of s: the same unit (a
+ * daisy-chain member's outlets behind its inlets), or the outlet's unit is
+ * the inlet's unit and number (Sentry4's outlet 1.2.N behind inlet 1.2,
+ * cord B); either without a unit: may be. */
+static bool unit_behind(const struct erg_pdu_source_config *s, int o, int i) {
+  if (!s->units[o][0] || !s->units[i][0] || !strcmp(s->units[o], s->units[i]))
+    return true;
+  char path[ERG_PDU_UNIT_MAX + 8];
+  snprintf(path, sizeof path, "%s.%d", s->units[i], s->channels[i]);
+  return !strcmp(s->units[o], path);
+}
+
 /* The single inlet of source s among its configured channels, -1: none
  * or several (which outlets a multi-inlet PDU's inlet feeds is not known). */
 static int only_inlet(const struct erg_pdu_source_config *s) {
@@ -355,9 +415,9 @@ static int power_loops(const struct erg_collector_config *c, const struct consum
     for (int ch = 0; ch < src->nchannels; ch++) {
       int lv = src->levels[ch];
       for (int d = 0; d < src->nchannels; d++)
-        if (d != ch && src->levels[d] == ERG_PDU_DEVICE)
+        if (d != ch && src->levels[d] == ERG_PDU_DEVICE && unit_behind(src, ch, d))
           holds_add(&h, p->base[s] + d, p->base[s] + ch, -1, cap);
-      if (in >= 0 && in != ch && lv == ERG_PDU_OUTLET)
+      if (in >= 0 && in != ch && lv == ERG_PDU_OUTLET && unit_behind(src, ch, in))
         holds_add(&h, p->base[s] + in, p->base[s] + ch, -1, cap);
     }
   }
@@ -435,7 +495,7 @@ out:
  * phase of it is subtracted there, which may hold that outlet). */
 static int inlet_overlap(const struct erg_collector_config *c, const struct consumer *v, int n,
                          const struct power_use *p, char *why, size_t whylen) {
-  char t[160], t2[160];
+  char t[160], t2[160], id[40];
   for (int a = 0; a < n; a++)
     for (int f = 0; f < v[a].nfeeds; f++) {
       const struct erg_node_feed *fa = &v[a].feeds[f];
@@ -452,15 +512,17 @@ static int inlet_overlap(const struct erg_collector_config *c, const struct cons
       for (int ch = 0; ch < s->nchannels && !partial; ch++) {
         const struct chan_use *u = &p->u[p->base[fa->source] + ch];
         if (s->levels[ch] != ERG_PDU_OUTLET || u->drawer < 0 ||
-            (u->drawer == a && u->drawer2 < 0) || has_feed(&v[a], fa->source, ch, -1))
+            (u->drawer == a && u->drawer2 < 0) || has_feed(&v[a], fa->source, ch, -1) ||
+            !unit_behind(s, ch, fa->channel))
           continue;
         int b = u->drawer != a ? u->drawer : u->drawer2;
         struct erg_node_feed fo = {fa->source, ch, 1};
         snprintf(why, whylen,
                  "%s %s is counted twice: its %s is behind %s, which %s %s draws (the PDU's "
-                 "only inlet named; subtract it there: '- %s:outlet:%d')",
+                 "only inlet named; subtract it there: '- %s:outlet:%s')",
                  v[b].kind, v[b].name, chan_text(c, &fo, t, sizeof t),
-                 chan_text(c, fa, t2, sizeof t2), v[a].kind, v[a].name, s->name, s->channels[ch]);
+                 chan_text(c, fa, t2, sizeof t2), v[a].kind, v[a].name, s->name,
+                 erg_pdu_channel_text(s, ch, id, sizeof id));
         return -1;
       }
     }
@@ -471,7 +533,7 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
   struct consumer *v;
   struct power_use pu = {0};
   int n = consumers(c, &v), rc = 0;
-  char t[160];
+  char t[160], id[40];
   if (n < 0 || power_use_build(c, v, n, &pu) != 0) {
     if (n >= 0)
       free(v);
@@ -519,11 +581,11 @@ int cfg_power_check(const struct erg_collector_config *c, char *why, size_t whyl
             continue;
           snprintf(why, whylen,
                    "%s %s is counted twice: its %s is inside %s %s's whole "
-                   "PDU (subtract it there: '- %s:%s:%d')",
+                   "PDU (subtract it there: '- %s:%s:%s')",
                    v[b].kind, v[b].name, chan_text(c, fb, t, sizeof t), v[a].kind, v[a].name,
                    c->sources[fb->source].name,
                    erg_pdu_level_name(c->sources[fb->source].levels[fb->channel]),
-                   c->sources[fb->source].channels[fb->channel]);
+                   erg_pdu_channel_text(&c->sources[fb->source], fb->channel, id, sizeof id));
           rc = -1;
         }
     }

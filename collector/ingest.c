@@ -313,12 +313,14 @@ static void collector_log_coarse(struct collector *c, int source, int ch,
                                  const struct erg_pdu_reading *r) {
   const struct erg_pdu_counter *pc = &c->sources[source].counters[ch];
   double cell = r->watts * c->cfg->step_seconds;
-  erg_warn("source %s %s %d: energy counter too coarse: one step is %.1f J at %.3f kWh, "
+  char id[40];
+  erg_warn("source %s %s %s: energy counter too coarse: one step is %.1f J at %.3f kWh, "
            "more than %.0f %% of a %u s cell at %.1f W (%.1f J); using the power readings "
            "instead (logged once; erg_meter_energy_coarse)",
            c->cfg->sources[source].name, collector_level(c, source, ch),
-           collector_outlet(c, source, ch), pc->resolution_joules, r->energy_joules / 3.6e6,
-           ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts, cell);
+           collector_channel(c, source, ch, id, sizeof id), pc->resolution_joules,
+           r->energy_joules / 3.6e6, ERG_PDU_COUNTER_MAX_STEP * 100, c->cfg->step_seconds, r->watts,
+           cell);
 }
 
 void collector_meter(struct collector *c, const struct meter_msg *m) {
@@ -328,6 +330,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
   struct meter_msg checked; /* m without values outside the channel's range */
   m = meter_check(c, m, &checked);
   struct source_state *ss = &c->sources[m->source];
+  char id[40];
   const char *name = c->cfg->sources[m->source].name;
   ss->polls++;
   ss->poll_seconds = m->poll_seconds;
@@ -357,9 +360,10 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if (k == ERG_PDU_DELTA_RESET) {
       ss->energy_resets[ch]++;
       if (!ss->reset_logged[ch])
-        erg_warn("source %s %s %d: energy counter went back (reset?); interval skipped "
+        erg_warn("source %s %s %s: energy counter went back (reset?); interval skipped "
                  "(logged once until it counts up again; erg_meter_energy_resets_total)",
-                 name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch));
+                 name, collector_level(c, m->source, ch),
+                 collector_channel(c, m->source, ch, id, sizeof id));
       ss->reset_logged[ch] = true;
     } else if (k == ERG_PDU_DELTA_ENERGY) {
       ss->reset_logged[ch] = false;
@@ -371,11 +375,12 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if (k == ERG_PDU_DELTA_ENERGY && ss->counters[ch].last_held_seconds > 0 &&
         !ss->held_logged[ch]) {
       ss->held_logged[ch] = true;
-      erg_info("source %s %s %d: energy counter stood still for %.1f s and there is no "
+      erg_info("source %s %s %s: energy counter stood still for %.1f s and there is no "
                "power reading: each move's energy is spread over the time since the previous "
                "one, cells wait up to %llu s for it (logged once; "
                "erg_meter_energy_held_polls_total)",
-               name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
+               name, collector_level(c, m->source, ch),
+               collector_channel(c, m->source, ch, id, sizeof id),
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     const struct erg_pdu_reading *rd = &m->readings[ch];
@@ -384,11 +389,11 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {
       ss->estimated_logged[ch] = true;
       double pf = c->cfg->sources[m->source].power_factor;
-      erg_warn("source %s %s %d: the PDU gives no active power here; power is estimated as "
+      erg_warn("source %s %s %s: the PDU gives no active power here; power is estimated as "
                "A x V (or VA) x power_factor %.2f, cells flagged 32 (logged once; "
                "erg_meter_power_estimated)",
-               name, collector_level(c, m->source, ch), collector_outlet(c, m->source, ch),
-               pf > 0 ? pf : 1.0);
+               name, collector_level(c, m->source, ch),
+               collector_channel(c, m->source, ch, id, sizeof id), pf > 0 ? pf : 1.0);
     }
     if (k == ERG_PDU_DELTA_POWER && meter_check_interval(c, m->source, ch, t0, t1, j))
       collector_feed_ramp(c, m->source, ch, t0, t1, w0, rd->watts, j);

@@ -28,6 +28,15 @@ int collector_outlet(const struct collector *c, int source, int ch) {
   return ch < sc->nchannels ? sc->channels[ch] : sc->unit_id ? sc->unit_id : ch + 1;
 }
 
+const char *collector_channel(const struct collector *c, int source, int ch, char *buf,
+                              size_t len) {
+  const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
+  if (ch < sc->nchannels)
+    return erg_pdu_channel_text(sc, ch, buf, len);
+  snprintf(buf, len, "%d", collector_outlet(c, source, ch));
+  return buf;
+}
+
 const char *collector_level(const struct collector *c, int source, int ch) {
   const struct erg_pdu_source_config *sc = &c->cfg->sources[source];
   return erg_pdu_level_name(ch < sc->nchannels ? sc->levels[ch] : ERG_PDU_OUTLET);
@@ -52,10 +61,11 @@ static void meter_out_of_range(struct collector *c, int source, int ch, const ch
   if (ss->range_logged[ch])
     return;
   ss->range_logged[ch] = true;
-  erg_warn("source %s %s %d: %s: no reading, the cells get no power from it (logged once per "
+  char id[40];
+  erg_warn("source %s %s %s: %s: no reading, the cells get no power from it (logged once per "
            "channel; erg_meter_out_of_range_total)",
            c->cfg->sources[source].name, collector_level(c, source, ch),
-           collector_outlet(c, source, ch), what);
+           collector_channel(c, source, ch, id, sizeof id), what);
 }
 
 const struct meter_msg *meter_check(struct collector *c, const struct meter_msg *m,

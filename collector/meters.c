@@ -27,10 +27,11 @@ void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_
         erg_pdu_source_bad_value(&ms->src, i, what, sizeof what))
       continue;
     ms->bad_logged[i] = true;
-    erg_warn("source %s %s %d: %s; read as missing (logged once; "
+    char id[40];
+    erg_warn("source %s %s %s: %s; read as missing (logged once; "
              "erg_meter_bad_values_total)",
-             ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]), ms->src.cfg.channels[i],
-             what);
+             ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]),
+             erg_pdu_channel_text(&ms->src.cfg, i, id, sizeof id), what);
   }
   struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
   memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);
@@ -128,6 +129,11 @@ static void meter_round_snmp(struct meter_thread *t, void *sock, struct meter_sr
     struct meter_src *m = &ms[pos[q]];
     m->rc = rc[q];
     erg_strlcpy(m->why, whys + q * METER_WHYLEN, sizeof m->why);
+    /* Said once: the profile taken (its firmware family's scales, its
+     * units), and each value read at another scale than its MIB's. */
+    char note[METER_WHYLEN];
+    while (erg_pdu_source_note(&m->src, note, sizeof note) == 0)
+      erg_info("source %s: %s (logged once)", m->src.cfg.name, note);
     meter_send(sock, t->index[pos[q]], m, m->src.cfg.nchannels, meter_latency(m, t0, t1),
                m->rc ? m->why : NULL);
   }

@@ -175,8 +175,12 @@ static void metrics_meter_family(FILE *f, struct collector *c, const char *name,
         continue;
       fprintf(f, "%s{source=\"", name);
       metrics_label(f, c->cfg->sources[i].name);
-      fprintf(f, "\",level=\"%s\",index=\"%d\"} ", collector_level(c, i, ch),
+      fprintf(f, "\",level=\"%s\",index=\"%d\"", collector_level(c, i, ch),
               collector_outlet(c, i, ch));
+      /* A daisy chain's unit tells two channels of one number apart. */
+      if (ch < c->cfg->sources[i].nchannels && c->cfg->sources[i].units[ch][0])
+        fprintf(f, ",unit=\"%s\"", c->cfg->sources[i].units[ch]);
+      fprintf(f, "} ");
       if (which == 4)
         fprintf(f, "%d\n", c->sources[i].power_estimated[ch] ? 1 : 0);
       else if (which == 5)

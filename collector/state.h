@@ -232,6 +232,8 @@ void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
                    enum ingest_reason r, const char *why);
 /* meter_check.c: the outlet (Modbus: unit id) number of a source's channel */
 int collector_outlet(const struct collector *c, int source, int ch);
+/* The same as logs name it, with its unit where it has one ("210.5"). */
+const char *collector_channel(const struct collector *c, int source, int ch, char *buf, size_t len);
 const char *collector_level(const struct collector *c, int source, int ch);
 
 /* ingest.c: one input, with the checks of live input (the loop, and the

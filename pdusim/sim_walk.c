@@ -391,8 +391,9 @@ static const char *walk_type_name(u_char t) {
   }
 }
 
-/* "LEVEL[:N]" -> level, entity (as ergd's config reads "pdu:LEVEL:N"). */
-static int walk_parse_entity(const char *spec, size_t len, int *level, int *num) {
+/* "LEVEL[:N]" or "LEVEL:UNIT.N" -> level, entity and unit (as ergd's
+ * config reads "pdu:LEVEL:N", "pdu:outlet:210.5"). */
+static int walk_parse_entity(const char *spec, size_t len, int *level, int *num, char *unit) {
   const char *colon = memchr(spec, ':', len);
   size_t ll = colon ? (size_t)(colon - spec) : len;
   *level = -1;
@@ -408,6 +409,19 @@ static int walk_parse_entity(const char *spec, size_t len, int *level, int *num)
   const char *n = colon + 1, *end = spec + len;
   if (*level == ERG_PDU_PHASE && n < end && (*n == 'L' || *n == 'l'))
     n++;
+  const char *dot = NULL;
+  for (const char *d = n; d < end; d++)
+    if (*d == '.')
+      dot = d;
+  if (dot) { /* UNIT.N: the arcs before N are the unit */
+    if ((size_t)(dot - n) >= ERG_PDU_UNIT_MAX)
+      return -1;
+    memcpy(unit, n, (size_t)(dot - n));
+    unit[dot - n] = '\0';
+    if (!erg_pdu_unit_ok(unit))
+      return -1;
+    n = dot + 1;
+  }
   long v = 0;
   if (n == end)
     return -1;
@@ -448,10 +462,12 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
   desc[0] = '\0';
   const char *eq = strchr(spec, '=');
   int level, num, node;
-  if (!eq || walk_parse_entity(spec, (size_t)(eq - spec), &level, &num)) {
+  char wunit[ERG_PDU_UNIT_MAX] = "";
+  if (!eq || walk_parse_entity(spec, (size_t)(eq - spec), &level, &num, wunit)) {
     snprintf(why, whylen,
-             "--walk-channel '%s': want LEVEL:N=NODE (LEVEL device, inlet, phase, "
-             "bank, outlet or sensor; device=NODE for the device)",
+             "--walk-channel '%s': want LEVEL:N=NODE or LEVEL:UNIT.N=NODE (LEVEL device, "
+             "inlet, phase, bank, outlet or sensor; device=NODE for the device; UNIT a "
+             "daisy-chain member or cord, one or two arcs)",
              spec);
     return -1;
   }
@@ -466,7 +482,7 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
   struct erg_snmp_walk v = sim_walk_view(w);
   struct erg_snmp_walk_entity e;
   char r[200];
-  if (erg_snmp_walk_entity(&v, w->prof, level, num, &e, r, sizeof r)) {
+  if (erg_snmp_walk_entity_unit(&v, w->prof, level, wunit, num, &e, r, sizeof r)) {
     snprintf(why, whylen, "--walk-channel '%s': %s", spec, r);
     return -1;
   }
@@ -527,10 +543,11 @@ int sim_walk_bind(struct sim_walk *w, struct sim *s, const char *spec, char *des
     if (q == ERG_Q_ENERGY)
       snprintf(how, sizeof how, " + J since the start");
     if (o < desclen)
-      o += (size_t)snprintf(
-          desc + o, desclen - o, "%s%s %d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s",
-          o ? "\n" : "", erg_pdu_level_name(level), num, s->nodes[node].name, qname[q], e.oid[q],
-          walk_type_name(row->type), e.factor[q], unit[q], e.raw[q], how);
+      o += (size_t)snprintf(desc + o, desclen - o,
+                            "%s%s %s%s%d = node %s: %s %s (%s, raw x %g = %s, recorded %.15g)%s",
+                            o ? "\n" : "", erg_pdu_level_name(level), wunit, wunit[0] ? "." : "",
+                            num, s->nodes[node].name, qname[q], e.oid[q], walk_type_name(row->type),
+                            e.factor[q], unit[q], e.raw[q], how);
   }
   if (!made) {
     snprintf(why, whylen,

@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 #define ERG_PDU_MAX_CHANNELS 64
+/* A channel's unit: the index arcs before its entity number that the
+ * device decides (a daisy-chain member, databus id, cord), dotted: "210",
+ * "1.2"; at most two arcs, each 0..65535. */
+#define ERG_PDU_UNIT_MAX 16
 
 /* Metering levels a PDU may offer; a channel reads one entity of one
  * level. Outlet is 0 so that a zeroed channel is an outlet, as "pdu-a:7". */
@@ -60,6 +64,9 @@ struct erg_pdu_source_config {
   int nchannels;                              /* channels the collector needs */
   int channels[ERG_PDU_MAX_CHANNELS];         /* entity numbers (1-based); meters: 1 = total */
   unsigned char levels[ERG_PDU_MAX_CHANNELS]; /* enum erg_pdu_level of each channel */
+  /* SNMP: the unit of each channel ("" the level's first: the device's
+   * first row), as "LEVEL:UNIT.N" names it (docs/config.md). */
+  char units[ERG_PDU_MAX_CHANNELS][ERG_PDU_UNIT_MAX];
   /* SNMP: the power factor applied where a level gives only A x V or VA
    * without a power factor (0: 1.0); such readings are marked estimated. */
   double power_factor;
@@ -339,10 +346,38 @@ void erg_pdu_snmp_set_max_inflight(int n);
 
 /* "outlet", "inlet", ... as the config and the probe spell them. */
 const char *erg_pdu_level_name(int level);
+/* Channel c of cfg as a config names it after its level: "5", "210.5"
+ * (unit 210), "L2" is not used; into buf, returned. */
+const char *erg_pdu_channel_text(const struct erg_pdu_source_config *cfg, int c, char *buf,
+                                 size_t len);
+/* A unit as the config writes it: one or two arcs of 0..65535, dotted. */
+bool erg_pdu_unit_ok(const char *unit);
 /* The levels (bit 1 << enum erg_pdu_level) a named profile of driver
  * offers; 0 when it cannot be told before the device answers (profile
  * auto, generic, an unknown name, or a driver without levels). */
 unsigned erg_pdu_profile_levels(const char *driver, const char *profile);
+/* The unit arcs a named profile's level numbers its rows by (0 none: the
+ * level takes no UNIT.N); -1 when it cannot be told before the device
+ * answers (auto, generic, a named-variable table, unknown). */
+int erg_pdu_profile_unit_arcs(const char *driver, const char *profile, int level);
+
+/* ---- physics across the levels of one device (collector/pdu/crosscheck.c) */
+struct erg_pdu_xrow {
+  int level;        /* enum erg_pdu_level */
+  const char *unit; /* the row's unit ("" none): sums are per chain member */
+  double watts;     /* the row's power, NAN none */
+  double apparent;  /* its own VA, or V x A, NAN none: bears its W out */
+  bool measured;    /* watts is the device's active power */
+  bool refused;     /* out: its watts are impossible beside the others' */
+  char reason[160]; /* out: why, when refused */
+};
+/* Outlets', banks' and phases' sums within their inlets (or device), the
+ * inlets' within the device, and (complete: every row of each level was
+ * read, as the probe reads them) the phases' near their inlets; a power of
+ * ten apart is a wrong scale: the side its own apparent power does not
+ * bear out is refused (both when neither is). Returns the rows refused;
+ * why gets the first finding ("" none; with "impossible" in it). */
+int erg_pdu_cross_check(struct erg_pdu_xrow *rows, int n, bool complete, char *why, size_t whylen);
 
 /* ---- what one PDU or meter is and reads now (collector/pdu/probe.c), for
  * `erg pdu probe`: the operator's help to write its config section ---- */
@@ -363,13 +398,19 @@ enum erg_pdu_probe_qty {
 };
 struct erg_pdu_probe_row {
   int level, index; /* enum erg_pdu_level; the entity number (a meter: its unit id) */
+  /* SNMP: the row's unit arcs ("210", "1.2"; docs/pdu.md), "" where the
+   * level's rows have none; multi_unit: the level's rows span several
+   * units, so the unit is part of the row's name ("outlet 210.5"). */
+  char unit[ERG_PDU_UNIT_MAX];
+  bool multi_unit;
   char name[ERG_PDU_PROBE_NAMELEN];
   char problem[160]; /* a value the device sent that is no reading; "" none */
   struct erg_pdu_reading r;
   bool have_detail; /* SNMP, read: each quantity's OID ("" none), factor and value */
   char oid[ERG_PROBE_NQ][ERG_PDU_PROBE_OID_MAX];
   double scale[ERG_PROBE_NQ], value[ERG_PROBE_NQ];
-  const char *unit[ERG_PROBE_NQ]; /* text read with this unit ("V", "" bare), NULL a number */
+  /* per quantity: text read with this unit ("V", "" bare), NULL a number */
+  const char *text_unit[ERG_PROBE_NQ];
 };
 struct erg_pdu_probe {
   char vendor[64], model[128], profile[32], reason[320], sysoid[160], sysdescr[256];

@@ -247,6 +247,20 @@ unsigned erg_pdu_profile_levels(const char *driver, const char *profile) {
   return 0;
 }
 
+int erg_pdu_profile_unit_arcs(const char *driver, const char *profile, int level) {
+#ifdef ERG_HAVE_SNMP
+  const struct erg_snmp_profile *p = driver && !strcmp(driver, "snmp") && profile && profile[0]
+                                         ? erg_snmp_profile_find(profile)
+                                         : NULL;
+  if (p && !p->names && level >= 0 && level < ERG_PDU_NLEVELS)
+    return erg_snmp_level_wilds(&p->lv[level]);
+#endif
+  (void)driver;
+  (void)profile;
+  (void)level;
+  return -1;
+}
+
 #ifndef ERG_HAVE_FREEIPMI
 int erg_pdu_ipmi_probe(const struct erg_pdu_source_config *c, struct erg_ipmi_probe *res, char *why,
                        size_t whylen) {

@@ -2,6 +2,7 @@
 /* `erg pdu probe`'s library side: asks one PDU or meter what it is and
  * what it reads now, every level it offers, as ergd would read them (the
  * command prints it, cli/probe.c). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,7 +32,38 @@ static void probe_detail(const struct erg_pdu_source *src, int i, struct erg_pdu
   memcpy(row->oid, d.oid, sizeof row->oid);
   memcpy(row->scale, d.scale, sizeof row->scale);
   memcpy(row->value, d.value, sizeof row->value);
-  memcpy(row->unit, d.unit, sizeof row->unit);
+  memcpy(row->text_unit, d.unit, sizeof row->text_unit);
+}
+
+/* The physics across the levels of every row read (crosscheck.c): a row
+ * whose power is impossible beside the others' shows none, and why. */
+static void probe_cross_check(struct erg_pdu_probe *res) {
+  static struct erg_pdu_xrow x[ERG_PDU_PROBE_MAX_ROWS];
+  for (int i = 0; i < res->n; i++) {
+    const struct erg_pdu_probe_row *r = &res->rows[i];
+    double volts = isfinite(r->value[ERG_PROBE_VOLTAGE]) ? r->value[ERG_PROBE_VOLTAGE]
+                                                         : r->value[ERG_PROBE_VOLTAGE_BORROWED];
+    x[i] = (struct erg_pdu_xrow){.level = r->level,
+                                 .unit = r->unit,
+                                 .watts = r->have_detail ? r->r.watts : NAN,
+                                 .apparent = isfinite(r->value[ERG_PROBE_VA])
+                                                 ? r->value[ERG_PROBE_VA]
+                                                 : r->value[ERG_PROBE_CURRENT] * volts,
+                                 .measured = r->r.power_source == ERG_PDU_W_MEASURED};
+  }
+  char why[sizeof res->rows[0].problem];
+  if (erg_pdu_cross_check(x, res->n, true, why, sizeof why) == 0)
+    return;
+  for (int i = 0; i < res->n; i++) {
+    struct erg_pdu_probe_row *r = &res->rows[i];
+    if (!x[i].refused)
+      continue;
+    r->r.watts = NAN;
+    r->r.ok = isfinite(r->r.energy_joules);
+    r->r.bad_value = true;
+    r->value[ERG_PROBE_POWER] = NAN;
+    snprintf(r->problem, sizeof r->problem, "power: %s", x[i].reason);
+  }
 }
 
 /* Every row of every level the device answers, then their readings, in
@@ -50,18 +82,25 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
   snprintf(res->sysdescr, sizeof res->sysdescr, "%s", id.sysdescr);
   for (size_t k = 0; k < PROBE_NLEVELS; k++) {
     int l = probe_order[k], nums[ERG_PDU_PROBE_MAX_ROWS];
-    int n = erg_pdu_snmp_level_rows(src, l, nums, ERG_PDU_PROBE_MAX_ROWS - res->n, why, whylen);
+    static char units[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_UNIT_MAX];
+    int n =
+        erg_pdu_snmp_level_rows(src, l, nums, units, ERG_PDU_PROBE_MAX_ROWS - res->n, why, whylen);
     if (n < 0)
       return -1;
     res->absent[l] = n == 0;
     static char names[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_PROBE_NAMELEN];
-    if (n > 0 &&
-        erg_pdu_snmp_row_names(src, l, nums, n, &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
+    if (n > 0 && erg_pdu_snmp_row_names(src, l, nums, (const char(*)[ERG_PDU_UNIT_MAX])units, n,
+                                        &names[0][0], ERG_PDU_PROBE_NAMELEN, why, whylen))
       return -1;
+    bool multi = false; /* rows of more than one unit: each says its unit */
+    for (int i = 1; i < n; i++)
+      multi |= strcmp(units[i], units[0]) != 0;
     for (int i = 0; i < n; i++) {
       struct erg_pdu_probe_row *r = &res->rows[res->n++];
       r->level = l;
       r->index = nums[i];
+      snprintf(r->unit, sizeof r->unit, "%s", units[i]);
+      r->multi_unit = multi;
       snprintf(r->name, sizeof r->name, "%.*s", ERG_PDU_PROBE_NAMELEN - 1,
                i < ERG_PDU_MAX_CHANNELS ? names[i] : "");
     }
@@ -78,6 +117,7 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
     src->cfg.nchannels = k;
     for (int i = 0; i < k; i++) {
       src->cfg.channels[i] = res->rows[first + i].index;
+      snprintf(src->cfg.units[i], ERG_PDU_UNIT_MAX, "%s", res->rows[first + i].unit);
       src->cfg.levels[i] = (unsigned char)res->rows[first + i].level;
     }
     erg_pdu_snmp_want_all(src);
@@ -94,6 +134,8 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
         row->problem[0] = '\0';
     }
   }
+  if (good)
+    probe_cross_check(res);
   return good ? 0 : -1;
 }
 #endif

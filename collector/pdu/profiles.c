@@ -395,19 +395,176 @@ bool erg_snmp_oid_after(const char *a, const char *b) {
   }
 }
 
-/* t with its "*" replaced by arcs, into out; t itself when it has none. */
-static const char *wild_fill(const char *t, const char *arcs, char *out, size_t len) {
-  const char *w = t ? strchr(t, '*') : NULL;
-  if (!w)
-    return t;
-  int n = snprintf(out, len, "%.*s%s%s", (int)(w - t), t, arcs, w + 1);
-  return n > 0 && (size_t)n < len ? out : t;
-}
-
-/* t's "*" is an index tail: its last arc, after "%d" or in a scalar. */
+/* A row column t's "*" as its last arc (after "%d", or a scalar's last) is
+ * the index tail; every other "*" is a unit arc. */
 static bool wild_is_tail(const char *t) {
   size_t n = strlen(t);
   return n >= 2 && t[n - 1] == '*' && t[n - 2] == '.';
+}
+
+static int tmpl_stars(const char *t) {
+  int n = 0;
+  for (; t && *t; t++)
+    n += *t == '*';
+  return n;
+}
+
+/* t with its "*" arcs filled, into out: with tail (not NULL) its last-arc
+ * "*" is tail's arcs; every other "*" takes the next numeric arc of unit,
+ * in order. t itself when it has no "*"; NULL when unit has another number
+ * of arcs, or it does not fit. */
+static const char *wild_fill(const char *t, const char *unit, const char *tail, char *out,
+                             size_t len) {
+  if (!t || !strchr(t, '*'))
+    return t;
+  size_t o = 0;
+  const char *u = unit ? unit : "";
+  for (const char *p = t; *p; p++) {
+    if (*p != '*') {
+      if (o + 1 >= len)
+        return NULL;
+      out[o++] = *p;
+      continue;
+    }
+    if (tail && !p[1] && p > t && p[-1] == '.') { /* the index tail */
+      size_t k = strlen(tail);
+      if (!k || o + k >= len)
+        return NULL;
+      memcpy(out + o, tail, k);
+      o += k;
+      continue;
+    }
+    size_t k = strspn(u, "0123456789");
+    if (!k || o + k >= len)
+      return NULL;
+    memcpy(out + o, u, k);
+    o += k;
+    u += k;
+    if (*u == '.')
+      u++;
+  }
+  if (*u)
+    return NULL;
+  out[o] = '\0';
+  return out;
+}
+
+int erg_snmp_tmpl_wilds(const char *t) { return t ? tmpl_stars(t) - (wild_is_tail(t) ? 1 : 0) : 0; }
+
+enum { WILD_NONE, WILD_UNITS, WILD_TAIL, WILD_BOTH };
+
+/* What a level's "*"s are, from its row columns and their digits and SI
+ * prefix templates (count and filter follow them): unit arcs, an index
+ * tail, or both (not supported: the level is left out). */
+static int level_wild_kind(const struct erg_snmp_level *lv) {
+  bool units = false, tail = false;
+  for (int q = 0; q < ERG_Q_N; q++) {
+    const char *ts[] = {lv->q[q].oid, lv->q[q].digits, lv->q[q].si_prefix};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+      if (!ts[i])
+        continue;
+      tail |= wild_is_tail(ts[i]);
+      units |= erg_snmp_tmpl_wilds(ts[i]) > 0;
+    }
+  }
+  return units && tail ? WILD_BOTH : tail ? WILD_TAIL : units ? WILD_UNITS : WILD_NONE;
+}
+
+int erg_snmp_level_wilds(const struct erg_snmp_level *lv) {
+  if (level_wild_kind(lv) != WILD_UNITS)
+    return 0;
+  const char *t;
+  for (int k = 0; (t = erg_snmp_level_row_col(lv, k)); k++)
+    if (erg_snmp_tmpl_wilds(t) > 0)
+      return erg_snmp_tmpl_wilds(t);
+  return 0;
+}
+
+int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen) {
+  char buf[ERG_SNMP_OID_MAX];
+  const char *t = wild_fill(tmpl, unit, NULL, buf, sizeof buf);
+  return t ? erg_snmp_oid_expand(t, n, out, outlen) : -1;
+}
+
+bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ulen, int *n) {
+  size_t u = 0;
+  bool have_n = false;
+  if (*tmpl == '.')
+    tmpl++;
+  if (*oid == '.')
+    oid++;
+  if (ulen)
+    unit[0] = '\0';
+  *n = 1;
+  const char *t0 = tmpl;
+  while (*tmpl) {
+    bool wild = tmpl[0] == '*', num = tmpl[0] == '%' && tmpl[1] == 'd';
+    if (!wild && !num) {
+      if (*tmpl++ != *oid++)
+        return false;
+      continue;
+    }
+    if (wild && !tmpl[1] && tmpl > t0 && tmpl[-1] == '.') {
+      /* the index tail: one or more arcs, not part of the unit */
+      if (!isdigit((unsigned char)*oid))
+        return false;
+      for (const char *p = oid; *p; p++)
+        if (!(isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))))
+          return false;
+      return true;
+    }
+    char *end;
+    long v = strtol(oid, &end, 10);
+    if (end == oid || !isdigit((unsigned char)*oid) || v > 1000000)
+      return false;
+    if (wild) {
+      int w = snprintf(unit + u, ulen > u ? ulen - u : 0, "%s%ld", u ? "." : "", v);
+      if (w < 0 || u + (size_t)w >= ulen)
+        return false;
+      u += (size_t)w;
+      tmpl++;
+    } else {
+      *n = (int)v;
+      have_n = true;
+      tmpl += 2;
+    }
+    oid = end;
+  }
+  return !*oid && (have_n || u);
+}
+
+/* Level l of in filled (unit arcs, index tail) into *ol; -1 when a
+ * template does not take them. */
+static int fill_level(const struct erg_snmp_level *lv, struct erg_snmp_level *ol,
+                      struct erg_snmp_wild_store *store, int l, const char *unit,
+                      const char *tail) {
+  int slot = 0, bad = 0;
+#define FILL(dst, src)                                                                             \
+  do {                                                                                             \
+    (dst) = wild_fill((src), unit, tail, store->t[l][slot++], ERG_SNMP_OID_MAX);                   \
+    bad |= (src) && !(dst);                                                                        \
+  } while (0)
+  for (int q = 0; q < ERG_Q_N; q++) {
+    FILL(ol->q[q].oid, lv->q[q].oid);
+    FILL(ol->q[q].digits, lv->q[q].digits);
+    FILL(ol->q[q].si_prefix, lv->q[q].si_prefix);
+  }
+  FILL(ol->count, lv->count);
+  FILL(ol->filter, lv->filter);
+#undef FILL
+  return bad ? -1 : 0;
+}
+
+int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                             struct erg_snmp_wild_store *store, int l, const char *unit) {
+  struct erg_snmp_level ol = out->lv[l];
+  int kind = level_wild_kind(&in->lv[l]);
+  if (kind == WILD_TAIL || kind == WILD_BOTH || fill_level(&in->lv[l], &ol, store, l, unit, NULL))
+    return -1;
+  out->lv[l] = ol;
+  if (unit != store->unit[l])
+    snprintf(store->unit[l], ERG_PDU_UNIT_MAX, "%s", unit ? unit : "");
+  return 0;
 }
 
 /* The index tail's arcs for the probe: a string index (a length, then that
@@ -432,29 +589,40 @@ static void wild_tail_note(const char *arcs, char *out, size_t len) {
   snprintf(out, len, "%s", arcs);
 }
 
-/* The arcs that stand for t's "*" in got, a row of the column whose arcs
- * before the "*" (or the "%d") are pre: one arc, or the index tail. */
-static bool wild_arcs(const char *t, const char *pre, const char *got, char *arcs, size_t len) {
+/* got, a row of the column whose arcs before its first "*" (or before the
+ * "%d" ahead of an index tail) are pre, as template t sees it: its index
+ * tail (every arc after the entity number, after the column for a scalar)
+ * into tail, or its unit arcs, one per "*", dotted, into unit. */
+static bool wild_row_arcs(const char *t, const char *pre, const char *got, bool is_tail, char *tail,
+                          size_t tlen, char *unit, size_t ulen) {
   if (!erg_snmp_oid_under(got, pre))
     return false;
   const char *r = got + strlen(pre) + 1;
-  if (wild_is_tail(t)) {
+  if (is_tail) {
     if (strstr(t, "%d")) { /* past the entity number */
       r = strchr(r, '.');
       if (!r)
         return false;
       r++;
     }
-    if (!*r || strlen(r) >= len)
+    if (!*r || strlen(r) >= tlen)
       return false;
-    snprintf(arcs, len, "%s", r);
+    snprintf(tail, tlen, "%s", r);
     return true;
   }
-  char *end;
-  long a = strtol(r, &end, 10);
-  if (end == r || a < 0)
-    return false;
-  snprintf(arcs, len, "%ld", a);
+  size_t u = 0;
+  unit[0] = '\0';
+  for (int w = 0, wilds = erg_snmp_tmpl_wilds(t); w < wilds; w++) {
+    size_t d = strspn(r, "0123456789");
+    if (!d || u + d + 1 >= ulen || (r[d] != '.' && r[d] != '\0'))
+      return false;
+    if (u)
+      unit[u++] = '.';
+    memcpy(unit + u, r, d);
+    u += d;
+    unit[u] = '\0';
+    r += d + (r[d] == '.');
+  }
   return true;
 }
 
@@ -465,55 +633,70 @@ int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_pro
   size_t o = 0;
   if (notelen)
     note[0] = '\0';
+  memset(store->unit, 0, sizeof store->unit);
   bool any = false;
   for (int l = 0; l < ERG_PDU_NLEVELS && !any; l++)
-    for (int k = 0; erg_snmp_level_row_col(&in->lv[l], k); k++)
-      any |= strchr(erg_snmp_level_row_col(&in->lv[l], k), '*') != NULL;
+    any = level_wild_kind(&in->lv[l]) != WILD_NONE;
   if (!any)
     return 0;
   *out = *in;
   for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
     const struct erg_snmp_level *lv = &in->lv[l];
-    const char *t = NULL;
-    for (int k = 0; (t = erg_snmp_level_row_col(lv, k)) && !strchr(t, '*'); k++)
-      ;
-    if (!t)
-      continue;
-    char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX], arcs[ERG_SNMP_OID_MAX] = "1";
-    if (wild_prefix(t, pre, sizeof pre))
-      continue;
-    int rc = next(ctx, pre, got, sizeof got);
-    if (rc < -1)
-      return -1;
-    bool found = rc == 0 && wild_arcs(t, pre, got, arcs, sizeof arcs);
     struct erg_snmp_level *ol = &out->lv[l];
-    char shown[128];
-    if (!found && wild_is_tail(t)) { /* no row, no tail: nothing to read there */
+    int kind = level_wild_kind(lv);
+    if (kind == WILD_NONE)
+      continue;
+    resolved++;
+    char shown[128] = "";
+    if (kind == WILD_BOTH) {
       memset(ol, 0, sizeof *ol);
-      snprintf(shown, sizeof shown, "no row: left out");
+      snprintf(shown, sizeof shown, "unit arcs and an index tail: not supported, left out");
     } else {
-      int slot = 0;
-      for (int q = 0; q < ERG_Q_N; q++) {
-        ol->q[q].oid = wild_fill(lv->q[q].oid, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
-        ol->q[q].digits = wild_fill(lv->q[q].digits, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
-        ol->q[q].si_prefix =
-            wild_fill(lv->q[q].si_prefix, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
+      /* The first row of the first row column with "*" that has one (a
+       * firmware may leave out names): its unit arcs, one per "*", or its
+       * index tail. */
+      bool tail = kind == WILD_TAIL, found = false;
+      char *unit = store->unit[l], arcs[ERG_SNMP_OID_MAX] = "";
+      const char *t;
+      for (int k = 0; !found && (t = erg_snmp_level_row_col(lv, k)); k++) {
+        char pre[ERG_SNMP_OID_MAX], got[ERG_SNMP_OID_MAX];
+        if (!strchr(t, '*') || wild_prefix(t, pre, sizeof pre))
+          continue;
+        int rc = next(ctx, pre, got, sizeof got);
+        if (rc < -1)
+          return -1;
+        found =
+            rc == 0 && wild_row_arcs(t, pre, got, tail, arcs, sizeof arcs, unit, ERG_PDU_UNIT_MAX);
       }
-      ol->count = wild_fill(lv->count, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      ol->filter = wild_fill(lv->filter, arcs, store->t[l][slot++], ERG_SNMP_OID_MAX);
-      if (wild_is_tail(t)) {
-        char tail[72];
-        wild_tail_note(arcs, tail, sizeof tail);
-        snprintf(shown, sizeof shown, "index tail %s (its first row)", tail);
+      if (tail && !found) { /* no row, no tail: nothing to read there */
+        memset(ol, 0, sizeof *ol);
+        snprintf(shown, sizeof shown, "no row: left out");
+      } else if (tail) {
+        unit[0] = '\0';
+        if (fill_level(lv, ol, store, l, "", arcs)) {
+          memset(ol, 0, sizeof *ol);
+          snprintf(shown, sizeof shown, "index tail too long: left out");
+        } else {
+          char shown_tail[72];
+          wild_tail_note(arcs, shown_tail, sizeof shown_tail);
+          snprintf(shown, sizeof shown, "index tail %s (its first row)", shown_tail);
+        }
       } else {
-        snprintf(shown, sizeof shown, "index arc %s (%s)", arcs,
-                 found ? "its first row" : "no row: 1");
+        int wilds = erg_snmp_level_wilds(lv);
+        if (!found) { /* no row: the MIB's first unit, not said */
+          unit[0] = '\0';
+          for (int w = 0; w < wilds; w++)
+            snprintf(unit + strlen(unit), ERG_PDU_UNIT_MAX - strlen(unit), "%s1", w ? "." : "");
+        }
+        erg_snmp_wild_fill_level(in, out, store, l, unit);
+        if (found)
+          snprintf(shown, sizeof shown, "index arc%s %s (its first row)", wilds > 1 ? "s" : "",
+                   unit);
       }
     }
-    resolved++;
-    if (o < notelen)
-      o += (size_t)snprintf(note + o, notelen - o, "%s%s %s", o ? "; " : "",
-                            erg_pdu_level_name(l), shown);
+    if (o < notelen && shown[0])
+      o += (size_t)snprintf(note + o, notelen - o, "%s%s %s", o ? "; " : "", erg_pdu_level_name(l),
+                            shown);
   }
   return resolved;
 }

@@ -161,32 +161,64 @@ double erg_snmp_text_unit(const unsigned char *text, size_t len, const char *uni
  * OID under b comes after it): what a GETNEXT must answer. A walk ends at
  * an answer that does not move on or loops back. Not an OID: false. */
 bool erg_snmp_oid_after(const char *a, const char *b);
-/* An index arc the device decides (a branch number, a unit or cord id):
- * a template may hold one "*" arc before its "%d" ("...50.20.1.10.1.*.%d":
- * the receptacles of whichever branch the PDU has). Per source, after
- * detection, the level's first row column with a "*" is asked for its
- * first row (a GETNEXT from the arcs before it) and that row's arc stands
- * for the "*" in every template of the level (count and filter too); a
- * level whose column has no row keeps arc 1. Detection GETNEXTs from the
- * arcs before the "*".
- * A "*" as the last arc after "%d" ("...4.10.1.6.%d.*"), or the last arc
- * of a scalar, in that row column stands for the index tail: every arc after the entity
- * number (after the column, for a scalar) in the level's first row, such
- * as a PDU's MAC written as a string index (".12.48.48.48.69..."). A level
- * whose column has no row is left out. Detection GETNEXTs from the column. */
+/* Index arcs the device decides, as "*" arcs in a template; two kinds:
+ * - Unit arcs (a branch number, a unit or cord id: the "unit" of a row):
+ *   up to two "*" arcs before the "%d" ("...50.20.1.10.1.*.%d": the
+ *   receptacles of whichever branch the PDU has; Sentry4's outlets
+ *   "...8.3.1.7.*.*.%d": {unit}.{cord}.{outlet}), or in a scalar followed
+ *   by a fixed arc ("...5.1.3.1.4.*.5"). Each stands for one numeric arc.
+ *   A channel may name its unit (cfg.units: "210", "1.2"); one that does
+ *   not reads the default: per source, after detection, the level's first
+ *   row column with a "*" that has a row is asked for its first row (a
+ *   GETNEXT from the arcs before the first "*") and that row's arcs stand
+ *   for the "*"s in every template of the level (count and filter too); a
+ *   level whose columns have no row keeps arc 1 per "*".
+ * - The index tail: a "*" as the last arc of a row column, after its "%d"
+ *   ("...4.10.1.6.%d.*") or the last of a scalar ("...2.10.1.16.*"). It
+ *   stands for every arc after the entity number (after the column, for
+ *   a scalar) in the level's first row, such as a PDU's MAC written as a
+ *   string index (".12.48.48.48.69..."), the same for every template of
+ *   the level (a count's or filter's last "*" too). A level whose columns
+ *   have no row is left out. A level with a tail has no unit.
+ * A level's row columns (and their digits and SI-prefix templates) hold one
+ * kind or the other; a level with both is not supported and is left out.
+ * Detection GETNEXTs from the arcs before the first "*" (before the "%d"
+ * ahead of a tail). */
 struct erg_snmp_wild_store {
   char t[ERG_PDU_NLEVELS][3 * ERG_Q_N + 2][ERG_SNMP_OID_MAX];
+  char unit[ERG_PDU_NLEVELS][ERG_PDU_UNIT_MAX]; /* the arcs taken, dotted; "" none */
 };
 /* The first OID after oid (a GETNEXT) into got: 0, or -1 when the agent
  * (or walk) has none or does not answer. */
 typedef int (*erg_snmp_next_fn)(void *ctx, const char *oid, char *got, size_t gotlen);
 /* out = in with each level's "*" resolved through next (templates in
- * store). Returns the number of levels resolved (0: in has no "*", out
- * untouched), -1 when next failed for want of an answer. note gets
- * "outlet: arc 2 (the first row of ...)" for the probe. */
+ * store, the unit arcs taken in store->unit). Returns the number of levels
+ * resolved or left out (0: in has no "*", out untouched), -1 when next
+ * failed for want of an answer. note gets 'outlet index arc 2 (its first
+ * row)', 'outlet index tail "000ED300AD21" (its first row)', 'device no
+ * row: left out' for the probe. */
 int erg_snmp_wild_resolve(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
                           struct erg_snmp_wild_store *store, erg_snmp_next_fn next, void *ctx,
                           char *note, size_t notelen);
+/* Level l of out = level l of in with its unit "*" arcs unit's (templates
+ * in store); -1 (out untouched) when unit has another number of arcs or
+ * the level has an index tail. */
+int erg_snmp_wild_fill_level(const struct erg_snmp_profile *in, struct erg_snmp_profile *out,
+                             struct erg_snmp_wild_store *store, int l, const char *unit);
+/* The number of unit "*" arcs in row column t (an index tail not
+ * counted) / in the level's row columns (0: the level's rows are numbered
+ * by "%d" alone, or it has an index tail, or both kinds). */
+int erg_snmp_tmpl_wilds(const char *t);
+int erg_snmp_level_wilds(const struct erg_snmp_level *lv);
+/* tmpl with its "*" arcs replaced by unit's arcs ("210", "1.2") and "%d"
+ * by n; -1 when unit has another number of arcs than tmpl has "*"s (an
+ * index tail is no unit arc: such a template expands to nothing), or it
+ * does not fit. */
+int erg_snmp_oid_expand_unit(const char *tmpl, const char *unit, int n, char *out, size_t outlen);
+/* oid is a row of tmpl: unit gets the arcs at its unit "*"s (dotted, ""
+ * none), *n the arc at its "%d" (1 when it has none); an index tail (a
+ * last-arc "*") matches one or more arcs, not part of the unit. */
+bool erg_snmp_oid_match(const char *tmpl, const char *oid, char *unit, size_t ulen, int *n);
 /* The levels (bit 1 << level) the named profile offers, 0 if unknown. */
 unsigned erg_snmp_profile_levels(const char *name);
 /* Replaces each "%d" in tmpl with n; -1 if it does not fit. */
@@ -253,11 +285,16 @@ void erg_pdu_snmp_want_all(struct erg_pdu_source *src);
  * level: the rows whose filter column holds the value), up to max.
  * Returns how many, 0 when the level is absent or empty, -1 with a reason
  * when the agent does not answer. */
-int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max, char *why,
-                            size_t whylen);
-/* Names of the given rows of level into names + i * namelen ("" none). */
-int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
-                           char *names, size_t namelen, char *why, size_t whylen);
+/* units (NULL: the default unit's rows only): each row's unit arcs where
+ * the level's templates have "*" arcs (every unit the device has: each
+ * member of a daisy chain, each cord), else "". */
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
+                            char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen);
+/* Names of the given rows (units: as level_rows gave them, may be NULL)
+ * of level into names + i * namelen ("" none). */
+int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums,
+                           const char (*units)[ERG_PDU_UNIT_MAX], int n, char *names,
+                           size_t namelen, char *why, size_t whylen);
 /* Channel c of the last poll: each quantity scaled to its SI unit (NAN
  * absent), the factor applied to the raw value (NAN: no column) and the
  * OID read ("" none); index ERG_Q_N is the borrowed voltage. */
@@ -315,5 +352,10 @@ struct erg_snmp_walk_entity {
 int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
                          int level, int n, struct erg_snmp_walk_entity *out, char *why,
                          size_t whylen);
+/* The same for the entity of one unit ("210", "1.2"; NULL or "": the
+ * level's first row's, as above). */
+int erg_snmp_walk_entity_unit(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                              int level, const char *unit, int n, struct erg_snmp_walk_entity *out,
+                              char *why, size_t whylen);
 
 #endif

@@ -466,13 +466,13 @@ static int snmp_vb_oid(const struct erg_pdu_source *src, int what, int chan, cha
   int q = what & 15, kind = what & ~15;
   if (what == VB_STAMP)
     return (size_t)snprintf(o, olen, "%s", erg_snmp_names_stamp_oid(p)) >= olen ? -1 : 0;
-  const struct erg_snmp_col *col = erg_snmp_chan_col(p, &src->cfg, chan, q);
-  if (!col)
-    return -1;
-  const char *t = kind == VB_VALUE ? col->oid : kind == VB_DIGITS ? col->digits : col->si_prefix;
   /* The borrowed voltage is inlet, phase or device 1, whatever the channel. */
   int n = q == ERG_Q_N ? 1 : src->cfg.channels[chan];
-  return t ? erg_snmp_oid_expand(t, n, o, olen) : -1;
+  return erg_snmp_chan_oid(p, &src->cfg, chan, q,
+                           kind == VB_VALUE    ? 0
+                           : kind == VB_DIGITS ? 1
+                                               : 2,
+                           n, o, olen);
 }
 
 /* Packs varbinds (what[i], chan[i]) into jobs of at most lim varbinds;
@@ -616,10 +616,12 @@ int erg_pdu_snmp_poll_many_within(struct erg_pdu_source **srcs, size_t n,
   int good = 0;
   for (size_t i = 0; i < n; i++) {
     bool any = false;
-    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++) {
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
       erg_snmp_chan_reading(srcs[i], c, &out[i][c]);
+    if (!rcs[i])
+      erg_snmp_cross_check(srcs[i], out[i]);
+    for (int c = 0; !rcs[i] && c < srcs[i]->cfg.nchannels; c++)
       any |= out[i][c].ok;
-    }
     if (!rcs[i] && !any) {
       rcs[i] = -1;
       if (whys && !whys[i * whylen])
@@ -691,4 +693,5 @@ const struct erg_pdu_driver erg_pdu_driver_snmp = {.name = "snmp",
                                                    .poll = snmp_poll_src,
                                                    .close = snmp_close_src,
                                                    .wrap_joules = erg_snmp_wrap_joules,
-                                                   .bad_value = erg_snmp_bad_value};
+                                                   .bad_value = erg_snmp_bad_value,
+                                                   .note = erg_snmp_note};

@@ -286,6 +286,34 @@ const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
   return col->oid ? col : NULL;
 }
 
+int erg_snmp_chan_oid(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg, int c,
+                      int q, int kind, int n, char *out, size_t len) {
+  const struct erg_snmp_col *col = erg_snmp_chan_col(p, cfg, c, q);
+  if (!col)
+    return -1;
+  const char *t = kind == 0 ? col->oid : kind == 1 ? col->digits : col->si_prefix;
+  if (!t)
+    return -1;
+  const char *unit = cfg->units[c];
+  int l = q == ERG_Q_N ? p->vborrow_level : cfg->levels[c] % ERG_PDU_NLEVELS;
+  const struct erg_snmp_col *b =
+      p->base && !col->var ? &p->base->lv[l].q[q == ERG_Q_N ? ERG_Q_VOLTAGE : q] : NULL;
+  const char *bt = !b ? NULL : kind == 0 ? b->oid : kind == 1 ? b->digits : b->si_prefix;
+  if (unit[0] && bt && strchr(bt, '*')) {
+    /* The borrowed voltage of a unit: its own inlet's, by the unit's
+     * first arcs (a Sentry4 outlet's unit.cord holds the inlet's unit). */
+    char u[ERG_PDU_UNIT_MAX];
+    snprintf(u, sizeof u, "%s", unit);
+    int want = erg_snmp_tmpl_wilds(bt), have = 1;
+    for (char *d = u; (d = strchr(d, '.')); d++)
+      if (++have > want)
+        *d = '\0';
+    if (q != ERG_Q_N || have >= want)
+      return erg_snmp_oid_expand_unit(bt, u, n, out, len);
+  }
+  return erg_snmp_oid_expand(t, n, out, len);
+}
+
 void erg_snmp_borrow_voltage(struct snmp_priv *p) {
   static const int from[] = {ERG_PDU_INLET, ERG_PDU_PHASE, ERG_PDU_DEVICE};
   p->vborrow = NULL;
@@ -296,6 +324,7 @@ void erg_snmp_borrow_voltage(struct snmp_priv *p) {
       v = erg_snmp_names_col(p, from[i], 1, ERG_Q_VOLTAGE);
     if (v && v->oid && !erg_snmp_oid_expand(v->oid, 1, p->vborrow_oid, sizeof p->vborrow_oid)) {
       p->vborrow = v;
+      p->vborrow_level = from[i];
       return;
     }
   }
@@ -304,6 +333,24 @@ void erg_snmp_borrow_voltage(struct snmp_priv *p) {
 int erg_snmp_level_missing(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg,
                            int c, char *why, size_t whylen) {
   int l = cfg->levels[c];
+  if (p->prof && l < ERG_PDU_NLEVELS && erg_snmp_level_offered(&p->prof->lv[l]) &&
+      cfg->units[c][0]) {
+    int want = p->base && !p->prof->names ? erg_snmp_level_wilds(&p->base->lv[l]) : 0, have = 1;
+    for (const char *d = cfg->units[c]; (d = strchr(d, '.')); d++)
+      have++;
+    if (want == have)
+      return 0;
+    if (want == 0)
+      snprintf(why, whylen,
+               "profile %s numbers its %ss without a unit: name it as %s:%d, not %s:%s.%d",
+               p->prof->name, erg_pdu_level_name(l), erg_pdu_level_name(l), cfg->channels[c],
+               erg_pdu_level_name(l), cfg->units[c], cfg->channels[c]);
+    else
+      snprintf(why, whylen, "profile %s's %s rows have %d unit arc%s before the %s number, not %d",
+               p->prof->name, erg_pdu_level_name(l), want, want > 1 ? "s" : "",
+               erg_pdu_level_name(l), have);
+    return -1;
+  }
   if (!p->prof || (l < ERG_PDU_NLEVELS && erg_snmp_level_offered(&p->prof->lv[l])))
     return 0;
   char have[96] = "";
@@ -363,6 +410,7 @@ static int wild_next(void *ctx, const char *oid, char *got, size_t gotlen) {
 void erg_snmp_wild_apply(struct erg_pdu_source *src, struct snmp_priv *p) {
   if (p->wild_done || !p->prof || p->prof == &p->generic)
     return;
+  p->base = p->prof;
   struct erg_snmp_profile in = *p->prof;
   char note[256]; /* index tails are long: a MAC per level */
   int rc = erg_snmp_wild_resolve(&in, &p->generic, &p->wild, wild_next, src, note, sizeof note);

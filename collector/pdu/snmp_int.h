@@ -23,6 +23,7 @@ struct snmp_chan {
   /* The physics checks' verdict on them (snmp_values.c): the factor on top
    * of the column's scale, 1 as declared, 10^k rescaled, NAN refused. */
   double fix[ERG_Q_N + 1];
+  double apparent;           /* this round's VA, or V x A, NAN none (crosscheck.c) */
   uint64_t seen_ns;          /* when they were read, 0 not this round */
   unsigned char energy_type; /* ASN type last seen */
   /* This round: a value the agent sent that is no reading (wrong type,
@@ -63,6 +64,10 @@ struct snmp_priv {
    * device), and its column; NULL: none. */
   const struct erg_snmp_col *vborrow;
   char vborrow_oid[ERG_SNMP_OID_MAX];
+  int vborrow_level;
+  /* The profile before its "*" arcs were resolved (erg_snmp_wild_apply):
+   * the templates of a channel that names its unit; NULL: none (generic). */
+  const struct erg_snmp_profile *base;
   struct snmp_chan ch[ERG_PDU_MAX_CHANNELS];
   char peer[160];
   double budget_s;  /* timeout x tries */
@@ -74,6 +79,10 @@ struct snmp_priv {
    * when the stamp moves: names_ready false until then). */
   struct snmp_names_map names;
   bool names_ready;
+  /* What the driver's note hook said once (erg_snmp_note): the profile
+   * taken and its scales, each channel's rescaled value. */
+  bool ident_noted;
+  bool rescale_noted[ERG_PDU_MAX_CHANNELS];
   bool fw_done;                    /* erg_snmp_fw_apply ran */
   bool wild_done;                  /* erg_snmp_wild_apply ran */
   struct erg_snmp_wild_store wild; /* the templates it resolved */
@@ -87,6 +96,13 @@ double erg_snmp_col_scale(const struct erg_snmp_col *col, const struct snmp_chan
  * borrowed voltage), NULL when the profile has none. */
 const struct erg_snmp_col *erg_snmp_chan_col(const struct snmp_priv *p,
                                              const struct erg_pdu_source_config *cfg, int c, int q);
+
+/* The OID of quantity q (ERG_Q_N: the borrowed voltage) of src's channel
+ * c for entity n, kind 0 the value, 1 its decimal digits, 2 its SI
+ * prefix: the column's template with the channel's unit in its "*" arcs
+ * where the channel names one. -1 when there is none. */
+int erg_snmp_chan_oid(const struct snmp_priv *p, const struct erg_pdu_source_config *cfg, int c,
+                      int q, int kind, int n, char *out, size_t len);
 
 /* Once per process: net-snmp without config files, state or MIBs. */
 void erg_snmp_lib_init(void);
@@ -171,6 +187,14 @@ void erg_snmp_apply_values(struct erg_pdu_source *src, const netsnmp_variable_li
                            uint64_t t_ns);
 /* Channel c's reading from its raw values, after the physics checks. */
 void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_pdu_reading *r);
+/* The physics across src's channels' levels (erg_pdu_cross_check) on a
+ * round's readings out: a refused channel's watts read as missing, a bad
+ * value with the reason. */
+void erg_snmp_cross_check(struct erg_pdu_source *src, struct erg_pdu_reading *out);
+/* The driver's note hook (erg_pdu.h): once, the profile taken and why
+ * (its firmware family's scales, its units); once per channel, a value
+ * the physics checks read at another scale than the MIB's. */
+int erg_snmp_note(struct erg_pdu_source *src, char *why, size_t whylen);
 /* Before a round: every channel's raw values forgotten. */
 void erg_snmp_forget(struct erg_pdu_source *src);
 /* Why no channel of src read anything. */

@@ -21,16 +21,19 @@ void erg_pdu_snmp_want_all(struct erg_pdu_source *src) {
   }
 }
 
-/* GETs of tmpl expanded for each of nums (chunks of ERG_SNMP_GET_MAX). */
-static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const int *nums, int n,
-                          bool *present, double *vals, char *strs, size_t slen, char *why,
-                          size_t whylen) {
+/* GETs of tmpl expanded for each of nums (and units, NULL: none), in
+ * chunks of ERG_SNMP_GET_MAX. */
+static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const int *nums,
+                          const char (*units)[ERG_PDU_UNIT_MAX], int n, bool *present, double *vals,
+                          char *strs, size_t slen, char *why, size_t whylen) {
   for (int first = 0; first < n; first += ERG_SNMP_GET_MAX) {
     int k = n - first < ERG_SNMP_GET_MAX ? n - first : ERG_SNMP_GET_MAX;
     char oids[ERG_SNMP_GET_MAX][ERG_SNMP_OID_MAX];
     const char *ptrs[ERG_SNMP_GET_MAX];
     for (int i = 0; i < k; i++) {
-      if (erg_snmp_oid_expand(tmpl, nums[first + i], oids[i], sizeof oids[i]))
+      const char *u = units ? units[first + i] : NULL;
+      if (u && u[0] ? erg_snmp_oid_expand_unit(tmpl, u, nums[first + i], oids[i], sizeof oids[i])
+                    : erg_snmp_oid_expand(tmpl, nums[first + i], oids[i], sizeof oids[i]))
         return -1;
       ptrs[i] = oids[i];
     }
@@ -41,9 +44,51 @@ static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const in
   return 0;
 }
 
-int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, int max, char *why,
-                            size_t whylen) {
+/* Every row of template t (with "*" arcs): a walk from the arcs before its
+ * first "*", each row matched against t (unit arcs and entity number),
+ * duplicates left out, in the agent's order. Returns how many, -1 with a
+ * reason when the agent does not answer. */
+static int probe_walk_units(struct erg_pdu_source *src, const char *t, int *nums,
+                            char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen) {
+  char pre[ERG_SNMP_OID_MAX], cur[ERG_SNMP_OID_MAX];
+  bool scalar;
+  if (erg_snmp_probe_start(t, pre, sizeof pre, &scalar))
+    return 0;
+  snprintf(cur, sizeof cur, "%s", pre);
+  int n = 0;
+  for (int steps = 0; n < max && steps < 8192; steps++) {
+    const char *o = cur;
+    netsnmp_pdu *resp;
+    if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &o, 1, &resp, why, whylen))
+      return n ? n : -1;
+    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
+    char got[ERG_SNMP_OID_MAX] = "";
+    if (v && erg_snmp_vb_present(v))
+      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
+    snmp_free_pdu(resp);
+    if (!erg_snmp_oid_under(got, pre) || !strcmp(got, cur))
+      break;
+    snprintf(cur, sizeof cur, "%s", got);
+    char unit[ERG_PDU_UNIT_MAX];
+    int num;
+    if (!erg_snmp_oid_match(t, got, unit, sizeof unit, &num) || !erg_pdu_unit_ok(unit))
+      continue;
+    bool dup = false;
+    for (int i = 0; i < n && !dup; i++)
+      dup = nums[i] == num && !strcmp(units[i], unit);
+    if (!dup) {
+      nums[n] = num;
+      snprintf(units[n++], ERG_PDU_UNIT_MAX, "%s", unit);
+    }
+  }
+  return n;
+}
+
+int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
+                            char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen) {
   const struct snmp_priv *p = src->priv;
+  for (int i = 0; units && i < max; i++)
+    units[i][0] = '\0';
   if (!p || !p->prof || level < 0 || level >= ERG_PDU_NLEVELS)
     return 0;
   const struct erg_snmp_level *lv = &p->prof->lv[level];
@@ -55,6 +100,32 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, in
   }
   if (!erg_snmp_level_row_oid(lv) || max < 1)
     return 0;
+  const struct erg_snmp_level *blv = p->base ? &p->base->lv[level] : NULL;
+  if (units && blv && erg_snmp_level_wilds(blv) > 0) {
+    /* Rows of every unit the device has (daisy-chain members, cords):
+     * the first column that has rows, each row filtered as below. */
+    int n = 0;
+    const char *t;
+    for (int k = 0; n == 0 && (t = erg_snmp_level_row_col(blv, k)); k++)
+      if (strchr(t, '*') && (n = probe_walk_units(src, t, nums, units, max, why, whylen)) < 0)
+        return -1;
+    if (n <= 0 || !blv->filter)
+      return n;
+    bool present[ERG_PDU_PROBE_MAX_ROWS];
+    double vals[ERG_PDU_PROBE_MAX_ROWS];
+    if (n > ERG_PDU_PROBE_MAX_ROWS)
+      n = ERG_PDU_PROBE_MAX_ROWS;
+    if (probe_get_rows(src, blv->filter, nums, (const char(*)[ERG_PDU_UNIT_MAX])units, n, present,
+                       vals, NULL, 0, why, whylen))
+      return -1;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+      if (present[i] && vals[i] == (double)blv->filter_value) {
+        nums[k] = nums[i];
+        memmove(units[k++], units[i], ERG_PDU_UNIT_MAX);
+      }
+    return k;
+  }
   /* The first column that has rows: firmware leaves out some (names). */
   int n = 0;
   const char *t;
@@ -92,7 +163,7 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums, in
   double vals[ERG_PDU_MAX_CHANNELS * 4];
   if (n > (int)(sizeof vals / sizeof vals[0]))
     n = (int)(sizeof vals / sizeof vals[0]);
-  if (probe_get_rows(src, lv->filter, nums, n, present, vals, NULL, 0, why, whylen))
+  if (probe_get_rows(src, lv->filter, nums, NULL, n, present, vals, NULL, 0, why, whylen))
     return -1;
   int k = 0;
   for (int i = 0; i < n; i++)
@@ -124,11 +195,17 @@ static int probe_named_labels(struct erg_pdu_source *src, int level, const int *
   return 0;
 }
 
-int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums, int n,
-                           char *names, size_t namelen, char *why, size_t whylen) {
+int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *nums,
+                           const char (*units)[ERG_PDU_UNIT_MAX], int n, char *names,
+                           size_t namelen, char *why, size_t whylen) {
   const struct snmp_priv *p = src->priv;
   memset(names, 0, (size_t)n * namelen);
   const char *t = p && p->prof ? p->prof->lv[level].q[ERG_Q_NAME].oid : NULL;
+  bool any_unit = false;
+  for (int i = 0; units && i < n; i++)
+    any_unit |= units[i][0] != '\0';
+  if (any_unit && p->base) /* rows of several units: the templates with their "*" */
+    t = p->base->lv[level].q[ERG_Q_NAME].oid;
   if (n > ERG_PDU_MAX_CHANNELS)
     n = ERG_PDU_MAX_CHANNELS;
   if (p && p->prof && p->prof->names && n > 0)
@@ -137,7 +214,8 @@ int erg_pdu_snmp_row_names(struct erg_pdu_source *src, int level, const int *num
     return 0;
   bool present[ERG_PDU_MAX_CHANNELS];
   double vals[ERG_PDU_MAX_CHANNELS];
-  return probe_get_rows(src, t, nums, n, present, vals, names, namelen, why, whylen);
+  return probe_get_rows(src, t, nums, any_unit ? units : NULL, n, present, vals, names, namelen,
+                        why, whylen);
 }
 
 void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
@@ -156,7 +234,7 @@ void erg_pdu_snmp_chan_detail(const struct erg_pdu_source *src, int c,
     d->scale[q] = erg_snmp_col_scale(col, &p->ch[c], q) * (isnan(fix) ? 1.0 : fix);
     d->value[q] = q == ERG_Q_NAME || isnan(fix) ? NAN : p->ch[c].raw[q] * d->scale[q];
     int n = q == ERG_Q_N ? 1 : src->cfg.channels[c];
-    if (erg_snmp_oid_expand(col->oid, n, d->oid[q], sizeof d->oid[q]))
+    if (erg_snmp_chan_oid(p, &src->cfg, c, q, 0, n, d->oid[q], sizeof d->oid[q]))
       d->oid[q][0] = '\0';
   }
 }

@@ -207,6 +207,7 @@ void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_p
     snprintf(ch->bad_why, sizeof ch->bad_why, "%s", note);
   double pf = src->cfg.power_factor > 0 ? src->cfg.power_factor : 1.0;
   double volts = isfinite(x[ERG_Q_VOLTAGE]) ? x[ERG_Q_VOLTAGE] : x[ERG_Q_N];
+  ch->apparent = isfinite(x[ERG_Q_VA]) ? x[ERG_Q_VA] : x[ERG_Q_CURRENT] * volts;
   r->t_ns = ch->seen_ns;
   r->power_source = ERG_PDU_W_MEASURED;
   r->watts = x[ERG_Q_POWER];
@@ -235,6 +236,54 @@ void erg_snmp_chan_reading(const struct erg_pdu_source *src, int c, struct erg_p
   r->bad_value = ch->bad_why[0] != '\0' && (refused || !note[0] || strcmp(note, ch->bad_why));
 }
 
+int erg_snmp_note(struct erg_pdu_source *src, char *why, size_t whylen) {
+  struct snmp_priv *p = src->priv;
+  if (!p || !erg_snmp_ready(p))
+    return -1;
+  if (!p->ident_noted) {
+    p->ident_noted = true;
+    snprintf(why, whylen, "profile %s: %s", p->prof->name, p->ident.why);
+    return 0;
+  }
+  for (int c = 0; c < src->cfg.nchannels && c < ERG_PDU_MAX_CHANNELS; c++) {
+    const struct snmp_chan *ch = &p->ch[c];
+    bool rescaled = false;
+    for (int q = ERG_Q_POWER; q <= ERG_Q_N; q++)
+      rescaled |= isfinite(ch->fix[q]) && ch->fix[q] != 1.0 && ch->fix[q] != 0;
+    if (p->rescale_noted[c] || !rescaled || !strstr(ch->bad_why, "; read as "))
+      continue;
+    p->rescale_noted[c] = true;
+    char id[40];
+    snprintf(why, whylen, "%s %s: %s", erg_pdu_level_name(src->cfg.levels[c]),
+             erg_pdu_channel_text(&src->cfg, c, id, sizeof id), ch->bad_why);
+    return 0;
+  }
+  return -1;
+}
+
+void erg_snmp_cross_check(struct erg_pdu_source *src, struct erg_pdu_reading *out) {
+  struct snmp_priv *p = src->priv;
+  struct erg_pdu_xrow x[ERG_PDU_MAX_CHANNELS];
+  int n = src->cfg.nchannels;
+  for (int c = 0; c < n; c++)
+    x[c] = (struct erg_pdu_xrow){.level = src->cfg.levels[c],
+                                 .unit = src->cfg.units[c],
+                                 .watts = out[c].watts,
+                                 .apparent = p->ch[c].apparent,
+                                 .measured = out[c].power_source == ERG_PDU_W_MEASURED};
+  char why[sizeof p->ch[0].bad_why];
+  if (erg_pdu_cross_check(x, n, false, why, sizeof why) == 0)
+    return;
+  for (int c = 0; c < n; c++) {
+    if (!x[c].refused)
+      continue;
+    out[c].watts = NAN;
+    out[c].ok = isfinite(out[c].energy_joules);
+    out[c].bad_value = true;
+    snprintf(p->ch[c].bad_why, sizeof p->ch[c].bad_why, "power: %s", x[c].reason);
+  }
+}
+
 /* Before a round: the channels' raw values are forgotten, so a channel
  * that does not answer this round reads nothing. */
 void erg_snmp_forget(struct erg_pdu_source *src) {
@@ -242,6 +291,7 @@ void erg_snmp_forget(struct erg_pdu_source *src) {
   for (int c = 0; c < src->cfg.nchannels; c++) {
     for (int q = 0; q <= ERG_Q_N; q++)
       p->ch[c].raw[q] = NAN, p->ch[c].fix[q] = 1.0;
+    p->ch[c].apparent = NAN;
     p->ch[c].seen_ns = 0;
     p->ch[c].bad_why[0] = '\0';
   }

@@ -215,11 +215,35 @@ static int walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_prof
 int erg_snmp_walk_entity(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
                          int level, int n, struct erg_snmp_walk_entity *out, char *why,
                          size_t whylen) {
+  return erg_snmp_walk_entity_unit(w, prof, level, NULL, n, out, why, whylen);
+}
+
+int erg_snmp_walk_entity_unit(const struct erg_snmp_walk *w, const struct erg_snmp_profile *prof,
+                              int level, const char *unit, int n, struct erg_snmp_walk_entity *out,
+                              char *why, size_t whylen) {
+  if (unit && unit[0] &&
+      (!prof || prof->names || level < 0 || level >= ERG_PDU_NLEVELS ||
+       erg_snmp_level_wilds(&prof->lv[level]) == 0)) {
+    memset(out, 0, sizeof *out);
+    snprintf(why, whylen, "profile %s numbers its %ss without a unit (unit %s given)",
+             prof ? prof->name : "(none)", erg_pdu_level_name(level), unit);
+    return -1;
+  }
   struct erg_snmp_profile *rp = prof ? malloc(sizeof *rp) : NULL;
   struct erg_snmp_wild_store *ws = prof ? malloc(sizeof *ws) : NULL;
+  const struct erg_snmp_profile *orig = prof;
   if (rp && ws && !prof->names &&
       erg_snmp_wild_resolve(prof, rp, ws, walk_next, (void *)w, NULL, 0) > 0)
     prof = rp;
+  if (unit && unit[0] && prof == rp && erg_snmp_wild_fill_level(orig, rp, ws, level, unit) != 0) {
+    memset(out, 0, sizeof *out);
+    snprintf(why, whylen, "profile %s's %s rows have %d unit arc%s, not '%s'", orig->name,
+             erg_pdu_level_name(level), erg_snmp_level_wilds(&orig->lv[level]),
+             erg_snmp_level_wilds(&orig->lv[level]) > 1 ? "s" : "", unit);
+    free(rp);
+    free(ws);
+    return -1;
+  }
   int rc = walk_entity(w, prof, level, n, out, why, whylen);
   free(rp);
   free(ws);

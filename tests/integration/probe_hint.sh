@@ -65,7 +65,7 @@ if [ -f "$SENTRY3" ]; then
   sim sentry3 --snmp-walk "$SENTRY3"
   "$ERG" pdu probe --driver snmp --host 127.0.0.1:$SP >probe-sentry3.txt || fail "probe sentry3"
   grep -q '^power_factor = ' probe-sentry3.txt || fail "sentry3: no power_factor in the hint"
-  check_hint sentry3 NAME:inlet:1
+  check_hint sentry3 NAME:inlet:1.1 # tower A of the recorded chain of two (issue 34)
 fi
 echo "ok: the probe's config hints pass check-config (SNMP, recorded walk, Modbus);" \
   "resolution per row (APC device 10 W, outlets 1 W; Raritan outlets 0.1 W)"

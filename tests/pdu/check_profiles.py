@@ -43,23 +43,25 @@ CROSS = {
 # Synthetic walks (not recordings: no device of these families was at
 # hand) written from the MIB's table layout, tests/fixtures/snmprec/NAME;
 # the values a reader of the MIB expects, per row: (level, index, name,
-# W, kWh), W and kWh from the MIB's units by hand.
+# W, kWh), W and kWh from the MIB's units by hand; the index of a row of a
+# unit ("*" arcs before the entity: every unit read) is "UNIT.N".
 SYNTHETIC = {
-    # CPQPOWER-MIB pdr: panels 0.1 kW and 0.01 kWh; breakers of panel 1
+    # CPQPOWER-MIB pdr: panels 0.1 kW and 0.01 kWh; breakers of each panel
     # (index {panel}.{breaker}) W and 0.01 kWh.
     "hpe-pdr": ("HPE", [("inlet", 1, "", 5200, 12345.67), ("inlet", 2, "", 3100, 7654.32),
-                        ("bank", 1, "", 1800, 456.78), ("bank", 2, "", 2200, 512.34),
-                        ("bank", 3, "", 1200, 98.76)]),
+                        ("bank", "1.1", "", 1800, 456.78), ("bank", "1.2", "", 2200, 512.34),
+                        ("bank", "1.3", "", 1200, 98.76), ("bank", "2.1", "", 3100, 777.77)]),
     # PowerNet-MIB isxModularDistribution: 0.1 kW, 0.1 kWh everywhere;
-    # outlets are the cables of module 2, the first listed ({module}.{cable}).
+    # outlets are the cables of each module ({module}.{cable}: 2 and 3).
     "apc-isx-dist": ("APC/Schneider", [("device", 1, "", 9500, 12345.6),
                                        ("inlet", 1, "Rack row A", 6000, 7777.7),
                                        ("inlet", 2, "Rack row B", 3500, 4567.9),
                                        ("phase", 1, "", 3200, 4123.4),
                                        ("phase", 2, "", 3500, 4234.5),
                                        ("phase", 3, "", 2800, 3987.7),
-                                       ("outlet", 1, "rack-07 A", 2100, 500),
-                                       ("outlet", 2, "rack-08 A", 1800, 432.1)]),
+                                       ("outlet", "2.1", "rack-07 A", 2100, 500),
+                                       ("outlet", "2.2", "rack-08 A", 1800, 432.1),
+                                       ("outlet", "3.1", "rack-09 A", 2500, 600)]),
     # PWTv1-MIB: inlet 0.1 W and kWh; PduA outlets 0.1 W and kWh.
     "powertek-pwt": ("Powertek", [("inlet", 1, "", 654.3, 321),
                                   ("outlet", 1, "web-1", 332.5, 120),
@@ -97,8 +99,9 @@ for prof, (vendor, rows) in SYNTHETIC.items():
     errs = []
     if j["profile"] != prof or j["vendor"] != vendor or "its tables answer" not in j["profile_reason"]:
         errs.append(f"profile {j['profile']} ({j['profile_reason']}), vendor {j['vendor']}")
-    got = {(r["level"], r["index"]): r for r in j["rows"]}
-    if sorted(got) != sorted((lv, i) for lv, i, *_ in rows):
+    got = {(r["level"], f"{r['unit']}.{r['index']}" if r.get("unit") else r["index"]): r
+           for r in j["rows"]}
+    if sorted(got, key=str) != sorted(((lv, i) for lv, i, *_ in rows), key=str):
         errs.append(f"rows {sorted(got)}")
     for lv, i, name, w, kwh in rows:
         r = got.get((lv, i))

@@ -202,16 +202,40 @@ if top is not None and top > 50:
 FIRMWARE = {"hpe-pdumm": ("firmware 1.00.x", "bank", 1, "current", 3.0)}
 if name in FIRMWARE:
     said, lvl, idx, q, want = FIRMWARE[name]
-    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx]
+    got = [r["values"].get(q) for r in j["rows"] if r["level"] == lvl and r["index"] == idx
+           and (r.get("unit") or "1") == "1"]  # PDU 1's (the module has two)
     if said not in j["profile_reason"] or got != [want]:
         errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
-# Index arcs the device decides ("*" in a profile): found, and said.
-ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16)}
+# Index arcs the device decides ("*" in a profile): found, and said; an
+# index tail (Chatsworth's MAC after the entity) is no unit of the rows.
+ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16),
+        "chatsworth-pdu": ('outlet index tail "000ED300AD21"', "outlet", 24)}
 if name in ARCS:
     said, lvl, count = ARCS[name]
     got = sum(r["level"] == lvl for r in j["rows"])
     if said not in j["profile_reason"] or got != count:
         errs.append(f"{got} {lvl} rows, want {count} and '{said}' in the reason")
+    if "index tail" in said and any(r.get("unit") for r in j["rows"]):
+        errs.append("rows with a unit where the profile has an index tail")
+# Units the device decides (issue 34 item 1: a daisy chain's members, a
+# Sentry4's cords; the project's walks): every unit's rows, each with its
+# unit, and rows of one unit told apart from the other's by their values.
+UNITS = {"raritan-pdu2-chain": ("outlet", {"1", "210"}, 12),
+         "servertech-sentry4-cordb": ("outlet", {"1.1", "1.2"}, 8),
+         # the shared recordings' chains: master and one link unit / tower
+         "sentry4": ("phase", {"1.1", "2.1"}, 6),
+         "sentry3": ("inlet", {"1", "2"}, 2)}
+if name in UNITS:
+    lvl, want, count = UNITS[name]
+    rs = [r for r in j["rows"] if r["level"] == lvl]
+    got = {r.get("unit") for r in rs}
+    if got != want or len(rs) != count:
+        errs.append(f"{lvl} units {sorted(map(str, got))} in {len(rs)} rows, want "
+                    f"{sorted(want)} in {count}")
+    for r in rs:
+        o = r.get("oids", {}).get("power") or r.get("oids", {}).get("current") or ""
+        if ("." + r["unit"] + "." + str(r["index"])) not in o:
+            errs.append(f"{lvl} {r['unit']}.{r['index']} read at {o}")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())

@@ -55,7 +55,7 @@ static bool template_ok(const char *t) {
     else if (!(*p == '.' || (*p >= '0' && *p <= '9')))
       return false;
   }
-  return pct <= 1 && star <= 1 && t[0] && strstr(t, "..") == NULL;
+  return pct <= 1 && star <= 2 && t[0] && strstr(t, "..") == NULL;
 }
 
 /* Every profile of every vendor file: unique name, well-formed templates,
@@ -289,14 +289,14 @@ static void test_text_unit(void **st) {
   static const struct {
     const char *t, *unit;
     double want; /* NAN: no reading */
-  } c[] = {{"232.6V", "V", 232.6},   {"0.30A", "A", 0.3},       {"0.061kW", "W", 61},
-           {"2.28kWh", "Wh", 2280},  {"0.856", "", 0.856},      {" 61 W ", "W", 61},
-           {"300mA", "A", 0.3},      {"1.5MWh", "Wh", 1.5e6},   {"12<script>", "W", NAN},
-           {"12", "W", NAN},         {"12 V", "W", NAN},        {"12kWx", "W", NAN},
-           {"12kWh", "W", NAN},      {"12GW", "W", NAN},        {"kW", "W", NAN},
-           {"-", "V", NAN},          {"N/A", "A", NAN},         {"0.856x", "", NAN},
-           {"12  kW", "W", 12000},   {"1e3W", "W", 1000},       {"12KW", "W", NAN},
-           {"12VA", "W", NAN},       {"12W", "VA", NAN},        {"5mW", "W", 0.005}};
+  } c[] = {{"232.6V", "V", 232.6},  {"0.30A", "A", 0.3},     {"0.061kW", "W", 61},
+           {"2.28kWh", "Wh", 2280}, {"0.856", "", 0.856},    {" 61 W ", "W", 61},
+           {"300mA", "A", 0.3},     {"1.5MWh", "Wh", 1.5e6}, {"12<script>", "W", NAN},
+           {"12", "W", NAN},        {"12 V", "W", NAN},      {"12kWx", "W", NAN},
+           {"12kWh", "W", NAN},     {"12GW", "W", NAN},      {"kW", "W", NAN},
+           {"-", "V", NAN},         {"N/A", "A", NAN},       {"0.856x", "", NAN},
+           {"12  kW", "W", 12000},  {"1e3W", "W", 1000},     {"12KW", "W", NAN},
+           {"12VA", "W", NAN},      {"12W", "VA", NAN},      {"5mW", "W", 0.005}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     double got = erg_snmp_text_unit((const unsigned char *)c[i].t, strlen(c[i].t), c[i].unit);
     if (isnan(c[i].want) ? !isnan(got) : fabs(got - c[i].want) > 1e-9 * fabs(c[i].want))
@@ -310,10 +310,10 @@ static void test_oid_after(void **st) {
   assert_true(erg_snmp_oid_after("1.3.6.1.10", "1.3.6.1.9"));
   assert_true(erg_snmp_oid_after("1.3.6.1.9.1", "1.3.6.1.9"));
   assert_true(erg_snmp_oid_after(".1.3.6.2", "1.3.6.1.99"));
-  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.9"));   /* does not move on */
-  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.10"));  /* loops back */
-  assert_false(erg_snmp_oid_after("1.3.6.1", "1.3.6.1.9"));     /* back to a parent */
-  assert_false(erg_snmp_oid_after("1.3.x.1", "1.3.6"));         /* not an OID */
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.9"));  /* does not move on */
+  assert_false(erg_snmp_oid_after("1.3.6.1.9", "1.3.6.1.10")); /* loops back */
+  assert_false(erg_snmp_oid_after("1.3.6.1", "1.3.6.1.9"));    /* back to a parent */
+  assert_false(erg_snmp_oid_after("1.3.x.1", "1.3.6"));        /* not an OID */
 }
 
 static void physics(double w, double va, double pf, double a, double v, int level, double *x,
@@ -410,6 +410,129 @@ static void test_wild_arcs(void **st) {
   assert_false(scalar);
 }
 
+/* Units (issue 34 item 1): a channel's unit arcs fill the "*"s, a row's
+ * OID gives them back; two arcs (Sentry4 unit.cord) resolved from the
+ * first row; a unit with the wrong number of arcs expands to nothing. */
+static void test_units(void **st) {
+  (void)st;
+  char o[ERG_SNMP_OID_MAX], unit[ERG_PDU_UNIT_MAX];
+  int n;
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d.5", "210", 7, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.210.7.5");
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.*.%d", "1.2", 3, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.1.2.3");
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.*.%d", "1", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d", "1.2", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.*.%d", "", 3, o, sizeof o), -1);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.9.%d", NULL, 3, o, sizeof o), 0);
+  assert_string_equal(o, "1.2.9.3");
+  assert_true(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.5", unit, sizeof unit, &n));
+  assert_string_equal(unit, "210");
+  assert_int_equal(n, 7);
+  assert_false(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.6", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.*.%d.5", "1.2.210.7.5.1", unit, sizeof unit, &n));
+  assert_true(erg_snmp_oid_match("1.2.*.*.%d", "1.2.1.2.16", unit, sizeof unit, &n));
+  assert_string_equal(unit, "1.2");
+  assert_int_equal(n, 16);
+  assert_true(erg_snmp_oid_match("1.2.*.5", "1.2.3.5", unit, sizeof unit, &n));
+  assert_string_equal(unit, "3");
+  assert_int_equal(n, 1);
+  assert_true(erg_pdu_unit_ok("210"));
+  assert_true(erg_pdu_unit_ok("1.2"));
+  assert_true(erg_pdu_unit_ok("0"));
+  assert_false(erg_pdu_unit_ok("1.2.3"));
+  assert_false(erg_pdu_unit_ok("65536"));
+  assert_false(erg_pdu_unit_ok("1."));
+  assert_false(erg_pdu_unit_ok(""));
+  assert_false(erg_pdu_unit_ok("a"));
+  const struct erg_snmp_profile *s4 = erg_snmp_profile_find("servertech-sentry4");
+  assert_non_null(s4);
+  assert_int_equal(erg_snmp_level_wilds(&s4->lv[ERG_PDU_OUTLET]), 2);
+  assert_int_equal(erg_snmp_level_wilds(&s4->lv[ERG_PDU_INLET]), 1);
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  char note[200];
+  const char *rows[] = {"1.3.6.1.4.1.1718.4.1.8.2.1.3.1.2.1", NULL};
+  assert_true(erg_snmp_wild_resolve(s4, &out, &store, fake_next, rows, note, sizeof note) > 0);
+  assert_string_equal(store.unit[ERG_PDU_OUTLET], "1.2");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid,
+                      "1.3.6.1.4.1.1718.4.1.8.3.1.7.1.2.%d");
+  assert_non_null(strstr(note, "outlet index arcs 1.2"));
+  struct erg_pdu_source_config cfg = {.nchannels = 2, .channels = {5, 5}};
+  snprintf(cfg.units[1], sizeof cfg.units[1], "210");
+  char id[32];
+  assert_string_equal(erg_pdu_channel_text(&cfg, 0, id, sizeof id), "5");
+  assert_string_equal(erg_pdu_channel_text(&cfg, 1, id, sizeof id), "210.5");
+}
+
+/* Physics across levels (issue 34 item 3): a level a power of ten off
+ * the one above it is refused on the side its own V x A does not bear
+ * out; per chain member; phases too small only when every row was read. */
+static void test_cross_check(void **st) {
+  (void)st;
+  char why[200];
+#define XR(l, u, w, a, m)                                                                          \
+  { .level = (l), .unit = (u), .watts = (w), .apparent = (a), .measured = (m) }
+  struct erg_pdu_xrow a[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
+                             XR(ERG_PDU_OUTLET, "", 1000, NAN, true),
+                             XR(ERG_PDU_OUTLET, "", 1000, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(a, 3, false, why, sizeof why), 2);
+  assert_false(a[0].refused);
+  assert_true(a[1].refused && a[2].refused);
+  assert_non_null(strstr(why, "impossible: outlets sum to 2000 W, over 3x the inlets' 500 W"));
+  assert_string_equal(a[1].reason, why);
+  /* One outlet above the whole inlet: it alone (a hostile value among
+   * good ones). */
+  struct erg_pdu_xrow a2[] = {XR(ERG_PDU_INLET, "", 500, 520, true),
+                              XR(ERG_PDU_OUTLET, "", 150, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 9000, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(a2, 3, false, why, sizeof why), 1);
+  assert_true(a2[2].refused && !a2[1].refused);
+  assert_non_null(strstr(a2[2].reason, "impossible: 9000 W, over 3x the inlets' 500 W"));
+  /* An inlet 100x high is not seen from below (outlets may be few); a
+   * device 100x low is, and the outlets bear themselves out. */
+  struct erg_pdu_xrow b[] = {XR(ERG_PDU_INLET, "", 50000, NAN, true),
+                             XR(ERG_PDU_OUTLET, "", 300, 310, true),
+                             XR(ERG_PDU_OUTLET, "", 200, 230, true)};
+  assert_int_equal(erg_pdu_cross_check(b, 3, false, why, sizeof why), 0);
+  struct erg_pdu_xrow b2[] = {XR(ERG_PDU_INLET, "", 5, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 300, 310, true)};
+  assert_int_equal(erg_pdu_cross_check(b2, 2, false, why, sizeof why), 0); /* 5 W says nothing */
+  struct erg_pdu_xrow b3[] = {XR(ERG_PDU_DEVICE, "", 60, NAN, true),
+                              XR(ERG_PDU_OUTLET, "", 3000, 3100, true)};
+  assert_int_equal(erg_pdu_cross_check(b3, 2, false, why, sizeof why), 1);
+  assert_true(b3[0].refused);
+  assert_non_null(strstr(why, "the devices' W not used"));
+  /* Plausible: untouched; neither borne out: both refused. */
+  struct erg_pdu_xrow c[] = {XR(ERG_PDU_INLET, "", 1000, 1100, true),
+                             XR(ERG_PDU_OUTLET, "", 900, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(c, 2, true, why, sizeof why), 0);
+  assert_string_equal(why, "");
+  struct erg_pdu_xrow d[] = {XR(ERG_PDU_INLET, "", 100, NAN, true),
+                             XR(ERG_PDU_BANK, "", 300, NAN, false),
+                             XR(ERG_PDU_BANK, "", 300, NAN, false)};
+  assert_int_equal(erg_pdu_cross_check(d, 3, false, why, sizeof why), 3);
+  assert_non_null(strstr(why, "neither used"));
+  /* Phases 100x low: only with every row read. */
+  struct erg_pdu_xrow e[] = {
+      XR(ERG_PDU_INLET, "", 3000, 3100, true), XR(ERG_PDU_PHASE, "", 10, NAN, true),
+      XR(ERG_PDU_PHASE, "", 10, NAN, true), XR(ERG_PDU_PHASE, "", 10, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(e, 4, false, why, sizeof why), 0);
+  assert_int_equal(erg_pdu_cross_check(e, 4, true, why, sizeof why), 3);
+  assert_non_null(strstr(why, "under 1/3 of"));
+  /* Per chain member: member 210's outlets are not behind member 1's inlet;
+   * cord 2 of member 1 is. */
+  struct erg_pdu_xrow f[] = {
+      XR(ERG_PDU_INLET, "1", 500, 520, true), XR(ERG_PDU_OUTLET, "210", 2000, NAN, true),
+      XR(ERG_PDU_OUTLET, "1.2", 400, NAN, true), XR(ERG_PDU_OUTLET, "1.1", 900, NAN, true)};
+  assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 0);
+  f[2].watts = 1000;
+  assert_int_equal(erg_pdu_cross_check(f, 4, false, why, sizeof why), 2);
+  assert_true(f[2].refused && f[3].refused && !f[1].refused);
+  assert_non_null(strstr(why, "of unit 1 "));
+#undef XR
+}
+
 /* An index tail (a last "*" after "%d"): a PDU's MAC as a string index,
  * learnt per level from its first row; a level without rows is left out. */
 static void test_wild_tail(void **st) {
@@ -448,6 +571,114 @@ static void test_wild_tail(void **st) {
 #undef MAC2
 }
 
+/* The two kinds of "*" together: unit arcs before "%d" (one numeric arc
+ * each) and the index tail as the last arc (every arc after the entity).
+ * No profile's level holds both; a level that did is left out, saying so;
+ * one profile may use one kind in one level and the other in another. */
+static void test_wild_kinds(void **st) {
+  (void)st;
+  static struct erg_snmp_wild_store store;
+  struct erg_snmp_profile out;
+  const struct erg_snmp_profile *p;
+  int unit_levels = 0, tail_levels = 0;
+  for (size_t i = 0; (p = erg_snmp_profile_at(i)); i++)
+    for (int l = 0; l < ERG_PDU_NLEVELS; l++) {
+      const struct erg_snmp_level *lv = &p->lv[l];
+      bool units = false, tail = false;
+      for (int q = 0; q < ERG_Q_N; q++) {
+        const char *ts[] = {lv->q[q].oid, lv->q[q].digits, lv->q[q].si_prefix};
+        for (int k = 0; k < 3; k++) {
+          size_t n = ts[k] ? strlen(ts[k]) : 0;
+          tail |= n > 2 && !strcmp(ts[k] + n - 2, ".*");
+          units |= ts[k] && erg_snmp_tmpl_wilds(ts[k]) > 0;
+        }
+      }
+      if (units && tail)
+        fail_msg("profile %s's %s level: unit arcs and an index tail", p->name,
+                 erg_pdu_level_name(l));
+      if (tail) { /* count and filter: at most the tail */
+        tail_levels++;
+        assert_int_equal(erg_snmp_level_wilds(lv), 0);
+        const char *cf[] = {lv->count, lv->filter};
+        for (int k = 0; k < 2; k++)
+          assert_true(
+              !cf[k] || !strchr(cf[k], '*') ||
+              (strchr(cf[k], '*') == strrchr(cf[k], '*') && !strcmp(strchr(cf[k], '*') - 1, ".*")));
+      } else if (units) { /* every template takes a unit of the level's arity */
+        unit_levels++;
+        int w = erg_snmp_level_wilds(lv);
+        assert_true(w == 1 || w == 2);
+        out = *p;
+        if (erg_snmp_wild_fill_level(p, &out, &store, l, w == 1 ? "7" : "7.2"))
+          fail_msg("profile %s's %s level does not take a unit of %d arcs", p->name,
+                   erg_pdu_level_name(l), w);
+        assert_null(strchr(erg_snmp_level_row_oid(&out.lv[l]), '*'));
+      }
+    }
+  assert_true(unit_levels > 20 && tail_levels >= 3);
+
+  /* Row columns: the tail is no unit arc. */
+  char o[ERG_SNMP_OID_MAX], unit[ERG_PDU_UNIT_MAX];
+  int n;
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.%d.*"), 0);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*"), 0);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*.5"), 1);
+  assert_int_equal(erg_snmp_tmpl_wilds("1.2.*.*.%d"), 2);
+  assert_int_equal(erg_snmp_oid_expand_unit("1.2.%d.*", "", 3, o, sizeof o), -1);
+  assert_true(erg_snmp_oid_match("1.2.%d.*", "1.2.7.2.65.66", unit, sizeof unit, &n));
+  assert_int_equal(n, 7);
+  assert_string_equal(unit, "");
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.2.7", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.2.7.", unit, sizeof unit, &n));
+  assert_false(erg_snmp_oid_match("1.2.%d.*", "1.3.7.1", unit, sizeof unit, &n));
+  assert_true(erg_snmp_oid_match("1.2.*", "1.2.5.6", unit, sizeof unit, &n)); /* a scalar's */
+  assert_string_equal(unit, "");
+  const struct erg_snmp_profile *cu = erg_snmp_profile_find("chatsworth-unity");
+  assert_non_null(cu);
+  assert_int_equal(erg_snmp_level_wilds(&cu->lv[ERG_PDU_OUTLET]), 0);
+
+  /* One profile, each kind in its own level: outlets by unit (count too),
+   * banks by an index tail (count too). */
+  static const struct erg_snmp_profile two = {
+      .name = "two",
+      .lv[ERG_PDU_OUTLET] = {.q[ERG_Q_POWER] = {"1.5.*.%d", 1.0}, .count = "1.8.*"},
+      .lv[ERG_PDU_BANK] = {.q[ERG_Q_POWER] = {"1.6.%d.*", 1.0}, .count = "1.7.*"},
+  };
+  const char *rows[] = {"1.5.3.1", "1.6.1.2.65.66", NULL};
+  char note[320];
+  assert_int_equal(erg_snmp_wild_resolve(&two, &out, &store, fake_next, rows, note, sizeof note),
+                   2);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid, "1.5.3.%d");
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].count, "1.8.3");
+  assert_string_equal(store.unit[ERG_PDU_OUTLET], "3");
+  assert_string_equal(out.lv[ERG_PDU_BANK].q[ERG_Q_POWER].oid, "1.6.%d.2.65.66");
+  assert_string_equal(out.lv[ERG_PDU_BANK].count, "1.7.2.65.66");
+  assert_string_equal(store.unit[ERG_PDU_BANK], "");
+  assert_non_null(strstr(note, "outlet index arc 3 (its first row)"));
+  assert_non_null(strstr(note, "bank index tail \"AB\" (its first row)"));
+  assert_int_equal(erg_snmp_level_wilds(&two.lv[ERG_PDU_OUTLET]), 1);
+  assert_int_equal(erg_snmp_level_wilds(&two.lv[ERG_PDU_BANK]), 0);
+  assert_int_equal(erg_snmp_wild_fill_level(&two, &out, &store, ERG_PDU_BANK, "1"), -1);
+
+  /* Both kinds in one level (one template, or two columns): left out. */
+  static const struct erg_snmp_profile both = {
+      .name = "both",
+      .lv[ERG_PDU_OUTLET] = {.q[ERG_Q_POWER] = {"1.5.*.%d.*", 1.0}},
+      .lv[ERG_PDU_BANK] = {.q[ERG_Q_NAME] = {"1.6.*.%d"}, .q[ERG_Q_POWER] = {"1.7.%d.*", 1.0}},
+      .lv[ERG_PDU_INLET] = {.q[ERG_Q_POWER] = {"1.9.%d", 1.0}},
+  };
+  const char *brows[] = {"1.5.3.1.2.65.66", "1.6.3.1", "1.7.1.2.65.66", "1.9.1", NULL};
+  assert_int_equal(erg_snmp_wild_resolve(&both, &out, &store, fake_next, brows, note, sizeof note),
+                   2);
+  assert_null(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid);
+  assert_null(out.lv[ERG_PDU_BANK].q[ERG_Q_NAME].oid);
+  assert_string_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid, "1.9.%d");
+  assert_non_null(strstr(note, "outlet unit arcs and an index tail: not supported, left out"));
+  assert_non_null(strstr(note, "bank unit arcs and an index tail: not supported, left out"));
+  assert_int_equal(erg_snmp_level_wilds(&both.lv[ERG_PDU_OUTLET]), 0);
+  assert_int_equal(erg_snmp_wild_fill_level(&both, &out, &store, ERG_PDU_OUTLET, "3"), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_match_by_sysobjectid),
@@ -460,9 +691,12 @@ int main(void) {
       cmocka_unit_test(test_text_number),
       cmocka_unit_test(test_physics),
       cmocka_unit_test(test_wild_arcs),
+      cmocka_unit_test(test_units),
+      cmocka_unit_test(test_cross_check),
       cmocka_unit_test(test_text_unit),
       cmocka_unit_test(test_oid_after),
       cmocka_unit_test(test_wild_tail),
+      cmocka_unit_test(test_wild_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,6 +363,19 @@ static void test_recording_entities(void **st) {
   assert_int_equal(erg_snmp_walk_entity(&v, p, ERG_PDU_INLET, 1, &e, why, sizeof why), 0);
   assert_true(e.raw[ERG_Q_POWER] == 1701 && e.raw[ERG_Q_VA] == 1790 && e.raw[ERG_Q_PF] == 95);
   assert_int_equal(erg_snmp_walk_entity(&v, p, ERG_PDU_INLET, 3, &e, why, sizeof why), -1);
+  /* The chain's link unit (issue 34 item 1): its own rows, by unit. */
+  assert_int_equal(erg_snmp_walk_entity_unit(&v, p, ERG_PDU_INLET, "2", 1, &e, why, sizeof why), 0);
+  assert_string_equal(e.oid[ERG_Q_POWER], "1.3.6.1.4.1.1718.4.1.3.3.1.3.2.1");
+  assert_true(e.raw[ERG_Q_POWER] == 1265);
+  assert_int_equal(erg_snmp_walk_entity_unit(&v, p, ERG_PDU_PHASE, "2.1", 3, &e, why, sizeof why),
+                   0);
+  assert_string_equal(e.oid[ERG_Q_POWER], "1.3.6.1.4.1.1718.4.1.5.3.1.8.2.1.3");
+  assert_true(e.raw[ERG_Q_POWER] == 403);
+  assert_int_equal(erg_snmp_walk_entity_unit(&v, p, ERG_PDU_PHASE, "2", 3, &e, why, sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "2 unit arcs"));
+  assert_int_equal(erg_snmp_walk_entity_unit(&v, p, ERG_PDU_INLET, "9", 1, &e, why, sizeof why),
+                   -1);
   sim_walk_free(w);
 }
 

@@ -147,6 +147,72 @@ static void test_collector_levels(void **state) {
   unlink(path);
 }
 
+/* Units of a daisy chain / cords (issue 34 item 1): "LEVEL:UNIT.N" names
+ * a channel of one unit; the same N of two units is two channels; a
+ * unit of three arcs, a Modbus meter's unit and a bad arc are refused. */
+static void test_collector_units(void **state) {
+  (void)state;
+  write_conf("[node.a]\npower = p:outlet:210.5 + p:outlet:3.5\n[node.b]\npower = p:outlet:1.2.5 "
+             "+ p:inlet:1.2\n[node.c]\npower = p:210.6\n[pdu.p]\nhost = h\n");
+  struct erg_collector_config c;
+  struct erg_config_error err;
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  static const struct {
+    int node, feed, level, num;
+    const char *unit;
+  } want[] = {{0, 0, ERG_PDU_OUTLET, 5, "210"},
+              {0, 1, ERG_PDU_OUTLET, 5, "3"},
+              {1, 0, ERG_PDU_OUTLET, 5, "1.2"},
+              {1, 1, ERG_PDU_INLET, 2, "1"},
+              {2, 0, ERG_PDU_OUTLET, 6, "210"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const struct erg_node_feed *f = &c.nodes[want[i].node].feeds[want[i].feed];
+    assert_int_equal(c.sources[f->source].levels[f->channel], want[i].level);
+    assert_int_equal(c.sources[f->source].channels[f->channel], want[i].num);
+    assert_string_equal(c.sources[f->source].units[f->channel], want[i].unit);
+  }
+  assert_int_equal(c.sources[0].nchannels, 5);
+  erg_collector_config_free(&c);
+  unlink(path);
+  /* An outlet without a unit may be behind the one inlet named. */
+  write_conf("[node.a]\npower = p:outlet:5\n[node.b]\npower = p:inlet:1.2\n[pdu.p]\nhost = h\n");
+  erg_collector_config_defaults(&c);
+  assert_int_not_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_non_null(strstr(err.msg, "is behind inlet 1.2 of source p"));
+  erg_collector_config_free(&c);
+  unlink(path);
+  /* A named profile's unit arcs are checked before any device answers. */
+  write_conf("[node.a]\npower = s:outlet:1.5\n[pdu.s]\nhost = h\nprofile = servertech-sentry4\n");
+  erg_collector_config_defaults(&c);
+  assert_int_not_equal(erg_collector_config_load(path, &c, &err), 0);
+  assert_non_null(strstr(err.msg, "numbers its outlets by 2 unit arcs before the number, not 1"));
+  erg_collector_config_free(&c);
+  unlink(path);
+  write_conf("[node.a]\npower = s:outlet:1.2.5 + s:inlet:1.2\n[pdu.s]\nhost = h\n"
+             "profile = servertech-sentry4\n");
+  erg_collector_config_defaults(&c);
+  assert_int_equal(erg_collector_config_load(path, &c, &err), 0);
+  erg_collector_config_free(&c);
+  unlink(path);
+  const char *bad[] = {"p:outlet:1.2.3.5", "p:outlet:70000.5", "p:outlet:1..5", "p:outlet:.5",
+                       "p:outlet:5.",      "p:phase:1.L2",     "m:210.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char conf[256];
+    snprintf(conf, sizeof conf,
+             "[node.a]\npower = %s\n[pdu.p]\nhost = h\n[meter.m]\ndriver = modbus\nhost = "
+             "h\n",
+             bad[i]);
+    write_conf(conf);
+    erg_collector_config_defaults(&c);
+    assert_int_not_equal(erg_collector_config_load(path, &c, &err), 0);
+    assert_non_null(
+        strstr(err.msg, !strcmp(bad[i], "m:210.5") ? "units of a daisy chain" : "bad term"));
+    erg_collector_config_free(&c);
+    unlink(path);
+  }
+}
+
 /* [group.NAME]: members take the group's feeds (the whole meter); a
  * residual subtracts outlets drawn by other nodes. */
 static void test_collector_groups(void **state) {
@@ -545,13 +611,11 @@ static void test_many_sections(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_collector_ok),
-                                     cmocka_unit_test(test_collector_split),
-                                     cmocka_unit_test(test_collector_levels),
-                                     cmocka_unit_test(test_collector_groups),
-                                     cmocka_unit_test(test_collector_whole_pdu),
-                                     cmocka_unit_test(test_errors),
-                                     cmocka_unit_test(test_hostile),
-                                     cmocka_unit_test(test_many_sections)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_collector_ok),     cmocka_unit_test(test_collector_split),
+      cmocka_unit_test(test_collector_levels), cmocka_unit_test(test_collector_units),
+      cmocka_unit_test(test_collector_groups), cmocka_unit_test(test_collector_whole_pdu),
+      cmocka_unit_test(test_errors),           cmocka_unit_test(test_hostile),
+      cmocka_unit_test(test_many_sections)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
  * row number and the counts are the host unit's (rPDU2DevicePropertiesEntry,
  * ...26.4.2.1.{n}.1: .6 NumMeteredOutlets, .7 NumPhases, .8 NumMeteredBanks).
  * -1 means "not supported by this model" throughout.
- * Device: rPDU2DeviceStatusEntry ...26.4.3.1.{col}.1 (unit 1): .5 Power
+ * Device: rPDU2DeviceStatusEntry ...26.4.3.1.{col}.{n}, one row per unit
+ *   of the chain (device 2 is the second unit): .5 Power
  *   (hundredths of kW), .16 ApparentPower (hundredths of kVA), .17
  *   PowerFactor (hundredths), .9 Energy (tenths of kWh, user resettable).
  * Phase: rPDU2PhaseStatusEntry ...26.6.3.1: .5 Current (tenths of A),
@@ -30,10 +31,10 @@ static const struct erg_snmp_profile apc_rpdu2 = {
     .mib = "PowerNet-MIB rPDU2",
     .sysoids = {"1.3.6.1.4.1.318.1.3.4.6", "1.3.6.1.4.1.318.1.3.4"},
     .oid_model = R2 ".2.1.8.1",
-    .DEVICE = {.POWER = {R2 ".4.3.1.5.1", 10.0},
-               .VA = {R2 ".4.3.1.16.1", 10.0},
-               .PF = {R2 ".4.3.1.17.1", 0.01},
-               .ENERGY = {R2 ".4.3.1.9.1", KWH_TENTH}},
+    .DEVICE = {.POWER = {R2 ".4.3.1.5.%d", 10.0},
+               .VA = {R2 ".4.3.1.16.%d", 10.0},
+               .PF = {R2 ".4.3.1.17.%d", 0.01},
+               .ENERGY = {R2 ".4.3.1.9.%d", KWH_TENTH}},
     .PHASE = {.POWER = {R2 ".6.3.1.7.%d", 10.0},
               .VA = {R2 ".6.3.1.8.%d", 10.0},
               .PF = {R2 ".6.3.1.9.%d", 0.01},

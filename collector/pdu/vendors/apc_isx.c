@@ -18,7 +18,8 @@
  * OUTLET  the distribution cables of a module,
  *         isxModularDistModuleOutputEntry ...22.2.6.1.{col}.{module}.{cable}:
  *         .4 Name, .20 TotalPower (0.1 kW), .21 KwhUsage (0.1 kWh); the
- *         module is the first one listed (a "*" arc).
+ *         module is the unit (a "*" arc), every module's cables read
+ *         ("outlet:3.1").
  * (The breakers, ...22.2.4, are indexed {module, phase}: not a level.)
  * No recording checks it: from the MIB only. */
 #define ISX "1.3.6.1.4.1.318.1.1.22"

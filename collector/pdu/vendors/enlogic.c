@@ -4,8 +4,8 @@
 
 /* ENLOGIC-PDU-MIB and ENLOGIC-PDU2-MIB (EN2.0; enterprises.38446.1): the
  * status tables below are the same in both. Tables are indexed
- * {pduUnitStatusIndex}.{n}; unit 1 (the daisy-chain parent) is written
- * literally.
+ * {pduUnitStatusIndex}.{n}: a "*" arc, every unit of the daisy chain read
+ * (1 the parent; "outlet:2.5"); device N is unit N.
  * pduUnitStatusEntry ...1.2.4.1: .2 Name, .4 ActivePower (W),
  *   .5 ApparentPower (VA), .9 Energy (lifetime, 0.1 kWh).
  * pduInputPhaseStatusEntry ...1.3.4.1: .5 Current (0.01 A), .6 Voltage (V),
@@ -27,26 +27,26 @@ static const struct erg_snmp_profile enlogic_pdu = {
     .mib = "ENLOGIC-PDU-MIB / ENLOGIC-PDU2-MIB",
     .sysoids = {"1.3.6.1.4.1.38446"},
     .oid_model = EN ".1.2.1.10.1",
-    .DEVICE = {.NAME = {EN ".2.4.1.2.1"},
-               .POWER = {EN ".2.4.1.4.1", 1.0},
-               .VA = {EN ".2.4.1.5.1", 1.0},
-               .ENERGY = {EN ".2.4.1.9.1", KWH_TENTH}},
-    .PHASE = {.POWER = {EN ".3.4.1.7.1.%d", 1.0},
-              .VA = {EN ".3.4.1.8.1.%d", 1.0},
-              .PF = {EN ".3.4.1.9.1.%d", 0.01},
-              .CURRENT = {EN ".3.4.1.5.1.%d", 0.01},
-              .VOLTAGE = {EN ".3.4.1.6.1.%d", 1.0},
-              .count = EN ".2.3.1.6.1",
+    .DEVICE = {.NAME = {EN ".2.4.1.2.%d"},
+               .POWER = {EN ".2.4.1.4.%d", 1.0},
+               .VA = {EN ".2.4.1.5.%d", 1.0},
+               .ENERGY = {EN ".2.4.1.9.%d", KWH_TENTH}},
+    .PHASE = {.POWER = {EN ".3.4.1.7.*.%d", 1.0},
+              .VA = {EN ".3.4.1.8.*.%d", 1.0},
+              .PF = {EN ".3.4.1.9.*.%d", 0.01},
+              .CURRENT = {EN ".3.4.1.5.*.%d", 0.01},
+              .VOLTAGE = {EN ".3.4.1.6.*.%d", 1.0},
+              .count = EN ".2.3.1.6.*",
               .max = 3},
-    .BANK = {.NAME = {EN ".4.4.1.3.1.%d"},
-             .CURRENT = {EN ".4.4.1.5.1.%d", 0.01},
-             .count = EN ".2.3.1.7.1"},
-    .OUTLET = {.NAME = {EN ".5.9.1.3.1.%d"},
-               .POWER = {EN ".5.9.1.6.1.%d", 1.0},
-               .PF = {EN ".5.9.1.7.1.%d", 0.01},
-               .CURRENT = {EN ".5.9.1.5.1.%d", 0.01},
-               .ENERGY = {EN ".5.9.1.11.1.%d", KWH_TENTH},
-               .count = EN ".2.3.1.5.1"},
+    .BANK = {.NAME = {EN ".4.4.1.3.*.%d"},
+             .CURRENT = {EN ".4.4.1.5.*.%d", 0.01},
+             .count = EN ".2.3.1.7.*"},
+    .OUTLET = {.NAME = {EN ".5.9.1.3.*.%d"},
+               .POWER = {EN ".5.9.1.6.*.%d", 1.0},
+               .PF = {EN ".5.9.1.7.*.%d", 0.01},
+               .CURRENT = {EN ".5.9.1.5.*.%d", 0.01},
+               .ENERGY = {EN ".5.9.1.11.*.%d", KWH_TENTH},
+               .count = EN ".2.3.1.5.*"},
 };
 
 ERG_VENDOR_PROFILES(enlogic, &enlogic_pdu);

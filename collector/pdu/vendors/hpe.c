@@ -12,7 +12,7 @@
  * pduInputEntry ...165.2.2.1.1: .2 inputVoltage (V), .3 inputCurrent
  *   (0.01 A).
  * pduOutputEntry ...165.2.3.1.1: .4 pduOutputPower (W), .5 NumBreakers.
- * pduOutputBreakerEntry ...165.2.3.2.1, index {pdu}.{breaker}, PDU 1 here:
+ * pduOutputBreakerEntry ...165.2.3.2.1, index {pdu}.{breaker} ("*" the PDU):
  *   .2 breakerVoltage (V), .3 breakerCurrent (0.01 A; MIB 1.66 and later:
  *   firmware 1.00.x reports whole amperes in this column).
  * All tables share the PDU index (1-based rows). */
@@ -28,9 +28,9 @@ static const struct erg_snmp_profile hpe_pdumm = {
               .CURRENT = {HPMM ".2.1.1.3.%d", 0.01},
               .VOLTAGE = {HPMM ".2.1.1.2.%d", 1.0},
               .count = HPMM ".1.1.0"},
-    .BANK = {.CURRENT = {HPMM ".3.2.1.3.1.%d", 0.01},
-             .VOLTAGE = {HPMM ".3.2.1.2.1.%d", 1.0},
-             .count = HPMM ".3.1.1.5.1"},
+    .BANK = {.CURRENT = {HPMM ".3.2.1.3.*.%d", 0.01},
+             .VOLTAGE = {HPMM ".3.2.1.2.*.%d", 1.0},
+             .count = HPMM ".3.1.1.5.*"},
     /* CPQPOWER-MIB 1.66+, breakerCurrent: "firmware 1.00.x reports whole
      * amperes"; the module's sysDescr names its firmware version. */
     .fw = {{"firmware version 1.00.", ERG_PDU_BANK, ERG_Q_CURRENT, 1.0,
@@ -66,7 +66,8 @@ static const struct erg_snmp_profile hpe_ipdu = {
 };
 
 /* HP monitored/managed PDU (Glandore, Dragonwood), branch pdu2 =
- * 232.165.7; daisy-chained PDUs, index pdu2IdentIndex, PDU 1 here.
+ * 232.165.7; daisy-chained PDUs, index pdu2IdentIndex: a "*" arc, every PDU
+ * of the chain read ("outlet:2.5"); device N is PDU N.
  * pdu2IdentEntry ...165.7.1.2.1: .2 Name, .3 Model, .10 InputPhaseCount,
  *   .11 GroupCount, .12 OutletCount.
  * pdu2InputEntry ...165.7.2.1.1 (whole PDU): .4 PowerVA (VA), .5
@@ -88,36 +89,37 @@ static const struct erg_snmp_profile hpe_pdu2 = {
     .mib = "CPQPOWER-MIB",
     .sysoids = {PDU2},
     .oid_model = PDU2 ".1.2.1.3.1",
-    .DEVICE = {.POWER = {PDU2 ".2.1.1.5.1", 1.0},
-               .VA = {PDU2 ".2.1.1.4.1", 1.0},
-               .PF = {PDU2 ".2.1.1.8.1", 0.001},
-               .ENERGY = {PDU2 ".2.1.1.6.1", WH}},
-    .PHASE = {.POWER = {PDU2 ".2.2.1.21.1.%d", 1.0},
-              .VA = {PDU2 ".2.2.1.20.1.%d", 1.0},
-              .PF = {PDU2 ".2.2.1.24.1.%d", 0.001},
-              .CURRENT = {PDU2 ".2.2.1.11.1.%d", 0.001},
-              .VOLTAGE = {PDU2 ".2.2.1.3.1.%d", 0.001},
-              .ENERGY = {PDU2 ".2.2.1.22.1.%d", WH},
-              .count = PDU2 ".1.2.1.10.1"},
-    .BANK = {.NAME = {PDU2 ".3.1.1.2.1.%d"},
-             .POWER = {PDU2 ".3.1.1.21.1.%d", 1.0},
-             .VA = {PDU2 ".3.1.1.20.1.%d", 1.0},
-             .PF = {PDU2 ".3.1.1.24.1.%d", 0.001},
-             .CURRENT = {PDU2 ".3.1.1.12.1.%d", 0.001},
-             .VOLTAGE = {PDU2 ".3.1.1.5.1.%d", 0.001},
-             .ENERGY = {PDU2 ".3.1.1.22.1.%d", WH},
-             .count = PDU2 ".1.2.1.11.1"},
-    .OUTLET = {.NAME = {PDU2 ".5.1.1.2.1.%d"},
-               .POWER = {PDU2 ".5.1.1.14.1.%d", 1.0},
-               .VA = {PDU2 ".5.1.1.13.1.%d", 1.0},
-               .PF = {PDU2 ".5.1.1.17.1.%d", 0.001},
-               .CURRENT = {PDU2 ".5.1.1.5.1.%d", 0.001},
-               .ENERGY = {PDU2 ".5.1.1.15.1.%d", WH},
-               .count = PDU2 ".1.2.1.12.1"},
+    .DEVICE = {.POWER = {PDU2 ".2.1.1.5.%d", 1.0},
+               .VA = {PDU2 ".2.1.1.4.%d", 1.0},
+               .PF = {PDU2 ".2.1.1.8.%d", 0.001},
+               .ENERGY = {PDU2 ".2.1.1.6.%d", WH}},
+    .PHASE = {.POWER = {PDU2 ".2.2.1.21.*.%d", 1.0},
+              .VA = {PDU2 ".2.2.1.20.*.%d", 1.0},
+              .PF = {PDU2 ".2.2.1.24.*.%d", 0.001},
+              .CURRENT = {PDU2 ".2.2.1.11.*.%d", 0.001},
+              .VOLTAGE = {PDU2 ".2.2.1.3.*.%d", 0.001},
+              .ENERGY = {PDU2 ".2.2.1.22.*.%d", WH},
+              .count = PDU2 ".1.2.1.10.*"},
+    .BANK = {.NAME = {PDU2 ".3.1.1.2.*.%d"},
+             .POWER = {PDU2 ".3.1.1.21.*.%d", 1.0},
+             .VA = {PDU2 ".3.1.1.20.*.%d", 1.0},
+             .PF = {PDU2 ".3.1.1.24.*.%d", 0.001},
+             .CURRENT = {PDU2 ".3.1.1.12.*.%d", 0.001},
+             .VOLTAGE = {PDU2 ".3.1.1.5.*.%d", 0.001},
+             .ENERGY = {PDU2 ".3.1.1.22.*.%d", WH},
+             .count = PDU2 ".1.2.1.11.*"},
+    .OUTLET = {.NAME = {PDU2 ".5.1.1.2.*.%d"},
+               .POWER = {PDU2 ".5.1.1.14.*.%d", 1.0},
+               .VA = {PDU2 ".5.1.1.13.*.%d", 1.0},
+               .PF = {PDU2 ".5.1.1.17.*.%d", 0.001},
+               .CURRENT = {PDU2 ".5.1.1.5.*.%d", 0.001},
+               .ENERGY = {PDU2 ".5.1.1.15.*.%d", WH},
+               .count = PDU2 ".1.2.1.12.*"},
 };
 
 /* HPE metered / switched / metered+switched PDU ("CIS" line, G2), branch
- * pdu3 = 232.165.11; daisy-chained PDUs, index pdu3IdentIndex, PDU 1 here.
+ * pdu3 = 232.165.11; daisy-chained PDUs, index pdu3IdentIndex: a "*" arc,
+ * every PDU of the chain read ("outlet:2.5"); device N is PDU N.
  * pdu3IdentEntry ...165.11.1.2.1: .2 Name, .3 Model, .11 InputPhaseCount,
  *   .12 GroupCount, .13 OutletCount.
  * pdu3InputEntry ...165.11.2.1.1 (whole PDU): .4 PowerVA, .5 PowerWatts,
@@ -141,32 +143,32 @@ static const struct erg_snmp_profile hpe_pdu3 = {
     .mib = "CPQPOWER-MIB",
     .sysoids = {PDU3},
     .oid_model = PDU3 ".1.2.1.3.1",
-    .DEVICE = {.POWER = {PDU3 ".2.1.1.5.1", 1.0},
-               .VA = {PDU3 ".2.1.1.4.1", 1.0},
-               .PF = {PDU3 ".2.1.1.9.1", 0.01},
-               .ENERGY = {PDU3 ".2.1.1.6.1", KWH}},
-    .PHASE = {.POWER = {PDU3 ".2.2.1.20.1.%d", 1.0},
-              .VA = {PDU3 ".2.2.1.19.1.%d", 1.0},
-              .PF = {PDU3 ".2.2.1.23.1.%d", 0.01},
-              .CURRENT = {PDU3 ".2.2.1.11.1.%d", 0.01},
-              .VOLTAGE = {PDU3 ".2.2.1.3.1.%d", 0.1},
-              .ENERGY = {PDU3 ".2.2.1.21.1.%d", KWH},
-              .count = PDU3 ".1.2.1.11.1"},
-    .BANK = {.NAME = {PDU3 ".3.1.1.2.1.%d"},
-             .POWER = {PDU3 ".3.1.1.20.1.%d", 1.0},
-             .VA = {PDU3 ".3.1.1.19.1.%d", 1.0},
-             .PF = {PDU3 ".3.1.1.23.1.%d", 0.01},
-             .CURRENT = {PDU3 ".3.1.1.12.1.%d", 0.01},
-             .VOLTAGE = {PDU3 ".3.1.1.5.1.%d", 0.1},
-             .ENERGY = {PDU3 ".3.1.1.21.1.%d", KWH},
-             .count = PDU3 ".1.2.1.12.1"},
-    .OUTLET = {.NAME = {PDU3 ".5.1.1.2.1.%d"},
-               .POWER = {PDU3 ".5.1.1.13.1.%d", 1.0},
-               .VA = {PDU3 ".5.1.1.12.1.%d", 1.0},
-               .PF = {PDU3 ".5.1.1.16.1.%d", 0.01},
-               .CURRENT = {PDU3 ".5.1.1.5.1.%d", 0.01},
-               .ENERGY = {PDU3 ".5.1.1.14.1.%d", KWH},
-               .count = PDU3 ".1.2.1.13.1"},
+    .DEVICE = {.POWER = {PDU3 ".2.1.1.5.%d", 1.0},
+               .VA = {PDU3 ".2.1.1.4.%d", 1.0},
+               .PF = {PDU3 ".2.1.1.9.%d", 0.01},
+               .ENERGY = {PDU3 ".2.1.1.6.%d", KWH}},
+    .PHASE = {.POWER = {PDU3 ".2.2.1.20.*.%d", 1.0},
+              .VA = {PDU3 ".2.2.1.19.*.%d", 1.0},
+              .PF = {PDU3 ".2.2.1.23.*.%d", 0.01},
+              .CURRENT = {PDU3 ".2.2.1.11.*.%d", 0.01},
+              .VOLTAGE = {PDU3 ".2.2.1.3.*.%d", 0.1},
+              .ENERGY = {PDU3 ".2.2.1.21.*.%d", KWH},
+              .count = PDU3 ".1.2.1.11.*"},
+    .BANK = {.NAME = {PDU3 ".3.1.1.2.*.%d"},
+             .POWER = {PDU3 ".3.1.1.20.*.%d", 1.0},
+             .VA = {PDU3 ".3.1.1.19.*.%d", 1.0},
+             .PF = {PDU3 ".3.1.1.23.*.%d", 0.01},
+             .CURRENT = {PDU3 ".3.1.1.12.*.%d", 0.01},
+             .VOLTAGE = {PDU3 ".3.1.1.5.*.%d", 0.1},
+             .ENERGY = {PDU3 ".3.1.1.21.*.%d", KWH},
+             .count = PDU3 ".1.2.1.12.*"},
+    .OUTLET = {.NAME = {PDU3 ".5.1.1.2.*.%d"},
+               .POWER = {PDU3 ".5.1.1.13.*.%d", 1.0},
+               .VA = {PDU3 ".5.1.1.12.*.%d", 1.0},
+               .PF = {PDU3 ".5.1.1.16.*.%d", 0.01},
+               .CURRENT = {PDU3 ".5.1.1.5.*.%d", 0.01},
+               .ENERGY = {PDU3 ".5.1.1.14.*.%d", KWH},
+               .count = PDU3 ".1.2.1.13.*"},
 };
 
 /* HP high-voltage PDU (Apollo), branch hpdu = 232.165.9; one hard-wired

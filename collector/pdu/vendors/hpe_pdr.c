@@ -12,7 +12,8 @@
  * BANK    the breakers, pdrBreakerEntry ...165.4.3.1.1.{col}.{panel}.
  *         {breaker}: .12 pdrBreakerPower (W), .10 pdrBreakerCurrent (0.1 A),
  *         .9 pdrBreakerTotalKWH (0.01 kWh). Indexed by panel, then breaker:
- *         the breakers of the first panel listed (a "*" arc).
+ *         the panel is the unit (a "*" arc), every panel's breakers read
+ *         ("bank:2.1").
  * sysObjectID: the management module's, "232.165.4" for a PDR (CPQPOWER-MIB's
  * comment on sysObjectID). No recording checks it: from the MIB only. */
 #define PDR "1.3.6.1.4.1.232.165.4"

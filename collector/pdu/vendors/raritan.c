@@ -2,8 +2,9 @@
 /* Raritan (Legrand). */
 #include "vendors.h"
 
-/* PDU2-MIB (PX2, PX3, PX4, PMC; enterprises.13742.6). pduId 1 (the master
- * unit of a cascade) is written literally.
+/* PDU2-MIB (PX2, PX3, PX4, PMC; enterprises.13742.6). Every table starts
+ * with pduId (1 the master of a cascade, 2.. its members: "PX3-5493U with
+ * expansion units"): a "*" arc, each unit's rows read ("outlet:2.5").
  *
  * Readings are sensors, one row per {entity, sensorType}:
  *   measurements*SensorValue (Unsigned32), scaled by 10^-*DecimalDigits of
@@ -39,11 +40,11 @@
  *   ...6.3.2.2.1.4.{pdu}.
  * pduModel nameplateTable ...6.3.2.1.1.3.{pdu}. */
 #define RP2 "1.3.6.1.4.1.13742.6"
-#define RP2_UNIT(t, sc) RP2 ".5.1.3.1.4.1." #t, sc, RP2 ".3.2.5.1.7.1." #t
-#define RP2_IN(t, sc) RP2 ".5.2.3.1.4.1.%d." #t, sc, RP2 ".3.3.4.1.7.1.%d." #t
-#define RP2_POLE(t, sc) RP2 ".5.2.4.1.4.1.1.%d." #t, sc, RP2 ".3.3.6.1.7.1.1.%d." #t
-#define RP2_OCP(t, sc) RP2 ".5.3.3.1.4.1.%d." #t, sc, RP2 ".3.4.4.1.7.1.%d." #t
-#define RP2_OUT(t, sc) RP2 ".5.4.3.1.4.1.%d." #t, sc, RP2 ".3.5.4.1.7.1.%d." #t
+#define RP2_UNIT(t, sc) RP2 ".5.1.3.1.4.*." #t, sc, RP2 ".3.2.5.1.7.*." #t
+#define RP2_IN(t, sc) RP2 ".5.2.3.1.4.*.%d." #t, sc, RP2 ".3.3.4.1.7.*.%d." #t
+#define RP2_POLE(t, sc) RP2 ".5.2.4.1.4.*.1.%d." #t, sc, RP2 ".3.3.6.1.7.*.1.%d." #t
+#define RP2_OCP(t, sc) RP2 ".5.3.3.1.4.*.%d." #t, sc, RP2 ".3.4.4.1.7.*.%d." #t
+#define RP2_OUT(t, sc) RP2 ".5.4.3.1.4.*.%d." #t, sc, RP2 ".3.5.4.1.7.*.%d." #t
 static const struct erg_snmp_profile raritan_pdu2 = {
     .name = "raritan-pdu2",
     .vendor = "Raritan",
@@ -51,33 +52,33 @@ static const struct erg_snmp_profile raritan_pdu2 = {
     .sysoids = {RP2},
     .oid_model = RP2 ".3.2.1.1.3.1",
     .DEVICE = {.POWER = {RP2_UNIT(5, 1.0)}, .VA = {RP2_UNIT(6, 1.0)}, .ENERGY = {RP2_UNIT(8, WH)}},
-    .INLET = {.NAME = {RP2 ".3.3.3.1.3.1.%d"},
+    .INLET = {.NAME = {RP2 ".3.3.3.1.3.*.%d"},
               .POWER = {RP2_IN(5, 1.0)},
               .VA = {RP2_IN(6, 1.0)},
               .PF = {RP2_IN(7, 1.0)},
               .CURRENT = {RP2_IN(1, 1.0)},
               .VOLTAGE = {RP2_IN(4, 1.0)},
               .ENERGY = {RP2_IN(8, WH)},
-              .count = RP2 ".3.2.2.1.2.1"},
+              .count = RP2 ".3.2.2.1.2.*"},
     .PHASE = {.POWER = {RP2_POLE(5, 1.0)},
               .VA = {RP2_POLE(6, 1.0)},
               .PF = {RP2_POLE(7, 1.0)},
               .CURRENT = {RP2_POLE(1, 1.0)},
               .VOLTAGE = {RP2_POLE(25, 1.0)},
               .ENERGY = {RP2_POLE(8, WH)},
-              .count = RP2 ".3.3.3.1.5.1.1",
+              .count = RP2 ".3.3.3.1.5.*.1",
               .max = 3},
-    .BANK = {.NAME = {RP2 ".3.4.3.1.2.1.%d"},
+    .BANK = {.NAME = {RP2 ".3.4.3.1.2.*.%d"},
              .CURRENT = {RP2_OCP(1, 1.0)},
-             .count = RP2 ".3.2.2.1.3.1"},
-    .OUTLET = {.NAME = {RP2 ".3.5.3.1.3.1.%d"},
+             .count = RP2 ".3.2.2.1.3.*"},
+    .OUTLET = {.NAME = {RP2 ".3.5.3.1.3.*.%d"},
                .POWER = {RP2_OUT(5, 1.0)},
                .VA = {RP2_OUT(6, 1.0)},
                .PF = {RP2_OUT(7, 1.0)},
                .CURRENT = {RP2_OUT(1, 1.0)},
                .VOLTAGE = {RP2_OUT(4, 1.0)},
                .ENERGY = {RP2_OUT(8, WH)},
-               .count = RP2 ".3.2.2.1.4.1"},
+               .count = RP2 ".3.2.2.1.4.*"},
 };
 
 /* PDU-MIB (Dominion PX, "PX1"; enterprises.13742.4). Plain integer columns,

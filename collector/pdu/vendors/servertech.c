@@ -4,8 +4,9 @@
 
 /* Sentry4-MIB (PRO1/PRO2 "Smart"/"Switched" PDUs; enterprises.1718.4.1).
  * Every table is indexed from the unit (1 = master "A", 2.. = link units)
- * and the input cord (1 = cord "A"); unit 1 and cord 1 are written
- * literally, the last arc is the entity. Units as the MIB's UNITS: W, VA,
+ * and the input cord (1 = cord "A", 2 = "B"): "*" arcs, every unit's and
+ * cord's rows read (an inlet is {unit}.{cord}: "inlet:1.2" is cord B of
+ * the master; an outlet {unit}.{cord}.{outlet}: "outlet:1.2.5"). Units as the MIB's UNITS: W, VA,
  * PF in hundredths, A in hundredths, V in tenths, energy in tenths of kWh
  * (cord, phase) or Wh (outlet). -1 means not available.
  * INLET   st4InputCordMonitorTable ...3.3.1, index {unit}.{cord}: .3
@@ -35,40 +36,41 @@ static const struct erg_snmp_profile servertech_sentry4 = {
     .mib = "Sentry4-MIB",
     .sysoids = {"1.3.6.1.4.1.1718.4"},
     .oid_model = S4 ".2.2.1.5.1",
-    .INLET = {.NAME = {S4 ".3.2.1.3.1.%d"},
-              .POWER = {S4 ".3.3.1.3.1.%d", 1.0},
-              .VA = {S4 ".3.3.1.5.1.%d", 1.0},
-              .PF = {S4 ".3.3.1.8.1.%d", 0.01},
-              .ENERGY = {S4 ".3.3.1.10.1.%d", KWH_TENTH},
-              .count = S4 ".2.2.1.30.1"},
-    .PHASE = {.NAME = {S4 ".5.2.1.4.1.1.%d"},
-              .POWER = {S4 ".5.3.1.8.1.1.%d", 1.0},
-              .VA = {S4 ".5.3.1.9.1.1.%d", 1.0},
-              .PF = {S4 ".5.3.1.10.1.1.%d", 0.01},
-              .CURRENT = {S4 ".5.3.1.6.1.1.%d", 0.01},
-              .VOLTAGE = {S4 ".5.3.1.3.1.1.%d", 0.1},
-              .ENERGY = {S4 ".5.3.1.13.1.1.%d", KWH_TENTH},
-              .count = S4 ".3.2.1.21.1.1"},
-    .BANK = {.NAME = {S4 ".7.2.1.4.1.1.%d"},
-             .CURRENT = {S4 ".7.3.1.3.1.1.%d", 0.01},
-             .count = S4 ".3.2.1.23.1.1"},
-    .OUTLET = {.NAME = {S4 ".8.2.1.3.1.1.%d"},
-               .POWER = {S4 ".8.3.1.7.1.1.%d", 1.0},
-               .VA = {S4 ".8.3.1.9.1.1.%d", 1.0},
-               .PF = {S4 ".8.3.1.10.1.1.%d", 0.01},
-               .CURRENT = {S4 ".8.3.1.3.1.1.%d", 0.01},
-               .VOLTAGE = {S4 ".8.3.1.6.1.1.%d", 0.1},
-               .ENERGY = {S4 ".8.3.1.14.1.1.%d", WH},
-               .count = S4 ".3.2.1.24.1.1"},
+    .INLET = {.NAME = {S4 ".3.2.1.3.*.%d"},
+              .POWER = {S4 ".3.3.1.3.*.%d", 1.0},
+              .VA = {S4 ".3.3.1.5.*.%d", 1.0},
+              .PF = {S4 ".3.3.1.8.*.%d", 0.01},
+              .ENERGY = {S4 ".3.3.1.10.*.%d", KWH_TENTH},
+              .count = S4 ".2.2.1.30.*"},
+    .PHASE = {.NAME = {S4 ".5.2.1.4.*.*.%d"},
+              .POWER = {S4 ".5.3.1.8.*.*.%d", 1.0},
+              .VA = {S4 ".5.3.1.9.*.*.%d", 1.0},
+              .PF = {S4 ".5.3.1.10.*.*.%d", 0.01},
+              .CURRENT = {S4 ".5.3.1.6.*.*.%d", 0.01},
+              .VOLTAGE = {S4 ".5.3.1.3.*.*.%d", 0.1},
+              .ENERGY = {S4 ".5.3.1.13.*.*.%d", KWH_TENTH},
+              .count = S4 ".3.2.1.21.*.*"},
+    .BANK = {.NAME = {S4 ".7.2.1.4.*.*.%d"},
+             .CURRENT = {S4 ".7.3.1.3.*.*.%d", 0.01},
+             .count = S4 ".3.2.1.23.*.*"},
+    .OUTLET = {.NAME = {S4 ".8.2.1.3.*.*.%d"},
+               .POWER = {S4 ".8.3.1.7.*.*.%d", 1.0},
+               .VA = {S4 ".8.3.1.9.*.*.%d", 1.0},
+               .PF = {S4 ".8.3.1.10.*.*.%d", 0.01},
+               .CURRENT = {S4 ".8.3.1.3.*.*.%d", 0.01},
+               .VOLTAGE = {S4 ".8.3.1.6.*.*.%d", 0.1},
+               .ENERGY = {S4 ".8.3.1.14.*.*.%d", WH},
+               .count = S4 ".3.2.1.24.*.*"},
 };
 
 /* Sentry3-MIB (CDU, "Sentry Switched/Smart CDU"; enterprises.1718.3.2).
  * Tables are indexed from the tower (1 = master "A", 2.. = link towers)
- * and the input feed; tower 1 and infeed 1 are written literally. -1 means
+ * and the input feed: "*" arcs, every tower's rows read ("outlet:2.1.5"). -1 means
  * not available. Power columns (infeedPower, outlet power...) exist only on
  * units with power sensing (PIPS/POPS hardware); older CDUs give infeed
  * current and voltage only (the driver then estimates A x V x pf).
- * DEVICE  the master tower, towerTable ...3.2.1.1, index {tower}: .11
+ * DEVICE  each tower (device 2 is link tower "B"), towerTable ...3.2.1.1,
+ *   index {tower}: .11
  *   towerActivePower (W), .12 towerApparentPower (VA), .13 towerPowerFactor
  *   (0.01), .14 towerEnergy (kWh). systemTotalPower ...3.1.6.0 (W, all
  *   towers) is not used.
@@ -96,27 +98,27 @@ static const struct erg_snmp_profile servertech_sentry3 = {
     .mib = "Sentry3-MIB",
     .sysoids = {"1.3.6.1.4.1.1718.3"},
     .oid_model = S3 ".1.1.7.1",
-    .DEVICE = {.POWER = {S3 ".1.1.11.1", 1.0},
-               .VA = {S3 ".1.1.12.1", 1.0},
-               .PF = {S3 ".1.1.13.1", 0.01},
-               .ENERGY = {S3 ".1.1.14.1", KWH}},
-    .INLET = {.NAME = {S3 ".2.1.3.1.%d"},
-              .POWER = {S3 ".2.1.12.1.%d", 1.0},
-              .VA = {S3 ".2.1.13.1.%d", 1.0},
-              .PF = {S3 ".2.1.14.1.%d", 0.01},
-              .CURRENT = {S3 ".2.1.7.1.%d", 0.01},
-              .VOLTAGE = {S3 ".2.1.11.1.%d", 0.1},
-              .ENERGY = {S3 ".2.1.16.1.%d", KWH_TENTH},
-              .count = S3 ".1.1.5.1"},
-    .BANK = {.NAME = {S3 ".7.1.3.1.1.%d"}, .CURRENT = {S3 ".7.1.7.1.1.%d", 0.01}},
-    .OUTLET = {.NAME = {S3 ".3.1.3.1.1.%d"},
-               .POWER = {S3 ".3.1.14.1.1.%d", 1.0},
-               .VA = {S3 ".3.1.15.1.1.%d", 1.0},
-               .PF = {S3 ".3.1.16.1.1.%d", 0.01},
-               .CURRENT = {S3 ".3.1.7.1.1.%d", 0.01},
-               .VOLTAGE = {S3 ".3.1.13.1.1.%d", 0.1},
-               .ENERGY = {S3 ".3.1.18.1.1.%d", WH},
-               .count = S3 ".2.1.9.1.1"},
+    .DEVICE = {.POWER = {S3 ".1.1.11.%d", 1.0},
+               .VA = {S3 ".1.1.12.%d", 1.0},
+               .PF = {S3 ".1.1.13.%d", 0.01},
+               .ENERGY = {S3 ".1.1.14.%d", KWH}},
+    .INLET = {.NAME = {S3 ".2.1.3.*.%d"},
+              .POWER = {S3 ".2.1.12.*.%d", 1.0},
+              .VA = {S3 ".2.1.13.*.%d", 1.0},
+              .PF = {S3 ".2.1.14.*.%d", 0.01},
+              .CURRENT = {S3 ".2.1.7.*.%d", 0.01},
+              .VOLTAGE = {S3 ".2.1.11.*.%d", 0.1},
+              .ENERGY = {S3 ".2.1.16.*.%d", KWH_TENTH},
+              .count = S3 ".1.1.5.*"},
+    .BANK = {.NAME = {S3 ".7.1.3.*.*.%d"}, .CURRENT = {S3 ".7.1.7.*.*.%d", 0.01}},
+    .OUTLET = {.NAME = {S3 ".3.1.3.*.*.%d"},
+               .POWER = {S3 ".3.1.14.*.*.%d", 1.0},
+               .VA = {S3 ".3.1.15.*.*.%d", 1.0},
+               .PF = {S3 ".3.1.16.*.*.%d", 0.01},
+               .CURRENT = {S3 ".3.1.7.*.*.%d", 0.01},
+               .VOLTAGE = {S3 ".3.1.13.*.*.%d", 0.1},
+               .ENERGY = {S3 ".3.1.18.*.*.%d", WH},
+               .count = S3 ".2.1.9.*.*"},
 };
 
 ERG_VENDOR_PROFILES(servertech, &servertech_sentry4, &servertech_sentry3);

@@ -5,7 +5,8 @@
 /* TRIPPLITE-PRODUCTS (PowerAlert 15+; TRIPPLITE-12X, the 12.x agents' MIB,
  * has no PDU tables), tlpPdu branch enterprises.850.1.1.3.2. Every table is
  * indexed {tlpDeviceIndex}.{n}: the PowerAlert agent numbers the devices it
- * manages, the PDU is device 1 here. Unsigned32 values.
+ * manages: a "*" arc, every device's rows read ("outlet:2.5"); device N
+ * is tlpDevice N. Unsigned32 values.
  * Device: tlpPduDeviceOutputPowerTotal ...3.2.2.1.1.9.1 (W, all circuits).
  *   (tlpPduDeviceAggregatePowerFactor .10 is left out: its UNITS say
  *   "0.1 Watts", so the scale of this power factor is not known.)
@@ -35,23 +36,23 @@ static const struct erg_snmp_profile tripplite_pdu = {
     .mib = "TRIPPLITE-PRODUCTS",
     .sysoids = {"1.3.6.1.4.1.850.1.1.1", "1.3.6.1.4.1.850.1.1.3.2", "1.3.6.1.4.1.850"},
     .oid_model = TL ".1.2.1.5.1",
-    .DEVICE = {.POWER = {TLP ".2.1.1.9.1", 1.0}},
-    .PHASE = {.POWER = {TLP ".3.2.1.1.8.1.%d", 1.0},
-              .VA = {TLP ".3.2.1.1.12.1.%d", 10.0},
-              .PF = {TLP ".3.2.1.1.9.1.%d", 1e-4},
-              .CURRENT = {TLP ".3.2.1.1.5.1.%d", 0.01},
-              .VOLTAGE = {TLP ".3.2.1.1.4.1.%d", 0.1},
-              .count = TLP ".1.2.1.2.1"},
-    .BANK = {.POWER = {TLP ".3.4.1.1.8.1.%d", 1.0},
-             .PF = {TLP ".3.4.1.1.9.1.%d", 0.01},
-             .CURRENT = {TLP ".3.4.1.1.4.1.%d", 0.01},
-             .VOLTAGE = {TLP ".3.4.1.1.3.1.%d", 0.1},
-             .count = TLP ".1.2.1.6.1"},
-    .OUTLET = {.NAME = {TLP ".3.3.1.1.2.1.%d"},
-               .POWER = {TLP ".3.3.1.1.9.1.%d", 1.0},
-               .CURRENT = {TLP ".3.3.1.1.8.1.%d", 0.01},
-               .VOLTAGE = {TLP ".3.3.1.1.7.1.%d", 0.1},
-               .count = TLP ".1.2.1.4.1"},
+    .DEVICE = {.POWER = {TLP ".2.1.1.9.%d", 1.0}},
+    .PHASE = {.POWER = {TLP ".3.2.1.1.8.*.%d", 1.0},
+              .VA = {TLP ".3.2.1.1.12.*.%d", 10.0},
+              .PF = {TLP ".3.2.1.1.9.*.%d", 1e-4},
+              .CURRENT = {TLP ".3.2.1.1.5.*.%d", 0.01},
+              .VOLTAGE = {TLP ".3.2.1.1.4.*.%d", 0.1},
+              .count = TLP ".1.2.1.2.*"},
+    .BANK = {.POWER = {TLP ".3.4.1.1.8.*.%d", 1.0},
+             .PF = {TLP ".3.4.1.1.9.*.%d", 0.01},
+             .CURRENT = {TLP ".3.4.1.1.4.*.%d", 0.01},
+             .VOLTAGE = {TLP ".3.4.1.1.3.*.%d", 0.1},
+             .count = TLP ".1.2.1.6.*"},
+    .OUTLET = {.NAME = {TLP ".3.3.1.1.2.*.%d"},
+               .POWER = {TLP ".3.3.1.1.9.*.%d", 1.0},
+               .CURRENT = {TLP ".3.3.1.1.8.*.%d", 0.01},
+               .VOLTAGE = {TLP ".3.3.1.1.7.*.%d", 0.1},
+               .count = TLP ".1.2.1.4.*"},
 };
 
 ERG_VENDOR_PROFILES(tripplite, &tripplite_pdu);
