@@ -424,7 +424,7 @@ int erg_journal_rotate(const char *dir, const char *node);
 
 /* ---- configuration ---- */
 #define ERG_MAX_SOURCES 16384 /* a BMC per node: ERG_MAX_NODES */
-#define ERG_MAX_NODES 16384 /* per collector; 5,000 are benchmarked (docs/scale.md) */
+#define ERG_MAX_NODES 16384   /* per collector; 5,000 are benchmarked (docs/scale.md) */
 
 struct erg_node_feed {
   int source;    /* index into sources */

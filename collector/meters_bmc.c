@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* BMC meters at scale (docs/scale.md): every Redfish meter on one thread
  * over one curl multi handle; the IPMI meters (libfreeipmi blocks) on a
  * bounded pool of poll threads with small stacks. Per meter, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The meter threads' shared pieces (meters.c, meters_bmc.c). */
 #ifndef ERG_METERS_INT_H
 #define ERG_METERS_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Physics across one device's levels (issue 34 item 3): what the levels
  * below meter adds up to no more than what the level above them does (the
  * outlets, banks and phases of a unit within its inlets or device, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The Redfish driver's insides shared by redfish.c (one request at a
  * time: discovery for the probe, and a meter's blocking open and poll) and
  * redfish_multi.c (every meter of ergd over one curl multi handle). Not a

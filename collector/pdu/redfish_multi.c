@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* ergd's Redfish meters, all over one curl multi handle (erg_redfish.h):
  * one thread drives every meter's requests at once, so a thousand BMCs
  * that each answer in a second take a second, not a thousand. Each meter
@@ -516,8 +517,8 @@ static int multi_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void 
 static int multi_timer_cb(CURLM *cm, long timeout_ms, void *arg) {
   struct erg_rf_multi *m = arg;
   (void)cm;
-  m->timeout_ns = timeout_ms < 0 ? 0
-                                 : erg_time_monotonic_ns() + (uint64_t)timeout_ms * 1000000ULL + 1;
+  m->timeout_ns =
+      timeout_ms < 0 ? 0 : erg_time_monotonic_ns() + (uint64_t)timeout_ms * 1000000ULL + 1;
   return 0;
 }
 

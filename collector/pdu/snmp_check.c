@@ -21,10 +21,13 @@ struct v3_name {
   const char *name;
   int id;
 };
-static const struct v3_name v3_auths[] = {{"", ERG_SNMP_AUTH_SHA1},      {"SHA", ERG_SNMP_AUTH_SHA1},
-                                          {"SHA1", ERG_SNMP_AUTH_SHA1},  {"MD5", ERG_SNMP_AUTH_MD5},
+static const struct v3_name v3_auths[] = {{"", ERG_SNMP_AUTH_SHA1},
+                                          {"SHA", ERG_SNMP_AUTH_SHA1},
+                                          {"SHA1", ERG_SNMP_AUTH_SHA1},
+                                          {"MD5", ERG_SNMP_AUTH_MD5},
                                           {"SHA256", ERG_SNMP_AUTH_SHA256},
-                                          {"SHA-256", ERG_SNMP_AUTH_SHA256}, {NULL, -1}};
+                                          {"SHA-256", ERG_SNMP_AUTH_SHA256},
+                                          {NULL, -1}};
 static const struct v3_name v3_privs[] = {{"", ERG_SNMP_PRIV_AES},
                                           {"AES", ERG_SNMP_PRIV_AES},
                                           {"AES128", ERG_SNMP_PRIV_AES},
@@ -38,13 +41,9 @@ static int v3_id(const struct v3_name *t, const char *name) {
   return -1;
 }
 
-int erg_snmp_v3_auth_id(const char *name) {
-  return v3_id(v3_auths, name);
-}
+int erg_snmp_v3_auth_id(const char *name) { return v3_id(v3_auths, name); }
 
-int erg_snmp_v3_priv_id(const char *name) {
-  return v3_id(v3_privs, name);
-}
+int erg_snmp_v3_priv_id(const char *name) { return v3_id(v3_privs, name); }
 
 int erg_pdu_snmp_check(const struct erg_pdu_source_config *c, const char **key, char *why,
                        size_t whylen) {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Bursty light CPU load for tests/accuracy/light_load.sh: one process that
 runs a new level every PERIOD seconds, drawn with SEED from LEVELS (fractions
 of one CPU), for SECONDS in all; each level is a duty cycle of 20 ms slices

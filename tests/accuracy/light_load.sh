@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Light load end to end (issue 38; docs/accuracy.md "Light load"): the real
 # agent, ergd and erg fit against erg-pdusim whose CPU curve is smooth and
 # convex (P = idle + slope*util^exponent, known per second), on two virtual

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Report of tests/accuracy/light_load.sh (issue 38; docs/accuracy.md "Light
 load"): each node's fitted curve above idle at 0.1 and 0.2 core against the
 simulator's slope * u^exponent, fitted from the journal's tails (the cell's

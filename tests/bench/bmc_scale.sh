@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # BMC polling at scale (issue 33 item 7; docs/benchmarks.md, docs/scale.md):
 # one ergd, pinned to one core (taskset -c 0), polls N SIMULATED Redfish
 # BMCs every POLL s, each answering DELAY s late (erg-pdusim --redfish on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Issue 38, ergd's side: a cell whose load changes within it is predicted
  * and attributed with the cell's mean of its samples' curve tails (what
  * the journal carries and the fit took), not with the curve at the cell's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Units of a daisy chain and a second cord (issue 34 item 1) read by ergd:
 # a Raritan cascade (pduIds 1 and 210) and a Sentry4 with cord B
 # (tests/fixtures/snmprec), channels named LEVEL:UNIT.N. Each node's cells

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* APC/Schneider: InfraStruXure modular power distribution. */
 #include "vendors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Chatsworth Products (CPI): eConnect PDUs, "unity" firmware. */
 #include "vendors.h"
 
