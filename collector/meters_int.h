@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* The meter threads' shared pieces (meters.c, meters_bmc.c). */
+/* The meter threads' shared pieces (meters_common.c), for meters.c and
+ * meters_bmc.c. */
 #ifndef ERG_METERS_INT_H
 #define ERG_METERS_INT_H
 

@@ -66,7 +66,7 @@ static int probe_walk_units(struct erg_pdu_source *src, const char *t, int *nums
     if (v && erg_snmp_vb_present(v))
       erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
     snmp_free_pdu(resp);
-    if (!erg_snmp_oid_under(got, pre) || !strcmp(got, cur))
+    if (!erg_snmp_oid_under(got, pre) || !erg_snmp_oid_after(got, cur))
       break;
     snprintf(cur, sizeof cur, "%s", got);
     char unit[ERG_PDU_UNIT_MAX];
