@@ -32,11 +32,15 @@ def curve(model, cores):
 
 
 # The goal (full run): within 10 % at 0.1 core on both nodes. The short
-# run's 40 cells of 2 s hold it on the CPU-only node (the tails of the
-# cell mean: 1.07 … 1.18 there); on the I/O node the disk coefficient's
-# error over 40 cells (its power is 10 x the curve's at 0.1 core) spreads
-# the curve there by ±30 % (seen 0.92 … 1.29), so it gets a sanity bound.
-LIMIT = {"full": {"io": 0.10, "cpu": 0.10}, "short": {"io": 0.40, "cpu": 0.10}}
+# run's ~36 cells of 2 s are too few to hold it: on the CPU-only node
+# 1.03 … 1.09 in five quiet runs but 1.37 in a fresh-clone CI run with a
+# build beside it (the tails of the cell mean: 1.07 … 1.18, and 1.62), so
+# the short run bounds it at 25 % and asks that the journal's tails be
+# nearer the truth there than the tails of the cell mean (what the tails
+# are for; it held in every run). On the I/O node the disk coefficient's
+# error over those cells (its power is 10 x the curve's at 0.1 core)
+# spreads the curve by ±30 % (seen 0.92 … 1.29): a sanity bound.
+LIMIT = {"full": {"io": 0.10, "cpu": 0.10}, "short": {"io": 0.40, "cpu": 0.25}}
 res, bad = {"mode": mode, "nodes": {}}, []
 for n in ("io", "cpu"):
     out = {}
@@ -66,6 +70,8 @@ for n, o in res["nodes"].items():
           f"({o['idle_profile']['cells']} cells)")
     if not abs(a["0.1_core"] - 1) <= LIMIT[mode][n]:
         bad.append(f"{n} at 0.1 core")
+    if n == "cpu" and not abs(a["0.1_core"] - 1) < abs(b["0.1_core"] - 1):
+        bad.append(f"{n}: the journal's tails no nearer the truth than the cell mean's")
 lim = ", ".join(f"{n} {100 * v:.0f} %" for n, v in LIMIT[mode].items())
 if bad:
     print(f"FAIL ({mode} bounds at 0.1 core: {lim}): " + ", ".join(bad))
