@@ -409,7 +409,8 @@ static void nvml_shares_carry(struct nvml_gpu *g, size_t k, struct erg_gpu_proc 
 static void nvml_proc_finish(struct nvml_gpu *g, size_t k, size_t first, long periods) {
   struct erg_gpu_proc *e = g->procs + first;
   size_t n = g->nprocs - first, m = 0;
-  qsort(e, n, sizeof *e, cmp_proc);
+  if (n > 1) /* e is NULL when the GPU has no entries (an idle one, skipped) */
+    qsort(e, n, sizeof *e, cmp_proc);
   for (size_t i = 0; i < n; i++) {
     if (m && e[m - 1].pid == e[i].pid) {
       e[m - 1].sm_percent += e[i].sm_percent;
