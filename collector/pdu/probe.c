@@ -62,7 +62,7 @@ static void probe_cross_check(struct erg_pdu_probe *res) {
     r->r.ok = isfinite(r->r.energy_joules);
     r->r.bad_value = true;
     r->value[ERG_PROBE_POWER] = NAN;
-    snprintf(r->problem, sizeof r->problem, "power: %s", x[i].reason);
+    snprintf(r->problem, sizeof r->problem, "power: %.*s", (int)sizeof r->problem - 8, x[i].reason);
   }
 }
 
@@ -99,7 +99,7 @@ static int probe_snmp(struct erg_pdu_source *src, struct erg_pdu_probe *res, cha
       struct erg_pdu_probe_row *r = &res->rows[res->n++];
       r->level = l;
       r->index = nums[i];
-      snprintf(r->unit, sizeof r->unit, "%s", units[i]);
+      snprintf(r->unit, sizeof r->unit, "%.*s", (int)sizeof r->unit - 1, units[i]);
       r->multi_unit = multi;
       snprintf(r->name, sizeof r->name, "%.*s", ERG_PDU_PROBE_NAMELEN - 1,
                i < ERG_PDU_MAX_CHANNELS ? names[i] : "");

@@ -176,7 +176,7 @@ static void slot_open_fail(struct erg_rf_multi *m, struct rf_slot *s, const char
   struct rf_priv *p = s->p;
   if (p->auth == RF_AUTH_SESSION && p->token[0] && p->session_uri[0] && !s->failing) {
     s->failing = true;
-    snprintf(s->fail_why, sizeof s->fail_why, "%s", why);
+    snprintf(s->fail_why, sizeof s->fail_why, "%.*s", (int)sizeof s->fail_why - 1, why);
     slot_send(m, s, ST_LOGOUT, "DELETE", p->session_uri, NULL);
     return;
   }

@@ -280,7 +280,8 @@ void erg_snmp_cross_check(struct erg_pdu_source *src, struct erg_pdu_reading *ou
     out[c].watts = NAN;
     out[c].ok = isfinite(out[c].energy_joules);
     out[c].bad_value = true;
-    snprintf(p->ch[c].bad_why, sizeof p->ch[c].bad_why, "power: %s", x[c].reason);
+    snprintf(p->ch[c].bad_why, sizeof p->ch[c].bad_why, "power: %.*s",
+             (int)sizeof p->ch[c].bad_why - 8, x[c].reason);
   }
 }
 
