@@ -17,22 +17,7 @@
  * arcs before N are the unit: a daisy-chain member, a cord); -1 when it is
  * none of those. */
 static int cfg_parse_num(const char *n, long *num, char *unit) {
-  const char *dot = strrchr(n, '.');
-  unit[0] = '\0';
-  if (dot) {
-    if ((size_t)(dot - n) >= ERG_PDU_UNIT_MAX)
-      return -1;
-    memcpy(unit, n, (size_t)(dot - n));
-    unit[dot - n] = '\0';
-    if (!erg_pdu_unit_ok(unit))
-      return -1;
-    n = dot + 1;
-  }
-  char *e;
-  if (*n < '0' || *n > '9')
-    return -1;
-  *num = strtol(n, &e, 10);
-  return !*e && *num >= 0 && *num <= 65535 ? 0 : -1;
+  return erg_pdu_unit_num(n, strlen(n), unit, num);
 }
 
 /* "LEVEL:N", "LEVEL" (device), "N" (an outlet, as before levels) or

@@ -409,26 +409,9 @@ static int walk_parse_entity(const char *spec, size_t len, int *level, int *num,
   const char *n = colon + 1, *end = spec + len;
   if (*level == ERG_PDU_PHASE && n < end && (*n == 'L' || *n == 'l'))
     n++;
-  const char *dot = NULL;
-  for (const char *d = n; d < end; d++)
-    if (*d == '.')
-      dot = d;
-  if (dot) { /* UNIT.N: the arcs before N are the unit */
-    if ((size_t)(dot - n) >= ERG_PDU_UNIT_MAX)
-      return -1;
-    memcpy(unit, n, (size_t)(dot - n));
-    unit[dot - n] = '\0';
-    if (!erg_pdu_unit_ok(unit))
-      return -1;
-    n = dot + 1;
-  }
-  long v = 0;
-  if (n == end)
+  long v; /* UNIT.N: the arcs before N are the unit */
+  if (erg_pdu_unit_num(n, (size_t)(end - n), unit, &v))
     return -1;
-  for (; n < end; n++) {
-    if (!isdigit((unsigned char)*n) || (v = v * 10 + (*n - '0')) > 65535)
-      return -1;
-  }
   *num = (int)v;
   return 0; /* 0 too: some PDUs number their outlets from 0 */
 }

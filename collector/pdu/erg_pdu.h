@@ -352,6 +352,11 @@ const char *erg_pdu_channel_text(const struct erg_pdu_source_config *cfg, int c,
                                  size_t len);
 /* A unit as the config writes it: one or two arcs of 0..65535, dotted. */
 bool erg_pdu_unit_ok(const char *unit);
+/* A channel's number as a config writes it, the len bytes at s: "N" or
+ * "UNIT.N" (the arcs before N are the unit, as erg_pdu_unit_ok; into
+ * unit, "" none), N 0..65535 in decimal digits only. 0, or -1 when it is
+ * none of those. */
+int erg_pdu_unit_num(const char *s, size_t len, char unit[ERG_PDU_UNIT_MAX], long *num);
 /* The levels (bit 1 << enum erg_pdu_level) a named profile of driver
  * offers; 0 when it cannot be told before the device answers (profile
  * auto, generic, an unknown name, or a driver without levels). */

@@ -42,3 +42,28 @@ bool erg_pdu_unit_ok(const char *unit) {
   }
   return arcs > 0 && strlen(unit) < ERG_PDU_UNIT_MAX;
 }
+
+int erg_pdu_unit_num(const char *s, size_t len, char unit[ERG_PDU_UNIT_MAX], long *num) {
+  const char *end = s + len, *dot = NULL;
+  for (const char *d = s; d < end; d++)
+    if (*d == '.')
+      dot = d;
+  unit[0] = '\0';
+  if (dot) {
+    if ((size_t)(dot - s) >= ERG_PDU_UNIT_MAX)
+      return -1;
+    memcpy(unit, s, (size_t)(dot - s));
+    unit[dot - s] = '\0';
+    if (!erg_pdu_unit_ok(unit))
+      return -1;
+    s = dot + 1;
+  }
+  long v = 0;
+  if (s == end)
+    return -1;
+  for (; s < end; s++)
+    if (*s < '0' || *s > '9' || (v = v * 10 + (*s - '0')) > 65535)
+      return -1;
+  *num = v;
+  return 0;
+}
