@@ -160,7 +160,12 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     n->energy_joules += n->watts * dt_s;
     n->last_update_s = now_s;
     n->watts = w[i];
-    n->raw_shown_watts = n->raw_watts;
+    n->shown_t[n->shown_head] = now_s;
+    n->shown_raw[n->shown_head] = n->raw_watts;
+    n->shown_joules[n->shown_head] = n->energy_joules;
+    n->shown_head = (n->shown_head + 1) % SIM_SHOWN_SLOTS;
+    if (n->shown_n < SIM_SHOWN_SLOTS)
+      n->shown_n++;
     n->util_now = util[i];
   }
   pthread_mutex_unlock(&s->lock);
@@ -170,6 +175,30 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     sim_truth_row(s, &s->nodes[i], now_s, util[i], lagged[i], disk[i], w[i],
                   s->nodes[i].energy_joules);
   fflush(s->truth);
+}
+
+bool sim_node_at(const struct sim_node *n, double t_s, double *raw_watts, double *joules) {
+  if (!n->shown_n)
+    return false;
+  /* Newest first: the update in effect at t_s is the first at or before it. */
+  unsigned i = 0, slot = 0;
+  for (; i < n->shown_n; i++) {
+    slot = (n->shown_head + SIM_SHOWN_SLOTS - 1 - i) % SIM_SHOWN_SLOTS;
+    if (n->shown_t[slot] <= t_s)
+      break;
+  }
+  /* The meter showed quantise(raw) from that update on; the energy grows
+   * by what it showed, as sim_update_once integrates it. */
+  *raw_watts = n->shown_raw[slot];
+  double dt = t_s - n->shown_t[slot];
+  double shown_w = i == 0 ? n->watts : 0;
+  if (i > 0) { /* the next update's energy minus this one's over its span */
+    unsigned next = (slot + 1) % SIM_SHOWN_SLOTS;
+    double span = n->shown_t[next] - n->shown_t[slot];
+    shown_w = span > 0 ? (n->shown_joules[next] - n->shown_joules[slot]) / span : 0;
+  }
+  *joules = n->shown_joules[slot] + (dt > 0 ? shown_w * dt : 0);
+  return true;
 }
 
 double sim_energy_now(const struct sim_node *n, double now_s) {

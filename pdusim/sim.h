@@ -4,12 +4,14 @@
 #define ERG_PDUSIM_SIM_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "erg_pdusim.h"
 
 #define SIM_MAX_NODES 64 /* --node and --sum together */
 #define SIM_LAG_SLOTS 4096
+#define SIM_SHOWN_SLOTS 256 /* updates a BMC sample may look back over */
 
 /* gpu.c: --gpu-script, the stand-in script's board power over time. */
 #define SIM_GPUS 64
@@ -38,11 +40,14 @@ struct sim_node {
   uint64_t prev_io_bytes;
   double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
-  double raw_watts;       /* before quantisation: what a shared meter adds up */
-  double raw_shown_watts; /* raw_watts of the last update, under lock (a BMC's sensor) */
-  double watts;           /* what the meter shows now */
-  double energy_joules;   /* integral of what the meter showed, up to last_update_s */
-  double last_update_s;   /* realtime of the last model update */
+  double raw_watts; /* before quantisation: what a shared meter adds up */
+  /* Under lock: the last updates' time, raw_watts and energy_joules, so a
+   * BMC's sensor samples its own schedule however late its tick runs. */
+  double shown_t[SIM_SHOWN_SLOTS], shown_raw[SIM_SHOWN_SLOTS], shown_joules[SIM_SHOWN_SLOTS];
+  unsigned shown_head, shown_n;
+  double watts;         /* what the meter shows now */
+  double energy_joules; /* integral of what the meter showed, up to last_update_s */
+  double last_update_s; /* realtime of the last model update */
   double util_now;
   const struct sim_gpu_script *gpu; /* --gpu-script: its board power x gpu_ac_factor added */
 };
@@ -80,6 +85,10 @@ void sim_update_once(struct sim *s, double now_s, double dt_s);
 /* Energy counter as of now_s: the meter integrates continuously, it does
  * not jump at model updates. Call with s->lock held. */
 double sim_energy_now(const struct sim_node *n, double now_s);
+/* The raw (unquantised) power in effect at t_s and the energy up to t_s,
+ * from the node's last SIM_SHOWN_SLOTS updates (t_s older: the oldest
+ * kept); false before the first update. Caller holds s->lock. */
+bool sim_node_at(const struct sim_node *n, double t_s, double *raw_watts, double *joules);
 int sim_modbus_serve(struct sim *s, const char *host, int port, double duration_s);
 /* The same registers over Modbus RTU on a tty (8 data bits, 1 stop bit). */
 int sim_modbus_serve_rtu(struct sim *s, const char *device, int baud, char parity,

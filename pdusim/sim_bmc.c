@@ -139,18 +139,20 @@ static void bmc_sample(struct sim_bmc *b, double now_s) {
     b->next_k = k; /* the first sample, or after a long stop */
   if (k < b->next_k)
     return;
-  pthread_mutex_lock(&b->s->lock);
-  double w = b->s->nodes[b->node].raw_shown_watts;
-  double e = sim_energy_now(&b->s->nodes[b->node], now_s);
-  pthread_mutex_unlock(&b->s->lock);
-  if (b->sh.mean > 0) { /* the meter's mean power since the last sample */
-    if (b->prev_t_s > 0 && now_s > b->prev_t_s)
-      w = (e - b->prev_joules) / (now_s - b->prev_t_s);
-    b->prev_joules = e, b->prev_t_s = now_s;
-  }
-  /* Samples missed since (a late tick) take the power of now: the
-   * simulator keeps no history of it. */
+  /* Each due sample takes the power at its own time on the schedule, from
+   * the simulator's recent updates: a late tick moves no sample. */
   for (; b->next_k <= k; b->next_k++) {
+    double ts = (double)b->next_k * r + b->phase_s, w, e;
+    pthread_mutex_lock(&b->s->lock);
+    bool ok = sim_node_at(&b->s->nodes[b->node], ts, &w, &e);
+    pthread_mutex_unlock(&b->s->lock);
+    if (!ok)
+      continue;           /* before the simulator's first update */
+    if (b->sh.mean > 0) { /* the meter's mean power since the last sample */
+      if (b->prev_t_s > 0 && ts > b->prev_t_s)
+        w = (e - b->prev_joules) / (ts - b->prev_t_s);
+      b->prev_joules = e, b->prev_t_s = ts;
+    }
     if (b->nsamples >= b->nav)
       b->sum -= b->sample[(b->head + SIM_BMC_SAMPLES - (unsigned)b->nav) % SIM_BMC_SAMPLES];
     b->sample[b->head] = w;
