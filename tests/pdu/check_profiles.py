@@ -82,7 +82,11 @@ SYNTHETIC = {
         ("device", 1, "core-A", 1800, None), ("device", 2, "core-B", 1200, None),
         ("bank", "1.1", "", 612, 123.456), ("bank", "1.2", "", 568, 99.0),
         ("bank", "1.3", "", 524, 45.0), ("bank", "2.1", "", 583, 80.0),
-        ("bank", "2.2", "", 540, 76.0)]),
+        ("bank", "2.2", "", 540, 76.0),
+        # smart extension bar outlets {core}.{output}.{outlet}: 0.1 V,
+        # 0.01 A, W, Wh, named by the server found behind them
+        ("outlet", "1.1.1", "dl380-a", 262, 5.0), ("outlet", "1.1.2", "dl380-b", 240, 4.0),
+        ("outlet", "2.1.1", "apollo-1", 327, 7.0)]),
     # PM-MIB: W x 10, Wh; PDUs {port}.{pdu}, outlets {port}.{pdu}.{outlet}.
     "avocent-pm": ("Avocent/Vertiv", [
         ("inlet", "1.1", "PM3024-A", 1140, 250.0), ("inlet", "1.2", "PM3024-B", 680, 120.0),

@@ -49,9 +49,15 @@ static const struct erg_snmp_profile hpe_pdumm = {
  *   ("bank:2.3" output 3 of core 2): .6 Voltage (0.1 V), .7 Current
  *   (0.01 A), .8 PowerVA (VA), .9 PowerWatt (W), .10 PowerFactor (0.01),
  *   .13 PowerWattHour (Wh); count mpduNumOutlet of the core.
- * The smart extension bars' outlets (mpduSmExtBarOutletEntry ...165.5.4.1.1,
- * index {core}.{output}.{bar outlet}) are not read: the MIB text giving
- * their units was not at hand. -1 means not measured. */
+ * Outlet = smart extension bar outlet, mpduSmExtBarOutletEntry
+ *   ...165.5.4.1.1, index {core}.{output}.{bar outlet} (mpduIdentIndex,
+ *   mpduOutputIndex, mpduSmExtBarOutletIndex: two "*" arcs, "outlet:1.3.2"
+ *   outlet 2 of the bar on core 1's output 3): .5 Voltage (0.1 V), .6
+ *   Current (0.01 A), .7 PowerWatt (W), .8 PowerFactor (0.01), .9
+ *   DeviceName (the server found behind it, the outlet's name; null when
+ *   none), .20 PowerWattHour (Wh). No count (mpduDeviceNumOutlet is per
+ *   bar device): the rows found are taken.
+ * -1 means not measured throughout. */
 #define MPDU "1.3.6.1.4.1.232.165.5"
 static const struct erg_snmp_profile hpe_ipdu = {
     .name = "hpe-ipdu",
@@ -69,6 +75,12 @@ static const struct erg_snmp_profile hpe_ipdu = {
              .VOLTAGE = {MPDU ".2.1.1.6.*.%d", 0.1},
              .ENERGY = {MPDU ".2.1.1.13.*.%d", WH},
              .count = MPDU ".1.2.1.19.*"},
+    .OUTLET = {.NAME = {MPDU ".4.1.1.9.*.*.%d"},
+               .POWER = {MPDU ".4.1.1.7.*.*.%d", 1.0},
+               .PF = {MPDU ".4.1.1.8.*.*.%d", 0.01},
+               .CURRENT = {MPDU ".4.1.1.6.*.*.%d", 0.01},
+               .VOLTAGE = {MPDU ".4.1.1.5.*.*.%d", 0.1},
+               .ENERGY = {MPDU ".4.1.1.20.*.*.%d", WH}},
 };
 
 /* HP monitored/managed PDU (Glandore, Dragonwood), branch pdu2 =
