@@ -100,6 +100,16 @@ SYNTHETIC = {
         ("outlet", 2, "n02", 377, None), ("outlet", 3, "n03", 344, None),
         ("outlet", 4, "sw1", 58, None), ("outlet", 5, "n04", 270, None),
         ("outlet", 6, "spare", 0, None)]),
+    # Eaton nLogic (per NUT's eaton-pdu-nlogic-mib.c): W and VA whole,
+    # 0.01 A; two PDUs of a chain, phantom phase rows 2-3 cut by the count.
+    "eaton-nlogic": ("Eaton", [
+        ("device", 1, "rack4-A", 1150, None), ("device", 2, "rack4-B", 480, None),
+        ("phase", "1.1", "", 1150, None), ("phase", "2.1", "", 480, None),
+        ("outlet", "1.1", "n1", 330, None), ("outlet", "1.2", "n2", 264, None),
+        ("outlet", "1.3", "n3", 220, None), ("outlet", "1.4", "n4", 197, None),
+        ("outlet", "1.5", "n5", 131, None), ("outlet", "1.6", "n6", 0, None),
+        ("outlet", "2.1", "m1", 219, None), ("outlet", "2.2", "m2", 175, None),
+        ("outlet", "2.3", "m3", 85, None)]),
     # PowerNet-MIB rPDU2, host + one guest numbered over the chain: device
     # hundredths of kW, 0.1 kWh; banks current only (0.1 A x phase 1's V,
     # estimated); outlets W, 0.1 kWh, the guest's after the host's.

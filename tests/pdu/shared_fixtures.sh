@@ -230,7 +230,8 @@ UNITS = {"raritan-pdu2-chain": ("outlet", {"1", "210"}, 12),
          # {serial port}.{PDU}
          "liebert-mph2-chain": ("outlet", {"1.1", "2.2"}, 5),
          "hpe-ipdu-cores": ("bank", {"1", "2"}, 5),
-         "avocent-pm": ("outlet", {"1.1", "1.2"}, 6)}
+         "avocent-pm": ("outlet", {"1.1", "1.2"}, 6),
+         "eaton-nlogic": ("outlet", {"1", "2"}, 9)}
 if name in UNITS:
     lvl, want, count = UNITS[name]
     rs = [r for r in j["rows"] if r["level"] == lvl]
