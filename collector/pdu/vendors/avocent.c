@@ -2,8 +2,8 @@
 #include "vendors.h"
 
 /* PM-MIB (Avocent, revision 2.0.1, 2010; pm = enterprises.10418.17,
- * pmPowerMgmt = pm.2.5). One appliance (a PM with a network card, or an
- * ACS console server) manages chains of PDUs on its serial ports; every
+ * pmPowerMgmt = pm.2.5). One appliance manages chains of PDUs on its
+ * serial ports (pmPowerMgmtSerialTable: NumberPDUs per port); every
  * table is indexed from {serial port}.{PDU position in the chain}, never
  * assumed 1: the port a "*" arc (inlets), port and PDU two "*" arcs
  * (phases, outlets). Each PDU is an inlet, as behind a management module

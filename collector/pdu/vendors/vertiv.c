@@ -121,9 +121,9 @@ static const struct erg_snmp_profile geist_v3_delta = {
 
 /* LIEBERT-GP-PDU-MIB (lgpPdu = enterprises.476.1.42.3.8), MPH2/MPX.
  * Every table's index starts with lgpPduEntryIndex, the PDU (lgpPduTable
- * ...3.8.20.1 has one row per PDU the card manages; MPX units link
- * several): a "*" arc, never assumed 1, every PDU's rows read, each row
- * named by its unit ("inlet:2.1" is PDU 2's power source 1).
+ * ...3.8.20.1 has one row per PDU the card manages): a "*" arc, never
+ * assumed 1, every PDU's rows read, each row named by its unit
+ * ("inlet:2.1" is PDU 2's power source 1).
  * Inlet = power source, lgpPduPsEntry ...3.8.30.20.1, index {pdu}.{ps}:
  *   .50 EnergyAccum (0.1 kWh), .65 PwrTotal (W), .90 ApTotal (VA),
  *   .95 PfTotal (0.01; reads 0 on some cards while W/VA are sane); model
