@@ -245,8 +245,12 @@ if name in UNITS:
             errs.append(f"{lvl} {r['unit']}.{r['index']} read at {o}")
 # Rows numbered over a whole chain (APC rPDU2: host first, then guests):
 # every row listed, not only the host's count of them.
+# A unit's own count keeps its stray rows out (hpe-pdumm: NumBreakers 3 per
+# PDU, rows 4-6 of each read 0 V 0 A; eaton-nlogic: phases 2-3 of a
+# single-phase PDU).
 ROWS = {"apc-rpdu2-guest": ("outlet", 8), "liebert-mph2-chain": ("inlet", 2),
-        "avocent-pm": ("inlet", 2), "hpe-ipdu-cores": ("device", 2)}
+        "avocent-pm": ("inlet", 2), "hpe-ipdu-cores": ("device", 2),
+        "hpe-pdumm": ("bank", 6), "eaton-nlogic": ("phase", 2)}
 if name in ROWS:
     lvl, count = ROWS[name]
     got = sum(r["level"] == lvl for r in j["rows"])
