@@ -90,9 +90,8 @@ static int probe_walk_units(struct erg_pdu_source *src, const char *t, int *nums
  * rows in the agent's order when it is smaller, leaving out stray rows
  * such as a single-phase unit's zero rows of phases 2 and 3). Returns how
  * many rows are kept, -1 with a reason when the agent does not answer. */
-static int probe_unit_limits(struct erg_pdu_source *src, const struct erg_snmp_level *lv,
-                             int *nums, char (*units)[ERG_PDU_UNIT_MAX], int n, char *why,
-                             size_t whylen) {
+static int probe_unit_limits(struct erg_pdu_source *src, const struct erg_snmp_level *lv, int *nums,
+                             char (*units)[ERG_PDU_UNIT_MAX], int n, char *why, size_t whylen) {
   static char seen[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_UNIT_MAX];
   int cap[ERG_PDU_PROBE_MAX_ROWS], used[ERG_PDU_PROBE_MAX_ROWS], nseen = 0, k = 0;
   for (int i = 0; i < n && i < ERG_PDU_PROBE_MAX_ROWS; i++) {
