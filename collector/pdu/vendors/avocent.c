@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Avocent (Vertiv) PM series PDUs (PM1000/2000/3000, Cyclades PM). */
 #include "vendors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Eaton nLogic ePDUs (enterprises.534.7.1). */
 #include "vendors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* IBM / Lenovo intelligent PDUs (iPDU, PDU+). */
 #include "vendors.h"
 
