@@ -381,7 +381,8 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
     case RF_ACT_OK:
       break;
   }
-  json_t *j = rf_body_json(&s->b, s->path, why, sizeof why);
+  json_t *j = s->op == ERG_RF_OP_POLL ? rf_body_reading(&s->b, s->path, why, sizeof why)
+                                      : rf_body_json(&s->b, s->path, why, sizeof why);
   free(s->b.p);
   s->b.p = NULL;
   if (j)
