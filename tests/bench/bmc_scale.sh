@@ -117,9 +117,10 @@ PY
 t_start=$(date +%s.%N)
 taskset -c 0 "$B/collector/ergd" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 EP=$!; PDU_PIDS="$PDU_PIDS $EP"
-# Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY each.
+# Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY
+# each, 256 opens at once (meters_bmc.c): ~N / 256 x 6 x DELAY s.
 ready=0
-for _ in $(seq 1 $((10 + 4 * POLL))); do
+for _ in $(seq 1 $((10 + 4 * POLL + N * ${DELAY%.*} / 64))); do
   sleep $((SMOKE ? 1 : 3))
   kill -0 "$EP" 2>/dev/null || { echo "FAIL: ergd exited"; tail -20 "$PDU_TMP/ergd.log"; exit 1; }
   metrics >"$PDU_TMP/m0" 2>/dev/null || continue
