@@ -733,8 +733,8 @@ int collector_http_dynamic(void *user, const char *url, char **body, size_t *len
     }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    uint64_t t = (uint64_t)until.tv_sec * ERG_NS_PER_S + (uint64_t)until.tv_nsec +
-                 METRICS_ASK_WAIT_NS;
+    uint64_t t =
+        (uint64_t)until.tv_sec * ERG_NS_PER_S + (uint64_t)until.tv_nsec + METRICS_ASK_WAIT_NS;
     until.tv_sec = (time_t)(t / ERG_NS_PER_S);
     until.tv_nsec = (long)(t % ERG_NS_PER_S);
     while (c->metrics_live && c->metrics_rendered < ask &&

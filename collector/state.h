@@ -216,7 +216,7 @@ struct collector {
   uint64_t metrics_asked;    /* asks so far (under metrics_lock) */
   uint64_t metrics_rendered; /* asks the last published body answers */
   uint64_t metrics_renders;  /* renders so far (erg_metrics_renders_total) */
-  char *metrics; /* last rendered /metrics body: cheap part, when asked */
+  char *metrics;             /* last rendered /metrics body: cheap part, when asked */
   size_t metrics_len;
   char *metrics_keys; /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;

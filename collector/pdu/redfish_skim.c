@@ -33,7 +33,7 @@ static void skim_ws(struct skim *k) {
 }
 
 static int skim_hex(char c) {
-  return c >= '0' && c <= '9' ? c - '0'
+  return c >= '0' && c <= '9'   ? c - '0'
          : c >= 'a' && c <= 'f' ? c - 'a' + 10
          : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                 : -1;
@@ -92,7 +92,10 @@ static bool skim_string(struct skim *k) {
       continue;
     }
     /* UTF-8: a lead byte and its continuation bytes, shortest form. */
-    int n = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    int n = c >= 0xC2 && c <= 0xDF   ? 1
+            : c >= 0xE0 && c <= 0xEF ? 2
+            : c >= 0xF0 && c <= 0xF4 ? 3
+                                     : 0;
     if (!n || end - p <= n)
       return skim_fail(k, p, "invalid UTF-8");
     unsigned char c1 = (unsigned char)p[1];

@@ -302,7 +302,8 @@ static void skim_same(const char *body, size_t n, const char *name) {
   json_t *full = json_loadb(body, n, JSON_REJECT_DUPLICATES, &e);
   json_t *sk = erg_rf_json_skim(body, n, skim_keep, why, sizeof why);
   if (!full || !json_is_object(full)) {
-    erg_assert(!sk, "%s: skim took what json_loadb refused (%s)", name, full ? "no object" : e.text);
+    erg_assert(!sk, "%s: skim took what json_loadb refused (%s)", name,
+               full ? "no object" : e.text);
     json_decref(full);
     return;
   }
@@ -347,7 +348,8 @@ static void test_skim_cases(void **s) {
   const char *good[] = {
       "{}",
       " {\"Reading\": 1.5e2 , \"PowerControl\":[{\"PowerConsumedWatts\":null}]}\n",
-      "{\"Oem\":{\"a\":[1,-0.5,2E-3,true,false,null,\"}]\\\"\\u00e9\\ud83d\\ude00\"]},\"Reading\":3}",
+      "{\"Oem\":{\"a\":[1,-0.5,2E-3,true,false,null,\"}]\\\"\\u00e9\\ud83d\\ude00\"]},\"Reading\":"
+      "3}",
       "{\"Name\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\",\"Reading\":0}",
       "{\"Reading\":{\"x\":[[[[]]]]},\"ReadingTime\":\"2026-01-01T00:00:00Z\"}",
       "{\"Readin\":1,\"ReadingX\":2,\"Reading\":3}",
@@ -422,14 +424,22 @@ int main(int argc, char **argv) {
     erg_skip_all("usage: test_redfish_parse RECORDINGS_DIR");
   root = argv[1];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dl325),      cmocka_unit_test(test_xl675d),
-      cmocka_unit_test(test_gigabyte),   cmocka_unit_test(test_intel),
-      cmocka_unit_test(test_ex425),      cmocka_unit_test(test_cmm),
-      cmocka_unit_test(test_openbmc),    cmocka_unit_test(test_dell),
-      cmocka_unit_test(test_hpe),        cmocka_unit_test(test_lenovo),
-      cmocka_unit_test(test_supermicro), cmocka_unit_test(test_no_total),
-      cmocka_unit_test(test_values),     cmocka_unit_test(test_reading_time),
-      cmocka_unit_test(test_skim_recordings), cmocka_unit_test(test_skim_cases),
+      cmocka_unit_test(test_dl325),
+      cmocka_unit_test(test_xl675d),
+      cmocka_unit_test(test_gigabyte),
+      cmocka_unit_test(test_intel),
+      cmocka_unit_test(test_ex425),
+      cmocka_unit_test(test_cmm),
+      cmocka_unit_test(test_openbmc),
+      cmocka_unit_test(test_dell),
+      cmocka_unit_test(test_hpe),
+      cmocka_unit_test(test_lenovo),
+      cmocka_unit_test(test_supermicro),
+      cmocka_unit_test(test_no_total),
+      cmocka_unit_test(test_values),
+      cmocka_unit_test(test_reading_time),
+      cmocka_unit_test(test_skim_recordings),
+      cmocka_unit_test(test_skim_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
