@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "erg_store.h"
@@ -79,8 +81,16 @@ static int collector_open_sockets(void *zctx, struct collector *c, void **agents
 
 static void collector_loop(struct collector *c, void *agents, void *meters, void *zap,
                            volatile int *stop) {
-  zmq_pollitem_t items[3] = {
-      {agents, 0, ZMQ_POLLIN, 0}, {meters, 0, ZMQ_POLLIN, 0}, {zap, 0, ZMQ_POLLIN, 0}};
+  /* The ZAP socket, when there is one, is the last item. */
+  zmq_pollitem_t items[4] = {{agents, 0, ZMQ_POLLIN, 0},
+                             {meters, 0, ZMQ_POLLIN, 0},
+                             {NULL, c->metrics_wake_fd, ZMQ_POLLIN, 0},
+                             {zap, 0, ZMQ_POLLIN, 0}};
+  int nitems = c->metrics_wake_fd >= 0 ? 3 : 2, zi = nitems;
+  if (zap) {
+    items[zi] = (zmq_pollitem_t){zap, 0, ZMQ_POLLIN, 0};
+    nitems++;
+  }
   int64_t last_tick = 0, last_expire = 0;
   /* After a (re)start agents first deliver what they buffered while ergd
    * was away; finalising the overdue cells before that arrives would store
@@ -88,9 +98,9 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
   int64_t resume_at = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S) +
                       (int64_t)((c->cfg->settle_steps + 1) * c->cfg->step_seconds);
   while (!*stop) {
-    if (zmq_poll(items, zap ? 3 : 2, 200) < 0 && errno != EINTR)
+    if (zmq_poll(items, nitems, 200) < 0 && errno != EINTR)
       break;
-    if (zap && (items[2].revents & ZMQ_POLLIN))
+    if (zap && (items[zi].revents & ZMQ_POLLIN))
       auth_handle(c->auth, zap);
     auth_poll(c->auth);
     zmq_msg_t msg;
@@ -108,6 +118,9 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     zmq_msg_close(&msg);
     if (c->loader)
       node_loader_collect(c->loader, node_loaded, c);
+    /* /metrics when a scrape asks (after this round's inputs), not each second. */
+    if (c->metrics_wake_fd >= 0 && (items[2].revents & ZMQ_POLLIN))
+      collector_metrics_asked(c);
     int64_t now = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S);
     if (now == last_tick)
       continue;
@@ -115,7 +128,8 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     if (now >= resume_at)
       collector_finalize(c, now);
     durable_tick(c, now);
-    collector_metrics_render(c);
+    if (c->metrics_wake_fd < 0)
+      collector_metrics_render(c); /* no way to be asked: every second */
     /* The first pages wait until the writer thread has created the
      * archives they graph. */
     if ((c->render_due && writer_pending(c->writer) == 0) ||
@@ -142,6 +156,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   if (note[0])
     erg_info("%s", note);
   pthread_mutex_init(&c.metrics_lock, NULL);
+  pthread_cond_init(&c.metrics_cond, NULL);
+  c.metrics_wake_fd = -1;
   c.sources = calloc((size_t)cfg->nsources + 1, sizeof *c.sources);
   c.node_index_len = 1;
   while (c.node_index_len <= 2 * ERG_MAX_NODES)
@@ -198,6 +214,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   if (zctx)
     zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, 1024 + cfg->nsources + (int)cfg->ipmi_poll_threads);
   struct erg_web_server *web = NULL;
+  c.metrics_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  c.metrics_live = 1;
   int rc = collector_open_sockets(zctx, &c, &agents, &meters, &zap);
   struct erg_web_server_limits lim;
   erg_collector_http_limits(cfg, &lim);
@@ -214,6 +232,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
              cfg->listen, cfg->http, cfg->nsources, cfg->nnodes, cfg->step_seconds);
     collector_loop(&c, agents, meters, zap, stop);
   }
+  collector_metrics_stop(&c);
   *stop = 1;
   node_loader_stop(c.loader);
   c.loader = NULL;
@@ -263,6 +282,10 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   feed_index_free(c.feeds);
   free(c.metrics);
   free(c.metrics_keys);
+  if (c.metrics_wake_fd >= 0)
+    close(c.metrics_wake_fd);
+  pthread_cond_destroy(&c.metrics_cond);
+  pthread_mutex_destroy(&c.metrics_lock);
   free(c.procbuf);
   free(c.keybuf);
   free(c.stored_names);

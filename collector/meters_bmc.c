@@ -28,6 +28,7 @@
 struct rf_meters {
   struct meter_thread *t;
   int opening;   /* opens in flight */
+  int opened;    /* meters open (they stay open) */
   int open_next; /* where the next look for a meter to open starts */
   void *sock;
   struct meter_src *ms;
@@ -43,8 +44,10 @@ static void rf_meter_poll(struct rf_meters *x, int i) {
 /* Starts opens while fewer than RF_OPENS_MAX are in flight, round robin
  * over the meters due one (never opened, or failed a minute ago). */
 static void rf_meters_open_more(struct rf_meters *x) {
-  uint64_t now = erg_time_monotonic_ns();
   int n = x->t->n;
+  if (x->opened + x->opening >= n)
+    return; /* none to open: no walk over thousands of meters ten times a second */
+  uint64_t now = erg_time_monotonic_ns();
   for (int k = 0; k < n && x->opening < RF_OPENS_MAX; k++) {
     int i = (x->open_next + k) % n;
     struct meter_src *ms = &x->ms[i];
@@ -72,6 +75,7 @@ static void rf_meter_done(void *arg, int i, int op, int rc, const struct erg_pdu
       return;
     }
     ms->open = true;
+    x->opened++;
     /* Said once per open: a BMC read without certificate checks. */
     if (cfg->tls_insecure)
       erg_warn("source %s: tls_verify = no: %s's certificate is not checked", cfg->name, cfg->host);

@@ -3,11 +3,16 @@
  * The loop renders the body once a second; the per-key energy counters,
  * the large part on a big cluster, only after cells were written. The HTTP
  * thread copies the last bodies. */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "erg_fit.h"
 #include "erg_store.h"
@@ -570,6 +575,11 @@ static void metrics_groups(FILE *f, struct collector *c) {
 void collector_metrics_render(struct collector *c) {
   char *buf = NULL;
   size_t len = 0;
+  /* The asks made before this render began: it answers them. */
+  pthread_mutex_lock(&c->metrics_lock);
+  uint64_t asked = c->metrics_asked;
+  pthread_mutex_unlock(&c->metrics_lock);
+  c->metrics_renders++;
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return;
@@ -656,6 +666,11 @@ void collector_metrics_render(struct collector *c) {
           "cluster cell was written.\n# TYPE erg_cluster_late_total counter\n"
           "erg_cluster_late_total %llu\n",
           (unsigned long long)(cluster_late(c->cluster) + cluster_late(c->gpu_cluster)));
+  fprintf(f,
+          "# HELP erg_metrics_renders_total Renders of this page: one per scrape (scrapes "
+          "at the same moment share one), none while nobody asks.\n"
+          "# TYPE erg_metrics_renders_total counter\nerg_metrics_renders_total %llu\n",
+          (unsigned long long)c->metrics_renders);
   metrics_wal(f, c);
   metrics_nodes(f, c);
   metrics_gpus(f, c);
@@ -665,17 +680,43 @@ void collector_metrics_render(struct collector *c) {
   metrics_meters(f, c);
   fclose(f);
   metrics_publish(c, buf, len, 0);
-  if (!c->keys_dirty && c->metrics_keys)
-    return;
-  buf = NULL;
-  len = 0;
-  if (!(f = open_memstream(&buf, &len)))
-    return;
-  metrics_keys(f, c);
-  fclose(f);
-  metrics_publish(c, buf, len, 1);
-  c->keys_dirty = 0;
+  if (c->keys_dirty || !c->metrics_keys) {
+    buf = NULL;
+    len = 0;
+    if ((f = open_memstream(&buf, &len))) {
+      metrics_keys(f, c);
+      fclose(f);
+      metrics_publish(c, buf, len, 1);
+      c->keys_dirty = 0;
+    }
+  }
+  pthread_mutex_lock(&c->metrics_lock);
+  c->metrics_rendered = asked;
+  pthread_cond_broadcast(&c->metrics_cond);
+  pthread_mutex_unlock(&c->metrics_lock);
 }
+
+/* The loop's side of an ask: renders when the HTTP thread asked. */
+void collector_metrics_asked(struct collector *c) {
+  uint64_t n;
+  if (c->metrics_wake_fd >= 0 && read(c->metrics_wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
+    return;
+  pthread_mutex_lock(&c->metrics_lock);
+  bool want = c->metrics_asked != c->metrics_rendered;
+  pthread_mutex_unlock(&c->metrics_lock);
+  if (want)
+    collector_metrics_render(c);
+}
+
+/* The loop stops answering: asks get the last body at once. */
+void collector_metrics_stop(struct collector *c) {
+  pthread_mutex_lock(&c->metrics_lock);
+  c->metrics_live = 0;
+  pthread_cond_broadcast(&c->metrics_cond);
+  pthread_mutex_unlock(&c->metrics_lock);
+}
+
+#define METRICS_ASK_WAIT_NS (5 * ERG_NS_PER_S) /* then the last body */
 
 /* Runs on libmicrohttpd's thread: only copies the last rendered bodies. */
 int collector_http_dynamic(void *user, const char *url, char **body, size_t *len,
@@ -684,6 +725,22 @@ int collector_http_dynamic(void *user, const char *url, char **body, size_t *len
   if (strcmp(url, "/metrics") != 0)
     return 404;
   pthread_mutex_lock(&c->metrics_lock);
+  if (c->metrics_live && c->metrics_wake_fd >= 0) {
+    /* A body rendered after this ask: the loop wakes at once. */
+    uint64_t ask = ++c->metrics_asked, one = 1;
+    if (write(c->metrics_wake_fd, &one, sizeof one) < 0) {
+      /* eventfd full: a wake is pending anyway */
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t t =
+        (uint64_t)until.tv_sec * ERG_NS_PER_S + (uint64_t)until.tv_nsec + METRICS_ASK_WAIT_NS;
+    until.tv_sec = (time_t)(t / ERG_NS_PER_S);
+    until.tv_nsec = (long)(t % ERG_NS_PER_S);
+    while (c->metrics_live && c->metrics_rendered < ask &&
+           pthread_cond_timedwait(&c->metrics_cond, &c->metrics_lock, &until) == 0) {
+    }
+  }
   size_t a = c->metrics ? c->metrics_len : 0, b = c->metrics_keys ? c->metrics_keys_len : 0;
   *len = a + b;
   *body = malloc(*len + 1);

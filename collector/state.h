@@ -206,7 +206,17 @@ struct collector {
   char *keybuf;
   size_t procbuf_cap;
   pthread_mutex_t metrics_lock;
-  char *metrics; /* last rendered /metrics body: cheap part, every second */
+  /* /metrics is rendered when asked (metrics.c): the HTTP thread counts an
+   * ask, wakes the loop (metrics_wake_fd, an eventfd in its poll) and
+   * waits on metrics_cond until a render that began after its ask is
+   * published; 5,000 nodes' series every second cost a fifth of a core. */
+  pthread_cond_t metrics_cond;
+  int metrics_wake_fd;       /* -1: none; asks then get the last body */
+  int metrics_live;          /* the loop answers asks (under metrics_lock) */
+  uint64_t metrics_asked;    /* asks so far (under metrics_lock) */
+  uint64_t metrics_rendered; /* asks the last published body answers */
+  uint64_t metrics_renders;  /* renders so far (erg_metrics_renders_total) */
+  char *metrics;             /* last rendered /metrics body: cheap part, when asked */
   size_t metrics_len;
   char *metrics_keys; /* per-key counters, rendered when keys_dirty */
   size_t metrics_keys_len;
@@ -334,6 +344,8 @@ void node_gpu_free(struct node_state *n);
 
 /* metrics.c */
 void collector_metrics_render(struct collector *c);
+void collector_metrics_asked(struct collector *c);
+void collector_metrics_stop(struct collector *c);
 int collector_http_dynamic(void *user, const char *url, char **body, size_t *len,
                            const char **ctype);
 

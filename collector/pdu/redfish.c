@@ -386,6 +386,14 @@ json_t *rf_body_json(const struct rf_buf *b, const char *path, char *why, size_t
   return j;
 }
 
+json_t *rf_body_reading(const struct rf_buf *b, const char *path, char *why, size_t whylen) {
+  char inner[200];
+  json_t *j = erg_rf_json_skim(b->p ? b->p : "", b->n, erg_rf_reading_keys, inner, sizeof inner);
+  if (!j)
+    snprintf(why, whylen, "GET %s: not a JSON object (%s)", path, inner);
+  return j;
+}
+
 /* GET path as JSON, logging in again once on 401 (a session that expired). */
 static json_t *rf_get_json(struct rf_priv *p, const char *path0, char *why, size_t whylen) {
   char path[ERG_RF_URI_MAX + 160];

@@ -73,6 +73,9 @@ enum rf_action {
 enum rf_action rf_answer(struct rf_priv *p, long status, const char *path, int attempt, int hops,
                          double *wait_seconds, char *why, size_t whylen);
 json_t *rf_body_json(const struct rf_buf *b, const char *path, char *why, size_t whylen);
+/* A poll's answer: only the members a reading is taken from are built
+ * (erg_rf_json_skim); the whole body is still checked as JSON. */
+json_t *rf_body_reading(const struct rf_buf *b, const char *path, char *why, size_t whylen);
 
 /* Session login: the POST body (NULL: no memory; wiped by _free), and its
  * answer taken (the token, the session's URI), or -1 with a reason. */

@@ -12,7 +12,14 @@
  * callback; here it runs over a cache: a document not fetched yet is
  * noted and the walk's result thrown away; once the noted ones are
  * fetched the walk runs again from the cache, until it asks for nothing
- * new. Each document is fetched once; the walk is CPU only. */
+ * new. Each document is fetched once; the walk is CPU only.
+ *
+ * Each meter's connection lives in a connection cache of its own (a curl
+ * share with CURL_LOCK_DATA_CONNECT), not in the multi handle's: libcurl
+ * 7.88 walks the whole cache of a handle at every curl_multi_remove_handle
+ * (looking for a connect-only connection) and once a second for dead
+ * connections, so one cache of 5,000 connections made each request cost
+ * O(BMCs), a round O(BMCs^2). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
@@ -37,6 +44,7 @@ struct rf_doc {
 struct rf_slot {
   struct erg_pdu_source *src;
   struct rf_priv *p;
+  CURLSH *sh; /* this meter's connection cache; outlives its handles */
   int op, st;
   bool in_multi;
   char uri[ERG_RF_URI_MAX + 160];  /* what was asked for */
@@ -381,7 +389,8 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
     case RF_ACT_OK:
       break;
   }
-  json_t *j = rf_body_json(&s->b, s->path, why, sizeof why);
+  json_t *j = s->op == ERG_RF_OP_POLL ? rf_body_reading(&s->b, s->path, why, sizeof why)
+                                      : rf_body_json(&s->b, s->path, why, sizeof why);
   free(s->b.p);
   s->b.p = NULL;
   if (j)
@@ -411,6 +420,10 @@ int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source
     return 0;
   }
   s->p->discovering = true;
+  if (!s->sh && (s->sh = curl_share_init()))
+    curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  if (s->sh) /* else: the multi handle's cache, slower at thousands */
+    curl_easy_setopt(s->p->curl, CURLOPT_SHARE, s->sh);
   if (s->p->auth == RF_AUTH_SESSION)
     slot_login(m, s);
   else
@@ -572,6 +585,7 @@ void erg_rf_multi_free(struct erg_rf_multi *m, double logout_seconds) {
       s->src->priv = NULL;
       s->src->driver = NULL;
     }
+    curl_share_cleanup(s->sh); /* after its handles: it closes their connections */
   }
   curl_multi_cleanup(m->cm);
   close(m->epfd);

@@ -105,6 +105,18 @@ json_t *erg_rf_recording_get(void *ctx, const char *uri, char *why, size_t whyle
  * (J, kW.h, kWh, W.h, Wh); 0 when the units do not say it. */
 double erg_rf_units_to_si(const char *units, bool energy);
 
+/* The top-level members of body (n bytes) named in keep (a NULL-ended
+ * list) as a new object; the rest is checked against JSON's grammar but
+ * not built (redfish_skim.c). NULL with why (jansson's words and the
+ * line; "another JSON value" when it is JSON but no object) when body is
+ * not one JSON object, or a kept member comes twice. */
+json_t *erg_rf_json_skim(const char *body, size_t n, const char *const *keep, char *why,
+                         size_t whylen);
+
+/* The top-level members a reading is taken from (erg_rf_term_value,
+ * erg_rf_reading_time): a poll's answer is skimmed down to them. */
+extern const char *const erg_rf_reading_keys[];
+
 /* The name of a kind ("PowerControl", ...). */
 const char *erg_rf_kind_name(int kind);
 

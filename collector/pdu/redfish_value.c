@@ -34,6 +34,10 @@ double erg_rf_units_to_si(const char *units, bool energy) {
   return 0;
 }
 
+const char *const erg_rf_reading_keys[] = {"PowerControl", "PowerWatts", "EnergyJoules",
+                                           "EnergykWh",    "Reading",    "ReadingUnits",
+                                           "ReadingTime",  NULL};
+
 int erg_rf_term_value(const struct erg_rf_term *t, json_t *doc, double rating_watts, double *value,
                       char *why, size_t whylen) {
   json_t *v = NULL;

@@ -17,7 +17,10 @@
 # usage: bmc_scale.sh [--port-base PORT] BUILD_DIR [N=5000] [DELAY=1] [ROUNDS=3] [POLL=10]
 #   env M_IPMI (default 200, 0 skips), IPMI_PAR (64), IPMI_THREADS (ergd's
 #   pool; default M_IPMI x DELAY / POLL x 2, at least 4), SMOKE=1 (ctest:
-#   asserts and exits 1 when a meter missed a round or a cell was late).
+#   asserts and exits 1 when a meter missed a round or a cell was late),
+#   PERF_OUT=FILE (perf record -e cpu-clock -g of ergd over the measured
+#   rounds, into FILE; `perf report -i FILE --no-children`).
+# The simulator runs on the other core (taskset -c 1) where there is one.
 # Ports (--port-base or ERG_BENCH_PORT_BASE; bench_lib.sh): +0 ergd's ZMQ,
 # +1 ergd's HTTP, +2 the Redfish simulator, +3 the IPMI simulator (UDP),
 # +4 prometheus-ipmi-exporter.
@@ -54,10 +57,11 @@ fail=0
 # request, an artefact of the simulation. Up to 500 BMCs share 127.0.0.1.
 if [ "$N" -gt 500 ]; then RF_BIND=0.0.0.0; else RF_BIND=127.0.0.1; fi
 rf_host() { if [ "$RF_BIND" = 0.0.0.0 ]; then echo "127.1.$(($1 / 250)).$(($1 % 250 + 1))"; else echo 127.0.0.1; fi; }
-"$B/pdusim/erg-pdusim" --redfish "$REC/cray-DL325" --redfish-http "$RF_BIND:$RP" --node n1 \
+SIM_CPU=(); [ "$(nproc)" -gt 1 ] && SIM_CPU=(taskset -c 1)
+"${SIM_CPU[@]}" "$B/pdusim/erg-pdusim" --redfish "$REC/cray-DL325" --redfish-http "$RF_BIND:$RP" --node n1 \
   --redfish-channel /redfish/v1/Chassis/1=n1 --redfish-user admin:s3cret \
   --redfish-delay "$DELAY" --update 1 >"$PDU_TMP/rfsim.log" 2>&1 &
-PDU_PIDS="$PDU_PIDS $!"
+SIM_PID=$!; PDU_PIDS="$PDU_PIDS $SIM_PID"
 for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$RP/erg-sim/stats" && break; sleep 0.1; done
 
 # proc_cpu PID: utime+stime in seconds; proc_hwm PID: peak RSS in MiB.
@@ -70,6 +74,12 @@ thr_cpu() {
     s=$(awk -v t="$(getconf CLK_TCK)" -v s="$s" '{print s + ($14 + $15) / t}' "$t/stat")
   done
   echo "$s"
+}
+# thr_all PID: "name cpu_seconds" per thread name, summed (ergd's threads)
+thr_all() {
+  local t; for t in /proc/"$1"/task/*; do
+    awk -v t="$(getconf CLK_TCK)" -v n="$(cat "$t/comm" 2>/dev/null)" '{print n, ($14 + $15) / t}' "$t/stat" 2>/dev/null
+  done | awk '{s[$1] += $2} END {for (n in s) print n, s[n]}' | sort
 }
 proc_hwm() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 metrics() { curl -sf --max-time 20 "http://127.0.0.1:$HP/metrics"; }
@@ -107,9 +117,10 @@ PY
 t_start=$(date +%s.%N)
 taskset -c 0 "$B/collector/ergd" -c "$PDU_TMP/ergd.conf" 2>"$PDU_TMP/ergd.log" &
 EP=$!; PDU_PIDS="$PDU_PIDS $EP"
-# Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY each.
+# Every meter's first reading: login + 4 GETs of discovery + 1 poll, DELAY
+# each, 256 opens at once (meters_bmc.c): ~N / 256 x 6 x DELAY s.
 ready=0
-for _ in $(seq 1 $((10 + 4 * POLL))); do
+for _ in $(seq 1 $((10 + 4 * POLL + N * ${DELAY%.*} / 64))); do
   sleep $((SMOKE ? 1 : 3))
   kill -0 "$EP" 2>/dev/null || { echo "FAIL: ergd exited"; tail -20 "$PDU_TMP/ergd.log"; exit 1; }
   metrics >"$PDU_TMP/m0" 2>/dev/null || continue
@@ -120,9 +131,17 @@ t_ready=$(date +%s.%N)
 [ $ready = 1 ] || { echo "FAIL: not every meter read within the wait ($(summ "$PDU_TMP/m0"))"; tail "$PDU_TMP/ergd.log"; exit 1; }
 # Two more steps: the nodes' archives are created meanwhile (first start).
 sleep $((WARM * POLL))
-metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP"); r0=$(thr_cpu "$EP" erg-redfish)
-sleep $((ROUNDS * POLL))
-c1=$(proc_cpu "$EP"); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"
+metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP"); r0=$(thr_cpu "$EP" erg-redfish); thr_all "$EP" >"$PDU_TMP/t0"
+s0=$(proc_cpu "$SIM_PID")
+if [ -n "${PERF_OUT:-}" ]; then
+  perf record -q -e cpu-clock -g -p "$EP" -o "$PERF_OUT" -- sleep $((ROUNDS * POLL)) >/dev/null 2>&1 || sleep $((ROUNDS * POLL))
+else
+  sleep $((ROUNDS * POLL))
+fi
+c1=$(proc_cpu "$EP"); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"; thr_all "$EP" >"$PDU_TMP/t1"
+s1=$(proc_cpu "$SIM_PID")
+echo "redfish ergd: CPU s per round by thread: $(join "$PDU_TMP/t0" "$PDU_TMP/t1" | awk -v r="$ROUNDS" '{d = ($3 - $2) / r; if (d >= 0.005) printf "%s %.3f, ", $1, d}')" \
+  "simulator $(python3 -c "print(f'{($s1 - $s0) / $ROUNDS:.3f}')") s per round"
 read -r ns lo hi err dur late <<<"$(summ "$PDU_TMP/m0" "$PDU_TMP/m1")"
 hwm=$(proc_hwm "$EP")
 fds=$(ls /proc/"$EP"/fd | wc -l); thr=$(ls /proc/"$EP"/task | wc -l)

@@ -3,6 +3,7 @@
  * 13 real servers (shared/fixtures/redfish-recordings, argv[1]): each row
  * of its README is a case here, the node's reading and what must not be
  * taken. Plus the value rules (null, 0, negative, absurd, units). */
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,18 +290,156 @@ static void test_reading_time(void **s) {
   json_decref(doc);
 }
 
+/* A poll's answer skimmed (erg_rf_json_skim): the kept members equal the
+ * full parse's, nothing else kept, and whatever json_loadb refuses is
+ * refused, wherever in the body the fault lies. */
+static const char *skim_keep[] = {"PowerControl", "Reading", "ReadingTime", NULL};
+static int skim_files;
+
+static void skim_same(const char *body, size_t n, const char *name) {
+  json_error_t e;
+  char why[200];
+  json_t *full = json_loadb(body, n, JSON_REJECT_DUPLICATES, &e);
+  json_t *sk = erg_rf_json_skim(body, n, skim_keep, why, sizeof why);
+  if (!full || !json_is_object(full)) {
+    erg_assert(!sk, "%s: skim took what json_loadb refused (%s)", name,
+               full ? "no object" : e.text);
+    json_decref(full);
+    return;
+  }
+  erg_assert(sk, "%s: skim refused a good body: %s", name, why);
+  size_t kept = 0;
+  for (int i = 0; skim_keep[i]; i++) {
+    json_t *a = json_object_get(full, skim_keep[i]), *b = json_object_get(sk, skim_keep[i]);
+    erg_assert((!a && !b) || json_equal(a, b), "%s: %s differs", name, skim_keep[i]);
+    kept += a != NULL;
+  }
+  erg_assert(json_object_size(sk) == kept, "%s: skim kept %zu members, want %zu", name,
+             json_object_size(sk), kept);
+  json_decref(full);
+  json_decref(sk);
+}
+
+static int skim_file(const char *path, const struct stat *st, int type, struct FTW *f) {
+  (void)st, (void)f;
+  size_t n = strlen(path);
+  if (type != FTW_F || n < 5 || strcmp(path + n - 5, ".json"))
+    return 0;
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return 0;
+  static char buf[1 << 21];
+  size_t len = fread(buf, 1, sizeof buf, fp);
+  fclose(fp);
+  skim_same(buf, len, path);
+  skim_files++;
+  return 0;
+}
+
+static void test_skim_recordings(void **s) {
+  (void)s;
+  nftw(root, skim_file, 16, FTW_PHYS);
+  erg_assert(skim_files >= 100, "only %d recorded documents", skim_files);
+}
+
+static void test_skim_cases(void **s) {
+  (void)s;
+  /* Accepted: the kept members as json_loadb has them. */
+  const char *good[] = {
+      "{}",
+      " {\"Reading\": 1.5e2 , \"PowerControl\":[{\"PowerConsumedWatts\":null}]}\n",
+      "{\"Oem\":{\"a\":[1,-0.5,2E-3,true,false,null,\"}]\\\"\\u00e9\\ud83d\\ude00\"]},\"Reading\":"
+      "3}",
+      "{\"Name\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\",\"Reading\":0}",
+      "{\"Reading\":{\"x\":[[[[]]]]},\"ReadingTime\":\"2026-01-01T00:00:00Z\"}",
+      "{\"Readin\":1,\"ReadingX\":2,\"Reading\":3}",
+  };
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    char why[200];
+    json_t *j = erg_rf_json_skim(good[i], strlen(good[i]), skim_keep, why, sizeof why);
+    erg_assert(j, "good case %zu refused: %s", i, why);
+    json_decref(j);
+    skim_same(good[i], strlen(good[i]), good[i]);
+  }
+  /* Refused: each fault sits in a member that is not kept. */
+  const char *bad[] = {
+      "",
+      "   ",
+      "[1,2]",
+      "\"text\"",
+      "{\"Reading\":1} x",
+      "{\"Reading\":1",
+      "{\"Reading\":1,}",
+      "{\"Oem\":[1,2,],\"Reading\":1}",
+      "{\"Oem\":{\"a\":1,},\"Reading\":1}",
+      "{\"Oem\":{\"a\" 1},\"Reading\":1}",
+      "{\"Oem\":01,\"Reading\":1}",
+      "{\"Oem\":1.,\"Reading\":1}",
+      "{\"Oem\":-,\"Reading\":1}",
+      "{\"Oem\":1e,\"Reading\":1}",
+      "{\"Oem\":tru,\"Reading\":1}",
+      "{\"Oem\":nul,\"Reading\":1}",
+      "{\"Oem\":NaN,\"Reading\":1}",
+      "{\"Oem\":\"a\\x\",\"Reading\":1}",
+      "{\"Oem\":\"\\u12\",\"Reading\":1}",
+      "{\"Oem\":\"\\udc00\",\"Reading\":1}",
+      "{\"Oem\":\"\\ud800x\",\"Reading\":1}",
+      "{\"Oem\":\"a\tb\",\"Reading\":1}",
+      "{\"Oem\":\"\xc3\",\"Reading\":1}",
+      "{\"Oem\":\"\xc0\xaf\",\"Reading\":1}",
+      "{\"Oem\":\"\xed\xa0\x80\",\"Reading\":1}",
+      "{\"Oem\":\"\xff\",\"Reading\":1}",
+      "{\"Oem\":\"open,\"Reading\":1}",
+      "{\"Oem\":[[[{]]],\"Reading\":1}",
+      "{\"Reading\":1,\"Reading\":2}",
+      "{\"PowerControl\":[{\"a\":1,\"a\":2}]}",
+      "{Reading:1}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char why[200] = "";
+    json_t *j = erg_rf_json_skim(bad[i], strlen(bad[i]), skim_keep, why, sizeof why);
+    erg_assert(!j, "bad case %zu (%s) taken", i, bad[i]);
+    erg_assert(why[0], "bad case %zu: no reason", i);
+    json_error_t e;
+    json_t *full = json_loadb(bad[i], strlen(bad[i]), JSON_REJECT_DUPLICATES, &e);
+    erg_assert(!full || !json_is_object(full), "bad case %zu: json_loadb takes it", i);
+    json_decref(full);
+  }
+  /* Deeper than any BMC nests, refused as jansson does (no stack overflow). */
+  static char deep[20000];
+  size_t n = 0;
+  n += (size_t)snprintf(deep, sizeof deep, "{\"Oem\":");
+  for (int i = 0; i < 5000; i++)
+    deep[n++] = '[';
+  for (int i = 0; i < 5000; i++)
+    deep[n++] = ']';
+  n += (size_t)snprintf(deep + n, sizeof deep - n, ",\"Reading\":1}");
+  char why[200];
+  json_t *j = erg_rf_json_skim(deep, n, skim_keep, why, sizeof why);
+  erg_assert(!j && strstr(why, "depth"), "5,000 levels: %s", j ? "taken" : why);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     erg_skip_all("usage: test_redfish_parse RECORDINGS_DIR");
   root = argv[1];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dl325),      cmocka_unit_test(test_xl675d),
-      cmocka_unit_test(test_gigabyte),   cmocka_unit_test(test_intel),
-      cmocka_unit_test(test_ex425),      cmocka_unit_test(test_cmm),
-      cmocka_unit_test(test_openbmc),    cmocka_unit_test(test_dell),
-      cmocka_unit_test(test_hpe),        cmocka_unit_test(test_lenovo),
-      cmocka_unit_test(test_supermicro), cmocka_unit_test(test_no_total),
-      cmocka_unit_test(test_values),     cmocka_unit_test(test_reading_time),
+      cmocka_unit_test(test_dl325),
+      cmocka_unit_test(test_xl675d),
+      cmocka_unit_test(test_gigabyte),
+      cmocka_unit_test(test_intel),
+      cmocka_unit_test(test_ex425),
+      cmocka_unit_test(test_cmm),
+      cmocka_unit_test(test_openbmc),
+      cmocka_unit_test(test_dell),
+      cmocka_unit_test(test_hpe),
+      cmocka_unit_test(test_lenovo),
+      cmocka_unit_test(test_supermicro),
+      cmocka_unit_test(test_no_total),
+      cmocka_unit_test(test_values),
+      cmocka_unit_test(test_reading_time),
+      cmocka_unit_test(test_skim_recordings),
+      cmocka_unit_test(test_skim_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
