@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* A poll's answer, parsed only where the reading is (redfish_parse.h,
  * erg_rf_json_skim): the whole body is checked against JSON's grammar
  * (RFC 8259: strings and their escapes, UTF-8, numbers, literals,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # /metrics is rendered when a scrape asks, after the inputs that came
 # before it, not every second on the loop (5,000 BMC-read nodes' series
 # every second cost a fifth of a core: docs/benchmarks.md "BMC polling"):
