@@ -83,6 +83,49 @@ static int probe_walk_units(struct erg_pdu_source *src, const char *t, int *nums
   return w.n;
 }
 
+/* Rows of several units, limited per unit as a single unit's are: the
+ * level's max (the highest entity number taken) and each unit's own count
+ * (the count template with that unit's arcs; it keeps the unit's first
+ * rows in the agent's order when it is smaller, leaving out stray rows
+ * such as a single-phase unit's zero rows of phases 2 and 3). Returns how
+ * many rows are kept, -1 with a reason when the agent does not answer. */
+static int probe_unit_limits(struct erg_pdu_source *src, const struct erg_snmp_level *lv, int *nums,
+                             char (*units)[ERG_PDU_UNIT_MAX], int n, char *why, size_t whylen) {
+  static char seen[ERG_PDU_PROBE_MAX_ROWS][ERG_PDU_UNIT_MAX];
+  int cap[ERG_PDU_PROBE_MAX_ROWS], used[ERG_PDU_PROBE_MAX_ROWS], nseen = 0, k = 0;
+  for (int i = 0; i < n && i < ERG_PDU_PROBE_MAX_ROWS; i++) {
+    if (lv->max > 0 && nums[i] > lv->max)
+      continue;
+    int u = 0;
+    while (u < nseen && strcmp(seen[u], units[i]) != 0)
+      u++;
+    if (u == nseen) {
+      snprintf(seen[u], ERG_PDU_UNIT_MAX, "%s", units[i]);
+      cap[u] = ERG_PDU_PROBE_MAX_ROWS;
+      used[u] = 0;
+      nseen++;
+      char oid[ERG_SNMP_OID_MAX];
+      if (lv->count && erg_snmp_oid_expand_unit(lv->count, units[i], 0, oid, sizeof oid) == 0) {
+        const char *o = oid;
+        bool present;
+        double v;
+        if (erg_snmp_get(src, &o, 1, &present, &v, NULL, 0, why, whylen))
+          return -1;
+        if (present && v >= 1 && v < cap[u])
+          cap[u] = (int)v;
+      }
+    }
+    if (used[u] >= cap[u])
+      continue;
+    used[u]++;
+    nums[k] = nums[i];
+    if (k != i)
+      memmove(units[k], units[i], ERG_PDU_UNIT_MAX);
+    k++;
+  }
+  return k;
+}
+
 int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
                             char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen) {
   const struct snmp_priv *p = src->priv;
@@ -108,6 +151,8 @@ int erg_pdu_snmp_level_rows(struct erg_pdu_source *src, int level, int *nums,
     for (int k = 0; n == 0 && (t = erg_snmp_level_row_col(blv, k)); k++)
       if (strchr(t, '*') && (n = probe_walk_units(src, t, nums, units, max, why, whylen)) < 0)
         return -1;
+    if (n > 0 && (n = probe_unit_limits(src, blv, nums, units, n, why, whylen)) < 0)
+      return -1;
     if (n <= 0 || !blv->filter)
       return n;
     bool present[ERG_PDU_PROBE_MAX_ROWS];

@@ -208,7 +208,7 @@ if name in FIRMWARE:
         errs.append(f"{lvl} {idx} {q}: {got}, want {want} and '{said}' in the reason")
 # Index arcs the device decides ("*" in a profile): found, and said; an
 # index tail (Chatsworth's MAC after the entity) is no unit of the rows.
-ARCS = {"liebert_mph2rg": ("outlet index arc 2", "outlet", 16),
+ARCS = {"liebert_mph2rg": ("outlet index arcs 1.2", "outlet", 16),
         "chatsworth-pdu": ('outlet index tail "000ED300AD21"', "outlet", 24)}
 if name in ARCS:
     said, lvl, count = ARCS[name]
@@ -224,7 +224,14 @@ UNITS = {"raritan-pdu2-chain": ("outlet", {"1", "210"}, 12),
          "servertech-sentry4-cordb": ("outlet", {"1.1", "1.2"}, 8),
          # the shared recordings' chains: master and one link unit / tower
          "sentry4": ("phase", {"1.1", "2.1"}, 6),
-         "sentry3": ("inlet", {"1", "2"}, 2)}
+         "sentry3": ("inlet", {"1", "2"}, 2),
+         # chains read from every PDU, not PDU 1 only (issue 34 item 1):
+         # Liebert PDUs {pdu}.{branch}, HPE iPDU cores, Avocent PM
+         # {serial port}.{PDU}
+         "liebert-mph2-chain": ("outlet", {"1.1", "2.2"}, 5),
+         "hpe-ipdu-cores": ("bank", {"1", "2"}, 5),
+         "avocent-pm": ("outlet", {"1.1", "1.2"}, 6),
+         "eaton-nlogic": ("outlet", {"1", "2"}, 9)}
 if name in UNITS:
     lvl, want, count = UNITS[name]
     rs = [r for r in j["rows"] if r["level"] == lvl]
@@ -236,6 +243,19 @@ if name in UNITS:
         o = r.get("oids", {}).get("power") or r.get("oids", {}).get("current") or ""
         if ("." + r["unit"] + "." + str(r["index"])) not in o:
             errs.append(f"{lvl} {r['unit']}.{r['index']} read at {o}")
+# Rows numbered over a whole chain (APC rPDU2: host first, then guests):
+# every row listed, not only the host's count of them.
+# A unit's own count keeps its stray rows out (hpe-pdumm: NumBreakers 3 per
+# PDU, rows 4-6 of each read 0 V 0 A; eaton-nlogic: phases 2-3 of a
+# single-phase PDU).
+ROWS = {"apc-rpdu2-guest": ("outlet", 8), "liebert-mph2-chain": ("inlet", 2),
+        "avocent-pm": ("inlet", 2), "hpe-ipdu-cores": ("device", 2),
+        "hpe-pdumm": ("bank", 6), "eaton-nlogic": ("phase", 2)}
+if name in ROWS:
+    lvl, count = ROWS[name]
+    got = sum(r["level"] == lvl for r in j["rows"])
+    if got != count:
+        errs.append(f"{got} {lvl} rows, want {count}")
 how = "sysObjectID" if "suggests " + j["profile"] in j["profile_reason"] else "tables"
 print(f"{name}: {j['profile']} (by {how}), "
       + ", ".join(f"{v} {k}" for k, v in levels.items())

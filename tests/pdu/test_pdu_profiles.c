@@ -376,8 +376,9 @@ static int fake_next(void *ctx, const char *oid, char *got, size_t len) {
 }
 
 /* "*" index arcs: the level's first row decides (Liebert's receptacles of
- * branch 2), every template of the level takes it, a level without rows
- * keeps 1, a profile without "*" is left alone. */
+ * PDU 1's branch 2), every template of the level takes it, a level without
+ * rows keeps 1 per "*" (Liebert's inlets here), a profile without "*" is
+ * left alone. */
 static void test_wild_arcs(void **st) {
   (void)st;
   const struct erg_snmp_profile *lb = erg_snmp_profile_find("liebert-mph2");
@@ -387,26 +388,34 @@ static void test_wild_arcs(void **st) {
   struct erg_snmp_profile out;
   char note[160];
   const char *rows[] = {"1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.2.1", NULL};
-  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, rows, note, sizeof note), 1);
+  /* inlet, phase, bank and outlet have "*" arcs (the PDU, never assumed 1) */
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, rows, note, sizeof note), 4);
   assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_POWER].oid,
                       "1.3.6.1.4.1.476.1.42.3.8.50.20.1.65.1.2.%d");
   assert_string_equal(out.lv[ERG_PDU_OUTLET].count, "1.3.6.1.4.1.476.1.42.3.8.40.20.1.60.1.2");
-  assert_ptr_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid,
-                   lb->lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid);
-  assert_non_null(strstr(note, "outlet index arc 2"));
+  assert_string_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_POWER].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.30.20.1.65.1.%d");
+  assert_non_null(strstr(note, "outlet index arcs 1.2"));
+  const char *other[] = {"1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.3.1.1",
+                         "1.3.6.1.4.1.476.1.42.3.8.30.20.1.65.3.1", NULL};
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, other, note, sizeof note), 4);
+  assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_ENERGY].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.50.20.1.85.3.1.%d");
+  assert_string_equal(out.lv[ERG_PDU_INLET].q[ERG_Q_VA].oid,
+                      "1.3.6.1.4.1.476.1.42.3.8.30.20.1.90.3.%d");
   const char *none[] = {NULL};
-  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, none, note, sizeof note), 1);
+  assert_int_equal(erg_snmp_wild_resolve(lb, &out, &store, fake_next, none, note, sizeof note), 4);
   assert_string_equal(out.lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid,
                       "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1.1.%d");
   const struct erg_snmp_profile *st4 = erg_snmp_profile_find("apc-rpdu2");
   assert_int_equal(erg_snmp_wild_resolve(st4, &out, &store, fake_next, rows, note, sizeof note), 0);
-  /* detection GETNEXTs from the arcs before the "*" */
+  /* detection GETNEXTs from the arcs before the first "*" */
   char start[ERG_SNMP_OID_MAX];
   bool scalar;
   assert_int_equal(
       erg_snmp_probe_start(lb->lv[ERG_PDU_OUTLET].q[ERG_Q_NAME].oid, start, sizeof start, &scalar),
       0);
-  assert_string_equal(start, "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10.1");
+  assert_string_equal(start, "1.3.6.1.4.1.476.1.42.3.8.50.20.1.10");
   assert_false(scalar);
 }
 

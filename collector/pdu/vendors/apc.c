@@ -5,9 +5,11 @@
 /* PowerNet-MIB (v4.5.x), rPDU2 branch (enterprises.318.1.1.26): Rack PDU 2G
  * (AP8xxx, AP7xxxB, ...). Every rPDU2 table is indexed by a row number that
  * runs over all units of a daisy chain / NPS group (a Module column says
- * which unit); the host unit's rows come first, so the entity number is the
- * row number and the counts are the host unit's (rPDU2DevicePropertiesEntry,
- * ...26.4.2.1.{n}.1: .6 NumMeteredOutlets, .7 NumPhases, .8 NumMeteredBanks).
+ * which unit); the host unit's rows come first, the guests' follow, so the
+ * entity number is the row number. No level has a count: the counts
+ * (rPDU2DevicePropertiesEntry ...26.4.2.1.{n}.{unit}: .6
+ * NumMeteredOutlets, .7 NumPhases, .8 NumMeteredBanks) are per unit, and
+ * the host's would cut the guests' rows; the rows found are taken.
  * -1 means "not supported by this model" throughout.
  * Device: rPDU2DeviceStatusEntry ...26.4.3.1.{col}.{n}, one row per unit
  *   of the chain (device 2 is the second unit): .5 Power
@@ -39,14 +41,12 @@ static const struct erg_snmp_profile apc_rpdu2 = {
               .VA = {R2 ".6.3.1.8.%d", 10.0},
               .PF = {R2 ".6.3.1.9.%d", 0.01},
               .CURRENT = {R2 ".6.3.1.5.%d", 0.1},
-              .VOLTAGE = {R2 ".6.3.1.6.%d", 1.0},
-              .count = R2 ".4.2.1.7.1"},
-    .BANK = {.CURRENT = {R2 ".8.3.1.5.%d", 0.1}, .count = R2 ".4.2.1.8.1"},
+              .VOLTAGE = {R2 ".6.3.1.6.%d", 1.0}},
+    .BANK = {.CURRENT = {R2 ".8.3.1.5.%d", 0.1}},
     .OUTLET = {.NAME = {R2 ".9.4.3.1.3.%d"},
                .POWER = {R2 ".9.4.3.1.7.%d", 1.0},
                .CURRENT = {R2 ".9.4.3.1.6.%d", 0.1},
-               .ENERGY = {R2 ".9.4.3.1.11.%d", KWH_TENTH},
-               .count = R2 ".4.2.1.6.1"},
+               .ENERGY = {R2 ".9.4.3.1.11.%d", KWH_TENTH}},
 };
 
 /* PowerNet-MIB, the older rPDU branch (enterprises.318.1.1.12): first

@@ -39,15 +39,25 @@ static const struct erg_snmp_profile hpe_pdumm = {
 };
 
 /* HP Intelligent Modular PDU (iPDU), branch mpdu = 232.165.5.
- * mpduIdentEntry ...165.5.1.2.1, index mpduIdentIndex (core 1 here):
+ * mpduIdentEntry ...165.5.1.2.1, index mpduIdentIndex, the core unit (one
+ * agent answers for every core of its group, numOfMpdu ...165.5.1.1.0):
  *   .3 mpduModel, .4 mpduName, .19 mpduNumOutlet (core outputs),
- *   .38 mpduTotalPowerWatt (W), .39 mpduTotalPowerVA (VA).
+ *   .38 mpduTotalPowerWatt (W), .39 mpduTotalPowerVA (VA). Device N is
+ *   core N (every core's row read, never assumed 1).
  * Bank = core output / load segment, mpduOutputEntry ...165.5.2.1.1, index
- *   {core}.{output}: .6 Voltage (0.1 V), .7 Current (0.01 A), .8 PowerVA
- *   (VA), .9 PowerWatt (W), .10 PowerFactor (0.01), .13 PowerWattHour (Wh).
- * The smart extension bars' outlets (mpduSmExtBarOutletEntry ...165.5.4.1.1,
- * index {core}.{output}.{bar outlet}) have two free index arcs: not a level
- * here. -1 means not measured. */
+ *   {core}.{output}: the core a "*" arc, every core's outputs read
+ *   ("bank:2.3" output 3 of core 2): .6 Voltage (0.1 V), .7 Current
+ *   (0.01 A), .8 PowerVA (VA), .9 PowerWatt (W), .10 PowerFactor (0.01),
+ *   .13 PowerWattHour (Wh); count mpduNumOutlet of the core.
+ * Outlet = smart extension bar outlet, mpduSmExtBarOutletEntry
+ *   ...165.5.4.1.1, index {core}.{output}.{bar outlet} (mpduIdentIndex,
+ *   mpduOutputIndex, mpduSmExtBarOutletIndex: two "*" arcs, "outlet:1.3.2"
+ *   outlet 2 of the bar on core 1's output 3): .5 Voltage (0.1 V), .6
+ *   Current (0.01 A), .7 PowerWatt (W), .8 PowerFactor (0.01), .9
+ *   DeviceName (the server found behind it, the outlet's name; null when
+ *   none), .20 PowerWattHour (Wh). No count (mpduDeviceNumOutlet is per
+ *   bar device): the rows found are taken.
+ * -1 means not measured throughout. */
 #define MPDU "1.3.6.1.4.1.232.165.5"
 static const struct erg_snmp_profile hpe_ipdu = {
     .name = "hpe-ipdu",
@@ -55,14 +65,22 @@ static const struct erg_snmp_profile hpe_ipdu = {
     .mib = "CPQPOWER-MIB",
     .sysoids = {MPDU},
     .oid_model = MPDU ".1.2.1.3.1",
-    .DEVICE = {.POWER = {MPDU ".1.2.1.38.1", 1.0}, .VA = {MPDU ".1.2.1.39.1", 1.0}},
-    .BANK = {.POWER = {MPDU ".2.1.1.9.1.%d", 1.0},
-             .VA = {MPDU ".2.1.1.8.1.%d", 1.0},
-             .PF = {MPDU ".2.1.1.10.1.%d", 0.01},
-             .CURRENT = {MPDU ".2.1.1.7.1.%d", 0.01},
-             .VOLTAGE = {MPDU ".2.1.1.6.1.%d", 0.1},
-             .ENERGY = {MPDU ".2.1.1.13.1.%d", WH},
-             .count = MPDU ".1.2.1.19.1"},
+    .DEVICE = {.NAME = {MPDU ".1.2.1.4.%d"},
+               .POWER = {MPDU ".1.2.1.38.%d", 1.0},
+               .VA = {MPDU ".1.2.1.39.%d", 1.0}},
+    .BANK = {.POWER = {MPDU ".2.1.1.9.*.%d", 1.0},
+             .VA = {MPDU ".2.1.1.8.*.%d", 1.0},
+             .PF = {MPDU ".2.1.1.10.*.%d", 0.01},
+             .CURRENT = {MPDU ".2.1.1.7.*.%d", 0.01},
+             .VOLTAGE = {MPDU ".2.1.1.6.*.%d", 0.1},
+             .ENERGY = {MPDU ".2.1.1.13.*.%d", WH},
+             .count = MPDU ".1.2.1.19.*"},
+    .OUTLET = {.NAME = {MPDU ".4.1.1.9.*.*.%d"},
+               .POWER = {MPDU ".4.1.1.7.*.*.%d", 1.0},
+               .PF = {MPDU ".4.1.1.8.*.*.%d", 0.01},
+               .CURRENT = {MPDU ".4.1.1.6.*.*.%d", 0.01},
+               .VOLTAGE = {MPDU ".4.1.1.5.*.*.%d", 0.1},
+               .ENERGY = {MPDU ".4.1.1.20.*.*.%d", WH}},
 };
 
 /* HP monitored/managed PDU (Glandore, Dragonwood), branch pdu2 =

@@ -120,13 +120,17 @@ static const struct erg_snmp_profile geist_v3_delta = {
 };
 
 /* LIEBERT-GP-PDU-MIB (lgpPdu = enterprises.476.1.42.3.8), MPH2/MPX.
- * Indexes start with lgpPduEntryIndex (the PDU, 1 here).
+ * Every table's index starts with lgpPduEntryIndex, the PDU (lgpPduTable
+ * ...3.8.20.1 has one row per PDU the card manages): a "*" arc, never
+ * assumed 1, every PDU's rows read, each row named by its unit
+ * ("inlet:2.1" is PDU 2's power source 1).
  * Inlet = power source, lgpPduPsEntry ...3.8.30.20.1, index {pdu}.{ps}:
  *   .50 EnergyAccum (0.1 kWh), .65 PwrTotal (W), .90 ApTotal (VA),
  *   .95 PfTotal (0.01; reads 0 on some cards while W/VA are sane); model
  *   .20 lgpPduPsEntryModel. (Rows are found by PwrTotal: .15
  *   SysAssignLabel, e.g. "PEM: 1-1", is not taken as the name.)
- * Phase = lgpPduPsLineEntry ...3.8.30.40.1, index {pdu}.{ps 1}.{line}:
+ * Phase = lgpPduPsLineEntry ...3.8.30.40.1, index {pdu}.{ps}.{line}, unit
+ *   {pdu}.{ps} ("phase:1.1.2" is line 2 of PDU 1's source 1):
  *   .19 EpLNTenths (0.1 V), .22 EcHundredths (0.01 A), .63 PwrLN (W),
  *   .65 ApLN (VA), .67 PfLN (0.01). The line-to-neutral set: a delta
  *   source without neutral has the line-to-line columns instead (.61
@@ -137,12 +141,11 @@ static const struct erg_snmp_profile geist_v3_delta = {
  *   .130 EcHundredths (0.01 A). Branch numbers need not start at 1 (an
  *   MPH2 numbers its single branch 2), so no count is given.
  * Outlet = receptacle, lgpPduRcpEntry ...3.8.50.20.1, index
- *   {pdu}.{branch}.{receptacle}, the branch whichever the PDU has
- *   first ("*", found per source): .10 UsrLabel, .56 EpTenths
- *   (0.1 V), .61 EcHundredths (0.01 A), .65 PwrOut (W), .70 ApOut (VA),
- *   .75 Pf (0.01), .85 EnergyAccum (0.1 kWh); lgpPduRbEntryRcpCount
- *   ...3.8.40.20.1.60.{pdu}.{branch}. Receptacles of further branches are
- *   out of reach of a one-number template.
+ *   {pdu}.{branch}.{receptacle}, unit {pdu}.{branch} (two "*" arcs: every
+ *   branch of every PDU, "outlet:1.2.5" receptacle 5 of PDU 1's branch 2):
+ *   .10 UsrLabel, .56 EpTenths (0.1 V), .61 EcHundredths (0.01 A),
+ *   .65 PwrOut (W), .70 ApOut (VA), .75 Pf (0.01), .85 EnergyAccum
+ *   (0.1 kWh); lgpPduRbEntryRcpCount ...3.8.40.20.1.60.{pdu}.{branch}.
  * Every Liebert card (UPS, cooling, PDU) says 476.1.42: the tables decide. */
 #define LGP "1.3.6.1.4.1.476.1.42.3.8"
 static const struct erg_snmp_profile liebert_mph2 = {
@@ -151,30 +154,30 @@ static const struct erg_snmp_profile liebert_mph2 = {
     .mib = "LIEBERT-GP-PDU-MIB",
     .sysoids = {"1.3.6.1.4.1.476.1.42"},
     .oid_model = LGP ".30.20.1.20.1.1",
-    .INLET = {.POWER = {LGP ".30.20.1.65.1.%d", 1.0},
-              .VA = {LGP ".30.20.1.90.1.%d", 1.0},
-              .PF = {LGP ".30.20.1.95.1.%d", 0.01},
-              .ENERGY = {LGP ".30.20.1.50.1.%d", KWH_TENTH}},
-    .PHASE = {.POWER = {LGP ".30.40.1.63.1.1.%d", 1.0},
-              .VA = {LGP ".30.40.1.65.1.1.%d", 1.0},
-              .PF = {LGP ".30.40.1.67.1.1.%d", 0.01},
-              .CURRENT = {LGP ".30.40.1.22.1.1.%d", 0.01},
-              .VOLTAGE = {LGP ".30.40.1.19.1.1.%d", 0.1}},
-    .BANK = {.NAME = {LGP ".40.20.1.20.1.%d"},
-             .POWER = {LGP ".40.20.1.115.1.%d", 1.0},
-             .VA = {LGP ".40.20.1.120.1.%d", 1.0},
-             .PF = {LGP ".40.20.1.125.1.%d", 0.01},
-             .CURRENT = {LGP ".40.20.1.130.1.%d", 0.01},
-             .VOLTAGE = {LGP ".40.20.1.100.1.%d", 0.1},
-             .ENERGY = {LGP ".40.20.1.85.1.%d", KWH_TENTH}},
-    .OUTLET = {.NAME = {LGP ".50.20.1.10.1.*.%d"},
-               .POWER = {LGP ".50.20.1.65.1.*.%d", 1.0},
-               .VA = {LGP ".50.20.1.70.1.*.%d", 1.0},
-               .PF = {LGP ".50.20.1.75.1.*.%d", 0.01},
-               .CURRENT = {LGP ".50.20.1.61.1.*.%d", 0.01},
-               .VOLTAGE = {LGP ".50.20.1.56.1.*.%d", 0.1},
-               .ENERGY = {LGP ".50.20.1.85.1.*.%d", KWH_TENTH},
-               .count = LGP ".40.20.1.60.1.*"},
+    .INLET = {.POWER = {LGP ".30.20.1.65.*.%d", 1.0},
+              .VA = {LGP ".30.20.1.90.*.%d", 1.0},
+              .PF = {LGP ".30.20.1.95.*.%d", 0.01},
+              .ENERGY = {LGP ".30.20.1.50.*.%d", KWH_TENTH}},
+    .PHASE = {.POWER = {LGP ".30.40.1.63.*.*.%d", 1.0},
+              .VA = {LGP ".30.40.1.65.*.*.%d", 1.0},
+              .PF = {LGP ".30.40.1.67.*.*.%d", 0.01},
+              .CURRENT = {LGP ".30.40.1.22.*.*.%d", 0.01},
+              .VOLTAGE = {LGP ".30.40.1.19.*.*.%d", 0.1}},
+    .BANK = {.NAME = {LGP ".40.20.1.20.*.%d"},
+             .POWER = {LGP ".40.20.1.115.*.%d", 1.0},
+             .VA = {LGP ".40.20.1.120.*.%d", 1.0},
+             .PF = {LGP ".40.20.1.125.*.%d", 0.01},
+             .CURRENT = {LGP ".40.20.1.130.*.%d", 0.01},
+             .VOLTAGE = {LGP ".40.20.1.100.*.%d", 0.1},
+             .ENERGY = {LGP ".40.20.1.85.*.%d", KWH_TENTH}},
+    .OUTLET = {.NAME = {LGP ".50.20.1.10.*.*.%d"},
+               .POWER = {LGP ".50.20.1.65.*.*.%d", 1.0},
+               .VA = {LGP ".50.20.1.70.*.*.%d", 1.0},
+               .PF = {LGP ".50.20.1.75.*.*.%d", 0.01},
+               .CURRENT = {LGP ".50.20.1.61.*.*.%d", 0.01},
+               .VOLTAGE = {LGP ".50.20.1.56.*.*.%d", 0.1},
+               .ENERGY = {LGP ".50.20.1.85.*.*.%d", KWH_TENTH},
+               .count = LGP ".40.20.1.60.*.*"},
 };
 
 ERG_VENDOR_PROFILES(vertiv, &geist_v5, &geist_v4, &geist_v3_iec, &geist_v3_delta, &liebert_mph2);
