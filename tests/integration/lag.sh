@@ -99,14 +99,21 @@ lag2=$(awk '/^erg_node_lag_seconds\{node="lag-node"\}/ {print $2}' "$work/metric
 [ "$lag2" = "$lag" ] || { echo "FAIL: restarted ergd's lag '$lag2', kept $lag"; exit 1; }
 grep -q "lags activity by .* (from the last run)" "$work/ergd2.log" ||
   { echo "FAIL: restart did not say it uses the kept lag"; cat "$work/ergd2.log"; exit 1; }
-# 32 s of load, then the cells' settle delay (15 s + the lag). A fresh
-# estimate needs 30 paired seconds and a 10-s tick: if one came, it
-# confirmed the kept lag or took its neighbour (nothing flagged: the meter
-# updates once a second, so the true lag lies between two seconds), or
-# replaced it by a distant one (said in the log, and then the cells before
-# it are flagged).
-bursts 32
-sleep 20
+# 16 s of load, then until 4 cells from the restart on are journalled
+# (their settle delay, 15 s + the lag: waited for, not slept). A fresh
+# estimate needs 30 paired seconds and a 10-s tick, so these cells are
+# aligned by the kept lag alone: without it they would be flagged 16, as
+# the first run's first cells are. (Should a fresh estimate come all the
+# same, it confirmed the kept lag or took its neighbour, nothing flagged:
+# the meter updates once a second, so the true lag lies between two
+# seconds; or replaced it by a distant one, said in the log, and then the
+# cells before it are flagged.)
+bursts 16
+cells_since() { awk -F, -v t="$1" '/^[0-9]/ && $1 >= t { n++ } END { print n + 0 }' "$work/data/journal/lag-node.csv"; }
+for _ in $(seq 1 120); do
+  [ "$(cells_since "$restart")" -ge 4 ] && break
+  sleep 0.5
+done
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics3.txt"
 python3 - "$work/data/journal/lag-node.csv" "$restart" "$work/ergd2.log" <<'PY'
 import csv, sys
