@@ -28,17 +28,8 @@ CONF
 erg_start_pdusim --node lag-node=$SIMPREFIX/$tag --update 1 --lag 3 --idle 50 --slope 150
 erg_start_ergd
 erg_start_agent lag-node --scope /$tag --interval 0.5
-# Bursts of 1 or 2 busy processes, 2..6 s on, 2..6 s off.
-RANDOM=7
-end=$((SECONDS + 60))
-while [ $SECONDS -lt $end ]; do
-  n=$((1 + RANDOM % 2))
-  for _ in $(seq 1 $n); do erg_in_cg $tag timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
-  wait_for=$((4 + RANDOM % 6)); sleep $wait_for
-done
-# Then on until the first estimate (it needs 30 s of paired data, later
-# on a loaded machine) and 16 s beyond it, so the journal holds cells
-# aligned after it: those must not be flagged.
+# Bursts of 1 or 2 busy processes, 2..6 s on, 4..9 s from one start to
+# the next, for SECONDS (the last may run past it).
 bursts() { # seconds
   local until=$((SECONDS + $1))
   while [ $SECONDS -lt $until ]; do
@@ -46,6 +37,11 @@ bursts() { # seconds
     sleep $((4 + RANDOM % 6))
   done
 }
+RANDOM=7
+bursts 60
+# Then on until the first estimate (it needs 30 s of paired data, later
+# on a loaded machine) and 16 s beyond it, so the journal holds cells
+# aligned after it: those must not be flagged.
 for _ in $(seq 1 8); do grep -q "lags activity by" "$work/ergd.log" && break; bursts 5; done
 # An early estimate may still be replaced by a distant lag (a 0.15 better
 # r), which flags the cells around the change: then on until no change
