@@ -46,8 +46,12 @@ for _ in $(seq 600); do
   sleep 0.05
 done
 grep -q '"type": *"sample"' "$work/out.json" || { echo "FAIL: no first sample"; cat "$work/log"; exit 1; }
-kill -STOP $agent
+kill -STOP $agent 2>/dev/null || { echo "FAIL: the agent ended before it was stopped"; cat "$work/log"; exit 1; }
 for _ in $(seq 500); do [ "$(awk '{ print $3 }' /proc/$agent/stat)" = T ] && break; sleep 0.01; done
+# Stopped in the wait after its first sample (2 s for this script to get
+# here), not after a second one.
+[ "$(grep -c '"type": *"sample"' "$work/out.json")" = 1 ] ||
+  { echo "FAIL: the agent was stopped after its second sample, not before"; exit 1; }
 mkdir -p "$v2/$step"
 truth=$(sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" 100 5 "$3" 2' sh "$v2/$step" "$BURNER" "$name")
 rmdir "$v2/$step" "$v2/$scope/job_$job"
