@@ -49,6 +49,9 @@ void cli_idle_window(const struct cli_opts *o, const struct erg_dataset *ds, dou
 /* MODEL_DIR: --model-dir, else (fit of one node) --out's directory, else
  * DATA_DIR/models. */
 void cli_model_dir(const struct cli_opts *o, char *dir, size_t dirlen);
+/* The held-out metrics of x as `erg fit` prints them (a row each, "-" for
+ * what is not finite, then the cells). */
+void cli_print_metrics(const struct erg_fit_metrics *x);
 /* `erg fit --group`: checks its options (1 on a usage error, after saying
  * why), fits and writes the members' models (0, or 2 on a data error). */
 int cli_group_usage_check(const struct cli_opts *o);

@@ -285,13 +285,6 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
   return 0;
 }
 
-static void cli_print_metric(const char *name, double v, const char *unit) {
-  if (isfinite(v))
-    printf("  %-14s %10.3f %s\n", name, v, unit);
-  else
-    printf("  %-14s %10s\n", name, "-");
-}
-
 static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
                             const struct erg_dataset *ds) {
   printf("node %s: %zu cells used of %zu rows in %zu file(s), %zu malformed line(s), %zu "
@@ -326,12 +319,7 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
            m->left_out_t[k]);
   const struct erg_fit_metrics *x = &m->metrics;
   printf("held-out validation (%s):\n", m->validation);
-  cli_print_metric("MAE", x->cells ? x->mae_watts : NAN, "W");
-  cli_print_metric("RMSE", x->cells ? x->rmse_watts : NAN, "W");
-  cli_print_metric("MAPE total", x->mape_total_percent, "%");
-  cli_print_metric("MAPE dynamic", x->mape_dynamic_percent, "%");
-  cli_print_metric("R2", x->r2, "");
-  printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
+  cli_print_metrics(x);
 }
 
 static void cli_print_json(const struct cli_opts *o, const struct erg_model *m,

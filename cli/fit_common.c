@@ -179,3 +179,19 @@ void cli_idle_window(const struct cli_opts *o, const struct erg_dataset *ds, dou
     *from = *to - o->last_seconds;
   }
 }
+
+static void cli_print_metric(const char *name, double v, const char *unit) {
+  if (isfinite(v))
+    printf("  %-14s %10.3f %s\n", name, v, unit);
+  else
+    printf("  %-14s %10s\n", name, "-");
+}
+
+void cli_print_metrics(const struct erg_fit_metrics *x) {
+  cli_print_metric("MAE", x->cells ? x->mae_watts : NAN, "W");
+  cli_print_metric("RMSE", x->cells ? x->rmse_watts : NAN, "W");
+  cli_print_metric("MAPE total", x->mape_total_percent, "%");
+  cli_print_metric("MAPE dynamic", x->mape_dynamic_percent, "%");
+  cli_print_metric("R2", x->r2, "");
+  printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
+}

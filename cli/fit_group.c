@@ -240,13 +240,6 @@ static int group_profiles(const struct cli_opts *o, struct group_cli *g,
   return 0;
 }
 
-static void group_metric(const char *name, double v, const char *unit) {
-  if (isfinite(v))
-    printf("  %-14s %10.3f %s\n", name, v, unit);
-  else
-    printf("  %-14s %10s\n", name, "-");
-}
-
 static void group_print_table(const struct cli_opts *o, const struct group_cli *g,
                               const struct erg_group_result *r, const struct erg_model *models) {
   printf("group %s: %zu cells used of %zu joined (%zu with disagreeing meter values, %zu usable "
@@ -267,12 +260,7 @@ static void group_print_table(const struct cli_opts *o, const struct group_cli *
     printf(" (the members' idle profiles scaled by %.4f to the fitted sum)", r->idle_scale);
   printf("\nheld-out validation of the summed prediction against the meter (%s):\n", r->validation);
   const struct erg_fit_metrics *x = &r->metrics;
-  group_metric("MAE", x->cells ? x->mae_watts : NAN, "W");
-  group_metric("RMSE", x->cells ? x->rmse_watts : NAN, "W");
-  group_metric("MAPE total", x->mape_total_percent, "%");
-  group_metric("MAPE dynamic", x->mape_dynamic_percent, "%");
-  group_metric("R2", x->r2, "");
-  printf("  %-14s %10zu (dynamic: %zu)\n", "cells", x->cells, x->cells_dynamic);
+  cli_print_metrics(x);
   for (size_t m = 0; m < g->n; m++) {
     const struct erg_model *mm = &models[m];
     printf("node %s: idle_watts %.3f (%.1f %% of the group's, idle_source %s), ncpu %g\n", mm->node,

@@ -145,6 +145,16 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
   }
 }
 
+/* What erg_collector_run builds before the store opens (free as one; NULL
+ * members are fine). */
+static void collector_free_tables(struct collector *c) {
+  free(c->sources);
+  free(c->node_index);
+  cluster_free(c->cluster);
+  cluster_free(c->gpu_cluster);
+  feed_index_free(c->feeds);
+}
+
 int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop) {
   struct collector c = {.cfg = cfg};
   char why[1024], note[512];
@@ -173,11 +183,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   int ok = c.sources && c.node_index && c.cluster && c.gpu_cluster && c.feeds;
   if (!ok || erg_store_open(&c.store, &so, why, sizeof why) != 0) {
     erg_err("store %s: %s", cfg->data_dir, ok ? why : "out of memory");
-    free(c.sources);
-    free(c.node_index);
-    cluster_free(c.cluster);
-    cluster_free(c.gpu_cluster);
-    feed_index_free(c.feeds);
+    collector_free_tables(&c);
     return 1;
   }
   c.renderer = renderer_start(c.store, cfg->www_dir, cfg->model_dir, cfg->page_format,
@@ -189,11 +195,7 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   if (!(c.writer = writer_start(c.store, 4u << 20))) {
     erg_err("cannot start the store writer thread");
     erg_store_close(c.store);
-    free(c.sources);
-    free(c.node_index);
-    cluster_free(c.cluster);
-    cluster_free(c.gpu_cluster);
-    feed_index_free(c.feeds);
+    collector_free_tables(&c);
     return 1;
   }
   erg_mkdir_p(cfg->www_dir, 0755);
@@ -274,12 +276,8 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   unc_free(&c);
   free(c.gpu_jobs);
   groups_free(&c);
-  cluster_free(c.cluster);
-  cluster_free(c.gpu_cluster);
   free(c.nodes);
-  free(c.node_index);
-  free(c.sources);
-  feed_index_free(c.feeds);
+  collector_free_tables(&c);
   free(c.metrics);
   free(c.metrics_keys);
   if (c.metrics_wake_fd >= 0)

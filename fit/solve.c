@@ -238,30 +238,72 @@ out:
   return rc;
 }
 
+/* The work space of the passive-set errors below: residuals and weights of
+ * n rows, an SVD of up to q x q. */
+struct pcov_ws {
+  gsl_vector *r, *sw, *S, *work;
+  gsl_matrix *U, *V;
+  double *absr;
+};
+
+static void pcov_free(struct pcov_ws *w) {
+  gsl_vector_free(w->r);
+  gsl_vector_free(w->sw);
+  gsl_vector_free(w->S);
+  gsl_vector_free(w->work);
+  gsl_matrix_free(w->U);
+  gsl_matrix_free(w->V);
+  free(w->absr);
+}
+
+/* 0, or -1 out of memory (w half-built: pcov_free takes it). */
+static int pcov_alloc(struct pcov_ws *w, size_t n, size_t q) {
+  *w = (struct pcov_ws){.r = gsl_vector_alloc(n),
+                        .sw = gsl_vector_alloc(n),
+                        .S = gsl_vector_alloc(q),
+                        .work = gsl_vector_alloc(q),
+                        .U = gsl_matrix_alloc(q, q),
+                        .V = gsl_matrix_alloc(q, q),
+                        .absr = malloc(n * sizeof *w->absr)};
+  return w->r && w->sw && w->S && w->work && w->U && w->V && w->absr ? 0 : -1;
+}
+
+/* The SVD G = U S Vᵀ of the m x m matrix whose lower triangle g holds (G
+ * gets both halves; it is w->U's corner and becomes U). 0, -1 when GSL
+ * fails. */
+static int pcov_svd(struct pcov_ws *w, double g[FIT_MAX_COLS][FIT_MAX_COLS], size_t m,
+                    gsl_matrix_view *G, gsl_matrix_view *Vm, gsl_vector_view *Sm) {
+  *G = gsl_matrix_submatrix(w->U, 0, 0, m, m);
+  for (size_t a = 0; a < m; a++)
+    for (size_t e = 0; e < m; e++)
+      gsl_matrix_set(&G->matrix, a, e, e <= a ? g[a][e] : g[e][a]);
+  *Vm = gsl_matrix_submatrix(w->V, 0, 0, m, m);
+  *Sm = gsl_vector_subvector(w->S, 0, m);
+  gsl_vector_view Wm = gsl_vector_subvector(w->work, 0, m);
+  return gsl_linalg_SV_decomp(&G->matrix, &Vm->matrix, &Sm->vector, &Wm.vector) ? -1 : 0;
+}
+
 /* se_j = s · sqrt([(A_PᵀWA_P)⁺]_jj), w the bisquare weights at b. */
 int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b, double *se) {
   size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
-  gsl_vector *r = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n), *S = gsl_vector_alloc(q),
-             *work = gsl_vector_alloc(q);
-  gsl_matrix *U = gsl_matrix_alloc(q, q), *V = gsl_matrix_alloc(q, q);
-  double *absr = malloc(n * sizeof *absr);
+  struct pcov_ws ws;
   int rc = -1;
-  if (!r || !sw || !S || !work || !U || !V || !absr)
+  if (pcov_alloc(&ws, n, q))
     goto out;
   for (size_t j = 0; j < q; j++) {
     se[j] = INFINITY;
     if (b[j] > 0)
       idx[m++] = j;
   }
-  double scale = irls_residuals(A, y, b, r, absr), sumw = 0, sumwr2 = 0;
+  double scale = irls_residuals(A, y, b, ws.r, ws.absr), sumw = 0, sumwr2 = 0;
   if (!(scale > 0) || m == 0 || !(n > m)) {
     rc = 0; /* exact fit or nothing passive: no error to estimate */
     goto out;
   }
-  irls_weights(r, scale, 0, sw);
+  irls_weights(ws.r, scale, 0, ws.sw);
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, xa[FIT_MAX_COLS];
   for (size_t i = 0; i < n; i++) {
-    double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
+    double w = gsl_vector_get(ws.sw, i) * gsl_vector_get(ws.sw, i), ri = gsl_vector_get(ws.r, i);
     const double *row = A->data + i * A->tda;
     if (w == 0)
       continue;
@@ -277,14 +319,9 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
     rc = 0;
     goto out;
   }
-  /* g holds the lower triangle; G gets both halves. */
-  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
-  for (size_t a = 0; a < m; a++)
-    for (size_t e = 0; e < m; e++)
-      gsl_matrix_set(&G.matrix, a, e, e <= a ? g[a][e] : g[e][a]);
-  gsl_matrix_view Vm = gsl_matrix_submatrix(V, 0, 0, m, m);
-  gsl_vector_view Sm = gsl_vector_subvector(S, 0, m), Wm = gsl_vector_subvector(work, 0, m);
-  if (gsl_linalg_SV_decomp(&G.matrix, &Vm.matrix, &Sm.vector, &Wm.vector) != 0)
+  gsl_matrix_view G, Vm;
+  gsl_vector_view Sm;
+  if (pcov_svd(&ws, g, m, &G, &Vm, &Sm))
     goto out;
   double s2 = sumwr2 / (sumw - (double)m), smax = gsl_vector_get(&Sm.vector, 0);
   for (size_t a = 0; a < m; a++) {
@@ -298,13 +335,7 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
   }
   rc = 0;
 out:
-  gsl_vector_free(r);
-  gsl_vector_free(sw);
-  gsl_vector_free(S);
-  gsl_vector_free(work);
-  gsl_matrix_free(U);
-  gsl_matrix_free(V);
-  free(absr);
+  pcov_free(&ws);
   return rc;
 }
 
@@ -318,31 +349,28 @@ out:
 int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
                         double *cov, double *tau) {
   size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
-  gsl_vector *r = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n), *S = gsl_vector_alloc(q),
-             *work = gsl_vector_alloc(q);
-  gsl_matrix *U = gsl_matrix_alloc(q, q), *V = gsl_matrix_alloc(q, q);
-  double *absr = malloc(n * sizeof *absr);
+  struct pcov_ws ws;
   int rc = -1;
   for (size_t j = 0; j < q * q; j++)
     cov[j] = 0;
   *tau = 1;
-  if (!r || !sw || !S || !work || !U || !V || !absr)
+  if (pcov_alloc(&ws, n, q))
     goto out;
   for (size_t j = 0; j < q; j++)
     if (b[j] > 0)
       idx[m++] = j;
-  double scale = irls_residuals(A, y, b, r, absr);
+  double scale = irls_residuals(A, y, b, ws.r, ws.absr);
   block = block ? block : 1;
   size_t nblocks = (n + block - 1) / block;
   if (!(scale > 0) || m == 0 || !(n > m) || nblocks < 2) {
     rc = 0;
     goto out;
   }
-  irls_weights(r, scale, 0, sw);
+  irls_weights(ws.r, scale, 0, ws.sw);
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, meat[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}};
   double u[FIT_MAX_COLS] = {0}, rsum = 0, rsum2 = 0, r2 = 0;
   for (size_t i = 0; i < n; i++) {
-    double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), ri = gsl_vector_get(r, i);
+    double w = gsl_vector_get(ws.sw, i) * gsl_vector_get(ws.sw, i), ri = gsl_vector_get(ws.r, i);
     const double *row = A->data + i * A->tda;
     rsum += w * ri;
     r2 += w * ri * w * ri;
@@ -361,13 +389,9 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
         u[a] = 0;
     }
   }
-  gsl_matrix_view G = gsl_matrix_submatrix(U, 0, 0, m, m);
-  for (size_t a = 0; a < m; a++)
-    for (size_t e = 0; e < m; e++)
-      gsl_matrix_set(&G.matrix, a, e, e <= a ? g[a][e] : g[e][a]);
-  gsl_matrix_view Vm = gsl_matrix_submatrix(V, 0, 0, m, m);
-  gsl_vector_view Sm = gsl_vector_subvector(S, 0, m), Wm = gsl_vector_subvector(work, 0, m);
-  if (gsl_linalg_SV_decomp(&G.matrix, &Vm.matrix, &Sm.vector, &Wm.vector) != 0)
+  gsl_matrix_view G, Vm;
+  gsl_vector_view Sm;
+  if (pcov_svd(&ws, g, m, &G, &Vm, &Sm))
     goto out;
   /* B = V diag(1/s) Uᵀ (symmetric: U = V on the kept singular values). */
   double B[FIT_MAX_COLS][FIT_MAX_COLS], smax = gsl_vector_get(&Sm.vector, 0);
@@ -402,12 +426,6 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
     *tau = rsum2 / r2 < 1 ? 1 : rsum2 / r2 > (double)block ? (double)block : rsum2 / r2;
   rc = 0;
 out:
-  gsl_vector_free(r);
-  gsl_vector_free(sw);
-  gsl_vector_free(S);
-  gsl_vector_free(work);
-  gsl_matrix_free(U);
-  gsl_matrix_free(V);
-  free(absr);
+  pcov_free(&ws);
   return rc;
 }

@@ -6,6 +6,7 @@
  * pass through untouched; with two, the devices are listed one after the
  * other (ROCm SMI's indices after NVML's) and the processes' device
  * positions follow. libc only. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,4 +195,18 @@ void erg_gpu_close(struct erg_gpu *g) {
     g->part[p].be->close(g->part[p].b);
   free(g->procs);
   free(g);
+}
+
+int erg_gpu_dlsyms(void *dl, void *api, const struct erg_gpu_sym *syms, size_t n,
+                   const char **missing) {
+  for (size_t i = 0; i < n; i++) {
+    void *p = dlsym(dl, syms[i].name);
+    if (!p && syms[i].required) {
+      *missing = syms[i].name;
+      return -1;
+    }
+    /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
+    memcpy((char *)api + syms[i].off, &p, sizeof p);
+  }
+  return 0;
 }

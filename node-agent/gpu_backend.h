@@ -27,6 +27,19 @@ struct erg_gpu_backend {
 void erg_gpu_energy_settle(struct erg_gpu_device *d, double counter_joules,
                            double prev_power_watts);
 
+/* A backend's library function: its name, where its pointer goes in the
+ * backend's table of functions, and whether the backend needs it. */
+struct erg_gpu_sym {
+  const char *name;
+  size_t off;
+  bool required;
+};
+/* Fills api (the backend's table) from dl with syms[0..n) (gpu.c): 0, or
+ * -1 with *missing the first required function dl lacks. Absent optional
+ * ones are NULL. */
+int erg_gpu_dlsyms(void *dl, void *api, const struct erg_gpu_sym *syms, size_t n,
+                   const char **missing);
+
 extern const struct erg_gpu_backend erg_gpu_nvml_backend;
 extern const struct erg_gpu_backend erg_gpu_rocm_backend;
 

@@ -109,11 +109,7 @@ static int nvml_load(struct nvml_api *api, const char *library, bool *absent, ch
     snprintf(why, whylen, "%s", dlerror());
     return -1;
   }
-  static const struct {
-    const char *name;
-    size_t off;
-    bool required;
-  } syms[] = {
+  static const struct erg_gpu_sym syms[] = {
 #define NVML_SYM(f, n, req) {n, offsetof(struct nvml_api, f), req}
       NVML_SYM(init, "nvmlInit_v2", true),
       NVML_SYM(shutdown, "nvmlShutdown", true),
@@ -130,14 +126,10 @@ static int nvml_load(struct nvml_api *api, const char *library, bool *absent, ch
       NVML_SYM(mig_mode, "nvmlDeviceGetMigMode", false),
 #undef NVML_SYM
   };
-  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-    void *p = dlsym(api->dl, syms[i].name);
-    if (!p && syms[i].required) {
-      snprintf(why, whylen, "%s lacks %s (driver too old?)", library, syms[i].name);
-      return -1;
-    }
-    /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
-    memcpy((char *)api + syms[i].off, &p, sizeof p);
+  const char *missing;
+  if (erg_gpu_dlsyms(api->dl, api, syms, sizeof syms / sizeof syms[0], &missing)) {
+    snprintf(why, whylen, "%s lacks %s (driver too old?)", library, missing);
+    return -1;
   }
   return 0;
 }

@@ -147,11 +147,7 @@ static int rocm_load(struct rocm_api *api, const char *library, bool *absent, ch
                "found");
     return -1;
   }
-  static const struct {
-    const char *name;
-    size_t off;
-    bool required;
-  } syms[] = {
+  static const struct erg_gpu_sym syms[] = {
 #define ROCM_SYM(f, n, req) {n, offsetof(struct rocm_api, f), req}
       ROCM_SYM(init, "rsmi_init", true),
       ROCM_SYM(shut_down, "rsmi_shut_down", true),
@@ -172,14 +168,10 @@ static int rocm_load(struct rocm_api *api, const char *library, bool *absent, ch
       ROCM_SYM(proc_gpus, "rsmi_compute_process_gpus_get", false),
 #undef ROCM_SYM
   };
-  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-    void *p = dlsym(api->dl, syms[i].name);
-    if (!p && syms[i].required) {
-      snprintf(why, whylen, "%s lacks %s (not ROCm SMI?)", used, syms[i].name);
-      return -1;
-    }
-    /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
-    memcpy((char *)api + syms[i].off, &p, sizeof p);
+  const char *missing;
+  if (erg_gpu_dlsyms(api->dl, api, syms, sizeof syms / sizeof syms[0], &missing)) {
+    snprintf(why, whylen, "%s lacks %s (not ROCm SMI?)", used, missing);
+    return -1;
   }
   return 0;
 }

@@ -230,37 +230,36 @@ out:
   return rc;
 }
 
+/* erg_snmp_walk_rows' rows so far. */
+struct walk_rows {
+  const char *suffix;
+  size_t plen; /* strlen(prefix) */
+  int *nums, n, max;
+};
+
+static int walk_rows_each(const char *got, void *arg) {
+  struct walk_rows *w = arg;
+  /* prefix.N<suffix>, N one arc */
+  char *end;
+  long num = strtol(got + w->plen + 1, &end, 10);
+  if (end == got + w->plen + 1 || strcmp(end, w->suffix) != 0 || num < 0 || num > 1000000)
+    return 0;
+  bool dup = false;
+  for (int i = 0; i < w->n; i++)
+    dup |= w->nums[i] == num;
+  if (!dup)
+    w->nums[w->n++] = (int)num;
+  return w->n >= w->max;
+}
+
 int erg_snmp_walk_rows(struct erg_pdu_source *src, const char *prefix, const char *suffix,
                        int *nums, int max, char *why, size_t whylen) {
-  char cur[ERG_SNMP_OID_MAX];
-  snprintf(cur, sizeof cur, "%s", prefix);
-  int n = 0;
-  size_t plen = strlen(prefix);
-  for (int steps = 0; n < max && steps < 4096; steps++) {
-    const char *o = cur;
-    netsnmp_pdu *resp;
-    if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &o, 1, &resp, why, whylen))
-      return n ? n : -1;
-    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
-    char got[ERG_SNMP_OID_MAX] = "";
-    if (v && erg_snmp_vb_present(v))
-      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
-    snmp_free_pdu(resp);
-    if (!erg_snmp_oid_under(got, prefix) || !erg_snmp_oid_after(got, cur))
-      break;
-    snprintf(cur, sizeof cur, "%s", got);
-    /* prefix.N<suffix>, N one arc */
-    char *end;
-    long num = strtol(got + plen + 1, &end, 10);
-    if (end == got + plen + 1 || strcmp(end, suffix) != 0 || num < 0 || num > 1000000)
-      continue;
-    bool dup = false;
-    for (int i = 0; i < n; i++)
-      dup |= nums[i] == num;
-    if (!dup)
-      nums[n++] = (int)num;
-  }
-  return n;
+  struct walk_rows w = {.suffix = suffix, .plen = strlen(prefix), .nums = nums, .max = max};
+  if (max <= 0)
+    return 0;
+  if (erg_snmp_walk(src, prefix, 4096, walk_rows_each, &w, why, whylen) && !w.n)
+    return -1;
+  return w.n;
 }
 
 double erg_snmp_col_scale(const struct erg_snmp_col *col, const struct snmp_chan *ch, int q) {

@@ -118,6 +118,15 @@ void erg_snmp_oid_format(const oid *o, size_t n, char *out, size_t outlen);
  * -2: the agent said tooBig (ask for fewer). */
 int erg_snmp_sync(struct erg_pdu_source *src, int cmd, const char *const *oids, int n,
                   netsnmp_pdu **resp, char *why, size_t whylen);
+/* Walks the subtree under prefix with GETNEXTs, in the agent's order:
+ * each(oid, arg) for every OID the agent names under prefix, until one is
+ * not under it or not after the one before (an agent looping), after
+ * max_steps answers, or when each returns nonzero. 0 when the walk ended
+ * so; -1 with a reason when the agent stopped answering (the OIDs before
+ * were handed to each). */
+typedef int (*erg_snmp_walk_fn)(const char *oid, void *arg);
+int erg_snmp_walk(struct erg_pdu_source *src, const char *prefix, int max_steps,
+                  erg_snmp_walk_fn each, void *arg, char *why, size_t whylen);
 /* A varbind as a reading: 0 with *out, 1 when the agent has no such
  * object (noSuch*, endOfMibView), -1 with a reason when it sent something
  * that is not a number (NULL, an OID, non-numeric text). */

@@ -44,44 +44,43 @@ static int probe_get_rows(struct erg_pdu_source *src, const char *tmpl, const in
   return 0;
 }
 
+/* probe_walk_units' rows so far. */
+struct walk_units {
+  const char *t;
+  int *nums, n, max;
+  char (*units)[ERG_PDU_UNIT_MAX];
+};
+
+static int walk_units_each(const char *got, void *arg) {
+  struct walk_units *w = arg;
+  char unit[ERG_PDU_UNIT_MAX];
+  int num;
+  if (!erg_snmp_oid_match(w->t, got, unit, sizeof unit, &num) || !erg_pdu_unit_ok(unit))
+    return 0;
+  bool dup = false;
+  for (int i = 0; i < w->n && !dup; i++)
+    dup = w->nums[i] == num && !strcmp(w->units[i], unit);
+  if (!dup) {
+    w->nums[w->n] = num;
+    snprintf(w->units[w->n++], ERG_PDU_UNIT_MAX, "%s", unit);
+  }
+  return w->n >= w->max;
+}
+
 /* Every row of template t (with "*" arcs): a walk from the arcs before its
  * first "*", each row matched against t (unit arcs and entity number),
  * duplicates left out, in the agent's order. Returns how many, -1 with a
  * reason when the agent does not answer. */
 static int probe_walk_units(struct erg_pdu_source *src, const char *t, int *nums,
                             char (*units)[ERG_PDU_UNIT_MAX], int max, char *why, size_t whylen) {
-  char pre[ERG_SNMP_OID_MAX], cur[ERG_SNMP_OID_MAX];
+  char pre[ERG_SNMP_OID_MAX];
   bool scalar;
-  if (erg_snmp_probe_start(t, pre, sizeof pre, &scalar))
+  if (erg_snmp_probe_start(t, pre, sizeof pre, &scalar) || max <= 0)
     return 0;
-  snprintf(cur, sizeof cur, "%s", pre);
-  int n = 0;
-  for (int steps = 0; n < max && steps < 8192; steps++) {
-    const char *o = cur;
-    netsnmp_pdu *resp;
-    if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &o, 1, &resp, why, whylen))
-      return n ? n : -1;
-    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
-    char got[ERG_SNMP_OID_MAX] = "";
-    if (v && erg_snmp_vb_present(v))
-      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
-    snmp_free_pdu(resp);
-    if (!erg_snmp_oid_under(got, pre) || !erg_snmp_oid_after(got, cur))
-      break;
-    snprintf(cur, sizeof cur, "%s", got);
-    char unit[ERG_PDU_UNIT_MAX];
-    int num;
-    if (!erg_snmp_oid_match(t, got, unit, sizeof unit, &num) || !erg_pdu_unit_ok(unit))
-      continue;
-    bool dup = false;
-    for (int i = 0; i < n && !dup; i++)
-      dup = nums[i] == num && !strcmp(units[i], unit);
-    if (!dup) {
-      nums[n] = num;
-      snprintf(units[n++], ERG_PDU_UNIT_MAX, "%s", unit);
-    }
-  }
-  return n;
+  struct walk_units w = {.t = t, .nums = nums, .max = max, .units = units};
+  if (erg_snmp_walk(src, pre, 8192, walk_units_each, &w, why, whylen) && !w.n)
+    return -1;
+  return w.n;
 }
 
 /* Rows of several units, limited per unit as a single unit's are: the

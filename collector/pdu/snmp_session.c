@@ -305,6 +305,29 @@ int erg_snmp_sync(struct erg_pdu_source *src, int cmd, const char *const *oids, 
   return -1;
 }
 
+int erg_snmp_walk(struct erg_pdu_source *src, const char *prefix, int max_steps,
+                  erg_snmp_walk_fn each, void *arg, char *why, size_t whylen) {
+  char cur[ERG_SNMP_OID_MAX];
+  snprintf(cur, sizeof cur, "%s", prefix);
+  for (int steps = 0; steps < max_steps; steps++) {
+    const char *o = cur;
+    netsnmp_pdu *resp;
+    if (erg_snmp_sync(src, SNMP_MSG_GETNEXT, &o, 1, &resp, why, whylen))
+      return -1;
+    const netsnmp_variable_list *v = resp->errstat ? NULL : resp->variables;
+    char got[ERG_SNMP_OID_MAX] = "";
+    if (v && erg_snmp_vb_present(v))
+      erg_snmp_oid_format(v->name, v->name_length, got, sizeof got);
+    snmp_free_pdu(resp);
+    if (!erg_snmp_oid_under(got, prefix) || !erg_snmp_oid_after(got, cur))
+      break;
+    snprintf(cur, sizeof cur, "%s", got);
+    if (each(got, arg))
+      break;
+  }
+  return 0;
+}
+
 /* In GETs of at most 16 OIDs; a tooBig halves that and asks again. An
  * SNMPv1 agent answers noSuchName for the whole GET when one OID is
  * missing: then each OID is asked alone. */

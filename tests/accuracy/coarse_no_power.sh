@@ -47,7 +47,17 @@ while [ $SECONDS -lt $end ]; do
   for _ in $(seq 1 $n); do timeout $d sha256sum /dev/zero & done
   sleep $d
 done
-sleep 30 # the last cells wait for the counter's next move, then settle
+# The cells up to the load's end are final once a cell that starts after
+# it is journalled (each waits for the counter's next move, ~15 s at idle
+# power, then settles): waited for, not slept (it was a fixed 30 s).
+loaded_until=$(date +%s)
+last_cell() { awk -F, '/^[0-9]/ { t = $1 } END { print int(t) }' "$work/data/journal/np-node.csv" 2>/dev/null || echo 0; }
+for _ in $(seq 1 120); do
+  [ "$(last_cell)" -ge "$loaded_until" ] && break
+  sleep 0.5
+done
+[ "$(last_cell)" -ge "$loaded_until" ] ||
+  { echo "FAIL: no cell after the load's end journalled within 60 s"; tail "$work/ergd.log"; exit 1; }
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 kill "$ERGD_PID"
 wait "$ERGD_PID" 2>/dev/null || true

@@ -27,16 +27,7 @@
 # mode's values.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mode=full
-[ "${1:-}" = --short ] && { mode=short; shift; }
-if [ $# -ge 4 ]; then
-  PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
-else
-  b=$(cd "${1:-$here/../../build}" && pwd)
-  PDUSIM=$b/pdusim/erg-pdusim ERGD=$b/collector/ergd AGENT=$b/node-agent/erg-agent
-  ERG=$b/cli/erg
-fi
-. "$here/../integration/lib.sh"
+. "$here/args.sh" "$@"
 erg_need rrdtool ss python3
 
 IDLE=100 SLOPE=150 EXPONENT=${EXPONENT:-1.4} DISK_W=0.5

@@ -24,16 +24,7 @@
 # FIT_ARGS="--linear" (or other `erg fit` options) changes the fit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mode=full
-[ "${1:-}" = --short ] && { mode=short; shift; }
-if [ $# -ge 4 ]; then
-  PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
-else
-  b=$(cd "${1:-$here/../../build-model}" && pwd)
-  PDUSIM=$b/pdusim/erg-pdusim ERGD=$b/collector/ergd AGENT=$b/node-agent/erg-agent
-  ERG=$b/cli/erg
-fi
-. "$here/../integration/lib.sh"
+ACC_BUILD=build-model . "$here/args.sh" "$@"
 . "$here/bmc.sh" # BMC-shaped meters beside the outlets (BMC=0: none)
 # The short run leaves them out unless BMC=1: a BMC's lag takes ~30 s of its
 # 90 s training to find, too few cells are left for a fit (seen: 17 and 6

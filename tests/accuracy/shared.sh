@@ -22,16 +22,7 @@
 # outlet / shared fits (e.g. GROUP_FIT_ARGS="--idle-split 60,80,100,120").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mode=full
-[ "${1:-}" = --short ] && { mode=short; shift; }
-if [ $# -ge 4 ]; then
-  PDUSIM=$1 ERGD=$2 AGENT=$3 ERG=$4
-else
-  b=$(cd "${1:-$here/../../build}" && pwd)
-  PDUSIM=$b/pdusim/erg-pdusim ERGD=$b/collector/ergd AGENT=$b/node-agent/erg-agent
-  ERG=$b/cli/erg
-fi
-. "$here/../integration/lib.sh"
+. "$here/args.sh" "$@"
 erg_need rrdtool ss python3 stress-ng curl
 erg_cgroup2
 "$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }

@@ -27,16 +27,36 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir "$v2/$scope"
-# Interval 2 s: the agent's first sweep is at start, the next 2 s later;
-# the whole step (~0.3 s) fits between them.
+# The step must live and die between two drains, after the agent's first
+# sweep (its baseline: exits drained then are not reported). A fixed sleep
+# after the agent's start did not ensure either on a loaded machine: the
+# agent's start (loading and verifying the eBPF programs) could outlast
+# it, so the first processes exited into the baseline, and the burst could
+# outlast the interval, so a drain found the step still there. Instead: the
+# first sample (line 2 of --dump; the sweep before it is the baseline)
+# says the agent is in its 2 s wait for the next sweep; it is stopped
+# (SIGSTOP: the kernel still records the exits) until the step is gone,
+# so no sweep of it sees the step, and its last sweep drains the exits.
 "$AGENT" --dump --count 2 --interval 2 --collection bpf --node xc --scope "/$scope" \
   >"$work/out.json" 2>"$work/log" &
 agent=$!
-sleep 0.4
+for _ in $(seq 600); do
+  grep -q '"type": *"sample"' "$work/out.json" && break
+  kill -0 $agent 2>/dev/null || break
+  sleep 0.05
+done
+grep -q '"type": *"sample"' "$work/out.json" || { echo "FAIL: no first sample"; cat "$work/log"; exit 1; }
+kill -STOP $agent 2>/dev/null || { echo "FAIL: the agent ended before it was stopped"; cat "$work/log"; exit 1; }
+for _ in $(seq 500); do [ "$(awk '{ print $3 }' /proc/$agent/stat)" = T ] && break; sleep 0.01; done
+# Stopped in the wait after its first sample (2 s for this script to get
+# here), not after a second one.
+[ "$(grep -c '"type": *"sample"' "$work/out.json")" = 1 ] ||
+  { echo "FAIL: the agent was stopped after its second sample, not before"; exit 1; }
 mkdir -p "$v2/$step"
 truth=$(sh -c 'echo $$ >"$1/cgroup.procs"; exec "$2" 100 5 "$3" 2' sh "$v2/$step" "$BURNER" "$name")
 rmdir "$v2/$step" "$v2/$scope/job_$job"
 gone=$(date +%s%N)
+kill -CONT $agent
 wait $agent || { cat "$work/log"; exit 1; }
 agent=
 python3 - "$work/out.json" "$truth" "$name" "/$step" "$job" "$gone" <<'PY'
@@ -46,8 +66,9 @@ truth, gone = int(truth), int(gone)
 samples = [o for o in map(json.loads, open(path)) if o["type"] == "sample"]
 mine = [(s, p) for s in samples for p in s["procs"] if p["comm"] == name]
 # The test only means something if the step was gone before the drain
-# that handed over its exits.
-assert all(s["realtime_end_ns"] > gone for s, _ in mine), "the step outlived a drain: retry"
+# that handed over its exits (the agent was stopped before the step was
+# made: only a stop that came after the next sweep began fails here).
+assert all(s["realtime_end_ns"] > gone for s, _ in mine), "the step outlived a drain"
 procs = [p for _, p in mine]
 pids = {p["pid"] for p in procs}
 got = sum(p["cpu_ns"] for p in procs)

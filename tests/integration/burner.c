@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Test load: N short-lived processes, each burning MS milliseconds of CPU
- * under the name COMM, at most PAR at a time. Prints the children's total
+ * under the name COMM, at most PAR at a time. A "%d" in COMM is the
+ * child's number (1..N): N distinct names. Prints the children's total
  * CPU time in ns as measured by the kernel for wait4. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -34,7 +36,13 @@ int main(int argc, char **argv) {
     if (i < n && running < par) {
       pid_t pid = fork();
       if (pid == 0) {
-        prctl(PR_SET_NAME, argv[3], 0, 0, 0);
+        char name[64];
+        const char *num = strstr(argv[3], "%d");
+        if (num)
+          snprintf(name, sizeof name, "%.*s%d%s", (int)(num - argv[3]), argv[3], i + 1, num + 2);
+        else
+          snprintf(name, sizeof name, "%s", argv[3]);
+        prctl(PR_SET_NAME, name, 0, 0, 0);
         burn(ms);
         _exit(0);
       }

@@ -28,17 +28,8 @@ CONF
 erg_start_pdusim --node lag-node=$SIMPREFIX/$tag --update 1 --lag 3 --idle 50 --slope 150
 erg_start_ergd
 erg_start_agent lag-node --scope /$tag --interval 0.5
-# Bursts of 1 or 2 busy processes, 2..6 s on, 2..6 s off.
-RANDOM=7
-end=$((SECONDS + 60))
-while [ $SECONDS -lt $end ]; do
-  n=$((1 + RANDOM % 2))
-  for _ in $(seq 1 $n); do erg_in_cg $tag timeout $((2 + RANDOM % 5)) sha256sum /dev/zero & done
-  wait_for=$((4 + RANDOM % 6)); sleep $wait_for
-done
-# Then on until the first estimate (it needs 30 s of paired data, later
-# on a loaded machine) and 16 s beyond it, so the journal holds cells
-# aligned after it: those must not be flagged.
+# Bursts of 1 or 2 busy processes, 2..6 s on, 4..9 s from one start to
+# the next, for SECONDS (the last may run past it).
 bursts() { # seconds
   local until=$((SECONDS + $1))
   while [ $SECONDS -lt $until ]; do
@@ -46,6 +37,11 @@ bursts() { # seconds
     sleep $((4 + RANDOM % 6))
   done
 }
+RANDOM=7
+bursts 60
+# Then on until the first estimate (it needs 30 s of paired data, later
+# on a loaded machine) and 16 s beyond it, so the journal holds cells
+# aligned after it: those must not be flagged.
 for _ in $(seq 1 8); do grep -q "lags activity by" "$work/ergd.log" && break; bursts 5; done
 # An early estimate may still be replaced by a distant lag (a 0.15 better
 # r), which flags the cells around the change: then on until no change
@@ -99,14 +95,21 @@ lag2=$(awk '/^erg_node_lag_seconds\{node="lag-node"\}/ {print $2}' "$work/metric
 [ "$lag2" = "$lag" ] || { echo "FAIL: restarted ergd's lag '$lag2', kept $lag"; exit 1; }
 grep -q "lags activity by .* (from the last run)" "$work/ergd2.log" ||
   { echo "FAIL: restart did not say it uses the kept lag"; cat "$work/ergd2.log"; exit 1; }
-# 32 s of load, then the cells' settle delay (15 s + the lag). A fresh
-# estimate needs 30 paired seconds and a 10-s tick: if one came, it
-# confirmed the kept lag or took its neighbour (nothing flagged: the meter
-# updates once a second, so the true lag lies between two seconds), or
-# replaced it by a distant one (said in the log, and then the cells before
-# it are flagged).
-bursts 32
-sleep 20
+# 16 s of load, then until 4 cells from the restart on are journalled
+# (their settle delay, 15 s + the lag: waited for, not slept). A fresh
+# estimate needs 30 paired seconds and a 10-s tick, so these cells are
+# aligned by the kept lag alone: without it they would be flagged 16, as
+# the first run's first cells are. (Should a fresh estimate come all the
+# same, it confirmed the kept lag or took its neighbour, nothing flagged:
+# the meter updates once a second, so the true lag lies between two
+# seconds; or replaced it by a distant one, said in the log, and then the
+# cells before it are flagged.)
+bursts 16
+cells_since() { awk -F, -v t="$1" '/^[0-9]/ && $1 >= t { n++ } END { print n + 0 }' "$work/data/journal/lag-node.csv"; }
+for _ in $(seq 1 120); do
+  [ "$(cells_since "$restart")" -ge 4 ] && break
+  sleep 0.5
+done
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics3.txt"
 python3 - "$work/data/journal/lag-node.csv" "$restart" "$work/ergd2.log" <<'PY'
 import csv, sys

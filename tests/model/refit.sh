@@ -77,14 +77,19 @@ JSON
 idle_profile r1 50.0 >"$work/models/idle/r1.json"
 idle_profile r2 130.0 >"$work/models/idle/r2.json"
 # r3: a large journal (5 files, 2.5M cells, 5 % meter glitches) so that its
-# refit takes seconds: the stop below must not wait for it.
+# refit takes seconds: the stop below must not wait for it. Written by
+# mawk where there is one (Debian's default awk; less than half gawk's CPU
+# time for these printfs), the five files at once.
+AWK=$(command -v mawk || command -v awk) gen=()
 for f in 4 3 2 1 0; do
-  awk -v f=$f 'BEGIN { srand(3 + f); print "# erg-journal v1 node=r3 step_seconds=5";
+  "$AWK" -v f=$f 'BEGIN { srand(3 + f); print "# erg-journal v1 node=r3 step_seconds=5";
     print "time_unix_seconds,step_seconds,measured_watts,flags,cpu_seconds_per_second,disk_bytes_per_second,ncpu";
     for (i = 0; i < 500000; i++) { u = rand() * 2; g = rand() < 0.05 ? 300 * rand() : 0;
       printf "%d,5,%.3f,0,%.6f,0,2\n", 1600000000 + 5 * (i + 500000 * (4 - f)), 50 + 40 * u + rand() + g, u } }' \
-    >"$work/data/journal/r3.csv$([ $f = 0 ] || echo .$f)"
+    >"$work/data/journal/r3.csv$([ $f = 0 ] || echo .$f)" &
+  gen+=($!)
 done
+for p in "${gen[@]}"; do wait "$p"; done
 
 erg_start_pdusim --node r1=$SIMPREFIX/$tag-r1 --node r2=$SIMPREFIX/$tag-r2 \
   --node r3 --idle 50 --slope 100 --update 0.5
@@ -138,13 +143,20 @@ rc=0; wait $ERGD_PID || rc=$?
 if grep -q "node r3: refit: \|node r3: refit model not installed" "$work/ergd.log"; then
   echo "note: r3's refit finished before the stop; shutdown not exercised mid-fit"
 fi
-# How long r3's fit takes on its own: the stop must be far shorter (3 s, or
-# under half of it on a slow machine: the shutdown also drains the writer,
-# the page renderer's child and the WAL, seconds on a loaded VM).
-s0=$(date +%s.%N)
-timeout 120 "$ERG" fit --data-dir "$work/data" --node r3 >/dev/null 2>&1 || true
-s1=$(date +%s.%N)
-python3 -c "import sys; d = $t1 - $t0; f = $s1 - $s0
+# The stop must be far shorter than r3's fit on its own: 3 s, or under half
+# of the fit on a slow machine (the shutdown also drains the writer, the
+# page renderer's child and the WAL, seconds on a loaded VM). The fit (tens
+# of seconds) is timed only when the stop took over 3 s: a shorter stop
+# passes whatever the fit takes.
+d=$(python3 -c "print($t1 - $t0)")
+if python3 -c "import sys; sys.exit(not $d > 3)"; then
+  s0=$(date +%s.%N)
+  timeout 120 "$ERG" fit --data-dir "$work/data" --node r3 >/dev/null 2>&1 || true
+  s1=$(date +%s.%N)
+  python3 -c "import sys; d = $d; f = $s1 - $s0
 print(f'ergd stopped {d:.2f} s after SIGTERM; erg fit of r3 alone: {f:.1f} s')
-sys.exit(d > 3 and d > f / 2)" || fail "ergd took too long to stop during a refit"
+sys.exit(d > f / 2)" || fail "ergd took too long to stop during a refit"
+else
+  python3 -c "print(f'ergd stopped {$d:.2f} s after SIGTERM')"
+fi
 echo "ok"

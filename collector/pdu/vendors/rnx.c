@@ -20,36 +20,23 @@
  * upduInfoPartNumber ...1.1.1.0 is the model. */
 #define RNX1 "1.3.6.1.4.1.55108.1"
 #define RNX_METER(col, mod) RNX1 ".3.1.1." #col "." #mod ".%d"
+/* The rows of module mod whose upduMeterType is type. */
+#define RNX_LEVEL(mod, type)                                                                       \
+  {                                                                                                \
+    .NAME = {RNX_METER(2, mod)}, .POWER = {RNX_METER(7, mod), 1.0},                                \
+    .VA = {RNX_METER(9, mod), 1.0}, .CURRENT = {RNX_METER(11, mod), 0.001},                        \
+    .VOLTAGE = {RNX_METER(10, mod), 0.001}, .ENERGY = {RNX_METER(4, mod), WH},                     \
+    .filter = RNX_METER(3, mod), .filter_value = type                                              \
+  }
 static const struct erg_snmp_profile rnx_updu = {
     .name = "rnx-updu",
     .vendor = "Riedo Networks (RNX)",
     .mib = "RNX-UPDU-MIB",
     .sysoids = {"1.3.6.1.4.1.55108"},
     .oid_model = RNX1 ".1.1.0",
-    .DEVICE = {.NAME = {RNX_METER(2, 0)},
-               .POWER = {RNX_METER(7, 0), 1.0},
-               .VA = {RNX_METER(9, 0), 1.0},
-               .CURRENT = {RNX_METER(11, 0), 0.001},
-               .VOLTAGE = {RNX_METER(10, 0), 0.001},
-               .ENERGY = {RNX_METER(4, 0), WH},
-               .filter = RNX_METER(3, 0),
-               .filter_value = 0},
-    .PHASE = {.NAME = {RNX_METER(2, 0)},
-              .POWER = {RNX_METER(7, 0), 1.0},
-              .VA = {RNX_METER(9, 0), 1.0},
-              .CURRENT = {RNX_METER(11, 0), 0.001},
-              .VOLTAGE = {RNX_METER(10, 0), 0.001},
-              .ENERGY = {RNX_METER(4, 0), WH},
-              .filter = RNX_METER(3, 0),
-              .filter_value = 2},
-    .OUTLET = {.NAME = {RNX_METER(2, 1)},
-               .POWER = {RNX_METER(7, 1), 1.0},
-               .VA = {RNX_METER(9, 1), 1.0},
-               .CURRENT = {RNX_METER(11, 1), 0.001},
-               .VOLTAGE = {RNX_METER(10, 1), 0.001},
-               .ENERGY = {RNX_METER(4, 1), WH},
-               .filter = RNX_METER(3, 1),
-               .filter_value = 6},
+    .DEVICE = RNX_LEVEL(0, 0),
+    .PHASE = RNX_LEVEL(0, 2),
+    .OUTLET = RNX_LEVEL(1, 6),
 };
 
 ERG_VENDOR_PROFILES(rnx, &rnx_updu);
