@@ -209,6 +209,10 @@ erg_stop
 for n in n1 n2; do
   dir="$work/data/nodes/$n"
   rrdtool fetch "$dir/node.rrd" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.txt"
+  for k in sd var; do # the node's dynamic energy's 95 % interval (coverage.py)
+    f=$(key_rrd "$dir/dynamic_unc" $k)
+    [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.dyn_$k.txt"
+  done
   # A job's energy from its job archive: the cgroup path -> job id path.
   for j in $JOBS; do
     IFS=: read -r name jn id <<<"$j"
