@@ -4,7 +4,8 @@ truth (docs/accuracy.md, "Per-job intervals"; docs/model.md, "Uncertainty").
 args: as report.py (WORK MODE T_START T_END STEP IDLE SLOPE EXPONENT LAG
 DISK_W_PER_MBPS). A job's interval is E +- 1.96 sqrt(sd^2 + var): sd the
 integral of its job_sd archive (adds linearly), var of job_var; each node's
-dynamic energy the same from nodes/N/dynamic_unc/ (reported, not judged).
+dynamic energy the same from nodes/N/dynamic_unc/ (reported; only its
+presence is judged).
 Prints one JSON line per run (COVERAGE_OUT=FILE appends it there, for the
 by-hand table over seeds: tests/accuracy/coverage_table.py) and checks, on
 the few jobs of one run, what calibrated intervals miss by chance rarely:
@@ -96,6 +97,10 @@ try:
             bad.append(f"/metrics: job {job} total {e} J, uncertainty {unc.get(job)}")
 except OSError:
     pass
+# Each node's dynamic energy has its interval (dynamic_unc/), not empty.
+if len(nodes) != len(NODES) or not all(x["high"] > x["low"] for x in nodes):
+    bad.append(f"node dynamic intervals: {len(nodes)} of {len(NODES)} nodes, "
+               f"{[(x['node'], x['low'], x['high']) for x in nodes]}")
 far = [r for r in rows if r["error_in_halfwidths"] is not None and abs(r["error_in_halfwidths"]) > 1.3]
 if len(rows) == 5 and res["inside"] < 3:
     bad.append(f"only {res['inside']} of 5 truths inside their 95 % intervals")
