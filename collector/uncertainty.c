@@ -139,7 +139,8 @@ static struct cluster_unc *unc_cluster(struct collector *c) {
 }
 
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
-                    const struct erg_attr_share *sh, size_t nkeys, const struct erg_cell_power *pw) {
+                    const struct erg_attr_share *sh, size_t nkeys,
+                    const struct erg_cell_power *pw) {
   struct cluster_unc *cu = unc_cluster(c);
   if (!n->unc)
     n->unc = calloc(1, sizeof *n->unc);

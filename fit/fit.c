@@ -204,7 +204,8 @@ static int fit_step_progress(void *user, double fraction) {
 /* The covariance of (β0, β) of the fit just made (A, y scaled, b): the
  * cluster-robust sandwich over time blocks of √n cells (rows are in time
  * order), scaled back; a fixed idle's variance is its profile's mean's
- * (stddev² / (cells − 1), widened by Student's t), uncorrelated with the rest. Too many terms: none. */
+ * (stddev² / (cells − 1), widened by Student's t), uncorrelated with the rest. Too many terms:
+ * none. */
 static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_vector *y,
                         const double *b, const double *scale, size_t off, struct fit_coef *out) {
   size_t q = A->size2, nt = c->nsel + 1, n = A->size1;

@@ -73,10 +73,10 @@ static int report_columns(const struct erg_report_options *o, const struct repor
     double low = NAN, high = NAN, e = report_by_node(o) ? r->dynamic_j : r->v.energy_j;
     if (r->unc_known && isfinite(e))
       erg_unc_interval(e, r->unc_sd_j, r->unc_var_j, &low, &high);
-    c[n++] = (struct report_col){report_by_node(o) ? "dynamic_joules_low" : "energy_joules_low",
-                                 low};
-    c[n++] = (struct report_col){report_by_node(o) ? "dynamic_joules_high" : "energy_joules_high",
-                                 high};
+    c[n++] =
+        (struct report_col){report_by_node(o) ? "dynamic_joules_low" : "energy_joules_low", low};
+    c[n++] =
+        (struct report_col){report_by_node(o) ? "dynamic_joules_high" : "energy_joules_high", high};
   }
   return n;
 }
