@@ -162,8 +162,11 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
     n->idle_joules += pw.idle_watts * r->step;
     if (r->flags & ERG_CELL_NO_AGENT)
       n->unattributed_joules += pw.dynamic_watts * r->step;
-    else
+    else {
       n->dynamic_joules += pw.dynamic_watts * r->step;
+      n->dynamic_sd_joules += pw.dynamic_sd_watts * r->step;
+      n->dynamic_var_joules2 += pw.dynamic_var_watts2 * r->step * r->step;
+    }
   }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);

@@ -69,6 +69,9 @@ struct node_state {
   int lag_smeared_logged;              /* said once that the meter is too coarse */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
+  /* dynamic_joules' uncertainty (docs/model.md, "Uncertainty"): linear sd
+   * in J and variance in J² over the same cells; both 0 without intervals. */
+  double dynamic_sd_joules, dynamic_var_joules2;
   struct erg_lag lag;
   uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];

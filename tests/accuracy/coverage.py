@@ -88,13 +88,20 @@ for r in rows:
 try:
     m = {}
     for l in open(f"{work}/metrics.txt"):
-        for fam in ("erg_job_energy_joules_total", "erg_job_energy_uncertainty_joules"):
+        for fam in ("erg_job_energy_joules_total", "erg_job_energy_uncertainty_joules",
+                    "erg_node_dynamic_energy_joules_total",
+                    "erg_node_dynamic_energy_uncertainty_joules"):
             if l.startswith(fam + "{"):
                 m.setdefault(fam, {})[l.split('"')[1]] = float(l.split()[-1])
     tot, unc = m.get("erg_job_energy_joules_total", {}), m.get("erg_job_energy_uncertainty_joules", {})
     for job, e in tot.items():
         if job.isdigit() and e > 0 and not 0 < unc.get(job, 0) < e:
             bad.append(f"/metrics: job {job} total {e} J, uncertainty {unc.get(job)}")
+    ntot = m.get("erg_node_dynamic_energy_joules_total", {})
+    nunc = m.get("erg_node_dynamic_energy_uncertainty_joules", {})
+    for node, e in ntot.items():
+        if e > 0 and not 0 < nunc.get(node, 0) < e:
+            bad.append(f"/metrics: node {node} dynamic {e} J, uncertainty {nunc.get(node)}")
 except OSError:
     pass
 # Each node's dynamic energy has its interval (dynamic_unc/), not empty.
