@@ -13,11 +13,14 @@
 
 /* Each job's uncertainty in the cell (docs/model.md, "Uncertainty") onto
  * its first key: the rows of one job move together under every error of
- * the cell, so they are propagated as one group. */
+ * the cell, so they are propagated as one group. The node's dynamic power
+ * is every row as one group under the separate policy (what no row gets
+ * of the idle power): into dyn[0] (sd) and dyn[1] (variance). */
 static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
                                 const struct erg_attribution *a, const double *x,
                                 const struct erg_grid_cell *c, int policy,
-                                const struct erg_unc_cell *in, struct erg_attr_share *shares) {
+                                const struct erg_unc_cell *in, struct erg_attr_share *shares,
+                                double dyn[2]) {
   size_t nrow = c->nkeys + 1, ng = 0;
   int *group = calloc(nrow, sizeof *group);
   size_t *first = malloc(nrow * sizeof *first), *len = malloc(nrow * sizeof *len);
@@ -43,6 +46,15 @@ static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
     shares[first[q]].job_sd_watts = g[q].sd_corr_watts;
     shares[first[q]].job_var_watts2 = g[q].var_watts2;
   }
+  for (size_t p = 0; rc == 0 && p < nrow; p++)
+    group[p] = 0;
+  if (rc == 0)
+    rc = erg_attribute_uncertainty(m, idle_watts, a, x, nrow, c->nkeys, ERG_IDLE_SEPARATE, in,
+                                   group, 1, g);
+  if (rc == 0) {
+    dyn[0] = g[0].sd_corr_watts;
+    dyn[1] = g[0].var_watts2;
+  }
   free(group);
   free(first);
   free(len);
@@ -57,10 +69,12 @@ static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
 #define UNC_NO_MODEL_IDLE_REL 0.2
 #define UNC_NO_MODEL_MISFIT_REL 0.25
 /* Beyond the training range a coefficient is extrapolated: its sd grows by
- * 20 % of it per unit of the excess ratio (1.5 x the training maximum:
- * 10 %), at most 20 %; the utilisation beyond its maximum does so to every
- * curve term. */
-#define UNC_BEYOND_REL 0.2
+ * half of it per unit of the excess ratio (1.2 x the training maximum:
+ * 10 %, 1.5 x: 25 %, 3 x and beyond: the coefficient itself); the
+ * utilisation beyond its maximum does so to every curve term. (20 % per
+ * unit, at most 20 %, missed the harness's jobE at 1.2-1.5 x.) */
+#define UNC_BEYOND_REL 0.5
+#define UNC_BEYOND_REL_MAX 1.0
 
 /* The model with the extrapolated coefficients' variance raised (a copy;
  * NULL when out of memory or the model has no covariance: m as it is). */
@@ -73,7 +87,8 @@ static struct erg_model *unc_beyond_model(const struct erg_model *m,
     return NULL;
   *mm = *m;
   double excess = pw->beyond_value / pw->beyond_training_max - 1;
-  double rel = UNC_BEYOND_REL * (excess < 1 ? excess : 1);
+  double rel = UNC_BEYOND_REL * excess;
+  rel = rel < UNC_BEYOND_REL_MAX ? rel : UNC_BEYOND_REL_MAX;
   bool curve = !strcmp(pw->beyond_feature, "cpu_utilization");
   for (size_t k = 0; k < m->nfeatures; k++)
     if (curve ? erg_derived_index(m->feature[k]) >= 0 : !strcmp(m->feature[k], pw->beyond_feature))
@@ -107,12 +122,13 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
   for (size_t p = 0; rc == 0 && p < nrow; p++)
     shares[p] =
         (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
+  double dyn[2] = {0, 0};
   if (rc == 0 && unc) {
     struct erg_unc_cell in = *unc;
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
     m.ncov = 2;
     m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
-    rc = cell_job_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares);
+    rc = cell_job_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
   }
   free(x);
   if (rc != 0)
@@ -122,7 +138,9 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
                                  .dynamic_watts = a.dynamic_watts,
                                  .idle_separate_watts = a.idle_separate_watts,
                                  .modelled_watts = NAN,
-                                 .estimated = false};
+                                 .estimated = false,
+                                 .dynamic_sd_watts = dyn[0],
+                                 .dynamic_var_watts2 = dyn[1]};
   return 0;
 }
 
@@ -295,10 +313,11 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   for (size_t p = 0; rc == 0 && p <= c->nkeys; p++)
     shares[p] =
         (struct erg_attr_share){.key = p < c->nkeys ? c->keys[p].key : "[system]", .watts = w[p]};
+  double dyn[2] = {0, 0};
   if (rc == 0 && cm->unc) {
     struct erg_model *beyond = unc_beyond_model(cm->model, out);
     if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
-                             cm->idle_policy, cm->unc, shares) != 0)
+                             cm->idle_policy, cm->unc, shares, dyn) != 0)
       rc = -1;
     free(beyond);
   }
@@ -308,6 +327,8 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
     out->dynamic_watts = a.dynamic_watts;
     out->idle_separate_watts = a.idle_separate_watts;
     out->estimated = no_meter;
+    out->dynamic_sd_watts = dyn[0];
+    out->dynamic_var_watts2 = dyn[1];
     /* Below the idle power both parts of it shrink alike. */
     out->gpu_idle_watts = gpu_idle > 0 ? gpu_idle * a.idle_watts / (idle + gpu_idle) : 0;
   }

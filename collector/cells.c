@@ -135,8 +135,10 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
     return;
   struct erg_cell_model cm = node_model_cell(n->model);
   struct erg_unc_cell unc;
-  node_unc_cell(c, n, r, &unc);
-  cm.unc = &unc;
+  if (c->cfg->energy_intervals) {
+    node_unc_cell(c, n, r, &unc);
+    cm.unc = &unc;
+  }
   struct erg_cell_power pw;
   int rc = erg_cell_attribute(&cm, n->idle_watts, r, sh, &pw);
   cell.modelled_watts = pw.modelled_watts;
@@ -160,12 +162,16 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
     n->idle_joules += pw.idle_watts * r->step;
     if (r->flags & ERG_CELL_NO_AGENT)
       n->unattributed_joules += pw.dynamic_watts * r->step;
-    else
+    else {
       n->dynamic_joules += pw.dynamic_watts * r->step;
+      n->dynamic_sd_joules += pw.dynamic_sd_watts * r->step;
+      n->dynamic_var_joules2 += pw.dynamic_var_watts2 * r->step * r->step;
+    }
   }
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);
-    node_write_unc(c, n, t_end, sh, r->cell->nkeys);
+    if (c->cfg->energy_intervals)
+      node_write_unc(c, n, t_end, sh, r->cell->nkeys, &pw);
     node_gpu_cell(c, n, r, sh, &pw);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;

@@ -44,6 +44,7 @@ void erg_collector_config_defaults(struct erg_collector_config *c) {
   c->idle_policy = ERG_IDLE_SEPARATE;
   c->wal = true;
   c->wal_fsync = true;
+  c->energy_intervals = true;
   c->wal_max_bytes = 1L << 30;
   c->max_unconfigured_nodes = 64;
   static const double keep[ERG_STORE_RESOLUTIONS] = ERG_STORE_KEEP_DAYS_DEFAULT;
@@ -242,6 +243,8 @@ static int cfg_collector_key(struct erg_collector_config *c, const char *key, co
     rc = erg_config_bool(value, &c->wal, why, whylen);
   } else if (!strcmp(key, "wal_fsync")) {
     rc = erg_config_bool(value, &c->wal_fsync, why, whylen);
+  } else if (!strcmp(key, "energy_intervals")) {
+    rc = erg_config_bool(value, &c->energy_intervals, why, whylen);
   } else if (!strcmp(key, "wal_dir")) {
     rc = cfg_str(c->wal_dir, sizeof c->wal_dir, value, why, whylen);
   } else if (!strcmp(key, "wal_max_bytes")) {

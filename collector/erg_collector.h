@@ -338,6 +338,10 @@ struct erg_cell_power {
   double modelled_watts;      /* model prediction from the node's features; NAN if none */
   double gpu_idle_watts;      /* of idle_watts, the idle GPUs' board term (docs/gpu.md) */
   bool estimated;             /* no meter reading: total is the prediction */
+  /* With cm->unc: the uncertainty of dynamic_watts (docs/model.md,
+   * "Uncertainty"): its correlated sd (W, adds linearly over cells) and
+   * independent variance (W², adds); 0 without. */
+  double dynamic_sd_watts, dynamic_var_watts2;
   /* A node feature beyond the model's training maximum (the node's
    * utilisation for the curve): linear terms went on linearly, the curve
    * with its end slope. Which feature, its value and its maximum. */
@@ -491,6 +495,7 @@ struct erg_collector_config {
   unsigned refit_interval_seconds; /* 0: no scheduled refit */
   bool wal;                        /* write-ahead log of unfinalised inputs */
   bool wal_fsync;                  /* fdatasync it once a second (power loss) */
+  bool energy_intervals;           /* per-job and node-dynamic 95 % intervals (uncertainty.c) */
   char wal_dir[512];               /* "": DATA_DIR/wal */
   long wal_max_bytes;
   /* Nodes without a [node.NAME] section that may have archives; new

@@ -455,6 +455,23 @@ static void metrics_job_family(FILE *f, struct collector *c, const char *name, c
   }
 }
 
+/* Half the 95 % interval of each node's erg_node_dynamic_energy_joules_total
+ * (docs/model.md, "Uncertainty"), where ergd computes intervals. */
+static void metrics_node_uncertainty(FILE *f, struct collector *c) {
+  if (!c->cfg->energy_intervals)
+    return;
+  metrics_head(f, "erg_node_dynamic_energy_uncertainty_joules", "gauge",
+               "Half width of the 95 % interval of erg_node_dynamic_energy_joules_total (same "
+               "node, same period).");
+  for (size_t i = 0; i < c->nnodes; i++) {
+    const struct node_state *n = c->nodes[i];
+    double var = n->dynamic_var_joules2 > 0 ? n->dynamic_var_joules2 : 0;
+    metrics_node_label(f, "erg_node_dynamic_energy_uncertainty_joules", n);
+    fputs("} ", f);
+    metrics_num(f, ERG_UNC_Z95 * sqrt(n->dynamic_sd_joules * n->dynamic_sd_joules + var));
+  }
+}
+
 /* Half the 95 % interval of each job's erg_job_energy_joules_total
  * (docs/model.md, "Uncertainty"): 1.96 √(SD² + VAR) of its cluster sums. */
 static void metrics_job_uncertainty(FILE *f, struct collector *c) {
@@ -531,6 +548,7 @@ static void metrics_keys(FILE *f, struct collector *c) {
                      "Mean power of a job summed over all nodes in its last cluster cell.",
                      offsetof(struct profile_known_key, watts));
   metrics_job_uncertainty(f, c);
+  metrics_node_uncertainty(f, c);
   metrics_gpu_jobs(f, c);
 }
 

@@ -69,6 +69,9 @@ struct node_state {
   int lag_smeared_logged;              /* said once that the meter is too coarse */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
+  /* dynamic_joules' uncertainty (docs/model.md, "Uncertainty"): linear sd
+   * in J and variance in J² over the same cells; both 0 without intervals. */
+  double dynamic_sd_joules, dynamic_var_joules2;
   struct erg_lag lag;
   uint64_t out_of_range_cells; /* cells with a feature beyond the model's training range */
   struct profile_known known[PROFILE_NKINDS];
@@ -295,12 +298,14 @@ void keys_load(struct collector *c, const char *node, const char *kind, struct p
  * cell power besides the model (meter quantum, A x V readings, lag, a
  * shared meter's split, the model's misfit); the jobs' sd and variance of
  * a cell into nodes/NODE/job_sd|job_var/ and the cluster sums
- * (cluster/job_sd|job_var/); flushing those; freeing. */
+ * (cluster/job_sd|job_var/), the node's dynamic power's into
+ * nodes/NODE/dynamic_unc/sd|var; flushing those; freeing. */
 struct erg_unc_cell;
 void node_unc_cell(const struct collector *c, const struct node_state *n,
                    const struct erg_grid_result *r, struct erg_unc_cell *in);
+struct erg_cell_power;
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
-                    const struct erg_attr_share *sh, size_t nkeys);
+                    const struct erg_attr_share *sh, size_t nkeys, const struct erg_cell_power *pw);
 void unc_flush(struct collector *c, int64_t done_until);
 /* The job's cluster-wide sums since ergd started (as erg_job_energy_joules_total):
  * linear sd in J and variance in J²; -1 when not known. */

@@ -9,7 +9,9 @@
  * (every job, summed over nodes: sd linearly, variance as is). Both are
  * stored as rates, so a job's interval over any period is the integral
  * of its archives, as its energy is: sd_J = ∫ job_sd dt, var_J = ∫
- * job_var dt (job_var holds the cell's variance in W² times the step). */
+ * job_var dt (job_var holds the cell's variance in W² times the step).
+ * The node's dynamic power has the same two in nodes/NODE/dynamic_unc/
+ * (keys sd and var). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +31,12 @@
 
 enum { UNC_SD, UNC_VAR, UNC_NKINDS };
 static const char *const unc_kinds[UNC_NKINDS] = {"job_sd", "job_var"};
+/* The node's dynamic power: nodes/NODE/dynamic_unc/sd.rrd and var.rrd. */
+#define UNC_DYNAMIC_KIND "dynamic_unc"
 
 struct node_unc {
   struct profile_known known[UNC_NKINDS];
+  struct profile_known dyn_known; /* dynamic_unc/: the keys "sd" and "var" */
   int loaded;
 };
 
@@ -134,7 +139,8 @@ static struct cluster_unc *unc_cluster(struct collector *c) {
 }
 
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
-                    const struct erg_attr_share *sh, size_t nkeys) {
+                    const struct erg_attr_share *sh, size_t nkeys,
+                    const struct erg_cell_power *pw) {
   struct cluster_unc *cu = unc_cluster(c);
   if (!n->unc)
     n->unc = calloc(1, sizeof *n->unc);
@@ -160,8 +166,14 @@ void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
     if (!n->unc->loaded) {
       for (int k = 0; k < UNC_NKINDS; k++)
         keys_load(c, n->name, unc_kinds[k], &n->unc->known[k], t_end, max);
+      keys_load(c, n->name, UNC_DYNAMIC_KIND, &n->unc->dyn_known, t_end, 2);
       n->unc->loaded = 1;
     }
+    /* The node's dynamic power: sd in W, variance × step in J²/s, as a job's. */
+    struct profile_entry dyn[2] = {
+        {.key = "sd", .watts = pw->dynamic_sd_watts},
+        {.key = "var", .watts = pw->dynamic_var_watts2 * c->cfg->step_seconds}};
+    keys_write(c, n->name, UNC_DYNAMIC_KIND, &n->unc->dyn_known, dyn, 2, t_end, 2);
     /* Only jobs with a job archive here, as the GPU part (key_archives.c). */
     for (size_t i = 0; i < ne; i++)
       if (profile_known_find(&n->known[PROFILE_JOB], e[UNC_SD][i].key)) {
@@ -216,6 +228,7 @@ void node_unc_free(struct node_state *n) {
     return;
   for (int k = 0; k < UNC_NKINDS; k++)
     profile_known_free(&n->unc->known[k]);
+  profile_known_free(&n->unc->dyn_known);
   free(n->unc);
   n->unc = NULL;
 }

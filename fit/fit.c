@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -203,7 +204,8 @@ static int fit_step_progress(void *user, double fraction) {
 /* The covariance of (β0, β) of the fit just made (A, y scaled, b): the
  * cluster-robust sandwich over time blocks of √n cells (rows are in time
  * order), scaled back; a fixed idle's variance is its profile's mean's
- * (stddev² / cells), uncorrelated with the rest. Too many terms: none. */
+ * (stddev² / (cells − 1), widened by Student's t), uncorrelated with the rest. Too many terms:
+ * none. */
 static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_vector *y,
                         const double *b, const double *scale, size_t off, struct fit_coef *out) {
   size_t q = A->size2, nt = c->nsel + 1, n = A->size1;
@@ -226,9 +228,16 @@ static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_
       size_t ct = t + off - 1, ce = e + off - 1;
       out->cov[t][e] = cov[ct * q + ce] / (scale[ct] * scale[ce]);
     }
+  /* A mean of few cells: the sample variance (n − 1) and Student's t for
+   * the 95 % interval the variance stands for, folded into the variance
+   * (6 cells: × 2.1, 30: × 1.1). */
   const struct erg_idle_profile *ip = c->o->idle_profile;
-  if (!off && ip && ip->cells > 0 && isfinite(ip->stddev_watts))
-    out->cov[0][0] = ip->stddev_watts * ip->stddev_watts / (double)ip->cells;
+  if (!off && ip && ip->cells > 1 && isfinite(ip->stddev_watts)) {
+    double n = (double)ip->cells, t = gsl_cdf_tdist_Pinv(0.975, n - 1) / 1.959964;
+    out->cov[0][0] = ip->stddev_watts * ip->stddev_watts / (n - 1) * t * t;
+  } else if (!off && ip && ip->cells > 0 && isfinite(ip->stddev_watts)) {
+    out->cov[0][0] = ip->stddev_watts * ip->stddev_watts;
+  }
   out->ncov = nt;
   out->cov_block = block ? block : 1;
   free(cov);

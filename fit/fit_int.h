@@ -42,7 +42,8 @@ int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen);
 
 /* Cluster-robust (sandwich) covariance of that b over time blocks of
  * block consecutive rows (fit/solve.c; docs/model.md "Uncertainty"): q × q
- * into cov, row-major, 0 for columns at 0; tau the residuals' persistence
+ * into cov, row-major; a column held at 0 the variance it would have
+ * freed alone (no covariance), 0 for columns of zeros; tau the residuals' persistence
  * in cells (Σ block sums² / Σ r², 1 … block). Returns 0 or -1. */
 int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
                         double *cov, double *tau);

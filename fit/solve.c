@@ -344,8 +344,14 @@ out:
  * meat Σ_blocks u uᵀ with u = Σ_{i in block} w_i r_i a_{i,P} (w r = ψ(r),
  * the bisquare's influence), cov = G/(G−1) · B M B for G blocks. Residuals
  * that persist over a block (a load the model misreads for minutes) count
- * as one, not as independent cells. Columns at 0 get 0 (the constraint
- * holds them). cov is q × q, row-major. */
+ * as one, not as independent cells. A column the constraint holds at 0
+ * gets the variance it would have if it alone were freed, the others as
+ * fitted (bread 1 / Σ w a², meat its block sums of w r a), no covariance:
+ * its one-sided bound's width (β ≥ 0; up to ~2σ the data would not tell).
+ * Freeing them all (the unconstrained refit's covariance) is no use: the
+ * held terms are mostly the utilisation curve's, collinear with the
+ * active ones, and its sd ran to kW on the accuracy harness's journals.
+ * Columns of zeros get 0. cov is q × q, row-major. */
 int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
                         double *cov, double *tau) {
   size_t n = A->size1, q = A->size2, idx[FIT_MAX_COLS], m = 0;
@@ -369,6 +375,8 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
   irls_weights(ws.r, scale, 0, ws.sw);
   double g[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}}, meat[FIT_MAX_COLS][FIT_MAX_COLS] = {{0}};
   double u[FIT_MAX_COLS] = {0}, rsum = 0, rsum2 = 0, r2 = 0;
+  /* The held columns' own bread and meat (hb: Σ w a², hu: a block's Σ w r a). */
+  double hb[FIT_MAX_COLS] = {0}, hu[FIT_MAX_COLS] = {0}, hm[FIT_MAX_COLS] = {0};
   for (size_t i = 0; i < n; i++) {
     double w = gsl_vector_get(ws.sw, i) * gsl_vector_get(ws.sw, i), ri = gsl_vector_get(ws.r, i);
     const double *row = A->data + i * A->tda;
@@ -379,7 +387,16 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
       for (size_t e = 0; e <= a; e++)
         g[a][e] += w * row[idx[a]] * row[idx[e]];
     }
+    for (size_t j = 0; w > 0 && j < q; j++)
+      if (!(b[j] > 0)) {
+        hu[j] += w * ri * row[j];
+        hb[j] += w * row[j] * row[j];
+      }
     if ((i + 1) % block == 0 || i + 1 == n) {
+      for (size_t j = 0; j < q; j++) {
+        hm[j] += hu[j] * hu[j];
+        hu[j] = 0;
+      }
       rsum2 += rsum * rsum;
       rsum = 0;
       for (size_t a = 0; a < m; a++)
@@ -420,6 +437,9 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
         v += BM[a][k] * B[e][k];
       cov[idx[a] * q + idx[e]] = corr * v;
     }
+  for (size_t j = 0; j < q; j++)
+    if (!(b[j] > 0) && hb[j] > 0)
+      cov[j * q + j] = corr * hm[j] / (hb[j] * hb[j]);
   /* The residuals' persistence: the variance of block sums over the sum
    * of variances, in cells (1: independent; at most the block). */
   if (r2 > 0)

@@ -67,13 +67,16 @@ static int report_columns(const struct erg_report_options *o, const struct repor
   /* Last: a store without GPUs keeps the columns it always had. */
   if (t->gpu)
     c[n++] = (struct report_col){"gpu_energy_joules", r->gpu_j};
-  /* After them: the job's 95 % interval, where the store has its parts. */
+  /* After them: the job's 95 % interval, where the store has its parts;
+   * node rows: their dynamic energy's. */
   if (t->unc) {
-    double low = NAN, high = NAN;
-    if (r->unc_known && isfinite(r->v.energy_j))
-      erg_unc_interval(r->v.energy_j, r->unc_sd_j, r->unc_var_j, &low, &high);
-    c[n++] = (struct report_col){"energy_joules_low", low};
-    c[n++] = (struct report_col){"energy_joules_high", high};
+    double low = NAN, high = NAN, e = report_by_node(o) ? r->dynamic_j : r->v.energy_j;
+    if (r->unc_known && isfinite(e))
+      erg_unc_interval(e, r->unc_sd_j, r->unc_var_j, &low, &high);
+    c[n++] =
+        (struct report_col){report_by_node(o) ? "dynamic_joules_low" : "energy_joules_low", low};
+    c[n++] =
+        (struct report_col){report_by_node(o) ? "dynamic_joules_high" : "energy_joules_high", high};
   }
   return n;
 }
@@ -263,6 +266,8 @@ static const struct {
     {"gpu_energy_joules", "GPU", TC_ENERGY, 1},
     {"energy_joules_low", "Low95", TC_ENERGY, 1},
     {"energy_joules_high", "High95", TC_ENERGY, 1},
+    {"dynamic_joules_low", "DynLow95", TC_ENERGY, 1},
+    {"dynamic_joules_high", "DynHigh95", TC_ENERGY, 1},
 };
 enum { REPORT_NTCOLS = sizeof report_tcols / sizeof *report_tcols, REPORT_TEXT_MAX = 32 };
 

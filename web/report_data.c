@@ -186,7 +186,8 @@ static int report_gpu_part(struct report_ctx *c, const char *gpu_dir, const char
 }
 
 /* A job row's interval parts: the archives `name`.rrd of dir_sd and
- * dir_var beside the job kind's dir (an older store has none: no interval). */
+ * dir_var beside the job kind's dir (an older store has none: no
+ * interval); name NULL: a node row's, dir/sd.rrd and dir/var.rrd. */
 static int report_unc_part(struct report_ctx *c, const char *dir, const char *name,
                            struct report_row *r) {
   static const char *const ds[] = {"watts"};
@@ -195,7 +196,10 @@ static int report_unc_part(struct report_ctx *c, const char *dir, const char *na
   char path[1700];
   for (int k = 0; k < 2; k++) {
     struct report_value v;
-    snprintf(path, sizeof path, "%s_%s/%s.rrd", dir, kinds[k], name);
+    if (name)
+      snprintf(path, sizeof path, "%s_%s/%s.rrd", dir, kinds[k], name);
+    else
+      snprintf(path, sizeof path, "%s/%s.rrd", dir, kinds[k]);
     if (!report_is_file(path))
       return 0;
     if (report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, NULL, &v, c->why,
@@ -237,6 +241,9 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
     r->v = v[0];
     r->idle_j = v[1].energy_j;
     r->dynamic_j = v[2].energy_j;
+    snprintf(path, sizeof path, "%s/nodes/%s/dynamic_unc", nd->data_dir, nd->dir);
+    if (report_unc_part(c, path, NULL, r) != 0)
+      return -1;
     snprintf(path, sizeof path, "%s/nodes/%s/gpu", nd->data_dir, nd->dir);
     return report_gpu_part(c, report_is_dir(path) ? path : NULL, "node", r);
   }

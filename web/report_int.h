@@ -68,7 +68,8 @@ struct report_row {
   double node_energy_j;     /* key rows: the node's measured energy */
   double gpu_j;             /* node and job rows: the GPU part of energy_j (NAN: none known) */
   /* Job rows: the 95 % interval's parts from the job_sd / job_var archives
-   * beside the job's (docs/model.md, "Uncertainty"); unc_known when both are. */
+   * beside the job's (docs/model.md, "Uncertainty"); node rows: of their
+   * dynamic energy, from nodes/N/dynamic_unc/; unc_known when both are. */
   double unc_sd_j, unc_var_j;
   int unc_known;
 };
@@ -77,7 +78,8 @@ struct report_table {
   struct report_row *rows;
   size_t n, cap;
   int gpu; /* some row's node or job has GPU archives: a gpu_energy_joules column */
-  int unc; /* some row has an interval: energy_joules_low / _high columns (last) */
+  int unc; /* some row has an interval: energy_joules_low / _high columns (last;
+              by node: dynamic_joules_low / _high) */
 };
 
 struct report_node {

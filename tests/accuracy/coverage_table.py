@@ -21,3 +21,10 @@ for j in jobs:
 print(f"| all | {inside} of {len(jobs)} ({100 * inside / max(1, len(jobs)):.0f} %) | "
       f"{widths[len(widths) // 2]:.3f} | " +
       ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(by.items())) + " |")
+# The nodes' dynamic energy (coverage.py's nodes_dynamic), where the runs have it.
+nd = [x for r in runs for x in r.get("nodes_dynamic", [])]
+if nd:
+    w = sorted(x["relative_width"] for x in nd if x["relative_width"] is not None)
+    print(f"node dynamic: {sum(x['inside'] for x in nd)} of {len(nd)} inside, median relative width "
+          f"{w[len(w) // 2]:.3f}; outside: " +
+          (", ".join(f"{x['node']} {x['error_in_halfwidths']:+.2f}" for x in nd if not x["inside"]) or "none"))

@@ -2,8 +2,11 @@
 """Report of tests/accuracy/shared.sh (docs/accuracy.md, "Shared meters"):
 per job and per node, the truth next to erg with every node on its own
 outlet (ergd "outlet") and with all of them behind one shared meter (ergd
-"shared", [group.bank]). args: WORK; WORK/setup.json says the rest."""
-import json, math, sys
+"shared", [group.bank]), and each job's 95 % interval from its job_sd /
+job_var archives (docs/model.md, "Uncertainty"): whether the truth is inside,
+reported (COVERAGE_OUT=FILE appends a line as tests/accuracy/coverage.py's
+for coverage_table.py), not judged. args: WORK; WORK/setup.json says the rest."""
+import json, math, os, sys
 from truth import Samples, job_truth, rrd_energy, shown_energy, truth_bins, truth_rows
 
 work = sys.argv[1]
@@ -25,6 +28,11 @@ for n, m in S["nodes"].items():
         jobs[j["name"]] = {"node": n, "truth": jt[j["name"]]}
         for i in INST:
             jobs[j["name"]][i] = rrd_energy(f"{work}/{i}/{n}-{j['name']}.txt", t0, t1, step)
+            sdf = f"{work}/{i}/{n}-{j['name']}.job_sd.txt"
+            if os.path.exists(sdf):
+                sd = rrd_energy(sdf, t0, t1, step)
+                var = rrd_energy(f"{work}/{i}/{n}-{j['name']}.job_var.txt", t0, t1, step)
+                jobs[j["name"]][i + "_half"] = 1.959964 * math.sqrt(sd * sd + max(var, 0))
     nodes[n] = {"truth": shown_energy(rows, t0, t1, lag), "truth_dynamic": sum(cpu_j.values())}
     for i in INST:
         f = f"{work}/{i}/node-{n}.txt"
@@ -77,6 +85,34 @@ if f:
           f"{num(f['idle_watts'], '.1f')} W (truth {truth_idle:g} W), held-out MAPE total "
           f"{num(f['mape_total_percent'])} %, dynamic {num(f['mape_dynamic_percent'])} % "
           f"({f['heldout_cells']} cells)")
+
+# The 95 % intervals: truth inside E +- half (low end at least 0).
+cov = {}
+for i in INST:
+    rows = []
+    for name, j in jobs.items():
+        h = j.get(i + "_half")
+        if h is None:
+            continue
+        e, tr = j[i], j["truth"]
+        rows.append({"job": name, "node": j["node"], "energy_joules": round(e, 1),
+                     "truth_joules": round(tr, 1), "low": round(max(e - h, 0), 1),
+                     "high": round(e + h, 1), "inside": max(e - h, 0) <= tr <= e + h,
+                     "relative_width": round(2 * h / e, 4) if e > 0 else None,
+                     "error_in_halfwidths": round((e - tr) / h, 2) if h > 0 else None})
+    if rows:
+        w = sorted(r["relative_width"] for r in rows if r["relative_width"] is not None)
+        cov[i] = {"mode": f"shared-{mode}-{i}", "seed": os.environ.get("SEED", "1"), "jobs": rows,
+                  "inside": sum(r["inside"] for r in rows), "n": len(rows),
+                  "median_relative_width": w[len(w) // 2] if w else None}
+        print(f"95 % intervals ({i}): {cov[i]['inside']} of {len(rows)} truths inside, median "
+              f"relative width {cov[i]['median_relative_width']}; outside: " +
+              (", ".join(f"{r['job']} {r['error_in_halfwidths']:+.2f}" for r in rows if not r["inside"]) or "none"))
+        if os.environ.get("COVERAGE_OUT"):
+            with open(os.environ["COVERAGE_OUT"], "a") as f:
+                f.write(json.dumps(cov[i]) + "\n")
+res["coverage"] = cov
+json.dump(res, open(f"{work}/shared-report.json", "w"), indent=1)
 
 # Identical jobs on one node: erg's split against the truth's.
 ident = {}

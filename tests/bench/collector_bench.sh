@@ -20,6 +20,8 @@
 #      IDLE_S=30; SINK=0 skips the sink runs;
 #      ARCHIVE_DAYS="D1 D2 D3 D4" sets ergd's archive_days (default retention
 #      otherwise: 6.5 MB per node.rrd, 32 GB for 5,000 fresh nodes);
+#      ERGD_CONF="key = value" adds a [collector] line (unc_cost.sh:
+#      energy_intervals = false);
 #      COLD=1 evicts the data dir's files from the page cache before the
 #      second run (WARM=1): a restart on a busy host, where other I/O pushed
 #      the archives out, reads every node's stored state from the disk;
@@ -123,6 +125,7 @@ http = 127.0.0.1:$HP
 data_dir = $work/data
 CONF
   [ -n "${ARCHIVE_DAYS:-}" ] && echo "archive_days = $ARCHIVE_DAYS" >>"$work/ergd.conf"
+  [ -n "${ERGD_CONF:-}" ] && echo "$ERGD_CONF" >>"$work/ergd.conf"
   [ "$METERS" = 1 ] && meter_conf >>"$work/ergd.conf"
   "$ERGD" -c "$work/ergd.conf" --log-level warn 2>"$OUT/ergd-$RUN.log" &
   EP=$!; pids+=("$EP")

@@ -61,10 +61,24 @@ int main(int argc, char **argv) {
     sink += g[0].var_watts2;
   }
   double t2 = now_s();
-  double attr = (t1 - t0) / (double)cells, both = (t2 - t1) / (double)cells;
-  printf("P=%zu K=%zu J=%zu: attribution %.2f us/cell, with uncertainty %.2f us/cell "
-         "(+%.2f us) [%g]\n",
-         P, K, J, 1e6 * attr, 1e6 * both, 1e6 * (both - attr), sink > 0 ? 1.0 : 0.0);
+  /* As ergd: the jobs' and then the node's dynamic power (every row one group). */
+  int *all = calloc(P + 1, sizeof *all);
+  if (!all)
+    return 1;
+  for (long c = 0; c < cells; c++) {
+    erg_attribute_cell_idle(m, 100, 300 + (double)(c % 7), x, P + 1, P, ERG_IDLE_SEPARATE, w, &a);
+    erg_attribute_uncertainty(m, 100, &a, x, P + 1, P, ERG_IDLE_SEPARATE, &in, group, J, g);
+    erg_attribute_uncertainty(m, 100, &a, x, P + 1, P, ERG_IDLE_SEPARATE, &in, all, 1, g);
+    sink += g[0].var_watts2;
+  }
+  double t3 = now_s();
+  double attr = (t1 - t0) / (double)cells, both = (t2 - t1) / (double)cells,
+         node = (t3 - t2) / (double)cells;
+  printf("P=%zu K=%zu J=%zu: attribution %.2f us/cell, with the jobs' uncertainty %.2f us/cell "
+         "(+%.2f us), and the node's dynamic %.2f us/cell (+%.2f us) [%g]\n",
+         P, K, J, 1e6 * attr, 1e6 * both, 1e6 * (both - attr), 1e6 * node, 1e6 * (node - attr),
+         sink > 0 ? 1.0 : 0.0);
+  free(all);
   free(m);
   free(x);
   free(w);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../erg_test.h"
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -158,6 +159,13 @@ static void test_fit_uses_profile(void **state) {
   assert_int_equal(lin_prof.idle_source, ERG_IDLE_FROM_RECORDED);
   assert_true(lin_prof.has_idle_profile && lin_prof.idle_rows == QUIET);
   assert_true(lin_prof.idle_watts == p.mean_watts);
+  /* The idle's variance: the profile mean's, from its sample variance and
+   * Student's t over its cells (docs/model.md, "Uncertainty"). */
+  double tq = gsl_cdf_tdist_Pinv(0.975, (double)p.cells - 1) / 1.959964;
+  double want = p.stddev_watts * p.stddev_watts / ((double)p.cells - 1) * tq * tq;
+  erg_assert(lin_prof.ncov > 0 && fabs(lin_prof.cov[0][0] - want) <= 1e-9 * want,
+             "idle variance %g, want %g (%zu cells, stddev %g)", lin_prof.cov[0][0], want, p.cells,
+             p.stddev_watts);
   assert_true(curve_prof.idle_watts == p.mean_watts);
   double e_lin_fit = job_error(&lin_fit), e_lin_prof = job_error(&lin_prof);
   double e_curve_fit = job_error(&curve_fit), e_curve_prof = job_error(&curve_prof);

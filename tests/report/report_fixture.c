@@ -22,6 +22,8 @@
  * GPU part of 1234 (cluster/gpu_job) 12 W of its 80 W; none on n1.
  * Job 1234's uncertainty (docs/model.md, "Uncertainty"): cluster/job_sd
  * 2 W (linear sd), cluster/job_var 20,000 J²/s (as much as the sd²); none for the other jobs.
+ * Node two's dynamic power's (nodes/node two/dynamic_unc/sd, var): 3 W,
+ * 10,000 J²/s; none on n1.
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -75,6 +77,8 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_key_update(s, NULL, "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job_sd", "1234", t, 2, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job_var", "1234", t, 20000, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "dynamic_unc", "sd", t, 3, why, sizeof why) ||
+             erg_store_key_update(s, "node two", "dynamic_unc", "var", t, 10000, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||

@@ -356,6 +356,17 @@ check(r1234 and list(r1234[0])[-2:] == ["energy_joules_low", "energy_joules_high
       and close(float(r1234[0]["energy_joules_high"]) - float(r1234[0]["energy_joules"]), half, 1e-3)
       and all(r["energy_joules_low"] == "" for r in rows_j if r["job"] != "1234"),
       f"report --by job: the interval as the last columns, 1234 only: {r1234}")
+# Node rows: their dynamic energy's interval from nodes/N/dynamic_unc/sd, var.
+rows_n = {r["node"]: r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to))}
+dsd = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "sd.rrd"), "watts", t_to - 3600, t_to, 5)[0]
+dvar = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "var.rrd"), "watts", t_to - 3600, t_to, 5)[0]
+dhalf, two_row = 1.959964 * math.sqrt(dsd * dsd + dvar), rows_n.get("node two", {})
+check(dsd > 0 and list(two_row)[-2:] == ["dynamic_joules_low", "dynamic_joules_high"]
+      and close(float(two_row["dynamic_joules_high"]) - float(two_row["dynamic_kwh"]) * 3.6e6, dhalf, 1e-2)
+      and close(float(two_row["dynamic_kwh"]) * 3.6e6 - float(two_row["dynamic_joules_low"]), dhalf, 1e-2)
+      and rows_n["n1"]["dynamic_joules_low"] == "",
+      f"report --by node: node two's dynamic {two_row.get('dynamic_kwh')} kWh +- {dhalf:.0f} J: "
+      f"[{two_row.get('dynamic_joules_low')}, {two_row.get('dynamic_joules_high')}]; n1 none")
 # erg report's gpu_energy_joules (docs/report.md): the GPU part of job and
 # node rows from their GPU archives, checked against rrdtool fetch of those
 # archives and against the fixture's ratios; 0 for a job without GPU use
