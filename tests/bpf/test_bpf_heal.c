@@ -72,10 +72,12 @@ static pid_t spawn_hog(void) {
     ;
 }
 
-/* CPU 1's state as if a switch-in of FAKE_TGID had been the last one seen
- * there. Per-CPU maps are written for all CPUs at once: CPU 0 (this
- * process, in the system call) gets back what it had. */
-static void fake_switch_in(struct erg_bpf *b) {
+/* CPU 1's state as if a switch-in of FAKE_TGID at `at` (before the child's
+ * own switch-in there, as a real unseen switch-in follows the last seen
+ * one) had been the last one seen there. Per-CPU maps are written for all
+ * CPUs at once: CPU 0 (this process, in the system call) gets back what it
+ * had. */
+static void fake_switch_in(struct erg_bpf *b, uint64_t at) {
   size_t sz = cpu_state_stride();
   char *st = calloc((size_t)b->ncpu, sz);
   uint32_t zero = 0;
@@ -84,9 +86,12 @@ static void fake_switch_in(struct erg_bpf *b) {
   struct erg_cpu_state *s = (struct erg_cpu_state *)(st + sz);
   s->seq_begin++;
   s->seq_end = s->seq_begin;
-  s->ts = test_clock_ns(CLOCK_MONOTONIC);
+  s->ts = at;
   s->key.tgid = FAKE_TGID;
   s->key.start_ns = 1;
+  s->task = 0;
+  s->tid = FAKE_TGID;
+  s->runtime_in = 0;
   erg_assert(bpf_map_update_elem(b->fd.cpu_state, &zero, st, BPF_ANY) == 0, "write cpu_state");
   free(st);
 }
@@ -111,7 +116,7 @@ static void run_case(const struct erg_bpf_opts *o) {
   usleep(100000);
   drain(b, &v);
   erg_bpf_stats(b, &st0);
-  fake_switch_in(b);
+  fake_switch_in(b, forked);
   at_fake = v.cpu_ns;
   usleep(350000);
   drain(b, &v);
