@@ -261,6 +261,11 @@ static void heal_setup(struct erg_bpf *b) {
   }
 }
 
+bool erg_bpf_names_current(const struct erg_bpf *b) {
+  /* The light skeleton loads every program or none. */
+  return b && (b->lskel || (b->skel && bpf_program__autoload(b->skel->progs.erg_task_rename)));
+}
+
 const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   return !b ? "BPF not loaded" : b->heal_why[0] ? b->heal_why : NULL;
 }
