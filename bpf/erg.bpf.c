@@ -280,6 +280,21 @@ static __always_inline __u64 unseen_slice_ns(struct task_struct *t, __u64 sum, _
   return d < bound ? d : bound;
 }
 
+/* The switch that took the task the CPU's state names off this CPU went
+ * unseen too: its slice, from the state's switch-in to `upto` (when the
+ * task running now began), would be lost (its next seen switch-in starts
+ * from its runtime then), so its group is charged that wall-clock time.
+ * Only an existing entry, as for a dead task; nothing for the idle task. */
+static __always_inline void charge_lost(const struct erg_cpu_state *s, __u64 upto) {
+  struct erg_counts *c;
+
+  if (!s->ts || !s->tid || upto <= s->ts)
+    return;
+  c = bpf_map_lookup_elem(&procs, &s->key);
+  if (c)
+    __sync_fetch_and_add(&c->cpu_ns, upto - s->ts);
+}
+
 /* The key a CPU's state records for the task t it runs: the idle task's
  * is all zeros (the drain's "idle"), whatever its start time. */
 static __always_inline void run_key(struct task_struct *t, __u32 tid, struct erg_key *k) {
@@ -376,6 +391,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
       if (s->ts)
         stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
       d = unseen_slice_ns(prev, sum, s->ts && now > s->ts ? now - s->ts : 0);
+      charge_lost(s, now - d);
       perf[0] = perf[1] = perf[2] = 0;
       task_key(prev, &pk);
     }
@@ -453,6 +469,7 @@ int erg_cpu_heal(void *ctx) {
   sum = t->se.sum_exec_runtime;
   run = tid ? unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0) : 0;
   seq = state_write_begin(s);
+  charge_lost(s, now - run);
   s->ts = now - run;
   s->key = k;
   s->task = (__u64)t;
