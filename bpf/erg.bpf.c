@@ -67,27 +67,6 @@ struct {
   __type(value, __u32);
 } cpu_class SEC(".maps");
 
-/* What has been counted of one thread: its se.sum_exec_runtime charged so
- * far and its se.nr_migrations counted so far. */
-struct erg_thread {
-  __u64 runtime_ns;
-  __u64 migrations;
-};
-
-/* Thread id -> struct erg_thread. A slice is charged as the growth of
- * sum_exec_runtime, so it stays exact when the tracepoint misses a
- * switch-in (see erg_sched_switch); migrations are the growth of the
- * kernel's own count, read on the same cache line at the same switch-out
- * (no sched_migrate_task program). Preallocated LRU: no allocation under
- * the runqueue lock, and an entry left by a thread whose last switch-out
- * went unseen ages out instead of filling the map. */
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, ERG_BPF_MAX_THREADS);
-  __type(key, __u32);
-  __type(value, struct erg_thread);
-} threads SEC(".maps");
-
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, ERG_STAT_N);
@@ -161,10 +140,6 @@ static __always_inline void task_key(struct task_struct *t, struct erg_key *k) {
   k->tgid = t->tgid;
   k->pad = 0;
   k->start_ns = t->group_leader->start_boottime;
-}
-
-static __always_inline bool key_same(const struct erg_key *a, const struct erg_key *b) {
-  return a->tgid == b->tgid && a->start_ns == b->start_ns;
 }
 
 /* Seqlock write side of a CPU's state: a drain that copies the state while
@@ -286,31 +261,50 @@ static __always_inline void perf_add(struct erg_counts *c, const __u64 delta[3])
     __sync_fetch_and_add(&c->llc_misses, delta[2]);
 }
 
-/* On-CPU ns of prev's slice that ends now: the growth of its
- * sum_exec_runtime since it was last charged (the scheduler has just
- * brought it up to date). A thread first seen here existed before the
- * attach: only its wall-clock slice is charged, and only when this CPU saw
- * it switch in (seen); its runtime from then on is known. *migr: the
- * thread's migrations since the last switch-out (se.nr_migrations sits
- * beside sum_exec_runtime). */
-static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64 wall,
-                                      __u64 *migr) {
-  __u64 sum = prev->se.sum_exec_runtime, nm = prev->se.nr_migrations, d;
-  __u32 tid = prev->pid;
-  struct erg_thread *t = bpf_map_lookup_elem(&threads, &tid);
+/* The runtime of t's slice in flight (t runs, or has just stopped: sum is
+ * its se.sum_exec_runtime now) when this CPU did not see it switch in (the
+ * state names another task). The fair class's pick of a task
+ * (set_next_entity) sets se.prev_sum_exec_runtime to its sum_exec_runtime,
+ * so the difference is the slice. It is bounded by the wall-clock time
+ * since this CPU's last seen switch (t switched in after it), which is
+ * what limits it for other classes, whose pick leaves the mark alone (an
+ * RT task: its runtime since its last fair pick). No switch seen on this
+ * CPU yet (the attach has just happened): nothing. */
+static __always_inline __u64 unseen_slice_ns(struct task_struct *t, __u64 sum, __u64 bound) {
+  __u64 mark, d;
 
-  if (!t) {
-    struct erg_thread n = {.runtime_ns = sum, .migrations = nm};
+  if (!bound)
+    return 0;
+  mark = t->se.prev_sum_exec_runtime;
+  d = sum > mark ? sum - mark : 0;
+  return d < bound ? d : bound;
+}
 
-    bpf_map_update_elem(&threads, &tid, &n, BPF_ANY);
-    *migr = 0;
-    return seen ? wall : 0;
+/* The switch that took the task the CPU's state names off this CPU went
+ * unseen too: its slice, from the state's switch-in to `upto` (when the
+ * task running now began), would be lost (its next seen switch-in starts
+ * from its runtime then), so its group is charged that wall-clock time.
+ * Only an existing entry, as for a dead task; nothing for the idle task. */
+static __always_inline void charge_lost(const struct erg_cpu_state *s, __u64 upto) {
+  struct erg_counts *c;
+
+  if (!s->ts || !s->tid || upto <= s->ts)
+    return;
+  c = bpf_map_lookup_elem(&procs, &s->key);
+  if (c)
+    __sync_fetch_and_add(&c->cpu_ns, upto - s->ts);
+}
+
+/* The key a CPU's state records for the task t it runs: the idle task's
+ * is all zeros (the drain's "idle"), whatever its start time. */
+static __always_inline void run_key(struct task_struct *t, __u32 tid, struct erg_key *k) {
+  if (tid == 0) {
+    k->tgid = 0;
+    k->pad = 0;
+    k->start_ns = 0;
+    return;
   }
-  d = sum > t->runtime_ns ? sum - t->runtime_ns : 0;
-  *migr = nm > t->migrations ? nm - t->migrations : 0;
-  t->runtime_ns = sum;
-  t->migrations = nm;
-  return d;
+  task_key(t, k);
 }
 
 /* The last switch-out of a dead task: the thread ran from sched_process_exit
@@ -319,24 +313,17 @@ static __always_inline __u64 slice_ns(struct task_struct *prev, bool seen, __u64
  * straggler thread arriving after the drain took the exited group away must
  * not resurrect it. When no thread of the group is alive any more, the entry
  * is marked exited and the next drain hands it over and deletes it. */
-static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __u64 d, __u64 migr,
+static __always_inline void account_dead(struct task_struct *prev, const struct erg_key *k, __u64 d,
                                          const __u64 perf[3]) {
-  struct erg_key k;
-  struct erg_counts *c;
+  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
 
-  __u32 tid = prev->pid;
-
-  bpf_map_delete_elem(&threads, &tid);
-  task_key(prev, &k);
-  c = bpf_map_lookup_elem(&procs, &k);
   if (!c) {
     stat_add(ERG_STAT_LOST_EXIT_NS, d);
     return;
   }
   __sync_fetch_and_add(&c->cpu_ns, d);
-  if (migr)
-    __sync_fetch_and_add(&c->migrations, migr);
-  split_add(c, cpu, d);
+  if (freq_on || cap_on)
+    split_add(c, bpf_get_smp_processor_id(), d);
   if (perf_on)
     perf_add(c, perf);
   if (prev->signal->live.counter == 0)
@@ -348,65 +335,109 @@ static __always_inline void account_dead(struct task_struct *prev, __u32 cpu, __
  * nvcsw): each such sleep ends with a wakeup, and the entry is at hand,
  * where a sched_wakeup program had to find the woken task's entry, a cold
  * hash lookup, ~25 % of the in-kernel time under process churn. */
-static __always_inline void account_out(struct task_struct *prev, bool preempt, __u64 d, __u64 migr,
-                                        const __u64 perf[3], __u64 now) {
-  __u32 cpu = bpf_get_smp_processor_id();
+static __always_inline void account_out(struct task_struct *prev, const struct erg_key *k,
+                                        bool preempt, __u64 d, const __u64 perf[3], __u64 now) {
   long state = preempt ? 0 : task_state(prev);
   struct erg_counts *c;
-  struct erg_key k;
 
   if (state & TASK_DEAD_STATE) {
-    account_dead(prev, cpu, d, migr, perf);
+    account_dead(prev, k, d, perf);
     return;
   }
-  task_key(prev, &k);
-  c = counts_get(&k, prev);
+  c = counts_get(k, prev);
   if (!c)
     return;
   __sync_fetch_and_add(&c->cpu_ns, d);
   if (state)
     __sync_fetch_and_add(&c->wakeups, 1);
-  if (migr)
-    __sync_fetch_and_add(&c->migrations, migr);
-  split_add(c, cpu, d);
+  if (freq_on || cap_on)
+    split_add(c, bpf_get_smp_processor_id(), d);
   if (perf_on)
     perf_add(c, perf);
   meta_maybe_refresh(c, prev, now);
 }
 
+/* A slice is charged as the growth of prev's se.sum_exec_runtime since this
+ * CPU saw it switch in (the scheduler has just brought it up to date; the
+ * state holds the value at switch-in, read from next's se, which the
+ * scheduler has just written): exact, with no per-thread map. prev is
+ * recognised by its task pointer and tid, and its key is the one recorded
+ * at switch-in (a group's key never changes: exec by a non-leader thread
+ * copies the leader's start time), so prev's leader is not read again. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
-  __u64 now = bpf_ktime_get_ns(), start, seq, perf[3] = {0, 0, 0};
+  __u64 now = bpf_ktime_get_ns(), seq, perf[3] = {0, 0, 0};
+  __u32 zero = 0, ptid = prev->pid, ntid = next->pid;
   struct erg_cpu_state *s;
-  __u32 zero = 0;
 
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
     return 0;
   seq = state_write_begin(s);
-  start = s->ts;
   if (perf_on)
     perf_step(s, perf);
   /* pid 0 is the idle task: its time is not a process's. */
-  if (prev->pid != 0) {
+  if (ptid != 0) {
+    __u64 sum = prev->se.sum_exec_runtime, d;
     struct erg_key pk;
-    bool seen = start != 0;
-    task_key(prev, &pk);
-    /* prev is not what this CPU's last switch-in recorded: a switch went
-     * unseen (a few per second on 6.18; docs/bpf.md), so the slice start
-     * and the perf bases belong to another task. slice_ns still has prev's
-     * exact runtime; the perf deltas are dropped. */
-    if (seen && !key_same(&pk, &s->key)) {
-      stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-      seen = false;
+
+    if (s->ts && s->task == (__u64)prev && s->tid == ptid) {
+      d = sum > s->runtime_in ? sum - s->runtime_in : 0;
+      pk = s->key;
+    } else {
+      /* prev is not what this CPU's last switch-in recorded: a switch
+       * went unseen (a few per second on 6.18; docs/bpf.md), so the slice
+       * start and the perf bases belong to another task. */
+      if (s->ts)
+        stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
+      d = unseen_slice_ns(prev, sum, s->ts && now > s->ts ? now - s->ts : 0);
+      charge_lost(s, now - d);
       perf[0] = perf[1] = perf[2] = 0;
+      task_key(prev, &pk);
     }
-    __u64 migr, d = slice_ns(prev, seen, now - start, &migr);
-    account_out(prev, preempt, d, migr, perf, now);
+    account_out(prev, &pk, preempt, d, perf, now);
   }
   s->ts = now;
-  task_key(next, &s->key);
+  s->task = (__u64)next;
+  s->tid = ntid;
+  s->runtime_in = next->se.sum_exec_runtime;
+  run_key(next, ntid, &s->key);
   state_write_end(s, seq);
+  return 0;
+}
+
+/* Migrations: the kernel's se.nr_migrations grows in set_task_cpu right
+ * after this tracepoint, when the task changes CPU. A few per second per
+ * CPU under churn, against thousands of switches, which would each need a
+ * per-thread record to count them at switch-out. */
+struct task_struct___cpu {
+  unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+/* Kernels before 5.16 keep the CPU in task_struct, later ones with
+ * THREAD_INFO_IN_TASK (x86-64, arm64) in thread_info. A function of its own
+ * (see kn_parent_old). */
+static __noinline unsigned int task_cpu_old(struct task_struct *t) {
+  return ((struct task_struct___cpu *)t)->cpu;
+}
+
+static __always_inline unsigned int task_cpu_of(struct task_struct *t) {
+  if (bpf_core_field_exists(t->thread_info.cpu))
+    return t->thread_info.cpu;
+  return task_cpu_old(t);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(erg_sched_migrate_task, struct task_struct *p, int dest_cpu) {
+  struct erg_counts *c;
+  struct erg_key k;
+
+  if (p->pid == 0 || task_cpu_of(p) == (unsigned int)dest_cpu)
+    return 0;
+  task_key(p, &k);
+  c = counts_get(&k, p);
+  if (c)
+    __sync_fetch_and_add(&c->migrations, 1);
   return 0;
 }
 
@@ -420,49 +451,46 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("perf_event")
 int erg_cpu_heal(void *ctx) {
   struct task_struct *t = bpf_get_current_task_btf();
-  __u64 now = bpf_ktime_get_ns(), run = 0, seq;
+  __u64 now = bpf_ktime_get_ns(), run, sum, seq;
+  __u32 zero = 0, tid = t->pid;
   struct erg_cpu_state *s;
   struct erg_key k;
-  __u32 zero = 0, tid;
-  struct erg_thread *done;
 
   s = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!s)
     return 0;
-  task_key(t, &k); /* as erg_sched_switch records it, idle included */
-  if (s->ts && key_same(&k, &s->key))
+  if (s->ts && s->task == (__u64)t && s->tid == tid)
     return 0;
   if (s->ts)
     stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-  tid = t->pid;
-  done = t->pid ? bpf_map_lookup_elem(&threads, &tid) : 0;
-  if (done && t->se.sum_exec_runtime > done->runtime_ns)
-    run = t->se.sum_exec_runtime - done->runtime_ns;
-  if (run > now)
-    run = 0;
+  run_key(t, tid, &k); /* as erg_sched_switch records it, idle included */
+  /* The slice began at the fair class's mark (see unseen_slice_ns); its
+   * runtime is as of the last tick, so the start may be late by one. */
+  sum = t->se.sum_exec_runtime;
+  run = tid ? unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0) : 0;
   seq = state_write_begin(s);
+  charge_lost(s, now - run);
   s->ts = now - run;
   s->key = k;
+  s->task = (__u64)t;
+  s->tid = tid;
+  s->runtime_in = sum - run;
   /* The bases belong to the slice that was not seen to end. */
   s->perf_base[0] = s->perf_base[1] = s->perf_base[2] = 0;
   state_write_end(s, seq);
   return 0;
 }
 
-/* Every thread created after the attach passes here before it first runs:
- * all its runtime and migrations from now on are counted (a reused tid's
- * old entry is overwritten). Its group's entry is made here, so a new
- * process running at a drain has its own record (and task_rename finds
- * it) rather than the drain's running-only one with /proc's name; tried
- * without: under ASan integration.agent_exits lost names of 53-91 of its
- * 800 short processes. */
+/* Every process created after the attach passes here before it first
+ * runs. Its group's entry is made here, so a new process running at a
+ * drain has its own record (and task_rename finds it) rather than the
+ * drain's running-only one with /proc's name; tried without: under ASan
+ * integration.agent_exits lost names of 53-91 of its 800 short processes.
+ * A new thread of an existing group finds the entry there (one lookup). */
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
-  struct erg_thread n = {.runtime_ns = p->se.sum_exec_runtime, .migrations = p->se.nr_migrations};
-  __u32 tid = p->pid;
   struct erg_key k;
 
-  bpf_map_update_elem(&threads, &tid, &n, BPF_ANY);
   task_key(p, &k);
   counts_get(&k, p);
   return 0;

@@ -73,9 +73,11 @@ static int bpf_tracepoints_probe(struct erg_bpf *b, char *why, size_t whylen) {
   } t[] = {
       {s->progs.erg_sched_switch, "sched_switch", 0, false},
       {s->progs.erg_sched_process_exit, "sched_process_exit", 0, false},
-      /* Without it a thread's first slice is wall-clock time (docs/bpf.md
-       * "Exact slices"). Wakeups and migrations come from sched_switch. */
+      /* Without it a new process's entry is made at its first switch-out
+       * (docs/bpf.md). Wakeups come from sched_switch. */
       {s->progs.erg_sched_wakeup_new, "sched_wakeup_new", 0, true},
+      /* Without it migrations stay 0. */
+      {s->progs.erg_sched_migrate_task, "sched_migrate_task", 0, true},
       {s->progs.erg_block_bio_queue, "block_bio_queue", ERG_BPF_F_BLKIO, false},
       /* Frequencies then come from sysfs at each drain only; names from
        * the 100 ms refresh (and /proc, in the agent). */
@@ -257,6 +259,11 @@ static void heal_setup(struct erg_bpf *b) {
     }
     b->heal_fd[c] = fd;
   }
+}
+
+bool erg_bpf_names_current(const struct erg_bpf *b) {
+  /* The light skeleton loads every program or none. */
+  return b && (b->lskel || (b->skel && bpf_program__autoload(b->skel->progs.erg_task_rename)));
 }
 
 const char *erg_bpf_heal_reason(const struct erg_bpf *b) {

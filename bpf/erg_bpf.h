@@ -124,6 +124,10 @@ const char *erg_bpf_heal_reason(const struct erg_bpf *b);
 /* Which loader loaded the programs: "light" (in-kernel loader, 5.17+) or
  * "libbpf" (reads the kernel BTF in this process). */
 const char *erg_bpf_loader(const struct erg_bpf *b);
+/* True when a group's name follows its leader's renames (prctl, exec) at
+ * once (the task_rename program is attached): a live process's name then
+ * needs no read of /proc/PID/comm. */
+bool erg_bpf_names_current(const struct erg_bpf *b);
 
 /* ---- sysfs helpers (pure, no BPF) ---- */
 /* Parses a sysfs CPU list ("0-3,5,7-8\n") into mask[0..max) (CPUs >= max

@@ -60,6 +60,11 @@ const char *erg_bpf_loader(const struct erg_bpf *b) {
   (void)b;
   return "none";
 }
+bool erg_bpf_names_current(const struct erg_bpf *b) {
+  (void)b;
+  return false;
+}
+
 const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   (void)b;
   return "built without BPF support";

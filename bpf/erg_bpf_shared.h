@@ -9,7 +9,6 @@
 #endif
 
 #define ERG_BPF_MAX_PROCS 32768   /* live + not yet drained exited task groups */
-#define ERG_BPF_MAX_THREADS 65536 /* threads whose charged runtime is known (LRU) */
 #define ERG_BPF_NFREQ 8           /* distinct frequencies kept per task group */
 #define ERG_BPF_NCAP 4            /* distinct core capacity classes */
 #define ERG_BPF_COMM_LEN 16
@@ -34,7 +33,7 @@ struct erg_key {
 struct erg_counts {
   __u64 cpu_ns;
   __u64 wakeups;    /* voluntary switch-outs (sleeps, each ended by a wakeup) */
-  __u64 migrations; /* growth of the threads' se.nr_migrations */
+  __u64 migrations; /* the threads' CPU changes (se.nr_migrations) */
   __u64 meta_ns;    /* when comm/uid/cgroup were last read */
   __u64 read_bytes;
   __u64 write_bytes;
@@ -69,6 +68,10 @@ struct erg_cpu_state {
   __u64 ts;           /* bpf_ktime_get_ns() at switch-in, 0 = unknown */
   struct erg_key key; /* tgid 0: idle */
   __u64 perf_base[3]; /* cycles, instructions, LLC misses at switch-in */
+  __u64 task;         /* the task switched in (its task_struct's address) */
+  __u64 runtime_in;   /* its se.sum_exec_runtime at switch-in */
+  __u32 tid;          /* its thread id (0: idle) */
+  __u32 pad;
   __u64 seq_begin;    /* switches begun on this CPU */
 };
 

@@ -205,12 +205,14 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
     if (x)
       split_deltas(a, x, p, table_split(&a->prev, old));
   }
-  /* The kernel refreshes a live process's name only now and then; a
-   * process that renamed itself right after fork would be charged to its
-   * parent's name until then, so live ones take /proc's current name. */
+  /* Without the task_rename program the kernel refreshes a live process's
+   * name only now and then; a process that renamed itself right after fork
+   * would be charged to its parent's name until then, so live ones take
+   * /proc's current name. With it the kernel's name is current, and the
+   * read (one open per active process per sweep) is saved. */
   char path[64], buf[64];
   snprintf(path, sizeof path, "%u/comm", p->pid);
-  if (!p->exited && agent_read(a, path, buf, sizeof buf) == 0) {
+  if (!p->exited && !a->bpf_names_current && agent_read(a, path, buf, sizeof buf) == 0) {
     buf[strcspn(buf, "\n")] = '\0';
     erg_strlcpy(comm, buf, 17);
   }
@@ -283,6 +285,7 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
     return -1;
   }
   erg_bpf_set_cut_cb(a->bpf, bpf_at_cut, a);
+  a->bpf_names_current = erg_bpf_names_current(a->bpf);
   a->cgroups = calloc(1, sizeof *a->cgroups);
   if (a->cgroups && agent_cgroup2_root(a->cgroups->root, sizeof a->cgroups->root) != 0) {
     free(a->cgroups);

@@ -119,6 +119,7 @@ struct erg_agent {
   Erg__Hello hello;
   char *features[16];
   struct erg_bpf *bpf;              /* NULL: the /proc path */
+  int bpf_names_current;            /* erg_bpf_names_current: no /proc/PID/comm read */
   struct agent_gpu *gpu;            /* NULL: no GPUs (agent_gpu.c) */
   struct agent_gpu_notes gpu_notes; /* from opening them (erg_agent_gpu_note) */
   char gpu_stopped[512];            /* why they failed ("": they did not) */

@@ -72,10 +72,12 @@ static pid_t spawn_hog(void) {
     ;
 }
 
-/* CPU 1's state as if a switch-in of FAKE_TGID had been the last one seen
- * there. Per-CPU maps are written for all CPUs at once: CPU 0 (this
- * process, in the system call) gets back what it had. */
-static void fake_switch_in(struct erg_bpf *b) {
+/* CPU 1's state as if a switch-in of FAKE_TGID at `at` (before the child's
+ * own switch-in there, as a real unseen switch-in follows the last seen
+ * one) had been the last one seen there. Per-CPU maps are written for all
+ * CPUs at once: CPU 0 (this process, in the system call) gets back what it
+ * had. */
+static void fake_switch_in(struct erg_bpf *b, uint64_t at, uint32_t tgid, uint64_t start_ns) {
   size_t sz = cpu_state_stride();
   char *st = calloc((size_t)b->ncpu, sz);
   uint32_t zero = 0;
@@ -84,9 +86,12 @@ static void fake_switch_in(struct erg_bpf *b) {
   struct erg_cpu_state *s = (struct erg_cpu_state *)(st + sz);
   s->seq_begin++;
   s->seq_end = s->seq_begin;
-  s->ts = test_clock_ns(CLOCK_MONOTONIC);
-  s->key.tgid = FAKE_TGID;
-  s->key.start_ns = 1;
+  s->ts = at;
+  s->key.tgid = tgid;
+  s->key.start_ns = start_ns;
+  s->task = 0;
+  s->tid = tgid;
+  s->runtime_in = 0;
   erg_assert(bpf_map_update_elem(b->fd.cpu_state, &zero, st, BPF_ANY) == 0, "write cpu_state");
   free(st);
 }
@@ -111,7 +116,7 @@ static void run_case(const struct erg_bpf_opts *o) {
   usleep(100000);
   drain(b, &v);
   erg_bpf_stats(b, &st0);
-  fake_switch_in(b);
+  fake_switch_in(b, forked, FAKE_TGID, 1);
   at_fake = v.cpu_ns;
   usleep(350000);
   drain(b, &v);
@@ -152,6 +157,75 @@ static void test_libbpf_loader(void **state) {
   run_case(&libbpf);
 }
 
+struct sleeper {
+  pid_t pid;
+  uint64_t cpu_ns, start_ns;
+  int seen;
+};
+
+static void on_sleeper(const struct erg_bpf_proc *p, void *user) {
+  struct sleeper *z = user;
+
+  if (p->pid == (uint32_t)z->pid && !p->exited) {
+    z->cpu_ns = p->cpu_ns;
+    z->start_ns = p->start_time_ns;
+    z->seen++;
+  }
+}
+
+static void drain_sleeper(struct erg_bpf *b, struct sleeper *z) {
+  char why[256];
+
+  z->seen = 0;
+  erg_assert(erg_bpf_drain(b, on_sleeper, z, why, sizeof(why)) >= 0, "drain: %s", why);
+  erg_assert(z->seen == 1, "sleeper seen %d times", z->seen);
+}
+
+/* The task the state names lost its switch-out as well: its slice from
+ * its recorded switch-in up to the running task's start is charged to its
+ * group (charge_lost), else that time is lost. A sleeping child stands for
+ * it, named on CPU 1 from 60 ms before the hog was forked: it must be
+ * charged those 60 ms (less scheduling delays), though it ran ~0. Without
+ * the charge it stays at what it had. */
+static void test_lost_slice(void **state) {
+  struct sleeper z = {0};
+  struct erg_bpf *b;
+  pid_t hog;
+
+  (void)state;
+  test_pin(0);
+  b = open_b = test_bpf_open(NULL);
+  z.pid = fork();
+  erg_assert(z.pid >= 0, "fork");
+  if (!z.pid) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (;;)
+      pause();
+  }
+  erg_test_child(z.pid);
+  usleep(50000);
+  drain_sleeper(b, &z);
+  uint64_t before = z.cpu_ns, named = test_clock_ns(CLOCK_MONOTONIC);
+  usleep(60000);
+  hog = spawn_hog();
+  usleep(100000);
+  fake_switch_in(b, named, (uint32_t)z.pid, z.start_ns);
+  usleep(350000);
+  drain_sleeper(b, &z);
+  uint64_t wall = test_clock_ns(CLOCK_MONOTONIC) - named;
+  kill(hog, SIGKILL);
+  waitpid(hog, NULL, 0);
+  kill(z.pid, SIGKILL);
+  waitpid(z.pid, NULL, 0);
+  erg_bpf_close(b);
+  open_b = NULL;
+  printf("lost slice: the sleeper named on CPU 1 was charged %.1f ms (%.1f ms before)\n",
+         (z.cpu_ns - before) / 1e6, before / 1e6);
+  erg_assert(z.cpu_ns - before >= 50000000ull, "the named task's lost slice was not charged");
+  erg_assert(z.cpu_ns - before <= wall, "charged %.1f ms in %.1f ms", (z.cpu_ns - before) / 1e6,
+             wall / 1e6);
+}
+
 static int case_teardown(void **state) {
   erg_kill_children(state);
   if (open_b)
@@ -164,6 +238,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_light_loader, case_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+      cmocka_unit_test_teardown(test_lost_slice, case_teardown),
   };
 
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2)

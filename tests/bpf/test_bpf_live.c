@@ -294,8 +294,8 @@ static struct erg_bpf_proc drain_pid(struct erg_bpf *b, pid_t pid) {
   return s.p;
 }
 
-/* Wakeups are the group's voluntary switch-outs (sleeps), migrations the
- * growth of its threads' se.nr_migrations, both counted at switch-out: a
+/* Wakeups are the group's voluntary switch-outs (sleeps), counted at
+ * switch-out, migrations its threads' CPU changes (sched_migrate_task): a
  * child started after the attach is preempted by a hog on its CPU for 60 ms,
  * sleeps 200 times and is moved between two CPUs 20 times, then blocks; its counts must be the
  * kernel's own (voluntary_ctxt_switches in /proc/PID/status, se.nr_migrations in /proc/PID/sched).
