@@ -22,6 +22,7 @@ static void cli_usage(FILE *f) {
           "               [--force] [--json] [--holdout FRACTION | --folds K]\n"
           "               [--progress | --no-progress]\n"
           "               [--idle-profile FILE | --no-idle-profile] [--linear] [--ncpu N]\n"
+          "               [--curve-shape auto|monotone|convex]\n"
           "       erg fit --idle --node NODE (--from T --to T | --last DURATION |\n"
           "               --auto [--length DURATION]) [--max-util F] [--out PROFILE.json]\n"
           "               [journal options]\n"
@@ -48,6 +49,8 @@ static void cli_usage(FILE *f) {
           "                    when it exists); --no-idle-profile fits it instead\n"
           "  --linear          journal features only, no utilisation curve (monotone,\n"
           "                    degree-8 Bernstein tails of u = CPU time / ncpu)\n"
+          "  --curve-shape S   the curve: convex and rising unless the cells reject that\n"
+          "                    (auto, default), rising only (monotone), or always convex\n"
           "  --ncpu N          CPU count for journal rows without an ncpu column\n"
           "  --keep-lag-unsure fit rows flagged 16 too (meter aligned before a confident\n"
           "                    lag estimate or around a change of it; skipped by default)\n"
@@ -149,6 +152,15 @@ static int cli_option(int c, const char *arg, struct cli_opts *o) {
     case 'l':
       o->linear = true;
       return 0;
+    case 'C': {
+      int cs = erg_curve_shape_parse(arg);
+      if (cs < 0) {
+        fprintf(stderr, "erg fit: --curve-shape %s: auto, monotone or convex\n", arg);
+        return -1;
+      }
+      o->fit.curve_shape = (enum erg_curve_shape)cs;
+      return 0;
+    }
     case 'I':
       o->idle_profile = arg;
       return 0;
@@ -231,6 +243,7 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o) {
                                            {"max-util", required_argument, 0, 'u'},
                                            {"ncpu", required_argument, 0, 'c'},
                                            {"linear", no_argument, 0, 'l'},
+                                           {"curve-shape", required_argument, 0, 'C'},
                                            {"idle-profile", required_argument, 0, 'I'},
                                            {"no-idle-profile", no_argument, 0, 'N'},
                                            {"keep-lag-unsure", no_argument, 0, 'K'},
@@ -311,7 +324,12 @@ static void cli_print_table(const struct cli_opts *o, const struct erg_model *m,
                                                      : "fit");
   if (m->idle_source != ERG_IDLE_FROM_FIT && m->idle_rows)
     printf(", %zu cells", m->idle_rows);
-  printf(")\n%-44s %s\n", "feature", "watts per unit");
+  printf(")\n");
+  if (m->curve_shape != ERG_CURVE_AUTO)
+    printf("utilisation curve: %s\n", m->curve_shape == ERG_CURVE_CONVEX
+                                          ? "rising and convex"
+                                          : "rising (a convex one rejected by the cells)");
+  printf("%-44s %s\n", "feature", "watts per unit");
   for (size_t k = 0; k < m->nfeatures; k++)
     printf("  %-42s %.6g\n", m->feature[k], m->coef[k]);
   for (size_t k = 0; k < m->nleft_out; k++)

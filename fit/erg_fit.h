@@ -195,6 +195,17 @@ int erg_idle_profile_load(struct erg_idle_profile *p, const char *path, char *wh
 int erg_idle_profile_path(const char *model_dir, const char *node, char *out, size_t outlen);
 
 /* ---- model ---- */
+/* The utilisation curve's shape (docs/model.md, "Convex at light load"). */
+enum erg_curve_shape {
+  ERG_CURVE_AUTO = 0, /* convex unless the cells reject it (F test p < ERG_FIT_CONVEX_P) */
+  ERG_CURVE_MONOTONE, /* rising only: the curve before issue 38 */
+  ERG_CURVE_CONVEX,   /* rising and convex */
+};
+#define ERG_FIT_CONVEX_P 0.01
+/* "auto", "monotone", "convex"; parse: -1 if unknown. */
+const char *erg_curve_shape_name(enum erg_curve_shape s);
+int erg_curve_shape_parse(const char *s);
+
 /* PROFILE: median of flag-8 journal rows (older harnesses); RECORDED: an
  * erg_idle_profile (`erg fit --idle`). A group member's model (erg fit
  * --group) holds its part of the group's idle: GROUP_PROFILE when that
@@ -254,6 +265,9 @@ struct erg_model {
   double left_out_t[ERG_FIT_MAX_FEATURES];
   double idle_watts; /* β0 */
   enum erg_idle_source idle_source;
+  /* The fitted curve's shape: MONOTONE or CONVEX; AUTO: no curve, or a
+   * model file from before (read as it is). */
+  enum erg_curve_shape curve_shape;
   size_t idle_rows; /* idle-profile rows behind idle_watts */
   bool has_idle_profile;
   struct erg_idle_profile idle_profile; /* when has_idle_profile */
@@ -358,6 +372,7 @@ struct erg_fit_options {
   void *progress_user;
   const atomic_int *cancel;    /* non-zero: stop at the next reweighting step */
   struct erg_holdout *holdout; /* non-NULL: receives the held-out cells (emptied first) */
+  enum erg_curve_shape curve_shape; /* AUTO (default): convex unless rejected */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o);

@@ -44,6 +44,7 @@ struct fit_coef {
   size_t ncov, cov_block;            /* (β0, β) terms in cov; 0: none */
   double tau;                        /* residual persistence, cells */
   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
+  enum erg_curve_shape curve_shape; /* the curve fitted: MONOTONE, CONVEX; AUTO: none */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o) {
@@ -244,26 +245,49 @@ static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_
   return 0;
 }
 
+/* The design matrix of rows, columns scaled to unit RMS (scale[]); with
+ * sh, the convex parameterisation's columns (fit_shape_column). */
+static void fit_design(const struct fit_ctx *c, const size_t *rows, size_t n,
+                       const struct fit_shape *sh, gsl_matrix *A, double *scale) {
+  const struct erg_dataset *ds = c->ds;
+  size_t off = c->idle_fixed ? 0 : 1;
+  scale[0] = 1;
+  for (size_t j = 0; off && j < n; j++)
+    gsl_matrix_set(A, j, 0, 1.0);
+  for (size_t s = 0; s < c->nsel; s++) {
+    double ss = 0;
+    for (size_t j = 0; j < n; j++) {
+      double v = sh ? fit_shape_column(sh, ds, c->sel, s, rows[j]) : ds->x[c->sel[s]][rows[j]];
+      gsl_matrix_set(A, j, s + off, v);
+      ss += v * v;
+    }
+    scale[s + off] = ss > 0 ? sqrt(ss / (double)n) : 1;
+    for (size_t j = 0; j < n; j++)
+      gsl_matrix_set(A, j, s + off, gsl_matrix_get(A, j, s + off) / scale[s + off]);
+  }
+}
+
 /* Fits the model on the given dataset rows. Columns are scaled to unit RMS
- * for conditioning and the coefficients scaled back. */
+ * for conditioning and the coefficients scaled back. The curve is fitted
+ * rising (the tails' coefficients ≥ 0) and, unless the options say
+ * otherwise, also rising and convex (fit/shape.c); the convex fit is kept
+ * unless the cells reject it (F test of the two, p < ERG_FIT_CONVEX_P). */
 static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_coef *out) {
   const struct erg_dataset *ds = c->ds;
   size_t off = c->idle_fixed ? 0 : 1, q = c->nsel + off;
-  double scale[FIT_MAX_COLS], b[FIT_MAX_COLS];
-  gsl_matrix *A = gsl_matrix_alloc(n, q);
+  double scale[FIT_MAX_COLS], b[FIT_MAX_COLS], scale_c[FIT_MAX_COLS], bc[FIT_MAX_COLS];
+  struct fit_shape sh;
+  fit_shape_init(&sh, ds, c->sel, c->nsel);
+  bool try_convex = sh.ntails >= 2 && c->o->curve_shape != ERG_CURVE_MONOTONE;
+  gsl_matrix *A = gsl_matrix_alloc(n, q), *Ac = try_convex ? gsl_matrix_alloc(n, q) : NULL;
   gsl_vector *y = gsl_vector_alloc(n);
   int rc = -1;
-  if (!A || !y)
+  if (!A || !y || (try_convex && !Ac))
     goto out;
-  scale[0] = 1;
   for (size_t s = 0; s < c->nsel; s++) {
-    double ss = 0, mx = 0;
-    for (size_t j = 0; j < n; j++) {
-      double v = ds->x[c->sel[s]][rows[j]];
-      ss += v * v;
-      mx = v > mx ? v : mx;
-    }
-    scale[s + off] = ss > 0 ? sqrt(ss / (double)n) : 1;
+    double mx = 0;
+    for (size_t j = 0; j < n; j++)
+      mx = fmax(mx, ds->x[c->sel[s]][rows[j]]);
     out->xmax[s] = mx;
   }
   out->u_max = 0;
@@ -272,28 +296,52 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
     out->u_max = u > out->u_max ? u : out->u_max;
   }
   for (size_t j = 0; j < n; j++) {
-    if (off)
-      gsl_matrix_set(A, j, 0, 1.0);
-    for (size_t s = 0; s < c->nsel; s++)
-      gsl_matrix_set(A, j, s + off, ds->x[c->sel[s]][rows[j]] / scale[s + off]);
     double p = ds->measured_watts[rows[j]];
     gsl_vector_set(y, j, c->idle_fixed ? p - c->idle_watts : p);
   }
-  if ((rc = fit_robust_nnls(A, y, b, fit_step_progress, c)) != 0)
-    goto out;
+  fit_design(c, rows, n, NULL, A, scale);
+  out->curve_shape = sh.ntails ? ERG_CURVE_MONOTONE : ERG_CURVE_AUTO;
+  if (c->o->curve_shape != ERG_CURVE_CONVEX || !try_convex)
+    if ((rc = fit_robust_nnls(A, y, b, fit_step_progress, c)) != 0)
+      goto out;
+  if (try_convex) {
+    fit_design(c, rows, n, &sh, Ac, scale_c);
+    if ((rc = fit_robust_nnls(Ac, y, bc, fit_step_progress, c)) != 0)
+      goto out;
+    if (c->o->curve_shape == ERG_CURVE_CONVEX ||
+        fit_nested_pvalue(A, b, Ac, bc, y) >= ERG_FIT_CONVEX_P) {
+      gsl_matrix *t = A;
+      A = Ac;
+      Ac = t;
+      memcpy(b, bc, sizeof b);
+      memcpy(scale, scale_c, sizeof scale);
+      out->curve_shape = ERG_CURVE_CONVEX;
+    }
+  }
+  bool convex = out->curve_shape == ERG_CURVE_CONVEX;
+  double e[ERG_FIT_MAX_FEATURES];
   out->beta0 = c->idle_fixed ? c->idle_watts : b[0];
   for (size_t s = 0; s < c->nsel; s++)
-    out->beta[s] = b[s + off] / scale[s + off];
+    e[s] = b[s + off] / scale[s + off];
+  if (convex)
+    fit_shape_coef(&sh, e, out->beta);
+  else
+    memcpy(out->beta, e, c->nsel * sizeof *e);
   double se[FIT_MAX_COLS];
   if (out->want_se && (rc = fit_robust_nnls_se(A, y, b, se)) != 0)
     goto out;
+  /* A tail's se is of its e under the convex fit; only linear features'
+   * se is read (fit_final), and those are the same columns either way. */
   for (size_t s = 0; out->want_se && s < c->nsel; s++)
     out->se[s] = se[s + off] / scale[s + off];
   if (out->want_cov && (rc = fit_coef_cov(c, A, y, b, scale, off, out)) != 0)
     goto out;
+  if (convex && out->want_cov && out->ncov)
+    fit_shape_cov(&sh, out->ncov, out->cov);
   rc = 0;
 out:
   gsl_matrix_free(A);
+  gsl_matrix_free(Ac);
   gsl_vector_free(y);
   return rc;
 }
@@ -522,6 +570,7 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
     m->feature_max[s] = f->xmax[s];
   }
   m->utilization_max = f->u_max;
+  m->curve_shape = f->curve_shape;
   m->ncov = f->ncov == c->nsel + 1 ? f->ncov : 0;
   memcpy(m->cov, f->cov, sizeof m->cov);
   m->cov_block_cells = f->cov_block;

@@ -48,6 +48,30 @@ int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen);
 int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *b, size_t block,
                         double *cov, double *tau);
 
+/* The convex curve's parameterisation (fit/shape.c): for each selected
+ * feature s whether it is a tail and its chain neighbours among the same
+ * node's tails (up: next higher tail, down: next lower; -1: none). */
+struct fit_shape {
+  size_t nsel, ntails;
+  bool tail[ERG_FIT_MAX_FEATURES];
+  int up[ERG_FIT_MAX_FEATURES], down[ERG_FIT_MAX_FEATURES];
+};
+void fit_shape_init(struct fit_shape *sh, const struct erg_dataset *ds, const size_t *sel,
+                    size_t nsel);
+/* Column s of the convex fit at a row: x_s plus the tails above it. */
+double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds,
+                        const size_t *sel, size_t s, size_t row);
+/* The model's coefficients beta of the convex fit's e (nsel values). */
+void fit_shape_coef(const struct fit_shape *sh, const double *e, double *beta);
+/* The covariance of (β0, e) turned into that of (β0, β): nt = nsel + 1. */
+void fit_shape_cov(const struct fit_shape *sh, size_t nt,
+                   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX]);
+/* The constrained fit (Ac, bc) nested in the free one (Af, bf), same y:
+ * the p-value of the F test of their residuals under the free fit's
+ * bisquare weights (1: the constraint costs nothing; 0: rejected). */
+double fit_nested_pvalue(const gsl_matrix *Af, const double *bf, const gsl_matrix *Ac,
+                         const double *bc, const gsl_vector *y);
+
 /* For the top basis function of a curve (u^n: tail8_8, bernstein6_6 or
  * the cubic's bernstein3), the utilisation u of its value v (v^(1/n)); -1
  * for any other feature d. */

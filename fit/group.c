@@ -527,6 +527,7 @@ static void group_member_model(const struct erg_dataset *const *mem, const char 
     mm->left_out_t[mm->nleft_out++] = gm->left_out_t[k];
   }
   mm->idle_source = ERG_IDLE_FROM_FIT;
+  mm->curve_shape = gm->curve_shape;
   mm->step_seconds = gm->step_seconds;
   mm->train_first_unix_seconds = gm->train_first_unix_seconds;
   mm->train_last_unix_seconds = gm->train_last_unix_seconds;

@@ -28,6 +28,25 @@ json_t *fit_metrics_to_json(const char *method, const struct erg_fit_metrics *x)
                    model_real(x->mape_dynamic_percent), "r2", model_real(x->r2));
 }
 
+const char *erg_curve_shape_name(enum erg_curve_shape s) {
+  switch (s) {
+    case ERG_CURVE_MONOTONE:
+      return "monotone";
+    case ERG_CURVE_CONVEX:
+      return "convex";
+    case ERG_CURVE_AUTO:
+      break;
+  }
+  return "auto";
+}
+
+int erg_curve_shape_parse(const char *s) {
+  for (int k = ERG_CURVE_AUTO; k <= ERG_CURVE_CONVEX; k++)
+    if (strcmp(s, erg_curve_shape_name((enum erg_curve_shape)k)) == 0)
+      return k;
+  return -1;
+}
+
 const char *erg_idle_source_name(enum erg_idle_source s) {
   switch (s) {
     case ERG_IDLE_FROM_RECORDED:
@@ -83,6 +102,8 @@ json_t *fit_model_to_json(const struct erg_model *m) {
     json_object_set_new(j, "ncpu", json_real(m->ncpu));
   if (j && m->utilization_max > 0)
     json_object_set_new(j, "training_max_utilization", json_real(m->utilization_max));
+  if (j && m->curve_shape != ERG_CURVE_AUTO)
+    json_object_set_new(j, "curve_shape", json_string(erg_curve_shape_name(m->curve_shape)));
   if (j && m->has_idle_profile)
     json_object_set_new(j, "idle_profile", fit_idle_profile_to_json(&m->idle_profile));
   if (j && m->group.name[0]) {
@@ -284,19 +305,19 @@ static int model_load_group(struct erg_model *m, json_t *j, char *why, size_t wh
 }
 
 static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen) {
-  const char *format, *node, *idle_source = "fit";
+  const char *format, *node, *idle_source = "fit", *shape = "auto";
   json_t *features, *validation = NULL, *training = NULL, *profile = NULL;
   json_int_t idle_rows = 0, train_rows = 0;
   double first = NAN, last = NAN, step = 0, created = 0;
   json_error_t err;
   memset(m, 0, sizeof *m);
   if (json_unpack_ex(
-          j, &err, 0, "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o, s?F}",
+          j, &err, 0, "{s:s, s:i, s:s, s:F, s?s, s?I, s:o, s?F, s?F, s?o, s?o, s?F, s?o, s?F, s?s}",
           "format", &format, "version", &m->version, "node", &node, "idle_watts", &m->idle_watts,
           "idle_source", &idle_source, "idle_profile_rows", &idle_rows, "features", &features,
           "step_seconds", &step, "created_unix_seconds", &created, "validation", &validation,
           "training", &training, "ncpu", &m->ncpu, "idle_profile", &profile,
-          "training_max_utilization", &m->utilization_max) != 0) {
+          "training_max_utilization", &m->utilization_max, "curve_shape", &shape) != 0) {
     snprintf(why, whylen, "%s", err.text);
     return -1;
   }
@@ -316,6 +337,12 @@ static int model_from_json(struct erg_model *m, json_t *j, char *why, size_t why
     return -1;
   }
   erg_strlcpy(m->node, node, sizeof m->node);
+  int cs = erg_curve_shape_parse(shape);
+  if (cs < 0) {
+    snprintf(why, whylen, "curve_shape must be auto, monotone or convex");
+    return -1;
+  }
+  m->curve_shape = (enum erg_curve_shape)cs;
   /* Before recorded profiles, "idle_profile" named the flag-8 rows. */
   m->idle_source =
       profile ? ERG_IDLE_FROM_RECORDED

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_statistics_double.h>
@@ -448,4 +449,49 @@ int fit_robust_nnls_cov(const gsl_matrix *A, const gsl_vector *y, const double *
 out:
   pcov_free(&ws);
   return rc;
+}
+
+double fit_nested_pvalue(const gsl_matrix *Af, const double *bf, const gsl_matrix *Ac,
+                         const double *bc, const gsl_vector *y) {
+  size_t n = Af->size1, pf = 0, pc = 0;
+  gsl_vector *rf = gsl_vector_alloc(n), *rc = gsl_vector_alloc(n), *sw = gsl_vector_alloc(n);
+  double *absr = malloc(n * sizeof *absr), p = 0;
+  if (!rf || !rc || !sw || !absr)
+    goto out;
+  for (size_t j = 0; j < Af->size2; j++)
+    pf += bf[j] > 0;
+  for (size_t j = 0; j < Ac->size2; j++)
+    pc += bc[j] > 0;
+  double scale = irls_residuals(Af, y, bf, rf, absr);
+  irls_residuals(Ac, y, bc, rc, absr);
+  if (!(scale > 0)) {
+    /* The free fit is exact: the constrained one must be too. */
+    double big = 0;
+    for (size_t i = 0; i < n; i++)
+      big = fmax(big, fabs(gsl_vector_get(rc, i)));
+    p = big <= 1e-9 * (1 + fabs(gsl_vector_get(y, 0))) ? 1 : 0;
+    goto out;
+  }
+  irls_weights(rf, scale, 0, sw);
+  double sumw = 0, ssf = 0, ssc = 0;
+  for (size_t i = 0; i < n; i++) {
+    double w = gsl_vector_get(sw, i) * gsl_vector_get(sw, i), a = gsl_vector_get(rf, i),
+           b = gsl_vector_get(rc, i);
+    sumw += w;
+    ssf += w * a * a;
+    ssc += w * b * b;
+  }
+  double df1 = pf > pc ? (double)(pf - pc) : 1, df2 = sumw - (double)pf;
+  if (!(df2 >= 1) || !(ssf > 0)) {
+    p = ssc <= ssf ? 1 : 0;
+    goto out;
+  }
+  double f = ((ssc - ssf) / df1) / (ssf / df2);
+  p = f <= 0 ? 1 : gsl_cdf_fdist_Q(f, df1, df2);
+out:
+  gsl_vector_free(rf);
+  gsl_vector_free(rc);
+  gsl_vector_free(sw);
+  free(absr);
+  return p;
 }

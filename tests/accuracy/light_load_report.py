@@ -46,11 +46,13 @@ for n in ("io", "cpu"):
     out = {}
     for kind, path in (("journal_tails", f"{work}/fit-{n}.json"),
                        ("cell_mean_tails", f"{work}/fit-mean-{n}.json"),
+                       ("journal_tails_monotone", f"{work}/fit-mono-{n}.json"),
                        ("journal_tails_exact_idle", f"{work}/fit-exact-{n}.json")):
         m = json.load(open(path))
         v = m.get("validation", {})
         truth = {c: slope * (c / m["ncpu"]) ** expo for c in (0.1, 0.2)}
         out[kind] = {"idle_watts": round(m["idle_watts"], 3),
+                     "curve_shape": m.get("curve_shape"),
                      "fitted_over_true": {f"{c}_core": round(curve(m, c) / truth[c], 3)
                                           for c in truth},
                      "cells": m.get("training", {}).get("cells"),
@@ -63,9 +65,12 @@ print(json.dumps(res, indent=1))
 for n, o in res["nodes"].items():
     a, b = o["journal_tails"]["fitted_over_true"], o["cell_mean_tails"]["fitted_over_true"]
     e = o["journal_tails_exact_idle"]["fitted_over_true"]
+    mo = o["journal_tails_monotone"]["fitted_over_true"]
     print(f"{n}: fitted / true at 0.1 / 0.2 core: {a['0.1_core']:.3f} / {a['0.2_core']:.3f} "
           f"(journal tails), {b['0.1_core']:.3f} / {b['0.2_core']:.3f} (tails of the cell mean), "
-          f"{e['0.1_core']:.3f} / {e['0.2_core']:.3f} (journal tails, the simulator's idle); "
+          f"{e['0.1_core']:.3f} / {e['0.2_core']:.3f} (journal tails, the simulator's idle), "
+          f"{mo['0.1_core']:.3f} / {mo['0.2_core']:.3f} (rising only, the fit before; "
+          f"curve {o['journal_tails']['curve_shape']}); "
           f"idle profile {o['idle_profile']['error_watts']:+.3f} W off "
           f"({o['idle_profile']['cells']} cells)")
     if not abs(a["0.1_core"] - 1) <= LIMIT[mode][n]:

@@ -46,6 +46,7 @@ static double model_curve(const struct erg_model *m, double u) {
 struct sim {
   int disk, segs, offset, lag_error, cell_tails;
   double kio, jitter;
+  enum erg_curve_shape shape;
 };
 
 /* Per second: utilisation, disk MB/s, true dynamic power, and the tails
@@ -116,6 +117,7 @@ static int fit_one(int seed, const struct sim *sim, struct erg_model *m) {
   struct erg_fit_options o;
   erg_fit_options_init(&o);
   o.idle_profile = &idle;
+  o.curve_shape = sim->shape;
   if (rc == 0 && erg_fit(&ds, &o, m, why, sizeof why) != 0) {
     fprintf(stderr, "seed %d: %s\n", seed, why);
     rc = -1;
@@ -144,9 +146,11 @@ int main(int argc, char **argv) {
       sim.segs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
       seeds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc && erg_curve_shape_parse(argv[i + 1]) >= 0)
+      sim.shape = (enum erg_curve_shape)erg_curve_shape_parse(argv[++i]);
     else {
       fprintf(stderr, "usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] "
-                      "[--lag-error S] [--cell-tails] [--segments N] [--seeds N]\n");
+                      "[--lag-error S] [--cell-tails] [--segments N] [--seeds N] [--shape auto|monotone|convex]\n");
       return 1;
     }
   }
