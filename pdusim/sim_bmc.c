@@ -69,7 +69,8 @@ static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, c
                                           : NULL;
   double lo = dst == &sh->refresh_seconds ? 0.05 : dst == &sh->clock_seconds ? -1e9 : 0;
   if (!dst) {
-    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay, read, clock", key);
+    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay, read, clock",
+             key);
     return -1;
   }
   if (erg_config_double(val, lo, dst == &sh->clock_seconds ? 1e9 : 3600, dst, r, sizeof r)) {
@@ -209,9 +210,7 @@ double sim_bmc_delay(struct sim_bmc *b) {
   return b->sh.delay_min_seconds + u * (b->sh.delay_max_seconds - b->sh.delay_min_seconds);
 }
 
-double sim_bmc_clock_seconds(const struct sim_bmc *b) {
-  return b->sh.clock_seconds;
-}
+double sim_bmc_clock_seconds(const struct sim_bmc *b) { return b->sh.clock_seconds; }
 
 void sim_bmc_free(struct sim_bmc *b) {
   if (!b)
