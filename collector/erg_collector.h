@@ -260,6 +260,28 @@ double erg_lag_shift_seconds(const struct erg_lag *l);
  * or the powers give no line. */
 int erg_power_halves(uint64_t t0_ns, uint64_t t1_ns, double w0, double w1, double j,
                      uint64_t *tm_ns, double *first);
+/* A BMC's own reading time (Redfish ReadingTime, the DCMI timestamp),
+ * used to place its readings in our time (docs/model.md, "Reading time").
+ * Its clock is trusted only in differences: each reading is placed at its
+ * reading time plus the smallest (arrival - reading time) of the last
+ * ERG_READTIME_WINDOW readings, once at least ERG_READTIME_MIN_READINGS
+ * are there, the BMC's clock advanced over them at least half as much as
+ * ours, and their offsets agree within ERG_READTIME_MAX_SPREAD_SECONDS;
+ * otherwise at its arrival. Zero the struct to start. */
+#define ERG_READTIME_WINDOW 64
+#define ERG_READTIME_MIN_READINGS 8
+#define ERG_READTIME_MAX_SPREAD_SECONDS 8.0
+struct erg_readtime {
+  uint64_t arrival_ns[ERG_READTIME_WINDOW], reading_ns[ERG_READTIME_WINDOW]; /* rings */
+  int n, head;
+  uint64_t last_reading_ns, last_placed_ns;
+  bool used;             /* the last reading was placed by its reading time */
+  uint64_t placed_total; /* readings placed so */
+};
+/* The time to stamp a reading that arrived at arrival_ns (CLOCK_REALTIME)
+ * with the BMC's reading_ns (its clock; 0: none): never after the arrival,
+ * never before the last one placed. */
+uint64_t erg_readtime_place(struct erg_readtime *p, uint64_t arrival_ns, uint64_t reading_ns);
 /* Whether cell [t0_seconds, t0_seconds + step_seconds) was aligned with no
  * or an uncertain lag: before the first estimate (its meter data was not
  * shifted, or partly), or near a change of the estimate to a lag that is

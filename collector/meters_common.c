@@ -26,6 +26,22 @@ void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_
              ms->src.cfg.name, erg_pdu_level_name(ms->src.cfg.levels[i]),
              erg_pdu_channel_text(&ms->src.cfg, i, id, sizeof id), what);
   }
+  /* A BMC that times its readings: each placed by its own time
+   * (erg_readtime_place), the channels of one answer alike. */
+  const struct erg_pdu_reading *r0 = &ms->r[0];
+  if (n > 0 && r0->ok) {
+    uint64_t arrival = r0->t_ns, reading = (uint64_t)r0->device_time_s * 1000000000ULL;
+    uint64_t placed = erg_readtime_place(&ms->rt, arrival, reading);
+    for (int i = 0; i < n; i++)
+      if (ms->r[i].ok && ms->r[i].t_ns == arrival && ms->r[i].device_time_s == r0->device_time_s)
+        ms->r[i].t_ns = placed;
+    if (ms->rt.used && !ms->rt_logged) {
+      ms->rt_logged = true;
+      erg_info("source %s: readings placed by the BMC's own reading time (its clock %+.0f s "
+               "from ours; logged once)",
+               ms->src.cfg.name, (double)reading / 1e9 - (double)arrival / 1e9);
+    }
+  }
   struct meter_msg m = {.source = index, .nchannels = n, .poll_seconds = poll_seconds};
   memcpy(m.readings, ms->r, (size_t)n * sizeof ms->r[0]);
   for (int i = 0; i < n; i++)

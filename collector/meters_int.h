@@ -32,7 +32,9 @@ struct meter_src {
   char why[METER_WHYLEN];
   int rc;
   bool bad_logged[ERG_PDU_MAX_CHANNELS]; /* a bad value said once per channel */
-  uint64_t next_open_ns; /* a BMC's failed discovery: not again before (monotonic) */
+  uint64_t next_open_ns;  /* a BMC's failed discovery: not again before (monotonic) */
+  struct erg_readtime rt; /* a BMC's readings placed by its reading time */
+  bool rt_logged;         /* that it is, said once */
 };
 
 /* A Redfish open walks the BMC's tree (hundreds of GETs on a DGX): after a

@@ -23,14 +23,14 @@ struct sim_bmc {
   struct sim_bmc_shape sh;
   double phase_s;
   pthread_mutex_t lock;
-  long next_k;                    /* the next sample's index on the schedule */
+  double next_s;                  /* the next sample's time; < 0 before the first */
   double sample[SIM_BMC_SAMPLES]; /* ring of the raw samples */
   double sum;                     /* of the last nav samples */
   int nav, nsamples;              /* samples averaged; taken (up to the ring) */
   unsigned head;                  /* next slot of sample[] */
   double shown_t[2], shown_w[2];  /* the two latest shown values: [1] newest */
   int nshown;
-  unsigned seed;
+  unsigned seed, read_seed;
   double prev_joules, prev_t_s; /* mean=1: the meter's energy at the last sample */
 };
 
@@ -38,36 +38,42 @@ static int bmc_key(const char *key, const char *val, struct sim_bmc_shape *sh, c
                    size_t whylen) {
   double a, b;
   char r[128];
-  if (!strcmp(key, "delay")) {
+  if (!strcmp(key, "delay") || !strcmp(key, "read")) {
+    bool rd = !strcmp(key, "read");
     const char *colon = strchr(val, ':');
     char lo[64];
     if (colon && (size_t)(colon - val) < sizeof lo) {
       snprintf(lo, sizeof lo, "%.*s", (int)(colon - val), val);
       if (erg_config_double(lo, 0, 600, &a, r, sizeof r) ||
           erg_config_double(colon + 1, a, 600, &b, r, sizeof r)) {
-        snprintf(why, whylen, "delay=%s: %s (want S or MIN:MAX)", val, r);
+        snprintf(why, whylen, "%s=%s: %s (want S or MIN:MAX)", key, val, r);
         return -1;
       }
     } else if (erg_config_double(val, 0, 600, &a, r, sizeof r)) {
-      snprintf(why, whylen, "delay=%s: %s", val, r);
+      snprintf(why, whylen, "%s=%s: %s", key, val, r);
       return -1;
     } else {
       b = a;
     }
-    sh->delay_min_seconds = a, sh->delay_max_seconds = b;
+    if (rd)
+      sh->read_min_seconds = a, sh->read_max_seconds = b;
+    else
+      sh->delay_min_seconds = a, sh->delay_max_seconds = b;
     return 0;
   }
   double *dst = !strcmp(key, "refresh")   ? &sh->refresh_seconds
                 : !strcmp(key, "quantum") ? &sh->quantum_watts
                 : !strcmp(key, "average") ? &sh->average_seconds
                 : !strcmp(key, "mean")    ? &sh->mean
+                : !strcmp(key, "clock")   ? &sh->clock_seconds
                                           : NULL;
-  double lo = dst == &sh->refresh_seconds ? 0.05 : 0;
+  double lo = dst == &sh->refresh_seconds ? 0.05 : dst == &sh->clock_seconds ? -1e9 : 0;
   if (!dst) {
-    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay", key);
+    snprintf(why, whylen, "'%s' is none of refresh, quantum, average, mean, delay, read, clock",
+             key);
     return -1;
   }
-  if (erg_config_double(val, lo, 3600, dst, r, sizeof r)) {
+  if (erg_config_double(val, lo, dst == &sh->clock_seconds ? 1e9 : 3600, dst, r, sizeof r)) {
     snprintf(why, whylen, "%s=%s: %s", key, val, r);
     return -1;
   }
@@ -125,24 +131,35 @@ struct sim_bmc *sim_bmc_new(struct sim *s, int node, const struct sim_bmc_shape 
   b->nav = sh->average_seconds > 0 ? (int)lround(sh->average_seconds / sh->refresh_seconds) : 1;
   if (b->nav < 1)
     b->nav = 1;
-  b->next_k = -1;
+  b->next_s = -1;
   b->seed = 7919u * (unsigned)(node + 1) + s->seed;
+  b->read_seed = 104729u * (unsigned)(node + 1) + s->seed;
   pthread_mutex_init(&b->lock, NULL);
   return b;
+}
+
+/* The time from one sample to the next: the refresh, plus the sensor's
+ * read time where the shape has one (read=MIN:MAX). */
+static double bmc_period(struct sim_bmc *b) {
+  double r = b->sh.refresh_seconds;
+  if (b->sh.read_max_seconds > 0) {
+    double u = rand_r(&b->read_seed) / ((double)RAND_MAX + 1.0);
+    r += b->sh.read_min_seconds + u * (b->sh.read_max_seconds - b->sh.read_min_seconds);
+  }
+  return r;
 }
 
 /* Takes the samples due by now_s; b->lock held. */
 static void bmc_sample(struct sim_bmc *b, double now_s) {
   double r = b->sh.refresh_seconds;
-  long k = (long)floor((now_s - b->phase_s) / r);
-  if (b->next_k < 0 || k - b->next_k > SIM_BMC_SAMPLES)
-    b->next_k = k; /* the first sample, or after a long stop */
-  if (k < b->next_k)
-    return;
+  /* The first sample, or after a long stop: on the schedule k x refresh +
+   * phase; from there each one a period after the last. */
+  if (b->next_s < 0 || now_s - b->next_s > SIM_BMC_SAMPLES * r)
+    b->next_s = floor((now_s - b->phase_s) / r) * r + b->phase_s;
   /* Each due sample takes the power at its own time on the schedule, from
    * the simulator's recent updates: a late tick moves no sample. */
-  for (; b->next_k <= k; b->next_k++) {
-    double ts = (double)b->next_k * r + b->phase_s, w, e;
+  for (; b->next_s <= now_s; b->next_s += bmc_period(b)) {
+    double ts = b->next_s, w, e;
     pthread_mutex_lock(&b->s->lock);
     bool ok = sim_node_at(&b->s->nodes[b->node], ts, &w, &e);
     pthread_mutex_unlock(&b->s->lock);
@@ -162,7 +179,7 @@ static void bmc_sample(struct sim_bmc *b, double now_s) {
       b->nsamples++;
     int n = b->nsamples < b->nav ? b->nsamples : b->nav;
     b->shown_t[0] = b->shown_t[1], b->shown_w[0] = b->shown_w[1];
-    b->shown_t[1] = (double)b->next_k * r + b->phase_s;
+    b->shown_t[1] = ts;
     b->shown_w[1] = erg_pdusim_quantise(b->sum / n, b->sh.quantum_watts);
     if (b->nshown < 2)
       b->nshown++;
@@ -175,12 +192,13 @@ void sim_bmc_tick(struct sim_bmc *b, double now_s) {
   pthread_mutex_unlock(&b->lock);
 }
 
-bool sim_bmc_value(struct sim_bmc *b, double t_s, double *watts) {
+bool sim_bmc_value(struct sim_bmc *b, double t_s, double *watts, double *sample_s) {
   pthread_mutex_lock(&b->lock);
   bmc_sample(b, t_s);
   bool ok = b->nshown > 0;
+  int i = b->nshown > 1 && b->shown_t[1] > t_s ? 0 : 1;
   if (ok)
-    *watts = b->nshown > 1 && b->shown_t[1] > t_s ? b->shown_w[0] : b->shown_w[1];
+    *watts = b->shown_w[i], *sample_s = b->shown_t[i];
   pthread_mutex_unlock(&b->lock);
   return ok;
 }
@@ -191,6 +209,8 @@ double sim_bmc_delay(struct sim_bmc *b) {
   pthread_mutex_unlock(&b->lock);
   return b->sh.delay_min_seconds + u * (b->sh.delay_max_seconds - b->sh.delay_min_seconds);
 }
+
+double sim_bmc_clock_seconds(const struct sim_bmc *b) { return b->sh.clock_seconds; }
 
 void sim_bmc_free(struct sim_bmc *b) {
   if (!b)

@@ -23,10 +23,18 @@ struct sim_bmc_shape {
    * meter's energy over the refresh), as a PSU that averages its input
    * power reports; 0: the power at the sample's moment. */
   double mean;
+  /* read=MIN:MAX: each sample comes a refresh plus a random MIN..MAX s
+   * after the last, as a BMC's sensor loop rearms its timer after each
+   * read (OpenBMC dbus-sensors: wait sensorPollMs, then read): the phase
+   * of its samples drifts through the second instead of holding still. */
+  double read_min_seconds, read_max_seconds;
+  /* clock=S: the BMC's clock is S s ahead of ours (negative: behind); a
+   * Sensor's ReadingTime is the sample's time on it. */
+  double clock_seconds;
 };
 
-/* Splits "HEAD[,KEY=VALUE]..." (KEYs refresh, quantum, average, delay as
- * S or MIN:MAX) into head and shape; a shape without refresh gets 1 s.
+/* Splits "HEAD[,KEY=VALUE]..." (KEYs refresh, quantum, average, mean,
+ * clock, delay and read as S or MIN:MAX) into head and shape; a shape without refresh gets 1 s.
  * No KEYs: shape all 0. -1 with a reason. */
 int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_shape *sh, char *why,
                   size_t whylen);
@@ -37,11 +45,13 @@ struct sim_bmc;
 struct sim_bmc *sim_bmc_new(struct sim *s, int node, const struct sim_bmc_shape *sh);
 /* Samples the power when a refresh is due (call often, e.g. every 50 ms). */
 void sim_bmc_tick(struct sim_bmc *b, double now_s);
-/* The value the BMC showed at t_s (realtime); false before its first
- * sample. */
-bool sim_bmc_value(struct sim_bmc *b, double t_s, double *watts);
+/* The value the BMC showed at t_s (realtime) and the time of the (last)
+ * sample it is of; false before its first sample. */
+bool sim_bmc_value(struct sim_bmc *b, double t_s, double *watts, double *sample_s);
 /* This answer's delay, drawn from the shape's range. */
 double sim_bmc_delay(struct sim_bmc *b);
+/* The shape's clock offset (clock=S). */
+double sim_bmc_clock_seconds(const struct sim_bmc *b);
 void sim_bmc_free(struct sim_bmc *b);
 
 #endif

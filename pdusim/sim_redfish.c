@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "erg_common.h"
 #include "redfish_parse.h"
@@ -72,6 +73,7 @@ struct sim_rf_conn {
   double t_req;               /* realtime when the request came in */
   char *shaped;               /* a BMC-shaped answer, sent when its delay is over */
   double shown, shaped_delay; /* its value, its delay */
+  double sample_s;            /* the time of the sample shown */
   struct MHD_Connection *c;
   uint64_t due_ns; /* monotonic: resume then */
   struct sim_rf_conn *next;
@@ -107,7 +109,8 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
     return NULL;
   }
   if (r->log)
-    fprintf(r->log, "request_unix_seconds,uri,watts,delay_seconds,answer_unix_seconds\n");
+    fprintf(r->log, "request_unix_seconds,uri,watts,delay_seconds,answer_unix_seconds,"
+                    "sample_unix_seconds\n");
   struct erg_rf_discovery *d = calloc(1, sizeof *d);
   for (int i = 0; d && i < o->nchannels; i++) {
     char spec[ERG_RF_URI_MAX + 80], chassis[ERG_RF_URI_MAX];
@@ -210,7 +213,7 @@ static void sim_rf_patch(json_t *doc, const struct erg_rf_term *t, double x) {
  * delay_s NULL: the shaped ones are left as recorded (never served from
  * the shared cache). */
 static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, double t_req,
-                        double *delay_s, double *shown) {
+                        double *delay_s, double *shown, double *sample_s) {
   double now = erg_time_realtime_ns() / 1e9;
   for (int b = 0; b < r->nbind; b++) {
     const struct erg_rf_plan *p = &r->bind[b].plan;
@@ -228,8 +231,19 @@ static void sim_rf_live(struct sim_redfish *r, const char *uri, json_t *doc, dou
       double d = sim_bmc_delay(bmc);
       *delay_s = d > *delay_s ? d : *delay_s;
       double v;
-      if (sim_bmc_value(bmc, t_req, &v))
+      if (sim_bmc_value(bmc, t_req, &v, sample_s)) {
         watts = v;
+        /* A Sensor's own ReadingTime: the sample's, on the BMC's clock
+         * (clock=S off ours), in whole seconds as BMCs give it. */
+        if (json_is_string(json_object_get(doc, "ReadingTime"))) {
+          time_t ts = (time_t)floor(*sample_s + sim_bmc_clock_seconds(bmc));
+          struct tm tm;
+          char iso[40];
+          gmtime_r(&ts, &tm);
+          strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+          json_object_set_new(doc, "ReadingTime", json_string(iso));
+        }
+      }
       *shown = watts;
     }
     for (int k = 0; k < p->npower; k++)
@@ -375,7 +389,7 @@ static const char *sim_rf_body(struct sim_redfish *r, const char *uri) {
     json_t *doc = json_deep_copy(d->doc);
     if (!doc)
       return d->body;
-    sim_rf_live(r, uri, doc, 0, NULL, NULL);
+    sim_rf_live(r, uri, doc, 0, NULL, NULL, NULL);
     char *body = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (body) {
@@ -405,7 +419,8 @@ static int sim_rf_shape(struct sim_redfish *r, struct sim_rf_conn *k, const char
     return -1;
   k->shaped_delay = 0;
   k->shown = NAN;
-  sim_rf_live(r, uri, doc, k->t_req, &k->shaped_delay, &k->shown);
+  k->sample_s = NAN;
+  sim_rf_live(r, uri, doc, k->t_req, &k->shaped_delay, &k->shown, &k->sample_s);
   k->shaped = json_dumps(doc, JSON_COMPACT);
   json_decref(doc);
   return k->shaped ? 0 : -1;
@@ -461,8 +476,8 @@ static enum MHD_Result sim_rf_handler(void *cls, struct MHD_Connection *c, const
   if (k->shaped) { /* a BMC-shaped answer whose delay is over */
     if (r->log && !isnan(k->shown)) {
       pthread_mutex_lock(&r->lock);
-      fprintf(r->log, "%.3f,%s,%.1f,%.3f,%.3f\n", k->t_req, url, k->shown, k->shaped_delay,
-              erg_time_realtime_ns() / 1e9);
+      fprintf(r->log, "%.3f,%s,%.1f,%.3f,%.3f,%.3f\n", k->t_req, url, k->shown, k->shaped_delay,
+              erg_time_realtime_ns() / 1e9, k->sample_s);
       fflush(r->log);
       pthread_mutex_unlock(&r->lock);
     }

@@ -13,23 +13,31 @@
 #   bmc      [meter.bmcN] chassis nN: latest 1 s sample, 1 W, 1-3 s late
 #   bmc5     [meter.bmcN] chassis nNavg: mean of the last 5 samples, 1 W,
 #            1-3 s late; its meters say `average_seconds = 5`
-# BMC_SHAPE overrides the shape keys (erg-pdusim --redfish-channel).
+#   bmct     [meter.bmcN] chassis nNt: as bmc, read from a Sensor whose
+#            ReadingTime is its sample's on a BMC clock 3600.4 s behind
+#            ours (ergd places the readings by it)
+# Every sensor samples 1 s + a read time of 5-50 ms after its last sample
+# (read=0.005:0.05: a BMC's sensor loop rearms its timer after each read),
+# so its phase drifts through the second. BMC_SHAPE overrides the shape
+# keys (erg-pdusim --redfish-channel).
 # From run.sh: here, work, tag, ERG, FIT_ARGS, fail and lib.sh's helpers.
 # shellcheck disable=SC2154
-BMC_VARIANTS=${BMC_VARIANTS:-bmc bmc5}
-BMC_SHAPE=${BMC_SHAPE:-quantum=1,refresh=1,delay=1:3}
+BMC_VARIANTS=${BMC_VARIANTS:-bmc bmc5 bmct}
+BMC_SHAPE=${BMC_SHAPE:-quantum=1,refresh=1,delay=1:3,read=0.005:0.05}
+BMC_CLOCK=${BMC_CLOCK:--3600.4} # bmct's BMC clock, s off ours
 BMC_AVERAGE=${BMC_AVERAGE:-5}
 # erg-pdusim arguments: a Redfish tree with chassis nN and nNavg per node.
 bmc_sim_args() { # NODES... -> the arguments, one a line
   [ "${BMC:-1}" = 1 ] || return 0
   local n ids=()
-  for n in "$@"; do ids+=("$n" "${n}avg"); done
+  for n in "$@"; do ids+=("$n" "${n}avg" "${n}t:sensor"); done
   python3 "$here/bmc_tree.py" "$work/bmc-tree" "${ids[@]}"
   printf '%s\n' --redfish "$work/bmc-tree" --redfish-http "127.0.0.1:$RP" \
     --redfish-log "$work/bmc-answers.csv"
   for n in "$@"; do
     printf '%s\n' --redfish-channel "/redfish/v1/Chassis/$n=$n,$BMC_SHAPE"
     printf '%s\n' --redfish-channel "/redfish/v1/Chassis/${n}avg=$n,$BMC_SHAPE,average=$BMC_AVERAGE"
+    printf '%s\n' --redfish-channel "/redfish/v1/Chassis/${n}t=$n,$BMC_SHAPE,clock=$BMC_CLOCK"
   done
 }
 bmc_ports() { RP=$(free_port); }
@@ -48,7 +56,7 @@ bmc_start() { # STEP WINDOW NODES...
 $(erg_acc_opts "$step" "$window")
 $(k=0; for n in "$@"; do k=$((k + 1))
   printf '\n[meter.bmc%d]\ndriver = redfish\nhost = http://127.0.0.1:%s\n' $k "$RP"
-  printf 'chassis = /redfish/v1/Chassis/%s%s\n' "$n" "$([ "$v" = bmc5 ] && echo avg)"
+  printf 'chassis = /redfish/v1/Chassis/%s%s\n' "$n" "$(case $v in bmc5) echo avg ;; bmct) echo t ;; esac)"
   [ "$v" = bmc5 ] && [ "${BMC_DECLARE_AVERAGE:-1}" = 1 ] &&
     printf 'average_seconds = %s\n' "$BMC_AVERAGE"
   printf '\n[node.%s]\npower = bmc%d\n' "$n" $k; done)

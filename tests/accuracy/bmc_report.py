@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The three meters of one accuracy run side by side (tests/accuracy/bmc.sh;
+"""The meters of one accuracy run side by side (tests/accuracy/bmc.sh;
 docs/accuracy.md, "BMC-shaped meters"): per job the truth and erg's energy
 and error with the outlet meter (WORK/report.txt) and each BMC variant
 (WORK/VARIANT/report.txt, report.py's output), and the lags each ergd

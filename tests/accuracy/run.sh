@@ -44,7 +44,10 @@ if [ $mode = short ]; then
   EVAL="0.3:8,0.8:8,0.5:8" EVALC="0.6:12,0.2:12" EVALD="0.9:12,0.4:12" EVALE="0.2:24"
   EVALE_DISK="48:12,60:12"
 else
-  STEP=5 SEG=15 TRAIN_SEGS=24 WINDOW=120 IDLE_S=40
+  # IDLE_S: a BMC's idle profile is the mean of its readings in the quiet
+  # window, one whole watt every 1-3 s (~1 W of noise each): 160 s gives
+  # ~80 of them, +-0.12 W (40 s gave +-0.2-0.26 W; docs/accuracy.md).
+  STEP=5 SEG=15 TRAIN_SEGS=24 WINDOW=120 IDLE_S=160
   EVAL="0.3:40,0.8:40,0.5:40,0.9:40" EVALC="0.6:80,0.2:80" EVALD="0.9:60,0.4:100"
   EVALE="0.2:80,0.7:80" EVALE_DISK="48:80,60:80"
 fi

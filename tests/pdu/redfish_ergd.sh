@@ -6,7 +6,10 @@
 #   fast  EX425 blade Node0 (sensors, energy counter), sessions that expire
 #         every 7th GET (ergd must log in again), 0.02 s answers;
 #   slow  DL325 (PowerControl), every answer 2 s late: must not delay fast;
-#   busy  DL385 (PowerControl), every 3rd request 503: backed off, said once.
+#   busy  DL385 (PowerControl), every 3rd request 503: backed off, said once;
+#   timed a Sensor whose ReadingTime is its sample's on a clock an hour
+#         behind ours: its readings placed by it (fast's recorded time
+#         stands still: not).
 # At the end ergd logs out (DELETE of its session). Also: a world-readable
 # password file is refused; the CMM enclosure's config (a [group]) and the
 # DGX without a node total (refused, naming parts) as the probe says.
@@ -17,7 +20,7 @@ PDUSIM=$1; ERGD=$2; ERG=$3; REC=$4
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need python3 curl
 FP=$(pdu_tcp_port); SP=$(pdu_tcp_port); BP=$(pdu_tcp_port); CP=$(pdu_tcp_port); VP=$(pdu_tcp_port)
-ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
+ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port); TP=$(pdu_tcp_port)
 sim() { "$PDUSIM" "$@" --update 0.2 >>"$PDU_TMP/sim.log" 2>&1 & PDU_PIDS="$PDU_PIDS $!"; }
 sim --redfish "$REC/cray-EX425" --redfish-http 127.0.0.1:"$FP" --node n1 \
   --redfish-channel /redfish/v1/Chassis/Node0=n1 --redfish-user admin:s3cret \
@@ -28,7 +31,10 @@ sim --redfish "$REC/nvidia-hpe" --redfish-http 127.0.0.1:"$BP" --node n3 \
   --redfish-channel /redfish/v1/Chassis/1=n3 --redfish-503-every 3
 sim --redfish "$REC/cray-CMM" --redfish-http 127.0.0.1:"$CP"
 sim --redfish "$REC/nvidia-viking" --redfish-http 127.0.0.1:"$VP"
-for p in $FP $SP $BP $CP $VP; do
+python3 "$(dirname "$0")/../accuracy/bmc_tree.py" "$PDU_TMP/timed" n5:sensor
+sim --redfish "$PDU_TMP/timed" --redfish-http 127.0.0.1:"$TP" --node n5 \
+  --redfish-channel /redfish/v1/Chassis/n5=n5,quantum=1,refresh=1,delay=0:0.3,clock=-3600.4
+for p in $FP $SP $BP $CP $VP $TP; do
   for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$p/erg-sim/stats" && break; sleep 0.1; done
 done
 printf 's3cret\n' >"$PDU_TMP/pw"
@@ -107,6 +113,13 @@ power = slow
 power = busy
 [node.n4]
 power = dgx
+
+[meter.timed]
+driver = redfish
+host = http://127.0.0.1:$TP
+
+[node.n5]
+power = timed
 CONF
 sed -i 's/^\[collector\]/[collector]\npoll_seconds = 1\nstep_seconds = 2\nsettle_steps = 1/' \
   "$PDU_TMP/ergd.conf"
@@ -181,6 +194,10 @@ a, b = json.loads(sys.argv[1])["requests"], json.loads(sys.argv[2])["requests"]
 assert 0 < b - a <= a, f"ergd made {b - a} requests to the DGX (one walk: <= {a})"
 print("ok: DGX walked once,", b - a, "requests")
 PY
+grep -q "source timed: readings placed by the BMC's own reading time (its clock -36" \
+  "$PDU_TMP/ergd.log" || { echo "FAIL: timed's ReadingTime not used"; cat "$PDU_TMP/ergd.log"; exit 1; }
+! grep -q "source fast: readings placed by" "$PDU_TMP/ergd.log" ||
+  { echo "FAIL: fast's fixed ReadingTime used"; cat "$PDU_TMP/ergd.log"; exit 1; }
 grep -q "source fast: .*plain http" "$PDU_TMP/ergd.log" ||
   { echo "FAIL: plain http not said"; cat "$PDU_TMP/ergd.log"; exit 1; }
 kill -TERM "$ERGD_PID"
