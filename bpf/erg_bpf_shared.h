@@ -8,9 +8,9 @@
 #include <linux/types.h>
 #endif
 
-#define ERG_BPF_MAX_PROCS 32768   /* live + not yet drained exited task groups */
-#define ERG_BPF_NFREQ 8           /* distinct frequencies kept per task group */
-#define ERG_BPF_NCAP 4            /* distinct core capacity classes */
+#define ERG_BPF_MAX_PROCS 32768 /* live + not yet drained exited task groups */
+#define ERG_BPF_NFREQ 8         /* distinct frequencies kept per task group */
+#define ERG_BPF_NCAP 4          /* distinct core capacity classes */
 #define ERG_BPF_COMM_LEN 16
 #define ERG_BPF_CGPATH_LEN 512 /* a cgroup path as the agent keeps it, NUL included */
 #define ERG_BPF_CGPATHS 1024   /* cgroup id -> path entries (LRU) */
@@ -72,7 +72,7 @@ struct erg_cpu_state {
   __u64 runtime_in;   /* its se.sum_exec_runtime at switch-in */
   __u32 tid;          /* its thread id (0: idle) */
   __u32 pad;
-  __u64 seq_begin;    /* switches begun on this CPU */
+  __u64 seq_begin; /* switches begun on this CPU */
 };
 
 enum erg_bpf_stat {

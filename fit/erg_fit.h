@@ -370,8 +370,8 @@ struct erg_fit_options {
   const struct erg_idle_profile *idle_profile; /* β0 fixed to its mean; NULL: none */
   erg_fit_progress_fn progress;
   void *progress_user;
-  const atomic_int *cancel;    /* non-zero: stop at the next reweighting step */
-  struct erg_holdout *holdout; /* non-NULL: receives the held-out cells (emptied first) */
+  const atomic_int *cancel;         /* non-zero: stop at the next reweighting step */
+  struct erg_holdout *holdout;      /* non-NULL: receives the held-out cells (emptied first) */
   enum erg_curve_shape curve_shape; /* AUTO (default): convex unless rejected */
 };
 

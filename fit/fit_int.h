@@ -59,8 +59,8 @@ struct fit_shape {
 void fit_shape_init(struct fit_shape *sh, const struct erg_dataset *ds, const size_t *sel,
                     size_t nsel);
 /* Column s of the convex fit at a row: x_s plus the tails above it. */
-double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds,
-                        const size_t *sel, size_t s, size_t row);
+double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds, const size_t *sel,
+                        size_t s, size_t row);
 /* The model's coefficients beta of the convex fit's e (nsel values). */
 void fit_shape_coef(const struct fit_shape *sh, const double *e, double *beta);
 /* The covariance of (β0, e) turned into that of (β0, β): nt = nsel + 1. */

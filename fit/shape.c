@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The utilisation curve's shape (docs/model.md, "Utilisation curve: convex
  * at light load"). With rising tail coefficients d_1 ≤ d_2 ≤ … the curve
  * Σ d_i T_i is convex (its Bernstein coefficients c_j = d_1 + … + d_j have
@@ -47,8 +48,8 @@ void fit_shape_init(struct fit_shape *sh, const struct erg_dataset *ds, const si
     sh->tail[s] = d[s] >= 0;
 }
 
-double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds,
-                        const size_t *sel, size_t s, size_t row) {
+double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds, const size_t *sel,
+                        size_t s, size_t row) {
   double v = ds->x[sel[s]][row];
   for (int a = sh->up[s]; a >= 0; a = sh->up[a])
     v += ds->x[sel[a]][row];
@@ -78,7 +79,7 @@ void fit_shape_cov(const struct fit_shape *sh, size_t nt,
                    double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX]) {
   double t[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
   /* Term 0 is β0, term 1 + s feature s; cov ← L cov Lᵀ. */
-#define L(i, j) ((i) == 0 || (j) == 0 ? (i) == (j) : shape_low(sh, (i) - 1, (j) - 1))
+#define L(i, j) ((i) == 0 || (j) == 0 ? (i) == (j) : shape_low(sh, (i)-1, (j)-1))
   for (size_t i = 0; i < nt; i++)
     for (size_t j = 0; j < nt; j++) {
       double v = 0;

@@ -150,7 +150,8 @@ int main(int argc, char **argv) {
       sim.shape = (enum erg_curve_shape)erg_curve_shape_parse(argv[++i]);
     else {
       fprintf(stderr, "usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] "
-                      "[--lag-error S] [--cell-tails] [--segments N] [--seeds N] [--shape auto|monotone|convex]\n");
+                      "[--lag-error S] [--cell-tails] [--segments N] [--seeds N] [--shape "
+                      "auto|monotone|convex]\n");
       return 1;
     }
   }

@@ -155,9 +155,8 @@ static void test_cli(void **state) {
   /* The curve's shape (issue 38): convex unless the cells reject it (a
    * straight line here: not rejected), rising only on request; recorded
    * in the model file and read back. */
-  assert_int_equal(run(5, (const char *[]){"fit", "--journal", good, "--curve-shape", "round",
-                                           NULL}),
-                   1);
+  assert_int_equal(
+      run(5, (const char *[]){"fit", "--journal", good, "--curve-shape", "round", NULL}), 1);
   assert_int_equal(run(8, (const char *[]){"fit", "--journal", good, "--ncpu", "8", "--out", out,
                                            "--force", NULL}),
                    0);
@@ -168,9 +167,8 @@ static void test_cli(void **state) {
                    0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_int_equal(m.curve_shape, ERG_CURVE_MONOTONE);
-  assert_int_equal(run(6, (const char *[]){"fit", "--journal", good, "--out", out, "--force",
-                                           NULL}),
-                   0);
+  assert_int_equal(
+      run(6, (const char *[]){"fit", "--journal", good, "--out", out, "--force", NULL}), 0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_int_equal(m.curve_shape, ERG_CURVE_AUTO); /* no curve */
 
