@@ -260,7 +260,10 @@ for node in ("s1", "r2", "r13"):
     means[node] = want
 if cg:
     assert all(r[1] == 80 for r in tr["r2"]), "r2 (empty group) not at idle"
-    assert means["r13"] > means["r2"] + 5, f"r13 {means['r13']:.1f} W, r2 {means['r2']:.1f} W"
+    # The busy loop must set r13 apart by more than the 3 % bound, so a
+    # swap of r2 and r13 would fail it (under load it gets < 15 % of a CPU).
+    assert means["r13"] - means["r2"] > 1.2 * 0.03 * means["r2"], \
+        f"r13 {means['r13']:.1f} W, r2 {means['r2']:.1f} W: too close to show a swap"
 # The probe: the live OID at each bound entity, a value the truth showed.
 def sim_live(log):
     live = {}
