@@ -64,7 +64,8 @@ biggest = max(len(o["procs"]) for o in objs if o["type"] == "sample")
 many = {p["pid"] for p in procs if p["comm"] == sys.argv[2]}
 assert biggest > 300, f"largest sample had only {biggest} processes"
 assert len(many) >= 790, f"only {len(many)} of 800 processes kept their name"
-assert all(p["comm"].isprintable() for p in procs)
+# (No check on every process's name: integration.churn, beside this test,
+# runs processes named with control bytes on purpose.)
 print(f"many: {biggest} processes in one sample, {len(many)} named right")
 PY
 
