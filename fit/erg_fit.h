@@ -372,7 +372,7 @@ struct erg_fit_options {
   void *progress_user;
   const atomic_int *cancel;         /* non-zero: stop at the next reweighting step */
   struct erg_holdout *holdout;      /* non-NULL: receives the held-out cells (emptied first) */
-  enum erg_curve_shape curve_shape; /* AUTO (default): convex unless rejected */
+  enum erg_curve_shape curve_shape; /* MONOTONE (default); AUTO: convex unless rejected */
 };
 
 void erg_fit_options_init(struct erg_fit_options *o);

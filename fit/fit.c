@@ -51,6 +51,9 @@ void erg_fit_options_init(struct erg_fit_options *o) {
   memset(o, 0, sizeof *o);
   o->holdout_fraction = 0.25;
   o->dynamic_threshold_watts = -1;
+  /* Rising only: the convex curve's bias near 0 outweighed its lower spread
+   * in the end-to-end run (docs/accuracy.md, "Light load"). */
+  o->curve_shape = ERG_CURVE_MONOTONE;
 }
 
 /* A row flagged ERG_ROW_SHARED measured a group's meter, not this node:
@@ -269,8 +272,8 @@ static void fit_design(const struct fit_ctx *c, const size_t *rows, size_t n,
 
 /* Fits the model on the given dataset rows. Columns are scaled to unit RMS
  * for conditioning and the coefficients scaled back. The curve is fitted
- * rising (the tails' coefficients ≥ 0) and, unless the options say
- * otherwise, also rising and convex (fit/shape.c); the convex fit is kept
+ * rising (the tails' coefficients ≥ 0) and, when the options ask (AUTO,
+ * CONVEX), also rising and convex (fit/shape.c); AUTO keeps the convex fit
  * unless the cells reject it (F test of the two, p < ERG_FIT_CONVEX_P). */
 static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_coef *out) {
   const struct erg_dataset *ds = c->ds;

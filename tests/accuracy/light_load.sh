@@ -123,11 +123,11 @@ for n in io cpu; do
     2>"$work/idle-$n.err" || { cat "$work/idle-$n.err"; fail "erg fit --idle $n"; }
   "$ERG" fit --journal "$j" --node $n --model-dir "$work/models" --out "$work/models/$n.json" \
     --json >"$work/fit-$n.json" 2>"$work/fit-$n.err" || { cat "$work/fit-$n.err"; fail "erg fit $n"; }
-  # The same journal fitted with a rising curve only (--curve-shape
-  # monotone: the estimator before the convex one).
-  "$ERG" fit --journal "$j" --node $n --model-dir "$work/models" --curve-shape monotone --json \
-    >"$work/fit-mono-$n.json" 2>"$work/fit-mono-$n.err" ||
-    { cat "$work/fit-mono-$n.err"; fail "erg fit (monotone) $n"; }
+  # The same journal fitted convex unless the cells reject it
+  # (--curve-shape auto; the default is rising only).
+  "$ERG" fit --journal "$j" --node $n --model-dir "$work/models" --curve-shape auto --json \
+    >"$work/fit-auto-$n.json" 2>"$work/fit-auto-$n.err" ||
+    { cat "$work/fit-auto-$n.err"; fail "erg fit (auto) $n"; }
   # The same journal without the tail columns: the fit derives the tails
   # of each cell's mean, as before issue 38.
   python3 - "$j" "$work/mean-$n.csv" <<'PY'

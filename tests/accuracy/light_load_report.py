@@ -46,7 +46,7 @@ for n in ("io", "cpu"):
     out = {}
     for kind, path in (("journal_tails", f"{work}/fit-{n}.json"),
                        ("cell_mean_tails", f"{work}/fit-mean-{n}.json"),
-                       ("journal_tails_monotone", f"{work}/fit-mono-{n}.json"),
+                       ("journal_tails_convex_auto", f"{work}/fit-auto-{n}.json"),
                        ("journal_tails_exact_idle", f"{work}/fit-exact-{n}.json")):
         m = json.load(open(path))
         v = m.get("validation", {})
@@ -65,12 +65,12 @@ print(json.dumps(res, indent=1))
 for n, o in res["nodes"].items():
     a, b = o["journal_tails"]["fitted_over_true"], o["cell_mean_tails"]["fitted_over_true"]
     e = o["journal_tails_exact_idle"]["fitted_over_true"]
-    mo = o["journal_tails_monotone"]["fitted_over_true"]
+    mo = o["journal_tails_convex_auto"]["fitted_over_true"]
     print(f"{n}: fitted / true at 0.1 / 0.2 core: {a['0.1_core']:.3f} / {a['0.2_core']:.3f} "
           f"(journal tails), {b['0.1_core']:.3f} / {b['0.2_core']:.3f} (tails of the cell mean), "
           f"{e['0.1_core']:.3f} / {e['0.2_core']:.3f} (journal tails, the simulator's idle), "
-          f"{mo['0.1_core']:.3f} / {mo['0.2_core']:.3f} (rising only, the fit before; "
-          f"curve {o['journal_tails']['curve_shape']}); "
+          f"{mo['0.1_core']:.3f} / {mo['0.2_core']:.3f} (journal tails, --curve-shape auto: "
+          f"{o['journal_tails_convex_auto']['curve_shape']}); "
           f"idle profile {o['idle_profile']['error_watts']:+.3f} W off "
           f"({o['idle_profile']['cells']} cells)")
     if not abs(a["0.1_core"] - 1) <= LIMIT[mode][n]:

@@ -152,18 +152,18 @@ static void test_cli(void **state) {
   assert_true(m.metrics.mae_watts > 20);
   assert_string_equal(m.validation, "4 time-block folds");
 
-  /* The curve's shape (issue 38): convex unless the cells reject it (a
-   * straight line here: not rejected), rising only on request; recorded
-   * in the model file and read back. */
+  /* The curve's shape (issue 38): rising only by default, convex unless
+   * the cells reject it with auto (a straight line here: not rejected);
+   * recorded in the model file and read back. */
   assert_int_equal(
       run(5, (const char *[]){"fit", "--journal", good, "--curve-shape", "round", NULL}), 1);
-  assert_int_equal(run(8, (const char *[]){"fit", "--journal", good, "--ncpu", "8", "--out", out,
-                                           "--force", NULL}),
+  assert_int_equal(run(10, (const char *[]){"fit", "--journal", good, "--ncpu", "8", "--out", out,
+                                            "--force", "--curve-shape", "auto", NULL}),
                    0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_int_equal(m.curve_shape, ERG_CURVE_CONVEX);
-  assert_int_equal(run(10, (const char *[]){"fit", "--journal", good, "--ncpu", "8", "--out", out,
-                                            "--force", "--curve-shape", "monotone", NULL}),
+  assert_int_equal(run(8, (const char *[]){"fit", "--journal", good, "--ncpu", "8", "--out", out,
+                                           "--force", NULL}),
                    0);
   assert_int_equal(erg_model_load(&m, out, why, sizeof why), 0);
   assert_int_equal(m.curve_shape, ERG_CURVE_MONOTONE);
