@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Exit capture through the agent: 500 processes that each burn ~20 ms and
 # exit inside an interval are charged to their command on the eBPF path
-# (99.8-100.2 % of the CPU time wait4 saw; the issue asks >= 99 %). Also: the
+# (99-100.2 % of the CPU time wait4 saw; the issue asks >= 99 %). Also: the
 # forced /proc fallback says so, and without CAP_BPF the agent falls back by
 # itself with one clear line.
 set -euo pipefail
@@ -43,7 +43,10 @@ print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {t
       f"eBPF health over the run: {health}")
 # Slices are charged as the growth of each thread's sum_exec_runtime, the
 # clock wait4's rusage is scaled to (it truncates to us: +0.005 % here).
-assert ratio >= 0.998, ratio
+# >= 99 %, the issue's bar: a switch another session's BPF program hid is
+# charged from the kernel's prev_sum_exec_runtime, an estimate (0.9955 with
+# 29 unseen switches in one CI run).
+assert ratio >= 0.99, ratio
 assert ratio <= 1.002, ratio
 assert len(pids) >= 495, len(pids)
 PY
