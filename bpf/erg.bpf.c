@@ -29,6 +29,13 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool freq_on = false;
 const volatile bool cap_on = false;
 const volatile bool perf_on = false;
+/* Per-thread charged runtime in task local storage (see thread_slice_ns);
+ * off where creating an entry inside sched_switch is not safe (before 6.5,
+ * the BPF memory allocator: a GFP_ATOMIC kmalloc under the runqueue lock). */
+const volatile bool tstore_on = false;
+/* CLOCK_MONOTONIC ns when the loader began (task->start_time's clock): a
+ * thread started since then has had all its runtime while attached. */
+const volatile __u64 t0_ns = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -43,6 +50,21 @@ struct {
   __type(key, __u32);
   __type(value, struct erg_cpu_state);
 } cpu_state SEC(".maps");
+
+/* Per thread: its se.sum_exec_runtime up to which its time is charged.
+ * Task local storage: found from the task pointer through the task's own
+ * storage cache, no hashing; freed with the task. */
+struct erg_thread {
+  __u64 charged;
+  __u64 init; /* charged is set */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct erg_thread);
+} threads SEC(".maps");
 
 /* Scratch for building a new entry: too big for the 512-byte stack. */
 struct {
@@ -336,8 +358,7 @@ static __always_inline void account_dead(struct task_struct *prev, const struct 
  * where a sched_wakeup program had to find the woken task's entry, a cold
  * hash lookup, ~25 % of the in-kernel time under process churn. */
 static __always_inline void account_out(struct task_struct *prev, const struct erg_key *k,
-                                        bool preempt, __u64 d, const __u64 perf[3], __u64 now) {
-  long state = preempt ? 0 : task_state(prev);
+                                        long state, __u64 d, const __u64 perf[3], __u64 now) {
   struct erg_counts *c;
 
   if (state & TASK_DEAD_STATE) {
@@ -357,13 +378,56 @@ static __always_inline void account_out(struct task_struct *prev, const struct e
   meta_maybe_refresh(c, prev, now);
 }
 
-/* A slice is charged as the growth of prev's se.sum_exec_runtime since this
- * CPU saw it switch in (the scheduler has just brought it up to date; the
- * state holds the value at switch-in, read from next's se, which the
- * scheduler has just written): exact, with no per-thread map. prev is
- * recognised by its task pointer and tid, and its key is the one recorded
- * at switch-in (a group's key never changes: exec by a non-leader thread
- * copies the leader's start time), so prev's leader is not read again. */
+/* prev's slice without its thread record: the growth of its runtime since
+ * this CPU saw it switch in, or after an unseen switch-in the estimate of
+ * unseen_slice_ns. */
+static __always_inline __u64 cpu_slice_ns(const struct erg_cpu_state *s, struct task_struct *prev,
+                                          bool seen, __u64 sum, __u64 now) {
+  if (seen)
+    return sum > s->runtime_in ? sum - s->runtime_in : 0;
+  return unseen_slice_ns(prev, sum, s->ts && now > s->ts ? now - s->ts : 0);
+}
+
+/* prev's slice with per-thread records (tstore_on): the growth of its
+ * se.sum_exec_runtime since the last charge, so a slice is exact whatever
+ * switches went unseen (a missed switch-out is charged at the next seen
+ * one). A thread's first record starts from 0 if it was created after the
+ * load (its whole runtime is since then), else from its runtime at this
+ * switch-in (or the estimate, if that went unseen too). Without a record
+ * (creation failed; a dead thread's is only looked up, never made): a new
+ * thread is charged nothing until it has one, or its whole runtime at its
+ * death; an old one as without records. */
+static __always_inline __u64 thread_slice_ns(const struct erg_cpu_state *s,
+                                             struct task_struct *prev, bool seen, bool dead,
+                                             __u64 sum, __u64 now) {
+  bool young = prev->start_time >= t0_ns;
+  struct erg_thread *t;
+  __u64 d;
+
+  t = bpf_task_storage_get(&threads, prev, 0, dead ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!t) {
+    if (young)
+      return dead ? sum : 0;
+    return cpu_slice_ns(s, prev, seen, sum, now);
+  }
+  if (!t->init) {
+    t->charged = young ? 0 : sum - cpu_slice_ns(s, prev, seen, sum, now);
+    t->init = 1;
+  }
+  d = sum > t->charged ? sum - t->charged : 0;
+  t->charged = sum;
+  return d;
+}
+
+/* A slice is charged as the growth of prev's se.sum_exec_runtime (the
+ * scheduler has just brought it up to date): since its last charge, kept
+ * per thread in task local storage (thread_slice_ns), or without that
+ * (older kernels) since this CPU saw it switch in (the state holds the
+ * value at switch-in, read from next's se, which the scheduler has just
+ * written). prev is recognised by its task pointer and tid, and its key is
+ * the one recorded at switch-in (a group's key never changes: exec by a
+ * non-leader thread copies the leader's start time), so prev's leader is
+ * not read again. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
   __u64 now = bpf_ktime_get_ns(), seq, perf[3] = {0, 0, 0};
@@ -379,10 +443,15 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
   /* pid 0 is the idle task: its time is not a process's. */
   if (ptid != 0) {
     __u64 sum = prev->se.sum_exec_runtime, d;
+    long state = preempt ? 0 : task_state(prev);
+    bool seen = s->ts && s->task == (__u64)prev && s->tid == ptid;
     struct erg_key pk;
 
-    if (s->ts && s->task == (__u64)prev && s->tid == ptid) {
-      d = sum > s->runtime_in ? sum - s->runtime_in : 0;
+    if (tstore_on)
+      d = thread_slice_ns(s, prev, seen, (state & TASK_DEAD_STATE) != 0, sum, now);
+    else
+      d = cpu_slice_ns(s, prev, seen, sum, now);
+    if (seen) {
       pk = s->key;
     } else {
       /* prev is not what this CPU's last switch-in recorded: a switch
@@ -390,12 +459,12 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
        * start and the perf bases belong to another task. */
       if (s->ts)
         stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-      d = unseen_slice_ns(prev, sum, s->ts && now > s->ts ? now - s->ts : 0);
-      charge_lost(s, now - d);
+      if (!tstore_on)
+        charge_lost(s, now - d);
       perf[0] = perf[1] = perf[2] = 0;
       task_key(prev, &pk);
     }
-    account_out(prev, &pk, preempt, d, perf, now);
+    account_out(prev, &pk, state, d, perf, now);
   }
   s->ts = now;
   s->task = (__u64)next;
@@ -469,7 +538,8 @@ int erg_cpu_heal(void *ctx) {
   sum = t->se.sum_exec_runtime;
   run = tid ? unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0) : 0;
   seq = state_write_begin(s);
-  charge_lost(s, now - run);
+  if (!tstore_on) /* else the named thread's next switch-out charges it */
+    charge_lost(s, now - run);
   s->ts = now - run;
   s->key = k;
   s->task = (__u64)t;

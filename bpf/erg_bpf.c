@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,6 +271,36 @@ const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   return !b ? "BPF not loaded" : b->heal_why[0] ? b->heal_why : NULL;
 }
 
+const char *erg_bpf_thread_records_reason(const struct erg_bpf *b) {
+  return !b ? "BPF not loaded" : b->tstore_why[0] ? b->tstore_why : NULL;
+}
+
+/* Per-thread records (task local storage) are made inside sched_switch,
+ * under the runqueue lock. From 6.5 they come from the BPF memory allocator
+ * (per-CPU caches refilled from irq_work); before, from a GFP_ATOMIC
+ * kmalloc, which may wake kswapd, i.e. take a runqueue lock: a possible
+ * deadlock. So older kernels charge slices from the CPU's state alone
+ * (docs/bpf.md "Exact slices"). */
+static void tstore_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
+  struct utsname u;
+  int major = 0, minor = 0;
+
+  b->tstore_why[0] = '\0';
+  if (opts && opts->no_thread_records)
+    snprintf(b->tstore_why, sizeof(b->tstore_why), "turned off (no_thread_records)");
+  else if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+    snprintf(b->tstore_why, sizeof(b->tstore_why), "kernel release unknown");
+  else if (major < 6 || (major == 6 && minor < 5))
+    snprintf(b->tstore_why, sizeof(b->tstore_why), "kernel %d.%d before 6.5", major, minor);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int cpu_maps_fill(struct erg_bpf *b) {
   int fclass = b->fd.cpu_class;
 
@@ -340,6 +371,8 @@ static int load_light(struct erg_bpf *b) {
   l->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   l->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   l->rodata->perf_on = perf_any(b);
+  l->rodata->tstore_on = b->tstore_why[0] == '\0';
+  l->rodata->t0_ns = mono_ns();
   /* Sizes baked in at build time are the build host's: set them here. */
   l->maps.cpu_freq.max_entries = (uint32_t)b->ncpu;
   l->maps.cpu_class.max_entries = (uint32_t)b->ncpu;
@@ -380,6 +413,8 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
   s->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   s->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   s->rodata->perf_on = perf_any(b);
+  s->rodata->tstore_on = b->tstore_why[0] == '\0';
+  s->rodata->t0_ns = mono_ns();
   err = erg_kern__load(s);
   if (err) {
     load_reason(err, why, whylen);
@@ -402,6 +437,7 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
   capacity_setup(b);
   freq_setup(b);
   perf_setup(b, opts && opts->disable_perf);
+  tstore_setup(b, opts);
   if ((opts && opts->libbpf_loader) || load_light(b) != 0)
     if (load_full(b, why, whylen) != 0)
       return -1;

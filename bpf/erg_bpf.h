@@ -36,6 +36,7 @@ struct erg_bpf_opts {
   const char *sysfs_cpu_root; /* NULL: /sys/devices/system/cpu */
   bool disable_perf;          /* do not try hardware counters */
   bool libbpf_loader;         /* skip the light skeleton (tests; see docs/bpf.md) */
+  bool no_thread_records;     /* no per-thread task storage (tests of the fallback) */
 };
 
 struct erg_bpf_proc {
@@ -121,6 +122,10 @@ void erg_bpf_close(struct erg_bpf *b);
 /* NULL when every online CPU runs the unseen-switch repair clock (docs/bpf.md
  * "Unseen switches"), else why not ("perf_event_open ... on CPU 3: ..."). */
 const char *erg_bpf_heal_reason(const struct erg_bpf *b);
+/* NULL when slices are charged from per-thread records (task local storage,
+ * kernel 6.5+: exact whatever switches the tracepoint misses, docs/bpf.md
+ * "Exact slices"), else why not ("kernel 6.1 before 6.5"). */
+const char *erg_bpf_thread_records_reason(const struct erg_bpf *b);
 /* Which loader loaded the programs: "light" (in-kernel loader, 5.17+) or
  * "libbpf" (reads the kernel BTF in this process). */
 const char *erg_bpf_loader(const struct erg_bpf *b);

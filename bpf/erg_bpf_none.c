@@ -69,3 +69,8 @@ const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
   (void)b;
   return "built without BPF support";
 }
+
+const char *erg_bpf_thread_records_reason(const struct erg_bpf *b) {
+  (void)b;
+  return "built without BPF support";
+}
