@@ -419,6 +419,19 @@ static __always_inline __u64 thread_slice_ns(const struct erg_cpu_state *s,
   return d;
 }
 
+/* With per-thread records, the runtime of t (running) that no switch-out
+ * has charged yet: exact, as thread_slice_ns will charge it. A thread
+ * without a record: all of a new one's, an old one's estimated. */
+static __always_inline __u64 uncharged_ns(struct task_struct *t, __u64 sum, __u64 bound) {
+  struct erg_thread *r = bpf_task_storage_get(&threads, t, 0, 0);
+
+  if (r && r->init)
+    return sum > r->charged ? sum - r->charged : 0;
+  if (!r && t->start_time >= t0_ns)
+    return sum;
+  return unseen_slice_ns(t, sum, bound);
+}
+
 /* A slice is charged as the growth of prev's se.sum_exec_runtime (the
  * scheduler has just brought it up to date): since its last charge, kept
  * per thread in task local storage (thread_slice_ns), or without that
@@ -536,7 +549,12 @@ int erg_cpu_heal(void *ctx) {
   /* The slice began at the fair class's mark (see unseen_slice_ns); its
    * runtime is as of the last tick, so the start may be late by one. */
   sum = t->se.sum_exec_runtime;
-  run = tid ? unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0) : 0;
+  if (!tid)
+    run = 0;
+  else if (tstore_on)
+    run = uncharged_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
+  else
+    run = unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
   seq = state_write_begin(s);
   if (!tstore_on) /* else the named thread's next switch-out charges it */
     charge_lost(s, now - run);

@@ -15,7 +15,13 @@
  * cover its runtime, and the made-up group must be gone. Without the repair
  * the child stays at what it had when the state was written (failed 4 runs
  * in 5 here; in the fifth something switched the child out in the window,
- * which repairs the state too). */
+ * which repairs the state too).
+ *
+ * The switch-outs that follow are exact with per-thread records (kernel
+ * 6.5+, test_unseen_exact: to the ns, where the CPU state alone was 39 ms
+ * short), and the task the state named is charged what it ran, not the
+ * wall time of its lost slice (test_lost_slice; the fallback's charge of
+ * that slice in test_lost_slice_no_records). */
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -181,20 +187,20 @@ static void drain_sleeper(struct erg_bpf *b, struct sleeper *z) {
   erg_assert(z->seen == 1, "sleeper seen %d times", z->seen);
 }
 
-/* The task the state names lost its switch-out as well: its slice from
- * its recorded switch-in up to the running task's start is charged to its
- * group (charge_lost), else that time is lost. A sleeping child stands for
- * it, named on CPU 1 from 60 ms before the hog was forked: it must be
- * charged those 60 ms (less scheduling delays), though it ran ~0. Without
- * the charge it stays at what it had. */
-static void test_lost_slice(void **state) {
+/* The task the state names lost its switch-out as well. A sleeping child
+ * stands for it, named on CPU 1 from 60 ms before the hog was forked.
+ * With per-thread records its next switch-out charges whatever it ran, so
+ * it must be charged exactly its runtime (~0), not the 60 ms of wall time.
+ * Without them (older kernels) its slice from its recorded switch-in up to
+ * the running task's start is charged to its group (charge_lost), else that
+ * time would be lost: it must get those 60 ms (less scheduling delays). */
+static void lost_slice_case(const struct erg_bpf_opts *o) {
   struct sleeper z = {0};
   struct erg_bpf *b;
   pid_t hog;
 
-  (void)state;
   test_pin(0);
-  b = open_b = test_bpf_open(NULL);
+  b = open_b = test_bpf_open(o);
   z.pid = fork();
   erg_assert(z.pid >= 0, "fork");
   if (!z.pid) {
@@ -212,18 +218,78 @@ static void test_lost_slice(void **state) {
   fake_switch_in(b, named, (uint32_t)z.pid, z.start_ns);
   usleep(350000);
   drain_sleeper(b, &z);
-  uint64_t wall = test_clock_ns(CLOCK_MONOTONIC) - named;
+  uint64_t wall = test_clock_ns(CLOCK_MONOTONIC) - named, ran = test_runtime_ns(z.pid);
+  bool records = !erg_bpf_thread_records_reason(b);
   kill(hog, SIGKILL);
   waitpid(hog, NULL, 0);
   kill(z.pid, SIGKILL);
   waitpid(z.pid, NULL, 0);
   erg_bpf_close(b);
   open_b = NULL;
-  printf("lost slice: the sleeper named on CPU 1 was charged %.1f ms (%.1f ms before)\n",
-         (z.cpu_ns - before) / 1e6, before / 1e6);
+  printf("lost slice (%s): the sleeper named on CPU 1 was charged %.3f ms (%.3f ms before); it "
+         "ran %.3f ms\n",
+         records ? "thread records" : "CPU state only", (z.cpu_ns - before) / 1e6, before / 1e6,
+         ran / 1e6);
+  if (records) {
+    erg_assert(z.cpu_ns == ran, "the sleeper was charged %llu ns, it ran %llu ns",
+               (unsigned long long)z.cpu_ns, (unsigned long long)ran);
+    return;
+  }
   erg_assert(z.cpu_ns - before >= 50000000ull, "the named task's lost slice was not charged");
   erg_assert(z.cpu_ns - before <= wall, "charged %.1f ms in %.1f ms", (z.cpu_ns - before) / 1e6,
              wall / 1e6);
+}
+
+static void test_lost_slice(void **state) {
+  (void)state;
+  lost_slice_case(NULL);
+}
+
+static void test_lost_slice_no_records(void **state) {
+  struct erg_bpf_opts o = {.no_thread_records = true};
+
+  (void)state;
+  lost_slice_case(&o);
+}
+
+/* With per-thread records an unseen switch-in costs nothing: the hog's
+ * state is faked on CPU 1 as a made-up group switched in just now, so the
+ * repair's estimate of the hog's slice (bounded by the time since the
+ * CPU's last seen switch) misses the ~100 ms it ran before; the switch-out
+ * at SIGSTOP must still charge its whole runtime, to the ns. Without the
+ * records (the fallback) it is ~100 ms short. */
+static void test_unseen_exact(void **state) {
+  struct view v = {0};
+  struct erg_bpf *b;
+  int status;
+
+  (void)state;
+  test_pin(0);
+  b = open_b = test_bpf_open(NULL);
+  if (erg_bpf_thread_records_reason(b)) {
+    erg_bpf_close(b);
+    open_b = NULL;
+    skip();
+  }
+  v.pid = spawn_hog();
+  usleep(100000);
+  drain(b, &v);
+  fake_switch_in(b, test_clock_ns(CLOCK_MONOTONIC), FAKE_TGID, 1);
+  usleep(350000);
+  kill(v.pid, SIGSTOP);
+  erg_assert(waitpid(v.pid, &status, WUNTRACED) == v.pid && WIFSTOPPED(status), "stop the hog");
+  uint64_t run = test_runtime_ns(v.pid);
+  drain(b, &v);
+  kill(v.pid, SIGKILL);
+  waitpid(v.pid, NULL, 0);
+  erg_bpf_close(b);
+  open_b = NULL;
+  printf("unseen switch-in: the stopped hog was charged %.6f ms, it ran %.6f ms\n", v.cpu_ns / 1e6,
+         run / 1e6);
+  erg_assert(v.running_ns == 0, "the stopped hog still runs (%llu ns)",
+             (unsigned long long)v.running_ns);
+  erg_assert(v.cpu_ns == run, "the hog was charged %lld ns off its runtime",
+             (long long)(v.cpu_ns - run));
 }
 
 static int case_teardown(void **state) {
@@ -239,6 +305,8 @@ int main(void) {
       cmocka_unit_test_teardown(test_light_loader, case_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
       cmocka_unit_test_teardown(test_lost_slice, case_teardown),
+      cmocka_unit_test_teardown(test_lost_slice_no_records, case_teardown),
+      cmocka_unit_test_teardown(test_unseen_exact, case_teardown),
   };
 
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2)

@@ -41,12 +41,12 @@ for o in objs:
         health[k] = health.get(k, 0) + v
 print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {truth/1e9:.3f} s = {ratio:.4f}; "
       f"eBPF health over the run: {health}")
-# Slices are charged as the growth of each thread's sum_exec_runtime, the
-# clock wait4's rusage is scaled to (it truncates to us: +0.005 % here).
-# >= 99 %, the issue's bar: a switch another session's BPF program hid is
-# charged from the kernel's prev_sum_exec_runtime, an estimate (0.9955 with
-# 29 unseen switches in one CI run).
-assert ratio >= 0.99, ratio
+# Slices are charged as the growth of each thread's sum_exec_runtime since
+# its last charge (per-thread records: exact whatever switches another
+# session's BPF program hid), the clock wait4's rusage is scaled to (it
+# truncates to us: +0.005 % here). The issue's bar is 99 %; the bound is
+# 0.998 as before the CPU-state estimate (0.9955 in one CI run) came in.
+assert ratio >= 0.998, ratio
 assert ratio <= 1.002, ratio
 assert len(pids) >= 495, len(pids)
 PY
