@@ -312,6 +312,10 @@ const char *erg_agent_heal_off(const struct erg_agent *a) {
   return a && a->bpf ? erg_bpf_heal_reason(a->bpf) : NULL;
 }
 
+const char *erg_agent_thread_records_off(const struct erg_agent *a) {
+  return a && a->bpf ? erg_bpf_thread_records_reason(a->bpf) : NULL;
+}
+
 uint64_t erg_agent_map_full(struct erg_agent *a) {
   uint64_t n = a ? a->map_full_news : 0;
   if (a)

@@ -64,6 +64,10 @@ static void agent_log_start(const struct erg_agent *a) {
     erg_warn("eBPF unseen-switch repair off (%s): a missed switch-in misplaces a running "
              "slice until the task leaves its CPU",
              why);
+  if ((why = erg_agent_thread_records_off(a)) != NULL)
+    erg_info("eBPF per-thread records off (%s): a slice whose switch the tracepoint misses is "
+             "estimated",
+             why);
 }
 
 /* What the sender found in its last call, logged as it happened (the
