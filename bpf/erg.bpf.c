@@ -29,13 +29,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool freq_on = false;
 const volatile bool cap_on = false;
 const volatile bool perf_on = false;
-/* Per-thread charged runtime in task local storage (see thread_slice_ns);
- * off where creating an entry inside sched_switch is not safe (before 6.5,
- * the BPF memory allocator: a GFP_ATOMIC kmalloc under the runqueue lock). */
+/* Per-thread records of the charged runtime (see thread_slice_ns); off only
+ * for tests of the fallback. */
 const volatile bool tstore_on = false;
-/* CLOCK_MONOTONIC ns when the loader began (task->start_time's clock): a
- * thread started since then has had all its runtime while attached. */
-const volatile __u64 t0_ns = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -51,18 +47,26 @@ struct {
   __type(value, struct erg_cpu_state);
 } cpu_state SEC(".maps");
 
-/* Per thread: its se.sum_exec_runtime up to which its time is charged.
- * Task local storage: found from the task pointer through the task's own
- * storage cache, no hashing; freed with the task. */
+/* Per thread: its se.sum_exec_runtime up to which its time is charged, in
+ * a direct-mapped table (slot = tid mod ERG_THREAD_SLOTS; a preallocated
+ * array, whose lookup the verifier inlines: one cache line per switch, no
+ * hashing, no allocation under the runqueue lock). A slot names its thread
+ * by task pointer and tid; a thread whose slot another live thread holds
+ * has no record and is charged as without records. */
+#define ERG_THREAD_SLOTS 65536
+#define ERG_THREAD_STALE_NS 10000000000ull /* a slot not charged for 10 s may be taken */
 struct erg_thread {
-  __u64 charged;
-  __u64 init; /* charged is set */
+  __u64 task;    /* owner's task_struct address, 0 = free */
+  __u64 charged; /* its se.sum_exec_runtime up to which it is charged */
+  __u64 used_ns; /* when it was last charged or claimed */
+  __u32 tid;
+  __u32 pad;
 };
 
 struct {
-  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, int);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ERG_THREAD_SLOTS);
+  __type(key, __u32);
   __type(value, struct erg_thread);
 } threads SEC(".maps");
 
@@ -388,47 +392,72 @@ static __always_inline __u64 cpu_slice_ns(const struct erg_cpu_state *s, struct 
   return unseen_slice_ns(prev, sum, s->ts && now > s->ts ? now - s->ts : 0);
 }
 
-/* prev's slice with per-thread records (tstore_on): the growth of its
- * se.sum_exec_runtime since the last charge, so a slice is exact whatever
- * switches went unseen (a missed switch-out is charged at the next seen
- * one). A thread's first record starts from 0 if it was created after the
- * load (its whole runtime is since then), else from its runtime at this
- * switch-in (or the estimate, if that went unseen too). Without a record
- * (creation failed; a dead thread's is only looked up, never made): a new
- * thread is charged nothing until it has one, or its whole runtime at its
- * death; an old one as without records. */
-static __always_inline __u64 thread_slice_ns(const struct erg_cpu_state *s,
-                                             struct task_struct *prev, bool seen, bool dead,
-                                             __u64 sum, __u64 now) {
-  bool young = prev->start_time >= t0_ns;
-  struct erg_thread *t;
-  __u64 d;
+static __always_inline struct erg_thread *thread_slot(__u32 tid) {
+  __u32 i = tid & (ERG_THREAD_SLOTS - 1);
 
-  t = bpf_task_storage_get(&threads, prev, 0, dead ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!t) {
-    if (young)
-      return dead ? sum : 0;
+  return bpf_map_lookup_elem(&threads, &i);
+}
+
+/* Takes slot r for task t (charged up to `charged`) if it is free, or held
+ * by an earlier task with t's tid (it died unseen), or unused for 10 s (a
+ * thread whose slot is taken is charged without a record until it gets one
+ * back: never twice). The owner is claimed with cmpxchg, so two CPUs never
+ * both believe they hold it. */
+static __always_inline void thread_claim(struct erg_thread *r, struct task_struct *t, __u32 tid,
+                                         __u64 charged, __u64 now) {
+  __u64 old = r->task;
+
+  if (old && r->tid != tid && now - r->used_ns < ERG_THREAD_STALE_NS)
+    return;
+  if (__sync_val_compare_and_swap(&r->task, old, (__u64)t) != old)
+    return;
+  r->tid = tid;
+  r->charged = charged;
+  r->used_ns = now;
+}
+
+/* prev's slice with per-thread records (tstore_on): the growth of its
+ * se.sum_exec_runtime since its last charge, so a slice is exact whatever
+ * switches went unseen (a missed switch-out is charged at the next seen
+ * one, a missed switch-in costs nothing). A thread created after the load
+ * has its record from its first wakeup (sched_wakeup_new, charged 0); an
+ * older one from its first switch-out, after that slice is charged as
+ * without records. The charge is moved on with cmpxchg: if the slot
+ * changed hands meanwhile (taken as stale by another thread), this slice
+ * is charged as without records. A dead thread frees its slot. */
+static __always_inline __u64 thread_slice_ns(const struct erg_cpu_state *s,
+                                             struct task_struct *prev, __u32 ptid, bool seen,
+                                             bool dead, __u64 sum, __u64 now) {
+  struct erg_thread *r = thread_slot(ptid);
+  __u64 c, d;
+
+  if (!r)
     return cpu_slice_ns(s, prev, seen, sum, now);
+  if (r->task == (__u64)prev && r->tid == ptid) {
+    c = r->charged;
+    barrier();
+    if (r->task == (__u64)prev && __sync_val_compare_and_swap(&r->charged, c, sum) == c) {
+      r->used_ns = now;
+      if (dead)
+        __sync_val_compare_and_swap(&r->task, (__u64)prev, 0);
+      return sum > c ? sum - c : 0;
+    }
   }
-  if (!t->init) {
-    t->charged = young ? 0 : sum - cpu_slice_ns(s, prev, seen, sum, now);
-    t->init = 1;
-  }
-  d = sum > t->charged ? sum - t->charged : 0;
-  t->charged = sum;
+  d = cpu_slice_ns(s, prev, seen, sum, now);
+  if (!dead)
+    thread_claim(r, prev, ptid, sum, now);
   return d;
 }
 
 /* With per-thread records, the runtime of t (running) that no switch-out
- * has charged yet: exact, as thread_slice_ns will charge it. A thread
- * without a record: all of a new one's, an old one's estimated. */
-static __always_inline __u64 uncharged_ns(struct task_struct *t, __u64 sum, __u64 bound) {
-  struct erg_thread *r = bpf_task_storage_get(&threads, t, 0, 0);
+ * has charged yet: exact, as thread_slice_ns will charge it; without one,
+ * the estimate. */
+static __always_inline __u64 uncharged_ns(struct task_struct *t, __u32 tid, __u64 sum,
+                                          __u64 bound) {
+  struct erg_thread *r = thread_slot(tid);
 
-  if (r && r->init)
+  if (r && r->task == (__u64)t && r->tid == tid)
     return sum > r->charged ? sum - r->charged : 0;
-  if (!r && t->start_time >= t0_ns)
-    return sum;
   return unseen_slice_ns(t, sum, bound);
 }
 
@@ -461,7 +490,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
     struct erg_key pk;
 
     if (tstore_on)
-      d = thread_slice_ns(s, prev, seen, (state & TASK_DEAD_STATE) != 0, sum, now);
+      d = thread_slice_ns(s, prev, ptid, seen, (state & TASK_DEAD_STATE) != 0, sum, now);
     else
       d = cpu_slice_ns(s, prev, seen, sum, now);
     if (seen) {
@@ -552,7 +581,7 @@ int erg_cpu_heal(void *ctx) {
   if (!tid)
     run = 0;
   else if (tstore_on)
-    run = uncharged_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
+    run = uncharged_ns(t, tid, sum, s->ts && now > s->ts ? now - s->ts : 0);
   else
     run = unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
   seq = state_write_begin(s);
@@ -581,6 +610,14 @@ int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
 
   task_key(p, &k);
   counts_get(&k, p);
+  /* Its thread record, before it first runs: all its runtime is to come. */
+  if (tstore_on) {
+    __u32 tid = p->pid;
+    struct erg_thread *r = thread_slot(tid);
+
+    if (r)
+      thread_claim(r, p, tid, 0, bpf_ktime_get_ns());
+  }
   return 0;
 }
 

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -275,30 +274,12 @@ const char *erg_bpf_thread_records_reason(const struct erg_bpf *b) {
   return !b ? "BPF not loaded" : b->tstore_why[0] ? b->tstore_why : NULL;
 }
 
-/* Per-thread records (task local storage) are made inside sched_switch,
- * under the runqueue lock. From 6.5 they come from the BPF memory allocator
- * (per-CPU caches refilled from irq_work); before, from a GFP_ATOMIC
- * kmalloc, which may wake kswapd, i.e. take a runqueue lock: a possible
- * deadlock. So older kernels charge slices from the CPU's state alone
- * (docs/bpf.md "Exact slices"). */
+/* Per-thread records (docs/bpf.md "Exact slices") are on unless a test
+ * asks for the fallback. */
 static void tstore_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
-  struct utsname u;
-  int major = 0, minor = 0;
-
   b->tstore_why[0] = '\0';
   if (opts && opts->no_thread_records)
     snprintf(b->tstore_why, sizeof(b->tstore_why), "turned off (no_thread_records)");
-  else if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-    snprintf(b->tstore_why, sizeof(b->tstore_why), "kernel release unknown");
-  else if (major < 6 || (major == 6 && minor < 5))
-    snprintf(b->tstore_why, sizeof(b->tstore_why), "kernel %d.%d before 6.5", major, minor);
-}
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int cpu_maps_fill(struct erg_bpf *b) {
@@ -372,7 +353,6 @@ static int load_light(struct erg_bpf *b) {
   l->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   l->rodata->perf_on = perf_any(b);
   l->rodata->tstore_on = b->tstore_why[0] == '\0';
-  l->rodata->t0_ns = mono_ns();
   /* Sizes baked in at build time are the build host's: set them here. */
   l->maps.cpu_freq.max_entries = (uint32_t)b->ncpu;
   l->maps.cpu_class.max_entries = (uint32_t)b->ncpu;
@@ -414,7 +394,6 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
   s->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   s->rodata->perf_on = perf_any(b);
   s->rodata->tstore_on = b->tstore_why[0] == '\0';
-  s->rodata->t0_ns = mono_ns();
   err = erg_kern__load(s);
   if (err) {
     load_reason(err, why, whylen);

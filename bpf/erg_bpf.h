@@ -122,9 +122,9 @@ void erg_bpf_close(struct erg_bpf *b);
 /* NULL when every online CPU runs the unseen-switch repair clock (docs/bpf.md
  * "Unseen switches"), else why not ("perf_event_open ... on CPU 3: ..."). */
 const char *erg_bpf_heal_reason(const struct erg_bpf *b);
-/* NULL when slices are charged from per-thread records (task local storage,
- * kernel 6.5+: exact whatever switches the tracepoint misses, docs/bpf.md
- * "Exact slices"), else why not ("kernel 6.1 before 6.5"). */
+/* NULL when slices are charged from per-thread records (exact whatever
+ * switches the tracepoint misses, docs/bpf.md "Exact slices"), else why
+ * not (only erg_bpf_opts.no_thread_records turns them off). */
 const char *erg_bpf_thread_records_reason(const struct erg_bpf *b);
 /* Which loader loaded the programs: "light" (in-kernel loader, 5.17+) or
  * "libbpf" (reads the kernel BTF in this process). */

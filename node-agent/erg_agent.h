@@ -134,7 +134,7 @@ const char *erg_agent_bpf_unavailable(const struct erg_agent *a);
 const char *erg_agent_heal_off(const struct erg_agent *a);
 /* Why slices are not charged from per-thread records (docs/bpf.md "Exact
  * slices": a slice whose switch the tracepoint misses is then estimated);
- * NULL when they are, and on the /proc path. */
+ * NULL when they are (always, today), and on the /proc path. */
 const char *erg_agent_thread_records_off(const struct erg_agent *a);
 /* Once per agent: the events the eBPF process map had dropped when a sweep
  * first found it full (processes go uncounted), returned by the first call

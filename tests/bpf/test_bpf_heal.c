@@ -17,8 +17,8 @@
  * in 5 here; in the fifth something switched the child out in the window,
  * which repairs the state too).
  *
- * The switch-outs that follow are exact with per-thread records (kernel
- * 6.5+, test_unseen_exact: to the ns, where the CPU state alone was 39 ms
+ * The switch-outs that follow are exact with per-thread records
+ * (test_unseen_exact: to the ns, where the CPU state alone was 39 ms
  * short), and the task the state named is charged what it ran, not the
  * wall time of its lost slice (test_lost_slice; the fallback's charge of
  * that slice in test_lost_slice_no_records). */
