@@ -370,7 +370,8 @@ static int load_light(struct erg_bpf *b) {
       l->maps.cpu_class.map_fd,
       l->maps.stats.map_fd,
       l->maps.cgpaths.map_fd,
-      {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd}};
+      {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd},
+      l->maps.threads.map_fd};
   b->lskel = l;
   return 0;
 }
@@ -406,7 +407,8 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
                                bpf_map__fd(s->maps.stats),
                                bpf_map__fd(s->maps.cgpaths),
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
-                                bpf_map__fd(s->maps.perf_llc)}};
+                                bpf_map__fd(s->maps.perf_llc)},
+                               bpf_map__fd(s->maps.threads)};
   return 0;
 }
 

@@ -25,6 +25,7 @@ struct erg_kern_l;
 struct erg_bpf_fds {
   int procs, cpu_state, cpu_freq, cpu_class, stats, cgpaths;
   int perf[NPERF];
+  int threads; /* per-thread records (tests write it) */
 };
 
 struct erg_bpf {
