@@ -463,8 +463,8 @@ static __always_inline __u64 uncharged_ns(struct task_struct *t, __u32 tid, __u6
 
 /* A slice is charged as the growth of prev's se.sum_exec_runtime (the
  * scheduler has just brought it up to date): since its last charge, kept
- * per thread in task local storage (thread_slice_ns), or without that
- * (older kernels) since this CPU saw it switch in (the state holds the
+ * in the thread's record (thread_slice_ns), or without one (its slot held
+ * by another thread, or records off) since this CPU saw it switch in (the state holds the
  * value at switch-in, read from next's se, which the scheduler has just
  * written). prev is recognised by its task pointer and tid, and its key is
  * the one recorded at switch-in (a group's key never changes: exec by a

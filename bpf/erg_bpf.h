@@ -36,7 +36,7 @@ struct erg_bpf_opts {
   const char *sysfs_cpu_root; /* NULL: /sys/devices/system/cpu */
   bool disable_perf;          /* do not try hardware counters */
   bool libbpf_loader;         /* skip the light skeleton (tests; see docs/bpf.md) */
-  bool no_thread_records;     /* no per-thread task storage (tests of the fallback) */
+  bool no_thread_records;     /* no per-thread records (tests of the fallback) */
 };
 
 struct erg_bpf_proc {
