@@ -161,4 +161,8 @@ json.dump(p, open(sys.argv[2], 'w'))" "$work/models/idle/$n.json" "$work/idle-ex
     >"$work/fit-exact-$n.json" 2>"$work/fit-exact-$n.err" ||
     { cat "$work/fit-exact-$n.err"; fail "erg fit (exact idle) $n"; }
 done
+# The cells' within-sample gap (the simulator's curve power minus the truth
+# at the journal's tails), by utilisation: ~0 when the tails follow the load
+# as the simulated power does.
+python3 "$here/light_load_gap.py" "$work" $SLOPE "$EXPONENT"
 python3 "$here/light_load_report.py" "$work" $mode $IDLE $SLOPE "$EXPONENT" "$STEP"
