@@ -162,7 +162,8 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
 /* The busy time between the sub-samples read since the last sweep: the
  * slices from the last sweep's counter through them to this one's (none
  * when the counter went back, e.g. the scope's cgroup was remade). */
-static void agent_fill_slices(struct erg_agent *a, uint64_t mono, const struct erg_cpu_totals *cpu) {
+static void agent_fill_slices(struct erg_agent *a, uint64_t mono,
+                              const struct erg_cpu_totals *cpu) {
   size_t n = 0;
   uint64_t t = a->mono_prev, c = agent_busy_counter_ns(a, &a->cpu_prev);
   int ok = !a->sub_bad;

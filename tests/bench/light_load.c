@@ -21,7 +21,8 @@
  * the fit with the smaller residual sum of squares kept; prints, over seeds 1 … N, the mean,
  * standard deviation and runs more than 10 % off of the fitted curve (disk 0) over the truth.
  * Usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] [--lag-error S]
- *                   [--cell-tails | --agent S] [--phase S] [--choose S] [--response S] [--period S] [--burst]
+ *                   [--cell-tails | --agent S] [--phase S] [--choose S] [--response S] [--period S]
+ * [--burst]
  *                   [--exponent X] [--segments N] [--seeds N] [--shape SHAPE]
  * Results: docs/accuracy.md, "Light load (issue 38)". Not a test. */
 #include <math.h>
@@ -128,8 +129,7 @@ static int fit_tails(struct tick *tk, int nt, const struct sim *sim, int agent_s
     double x[ERG_FIT_MAX_FEATURES];
     for (size_t k = 0; k < m->nfeatures; k++) {
       int d = erg_derived_index(m->feature[k]);
-      x[k] = d >= 0 ? (agent_sub > 0 ? rows[c][3 + d]
-                                     : erg_model_derived_value(m, k, rows[c][0]))
+      x[k] = d >= 0 ? (agent_sub > 0 ? rows[c][3 + d] : erg_model_derived_value(m, k, rows[c][0]))
              : strcmp(m->feature[k], "cpu_seconds_per_second") == 0 ? rows[c][0]
              : strcmp(m->feature[k], "disk_bytes_per_second") == 0  ? rows[c][1]
                                                                     : 0;
@@ -206,8 +206,7 @@ static int fit_one(int seed, const struct sim *sim, struct erg_model *m, int *ch
   if (rc == 0 && sim->alt_sub > 0) {
     struct erg_model alt;
     double rss_alt;
-    if (fit_tails(tk, nt, sim, sim->alt_sub, noise, ncells, &alt, &rss_alt) == 0 &&
-        rss_alt < rss) {
+    if (fit_tails(tk, nt, sim, sim->alt_sub, noise, ncells, &alt, &rss_alt) == 0 && rss_alt < rss) {
       *m = alt;
       *chose_alt = 1;
     }
@@ -256,9 +255,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc && erg_curve_shape_parse(argv[i + 1]) >= 0)
       sim.shape = (enum erg_curve_shape)erg_curve_shape_parse(argv[++i]);
     else {
-      fprintf(stderr, "usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] "
-                      "[--lag-error S] [--cell-tails | --agent S] [--phase S] [--choose S] [--response S] [--period S] "
-                      "[--burst] [--exponent X] [--segments N] [--seeds N] [--shape auto|monotone|convex]\n");
+      fprintf(
+          stderr,
+          "usage: light_load [--disk] [--kio CORE] [--jitter CORE] [--offset S] "
+          "[--lag-error S] [--cell-tails | --agent S] [--phase S] [--choose S] [--response S] "
+          "[--period S] "
+          "[--burst] [--exponent X] [--segments N] [--seeds N] [--shape auto|monotone|convex]\n");
       return 1;
     }
   }
@@ -286,19 +288,20 @@ int main(int argc, char **argv) {
   char every[64] = "segment";
   if (sim.period > 0)
     snprintf(every, sizeof every, "%.2g-%.2g s", sim.period, 1.5 * sim.period);
-  printf("%s, kio %.2f core per 40 MB/s, %s %.2f core, levels every %s, segments at +%d s, "
-         "lag error %d s, %d segments of %d s, power per %.1f s of load, tails %s %.1f s, %d fits:\n",
-         sim.disk ? "CPU + direct I/O" : "CPU only", sim.kio, sim.burst ? "bursts, jitter" : "jitter",
-         sim.burst ? 0 : sim.jitter, every, sim.offset,
-         sim.lag_error, sim.segs, SEG_SECONDS, (double)sim.response_sub / SUB,
-         sim.agent_sub ? "of the agent's samples of" : "of the cell's mean, cells of",
-         sim.agent_sub ? (double)sim.agent_sub / SUB : 5.0, n);
+  printf(
+      "%s, kio %.2f core per 40 MB/s, %s %.2f core, levels every %s, segments at +%d s, "
+      "lag error %d s, %d segments of %d s, power per %.1f s of load, tails %s %.1f s, %d fits:\n",
+      sim.disk ? "CPU + direct I/O" : "CPU only", sim.kio, sim.burst ? "bursts, jitter" : "jitter",
+      sim.burst ? 0 : sim.jitter, every, sim.offset, sim.lag_error, sim.segs, SEG_SECONDS,
+      (double)sim.response_sub / SUB,
+      sim.agent_sub ? "of the agent's samples of" : "of the cell's mean, cells of",
+      sim.agent_sub ? (double)sim.agent_sub / SUB : 5.0, n);
   for (int k = 0; k < 3 && n > 0; k++)
     printf("  %.1f core (u = %.2f): fitted / true %.3f ± %.3f, %d of %d more than 10 %% off\n",
            at[k] * NCPU, at[k], sum[k] / n, sqrt(fmax(sq[k] / n - sum[k] * sum[k] / n / n, 0)),
            miss[k], n);
   if (sim.alt_sub > 0)
-    printf("  the %.1f s samples' tails fitted better in %d of %d\n", (double)sim.alt_sub / SUB, nalt,
-           n);
+    printf("  the %.1f s samples' tails fitted better in %d of %d\n", (double)sim.alt_sub / SUB,
+           nalt, n);
   return 0;
 }

@@ -677,7 +677,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_overlap),
                                      cmocka_unit_test(test_sample_apportion),
                                      cmocka_unit_test(test_sample_tails),
-      cmocka_unit_test(test_slice_tails),
+                                     cmocka_unit_test(test_slice_tails),
                                      cmocka_unit_test(test_feeds_sum),
                                      cmocka_unit_test(test_feed_missing),
                                      cmocka_unit_test(test_late_and_future),

@@ -493,7 +493,8 @@ static void test_busy_slices(void **state) {
   make_sample();
   iv.monotonic_start_ns = 1000 * ERG_NS_PER_S;
   iv.monotonic_end_ns = iv.monotonic_start_ns + ERG_NS_PER_S;
-  uint64_t end[] = {400000000, 700000000, ERG_NS_PER_S}, busy[] = {200000000, 1200000000, 600000000};
+  uint64_t end[] = {400000000, 700000000, ERG_NS_PER_S},
+           busy[] = {200000000, 1200000000, 600000000};
   totals.cpu_busy_slice_ns = busy;
   totals.busy_slice_end_ns = end;
   totals.n_cpu_busy_slice_ns = totals.n_busy_slice_end_ns = 3;
@@ -520,18 +521,12 @@ static void test_busy_slices(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hello_changes),
-      cmocka_unit_test(test_honest),
-      cmocka_unit_test(test_busy_slices),
-      cmocka_unit_test(test_future_interval),
-      cmocka_unit_test(test_interval_bound),
-      cmocka_unit_test(test_ncpu),
-      cmocka_unit_test(test_ncpu_hello_run),
-      cmocka_unit_test(test_cpu),
-      cmocka_unit_test(test_rates_and_counts),
-      cmocka_unit_test(test_reason_names),
-      cmocka_unit_test(test_config_key),
-      cmocka_unit_test(test_gpu),
+      cmocka_unit_test(test_hello_changes),    cmocka_unit_test(test_honest),
+      cmocka_unit_test(test_busy_slices),      cmocka_unit_test(test_future_interval),
+      cmocka_unit_test(test_interval_bound),   cmocka_unit_test(test_ncpu),
+      cmocka_unit_test(test_ncpu_hello_run),   cmocka_unit_test(test_cpu),
+      cmocka_unit_test(test_rates_and_counts), cmocka_unit_test(test_reason_names),
+      cmocka_unit_test(test_config_key),       cmocka_unit_test(test_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
