@@ -307,16 +307,19 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* The scope decides what "the node" is: said at start, whole or not. */
-  erg_info("node %s, interval %.3gs, collection %s, scope %s%s, %s %s", cfg.node,
-           cfg.interval_seconds, erg_agent_hello(a)->collection, cfg.scope[0] ? "cgroup " : "",
-           cfg.scope[0] ? cfg.scope : "the whole machine", tx ? "sending to" : "dumping",
-           tx ? cfg.collector : "to stdout");
   uint64_t step = (uint64_t)(cfg.interval_seconds * 1e9);
   /* The busy time's sub-samples: at least 2 per interval, at most 255. */
   double sub_s = fmax(cfg.sub_interval_seconds, cfg.interval_seconds / 255);
   uint64_t sub = cfg.sub_interval_seconds > 0 && sub_s * 2 <= cfg.interval_seconds + 1e-9
                      ? (uint64_t)(sub_s * 1e9)
                      : 0;
+  char subtext[64] = "";
+  if (sub)
+    snprintf(subtext, sizeof subtext, " (busy time every %.3gs)", sub_s);
+  erg_info("node %s, interval %.3gs%s, collection %s, scope %s%s, %s %s", cfg.node,
+           cfg.interval_seconds, subtext, erg_agent_hello(a)->collection,
+           cfg.scope[0] ? "cgroup " : "", cfg.scope[0] ? cfg.scope : "the whole machine",
+           tx ? "sending to" : "dumping", tx ? cfg.collector : "to stdout");
   uint64_t next = erg_time_monotonic_ns();
   long sent = 0;
   while (!stop_requested && (!args.count || sent < args.count)) {
