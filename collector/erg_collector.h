@@ -139,6 +139,20 @@ void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
 void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
                         double system_cpu_seconds, const struct erg_grid_proc *procs,
                         size_t nprocs);
+/* The node's busy time over [t0_ns, t1_ns) within a sample (the agent's
+ * sub-samples). */
+struct erg_grid_slice {
+  uint64_t t0_ns, t1_ns;
+  double busy_cpu_seconds;
+};
+/* erg_grid_add_procs with the sample's busy time in slices (nslices > 0):
+ * the cells' curve tails are then those of each slice's utilisation, as
+ * the meter sees a load that changes within the sample; the slices are
+ * taken as given (ingest checks them). */
+void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                               double busy_cpu_seconds, double system_cpu_seconds,
+                               const struct erg_grid_proc *procs, size_t nprocs,
+                               const struct erg_grid_slice *slices, size_t nslices);
 /* The node's GPU board energy over [t0_ns, t1_ns) (all its GPUs), and
  * of it idle_joules of the GPUs no process used (docs/gpu.md), apportioned
  * by overlap; marks the cells as having the GPU feature. */

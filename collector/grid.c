@@ -318,9 +318,35 @@ static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
              (p->cycles > 0) << ERG_FEAT_CYCLES;
 }
 
-void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
-                        double system_cpu_seconds, const struct erg_grid_proc *procs,
-                        size_t nprocs) {
+/* The curve's tails at the utilisation of [t0_ns, t1_ns) (busy CPU s in
+ * it), added to each cell it overlaps for its seconds there: a cell's mean
+ * of them is what the meter shows of a load that changes within the cell.
+ * Only cells the sample already opened (no drop counted twice). */
+static void grid_add_tails(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                           double busy_cpu_seconds) {
+  double tail[ERG_NDERIVED], a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9;
+  int64_t s = (int64_t)g->step;
+  if (!(g->ncpu > 0 && b > a))
+    return;
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    if (!isfinite(tail[d] = erg_derived_value(d, busy_cpu_seconds / (b - a), g->ncpu)))
+      return;
+  for (int64_t c0 = (int64_t)floor(a / s) * s; c0 < b; c0 += s) {
+    double lo = a > c0 ? a : (double)c0, hi = b < c0 + s ? b : (double)(c0 + s);
+    struct erg_grid_cell *c = &g->cells[grid_slot(g, c0)];
+    if (hi <= lo || c0 < g->next_final || c->t0 != c0)
+      continue;
+    for (int d = 0; d < ERG_NDERIVED; d++)
+      c->tail_seconds[d] += tail[d] * (hi - lo);
+    c->tail_covered_seconds += hi - lo;
+    c->tail_ncpu = g->ncpu;
+  }
+}
+
+void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                               double busy_cpu_seconds, double system_cpu_seconds,
+                               const struct erg_grid_proc *procs, size_t nprocs,
+                               const struct erg_grid_slice *slices, size_t nslices) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
   if (n == 0)
@@ -332,19 +358,16 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, doub
     return;
   for (size_t k = 0; k < nprocs; k++)
     names[k] = grid_intern(g, procs[k].key ? procs[k].key : "", newest);
-  /* The curve's tails at this sample's utilisation: a cell's mean of them
-   * is what the meter shows of a load that changes within the cell. */
-  double tail[ERG_NDERIVED], span = (double)(t1_ns - t0_ns) / 1e9;
-  bool tails = g->ncpu > 0 && span > 0;
-  for (int d = 0; tails && d < ERG_NDERIVED; d++)
-    tails = isfinite(tail[d] = erg_derived_value(d, busy_cpu_seconds / span, g->ncpu));
+  /* The tails per slice when the agent sub-sampled (issue 38: the load
+   * changes within a sample, the power follows it), else the sample's. */
+  if (nslices)
+    for (size_t i = 0; i < nslices; i++)
+      grid_add_tails(g, slices[i].t0_ns, slices[i].t1_ns, slices[i].busy_cpu_seconds);
+  else
+    grid_add_tails(g, t0_ns, t1_ns, busy_cpu_seconds);
   for (size_t i = 0; i < n; i++) {
     struct erg_grid_cell *c = ov[i].cell;
     double f = ov[i].fraction;
-    for (int d = 0; tails && d < ERG_NDERIVED; d++)
-      c->tail_seconds[d] += tail[d] * ov[i].seconds;
-    c->tail_covered_seconds += tails ? ov[i].seconds : 0;
-    c->tail_ncpu = tails ? g->ncpu : c->tail_ncpu;
     c->agent_seconds += ov[i].seconds;
     c->busy_cpu_seconds += busy_cpu_seconds * f;
     c->system_cpu_seconds += system_cpu_seconds * f;
@@ -353,6 +376,13 @@ void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, doub
       cell_add_proc(c, names[k], &procs[k], f);
   }
   free(names);
+}
+
+void erg_grid_add_procs(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double busy_cpu_seconds,
+                        double system_cpu_seconds, const struct erg_grid_proc *procs,
+                        size_t nprocs) {
+  erg_grid_add_procs_sliced(g, t0_ns, t1_ns, busy_cpu_seconds, system_cpu_seconds, procs, nprocs,
+                            NULL, 0);
 }
 
 void erg_grid_add_gpu(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns, double joules,

@@ -123,8 +123,24 @@ static void node_apply_sample(struct collector *c, struct node_state *n, const E
   if (c->cfg->lag_max_seconds && gpu_joules > 0)
     erg_lag_add_gpu(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, gpu_joules);
   n->grid.ncpu = n->ncpu;
-  erg_grid_add_procs(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
-                     (double)s->system_cpu_ns / 1e9, procs, np);
+  /* The agent's sub-samples of the busy time (checked: ends rising, the
+   * last at the interval's end), placed on the realtime interval. */
+  size_t ns = s->totals ? s->totals->n_cpu_busy_slice_ns : 0;
+  struct erg_grid_slice *sl = ns ? malloc(ns * sizeof *sl) : NULL;
+  double mono_span = (double)(iv->monotonic_end_ns - iv->monotonic_start_ns);
+  double rt_span = (double)(iv->realtime_end_ns - iv->realtime_start_ns);
+  if (!sl || !(mono_span > 0))
+    ns = 0;
+  for (size_t i = 0; i < ns; i++) {
+    double a = i ? (double)s->totals->busy_slice_end_ns[i - 1] : 0;
+    double b = (double)s->totals->busy_slice_end_ns[i];
+    sl[i] = (struct erg_grid_slice){iv->realtime_start_ns + (uint64_t)(a / mono_span * rt_span),
+                                    iv->realtime_start_ns + (uint64_t)(b / mono_span * rt_span),
+                                    (double)s->totals->cpu_busy_slice_ns[i] / 1e9};
+  }
+  erg_grid_add_procs_sliced(&n->grid, iv->realtime_start_ns, iv->realtime_end_ns, busy,
+                            (double)s->system_cpu_ns / 1e9, procs, np, sl, ns);
+  free(sl);
   n->samples++;
   n->dropped_samples += s->dropped_samples;
   if (s->bpf) {

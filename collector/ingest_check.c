@@ -219,6 +219,40 @@ static enum ingest_reason check_gpus(const Erg__Sample *s, char *why, size_t why
   return INGEST_OK;
 }
 
+/* The busy time's slices (sub-samples): as many ends as busy times, ends
+ * rising, the last at the interval's monotonic end, each slice's busy time
+ * within its CPUs x span (with the slack of tick accounting). */
+static enum ingest_reason check_slices(const Erg__Sample *s, char *why, size_t whylen) {
+  const Erg__NodeTotals *t = s->totals;
+  size_t n = t->n_cpu_busy_slice_ns;
+  if (n == 0 && t->n_busy_slice_end_ns == 0)
+    return INGEST_OK;
+  uint64_t span = s->interval->monotonic_end_ns - s->interval->monotonic_start_ns;
+  if (n != t->n_busy_slice_end_ns || n > INGEST_MAX_SLICES)
+    return say(INGEST_CPU, why, whylen, "%zu busy slices with %zu ends (at most %d, as many)", n,
+               t->n_busy_slice_end_ns, INGEST_MAX_SLICES);
+  if (s->interval->monotonic_end_ns < s->interval->monotonic_start_ns ||
+      t->busy_slice_end_ns[n - 1] != span)
+    return say(INGEST_CPU, why, whylen,
+               "busy slices end %.6f s after the interval's start, not at its end (%.6f s)",
+               (double)t->busy_slice_end_ns[n - 1] / 1e9, (double)span / 1e9);
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t end = t->busy_slice_end_ns[i];
+    if (end <= prev)
+      return say(INGEST_CPU, why, whylen, "busy slice %zu ends at %.6f s, not after %.6f s", i,
+                 (double)end / 1e9, (double)prev / 1e9);
+    double cap = (double)t->ncpu * ((double)(end - prev) * 1.25 + 2e7);
+    if ((double)t->cpu_busy_slice_ns[i] > cap)
+      return say(INGEST_CPU, why, whylen,
+                 "busy slice %zu: %.4g CPU s in %.4f s on %u CPUs (at most %.4g s)", i,
+                 (double)t->cpu_busy_slice_ns[i] / 1e9, (double)(end - prev) / 1e9, t->ncpu,
+                 cap / 1e9);
+    prev = end;
+  }
+  return INGEST_OK;
+}
+
 enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest_ref *ref,
                                        uint64_t now_ns, uint64_t ring_ns, char *why,
                                        size_t whylen) {
@@ -227,6 +261,8 @@ enum ingest_reason ingest_check_sample(const Erg__Sample *s, const struct ingest
     r = check_ncpu(s, ref, why, whylen);
   if (r == INGEST_OK)
     r = check_values(s, why, whylen);
+  if (r == INGEST_OK)
+    r = check_slices(s, why, whylen);
   if (r == INGEST_OK)
     r = check_gpus(s, why, whylen);
   if (r == INGEST_OK && why && whylen)

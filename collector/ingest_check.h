@@ -47,6 +47,7 @@ extern const char *const ingest_reason_names[INGEST_NREASONS];
 #define INGEST_GPU_MAX_WATTS 5000.0      /* per GPU board: 4 x the largest boards' limit */
 #define INGEST_GPU_SHARE_SLACK 1e-3      /* a GPU's shares sum to at most 1 + this */
 #define INGEST_GPU_MAX_PERCENT 200.0     /* mean utilisation %: the agent's means may overshoot */
+#define INGEST_MAX_SLICES 1024           /* busy-time slices per sample (sub-samples) */
 
 /* What changed in a node's hello since its last one (ingest_ref_hello). */
 enum {

@@ -159,6 +159,32 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   agent_proc_describe(a, p, st.pid, cgp, NULL, 0);
 }
 
+/* The busy time between the sub-samples read since the last sweep: the
+ * slices from the last sweep's counter through them to this one's (none
+ * when the counter went back, e.g. the scope's cgroup was remade). */
+static void agent_fill_slices(struct erg_agent *a, uint64_t mono,
+                              const struct erg_cpu_totals *cpu) {
+  size_t n = 0;
+  uint64_t t = a->mono_prev, c = agent_busy_counter_ns(a, &a->cpu_prev);
+  int ok = !a->sub_bad;
+  for (size_t i = 0; ok && i <= a->nsub; i++) {
+    uint64_t ti = i < a->nsub ? a->sub_mono[i] : mono;
+    uint64_t ci = i < a->nsub ? a->sub_busy[i] : agent_busy_counter_ns(a, cpu);
+    if (i < a->nsub && (ti <= t || ti >= mono))
+      continue; /* not within the interval */
+    ok = ci >= c;
+    a->slice_end[n] = ti - a->mono_prev;
+    a->slice_busy[n++] = ci - c;
+    t = ti;
+    c = ci;
+  }
+  if (ok && n > 1) {
+    a->totals.n_cpu_busy_slice_ns = a->totals.n_busy_slice_end_ns = n;
+    a->totals.cpu_busy_slice_ns = a->slice_busy;
+    a->totals.busy_slice_end_ns = a->slice_end;
+  }
+}
+
 /* The sample's interval, totals and process list (from the second sweep
  * on). */
 static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
@@ -203,6 +229,7 @@ static void agent_fill_sample(struct erg_agent *a, uint64_t rt, uint64_t mono,
   /* Kernel threads are in the sweep too, so what is left is IRQ time and
    * processes that came and went between sweeps. */
   s->system_cpu_ns = busy_ns > sum_cpu_ns ? busy_ns - sum_cpu_ns : 0;
+  agent_fill_slices(a, mono, cpu);
   s->collection = a->hello.collection;
   if (a->users)
     agent_users_fill(a->users, s, mono);
@@ -222,6 +249,8 @@ static void agent_advance(struct erg_agent *a, uint64_t rt, uint64_t mono,
   a->rt_prev = rt;
   a->mono_prev = mono;
   a->have_prev = 1;
+  a->nsub = 0;
+  a->sub_bad = 0;
 }
 
 /* The /proc path's share of a sweep: every process under proc_root. */

@@ -8,6 +8,18 @@
 
 #include "agent_int.h"
 
+int erg_agent_sub_interval(const char *value, double *out, char *why, size_t whylen) {
+  double v;
+  if (erg_config_double(value, 0, 3600, &v, why, whylen) != 0)
+    return -1;
+  if (v > 0 && v < 0.01) {
+    snprintf(why, whylen, "%s: 0 (off) or at least 0.01", value);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
 void erg_agent_config_defaults(struct erg_agent_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
   if (gethostname(cfg->node, sizeof cfg->node) != 0)
@@ -116,6 +128,8 @@ static int agent_config_cb(void *user, const char *section, const char *key, con
   int rc = -1;
   if (strcmp(key, "interval_seconds") == 0)
     rc = erg_config_double(value, 0.1, 3600, &cfg->interval_seconds, inner, sizeof inner);
+  else if (strcmp(key, "sub_interval_seconds") == 0)
+    rc = erg_agent_sub_interval(value, &cfg->sub_interval_seconds, inner, sizeof inner);
   else if (strcmp(key, "queue_samples") == 0)
     rc = erg_config_long(value, 1, 10000000, &cfg->queue_samples, inner, sizeof inner);
   else if (strcmp(key, "resend_samples") == 0)

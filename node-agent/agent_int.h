@@ -105,6 +105,9 @@ struct agent_gpu_notes {
   char text[AGENT_GPU_NOTES][1100];
 };
 
+/* Busy-time slices per sample at most (sub_interval_seconds). */
+#define AGENT_MAX_SLICES 255
+
 struct erg_agent {
   struct agent_users *users;
   struct erg_agent_config cfg;
@@ -112,6 +115,12 @@ struct erg_agent {
   char boot_id[40];
   struct proc_table prev, cur;
   struct erg_cpu_totals cpu_prev;
+  /* The busy counter read between sweeps (erg_agent_subsample): the
+   * slices' ends of the next sample, and its slices as sent. */
+  uint64_t sub_mono[AGENT_MAX_SLICES], sub_busy[AGENT_MAX_SLICES];
+  size_t nsub;
+  int sub_bad; /* the counter went back (scope gone): no slices this time */
+  uint64_t slice_busy[AGENT_MAX_SLICES + 1], slice_end[AGENT_MAX_SLICES + 1];
   uint64_t disk_prev_r, disk_prev_w, disk_cur_r, disk_cur_w, net_prev_rx, net_prev_tx;
   uint64_t rt_prev, mono_prev;
   uint64_t seq;
@@ -196,6 +205,8 @@ int agent_scope_open(struct erg_agent *a, char *why, size_t whylen);
 int agent_scope_contains(const struct erg_agent *a, const char *cgroup);
 int agent_pid_cgroup(struct erg_agent *a, uint32_t pid, char *out, size_t len);
 uint64_t agent_scope_busy_ns(const struct erg_agent *a);
+/* The cumulative busy ns the sample's cpu_busy_ns is a difference of. */
+uint64_t agent_busy_counter_ns(const struct erg_agent *a, const struct erg_cpu_totals *cpu);
 uint64_t agent_scope_mem_bytes(const struct erg_agent *a);
 
 /* GPUs (agent_gpu.c): readings of gpu.h into the sample. It calls nothing

@@ -65,6 +65,15 @@ struct erg_agent_config {
   char node[128];
   char collector[256]; /* ZeroMQ endpoint, e.g. tcp://127.0.0.1:9711 */
   double interval_seconds;
+  /* The node's busy time is also read every sub_interval_seconds within
+   * the interval (sent as slices, NodeTotals.cpu_busy_slice_ns): the meter
+   * shows the power of a load that changes within the interval, which the
+   * interval's mean does not tell (issue 38). It should be the time over
+   * which the node's power follows its load as the meter shows it: finer
+   * sub-samples than that lower the fitted curve at light load as coarser
+   * ones raise it (docs/accuracy.md). 0 (default): off, as is anything
+   * over half the interval; at least interval / 255 is used. */
+  double sub_interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
   long resend_samples;      /* last samples sent again after a reconnect; 0: none */
   double heartbeat_seconds; /* ZMTP ping interval; 0: max(1 s, interval) */
@@ -86,6 +95,8 @@ struct erg_agent_config {
   char rocm_smi_library[256];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
+/* sub_interval_seconds' value: 0 (off) or 0.01 … 3600. */
+int erg_agent_sub_interval(const char *value, double *out, char *why, size_t whylen);
 /* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */
 int erg_agent_scope_set(struct erg_agent_config *cfg, const char *path, char *why, size_t whylen);
 int erg_agent_config_load(const char *path, struct erg_agent_config *cfg,
@@ -106,6 +117,9 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
  * call) when an interval is complete, 0 after the first (baseline) sweep,
  * -1 with why on error. */
 int erg_agent_sweep(struct erg_agent *a, const Erg__Sample **out, char *why, size_t whylen);
+/* Reads the node's busy time now, a slice's end in the next sample (the
+ * main loop calls it every sub_interval_seconds between sweeps). */
+void erg_agent_subsample(struct erg_agent *a);
 const Erg__Hello *erg_agent_hello(struct erg_agent *a);
 /* 1 once after the hello changed mid-run (the GPUs were lost): send it
  * again now; 0 otherwise. */

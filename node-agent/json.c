@@ -145,15 +145,25 @@ char *erg_agent_sample_json(const Erg__Sample *s, const Erg__Hello *h) {
             (unsigned long long)(iv ? iv->realtime_end_ns : 0),
             (unsigned long long)(iv ? iv->monotonic_start_ns : 0),
             (unsigned long long)(iv ? iv->monotonic_end_ns : 0));
-  if (t)
+  if (t) {
     jb_printf(&b,
               "\"totals\":{\"cpu_busy_ns\":%llu,\"cpu_idle_ns\":%llu,\"mem_used_bytes\":%llu,"
               "\"disk_read_bytes\":%llu,\"disk_write_bytes\":%llu,\"net_rx_bytes\":%llu,"
-              "\"net_tx_bytes\":%llu,\"ncpu\":%u},",
+              "\"net_tx_bytes\":%llu,\"ncpu\":%u",
               (unsigned long long)t->cpu_busy_ns, (unsigned long long)t->cpu_idle_ns,
               (unsigned long long)t->mem_used_bytes, (unsigned long long)t->disk_read_bytes,
               (unsigned long long)t->disk_write_bytes, (unsigned long long)t->net_rx_bytes,
               (unsigned long long)t->net_tx_bytes, t->ncpu);
+    /* The busy time's sub-samples: [end after the start, busy] in ns. */
+    if (t->n_cpu_busy_slice_ns && t->n_cpu_busy_slice_ns == t->n_busy_slice_end_ns) {
+      jb_printf(&b, ",\"busy_slices_ns\":[");
+      for (size_t i = 0; i < t->n_cpu_busy_slice_ns; i++)
+        jb_printf(&b, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)t->busy_slice_end_ns[i],
+                  (unsigned long long)t->cpu_busy_slice_ns[i]);
+      jb_printf(&b, "]");
+    }
+    jb_printf(&b, "},");
+  }
   jb_printf(&b, "\"system_cpu_ns\":%llu,\"dropped_samples\":%llu,",
             (unsigned long long)s->system_cpu_ns, (unsigned long long)s->dropped_samples);
   /* eBPF path only: on /proc the object is absent, not zeros. */

@@ -2,6 +2,7 @@
 /* erg-agent: samples per-process resource use and streams it to ergd. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@ static void agent_sleep_until(uint64_t mono_ns, const sigset_t *run_mask) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
-             "                 [--interval SECONDS] [--count N] [--log-level LEVEL]\n"
+             "                 [--interval SECONDS] [--sub-interval SECONDS] [--count N]\n"
+             "                 [--log-level LEVEL]\n"
              "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
              "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
              "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
@@ -40,6 +42,8 @@ static void usage(FILE *f) {
              "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
              "      --count N         stop after N samples; exit 3 if they could not be\n"
              "                        delivered (no handshake with the collector)\n"
+             "      --sub-interval S  also read the node's busy time every S s within the\n"
+             "                        interval (default 0: off; docs/agent.md)\n"
              "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
              "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
              "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
@@ -124,6 +128,7 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
                                        {"collector", required_argument, 0, 'C'},
                                        {"node", required_argument, 0, 'n'},
                                        {"interval", required_argument, 0, 'i'},
+                                       {"sub-interval", required_argument, 0, 'I'},
                                        {"count", required_argument, 0, 'N'},
                                        {"log-level", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},
@@ -170,6 +175,12 @@ static int agent_parse_args(int argc, char **argv, struct erg_agent_config *cfg,
       case 'i':
         if (erg_config_double(optarg, 0.1, 3600, &cfg->interval_seconds, why, sizeof why)) {
           fprintf(stderr, "erg-agent: --interval: %s\n", why);
+          return 1;
+        }
+        break;
+      case 'I':
+        if (erg_agent_sub_interval(optarg, &cfg->sub_interval_seconds, why, sizeof why)) {
+          fprintf(stderr, "erg-agent: --sub-interval: %s\n", why);
           return 1;
         }
         break;
@@ -300,11 +311,19 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* The scope decides what "the node" is: said at start, whole or not. */
-  erg_info("node %s, interval %.3gs, collection %s, scope %s%s, %s %s", cfg.node,
-           cfg.interval_seconds, erg_agent_hello(a)->collection, cfg.scope[0] ? "cgroup " : "",
-           cfg.scope[0] ? cfg.scope : "the whole machine", tx ? "sending to" : "dumping",
-           tx ? cfg.collector : "to stdout");
   uint64_t step = (uint64_t)(cfg.interval_seconds * 1e9);
+  /* The busy time's sub-samples: at least 2 per interval, at most 255. */
+  double sub_s = fmax(cfg.sub_interval_seconds, cfg.interval_seconds / 255);
+  uint64_t sub = cfg.sub_interval_seconds > 0 && sub_s * 2 <= cfg.interval_seconds + 1e-9
+                     ? (uint64_t)(sub_s * 1e9)
+                     : 0;
+  char subtext[64] = "";
+  if (sub)
+    snprintf(subtext, sizeof subtext, " (busy time every %.3gs)", sub_s);
+  erg_info("node %s, interval %.3gs%s, collection %s, scope %s%s, %s %s", cfg.node,
+           cfg.interval_seconds, subtext, erg_agent_hello(a)->collection,
+           cfg.scope[0] ? "cgroup " : "", cfg.scope[0] ? cfg.scope : "the whole machine",
+           tx ? "sending to" : "dumping", tx ? cfg.collector : "to stdout");
   uint64_t next = erg_time_monotonic_ns();
   long sent = 0;
   while (!stop_requested && (!args.count || sent < args.count)) {
@@ -326,13 +345,24 @@ int main(int argc, char **argv) {
       agent_emit(a, tx, (Erg__Sample *)s, dump, &cfg);
       sent++;
     }
-    /* Fixed-rate schedule on CLOCK_MONOTONIC: no drift, no catch-up bursts. */
+    /* Fixed-rate schedule on CLOCK_MONOTONIC: no drift, no catch-up bursts.
+     * Sub-samples at next - step + k sub, those not yet past. */
+    uint64_t next_sub = next + sub;
     next += step;
     uint64_t now = erg_time_monotonic_ns();
     if (next < now)
       next = now;
-    while (!stop_requested && erg_time_monotonic_ns() < next)
-      agent_sleep_until(next, &run_mask);
+    while (sub && next_sub < now)
+      next_sub += sub;
+    while (!stop_requested && (now = erg_time_monotonic_ns()) < next) {
+      if (sub && now >= next_sub) {
+        erg_agent_subsample(a);
+        while (next_sub <= now)
+          next_sub += sub;
+        continue;
+      }
+      agent_sleep_until(sub && next_sub + sub / 2 < next ? next_sub : next, &run_mask);
+    }
   }
   /* A --count run's samples reach the collector only over a link that is
    * up at its end (the close's linger flushes them): a run that could not

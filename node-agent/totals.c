@@ -42,6 +42,30 @@ static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, u
   }
 }
 
+uint64_t agent_busy_counter_ns(const struct erg_agent *a, const struct erg_cpu_totals *cpu) {
+  return a->cfg.scope[0] ? cpu->scope_busy_ns : agent_ticks_to_ns(a, cpu->busy_ticks);
+}
+
+/* The busy counter alone: the scope's accounting file, else /proc/stat's
+ * first line (tick-sampled: 1 / USER_HZ per CPU, docs/agent.md). */
+void erg_agent_subsample(struct erg_agent *a) {
+  if (a->nsub >= AGENT_MAX_SLICES)
+    return;
+  struct erg_cpu_totals cpu;
+  memset(&cpu, 0, sizeof cpu);
+  if (a->cfg.scope[0])
+    cpu.scope_busy_ns = agent_scope_busy_ns(a);
+  else {
+    char buf[16384];
+    if (agent_read(a, "stat", buf, sizeof buf) != 0 || erg_proc_parse_cpu_totals(buf, &cpu) != 0) {
+      a->sub_bad = 1;
+      return;
+    }
+  }
+  a->sub_mono[a->nsub] = erg_time_monotonic_ns();
+  a->sub_busy[a->nsub++] = agent_busy_counter_ns(a, &cpu);
+}
+
 /* Called by the sweep (/proc path) or at the eBPF drain's cut, which is
  * why it lives below both paths. */
 void agent_sweep_totals(struct erg_agent *a) {

@@ -22,7 +22,7 @@
 # agents sampling every 0.5 s); the full run (by hand, ~15 min) has a noisy
 # meter, 5 s cells, agents at 1 s and a 150 s idle window. KEEP=1 keeps the work directory.
 # TRAIN_S, STEP, NOISE, QUANTUM, EXPONENT, LEVELS (each CPU job's, fractions
-# of a CPU), INTERVAL (the agents'), IDLE_S (the idle window), LAG, UPDATE
+# of a CPU), INTERVAL and SUB (the agents' --interval and --sub-interval), IDLE_S (the idle window), LAG, UPDATE
 # and SEED (the meter's: erg-pdusim --lag, --update, --seed) override the
 # mode's values.
 set -euo pipefail
@@ -86,7 +86,12 @@ erg_start_pdusim --node "io=$SIMPREFIX/$tag-io" --node "cpu=$SIMPREFIX/$tag-cpu"
   --idle $IDLE --slope $SLOPE --exponent "$EXPONENT" --noise "$NOISE" --quantum "$QUANTUM" \
   --lag "$LAG" --update "$UPDATE" --seed "${SEED:-1}" --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv"
 erg_start_ergd
-for n in io cpu; do erg_start_agent $n --scope /$tag-$n --interval "$INTERVAL"; done
+# SUB: the agents' --sub-interval (their busy time's slices, issue 38),
+# by default the simulated power's own step (it follows each UPDATE s of
+# load); SUB=0: off.
+for n in io cpu; do
+  erg_start_agent $n --scope /$tag-$n --interval "$INTERVAL" --sub-interval "${SUB:-$UPDATE}"
+done
 
 run_in() { # CGDIR COMMAND...: the command in that cgroup
   sh -c 'echo $$ > "$0/cgroup.procs" || exit 1; exec "$@"' "$@"
@@ -156,4 +161,8 @@ json.dump(p, open(sys.argv[2], 'w'))" "$work/models/idle/$n.json" "$work/idle-ex
     >"$work/fit-exact-$n.json" 2>"$work/fit-exact-$n.err" ||
     { cat "$work/fit-exact-$n.err"; fail "erg fit (exact idle) $n"; }
 done
+# The cells' within-sample gap (the simulator's curve power minus the truth
+# at the journal's tails), by utilisation: ~0 when the tails follow the load
+# as the simulated power does.
+python3 "$here/light_load_gap.py" "$work" $SLOPE "$EXPONENT"
 python3 "$here/light_load_report.py" "$work" $mode $IDLE $SLOPE "$EXPONENT" "$STEP"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # scope = <cgroup>: only the subtree's processes (a busy one and its busy
-# child) are reported, node busy time is the cgroup's own accounting, and a
-# busy process outside never appears. Both collection paths; real cgroups.
+# child) are reported, node busy time is the cgroup's own accounting (also in
+# slices every 0.25 s, --sub-interval), and a busy process outside never
+# appears. Both collection paths; real cgroups.
 set -euo pipefail
 AGENT=$1
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
@@ -46,7 +47,7 @@ for collection in proc bpf; do
     echo "SKIP (bpf part): kernel without BTF"; continue
   fi
   t0=$(cpu_of $(cat "$cg/cgroup.procs")) w0=$(date +%s%N)
-  "$AGENT" --dump --count 3 --interval 1 --collection $collection --scope "/$name" \
+  "$AGENT" --dump --count 3 --interval 1 --sub-interval 0.25 --collection $collection --scope "/$name" \
     >"$work/$collection.json" 2>"$work/$collection.log"
   t1=$(cpu_of $(cat "$cg/cgroup.procs")) w1=$(date +%s%N)
   python3 - "$work/$collection.json" "$collection" "/$name" "$inside" "$outside" \
@@ -71,6 +72,16 @@ for s in samples:
     assert 0 < busy <= 2.1 * wall, (busy, wall)
     assert abs(busy - procs) <= 0.15 * busy + 0.05, (busy, procs)
     assert s["system_cpu_ns"] / 1e9 <= 0.15 * busy + 0.05, s["system_cpu_ns"]
+    # The busy time in slices every 0.25 s (issue 38): ends rising to the
+    # interval's end, their busy times the sample's, each within 2 CPUs
+    # (their lengths vary with how late the reads wake on a loaded host).
+    sl = s["totals"]["busy_slices_ns"]
+    assert 2 <= len(sl) <= 5, sl  # reads due while the sweep runs are skipped
+    ends = [e for e, _ in sl]
+    span = s["monotonic_end_ns"] - s["monotonic_start_ns"]
+    assert ends == sorted(set(ends)) and ends[-1] == span, (ends, span)
+    assert sum(b for _, b in sl) == s["totals"]["cpu_busy_ns"], (sl, s["totals"])
+    assert all(b <= 2 * (e - p) + 2e7 for (p, (e, b)) in zip([0] + ends, sl)), sl
     print(f"{coll}: {len(pids)} processes, busy {busy:.3f} s, processes {procs:.3f} s, "
           f"[system] {s['system_cpu_ns']/1e9:.3f} s")
 # The samples cover part of the run (not the agent's start): busy time is

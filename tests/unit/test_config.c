@@ -363,6 +363,8 @@ static void test_errors(void **state) {
   expect_error("[agent]\nheartbeat_seconds = 0.05\n", ":2: key 'heartbeat_seconds'", 1);
   expect_error("[agent]\nheartbeat_seconds = 601\n", ":2: key 'heartbeat_seconds'", 1);
   expect_error("[agent]\nresend_samples = -1\n", ":2: key 'resend_samples'", 1);
+  expect_error("[agent]\nsub_interval_seconds = 0.005\n", "0 (off) or at least 0.01", 1);
+  expect_error("[agent]\nsub_interval_seconds = -1\n", ":2: key 'sub_interval_seconds'", 1);
   expect_error("[collector]\nwal = maybe\n", ":2: key 'wal'", 0);
   expect_error("[collector]\nwal_max_bytes = 1000\n", ":2: key 'wal_max_bytes'", 0);
 }
@@ -520,6 +522,12 @@ static void test_hostile(void **state) {
   struct erg_agent_config a;
   erg_agent_config_defaults(&a);
   assert_int_equal(erg_agent_config_load(path, &a, &err), 0);
+  assert_float_equal(a.sub_interval_seconds, 0, 0); /* off by default */
+  unlink(path);
+  write_conf("[agent]\nsub_interval_seconds = 0.1\n");
+  erg_agent_config_defaults(&a);
+  assert_int_equal(erg_agent_config_load(path, &a, &err), 0);
+  assert_float_equal(a.sub_interval_seconds, 0.1, 0);
   unlink(path);
 }
 

@@ -180,6 +180,40 @@ static void test_sample_tails(void **state) {
   erg_grid_free(&g);
 }
 
+/* Issue 38: an agent sample with its busy time in slices (sub-samples)
+ * gives its cells the tails of each slice's utilisation, over the part of
+ * each slice in the cell: a 2 s sample over a cell border at T0 + 5, idle
+ * for 1.5 s then both CPUs busy for 0.5 s (1 CPU-s in all), and a 3 s
+ * steady sample before it. Without the slices the same cell has the tails
+ * of u = 0.25 for those 2 s. */
+static void test_slice_tails(void **state) {
+  (void)state;
+  for (int sliced = 0; sliced < 2; sliced++) {
+    struct erg_grid g;
+    erg_grid_init(&g, 5);
+    g.ncpu = 2;
+    erg_grid_add_sample(&g, S(T0), S(T0 + 3), 1.5, 0, NULL, NULL, 0); /* u = 0.25 */
+    struct erg_grid_slice sl[] = {{S(T0 + 3), S(T0 + 3) + 1500000000ULL, 0},
+                                  {S(T0 + 3) + 1500000000ULL, S(T0 + 5), 1}};
+    erg_grid_add_procs_sliced(&g, S(T0 + 3), S(T0 + 5), 1, 0, NULL, 0, sl, sliced ? 2 : 0);
+    /* Slices past the cell's end are placed in the next cell. */
+    struct erg_grid_slice next[] = {{S(T0 + 5), S(T0 + 5) + 500000000ULL, 1},
+                                    {S(T0 + 5) + 500000000ULL, S(T0 + 10), 0}};
+    erg_grid_add_procs_sliced(&g, S(T0 + 5), S(T0 + 10), 1, 0, NULL, 0, next, sliced ? 2 : 0);
+    struct erg_grid_cell c;
+    memset(&c, 0, sizeof c);
+    erg_grid_finalize(&g, T0 + 100, 0, on_cell_tails, &c);
+    assert_float_equal(c.tail_covered_seconds, 5, 1e-9);
+    assert_float_equal(c.busy_cpu_seconds, 2.5, 1e-9);
+    for (int d = 0; d < ERG_NDERIVED; d++) {
+      double quarter = erg_derived_value(d, 0.5, 2);
+      double want = sliced ? (3 * quarter + 1.5 * 0 + 0.5 * 1) / 5 : quarter;
+      assert_float_equal(c.tail_seconds[d] / c.tail_covered_seconds, want, 1e-9);
+    }
+    erg_grid_free(&g);
+  }
+}
+
 static void on_cell_count(void *user, const struct erg_grid_result *r) {
   (void)user;
   (void)r;
@@ -643,6 +677,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_energy_overlap),
                                      cmocka_unit_test(test_sample_apportion),
                                      cmocka_unit_test(test_sample_tails),
+                                     cmocka_unit_test(test_slice_tails),
                                      cmocka_unit_test(test_feeds_sum),
                                      cmocka_unit_test(test_feed_missing),
                                      cmocka_unit_test(test_late_and_future),

@@ -484,19 +484,49 @@ static void test_hello_changes(void **state) {
   assert_int_equal(strlen(line), 39);
 }
 
+/* Issue 38: the busy time's slices (the agent's sub-samples): as many
+ * ends as busy times, rising, the last at the interval's monotonic end,
+ * each within its CPUs x span; otherwise refused with a reason. */
+static void test_busy_slices(void **state) {
+  (void)state;
+  char why[256];
+  make_sample();
+  iv.monotonic_start_ns = 1000 * ERG_NS_PER_S;
+  iv.monotonic_end_ns = iv.monotonic_start_ns + ERG_NS_PER_S;
+  uint64_t end[] = {400000000, 700000000, ERG_NS_PER_S},
+           busy[] = {200000000, 1200000000, 600000000};
+  totals.cpu_busy_slice_ns = busy;
+  totals.busy_slice_end_ns = end;
+  totals.n_cpu_busy_slice_ns = totals.n_busy_slice_end_ns = 3;
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_OK);
+  totals.n_busy_slice_end_ns = 2; /* one end missing */
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_CPU);
+  assert_non_null(strstr(why, "3 busy slices with 2 ends"));
+  totals.n_busy_slice_end_ns = 3;
+  end[2] = ERG_NS_PER_S - 1; /* not at the interval's end */
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_CPU);
+  assert_non_null(strstr(why, "not at its end"));
+  end[2] = ERG_NS_PER_S;
+  end[1] = end[0]; /* an empty slice */
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_CPU);
+  assert_non_null(strstr(why, "busy slice 1 ends at 0.400000 s, not after 0.400000 s"));
+  end[1] = 700000000;
+  busy[1] = 1600000000; /* 1.6 CPU-s in 0.3 s on 4 CPUs: more than 1.58 */
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_CPU);
+  assert_non_null(strstr(why, "busy slice 1: 1.6 CPU s in 0.3000 s on 4 CPUs"));
+  busy[1] = 1200000000;
+  assert_int_equal(wire_check(NULL, why, sizeof why), INGEST_OK);
+  totals.n_cpu_busy_slice_ns = totals.n_busy_slice_end_ns = 0;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hello_changes),
-      cmocka_unit_test(test_honest),
-      cmocka_unit_test(test_future_interval),
-      cmocka_unit_test(test_interval_bound),
-      cmocka_unit_test(test_ncpu),
-      cmocka_unit_test(test_ncpu_hello_run),
-      cmocka_unit_test(test_cpu),
-      cmocka_unit_test(test_rates_and_counts),
-      cmocka_unit_test(test_reason_names),
-      cmocka_unit_test(test_config_key),
-      cmocka_unit_test(test_gpu),
+      cmocka_unit_test(test_hello_changes),    cmocka_unit_test(test_honest),
+      cmocka_unit_test(test_busy_slices),      cmocka_unit_test(test_future_interval),
+      cmocka_unit_test(test_interval_bound),   cmocka_unit_test(test_ncpu),
+      cmocka_unit_test(test_ncpu_hello_run),   cmocka_unit_test(test_cpu),
+      cmocka_unit_test(test_rates_and_counts), cmocka_unit_test(test_reason_names),
+      cmocka_unit_test(test_config_key),       cmocka_unit_test(test_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
