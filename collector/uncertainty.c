@@ -60,6 +60,7 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
     in->misfit_watts = m->metrics.rmse_watts;
   if (m)
     in->misfit_cells = m->misfit_correlation_cells;
+  in->noise_watts = erg_model_noise_watts(m);
   double P = r->measured_watts, step = r->step > 0 ? r->step : 1;
   if (!isfinite(P))
     return; /* estimated: the misfit stands in for the meter */
