@@ -108,6 +108,8 @@ static void jobs_store_unc(const struct erg_report_options *o, const char *data_
         report_archive(NULL, path, watts, 1, o->from_s, o->to_s, NULL, &v[k], why, sizeof why) != 0)
       return;
   }
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0))
+    return;
   j->unc_sd_j += isfinite(v[0].energy_j) ? v[0].energy_j : 0;
   j->unc_var_j += isfinite(v[1].energy_j) ? v[1].energy_j : 0;
   j->unc_known = 1;

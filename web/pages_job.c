@@ -96,7 +96,8 @@ static void job_interval(FILE *f, const struct web_ctx *c, const struct web_job 
                        sizeof why) != 0)
       return;
   double low, high;
-  if (!isfinite(v[0].energy_j) || !isfinite(v[1].energy_j) || !(j->key.energy_j > 0))
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0) || !isfinite(v[0].energy_j) ||
+      !isfinite(v[1].energy_j) || !(j->key.energy_j > 0))
     return;
   erg_unc_interval(j->key.energy_j, v[0].energy_j, v[1].energy_j, &low, &high);
   erg_energy_text(low, lo, sizeof lo);

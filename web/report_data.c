@@ -211,6 +211,9 @@ static int report_unc_part(struct report_ctx *c, const char *path, const char *o
         return -1;
     }
   }
+  /* Keys that are no job ([other], [system]) have the sources, never a value. */
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0))
+    return 0;
   r->unc_sd_j = v[0].energy_j;
   r->unc_var_j = v[1].energy_j;
   r->unc_known = 1;

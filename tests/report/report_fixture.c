@@ -24,7 +24,9 @@
  * 2 W (linear sd) and var 20,000 J²/s (as much as the sd²) of cluster/job's
  * archive; none for the other jobs (their archives have "watts" only, as
  * an older ergd's). Node two's dynamic power's (nodes/node two/dynamic_unc/
- * node.rrd, sd and var): 3 W, 10,000 J²/s; none on n1.
+ * node.rrd, sd and var): 3 W, 10,000 J²/s; none on n1. Node two's job
+ * "[other]" (5 W) has the sources sd and var, never a value, as ergd writes
+ * a key that is no job; its job 1234 sd 1 W, var 5,000 J²/s there.
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -74,13 +76,16 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_node_update(s, "node two", &b, why, sizeof why) ||
              erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
-             erg_store_key_update(s, "node two", "job", "1234", t, 30, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "job", "1234", t, unc_ds,
+                                     (double[]){30, 1, 5000}, 3, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu", "node", t, 15, why, sizeof why) ||
              erg_store_key_update(s, NULL, "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update_ds(s, "node two", "dynamic_unc", "node", t, unc_ds + 1,
                                      (double[]){3, 10000}, 2, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "job", "[other]", t, unc_ds,
+                                     (double[]){5, NAN, NAN}, 3, why, sizeof why) ||
              erg_store_key_update_ds(s, NULL, "job", "1234", t, unc_ds, (double[]){80, 2, 20000}, 3,
                                      why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||

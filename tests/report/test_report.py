@@ -224,7 +224,8 @@ node_rows = {r["node"]: r for r in rows_csv(*period)}
 all_j = sum(float(r["energy_joules"]) for r in node_rows.values())
 check(abs(float(rows["1234"]["share_of_node"]) - got / all_j) <= 5.1e-7, "job share of all nodes' energy (6 decimals)")
 per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
-check(set(per) == {("n1", "1234"), ("n1", "4242"), ("node two", "1234"), ("node two", hostile)}
+check(set(per) == {("n1", "1234"), ("n1", "4242"), ("node two", "1234"), ("node two", hostile),
+                   ("node two", "[other]")}
       | {(n, k) for n in ("n1", "node two") for k in ("[idle]", "[unattributed]")},
       "--per-node: per-node job rows")
 check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
@@ -350,6 +351,16 @@ check(sd > 0 and j.get("energy_joules_high") is not None
 j4242 = jobs_rows("--from", str(t_to - 3600), "--to", str(t_to)).get("4242", {})
 check("energy_joules_low" in j4242 and j4242["energy_joules_low"] is None,
       f"jobs: 4242's archive has no sd/var, no interval: {j4242.get('energy_joules_low')!r}")
+other = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
+                             "--per-node") if r["job"] == "[other]"]
+two_unc = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
+                               "--per-node") if r["node"] == "node two" and r["job"] == "1234"]
+ks = float(two_unc[0]["known_s"]) if two_unc else 0  # node two's archives start late
+thalf = 1.959964 * math.sqrt((1 * ks) ** 2 + 5000 * ks)
+check(other and all(r.get("energy_joules_low") == "" for r in other) and two_unc
+      and close(float(two_unc[0]["energy_joules_high"]) - float(two_unc[0]["energy_joules"]), thalf, 1e-3),
+      f"report --by job --per-node: node two's 1234 +- {thalf:.0f} J from its archive's sd, var; "
+      f"[other]'s never known, no interval: {other} {two_unc}")
 rows_j = rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job")
 r1234 = [r for r in rows_j if r["job"] == "1234"]
 check(r1234 and list(r1234[0])[-2:] == ["energy_joules_low", "energy_joules_high"]
