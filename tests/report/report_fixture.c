@@ -26,7 +26,9 @@
  * an older ergd's). Node two's dynamic power's (nodes/node two/dynamic_unc/
  * node.rrd, sd and var): 3 W, 10,000 J²/s; none on n1. Node two's job
  * "[other]" (5 W) has the sources sd and var, never a value, as ergd writes
- * a key that is no job; its job 1234 sd 1 W, var 5,000 J²/s there.
+ * a key that is no job; its job 1234 sd 1 W, var 5,000 J²/s there. n1's
+ * 1234 has them as an ergd of git 7c05ca9 wrote them, separate archives
+ * nodes/n1/job_sd/1234.rrd (2 W) and job_var/ (20,000 J²/s).
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +78,8 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_node_update(s, "node two", &b, why, sizeof why) ||
              erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "job_sd", "1234", t, 2, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "job_var", "1234", t, 20000, why, sizeof why) ||
              erg_store_key_update_ds(s, "node two", "job", "1234", t, unc_ds,
                                      (double[]){30, 1, 5000}, 3, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu_job", "1234", t, 12, why, sizeof why) ||

@@ -353,8 +353,15 @@ check("energy_joules_low" in j4242 and j4242["energy_joules_low"] is None,
       f"jobs: 4242's archive has no sd/var, no interval: {j4242.get('energy_joules_low')!r}")
 other = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
                              "--per-node") if r["job"] == "[other]"]
-two_unc = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
-                               "--per-node") if r["node"] == "node two" and r["job"] == "1234"]
+pn = rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job", "--per-node")
+two_unc = [r for r in pn if r["node"] == "node two" and r["job"] == "1234"]
+one_unc = [r for r in pn if r["node"] == "n1" and r["job"] == "1234"]
+ks1 = float(one_unc[0]["known_s"]) if one_unc else 0
+ohalf = 1.959964 * math.sqrt((2 * ks1) ** 2 + 20000 * ks1)
+check(one_unc and one_unc[0]["energy_joules_high"] != ""
+      and close(float(one_unc[0]["energy_joules_high"]) - float(one_unc[0]["energy_joules"]), ohalf, 1e-3),
+      f"report --by job --per-node: n1's 1234 +- {ohalf:.0f} J from the older separate "
+      f"job_sd/job_var archives: {one_unc}")
 ks = float(two_unc[0]["known_s"]) if two_unc else 0  # node two's archives start late
 thalf = 1.959964 * math.sqrt((1 * ks) ** 2 + 5000 * ks)
 check(other and all(r.get("energy_joules_low") == "" for r in other) and two_unc
