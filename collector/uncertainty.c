@@ -96,20 +96,21 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
 /* Sets each job entry's interval parts from the cell's shares: the sums
  * over its rows of job_sd_watts (linear: the rows of one job move
  * together) and job_var_watts2 × step (attribute.c puts a job's on its
- * first row); NAN for entries that are no job ([other], [none], [system]). */
+ * first row); NAN for entries that are no job ([other], [none], [system]:
+ * the bracketed names). */
 void unc_jobs_fill(const struct erg_attr_share *sh, size_t nkeys, double step,
                    struct profile_entry *e, size_t ne) {
   for (size_t i = 0; i < ne; i++)
-    e[i].sd_watts = e[i].var_watts2 = NAN;
+    e[i].sd_watts = e[i].var_watts2 = e[i].key[0] == '[' ? NAN : 0;
+  /* Only a job's first row carries its parts: one lookup per job. */
   for (size_t j = 0; j < nkeys; j++) {
     const char *job;
-    size_t jl = profile_key_field(sh[j].key, PROFILE_JOB, &job);
-    if (!jl)
+    size_t jl;
+    if ((sh[j].job_sd_watts == 0 && sh[j].job_var_watts2 == 0) ||
+        !(jl = profile_key_field(sh[j].key, PROFILE_JOB, &job)))
       continue;
     for (size_t i = 0; i < ne; i++)
       if (!strncmp(e[i].key, job, jl) && e[i].key[jl] == '\0') {
-        if (isnan(e[i].sd_watts))
-          e[i].sd_watts = e[i].var_watts2 = 0;
         e[i].sd_watts += sh[j].job_sd_watts;
         e[i].var_watts2 += sh[j].job_var_watts2 * step;
         break;
