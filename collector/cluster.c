@@ -108,7 +108,8 @@ int cluster_add_unc(struct cluster *cl, int64_t t_end, const char *job, double w
   char *k = strdup(job);
   if (!k)
     return -1;
-  c->jobs[c->n++] = (struct profile_entry){.key = k, .watts = watts, .sd_watts = sd, .var_watts2 = var};
+  c->jobs[c->n++] =
+      (struct profile_entry){.key = k, .watts = watts, .sd_watts = sd, .var_watts2 = var};
   *erg_name_index_slot(&c->index, job, cell_job_name, c->jobs) = (uint32_t)c->n;
   return 0;
 }

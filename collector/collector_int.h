@@ -269,7 +269,7 @@ struct profile_known_key {
   char *key;
   int64_t last_t;
   double joules;
-  double watts; /* mean power in the last cell written (0 when absent) */
+  double watts;                  /* mean power in the last cell written (0 when absent) */
   double sd_joules, var_joules2; /* Σ sd · step and Σ var · step of the interval (unc) */
 };
 struct profile_known {

@@ -174,7 +174,7 @@ struct collector {
   struct cluster *gpu_cluster;
   struct profile_known cluster_gpu_jobs;
   int cluster_gpu_jobs_loaded;
-  struct auth *auth;       /* NULL: plain TCP, no CURVE */
+  struct auth *auth; /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, store_errors;
   struct store_spell journal_spell;        /* journal appends (store_spell_note) */

@@ -125,8 +125,7 @@ static const char *const unc_dynamic_ds[2] = {"sd", "var"};
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
                     const struct erg_cell_power *pw) {
   double v[2] = {pw->dynamic_sd_watts, pw->dynamic_var_watts2 * c->cfg->step_seconds};
-  writer_key_ds(c->writer, n->name, UNC_DYNAMIC_KIND, UNC_DYNAMIC_KEY, t_end, unc_dynamic_ds, v,
-                2);
+  writer_key_ds(c->writer, n->name, UNC_DYNAMIC_KIND, UNC_DYNAMIC_KEY, t_end, unc_dynamic_ds, v, 2);
 }
 
 int unc_job_sums(const struct collector *c, const char *job, double *sd_j, double *var_j) {

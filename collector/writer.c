@@ -98,10 +98,10 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
     return;
   }
   int rc = !op->kind ? erg_store_node_update(w->store, op->node, &op->cell, why, sizeof why)
-           : op->nds  ? erg_store_key_update_ds(w->store, op->node, op->kind, op->key, op->t_end,
-                                                op->ds, op->vals, op->nds, why, sizeof why)
-                      : erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
-                                             op->watts, why, sizeof why);
+           : op->nds ? erg_store_key_update_ds(w->store, op->node, op->kind, op->key, op->t_end,
+                                               op->ds, op->vals, op->nds, why, sizeof why)
+                     : erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
+                                            op->watts, why, sizeof why);
   writer_note(w, rc, why);
 }
 

@@ -195,8 +195,8 @@ static int report_unc_part(struct report_ctx *c, const char *path, const char *o
   static const char *const ds[] = {"sd", "var"}, *const watts[] = {"watts"};
   struct report_value v[2];
   char old[1700];
-  if (report_is_file(path) && report_archive(NULL, path, ds, 2, c->o->from_s, c->o->to_s, NULL,
-                                             v, c->why, sizeof c->why) != 0)
+  if (report_is_file(path) && report_archive(NULL, path, ds, 2, c->o->from_s, c->o->to_s, NULL, v,
+                                             c->why, sizeof c->why) != 0)
     return -1;
   if (!report_is_file(path) || v[0].absent || v[1].absent) {
     for (int k = 0; k < 2; k++) {

@@ -340,9 +340,12 @@ static void test_model_file(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_two_keys),     cmocka_unit_test(test_estimated_and_no_cov),
-      cmocka_unit_test(test_interval),     cmocka_unit_test(test_fit_covariance),
-      cmocka_unit_test(test_held_at_zero), cmocka_unit_test(test_model_file),
+      cmocka_unit_test(test_two_keys),
+      cmocka_unit_test(test_estimated_and_no_cov),
+      cmocka_unit_test(test_interval),
+      cmocka_unit_test(test_fit_covariance),
+      cmocka_unit_test(test_held_at_zero),
+      cmocka_unit_test(test_model_file),
       cmocka_unit_test(test_node_noise_coverage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,13 +176,11 @@ static void test_key_ds(void **state) {
   assert_int_equal(erg_store_key_update(s, "n1", "job", "old", T0 + 5, 7, why, sizeof why), 0);
   for (int i = 1; i <= 3; i++) {
     double v[3] = {10.0 * i, 0.5 * i, 100.0 * i};
-    assert_int_equal(erg_store_key_update_ds(s, "n1", "job", "new", T0 + 5 * i, ds, v, 3, why,
-                                             sizeof why),
-                     0);
+    assert_int_equal(
+        erg_store_key_update_ds(s, "n1", "job", "new", T0 + 5 * i, ds, v, 3, why, sizeof why), 0);
     if (i > 1)
-      assert_int_equal(erg_store_key_update_ds(s, "n1", "job", "old", T0 + 5 * i, ds, v, 3, why,
-                                               sizeof why),
-                       0);
+      assert_int_equal(
+          erg_store_key_update_ds(s, "n1", "job", "old", T0 + 5 * i, ds, v, 3, why, sizeof why), 0);
   }
   assert_int_equal(erg_store_key_path(s, "n1", "job", "new", path, sizeof path), 0);
   assert_int_equal(erg_store_key_path(s, "n1", "job", "old", old, sizeof old), 0);
@@ -190,8 +188,7 @@ static void test_key_ds(void **state) {
     assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5 * i, NULL), 10.0 * i, 1e-9);
     assert_float_equal(rrdtool_fetch(path, "sd", T0 + 5 * i, NULL), 0.5 * i, 1e-9);
     assert_float_equal(rrdtool_fetch(path, "var", T0 + 5 * i, NULL), 100.0 * i, 1e-9);
-    assert_float_equal(rrdtool_fetch(old, "watts", T0 + 5 * i, NULL), i == 1 ? 7 : 10.0 * i,
-                       1e-9);
+    assert_float_equal(rrdtool_fetch(old, "watts", T0 + 5 * i, NULL), i == 1 ? 7 : 10.0 * i, 1e-9);
   }
   assert_true(isnan(rrdtool_fetch(old, "sd", T0 + 10, NULL)));
   assert_string_equal(rrdtool_info(path, "ds[var].minimal_heartbeat"), "10");
@@ -409,15 +406,11 @@ static void test_update_waits_for_reader_lock(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_roundtrip),
-                                     cmocka_unit_test(test_layout),
-                                     cmocka_unit_test(test_keep_days),
-                                     cmocka_unit_test(test_key_roundtrip),
-                                     cmocka_unit_test(test_key_ds),
-                                     cmocka_unit_test(test_out_of_order),
-                                     cmocka_unit_test(test_hostile_names),
-                                     cmocka_unit_test(test_cluster_and_name),
-                                     cmocka_unit_test(test_bad_options),
-                                     cmocka_unit_test(test_update_waits_for_reader_lock)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_keep_days),      cmocka_unit_test(test_key_roundtrip),
+      cmocka_unit_test(test_key_ds),         cmocka_unit_test(test_out_of_order),
+      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),
+      cmocka_unit_test(test_bad_options),    cmocka_unit_test(test_update_waits_for_reader_lock)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
