@@ -27,7 +27,6 @@ static void collector_flush_cluster(struct collector *c, int64_t now) {
     done = horizon;
   cluster_flush(c->cluster, done, cluster_write_cell, c);
   cluster_flush(c->gpu_cluster, done, cluster_write_gpu_cell, c);
-  unc_flush(c, done);
 }
 
 /* A feed of the node reads power estimated from A x V (source state of
@@ -171,7 +170,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
   if (rc == 0 && !(r->flags & ERG_CELL_NO_AGENT)) {
     node_write_keys(c, n, t_end, sh, r->cell->nkeys);
     if (c->cfg->energy_intervals)
-      node_write_unc(c, n, t_end, sh, r->cell->nkeys, &pw);
+      node_write_unc(c, n, t_end, &pw);
     node_gpu_cell(c, n, r, sh, &pw);
     n->has_data = 1;
     c->render_due |= c->last_render == 0;

@@ -80,6 +80,11 @@ static int cell_grow(struct cluster_cell *c) {
 }
 
 int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts) {
+  return cluster_add_unc(cl, t_end, job, watts, 0, 0);
+}
+
+int cluster_add_unc(struct cluster *cl, int64_t t_end, const char *job, double watts, double sd,
+                    double var) {
   if (t_end <= cl->flushed) {
     cl->late += job != NULL;
     return 1;
@@ -94,6 +99,8 @@ int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts
   uint32_t *slot = erg_name_index_slot(&c->index, job, cell_job_name, c->jobs);
   if (slot && *slot) {
     c->jobs[*slot - 1].watts += watts;
+    c->jobs[*slot - 1].sd_watts += sd; /* linearly, as docs/model.md says */
+    c->jobs[*slot - 1].var_watts2 += var;
     return 0;
   }
   if (c->n == c->cap && cell_grow(c) != 0)
@@ -101,7 +108,8 @@ int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts
   char *k = strdup(job);
   if (!k)
     return -1;
-  c->jobs[c->n++] = (struct profile_entry){k, watts};
+  c->jobs[c->n++] =
+      (struct profile_entry){.key = k, .watts = watts, .sd_watts = sd, .var_watts2 = var};
   *erg_name_index_slot(&c->index, job, cell_job_name, c->jobs) = (uint32_t)c->n;
   return 0;
 }

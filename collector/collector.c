@@ -252,7 +252,6 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   /* Cells still pending for the cluster sums are written as they are. */
   cluster_flush(c.cluster, INT64_MAX, cluster_write_cell, &c);
   cluster_flush(c.gpu_cluster, INT64_MAX, cluster_write_gpu_cell, &c);
-  unc_flush(&c, INT64_MAX);
   writer_stop(c.writer);
   durable_close(&c);
   for (size_t i = 0; i < c.nnodes; i++) {
@@ -260,7 +259,6 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
     user_names_free(&c.nodes[i]->user_names);
     job_users_free(c.nodes[i]->job_users);
     node_gpu_free(c.nodes[i]);
-    node_unc_free(c.nodes[i]);
     erg_lag_free(&c.nodes[i]->lag);
     node_model_close(c.nodes[i]->model);
     for (struct held_msg *h = c.nodes[i]->held, *next; h; h = next) {
@@ -273,7 +271,6 @@ int erg_collector_run(const struct erg_collector_config *cfg, volatile int *stop
   }
   profile_known_free(&c.cluster_jobs);
   profile_known_free(&c.cluster_gpu_jobs);
-  unc_free(&c);
   free(c.gpu_jobs);
   groups_free(&c);
   free(c.nodes);

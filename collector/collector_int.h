@@ -107,6 +107,11 @@ void writer_node(struct writer *w, const char *node, const struct erg_store_node
 /* node NULL: the cluster-wide archive of kind/key. */
 void writer_key(struct writer *w, const char *node, const char *kind, const char *key,
                 int64_t t_end, double watts);
+/* The same with nds data sources (erg_store_key_update_ds); ds must stay
+ * valid until written (a static array). */
+#define WRITER_MAX_DS 3
+void writer_key_ds(struct writer *w, const char *node, const char *kind, const char *key,
+                   int64_t t_end, const char *const *ds, const double *vals, int nds);
 void writer_expire(struct writer *w, int64_t now, int64_t key_idle_seconds,
                    int64_t cluster_idle_seconds);
 void writer_remove_key(struct writer *w, const char *node, const char *kind, const char *key);
@@ -229,6 +234,10 @@ size_t profile_key_field(const char *tuple, int kind, const char **start);
 struct profile_entry {
   const char *key;
   double watts;
+  /* Job entries with intervals (docs/model.md, "Uncertainty"): the cell's
+   * linear sd (W) and variance × step (J²/s); written only where
+   * keys_write is told to (unc), NAN: unknown. */
+  double sd_watts, var_watts2;
 };
 /* A cell's shares rolled up per kind. out[k]: the keys to write — the top
  * N values, then "[none]" (processes without that key), "[other]" (the
@@ -260,7 +269,8 @@ struct profile_known_key {
   char *key;
   int64_t last_t;
   double joules;
-  double watts; /* mean power in the last cell written (0 when absent) */
+  double watts;                  /* mean power in the last cell written (0 when absent) */
+  double sd_joules, var_joules2; /* Σ sd · step and Σ var · step of the interval (unc) */
 };
 struct profile_known {
   struct profile_known_key *keys;
@@ -352,6 +362,10 @@ void cluster_free(struct cluster *cl);
  * job NULL only makes sure the cell exists, so known jobs get their 0 W
  * while no job runs anywhere. */
 int cluster_add(struct cluster *cl, int64_t t_end, const char *job, double watts);
+/* The same with the job's interval parts (profile_entry's sd_watts, added
+ * linearly over nodes, and var_watts2, added; NAN stays NAN). */
+int cluster_add_unc(struct cluster *cl, int64_t t_end, const char *job, double watts, double sd,
+                    double var);
 uint64_t cluster_late(const struct cluster *cl);
 /* Hands out, oldest first, every pending cell with t_end <= done_until. */
 typedef void (*cluster_cell_fn)(void *user, int64_t t_end, const struct profile_entry *jobs,

@@ -32,9 +32,20 @@ static void keys_evict(struct collector *c, const char *node, const char *kind, 
  * graphs and reports see "idle", not "unknown". Keys idle longer than
  * key_expire_seconds are forgotten (their archives then expire in the
  * store); the set is bounded, the key idle longest makes room. */
+/* A job archive's data sources with its interval's parts (unc). */
+static const char *const keys_unc_ds[3] = {"watts", "sd", "var"};
+
+static void keys_put(struct collector *c, const char *node, const char *kind, const char *key,
+                     int64_t t_end, double watts, double sd, double var, int unc) {
+  if (unc)
+    writer_key_ds(c->writer, node, kind, key, t_end, keys_unc_ds, (double[3]){watts, sd, var}, 3);
+  else
+    writer_key(c->writer, node, kind, key, t_end, watts);
+}
+
 void keys_write(struct collector *c, const char *node, const char *kind,
                 struct profile_known *known, const struct profile_entry *e, size_t n, int64_t t_end,
-                size_t max_keys) {
+                size_t max_keys, int unc) {
   double step = c->cfg->step_seconds;
   for (size_t i = 0; i < n; i++) {
     char *evicted = NULL;
@@ -43,8 +54,12 @@ void keys_write(struct collector *c, const char *node, const char *kind,
     if (k) {
       k->joules += e[i].watts * step;
       k->watts = e[i].watts;
+      if (unc && isfinite(e[i].sd_watts) && isfinite(e[i].var_watts2)) {
+        k->sd_joules += e[i].sd_watts * step;
+        k->var_joules2 += e[i].var_watts2 * step;
+      }
     }
-    writer_key(c->writer, node, kind, e[i].key, t_end, e[i].watts);
+    keys_put(c, node, kind, e[i].key, t_end, e[i].watts, e[i].sd_watts, e[i].var_watts2, unc);
   }
   int64_t idle = c->cfg->key_expire_seconds;
   /* A cluster-wide job gets its 0 W for an hour after it was last seen,
@@ -58,7 +73,7 @@ void keys_write(struct collector *c, const char *node, const char *kind,
   for (size_t i = 0; i < known->n; i++)
     if (known->keys[i].last_t != t_end) {
       known->keys[i].watts = 0;
-      writer_key(c->writer, node, kind, known->keys[i].key, t_end, 0);
+      keys_put(c, node, kind, known->keys[i].key, t_end, 0, 0, 0, unc);
     }
   c->keys_dirty = 1;
 }
@@ -97,9 +112,15 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
       erg_warn("node %s: out of memory rolling up profile keys", n->name);
     return;
   }
+  /* Job archives carry the jobs' interval parts (docs/model.md, "Uncertainty"). */
+  int unc = c->cfg->energy_intervals;
+  if (unc) {
+    unc_jobs_fill(sh, nkeys, c->cfg->step_seconds, r.out[PROFILE_JOB], r.nout[PROFILE_JOB]);
+    unc_jobs_fill(sh, nkeys, c->cfg->step_seconds, r.all[PROFILE_JOB], r.nall[PROFILE_JOB]);
+  }
   for (int k = 0; k < PROFILE_NKINDS; k++)
     keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
-               erg_collector_key_archives_max(c->cfg));
+               erg_collector_key_archives_max(c->cfg), unc && k == PROFILE_JOB);
   /* After the cell's user archives, so the directory is the store's. */
   char *tsv = n->user_names.dirty ? user_names_tsv(&n->user_names) : NULL;
   if (tsv)
@@ -128,8 +149,11 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
     writer_job_commands(c->writer, n->name, tsv);
   free(tsv);
   cluster_add(c->cluster, t_end, NULL, 0);
-  for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++)
-    cluster_add(c->cluster, t_end, r.all[PROFILE_JOB][i].key, r.all[PROFILE_JOB][i].watts);
+  for (size_t i = 0; i < r.nall[PROFILE_JOB]; i++) {
+    const struct profile_entry *e = &r.all[PROFILE_JOB][i];
+    cluster_add_unc(c->cluster, t_end, e->key, e->watts, unc ? e->sd_watts : 0,
+                    unc ? e->var_watts2 : 0);
+  }
   profile_rollup_free(&r);
 }
 
@@ -155,7 +179,7 @@ void node_write_gpu_keys(struct collector *c, struct node_state *n, int64_t t_en
   for (size_t i = 0; w && i < ne; i++)
     if (profile_known_find(&n->known[PROFILE_JOB], e[i].key))
       w[nw++] = e[i];
-  keys_write(c, n->name, GPU_JOB_KIND, &g->known, w, nw, t_end, max);
+  keys_write(c, n->name, GPU_JOB_KIND, &g->known, w, nw, t_end, max, 0);
   free(w);
   /* The cluster sums take every job, as the cluster job archives do (all
    * jobs, before top-N folding). */
@@ -174,7 +198,8 @@ void cluster_write_cell(void *user, int64_t t_end, const struct profile_entry *j
     keys_load(c, NULL, "job", &c->cluster_jobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
     c->cluster_jobs_loaded = 1;
   }
-  keys_write(c, NULL, "job", &c->cluster_jobs, jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
+  keys_write(c, NULL, "job", &c->cluster_jobs, jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS,
+             c->cfg->energy_intervals);
 }
 
 void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entry *jobs,
@@ -185,5 +210,5 @@ void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entr
     c->cluster_gpu_jobs_loaded = 1;
   }
   keys_write(c, NULL, GPU_JOB_KIND, &c->cluster_gpu_jobs, jobs, njobs, t_end,
-             CLUSTER_MAX_KNOWN_JOBS);
+             CLUSTER_MAX_KNOWN_JOBS, 0);
 }

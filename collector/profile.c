@@ -127,7 +127,7 @@ static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr
       char *k = arena_dup(r, items[i].s, items[i].len);
       if (!k)
         return -1;
-      all[nall++] = (struct profile_entry){k, w};
+      all[nall++] = (struct profile_entry){.key = k, .watts = w};
     }
     i = j;
   }
@@ -145,10 +145,10 @@ static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr
     }
   }
   if (have_none)
-    out[n++] = (struct profile_entry){"[none]", none};
+    out[n++] = (struct profile_entry){.key = "[none]", .watts = none};
   if (have_other)
-    out[n++] = (struct profile_entry){"[other]", other};
-  out[n++] = (struct profile_entry){"[system]", system_watts};
+    out[n++] = (struct profile_entry){.key = "[other]", .watts = other};
+  out[n++] = (struct profile_entry){.key = "[system]", .watts = system_watts};
   r->nout[kind] = n;
   return 0;
 }

@@ -88,7 +88,6 @@ struct node_state {
   int group;
   double share;
   int share_equal;             /* share is an equal split (a member without a model) */
-  struct node_unc *unc;        /* per-job uncertainty archives (uncertainty.c); NULL until used */
   struct job_users *job_users; /* whose its jobs are (jobusers.c) */
   struct node_gpus *gpus;      /* NULL until a sample had GPU energy (gpu.c) */
 };
@@ -175,8 +174,7 @@ struct collector {
   struct cluster *gpu_cluster;
   struct profile_known cluster_gpu_jobs;
   int cluster_gpu_jobs_loaded;
-  struct cluster_unc *unc; /* per-job uncertainty sums (uncertainty.c); NULL until used */
-  struct auth *auth;       /* NULL: plain TCP, no CURVE */
+  struct auth *auth; /* NULL: plain TCP, no CURVE */
   char journal_dir[600];
   uint64_t msgs_ok, store_errors;
   struct store_spell journal_spell;        /* journal appends (store_spell_note) */
@@ -287,31 +285,32 @@ void cluster_write_gpu_cell(void *user, int64_t t_end, const struct profile_entr
                             size_t njobs);
 
 /* key_archives.c: one cell's values of a known-key set (0 W for the
- * known keys absent), and the set as the store holds it after a restart. */
+ * known keys absent), and the set as the store holds it after a restart.
+ * unc: the entries' sd_watts and var_watts2 too (a job archive's
+ * interval parts; summed into the known keys' sd_joules, var_joules2). */
 void keys_write(struct collector *c, const char *node, const char *kind,
                 struct profile_known *known, const struct profile_entry *e, size_t n, int64_t t_end,
-                size_t max_keys);
+                size_t max_keys, int unc);
 void keys_load(struct collector *c, const char *node, const char *kind, struct profile_known *known,
                int64_t now, size_t max_keys);
 
 /* uncertainty.c (docs/model.md, "Uncertainty"): what is known of a node's
- * cell power besides the model (meter quantum, A x V readings, lag, a
- * shared meter's split, the model's misfit); the jobs' sd and variance of
- * a cell into nodes/NODE/job_sd|job_var/ and the cluster sums
- * (cluster/job_sd|job_var/), the node's dynamic power's into
- * nodes/NODE/dynamic_unc/sd|var; flushing those; freeing. */
+ * cell power besides the model (meter quantum and noise, A x V readings,
+ * lag, a shared meter's split, the model's misfit); the jobs' interval
+ * parts of a cell into their profile entries (written with the job
+ * archives, key_archives.c); the node's dynamic power's into
+ * nodes/NODE/dynamic_unc/node.rrd. */
 struct erg_unc_cell;
 void node_unc_cell(const struct collector *c, const struct node_state *n,
                    const struct erg_grid_result *r, struct erg_unc_cell *in);
+void unc_jobs_fill(const struct erg_attr_share *sh, size_t nkeys, double step,
+                   struct profile_entry *e, size_t ne);
 struct erg_cell_power;
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
-                    const struct erg_attr_share *sh, size_t nkeys, const struct erg_cell_power *pw);
-void unc_flush(struct collector *c, int64_t done_until);
+                    const struct erg_cell_power *pw);
 /* The job's cluster-wide sums since ergd started (as erg_job_energy_joules_total):
  * linear sd in J and variance in J²; -1 when not known. */
 int unc_job_sums(const struct collector *c, const char *job, double *sd_j, double *var_j);
-void node_unc_free(struct node_state *n);
-void unc_free(struct collector *c);
 
 /* meter_check.c: the channel's physical range; m, or checked holding m
  * without the values outside it (counted, logged once per channel); and

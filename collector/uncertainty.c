@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Per-job uncertainty in ergd (docs/model.md, "Uncertainty"): what is
- * known of a node's cell power besides its model, and the two
- * accumulators of each job — an sd that adds linearly over cells (the
- * model's coefficients, a power factor, an equal split: the same error in
- * every cell) and a variance that adds (meter quantum, lag, misfit) — as
- * archives beside the job's energy: nodes/NODE/job_sd/ and job_var/ (the
- * node's jobs that have a job archive there), cluster/job_sd/ and job_var/
- * (every job, summed over nodes: sd linearly, variance as is). Both are
- * stored as rates, so a job's interval over any period is the integral
- * of its archives, as its energy is: sd_J = ∫ job_sd dt, var_J = ∫
- * job_var dt (job_var holds the cell's variance in W² times the step).
- * The node's dynamic power has the same two in nodes/NODE/dynamic_unc/
- * (keys sd and var). */
+ * known of a node's cell power besides its model, and the two parts of
+ * each job's interval — an sd that adds linearly over cells (the model's
+ * coefficients, a power factor, an equal split: the same error in every
+ * cell) and a variance that adds (meter quantum and noise, lag, misfit) —
+ * as the data sources "sd" and "var" of the job's own archives
+ * (nodes/NODE/job/ and cluster/job/, key_archives.c; cluster sums: sd
+ * linearly, variance as is). Both are rates, so a job's interval over any
+ * period is the integral of its archive, as its energy is: sd_J = ∫ sd dt,
+ * var_J = ∫ var dt (var holds the cell's variance in W² times the step).
+ * The node's dynamic power has the same two in
+ * nodes/NODE/dynamic_unc/node.rrd. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,22 +28,9 @@
 /* A power reading's quantum when nothing better is known: 1 W. */
 #define UNC_READING_QUANTUM_WATTS 1.0
 
-enum { UNC_SD, UNC_VAR, UNC_NKINDS };
-static const char *const unc_kinds[UNC_NKINDS] = {"job_sd", "job_var"};
-/* The node's dynamic power: nodes/NODE/dynamic_unc/sd.rrd and var.rrd. */
+/* The node's dynamic power: nodes/NODE/dynamic_unc/node.rrd (sd, var). */
 #define UNC_DYNAMIC_KIND "dynamic_unc"
-
-struct node_unc {
-  struct profile_known known[UNC_NKINDS];
-  struct profile_known dyn_known; /* dynamic_unc/: the keys "sd" and "var" */
-  int loaded;
-};
-
-struct cluster_unc {
-  struct cluster *sum[UNC_NKINDS];
-  struct profile_known known[UNC_NKINDS];
-  int loaded;
-};
+#define UNC_DYNAMIC_KEY "node"
 
 /* The meter's part: each feed's quantum (an energy counter's step over
  * both ends of the cell, q² / 6 / step²; a power reading's, Q² / 12),
@@ -74,6 +60,7 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
     in->misfit_watts = m->metrics.rmse_watts;
   if (m)
     in->misfit_cells = m->misfit_correlation_cells;
+  in->noise_watts = erg_model_noise_watts(m);
   double P = r->measured_watts, step = r->step > 0 ? r->step : 1;
   if (!isfinite(P))
     return; /* estimated: the misfit stands in for the meter */
@@ -106,152 +93,48 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   in->meter_var_watts2 += lag * lag;
 }
 
-/* Adds (sd, var) to the job's entries (names malloc'd). */
-static int unc_entry_add(struct profile_entry *e[UNC_NKINDS], size_t *n, const char *job,
-                         size_t len, double sd, double var) {
-  for (size_t i = 0; i < *n; i++)
-    if (!strncmp(e[UNC_SD][i].key, job, len) && e[UNC_SD][i].key[len] == '\0') {
-      e[UNC_SD][i].watts += sd;
-      e[UNC_VAR][i].watts += var;
-      return 0;
-    }
-  char *k = strndup(job, len);
-  if (!k)
-    return -1;
-  e[UNC_SD][*n] = (struct profile_entry){.key = k, .watts = sd};
-  e[UNC_VAR][(*n)++] = (struct profile_entry){.key = k, .watts = var};
-  return 0;
+/* Sets each job entry's interval parts from the cell's shares: the sums
+ * over its rows of job_sd_watts (linear: the rows of one job move
+ * together) and job_var_watts2 × step (attribute.c puts a job's on its
+ * first row); NAN for entries that are no job ([other], [none], [system]:
+ * the bracketed names). */
+void unc_jobs_fill(const struct erg_attr_share *sh, size_t nkeys, double step,
+                   struct profile_entry *e, size_t ne) {
+  for (size_t i = 0; i < ne; i++)
+    e[i].sd_watts = e[i].var_watts2 = e[i].key[0] == '[' ? NAN : 0;
+  /* Only a job's first row carries its parts: one lookup per job. */
+  for (size_t j = 0; j < nkeys; j++) {
+    const char *job;
+    size_t jl;
+    if ((sh[j].job_sd_watts == 0 && sh[j].job_var_watts2 == 0) ||
+        !(jl = profile_key_field(sh[j].key, PROFILE_JOB, &job)))
+      continue;
+    for (size_t i = 0; i < ne; i++)
+      if (!strncmp(e[i].key, job, jl) && e[i].key[jl] == '\0') {
+        e[i].sd_watts += sh[j].job_sd_watts;
+        e[i].var_watts2 += sh[j].job_var_watts2 * step;
+        break;
+      }
+  }
 }
 
-static struct cluster_unc *unc_cluster(struct collector *c) {
-  if (c->unc)
-    return c->unc;
-  struct cluster_unc *u = calloc(1, sizeof *u);
-  if (!u)
-    return NULL;
-  for (int k = 0; k < UNC_NKINDS; k++)
-    if (!(u->sum[k] = cluster_new())) {
-      cluster_free(u->sum[0]);
-      free(u);
-      return NULL;
-    }
-  return c->unc = u;
-}
+/* The node's dynamic power's: nodes/NODE/dynamic_unc/node.rrd, sources
+ * sd (W) and var (W² × step, J²/s), as a job's. */
+static const char *const unc_dynamic_ds[2] = {"sd", "var"};
 
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
-                    const struct erg_attr_share *sh, size_t nkeys,
                     const struct erg_cell_power *pw) {
-  struct cluster_unc *cu = unc_cluster(c);
-  if (!n->unc)
-    n->unc = calloc(1, sizeof *n->unc);
-  struct profile_entry *e[UNC_NKINDS] = {malloc((nkeys + 1) * sizeof **e),
-                                         malloc((nkeys + 1) * sizeof **e)};
-  struct profile_entry *w[UNC_NKINDS] = {malloc((nkeys + 1) * sizeof **w),
-                                         malloc((nkeys + 1) * sizeof **w)};
-  size_t ne = 0, nw = 0;
-  int ok = cu && n->unc && e[0] && e[1] && w[0] && w[1];
-  for (size_t i = 0; ok && i < nkeys; i++) {
-    const char *job;
-    size_t jl = profile_key_field(sh[i].key, PROFILE_JOB, &job);
-    /* The step turns a cell's W² into the J²/s whose integral is J². */
-    if (jl && unc_entry_add(e, &ne, job, jl, sh[i].job_sd_watts,
-                            sh[i].job_var_watts2 * c->cfg->step_seconds) != 0)
-      ok = 0;
-  }
-  if (!ok) {
-    if (c->store_errors++ == 0)
-      erg_warn("node %s: out of memory for the jobs' uncertainty", n->name);
-  } else {
-    size_t max = erg_collector_key_archives_max(c->cfg);
-    if (!n->unc->loaded) {
-      for (int k = 0; k < UNC_NKINDS; k++)
-        keys_load(c, n->name, unc_kinds[k], &n->unc->known[k], t_end, max);
-      keys_load(c, n->name, UNC_DYNAMIC_KIND, &n->unc->dyn_known, t_end, 2);
-      n->unc->loaded = 1;
-    }
-    /* The node's dynamic power: sd in W, variance × step in J²/s, as a job's. */
-    struct profile_entry dyn[2] = {
-        {.key = "sd", .watts = pw->dynamic_sd_watts},
-        {.key = "var", .watts = pw->dynamic_var_watts2 * c->cfg->step_seconds}};
-    keys_write(c, n->name, UNC_DYNAMIC_KIND, &n->unc->dyn_known, dyn, 2, t_end, 2);
-    /* Only jobs with a job archive here, as the GPU part (key_archives.c). */
-    for (size_t i = 0; i < ne; i++)
-      if (profile_known_find(&n->known[PROFILE_JOB], e[UNC_SD][i].key)) {
-        w[UNC_SD][nw] = e[UNC_SD][i];
-        w[UNC_VAR][nw++] = e[UNC_VAR][i];
-      }
-    for (int k = 0; k < UNC_NKINDS; k++) {
-      keys_write(c, n->name, unc_kinds[k], &n->unc->known[k], w[k], nw, t_end, max);
-      cluster_add(cu->sum[k], t_end, NULL, 0);
-      for (size_t i = 0; i < ne; i++)
-        cluster_add(cu->sum[k], t_end, e[k][i].key, e[k][i].watts);
-    }
-  }
-  for (size_t i = 0; e[UNC_SD] && i < ne; i++)
-    free((char *)e[UNC_SD][i].key);
-  for (int k = 0; k < UNC_NKINDS; k++) {
-    free(e[k]);
-    free(w[k]);
-  }
-}
-
-static void unc_write_cell(struct collector *c, int k, int64_t t_end,
-                           const struct profile_entry *jobs, size_t njobs) {
-  struct cluster_unc *u = c->unc;
-  if (!u->loaded) {
-    for (int i = 0; i < UNC_NKINDS; i++)
-      keys_load(c, NULL, unc_kinds[i], &u->known[i], t_end, CLUSTER_MAX_KNOWN_JOBS);
-    u->loaded = 1;
-  }
-  keys_write(c, NULL, unc_kinds[k], &u->known[k], jobs, njobs, t_end, CLUSTER_MAX_KNOWN_JOBS);
-}
-
-static void unc_write_sd(void *user, int64_t t_end, const struct profile_entry *jobs,
-                         size_t njobs) {
-  unc_write_cell(user, UNC_SD, t_end, jobs, njobs);
-}
-
-static void unc_write_var(void *user, int64_t t_end, const struct profile_entry *jobs,
-                          size_t njobs) {
-  unc_write_cell(user, UNC_VAR, t_end, jobs, njobs);
-}
-
-void unc_flush(struct collector *c, int64_t done_until) {
-  if (!c->unc)
-    return;
-  cluster_flush(c->unc->sum[UNC_SD], done_until, unc_write_sd, c);
-  cluster_flush(c->unc->sum[UNC_VAR], done_until, unc_write_var, c);
-}
-
-void node_unc_free(struct node_state *n) {
-  if (!n || !n->unc)
-    return;
-  for (int k = 0; k < UNC_NKINDS; k++)
-    profile_known_free(&n->unc->known[k]);
-  profile_known_free(&n->unc->dyn_known);
-  free(n->unc);
-  n->unc = NULL;
-}
-
-void unc_free(struct collector *c) {
-  if (!c || !c->unc)
-    return;
-  for (int k = 0; k < UNC_NKINDS; k++) {
-    cluster_free(c->unc->sum[k]);
-    profile_known_free(&c->unc->known[k]);
-  }
-  free(c->unc);
-  c->unc = NULL;
+  double v[2] = {pw->dynamic_sd_watts, pw->dynamic_var_watts2 * c->cfg->step_seconds};
+  writer_key_ds(c->writer, n->name, UNC_DYNAMIC_KIND, UNC_DYNAMIC_KEY, t_end, unc_dynamic_ds, v, 2);
 }
 
 int unc_job_sums(const struct collector *c, const char *job, double *sd_j, double *var_j) {
-  if (!c->unc)
+  if (!c->cfg->energy_intervals)
     return -1;
-  const struct profile_known_key *a = profile_known_find(&c->unc->known[UNC_SD], job),
-                                 *b = profile_known_find(&c->unc->known[UNC_VAR], job);
-  if (!a || !b)
+  const struct profile_known_key *a = profile_known_find(&c->cluster_jobs, job);
+  if (!a)
     return -1;
-  *sd_j = a->joules;
-  *var_j = b->joules;
+  *sd_j = a->sd_joules;
+  *var_j = a->var_joules2;
   return 0;
 }

@@ -17,6 +17,10 @@ struct writer_op {
   struct writer_op *next;
   int64_t t_end;
   double watts;
+  /* nds > 0: erg_store_key_update_ds(ds, vals) instead of watts; ds static */
+  const char *const *ds;
+  double vals[WRITER_MAX_DS];
+  int nds;
   struct erg_store_node_cell cell;
   const char *node, *kind, *key; /* kind NULL: a node cell; node NULL: cluster-wide */
   int expire;                    /* erg_store_expire(t_end, idle[0], idle[1]) instead */
@@ -93,9 +97,11 @@ static void writer_run_op(struct writer *w, const struct writer_op *op) {
       erg_warn("store: removing an evicted key: %s", why);
     return;
   }
-  int rc = op->kind ? erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
-                                           op->watts, why, sizeof why)
-                    : erg_store_node_update(w->store, op->node, &op->cell, why, sizeof why);
+  int rc = !op->kind ? erg_store_node_update(w->store, op->node, &op->cell, why, sizeof why)
+           : op->nds ? erg_store_key_update_ds(w->store, op->node, op->kind, op->key, op->t_end,
+                                               op->ds, op->vals, op->nds, why, sizeof why)
+                     : erg_store_key_update(w->store, op->node, op->kind, op->key, op->t_end,
+                                            op->watts, why, sizeof why);
   writer_note(w, rc, why);
 }
 
@@ -178,6 +184,19 @@ void writer_key(struct writer *w, const char *node, const char *kind, const char
   if (op) {
     op->t_end = t_end;
     op->watts = watts;
+  }
+}
+
+void writer_key_ds(struct writer *w, const char *node, const char *kind, const char *key,
+                   int64_t t_end, const char *const *ds, const double *vals, int nds) {
+  if (nds < 1 || nds > WRITER_MAX_DS)
+    return;
+  struct writer_op *op = writer_op_new(w, node, kind, key);
+  if (op) {
+    op->t_end = t_end;
+    op->ds = ds;
+    op->nds = nds;
+    memcpy(op->vals, vals, (size_t)nds * sizeof *vals);
   }
 }
 

@@ -490,7 +490,16 @@ struct erg_unc_cell {
   double meter_sd_corr_watts; /* the same sign in every cell: adds linearly */
   double misfit_watts;        /* sd of the power the model misses (held-out RMSE) */
   double misfit_cells;        /* cells a misfit persists (its variance × this); <= 1: 1 */
+  /* sd per cell of what the meter shows beyond the power the truth has
+   * (reading noise; erg_model_noise_watts): measured cells only,
+   * independent from cell to cell, split like the meter (F² to a job). */
+  double noise_watts;
 };
+/* The meter's noise per cell as the node's model knows it: the sample sd
+ * of the idle profile's cells (at idle the power is constant, so what
+ * varies there is the reading), else the held-out RMSE (an upper bound:
+ * noise and misfit), else 0. */
+double erg_model_noise_watts(const struct erg_model *m);
 /* A group of rows (a job): sd_corr_watts adds linearly over cells (the
  * model's coefficients and correlated meter errors are the same in every
  * cell), var_watts2 in quadrature (meter noise, misfit). */

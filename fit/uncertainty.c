@@ -17,6 +17,17 @@ void erg_unc_interval(double energy, double sd_corr, double var, double *low, do
   *high = energy + ERG_UNC_Z95 * sd;
 }
 
+double erg_model_noise_watts(const struct erg_model *m) {
+  if (!m)
+    return 0;
+  const struct erg_idle_profile *ip = &m->idle_profile;
+  if (m->has_idle_profile && ip->cells > 1 && isfinite(ip->stddev_watts) && ip->stddev_watts >= 0)
+    return ip->stddev_watts * sqrt((double)ip->cells / (double)(ip->cells - 1));
+  if (m->metrics.cells > 0 && isfinite(m->metrics.rmse_watts) && m->metrics.rmse_watts > 0)
+    return m->metrics.rmse_watts;
+  return 0;
+}
+
 /* As attribute.c's: s_p = Σ β_k x_{k,p}, negative or non-finite as 0. */
 static double unc_activity(const struct erg_model *m, const double *xp) {
   double s = 0;
@@ -134,6 +145,9 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
     double corr = have_cov ? unc_quadratic(m, grad, nt) : 0;
     corr += dP * dP * in->meter_sd_corr_watts * in->meter_sd_corr_watts;
     double var = dP * dP * (in->meter_var_watts2 > 0 ? in->meter_var_watts2 : 0);
+    /* The reading's noise is in the measured power, whoever it goes to. */
+    if (!a->estimated && in->noise_watts > 0)
+      var += dP * dP * in->noise_watts * in->noise_watts;
     /* A misfit that persists over τ cells adds τ times its variance to a
      * sum over cells (its variance per cell, as if independent). */
     if (a->estimated) {

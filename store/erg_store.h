@@ -5,6 +5,8 @@
  *   <root>/nodes/<node>/node.rrd            measured, modelled, idle, dynamic,
  *                                           unattributed watts + estimated flag
  *   <root>/nodes/<node>/<kind>/<key>.rrd    one DS "watts" per profile key
+ *                                           (jobs: also "sd" and "var", the
+ *                                           95 % interval's parts)
  *   <root>/nodes/<node>/<kind>/index.tsv    sanitized name <TAB> original key
  *   <root>/nodes/<node>/name                the node's original name
  *   <root>/cluster/<kind>/<key>.rrd         cluster-wide archives (node = NULL
@@ -52,6 +54,15 @@ int erg_store_node_update(struct erg_store *s, const char *node,
  * means the cluster-wide archive of that kind and key. */
 int erg_store_key_update(struct erg_store *s, const char *node, const char *kind, const char *key,
                          int64_t t_end, double watts, char *why, size_t whylen);
+
+/* The same with nds (1–8) data sources named ds (a new archive gets
+ * them, all GAUGE; NAN values are unknown). An existing archive with fewer
+ * sources — made before the later ones were added at the end — gets its
+ * first ones only (its header says how many): e.g. a job archive of
+ * "watts" only from before the interval's "sd" and "var" (docs/store.md). */
+int erg_store_key_update_ds(struct erg_store *s, const char *node, const char *kind,
+                            const char *key, int64_t t_end, const char *const *ds,
+                            const double *vals, int nds, char *why, size_t whylen);
 
 /* Updates that found an archive locked by a reader and waited for it. */
 uint64_t erg_store_lock_retries(const struct erg_store *s);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <rrd.h>
 #include <rrd_client.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,15 +299,45 @@ static int store_update_file(struct erg_store *s, const char *path, const char *
 
 uint64_t erg_store_lock_retries(const struct erg_store *s) { return atomic_load(&s->lock_retries); }
 
+/* The number of data sources in an archive's header (0: not readable as
+ * one): the start of librrd's stat_head_t (rrd_format.h, which rrd.h
+ * offers only as deprecated), in the host's layout as librrd writes it. */
+struct store_head {
+  char cookie[4];
+  char version[5];
+  double float_cookie;
+  unsigned long ds_cnt;
+};
+
+static unsigned long store_ds_count(const char *path) {
+  struct store_head h;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t got = read(fd, &h, sizeof h);
+  close(fd);
+  if (got != (ssize_t)sizeof h || memcmp(h.cookie, "RRD", 4) != 0)
+    return 0;
+  return h.ds_cnt;
+}
+
+/* grow: ds may have more sources than an existing archive made before
+ * they were added at the end; such an archive gets its first ones only. */
 static int store_update(struct erg_store *s, const char *path, const char *const *ds, int nds,
-                        int64_t t_end, const double *vals, char *why, size_t whylen) {
+                        int grow, int64_t t_end, const double *vals, char *why, size_t whylen) {
   struct stat st;
   if (t_end <= (int64_t)s->step) {
     snprintf(why, whylen, "rrd update %s: bad time %lld", path, (long long)t_end);
     return -1;
   }
-  if (stat(path, &st) != 0 && store_create(s, path, ds, nds, t_end, why, whylen) != 0)
-    return -1;
+  if (stat(path, &st) != 0) {
+    if (store_create(s, path, ds, nds, t_end, why, whylen) != 0)
+      return -1;
+  } else if (grow) {
+    unsigned long have = store_ds_count(path);
+    if (have > 0 && have < (unsigned long)nds)
+      nds = (int)have;
+  }
   char line[512];
   int off = snprintf(line, sizeof line, "%lld", (long long)t_end);
   for (int i = 0; i < nds; i++) {
@@ -368,7 +399,7 @@ int erg_store_node_update(struct erg_store *s, const char *node,
   }
   double vals[6] = {c->measured_watts, c->modelled_watts,     c->idle_watts,
                     c->dynamic_watts,  c->unattributed_watts, c->estimated ? 1.0 : 0.0};
-  return store_update(s, path, node_ds, 6, c->t_end, vals, why, whylen);
+  return store_update(s, path, node_ds, 6, 0, c->t_end, vals, why, whylen);
 }
 
 /* ---- index.tsv ---- */
@@ -403,8 +434,9 @@ static int store_index_add(const char *dir, const char *key) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
-int erg_store_key_update(struct erg_store *s, const char *node, const char *kind, const char *key,
-                         int64_t t_end, double watts, char *why, size_t whylen) {
+static int store_key_update(struct erg_store *s, const char *node, const char *kind,
+                            const char *key, int64_t t_end, const char *const *ds,
+                            const double *vals, int nds, char *why, size_t whylen) {
   char dir[1024], path[1200];
   if (store_dir(s, node, kind, dir, sizeof dir) != 0 ||
       erg_store_key_path(s, node, kind, key, path, sizeof path) != 0) {
@@ -422,7 +454,22 @@ int erg_store_key_update(struct erg_store *s, const char *node, const char *kind
       return -1;
     }
   }
-  return store_update(s, path, key_ds, 1, t_end, &watts, why, whylen);
+  return store_update(s, path, ds, nds, nds > 1, t_end, vals, why, whylen);
+}
+
+int erg_store_key_update(struct erg_store *s, const char *node, const char *kind, const char *key,
+                         int64_t t_end, double watts, char *why, size_t whylen) {
+  return store_key_update(s, node, kind, key, t_end, key_ds, &watts, 1, why, whylen);
+}
+
+int erg_store_key_update_ds(struct erg_store *s, const char *node, const char *kind,
+                            const char *key, int64_t t_end, const char *const *ds,
+                            const double *vals, int nds, char *why, size_t whylen) {
+  if (nds < 1 || nds > 8) {
+    snprintf(why, whylen, "rrd update: %d data sources", nds);
+    return -1;
+  }
+  return store_key_update(s, node, kind, key, t_end, ds, vals, nds, why, whylen);
 }
 
 int64_t erg_store_node_last(const struct erg_store *s, const char *node) {

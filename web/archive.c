@@ -19,15 +19,27 @@ struct report_rra {
   unsigned long rows, pdp;
 };
 
+#define REPORT_LAYOUT_DS 8
+
 struct report_layout {
   unsigned long step;
   time_t last;
   struct report_rra rra[REPORT_MAX_RRAS];
   int n;
+  char ds[REPORT_LAYOUT_DS][32]; /* the data sources' names */
+  int nds;
 };
 
 static void report_layout_entry(struct report_layout *L, const rrd_info_t *i) {
   int idx, off = 0;
+  size_t len = strlen(i->key);
+  if (!strncmp(i->key, "ds[", 3) && len > 10 && !strcmp(i->key + len - 7, "].index")) {
+    if (L->nds < REPORT_LAYOUT_DS && len - 10 < sizeof L->ds[0]) {
+      memcpy(L->ds[L->nds], i->key + 3, len - 10);
+      L->ds[L->nds++][len - 10] = '\0';
+    }
+    return;
+  }
   if (!strcmp(i->key, "step") && i->type == RD_I_CNT)
     L->step = i->value.u_cnt;
   else if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
@@ -225,6 +237,12 @@ int report_archive(const char *daemon, const char *path, const char *const *ds, 
   rrdc_flush_if_daemon(daemon, path);
   if (report_layout_read(path, &L, why, whylen) != 0)
     return -1;
+  for (int i = 0; i < nds; i++) {
+    out[i].absent = 1;
+    for (int d = 0; d < L.nds; d++)
+      if (!strcmp(L.ds[d], ds[i]))
+        out[i].absent = 0;
+  }
   int nres = report_resolutions(&L, res);
   int64_t hi = to < (int64_t)L.last ? to : (int64_t)L.last;
   for (int r = 0; r < nres && hi > from; r++) {

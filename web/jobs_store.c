@@ -87,24 +87,32 @@ static void jobs_node_fields(const struct erg_report_options *o, const char *nod
   free(names);
 }
 
-/* The job's uncertainty archives of one store (cluster/job_sd/ and
- * job_var/, every job summed over nodes), integrated over o's period. */
+/* The job's interval parts of one store (docs/model.md, "Uncertainty"):
+ * the data sources sd and var of its cluster-wide archive (cluster/job/,
+ * every job summed over nodes), integrated over o's period; a store of an
+ * ergd before them has the separate cluster/job_sd/ and job_var/. */
 static void jobs_store_unc(const struct erg_report_options *o, const char *data_dir,
                            struct jobs_job *j) {
   char safe[ERG_NAME_MAX], path[1400], why[256];
-  const char *const ds[1] = {"watts"};
+  static const char *const ds[2] = {"sd", "var"}, *const watts[1] = {"watts"};
+  static const char *const old[2] = {"job_sd", "job_var"};
+  struct report_value v[2];
   erg_name_sanitize(j->id, strlen(j->id), safe);
-  double *to[2] = {&j->unc_sd_j, &j->unc_var_j};
-  const char *kinds[2] = {"job_sd", "job_var"};
-  for (int k = 0; k < 2; k++) {
-    struct report_value v;
-    snprintf(path, sizeof path, "%s/cluster/%s/%s.rrd", data_dir, kinds[k], safe);
+  snprintf(path, sizeof path, "%s/cluster/job/%s.rrd", data_dir, safe);
+  if (!web_file_exists(path) ||
+      report_archive(NULL, path, ds, 2, o->from_s, o->to_s, NULL, v, why, sizeof why) != 0)
+    return;
+  for (int k = 0; k < 2 && (v[0].absent || v[1].absent); k++) {
+    snprintf(path, sizeof path, "%s/cluster/%s/%s.rrd", data_dir, old[k], safe);
     if (!web_file_exists(path) ||
-        report_archive(NULL, path, ds, 1, o->from_s, o->to_s, NULL, &v, why, sizeof why) != 0)
+        report_archive(NULL, path, watts, 1, o->from_s, o->to_s, NULL, &v[k], why, sizeof why) != 0)
       return;
-    *to[k] += isfinite(v.energy_j) ? v.energy_j : 0;
-    j->unc_known |= k == 1;
   }
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0))
+    return;
+  j->unc_sd_j += isfinite(v[0].energy_j) ? v[0].energy_j : 0;
+  j->unc_var_j += isfinite(v[1].energy_j) ? v[1].energy_j : 0;
+  j->unc_known = 1;
 }
 
 void jobs_erg_fields(const struct erg_report_options *o, struct jobs_job *jobs, size_t n) {

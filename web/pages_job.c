@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "erg_fit.h"
+#include "report_int.h"
 #include "web_int.h"
 
 #define JOB_RANGES 4 /* hour, day, week, month */
@@ -75,28 +76,36 @@ static void job_gpu_share(FILE *f, const struct web_ctx *c, const struct web_job
 }
 
 /* The 95 % interval of the job's last-day energy (docs/model.md,
- * "Uncertainty"), from its cluster-wide job_sd and job_var archives;
- * nothing for a store of an older ergd. */
+ * "Uncertainty"), from the sd and var data sources of its cluster-wide job
+ * archive (a store of an ergd before them: its cluster job_sd and job_var
+ * archives); nothing when neither is there. */
 static void job_interval(FILE *f, const struct web_ctx *c, const struct web_job *j) {
-  static const char *const kinds[2] = {"job_sd", "job_var"};
-  char path[1200], lo[32], hi[32];
-  double mean, v[2];
-  for (int k = 0; k < 2; k++) {
-    if (erg_store_key_path(c->st, NULL, kinds[k], j->key.orig, path, sizeof path) != 0 ||
-        !web_file_exists(path))
-      return;
-    web_key_stats(erg_store_daemon(c->st), path, "watts", c->now, 86400, 0, &mean, &v[k]);
-  }
-  double low, high;
-  if (!isfinite(v[0]) || !isfinite(v[1]) || !(j->key.energy_j > 0))
+  static const char *const ds[2] = {"sd", "var"}, *const old[2] = {"job_sd", "job_var"};
+  static const char *const watts[1] = {"watts"};
+  const char *daemon = erg_store_daemon(c->st);
+  char path[1200], lo[32], hi[32], why[64];
+  struct report_value v[2];
+  if (erg_store_key_path(c->st, NULL, "job", j->key.orig, path, sizeof path) != 0 ||
+      !web_file_exists(path) ||
+      report_archive(daemon, path, ds, 2, c->now - 86400, c->now, NULL, v, why, sizeof why) != 0)
     return;
-  erg_unc_interval(j->key.energy_j, v[0], v[1], &low, &high);
+  for (int k = 0; k < 2 && (v[0].absent || v[1].absent); k++)
+    if (erg_store_key_path(c->st, NULL, old[k], j->key.orig, path, sizeof path) != 0 ||
+        !web_file_exists(path) ||
+        report_archive(daemon, path, watts, 1, c->now - 86400, c->now, NULL, &v[k], why,
+                       sizeof why) != 0)
+      return;
+  double low, high;
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0) || !isfinite(v[0].energy_j) ||
+      !isfinite(v[1].energy_j) || !(j->key.energy_j > 0))
+    return;
+  erg_unc_interval(j->key.energy_j, v[0].energy_j, v[1].energy_j, &low, &high);
   erg_energy_text(low, lo, sizeof lo);
   erg_energy_text(high, hi, sizeof hi);
   fprintf(f,
           "<p class=\"interval\">95 %% interval of the last day's energy: %s to %s (the "
-          "meter's resolution, the model's coefficient error and misfit; docs/model.md, "
-          "\"Uncertainty\").</p>\n",
+          "meter's resolution and noise, the model's coefficient error and misfit; "
+          "docs/model.md, \"Uncertainty\").</p>\n",
           lo, hi);
 }
 

@@ -185,28 +185,37 @@ static int report_gpu_part(struct report_ctx *c, const char *gpu_dir, const char
   return 0;
 }
 
-/* A job row's interval parts: the archives `name`.rrd of dir_sd and
- * dir_var beside the job kind's dir (an older store has none: no
- * interval); name NULL: a node row's, dir/sd.rrd and dir/var.rrd. */
-static int report_unc_part(struct report_ctx *c, const char *dir, const char *name,
-                           struct report_row *r) {
-  static const char *const ds[] = {"watts"};
-  static const char *const kinds[] = {"sd", "var"};
-  double *to[] = {&r->unc_sd_j, &r->unc_var_j};
-  char path[1700];
-  for (int k = 0; k < 2; k++) {
-    struct report_value v;
-    if (name)
-      snprintf(path, sizeof path, "%s_%s/%s.rrd", dir, kinds[k], name);
-    else
-      snprintf(path, sizeof path, "%s/%s.rrd", dir, kinds[k]);
-    if (!report_is_file(path))
-      return 0;
-    if (report_archive(NULL, path, ds, 1, c->o->from_s, c->o->to_s, NULL, &v, c->why,
-                       sizeof c->why) != 0)
-      return -1;
-    *to[k] = v.energy_j;
+/* A row's interval parts (docs/model.md, "Uncertainty"): the data sources
+ * sd and var of path (a job's archive, a node's dynamic_unc/node.rrd); a
+ * store of an ergd before them has them as archives of their own:
+ * `old_dir`_sd/`name`.rrd and _var/ beside a job kind's dir, or
+ * old_dir/sd.rrd and var.rrd (name NULL); neither: no interval. */
+static int report_unc_part(struct report_ctx *c, const char *path, const char *old_dir,
+                           const char *name, struct report_row *r) {
+  static const char *const ds[] = {"sd", "var"}, *const watts[] = {"watts"};
+  struct report_value v[2];
+  char old[1700];
+  if (report_is_file(path) && report_archive(NULL, path, ds, 2, c->o->from_s, c->o->to_s, NULL, v,
+                                             c->why, sizeof c->why) != 0)
+    return -1;
+  if (!report_is_file(path) || v[0].absent || v[1].absent) {
+    for (int k = 0; k < 2; k++) {
+      if (name)
+        snprintf(old, sizeof old, "%s_%s/%s.rrd", old_dir, ds[k], name);
+      else
+        snprintf(old, sizeof old, "%s/%s.rrd", old_dir, ds[k]);
+      if (!report_is_file(old))
+        return 0;
+      if (report_archive(NULL, old, watts, 1, c->o->from_s, c->o->to_s, NULL, &v[k], c->why,
+                         sizeof c->why) != 0)
+        return -1;
+    }
   }
+  /* Keys that are no job ([other], [system]) have the sources, never a value. */
+  if (!(v[0].known_s > 0) || !(v[1].known_s > 0))
+    return 0;
+  r->unc_sd_j = v[0].energy_j;
+  r->unc_var_j = v[1].energy_j;
   r->unc_known = 1;
   c->t->unc = 1;
   return 0;
@@ -241,8 +250,10 @@ static int report_node_row(struct report_ctx *c, const struct report_node *nd,
     r->v = v[0];
     r->idle_j = v[1].energy_j;
     r->dynamic_j = v[2].energy_j;
+    char unc[1500];
     snprintf(path, sizeof path, "%s/nodes/%s/dynamic_unc", nd->data_dir, nd->dir);
-    if (report_unc_part(c, path, NULL, r) != 0)
+    snprintf(unc, sizeof unc, "%s/node.rrd", path);
+    if (report_unc_part(c, unc, path, NULL, r) != 0)
       return -1;
     snprintf(path, sizeof path, "%s/nodes/%s/gpu", nd->data_dir, nd->dir);
     return report_gpu_part(c, report_is_dir(path) ? path : NULL, "node", r);
@@ -291,7 +302,7 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *gp
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
     if (rc == 0 && r->span)
-      rc = report_unc_part(c, dir, line, r);
+      rc = report_unc_part(c, path, dir, line, r);
     report_tick(c);
   }
   if (f)

@@ -45,6 +45,7 @@ struct report_value {
   unsigned long step_s;     /* coarsest resolution read */
   int64_t first_s, last_s;  /* start of the first and end of the last interval
                              * with energy (> 0 W); 0: none */
+  int absent;               /* the archive has no such data source (an older one) */
 };
 
 /* Integrates up to 3 data sources of one archive over [from, to]: each

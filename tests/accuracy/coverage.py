@@ -3,9 +3,9 @@
 truth (docs/accuracy.md, "Per-job intervals"; docs/model.md, "Uncertainty").
 args: as report.py (WORK MODE T_START T_END STEP IDLE SLOPE EXPONENT LAG
 DISK_W_PER_MBPS). A job's interval is E +- 1.96 sqrt(sd^2 + var): sd the
-integral of its job_sd archive (adds linearly), var of job_var; each node's
-dynamic energy the same from nodes/N/dynamic_unc/ (reported; only its
-presence is judged).
+integral of its job archive's sd data source (adds linearly), var of its
+var; each node's dynamic energy the same from nodes/N/dynamic_unc/node.rrd
+(reported; only its presence is judged).
 Prints one JSON line per run (COVERAGE_OUT=FILE appends it there, for the
 by-hand table over seeds: tests/accuracy/coverage_table.py) and checks, on
 the few jobs of one run, what calibrated intervals miss by chance rarely:
@@ -16,7 +16,7 @@ fails in 0.1 % of runs, at 90 % coverage in ~1 %, at 85 % in ~3 %; with
 intervals half as wide (errors of 2.6 half-widths where they were 1.3) in
 ~40 % of runs, and 0-width intervals always (docs/accuracy.md)."""
 import json, math, os, sys
-from truth import Samples, job_truth, rrd_energy, truth_bins, truth_rows
+from truth import Samples, has_ds, job_truth, rrd_energy, truth_bins, truth_rows
 
 work, mode = sys.argv[1], sys.argv[2]
 t0, t1, step = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
@@ -30,13 +30,13 @@ for n, jobs in NODES.items():
                                lambda u: slope * u ** expo, lambda d: disk_w * d / 1e6)
     truth = job_truth(cpu_j, disk_j, Samples(f"{work}/cpu-{n}.csv"), jobs)
     for j in jobs:
-        e = rrd_energy(f"{work}/{n}-{j}.txt", t0, t1, step)
-        try:
-            sd = rrd_energy(f"{work}/{n}-{j}.job_sd.txt", t0, t1, step)
-            var = rrd_energy(f"{work}/{n}-{j}.job_var.txt", t0, t1, step)
-        except OSError:
-            bad.append(f"{j}: no job_sd/job_var archive")
+        jf = f"{work}/{n}-{j}.txt"
+        if not (has_ds(jf, "sd") and has_ds(jf, "var")):
+            bad.append(f"{j}: its archive has no sd/var data sources")
             continue
+        e = rrd_energy(jf, t0, t1, step)
+        sd = rrd_energy(jf, t0, t1, step, "sd")
+        var = rrd_energy(jf, t0, t1, step, "var")
         half = Z95 * math.sqrt(sd * sd + max(var, 0))
         lo, hi = max(e - half, 0), e + half
         inside = lo <= truth[j] <= hi
@@ -48,11 +48,11 @@ for n, jobs in NODES.items():
                      "inside": inside})
 nodes = []
 for n, jobs in NODES.items():
-    if not os.path.exists(f"{work}/node-{n}.dyn_sd.txt"):
+    if not has_ds(f"{work}/node-{n}.dyn.txt", "sd"):
         continue
     e = rrd_energy(f"{work}/node-{n}.txt", t0, t1, step, ds="dynamic")
-    sd = rrd_energy(f"{work}/node-{n}.dyn_sd.txt", t0, t1, step)
-    var = rrd_energy(f"{work}/node-{n}.dyn_var.txt", t0, t1, step)
+    sd = rrd_energy(f"{work}/node-{n}.dyn.txt", t0, t1, step, "sd")
+    var = rrd_energy(f"{work}/node-{n}.dyn.txt", t0, t1, step, "var")
     cpu_j, disk_j = truth_bins(truth_rows(f"{work}/truth.csv", n), t0, t1, lag,
                                lambda u: slope * u ** expo, lambda d: disk_w * d / 1e6)
     tr = sum(cpu_j.values()) + sum(disk_j.values())
@@ -106,7 +106,7 @@ try:
             bad.append(f"/metrics: node {node} dynamic {e} J, uncertainty {nunc.get(node)}")
 except OSError:
     pass
-# Each node's dynamic energy has its interval (dynamic_unc/), not empty.
+# Each node's dynamic energy has its interval (dynamic_unc/node.rrd), not empty.
 if len(nodes) != len(NODES) or not all(x["high"] > x["low"] for x in nodes):
     bad.append(f"node dynamic intervals: {len(nodes)} of {len(NODES)} nodes, "
                f"{[(x['node'], x['low'], x['high']) for x in nodes]}")

@@ -208,20 +208,16 @@ erg_stop
 for n in n1 n2; do
   dir="$work/data/nodes/$n"
   rrdtool fetch "$dir/node.rrd" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.txt"
-  for k in sd var; do # the node's dynamic energy's 95 % interval (coverage.py)
-    f=$(key_rrd "$dir/dynamic_unc" $k)
-    [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.dyn_$k.txt"
-  done
+  # The node's dynamic energy's 95 % interval: dynamic_unc/node.rrd's sd, var (coverage.py).
+  f=$(key_rrd "$dir/dynamic_unc" node)
+  [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/node-$n.dyn.txt"
   # A job's energy from its job archive: the cgroup path -> job id path.
   for j in $JOBS; do
     IFS=: read -r name jn id <<<"$j"
     [ "$jn" = $n ] || continue
     f=$(key_rrd "$dir/job" $id)
+    # watts, and its 95 % interval's parts sd and var (coverage.py)
     [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$name.txt"
-    for k in job_sd job_var; do # its 95 % interval's parts (coverage.py)
-      f=$(key_rrd "$dir/$k" $id)
-      [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end >"$work/$n-$name.$k.txt"
-    done
   done
 done
 bmc_fetch $t_start $t_end $STEP "$JOBS"

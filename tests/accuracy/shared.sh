@@ -214,13 +214,9 @@ for i in outlet shared; do
       [ "$(field "$j" 2)" = $n ] || continue
       f=$(key_rrd "$dir/job" "$(field "$j" 3)")
       [ -n "$f" ] || fail "ergd ($i) has no archive of job $(field "$j" 3) on $n"
+      # watts, and its 95 % interval's parts sd and var (shared_report.py)
       rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end \
         >"$work/$i/$n-$(field "$j" 1).txt"
-      for k in job_sd job_var; do # its 95 % interval's parts (shared_report.py)
-        f=$(key_rrd "$dir/$k" "$(field "$j" 3)")
-        [ -n "$f" ] && rrdtool fetch "$f" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end \
-          >"$work/$i/$n-$(field "$j" 1).$k.txt"
-      done
     done
   done
 done

@@ -2,12 +2,12 @@
 """Report of tests/accuracy/shared.sh (docs/accuracy.md, "Shared meters"):
 per job and per node, the truth next to erg with every node on its own
 outlet (ergd "outlet") and with all of them behind one shared meter (ergd
-"shared", [group.bank]), and each job's 95 % interval from its job_sd /
-job_var archives (docs/model.md, "Uncertainty"): whether the truth is inside,
+"shared", [group.bank]), and each job's 95 % interval from the sd and var
+data sources of its archive (docs/model.md, "Uncertainty"): whether the truth is inside,
 reported (COVERAGE_OUT=FILE appends a line as tests/accuracy/coverage.py's
 for coverage_table.py), not judged. args: WORK; WORK/setup.json says the rest."""
 import json, math, os, sys
-from truth import Samples, job_truth, rrd_energy, shown_energy, truth_bins, truth_rows
+from truth import Samples, has_ds, job_truth, rrd_energy, shown_energy, truth_bins, truth_rows
 
 work = sys.argv[1]
 S = json.load(open(f"{work}/setup.json"))
@@ -27,11 +27,11 @@ for n, m in S["nodes"].items():
     for j in mine:
         jobs[j["name"]] = {"node": n, "truth": jt[j["name"]]}
         for i in INST:
-            jobs[j["name"]][i] = rrd_energy(f"{work}/{i}/{n}-{j['name']}.txt", t0, t1, step)
-            sdf = f"{work}/{i}/{n}-{j['name']}.job_sd.txt"
-            if os.path.exists(sdf):
-                sd = rrd_energy(sdf, t0, t1, step)
-                var = rrd_energy(f"{work}/{i}/{n}-{j['name']}.job_var.txt", t0, t1, step)
+            jf = f"{work}/{i}/{n}-{j['name']}.txt"
+            jobs[j["name"]][i] = rrd_energy(jf, t0, t1, step)
+            if has_ds(jf, "sd") and has_ds(jf, "var"):
+                sd = rrd_energy(jf, t0, t1, step, "sd")
+                var = rrd_energy(jf, t0, t1, step, "var")
                 jobs[j["name"]][i + "_half"] = 1.959964 * math.sqrt(sd * sd + max(var, 0))
     nodes[n] = {"truth": shown_energy(rows, t0, t1, lag), "truth_dynamic": sum(cpu_j.values())}
     for i in INST:

@@ -22,6 +22,15 @@ def rrd(path):
     return out
 
 
+def has_ds(path, ds):
+    """Whether `rrdtool fetch` output at path has the data source ds."""
+    try:
+        with open(path) as f:
+            return ds in f.readline().split()
+    except OSError:
+        return False
+
+
 def rrd_energy(path, t0, t1, step, ds="watts"):
     """Sum of the stored cell powers of ds x step over the cells in (t0, t1]."""
     return sum(r[ds] * step for t, r in rrd(path).items()

@@ -26,7 +26,8 @@ def fetched_by_name(path):
 
 def keys(work, node, kind, path):
     """A node's archives of one kind as fetched into path, by the original
-    key that the kind's index.tsv names: {key: {time: watts}}."""
+    key that the kind's index.tsv names: {key: {time: watts}} (the first
+    data source: a job archive's sd and var follow it)."""
     series, cur, index = {}, None, {}
     for l in open(path):
         if l.startswith("== "):
@@ -34,7 +35,7 @@ def keys(work, node, kind, path):
             series[cur] = {}
         elif ":" in l:
             t, v = l.split(":", 1)
-            series[cur][int(t)] = float(v)
+            series[cur][int(t)] = float(v.split()[0])  # watts (a job's: then sd, var)
     tsv = f"{work}/data/nodes/{node}/{kind}/index.tsv"
     for l in open(tsv) if os.path.exists(tsv) else ():
         f = l.rstrip("\n").split("\t")

@@ -8,7 +8,8 @@
 # (rrdtool fetch), for every node, every kind and every written cell:
 # Σ keys == the cell's dynamic power; cluster/job/4242 == n1's + n2's
 # job 4242; processes without a job are under [none]; /metrics has the
-# per-key and per-job energy counters and passes promtool.
+# per-key and per-job energy counters and passes promtool; the jobs' 95 %
+# interval parts (sd, var) add up over nodes as docs/model.md says.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3 BURNER=$4
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +63,7 @@ data=$work/data
 fetch() { rrdtool fetch "$1" AVERAGE -r $STEP -s end-120 -e now; }
 for n in n1 n2; do
   fetch "$data/nodes/$n/node.rrd" >"$work/$n-node.txt"
+  fetch "$data/nodes/$n/dynamic_unc/node.rrd" >"$work/$n-dynunc.txt"
   for kind in command job unit container user; do
     d=$data/nodes/$n/$kind
     [ -f "$d/index.tsv" ] || { echo "FAIL: $n has no $kind archives"; ls -R "$data"; exit 1; }
@@ -91,15 +93,17 @@ def table(path):
         out[int(t)] = dict(zip(names, (float(v) for v in vals.split())))
     return out
 
-def keys(path):
-    """== KEY blocks of watts -> {key: {t: watts}}"""
+def keys(path, col=0):
+    """== KEY blocks of watts -> {key: {t: watts}}; col: a later data source
+    (a job archive's: 1 its interval's sd, 2 its var; NaN where absent)"""
     out, cur = {}, None
     for l in open(path):
         if l.startswith("== "):
             cur = out.setdefault(l[3:].rstrip("\n"), {}); continue
         if ":" in l and cur is not None:
             t, v = l.split(":", 1)
-            cur[int(t)] = float(v)
+            v = v.split()
+            cur[int(t)] = float(v[col]) if col < len(v) else math.nan
     return out
 
 fail = []
@@ -153,10 +157,30 @@ if sums < 5:
     fail.append(f"cluster job 4242 matched both nodes' busy cells only {sums} times")
 if zeros < 1:
     fail.append("cluster job 4242: no idle cell written as 0 W after the job ended")
+# The jobs' 95 % interval parts (docs/model.md, "Uncertainty"): the data
+# sources sd and var of each job archive; the cluster's job 4242 has the
+# nodes' sd added linearly and their variances added, > 0 while it runs.
+unc = 0
+for col, what in ((1, "sd"), (2, "var")):
+    clu = keys(f"{work}/cluster-job.txt", col).get("4242", {})
+    per = [keys(f"{work}/{n}-job.txt", col).get("4242", {}) for n in ("n1", "n2")]
+    for t, w in clu.items():
+        parts = [p.get(t, math.nan) for p in per]
+        if math.isnan(w) or any(math.isnan(p) for p in parts): continue
+        if abs(w - sum(parts)) > 1e-6 * max(1.0, w) + 1e-6:
+            fail.append(f"cluster job 4242 {what} t={t}: {w} != {' + '.join(map(str, parts))}")
+        unc += all(p > 0 for p in parts)
+if unc < 10:
+    fail.append(f"job 4242: sd and var > 0 on both nodes in only {unc} cell-sources")
+for n in ("n1", "n2"):
+    dyn = table(f"{work}/{n}-dynunc.txt")
+    if sum(r["sd"] > 0 and r["var"] > 0 for r in dyn.values()) < 5:
+        fail.append(f"{n}: dynamic_unc/node.rrd has sd, var > 0 in fewer than 5 cells")
 if fail:
     print("FAIL:\n  " + "\n  ".join(fail[:30])); sys.exit(1)
 print(f"ok: conservation per kind over {sum(checked.values())} node-kind cells, "
-      f"cluster job 4242 = n1 + n2 in {sums} busy cells, 0 W in {zeros} idle ones")
+      f"cluster job 4242 = n1 + n2 in {sums} busy cells, 0 W in {zeros} idle ones; "
+      f"its interval parts add up too ({unc} cell-sources)")
 PY
 
 m=$work/metrics.txt
@@ -181,6 +205,9 @@ assert nodes > 100, f"job 4242 got only {nodes} J"
 # are each rounded, so the sum may differ by 1.5 mJ (seen: 1418.016 vs
 # 1418.015).
 assert 0.8 * nodes <= job <= nodes + 0.01, (job, nodes)
+# Its 95 % interval's half-width beside it (docs/model.md, "Uncertainty").
+half = v.get('erg_job_energy_uncertainty_joules{job="4242"}', 0)
+assert 0 < half < job, f"job 4242: {job} J +- {half}"
 # Per-key power of the last cell: every kind's keys add up to that cell's
 # dynamic power (measured - idle, idle_policy separate).
 for n in ("n1", "n2"):

@@ -20,10 +20,15 @@
  * GPU archives (docs/gpu.md) on node two only: job 1234's GPU part, 12 W of
  * its 30 W there, the node's GPU part (gpu/node) 15 W, and the cluster-wide
  * GPU part of 1234 (cluster/gpu_job) 12 W of its 80 W; none on n1.
- * Job 1234's uncertainty (docs/model.md, "Uncertainty"): cluster/job_sd
- * 2 W (linear sd), cluster/job_var 20,000 J²/s (as much as the sd²); none for the other jobs.
- * Node two's dynamic power's (nodes/node two/dynamic_unc/sd, var): 3 W,
- * 10,000 J²/s; none on n1.
+ * Job 1234's uncertainty (docs/model.md, "Uncertainty"): the data sources sd
+ * 2 W (linear sd) and var 20,000 J²/s (as much as the sd²) of cluster/job's
+ * archive; none for the other jobs (their archives have "watts" only, as
+ * an older ergd's). Node two's dynamic power's (nodes/node two/dynamic_unc/
+ * node.rrd, sd and var): 3 W, 10,000 J²/s; none on n1. Node two's job
+ * "[other]" (5 W) has the sources sd and var, never a value, as ergd writes
+ * a key that is no job; its job 1234 sd 1 W, var 5,000 J²/s there. n1's
+ * 1234 has them as an ergd of git 7c05ca9 wrote them, separate archives
+ * nodes/n1/job_sd/1234.rrd (2 W) and job_var/ (20,000 J²/s).
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -55,6 +60,8 @@ static double job_watts(int64_t t, int64_t end) {
   return t < first + JOB_SECONDS ? 20.5 + 2.5 * sin(2 * M_PI * (double)(t % 300) / 300) : 0;
 }
 
+static const char *const unc_ds[3] = {"watts", "sd", "var"};
+
 static int fixture_window(struct erg_store *s, int64_t end, int gap) {
   char why[512];
   for (int64_t t = end - SPAN + STEP; t <= end; t += STEP) {
@@ -71,16 +78,20 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
              erg_store_node_update(s, "node two", &b, why, sizeof why) ||
              erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
-             erg_store_key_update(s, "node two", "job", "1234", t, 30, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "job_sd", "1234", t, 2, why, sizeof why) ||
+             erg_store_key_update(s, "n1", "job_var", "1234", t, 20000, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "job", "1234", t, unc_ds,
+                                     (double[]){30, 1, 5000}, 3, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu_job", "1234", t, 12, why, sizeof why) ||
              erg_store_key_update(s, "node two", "gpu", "node", t, 15, why, sizeof why) ||
              erg_store_key_update(s, NULL, "gpu_job", "1234", t, 12, why, sizeof why) ||
-             erg_store_key_update(s, NULL, "job_sd", "1234", t, 2, why, sizeof why) ||
-             erg_store_key_update(s, NULL, "job_var", "1234", t, 20000, why, sizeof why) ||
-             erg_store_key_update(s, "node two", "dynamic_unc", "sd", t, 3, why, sizeof why) ||
-             erg_store_key_update(s, "node two", "dynamic_unc", "var", t, 10000, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "dynamic_unc", "node", t, unc_ds + 1,
+                                     (double[]){3, 10000}, 2, why, sizeof why) ||
              erg_store_key_update(s, "node two", "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
-             erg_store_key_update(s, NULL, "job", "1234", t, 80, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "job", "[other]", t, unc_ds,
+                                     (double[]){5, NAN, NAN}, 3, why, sizeof why) ||
+             erg_store_key_update_ds(s, NULL, "job", "1234", t, unc_ds, (double[]){80, 2, 20000}, 3,
+                                     why, sizeof why) ||
              erg_store_key_update(s, NULL, "job", HOSTILE_JOB, t, 20, why, sizeof why) ||
              erg_store_key_update(s, "n1", "user", "alice", t, 60, why, sizeof why) ||
              erg_store_key_update(s, "n1", "user", "1000", t, 4, why, sizeof why) ||

@@ -224,7 +224,8 @@ node_rows = {r["node"]: r for r in rows_csv(*period)}
 all_j = sum(float(r["energy_joules"]) for r in node_rows.values())
 check(abs(float(rows["1234"]["share_of_node"]) - got / all_j) <= 5.1e-7, "job share of all nodes' energy (6 decimals)")
 per = {(r["node"], r["job"]): r for r in rows_csv(*period, "--by", "job", "--per-node")}
-check(set(per) == {("n1", "1234"), ("n1", "4242"), ("node two", "1234"), ("node two", hostile)}
+check(set(per) == {("n1", "1234"), ("n1", "4242"), ("node two", "1234"), ("node two", hostile),
+                   ("node two", "[other]")}
       | {(n, k) for n in ("n1", "node two") for k in ("[idle]", "[unattributed]")},
       "--per-node: per-node job rows")
 check(close(float(per[("n1", "1234")]["share_of_node"]), 0.5), "--per-node: n1 share 50 %")
@@ -336,11 +337,11 @@ check(two and j.get("gpu_energy_joules") is not None
       f"jobs: 1234 GPUEnergyJ {j.get('gpu_energy_joules')} = 0.4 x node two's "
       f"{two[0]['energy_joules'] if two else None}")
 # The 95 % interval (docs/model.md, "Uncertainty"): E +- 1.96 sqrt(SD^2 + VAR)
-# with SD, VAR the integrals of 1234's cluster job_sd / job_var archives
+# with SD, VAR the integrals of the sd / var data sources of 1234's cluster job archive
 # (rrdtool fetch), in erg jobs (energy_joules_low/high) and erg report's last
 # columns; none for a job without those archives.
-sd = fetch_energy(os.path.join(DIR, "cluster", "job_sd", "1234.rrd"), "watts", t_to - 3600, t_to, 5)[0]
-var = fetch_energy(os.path.join(DIR, "cluster", "job_var", "1234.rrd"), "watts", t_to - 3600, t_to, 5)[0]
+sd = fetch_energy(os.path.join(DIR, "cluster", "job", "1234.rrd"), "sd", t_to - 3600, t_to, 5)[0]
+var = fetch_energy(os.path.join(DIR, "cluster", "job", "1234.rrd"), "var", t_to - 3600, t_to, 5)[0]
 half = 1.959964 * math.sqrt(sd * sd + var)
 check(sd > 0 and j.get("energy_joules_high") is not None
       and close(j["energy_joules_high"] - j["energy_joules"], half, 1e-3)
@@ -349,17 +350,34 @@ check(sd > 0 and j.get("energy_joules_high") is not None
       f"= {j.get('energy_joules')} +- {half:.1f}")
 j4242 = jobs_rows("--from", str(t_to - 3600), "--to", str(t_to)).get("4242", {})
 check("energy_joules_low" in j4242 and j4242["energy_joules_low"] is None,
-      f"jobs: 4242 has no uncertainty archives, no interval: {j4242.get('energy_joules_low')!r}")
+      f"jobs: 4242's archive has no sd/var, no interval: {j4242.get('energy_joules_low')!r}")
+other = [r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job",
+                             "--per-node") if r["job"] == "[other]"]
+pn = rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job", "--per-node")
+two_unc = [r for r in pn if r["node"] == "node two" and r["job"] == "1234"]
+one_unc = [r for r in pn if r["node"] == "n1" and r["job"] == "1234"]
+ks1 = float(one_unc[0]["known_s"]) if one_unc else 0
+ohalf = 1.959964 * math.sqrt((2 * ks1) ** 2 + 20000 * ks1)
+check(one_unc and one_unc[0]["energy_joules_high"] != ""
+      and close(float(one_unc[0]["energy_joules_high"]) - float(one_unc[0]["energy_joules"]), ohalf, 1e-3),
+      f"report --by job --per-node: n1's 1234 +- {ohalf:.0f} J from the older separate "
+      f"job_sd/job_var archives: {one_unc}")
+ks = float(two_unc[0]["known_s"]) if two_unc else 0  # node two's archives start late
+thalf = 1.959964 * math.sqrt((1 * ks) ** 2 + 5000 * ks)
+check(other and all(r.get("energy_joules_low") == "" for r in other) and two_unc
+      and close(float(two_unc[0]["energy_joules_high"]) - float(two_unc[0]["energy_joules"]), thalf, 1e-3),
+      f"report --by job --per-node: node two's 1234 +- {thalf:.0f} J from its archive's sd, var; "
+      f"[other]'s never known, no interval: {other} {two_unc}")
 rows_j = rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "job")
 r1234 = [r for r in rows_j if r["job"] == "1234"]
 check(r1234 and list(r1234[0])[-2:] == ["energy_joules_low", "energy_joules_high"]
       and close(float(r1234[0]["energy_joules_high"]) - float(r1234[0]["energy_joules"]), half, 1e-3)
       and all(r["energy_joules_low"] == "" for r in rows_j if r["job"] != "1234"),
       f"report --by job: the interval as the last columns, 1234 only: {r1234}")
-# Node rows: their dynamic energy's interval from nodes/N/dynamic_unc/sd, var.
+# Node rows: their dynamic energy's interval from nodes/N/dynamic_unc/node.rrd (sd, var).
 rows_n = {r["node"]: r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to))}
-dsd = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "sd.rrd"), "watts", t_to - 3600, t_to, 5)[0]
-dvar = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "var.rrd"), "watts", t_to - 3600, t_to, 5)[0]
+dsd = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "node.rrd"), "sd", t_to - 3600, t_to, 5)[0]
+dvar = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "node.rrd"), "var", t_to - 3600, t_to, 5)[0]
 dhalf, two_row = 1.959964 * math.sqrt(dsd * dsd + dvar), rows_n.get("node two", {})
 check(dsd > 0 and list(two_row)[-2:] == ["dynamic_joules_low", "dynamic_joules_high"]
       and close(float(two_row["dynamic_joules_high"]) - float(two_row["dynamic_kwh"]) * 3.6e6, dhalf, 1e-2)

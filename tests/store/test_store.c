@@ -164,6 +164,40 @@ static void test_key_roundtrip(void **state) {
   erg_store_close(s);
 }
 
+/* A key archive of several data sources (a job's watts, sd, var): written
+ * and fetched by name; an archive of "watts" alone from before (an older
+ * ergd's) gets its watts from the same call, and the later sources stay
+ * absent there (docs/store.md). */
+static void test_key_ds(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("keyds");
+  char why[256], path[1200], old[1200];
+  static const char *const ds[3] = {"watts", "sd", "var"};
+  assert_int_equal(erg_store_key_update(s, "n1", "job", "old", T0 + 5, 7, why, sizeof why), 0);
+  for (int i = 1; i <= 3; i++) {
+    double v[3] = {10.0 * i, 0.5 * i, 100.0 * i};
+    assert_int_equal(
+        erg_store_key_update_ds(s, "n1", "job", "new", T0 + 5 * i, ds, v, 3, why, sizeof why), 0);
+    if (i > 1)
+      assert_int_equal(
+          erg_store_key_update_ds(s, "n1", "job", "old", T0 + 5 * i, ds, v, 3, why, sizeof why), 0);
+  }
+  assert_int_equal(erg_store_key_path(s, "n1", "job", "new", path, sizeof path), 0);
+  assert_int_equal(erg_store_key_path(s, "n1", "job", "old", old, sizeof old), 0);
+  for (int i = 1; i <= 3; i++) {
+    assert_float_equal(rrdtool_fetch(path, "watts", T0 + 5 * i, NULL), 10.0 * i, 1e-9);
+    assert_float_equal(rrdtool_fetch(path, "sd", T0 + 5 * i, NULL), 0.5 * i, 1e-9);
+    assert_float_equal(rrdtool_fetch(path, "var", T0 + 5 * i, NULL), 100.0 * i, 1e-9);
+    assert_float_equal(rrdtool_fetch(old, "watts", T0 + 5 * i, NULL), i == 1 ? 7 : 10.0 * i, 1e-9);
+  }
+  assert_true(isnan(rrdtool_fetch(old, "sd", T0 + 10, NULL)));
+  assert_string_equal(rrdtool_info(path, "ds[var].minimal_heartbeat"), "10");
+  assert_int_not_equal(erg_store_key_update_ds(s, "n1", "job", "new", T0 + 20, ds,
+                                               (double[]){1, 2, 3}, 0, why, sizeof why),
+                       0);
+  erg_store_close(s);
+}
+
 /* Cluster-wide archives (node NULL) live under cluster/<kind>/ with their
  * own index; a node directory carries the node's original name. */
 static void test_cluster_and_name(void **state) {
@@ -372,14 +406,11 @@ static void test_update_waits_for_reader_lock(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_roundtrip),
-                                     cmocka_unit_test(test_layout),
-                                     cmocka_unit_test(test_keep_days),
-                                     cmocka_unit_test(test_key_roundtrip),
-                                     cmocka_unit_test(test_out_of_order),
-                                     cmocka_unit_test(test_hostile_names),
-                                     cmocka_unit_test(test_cluster_and_name),
-                                     cmocka_unit_test(test_bad_options),
-                                     cmocka_unit_test(test_update_waits_for_reader_lock)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_keep_days),      cmocka_unit_test(test_key_roundtrip),
+      cmocka_unit_test(test_key_ds),         cmocka_unit_test(test_out_of_order),
+      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),
+      cmocka_unit_test(test_bad_options),    cmocka_unit_test(test_update_waits_for_reader_lock)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
