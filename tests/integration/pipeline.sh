@@ -36,12 +36,15 @@ grep -q SIMULATED "$work/pdusim.log"
 erg_start_ergd
 erg_start_agent it-node --interval 1
 
-# A recognisable load: one busy process for most of the run. Its CPU time
-# and the machine's over the same while give the share it should get.
+# A recognisable load: one busy process for three cells. Its CPU time and
+# the machine's over the same while give the share it should get: it
+# starts on the 5-s grid, so that cells and measure cover the same time
+# (other load on the machine comes and goes).
 sleep 3
+sleep "$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", 5 - n % 5 }')"
 t_load_start=$(date +%s)
 cpu0=$(busy_cpu)
-( timeout 14 sha256sum /dev/zero >/dev/null || true; times >"$work/sha.times" )
+( timeout 15 sha256sum /dev/zero >/dev/null || true; times >"$work/sha.times" )
 cpu1=$(busy_cpu)
 t_load_end=$(date +%s)
 # Children's user and system time: the second line of times, "XmY.YYYs XmY.YYYs".
