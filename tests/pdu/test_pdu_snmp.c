@@ -182,9 +182,13 @@ static void test_poll_many_dead_pdu_stalls_nobody(void **st) {
     assert_int_equal(rc[2], 0);
     assert_int_equal(rc[1], -1);
     assert_int_equal(rc[3], -1);
-    /* The good PDUs' readings were taken right away, not after the dead one. */
-    assert_true((r[0][0].t_ns - t0) / 1e9 < 0.3);
-    assert_true((r[2][0].t_ns - t0) / 1e9 < 0.3);
+    /* The good PDUs' readings were taken as they came, within their own
+     * budget (timeout x tries: 0.8 s), not after the dead one's 1.5 s, as
+     * a round that waited on it would take them. A fixed 0.3 s failed at
+     * load 15-19, snmpsimd (Python) answering late. */
+    double good_budget = cf[0].timeout_seconds * (cf[0].retries + 1);
+    assert_true((r[0][0].t_ns - t0) / 1e9 < good_budget);
+    assert_true((r[2][0].t_ns - t0) / 1e9 < good_budget);
     assert_float_equal(r[0][7].watts, 160, 1e-9);
     assert_float_equal(r[2][2].watts, 118, 1e-9);
     assert_false(r[1][0].ok);
@@ -225,7 +229,10 @@ static void test_poll_many_within_cuts_the_round(void **st) {
     assert_int_equal(rc[1], -1);
     assert_float_equal(r[0][7].watts, 160, 1e-9);
     assert_float_equal(r[2][2].watts, 118, 1e-9);
-    assert_true(took >= 0.39 && took < 0.8);
+    /* Cut at the limit: a round that was not would last the dead one's
+     * first timeout (2 s) at least; the bound is halfway, a late wake-up
+     * on a loaded machine is not the fault looked for. */
+    assert_true(took >= 0.39 && took < 0.4 + (cf[1].timeout_seconds - 0.4) / 2);
     assert_non_null(strstr(whys[1], "no answer within the round limit"));
   }
   for (int i = 0; i < 3; i++)
