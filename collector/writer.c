@@ -38,8 +38,8 @@ struct writer {
   size_t bcount, max_pending;
   int stopping;
   atomic_size_t pending;
-  uint64_t committed;          /* ops handed to the thread, ever (the loop's) */
-  atomic_uint_fast64_t done;   /* ops the thread has carried out, ever */
+  uint64_t committed;        /* ops handed to the thread, ever (the loop's) */
+  atomic_uint_fast64_t done; /* ops the thread has carried out, ever */
   atomic_uint_fast64_t errors, dropped;
   struct store_spell spell; /* the writer thread's */
 };
