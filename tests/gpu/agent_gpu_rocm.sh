@@ -17,6 +17,7 @@ ROCM=$2
 NVML=$3
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 dir=$(mktemp -d)
+. "$(dirname "$0")/agent_gpu_lib.sh"
 sleep 60 & gpu_a=$!
 sleep 60 & gpu_b=$!
 trap 'kill $gpu_a $gpu_b 2>/dev/null || true; rm -rf "$dir"' EXIT
@@ -38,18 +39,6 @@ run() { # run NAME COUNT: the agent's dump in NAME.out, its log in NAME.err
     "$AGENT" -c "$dir/agent.ini" --dump --count "$2" --interval 0.5 --node gpu-node \
     --collection proc >"$dir/$1.out" 2>"$dir/$1.err"
 }
-# The GPUs are lost (the stand-in's fail_when file) once the agent (pid $1,
-# dumping to d.out, a line flushed at a time) has sent a sample with them,
-# rather than at a time that a slow start on a loaded machine could miss.
-lose_after_first_gpu_sample() {
-  local i
-  for ((i = 0; i < 600; i++)); do
-    grep -q '"gpus"' "$dir/d.out" 2>/dev/null && break
-    sleep 0.05
-  done
-  touch "$dir/lost"
-  wait "$1"
-}
 
 echo "a: gpu = rocm"
 ini rocm "$NVML" "$ROCM"
@@ -64,21 +53,7 @@ assert {"cpu_time", "gpu_energy", "gpu_sm_share"} <= set(objs[0]["features"]), o
 samples = [o for o in objs[1:] if o["type"] == "sample"]
 assert len(samples) == 3 and len(objs) == 4, objs
 near = lambda x, y, rel: abs(x - y) <= rel * abs(y)
-def reads_in_sweeps(samples, k):
-    # GPU k's intervals against the samples' own clock, not the 0.5 s asked
-    # for (a loaded machine stretches a sweep): its read of each sweep lies
-    # after that sweep's stamp (the sample's end) and before the next
-    # sweep's; the baseline read in the sweep before the first sample. The
-    # energy over each interval is checked against it below.
-    start0 = samples[0]["monotonic_start_ns"]
-    ends = [s["monotonic_end_ns"] for s in samples]
-    since = 0  # read i minus the baseline read
-    for i, s in enumerate(samples):
-        assert s["gpus"][k]["interval_ns"] > 0, s["gpus"][k]
-        since += s["gpus"][k]["interval_ns"]
-        assert since >= ends[i] - ends[0], (i, k, since, ends, start0)
-        if i + 1 < len(samples):
-            assert since <= ends[i + 1] - start0, (i, k, since, ends, start0)
+from agent_gpu_check import reads_in_sweeps
 for k in (0, 1):
     reads_in_sweeps(samples, k)
 for s in samples:
