@@ -42,6 +42,24 @@ int cli_probe_copy(char *dst, size_t len, const char *src, const char *what);
 /* "host", "host:port", "[v6]:port" or a bare IPv6 address into c->host
  * (and c->port): 0, or -1. */
 int cli_probe_host(const char *arg, struct erg_pdu_source_config *c);
+/* A text field of the config that an option's argument is copied into:
+ * the option's getopt_long code, the field's offset and size. */
+struct cli_probe_text {
+  int code;
+  size_t off, len;
+};
+#define CLI_PROBE_TEXT(code, field)                                                                \
+  {                                                                                                \
+    (code), offsetof(struct erg_pdu_source_config, field),                                         \
+        sizeof(((struct erg_pdu_source_config *)0)->field)                                         \
+  }
+struct option;
+/* Option o's argument into its field when texts[0..n) has it: 1, with
+ * *bad set for one too long (named as opts names the option); else 0. */
+int cli_probe_text(int o, const char *arg, const struct cli_probe_text *texts, size_t n,
+                   const struct option *opts, struct erg_pdu_source_config *c, int *bad);
+/* --retries (0-10) into c->retries: 0, or -1. */
+int cli_probe_retries(const char *arg, struct erg_pdu_source_config *c);
 
 /* ---- erg report and erg jobs (cli/report_opts.c) ---- */
 

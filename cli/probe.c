@@ -98,42 +98,26 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
                                        {"json", no_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+  static const struct cli_probe_text texts[] = {
+      CLI_PROBE_TEXT('d', driver),          CLI_PROBE_TEXT('c', community),
+      CLI_PROBE_TEXT('u', v3_user),         CLI_PROBE_TEXT('a', v3_auth_proto),
+      CLI_PROBE_TEXT('A', v3_auth_pass),    CLI_PROBE_TEXT('x', v3_priv_proto),
+      CLI_PROBE_TEXT('X', v3_priv_pass),    CLI_PROBE_TEXT('l', v3_level),
+      CLI_PROBE_TEXT('p', profile),         CLI_PROBE_TEXT('C', v3_context),
+      CLI_PROBE_TEXT('P', oid_power),       CLI_PROBE_TEXT('E', oid_energy),
+      CLI_PROBE_TEXT('N', oid_name),        CLI_PROBE_TEXT('K', oid_count),
+      CLI_PROBE_TEXT('T', oid_total_power), CLI_PROBE_TEXT('D', device),
+      CLI_PROBE_TEXT('R', power_register),  CLI_PROBE_TEXT('e', energy_register),
+  };
   int o, bad = 0;
   optind = 1;
   while (!bad && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
-      case 'd':
-        bad = cli_probe_copy(c->driver, sizeof c->driver, optarg, "--driver");
-        break;
       case 'H':
         bad = cli_probe_host(optarg, c);
         break;
-      case 'c':
-        bad = cli_probe_copy(c->community, sizeof c->community, optarg, "--community");
-        break;
       case 'v':
         bad = probe_version(optarg, c);
-        break;
-      case 'u':
-        bad = cli_probe_copy(c->v3_user, sizeof c->v3_user, optarg, "--user");
-        break;
-      case 'a':
-        bad = cli_probe_copy(c->v3_auth_proto, sizeof c->v3_auth_proto, optarg, "--auth-proto");
-        break;
-      case 'A':
-        bad = cli_probe_copy(c->v3_auth_pass, sizeof c->v3_auth_pass, optarg, "--auth-pass");
-        break;
-      case 'x':
-        bad = cli_probe_copy(c->v3_priv_proto, sizeof c->v3_priv_proto, optarg, "--priv-proto");
-        break;
-      case 'X':
-        bad = cli_probe_copy(c->v3_priv_pass, sizeof c->v3_priv_pass, optarg, "--priv-pass");
-        break;
-      case 'l':
-        bad = cli_probe_copy(c->v3_level, sizeof c->v3_level, optarg, "--level");
-        break;
-      case 'p':
-        bad = cli_probe_copy(c->profile, sizeof c->profile, optarg, "--profile");
         break;
       case 'U':
         c->unit_id = atoi(optarg);
@@ -144,27 +128,7 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         bad = !(c->timeout_seconds > 0);
         break;
       case 'r':
-        c->retries = atoi(optarg);
-        bad = c->retries < 0 || c->retries > 10;
-        break;
-      case 'C':
-        bad = cli_probe_copy(c->v3_context, sizeof c->v3_context, optarg, "--context");
-        break;
-      case 'P':
-        bad = cli_probe_copy(c->oid_power, sizeof c->oid_power, optarg, "--oid-power");
-        break;
-      case 'E':
-        bad = cli_probe_copy(c->oid_energy, sizeof c->oid_energy, optarg, "--oid-energy");
-        break;
-      case 'N':
-        bad = cli_probe_copy(c->oid_name, sizeof c->oid_name, optarg, "--oid-name");
-        break;
-      case 'K':
-        bad = cli_probe_copy(c->oid_count, sizeof c->oid_count, optarg, "--oid-count");
-        break;
-      case 'T':
-        bad = cli_probe_copy(c->oid_total_power, sizeof c->oid_total_power, optarg,
-                             "--oid-total-power");
+        bad = cli_probe_retries(optarg, c);
         break;
       case 's':
         c->power_scale = atof(optarg);
@@ -173,9 +137,6 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
       case 'S':
         c->energy_scale_joules = atof(optarg);
         bad = !(c->energy_scale_joules > 0);
-        break;
-      case 'D':
-        bad = cli_probe_copy(c->device, sizeof c->device, optarg, "--device");
         break;
       case 'b':
         c->baud = atoi(optarg);
@@ -193,14 +154,6 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         c->stop_bits = atoi(optarg);
         bad = c->stop_bits < 1 || c->stop_bits > 2;
         break;
-      case 'R':
-        bad =
-            cli_probe_copy(c->power_register, sizeof c->power_register, optarg, "--power-register");
-        break;
-      case 'e':
-        bad = cli_probe_copy(c->energy_register, sizeof c->energy_register, optarg,
-                             "--energy-register");
-        break;
       case 'Z':
         *step = atof(optarg);
         bad = !(*step >= 1 && *step <= 3600);
@@ -216,7 +169,8 @@ static int probe_parse(int argc, char **argv, struct erg_pdu_source_config *c, b
         probe_usage(stdout);
         return 2;
       default:
-        bad = 1;
+        if (!cli_probe_text(o, optarg, texts, sizeof texts / sizeof texts[0], opts, c, &bad))
+          bad = 1;
     }
   }
   if (!bad && (optind != argc || !(c->host[0] || c->device[0]) || !c->driver[0]))

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* The arguments every `erg pdu probe` driver takes alike (cli/probe.c,
- * cli/probe_ipmi.c), here so that neither calls back into the other. */
+ * cli/probe_ipmi.c, cli/probe_redfish.c), here so that none calls back into
+ * another. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,4 +43,26 @@ int cli_probe_host(const char *arg, struct erg_pdu_source_config *c) {
     c->port = (int)port;
   }
   return cli_probe_copy(c->host, sizeof c->host, host, "--host");
+}
+
+int cli_probe_text(int o, const char *arg, const struct cli_probe_text *texts, size_t n,
+                   const struct option *opts, struct erg_pdu_source_config *c, int *bad) {
+  for (size_t i = 0; i < n; i++) {
+    if (texts[i].code != o)
+      continue;
+    const char *name = "option";
+    for (const struct option *p = opts; p->name; p++)
+      if (p->val == o)
+        name = p->name;
+    char what[64];
+    snprintf(what, sizeof what, "--%s", name);
+    *bad = cli_probe_copy((char *)c + texts[i].off, texts[i].len, arg, what) != 0;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_probe_retries(const char *arg, struct erg_pdu_source_config *c) {
+  c->retries = atoi(arg);
+  return c->retries < 0 || c->retries > 10 ? -1 : 0;
 }

@@ -42,6 +42,12 @@ static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bo
                                        {"json", no_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+  static const struct cli_probe_text texts[] = {
+      CLI_PROBE_TEXT('D', device),
+      CLI_PROBE_TEXT('u', user),
+      CLI_PROBE_TEXT('P', password_file),
+      CLI_PROBE_TEXT('L', privilege),
+  };
   int o, bad = 0;
   optind = 1;
   while (!bad && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -52,29 +58,16 @@ static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bo
       case 'H':
         bad = cli_probe_host(optarg, c);
         break;
-      case 'D':
-        bad = cli_probe_copy(c->device, sizeof c->device, optarg, "--device");
-        break;
-      case 'u':
-        bad = cli_probe_copy(c->user, sizeof c->user, optarg, "--user");
-        break;
-      case 'P':
-        bad = cli_probe_copy(c->password_file, sizeof c->password_file, optarg, "--password-file");
-        break;
       case 'C':
         c->cipher_suite = atoi(optarg);
         bad = c->cipher_suite < 1 || c->cipher_suite > 255;
-        break;
-      case 'L':
-        bad = cli_probe_copy(c->privilege, sizeof c->privilege, optarg, "--privilege");
         break;
       case 't':
         c->timeout_seconds = atof(optarg);
         bad = !(c->timeout_seconds >= 0.01 && c->timeout_seconds <= 60);
         break;
       case 'r':
-        c->retries = atoi(optarg);
-        bad = c->retries < 0 || c->retries > 10;
+        bad = cli_probe_retries(optarg, c);
         break;
       case 'j':
         *json = true;
@@ -83,7 +76,8 @@ static int ipmi_parse(int argc, char **argv, struct erg_pdu_source_config *c, bo
         ipmi_usage(stdout);
         return 2;
       default:
-        bad = 1;
+        if (!cli_probe_text(o, optarg, texts, sizeof texts / sizeof texts[0], opts, c, &bad))
+          bad = 1;
     }
   }
   if (!bad && (optind != argc || !(c->host[0] || c->device[0])))

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_int.h"
 #include "erg_cli.h"
 #include "erg_common.h"
 #include "erg_redfish.h"
@@ -32,15 +33,6 @@ struct rfp_opts {
   bool json;
   char name[48];
 };
-
-static int rfp_copy(char *dst, size_t len, const char *src, const char *what) {
-  if (strlen(src) >= len) {
-    fprintf(stderr, "erg pdu probe: %s too long\n", what);
-    return -1;
-  }
-  strcpy(dst, src);
-  return 0;
-}
 
 static int rfp_parse(int argc, char **argv, struct rfp_opts *o) {
   static const struct option opts[] = {{"driver", required_argument, 0, 'd'},
@@ -64,29 +56,29 @@ static int rfp_parse(int argc, char **argv, struct rfp_opts *o) {
   while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
       case 'd':
-        bad |= rfp_copy(c->driver, sizeof c->driver, optarg, "--driver");
+        bad |= cli_probe_copy(c->driver, sizeof c->driver, optarg, "--driver");
         break;
       case 'H':
-        bad |= rfp_copy(c->host, sizeof c->host, optarg, "--host");
+        bad |= cli_probe_copy(c->host, sizeof c->host, optarg, "--host");
         break;
       case 'c':
-        bad |= rfp_copy(c->chassis, sizeof c->chassis, optarg, "--chassis");
+        bad |= cli_probe_copy(c->chassis, sizeof c->chassis, optarg, "--chassis");
         break;
       case 'u':
-        bad |= rfp_copy(c->user, sizeof c->user, optarg, "--user");
+        bad |= cli_probe_copy(c->user, sizeof c->user, optarg, "--user");
         break;
       case 'p':
-        bad |= rfp_copy(c->password_file, sizeof c->password_file, optarg, "--password-file");
+        bad |= cli_probe_copy(c->password_file, sizeof c->password_file, optarg, "--password-file");
         break;
       case 'a':
-        bad |= rfp_copy(c->auth, sizeof c->auth, optarg, "--auth");
+        bad |= cli_probe_copy(c->auth, sizeof c->auth, optarg, "--auth");
         break;
       case 'C':
-        bad |= rfp_copy(c->ca_file, sizeof c->ca_file, optarg, "--ca-file");
+        bad |= cli_probe_copy(c->ca_file, sizeof c->ca_file, optarg, "--ca-file");
         break;
       case 'k':
-        bad |= rfp_copy(c->pinned_public_key, sizeof c->pinned_public_key, optarg,
-                        "--pinned-public-key");
+        bad |= cli_probe_copy(c->pinned_public_key, sizeof c->pinned_public_key, optarg,
+                              "--pinned-public-key");
         break;
       case 'i':
         c->tls_insecure = true;

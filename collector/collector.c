@@ -131,8 +131,14 @@ static void collector_loop(struct collector *c, void *agents, void *meters, void
     if (c->metrics_wake_fd < 0)
       collector_metrics_render(c); /* no way to be asked: every second */
     /* The first pages wait until the writer thread has created the
-     * archives they graph. */
-    if ((c->render_due && writer_pending(c->writer) == 0) ||
+     * archives they graph: it has done what was queued up to the first
+     * cell (its queue need not be empty: at load, with a cell a second,
+     * it never was, and no page came). */
+    if (c->render_due && !c->render_marked) {
+      c->render_after = writer_committed(c->writer);
+      c->render_marked = 1;
+    }
+    if ((c->render_due && writer_done_through(c->writer, c->render_after)) ||
         (c->last_render && now - c->last_render >= c->cfg->page_interval_seconds))
       collector_render(c, now);
     /* Hourly, in the writer thread (the one updating the store): idle

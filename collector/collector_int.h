@@ -149,6 +149,11 @@ char *job_commands_tsv(const struct job_users *ju);
 void job_users_free(struct job_users *ju);
 void writer_commit(struct writer *w);
 size_t writer_pending(struct writer *w);
+/* Ops committed so far (a mark), and whether the thread has carried out
+ * all those up to a mark: "what was queued by now is written" holds on
+ * a writer that is never idle, where writer_pending never reaches 0. */
+uint64_t writer_committed(const struct writer *w);
+int writer_done_through(struct writer *w, uint64_t mark);
 uint64_t writer_errors(struct writer *w);
 uint64_t writer_dropped(struct writer *w);
 void writer_stop(struct writer *w);

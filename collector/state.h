@@ -201,7 +201,9 @@ struct collector {
   struct meter_msg *last_meter; /* per source, the last reading, for WAL rotation */
   int64_t last_render;
   int render_due;
-  int keys_dirty; /* key counters changed since the keys section was rendered */
+  int render_marked;     /* render_after is set */
+  uint64_t render_after; /* the writer's mark when the first render came due */
+  int keys_dirty;        /* key counters changed since the keys section was rendered */
   /* Scratch for one sample's processes and their tuple keys. */
   struct erg_grid_proc *procbuf;
   char *keybuf;

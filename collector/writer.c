@@ -42,6 +42,8 @@ struct writer {
   size_t bcount, max_pending;
   int stopping;
   atomic_size_t pending;
+  uint64_t committed;        /* ops handed to the thread, ever (the loop's) */
+  atomic_uint_fast64_t done; /* ops the thread has carried out, ever */
   atomic_uint_fast64_t errors, dropped;
   struct store_spell spell; /* the writer thread's */
 };
@@ -121,6 +123,7 @@ static void *writer_main(void *arg) {
       writer_run_op(w, op);
       free(op);
       atomic_fetch_sub(&w->pending, 1);
+      atomic_fetch_add(&w->done, 1);
       op = next;
     }
     pthread_mutex_lock(&w->lock);
@@ -248,6 +251,7 @@ void writer_commit(struct writer *w) {
     w->head = w->bhead;
   w->tail = w->btail;
   atomic_fetch_add(&w->pending, w->bcount);
+  w->committed += w->bcount;
   pthread_cond_signal(&w->wake);
   pthread_mutex_unlock(&w->lock);
   w->bhead = w->btail = NULL;
@@ -255,6 +259,8 @@ void writer_commit(struct writer *w) {
 }
 
 size_t writer_pending(struct writer *w) { return atomic_load(&w->pending); }
+uint64_t writer_committed(const struct writer *w) { return w->committed; }
+int writer_done_through(struct writer *w, uint64_t mark) { return atomic_load(&w->done) >= mark; }
 uint64_t writer_errors(struct writer *w) { return atomic_load(&w->errors); }
 uint64_t writer_dropped(struct writer *w) { return atomic_load(&w->dropped); }
 

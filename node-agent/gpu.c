@@ -123,6 +123,21 @@ int erg_gpu_open(struct erg_gpu **out, const char *library, bool *absent, char *
 
 const char *erg_gpu_backend(const struct erg_gpu *g) { return g->name; }
 
+double erg_gpu_clock_begin(const struct erg_gpu_clock *c, uint64_t now_ns, bool *baseline) {
+  *baseline = !c->have_prev;
+  return *baseline || now_ns <= c->prev_ns ? 0 : (double)(now_ns - c->prev_ns) / 1e9;
+}
+
+int erg_gpu_clock_end(struct erg_gpu_clock *c, uint64_t now_ns, bool baseline,
+                      struct erg_gpu_interval *out, const struct erg_gpu_device *devices,
+                      size_t ndevices, const struct erg_gpu_proc *procs, size_t nprocs) {
+  c->prev_ns = now_ns;
+  c->have_prev = true;
+  *out = (struct erg_gpu_interval){
+      .ndevices = ndevices, .devices = devices, .nprocs = nprocs, .procs = procs};
+  return baseline ? 0 : 1;
+}
+
 void erg_gpu_energy_settle(struct erg_gpu_device *d, double counter_joules,
                            double prev_power_watts) {
   d->energy_counter_joules = counter_joules >= 0 ? counter_joules : -1;

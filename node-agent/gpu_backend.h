@@ -27,6 +27,23 @@ struct erg_gpu_backend {
 void erg_gpu_energy_settle(struct erg_gpu_device *d, double counter_joules,
                            double prev_power_watts);
 
+/* A backend's readings in time (gpu.c), the same for every vendor: the
+ * first reading is the baseline (no interval yet); each later one ends the
+ * interval since the one before. */
+struct erg_gpu_clock {
+  uint64_t prev_ns; /* the previous reading's time (monotonic) */
+  bool have_prev;
+};
+/* A reading at now_ns begins: the interval's seconds (0 for the baseline,
+ * which *baseline says, or a clock that did not move). */
+double erg_gpu_clock_begin(const struct erg_gpu_clock *c, uint64_t now_ns, bool *baseline);
+/* The reading at now_ns is done: it starts the next interval; out gets the
+ * devices and processes read. Returns the backend's sample result: 1, or 0
+ * for the baseline. */
+int erg_gpu_clock_end(struct erg_gpu_clock *c, uint64_t now_ns, bool baseline,
+                      struct erg_gpu_interval *out, const struct erg_gpu_device *devices,
+                      size_t ndevices, const struct erg_gpu_proc *procs, size_t nprocs);
+
 /* A backend's library function: its name, where its pointer goes in the
  * backend's table of functions, and whether the backend needs it. */
 struct erg_gpu_sym {

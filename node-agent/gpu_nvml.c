@@ -68,8 +68,7 @@ struct nvml_gpu {
   size_t n;
   struct erg_gpu_device dev[ERG_GPU_MAX_DEVICES];
   struct nvml_prev prev[ERG_GPU_MAX_DEVICES];
-  uint64_t prev_ns;
-  bool have_prev;
+  struct erg_gpu_clock clock;
   nvmlProcessUtilizationSample_t *us;
   unsigned us_cap;
   nvmlProcessInfo_t *pi;
@@ -512,8 +511,8 @@ static bool nvml_skip_proc_util(const struct nvml_gpu *g, size_t k, bool idle_no
 static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
                        size_t whylen) {
   struct nvml_gpu *g = b;
-  bool baseline = !g->have_prev;
-  double seconds = baseline || now_ns <= g->prev_ns ? 0 : (double)(now_ns - g->prev_ns) / 1e9;
+  bool baseline;
+  double seconds = erg_gpu_clock_begin(&g->clock, now_ns, &baseline);
   g->nprocs = 0;
   for (size_t k = 0; k < g->n; k++) {
     struct erg_gpu_device *d = &g->dev[k];
@@ -545,13 +544,7 @@ static int nvml_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, c
     if (!baseline)
       nvml_proc_finish(g, k, first, periods);
   }
-  g->prev_ns = now_ns;
-  g->have_prev = true;
-  out->ndevices = g->n;
-  out->devices = g->dev;
-  out->nprocs = g->nprocs;
-  out->procs = g->procs;
-  return baseline ? 0 : 1;
+  return erg_gpu_clock_end(&g->clock, now_ns, baseline, out, g->dev, g->n, g->procs, g->nprocs);
 }
 
 static void nvml_close(void *b) {

@@ -73,8 +73,7 @@ struct rocm_gpu {
   size_t n;
   struct erg_gpu_device dev[ERG_GPU_MAX_DEVICES];
   struct rocm_prev prev[ERG_GPU_MAX_DEVICES];
-  uint64_t prev_ns;
-  bool have_prev;
+  struct erg_gpu_clock clock;
   rsmi_process_info_t *pl; /* the process list */
   uint32_t pl_cap;
   struct rocm_use *uses;
@@ -494,8 +493,8 @@ static int rocm_shares(struct rocm_gpu *g) {
 static int rocm_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, char *why,
                        size_t whylen) {
   struct rocm_gpu *g = b;
-  bool baseline = !g->have_prev, procs = false;
-  double seconds = baseline || now_ns <= g->prev_ns ? 0 : (double)(now_ns - g->prev_ns) / 1e9;
+  bool baseline, procs = false;
+  double seconds = erg_gpu_clock_begin(&g->clock, now_ns, &baseline);
   g->nprocs = 0;
   for (size_t k = 0; k < g->n; k++) {
     struct erg_gpu_device *d = &g->dev[k];
@@ -533,13 +532,7 @@ static int rocm_sample(void *b, uint64_t now_ns, struct erg_gpu_interval *out, c
           g->dev[k].has_proc_util = g->dev[k].proc_util;
     }
   }
-  g->prev_ns = now_ns;
-  g->have_prev = true;
-  out->ndevices = g->n;
-  out->devices = g->dev;
-  out->nprocs = g->nprocs;
-  out->procs = g->procs;
-  return baseline ? 0 : 1;
+  return erg_gpu_clock_end(&g->clock, now_ns, baseline, out, g->dev, g->n, g->procs, g->nprocs);
 }
 
 static void rocm_close(void *b) {

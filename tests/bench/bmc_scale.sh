@@ -64,21 +64,39 @@ SIM_CPU=(); [ "$(nproc)" -gt 1 ] && SIM_CPU=(taskset -c 1)
 SIM_PID=$!; PDU_PIDS="$PDU_PIDS $SIM_PID"
 for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$RP/erg-sim/stats" && break; sleep 0.1; done
 
-# proc_cpu PID: utime+stime in seconds; proc_hwm PID: peak RSS in MiB.
-proc_cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
-# thr_cpu PID NAME: CPU seconds of PID's threads named NAME (the BMC pollers)
+HZ=$(getconf CLK_TCK)
+# stat_cpu DIR [1]: utime+stime (1: and its waited-for children's) in seconds of /proc/PID or /proc/PID/task/TID;
+# status 1 when it has exited (a thread may end between the listing and the
+# read: ergd's start-up loaders, a render's). Fields counted after the
+# command's ")": a thread name may hold spaces.
+stat_cpu() {
+  local st
+  st=$(cat "$1/stat" 2>/dev/null) && [ -n "$st" ] || return 1
+  awk -v t="$HZ" -v c="${2:-0}" '{print ($12 + $13 + c * ($14 + $15)) / t}' <<<"${st##*) }"
+}
+# proc_cpu PID [NAME [1]]: the process's CPU seconds (1: and its children's). One of the run's processes
+# gone is a failure of the run, said as such (not awk's "cannot open").
+proc_cpu() {
+  stat_cpu "/proc/$1" "${3:-0}" ||
+    { echo "FAIL: ${2:-process} $1 exited during the run (its log in $PDU_TMP)" >&2; return 1; }
+}
+# thr_cpu PID NAME: CPU seconds of PID's threads named NAME (the BMC pollers);
+# threads gone meanwhile are left out.
 thr_cpu() {
-  local t s=0
+  local t s=0 c
   for t in /proc/"$1"/task/*; do
     [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
-    s=$(awk -v t="$(getconf CLK_TCK)" -v s="$s" '{print s + ($14 + $15) / t}' "$t/stat")
+    c=$(stat_cpu "$t") || continue
+    s=$(awk -v s="$s" -v c="$c" 'BEGIN {print s + c}')
   done
   echo "$s"
 }
 # thr_all PID: "name cpu_seconds" per thread name, summed (ergd's threads)
 thr_all() {
-  local t; for t in /proc/"$1"/task/*; do
-    awk -v t="$(getconf CLK_TCK)" -v n="$(cat "$t/comm" 2>/dev/null)" '{print n, ($14 + $15) / t}' "$t/stat" 2>/dev/null
+  local t n c
+  for t in /proc/"$1"/task/*; do
+    n=$(cat "$t/comm" 2>/dev/null) && c=$(stat_cpu "$t") || continue
+    echo "$n $c"
   done | awk '{s[$1] += $2} END {for (n in s) print n, s[n]}' | sort
 }
 proc_hwm() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
@@ -131,15 +149,15 @@ t_ready=$(date +%s.%N)
 [ $ready = 1 ] || { echo "FAIL: not every meter read within the wait ($(summ "$PDU_TMP/m0"))"; tail "$PDU_TMP/ergd.log"; exit 1; }
 # Two more steps: the nodes' archives are created meanwhile (first start).
 sleep $((WARM * POLL))
-metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP"); r0=$(thr_cpu "$EP" erg-redfish); thr_all "$EP" >"$PDU_TMP/t0"
-s0=$(proc_cpu "$SIM_PID")
+metrics >"$PDU_TMP/m0"; c0=$(proc_cpu "$EP" ergd); r0=$(thr_cpu "$EP" erg-redfish); thr_all "$EP" >"$PDU_TMP/t0"
+s0=$(proc_cpu "$SIM_PID" "the Redfish simulator")
 if [ -n "${PERF_OUT:-}" ]; then
   perf record -q -e cpu-clock -g -p "$EP" -o "$PERF_OUT" -- sleep $((ROUNDS * POLL)) >/dev/null 2>&1 || sleep $((ROUNDS * POLL))
 else
   sleep $((ROUNDS * POLL))
 fi
-c1=$(proc_cpu "$EP"); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"; thr_all "$EP" >"$PDU_TMP/t1"
-s1=$(proc_cpu "$SIM_PID")
+c1=$(proc_cpu "$EP" ergd); r1=$(thr_cpu "$EP" erg-redfish); metrics >"$PDU_TMP/m1"; thr_all "$EP" >"$PDU_TMP/t1"
+s1=$(proc_cpu "$SIM_PID" "the Redfish simulator")
 echo "redfish ergd: CPU s per round by thread: $(join "$PDU_TMP/t0" "$PDU_TMP/t1" | awk -v r="$ROUNDS" '{d = ($3 - $2) / r; if (d >= 0.005) printf "%s %.3f, ", $1, d}')" \
   "simulator $(python3 -c "print(f'{($s1 - $s0) / $ROUNDS:.3f}')") s per round"
 read -r ns lo hi err dur late <<<"$(summ "$PDU_TMP/m0" "$PDU_TMP/m1")"
@@ -201,9 +219,9 @@ if [ "$M_IPMI" -gt 0 ]; then
     done
     if [ $ready = 1 ]; then
       sleep $((WARM * POLL))
-      metrics >"$PDU_TMP/i0"; c0=$(proc_cpu "$EP"); q0=$(thr_cpu "$EP" erg-ipmi)
+      metrics >"$PDU_TMP/i0"; c0=$(proc_cpu "$EP" "ergd (ipmi)"); q0=$(thr_cpu "$EP" erg-ipmi)
       sleep $((ROUNDS * POLL))
-      c1=$(proc_cpu "$EP"); q1=$(thr_cpu "$EP" erg-ipmi); metrics >"$PDU_TMP/i1"
+      c1=$(proc_cpu "$EP" "ergd (ipmi)"); q1=$(thr_cpu "$EP" erg-ipmi); metrics >"$PDU_TMP/i1"
       read -r ns lo hi err dur late <<<"$(summ "$PDU_TMP/i0" "$PDU_TMP/i1")"
       ip_cpu=$(python3 -c "print(f'{($c1 - $c0) / $ROUNDS:.3f}')"); ip_hwm=$(proc_hwm "$EP")
       ip_thr=$(python3 -c "print(f'{($q1 - $q0) / $ROUNDS:.3f}')")
@@ -246,12 +264,12 @@ if [ "$M_IPMI" -gt 0 ]; then
         --web.listen-address=127.0.0.1:"$XP" >"$PDU_TMP/exporter.log" 2>&1 &
       XPID=$!; PDU_PIDS="$PDU_PIDS $XPID"
       for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$XP/metrics" && break; sleep 0.1; done
-      x0=$(awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15 + $16 + $17) / t}' "/proc/$XPID/stat")
+      x0=$(proc_cpu "$XPID" prometheus-ipmi-exporter 1)
       t0=$(date +%s.%N)
       seq 1 "$M_IPMI" | xargs -P "$IPMI_PAR" -I{} curl -s --max-time 60 -o "$PDU_TMP/x.{}" \
         "http://127.0.0.1:$XP/ipmi?module=dcmi&target=127.0.0.1:$IP" || true
       t1=$(date +%s.%N)
-      x1=$(awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15 + $16 + $17) / t}' "/proc/$XPID/stat")
+      x1=$(proc_cpu "$XPID" prometheus-ipmi-exporter 1)
       xok=$(cat "$PDU_TMP"/x.* | grep -c '^ipmi_dcmi_power_consumption_watts ' || true)
       xr=$(proc_hwm "$XPID")
       ex_cpu=$(python3 -c "print(f'{$x1 - $x0:.3f}')")

@@ -16,6 +16,7 @@ AGENT=$1
 STANDIN=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 dir=$(mktemp -d)
+. "$(dirname "$0")/agent_gpu_lib.sh"
 sleep 60 & gpu_a=$!
 sleep 60 & gpu_b=$!
 burner=
@@ -47,12 +48,14 @@ assert {"cpu_time", "gpu_energy", "gpu_sm_share"} <= set(hello["features"]), hel
 samples = [o for o in objs[1:] if o["type"] == "sample"]
 assert len(samples) == 3 and len(objs) == 4, objs
 near = lambda x, y, rel: abs(x - y) <= rel * abs(y)
+from agent_gpu_check import reads_in_sweeps
+for k in (0, 1):
+    reads_in_sweeps(samples, k)
 for s in samples:
     g0, g1 = s["gpus"]
     assert (g0["index"], g0["uuid"], g0["name"]) == (0, "GPU-erg-test-0", "StandIn-A"), g0
     assert g1["uuid"] == "GPU-erg-test-1", g1
     wall = g0["interval_ns"] / 1e9
-    assert near(wall, 0.5, 0.2), g0
     # GPU 0: the energy counter; GPU 1 has none: integrated power.
     assert g0["has_energy"] and g0["energy_from_counter"], g0
     assert near(g0["energy_joules"], 250 * wall, 0.02) and near(g0["power_watts"], 250, 0.02), g0
@@ -135,10 +138,11 @@ grep -q "GPUs not sampled: nvmlInit_v2: Driver Not Loaded" "$dir/nodrv.err" ||
   { echo "FAIL: no driver not said"; cat "$dir/nodrv.err"; exit 1; }
 
 echo "d: the GPUs lost mid-run"
-echo "fail_at 1.25" >>"$dir/script"
+echo "fail_when $dir/lost" >>"$dir/script"
 sha256sum /dev/zero & burner=$!
 ini auto "$STANDIN"
-ERG_NVML_STANDIN_SCRIPT=$dir/script run d 6
+ERG_NVML_STANDIN_SCRIPT=$dir/script run d 8 &
+lose_after_first_gpu_sample $!
 python3 - "$dir/d.out" "$dir/d.err" "$burner" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
@@ -155,7 +159,7 @@ assert set(again["features"]) == set(objs[0]["features"]) - {"gpu_energy", "gpu_
 before = [o for o in objs[1:hellos[1]] if o["type"] == "sample"]
 after = [o for o in objs[hellos[1]:] if o["type"] == "sample"]
 assert before and all(len(s["gpus"]) == 2 for s in before), before
-assert len(after) >= 2 and len(before) + len(after) == 6, (len(before), len(after))
+assert len(after) >= 2 and len(before) + len(after) == 8, (len(before), len(after))
 for s in after:
     assert "gpus" not in s and all("gpu" not in p for p in s["procs"]), s
     assert s["totals"]["cpu_busy_ns"] > 0 and s["totals"]["ncpu"] >= 1, s["totals"]

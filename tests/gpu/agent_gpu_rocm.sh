@@ -17,6 +17,7 @@ ROCM=$2
 NVML=$3
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 dir=$(mktemp -d)
+. "$(dirname "$0")/agent_gpu_lib.sh"
 sleep 60 & gpu_a=$!
 sleep 60 & gpu_b=$!
 trap 'kill $gpu_a $gpu_b 2>/dev/null || true; rm -rf "$dir"' EXIT
@@ -52,12 +53,14 @@ assert {"cpu_time", "gpu_energy", "gpu_sm_share"} <= set(objs[0]["features"]), o
 samples = [o for o in objs[1:] if o["type"] == "sample"]
 assert len(samples) == 3 and len(objs) == 4, objs
 near = lambda x, y, rel: abs(x - y) <= rel * abs(y)
+from agent_gpu_check import reads_in_sweeps
+for k in (0, 1):
+    reads_in_sweeps(samples, k)
 for s in samples:
     g0, g1 = s["gpus"]
     assert (g0["index"], g0["uuid"], g0["name"]) == (0, "AMD-00000000000000a1", "Instinct-A"), g0
     assert (g1["index"], g1["uuid"]) == (1, "AMD-pci-0000:11:00.0"), g1
     wall = g0["interval_ns"] / 1e9
-    assert near(wall, 0.5, 0.2), g0
     # GPU 0: the energy accumulator; GPU 1 has none: integrated power.
     assert g0["has_energy"] and g0["energy_from_counter"], g0
     assert near(g0["energy_joules"], 250 * wall, 0.02) and near(g0["power_watts"], 250, 0.02), g0
@@ -110,9 +113,10 @@ rc=0; run cbad 1 || rc=$?
   { echo "FAIL: gpu = amd accepted: rc $rc"; cat "$dir/cbad.err"; exit 1; }
 
 echo "d: the AMD GPUs lost mid-run"
-echo "fail_at 1.25" >>"$dir/rocm"
+echo "fail_when $dir/lost" >>"$dir/rocm"
 ini rocm "$NVML" "$ROCM"
-run d 5
+run d 8 &
+lose_after_first_gpu_sample $!
 python3 - "$dir/d.out" "$dir/d.err" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
@@ -125,7 +129,7 @@ assert not [x for x in objs[hellos[1]]["features"] if x.startswith("gpu")], objs
 before = [o for o in objs[1:hellos[1]] if o["type"] == "sample"]
 after = [o for o in objs[hellos[1]:] if o["type"] == "sample"]
 assert before and all(len(s["gpus"]) == 2 for s in before), before
-assert len(after) >= 2 and len(before) + len(after) == 5, (len(before), len(after))
+assert len(after) >= 2 and len(before) + len(after) == 8, (len(before), len(after))
 assert all("gpus" not in s and s["totals"]["ncpu"] >= 1 for s in after), after
 print("d ok:", stopped[0])
 PY

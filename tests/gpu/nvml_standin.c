@@ -15,6 +15,7 @@
  *   period_ms MS           driver sample period of process utilization (100)
  *   fail_after_calls N     every call after the Nth returns GPU_IS_LOST
  *   fail_at T              every call from T seconds on returns GPU_IS_LOST
+ *   fail_when PATH         every call once the file PATH exists: GPU_IS_LOST
  *   init_error CODE        nvmlInit_v2 returns CODE
  *
  * "at" sets a GPU's state from T seconds on (since nvmlInit_v2, or the

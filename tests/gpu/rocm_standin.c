@@ -16,7 +16,7 @@
  *        resolution (15.3 µJ)
  *   at:  util= busy %, memutil= memory busy %, proc=PID:CU%:MEM:VRAM_MIB
  *        (MEM unused)
- *   fail_at / fail_after_calls: UNEXPECTED_SIZE (the library's EIO)
+ *   fail_at / fail_after_calls / fail_when: UNEXPECTED_SIZE (the library's EIO)
  *
  * Built twice: librocm_standin.so has every function gpu_rocm.c looks up;
  * librocm_standin_old.so (ROCM_STANDIN_OLD) only those of Debian 12's

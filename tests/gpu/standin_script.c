@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct ss_script ss;
 
@@ -117,6 +118,7 @@ int ss_load(const char *env, const char *who, const char *uuid_prefix, const cha
   ss.ngpu = ss.init_error = 0;
   ss.period_us = 100000;
   ss.fail_at_us = ss.fail_after = -1;
+  ss.fail_when[0] = '\0';
   if (!path)
     return 1;
   FILE *f = fopen(path, "r");
@@ -139,6 +141,8 @@ int ss_load(const char *env, const char *who, const char *uuid_prefix, const cha
       ss.period_us = (int64_t)(atof(rest) * 1000);
     else if (!strcmp(word, "fail_after_calls") && rest)
       ss.fail_after = atol(rest);
+    else if (!strcmp(word, "fail_when") && rest)
+      snprintf(ss.fail_when, sizeof ss.fail_when, "%s", rest);
     else if (!strcmp(word, "fail_at") && rest)
       ss.fail_at_us = (int64_t)(atof(rest) * 1e6 + 0.5);
     else if (!strcmp(word, "init_error") && rest)
@@ -187,5 +191,6 @@ double ss_energy_mj(const struct ss_gpu *g, int64_t t) {
 
 int ss_failing(long calls) {
   return (ss.fail_after >= 0 && calls > ss.fail_after) ||
-         (ss.fail_at_us >= 0 && ss_now() >= ss.fail_at_us);
+         (ss.fail_at_us >= 0 && ss_now() >= ss.fail_at_us) ||
+         (ss.fail_when[0] && access(ss.fail_when, F_OK) == 0);
 }

@@ -11,6 +11,8 @@
  *   period_ms MS           driver sample period of process utilization (100)
  *   fail_after_calls N     every call after the Nth fails (GPU lost)
  *   fail_at T              every call from T seconds on fails (GPU lost)
+ *   fail_when PATH         every call once the file PATH exists fails (GPU
+ *                          lost when the test says: no race with the clock)
  *   init_error CODE        the library's init returns CODE
  *
  * "at" sets a GPU's state from T seconds on (since the library's init, or
@@ -57,6 +59,7 @@ struct ss_script {
   int ngpu, init_error;
   int64_t period_us, fail_at_us;
   long fail_after;
+  char fail_when[256]; /* "": none */
 };
 
 extern struct ss_script ss;
