@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The synthetic shared meter of the group fit tests (fit_group_sim.h). */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Shared by the group fit tests (test_fit_group.c: the library's joint fit;
  * test_fit_group_cli.c: `erg fit --group`): four nodes behind one meter,
  * each with its own truth, and ROWS cells of their loads. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Shared meters (issue 22), through the CLI: `erg fit --group` reads the
  * members' journals and writes their models (test_fit_group.c: the joint
  * fit itself). */

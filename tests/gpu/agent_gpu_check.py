@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Checks shared by agent_gpu.sh and agent_gpu_rocm.sh (their Python)."""
 
 

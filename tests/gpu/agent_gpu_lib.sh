@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by agent_gpu.sh and agent_gpu_rocm.sh (sourced; $dir their work
 # directory). Their Python finds agent_gpu_check.py through PYTHONPATH.
 export PYTHONPATH=$(dirname "${BASH_SOURCE[0]}")${PYTHONPATH:+:$PYTHONPATH}
