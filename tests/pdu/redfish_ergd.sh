@@ -5,7 +5,8 @@
 # config that erg check-config takes; ergd polls three BMCs at once:
 #   fast  EX425 blade Node0 (sensors, energy counter), sessions that expire
 #         every 7th GET (ergd must log in again), 0.02 s answers;
-#   slow  DL325 (PowerControl), every answer 2 s late: must not delay fast;
+#   slow  DL325 (PowerControl), every answer 2 s late: must not delay fast,
+#         read ahead (several requests in flight: one answer a second);
 #   busy  DL385 (PowerControl), every 3rd request 503: backed off, said once;
 #   timed a Sensor whose ReadingTime is its sample's on a clock an hour
 #         behind ours: its readings placed by it (fast's recorded time
@@ -153,7 +154,9 @@ polls = lambda s: m1[("erg_source_polls_total", s)] - m0[("erg_source_polls_tota
 # fast: 1 s schedule (its 2 GETs take 0.04 s) whatever slow does.
 assert polls("fast") >= 5, f"fast: {polls('fast')} polls in 6 s beside a 3 s BMC"
 assert m1[("erg_source_poll_errors_total", "fast")] <= 1, m1
-assert polls("slow") <= 4, f"slow: {polls('slow')} polls in 6 s at 2 s an answer"
+# slow answers 2 s late: read ahead, one request a poll_seconds (1 s) with
+# up to 4 in flight, so ~6 answers in 6 s; one at a time gave 3.
+assert 5 <= polls("slow") <= 7, f"slow: {polls('slow')} polls in 6 s at 2 s an answer"
 assert m1[("erg_source_poll_duration_seconds", "slow")] >= 1.9, m1
 assert m1[("erg_source_poll_errors_total", "busy")] >= 1, "busy: no failed poll"
 for n in ("n1", "n2"):
