@@ -172,6 +172,8 @@ static void rf_meter_round(struct rf_meters *x, int i) {
     rf_meter_poll(x, i);
     return;
   }
+  if (x->ms[i].rc)
+    return; /* its last answer failed (busy: 429/503, a timeout): no more load on it */
   for (int c = 0; c < x->nclones && x->clones[i]; c++) {
     int slot = x->t->n + c;
     if (x->clone_of[c] == i && x->ms[slot].open && !erg_rf_multi_busy(x->m, slot)) {
