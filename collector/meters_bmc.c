@@ -181,7 +181,7 @@ static void rf_meter_round(struct rf_meters *x, int i) {
       return;
     }
   }
-  for (int c = 0; c < x->nclones; c++)
+  for (int c = 0; c < x->nclones && x->clones[i]; c++)
     if (x->clone_of[c] == i && erg_rf_multi_busy(x->m, x->t->n + c) && !x->ms[x->t->n + c].open)
       return; /* one opening already */
   int slot = rf_meter_clone(x, i);
