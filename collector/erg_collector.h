@@ -291,7 +291,16 @@ struct erg_readtime {
   uint64_t last_reading_ns, last_placed_ns;
   bool used;             /* the last reading was placed by its reading time */
   uint64_t placed_total; /* readings placed so */
+  uint64_t stale_total;  /* answers older than one already placed (erg_readtime_stale) */
 };
+/* Whether a reading timed reading_ns (the BMC's clock) is older than the
+ * last one placed by less than ERG_READTIME_MAX_SPREAD_SECONDS: the answer
+ * to a request sent before the one that brought the newer reading (with
+ * several requests in flight to a slow BMC, answers pass each other). It
+ * says nothing new and is not placed (erg_readtime_place would take it for
+ * a clock gone back and start over); counted in stale_total. A time further
+ * back is a clock gone back, for erg_readtime_place. */
+bool erg_readtime_stale(struct erg_readtime *p, uint64_t reading_ns);
 /* The time to stamp a reading that arrived at arrival_ns (CLOCK_REALTIME)
  * with the BMC's reading_ns (its clock; 0: none): never after the arrival,
  * never before the last one placed. */

@@ -3,10 +3,24 @@
  * over one curl multi handle; the IPMI meters (libfreeipmi blocks) on a
  * bounded pool of poll threads with small stacks. Per meter, the
  * semantics are those of a meter on its own thread (meters.c): a round
- * each poll_seconds on a fixed schedule; a meter still busy with its
- * last round (a BMC slower than the period) skips the round; a failed
+ * each poll_seconds on a fixed schedule (a Redfish meter still busy with
+ * its last round reads ahead, below; an IPMI one skips the round); a failed
  * Redfish discovery is tried again after a minute, its reason sent each
- * round meanwhile. */
+ * round meanwhile.
+ *
+ * Reading ahead: a BMC that answers more slowly than poll_seconds (1-3 s
+ * is normal) would be read once per answer, one sample in two or three of
+ * a sensor it refreshes every second, so ergd's energy is the mean of a
+ * sparse draw of a noisy power (docs/accuracy.md, "BMC-shaped meters").
+ * When a round finds every open connection of a meter still waiting, the
+ * meter gets another (a clone: its own connection and, with session
+ * authentication, its own session), up to RF_INFLIGHT_MAX requests in
+ * flight; each round still starts at most one request per meter, so a
+ * meter is asked once per poll_seconds however slow it is. The clones'
+ * answers are the meter's (stamped on arrival, or placed by the BMC's
+ * reading time, where answers that were passed by newer ones are
+ * dropped). Clones come only from a pool of RF_CLONES_MAX: at scale
+ * (thousands of BMCs polled every 10 s) none is needed. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -24,6 +38,14 @@
  * than a listen backlog or a TLS stack takes (SYNs dropped, handshakes
  * timed out); the others open as these end. */
 #define RF_OPENS_MAX 256
+/* Requests in flight per meter at most (the meter's own and its clones):
+ * a sensor refreshed every second behind answers up to 3 s late, asked
+ * every 0.5 s, needs 4 to see every sample. */
+#define RF_INFLIGHT_MAX 4
+/* Clone connections in all; a clone that failed to open is not tried
+ * again for this long. */
+#define RF_CLONES_MAX 256
+#define RF_CLONE_RETRY_NS (60ULL * 1000000000ULL)
 
 struct rf_meters {
   struct meter_thread *t;
@@ -31,14 +53,44 @@ struct rf_meters {
   int opened;    /* meters open (they stay open) */
   int open_next; /* where the next look for a meter to open starts */
   void *sock;
-  struct meter_src *ms;
-  uint64_t *t0; /* CLOCK_REALTIME at each meter's poll start */
+  struct meter_src *ms; /* slots: n meters, then nclones clones */
+  uint64_t *t0;         /* CLOCK_REALTIME at each slot's poll start */
   struct erg_rf_multi *m;
+  int nclones;
+  int *clone_of;          /* clone c (slot n + c): its meter, -1 free */
+  int *clones;            /* per meter: clones it has */
+  uint64_t *clone_out_ns; /* per meter: no new clone before (monotonic) */
 };
 
 static void rf_meter_poll(struct rf_meters *x, int i) {
   x->t0[i] = erg_time_realtime_ns();
   erg_rf_multi_poll(x->m, i);
+}
+
+/* Meter i's slots are all waiting for answers: one more, from the pool
+ * (its slot, or -1). */
+static int rf_meter_clone(struct rf_meters *x, int i) {
+  uint64_t now = erg_time_monotonic_ns();
+  if (x->clones[i] >= RF_INFLIGHT_MAX - 1 || now < x->clone_out_ns[i] ||
+      x->opening >= RF_OPENS_MAX)
+    return -1;
+  for (int c = 0; c < x->nclones; c++) {
+    int slot = x->t->n + c;
+    if (x->clone_of[c] >= 0 || erg_rf_multi_busy(x->m, slot))
+      continue;
+    x->clone_of[c] = i;
+    x->clones[i]++;
+    x->ms[slot].open = false;
+    x->opening++;
+    if (erg_rf_multi_open_like(x->m, slot, i)) { /* cannot: i is open and slot idle */
+      x->opening--;
+      x->clone_of[c] = -1;
+      x->clones[i]--;
+      return -1;
+    }
+    return slot;
+  }
+  return -1;
 }
 
 /* Starts opens while fewer than RF_OPENS_MAX are in flight, round robin
@@ -60,12 +112,29 @@ static void rf_meters_open_more(struct rf_meters *x) {
   }
 }
 
-static void rf_meter_done(void *arg, int i, int op, int rc, const struct erg_pdu_reading *r,
+static void rf_meter_done(void *arg, int slot, int op, int rc, const struct erg_pdu_reading *r,
                           const char *why) {
   struct rf_meters *x = arg;
+  int n = x->t->n, i = slot < n ? slot : x->clone_of[slot - n];
+  if (i < 0)
+    return; /* a clone released (cannot happen: released only when idle) */
   struct meter_src *ms = &x->ms[i];
   int index = x->t->index[i];
   const struct erg_pdu_source_config *cfg = &x->t->cfg->sources[index];
+  if (slot >= n && op == ERG_RF_OP_OPEN) {
+    /* A clone: open, it reads from the next round; failed, it goes back
+     * to the pool and the meter makes do with what it has for a while
+     * (the BMC's session limit, say). Its meter's readings say nothing. */
+    x->opening--;
+    if (rc) {
+      x->clone_of[slot - n] = -1;
+      x->clones[i]--;
+      x->clone_out_ns[i] = erg_time_monotonic_ns() + RF_CLONE_RETRY_NS;
+    } else {
+      x->ms[slot].open = true;
+    }
+    return;
+  }
   if (op == ERG_RF_OP_OPEN) {
     x->opening--;
     if (rc) {
@@ -85,23 +154,49 @@ static void rf_meter_done(void *arg, int i, int op, int rc, const struct erg_pdu
     rf_meter_poll(x, i); /* this round's reading, as a blocking open-then-poll gives */
     return;
   }
-  int n = ms->src.cfg.nchannels;
-  for (int c = 0; c < n; c++)
+  /* The meter's answer, whichever of its connections brought it: sent
+   * through the meter's own state (its reading-time placement). */
+  int nch = x->ms[slot].src.cfg.nchannels;
+  for (int c = 0; c < nch; c++)
     ms->r[c] = *r;
   ms->rc = rc;
   erg_strlcpy(ms->why, why, sizeof ms->why);
-  meter_send(x->sock, index, ms, n, meter_latency(ms, x->t0[i], erg_time_realtime_ns()),
+  meter_send(x->sock, index, ms, nch, meter_latency(ms, x->t0[slot], erg_time_realtime_ns()),
              rc ? ms->why : NULL);
+}
+
+/* Starts one poll of open meter i on a connection of its that is free;
+ * none free: asks for one more. */
+static void rf_meter_round(struct rf_meters *x, int i) {
+  if (!erg_rf_multi_busy(x->m, i)) {
+    rf_meter_poll(x, i);
+    return;
+  }
+  if (x->ms[i].rc)
+    return; /* its last answer failed (busy: 429/503, a timeout): no more load on it */
+  for (int c = 0; c < x->nclones && x->clones[i]; c++) {
+    int slot = x->t->n + c;
+    if (x->clone_of[c] == i && x->ms[slot].open && !erg_rf_multi_busy(x->m, slot)) {
+      rf_meter_poll(x, slot);
+      return;
+    }
+  }
+  for (int c = 0; c < x->nclones && x->clones[i]; c++)
+    if (x->clone_of[c] == i && erg_rf_multi_busy(x->m, x->t->n + c) && !x->ms[x->t->n + c].open)
+      return; /* one opening already */
+  int slot = rf_meter_clone(x, i);
+  if (slot >= 0 && x->ms[slot].open && !erg_rf_multi_busy(x->m, slot))
+    rf_meter_poll(x, slot); /* open at once (no session to log in to): this round's */
 }
 
 static void rf_meters_round(struct rf_meters *x) {
   uint64_t now = erg_time_monotonic_ns();
   for (int i = 0; i < x->t->n; i++) {
     struct meter_src *ms = &x->ms[i];
-    if (erg_rf_multi_busy(x->m, i))
-      continue; /* still at its last round */
     if (ms->open)
-      rf_meter_poll(x, i);
+      rf_meter_round(x, i); /* on a free connection, or one more */
+    else if (erg_rf_multi_busy(x->m, i))
+      continue; /* opening */
     else if (now < ms->next_open_ns)
       meter_send(x->sock, x->t->index[i], ms, 0, 0, ms->why); /* the same reason, no new walk */
     /* else: opens below, or once fewer are in flight */
@@ -114,14 +209,22 @@ void *meter_redfish_main(struct meter_thread *t) {
   pthread_setname_np(pthread_self(), "erg-redfish"); /* top -H, the benchmark */
   x.sock = zmq_socket(t->zctx, ZMQ_PUSH);
   zmq_connect(x.sock, METER_ENDPOINT);
-  x.ms = calloc((size_t)t->n, sizeof *x.ms);
-  x.t0 = calloc((size_t)t->n, sizeof *x.t0);
-  struct erg_pdu_source **srcs = calloc((size_t)t->n, sizeof *srcs);
+  long more = (long)t->n * (RF_INFLIGHT_MAX - 1);
+  x.nclones = (int)(more < RF_CLONES_MAX ? more : RF_CLONES_MAX);
+  int nslots = t->n + x.nclones;
+  x.ms = calloc((size_t)nslots, sizeof *x.ms);
+  x.t0 = calloc((size_t)nslots, sizeof *x.t0);
+  x.clone_of = malloc((size_t)(x.nclones ? x.nclones : 1) * sizeof *x.clone_of);
+  x.clones = calloc((size_t)t->n, sizeof *x.clones);
+  x.clone_out_ns = calloc((size_t)t->n, sizeof *x.clone_out_ns);
+  struct erg_pdu_source **srcs = calloc((size_t)nslots, sizeof *srcs);
   char why[256];
-  for (int i = 0; srcs && x.ms && i < t->n; i++)
+  for (int c = 0; x.clone_of && c < x.nclones; c++)
+    x.clone_of[c] = -1;
+  for (int i = 0; srcs && x.ms && i < nslots; i++)
     srcs[i] = &x.ms[i].src;
-  if (x.ms && x.t0 && srcs &&
-      !(x.m = erg_rf_multi_new(srcs, t->n, rf_meter_done, &x, why, sizeof why)))
+  if (x.ms && x.t0 && srcs && x.clone_of && x.clones && x.clone_out_ns &&
+      !(x.m = erg_rf_multi_new(srcs, nslots, rf_meter_done, &x, why, sizeof why)))
     erg_err("redfish meters: %s", why);
   uint64_t step = (uint64_t)(t->cfg->poll_seconds * 1e9), next = erg_time_monotonic_ns();
   while (x.m && !*t->stop) {
@@ -140,6 +243,9 @@ void *meter_redfish_main(struct meter_thread *t) {
   free(srcs);
   free(x.ms);
   free(x.t0);
+  free(x.clone_of);
+  free(x.clones);
+  free(x.clone_out_ns);
   zmq_close(x.sock);
   return NULL;
 }

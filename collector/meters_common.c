@@ -31,6 +31,8 @@ void meter_send(void *sock, int index, struct meter_src *ms, int n, double poll_
   const struct erg_pdu_reading *r0 = &ms->r[0];
   if (n > 0 && r0->ok) {
     uint64_t arrival = r0->t_ns, reading = (uint64_t)r0->device_time_s * 1000000000ULL;
+    if (erg_readtime_stale(&ms->rt, reading))
+      return; /* passed by a newer answer: its sample is in already */
     uint64_t placed = erg_readtime_place(&ms->rt, arrival, reading);
     for (int i = 0; i < n; i++)
       if (ms->r[i].ok && ms->r[i].t_ns == arrival && ms->r[i].device_time_s == r0->device_time_s)

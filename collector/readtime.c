@@ -53,3 +53,11 @@ uint64_t erg_readtime_place(struct erg_readtime *p, uint64_t arrival_ns, uint64_
   p->placed_total += used;
   return placed;
 }
+
+bool erg_readtime_stale(struct erg_readtime *p, uint64_t reading_ns) {
+  if (!reading_ns || !p->last_reading_ns || reading_ns >= p->last_reading_ns ||
+      (double)(p->last_reading_ns - reading_ns) / 1e9 > ERG_READTIME_MAX_SPREAD_SECONDS)
+    return false;
+  p->stale_total++;
+  return true;
+}

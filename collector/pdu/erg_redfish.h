@@ -67,6 +67,10 @@ struct erg_rf_multi *erg_rf_multi_new(struct erg_pdu_source **srcs, int n, erg_r
  * poll of an open slot; -1 when it is busy (or, a poll, not open). A
  * failure to start is reported through done. */
 int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source_config *cfg);
+/* Opens slot i as another connection to open slot from's BMC: its own
+ * handle and (session authentication) its own session, from's plan
+ * without a discovery. -1 when i is busy or from not open. */
+int erg_rf_multi_open_like(struct erg_rf_multi *m, int i, int from);
 int erg_rf_multi_poll(struct erg_rf_multi *m, int i);
 bool erg_rf_multi_busy(const struct erg_rf_multi *m, int i);
 /* Moves every request on until until_ns (CLOCK_MONOTONIC); the number

@@ -58,6 +58,7 @@ struct rf_slot {
   char **pending;
   int npending, cappending;
   bool failing; /* the open failed: logging out, then fail_why */
+  bool like;    /* opened as another connection: the plan is there, no discovery */
   char fail_why[1024];
   /* poll */
   int term;
@@ -238,6 +239,10 @@ static void slot_keep(struct rf_slot *s, json_t *doc, const char *why) {
 }
 
 static void slot_discover(struct erg_rf_multi *m, struct rf_slot *s) {
+  if (s->like) { /* logged in, when it does: open */
+    slot_report(m, s, 0, NULL);
+    return;
+  }
   if (s->npending) {
     char *u = s->pending[--s->npending];
     slot_get(m, s, u);
@@ -399,7 +404,9 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
     slot_get_failed(m, s, why);
 }
 
-int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source_config *cfg) {
+/* Opens slot i with cfg; like: the plan to poll, without a discovery. */
+static int slot_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source_config *cfg,
+                     const struct erg_rf_plan *like) {
   struct rf_slot *s = &m->s[i];
   if (s->op)
     return -1;
@@ -420,6 +427,8 @@ int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source
     return 0;
   }
   s->p->discovering = true;
+  if ((s->like = like != NULL))
+    s->p->plan = *like;
   if (!s->sh && (s->sh = curl_share_init()))
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   if (s->sh) /* else: the multi handle's cache, slower at thousands */
@@ -429,6 +438,19 @@ int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source
   else
     slot_discover(m, s);
   return 0;
+}
+
+int erg_rf_multi_open(struct erg_rf_multi *m, int i, const struct erg_pdu_source_config *cfg) {
+  return slot_open(m, i, cfg, NULL);
+}
+
+int erg_rf_multi_open_like(struct erg_rf_multi *m, int i, int from) {
+  struct rf_slot *f = &m->s[from];
+  if (f->op == ERG_RF_OP_OPEN || !f->p || f->src->priv != f->p)
+    return -1;
+  struct erg_pdu_source_config cfg = f->src->cfg;
+  struct erg_rf_plan plan = f->p->plan;
+  return slot_open(m, i, &cfg, &plan);
 }
 
 int erg_rf_multi_poll(struct erg_rf_multi *m, int i) {
