@@ -71,8 +71,7 @@ static void rf_meter_poll(struct rf_meters *x, int i) {
  * (its slot, or -1). */
 static int rf_meter_clone(struct rf_meters *x, int i) {
   uint64_t now = erg_time_monotonic_ns();
-  if (x->clones[i] >= RF_INFLIGHT_MAX - 1 || now < x->clone_out_ns[i] ||
-      x->opening >= RF_OPENS_MAX)
+  if (x->clones[i] >= RF_INFLIGHT_MAX - 1 || now < x->clone_out_ns[i] || x->opening >= RF_OPENS_MAX)
     return -1;
   for (int c = 0; c < x->nclones; c++) {
     int slot = x->t->n + c;

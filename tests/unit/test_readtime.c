@@ -165,10 +165,8 @@ static void test_answers_pass(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_offset_clock),
-      cmocka_unit_test(test_clock_stands_still),
-      cmocka_unit_test(test_clock_steps),
-      cmocka_unit_test(test_stalled_answer),
+      cmocka_unit_test(test_offset_clock), cmocka_unit_test(test_clock_stands_still),
+      cmocka_unit_test(test_clock_steps),  cmocka_unit_test(test_stalled_answer),
       cmocka_unit_test(test_answers_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
