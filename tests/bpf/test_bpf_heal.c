@@ -252,6 +252,23 @@ static void test_lost_slice_no_records(void **state) {
   lost_slice_case(&o);
 }
 
+/* Stops v's child, drains what it was charged into v, ends the child and
+ * closes b: returns the child's runtime at the stop (the truth). */
+static uint64_t stop_drain_close(struct erg_bpf *b, struct view *v, const char *what) {
+  int status;
+
+  kill(v->pid, SIGSTOP);
+  erg_assert(waitpid(v->pid, &status, WUNTRACED) == v->pid && WIFSTOPPED(status), "stop the %s",
+             what);
+  uint64_t run = test_runtime_ns(v->pid);
+  drain(b, v);
+  kill(v->pid, SIGKILL);
+  waitpid(v->pid, NULL, 0);
+  erg_bpf_close(b);
+  open_b = NULL;
+  return run;
+}
+
 /* With per-thread records an unseen switch-in costs nothing: the hog's
  * state is faked on CPU 1 as a made-up group switched in just now, so the
  * repair's estimate of the hog's slice (bounded by the time since the
@@ -261,7 +278,6 @@ static void test_lost_slice_no_records(void **state) {
 static void test_unseen_exact(void **state) {
   struct view v = {0};
   struct erg_bpf *b;
-  int status;
 
   (void)state;
   test_pin(0);
@@ -276,14 +292,7 @@ static void test_unseen_exact(void **state) {
   drain(b, &v);
   fake_switch_in(b, test_clock_ns(CLOCK_MONOTONIC), FAKE_TGID, 1);
   usleep(350000);
-  kill(v.pid, SIGSTOP);
-  erg_assert(waitpid(v.pid, &status, WUNTRACED) == v.pid && WIFSTOPPED(status), "stop the hog");
-  uint64_t run = test_runtime_ns(v.pid);
-  drain(b, &v);
-  kill(v.pid, SIGKILL);
-  waitpid(v.pid, NULL, 0);
-  erg_bpf_close(b);
-  open_b = NULL;
+  uint64_t run = stop_drain_close(b, &v, "hog");
   printf("unseen switch-in: the stopped hog was charged %.6f ms, it ran %.6f ms\n", v.cpu_ns / 1e6,
          run / 1e6);
   erg_assert(v.running_ns == 0, "the stopped hog still runs (%llu ns)",
@@ -314,7 +323,6 @@ static void slot_write(struct erg_bpf *b, pid_t tid, const struct slot *v) {
 static void test_slot_taken(void **state) {
   struct view v = {0};
   struct erg_bpf *b;
-  int status;
 
   (void)state;
   test_pin(0);
@@ -342,14 +350,7 @@ static void test_slot_taken(void **state) {
   struct slot none = {0};
   slot_write(b, v.pid, &none);
   usleep(200000);
-  kill(v.pid, SIGSTOP);
-  erg_assert(waitpid(v.pid, &status, WUNTRACED) == v.pid && WIFSTOPPED(status), "stop the child");
-  uint64_t run = test_runtime_ns(v.pid);
-  drain(b, &v);
-  kill(v.pid, SIGKILL);
-  waitpid(v.pid, NULL, 0);
-  erg_bpf_close(b);
-  open_b = NULL;
+  uint64_t run = stop_drain_close(b, &v, "child");
   printf("slot taken for 300 ms: the child was charged %.6f ms, it ran %.6f ms\n", v.cpu_ns / 1e6,
          run / 1e6);
   /* Slices charged without a record are exact when their switch-in was
