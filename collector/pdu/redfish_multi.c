@@ -343,6 +343,7 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
   int frc = rf_finish(s->p, rc, method, path, 0, &status, &s->b, why, sizeof why);
   if (s->st == ST_LOGOUT) {
     free(s->b.p);
+    s->b.p = NULL; /* freed again by erg_rf_multi_free otherwise */
     s->p->token[0] = '\0';
     if (s->failing)
       slot_report(m, s, -1, s->fail_why);
@@ -352,6 +353,7 @@ static void slot_answer(struct erg_rf_multi *m, struct rf_slot *s, CURLcode rc) 
   }
   if (s->st == ST_LOGIN) {
     free(s->b.p);
+    s->b.p = NULL;
     if (frc || rf_login_answer(s->p, status, why, sizeof why)) {
       slot_report(m, s, -1, why); /* no session to log out of */
       return;
