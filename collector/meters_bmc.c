@@ -173,16 +173,20 @@ static void rf_meter_round(struct rf_meters *x, int i) {
   }
   if (x->ms[i].rc)
     return; /* its last answer failed (busy: 429/503, a timeout): no more load on it */
+  bool opening = false;
   for (int c = 0; c < x->nclones && x->clones[i]; c++) {
     int slot = x->t->n + c;
-    if (x->clone_of[c] == i && x->ms[slot].open && !erg_rf_multi_busy(x->m, slot)) {
+    if (x->clone_of[c] != i)
+      continue;
+    bool busy = erg_rf_multi_busy(x->m, slot);
+    if (x->ms[slot].open && !busy) {
       rf_meter_poll(x, slot);
       return;
     }
+    opening |= busy && !x->ms[slot].open;
   }
-  for (int c = 0; c < x->nclones && x->clones[i]; c++)
-    if (x->clone_of[c] == i && erg_rf_multi_busy(x->m, x->t->n + c) && !x->ms[x->t->n + c].open)
-      return; /* one opening already */
+  if (opening)
+    return; /* one opening already */
   int slot = rf_meter_clone(x, i);
   if (slot >= 0 && x->ms[slot].open && !erg_rf_multi_busy(x->m, slot))
     rf_meter_poll(x, slot); /* open at once (no session to log in to): this round's */
