@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* A BMC-shaped reading (sim_bmc.h). The sensor's samples fall on a fixed
- * schedule, k x refresh + phase (the phase differs per node, as no BMC's
+ * schedule, k x refresh + phase (the phase differs per channel, as no BMC's
  * clock is aligned with a reader's cells); each takes the node's power as
  * the simulator has it then (noise included, before the outlet meter's
  * rounding) and the shown value is the latest sample, or the mean of the
@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,21 +120,37 @@ int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_s
   return 0;
 }
 
-struct sim_bmc *sim_bmc_new(struct sim *s, int node, const struct sim_bmc_shape *sh) {
+/* FNV-1a of the channel's name, mixed with the node: each endpoint's own
+ * number, the same from run to run. */
+static unsigned bmc_channel_hash(const char *channel, int node) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)(channel ? channel : ""); *p; p++)
+    h = (h ^ *p) * 16777619u;
+  h = (h ^ (uint32_t)node) * 16777619u;
+  return h ^ (h >> 15);
+}
+
+struct sim_bmc *sim_bmc_new(struct sim *s, int node, const char *channel,
+                            const struct sim_bmc_shape *sh) {
   struct sim_bmc *b = calloc(1, sizeof *b);
   if (!b)
     return NULL;
   b->s = s;
   b->node = node;
   b->sh = *sh;
-  /* Some fraction of a refresh that differs per node and is no round one. */
-  b->phase_s = sh->refresh_seconds * fmod(0.37 + 0.29 * node, 1.0);
+  /* Each channel (a BMC endpoint) its own streams of answer delays and read
+   * times and its own phase, from its name: two BMCs of one node (the
+   * accuracy harness's bmc, bmc5 and bmct) are independent draws of the
+   * same power, not one draw seen several times. */
+  unsigned h = bmc_channel_hash(channel, node);
+  /* Some fraction of a refresh that differs per channel and is no round one. */
+  b->phase_s = sh->refresh_seconds * ((h >> 8) % 997u) / 997.0;
   b->nav = sh->average_seconds > 0 ? (int)lround(sh->average_seconds / sh->refresh_seconds) : 1;
   if (b->nav < 1)
     b->nav = 1;
   b->next_s = -1;
-  b->seed = 7919u * (unsigned)(node + 1) + s->seed;
-  b->read_seed = 104729u * (unsigned)(node + 1) + s->seed;
+  b->seed = 7919u * h + s->seed;
+  b->read_seed = 104729u * (h ^ 0x9e3779b9u) + s->seed;
   pthread_mutex_init(&b->lock, NULL);
   return b;
 }

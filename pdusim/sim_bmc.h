@@ -41,8 +41,11 @@ int sim_bmc_parse(const char *spec, char *head, size_t headlen, struct sim_bmc_s
 
 struct sim_bmc;
 
-/* The sensor of node (an index into s->nodes) with that shape. */
-struct sim_bmc *sim_bmc_new(struct sim *s, int node, const struct sim_bmc_shape *sh);
+/* The sensor of node (an index into s->nodes) with that shape, read at
+ * channel (its chassis): the channel's name seeds its answer delays, read
+ * times and sampling phase, so each channel is its own draw. */
+struct sim_bmc *sim_bmc_new(struct sim *s, int node, const char *channel,
+                            const struct sim_bmc_shape *sh);
 /* Samples the power when a refresh is due (call often, e.g. every 50 ms). */
 void sim_bmc_tick(struct sim_bmc *b, double now_s);
 /* The value the BMC showed at t_s (realtime) and the time of the (last)

@@ -144,7 +144,7 @@ struct sim_redfish *sim_redfish_setup(struct sim *s, const struct sim_redfish_op
     r->bind[r->nbind].plan = d->plan;
     r->bind[r->nbind].node = node;
     if (sh.refresh_seconds > 0) {
-      if (!(r->bind[r->nbind].bmc = sim_bmc_new(s, node, &sh))) {
+      if (!(r->bind[r->nbind].bmc = sim_bmc_new(s, node, chassis, &sh))) {
         snprintf(why, whylen, "out of memory");
         free(d);
         sim_redfish_free(r);

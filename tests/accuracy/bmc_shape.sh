@@ -9,7 +9,9 @@
 # tick ran (a loaded machine). A sensor with a read time (read=MIN:MAX)
 # samples a refresh plus that after its last sample, so its phase drifts
 # where the others' holds; a Sensor's ReadingTime is its sample's time on
-# the BMC's clock (clock=S off ours).
+# the BMC's clock (clock=S off ours). Two chassis of one node with the same
+# shape (n1t, n1u) are independent draws: their own answer delays and
+# sample times, not one stream seen twice.
 # usage: bmc_shape.sh PDUSIM
 set -euo pipefail
 PDUSIM=$1
@@ -18,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 erg_need python3 curl ss
 erg_setup bmcshape
 RP=$(free_port)
-python3 "$here/bmc_tree.py" "$work/tree" n1 n1avg n1t:sensor
+python3 "$here/bmc_tree.py" "$work/tree" n1 n1avg n1t:sensor n1u:sensor
 # The power jumps between 0 and 300 W extra every 0.7 s (a GPU script of
 # the simulator's, --gpu-ac-factor 1), updated every 0.2 s: a sample other
 # than the right one, or one mean for another, shows.
@@ -31,13 +33,14 @@ for k in range(200): print(f"at {k * 0.7:.1f} gpu=0 power_w={r.choice([0, 100, 3
   --redfish-channel "/redfish/v1/Chassis/n1=n1,quantum=1,refresh=1,delay=0.3:0.8" \
   --redfish-channel "/redfish/v1/Chassis/n1avg=n1,quantum=1,refresh=1,average=5,delay=0.3:0.8" \
   --redfish-channel "/redfish/v1/Chassis/n1t=n1,quantum=1,refresh=1,delay=0.3:0.8,read=0.1:0.2,clock=-3600.4" \
+  --redfish-channel "/redfish/v1/Chassis/n1u=n1,quantum=1,refresh=1,delay=0.3:0.8,read=0.1:0.2,clock=-3600.4" \
   --redfish-log "$work/answers.csv" \
   >"$work/sim.log" 2>&1 &
 pids+=($!)
 wait_port "$RP" || { cat "$work/sim.log"; exit 1; }
 sleep 6 # five samples for the mean
 python3 - "$work" "$RP" <<'PY'
-import bisect, calendar, csv, json, sys, time, urllib.request
+import bisect, calendar, concurrent.futures, csv, json, sys, time, urllib.request
 work, port = sys.argv[1], sys.argv[2]
 def get(chassis):
     t0 = time.time()
@@ -45,13 +48,17 @@ def get(chassis):
         f"http://127.0.0.1:{port}/redfish/v1/Chassis/{chassis}/Power"))
     return t0, time.time() - t0, doc["PowerControl"][0]["PowerConsumedWatts"]
 answers = [(c, *get(c)) for _ in range(6) for c in ("n1", "n1avg")]
-# The Sensor: its ReadingTime the sample's on a clock 3600.4 s behind.
-for _ in range(8):
-    t0 = time.time()
-    doc = json.load(urllib.request.urlopen(
-        f"http://127.0.0.1:{port}/redfish/v1/Chassis/n1t/Sensors/TotalPower"))
-    rt = calendar.timegm(time.strptime(doc["ReadingTime"][:19], "%Y-%m-%dT%H:%M:%S"))
-    assert t0 - 3600.4 - 2.5 <= rt <= t0 - 3600.4, f"ReadingTime {doc['ReadingTime']} at {t0}"
+# The Sensors: their ReadingTime the sample's on a clock 3600.4 s behind;
+# n1t and n1u asked at once, each by its own thread.
+def sensor(chassis):
+    for _ in range(8):
+        t0 = time.time()
+        doc = json.load(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/redfish/v1/Chassis/{chassis}/Sensors/TotalPower"))
+        rt = calendar.timegm(time.strptime(doc["ReadingTime"][:19], "%Y-%m-%dT%H:%M:%S"))
+        assert t0 - 3600.4 - 2.5 <= rt <= t0 - 3600.4, f"ReadingTime {doc['ReadingTime']} at {t0}"
+with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    list(pool.map(sensor, ["n1t", "n1u"]))
 log = list(csv.DictReader(open(f"{work}/answers.csv")))
 def samples(chassis):
     return sorted({float(r["sample_unix_seconds"]) for r in log if f"/{chassis}/" in r["uri"]})
@@ -60,6 +67,16 @@ def off_grid(ts):  # how far each step between samples is from whole refreshes
 fixed, drift = off_grid(samples("n1")), off_grid(samples("n1t"))
 assert len(fixed) >= 3 and max(fixed) < 0.005, f"n1's samples off its 1 s schedule: {fixed}"
 assert len(drift) >= 3 and max(drift) > 0.05, f"n1t's samples hold their phase: {drift}"
+# Each channel its own stream: n1u (n1t's shape, same node) neither answers
+# with n1t's delays in turn nor samples at n1t's times.
+def delays(chassis):
+    return [float(r["delay_seconds"]) for r in log if f"/{chassis}/" in r["uri"]]
+dt, du = delays("n1t"), delays("n1u")
+assert len(dt) == len(du) == 8, f"n1t {len(dt)}, n1u {len(du)} answers logged"
+assert dt != du, f"n1t and n1u answer with one stream of delays: {dt}"
+st, su = samples("n1t"), samples("n1u")
+same = [a for a in st for b in su if abs(a - b) < 1e-6]
+assert not same, f"n1t and n1u sample at the same times: {same}"
 time.sleep(0.5)
 rows = [l.split(",") for l in open(f"{work}/truth.csv").read().split("\n")[1:] if l]
 tt, tw = [float(r[0]) for r in rows], [float(r[4]) for r in rows]
