@@ -515,7 +515,7 @@ struct erg_collector_config {
   unsigned settle_steps;
   double poll_seconds;
   /* driver = ipmi meters share this many poll threads (libfreeipmi
-   * blocks: each takes one BMC at a time); 0: one per IPMI meter up to 64.
+   * blocks: each takes one BMC at a time); 0: four per IPMI meter (reading ahead) up to 64.
    * A round of n BMCs that answer in a seconds fits poll_seconds while
    * threads >= n x a / poll_seconds (docs/scale.md). */
   unsigned ipmi_poll_threads;

@@ -3,8 +3,8 @@
  * over one curl multi handle; the IPMI meters (libfreeipmi blocks) on a
  * bounded pool of poll threads with small stacks. Per meter, the
  * semantics are those of a meter on its own thread (meters.c): a round
- * each poll_seconds on a fixed schedule (a Redfish meter still busy with
- * its last round reads ahead, below; an IPMI one skips the round); a failed
+ * each poll_seconds on a fixed schedule (a meter still busy with its last
+ * round reads ahead, below; an IPMI one only on an idle thread); a failed
  * Redfish discovery is tried again after a minute, its reason sent each
  * round meanwhile.
  *
@@ -259,23 +259,115 @@ void *meter_redfish_main(struct meter_thread *t) {
 /* libfreeipmi's lanplus session and one request's buffers fit easily;
  * 256 KiB leaves room for glibc's resolver and snprintf. */
 #define IPMI_POOL_STACK_BYTES (256u << 10)
+/* Reading ahead, as for Redfish (above): requests in flight per meter at
+ * most (its own session and clones, each a lanplus session of its own),
+ * clone sessions in all, and how long a clone that failed to open (a
+ * BMC's session limit) keeps its meter from another. */
+#define IPMI_INFLIGHT_MAX 4
+#define IPMI_CLONES_MAX 256
+#define IPMI_CLONE_RETRY_NS (60ULL * 1000000000ULL)
 
+/* Slots: n meters, then nclones clones. A clone reads its meter's BMC on
+ * a session of its own; its answers are sent through its meter's state
+ * (reading-time placement, what was logged once) under send_lock, on one
+ * socket, so a meter's readings reach the main loop in the order sent. */
 struct ipmi_pool {
   struct meter_thread *t;
-  int nthreads;
+  int nthreads, nslots, nclones;
   struct meter_src *ms;
   bool *queued; /* in the queue or being polled */
   int *q, qhead, qlen;
-  int polling; /* threads reading a BMC now */
+  int polling;            /* threads reading a BMC now */
+  int *clone_of;          /* clone c (slot n + c): its meter, -1 free */
+  int *clones;            /* per meter: clones it has */
+  uint64_t *clone_out_ns; /* per meter: no new clone before (monotonic) */
+  int *last_rc;           /* per meter: its last answer's (0: a reading) */
+  bool *was_open;         /* per slot: open after its last request */
+  uint64_t *last_t_ns;    /* per meter: its last reading's time sent */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   bool done;
+  void *sock; /* the answers', under send_lock */
+  pthread_mutex_t send_lock;
 };
 
 struct ipmi_worker {
   struct ipmi_pool *p;
   int id;
 };
+
+static int ipmi_meter_of(const struct ipmi_pool *p, int slot) {
+  return slot < p->t->n ? slot : p->clone_of[slot - p->t->n];
+}
+
+/* Sends slot's answer as its meter's; send_lock held. An answer that
+ * arrived before one already sent (two sessions' answers a moment apart,
+ * the later one sent first) is dropped: its power is in already. */
+static void ipmi_send(struct ipmi_pool *p, int slot, double lat) {
+  int i = ipmi_meter_of(p, slot), index = p->t->index[i];
+  struct meter_src *ms = &p->ms[slot], *own = &p->ms[i];
+  int n = ms->src.cfg.nchannels;
+  if (!ms->rc && n > 0 && ms->r[0].ok) {
+    if (ms->r[0].t_ns <= p->last_t_ns[i])
+      return;
+    p->last_t_ns[i] = ms->r[0].t_ns;
+  }
+  if (ms != own) { /* the meter's state, for this send */
+    ms->rt = own->rt;
+    ms->rt_logged = own->rt_logged;
+    memcpy(ms->bad_logged, own->bad_logged, sizeof ms->bad_logged);
+  }
+  meter_send(p->sock, index, ms, n, lat, ms->rc ? ms->why : NULL);
+  if (ms != own) {
+    own->rt = ms->rt;
+    own->rt_logged = ms->rt_logged;
+    memcpy(own->bad_logged, ms->bad_logged, sizeof own->bad_logged);
+  }
+}
+
+/* One request on slot (a meter or a clone), opening its session first
+ * where it has none. A clone that cannot open says nothing (its meter
+ * reads on) and goes back to the pool; its meter gets no other for a
+ * while. */
+static void ipmi_slot_poll(struct ipmi_pool *p, void *sock, int slot) {
+  int n = p->t->n, i = ipmi_meter_of(p, slot), index = p->t->index[i];
+  struct meter_src *ms = &p->ms[slot];
+  const struct erg_pdu_source_config *cfg = &p->t->cfg->sources[index];
+  bool was = ms->open;
+  if (slot < n) {
+    if (!meter_open(sock, index, ms, cfg))
+      return;
+  } else if (!ms->open) {
+    if (erg_pdu_source_open(&ms->src, cfg, ms->why, sizeof ms->why)) {
+      pthread_mutex_lock(&p->lock);
+      p->clone_of[slot - n] = -1;
+      p->clones[i]--;
+      p->clone_out_ns[i] = erg_time_monotonic_ns() + IPMI_CLONE_RETRY_NS;
+      pthread_mutex_unlock(&p->lock);
+      return;
+    }
+    ms->open = true;
+  }
+  if (!was) { /* open: the next round may open the meter another clone */
+    pthread_mutex_lock(&p->lock);
+    p->was_open[slot] = true;
+    pthread_mutex_unlock(&p->lock);
+  }
+  memset(ms->r, 0, sizeof ms->r);
+  ms->why[0] = '\0';
+  uint64_t t0 = erg_time_realtime_ns();
+  ms->rc = erg_pdu_source_poll(&ms->src, ms->r, ms->why, sizeof ms->why);
+  double lat = meter_latency(ms, t0, erg_time_realtime_ns());
+  /* What the driver says once about readings it takes as they are: the
+   * meter's own session says it; its clones (the same BMC) keep quiet. */
+  char note[256];
+  while (erg_pdu_source_note(&ms->src, note, sizeof note) == 0)
+    if (slot < n)
+      erg_info("source %s: %s (logged once)", ms->src.cfg.name, note);
+  pthread_mutex_lock(&p->send_lock);
+  ipmi_send(p, slot, lat);
+  pthread_mutex_unlock(&p->send_lock);
+}
 
 static void *ipmi_worker(void *arg) {
   struct ipmi_pool *p = ((struct ipmi_worker *)arg)->p;
@@ -289,17 +381,18 @@ static void *ipmi_worker(void *arg) {
       pthread_cond_wait(&p->cond, &p->lock);
     if (p->done)
       break;
-    int i = p->q[p->qhead];
-    p->qhead = (p->qhead + 1) % p->t->n;
+    int slot = p->q[p->qhead];
+    p->qhead = (p->qhead + 1) % p->nslots;
     p->qlen--;
     p->polling++;
     pthread_mutex_unlock(&p->lock);
-    int index = p->t->index[i];
-    struct meter_src *ms = &p->ms[i];
-    if (meter_open(sock, index, ms, &p->t->cfg->sources[index]))
-      meter_round_one(sock, index, ms);
+    ipmi_slot_poll(p, sock, slot);
     pthread_mutex_lock(&p->lock);
-    p->queued[i] = false;
+    p->queued[slot] = false;
+    p->was_open[slot] = p->ms[slot].open;
+    int i = ipmi_meter_of(p, slot); /* -1: a clone that could not open, released */
+    if (i >= 0 && p->ms[slot].open)
+      p->last_rc[i] = p->ms[slot].rc;
     if (--p->polling == 0 && p->done)
       pthread_cond_broadcast(&p->cond);
   }
@@ -309,24 +402,61 @@ static void *ipmi_worker(void *arg) {
     pthread_cond_wait(&p->cond, &p->lock);
   pthread_mutex_unlock(&p->lock);
   /* At exit the sessions close in parallel too: this thread's share. */
-  for (int i = id; i < p->t->n; i += p->nthreads)
-    if (p->ms[i].open)
-      erg_pdu_source_close(&p->ms[i].src);
+  for (int s = id; s < p->nslots; s += p->nthreads)
+    if (p->ms[s].open)
+      erg_pdu_source_close(&p->ms[s].src);
   zmq_close(sock);
   return NULL;
 }
 
-/* A round: every meter not still at its last one joins the queue. */
+static void ipmi_queue(struct ipmi_pool *p, int slot) {
+  p->queued[slot] = true;
+  p->q[(p->qhead + p->qlen) % p->nslots] = slot;
+  p->qlen++;
+}
+
+/* Meter i is still reading: a request on a clone of its that is idle, or
+ * on a new one, while a thread is idle; lock held. Not while its last
+ * answer failed (a BMC that times out gets no more requests) or a clone
+ * of its is opening. */
+static void ipmi_read_ahead(struct ipmi_pool *p, int i, uint64_t now) {
+  int n = p->t->n;
+  if (p->last_rc[i] || !p->was_open[i] || p->polling + p->qlen >= p->nthreads)
+    return;
+  for (int c = 0; c < p->nclones && p->clones[i]; c++) {
+    if (p->clone_of[c] != i)
+      continue;
+    if (p->queued[n + c] && !p->was_open[n + c])
+      return; /* one opening */
+    if (!p->queued[n + c]) {
+      ipmi_queue(p, n + c);
+      return;
+    }
+  }
+  if (p->clones[i] >= IPMI_INFLIGHT_MAX - 1 || now < p->clone_out_ns[i])
+    return;
+  for (int c = 0; c < p->nclones; c++) {
+    if (p->clone_of[c] >= 0 || p->queued[n + c])
+      continue; /* taken, or a released one still closing its failed open */
+    p->clone_of[c] = i;
+    p->clones[i]++;
+    p->was_open[n + c] = false;
+    ipmi_queue(p, n + c);
+    return;
+  }
+}
+
+/* A round: every meter not still at its last one joins the queue; one
+ * still at it reads ahead (at most one request a round either way). */
 static void ipmi_pool_round(struct ipmi_pool *p) {
   int n = p->t->n;
+  uint64_t now = erg_time_monotonic_ns();
   pthread_mutex_lock(&p->lock);
-  for (int i = 0; i < n; i++) {
-    if (p->queued[i])
-      continue;
-    p->queued[i] = true;
-    p->q[(p->qhead + p->qlen) % n] = i;
-    p->qlen++;
-  }
+  for (int i = 0; i < n; i++)
+    if (!p->queued[i])
+      ipmi_queue(p, i);
+  for (int i = 0; i < n && p->nclones; i++)
+    ipmi_read_ahead(p, i, now);
   pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
 }
@@ -334,19 +464,37 @@ static void ipmi_pool_round(struct ipmi_pool *p) {
 void *meter_ipmi_main(struct meter_thread *t) {
   struct ipmi_pool p = {.t = t};
   pthread_mutex_init(&p.lock, NULL);
+  pthread_mutex_init(&p.send_lock, NULL);
   pthread_cond_init(&p.cond, NULL);
-  p.ms = calloc((size_t)t->n, sizeof *p.ms);
-  p.queued = calloc((size_t)t->n, sizeof *p.queued);
-  p.q = calloc((size_t)t->n, sizeof *p.q);
-  int want = t->cfg->ipmi_poll_threads ? (int)t->cfg->ipmi_poll_threads
-                                       : (t->n < IPMI_POOL_AUTO_MAX ? t->n : IPMI_POOL_AUTO_MAX);
-  if (want > t->n)
-    want = t->n;
+  long more = (long)t->n * (IPMI_INFLIGHT_MAX - 1);
+  p.nclones = (int)(more < IPMI_CLONES_MAX ? more : IPMI_CLONES_MAX);
+  p.nslots = t->n + p.nclones;
+  p.ms = calloc((size_t)p.nslots, sizeof *p.ms);
+  p.queued = calloc((size_t)p.nslots, sizeof *p.queued);
+  p.q = calloc((size_t)p.nslots, sizeof *p.q);
+  p.clone_of = malloc((size_t)(p.nclones ? p.nclones : 1) * sizeof *p.clone_of);
+  p.clones = calloc((size_t)t->n, sizeof *p.clones);
+  p.clone_out_ns = calloc((size_t)t->n, sizeof *p.clone_out_ns);
+  p.last_rc = calloc((size_t)t->n, sizeof *p.last_rc);
+  p.last_t_ns = calloc((size_t)t->n, sizeof *p.last_t_ns);
+  p.was_open = calloc((size_t)p.nslots, sizeof *p.was_open);
+  for (int c = 0; p.clone_of && c < p.nclones; c++)
+    p.clone_of[c] = -1;
+  /* Default: a thread per request a meter may have in flight (reading
+   * ahead), up to IPMI_POOL_AUTO_MAX. */
+  long auto_n = (long)t->n * IPMI_INFLIGHT_MAX;
+  int want = t->cfg->ipmi_poll_threads
+                 ? (int)t->cfg->ipmi_poll_threads
+                 : (int)(auto_n < IPMI_POOL_AUTO_MAX ? auto_n : IPMI_POOL_AUTO_MAX);
+  if (want > p.nslots)
+    want = p.nslots;
   pthread_t *th = calloc((size_t)want, sizeof *th);
   struct ipmi_worker *w = calloc((size_t)want, sizeof *w);
   int started = 0;
   p.nthreads = want;
-  if (p.ms && p.queued && p.q && th && w) {
+  if (p.ms && p.queued && p.q && p.clone_of && p.clones && p.clone_out_ns && p.last_rc &&
+      p.last_t_ns && p.was_open && th && w && (p.sock = zmq_socket(t->zctx, ZMQ_PUSH)) &&
+      zmq_connect(p.sock, METER_ENDPOINT) == 0) {
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, IPMI_POOL_STACK_BYTES);
@@ -374,12 +522,21 @@ void *meter_ipmi_main(struct meter_thread *t) {
   pthread_mutex_unlock(&p.lock);
   for (int i = 0; i < started; i++)
     pthread_join(th[i], NULL);
+  if (p.sock)
+    zmq_close(p.sock);
   free(th);
   free(w);
   free(p.ms);
   free(p.queued);
   free(p.q);
+  free(p.clone_of);
+  free(p.clones);
+  free(p.clone_out_ns);
+  free(p.last_rc);
+  free(p.last_t_ns);
+  free(p.was_open);
   pthread_cond_destroy(&p.cond);
+  pthread_mutex_destroy(&p.send_lock);
   pthread_mutex_destroy(&p.lock);
   return NULL;
 }

@@ -7,7 +7,9 @@
 # 0 W gives no power, said once and counted; a wrong password is said once
 # (logins retried once a minute, not every poll); a BMC that never answers
 # fails each round within its timeout while the others keep the schedule,
-# and ergd still stops promptly on SIGTERM.
+# and ergd still stops promptly on SIGTERM. A BMC that answers 2 s late is
+# read ahead (several sessions, a request each poll_seconds): more answers
+# in a window than one request at a time can bring.
 # usage: ipmi_ergd.sh ERGD
 set -euo pipefail
 ERGD=$1
@@ -19,6 +21,7 @@ ipmi_bmc live --watts 300; P_LIVE=$BMC_PORT; CTL_LIVE=$BMC_CTL
 ipmi_bmc openbmc --watts 287; P_OB=$BMC_PORT
 printf 'active=0\n' >"$BMC_CTL"
 ipmi_bmc zero --watts 0; P_ZERO=$BMC_PORT
+ipmi_bmc slow --watts 350 --delay 2 --async-delay; P_SLOW=$BMC_PORT
 PW=$(ipmi_pwfile good password)
 BAD=$(ipmi_pwfile bad wrong)
 # The dead BMC: binds its port (no ICMP unreachable) and never answers.
@@ -39,6 +42,8 @@ $(bmc live "$P_LIVE" "$PW")
 $(bmc openbmc "$P_OB" "$PW")
 $(bmc zero "$P_ZERO" "$PW")
 $(bmc wrongpw "$P_LIVE" "$BAD")
+$(bmc slow "$P_SLOW" "$PW")
+timeout_seconds = 3
 $(bmc dead "$P_DEAD" "$PW")
 timeout_seconds = 0.6
 retries = 1
@@ -52,6 +57,8 @@ power = zero
 power = wrongpw
 [node.d]
 power = dead
+[node.s]
+power = slow
 CONF
 "$ERGD" -c "$PDU_TMP/ergd.conf" >"$PDU_TMP/ergd.log" 2>&1 &
 ERGD_PID=$!
@@ -68,7 +75,12 @@ cell_at() {
   done
 }
 cell_at 300
-sleep 2 # more cells of the others
+# more cells of the others; slow's answers counted over 6 s
+curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/m0.txt"
+w0=$(date +%s.%N)
+sleep 6
+curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/m1.txt"
+window=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 printf 'watts=450\n' >"$CTL_LIVE"
 cell_at 450
 curl -sf "http://127.0.0.1:$HP/metrics" >"$PDU_TMP/metrics.txt"
@@ -80,9 +92,9 @@ t1=$(date +%s.%N)
 if [ $rc != 0 ] || grep -q "Sanitizer" "$PDU_TMP/ergd.log"; then
   echo "FAIL: ergd exit $rc"; cat "$PDU_TMP/ergd.log"; exit 1
 fi
-"$PY" - "$PDU_TMP" "$t0" "$t1" "$elapsed" <<'PY'
+"$PY" - "$PDU_TMP" "$t0" "$t1" "$elapsed" "$window" <<'PY'
 import math, os, re, sys
-d, t0, t1, elapsed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+d, t0, t1, elapsed, window = sys.argv[1], *map(float, sys.argv[2:6])
 metrics = open(f"{d}/metrics.txt").read()
 log = open(f"{d}/ergd.log").read()
 
@@ -94,8 +106,8 @@ def journal(node):
             rows.append((int(t), float(w), int(flags)))
     return rows
 
-def metric(name, source):
-    m = re.search(rf'^{name}{{source="{source}"[^}}]*}} (\S+)$', metrics, re.M)
+def metric(name, source, text=None):
+    m = re.search(rf'^{name}{{source="{source}"[^}}]*}} (\S+)$', text or metrics, re.M)
     assert m, f"no {name} for {source}"
     return float(m.group(1))
 
@@ -123,9 +135,18 @@ assert metric("erg_source_poll_errors_total", "live") == 0
 dead = metric("erg_source_poll_duration_seconds", "dead")
 assert 0.5 <= dead <= 3, f"dead BMC gave up after {dead} s (timeout 0.6 s x 2 tries)"
 assert metric("erg_source_poll_errors_total", "wrongpw") >= 0.7 * elapsed / 0.5
+# slow answers 2 s late: one request at a time gives at most window / 2 + 1
+# answers; read ahead (a request a poll_seconds, up to 4 in flight) about
+# 1.6 a second, and never more than one request a round plus those in flight.
+slow = metric("erg_source_polls_total", "slow", open(f"{d}/m1.txt").read()) - \
+    metric("erg_source_polls_total", "slow", open(f"{d}/m0.txt").read())
+assert window / 2 + 2 <= slow <= window / 0.5 + 4, f"slow: {slow} answers in {window:.1f} s"
+assert metric("erg_source_poll_duration_seconds", "slow") >= 1.9
+s = [w for t, w, f in journal("s") if not f & 1 and not math.isnan(w)]
+assert s and all(abs(w - 350) < 0.5 for w in s), s
 stop = t1 - t0
 assert stop < 5, f"ergd took {stop:.1f} s to stop on SIGTERM"
 print(f"ok: live cells at 300 and 450 W ({len(a)}), openbmc {len(b)} cells at 287 W "
       f"(inactive noted once), 0 W and the wrong password said once, dead BMC cut at "
-      f"{dead:.2f} s, live polled {live:.0f} times; stopped {stop:.2f} s after SIGTERM")
+      f"{dead:.2f} s, live polled {live:.0f} times, slow {slow:.0f} answers in {window:.1f} s; stopped {stop:.2f} s after SIGTERM")
 PY
