@@ -281,7 +281,7 @@ struct ipmi_pool {
   int *clone_of;          /* clone c (slot n + c): its meter, -1 free */
   int *clones;            /* per meter: clones it has */
   uint64_t *clone_out_ns; /* per meter: no new clone before (monotonic) */
-  int *last_rc;           /* per meter: its last answer's (0: a reading) */
+  int *last_rc;           /* per meter: its last answer's (0: a reading; -1: none yet) */
   bool *was_open;         /* per slot: open after its last request */
   uint64_t *last_t_ns;    /* per meter: its last reading's time sent */
   pthread_mutex_t lock;
@@ -438,6 +438,7 @@ static void ipmi_read_ahead(struct ipmi_pool *p, int i, uint64_t now) {
   for (int c = 0; c < p->nclones; c++) {
     if (p->clone_of[c] >= 0 || p->queued[n + c])
       continue; /* taken, or a released one still closing its failed open */
+    memset(&p->ms[n + c], 0, sizeof p->ms[n + c]); /* idle: no thread has it */
     p->clone_of[c] = i;
     p->clones[i]++;
     p->was_open[n + c] = false;
@@ -480,6 +481,8 @@ void *meter_ipmi_main(struct meter_thread *t) {
   p.was_open = calloc((size_t)p.nslots, sizeof *p.was_open);
   for (int c = 0; p.clone_of && c < p.nclones; c++)
     p.clone_of[c] = -1;
+  for (int i = 0; p.last_rc && i < t->n; i++)
+    p.last_rc[i] = -1; /* no answer yet: no reading ahead before the first */
   /* Default: a thread per request a meter may have in flight (reading
    * ahead), up to IPMI_POOL_AUTO_MAX. */
   long auto_n = (long)t->n * IPMI_INFLIGHT_MAX;
