@@ -278,6 +278,7 @@ struct ipmi_pool {
   bool *queued; /* in the queue or being polled */
   int *q, qhead, qlen;
   int polling;            /* threads reading a BMC now */
+  int clone_busy;         /* clone slots queued or being read */
   int *clone_of;          /* clone c (slot n + c): its meter, -1 free */
   int *clones;            /* per meter: clones it has */
   uint64_t *clone_out_ns; /* per meter: no new clone before (monotonic) */
@@ -389,6 +390,7 @@ static void *ipmi_worker(void *arg) {
     ipmi_slot_poll(p, sock, slot);
     pthread_mutex_lock(&p->lock);
     p->queued[slot] = false;
+    p->clone_busy -= slot >= p->t->n;
     p->was_open[slot] = p->ms[slot].open;
     int i = ipmi_meter_of(p, slot); /* -1: a clone that could not open, released */
     if (i >= 0 && p->ms[slot].open)
@@ -410,18 +412,22 @@ static void *ipmi_worker(void *arg) {
 }
 
 static void ipmi_queue(struct ipmi_pool *p, int slot) {
+  p->clone_busy += slot >= p->t->n;
   p->queued[slot] = true;
   p->q[(p->qhead + p->qlen) % p->nslots] = slot;
   p->qlen++;
 }
 
 /* Meter i is still reading: a request on a clone of its that is idle, or
- * on a new one, while a thread is idle; lock held. Not while its last
- * answer failed (a BMC that times out gets no more requests) or a clone
- * of its is opening. */
+ * on a new one, while a thread is idle and clones hold only the threads
+ * beyond one per meter (every meter keeps a thread for its own request, as
+ * without reading ahead; ipmi_poll_threads <= the meters: none); lock
+ * held. Not while its last answer failed or none came yet (a BMC that
+ * times out gets no more requests), nor while a clone of its is opening. */
 static void ipmi_read_ahead(struct ipmi_pool *p, int i, uint64_t now) {
   int n = p->t->n;
-  if (p->last_rc[i] || !p->was_open[i] || p->polling + p->qlen >= p->nthreads)
+  if (p->last_rc[i] || !p->was_open[i] || p->polling + p->qlen >= p->nthreads ||
+      p->clone_busy >= p->nthreads - n)
     return;
   for (int c = 0; c < p->nclones && p->clones[i]; c++) {
     if (p->clone_of[c] != i)
