@@ -11,40 +11,62 @@
 #include "erg_collector.h"
 #include "erg_fit.h"
 
-/* Each job's uncertainty in the cell (docs/model.md, "Uncertainty") onto
- * its first key: the rows of one job move together under every error of
- * the cell, so they are propagated as one group. The node's dynamic power
- * is every row as one group under the separate policy (what no row gets
- * of the idle power): into dyn[0] (sd) and dyn[1] (variance). */
-static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
+/* A row's key of one kind, for grouping the rows by it. */
+struct unc_row_key {
+  const char *s;
+  size_t len, row;
+};
+
+static int unc_row_key_cmp(const void *a, const void *b) {
+  const struct unc_row_key *x = a, *y = b;
+  if (x->len != y->len)
+    return x->len < y->len ? -1 : 1;
+  int d = memcmp(x->s, y->s, x->len);
+  return d ? d : (x->row > y->row) - (x->row < y->row);
+}
+
+/* Each key's uncertainty in the cell, every kind of key (docs/model.md,
+ * "Uncertainty"), onto the first row of the key: the rows of one key move
+ * together under every error of the cell, so they are propagated as one
+ * group (their gradients add before the quadratic form: not as if
+ * independent). Rows without a value of the kind are one group ([none]),
+ * [system] one of its own. The node's dynamic power is every row as one
+ * group under the separate policy (what no row gets of the idle power):
+ * into dyn[0] (sd) and dyn[1] (variance). */
+static int cell_key_uncertainty(const struct erg_model *m, double idle_watts,
                                 const struct erg_attribution *a, const double *x,
                                 const struct erg_grid_cell *c, int policy,
                                 const struct erg_unc_cell *in, struct erg_attr_share *shares,
                                 double dyn[2]) {
-  size_t nrow = c->nkeys + 1, ng = 0;
+  size_t nrow = c->nkeys + 1;
   int *group = calloc(nrow, sizeof *group);
-  size_t *first = malloc(nrow * sizeof *first), *len = malloc(nrow * sizeof *len);
-  const char **field = malloc(nrow * sizeof *field);
+  size_t *first = malloc(nrow * sizeof *first);
+  struct unc_row_key *rk = malloc(nrow * sizeof *rk);
   struct erg_unc_group *g = malloc(nrow * sizeof *g);
-  int rc = group && first && len && field && g ? 0 : -1;
-  for (size_t p = 0; rc == 0 && p < nrow; p++) {
-    group[p] = -1;
-    if (p == c->nkeys || !(len[p] = profile_key_field(c->keys[p].key, PROFILE_JOB, &field[p])))
-      continue;
-    for (size_t q = 0; q < ng && group[p] < 0; q++)
-      if (len[first[q]] == len[p] && !memcmp(field[first[q]], field[p], len[p]))
-        group[p] = (int)q;
-    if (group[p] < 0) {
-      first[ng] = p;
-      group[p] = (int)ng++;
+  int rc = group && first && rk && g ? 0 : -1;
+  for (size_t p = 0; rc == 0 && p < nrow; p++)
+    for (int k = 0; k < ERG_ATTR_KINDS; k++)
+      shares[p].key_sd_watts[k] = shares[p].key_var_watts2[k] = 0;
+  for (int k = 0; rc == 0 && k < ERG_ATTR_KINDS; k++) {
+    for (size_t p = 0; p < c->nkeys; p++) {
+      rk[p].len = profile_key_field(c->keys[p].key, k, &rk[p].s);
+      rk[p].row = p;
     }
-  }
-  if (rc == 0)
+    qsort(rk, c->nkeys, sizeof *rk, unc_row_key_cmp);
+    size_t ng = 0;
+    for (size_t i = 0; i < c->nkeys; i++) {
+      if (i == 0 || rk[i].len != rk[i - 1].len || memcmp(rk[i].s, rk[i - 1].s, rk[i].len))
+        first[ng++] = rk[i].row; /* sorted by row within a key: its first */
+      group[rk[i].row] = (int)ng - 1;
+    }
+    first[ng] = c->nkeys;
+    group[c->nkeys] = (int)ng++;
     rc = erg_attribute_uncertainty(m, idle_watts, a, x, nrow, c->nkeys,
                                    (enum erg_idle_policy)policy, in, group, ng, g);
-  for (size_t q = 0; rc == 0 && q < ng; q++) {
-    shares[first[q]].job_sd_watts = g[q].sd_corr_watts;
-    shares[first[q]].job_var_watts2 = g[q].var_watts2;
+    for (size_t q = 0; rc == 0 && q < ng; q++) {
+      shares[first[q]].key_sd_watts[k] = g[q].sd_corr_watts;
+      shares[first[q]].key_var_watts2[k] = g[q].var_watts2;
+    }
   }
   for (size_t p = 0; rc == 0 && p < nrow; p++)
     group[p] = 0;
@@ -57,8 +79,7 @@ static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
   }
   free(group);
   free(first);
-  free(len);
-  free(field);
+  free(rk);
   free(g);
   return rc;
 }
@@ -128,7 +149,7 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
     m.ncov = 2;
     m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
-    rc = cell_job_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
+    rc = cell_key_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
   }
   free(x);
   if (rc != 0)
@@ -316,7 +337,7 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   double dyn[2] = {0, 0};
   if (rc == 0 && cm->unc) {
     struct erg_model *beyond = unc_beyond_model(cm->model, out);
-    if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
+    if (cell_key_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
                              cm->idle_policy, cm->unc, shares, dyn) != 0)
       rc = -1;
     free(beyond);
