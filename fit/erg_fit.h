@@ -497,7 +497,8 @@ struct erg_unc_cell {
 };
 /* The meter's noise per cell as the node's model knows it: the sample sd
  * of the idle profile's cells (at idle the power is constant, so what
- * varies there is the reading), else the held-out RMSE (an upper bound:
+ * varies there is the reading) times t_{0.975, cells−1} / 1.96 (a sd
+ * estimated from few cells), else the held-out RMSE (an upper bound:
  * noise and misfit), else 0. */
 double erg_model_noise_watts(const struct erg_model *m);
 /* A group of rows (a job): sd_corr_watts adds linearly over cells (the
