@@ -4,6 +4,7 @@
  * minus the configured idle power, through erg_attribute_cell as well.
  * Both conserve the cell's power and follow the idle policy. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,41 +12,94 @@
 #include "erg_collector.h"
 #include "erg_fit.h"
 
-/* Each job's uncertainty in the cell (docs/model.md, "Uncertainty") onto
- * its first key: the rows of one job move together under every error of
- * the cell, so they are propagated as one group. The node's dynamic power
- * is every row as one group under the separate policy (what no row gets
- * of the idle power): into dyn[0] (sd) and dyn[1] (variance). */
-static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
+/* A row's key of one kind, for grouping the rows by it. */
+struct unc_row_key {
+  const char *s;
+  size_t len;
+};
+
+static uint64_t unc_key_hash(const struct unc_row_key *k) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < k->len; i++)
+    h = (h ^ (unsigned char)k->s[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* Rows 0..n-1 by their key rk[p] into groups 0..: group[p], first[g] the
+ * group's first row; slot: 2^bits >= 2n zeroed ints. Returns the count. */
+static size_t unc_group_rows(const struct unc_row_key *rk, size_t n, int *group, size_t *first,
+                             int *slot, size_t mask) {
+  size_t ng = 0;
+  memset(slot, 0, (mask + 1) * sizeof *slot);
+  for (size_t p = 0; p < n; p++) {
+    size_t j = unc_key_hash(&rk[p]) & mask;
+    for (;; j = (j + 1) & mask) {
+      if (!slot[j]) {
+        slot[j] = (int)p + 1;
+        first[ng] = p;
+        group[p] = (int)ng++;
+        break;
+      }
+      const struct unc_row_key *o = &rk[slot[j] - 1];
+      if (o->len == rk[p].len && !memcmp(o->s, rk[p].s, o->len)) {
+        group[p] = group[slot[j] - 1];
+        break;
+      }
+    }
+  }
+  return ng;
+}
+
+/* Each key's uncertainty in the cell, every kind of key (docs/model.md,
+ * "Uncertainty"), onto the first row of the key: the rows of one key move
+ * together under every error of the cell, so they are propagated as one
+ * group (their gradients add before the quadratic form: not as if
+ * independent). Rows without a value of the kind are one group ([none]),
+ * [system] one of its own. The node's dynamic power is every row as one
+ * group under the separate policy (what no row gets of the idle power):
+ * into dyn[0] (sd) and dyn[1] (variance). */
+static int cell_key_uncertainty(const struct erg_model *m, double idle_watts,
                                 const struct erg_attribution *a, const double *x,
                                 const struct erg_grid_cell *c, int policy,
                                 const struct erg_unc_cell *in, struct erg_attr_share *shares,
                                 double dyn[2]) {
-  size_t nrow = c->nkeys + 1, ng = 0;
-  int *group = calloc(nrow, sizeof *group);
-  size_t *first = malloc(nrow * sizeof *first), *len = malloc(nrow * sizeof *len);
-  const char **field = malloc(nrow * sizeof *field);
-  struct erg_unc_group *g = malloc(nrow * sizeof *g);
-  int rc = group && first && len && field && g ? 0 : -1;
-  for (size_t p = 0; rc == 0 && p < nrow; p++) {
-    group[p] = -1;
-    if (p == c->nkeys || !(len[p] = profile_key_field(c->keys[p].key, PROFILE_JOB, &field[p])))
-      continue;
-    for (size_t q = 0; q < ng && group[p] < 0; q++)
-      if (len[first[q]] == len[p] && !memcmp(field[first[q]], field[p], len[p]))
-        group[p] = (int)q;
-    if (group[p] < 0) {
-      first[ng] = p;
-      group[p] = (int)ng++;
+  size_t nrow = c->nkeys + 1, mask = 1, nk = ERG_ATTR_KINDS;
+  while (mask + 1 < 2 * nrow)
+    mask = 2 * mask + 1;
+  int *group = calloc(nk * nrow, sizeof *group), *slot = malloc((mask + 1) * sizeof *slot);
+  size_t *first = malloc(nk * nrow * sizeof *first);
+  struct unc_row_key *rk = malloc(nk * nrow * sizeof *rk);
+  struct erg_unc_group *g = malloc(nk * nrow * sizeof *g);
+  int rc = group && slot && first && rk && g ? 0 : -1;
+  /* Each row's fields, its tuple split once (profile_key_field's). */
+  for (size_t p = 0; rc == 0 && p < c->nkeys; p++)
+    for (size_t k = 0; k < nk; k++) {
+      struct unc_row_key *f = &rk[k * nrow + p];
+      f->len = k ? profile_key_field(rk[(k - 1) * nrow + p].s, 1, &f->s)
+                 : profile_key_field(c->keys[p].key, 0, &f->s);
     }
+  const int *groups[ERG_ATTR_KINDS];
+  size_t ng[ERG_ATTR_KINDS];
+  struct erg_unc_group *outs[ERG_ATTR_KINDS];
+  for (size_t k = 0; rc == 0 && k < nk; k++) {
+    int *gk = group + k * nrow;
+    size_t *fk = first + k * nrow;
+    ng[k] = unc_group_rows(rk + k * nrow, c->nkeys, gk, fk, slot, mask);
+    fk[ng[k]] = c->nkeys; /* [system] alone */
+    gk[c->nkeys] = (int)ng[k]++;
+    groups[k] = gk;
+    outs[k] = g + k * nrow;
   }
+  /* Every kind in one pass over the rows' activities. */
   if (rc == 0)
-    rc = erg_attribute_uncertainty(m, idle_watts, a, x, nrow, c->nkeys,
-                                   (enum erg_idle_policy)policy, in, group, ng, g);
-  for (size_t q = 0; rc == 0 && q < ng; q++) {
-    shares[first[q]].job_sd_watts = g[q].sd_corr_watts;
-    shares[first[q]].job_var_watts2 = g[q].var_watts2;
-  }
+    rc = erg_attribute_uncertainty_sets(m, idle_watts, a, x, nrow, c->nkeys,
+                                        (enum erg_idle_policy)policy, in, nk, groups, ng, outs);
+  for (size_t k = 0; rc == 0 && k < nk; k++)
+    for (size_t q = 0; q < ng[k]; q++) {
+      size_t r = first[k * nrow + q];
+      shares[r].key_sd_watts[k] = outs[k][q].sd_corr_watts;
+      shares[r].key_var_watts2[k] = outs[k][q].var_watts2;
+    }
   for (size_t p = 0; rc == 0 && p < nrow; p++)
     group[p] = 0;
   if (rc == 0)
@@ -56,9 +110,9 @@ static int cell_job_uncertainty(const struct erg_model *m, double idle_watts,
     dyn[1] = g[0].var_watts2;
   }
   free(group);
+  free(slot);
   free(first);
-  free(len);
-  free(field);
+  free(rk);
   free(g);
   return rc;
 }
@@ -128,7 +182,7 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
     m.ncov = 2;
     m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
-    rc = cell_job_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
+    rc = cell_key_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
   }
   free(x);
   if (rc != 0)
@@ -316,7 +370,7 @@ static int cell_attribute_model(const struct erg_cell_model *cm, const struct er
   double dyn[2] = {0, 0};
   if (rc == 0 && cm->unc) {
     struct erg_model *beyond = unc_beyond_model(cm->model, out);
-    if (cell_job_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
+    if (cell_key_uncertainty(beyond ? beyond : cm->model, idle + gpu_idle, &a, x, c,
                              cm->idle_policy, cm->unc, shares, dyn) != 0)
       rc = -1;
     free(beyond);

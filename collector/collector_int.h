@@ -239,9 +239,10 @@ size_t profile_key_field(const char *tuple, int kind, const char **start);
 struct profile_entry {
   const char *key;
   double watts;
-  /* Job entries with intervals (docs/model.md, "Uncertainty"): the cell's
-   * linear sd (W) and variance × step (J²/s); written only where
-   * keys_write is told to (unc), NAN: unknown. */
+  /* The key's interval parts in the cell (docs/model.md, "Uncertainty"):
+   * linear sd (W) and variance (profile_rollup: W²; unc_keys_scale: × step,
+   * J²/s, as written); written only where keys_write is told to (unc),
+   * NAN: unknown. */
   double sd_watts, var_watts2;
 };
 /* A cell's shares rolled up per kind. out[k]: the keys to write — the top

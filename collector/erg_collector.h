@@ -353,13 +353,17 @@ int erg_coverage_claim(struct erg_coverage *c, uint64_t start_ns, uint64_t end_n
                        uint64_t slack_ns);
 
 /* ---- attribution of a finalised cell, with or without a node model ---- */
+#define ERG_ATTR_KINDS 5 /* profile key kinds with intervals per share */
 struct erg_attr_share {
   const char *key;
   double watts;
-  /* The uncertainty of the key's job in the cell (docs/model.md,
-   * "Uncertainty"), on the job's first key, 0 on its others and on keys
-   * without a job: sd that adds linearly over cells, variance that adds. */
-  double job_sd_watts, job_var_watts2;
+  /* The uncertainty in the cell of each kind's key of the row
+   * (docs/model.md, "Uncertainty"; kinds in the collector's profile order:
+   * command, job, unit, container, user): the rows of one key value — and
+   * those without a value of that kind, and [system] alone — are one group,
+   * whose sd (adds linearly over cells) and variance (adds) are on its
+   * first row and 0 on its others, so a sum over a key's rows is its own. */
+  double key_sd_watts[ERG_ATTR_KINDS], key_var_watts2[ERG_ATTR_KINDS];
 };
 struct erg_model;
 struct erg_unc_cell;
@@ -369,7 +373,7 @@ struct erg_cell_model {
                                     ERG_NFEATURES + d: derived feature d (erg_derived) */
   int idle_policy;               /* enum erg_idle_policy */
   /* What is known of the cell's power (cells.c, uncertainty.c); NULL: no
-   * uncertainty computed (job_sd_watts, job_var_watts2 stay 0). */
+   * uncertainty computed (key_sd_watts, key_var_watts2 stay 0). */
   const struct erg_unc_cell *unc;
 };
 /* The model's index of gpu_watts when its coefficient is positive (and

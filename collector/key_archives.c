@@ -32,7 +32,7 @@ static void keys_evict(struct collector *c, const char *node, const char *kind, 
  * graphs and reports see "idle", not "unknown". Keys idle longer than
  * key_expire_seconds are forgotten (their archives then expire in the
  * store); the set is bounded, the key idle longest makes room. */
-/* A job archive's data sources with its interval's parts (unc). */
+/* A key archive's data sources with its interval's parts (unc). */
 static const char *const keys_unc_ds[3] = {"watts", "sd", "var"};
 
 static void keys_put(struct collector *c, const char *node, const char *kind, const char *key,
@@ -112,15 +112,14 @@ void node_write_keys(struct collector *c, struct node_state *n, int64_t t_end,
       erg_warn("node %s: out of memory rolling up profile keys", n->name);
     return;
   }
-  /* Job archives carry the jobs' interval parts (docs/model.md, "Uncertainty"). */
+  /* Key archives of every kind carry their keys' interval parts
+   * (docs/model.md, "Uncertainty"): variance as W² × step, as stored. */
   int unc = c->cfg->energy_intervals;
-  if (unc) {
-    unc_jobs_fill(sh, nkeys, c->cfg->step_seconds, r.out[PROFILE_JOB], r.nout[PROFILE_JOB]);
-    unc_jobs_fill(sh, nkeys, c->cfg->step_seconds, r.all[PROFILE_JOB], r.nall[PROFILE_JOB]);
-  }
+  if (unc)
+    unc_keys_scale(&r, c->cfg->step_seconds);
   for (int k = 0; k < PROFILE_NKINDS; k++)
     keys_write(c, n->name, profile_kind_names[k], &n->known[k], r.out[k], r.nout[k], t_end,
-               erg_collector_key_archives_max(c->cfg), unc && k == PROFILE_JOB);
+               erg_collector_key_archives_max(c->cfg), unc);
   /* After the cell's user archives, so the directory is the store's. */
   char *tsv = n->user_names.dirty ? user_names_tsv(&n->user_names) : NULL;
   if (tsv)

@@ -422,8 +422,11 @@ static void metrics_models(FILE *f, struct collector *c) {
 /* Per-key and per-job power and energy: one series per known key, so the
  * count is bounded by nodes x kinds x known keys (docs/architecture.md
  * "/metrics"). */
+/* off: the known key's value; off_var, where not 0: with off the linear
+ * sd of an interval, and this its variance: the family is its 95 %
+ * half-width 1.96 √(sd² + var). */
 static void metrics_key_family(FILE *f, struct collector *c, const char *name, const char *type,
-                               const char *help, size_t off) {
+                               const char *help, size_t off, size_t off_var) {
   metrics_head(f, name, type, help);
   for (size_t i = 0; i < c->nnodes; i++)
     for (int k = 0; k < PROFILE_NKINDS; k++) {
@@ -439,7 +442,12 @@ static void metrics_key_family(FILE *f, struct collector *c, const char *name, c
           metrics_label(f, u ? u : kn->keys[j].key);
         }
         fputs("\"} ", f);
-        metrics_num(f, *(const double *)((const char *)&kn->keys[j] + off));
+        double v = *(const double *)((const char *)&kn->keys[j] + off);
+        if (off_var) {
+          double var = *(const double *)((const char *)&kn->keys[j] + off_var);
+          v = ERG_UNC_Z95 * sqrt(v * v + (var > 0 ? var : 0));
+        }
+        metrics_num(f, v);
       }
     }
 }
@@ -537,10 +545,17 @@ static void metrics_keys(FILE *f, struct collector *c) {
   metrics_key_family(f, c, "erg_key_energy_joules_total", "counter",
                      "Energy attributed to a profile key on a node since ergd started (keys the "
                      "node currently writes archives for).",
-                     offsetof(struct profile_known_key, joules));
+                     offsetof(struct profile_known_key, joules), 0);
   metrics_key_family(f, c, "erg_key_watts", "gauge",
                      "Mean power attributed to a profile key on a node in its last cell.",
-                     offsetof(struct profile_known_key, watts));
+                     offsetof(struct profile_known_key, watts), 0);
+  /* Its sd adds linearly over cells, its variance adds (docs/model.md). */
+  if (c->cfg->energy_intervals)
+    metrics_key_family(f, c, "erg_key_energy_uncertainty_joules", "gauge",
+                       "Half width of the 95 % interval of erg_key_energy_joules_total (same "
+                       "node, kind, key and period).",
+                       offsetof(struct profile_known_key, sd_joules),
+                       offsetof(struct profile_known_key, var_joules2));
   metrics_job_family(f, c, "erg_job_energy_joules_total", "counter",
                      "Energy of a job summed over all nodes since ergd started.",
                      offsetof(struct profile_known_key, joules));

@@ -11,6 +11,8 @@
 
 #include "collector_int.h"
 
+_Static_assert(ERG_ATTR_KINDS == PROFILE_NKINDS, "a share's intervals per profile kind");
+
 const char *const profile_kind_names[PROFILE_NKINDS] = {"command", "job", "unit", "container",
                                                         "user"};
 
@@ -63,7 +65,7 @@ size_t profile_key_field(const char *tuple, int kind, const char **start) {
 struct field_item {
   const char *s;
   size_t len;
-  double watts;
+  double watts, sd, var;
 };
 
 static int item_cmp_name(const void *a, const void *b) {
@@ -104,51 +106,67 @@ static int rollup_admitted(const struct profile_admit *ad, int kind,
 /* One kind: group shares by field value; all[] holds every value (for
  * cluster sums), out[] the written keys: top N, [none], [other], [system]. */
 static int rollup_kind(struct profile_rollup *r, int kind, const struct erg_attr_share *sh,
-                       size_t nkeys, double system_watts, const struct profile_admit *ad,
-                       struct field_item *items) {
+                       size_t nkeys, const struct erg_attr_share *sys,
+                       const struct profile_admit *ad, struct field_item *items) {
   for (size_t i = 0; i < nkeys; i++) {
     items[i].len = profile_key_field(sh[i].key, kind, &items[i].s);
     items[i].watts = sh[i].watts;
+    items[i].sd = sh[i].key_sd_watts[kind];
+    items[i].var = sh[i].key_var_watts2[kind];
   }
   qsort(items, nkeys, sizeof *items, item_cmp_name);
   struct profile_entry *all = r->all[kind], *out = r->out[kind];
   size_t nall = 0;
-  double none = 0;
+  /* The interval's parts: a key's are on one of its rows (attribute.c),
+   * so their sum is the key's; [none]'s too (one group). */
+  struct profile_entry none = {.key = "[none]"};
   int have_none = 0;
   for (size_t i = 0; i < nkeys;) {
     size_t j = i;
-    double w = 0;
-    for (; j < nkeys && !item_cmp_name(&items[i], &items[j]); j++)
+    double w = 0, sd = 0, var = 0;
+    for (; j < nkeys && !item_cmp_name(&items[i], &items[j]); j++) {
       w += items[j].watts;
+      sd += items[j].sd;
+      var += items[j].var;
+    }
     if (items[i].len == 0) {
-      none += w;
+      none.watts += w;
+      none.sd_watts += sd;
+      none.var_watts2 += var;
       have_none = 1;
     } else {
       char *k = arena_dup(r, items[i].s, items[i].len);
       if (!k)
         return -1;
-      all[nall++] = (struct profile_entry){.key = k, .watts = w};
+      all[nall++] = (struct profile_entry){.key = k, .watts = w, .sd_watts = sd, .var_watts2 = var};
     }
     i = j;
   }
   r->nall[kind] = nall;
   qsort(all, nall, sizeof *all, entry_cmp_watts);
   size_t ntop = nall < ad->top ? nall : ad->top, n = 0;
-  double other = 0;
+  /* [other]'s sd is the sum of its keys' (linear: an upper bound of the
+   * sd of their sum, docs/model.md), its variance theirs. */
+  struct profile_entry other = {.key = "[other]"};
   int have_other = nall > ntop;
   for (size_t i = 0; i < nall; i++) {
     if (i < ntop && rollup_admitted(ad, kind, &all[i]))
       out[n++] = all[i];
     else {
-      other += all[i].watts;
+      other.watts += all[i].watts;
+      other.sd_watts += all[i].sd_watts;
+      other.var_watts2 += all[i].var_watts2;
       have_other = 1;
     }
   }
   if (have_none)
-    out[n++] = (struct profile_entry){.key = "[none]", .watts = none};
+    out[n++] = none;
   if (have_other)
-    out[n++] = (struct profile_entry){.key = "[other]", .watts = other};
-  out[n++] = (struct profile_entry){.key = "[system]", .watts = system_watts};
+    out[n++] = other;
+  out[n++] = (struct profile_entry){.key = "[system]",
+                                    .watts = sys->watts,
+                                    .sd_watts = sys->key_sd_watts[kind],
+                                    .var_watts2 = sys->key_var_watts2[kind]};
   r->nout[kind] = n;
   return 0;
 }
@@ -169,7 +187,7 @@ int profile_rollup(struct profile_rollup *r, const struct erg_attr_share *sh, si
     r->out[k] = malloc((nkeys + 3) * sizeof *r->out[k]);
     rc = r->all[k] && r->out[k] ? 0 : -1;
     if (rc == 0)
-      rc = rollup_kind(r, k, sh, nkeys, sh[nkeys].watts, &ad, items);
+      rc = rollup_kind(r, k, sh, nkeys, &sh[nkeys], &ad, items);
   }
   free(items);
   if (rc != 0)

@@ -298,15 +298,14 @@ void keys_load(struct collector *c, const char *node, const char *kind, struct p
 
 /* uncertainty.c (docs/model.md, "Uncertainty"): what is known of a node's
  * cell power besides the model (meter quantum and noise, A x V readings,
- * lag, a shared meter's split, the model's misfit); the jobs' interval
- * parts of a cell into their profile entries (written with the job
- * archives, key_archives.c); the node's dynamic power's into
+ * lag, a shared meter's split, the model's misfit); the keys' interval
+ * parts of a cell, as profile_rollup sums them, scaled as the key archives
+ * store them (key_archives.c); the node's dynamic power's into
  * nodes/NODE/dynamic_unc/node.rrd. */
 struct erg_unc_cell;
 void node_unc_cell(const struct collector *c, const struct node_state *n,
                    const struct erg_grid_result *r, struct erg_unc_cell *in);
-void unc_jobs_fill(const struct erg_attr_share *sh, size_t nkeys, double step,
-                   struct profile_entry *e, size_t ne);
+void unc_keys_scale(struct profile_rollup *r, double step);
 struct erg_cell_power;
 void node_write_unc(struct collector *c, struct node_state *n, int64_t t_end,
                     const struct erg_cell_power *pw);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* Per-job uncertainty in ergd (docs/model.md, "Uncertainty"): what is
  * known of a node's cell power besides its model, and the two parts of
- * each job's interval — an sd that adds linearly over cells (the model's
- * coefficients, a power factor, an equal split: the same error in every
- * cell) and a variance that adds (meter quantum and noise, lag, misfit) —
- * as the data sources "sd" and "var" of the job's own archives
- * (nodes/NODE/job/ and cluster/job/, key_archives.c; cluster sums: sd
+ * each key's interval (every kind; jobs the ones billed) — an sd that adds linearly over cells (the
+ * model's coefficients, a power factor, an equal split: the same error in every cell) and a
+ * variance that adds (meter quantum and noise, lag, misfit) — as the data sources "sd" and "var" of
+ * the key's own archives (nodes/NODE/KIND/ and cluster/job/, key_archives.c; cluster sums: sd
  * linearly, variance as is). Both are rates, so a job's interval over any
  * period is the integral of its archive, as its energy is: sd_J = ∫ sd dt,
  * var_J = ∫ var dt (var holds the cell's variance in W² times the step).
@@ -93,28 +92,15 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   in->meter_var_watts2 += lag * lag;
 }
 
-/* Sets each job entry's interval parts from the cell's shares: the sums
- * over its rows of job_sd_watts (linear: the rows of one job move
- * together) and job_var_watts2 × step (attribute.c puts a job's on its
- * first row); NAN for entries that are no job ([other], [none], [system]:
- * the bracketed names). */
-void unc_jobs_fill(const struct erg_attr_share *sh, size_t nkeys, double step,
-                   struct profile_entry *e, size_t ne) {
-  for (size_t i = 0; i < ne; i++)
-    e[i].sd_watts = e[i].var_watts2 = e[i].key[0] == '[' ? NAN : 0;
-  /* Only a job's first row carries its parts: one lookup per job. */
-  for (size_t j = 0; j < nkeys; j++) {
-    const char *job;
-    size_t jl;
-    if ((sh[j].job_sd_watts == 0 && sh[j].job_var_watts2 == 0) ||
-        !(jl = profile_key_field(sh[j].key, PROFILE_JOB, &job)))
-      continue;
-    for (size_t i = 0; i < ne; i++)
-      if (!strncmp(e[i].key, job, jl) && e[i].key[jl] == '\0') {
-        e[i].sd_watts += sh[j].job_sd_watts;
-        e[i].var_watts2 += sh[j].job_var_watts2 * step;
-        break;
-      }
+/* A cell's rolled-up keys (profile_rollup: each key's sd and variance in
+ * W², summed over its rows' groups) with their variance × step, as the
+ * archives store it (a rate that integrates to J²). */
+void unc_keys_scale(struct profile_rollup *r, double step) {
+  for (int k = 0; k < PROFILE_NKINDS; k++) {
+    for (size_t i = 0; i < r->nout[k]; i++)
+      r->out[k][i].var_watts2 *= step;
+    for (size_t i = 0; i < r->nall[k]; i++)
+      r->all[k][i].var_watts2 *= step;
   }
 }
 

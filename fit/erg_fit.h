@@ -497,7 +497,8 @@ struct erg_unc_cell {
 };
 /* The meter's noise per cell as the node's model knows it: the sample sd
  * of the idle profile's cells (at idle the power is constant, so what
- * varies there is the reading), else the held-out RMSE (an upper bound:
+ * varies there is the reading) times t_{0.975, cells−1} / 1.96 (a sd
+ * estimated from few cells), else the held-out RMSE (an upper bound:
  * noise and misfit), else 0. */
 double erg_model_noise_watts(const struct erg_model *m);
 /* A group of rows (a job): sd_corr_watts adds linearly over cells (the
@@ -518,6 +519,15 @@ int erg_attribute_uncertainty(const struct erg_model *m, double idle_watts,
                               size_t system_index, enum erg_idle_policy policy,
                               const struct erg_unc_cell *in, const int *group, size_t ngroups,
                               struct erg_unc_group *out);
+/* The same for nsets sets of groups of the same rows at once (groups[i],
+ * ngroups[i] -> outs[i]), the rows' activities computed once: e.g. the
+ * rows grouped by each kind of key. */
+int erg_attribute_uncertainty_sets(const struct erg_model *m, double idle_watts,
+                                   const struct erg_attribution *a, const double *x, size_t nproc,
+                                   size_t system_index, enum erg_idle_policy policy,
+                                   const struct erg_unc_cell *in, size_t nsets,
+                                   const int *const *groups, const size_t *ngroups,
+                                   struct erg_unc_group *const *outs);
 /* The 95 % interval of a sum with linear sd c and variance v: E ± 1.96 ·
  * √(c² + v), the low end at least 0. */
 #define ERG_UNC_Z95 1.959964

@@ -64,6 +64,10 @@ int erg_store_key_update_ds(struct erg_store *s, const char *node, const char *k
                             const char *key, int64_t t_end, const char *const *ds,
                             const double *vals, int nds, char *why, size_t whylen);
 
+/* Archive headers read for their data source count (an update of more
+ * sources than an archive may have): once per archive file while it stays
+ * the same file (its count is cached per path, device, inode and size). */
+uint64_t erg_store_header_reads(const struct erg_store *s);
 /* Updates that found an archive locked by a reader and waited for it. */
 uint64_t erg_store_lock_retries(const struct erg_store *s);
 

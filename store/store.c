@@ -9,6 +9,7 @@
 #include <rrd.h>
 #include <rrd_client.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,28 @@
 /* Longest original key kept in index.tsv (bytes, after escaping). */
 #define STORE_INDEX_KEY_MAX 255
 
+/* An archive's data source count as its header said, by path (hash) and
+ * file (device, inode, size): a file replaced (renamed over, rewritten by
+ * rrdtool tune) is another inode or size and is read again. Direct-mapped:
+ * a slot taken by another path costs one more read, never a wrong count. */
+#define STORE_DS_SLOTS 4096
+struct store_ds_slot {
+  uint64_t hash;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  unsigned long ds_cnt; /* 0: empty */
+};
+
 struct erg_store {
   char root[512];
   unsigned step;
   char daemon[256]; /* rrdcached address, "" when writing files directly */
   atomic_uint_fast64_t lock_retries;
   double keep_days[ERG_STORE_RESOLUTIONS];
+  pthread_mutex_t ds_lock; /* ds_cache: updates may come from more than one thread */
+  struct store_ds_slot *ds_cache;
+  atomic_uint_fast64_t header_reads;
 };
 
 /* librrd takes a non-blocking fcntl lock: an update fails at once while
@@ -69,10 +86,15 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
     return -1;
   }
   struct erg_store *s = calloc(1, sizeof *s);
+  if (s && !(s->ds_cache = calloc(STORE_DS_SLOTS, sizeof *s->ds_cache))) {
+    free(s);
+    s = NULL;
+  }
   if (!s) {
     snprintf(why, whylen, "out of memory");
     return -1;
   }
+  pthread_mutex_init(&s->ds_lock, NULL);
   erg_strlcpy(s->root, opt->root, sizeof s->root);
   s->step = opt->step_seconds ? opt->step_seconds : 5;
   static const double keep_default[ERG_STORE_RESOLUTIONS] = ERG_STORE_KEEP_DAYS_DEFAULT;
@@ -90,7 +112,7 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
   /* A wrong daemon address is a configuration error: say so at start
    * rather than on every update. */
   if (s->daemon[0] && store_connect(s, why, whylen) != 0) {
-    free(s);
+    erg_store_close(s);
     return -1;
   }
   *out = s;
@@ -99,8 +121,12 @@ int erg_store_open(struct erg_store **out, const struct erg_store_options *opt, 
 
 void erg_store_close(struct erg_store *s) {
   /* The daemon keeps what it holds and writes it on its own schedule. */
-  if (s && s->daemon[0])
+  if (!s)
+    return;
+  if (s->daemon[0])
     rrdc_disconnect();
+  pthread_mutex_destroy(&s->ds_lock);
+  free(s->ds_cache);
   free(s);
 }
 
@@ -309,7 +335,7 @@ struct store_head {
   unsigned long ds_cnt;
 };
 
-static unsigned long store_ds_count(const char *path) {
+static unsigned long store_ds_read(const char *path) {
   struct store_head h;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -320,6 +346,31 @@ static unsigned long store_ds_count(const char *path) {
     return 0;
   return h.ds_cnt;
 }
+
+/* The count of the archive at path (st: its stat), from the cache while it
+ * is the same file, else from its header. */
+static unsigned long store_ds_count(struct erg_store *s, const char *path, const struct stat *st) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  struct store_ds_slot *slot = &s->ds_cache[h & (STORE_DS_SLOTS - 1)];
+  unsigned long n = 0;
+  pthread_mutex_lock(&s->ds_lock);
+  if (slot->ds_cnt && slot->hash == h && slot->dev == st->st_dev && slot->ino == st->st_ino &&
+      slot->size == st->st_size)
+    n = slot->ds_cnt;
+  pthread_mutex_unlock(&s->ds_lock);
+  if (n)
+    return n;
+  atomic_fetch_add(&s->header_reads, 1);
+  n = store_ds_read(path);
+  pthread_mutex_lock(&s->ds_lock);
+  *slot = (struct store_ds_slot){h, st->st_dev, st->st_ino, st->st_size, n};
+  pthread_mutex_unlock(&s->ds_lock);
+  return n;
+}
+
+uint64_t erg_store_header_reads(const struct erg_store *s) { return atomic_load(&s->header_reads); }
 
 /* grow: ds may have more sources than an existing archive made before
  * they were added at the end; such an archive gets its first ones only. */
@@ -334,7 +385,7 @@ static int store_update(struct erg_store *s, const char *path, const char *const
     if (store_create(s, path, ds, nds, t_end, why, whylen) != 0)
       return -1;
   } else if (grow) {
-    unsigned long have = store_ds_count(path);
+    unsigned long have = store_ds_count(s, path, &st);
     if (have > 0 && have < (unsigned long)nds)
       nds = (int)have;
   }

@@ -67,7 +67,7 @@ static int report_columns(const struct erg_report_options *o, const struct repor
   /* Last: a store without GPUs keeps the columns it always had. */
   if (t->gpu)
     c[n++] = (struct report_col){"gpu_energy_joules", r->gpu_j};
-  /* After them: the job's 95 % interval, where the store has its parts;
+  /* After them: the key's 95 % interval, where the store has its parts;
    * node rows: their dynamic energy's. */
   if (t->unc) {
     double low = NAN, high = NAN, e = report_by_node(o) ? r->dynamic_j : r->v.energy_j;

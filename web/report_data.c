@@ -211,7 +211,7 @@ static int report_unc_part(struct report_ctx *c, const char *path, const char *o
         return -1;
     }
   }
-  /* Keys that are no job ([other], [system]) have the sources, never a value. */
+  /* Not known over the period (an ergd with energy_intervals = no). */
   if (!(v[0].known_s > 0) || !(v[1].known_s > 0))
     return 0;
   r->unc_sd_j = v[0].energy_j;
@@ -301,7 +301,9 @@ static int report_key_rows(struct report_ctx *c, const char *dir, const char *gp
       rc = report_gpu_part(c, gpu_dir, line, r);
     r->node_energy_j = node_energy_j;
     r->span = !strcmp(c->o->kind, "job");
-    if (rc == 0 && r->span)
+    /* Every kind's archive has its interval's parts (docs/model.md,
+     * "Uncertainty"); one written before them has "watts" only. */
+    if (rc == 0)
       rc = report_unc_part(c, path, dir, line, r);
     report_tick(c);
   }

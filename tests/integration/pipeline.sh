@@ -97,7 +97,7 @@ cur = None
 for l in open(f"{work}/keys.txt"):
     if ":" in l:
         t, v = l.split(":", 1)
-        v = v.strip()
+        v = v.split()[0]  # watts (then the interval's sd, var)
         if v not in ("-nan", "nan"):
             keysum[int(t)] += float(v)
 good = [t for t, r in node.items() if not math.isnan(r["measured"])]

@@ -91,6 +91,7 @@ keysum = collections.defaultdict(float)
 for l in open(f"{work}/keys.txt"):
     if ":" in l:
         t, v = l.split(":", 1)
+        v = v.split()[0]  # watts (then the interval's sd, var)
         if not math.isnan(num(v)):
             keysum[int(t)] += num(v)
 modelled = [t for t, r in node.items() if t > fitted and not math.isnan(r["modelled"])]

@@ -455,6 +455,145 @@ static void test_beyond_training(void **state) {
   }
 }
 
+/* Every kind's keys get their own interval (issue 39; docs/model.md,
+ * "Uncertainty"): the rows of one key value as one group through
+ * erg_attribute_uncertainty (their gradients added before the quadratic
+ * form, not as if independent), rows without a value of the kind as one
+ * ([none]), [system] alone; profile_rollup sums them into the entries,
+ * [other] as the sum of its keys'. Four rows of two commands, two jobs
+ * (one row without), two users, one unit; a full covariance. */
+static void test_key_intervals(void **state) {
+  (void)state;
+  struct erg_model m;
+  memset(&m, 0, sizeof m);
+  m.version = ERG_MODEL_VERSION;
+  m.nfeatures = 2;
+  m.idle_watts = 80;
+  strcpy(m.feature[0], "cpu_seconds_per_second");
+  strcpy(m.feature[1], "disk_bytes_per_second");
+  m.coef[0] = 10;
+  m.coef[1] = 2e-6;
+  m.ncov = 3;
+  double cov[3][3] = {{4, -1.5, -2e-7}, {-1.5, 2, 1e-7}, {-2e-7, 1e-7, 1e-13}};
+  memcpy(m.cov, cov, sizeof cov);
+  int map[2] = {ERG_FEAT_CPU, ERG_FEAT_DISK};
+  struct erg_unc_cell in = {.meter_var_watts2 = 0.3, .misfit_watts = 2, .noise_watts = 0.5};
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, &in};
+  /* rows: command, job, unit, uid; CPU s/s, disk B/s */
+  static const struct {
+    const char *comm, *job, *unit;
+    uint32_t uid;
+    double cpu, disk;
+  } row[4] = {{"sim", "1", "a.service", 1000, 1.0, 0},
+              {"sim", "2", "a.service", 1000, 0, 5e6},
+              {"io", "1", "a.service", 1001, 0.5, 2e6},
+              {"io", "", "a.service", 1001, 0.2, 0}};
+  char key[4][PROFILE_KEY_MAX];
+  struct erg_grid_proc p[4];
+  for (int i = 0; i < 4; i++) {
+    profile_key_build(key[i], sizeof key[i], row[i].comm, row[i].job, row[i].unit, "", row[i].uid);
+    p[i] = (struct erg_grid_proc){key[i], row[i].cpu * STEP, row[i].disk * STEP, 0, 0, 0};
+  }
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + STEP) * NS, 1.7 * STEP, 0, p, 4);
+  struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+  assert_int_equal(c->nkeys, 4);
+  double measured = 80 + 10 * 1.7 + 2e-6 * 7e6 + 3;
+  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = measured, .cell = c};
+  struct erg_attr_share sh[5];
+  struct erg_cell_power pw;
+  assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+  /* The same rows in the cell's order, as erg_cell_attribute takes them. */
+  int of[5];
+  double x[10] = {0};
+  for (int q = 0; q < 4; q++)
+    for (int i = 0; i < 4; i++)
+      if (!strcmp(sh[q].key, key[i])) {
+        of[q] = i;
+        x[2 * q] = row[i].cpu;
+        x[2 * q + 1] = row[i].disk;
+      }
+  of[4] = 4;
+  double w[5];
+  struct erg_attribution a;
+  assert_int_equal(erg_attribute_cell_idle(&m, 80, measured, x, 5, 4, ERG_IDLE_SEPARATE, w, &a), 0);
+  /* Per kind, each test row's group (same value, same group; 9: [none]) */
+  static const int kinds[3] = {PROFILE_COMMAND, PROFILE_JOB, PROFILE_USER};
+  static const int grp[3][5] = {{0, 0, 1, 1, 2}, {0, 1, 0, 9, 2}, {0, 0, 1, 1, 2}};
+  for (int kk = 0; kk < 3; kk++) {
+    int k = kinds[kk], group[5];
+    for (int q = 0; q < 5; q++)
+      group[q] = grp[kk][of[q]] == 9 ? 3 : grp[kk][of[q]];
+    struct erg_unc_group want[4] = {{0}}, alone[5];
+    assert_int_equal(
+        erg_attribute_uncertainty(&m, 80, &a, x, 5, 4, ERG_IDLE_SEPARATE, &in, group, 4, want), 0);
+    int each[5] = {0, 1, 2, 3, 4};
+    assert_int_equal(
+        erg_attribute_uncertainty(&m, 80, &a, x, 5, 4, ERG_IDLE_SEPARATE, &in, each, 5, alone), 0);
+    /* The shares' sums over each group's rows are the group's. */
+    for (int gi = 0; gi < 4; gi++) {
+      double sd = 0, var = 0, sd_ind = 0;
+      int rows = 0;
+      for (int q = 0; q < 5; q++)
+        if (group[q] == gi) {
+          sd += sh[q].key_sd_watts[k];
+          var += sh[q].key_var_watts2[k];
+          sd_ind += alone[q].sd_corr_watts * alone[q].sd_corr_watts;
+          rows++;
+        }
+      if (!rows)
+        continue;
+      assert_true(gi == 2 || want[gi].sd_corr_watts > 0.05); /* 2: [system], idle */
+      assert_float_equal(sd, want[gi].sd_corr_watts, 1e-9);
+      assert_float_equal(var, want[gi].var_watts2, 1e-9);
+      /* Two rows of a key: not what independent rows would give. */
+      if (rows == 2)
+        assert_true(fabs(sd - sqrt(sd_ind)) > 0.01 * sd);
+    }
+  }
+  /* Rolled up (top 1 of each kind): the entries carry their key's parts,
+   * [other] the sum of the keys it folds, [system] its own. */
+  struct profile_rollup ru;
+  assert_int_equal(profile_rollup(&ru, sh, 4, NULL, 1, 0), 0);
+  for (int k = 0; k < PROFILE_NKINDS; k++) {
+    double sd_all = 0, var_all = 0, sd_out = 0, var_out = 0;
+    for (size_t i = 0; i < ru.nall[k]; i++) {
+      sd_all += ru.all[k][i].sd_watts;
+      var_all += ru.all[k][i].var_watts2;
+    }
+    int none = 0;
+    for (size_t i = 0; i < ru.nout[k]; i++) {
+      const struct profile_entry *e = &ru.out[k][i];
+      if (!strcmp(e->key, "[system]")) {
+        assert_float_equal(e->sd_watts, sh[4].key_sd_watts[k], 1e-12);
+        continue;
+      }
+      none |= !strcmp(e->key, "[none]");
+      if (strcmp(e->key, "[none]")) {
+        sd_out += e->sd_watts;
+        var_out += e->var_watts2;
+      }
+    }
+    assert_float_equal(sd_out, sd_all, 1e-9);
+    assert_float_equal(var_out, var_all, 1e-9);
+    if (k == PROFILE_JOB) {
+      assert_true(none);
+      /* job 1: rows "sim 1" and "io 1" as one group */
+      for (size_t i = 0; i < ru.nall[k]; i++)
+        if (!strcmp(ru.all[k][i].key, "1")) {
+          double s1 = 0;
+          for (int q = 0; q < 4; q++)
+            if (!strcmp(row[of[q]].job, "1"))
+              s1 += sh[q].key_sd_watts[k];
+          assert_float_equal(ru.all[k][i].sd_watts, s1, 1e-12);
+        }
+    }
+  }
+  profile_rollup_free(&ru);
+  erg_grid_free(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_curve_model),
@@ -464,6 +603,7 @@ int main(void) {
       cmocka_unit_test(test_estimated_is_prediction),
       cmocka_unit_test(test_beyond_training),
       cmocka_unit_test(test_gpu_feature),
+      cmocka_unit_test(test_key_intervals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,8 @@
  * a key that is no job; its job 1234 sd 1 W, var 5,000 J²/s there. n1's
  * 1234 has them as an ergd of git 7c05ca9 wrote them, separate archives
  * nodes/n1/job_sd/1234.rrd (2 W) and job_var/ (20,000 J²/s).
+ * Node two's command "burn" has them too (every kind's keys, issue 39): sd
+ * 4 W, var 8,000 J²/s; n1's commands none (an older ergd's "watts" only).
  * usage: report_fixture DIR NOW; prints "A_END B_END". */
 #include <math.h>
 #include <stdio.h>
@@ -76,7 +78,8 @@ static int fixture_window(struct erg_store *s, int64_t end, int gap) {
     struct erg_store_node_cell b = {t, w, w, 100, w - 100, 0, false};
     int rc = erg_store_node_update(s, "n1", &a, why, sizeof why) ||
              erg_store_node_update(s, "node two", &b, why, sizeof why) ||
-             erg_store_key_update(s, "node two", "command", "burn", t, w - 100, why, sizeof why) ||
+             erg_store_key_update_ds(s, "node two", "command", "burn", t, unc_ds,
+                                     (double[]){w - 100, 4, 8000}, 3, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job", "1234", t, 50, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job_sd", "1234", t, 2, why, sizeof why) ||
              erg_store_key_update(s, "n1", "job_var", "1234", t, 20000, why, sizeof why) ||

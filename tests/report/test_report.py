@@ -374,6 +374,17 @@ check(r1234 and list(r1234[0])[-2:] == ["energy_joules_low", "energy_joules_high
       and close(float(r1234[0]["energy_joules_high"]) - float(r1234[0]["energy_joules"]), half, 1e-3)
       and all(r["energy_joules_low"] == "" for r in rows_j if r["job"] != "1234"),
       f"report --by job: the interval as the last columns, 1234 only: {r1234}")
+# Every kind's rows: node two's command burn from its archive's sd, var;
+# n1's commands, whose archives have "watts" only, none.
+rows_c = rows_csv("--from", str(t_to - 3600), "--to", str(t_to), "--by", "command")
+burn = [r for r in rows_c if r["node"] == "node two" and r["command"] == "burn"]
+bks = float(burn[0]["known_s"]) if burn else 0
+bhalf = 1.959964 * math.sqrt((4 * bks) ** 2 + 8000 * bks)
+check(burn and list(burn[0])[-2:] == ["energy_joules_low", "energy_joules_high"]
+      and close(float(burn[0]["energy_joules_high"]) - float(burn[0]["energy_joules"]), bhalf, 1e-3)
+      and close(float(burn[0]["energy_joules"]) - float(burn[0]["energy_joules_low"]), bhalf, 1e-3)
+      and all(r["energy_joules_low"] == "" for r in rows_c if r["node"] == "n1"),
+      f"report --by command: burn +- {bhalf:.0f} J from its archive's sd, var; n1's none: {burn}")
 # Node rows: their dynamic energy's interval from nodes/N/dynamic_unc/node.rrd (sd, var).
 rows_n = {r["node"]: r for r in rows_csv("--from", str(t_to - 3600), "--to", str(t_to))}
 dsd = fetch_energy(os.path.join(nodes, two_dir, "dynamic_unc", "node.rrd"), "sd", t_to - 3600, t_to, 5)[0]

@@ -405,12 +405,52 @@ static void test_update_waits_for_reader_lock(void **state) {
   erg_store_close(s);
 }
 
+/* The data source count of an archive is read from its header once, not
+ * at every update (erg_store_header_reads), and read again when the file
+ * at the path is another one: a "watts"-only archive replaced by one of
+ * three sources (renamed over it) gets all three from the next update (the
+ * cached 1 would give it one value, which librrd refuses). */
+static void test_key_ds_cache(void **state) {
+  (void)state;
+  struct erg_store *s = open_store("dscache");
+  char why[256], path[1200], other[1200];
+  static const char *const ds[3] = {"watts", "sd", "var"};
+  assert_int_equal(erg_store_key_update(s, "n1", "job", "7", T0 + 5, 1, why, sizeof why), 0);
+  assert_int_equal(erg_store_header_reads(s), 0);
+  for (int i = 2; i <= 6; i++)
+    assert_int_equal(erg_store_key_update_ds(s, "n1", "job", "7", T0 + 5 * i, ds,
+                                             (double[]){i, 1, 2}, 3, why, sizeof why),
+                     0);
+  assert_int_equal(erg_store_header_reads(s), 1);
+  /* A new archive of three sources: created with them, no header read. */
+  assert_int_equal(erg_store_key_update_ds(s, "n1", "job", "8", T0 + 5, ds, (double[]){3, 4, 5}, 3,
+                                           why, sizeof why),
+                   0);
+  assert_int_equal(erg_store_header_reads(s), 1);
+  assert_int_equal(erg_store_key_path(s, "n1", "job", "7", path, sizeof path), 0);
+  assert_int_equal(erg_store_key_path(s, "n1", "job", "8", other, sizeof other), 0);
+  assert_int_equal(rename(other, path), 0);
+  for (int i = 7; i <= 8; i++)
+    assert_int_equal(erg_store_key_update_ds(s, "n1", "job", "7", T0 + 5 * i, ds,
+                                             (double[]){i, 0.5 * i, 9}, 3, why, sizeof why),
+                     0);
+  assert_int_equal(erg_store_header_reads(s), 2);
+  assert_float_equal(rrdtool_fetch(path, "sd", T0 + 40, NULL), 4, 1e-9);
+  assert_float_equal(rrdtool_fetch(path, "var", T0 + 35, NULL), 9, 1e-9);
+  erg_store_close(s);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_node_roundtrip), cmocka_unit_test(test_layout),
-      cmocka_unit_test(test_keep_days),      cmocka_unit_test(test_key_roundtrip),
-      cmocka_unit_test(test_key_ds),         cmocka_unit_test(test_out_of_order),
-      cmocka_unit_test(test_hostile_names),  cmocka_unit_test(test_cluster_and_name),
-      cmocka_unit_test(test_bad_options),    cmocka_unit_test(test_update_waits_for_reader_lock)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_node_roundtrip),
+                                     cmocka_unit_test(test_layout),
+                                     cmocka_unit_test(test_keep_days),
+                                     cmocka_unit_test(test_key_roundtrip),
+                                     cmocka_unit_test(test_key_ds),
+                                     cmocka_unit_test(test_key_ds_cache),
+                                     cmocka_unit_test(test_out_of_order),
+                                     cmocka_unit_test(test_hostile_names),
+                                     cmocka_unit_test(test_cluster_and_name),
+                                     cmocka_unit_test(test_bad_options),
+                                     cmocka_unit_test(test_update_waits_for_reader_lock)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
