@@ -29,9 +29,10 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool freq_on = false;
 const volatile bool cap_on = false;
 const volatile bool perf_on = false;
-/* Per-thread records of the charged runtime (see thread_slice_ns); off only
+/* Per-thread records of the charged runtime (the threads table, see
+ * thread_slice_ns); off only
  * for tests of the fallback. */
-const volatile bool tstore_on = false;
+const volatile bool records_on = false;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -416,7 +417,7 @@ static __always_inline void thread_claim(struct erg_thread *r, struct task_struc
   r->used_ns = now;
 }
 
-/* prev's slice with per-thread records (tstore_on): the growth of its
+/* prev's slice with per-thread records (records_on): the growth of its
  * se.sum_exec_runtime since its last charge, so a slice is exact whatever
  * switches went unseen (a missed switch-out is charged at the next seen
  * one, a missed switch-in costs nothing). A thread created after the load
@@ -489,7 +490,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
     bool seen = s->ts && s->task == (__u64)prev && s->tid == ptid;
     struct erg_key pk;
 
-    if (tstore_on)
+    if (records_on)
       d = thread_slice_ns(s, prev, ptid, seen, (state & TASK_DEAD_STATE) != 0, sum, now);
     else
       d = cpu_slice_ns(s, prev, seen, sum, now);
@@ -501,7 +502,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
        * start and the perf bases belong to another task. */
       if (s->ts)
         stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-      if (!tstore_on)
+      if (!records_on)
         charge_lost(s, now - d);
       perf[0] = perf[1] = perf[2] = 0;
       task_key(prev, &pk);
@@ -580,12 +581,12 @@ int erg_cpu_heal(void *ctx) {
   sum = t->se.sum_exec_runtime;
   if (!tid)
     run = 0;
-  else if (tstore_on)
+  else if (records_on)
     run = uncharged_ns(t, tid, sum, s->ts && now > s->ts ? now - s->ts : 0);
   else
     run = unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
   seq = state_write_begin(s);
-  if (!tstore_on) /* else the named thread's next switch-out charges it */
+  if (!records_on) /* else the named thread's next switch-out charges it */
     charge_lost(s, now - run);
   s->ts = now - run;
   s->key = k;
@@ -611,7 +612,7 @@ int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
   task_key(p, &k);
   counts_get(&k, p);
   /* Its thread record, before it first runs: all its runtime is to come. */
-  if (tstore_on) {
+  if (records_on) {
     __u32 tid = p->pid;
     struct erg_thread *r = thread_slot(tid);
 

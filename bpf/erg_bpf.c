@@ -271,15 +271,15 @@ const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
 }
 
 const char *erg_bpf_thread_records_reason(const struct erg_bpf *b) {
-  return !b ? "BPF not loaded" : b->tstore_why[0] ? b->tstore_why : NULL;
+  return !b ? "BPF not loaded" : b->records_why[0] ? b->records_why : NULL;
 }
 
 /* Per-thread records (docs/bpf.md "Exact slices") are on unless a test
  * asks for the fallback. */
-static void tstore_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
-  b->tstore_why[0] = '\0';
+static void records_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
+  b->records_why[0] = '\0';
   if (opts && opts->no_thread_records)
-    snprintf(b->tstore_why, sizeof(b->tstore_why), "turned off (no_thread_records)");
+    snprintf(b->records_why, sizeof(b->records_why), "turned off (no_thread_records)");
 }
 
 static int cpu_maps_fill(struct erg_bpf *b) {
@@ -352,7 +352,7 @@ static int load_light(struct erg_bpf *b) {
   l->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   l->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   l->rodata->perf_on = perf_any(b);
-  l->rodata->tstore_on = b->tstore_why[0] == '\0';
+  l->rodata->records_on = b->records_why[0] == '\0';
   /* Sizes baked in at build time are the build host's: set them here. */
   l->maps.cpu_freq.max_entries = (uint32_t)b->ncpu;
   l->maps.cpu_class.max_entries = (uint32_t)b->ncpu;
@@ -394,7 +394,7 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
   s->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   s->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   s->rodata->perf_on = perf_any(b);
-  s->rodata->tstore_on = b->tstore_why[0] == '\0';
+  s->rodata->records_on = b->records_why[0] == '\0';
   err = erg_kern__load(s);
   if (err) {
     load_reason(err, why, whylen);
@@ -418,7 +418,7 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
   capacity_setup(b);
   freq_setup(b);
   perf_setup(b, opts && opts->disable_perf);
-  tstore_setup(b, opts);
+  records_setup(b, opts);
   if ((opts && opts->libbpf_loader) || load_light(b) != 0)
     if (load_full(b, why, whylen) != 0)
       return -1;

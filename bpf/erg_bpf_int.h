@@ -45,7 +45,7 @@ struct erg_bpf {
   int *perf_fd;        /* NPERF * ncpu, -1 = none */
   int *heal_fd;        /* per CPU software clock running erg_cpu_heal, -1 = none */
   char heal_why[160];  /* why there is no heal clock; "" when it runs */
-  char tstore_why[80]; /* why slices are not charged per thread; "" when they are */
+  char records_why[80]; /* why slices are not charged per thread; "" when they are */
   struct erg_key *keys;
   struct erg_counts *vals;
   uint64_t *running; /* per record: the in-flight part drain_settle added */
