@@ -30,8 +30,7 @@ const volatile bool freq_on = false;
 const volatile bool cap_on = false;
 const volatile bool perf_on = false;
 /* Per-thread records of the charged runtime (the threads table, see
- * thread_slice_ns); off only
- * for tests of the fallback. */
+ * thread_slice_ns); off only for tests of the fallback. */
 const volatile bool records_on = false;
 
 struct {
