@@ -40,6 +40,18 @@ struct {
   __type(value, struct erg_counts);
 } procs SEC(".maps");
 
+/* Group counters reached without hashing: slot tgid mod
+ * ERG_BPF_GROUP_SLOTS, owner's key in the slot (erg_bpf_shared.h). The
+ * lookup of a preallocated array is inlined by the verifier. The drain
+ * reads it through mmap. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ERG_BPF_GROUP_SLOTS);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, struct erg_group);
+} groups SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
@@ -206,14 +218,57 @@ static __always_inline void meta_maybe_refresh(struct erg_counts *c, struct task
     meta_refresh(c, t, now);
 }
 
+static __always_inline struct erg_group *group_slot(__u32 tgid) {
+  __u32 i = tgid & (ERG_BPF_GROUP_SLOTS - 1);
+
+  return bpf_map_lookup_elem(&groups, &i);
+}
+
+/* The counters of group k if it has any: its slot in `groups` when it owns
+ * it (one inlined array lookup, no hashing), else its `procs` entry. */
+static __always_inline struct erg_counts *counts_find(const struct erg_key *k) {
+  struct erg_group *g = group_slot(k->tgid);
+
+  if (g && g->state == ERG_GROUP_OWNED && g->key.tgid == k->tgid &&
+      g->key.start_ns == k->start_ns)
+    return &g->c;
+  return bpf_map_lookup_elem(&procs, k);
+}
+
+/* Takes the free slot g for group k: the counters are zeroed and the
+ * identity read while it is CLAIMING (lookups skip it), then it is
+ * published. A CPU that makes the same group's counters meanwhile finds the
+ * slot busy and makes a `procs` entry: the drain adds the two. */
+static __always_inline bool group_claim(struct erg_group *g, const struct erg_key *k,
+                                        struct task_struct *t) {
+  if (g->state != ERG_GROUP_FREE ||
+      __sync_val_compare_and_swap(&g->state, ERG_GROUP_FREE, ERG_GROUP_CLAIMING) !=
+          ERG_GROUP_FREE)
+    return false;
+  g->key.tgid = k->tgid;
+  g->key.pad = 0;
+  g->key.start_ns = k->start_ns;
+  __builtin_memset(&g->c, 0, sizeof(g->c));
+  meta_refresh(&g->c, t, bpf_ktime_get_ns());
+  barrier();
+  g->state = ERG_GROUP_OWNED;
+  return true;
+}
+
+/* Group k's counters, made if it has none: in its `groups` slot if that is
+ * free, else in `procs`. */
 static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
                                                      struct task_struct *t) {
-  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
+  struct erg_counts *c = counts_find(k);
+  struct erg_group *g;
   __u32 zero = 0;
   long err;
 
   if (c)
     return c;
+  g = group_slot(k->tgid);
+  if (g && group_claim(g, k, t))
+    return &g->c;
   c = bpf_map_lookup_elem(&scratch, &zero);
   if (!c)
     return 0;
@@ -316,7 +371,7 @@ static __always_inline void charge_lost(const struct erg_cpu_state *s, __u64 upt
 
   if (!s->ts || !s->tid || upto <= s->ts)
     return;
-  c = bpf_map_lookup_elem(&procs, &s->key);
+  c = counts_find(&s->key);
   if (c)
     __sync_fetch_and_add(&c->cpu_ns, upto - s->ts);
 }
@@ -341,7 +396,7 @@ static __always_inline void run_key(struct task_struct *t, __u32 tid, struct erg
  * is marked exited and the next drain hands it over and deletes it. */
 static __always_inline void account_dead(struct task_struct *prev, const struct erg_key *k, __u64 d,
                                          const __u64 perf[3]) {
-  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
+  struct erg_counts *c = counts_find(k);
 
   if (!c) {
     stat_add(ERG_STAT_LOST_EXIT_NS, d);
@@ -745,7 +800,7 @@ int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm) {
   if (task->pid != task->tgid)
     return 0;
   task_key(task, &k);
-  c = bpf_map_lookup_elem(&procs, &k);
+  c = counts_find(&k);
   if (c)
     bpf_probe_read_kernel_str(c->comm, sizeof(c->comm), comm);
   return 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -334,6 +335,22 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
   return 0;
 }
 
+/* The drain reads the groups table in place and frees a slot with one
+ * store (erg_bpf_drain.c): a copy through bpf() would move 2.6 MB a drain. */
+static int groups_map(struct erg_bpf *b) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t len = sizeof(struct erg_group) * ERG_BPF_GROUP_SLOTS;
+  void *p;
+
+  len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+  p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd.groups, 0);
+  if (p == MAP_FAILED)
+    return -1;
+  b->groups = p;
+  b->groups_len = len;
+  return 0;
+}
+
 static bool perf_any(const struct erg_bpf *b) {
   return (b->features & (ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES)) != 0;
 }
@@ -371,7 +388,8 @@ static int load_light(struct erg_bpf *b) {
       l->maps.stats.map_fd,
       l->maps.cgpaths.map_fd,
       {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd},
-      l->maps.threads.map_fd};
+      l->maps.threads.map_fd,
+      l->maps.groups.map_fd};
   b->lskel = l;
   return 0;
 }
@@ -408,7 +426,8 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
                                bpf_map__fd(s->maps.cgpaths),
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
                                 bpf_map__fd(s->maps.perf_llc)},
-                               bpf_map__fd(s->maps.threads)};
+                               bpf_map__fd(s->maps.threads),
+                               bpf_map__fd(s->maps.groups)};
   return 0;
 }
 
@@ -423,7 +442,7 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
     if (load_full(b, why, whylen) != 0)
       return -1;
   /* Maps are filled before attaching, so no slice sees an empty class map. */
-  if (cpu_maps_fill(b) || perf_maps_fill(b)) {
+  if (cpu_maps_fill(b) || perf_maps_fill(b) || groups_map(b)) {
     snprintf(why, whylen, "filling BPF maps failed: %s", strerror(errno));
     return -1;
   }
@@ -468,6 +487,8 @@ void erg_bpf_close(struct erg_bpf *b) {
     return;
   heal_close(b);
   free(b->heal_fd);
+  if (b->groups)
+    munmap(b->groups, b->groups_len);
   if (b->lskel)
     erg_kern_l__destroy(b->lskel);
   erg_kern__destroy(b->skel);
