@@ -229,8 +229,7 @@ static __always_inline struct erg_group *group_slot(__u32 tgid) {
 static __always_inline struct erg_counts *counts_find(const struct erg_key *k) {
   struct erg_group *g = group_slot(k->tgid);
 
-  if (g && g->state == ERG_GROUP_OWNED && g->key.tgid == k->tgid &&
-      g->key.start_ns == k->start_ns)
+  if (g && g->state == ERG_GROUP_OWNED && g->key.tgid == k->tgid && g->key.start_ns == k->start_ns)
     return &g->c;
   return bpf_map_lookup_elem(&procs, k);
 }
@@ -242,8 +241,7 @@ static __always_inline struct erg_counts *counts_find(const struct erg_key *k) {
 static __always_inline bool group_claim(struct erg_group *g, const struct erg_key *k,
                                         struct task_struct *t) {
   if (g->state != ERG_GROUP_FREE ||
-      __sync_val_compare_and_swap(&g->state, ERG_GROUP_FREE, ERG_GROUP_CLAIMING) !=
-          ERG_GROUP_FREE)
+      __sync_val_compare_and_swap(&g->state, ERG_GROUP_FREE, ERG_GROUP_CLAIMING) != ERG_GROUP_FREE)
     return false;
   g->key.tgid = k->tgid;
   g->key.pad = 0;

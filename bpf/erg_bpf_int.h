@@ -42,11 +42,11 @@ struct erg_bpf {
   uint32_t *cpu_class; /* per CPU, index into classes */
   uint32_t classes[ERG_BPF_MAX_CAP];
   int nclass;
-  uint32_t *freq;      /* scratch for sysfs frequency refresh */
-  int *perf_fd;        /* NPERF * ncpu, -1 = none */
-  int *heal_fd;        /* per CPU software clock running erg_cpu_heal, -1 = none */
-  char heal_why[160];  /* why there is no heal clock; "" when it runs */
-  char records_why[80]; /* why slices are not charged per thread; "" when they are */
+  uint32_t *freq;           /* scratch for sysfs frequency refresh */
+  int *perf_fd;             /* NPERF * ncpu, -1 = none */
+  int *heal_fd;             /* per CPU software clock running erg_cpu_heal, -1 = none */
+  char heal_why[160];       /* why there is no heal clock; "" when it runs */
+  char records_why[80];     /* why slices are not charged per thread; "" when they are */
   struct erg_group *groups; /* the groups map, mmap'ed (ERG_BPF_GROUP_SLOTS) */
   size_t groups_len;        /* bytes mapped */
   struct erg_key *keys;
