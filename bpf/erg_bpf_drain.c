@@ -154,7 +154,9 @@ static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d) {
 }
 
 /* A group's counters in both its slot and procs (two CPUs made them at
- * once): the sum, with the identity read last. */
+ * once): the sum. The identity is the slot's: once the slot is owned every
+ * lookup finds it first, so renames and refreshes land there (a rename
+ * does not move meta_ns). */
 static void counts_merge(struct erg_counts *d, const struct erg_counts *s) {
   d->cpu_ns += s->cpu_ns;
   d->wakeups += s->wakeups;
@@ -170,7 +172,8 @@ static void counts_merge(struct erg_counts *d, const struct erg_counts *s) {
     if (s->freq_khz[i])
       freq_slot_add(d, s->freq_khz[i], s->freq_ns[i]);
   d->freq_other_ns += s->freq_other_ns;
-  if (s->meta_ns > d->meta_ns) {
+  if ((s->flags & ERG_FLAG_IN_SLOT) ||
+      (!(d->flags & ERG_FLAG_IN_SLOT) && s->meta_ns > d->meta_ns)) {
     d->meta_ns = s->meta_ns;
     memcpy(d->comm, s->comm, sizeof(d->comm));
     d->uid = s->uid;
