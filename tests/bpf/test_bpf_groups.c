@@ -12,8 +12,9 @@
  *
  * test_slot_and_hash: a child's group in its slot gets a procs entry too
  * (as a racing CPU would make it); the drain must report the sum, once per
- * drain, and after the exit hand over one exited record and leave neither
- * the entry nor the slot behind. */
+ * drain, with the slot's name (renames land there), and after the exit
+ * hand over one exited record and leave neither the entry nor the slot
+ * behind. */
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -190,10 +191,13 @@ static void test_slot_and_hash(void **state) {
   struct erg_counts h = {0};
   h.cpu_ns = EXTRA_NS;
   h.wakeups = EXTRA_WAKEUPS;
+  h.meta_ns = UINT64_MAX / 2; /* newer than the slot's: its name must still win */
+  memcpy(h.comm, "hashpart", 9);
   erg_assert(bpf_map_update_elem(b->fd.procs, &k, &h, BPF_NOEXIST) == 0, "procs entry: %s",
              strerror(errno));
   drain(b, &v);
   erg_assert(v.seen == 1, "child seen %d times", v.seen);
+  erg_assert(strcmp(v.last.comm, "hashpart") != 0, "the procs part's name won");
   erg_assert(v.last.cpu_ns - v.last.running_ns >= before + EXTRA_NS,
              "slot and entry not added: %llu ns, had %llu", (unsigned long long)v.last.cpu_ns,
              (unsigned long long)before);
