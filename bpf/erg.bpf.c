@@ -53,6 +53,14 @@ struct {
 } groups SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, struct erg_group_used);
+} groups_used SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
@@ -240,7 +248,10 @@ static __always_inline struct erg_counts *counts_find(const struct erg_key *k) {
  * slot busy and makes a `procs` entry: the drain adds the two. */
 static __always_inline bool group_claim(struct erg_group *g, const struct erg_key *k,
                                         struct task_struct *t) {
-  if (g->state != ERG_GROUP_FREE ||
+  __u32 zero = 0, i = k->tgid & (ERG_BPF_GROUP_SLOTS - 1);
+  struct erg_group_used *u = bpf_map_lookup_elem(&groups_used, &zero);
+
+  if (!u || g->state != ERG_GROUP_FREE ||
       __sync_val_compare_and_swap(&g->state, ERG_GROUP_FREE, ERG_GROUP_CLAIMING) != ERG_GROUP_FREE)
     return false;
   g->key.tgid = k->tgid;
@@ -248,6 +259,7 @@ static __always_inline bool group_claim(struct erg_group *g, const struct erg_ke
   g->key.start_ns = k->start_ns;
   __builtin_memset(&g->c, 0, sizeof(g->c));
   meta_refresh(&g->c, t, bpf_ktime_get_ns());
+  __sync_fetch_and_or(&u->bits[(i >> 6) & (ERG_BPF_GROUP_SLOTS / 64 - 1)], 1ull << (i & 63));
   barrier();
   g->state = ERG_GROUP_OWNED;
   return true;

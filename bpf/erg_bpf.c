@@ -335,8 +335,9 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
   return 0;
 }
 
-/* The drain reads the groups table in place and frees a slot with one
- * store (erg_bpf_drain.c): a copy through bpf() would move 2.6 MB a drain. */
+/* The drain reads the groups table and its bits in place and frees a slot
+ * with two stores (erg_bpf_drain.c): a copy through bpf() would move 2.6 MB
+ * a drain. */
 static int groups_map(struct erg_bpf *b) {
   long page = sysconf(_SC_PAGESIZE);
   size_t len = sizeof(struct erg_group) * ERG_BPF_GROUP_SLOTS;
@@ -348,6 +349,10 @@ static int groups_map(struct erg_bpf *b) {
     return -1;
   b->groups = p;
   b->groups_len = len;
+  p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd.groups_used, 0);
+  if (p == MAP_FAILED)
+    return -1;
+  b->used = p;
   return 0;
 }
 
@@ -389,7 +394,8 @@ static int load_light(struct erg_bpf *b) {
       l->maps.cgpaths.map_fd,
       {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd},
       l->maps.threads.map_fd,
-      l->maps.groups.map_fd};
+      l->maps.groups.map_fd,
+      l->maps.groups_used.map_fd};
   b->lskel = l;
   return 0;
 }
@@ -427,7 +433,8 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
                                 bpf_map__fd(s->maps.perf_llc)},
                                bpf_map__fd(s->maps.threads),
-                               bpf_map__fd(s->maps.groups)};
+                               bpf_map__fd(s->maps.groups),
+                               bpf_map__fd(s->maps.groups_used)};
   return 0;
 }
 
@@ -489,6 +496,8 @@ void erg_bpf_close(struct erg_bpf *b) {
   free(b->heal_fd);
   if (b->groups)
     munmap(b->groups, b->groups_len);
+  if (b->used)
+    munmap(b->used, (size_t)sysconf(_SC_PAGESIZE));
   if (b->lskel)
     erg_kern_l__destroy(b->lskel);
   erg_kern__destroy(b->skel);

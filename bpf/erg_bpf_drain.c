@@ -82,22 +82,27 @@ static long drain_read(struct erg_bpf *b) {
   }
 }
 
-/* Marks the n records read from procs as such and appends the groups that own a slot of
- * the groups table, read in place (mmap). Only this drain frees a slot, so
- * an owned slot keeps its owner while it is copied. */
+/* Marks the n records read from procs as such and appends the groups that
+ * own a slot of the groups table, read in place (mmap), found by their bits
+ * in groups_used. Only this drain frees a slot, so an owned slot keeps its
+ * owner while it is copied. */
 static long drain_read_slots(struct erg_bpf *b, size_t n) {
   for (size_t i = 0; i < n; i++)
     b->vals[i].flags |= ERG_FLAG_IN_HASH;
-  for (uint32_t i = 0; i < ERG_BPF_GROUP_SLOTS; i++) {
-    const struct erg_group *g = &b->groups[i];
-    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != ERG_GROUP_OWNED)
-      continue;
-    if (drain_reserve(b, n + 1))
-      return -1;
-    b->keys[n] = g->key;
-    memcpy(&b->vals[n], &g->c, sizeof(b->vals[n]));
-    b->vals[n].flags |= ERG_FLAG_IN_SLOT;
-    n++;
+  for (uint32_t w = 0; w < ERG_BPF_GROUP_SLOTS / 64; w++) {
+    uint64_t bits = __atomic_load_n(&b->used->bits[w], __ATOMIC_ACQUIRE);
+    while (bits) {
+      const struct erg_group *g = &b->groups[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+      bits &= bits - 1;
+      if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != ERG_GROUP_OWNED)
+        continue;
+      if (drain_reserve(b, n + 1))
+        return -1;
+      b->keys[n] = g->key;
+      memcpy(&b->vals[n], &g->c, sizeof(b->vals[n]));
+      b->vals[n].flags |= ERG_FLAG_IN_SLOT;
+      n++;
+    }
   }
   return (long)n;
 }
@@ -238,9 +243,13 @@ static int group_lookup(const struct erg_bpf *b, const struct erg_key *k, struct
  * next group (which zeroes it when it claims it). */
 static void slot_free(struct erg_bpf *b, const struct erg_key *k) {
   struct erg_group *g = group_slot(b, k);
+  uint32_t i = k->tgid & (ERG_BPF_GROUP_SLOTS - 1);
 
-  if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == ERG_GROUP_OWNED && key_eq(&g->key, k))
-    __atomic_store_n(&g->state, ERG_GROUP_FREE, __ATOMIC_RELEASE);
+  if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != ERG_GROUP_OWNED || !key_eq(&g->key, k))
+    return;
+  /* The bit first: the next claim sets it again after this store. */
+  __atomic_fetch_and(&b->used->bits[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+  __atomic_store_n(&g->state, ERG_GROUP_FREE, __ATOMIC_RELEASE);
 }
 
 /* ---- slices in flight ----

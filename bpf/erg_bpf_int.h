@@ -27,6 +27,7 @@ struct erg_bpf_fds {
   int perf[NPERF];
   int threads; /* per-thread records (tests write it) */
   int groups;  /* direct-mapped group counters (mmap'ed: groups below) */
+  int groups_used;
 };
 
 struct erg_bpf {
@@ -42,13 +43,14 @@ struct erg_bpf {
   uint32_t *cpu_class; /* per CPU, index into classes */
   uint32_t classes[ERG_BPF_MAX_CAP];
   int nclass;
-  uint32_t *freq;           /* scratch for sysfs frequency refresh */
-  int *perf_fd;             /* NPERF * ncpu, -1 = none */
-  int *heal_fd;             /* per CPU software clock running erg_cpu_heal, -1 = none */
-  char heal_why[160];       /* why there is no heal clock; "" when it runs */
-  char records_why[80];     /* why slices are not charged per thread; "" when they are */
-  struct erg_group *groups; /* the groups map, mmap'ed (ERG_BPF_GROUP_SLOTS) */
-  size_t groups_len;        /* bytes mapped */
+  uint32_t *freq;              /* scratch for sysfs frequency refresh */
+  int *perf_fd;                /* NPERF * ncpu, -1 = none */
+  int *heal_fd;                /* per CPU software clock running erg_cpu_heal, -1 = none */
+  char heal_why[160];          /* why there is no heal clock; "" when it runs */
+  char records_why[80];        /* why slices are not charged per thread; "" when they are */
+  struct erg_group *groups;    /* the groups map, mmap'ed (ERG_BPF_GROUP_SLOTS) */
+  size_t groups_len;           /* bytes mapped */
+  struct erg_group_used *used; /* its slots' bits, mmap'ed (one page) */
   struct erg_key *keys;
   struct erg_counts *vals;
   uint64_t *running; /* per record: the in-flight part drain_settle added */

@@ -69,6 +69,14 @@ struct erg_group {
   __u8 pad2[48];       /* 320 bytes: every slot starts on a cache line */
 };
 
+/* Which slots of `groups` are owned or being claimed, one bit each: the
+ * kernel sets a slot's bit when it claims it, the drain clears it before it
+ * frees the slot, so the drain reads the owned slots without touching the
+ * other ~8,000 (0.3 ms a drain). */
+struct erg_group_used {
+  __u64 bits[ERG_BPF_GROUP_SLOTS / 64];
+};
+
 /* The cgroup v2 path of a cgroup id, as /proc/PID/cgroup shows it from the
  * root of the hierarchy ("/a/b"; "/" for the root). Taken at exit, while
  * the cgroup certainly still exists. */

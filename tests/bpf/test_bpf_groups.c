@@ -149,6 +149,7 @@ static void test_slot_held(void **state) {
     memset(&g->c, 0, sizeof(g->c));
     g->key.tgid = FAKE_BASE + i;
     g->key.start_ns = 1;
+    __atomic_fetch_or(&b->used->bits[i / 64], 1ull << (i % 64), __ATOMIC_RELEASE);
     __atomic_store_n(&g->state, ERG_GROUP_OWNED, __ATOMIC_RELEASE);
   }
   struct child c = child_start();
@@ -185,6 +186,8 @@ static void test_slot_and_hash(void **state) {
   erg_assert(v.seen == 1, "child seen %d times", v.seen);
   struct erg_key k = {.tgid = (uint32_t)c.pid, .start_ns = v.last.start_time_ns};
   struct erg_group *g = slot_of(b, k.tgid);
+  uint32_t si = k.tgid & (ERG_BPF_GROUP_SLOTS - 1);
+  erg_assert(b->used->bits[si / 64] & (1ull << (si % 64)), "the child's slot has no bit");
   erg_assert(g->state == ERG_GROUP_OWNED && g->key.tgid == k.tgid && g->key.start_ns == k.start_ns,
              "the child's group is not in its slot (state %u, tgid %u)", g->state, g->key.tgid);
   uint64_t before = v.last.cpu_ns - v.last.running_ns;
@@ -212,6 +215,8 @@ static void test_slot_and_hash(void **state) {
   erg_assert(v.seen == 0, "the exited child reported again (%d)", v.seen);
   erg_assert(bpf_map_lookup_elem(b->fd.procs, &k, &h) != 0, "its procs entry left behind");
   erg_assert(g->state == ERG_GROUP_FREE, "its slot not freed (state %u)", g->state);
+  uint32_t i = k.tgid & (ERG_BPF_GROUP_SLOTS - 1);
+  erg_assert(!(b->used->bits[i / 64] & (1ull << (i % 64))), "its slot's bit left set");
   erg_bpf_close(b);
   open_b = NULL;
 }
