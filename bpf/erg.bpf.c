@@ -29,9 +29,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool freq_on = false;
 const volatile bool cap_on = false;
 const volatile bool perf_on = false;
-/* Per-thread records of the charged runtime (see thread_slice_ns); off only
- * for tests of the fallback. */
-const volatile bool tstore_on = false;
+/* Per-thread records of the charged runtime (the threads table, see
+ * thread_slice_ns); off only for tests of the fallback. */
+const volatile bool records_on = false;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -39,6 +39,26 @@ struct {
   __type(key, struct erg_key);
   __type(value, struct erg_counts);
 } procs SEC(".maps");
+
+/* Group counters reached without hashing: slot tgid mod
+ * ERG_BPF_GROUP_SLOTS, owner's key in the slot (erg_bpf_shared.h). The
+ * lookup of a preallocated array is inlined by the verifier. The drain
+ * reads it through mmap. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ERG_BPF_GROUP_SLOTS);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, struct erg_group);
+} groups SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, __u32);
+  __type(value, struct erg_group_used);
+} groups_used SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -100,48 +120,11 @@ struct {
   __type(value, __u64);
 } stats SEC(".maps");
 
-/* cgroup id -> path of cgroups whose processes exited: a Slurm step or a
- * transient scope may be removed before the next drain, and then the
- * agent cannot find its id in the tree any more. LRU: never full. */
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, ERG_BPF_CGPATHS);
-  __type(key, __u64);
-  __type(value, struct erg_cgpath);
-} cgpaths SEC(".maps");
-
-/* Path assembly: the name pointers leaf first, then the path. Offsets into
- * path are masked to its first half, so a name written there (at most
- * CGPATH_NAME bytes) always stays inside the buffer for the verifier. */
-#define CGPATH_DEPTH 16
-#define CGPATH_NAME 256
-#define CGPATH_MASK (ERG_BPF_CGPATH_LEN - 1)
-struct cgpath_buf {
-  __u64 names[CGPATH_DEPTH];
-  char path[2 * ERG_BPF_CGPATH_LEN];
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct cgpath_buf);
-} cgpath_scratch SEC(".maps");
-
 struct {
   __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
   __uint(key_size, sizeof(__u32));
   __uint(value_size, sizeof(__u32));
 } perf_cycles SEC(".maps"), perf_instr SEC(".maps"), perf_llc SEC(".maps");
-
-/* Kernels since 6.15 call kernfs_node's parent '__parent' (RCU). */
-struct kernfs_node___new {
-  struct kernfs_node *__parent;
-} __attribute__((preserve_access_index));
-
-struct kernfs_node___old {
-  struct kernfs_node *parent;
-} __attribute__((preserve_access_index));
 
 /* Kernels before 5.14 call it 'state'. */
 struct task_struct___o {
@@ -206,14 +189,59 @@ static __always_inline void meta_maybe_refresh(struct erg_counts *c, struct task
     meta_refresh(c, t, now);
 }
 
+static __always_inline struct erg_group *group_slot(__u32 tgid) {
+  __u32 i = tgid & (ERG_BPF_GROUP_SLOTS - 1);
+
+  return bpf_map_lookup_elem(&groups, &i);
+}
+
+/* The counters of group k if it has any: its slot in `groups` when it owns
+ * it (one inlined array lookup, no hashing), else its `procs` entry. */
+static __always_inline struct erg_counts *counts_find(const struct erg_key *k) {
+  struct erg_group *g = group_slot(k->tgid);
+
+  if (g && g->state == ERG_GROUP_OWNED && g->key.tgid == k->tgid && g->key.start_ns == k->start_ns)
+    return &g->c;
+  return bpf_map_lookup_elem(&procs, k);
+}
+
+/* Takes the free slot g for group k: the counters are zeroed and the
+ * identity read while it is CLAIMING (lookups skip it), then it is
+ * published. A CPU that makes the same group's counters meanwhile finds the
+ * slot busy and makes a `procs` entry: the drain adds the two. */
+static __always_inline bool group_claim(struct erg_group *g, const struct erg_key *k,
+                                        struct task_struct *t) {
+  __u32 zero = 0, i = k->tgid & (ERG_BPF_GROUP_SLOTS - 1);
+  struct erg_group_used *u = bpf_map_lookup_elem(&groups_used, &zero);
+
+  if (!u || g->state != ERG_GROUP_FREE ||
+      __sync_val_compare_and_swap(&g->state, ERG_GROUP_FREE, ERG_GROUP_CLAIMING) != ERG_GROUP_FREE)
+    return false;
+  g->key.tgid = k->tgid;
+  g->key.pad = 0;
+  g->key.start_ns = k->start_ns;
+  __builtin_memset(&g->c, 0, sizeof(g->c));
+  meta_refresh(&g->c, t, bpf_ktime_get_ns());
+  __sync_fetch_and_or(&u->bits[(i >> 6) & (ERG_BPF_GROUP_SLOTS / 64 - 1)], 1ull << (i & 63));
+  barrier();
+  g->state = ERG_GROUP_OWNED;
+  return true;
+}
+
+/* Group k's counters, made if it has none: in its `groups` slot if that is
+ * free, else in `procs`. */
 static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
                                                      struct task_struct *t) {
-  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
+  struct erg_counts *c = counts_find(k);
+  struct erg_group *g;
   __u32 zero = 0;
   long err;
 
   if (c)
     return c;
+  g = group_slot(k->tgid);
+  if (g && group_claim(g, k, t))
+    return &g->c;
   c = bpf_map_lookup_elem(&scratch, &zero);
   if (!c)
     return 0;
@@ -316,7 +344,7 @@ static __always_inline void charge_lost(const struct erg_cpu_state *s, __u64 upt
 
   if (!s->ts || !s->tid || upto <= s->ts)
     return;
-  c = bpf_map_lookup_elem(&procs, &s->key);
+  c = counts_find(&s->key);
   if (c)
     __sync_fetch_and_add(&c->cpu_ns, upto - s->ts);
 }
@@ -341,7 +369,7 @@ static __always_inline void run_key(struct task_struct *t, __u32 tid, struct erg
  * is marked exited and the next drain hands it over and deletes it. */
 static __always_inline void account_dead(struct task_struct *prev, const struct erg_key *k, __u64 d,
                                          const __u64 perf[3]) {
-  struct erg_counts *c = bpf_map_lookup_elem(&procs, k);
+  struct erg_counts *c = counts_find(k);
 
   if (!c) {
     stat_add(ERG_STAT_LOST_EXIT_NS, d);
@@ -416,7 +444,7 @@ static __always_inline void thread_claim(struct erg_thread *r, struct task_struc
   r->used_ns = now;
 }
 
-/* prev's slice with per-thread records (tstore_on): the growth of its
+/* prev's slice with per-thread records (records_on): the growth of its
  * se.sum_exec_runtime since its last charge, so a slice is exact whatever
  * switches went unseen (a missed switch-out is charged at the next seen
  * one, a missed switch-in costs nothing). A thread created after the load
@@ -489,7 +517,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
     bool seen = s->ts && s->task == (__u64)prev && s->tid == ptid;
     struct erg_key pk;
 
-    if (tstore_on)
+    if (records_on)
       d = thread_slice_ns(s, prev, ptid, seen, (state & TASK_DEAD_STATE) != 0, sum, now);
     else
       d = cpu_slice_ns(s, prev, seen, sum, now);
@@ -501,7 +529,7 @@ int BPF_PROG(erg_sched_switch, bool preempt, struct task_struct *prev, struct ta
        * start and the perf bases belong to another task. */
       if (s->ts)
         stat_add(ERG_STAT_UNSEEN_SWITCH, 1);
-      if (!tstore_on)
+      if (!records_on)
         charge_lost(s, now - d);
       perf[0] = perf[1] = perf[2] = 0;
       task_key(prev, &pk);
@@ -580,12 +608,12 @@ int erg_cpu_heal(void *ctx) {
   sum = t->se.sum_exec_runtime;
   if (!tid)
     run = 0;
-  else if (tstore_on)
+  else if (records_on)
     run = uncharged_ns(t, tid, sum, s->ts && now > s->ts ? now - s->ts : 0);
   else
     run = unseen_slice_ns(t, sum, s->ts && now > s->ts ? now - s->ts : 0);
   seq = state_write_begin(s);
-  if (!tstore_on) /* else the named thread's next switch-out charges it */
+  if (!records_on) /* else the named thread's next switch-out charges it */
     charge_lost(s, now - run);
   s->ts = now - run;
   s->key = k;
@@ -611,7 +639,7 @@ int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
   task_key(p, &k);
   counts_get(&k, p);
   /* Its thread record, before it first runs: all its runtime is to come. */
-  if (tstore_on) {
+  if (records_on) {
     __u32 tid = p->pid;
     struct erg_thread *r = thread_slot(tid);
 
@@ -621,95 +649,7 @@ int BPF_PROG(erg_sched_wakeup_new, struct task_struct *p) {
   return 0;
 }
 
-/* A function of its own: inlined, clang hoists the old field's offset (a
- * relocation that cannot resolve on new kernels) out of the walk's loop,
- * ahead of the branch that guards it, and the verifier rejects it. */
-static __noinline struct kernfs_node *kn_parent_old(struct kernfs_node *kn) {
-  return ((struct kernfs_node___old *)kn)->parent;
-}
-
-static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn) {
-  if (bpf_core_field_exists(((struct kernfs_node___new *)kn)->__parent))
-    return ((struct kernfs_node___new *)kn)->__parent;
-  return kn_parent_old(kn);
-}
-
-/* Names from kn up to (not including) the hierarchy root, leaf first;
- * returns their count, or -1 if the path is deeper than CGPATH_DEPTH (the
- * agent's tree walk then has to find it). */
-static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_buf *b) {
-  for (int i = 0; i < CGPATH_DEPTH; i++) {
-    struct kernfs_node *p = kn_parent(kn);
-
-    if (!p)
-      return i;
-    b->names[i] = (__u64)kn->name;
-    kn = p;
-  }
-  return kn_parent(kn) ? -1 : CGPATH_DEPTH;
-}
-
-/* Records the path of the cgroup kn once, from the root down; a path longer
- * than the agent keeps is cut as the agent cuts it. */
-static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id) {
-  struct cgpath_buf *b;
-  __u32 zero = 0, off = 0;
-  int n;
-
-  if (bpf_map_lookup_elem(&cgpaths, &id))
-    return;
-  b = bpf_map_lookup_elem(&cgpath_scratch, &zero);
-  if (!b)
-    return;
-  n = cgpath_names(kn, b);
-  if (n < 0)
-    return;
-  for (int i = CGPATH_DEPTH - 1; i >= 0; i--) {
-    long len;
-
-    if (i >= n)
-      continue;
-    if (off >= ERG_BPF_CGPATH_LEN - 1)
-      break;
-    b->path[off & CGPATH_MASK] = '/';
-    off++;
-    len = bpf_probe_read_kernel_str(&b->path[off & CGPATH_MASK], CGPATH_NAME,
-                                    (const char *)b->names[i & (CGPATH_DEPTH - 1)]);
-    if (len <= 0)
-      return;
-    off += len - 1;
-  }
-  if (n == 0) {
-    b->path[0] = '/';
-    off = 1;
-  }
-  b->path[off < ERG_BPF_CGPATH_LEN ? off & CGPATH_MASK : CGPATH_MASK] = '\0';
-  bpf_map_update_elem(&cgpaths, &id, b->path, BPF_ANY);
-}
-
-/* Hybrid hosts (v1 controllers beside the unified tree) keep Slurm's job
- * cgroups in the v1 hierarchies only, so a process that starts and exits
- * between two drains would have no job without its v1 path: the freezer
- * hierarchy's (proctrack/cgroup always uses it) is recorded as well. A
- * kernel without the freezer controller skips this at load (CO-RE). */
-static __always_inline __u64 cgv1_record(struct task_struct *l) {
-  struct cgroup_subsys_state *css;
-  struct kernfs_node *kn;
-  __u64 id;
-
-  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, freezer_cgrp_id))
-    return 0;
-  css = l->cgroups->subsys[bpf_core_enum_value(enum cgroup_subsys_id, freezer_cgrp_id)];
-  if (!css)
-    return 0;
-  kn = css->cgroup->kn;
-  /* Not mounted as v1 (a pure v2 host): the css is the default root's. */
-  if (!kn || css->cgroup->root == l->cgroups->dfl_cgrp->root)
-    return 0;
-  id = kn->id | ERG_CGV1_BIT;
-  cgpath_record(kn, id);
-  return id;
-}
+#include "erg_cgpath.bpf.h"
 
 /* Runs in the exiting thread. The group's entry must exist before the final
  * switch-out (account_dead only looks up), and comm/cgroup are taken one last
@@ -745,7 +685,7 @@ int BPF_PROG(erg_task_rename, struct task_struct *task, const char *comm) {
   if (task->pid != task->tgid)
     return 0;
   task_key(task, &k);
-  c = bpf_map_lookup_elem(&procs, &k);
+  c = counts_find(&k);
   if (c)
     bpf_probe_read_kernel_str(c->comm, sizeof(c->comm), comm);
   return 0;

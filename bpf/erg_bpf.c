@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,15 +272,15 @@ const char *erg_bpf_heal_reason(const struct erg_bpf *b) {
 }
 
 const char *erg_bpf_thread_records_reason(const struct erg_bpf *b) {
-  return !b ? "BPF not loaded" : b->tstore_why[0] ? b->tstore_why : NULL;
+  return !b ? "BPF not loaded" : b->records_why[0] ? b->records_why : NULL;
 }
 
 /* Per-thread records (docs/bpf.md "Exact slices") are on unless a test
  * asks for the fallback. */
-static void tstore_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
-  b->tstore_why[0] = '\0';
+static void records_setup(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
+  b->records_why[0] = '\0';
   if (opts && opts->no_thread_records)
-    snprintf(b->tstore_why, sizeof(b->tstore_why), "turned off (no_thread_records)");
+    snprintf(b->records_why, sizeof(b->records_why), "turned off (no_thread_records)");
 }
 
 static int cpu_maps_fill(struct erg_bpf *b) {
@@ -334,6 +335,27 @@ static int bpf_alloc(struct erg_bpf *b, const struct erg_bpf_opts *opts) {
   return 0;
 }
 
+/* The drain reads the groups table and its bits in place and frees a slot
+ * with two stores (erg_bpf_drain.c): a copy through bpf() would move 2.6 MB
+ * a drain. */
+static int groups_map(struct erg_bpf *b) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t len = sizeof(struct erg_group) * ERG_BPF_GROUP_SLOTS;
+  void *p;
+
+  len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+  p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd.groups, 0);
+  if (p == MAP_FAILED)
+    return -1;
+  b->groups = p;
+  b->groups_len = len;
+  p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd.groups_used, 0);
+  if (p == MAP_FAILED)
+    return -1;
+  b->used = p;
+  return 0;
+}
+
 static bool perf_any(const struct erg_bpf *b) {
   return (b->features & (ERG_BPF_F_CYCLES | ERG_BPF_F_INSTRUCTIONS | ERG_BPF_F_LLC_MISSES)) != 0;
 }
@@ -352,7 +374,7 @@ static int load_light(struct erg_bpf *b) {
   l->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   l->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   l->rodata->perf_on = perf_any(b);
-  l->rodata->tstore_on = b->tstore_why[0] == '\0';
+  l->rodata->records_on = b->records_why[0] == '\0';
   /* Sizes baked in at build time are the build host's: set them here. */
   l->maps.cpu_freq.max_entries = (uint32_t)b->ncpu;
   l->maps.cpu_class.max_entries = (uint32_t)b->ncpu;
@@ -371,7 +393,9 @@ static int load_light(struct erg_bpf *b) {
       l->maps.stats.map_fd,
       l->maps.cgpaths.map_fd,
       {l->maps.perf_cycles.map_fd, l->maps.perf_instr.map_fd, l->maps.perf_llc.map_fd},
-      l->maps.threads.map_fd};
+      l->maps.threads.map_fd,
+      l->maps.groups.map_fd,
+      l->maps.groups_used.map_fd};
   b->lskel = l;
   return 0;
 }
@@ -394,7 +418,7 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
   s->rodata->freq_on = (b->features & ERG_BPF_F_FREQ) != 0;
   s->rodata->cap_on = (b->features & ERG_BPF_F_CAPACITY) != 0;
   s->rodata->perf_on = perf_any(b);
-  s->rodata->tstore_on = b->tstore_why[0] == '\0';
+  s->rodata->records_on = b->records_why[0] == '\0';
   err = erg_kern__load(s);
   if (err) {
     load_reason(err, why, whylen);
@@ -408,7 +432,9 @@ static int load_full(struct erg_bpf *b, char *why, size_t whylen) {
                                bpf_map__fd(s->maps.cgpaths),
                                {bpf_map__fd(s->maps.perf_cycles), bpf_map__fd(s->maps.perf_instr),
                                 bpf_map__fd(s->maps.perf_llc)},
-                               bpf_map__fd(s->maps.threads)};
+                               bpf_map__fd(s->maps.threads),
+                               bpf_map__fd(s->maps.groups),
+                               bpf_map__fd(s->maps.groups_used)};
   return 0;
 }
 
@@ -418,12 +444,12 @@ static int bpf_load(struct erg_bpf *b, const struct erg_bpf_opts *opts, char *wh
   capacity_setup(b);
   freq_setup(b);
   perf_setup(b, opts && opts->disable_perf);
-  tstore_setup(b, opts);
+  records_setup(b, opts);
   if ((opts && opts->libbpf_loader) || load_light(b) != 0)
     if (load_full(b, why, whylen) != 0)
       return -1;
   /* Maps are filled before attaching, so no slice sees an empty class map. */
-  if (cpu_maps_fill(b) || perf_maps_fill(b)) {
+  if (cpu_maps_fill(b) || perf_maps_fill(b) || groups_map(b)) {
     snprintf(why, whylen, "filling BPF maps failed: %s", strerror(errno));
     return -1;
   }
@@ -468,6 +494,10 @@ void erg_bpf_close(struct erg_bpf *b) {
     return;
   heal_close(b);
   free(b->heal_fd);
+  if (b->groups)
+    munmap(b->groups, b->groups_len);
+  if (b->used)
+    munmap(b->used, (size_t)sysconf(_SC_PAGESIZE));
   if (b->lskel)
     erg_kern_l__destroy(b->lskel);
   erg_kern__destroy(b->skel);

@@ -82,6 +82,31 @@ static long drain_read(struct erg_bpf *b) {
   }
 }
 
+/* Marks the n records read from procs as such and appends the groups that
+ * own a slot of the groups table, read in place (mmap), found by their bits
+ * in groups_used. Only this drain frees a slot, so an owned slot keeps its
+ * owner while it is copied. */
+static long drain_read_slots(struct erg_bpf *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    b->vals[i].flags |= ERG_FLAG_IN_HASH;
+  for (uint32_t w = 0; w < ERG_BPF_GROUP_SLOTS / 64; w++) {
+    uint64_t bits = __atomic_load_n(&b->used->bits[w], __ATOMIC_ACQUIRE);
+    while (bits) {
+      const struct erg_group *g = &b->groups[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+      bits &= bits - 1;
+      if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != ERG_GROUP_OWNED)
+        continue;
+      if (drain_reserve(b, n + 1))
+        return -1;
+      b->keys[n] = g->key;
+      memcpy(&b->vals[n], &g->c, sizeof(b->vals[n]));
+      b->vals[n].flags |= ERG_FLAG_IN_SLOT;
+      n++;
+    }
+  }
+  return (long)n;
+}
+
 static int key_cmp(const void *a, const void *b) {
   const struct erg_key *x = a, *y = b;
 
@@ -115,6 +140,116 @@ static void sort_records(struct erg_bpf *b, size_t n) {
     b->vals[i] = p[i].v;
   }
   free(p);
+}
+
+static bool key_eq(const struct erg_key *x, const struct erg_key *y) {
+  return x->tgid == y->tgid && x->start_ns == y->start_ns;
+}
+
+static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d) {
+  for (int i = 0; i < ERG_BPF_NFREQ; i++) {
+    if (c->freq_khz[i] == 0)
+      c->freq_khz[i] = khz;
+    if (c->freq_khz[i] == khz) {
+      c->freq_ns[i] += d;
+      return;
+    }
+  }
+  c->freq_other_ns += d;
+}
+
+/* A group's counters in both its slot and procs (two CPUs made them at
+ * once): the sum. The identity is the slot's: once the slot is owned every
+ * lookup finds it first, so renames and refreshes land there (a rename
+ * does not move meta_ns). */
+static void counts_merge(struct erg_counts *d, const struct erg_counts *s) {
+  d->cpu_ns += s->cpu_ns;
+  d->wakeups += s->wakeups;
+  d->migrations += s->migrations;
+  d->read_bytes += s->read_bytes;
+  d->write_bytes += s->write_bytes;
+  d->cycles += s->cycles;
+  d->instructions += s->instructions;
+  d->llc_misses += s->llc_misses;
+  for (int i = 0; i < ERG_BPF_NCAP; i++)
+    d->cap_ns[i] += s->cap_ns[i];
+  for (int i = 0; i < ERG_BPF_NFREQ; i++)
+    if (s->freq_khz[i])
+      freq_slot_add(d, s->freq_khz[i], s->freq_ns[i]);
+  d->freq_other_ns += s->freq_other_ns;
+  if ((s->flags & ERG_FLAG_IN_SLOT) ||
+      (!(d->flags & ERG_FLAG_IN_SLOT) && s->meta_ns > d->meta_ns)) {
+    d->meta_ns = s->meta_ns;
+    memcpy(d->comm, s->comm, sizeof(d->comm));
+    d->uid = s->uid;
+    d->cgroup_id = s->cgroup_id;
+  }
+  if (!d->cgroup_v1_id)
+    d->cgroup_v1_id = s->cgroup_v1_id;
+  d->flags |= s->flags;
+}
+
+/* Sorted records of one group (slot and procs) become one. */
+static size_t merge_records(struct erg_bpf *b, size_t n) {
+  size_t m = 0;
+
+  for (size_t i = 0; i < n; i++) {
+    if (m && key_eq(&b->keys[m - 1], &b->keys[i])) {
+      counts_merge(&b->vals[m - 1], &b->vals[i]);
+      continue;
+    }
+    if (m != i) {
+      b->keys[m] = b->keys[i];
+      b->vals[m] = b->vals[i];
+    }
+    m++;
+  }
+  return m;
+}
+
+static struct erg_group *group_slot(const struct erg_bpf *b, const struct erg_key *k) {
+  return &b->groups[k->tgid & (ERG_BPF_GROUP_SLOTS - 1)];
+}
+
+/* Group k's counters now: its procs entry, its slot, or both added; -1
+ * with errno ENOENT when it has neither. */
+static int group_lookup(const struct erg_bpf *b, const struct erg_key *k, struct erg_counts *v) {
+  const struct erg_group *g = group_slot(b, k);
+  struct erg_counts h;
+  bool in_hash = bpf_map_lookup_elem(b->fd.procs, k, &h) == 0, in_slot = false;
+
+  if (!in_hash && errno != ENOENT)
+    return -1;
+  if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == ERG_GROUP_OWNED && key_eq(&g->key, k)) {
+    memcpy(v, &g->c, sizeof(*v));
+    v->flags |= ERG_FLAG_IN_SLOT;
+    in_slot = true;
+  }
+  if (in_hash) {
+    h.flags |= ERG_FLAG_IN_HASH;
+    if (in_slot)
+      counts_merge(v, &h);
+    else
+      *v = h;
+  }
+  if (!in_hash && !in_slot) {
+    errno = ENOENT;
+    return -1;
+  }
+  return 0;
+}
+
+/* After the group's exited record is handed over: its slot is free for the
+ * next group (which zeroes it when it claims it). */
+static void slot_free(struct erg_bpf *b, const struct erg_key *k) {
+  struct erg_group *g = group_slot(b, k);
+  uint32_t i = k->tgid & (ERG_BPF_GROUP_SLOTS - 1);
+
+  if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != ERG_GROUP_OWNED || !key_eq(&g->key, k))
+    return;
+  /* The bit first: the next claim sets it again after this store. */
+  __atomic_fetch_and(&b->used->bits[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+  __atomic_store_n(&g->state, ERG_GROUP_FREE, __ATOMIC_RELEASE);
 }
 
 /* ---- slices in flight ----
@@ -165,25 +300,9 @@ static int cpu_snapshot(struct erg_bpf *b, char *st) {
   return 0;
 }
 
-static bool key_eq(const struct erg_key *x, const struct erg_key *y) {
-  return x->tgid == y->tgid && x->start_ns == y->start_ns;
-}
-
 /* Same slice in both snapshots, both whole: no switch began in between. */
 static bool slice_same(const struct erg_cpu_state *x, const struct erg_cpu_state *y) {
   return state_whole(x) && state_whole(y) && x->seq_end == y->seq_end;
-}
-
-static void freq_slot_add(struct erg_counts *c, uint32_t khz, uint64_t d) {
-  for (int i = 0; i < ERG_BPF_NFREQ; i++) {
-    if (c->freq_khz[i] == 0)
-      c->freq_khz[i] = khz;
-    if (c->freq_khz[i] == khz) {
-      c->freq_ns[i] += d;
-      return;
-    }
-  }
-  c->freq_other_ns += d;
 }
 
 /* Adds the part up to now of each slice of key in st to v (and to *run). */
@@ -210,7 +329,6 @@ static void running_add(const struct erg_bpf *b, const char *st, const struct er
  * its closed slices alone are kept: this drain undercounts a little and the
  * next one catches up. */
 static void group_reread(struct erg_bpf *b, size_t i) {
-  int fd = b->fd.procs;
   const struct erg_key *k = &b->keys[i];
   struct erg_counts v;
 
@@ -222,7 +340,7 @@ static void group_reread(struct erg_bpf *b, size_t i) {
     /* A group that only ever ran in one slice has no entry until that
      * slice ends: it is all in flight, and its record is still the empty
      * one running_only_add made (running_add has not touched it yet). */
-    if (bpf_map_lookup_elem(fd, k, &v)) {
+    if (group_lookup(b, k, &v)) {
       if (errno != ENOENT || !(b->vals[i].flags & ERG_FLAG_UNSEEN_GROUP))
         return;
       v = b->vals[i];
@@ -395,6 +513,8 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
     n = drain_read(b);
   else
     n = -1;
+  if (n >= 0)
+    n = drain_read_slots(b, (size_t)n);
   now = clock_mono_ns();
   b->drain_mono_ns = now;
   if (n < 0 || cpu_snapshot(b, b->snap[1])) {
@@ -404,19 +524,24 @@ int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why,
   if (b->cut_cb)
     b->cut_cb(b->cut_user);
   sort_records(b, (size_t)n);
+  n = (long)merge_records(b, (size_t)n);
   n = (long)running_only_add(b, (size_t)n);
   drain_settle(b, (size_t)n, now);
   size_t ndead = 0;
   for (long i = 0; i < n; i++) {
     proc_fill(b, &b->keys[i], &b->vals[i], b->running[i], &p);
     cb(&p, user);
-    /* Handed over: the key moves to the front for the batch delete (the
-     * records before i are done with). */
-    if (p.exited)
+    if (!p.exited)
+      continue;
+    b->exited++;
+    /* Handed over: its slot is freed, and a procs key moves to the front
+     * for the batch delete (the records before i are done with). */
+    if (b->vals[i].flags & ERG_FLAG_IN_SLOT)
+      slot_free(b, &b->keys[i]);
+    if (b->vals[i].flags & ERG_FLAG_IN_HASH)
       b->keys[ndead++] = b->keys[i];
   }
   drain_delete(b, fd, ndead);
-  b->exited += ndead;
   b->drains++;
   return (int)n;
 }

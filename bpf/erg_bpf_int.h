@@ -26,6 +26,8 @@ struct erg_bpf_fds {
   int procs, cpu_state, cpu_freq, cpu_class, stats, cgpaths;
   int perf[NPERF];
   int threads; /* per-thread records (tests write it) */
+  int groups;  /* direct-mapped group counters (mmap'ed: groups below) */
+  int groups_used;
 };
 
 struct erg_bpf {
@@ -41,11 +43,14 @@ struct erg_bpf {
   uint32_t *cpu_class; /* per CPU, index into classes */
   uint32_t classes[ERG_BPF_MAX_CAP];
   int nclass;
-  uint32_t *freq;      /* scratch for sysfs frequency refresh */
-  int *perf_fd;        /* NPERF * ncpu, -1 = none */
-  int *heal_fd;        /* per CPU software clock running erg_cpu_heal, -1 = none */
-  char heal_why[160];  /* why there is no heal clock; "" when it runs */
-  char tstore_why[80]; /* why slices are not charged per thread; "" when they are */
+  uint32_t *freq;              /* scratch for sysfs frequency refresh */
+  int *perf_fd;                /* NPERF * ncpu, -1 = none */
+  int *heal_fd;                /* per CPU software clock running erg_cpu_heal, -1 = none */
+  char heal_why[160];          /* why there is no heal clock; "" when it runs */
+  char records_why[80];        /* why slices are not charged per thread; "" when they are */
+  struct erg_group *groups;    /* the groups map, mmap'ed (ERG_BPF_GROUP_SLOTS) */
+  size_t groups_len;           /* bytes mapped */
+  struct erg_group_used *used; /* its slots' bits, mmap'ed (one page) */
   struct erg_key *keys;
   struct erg_counts *vals;
   uint64_t *running; /* per record: the in-flight part drain_settle added */
@@ -62,6 +67,13 @@ struct erg_bpf {
 /* Drain-side flag on a record made for a group that runs but has no map
  * entry (never kept in the kernel's map). */
 #define ERG_FLAG_UNSEEN_GROUP (1u << 31)
+/* Drain-side flags: where a record's counters were read (a group is in its
+ * groups slot, in procs, or, after a race between two CPUs making its
+ * counters, in both: the drain adds the two). */
+#define ERG_FLAG_IN_HASH (1u << 30)
+#define ERG_FLAG_IN_SLOT (1u << 29)
+
+_Static_assert(sizeof(struct erg_group) == 320, "a groups slot is 5 cache lines");
 
 /* A per-CPU map value as the kernel copies it out: rounded up to 8 bytes. */
 static inline size_t cpu_state_stride(void) {

@@ -51,6 +51,32 @@ struct erg_counts {
   char comm[ERG_BPF_COMM_LEN];
 };
 
+/* The direct-mapped table of group counters (`groups`, an mmap-able ARRAY):
+ * slot = tgid mod ERG_BPF_GROUP_SLOTS. A group whose slot is free when its
+ * counters are first made lives there, reached without hashing; one whose
+ * slot another group holds lives in `procs`. A slot is claimed by the
+ * kernel (FREE -> CLAIMING -> OWNED, cmpxchg) and freed by the drain
+ * (OWNED -> FREE) once it has handed over the group's exited record. */
+#define ERG_BPF_GROUP_SLOTS 8192
+#define ERG_GROUP_FREE 0u
+#define ERG_GROUP_CLAIMING 1u
+#define ERG_GROUP_OWNED 2u
+struct erg_group {
+  __u32 state; /* ERG_GROUP_* */
+  __u32 pad;
+  struct erg_key key;
+  struct erg_counts c; /* its switch fields share the slot's first line */
+  __u8 pad2[48];       /* 320 bytes: every slot starts on a cache line */
+};
+
+/* Which slots of `groups` are owned or being claimed, one bit each: the
+ * kernel sets a slot's bit when it claims it, the drain clears it before it
+ * frees the slot, so the drain reads the owned slots without touching the
+ * other ~8,000 (0.3 ms a drain). */
+struct erg_group_used {
+  __u64 bits[ERG_BPF_GROUP_SLOTS / 64];
+};
+
 /* The cgroup v2 path of a cgroup id, as /proc/PID/cgroup shows it from the
  * root of the hierarchy ("/a/b"; "/" for the root). Taken at exit, while
  * the cgroup certainly still exists. */
