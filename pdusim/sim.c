@@ -42,7 +42,7 @@ int sim_lag_pick(const double *hist_t, unsigned head, unsigned n, unsigned nslot
     double e = want - hist_t[k];
     if (e >= -1e-9)
       old_enough = 1;
-    if (fabs(e) < nearest_e && (e >= -period_s / 2 || i + 1 == n)) {
+    if (fabs(e) < nearest_e && e >= -period_s / 2) {
       nearest_e = fabs(e);
       nearest = (int)k;
     }
