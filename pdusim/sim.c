@@ -17,19 +17,54 @@ static double sim_normal(unsigned *seed) {
   return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-/* History slot of the load as it was lag seconds ago. Entry i covers the
- * update period ending at hist_t[i] and what is picked now is shown for
- * the next period: picking the newest entry ending by now - lag + period
- * makes the middle of the shown period exactly lag after the middle of the
- * measured one. -1: no entry is that old yet (the load counts as 0). */
-static int sim_lagged_slot(const struct sim_node *n, double now_s, double lag_s, double period_s) {
-  double want = now_s - lag_s + period_s;
-  for (unsigned i = 0; i < n->hist_n; i++) {
-    unsigned k = (n->hist_head + SIM_LAG_SLOTS - 1 - i) % SIM_LAG_SLOTS;
-    if (n->hist_t[k] <= want + 1e-9)
-      return (int)k;
+/* History slot of the load as it was lag seconds ago, for the update at
+ * now_s. Entry i covers the update period ending at hist_t[i] and what is
+ * picked now is shown for the next period: the entry ending at now - lag +
+ * period ("want") puts the middle of the shown period lag after the middle
+ * of the measured one. Entries are shown in order, each once: the one after
+ * the entry shown last (*src_t, *src_k; *src_t 0: none yet), unless it ends
+ * more than 3/4 of a period after want (too young: the last one again) or
+ * before it (the updates fell behind, a late tick: the entry ending nearest
+ * to want, as at the start). Picking the entry ending last by want at
+ * every update instead showed a quarter of the periods twice and skipped
+ * as many when the lag is a whole number of periods (--lag 2 --update 0.5):
+ * the updates come a few ms early or late, so the entry lag ago was now
+ * just old enough, now not (issue 33: at every change of load the meter's
+ * energy then differed from the load's by up to ΔP x the period, and the
+ * fits of tests/accuracy split a node's power between its CPU and disk
+ * 3-5 % off). -1: no entry that old yet (the load counts as 0). */
+int sim_lag_pick(const double *hist_t, unsigned head, unsigned n, unsigned nslots, double *src_t,
+                 int *src_k, double now_s, double lag_s, double period_s) {
+  double want = now_s - lag_s + period_s, band = 0.75 * period_s, nearest_e = INFINITY;
+  int nearest = -1, next = -1, old_enough = 0;
+  for (unsigned i = 0; i < n; i++) {
+    unsigned k = (head + nslots - 1 - i) % nslots;
+    double e = want - hist_t[k];
+    if (e >= -1e-9)
+      old_enough = 1;
+    if (fabs(e) < nearest_e && e >= -period_s / 2) {
+      nearest_e = fabs(e);
+      nearest = (int)k;
+    }
+    if (*src_t > 0 && hist_t[k] > *src_t + 1e-9)
+      next = (int)k;
+    else if (*src_t > 0 || e > period_s)
+      break; /* older entries are neither nearer nor next */
   }
-  return -1;
+  if (!old_enough)
+    return -1;
+  int k = nearest;
+  if (*src_t > 0) {
+    if (next < 0 || want - hist_t[next] < -band)
+      k = *src_k; /* nothing new old enough yet: the last one again */
+    else if (want - hist_t[next] <= band)
+      k = next;
+  }
+  if (k >= 0) {
+    *src_t = hist_t[k];
+    *src_k = k;
+  }
+  return k;
 }
 
 /* The node's block I/O rate since the previous update (bytes/s); only
@@ -133,7 +168,8 @@ void sim_update_once(struct sim *s, double now_s, double dt_s) {
     n->hist_head = (n->hist_head + 1) % SIM_LAG_SLOTS;
     if (n->hist_n < SIM_LAG_SLOTS)
       n->hist_n++;
-    int k = sim_lagged_slot(n, now_s, s->model.lag_seconds, s->model.update_seconds);
+    int k = sim_lag_pick(n->hist_t, n->hist_head, n->hist_n, SIM_LAG_SLOTS, &n->lag_src_t,
+                         &n->lag_src_k, now_s, s->model.lag_seconds, s->model.update_seconds);
     lagged[i] = k >= 0 ? n->hist_util[k] : 0;
     disk[i] = k >= 0 ? n->hist_disk[k] : 0;
     n->raw_watts = erg_pdusim_model_raw_watts(m, lagged[i], disk[i], sim_normal(&s->seed));

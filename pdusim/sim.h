@@ -25,6 +25,12 @@ int sim_gpu_script_load(struct sim_gpu_script *g, const char *path, char *why, s
 /* Σ over the script's GPUs of the power of its latest line at or before t. */
 double sim_gpu_script_watts(const struct sim_gpu_script *g, double since_start_s);
 
+/* The history entry (ring of nslots, n entries, the newest before head)
+ * to show at now_s, lag_s late, for updates every period_s; *src_t, *src_k
+ * the entry shown last (*src_t 0: none), updated. -1: none old enough. */
+int sim_lag_pick(const double *hist_t, unsigned head, unsigned n, unsigned nslots, double *src_t,
+                 int *src_k, double now_s, double lag_s, double period_s);
+
 /* One meter: a --node (its own load and truth curve) or, at index nnodes
  * and after, a --sum channel (nmembers > 0) whose power is its members'. */
 struct sim_node {
@@ -40,6 +46,8 @@ struct sim_node {
   uint64_t prev_io_bytes;
   double prev_io_s; /* 0: not sampled yet */
   unsigned hist_head, hist_n;
+  double lag_src_t; /* the history entry shown last (sim_lag_pick); 0: none */
+  int lag_src_k;
   double raw_watts; /* before quantisation: what a shared meter adds up */
   /* Under lock: the last updates' time, raw_watts and energy_joules, so a
    * BMC's sensor samples its own schedule however late its tick runs. */
