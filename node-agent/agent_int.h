@@ -5,6 +5,7 @@
 #define ERG_AGENT_INT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "erg_agent.h"
 #include "erg_bpf.h"
@@ -64,6 +65,14 @@ struct agent_strings {
   char keys[sizeof(struct erg_group_keys)];
 };
 
+/* Length of packed keys (job, unit, container, each NUL-terminated). */
+static inline size_t agent_keys_len(const char *keys) {
+  size_t n = 0;
+  for (int i = 0; i < 3; i++)
+    n += strlen(keys + n) + 1;
+  return n;
+}
+
 /* cgroup v2 id -> path (cgcache.c), bounded: when full the oldest entry
  * is overwritten (oldest: the next slot to go, entries fill in order). */
 #define AGENT_CGCACHE_MAX 8192
@@ -77,12 +86,49 @@ struct cgroup_cache {
   size_t n, cap, oldest;
   size_t max; /* 0: AGENT_CGCACHE_MAX (tests set less) */
   uint64_t last_walk_ns;
+  /* id -> entry index + 1 (0: free), open addressing over 2 * cap slots:
+   * a lookup per exited process was a scan of up to 8192 entries. */
+  uint32_t *idx;
+  size_t idx_cap;
 };
 const char *cgcache_find(const struct cgroup_cache *c, uint64_t id);
 void cgcache_put(struct cgroup_cache *c, uint64_t id, const char *path);
 void cgcache_learn(struct cgroup_cache *c, uint64_t id, const char *path);
 void cgcache_walk(struct cgroup_cache *c);
 void cgcache_free(struct cgroup_cache *c);
+
+/* A live process's identity as /proc/PID/cgroup gave it (identcache.c),
+ * kept between sweeps on the eBPF path. */
+#define IDENT_MAX 4096                       /* entries (~0.8 kB each) */
+#define IDENT_MAX_AGE_NS (10 * ERG_NS_PER_S) /* read again after this */
+struct agent_ident {
+  uint32_t pid;
+  uint64_t start_ns;
+  uint64_t cgroup_id; /* the kernel's v2 id when it was read */
+  uint64_t read_ns;   /* CLOCK_MONOTONIC of the read */
+  char comm[16];      /* the kernel's name then */
+  char cgroup[AGENT_CGROUP_MAX];
+  char keys[sizeof(struct erg_group_keys)]; /* job, unit, container as agent_strings */
+};
+struct ident_cache;
+struct ident_cache *ident_new(size_t max); /* max 0: IDENT_MAX */
+void ident_free(struct ident_cache *c);
+size_t ident_count(const struct ident_cache *c);
+/* The entry of (pid, start) if it was read at most IDENT_MAX_AGE_NS before
+ * now_ns under the same cgroup id and comm, else NULL. */
+const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_t start,
+                                    uint64_t cgroup_id, const char *comm, uint64_t now_ns);
+void ident_put(struct ident_cache *c, uint32_t pid, uint64_t start, uint64_t cgroup_id,
+               const char *comm, const char *cgroup, const char *keys, uint64_t now_ns);
+/* The process exited: its entry goes. */
+void ident_drop(struct ident_cache *c, uint32_t pid, uint64_t start);
+
+/* The keys of exited processes by their cgroup ids (agent_bpf.c). */
+#define AGENT_EXIT_KEYS 64
+struct agent_exit_keys {
+  uint64_t id, v1; /* cgroup v2 id (0: unused slot), v1 id with ERG_CGV1_BIT or 0 */
+  char keys[sizeof(struct erg_group_keys)];
+};
 
 /* ---- user names (users.c) ---- */
 #define AGENT_USER_NAME_MAX 65      /* longest name sent: 64 bytes */
@@ -135,6 +181,8 @@ struct erg_agent {
   int gpu_stopped_said;             /* erg_agent_gpu_stopped returned it */
   int hello_changed;                /* erg_agent_hello_changed */
   struct cgroup_cache *cgroups;
+  struct ident_cache *idents;        /* live processes' identity (eBPF path) */
+  struct agent_exit_keys *exit_keys; /* AGENT_EXIT_KEYS, NULL: none kept */
   /* This sweep's node totals: on the eBPF path read at the drain's cut. */
   struct {
     struct erg_cpu_totals cpu;
@@ -190,9 +238,14 @@ int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len);
 Erg__Proc *agent_proc_slot(struct erg_agent *a);
 /* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>
  * (not read when exited: the pid may be reused; then the keys come from
- * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path). */
-void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                         const char *cgroup_v1, int exited);
+ * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path).
+ * Returns 1 when /proc/<pid>/cgroup was read (the keys are its), else 0. */
+int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                        const char *cgroup_v1, int exited);
+/* The same with the cgroup and the keys (packed as agent_strings.keys)
+ * known: only uid and rss are read (neither when exited). */
+void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited,
+                               const char *cgroup, const char *keys);
 uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t);
 
 /* Node totals (totals.c): read into a->tot, for this sweep. */
