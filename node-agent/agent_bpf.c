@@ -52,15 +52,23 @@ struct bpf_sweep {
   uint64_t now_ns; /* CLOCK_MONOTONIC at the drain, for the identity cache */
 };
 
+/* What was last read of live process p (identcache.c), if the kernel's
+ * view of it (cgroup, uid, name) has not changed since. */
+static const struct agent_ident *bpf_known(struct bpf_sweep *sw, const struct erg_bpf_proc *p) {
+  struct agent_ident kv = {.cgroup_id = p->cgroup_id, .kuid = p->uid};
+  if (p->exited)
+    return NULL;
+  memcpy(kv.comm, p->comm, sizeof kv.comm);
+  return ident_get(sw->a->idents, p->pid, p->start_time_ns, &kv, sw->now_ns);
+}
+
 /* A live process's cgroup as last read from /proc while the kernel's view
- * of it is unchanged (identcache.c), else from /proc; an exited one's (or
- * one that just exited) from the kernel's cgroup id. */
+ * of it is unchanged, else from /proc; an exited one's (or one that just
+ * exited) from the kernel's cgroup id. */
 static const char *bpf_proc_cgroup(struct bpf_sweep *sw, const struct erg_bpf_proc *p, char *buf,
                                    size_t len) {
   struct erg_agent *a = sw->a;
-  const struct agent_ident *known =
-      p->exited ? NULL
-                : ident_get(a->idents, p->pid, p->start_time_ns, p->cgroup_id, p->comm, sw->now_ns);
+  const struct agent_ident *known = bpf_known(sw, p);
   if (known)
     return known->cgroup;
   if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0) {
@@ -85,16 +93,26 @@ static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bp
                          const char *cg) {
   struct erg_agent *a = sw->a;
   if (!p->exited) {
-    const struct agent_ident *known =
-        ident_get(a->idents, p->pid, p->start_time_ns, p->cgroup_id, p->comm, sw->now_ns);
-    /* Scoped, cg was just looked up: the cache is used only if it agrees. */
+    const struct agent_ident *known = bpf_known(sw, p);
+    /* Scoped, cg was looked up first: the cache is used only if it agrees. */
     if (known && (!cg || !strcmp(cg, known->cgroup))) {
-      agent_proc_describe_known(a, e, p->pid, 0, known->cgroup, known->keys);
+      agent_proc_describe_known(a, e, known->cgroup, known->keys);
+      e->uid = known->uid;
+      agent_proc_rss(a, e, p->pid, known->shmem);
       return;
     }
-    if (agent_proc_describe(a, e, p->pid, cg, NULL, 0))
-      ident_put(a->idents, p->pid, p->start_time_ns, p->cgroup_id, p->comm, e->cgroup, e->job,
-                sw->now_ns);
+    struct agent_ident n = {.pid = p->pid,
+                            .start_ns = p->start_time_ns,
+                            .cgroup_id = p->cgroup_id,
+                            .kuid = p->uid,
+                            .read_ns = sw->now_ns};
+    if (!agent_proc_describe(a, e, p->pid, cg, NULL, 0, &n.shmem))
+      return;
+    n.uid = e->uid;
+    memcpy(n.comm, p->comm, sizeof n.comm);
+    erg_strlcpy(n.cgroup, e->cgroup, sizeof n.cgroup);
+    memcpy(n.keys, e->job, agent_keys_len(e->job));
+    ident_put(a->idents, &n);
     return;
   }
   if (!cg)
@@ -108,10 +126,10 @@ static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bp
   int memo = cg && p->cgroup_id && (!p->cgroup_v1_id || cg_v1);
   struct agent_exit_keys *k = memo ? exit_keys_slot(a, p->cgroup_id, p->cgroup_v1_id) : NULL;
   if (k && k->id == p->cgroup_id && k->v1 == p->cgroup_v1_id) {
-    agent_proc_describe_known(a, e, p->pid, 1, cg, k->keys);
+    agent_proc_describe_known(a, e, cg, k->keys);
     return;
   }
-  agent_proc_describe(a, e, p->pid, cg, cg_v1, 1);
+  agent_proc_describe(a, e, p->pid, cg, cg_v1, 1, NULL);
   if (k) {
     k->id = p->cgroup_id;
     k->v1 = p->cgroup_v1_id;

@@ -105,6 +105,9 @@ struct agent_ident {
   uint32_t pid;
   uint64_t start_ns;
   uint64_t cgroup_id; /* the kernel's v2 id when it was read */
+  uint32_t kuid;      /* the kernel's uid then */
+  uint32_t uid;       /* /proc/PID/status's (the same, without the kernel's lag) */
+  uint64_t shmem;     /* its RssShmem, bytes */
   uint64_t read_ns;   /* CLOCK_MONOTONIC of the read */
   char comm[16];      /* the kernel's name then */
   char cgroup[AGENT_CGROUP_MAX];
@@ -115,11 +118,12 @@ struct ident_cache *ident_new(size_t max); /* max 0: IDENT_MAX */
 void ident_free(struct ident_cache *c);
 size_t ident_count(const struct ident_cache *c);
 /* The entry of (pid, start) if it was read at most IDENT_MAX_AGE_NS before
- * now_ns under the same cgroup id and comm, else NULL. */
+ * now_ns while the kernel's view (kv: cgroup_id, kuid, comm) was as now,
+ * else NULL. */
 const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_t start,
-                                    uint64_t cgroup_id, const char *comm, uint64_t now_ns);
-void ident_put(struct ident_cache *c, uint32_t pid, uint64_t start, uint64_t cgroup_id,
-               const char *comm, const char *cgroup, const char *keys, uint64_t now_ns);
+                                    const struct agent_ident *kv, uint64_t now_ns);
+/* Remembers e (all of it) as read at e->read_ns. */
+void ident_put(struct ident_cache *c, const struct agent_ident *e);
 /* The process exited: its entry goes. */
 void ident_drop(struct ident_cache *c, uint32_t pid, uint64_t start);
 
@@ -151,6 +155,18 @@ struct agent_gpu_notes {
   char text[AGENT_GPU_NOTES][1100];
 };
 
+/* Which block devices are whole physical disks (totals.c). */
+#define AGENT_DISKS_MAX 256
+#define AGENT_DISKS_TTL_NS (60 * ERG_NS_PER_S)
+struct agent_disks {
+  struct {
+    char name[32];
+    int physical;
+  } dev[AGENT_DISKS_MAX];
+  size_t n;
+  uint64_t checked_ns; /* CLOCK_MONOTONIC when the answers were cleared */
+};
+
 /* Busy-time slices per sample at most (sub_interval_seconds). */
 #define AGENT_MAX_SLICES 255
 
@@ -158,6 +174,7 @@ struct erg_agent {
   struct agent_users *users;
   struct erg_agent_config cfg;
   long ticks_per_s;
+  long page_bytes;
   char boot_id[40];
   struct proc_table prev, cur;
   struct erg_cpu_totals cpu_prev;
@@ -168,6 +185,7 @@ struct erg_agent {
   int sub_bad; /* the counter went back (scope gone): no slices this time */
   uint64_t slice_busy[AGENT_MAX_SLICES + 1], slice_end[AGENT_MAX_SLICES + 1];
   uint64_t disk_prev_r, disk_prev_w, disk_cur_r, disk_cur_w, net_prev_rx, net_prev_tx;
+  struct agent_disks disks;
   uint64_t rt_prev, mono_prev;
   uint64_t seq;
   int have_prev;
@@ -241,11 +259,14 @@ Erg__Proc *agent_proc_slot(struct erg_agent *a);
  * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path).
  * Returns 1 when /proc/<pid>/cgroup was read (the keys are its), else 0. */
 int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                        const char *cgroup_v1, int exited);
-/* The same with the cgroup and the keys (packed as agent_strings.keys)
- * known: only uid and rss are read (neither when exited). */
-void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited,
-                               const char *cgroup, const char *keys);
+                        const char *cgroup_v1, int exited, uint64_t *shmem);
+/* Slot p's cgroup and keys (packed as agent_strings.keys) from what is
+ * known of them; nothing is read. */
+void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, const char *cgroup,
+                               const char *keys);
+/* Slot p's rss (RssAnon + RssFile) from /proc/<pid>/statm, with shmem its
+ * RssShmem as last read from status (0 when the process is gone). */
+void agent_proc_rss(struct erg_agent *a, Erg__Proc *p, uint32_t pid, uint64_t shmem);
 uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t);
 
 /* Node totals (totals.c): read into a->tot, for this sweep. */

@@ -62,15 +62,33 @@ uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
 }
 
 /* uid and rss of a live process (an exited one's pid may be someone
- * else's by now: 0 for both). */
-static void proc_status(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited) {
+ * else's by now: 0 for both); its RssShmem into *shmem. */
+static void proc_status(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited,
+                        uint64_t *shmem) {
   char path[64], buf[4096];
   struct erg_proc_status status = {0};
-  snprintf(path, sizeof path, "%u/status", pid);
-  if (!exited && agent_read(a, path, buf, sizeof buf) == 0 &&
-      erg_proc_parse_status(buf, &status) == 0)
-    p->uid = status.uid;
+  if (!exited) {
+    snprintf(path, sizeof path, "%u/status", pid);
+    if (agent_read(a, path, buf, sizeof buf) == 0 && erg_proc_parse_status(buf, &status) == 0)
+      p->uid = status.uid;
+  }
   p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  *shmem = status.rss_shmem_bytes;
+}
+
+void agent_proc_rss(struct erg_agent *a, Erg__Proc *p, uint32_t pid, uint64_t shmem) {
+  char path[64], buf[256];
+  struct erg_proc_statm m;
+  snprintf(path, sizeof path, "%u/statm", pid);
+  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_statm(buf, &m) != 0) {
+    p->rss_bytes = 0;
+    return;
+  }
+  uint64_t page = (uint64_t)a->page_bytes, resident = m.resident_pages * page;
+  uint64_t anon = (m.resident_pages - m.shared_pages) * page;
+  /* RssAnon + RssFile = resident - RssShmem; with an older RssShmem, at
+   * least the anonymous part and at most all of it. */
+  p->rss_bytes = resident > shmem && resident - shmem > anon ? resident - shmem : anon;
 }
 
 /* Points p's key fields at keys (job, unit, container one after the
@@ -88,11 +106,12 @@ static void proc_set_keys(struct erg_agent *a, Erg__Proc *p, const char *keys) {
  * NULL to read /proc. An exited process's pid may already belong to a new
  * process, so its /proc is not read at all. */
 int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                        const char *cgroup_v1, int exited) {
+                        const char *cgroup_v1, int exited, uint64_t *shmem) {
   char path[64], buf[4096];
   size_t idx = (size_t)(p - a->procs);
   char *cg = a->strings[idx].cgroup;
-  proc_status(a, p, pid, exited);
+  uint64_t shmem_bytes;
+  proc_status(a, p, pid, exited, shmem ? shmem : &shmem_bytes);
   int have = 0;
   if (!exited) {
     snprintf(path, sizeof path, "%u/cgroup", pid);
@@ -126,9 +145,8 @@ int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const c
   return read;
 }
 
-void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited,
-                               const char *cgroup, const char *keys) {
-  proc_status(a, p, pid, exited);
+void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, const char *cgroup,
+                               const char *keys) {
   char *cg = a->strings[p - a->procs].cgroup;
   erg_strlcpy(cg, cgroup, sizeof a->strings[0].cgroup);
   p->cgroup = cg;

@@ -98,15 +98,15 @@ static int ident_fresh(const struct agent_ident *e, uint64_t now_ns) {
 }
 
 const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_t start,
-                                    uint64_t cgroup_id, const char *comm, uint64_t now_ns) {
-  if (!c || !c->n || !cgroup_id)
+                                    const struct agent_ident *kv, uint64_t now_ns) {
+  if (!c || !c->n || !kv->cgroup_id)
     return NULL;
   uint32_t v = c->idx[ident_probe(c, pid, start)];
   if (!v)
     return NULL;
   const struct agent_ident *e = &c->e[v - 1];
-  if (e->cgroup_id != cgroup_id || strncmp(e->comm, comm, sizeof e->comm) != 0 ||
-      !ident_fresh(e, now_ns))
+  if (e->cgroup_id != kv->cgroup_id || e->kuid != kv->kuid ||
+      strncmp(e->comm, kv->comm, sizeof e->comm) != 0 || !ident_fresh(e, now_ns))
     return NULL;
   return e;
 }
@@ -134,26 +134,17 @@ static int ident_room(struct ident_cache *c, uint64_t now_ns) {
   return 0;
 }
 
-void ident_put(struct ident_cache *c, uint32_t pid, uint64_t start, uint64_t cgroup_id,
-               const char *comm, const char *cgroup, const char *keys, uint64_t now_ns) {
-  size_t keys_len = agent_keys_len(keys);
-  if (!c || !cgroup_id || keys_len > sizeof c->e[0].keys)
+void ident_put(struct ident_cache *c, const struct agent_ident *e) {
+  if (!c || !e->cgroup_id)
     return;
-  uint32_t v = c->idx_cap ? c->idx[ident_probe(c, pid, start)] : 0;
+  uint32_t v = c->idx_cap ? c->idx[ident_probe(c, e->pid, e->start_ns)] : 0;
   if (!v) {
-    if (ident_room(c, now_ns) != 0)
+    if (ident_room(c, e->read_ns) != 0)
       return;
     v = (uint32_t)++c->n;
-    c->idx[ident_probe(c, pid, start)] = v;
+    c->idx[ident_probe(c, e->pid, e->start_ns)] = v;
   }
-  struct agent_ident *e = &c->e[v - 1];
-  e->pid = pid;
-  e->start_ns = start;
-  e->cgroup_id = cgroup_id;
-  e->read_ns = now_ns;
-  erg_strlcpy(e->comm, comm, sizeof e->comm);
-  erg_strlcpy(e->cgroup, cgroup, sizeof e->cgroup);
-  memcpy(e->keys, keys, keys_len);
+  c->e[v - 1] = *e;
 }
 
 void ident_drop(struct ident_cache *c, uint32_t pid, uint64_t start) {
