@@ -55,7 +55,7 @@ struct bpf_sweep {
 /* What was last read of live process p (identcache.c), if the kernel's
  * view of it (cgroup, uid, name) has not changed since. */
 static const struct agent_ident *bpf_known(struct bpf_sweep *sw, const struct erg_bpf_proc *p) {
-  struct agent_ident kv = {.cgroup_id = p->cgroup_id, .kuid = p->uid};
+  struct agent_ident kv = {.cgroup_id = p->cgroup_id, .kuid = p->uid, .read_ns = p->meta_ns};
   if (p->exited)
     return NULL;
   memcpy(kv.comm, p->comm, sizeof kv.comm);

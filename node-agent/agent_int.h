@@ -101,6 +101,7 @@ void cgcache_free(struct cgroup_cache *c);
  * kept between sweeps on the eBPF path. */
 #define IDENT_MAX 4096                       /* entries (~0.8 kB each) */
 #define IDENT_MAX_AGE_NS (10 * ERG_NS_PER_S) /* read again after this */
+#define IDENT_VIEW_MAX_AGE_NS ERG_NS_PER_S   /* the kernel's view must be this recent */
 struct agent_ident {
   uint32_t pid;
   uint64_t start_ns;
@@ -119,7 +120,8 @@ void ident_free(struct ident_cache *c);
 size_t ident_count(const struct ident_cache *c);
 /* The entry of (pid, start) if it was read at most IDENT_MAX_AGE_NS before
  * now_ns while the kernel's view (kv: cgroup_id, kuid, comm) was as now,
- * else NULL. */
+ * and that view was taken (kv->read_ns) after the read and at most
+ * IDENT_VIEW_MAX_AGE_NS before now_ns; else NULL. */
 const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_t start,
                                     const struct agent_ident *kv, uint64_t now_ns);
 /* Remembers e (all of it) as read at e->read_ns. */

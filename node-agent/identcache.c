@@ -4,8 +4,10 @@
  * path: a busy process used to cost that read in every sweep. Keyed by
  * (pid, start time), so a reused pid never meets the old process's entry.
  * An entry is used only while the kernel's view of the process is the one
- * it was read under (same cgroup v2 id, same name: a cgroup move or an exec
- * since means a new read) and for at most IDENT_MAX_AGE_NS after the read
+ * it was read under (same cgroup v2 id, uid and name: a cgroup move, a
+ * setuid or an exec since means a new read), that view is newer than the
+ * read and at most a second old (a process that has not left its CPU
+ * since is read again), and for at most IDENT_MAX_AGE_NS after the read
  * (moves the kernel's v2 id does not show, in v1 hierarchies of hybrid
  * hosts, are picked up by then). Bounded: when full, entries past that age
  * go, and what still does not fit is simply read again next time. */
@@ -107,6 +109,10 @@ const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_
   const struct agent_ident *e = &c->e[v - 1];
   if (e->cgroup_id != kv->cgroup_id || e->kuid != kv->kuid ||
       strncmp(e->comm, kv->comm, sizeof e->comm) != 0 || !ident_fresh(e, now_ns))
+    return NULL;
+  /* The kernel takes its view as the process leaves a CPU: one that has
+   * not since the read could have moved unseen. */
+  if (kv->read_ns < e->read_ns || kv->read_ns + IDENT_VIEW_MAX_AGE_NS < now_ns)
     return NULL;
   return e;
 }

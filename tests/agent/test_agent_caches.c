@@ -23,9 +23,10 @@ static struct agent_ident ident(uint32_t pid, uint64_t start, uint64_t cg, const
   return e;
 }
 
+/* Looked up at now with the kernel's view (cg, comm, kuid) taken at now. */
 static const struct agent_ident *get(struct ident_cache *c, uint32_t pid, uint64_t start,
                                      uint64_t cg, const char *comm, uint32_t kuid, uint64_t now) {
-  struct agent_ident kv = {.cgroup_id = cg, .kuid = kuid};
+  struct agent_ident kv = {.cgroup_id = cg, .kuid = kuid, .read_ns = now};
   erg_strlcpy(kv.comm, comm, sizeof kv.comm);
   return ident_get(c, pid, start, &kv, now);
 }
@@ -52,6 +53,13 @@ static void test_ident_stale(void **state) {
   assert_non_null(get(c, 100, 111, 7, "job", 1000, t + IDENT_MAX_AGE_NS - 1));
   assert_null(get(c, 100, 111, 7, "job", 1000, t + IDENT_MAX_AGE_NS));
   assert_null(get(c, 100, 111, 7, "job", 1000, t - 1)); /* clock before the read */
+  /* The kernel's view older than the read (the process has not left its
+   * CPU since: a move would not show), or older than a second. */
+  struct agent_ident kv = {.cgroup_id = 7, .kuid = 1000, .comm = "job", .read_ns = t - 1};
+  assert_null(ident_get(c, 100, 111, &kv, t + 1));
+  kv.read_ns = t;
+  assert_non_null(ident_get(c, 100, 111, &kv, t + IDENT_VIEW_MAX_AGE_NS));
+  assert_null(ident_get(c, 100, 111, &kv, t + IDENT_VIEW_MAX_AGE_NS + 1));
   /* The reused pid's own read replaces nothing of the old process. */
   struct agent_ident n = ident(100, 112, 9, "other", t + 2);
   strcpy(n.cgroup, "/other");
