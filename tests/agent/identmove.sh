@@ -17,8 +17,9 @@ name=im$$
 work=$(mktemp -d /tmp/erg-im.XXXXXX)
 agent= burner=
 cleanup() {
-  [ -n "$agent" ] && kill "$agent" 2>/dev/null
-  [ -n "$burner" ] && pkill -P "$burner" 2>/dev/null && kill "$burner" 2>/dev/null
+  # (|| true: the burner may be gone already, and set -e holds in here)
+  [ -z "$agent" ] || kill "$agent" 2>/dev/null || true
+  [ -z "$burner" ] || { pkill -P "$burner" 2>/dev/null; kill "$burner" 2>/dev/null; } || true
   wait 2>/dev/null || true
   # Back to the root, so the test's cgroups can go.
   for d in a/job_1 b/job_2; do
@@ -63,7 +64,7 @@ done
 child=$(pgrep -P "$burner" | head -1)
 echo "$child" >"$v2/$top/b/job_2/cgroup.procs"
 moved=$(date +%s%N)
-sleep 3
+sleep 4
 kill $agent
 wait $agent 2>/dev/null || true
 agent=

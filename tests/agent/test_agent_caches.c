@@ -209,8 +209,8 @@ static void test_statm_rss(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ident_stale),   cmocka_unit_test(test_ident_bounded),
-      cmocka_unit_test(test_ident_model),   cmocka_unit_test(test_cgcache_model),
+      cmocka_unit_test(test_ident_stale), cmocka_unit_test(test_ident_bounded),
+      cmocka_unit_test(test_ident_model), cmocka_unit_test(test_cgcache_model),
       cmocka_unit_test(test_statm_rss),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
