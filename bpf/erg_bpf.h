@@ -48,6 +48,9 @@ struct erg_bpf_proc {
   uint64_t cgroup_id;     /* cgroup v2 id (inode number of its directory) */
   uint64_t cgroup_v1_id;  /* exited, on a host with a v1 freezer hierarchy: its
                              cgroup, for erg_bpf_cgroup_path; 0: none */
+  uint64_t meta_ns;       /* CLOCK_MONOTONIC when the kernel last took comm,
+                             uid and cgroup_id (at most every 100 ms, as the
+                             group's threads leave a CPU); 0: not known */
   /* Cumulative since the process was first seen. Counters of features not
    * in erg_bpf_features() are 0 and must not be reported. */
   uint64_t cpu_ns, wakeups, migrations, read_bytes, write_bytes;

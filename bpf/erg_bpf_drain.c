@@ -461,6 +461,7 @@ static void proc_fill(const struct erg_bpf *b, const struct erg_key *k, const st
   p->uid = c->uid;
   p->cgroup_id = c->cgroup_id;
   p->cgroup_v1_id = c->cgroup_v1_id;
+  p->meta_ns = c->meta_ns;
   p->cpu_ns = c->cpu_ns;
   p->running_ns = running;
   p->wakeups = c->wakeups;

@@ -25,6 +25,7 @@ int erg_agent_open(struct erg_agent **out, const struct erg_agent_config *cfg, c
   a->cfg = *cfg;
   a->users = agent_users_new(); /* NULL: uids only, as an older agent */
   a->ticks_per_s = sysconf(_SC_CLK_TCK);
+  a->page_bytes = sysconf(_SC_PAGESIZE);
   char buf[64];
   if (agent_read(a, "sys/kernel/random/boot_id", buf, sizeof buf) == 0)
     buf[strcspn(buf, "\n")] = '\0';
@@ -156,7 +157,7 @@ static void agent_sweep_pid(struct erg_agent *a, const char *pidname, uint64_t *
   p->cpu_ns = agent_ticks_to_ns(a, d_cpu);
   p->read_bytes = d_r;
   p->write_bytes = d_w;
-  agent_proc_describe(a, p, st.pid, cgp, NULL, 0);
+  agent_proc_describe(a, p, st.pid, cgp, NULL, 0, NULL);
 }
 
 /* The busy time between the sub-samples read since the last sweep: the
@@ -290,7 +291,7 @@ static void agent_gpu_proc(struct erg_agent *a, uint32_t pid) {
   erg_strlcpy(p->comm, st.comm, sizeof a->strings[0].comm);
   p->pid = pid;
   p->start_time_ns = agent_ticks_to_ns(a, st.starttime_ticks);
-  agent_proc_describe(a, p, pid, a->cfg.scope[0] ? cg : NULL, NULL, 0);
+  agent_proc_describe(a, p, pid, a->cfg.scope[0] ? cg : NULL, NULL, 0, NULL);
 }
 
 /* The GPUs' readings, and their processes into the sample. GPUs that fail

@@ -33,10 +33,44 @@ static const char *cgroup_lookup(struct erg_agent *a, uint64_t id) {
   return cgcache_find(c, id);
 }
 
-/* A live process's cgroup from /proc; an exited one's (or one that just
+/* An exited process's v1 (freezer) path on a hybrid host, from its id:
+ * the agent's cache, else the kernel's record (one lookup per cgroup, not
+ * per exit). NULL when there is none. */
+static const char *cgroup_v1_lookup(struct erg_agent *a, uint64_t id, char *buf, size_t len) {
+  const char *found = cgcache_find(a->cgroups, id);
+  if (found || !id)
+    return found;
+  if (erg_bpf_cgroup_path(a->bpf, id, buf, len) != 0)
+    return NULL;
+  cgcache_put(a->cgroups, id, buf);
+  return buf;
+}
+
+struct bpf_sweep {
+  struct erg_agent *a;
+  uint64_t sum_cpu_ns;
+  uint64_t now_ns; /* CLOCK_MONOTONIC at the drain, for the identity cache */
+};
+
+/* What was last read of live process p (identcache.c), if the kernel's
+ * view of it (cgroup, uid, name) has not changed since. */
+static const struct agent_ident *bpf_known(struct bpf_sweep *sw, const struct erg_bpf_proc *p) {
+  struct agent_ident kv = {.cgroup_id = p->cgroup_id, .kuid = p->uid, .read_ns = p->meta_ns};
+  if (p->exited)
+    return NULL;
+  memcpy(kv.comm, p->comm, sizeof kv.comm);
+  return ident_get(sw->a->idents, p->pid, p->start_time_ns, &kv, sw->now_ns);
+}
+
+/* A live process's cgroup as last read from /proc while the kernel's view
+ * of it is unchanged, else from /proc; an exited one's (or one that just
  * exited) from the kernel's cgroup id. */
-static const char *bpf_proc_cgroup(struct erg_agent *a, const struct erg_bpf_proc *p, char *buf,
+static const char *bpf_proc_cgroup(struct bpf_sweep *sw, const struct erg_bpf_proc *p, char *buf,
                                    size_t len) {
+  struct erg_agent *a = sw->a;
+  const struct agent_ident *known = bpf_known(sw, p);
+  if (known)
+    return known->cgroup;
   if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0) {
     cgcache_learn(a->cgroups, p->cgroup_id, buf);
     return buf;
@@ -44,10 +78,64 @@ static const char *bpf_proc_cgroup(struct erg_agent *a, const struct erg_bpf_pro
   return cgroup_lookup(a, p->cgroup_id);
 }
 
-struct bpf_sweep {
-  struct erg_agent *a;
-  uint64_t sum_cpu_ns;
-};
+/* The keys of an exited process follow from its cgroup ids alone (their
+ * paths never change), so each pair's are worked out once: a burst of
+ * short processes mostly shares one. */
+static struct agent_exit_keys *exit_keys_slot(struct erg_agent *a, uint64_t id, uint64_t v1) {
+  uint64_t h = (id * 0x9E3779B97F4A7C15ULL) ^ (v1 * 0xC2B2AE3D27D4EB4FULL);
+  return &a->exit_keys[(h >> 32) % AGENT_EXIT_KEYS];
+}
+
+/* uid, rss, cgroup and keys of a reported process: from the caches where
+ * they hold it (a live process's identity, an exited one's keys), else
+ * from /proc and the kernel's paths, then remembered. */
+static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bpf_proc *p,
+                         const char *cg) {
+  struct erg_agent *a = sw->a;
+  if (!p->exited) {
+    const struct agent_ident *known = bpf_known(sw, p);
+    /* Scoped, cg was looked up first: the cache is used only if it agrees. */
+    if (known && (!cg || !strcmp(cg, known->cgroup))) {
+      agent_proc_describe_known(a, e, known->cgroup, known->keys);
+      e->uid = known->uid;
+      agent_proc_rss(a, e, p->pid, known->shmem);
+      return;
+    }
+    struct agent_ident n = {.pid = p->pid,
+                            .start_ns = p->start_time_ns,
+                            .cgroup_id = p->cgroup_id,
+                            .kuid = p->uid,
+                            .read_ns = sw->now_ns};
+    if (!agent_proc_describe(a, e, p->pid, cg, NULL, 0, &n.shmem))
+      return;
+    n.uid = e->uid;
+    memcpy(n.comm, p->comm, sizeof n.comm);
+    erg_strlcpy(n.cgroup, e->cgroup, sizeof n.cgroup);
+    memcpy(n.keys, e->job, agent_keys_len(e->job));
+    ident_put(a->idents, &n);
+    return;
+  }
+  if (!cg)
+    cg = cgroup_lookup(a, p->cgroup_id);
+  /* Hybrid hosts: the job of a process that exited unseen is in its v1
+   * path, which the kernel recorded at the exit. */
+  char v1[AGENT_CGROUP_MAX];
+  const char *cg_v1 = cgroup_v1_lookup(a, p->cgroup_v1_id, v1, sizeof v1);
+  /* Only keys that came from both paths are remembered: a path not found
+   * now may be found later (a walk of the tree). */
+  int memo = cg && p->cgroup_id && (!p->cgroup_v1_id || cg_v1);
+  struct agent_exit_keys *k = memo ? exit_keys_slot(a, p->cgroup_id, p->cgroup_v1_id) : NULL;
+  if (k && k->id == p->cgroup_id && k->v1 == p->cgroup_v1_id) {
+    agent_proc_describe_known(a, e, cg, k->keys);
+    return;
+  }
+  agent_proc_describe(a, e, p->pid, cg, cg_v1, 1, NULL);
+  if (k) {
+    k->id = p->cgroup_id;
+    k->v1 = p->cgroup_v1_id;
+    memcpy(k->keys, e->job, agent_keys_len(e->job));
+  }
+}
 
 static void bpf_remember(struct proc_prev *e, const struct erg_bpf_proc *p) {
   e->cpu = p->cpu_ns;
@@ -154,11 +242,13 @@ static void extra_link(struct erg_agent *a) {
 static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
   struct bpf_sweep *sw = user;
   struct erg_agent *a = sw->a;
+  if (p->exited) /* its identity is not needed again */
+    ident_drop(a->idents, p->pid, p->start_time_ns);
   /* Scoped: only the subtree's processes are remembered, summed, reported. */
   char cgbuf[AGENT_CGROUP_MAX];
   const char *cg = NULL;
   if (a->cfg.scope[0]) {
-    cg = bpf_proc_cgroup(a, p, cgbuf, sizeof cgbuf);
+    cg = bpf_proc_cgroup(sw, p, cgbuf, sizeof cgbuf);
     if (!agent_scope_contains(a, cg))
       return;
   }
@@ -210,22 +300,15 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
    * would be charged to its parent's name until then, so live ones take
    * /proc's current name. With it the kernel's name is current, and the
    * read (one open per active process per sweep) is saved. */
-  char path[64], buf[64];
-  snprintf(path, sizeof path, "%u/comm", p->pid);
-  if (!p->exited && !a->bpf_names_current && agent_read(a, path, buf, sizeof buf) == 0) {
-    buf[strcspn(buf, "\n")] = '\0';
-    erg_strlcpy(comm, buf, 17);
+  if (!p->exited && !a->bpf_names_current) {
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "%u/comm", p->pid);
+    if (agent_read(a, path, buf, sizeof buf) == 0) {
+      buf[strcspn(buf, "\n")] = '\0';
+      erg_strlcpy(comm, buf, 17);
+    }
   }
-  if (!cg && p->exited)
-    cg = cgroup_lookup(a, p->cgroup_id);
-  /* Hybrid hosts: the job of a process that exited unseen is in its v1
-   * path, which the kernel recorded at the exit. */
-  char v1[AGENT_CGROUP_MAX];
-  const char *cg_v1 = p->exited && p->cgroup_v1_id &&
-                              erg_bpf_cgroup_path(a->bpf, p->cgroup_v1_id, v1, sizeof v1) == 0
-                          ? v1
-                          : NULL;
-  agent_proc_describe(a, e, p->pid, cg, cg_v1, p->exited);
+  bpf_describe(sw, e, p, cg);
   /* A cgroup seen while alive stays known after it is removed. */
   if (!p->exited && !cg)
     cgcache_learn(a->cgroups, p->cgroup_id, e->cgroup);
@@ -235,7 +318,7 @@ static void bpf_on_proc(const struct erg_bpf_proc *p, void *user) {
 
 /* The BPF path's share of a sweep: drain the kernel's counters. */
 int agent_bpf_collect(struct erg_agent *a, uint64_t *sum_cpu_ns, char *why, size_t whylen) {
-  struct bpf_sweep sw = {.a = a};
+  struct bpf_sweep sw = {.a = a, .now_ns = erg_time_monotonic_ns()};
   char dwhy[256];
   if (erg_bpf_drain(a->bpf, bpf_on_proc, &sw, dwhy, sizeof dwhy) < 0) {
     snprintf(why, whylen, "BPF drain: %s", dwhy);
@@ -286,6 +369,8 @@ int agent_bpf_start(struct erg_agent *a, char *why, size_t whylen) {
   }
   erg_bpf_set_cut_cb(a->bpf, bpf_at_cut, a);
   a->bpf_names_current = erg_bpf_names_current(a->bpf);
+  a->idents = ident_new(0); /* NULL: no cache, /proc is read every time */
+  a->exit_keys = calloc(AGENT_EXIT_KEYS, sizeof *a->exit_keys);
   a->cgroups = calloc(1, sizeof *a->cgroups);
   if (a->cgroups && agent_cgroup2_root(a->cgroups->root, sizeof a->cgroups->root) != 0) {
     free(a->cgroups);
@@ -342,4 +427,8 @@ void agent_bpf_stop(struct erg_agent *a) {
   a->bpf = NULL;
   cgcache_free(a->cgroups);
   a->cgroups = NULL;
+  ident_free(a->idents);
+  a->idents = NULL;
+  free(a->exit_keys);
+  a->exit_keys = NULL;
 }

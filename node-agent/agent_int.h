@@ -5,6 +5,7 @@
 #define ERG_AGENT_INT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "erg_agent.h"
 #include "erg_bpf.h"
@@ -64,6 +65,14 @@ struct agent_strings {
   char keys[sizeof(struct erg_group_keys)];
 };
 
+/* Length of packed keys (job, unit, container, each NUL-terminated). */
+static inline size_t agent_keys_len(const char *keys) {
+  size_t n = 0;
+  for (int i = 0; i < 3; i++)
+    n += strlen(keys + n) + 1;
+  return n;
+}
+
 /* cgroup v2 id -> path (cgcache.c), bounded: when full the oldest entry
  * is overwritten (oldest: the next slot to go, entries fill in order). */
 #define AGENT_CGCACHE_MAX 8192
@@ -77,12 +86,55 @@ struct cgroup_cache {
   size_t n, cap, oldest;
   size_t max; /* 0: AGENT_CGCACHE_MAX (tests set less) */
   uint64_t last_walk_ns;
+  /* id -> entry index + 1 (0: free), open addressing over 2 * cap slots:
+   * a lookup per exited process was a scan of up to 8192 entries. */
+  uint32_t *idx;
+  size_t idx_cap;
 };
 const char *cgcache_find(const struct cgroup_cache *c, uint64_t id);
 void cgcache_put(struct cgroup_cache *c, uint64_t id, const char *path);
 void cgcache_learn(struct cgroup_cache *c, uint64_t id, const char *path);
 void cgcache_walk(struct cgroup_cache *c);
 void cgcache_free(struct cgroup_cache *c);
+
+/* A live process's identity as /proc/PID/cgroup gave it (identcache.c),
+ * kept between sweeps on the eBPF path. */
+#define IDENT_MAX 4096                       /* entries (~0.8 kB each) */
+#define IDENT_MAX_AGE_NS (10 * ERG_NS_PER_S) /* read again after this */
+#define IDENT_VIEW_MAX_AGE_NS ERG_NS_PER_S   /* the kernel's view must be this recent */
+struct agent_ident {
+  uint32_t pid;
+  uint64_t start_ns;
+  uint64_t cgroup_id; /* the kernel's v2 id when it was read */
+  uint32_t kuid;      /* the kernel's uid then */
+  uint32_t uid;       /* /proc/PID/status's (the same, without the kernel's lag) */
+  uint64_t shmem;     /* its RssShmem, bytes */
+  uint64_t read_ns;   /* CLOCK_MONOTONIC of the read */
+  char comm[16];      /* the kernel's name then */
+  char cgroup[AGENT_CGROUP_MAX];
+  char keys[sizeof(struct erg_group_keys)]; /* job, unit, container as agent_strings */
+};
+struct ident_cache;
+struct ident_cache *ident_new(size_t max); /* max 0: IDENT_MAX */
+void ident_free(struct ident_cache *c);
+size_t ident_count(const struct ident_cache *c);
+/* The entry of (pid, start) if it was read at most IDENT_MAX_AGE_NS before
+ * now_ns while the kernel's view (kv: cgroup_id, kuid, comm) was as now,
+ * and that view was taken (kv->read_ns) after the read and at most
+ * IDENT_VIEW_MAX_AGE_NS before now_ns; else NULL. */
+const struct agent_ident *ident_get(struct ident_cache *c, uint32_t pid, uint64_t start,
+                                    const struct agent_ident *kv, uint64_t now_ns);
+/* Remembers e (all of it) as read at e->read_ns. */
+void ident_put(struct ident_cache *c, const struct agent_ident *e);
+/* The process exited: its entry goes. */
+void ident_drop(struct ident_cache *c, uint32_t pid, uint64_t start);
+
+/* The keys of exited processes by their cgroup ids (agent_bpf.c). */
+#define AGENT_EXIT_KEYS 64
+struct agent_exit_keys {
+  uint64_t id, v1; /* cgroup v2 id (0: unused slot), v1 id with ERG_CGV1_BIT or 0 */
+  char keys[sizeof(struct erg_group_keys)];
+};
 
 /* ---- user names (users.c) ---- */
 #define AGENT_USER_NAME_MAX 65      /* longest name sent: 64 bytes */
@@ -105,6 +157,18 @@ struct agent_gpu_notes {
   char text[AGENT_GPU_NOTES][1100];
 };
 
+/* Which block devices are whole physical disks (totals.c). */
+#define AGENT_DISKS_MAX 256
+#define AGENT_DISKS_TTL_NS (60 * ERG_NS_PER_S)
+struct agent_disks {
+  struct {
+    char name[32];
+    int physical;
+  } dev[AGENT_DISKS_MAX];
+  size_t n;
+  uint64_t checked_ns; /* CLOCK_MONOTONIC when the answers were cleared */
+};
+
 /* Busy-time slices per sample at most (sub_interval_seconds). */
 #define AGENT_MAX_SLICES 255
 
@@ -112,6 +176,7 @@ struct erg_agent {
   struct agent_users *users;
   struct erg_agent_config cfg;
   long ticks_per_s;
+  long page_bytes;
   char boot_id[40];
   struct proc_table prev, cur;
   struct erg_cpu_totals cpu_prev;
@@ -122,6 +187,7 @@ struct erg_agent {
   int sub_bad; /* the counter went back (scope gone): no slices this time */
   uint64_t slice_busy[AGENT_MAX_SLICES + 1], slice_end[AGENT_MAX_SLICES + 1];
   uint64_t disk_prev_r, disk_prev_w, disk_cur_r, disk_cur_w, net_prev_rx, net_prev_tx;
+  struct agent_disks disks;
   uint64_t rt_prev, mono_prev;
   uint64_t seq;
   int have_prev;
@@ -135,6 +201,8 @@ struct erg_agent {
   int gpu_stopped_said;             /* erg_agent_gpu_stopped returned it */
   int hello_changed;                /* erg_agent_hello_changed */
   struct cgroup_cache *cgroups;
+  struct ident_cache *idents;        /* live processes' identity (eBPF path) */
+  struct agent_exit_keys *exit_keys; /* AGENT_EXIT_KEYS, NULL: none kept */
   /* This sweep's node totals: on the eBPF path read at the drain's cut. */
   struct {
     struct erg_cpu_totals cpu;
@@ -190,9 +258,17 @@ int agent_read(struct erg_agent *a, const char *rel, char *buf, size_t len);
 Erg__Proc *agent_proc_slot(struct erg_agent *a);
 /* Fills uid, rss, cgroup and grouping keys of slot p from /proc/<pid>
  * (not read when exited: the pid may be reused; then the keys come from
- * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path). */
-void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                         const char *cgroup_v1, int exited);
+ * cgroup and, on hybrid hosts, cgroup_v1: the exited process's v1 path).
+ * Returns 1 when /proc/<pid>/cgroup was read (the keys are its), else 0. */
+int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                        const char *cgroup_v1, int exited, uint64_t *shmem);
+/* Slot p's cgroup and keys (packed as agent_strings.keys) from what is
+ * known of them; nothing is read. */
+void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, const char *cgroup,
+                               const char *keys);
+/* Slot p's rss (RssAnon + RssFile) from /proc/<pid>/statm, with shmem its
+ * RssShmem as last read from status (0 when the process is gone). */
+void agent_proc_rss(struct erg_agent *a, Erg__Proc *p, uint32_t pid, uint64_t shmem);
 uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t);
 
 /* Node totals (totals.c): read into a->tot, for this sweep. */

@@ -61,23 +61,63 @@ uint64_t agent_ticks_to_ns(const struct erg_agent *a, uint64_t t) {
   return t * (ERG_NS_PER_S / (uint64_t)a->ticks_per_s);
 }
 
+/* uid and rss of a live process (an exited one's pid may be someone
+ * else's by now: 0 for both); its RssShmem into *shmem. */
+static void proc_status(struct erg_agent *a, Erg__Proc *p, uint32_t pid, int exited,
+                        uint64_t *shmem) {
+  char path[64], buf[4096];
+  struct erg_proc_status status = {0};
+  if (!exited) {
+    snprintf(path, sizeof path, "%u/status", pid);
+    if (agent_read(a, path, buf, sizeof buf) == 0 && erg_proc_parse_status(buf, &status) == 0)
+      p->uid = status.uid;
+  }
+  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
+  *shmem = status.rss_shmem_bytes;
+}
+
+void agent_proc_rss(struct erg_agent *a, Erg__Proc *p, uint32_t pid, uint64_t shmem) {
+  char path[64], buf[256];
+  struct erg_proc_statm m;
+  snprintf(path, sizeof path, "%u/statm", pid);
+  if (agent_read(a, path, buf, sizeof buf) != 0 || erg_proc_parse_statm(buf, &m) != 0) {
+    p->rss_bytes = 0;
+    return;
+  }
+  uint64_t page = (uint64_t)a->page_bytes, resident = m.resident_pages * page;
+  uint64_t anon = (m.resident_pages - m.shared_pages) * page;
+  /* RssAnon + RssFile = resident - RssShmem; with an older RssShmem, at
+   * least the anonymous part and at most all of it. */
+  p->rss_bytes = resident > shmem && resident - shmem > anon ? resident - shmem : anon;
+}
+
+/* Points p's key fields at keys (job, unit, container one after the
+ * other, NUL-separated) copied into its strings. */
+static void proc_set_keys(struct erg_agent *a, Erg__Proc *p, const char *keys) {
+  char *k = a->strings[p - a->procs].keys;
+  memcpy(k, keys, agent_keys_len(keys));
+  p->job = k;
+  p->unit = k + strlen(k) + 1;
+  p->container = p->unit + strlen(p->unit) + 1;
+}
+
 /* uid, rss, cgroup and the grouping keys of slot p. cgroup may be given
  * (scoped: already read; exited: resolved from the kernel's cgroup id) or
  * NULL to read /proc. An exited process's pid may already belong to a new
  * process, so its /proc is not read at all. */
-void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
-                         const char *cgroup_v1, int exited) {
-  char path[128], buf[4096];
+int agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const char *cgroup,
+                        const char *cgroup_v1, int exited, uint64_t *shmem) {
+  char path[64], buf[4096];
   size_t idx = (size_t)(p - a->procs);
   char *cg = a->strings[idx].cgroup;
-  struct erg_proc_status status = {0};
-  snprintf(path, sizeof path, "%u/status", pid);
-  if (!exited && agent_read(a, path, buf, sizeof buf) == 0 &&
-      erg_proc_parse_status(buf, &status) == 0)
-    p->uid = status.uid;
-  p->rss_bytes = status.rss_anon_bytes + status.rss_file_bytes;
-  snprintf(path, sizeof path, "%u/cgroup", pid);
-  int have = !exited && agent_read(a, path, buf, sizeof buf) == 0;
+  uint64_t shmem_bytes;
+  proc_status(a, p, pid, exited, shmem ? shmem : &shmem_bytes);
+  int have = 0;
+  if (!exited) {
+    snprintf(path, sizeof path, "%u/cgroup", pid);
+    have = agent_read(a, path, buf, sizeof buf) == 0;
+  }
+  int read = have;
   if (cgroup)
     erg_strlcpy(cg, cgroup, sizeof a->strings[idx].cgroup);
   else if (!have || erg_proc_parse_cgroup(buf, cg, sizeof a->strings[idx].cgroup) != 0)
@@ -96,12 +136,19 @@ void agent_proc_describe(struct erg_agent *a, Erg__Proc *p, uint32_t pid, const 
     erg_group_keys_derive(cg, &keys);
   /* The keys share one buffer as large as the three key fields, so all
    * three always fit (a systemd-driver container's unit is ~80 bytes). */
-  char *k = a->strings[idx].keys;
-  size_t jl = strlen(keys.job), ul = strlen(keys.unit);
-  memcpy(k, keys.job, jl + 1);
-  memcpy(k + jl + 1, keys.unit, ul + 1);
-  memcpy(k + jl + 1 + ul + 1, keys.container, strlen(keys.container) + 1);
-  p->job = k;
-  p->unit = k + jl + 1;
-  p->container = k + jl + 1 + ul + 1;
+  char packed[sizeof keys];
+  size_t jl = strlen(keys.job), ul = strlen(keys.unit), cl = strlen(keys.container);
+  memcpy(packed, keys.job, jl + 1);
+  memcpy(packed + jl + 1, keys.unit, ul + 1);
+  memcpy(packed + jl + 1 + ul + 1, keys.container, cl + 1);
+  proc_set_keys(a, p, packed);
+  return read;
+}
+
+void agent_proc_describe_known(struct erg_agent *a, Erg__Proc *p, const char *cgroup,
+                               const char *keys) {
+  char *cg = a->strings[p - a->procs].cgroup;
+  erg_strlcpy(cg, cgroup, sizeof a->strings[0].cgroup);
+  p->cgroup = cg;
+  proc_set_keys(a, p, keys);
 }

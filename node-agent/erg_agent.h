@@ -22,9 +22,16 @@ int erg_proc_parse_stat(const char *buf, struct erg_proc_stat *out);
 
 struct erg_proc_status {
   uint32_t uid; /* real uid */
-  uint64_t rss_anon_bytes, rss_file_bytes;
+  uint64_t rss_anon_bytes, rss_file_bytes, rss_shmem_bytes;
 };
 int erg_proc_parse_status(const char *buf, struct erg_proc_status *out);
+
+/* /proc/PID/statm: resident = RssAnon + RssFile + RssShmem, shared =
+ * RssFile + RssShmem, in pages. A third of the cost of reading status. */
+struct erg_proc_statm {
+  uint64_t resident_pages, shared_pages;
+};
+int erg_proc_parse_statm(const char *buf, struct erg_proc_statm *out);
 
 struct erg_proc_io {
   uint64_t read_bytes, write_bytes;
@@ -42,9 +49,10 @@ struct erg_cpu_totals {
 int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out);
 /* MemTotal - MemAvailable, in bytes. */
 int erg_proc_parse_meminfo(const char *buf, uint64_t *used_bytes);
-/* Bytes read/written, summed over the devices want() accepts (all if NULL). */
-int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev), uint64_t *read_bytes,
-                             uint64_t *write_bytes);
+/* Bytes read/written, summed over the devices want(dev, user) accepts (all
+ * if want is NULL). */
+int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev, void *user), void *user,
+                             uint64_t *read_bytes, uint64_t *write_bytes);
 /* Sum of rx/tx bytes over interfaces other than lo. */
 int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_bytes);
 

@@ -70,6 +70,18 @@ int erg_proc_parse_status(const char *buf, struct erg_proc_status *out) {
     out->rss_anon_bytes = strtoull(v, NULL, 10) * 1024;
   if (status_field(buf, "RssFile", &v) == 0)
     out->rss_file_bytes = strtoull(v, NULL, 10) * 1024;
+  if (status_field(buf, "RssShmem", &v) == 0)
+    out->rss_shmem_bytes = strtoull(v, NULL, 10) * 1024;
+  return 0;
+}
+
+int erg_proc_parse_statm(const char *buf, struct erg_proc_statm *out) {
+  memset(out, 0, sizeof *out);
+  unsigned long long size, resident, shared;
+  if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || shared > resident)
+    return -1;
+  out->resident_pages = resident;
+  out->shared_pages = shared;
   return 0;
 }
 
@@ -176,8 +188,8 @@ int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_byte
   return seen >= 0 ? 0 : -1;
 }
 
-int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev), uint64_t *read_bytes,
-                             uint64_t *write_bytes) {
+int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev, void *user), void *user,
+                             uint64_t *read_bytes, uint64_t *write_bytes) {
   *read_bytes = *write_bytes = 0;
   int n = 0;
   for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -186,7 +198,7 @@ int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev), uint
     /* major minor name reads merged sectors_read ms writes merged sectors_written */
     if (sscanf(l, "%*u %*u %63s %*u %*u %llu %*u %*u %*u %llu", dev, &rs, &ws) != 3)
       continue;
-    if (want && !want(dev))
+    if (want && !want(dev, user))
       continue;
     *read_bytes += rs * 512; /* diskstats sectors are always 512 bytes */
     *write_bytes += ws * 512;

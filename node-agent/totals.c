@@ -8,18 +8,35 @@
 #include "agent_int.h"
 
 /* Whole physical disks only: partitions, device-mapper and md devices
- * would count the same bytes twice, loop and ram devices not at all. */
-static int disk_is_physical(const char *dev) {
+ * would count the same bytes twice, loop and ram devices not at all. The
+ * answer per name is kept (it was one access() per device per sweep) and
+ * asked again after AGENT_DISKS_TTL_NS, for devices replaced under the
+ * same name; a name not seen before is asked at once. */
+static int disk_is_physical(const char *dev, void *user) {
+  struct agent_disks *d = user;
+  for (size_t i = 0; i < d->n; i++)
+    if (!strcmp(d->dev[i].name, dev))
+      return d->dev[i].physical;
   char path[128];
   snprintf(path, sizeof path, "/sys/block/%s/device", dev);
-  return access(path, F_OK) == 0;
+  int physical = access(path, F_OK) == 0;
+  if (d->n < AGENT_DISKS_MAX && strlen(dev) < sizeof d->dev[0].name) {
+    strcpy(d->dev[d->n].name, dev);
+    d->dev[d->n++].physical = physical;
+  }
+  return physical;
 }
 
 static void agent_read_disk(struct erg_agent *a, uint64_t *r, uint64_t *w) {
   char buf[16384];
   *r = *w = 0;
+  uint64_t now = erg_time_monotonic_ns();
+  if (now - a->disks.checked_ns > AGENT_DISKS_TTL_NS) {
+    a->disks.n = 0;
+    a->disks.checked_ns = now;
+  }
   if (agent_read(a, "diskstats", buf, sizeof buf) == 0)
-    erg_proc_parse_diskstats(buf, disk_is_physical, r, w);
+    erg_proc_parse_diskstats(buf, disk_is_physical, &a->disks, r, w);
 }
 
 static void agent_read_totals(struct erg_agent *a, struct erg_cpu_totals *cpu, uint64_t *mem,

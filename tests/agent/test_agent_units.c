@@ -41,7 +41,10 @@ static void test_scope_contains(void **state) {
   free(a);
 }
 
-static int only_vda(const char *dev) { return !strcmp(dev, "vda"); }
+static int only_vda(const char *dev, void *user) {
+  (void)user;
+  return !strcmp(dev, "vda");
+}
 
 static void test_diskstats(void **state) {
   (void)state;
@@ -49,11 +52,11 @@ static void test_diskstats(void **state) {
                     " 253       0 vda 100 7 2000 50 40 3 1000 60 0 90 110 0 0 0 0 0 0\n"
                     " 253       1 vda1 90 7 1900 45 40 3 1000 60 0 80 100 0 0 0 0 0 0\n";
   uint64_t r, w;
-  assert_true(erg_proc_parse_diskstats(buf, only_vda, &r, &w) == 0);
+  assert_true(erg_proc_parse_diskstats(buf, only_vda, NULL, &r, &w) == 0);
   assert_true(r == 2000 * 512 && w == 1000 * 512);
-  assert_true(erg_proc_parse_diskstats(buf, NULL, &r, &w) == 0);
+  assert_true(erg_proc_parse_diskstats(buf, NULL, NULL, &r, &w) == 0);
   assert_true(r == (80 + 2000 + 1900) * 512ull && w == 2000 * 512ull);
-  assert_true(erg_proc_parse_diskstats("garbage\n", NULL, &r, &w) != 0 && r == 0 && w == 0);
+  assert_true(erg_proc_parse_diskstats("garbage\n", NULL, NULL, &r, &w) != 0 && r == 0 && w == 0);
 }
 
 /* Full: the oldest entry goes; updating an entry does not evict. */

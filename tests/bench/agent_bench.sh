@@ -10,7 +10,10 @@
 #   churn:  the 500 short-lived processes of tests/integration/burner.c,
 #           repeating (the idle ones gone)
 # Each tool's CPU is utime+stime from /proc/PID/stat over DURATION seconds,
-# extrapolated to an hour; peak RSS is VmHWM. In-kernel eBPF program time is
+# extrapolated to an hour; peak RSS is VmHWM. "us/proc" is that CPU per
+# process started on the machine meanwhile (/proc/stat "processes"): under
+# churn a per-event cost that, unlike the s/h, does not depend on how fast
+# the loaded machine runs the burners. In-kernel eBPF program time is
 # not charged to the agent by the kernel, so it is measured separately
 # (kernel.bpf_stats_enabled, the eBPF agent's own programs) and added to
 # the eBPF row.
@@ -95,13 +98,16 @@ measure() { # scenario
   declare -A t0 t1
   for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t0[$p]=$(cpu_ticks $p); done
   local bd; bpf_ns "$work/bpf0"
+  local f0 f1; f0=$(awk '/^processes/ {print $2}' /proc/stat)
   sleep "$DURATION"
   for p in $AG_BPF $AG_PROC $PE $PIDSTAT; do t1[$p]=$(cpu_ticks $p); done
+  f1=$(awk '/^processes/ {print $2}' /proc/stat)
   bpf_ns "$work/bpf1"
   bd=$(bpf_delta "$work/bpf0" "$work/bpf1")
   per_h() { python3 -c "print($1 * 3600 / $DURATION)"; }
   local pe_h; pe_h=$(per_h "(${t1[$PE]} - ${t0[$PE]}) / $HZ")
-  printf '%-10s %-30s %9s %9s %9s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e"
+  echo "# $name: $((f1 - f0)) processes started in $DURATION s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-10s %-30s %9s %9s %9s %8s %8s\n' "$name" tool "CPU s/h" "peak RSS" "RSS now" "vs p-e" "us/proc"
   for row in "$AG_BPF erg-agent-eBPF(user+sys)" "$AG_BPF erg-agent-eBPF(+in-kernel)" \
              "$AG_PROC erg-agent-/proc" "$PE prometheus-process-exporter" "$PIDSTAT pidstat"; do
     set -- $row
@@ -109,10 +115,11 @@ measure() { # scenario
     # The kernel charges BPF program time to whichever task hit the
     # tracepoint, not to the agent: it is added here from bpf_stats.
     [ "$2" = "erg-agent-eBPF(+in-kernel)" ] && h=$(python3 -c "print($h + $bd / 1e9 * 3600 / $DURATION)")
-    printf '%-10s %-30s %9.1f %7.1fMB %7.1fMB %8.3f\n' "$name" "$2" "$h" \
+    printf '%-10s %-30s %9.1f %7.1fMB %7.1fMB %8.3f %8.1f\n' "$name" "$2" "$h" \
       "$(python3 -c "print($(hwm_kb $1) / 1000)")" \
       "$(python3 -c "print($(awk '/^VmRSS/ {print $2}' /proc/$1/status) / 1000)")" \
-      "$(python3 -c "print($h / $pe_h)")"
+      "$(python3 -c "print($h / $pe_h)")" \
+      "$(python3 -c "print($h * $DURATION / 3600 * 1e6 / max(1, $f1 - $f0))")"
   done
 }
 

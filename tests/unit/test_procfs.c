@@ -59,6 +59,15 @@ static void test_status_and_io(void **state) {
   assert_int_equal(s.uid, 1000);
   assert_int_equal(s.rss_anon_bytes, 4096 * 1024);
   assert_int_equal(s.rss_file_bytes, 1024 * 1024);
+  assert_int_equal(s.rss_shmem_bytes, 0);
+  assert_int_equal(erg_proc_parse_status("Uid:\t5\t5\t5\t5\nRssShmem:\t   12 kB\n", &s), 0);
+  assert_int_equal(s.rss_shmem_bytes, 12 * 1024);
+  struct erg_proc_statm m;
+  assert_int_equal(erg_proc_parse_statm("2975 450 389 7 0 159 0\n", &m), 0);
+  assert_int_equal(m.resident_pages, 450);
+  assert_int_equal(m.shared_pages, 389);
+  assert_int_equal(erg_proc_parse_statm("2975 450\n", &m), -1);
+  assert_int_equal(erg_proc_parse_statm("1 2 3 0 0 0 0\n", &m), -1); /* shared > resident */
   load("io", buf, sizeof buf);
   struct erg_proc_io io;
   assert_int_equal(erg_proc_parse_io(buf, &io), 0);
