@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Cgroup paths recorded at exit (docs/bpf.md "Identity fields"), for
  * erg.bpf.c, which includes it once, after its helpers. */
 #ifndef ERG_CGPATH_BPF_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The BMC-shaped meters' held-out floor taken apart (docs/accuracy.md, "The
 held-out MAPE's floor"), from a kept run (KEEP=1 tests/accuracy/run.sh):
 each variant's answers (WORK/bmc-answers.csv: value, arrival, sample time)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The held-out error a perfect model cannot avoid against a meter
 (docs/accuracy.md, "The held-out MAPE's floor"), for report.py.
 

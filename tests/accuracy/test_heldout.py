@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """heldout.py (the held-out MAPE's floor, docs/accuracy.md) on a made-up
 node: a truth log with one load per 5 s cell and a journal of 40 usable
 cells (plus flagged ones the fit skips). A meter whose cells are the true

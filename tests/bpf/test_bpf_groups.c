@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Real BPF: the direct-mapped group counters (docs/bpf.md "Maps",
  * `groups`). A group's counters live in its slot (tgid mod
  * ERG_BPF_GROUP_SLOTS) when that slot was free when they were made, else in
