@@ -51,6 +51,11 @@ struct erg_tailwin {
   int64_t label[ERG_TAILWIN_UPDATES]; /* each update's number, counted on (a gap of two: +2) */
   size_t nupd, upd_head, since_estimate;
   double period_s; /* 0: not known */
+  /* The meter held a reading over polls (period ≥ 1.5 × the median poll
+   * interval it changed in): its updates are seen. Otherwise it may
+   * update faster than it is polled, and windows of the polls are no
+   * window the power follows: only the slices are offered. */
+  bool resolved;
   double anchor_s; /* the fitted time of the newest update */
   /* Times here are seconds after epoch_s (unix seconds, a multiple of the
    * step): unix seconds as doubles are too coarse to split a 0.1 s slice. */
@@ -162,6 +167,10 @@ static void tailwin_estimate(struct erg_tailwin *tw) {
   tw->period_s = bp;
   tw->anchor_s = phi + klast * bp;
   tw->anchor_label = tw->label[(tw->upd_head + ERG_TAILWIN_UPDATES - 1) % ERG_TAILWIN_UPDATES];
+  for (size_t i = 0; i < n; i++)
+    gap[i] = hi[i] - lo[i];
+  qsort(gap, n, sizeof *gap, cmp_double);
+  tw->resolved = bp >= 1.5 * gap[n / 2];
 }
 
 void erg_grid_meter_update(struct erg_grid *g, uint64_t lo_ns, uint64_t hi_ns) {
@@ -241,8 +250,10 @@ static void tailwin_slice(struct erg_grid *g, struct erg_tailwin *tw, int c, dou
   /* The windows start at the updates numbered offset[c] modulo m. */
   int64_t ahead = ((tailwin_offset[c] - tw->anchor_label) % m + m) % m;
   double base = tw->anchor_s + (double)ahead * tw->period_s;
-  if (acc->w1 > 0 && a > acc->to + 1e-6) {
-    tailwin_flush(g, c, acc); /* slices missing: the window ends where they stop */
+  if (acc->w1 > 0 && (a > acc->to + 1e-6 || a < acc->to - 1e-6)) {
+    /* Slices missing (the window ends where they stop) or going back (a
+     * backlog): the window is closed and the next one starts afresh. */
+    tailwin_flush(g, c, acc);
     acc->last_end = 0;
   }
   while (b - a > 1e-9) {
@@ -287,7 +298,9 @@ void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *sli
     for (int d = 0; d < ERG_NDERIVED && ok; d++)
       ok = isfinite(tail[d] = erg_derived_value(d, slices[i].busy_cpu_seconds / (b - a), g->ncpu));
     for (int c = 1; c < ERG_TAILWIN_CANDS && ok; c++)
-      if (tw->period_s * tailwin_mult[c] <= g->step) /* longer than a cell: not the meter's */
+      /* Windows of the load's mean only over updates seen; none longer
+       * than a cell. */
+      if ((tailwin_mean_of_tails[c] || tw->resolved) && tw->period_s * tailwin_mult[c] <= g->step)
         tailwin_slice(g, tw, c, a, b, slices[i].busy_cpu_seconds, tail);
   }
 }
