@@ -110,6 +110,31 @@ static void node_beyond_training(struct node_state *n, const struct erg_cell_pow
            pw->beyond_value / pw->beyond_training_max, pw->beyond_training_max);
 }
 
+/* The tails' window chosen for the node (tailwin.c): kept for /metrics,
+ * logged when it changes. */
+static void node_tail_window(struct node_state *n) {
+  struct erg_tailwin_status st;
+  erg_tailwin_status(&n->grid, &st);
+  if (st.update_seconds > 0)
+    n->meter_update_seconds = st.update_seconds;
+  if (st.choices == n->tail_choices)
+    return;
+  n->tail_choices = st.choices;
+  n->tail_window_seconds = st.window_seconds;
+  if (st.chosen == n->tail_chosen && st.choices > 1)
+    return;
+  _Static_assert(ERG_TAILWIN_CANDS == 5, "one name and RMSE per candidate");
+  static const char *const what[ERG_TAILWIN_CANDS] = {
+      "the agent's slices as they came", "the slices' mean per meter update",
+      "each meter update's mean load", "two updates' mean load (even pairs)",
+      "two updates' mean load (odd pairs)"};
+  erg_info("node %s: the curve's tails from %s (meter updates every %.3f s; held-out RMSE "
+           "%.3f / %.3f / %.3f / %.3f / %.3f W)",
+           n->name, what[st.chosen], st.update_seconds, st.rmse_watts[0], st.rmse_watts[1],
+           st.rmse_watts[2], st.rmse_watts[3], st.rmse_watts[4]);
+  n->tail_chosen = st.chosen;
+}
+
 static void collector_cell(void *user, const struct erg_grid_result *whole) {
   struct cell_ctx *ctx = user;
   struct collector *c = ctx->c;
@@ -128,6 +153,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
                                      .dynamic_watts = NAN,
                                      .unattributed_watts = NAN};
   n->last_measured_watts = r->measured_watts;
+  node_tail_window(n);
   node_model_note_measured(n->model, whole->measured_watts);
   struct erg_attr_share *sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
   if (!sh)

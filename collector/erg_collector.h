@@ -66,6 +66,9 @@ struct erg_grid_cell {
    * integrates when the load changes within the cell (issue 38). */
   double tail_seconds[ERG_NDERIVED], tail_covered_seconds;
   double tail_ncpu; /* the grid ncpu of the tails' samples (the last one) */
+  /* The tails over windows of the meter's updates (tailwin.c), when the
+   * agent sends slices and the meter's updates are seen; NULL otherwise. */
+  struct erg_grid_cand *cand;
   struct erg_grid_key *keys;
   struct erg_grid_key_extra *extra; /* NULL or parallel to keys */
   uint32_t *index;                  /* grid.c: 2*cap slots, key hash -> i + 1 (0 = free) */
@@ -113,7 +116,53 @@ struct erg_grid {
   uint64_t future_seconds_dropped; /* data too far ahead (clock skew) */
   struct grid_names *names;        /* interned keys of the open cells (grid.c) */
   double ncpu;                     /* the node's CPUs, for tail_seconds; 0: unknown (none kept) */
+  struct erg_tailwin *tailwin;     /* the tails' windows (tailwin.c); NULL until a meter update */
 };
+
+/* ---- the curve's tails over windows of the meter's updates (issue 38) ----
+ * Candidate 0: the tails of the agent's slices as they came (the cell's
+ * tail_seconds); over windows in phase with the meter updates ergd saw
+ * (its power reading changed), no longer than a cell: 1, the slices' mean
+ * tails per update (the power follows the slices, the meter shows them per
+ * update); 2, the tails of each update's mean load; 3, 4, of two updates'
+ * (the even and the odd pairs).
+ * Every ERG_TAILWIN_EVERY usable cells the node's last ERG_TAILWIN_ROWS
+ * are fitted once per candidate (erg_fit, 4 time-block folds) and the one
+ * with the lowest held-out RMSE becomes the cells' tails from then on (a
+ * candidate replaces the one in use only when ERG_TAILWIN_MARGIN better).
+ * Without slices nothing changes. */
+#define ERG_TAILWIN_CANDS 5
+struct erg_grid_slice;
+#define ERG_TAILWIN_UPDATES 64
+#define ERG_TAILWIN_MIN_UPDATES 8
+#define ERG_TAILWIN_ROWS 360
+#define ERG_TAILWIN_MIN_ROWS 48
+#define ERG_TAILWIN_EVERY 24
+#define ERG_TAILWIN_MARGIN 0.02
+struct erg_grid_cand {
+  double tail_seconds[ERG_TAILWIN_CANDS - 1][ERG_NDERIVED];
+  double covered_seconds[ERG_TAILWIN_CANDS - 1];
+};
+struct erg_tailwin_status {
+  int chosen;                           /* candidate in use (0: the slices) */
+  double window_seconds;                /* its window; 0: the slices' own */
+  double update_seconds;                /* the meter's update period seen; 0: not known */
+  double rmse_watts[ERG_TAILWIN_CANDS]; /* held-out RMSE at the last choice; NaN: not scored */
+  unsigned choices;                     /* choices made */
+};
+/* The meter's power reading for the node changed between lo_ns and hi_ns
+ * (load time: the reading times moved back by the lag). */
+void erg_grid_meter_update(struct erg_grid *g, uint64_t lo_ns, uint64_t hi_ns);
+void erg_tailwin_status(const struct erg_grid *g, struct erg_tailwin_status *st);
+/* grid.c's: the slices of a sample into the windows (cells opened); a
+ * cell about to be finalised (noted, the choice made, its tails replaced
+ * by the chosen candidate's); the state freed. */
+void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *slices,
+                            size_t nslices);
+void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts);
+void erg_tailwin_free(struct erg_grid *g);
+/* The open (not final) cell starting at t0, NULL when none is. */
+struct erg_grid_cell *erg_grid_open_cell_mut(struct erg_grid *g, int64_t t0);
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
 void erg_grid_free(struct erg_grid *g);

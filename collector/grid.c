@@ -125,6 +125,7 @@ static void grid_sweep(struct erg_grid *g) {
 }
 
 static void cell_free(struct erg_grid_cell *c) {
+  free(c->cand);
   free(c->keys);
   free(c->extra);
   free(c->index);
@@ -136,6 +137,7 @@ void erg_grid_free(struct erg_grid *g) {
     cell_free(&g->cells[i]);
   free(g->feed_acc);
   g->feed_acc = NULL;
+  erg_tailwin_free(g);
   g->next_final = INT64_MAX;
   grid_sweep(g);
   if (g->names)
@@ -153,6 +155,7 @@ static void cell_reset(struct erg_grid *g, struct erg_grid_cell *c, int64_t t0) 
   struct erg_grid_key_extra *extra = c->extra;
   uint32_t *index = c->index;
   size_t cap = c->cap;
+  free(c->cand);
   memset(c, 0, sizeof *c);
   c->keys = keys;
   c->extra = extra;
@@ -187,26 +190,52 @@ struct grid_overlap {
   double seconds, fraction;
 };
 
+/* The cells of `step` seconds that [a, b) (s) overlaps: each one's start
+ * and the overlap [lo, hi), in time order. Pure: what to do with each is
+ * the caller's. */
+typedef void (*grid_span_fn)(void *user, int64_t c0, double lo, double hi);
+static void grid_walk(unsigned step, double a, double b, grid_span_fn fn, void *user) {
+  int64_t s = (int64_t)step;
+  if (!(b > a))
+    return;
+  for (int64_t c0 = (int64_t)floor(a / s) * s; c0 < b; c0 += s) {
+    double lo = a > c0 ? a : (double)c0, hi = b < c0 + s ? b : (double)(c0 + s);
+    if (hi > lo)
+      fn(user, c0, lo, hi);
+  }
+}
+
+struct overlaps_ctx {
+  struct erg_grid *g;
+  double span;
+  struct grid_overlap *out;
+  size_t n;
+};
+
+static void overlaps_span(void *user, int64_t c0, double lo, double hi) {
+  struct overlaps_ctx *x = user;
+  struct erg_grid_cell *cell = grid_cell(x->g, c0, hi - lo);
+  if (cell && x->n < ERG_GRID_SLOTS)
+    x->out[x->n++] = (struct grid_overlap){cell, hi - lo, (hi - lo) / x->span};
+}
+
 /* The cells that [t0, t1) overlaps, with the overlap in seconds and as a
- * fraction of the interval. Intervals are at most an hour (wire check), so
- * they span at most ERG_GRID_SLOTS cells that are still open. */
+ * fraction of the interval, opened (or the overlap counted as dropped).
+ * Intervals are at most an hour (wire check), so they span at most
+ * ERG_GRID_SLOTS cells that are still open. */
 static size_t grid_overlaps(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                             struct grid_overlap *out) {
   double a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9;
-  int64_t s = (int64_t)g->step;
-  size_t n = 0;
-  if (b <= a)
-    return 0;
-  for (int64_t c0 = (int64_t)floor(a / s) * s; c0 < b; c0 += s) {
-    double lo = a > c0 ? a : (double)c0;
-    double hi = b < c0 + s ? b : (double)(c0 + s);
-    if (hi <= lo)
-      continue;
-    struct erg_grid_cell *cell = grid_cell(g, c0, hi - lo);
-    if (cell && n < ERG_GRID_SLOTS)
-      out[n++] = (struct grid_overlap){cell, hi - lo, (hi - lo) / (b - a)};
-  }
-  return n;
+  struct overlaps_ctx x = {g, b - a, out, 0};
+  grid_walk(g->step, a, b, overlaps_span, &x);
+  return x.n;
+}
+
+struct erg_grid_cell *erg_grid_open_cell_mut(struct erg_grid *g, int64_t t0) {
+  if (t0 < 0 || g->step == 0 || t0 < g->next_final)
+    return NULL;
+  struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];
+  return c->t0 == t0 ? c : NULL;
 }
 
 /* Each feed is accounted apart: two outlets of a dual-PSU node each cover
@@ -318,29 +347,36 @@ static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
              (p->cycles > 0) << ERG_FEAT_CYCLES;
 }
 
+struct tails_ctx {
+  struct erg_grid *g;
+  double tail[ERG_NDERIVED];
+};
+
+static void tails_span(void *user, int64_t c0, double lo, double hi) {
+  struct tails_ctx *x = user;
+  struct erg_grid_cell *c = erg_grid_open_cell_mut(x->g, c0);
+  if (!c)
+    return;
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    c->tail_seconds[d] += x->tail[d] * (hi - lo);
+  c->tail_covered_seconds += hi - lo;
+  c->tail_ncpu = x->g->ncpu;
+}
+
 /* The curve's tails at the utilisation of [t0_ns, t1_ns) (busy CPU s in
  * it), added to each cell it overlaps for its seconds there: a cell's mean
  * of them is what the meter shows of a load that changes within the cell.
  * Only cells the sample already opened (no drop counted twice). */
 static void grid_add_tails(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                            double busy_cpu_seconds) {
-  double tail[ERG_NDERIVED], a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9;
-  int64_t s = (int64_t)g->step;
+  struct tails_ctx x = {.g = g};
+  double a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9;
   if (!(g->ncpu > 0 && b > a))
     return;
   for (int d = 0; d < ERG_NDERIVED; d++)
-    if (!isfinite(tail[d] = erg_derived_value(d, busy_cpu_seconds / (b - a), g->ncpu)))
+    if (!isfinite(x.tail[d] = erg_derived_value(d, busy_cpu_seconds / (b - a), g->ncpu)))
       return;
-  for (int64_t c0 = (int64_t)floor(a / s) * s; c0 < b; c0 += s) {
-    double lo = a > c0 ? a : (double)c0, hi = b < c0 + s ? b : (double)(c0 + s);
-    struct erg_grid_cell *c = &g->cells[grid_slot(g, c0)];
-    if (hi <= lo || c0 < g->next_final || c->t0 != c0)
-      continue;
-    for (int d = 0; d < ERG_NDERIVED; d++)
-      c->tail_seconds[d] += tail[d] * (hi - lo);
-    c->tail_covered_seconds += hi - lo;
-    c->tail_ncpu = g->ncpu;
-  }
+  grid_walk(g->step, a, b, tails_span, &x);
 }
 
 void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
@@ -360,10 +396,12 @@ void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_n
     names[k] = grid_intern(g, procs[k].key ? procs[k].key : "", newest);
   /* The tails per slice when the agent sub-sampled (issue 38: the load
    * changes within a sample, the power follows it), else the sample's. */
-  if (nslices)
+  if (nslices) {
     for (size_t i = 0; i < nslices; i++)
       grid_add_tails(g, slices[i].t0_ns, slices[i].t1_ns, slices[i].busy_cpu_seconds);
-  else
+    /* ... and over windows of the meter's updates, to choose from. */
+    erg_tailwin_add_slices(g, slices, nslices);
+  } else
     grid_add_tails(g, t0_ns, t1_ns, busy_cpu_seconds);
   for (size_t i = 0; i < n; i++) {
     struct erg_grid_cell *c = ov[i].cell;
@@ -511,6 +549,7 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
       r.flags |= ERG_CELL_NO_METER;
     if (c->agent_seconds < g->step * 0.5)
       r.flags |= ERG_CELL_NO_AGENT;
+    erg_tailwin_cell(g, c, r.measured_watts);
     fn(user, &r);
     /* A final cell gives its arrays back: only the few open cells of the
      * ring hold memory, not all ERG_GRID_SLOTS of every node. */

@@ -309,6 +309,25 @@ static void collector_feed_ramp(struct collector *c, int source, int channel, ui
   collector_feed_energy(c, source, channel, tm, t1, j - first);
 }
 
+/* The channel's power reading changed between two polls at t0 and t1: each
+ * node it is the first feed of sees a meter update there (its load time:
+ * moved back by the node's lag), for the tails' windows (tailwin.c). */
+static void collector_meter_update(struct collector *c, int source, int channel, uint64_t t0,
+                                   uint64_t t1) {
+  size_t nref;
+  const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
+  for (size_t r = 0; r < nref; r++) {
+    if (ref[r].feed != 0)
+      continue;
+    struct node_state *n = collector_node(c, c->cfg->nodes[ref[r].node].name, 1);
+    if (!n || !n->loaded)
+      continue;
+    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
+    if (t0 > shift)
+      erg_grid_meter_update(&n->grid, t0 - shift, t1 - shift);
+  }
+}
+
 /* A channel that read but gave no usable energy for [t0, t1) (its power a
  * bad value, its counter standing still): its nodes' cells still come, with
  * their measured power missing, on time rather than never. */
@@ -371,6 +390,7 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
     double j;
     uint64_t gap = durable_meter_gap(c, m->source, ch, &m->readings[ch], max_gap);
     double w0 = ss->counters[ch].prev_watts; /* the previous reading's, for a ramp */
+    uint64_t prev_t = ss->counters[ch].have_prev ? ss->counters[ch].last_t_ns : 0;
     enum erg_pdu_delta_kind k =
         erg_pdu_counter_update(&ss->counters[ch], &m->readings[ch], gap, &t0, &t1, &j);
     if (k == ERG_PDU_DELTA_RESET) {
@@ -400,6 +420,9 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     const struct erg_pdu_reading *rd = &m->readings[ch];
+    if (prev_t && rd->t_ns > prev_t && isfinite(w0) && isfinite(rd->watts) && rd->watts != w0 &&
+        !rd->bad_value)
+      collector_meter_update(c, m->source, ch, prev_t, rd->t_ns);
     ss->bad_values[ch] += rd->bad_value;
     ss->power_estimated[ch] = isfinite(rd->watts) && rd->power_source == ERG_PDU_W_ESTIMATED;
     if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {

@@ -261,6 +261,14 @@ static void metrics_nodes(FILE *f, struct collector *c) {
                      "Correlation margin of the estimated lag over the best lag 2 s or more "
                      "away.",
                      offsetof(struct node_state, lag_confidence));
+  metrics_node_gauge(f, c, "erg_node_tail_window_seconds",
+                     "Window of the utilisation curve's tails ergd chose by the fit's held-out "
+                     "residual (0: the agent's busy-time slices as they came; absent before a "
+                     "choice or without slices).",
+                     offsetof(struct node_state, tail_window_seconds));
+  metrics_node_gauge(f, c, "erg_node_meter_update_seconds",
+                     "Update period of the node's meter as ergd sees its power reading change.",
+                     offsetof(struct node_state, meter_update_seconds));
   metrics_node_counter(f, c, "erg_node_lag_changes_total",
                        "Changes of an established lag estimate.", NULL,
                        offsetof(struct node_state, lag.changes));

@@ -75,6 +75,7 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
   n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
+  n->tail_window_seconds = n->meter_update_seconds = NAN;
   c->nodes[c->nnodes++] = n;
   *slot = n;
   /* In the loop, the stored state is read by the loader threads: the

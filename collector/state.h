@@ -64,6 +64,12 @@ struct node_state {
   double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation; /* for /metrics; NAN until estimated */
   double lag_confidence;               /* r margin over the best rival lag; NAN until estimated */
+  /* The curve's tails' window (tailwin.c): the chosen one (0: the agent's
+   * slices as they came) and the meter's update period seen; NAN until
+   * known. tail_choices: erg_tailwin_status's choices when last looked. */
+  double tail_window_seconds, meter_update_seconds;
+  unsigned tail_choices;
+  int tail_chosen;
   uint64_t lag_unsure_cells;           /* cells journalled with ERG_CELL_LAG_UNSURE */
   uint64_t lag_unresolved_cells;       /* cells aligned unshifted: meter too coarse for a lag */
   int lag_smeared_logged;              /* said once that the meter is too coarse */
