@@ -70,9 +70,9 @@ struct node_state {
   double tail_window_seconds, meter_update_seconds;
   unsigned tail_choices;
   int tail_chosen;
-  uint64_t lag_unsure_cells;           /* cells journalled with ERG_CELL_LAG_UNSURE */
-  uint64_t lag_unresolved_cells;       /* cells aligned unshifted: meter too coarse for a lag */
-  int lag_smeared_logged;              /* said once that the meter is too coarse */
+  uint64_t lag_unsure_cells;     /* cells journalled with ERG_CELL_LAG_UNSURE */
+  uint64_t lag_unresolved_cells; /* cells aligned unshifted: meter too coarse for a lag */
+  int lag_smeared_logged;        /* said once that the meter is too coarse */
   /* Energy over the cells so far (this run), for /metrics counters. */
   double measured_joules, idle_joules, dynamic_joules, unattributed_joules;
   /* dynamic_joules' uncertainty (docs/model.md, "Uncertainty"): linear sd

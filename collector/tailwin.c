@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The curve's tails over windows in phase with the meter (issue 38).
  *
  * A meter shows the node's power as it follows the load over some window:

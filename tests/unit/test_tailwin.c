@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* The curve's tails over windows of the meter's updates (issue 38,
  * collector/tailwin.c): synthetic nodes whose power follows a bursty load
  * over a known window, seen by a meter polled every ~0.25 s; ergd must
