@@ -161,8 +161,6 @@ void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *sli
                             size_t nslices);
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts);
 void erg_tailwin_free(struct erg_grid *g);
-/* The open (not final) cell starting at t0, NULL when none is. */
-struct erg_grid_cell *erg_grid_open_cell_mut(struct erg_grid *g, int64_t t0);
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
 void erg_grid_free(struct erg_grid *g);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "erg_collector.h"
+#include "grid_int.h"
 
 void erg_grid_init(struct erg_grid *g, unsigned step) {
   memset(g, 0, sizeof *g);
@@ -23,10 +24,6 @@ int erg_grid_set_feeds(struct erg_grid *g, int nfeeds) {
   g->feed_acc = NULL;
   g->nfeeds = nfeeds;
   return 0;
-}
-
-static size_t grid_slot(const struct erg_grid *g, int64_t t0) {
-  return (size_t)((t0 / g->step) % ERG_GRID_SLOTS);
 }
 
 /* The feeds' accumulators of a ring slot, or NULL before any energy. */
@@ -231,13 +228,6 @@ static size_t grid_overlaps(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
   return x.n;
 }
 
-struct erg_grid_cell *erg_grid_open_cell_mut(struct erg_grid *g, int64_t t0) {
-  if (t0 < 0 || g->step == 0 || t0 < g->next_final)
-    return NULL;
-  struct erg_grid_cell *c = &g->cells[grid_slot(g, t0)];
-  return c->t0 == t0 ? c : NULL;
-}
-
 /* Each feed is accounted apart: two outlets of a dual-PSU node each cover
  * the whole cell, and their joules over their seconds would average the
  * outlets, not add them. */
@@ -354,7 +344,7 @@ struct tails_ctx {
 
 static void tails_span(void *user, int64_t c0, double lo, double hi) {
   struct tails_ctx *x = user;
-  struct erg_grid_cell *c = erg_grid_open_cell_mut(x->g, c0);
+  struct erg_grid_cell *c = grid_open_cell(x->g, c0);
   if (!c)
     return;
   for (int d = 0; d < ERG_NDERIVED; d++)

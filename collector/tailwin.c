@@ -22,6 +22,7 @@
 
 #include "erg_collector.h"
 #include "erg_fit.h"
+#include "grid_int.h"
 
 /* Candidate c's windows: mult[c] meter updates long, starting at the
  * updates numbered offset[c] modulo mult[c] (0: the slices as they came);
@@ -216,7 +217,7 @@ static void tailwin_span(struct erg_grid *g, int c, double a, double b, double w
   int64_t s = (int64_t)g->step;
   for (int64_t c0 = (int64_t)floor(a / s) * s; c0 < b; c0 += s) {
     double lo = a > c0 ? a : (double)c0, hi = b < c0 + s ? b : (double)(c0 + s);
-    struct erg_grid_cell *cell = erg_grid_open_cell_mut(g, g->tailwin->epoch_s + c0);
+    struct erg_grid_cell *cell = grid_open_cell(g, g->tailwin->epoch_s + c0);
     if (hi <= lo || !cell)
       continue;
     if (!cell->cand && !(cell->cand = calloc(1, sizeof *cell->cand)))
