@@ -354,11 +354,7 @@ static void ipmi_slot_poll(struct ipmi_pool *p, void *sock, int slot) {
     p->was_open[slot] = true;
     pthread_mutex_unlock(&p->lock);
   }
-  memset(ms->r, 0, sizeof ms->r);
-  ms->why[0] = '\0';
-  uint64_t t0 = erg_time_realtime_ns();
-  ms->rc = erg_pdu_source_poll(&ms->src, ms->r, ms->why, sizeof ms->why);
-  double lat = meter_latency(ms, t0, erg_time_realtime_ns());
+  double lat = meter_poll(ms);
   /* What the driver says once about readings it takes as they are: the
    * meter's own session says it; its clones (the same BMC) keep quiet. */
   char note[256];

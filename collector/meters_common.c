@@ -100,12 +100,16 @@ double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t t1_ns)
   return (double)(last - t0_ns) / 1e9;
 }
 
-void meter_round_one(void *sock, int index, struct meter_src *ms) {
+double meter_poll(struct meter_src *ms) {
   memset(ms->r, 0, sizeof ms->r);
   ms->why[0] = '\0';
   uint64_t t0 = erg_time_realtime_ns();
   ms->rc = erg_pdu_source_poll(&ms->src, ms->r, ms->why, sizeof ms->why);
-  double lat = meter_latency(ms, t0, erg_time_realtime_ns());
+  return meter_latency(ms, t0, erg_time_realtime_ns());
+}
+
+void meter_round_one(void *sock, int index, struct meter_src *ms) {
+  double lat = meter_poll(ms);
   /* What the driver has to say once about readings it takes as they are. */
   char note[256];
   while (erg_pdu_source_note(&ms->src, note, sizeof note) == 0)

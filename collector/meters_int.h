@@ -52,6 +52,9 @@ bool meter_open(void *sock, int index, struct meter_src *ms,
                 const struct erg_pdu_source_config *cfg);
 /* From t0_ns (CLOCK_REALTIME) to the last channel's answer, or t1_ns. */
 double meter_latency(const struct meter_src *ms, uint64_t t0_ns, uint64_t t1_ns);
+/* One blocking poll of an open source into ms->r, ms->rc and ms->why;
+ * returns its latency (meter_latency from the request's start). */
+double meter_poll(struct meter_src *ms);
 /* One blocking poll of an open source, sent. */
 void meter_round_one(void *sock, int index, struct meter_src *ms);
 
