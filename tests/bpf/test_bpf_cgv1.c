@@ -50,7 +50,6 @@ static pid_t child_in(const char *dir) {
 /* The job cgroup (group setup/teardown) and the collector of the case
  * running, closed by its teardown after a failure. */
 static char top[256], dir[300], want[300];
-static struct erg_bpf *open_b;
 
 static void run_case(const struct erg_bpf_opts *o, const char *label) {
   struct erg_bpf *b = open_b = test_bpf_open(o);
@@ -84,14 +83,6 @@ static void test_libbpf_loader(void **state) {
   run_case(&libbpf, "libbpf");
 }
 
-static int case_teardown(void **state) {
-  (void)state;
-  if (open_b)
-    erg_bpf_close(open_b);
-  open_b = NULL;
-  return 0;
-}
-
 static int make_job_cgroup(void **state) {
   (void)state;
   snprintf(top, sizeof(top), FREEZER "/erg_cgv1_%d", (int)getpid());
@@ -112,8 +103,8 @@ static int remove_job_cgroup(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_default_loader, case_teardown),
-      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+      cmocka_unit_test_teardown(test_default_loader, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, test_bpf_teardown),
   };
   struct stat st;
 

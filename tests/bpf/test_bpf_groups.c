@@ -62,8 +62,6 @@ static uint64_t drain(struct erg_bpf *b, struct view *v) {
   return test_clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
-static struct erg_bpf *open_b;
-
 /* A child that burns 40 ms in 2 ms pieces with sleeps between (switch-outs
  * that charge it), says so on `ready`, waits for `go` to close, burns as
  * much again and exits. */
@@ -222,18 +220,10 @@ static void test_slot_and_hash(void **state) {
   open_b = NULL;
 }
 
-static int case_teardown(void **state) {
-  erg_kill_children(state);
-  if (open_b)
-    erg_bpf_close(open_b);
-  open_b = NULL;
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_slot_held, case_teardown),
-      cmocka_unit_test_teardown(test_slot_and_hash, case_teardown),
+      cmocka_unit_test_teardown(test_slot_held, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_slot_and_hash, test_bpf_teardown),
   };
 
   test_bpf_require();

@@ -104,7 +104,6 @@ static void fake_switch_in(struct erg_bpf *b, uint64_t at, uint32_t tgid, uint64
 
 /* The collector of the case running, closed by its teardown after a
  * failure (with the hog: erg_kill_children). */
-static struct erg_bpf *open_b;
 
 static void run_case(const struct erg_bpf_opts *o) {
   struct view v = {0};
@@ -359,22 +358,14 @@ static void test_slot_taken(void **state) {
              "the child was charged %.3f ms, it ran %.3f ms", v.cpu_ns / 1e6, run / 1e6);
 }
 
-static int case_teardown(void **state) {
-  erg_kill_children(state);
-  if (open_b)
-    erg_bpf_close(open_b);
-  open_b = NULL;
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_light_loader, case_teardown),
-      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
-      cmocka_unit_test_teardown(test_lost_slice, case_teardown),
-      cmocka_unit_test_teardown(test_lost_slice_no_records, case_teardown),
-      cmocka_unit_test_teardown(test_unseen_exact, case_teardown),
-      cmocka_unit_test_teardown(test_slot_taken, case_teardown),
+      cmocka_unit_test_teardown(test_light_loader, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_lost_slice, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_lost_slice_no_records, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_unseen_exact, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_slot_taken, test_bpf_teardown),
   };
 
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2)

@@ -64,7 +64,6 @@ static pid_t child_start(int up[2], int down[2]) {
 
 /* The collector of the case running, closed by its teardown after a
  * failure (with the child: erg_kill_children). */
-static struct erg_bpf *open_b;
 
 static void run_case(const struct erg_bpf_opts *o, const char *label) {
   struct erg_bpf *b = open_b = test_bpf_open(o);
@@ -105,18 +104,10 @@ static void test_libbpf_loader(void **state) {
   run_case(&libbpf, "libbpf");
 }
 
-static int case_teardown(void **state) {
-  erg_kill_children(state);
-  if (open_b)
-    erg_bpf_close(open_b);
-  open_b = NULL;
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_default_loader, case_teardown),
-      cmocka_unit_test_teardown(test_libbpf_loader, case_teardown),
+      cmocka_unit_test_teardown(test_default_loader, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_libbpf_loader, test_bpf_teardown),
   };
 
   test_bpf_require();
