@@ -139,7 +139,9 @@ char *job_users_tsv(const struct job_users *ju);
 /* Notes the command (clen bytes, cut to JOB_COMMAND_MAX - 1) of a process
  * of job that ran as uid, noted before by job_users_note: the first one of
  * the job's user stays the job's (its name for erg jobs; slurmstepd's as
- * root only until the user's first process). Returns 1 when it changed. */
+ * root only until the user's first process), never the name of root's first
+ * process in the job (the launcher's child between setuid and exec; taken
+ * back if the launcher is seen after it). Returns 1 when it changed. */
 #define JOB_COMMAND_MAX 33
 int job_users_command(struct job_users *ju, const char *job, size_t len, uint32_t uid,
                       const char *comm, size_t clen);

@@ -15,7 +15,8 @@ struct job_user {
   uint16_t home; /* its index slot by hash (fits the padding after job) */
   uint32_t uid;
   int64_t seen;
-  char comm[JOB_COMMAND_MAX]; /* "" until a command is noted */
+  char comm[JOB_COMMAND_MAX];     /* "" until a command is noted */
+  char launcher[JOB_COMMAND_MAX]; /* root's first command in it (slurmstepd) */
 };
 
 /* Open addressing, as collector/cluster.c: job hash -> i + 1 (0 = free);
@@ -181,15 +182,30 @@ char *job_users_tsv(const struct job_users *ju) {
 int job_users_command(struct job_users *ju, const char *job, size_t len, uint32_t uid,
                       const char *comm, size_t clen) {
   struct job_user *u = ju && len && len < sizeof ju->v[0].job ? job_find(ju, job, len) : NULL;
-  if (!u || u->comm[0] || !clen || uid != u->uid)
+  char name[JOB_COMMAND_MAX];
+  if (!u || !clen)
     return 0;
-  if (clen >= sizeof u->comm)
-    clen = sizeof u->comm - 1;
-  memcpy(u->comm, comm, clen);
-  u->comm[clen] = '\0';
+  if (clen >= sizeof name)
+    clen = sizeof name - 1;
+  memcpy(name, comm, clen);
+  name[clen] = '\0';
   /* No control byte (a tab or newline would forge a line), valid UTF-8
    * (the cut above may split a character). */
-  erg_utf8_fix(u->comm, 1);
+  erg_utf8_fix(name, 1);
+  if (uid == 0 && !u->launcher[0])
+    memcpy(u->launcher, name, sizeof name);
+  if (uid == 0 && u->uid != 0) {
+    /* The launcher's child keeps its name from setuid to exec: seen there
+     * as the user's, it was taken before the launcher itself was seen. */
+    if (u->comm[0] && !strcmp(u->comm, u->launcher)) {
+      u->comm[0] = '\0';
+      return 1;
+    }
+    return 0;
+  }
+  if (uid != u->uid || u->comm[0] || (uid != 0 && !strcmp(name, u->launcher)))
+    return 0;
+  memcpy(u->comm, name, sizeof name);
   return 1;
 }
 

@@ -189,9 +189,33 @@ static void test_eviction_matches_model(void **state) {
   job_users_free(ju);
 }
 
+static void test_launcher_child(void **state) {
+  (void)state;
+  struct job_users *ju = NULL;
+  /* The launcher's child, as the user before its exec, is not the job's
+   * command; seen before the launcher itself (one cell, keys in any
+   * order), it is taken back when the launcher shows up. */
+  assert_int_equal(job_users_note(&ju, "4243", 4, 0, 1), 1);
+  assert_int_equal(job_users_command(ju, "4243", 4, 0, "slurmstepd", 10), 1);
+  assert_int_equal(job_users_note(&ju, "4243", 4, 1000, 2), 1);
+  assert_int_equal(job_users_command(ju, "4243", 4, 1000, "slurmstepd", 10), 0);
+  assert_int_equal(job_users_command(ju, "4243", 4, 1000, "job.sh", 6), 1);
+  assert_int_equal(job_users_note(&ju, "4244", 4, 1000, 2), 1);
+  assert_int_equal(job_users_command(ju, "4244", 4, 1000, "slurmstepd", 10), 1);
+  assert_int_equal(job_users_note(&ju, "4244", 4, 0, 2), 0);
+  assert_int_equal(job_users_command(ju, "4244", 4, 0, "slurmstepd", 10), 1);
+  assert_int_equal(job_users_command(ju, "4244", 4, 1000, "slurmstepd", 10), 0);
+  assert_int_equal(job_users_command(ju, "4244", 4, 1000, "python3", 7), 1);
+  char *tsv = job_commands_tsv(ju);
+  assert_string_equal(tsv, "4243\tjob.sh\n4244\tpython3\n");
+  free(tsv);
+  job_users_free(ju);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_root_then_user), cmocka_unit_test(test_bounded_and_reloaded),
-      cmocka_unit_test(test_first_command), cmocka_unit_test(test_eviction_matches_model)};
+      cmocka_unit_test(test_first_command), cmocka_unit_test(test_launcher_child),
+      cmocka_unit_test(test_eviction_matches_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
