@@ -60,8 +60,12 @@ static void report_layout_entry(struct report_layout *L, const rrd_info_t *i) {
 
 static int report_layout_read(const char *path, struct report_layout *L, char *why, size_t whylen) {
   memset(L, 0, sizeof *L);
-  rrd_clear_error();
-  rrd_info_t *info = rrd_info_r(path);
+  rrd_info_t *info;
+  int tries = 0;
+  do {
+    rrd_clear_error();
+    info = rrd_info_r(path);
+  } while (!info && web_rrd_retry(&tries));
   if (!info) {
     snprintf(why, whylen, "%s: %s", path, rrd_get_error());
     return -1;
@@ -133,8 +137,12 @@ static int report_fetch(const char *path, const char *cf, int64_t from, int64_t 
   f->start = (time_t)from;
   f->end = (time_t)to;
   f->step = res;
-  rrd_clear_error();
-  if (rrd_fetch_r(path, cf, &f->start, &f->end, &f->step, &f->nds, &f->names, &f->data) != 0) {
+  int rc, tries = 0;
+  do {
+    rrd_clear_error();
+    rc = rrd_fetch_r(path, cf, &f->start, &f->end, &f->step, &f->nds, &f->names, &f->data);
+  } while (rc != 0 && web_rrd_retry(&tries));
+  if (rc != 0) {
     snprintf(why, whylen, "fetch %s %s: %s", path, cf, rrd_get_error());
     memset(f, 0, sizeof *f);
     return -1;

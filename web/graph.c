@@ -159,8 +159,15 @@ static int graph_finish(struct argv_buf *a, const char *file, char *why, size_t 
     snprintf(why, whylen, "graph %s: too many arguments", file);
     rc = -1;
   } else {
-    rrd_clear_error();
-    rrd_info_t *info = rrd_graph_v(a->n, a->v);
+    /* rrd_graph_v permutes its argv: each try gets a fresh copy. */
+    char *v[sizeof a->v / sizeof a->v[0]];
+    rrd_info_t *info;
+    int tries = 0;
+    do {
+      memcpy(v, a->v, sizeof v);
+      rrd_clear_error();
+      info = rrd_graph_v(a->n, v);
+    } while (!info && web_rrd_retry(&tries));
     if (!info) {
       snprintf(why, whylen, "graph %s: %s", file, rrd_get_error());
       rc = -1;

@@ -19,6 +19,7 @@
 #include "erg_fit.h"
 #include "jobs_int.h"
 #include "report_int.h"
+#include "web_int.h"
 
 #define JOBS_SETTLE_DEFAULT_S 600
 
@@ -454,8 +455,13 @@ static int64_t jobs_archive_last(const char *data_dir, const char *id, int64_t *
     if (strcmp(tab, id) || !erg_name_is_safe(line))
       continue;
     snprintf(path, sizeof path, "%s/cluster/job/%s.rrd", data_dir, line);
-    rrd_clear_error();
-    rrd_info_t *info = access(path, R_OK) == 0 ? rrd_info_r(path) : NULL;
+    rrd_info_t *info = NULL;
+    int tries = 0;
+    if (access(path, R_OK) == 0)
+      do {
+        rrd_clear_error();
+        info = rrd_info_r(path);
+      } while (!info && web_rrd_retry(&tries));
     for (const rrd_info_t *i = info; i; i = i->next)
       if (!strcmp(i->key, "last_update") && i->type == RD_I_CNT)
         last = (int64_t)i->value.u_cnt;

@@ -41,8 +41,12 @@ static void model_live(const struct web_ctx *c, const char *rrd, long seconds,
   lm->mape_percent = NAN;
   if (erg_store_daemon(c->st))
     rrdc_flush_if_daemon(erg_store_daemon(c->st), rrd);
-  rrd_clear_error();
-  if (rrd_fetch_r(rrd, "AVERAGE", &start, &end, &step, &nds, &names, &d) != 0)
+  int rc, tries = 0;
+  do {
+    rrd_clear_error();
+    rc = rrd_fetch_r(rrd, "AVERAGE", &start, &end, &step, &nds, &names, &d);
+  } while (rc != 0 && web_rrd_retry(&tries));
+  if (rc != 0)
     return;
   long im = model_ds(names, nds, "measured"), ip = model_ds(names, nds, "modelled"),
        ie = model_ds(names, nds, "estimated");

@@ -7,6 +7,7 @@
 #ifndef ERG_WEB_INT_H
 #define ERG_WEB_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -138,5 +139,10 @@ int web_model_page(const struct web_ctx *c, const char *node, const char *safe, 
 int web_model_group(const struct web_ctx *c, const char *safe, char *out, size_t outlen);
 /* "power: share of shared meter GROUP (split by model)"; nothing when "". */
 void web_group_line(FILE *f, const char *group);
+
+/* rrd_lock.c: after a librrd reader failed, whether it was only the
+ * writer's lock (then it waits 5 ms and the caller tries again, for up to
+ * 2 s in all; *tries starts at 0). */
+bool web_rrd_retry(int *tries);
 
 #endif

@@ -305,6 +305,33 @@ def jobs_rows(*args, sacct="/nonexistent"):
     check(p.returncode == 0, f"jobs {' '.join(args)}: {p.stderr.strip()}")
     return {j["job_id"]: j for j in json.loads(p.stdout or '{"jobs": []}')["jobs"]}
 iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+# ergd's writer holds an archive's lock for the few ms of an update, and
+# librrd's readers fail at once on it ("could not lock RRD"; a CI run of
+# slurm.jobs saw erg jobs stop there): readers wait for it. A process that
+# holds the write lock (as librrd takes it: fcntl) for 0.4 s on the job's
+# and the node's archives; erg report and erg jobs started meanwhile must
+# give what they give unlocked.
+locked = [os.path.join(DIR, "cluster", "job", "4242.rrd"), n1_rrd]
+want_report = report("--format", "csv", "--from", str(b_start), "--to", str(b_end)).stdout
+want_jobs = jobs_rows("--from", str(b_start), "--to", str(b_end))
+holder = subprocess.Popen([sys.executable, "-c", """
+import fcntl, sys, time
+fs = [open(p, "r+b") for p in sys.argv[1:]]
+for f in fs:
+    fcntl.lockf(f, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(0.4)
+""", *locked], stdout=subprocess.PIPE, text=True)
+check(holder.stdout.readline().strip() == "locked", "lock holder: archives locked")
+rep = subprocess.Popen([MAIN, "report", "--data-dir", DIR, "--format", "csv", "--from",
+                        str(b_start), "--to", str(b_end)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+got_jobs = jobs_rows("--from", str(b_start), "--to", str(b_end))
+r_out, r_err = rep.communicate()
+holder.wait()
+check(rep.returncode == 0 and r_out == want_report, f"report while an archive is locked: {r_err.strip()}")
+check(got_jobs == want_jobs, f"jobs while an archive is locked: as unlocked ({got_jobs} vs {want_jobs})")
 for since in ("-1h", "-30d"):
     j = jobs_rows("--from", since).get("4242", {})
     check(close(j.get("energy_joules") or 0, job_truth, 1e-9)
