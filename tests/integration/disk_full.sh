@@ -44,7 +44,14 @@ filler=$!
 # Failures for a few seconds: several renders, a WAL record per input.
 erg_wait_log "$log" "pages: .*No space left on device" 1 10 || true
 erg_wait_log "$log" "WAL cannot write .*No space left on device" 1 10 || true
-sleep 3
+# (A render takes over a second under ASan on a loaded machine: wait for
+# the second failure, not a fixed time.)
+for _ in $(seq 1 40); do
+  failed=$(metric 'erg_page_renders_total{result="failed"}')
+  [ "${failed:-0}" -ge 2 ] 2>/dev/null && break
+  sleep 0.5
+done
+sleep 1
 dropped=$(metric 'erg_wal_records_total{result="dropped"}')
 failed=$(metric 'erg_page_renders_total{result="failed"}')
 touch "$work/unfill"
