@@ -112,7 +112,7 @@ static void node_beyond_training(struct node_state *n, const struct erg_cell_pow
 
 /* The tails' window chosen for the node (tailwin.c): kept for /metrics,
  * logged when it changes. */
-static void node_tail_window(struct node_state *n) {
+static void node_tail_window(struct collector *c, struct node_state *n) {
   struct erg_tailwin_status st;
   erg_tailwin_status(&n->grid, &st);
   if (st.update_seconds > 0)
@@ -133,6 +133,7 @@ static void node_tail_window(struct node_state *n) {
            n->name, what[st.chosen], st.update_seconds, st.rmse_watts[0], st.rmse_watts[1],
            st.rmse_watts[2], st.rmse_watts[3], st.rmse_watts[4]);
   n->tail_chosen = st.chosen;
+  node_tailwin_save(c, n, st.chosen, st.update_seconds);
 }
 
 static void collector_cell(void *user, const struct erg_grid_result *whole) {
@@ -153,7 +154,7 @@ static void collector_cell(void *user, const struct erg_grid_result *whole) {
                                      .dynamic_watts = NAN,
                                      .unattributed_watts = NAN};
   n->last_measured_watts = r->measured_watts;
-  node_tail_window(n);
+  node_tail_window(c, n);
   node_model_note_measured(n->model, whole->measured_watts);
   struct erg_attr_share *sh = malloc((r->cell->nkeys + 1) * sizeof *sh);
   if (!sh)

@@ -343,6 +343,9 @@ struct node_stored {
   struct erg_lag_saved lag;                   /* the meter lag of the last run, when lag_rc is 1 */
   int lag_rc;                                 /* erg_lag_file_read's: 1 read, 0 none, -1 lag_why */
   char lag_why[1300];
+  struct erg_tailwin_saved tailwin; /* the tails' window chosen last run, when tailwin_rc is 1 */
+  int tailwin_rc;                   /* erg_tailwin_file_read's: 1 read, 0 none, -1 tailwin_why */
+  char tailwin_why[1300];
 };
 /* Blocking reads of a node's stored state (the loader threads, or start). */
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,

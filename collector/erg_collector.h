@@ -127,7 +127,7 @@ struct erg_grid {
  * update); 2, the tails of each update's mean load; 3, 4, of two updates'
  * (the even and the odd pairs).
  * Every ERG_TAILWIN_EVERY usable cells the node's last ERG_TAILWIN_ROWS
- * are fitted once per candidate (erg_fit, 4 time-block folds) and the one
+ * are fitted once per candidate (erg_fit, 4 time-block folds; in a thread) and the one
  * with the lowest held-out RMSE becomes the cells' tails from then on (a
  * candidate replaces the one in use only when ERG_TAILWIN_MARGIN better).
  * Without slices nothing changes. */
@@ -161,6 +161,31 @@ void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *sli
                             size_t nslices);
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts);
 void erg_tailwin_free(struct erg_grid *g);
+/* The choice's fits run in a thread (the loop takes the result at a later
+ * cell): busy while one runs; wait joins it and takes its result now
+ * (tests; a restart does without). */
+bool erg_tailwin_busy(const struct erg_grid *g);
+void erg_tailwin_wait(struct erg_grid *g);
+/* ergd's fits (the tails' window choice, the model refit) take this lock
+ * around erg_fit: its GSL handler switch is process-wide. */
+void erg_fit_lock(void);
+void erg_fit_unlock(void);
+/* The choice kept for the next start (JOURNAL_DIR/NODE.tailwin). */
+struct erg_tailwin_saved {
+  int chosen;            /* the candidate in use */
+  double update_seconds; /* the meter's update period seen then */
+  int64_t chosen_s;      /* when it was chosen (unix seconds) */
+};
+int erg_tailwin_file_path(const char *journal_dir, const char *node, char *out, size_t outlen);
+/* Written atomically. 0, or -1 with why. */
+int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, char *why,
+                           size_t whylen);
+/* 1 read, 0 no file, -1 unreadable or malformed (why says which). */
+int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why,
+                          size_t whylen);
+/* The last run's choice, in use until this run's first (cells get its
+ * tails once the meter's updates are seen again). */
+void erg_tailwin_restore(struct erg_grid *g, const struct erg_tailwin_saved *s, uint64_t now_ns);
 
 void erg_grid_init(struct erg_grid *g, unsigned step);
 void erg_grid_free(struct erg_grid *g);

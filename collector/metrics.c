@@ -664,6 +664,12 @@ void collector_metrics_render(struct collector *c) {
           "# TYPE erg_lag_file_errors_total counter\nerg_lag_file_errors_total %llu\n",
           (unsigned long long)c->lag_file_errors);
   fprintf(f,
+          "# HELP erg_tailwin_file_errors_total Files of the curve's tails' window chosen "
+          "(JOURNAL_DIR/NODE.tailwin) that could not be read at a node's start or written "
+          "after a choice.\n"
+          "# TYPE erg_tailwin_file_errors_total counter\nerg_tailwin_file_errors_total %llu\n",
+          (unsigned long long)c->tailwin_file_errors);
+  fprintf(f,
           "# HELP erg_journal_future_total Nodes whose journal, read at their start, had "
           "rows ending more than %d s in the future: ignored when choosing where to resume.\n"
           "# TYPE erg_journal_future_total counter\nerg_journal_future_total %llu\n",

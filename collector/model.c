@@ -255,8 +255,11 @@ static void *refit_main(void *arg) {
   if (rc == 0 && (have = refit_idle_profile(nm, &profile, why, sizeof why)) < 0)
     rc = -1;
   o.idle_profile = have > 0 ? &profile : NULL;
-  if (rc == 0)
+  if (rc == 0) {
+    erg_fit_lock(); /* beside the tails' window choices (tailwin.c) */
     rc = erg_fit(&ds, &o, &m, why, sizeof why);
+    erg_fit_unlock();
+  }
   erg_dataset_free(&ds);
   pthread_mutex_lock(&nm->lock);
   if (rc == 0)

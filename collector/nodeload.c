@@ -46,6 +46,14 @@ static void node_lag_read(const struct erg_collector_config *cfg, const char *jo
   st->lag_rc = erg_lag_file_read(path, &st->lag, st->lag_why, sizeof st->lag_why);
 }
 
+/* The last run's choice of the curve's tails' window (JOURNAL_DIR/NODE.tailwin). */
+static void node_tailwin_read(const char *journal_dir, const char *node, struct node_stored *st) {
+  char path[1100];
+  if (erg_tailwin_file_path(journal_dir, node, path, sizeof path) == 0)
+    st->tailwin_rc =
+        erg_tailwin_file_read(path, &st->tailwin, st->tailwin_why, sizeof st->tailwin_why);
+}
+
 void node_stored_read(const struct erg_collector_config *cfg, const struct erg_store *store,
                       const char *journal_dir, const char *node, int64_t now,
                       struct node_stored *st) {
@@ -77,6 +85,7 @@ void node_stored_read(const struct erg_collector_config *cfg, const struct erg_s
       profile_known_load(&st->known[k], dir, now, cfg->key_expire_seconds);
   st->model = node_model_open(cfg, node, journal_dir);
   node_lag_read(cfg, journal_dir, node, st);
+  node_tailwin_read(journal_dir, node, st);
 }
 
 void node_stored_free(struct node_stored *st) {

@@ -268,6 +268,42 @@ static void node_lag_save(struct collector *c, struct node_state *n) {
              n->name, why);
 }
 
+/* ---- the curve's tails' window across restarts (tailwin.c) ---- */
+
+static void node_tailwin_install(struct collector *c, struct node_state *n,
+                                 const struct node_stored *st) {
+  if (st->tailwin_rc < 0) {
+    if (c->tailwin_file_errors++ == 0)
+      erg_warn("node %s: the tails' window of the last run not used: %s (further ones only "
+               "counted: erg_tailwin_file_errors_total)",
+               n->name, st->tailwin_why);
+    return;
+  }
+  if (st->tailwin_rc == 0 || st->tailwin.chosen == 0)
+    return; /* none, or the slices as they came: as a new node */
+  erg_tailwin_restore(&n->grid, &st->tailwin, erg_time_realtime_ns());
+  n->tail_chosen = st->tailwin.chosen;
+  erg_info("node %s: the curve's tails from windows of %d meter update(s) (from the last run, "
+           "updates every %.3f s), until this run's data choose",
+           n->name, st->tailwin.chosen >= 3 ? 2 : 1, st->tailwin.update_seconds);
+}
+
+void node_tailwin_save(struct collector *c, struct node_state *n, int chosen,
+                       double update_seconds) {
+  char path[1100], why[1300];
+  struct erg_tailwin_saved s = {.chosen = chosen,
+                                .update_seconds = update_seconds,
+                                .chosen_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};
+  if (erg_tailwin_file_path(c->journal_dir, n->name, path, sizeof path) != 0)
+    snprintf(why, sizeof why, "node name too long for a path");
+  else if (erg_tailwin_file_write(path, &s, why, sizeof why) == 0)
+    return;
+  if (c->tailwin_file_errors++ == 0)
+    erg_warn("node %s: the tails' window not kept for the next start: %s (further failures "
+             "only counted: erg_tailwin_file_errors_total)",
+             n->name, why);
+}
+
 /* Takes the node's stored state (loader thread or start). The samples
  * held meanwhile are node_loaded's to apply (ingest.c); a node read here
  * in collector_node is new and holds none. */
@@ -298,6 +334,7 @@ void node_install(struct collector *c, struct node_state *n, struct node_stored 
                 erg_collector_key_archives_max(c->cfg));
   }
   node_lag_install(c, n, st);
+  node_tailwin_install(c, n, st);
   n->loaded = 1;
 }
 

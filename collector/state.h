@@ -198,6 +198,7 @@ struct collector {
   struct node_loader *loader;        /* NULL until the loop runs: reads then block */
   uint64_t held_total, held_dropped; /* samples held while a node's state loaded */
   uint64_t lag_file_errors;          /* JOURNAL_DIR/NODE.lag unreadable or not written */
+  uint64_t tailwin_file_errors;      /* JOURNAL_DIR/NODE.tailwin unreadable or not written */
   uint64_t journal_future;           /* nodes whose journal ended too far ahead (nodes.c) */
   size_t held_bytes;                 /* held now, all nodes */
   struct wal *wal;                   /* NULL: wal = no, or it could not open */
@@ -245,6 +246,9 @@ void nodes_scan_stored(struct collector *c);
 void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
 /* nodes.c: re-estimates the node's meter lag, kept on disk when it changes. */
 void node_estimate_lag(struct collector *c, struct node_state *n);
+/* Keeps the node's tails' window choice for the next start (nodes.c). */
+void node_tailwin_save(struct collector *c, struct node_state *n, int chosen,
+                       double update_seconds);
 /* nodes.c: counts a refused message and logs it once per node and
  * reason (n NULL: once overall; unknown_node_cap: once a minute). */
 void ingest_refuse(struct collector *c, struct node_state *n, const char *node,

@@ -14,11 +14,24 @@
  * node's recent cells once per candidate and keeps the one whose held-out
  * RMSE is lowest: the finalised cells then carry that candidate's tails
  * (journal, prediction, attribution). Without slices nothing here runs: the
- * tails stay those of each agent sample. */
+ * tails stay those of each agent sample.
+ *
+ * The fits (5 × 4 folds, ~20 ms a node) run off ergd's loop: a thread per
+ * choice works on a copy of the rows, and the loop takes its result at the
+ * next cell after it finished (the cells between keep the candidate in
+ * use). ergd's fits take erg_fit_lock (erg_fit switches GSL's process-wide
+ * error handler for its call). The choice is kept across restarts
+ * (erg_tailwin_file_*, JOURNAL_DIR/NODE.tailwin). */
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "erg_collector.h"
 #include "erg_fit.h"
@@ -46,6 +59,18 @@ struct tailwin_row {
   float tails[ERG_TAILWIN_CANDS][ERG_NDERIVED]; /* NaN: not known */
 };
 
+/* One choice's fits, off the loop: the thread reads rows, use and step,
+ * writes rmse, then sets done; the loop reads rmse after it joined. */
+struct tailwin_job {
+  pthread_t thread;
+  struct tailwin_row *rows; /* a copy, oldest first */
+  size_t nrows;
+  bool use[ERG_TAILWIN_CANDS];
+  unsigned step;
+  double rmse_watts[ERG_TAILWIN_CANDS];
+  atomic_int done, cancel;
+};
+
 struct erg_tailwin {
   /* Observed updates (load time, s): the midpoint of the poll interval
    * the reading changed in. */
@@ -67,8 +92,20 @@ struct erg_tailwin {
   struct tailwin_row *rows; /* ring of the last ERG_TAILWIN_ROWS usable cells */
   size_t nrows, row_head, since_choice;
   unsigned same; /* choices in a row that kept the candidate */
+  struct tailwin_job *job; /* the choice's fits under way; NULL: none */
   struct erg_tailwin_status st;
 };
+
+/* ergd's fits, one at a time (erg_fit's GSL handler switch is
+ * process-wide). */
+static pthread_mutex_t fit_mutex = PTHREAD_MUTEX_INITIALIZER;
+void erg_fit_lock(void) { pthread_mutex_lock(&fit_mutex); }
+void erg_fit_unlock(void) { pthread_mutex_unlock(&fit_mutex); }
+
+/* Choices under way over all nodes at most: the rest wait for a later
+ * cell (each thread holds a copy of its node's rows). */
+#define TAILWIN_MAX_JOBS 32
+static atomic_int tailwin_jobs;
 
 static struct erg_tailwin *tailwin_get(struct erg_grid *g, uint64_t t_ns) {
   if (g->tailwin || !(g->tailwin = calloc(1, sizeof *g->tailwin)))
@@ -93,9 +130,23 @@ static const struct tailwin_row *tailwin_row(const struct erg_tailwin *tw, size_
   return &tw->rows[(tw->row_head + ERG_TAILWIN_ROWS - tw->nrows + i) % ERG_TAILWIN_ROWS];
 }
 
+static void tailwin_job_free(struct tailwin_job *job) {
+  if (!job)
+    return;
+  free(job->rows);
+  free(job);
+  atomic_fetch_sub(&tailwin_jobs, 1);
+}
+
 void erg_tailwin_free(struct erg_grid *g) {
   if (!g->tailwin)
     return;
+  if (g->tailwin->job) {
+    /* At shutdown: the fits stop at their next step. */
+    atomic_store(&g->tailwin->job->cancel, 1);
+    pthread_join(g->tailwin->job->thread, NULL);
+    tailwin_job_free(g->tailwin->job);
+  }
   free(g->tailwin->rows);
   free(g->tailwin);
   g->tailwin = NULL;
@@ -317,9 +368,9 @@ static void tailwin_cell_tails(const struct erg_grid_cell *cell, int c, double *
     t[d] = !ok ? NAN : c ? cell->cand->tail_seconds[c - 1][d] / cov : cell->tail_seconds[d] / cov;
 }
 
-/* The fit's held-out RMSE with candidate c's tails over the rows that have
- * every candidate in use; NaN when it does not fit. */
-static double tailwin_score(const struct erg_tailwin *tw, int c, const bool *use, unsigned step) {
+/* The fit's held-out RMSE with candidate c's tails over the job's rows
+ * that have every candidate in use; NaN when it does not fit. */
+static double tailwin_score(const struct tailwin_job *job, int c) {
   struct erg_dataset ds;
   struct erg_fit_options o;
   struct erg_model m;
@@ -328,6 +379,7 @@ static double tailwin_score(const struct erg_tailwin *tw, int c, const bool *use
   erg_dataset_init(&ds);
   erg_fit_options_init(&o);
   o.folds = 4;
+  o.cancel = &job->cancel;
   const char *cols[3 + ERG_NDERIVED] = {"cpu_seconds_per_second", "disk_bytes_per_second",
                                         ERG_NCPU_COLUMN};
   for (int d = 0; d < ERG_NDERIVED; d++)
@@ -335,17 +387,17 @@ static double tailwin_score(const struct erg_tailwin *tw, int c, const bool *use
   for (int k = 0; k < 3 + ERG_NDERIVED; k++)
     if (erg_dataset_add_feature(&ds, cols[k], why, sizeof why) < 0)
       goto out;
-  for (size_t i = 0; i < tw->nrows; i++) {
-    const struct tailwin_row *r = tailwin_row(tw, i);
+  for (size_t i = 0; i < job->nrows; i++) {
+    const struct tailwin_row *r = &job->rows[i];
     bool all = true;
     for (int k = 0; k < ERG_TAILWIN_CANDS && all; k++)
-      all = !use[k] || isfinite(r->tails[k][0]);
+      all = !job->use[k] || isfinite(r->tails[k][0]);
     if (!all)
       continue;
     double x[3 + ERG_NDERIVED] = {r->cpu, r->disk, r->ncpu};
     for (int d = 0; d < ERG_NDERIVED; d++)
       x[3 + d] = r->tails[c][d];
-    if (erg_dataset_add_row(&ds, (double)i * step, step, r->watts, 0, x) != 0)
+    if (erg_dataset_add_row(&ds, (double)i * job->step, job->step, r->watts, 0, x) != 0)
       goto out;
   }
   if (ds.nrows >= ERG_TAILWIN_MIN_ROWS && erg_dataset_derive(&ds, 0, why, sizeof why) >= 0 &&
@@ -356,7 +408,30 @@ out:
   return rmse;
 }
 
-static void tailwin_choose(struct erg_tailwin *tw, unsigned step) {
+/* The thread: one fit per candidate in use, under the fit lock (waited
+ * for in steps, so that a cancel at shutdown is not held up by a refit). */
+static void *tailwin_job_main(void *arg) {
+  struct tailwin_job *job = arg;
+  for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
+    job->rmse_watts[c] = NAN;
+  while (pthread_mutex_trylock(&fit_mutex) != 0) {
+    if (atomic_load(&job->cancel)) {
+      atomic_store_explicit(&job->done, 1, memory_order_release);
+      return NULL;
+    }
+    nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+  }
+  for (int c = 0; c < ERG_TAILWIN_CANDS && !atomic_load(&job->cancel); c++)
+    job->rmse_watts[c] = job->use[c] ? tailwin_score(job, c) : NAN;
+  pthread_mutex_unlock(&fit_mutex);
+  atomic_store_explicit(&job->done, 1, memory_order_release);
+  return NULL;
+}
+
+/* Starts the choice's fits over the rows kept: 1 started, 0 not due or not
+ * possible now (too many under way, no memory, no thread: a later cell
+ * tries again). */
+static int tailwin_start(struct erg_tailwin *tw, unsigned step) {
   bool use[ERG_TAILWIN_CANDS] = {0};
   size_t have[ERG_TAILWIN_CANDS] = {0};
   for (size_t i = 0; i < tw->nrows; i++)
@@ -367,13 +442,41 @@ static void tailwin_choose(struct erg_tailwin *tw, unsigned step) {
   for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
     use[c] = have[c] >= tw->nrows * 3 / 4 && have[c] >= ERG_TAILWIN_MIN_ROWS;
   if (!use[0])
-    return;
+    return 1; /* nothing to compare: not tried again before the next turn */
+  if (atomic_fetch_add(&tailwin_jobs, 1) >= TAILWIN_MAX_JOBS) {
+    atomic_fetch_sub(&tailwin_jobs, 1);
+    return 0;
+  }
+  struct tailwin_job *job = calloc(1, sizeof *job);
+  if (job)
+    job->rows = malloc(tw->nrows * sizeof *job->rows);
+  if (!job || !job->rows) {
+    if (job)
+      free(job);
+    atomic_fetch_sub(&tailwin_jobs, 1);
+    return 0;
+  }
+  for (size_t i = 0; i < tw->nrows; i++)
+    job->rows[i] = *tailwin_row(tw, i);
+  job->nrows = tw->nrows;
+  memcpy(job->use, use, sizeof use);
+  job->step = step;
+  if (pthread_create(&job->thread, NULL, tailwin_job_main, job) != 0) {
+    tailwin_job_free(job);
+    return 0;
+  }
+  tw->job = job;
+  return 1;
+}
+
+/* The finished job's RMSEs: the lowest becomes the choice. */
+static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
   double best = INFINITY;
   int choice = 0;
   for (int c = 0; c < ERG_TAILWIN_CANDS; c++) {
-    tw->st.rmse_watts[c] = use[c] ? tailwin_score(tw, c, use, step) : NAN;
-    if (isfinite(tw->st.rmse_watts[c]) && tw->st.rmse_watts[c] < best) {
-      best = tw->st.rmse_watts[c];
+    tw->st.rmse_watts[c] = rmse[c];
+    if (isfinite(rmse[c]) && rmse[c] < best) {
+      best = rmse[c];
       choice = c;
     }
   }
@@ -389,10 +492,29 @@ static void tailwin_choose(struct erg_tailwin *tw, unsigned step) {
   tw->st.window_seconds = choice ? tw->period_s * tailwin_mult[choice] : 0;
 }
 
+/* A finished job is taken (wait: waited for). */
+static void tailwin_collect(struct erg_tailwin *tw, bool wait) {
+  struct tailwin_job *job = tw->job;
+  if (!job || (!wait && !atomic_load_explicit(&job->done, memory_order_acquire)))
+    return;
+  pthread_join(job->thread, NULL);
+  tw->job = NULL;
+  tailwin_apply(tw, job->rmse_watts);
+  tailwin_job_free(job);
+}
+
+void erg_tailwin_wait(struct erg_grid *g) {
+  if (g->tailwin)
+    tailwin_collect(g->tailwin, true);
+}
+
+bool erg_tailwin_busy(const struct erg_grid *g) { return g->tailwin && g->tailwin->job; }
+
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts) {
   struct erg_tailwin *tw = g->tailwin;
   if (!tw || !cell->cand || !(cell->tail_covered_seconds > 0))
     return; /* no slices windowed in this cell: its tails as they are */
+  tailwin_collect(tw, false);
   if (isfinite(measured_watts) && cell->agent_seconds >= g->step * 0.5 && g->ncpu > 0) {
     if (!tw->rows && !(tw->rows = calloc(ERG_TAILWIN_ROWS, sizeof *tw->rows)))
       return;
@@ -411,12 +533,11 @@ void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double mea
     if (tw->nrows < ERG_TAILWIN_ROWS)
       tw->nrows++;
     /* Every ERG_TAILWIN_EVERY cells; 5 times as seldom once three choices
-     * in a row kept it (each costs 5 fits of 4 folds, ~20 ms). */
+     * in a row kept it (each costs 5 fits of 4 folds, ~20 ms, in a thread). */
     size_t every = tw->same >= 3 ? 5 * ERG_TAILWIN_EVERY : ERG_TAILWIN_EVERY;
-    if (++tw->since_choice >= every && tw->nrows >= ERG_TAILWIN_MIN_ROWS) {
+    if (++tw->since_choice >= every && tw->nrows >= ERG_TAILWIN_MIN_ROWS && !tw->job &&
+        tailwin_start(tw, g->step))
       tw->since_choice = 0;
-      tailwin_choose(tw, g->step);
-    }
   }
   /* The chosen candidate's tails become the cell's. */
   int c = tw->st.chosen;
@@ -438,4 +559,70 @@ void erg_tailwin_status(const struct erg_grid *g, struct erg_tailwin_status *st)
     for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
       st->rmse_watts[c] = NAN;
   }
+}
+
+/* ---- the choice across restarts ---- */
+
+#define TAILWIN_FILE_MAGIC "erg-tailwin 1"
+
+int erg_tailwin_file_path(const char *journal_dir, const char *node, char *out, size_t outlen) {
+  if (erg_journal_path(journal_dir, node, out, outlen) != 0)
+    return -1;
+  size_t n = strlen(out); /* DIR/NODE.csv -> DIR/NODE.tailwin */
+  if (n + 4 >= outlen)
+    return -1;
+  strcpy(out + n - 3, "tailwin");
+  return 0;
+}
+
+int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, char *why,
+                           size_t whylen) {
+  char buf[256];
+  int n = snprintf(buf, sizeof buf,
+                   TAILWIN_FILE_MAGIC " chosen=%d update_seconds=%.6f chosen_unix_seconds=%" PRId64
+                                      "\n",
+                   s->chosen, s->update_seconds, s->chosen_s);
+  if (erg_write_file_atomic(path, buf, (size_t)n) != 0) {
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why,
+                          size_t whylen) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (errno == ENOENT)
+      return 0;
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[256];
+  int ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  int used = 0;
+  /* One line of the known form, a candidate that exists: a damaged or
+   * hand-edited file is refused, never half-used. */
+  ok = ok &&
+       sscanf(line,
+              TAILWIN_FILE_MAGIC " chosen=%d update_seconds=%lf chosen_unix_seconds=%" SCNd64 "%n",
+              &s->chosen, &s->update_seconds, &s->chosen_s, &used) == 3;
+  ok = ok && (line[used] == '\n' || line[used] == '\0') && s->chosen >= 0 &&
+       s->chosen < ERG_TAILWIN_CANDS && isfinite(s->update_seconds) && s->update_seconds >= 0;
+  if (!ok) {
+    snprintf(why, whylen,
+             "%s: not an erg tails' window file (expected '" TAILWIN_FILE_MAGIC " chosen=N ...')",
+             path);
+    return -1;
+  }
+  return 1;
+}
+
+void erg_tailwin_restore(struct erg_grid *g, const struct erg_tailwin_saved *s, uint64_t now_ns) {
+  struct erg_tailwin *tw = tailwin_get(g, now_ns);
+  if (!tw || s->chosen < 0 || s->chosen >= ERG_TAILWIN_CANDS)
+    return;
+  tw->st.chosen = s->chosen;
+  tw->st.window_seconds = s->chosen ? s->update_seconds * tailwin_mult[s->chosen] : 0;
 }

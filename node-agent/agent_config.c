@@ -27,6 +27,7 @@ void erg_agent_config_defaults(struct erg_agent_config *cfg) {
   cfg->node[sizeof cfg->node - 1] = '\0';
   strcpy(cfg->collector, "tcp://127.0.0.1:9711");
   cfg->interval_seconds = 1.0;
+  cfg->sub_interval_seconds = ERG_AGENT_SUB_INTERVAL_DEFAULT;
   cfg->queue_samples = 3600;
   cfg->resend_samples = 60;
   strcpy(cfg->proc_root, "/proc");

@@ -76,10 +76,10 @@ struct erg_agent_config {
   /* The node's busy time is also read every sub_interval_seconds within
    * the interval (sent as slices, NodeTotals.cpu_busy_slice_ns): the meter
    * shows the power of a load that changes within the interval, which the
-   * interval's mean does not tell (issue 38). It should be the time over
-   * which the node's power follows its load as the meter shows it: finer
-   * sub-samples than that lower the fitted curve at light load as coarser
-   * ones raise it (docs/accuracy.md). 0 (default): off, as is anything
+   * interval's mean does not tell (issue 38). The finest affordable:
+   * ergd builds windows of the meter's updates from the slices and keeps
+   * the ones the fit says the power follows (collector/tailwin.c), but it
+   * cannot split coarser ones (docs/accuracy.md). 0: off, as is anything
    * over half the interval; at least interval / 255 is used. */
   double sub_interval_seconds;
   long queue_samples;       /* bounded send queue while the collector is away */
@@ -103,6 +103,10 @@ struct erg_agent_config {
   char rocm_smi_library[256];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
+/* sub_interval_seconds' default: a real node's power follows its load within
+ * milliseconds, a bursty light load's utilisation changes within 0.1 s, and
+ * /proc/stat counts 100 ticks a second per CPU (docs/agent.md). */
+#define ERG_AGENT_SUB_INTERVAL_DEFAULT 0.1
 /* sub_interval_seconds' value: 0 (off) or 0.01 … 3600. */
 int erg_agent_sub_interval(const char *value, double *out, char *why, size_t whylen);
 /* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */

@@ -22,7 +22,12 @@
 # BUILD_DIR defaults to build-model; --short is the ctest variant (~2 min,
 # bounds looser than the goals). KEEP=1 keeps the work directory;
 # FIT_ARGS="--linear" (or other `erg fit` options) changes the fit; SUB=S
-# runs the agents with --sub-interval S (their busy time in slices).
+# runs the agents with --sub-interval S (their busy time in slices). 0 (no
+# slices, as the goals were measured) unless set: erg-pdusim's power follows
+# the mean load of each 0.5 s update, and ergd polling every 0.5 s sees a
+# change at every poll, so it offers no windows of the updates and the
+# agent's default 0.1 s slices, finer than the power's windows here, lower
+# n1's curve at light load (docs/accuracy.md "Slices by default").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ACC_BUILD=build-model . "$here/args.sh" "$@"
@@ -111,7 +116,7 @@ erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
 erg_start_ergd
 bmc_start $STEP $WINDOW n1 n2
 for n in n1 n2; do
-  erg_start_agent $n --scope /$tag-$n --interval 1 ${SUB:+--sub-interval "$SUB"}
+  erg_start_agent $n --scope /$tag-$n --interval 1 --sub-interval "${SUB:-0}"
   # Per-job CPU time and the node's busy time, sampled independently of erg.
   python3 "$here/sampler.py" "$work/cpu-$n.csv" "$CG2/$tag-$n" \
     $(for k in jobA jobB jobC jobD jobE; do echo "$k=$(jobdir $k)"; done) &

@@ -3,7 +3,9 @@
 # Restarts: while ergd is down the agent buffers its samples and delivers
 # them when ergd is back, so the cells of the outage still get agent data;
 # every cell is journalled once, in order; a second agent claiming the same
-# node is refused and counted instead of doubling the node's CPU time.
+# node is refused and counted instead of doubling the node's CPU time; the
+# curve's tails' window chosen in the last run (JOURNAL_DIR/NODE.tailwin,
+# written here while ergd is down) is in use after the restart.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2 AGENT=$3
 . "$(dirname "$0")/lib.sh"
@@ -39,10 +41,14 @@ pids+=($!)
 sleep 16
 kill $ergd; wait $ergd || true
 down=$(date +%s)
+printf 'erg-tailwin 1 chosen=2 update_seconds=0.500000 chosen_unix_seconds=%s\n' "$down" \
+  >"$work/data/journal/rs-node.tailwin"
 sleep 10
 up=$(date +%s)
 erg_start_ergd "$work/ergd2.log"
 sleep 14
+grep -q "rs-node: the curve's tails from windows of 1 meter update(s) (from the last run" "$work/ergd2.log" ||
+  { echo "FAIL: the kept tails' window not restored"; grep -i tail "$work/ergd2.log"; exit 1; }
 # A second agent for the same node: refused and counted.
 erg_start_agent rs-node --interval 1
 dup=$!

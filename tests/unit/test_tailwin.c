@@ -4,7 +4,9 @@
  * over a known window, seen by a meter polled every ~0.25 s; ergd must
  * find the meter's update period and choose the window the power follows
  * (its own update, in phase; or the agent's 0.1 s slices when the power
- * follows those), and give the cells that candidate's tails. */
+ * follows those), and give the cells that candidate's tails. The choice's
+ * fits run in a thread, off the loop that finalises the cells; it is kept
+ * across restarts (the .tailwin file). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "erg_collector.h"
@@ -48,11 +51,20 @@ struct run {
   bool slices;   /* the agent sends them */
   double poll_s; /* ergd's poll interval; 0: 0.25 s */
   int cells;     /* how many to run */
+  /* The test waits for each choice's fits at the cell after they start
+   * (as if they took no time), until cell async_from (> 0): from there it
+   * holds ergd's fit lock and the loop goes on. */
+  int async_from;
+  int restore; /* > 0: the last run's choice, restored at the start */
   /* results */
   struct erg_tailwin_status st;
   int checked_cells;    /* late cells whose tails were compared */
   double max_tail_diff; /* |cell tails - the chosen candidate's| */
   int cand_cells;       /* cells that had candidate windows */
+  int cells_seen;
+  int checked_before_choice; /* of checked_cells, before this run's first choice */
+  bool busy_at_end;          /* a choice's fits still under way after the last cell */
+  unsigned choices_at_lock, choices_at_end; /* async_from: before the lock, after the last cell */
 };
 
 struct cell_seen {
@@ -68,9 +80,10 @@ static void on_cell(void *user, const struct erg_grid_result *r) {
     cs->run->cand_cells++;
   struct erg_tailwin_status st;
   erg_tailwin_status(cs->g, &st);
+  cs->run->cells_seen++;
   /* Once chosen, a cell's tails are the candidate's. */
   if (st.chosen > 0 && c->cand && c->tail_covered_seconds > 0 &&
-      c->cand->covered_seconds[st.chosen - 1] > 0) {
+      c->cand->covered_seconds[st.chosen - 1] >= 0.9 * c->tail_covered_seconds) {
     for (int d = 0; d < ERG_NDERIVED; d++) {
       double a = c->tail_seconds[d] / c->tail_covered_seconds;
       double b = c->cand->tail_seconds[st.chosen - 1][d] / c->cand->covered_seconds[st.chosen - 1];
@@ -79,6 +92,7 @@ static void on_cell(void *user, const struct erg_grid_result *r) {
         cs->run->max_tail_diff = diff;
     }
     cs->run->checked_cells++;
+    cs->run->checked_before_choice += st.choices == 0;
   }
 }
 
@@ -134,6 +148,9 @@ static void run_node(struct run *r) {
   double next_poll = T0 + 0.07, last_energy_t = T0, power_from = T0 + r->phase_s;
   double win_watts = 100, last_read = -1;
   struct cell_seen cs = {r, &g, 0};
+  if (r->restore > 0)
+    erg_tailwin_restore(&g, &(struct erg_tailwin_saved){.chosen = r->restore, .update_seconds = 0.5},
+                        ns(T0));
   for (int sec = 0; sec < (int)span - 10; sec++) {
     double t = T0 + sec, t1 = t + 1;
     /* Meter updates and polls up to t1, in time order. */
@@ -175,6 +192,21 @@ static void run_node(struct run *r) {
     }
     erg_grid_add_procs_sliced(&g, ns(t), ns(t1), total, 0, NULL, 0, sl, r->slices ? 10 : 0);
     erg_grid_finalize(&g, (int64_t)(T0_NS / 1000000000ULL) + (int64_t)t1, 5, on_cell, &cs);
+    if (r->async_from > 0 && sec == r->async_from * 5) {
+      erg_tailwin_status(&g, &r->st);
+      r->choices_at_lock = r->st.choices;
+      erg_fit_lock();
+    }
+    if (!(r->async_from > 0 && sec >= r->async_from * 5))
+      erg_tailwin_wait(&g);
+  }
+  r->busy_at_end = erg_tailwin_busy(&g);
+  erg_tailwin_status(&g, &r->st);
+  r->choices_at_end = r->st.choices;
+  if (r->async_from > 0) {
+    /* The fits wait for the lock the test holds; then they finish. */
+    erg_fit_unlock();
+    erg_tailwin_wait(&g);
   }
   erg_tailwin_status(&g, &r->st);
   if (getenv("TAILWIN_VERBOSE"))
@@ -263,6 +295,79 @@ static void test_updates_unseen(void **state) {
     assert_true(isnan(r.st.rmse_watts[c]));
 }
 
+/* The fits run off the loop: with ergd's fit lock held (as a refit would),
+ * the cells go on being finalised with the candidate in use while the
+ * choice waits, and it is made once the lock is free. */
+static void test_off_the_loop(void **state) {
+  (void)state;
+  rng_state = 0x9e3779b97f4a7c15ULL;
+  struct run r = {.update_s = 0.5,
+                  .phase_s = 0.27,
+                  .follows = FOLLOWS_UPDATE,
+                  .slices = true,
+                  .cells = 200,
+                  .async_from = 100};
+  run_node(&r); /* holds the fit lock from cell 100 to after the last */
+  assert_true(r.choices_at_lock > 0);
+  assert_true(r.busy_at_end);
+  assert_true(r.cells_seen >= 195); /* 100 cells with a choice due went on */
+  assert_int_equal(r.choices_at_end, r.choices_at_lock); /* none made meanwhile */
+  assert_int_equal(r.st.choices, r.choices_at_lock + 1); /* the one waiting, made after */
+  assert_int_equal(r.st.chosen, 2);
+}
+
+/* The last run's choice is in use from the start: the cells carry its
+ * tails before this run's first choice (which confirms it). */
+static void test_restored(void **state) {
+  (void)state;
+  rng_state = 0x9e3779b97f4a7c15ULL * 2;
+  struct run r = {.update_s = 0.5,
+                  .phase_s = 0.37,
+                  .follows = FOLLOWS_UPDATE,
+                  .slices = true,
+                  .cells = 80,
+                  .restore = 2};
+  run_node(&r);
+  assert_true(r.checked_before_choice > 20);
+  assert_true(r.max_tail_diff < 1e-9);
+  assert_true(r.st.choices > 0);
+  assert_int_equal(r.st.chosen, 2);
+}
+
+/* The .tailwin file: written and read back; none; damaged ones refused. */
+static void test_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-test-tailwin-XXXXXX", path[1100], why[1300];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_tailwin_file_path(dir, "node/a", path, sizeof path), 0);
+  assert_non_null(strstr(path, ".tailwin"));
+  struct erg_tailwin_saved s = {.chosen = 3, .update_seconds = 0.5004, .chosen_s = 1700000000};
+  struct erg_tailwin_saved back = {0};
+  assert_int_equal(erg_tailwin_file_read(path, &back, why, sizeof why), 0);
+  assert_int_equal(erg_tailwin_file_write(path, &s, why, sizeof why), 0);
+  assert_int_equal(erg_tailwin_file_read(path, &back, why, sizeof why), 1);
+  assert_int_equal(back.chosen, 3);
+  assert_float_equal(back.update_seconds, 0.5004, 1e-9);
+  assert_int_equal(back.chosen_s, 1700000000);
+  static const char *const bad[] = {
+      "erg-tailwin 1 chosen=5 update_seconds=0.5 chosen_unix_seconds=1\n",
+      "erg-tailwin 1 chosen=-1 update_seconds=0.5 chosen_unix_seconds=1\n",
+      "erg-tailwin 1 chosen=2 update_seconds=nan chosen_unix_seconds=1\n",
+      "erg-tailwin 1 chosen=2 update_seconds=0.5 chosen_unix_seconds=1 more\n",
+      "erg-lag 1 lag_seconds=2\n", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(bad[i], f);
+    fclose(f);
+    why[0] = 0;
+    assert_int_equal(erg_tailwin_file_read(path, &back, why, sizeof why), -1);
+    assert_non_null(strstr(why, "not an erg tails' window file"));
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 /* No slices: no windows, the tails stay those of each sample. */
 static void test_no_slices(void **state) {
   (void)state;
@@ -279,7 +384,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_follows_update),      cmocka_unit_test(test_follows_slices),
       cmocka_unit_test(test_follows_two_updates), cmocka_unit_test(test_updates_unseen),
-      cmocka_unit_test(test_no_slices),
+      cmocka_unit_test(test_no_slices),           cmocka_unit_test(test_off_the_loop),
+      cmocka_unit_test(test_restored),            cmocka_unit_test(test_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
