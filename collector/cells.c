@@ -82,7 +82,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .gpu_watts =
                                    r->cell->seen & (1u << ERG_FEAT_GPU) ? x[ERG_FEAT_GPU] : NAN,
                                .columns = n->journal_columns,
-                               .ncpu = n->ncpu};
+                               .ncpu = n->ncpu,
+                               .average_seconds = (unsigned)n->lag.average_seconds};
   for (int d = 0; d < ERG_NDERIVED; d++)
     jr.tails[d] = r->cell->tail_covered_seconds > 0
                       ? r->cell->tail_seconds[d] / r->cell->tail_covered_seconds

@@ -477,6 +477,11 @@ struct erg_journal_row {
   double gpu_watts; /* NAN: the cell had no GPU readings (written "nan") */
   unsigned columns; /* bits 1<<erg_feature of optional columns to write, ERG_JOURNAL_TAILS */
   unsigned ncpu;    /* node CPUs as the agent reports them; 0 unknown */
+  /* The node's meter shows a trailing mean of this many seconds (its
+   * average_seconds; 0 or 1: none): written in the file's header, for the
+   * fit to smooth the features alike (docs/model.md, "Averaging meters");
+   * another value starts a new file. */
+  unsigned average_seconds;
   /* With ERG_JOURNAL_TAILS: the cell's mean of its samples' curve tails,
    * node_cpu_utilization_tail8_1 … 8 (NAN: no sample in the cell). */
   double tails[ERG_NDERIVED];
@@ -496,6 +501,7 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 struct erg_journal_file {
   unsigned long long ino;
   unsigned columns;
+  unsigned average_seconds;
   int64_t first_t;
   int valid;
 };
