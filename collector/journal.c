@@ -239,8 +239,8 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 /* The header and first row time of the file at path (st from stat),
  * from known when it describes this file with these columns. */
 static int journal_known_header(const char *path, const struct stat *st, unsigned columns,
-                                unsigned average, const struct erg_journal_file *known,
-                                char *have, size_t havelen, const char *want, int64_t *first_t,
+                                unsigned average, const struct erg_journal_file *known, char *have,
+                                size_t havelen, const char *want, int64_t *first_t,
                                 unsigned *have_average) {
   if (known && known->valid && known->ino == (unsigned long long)st->st_ino &&
       known->columns == columns && known->average_seconds == average) {

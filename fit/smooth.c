@@ -124,8 +124,8 @@ int erg_dataset_smoothed(const struct erg_dataset *ds, struct erg_dataset *out, 
     }
     long nb[2 * ERG_METER_KERNEL_MAX_K + 1];
     for (int k = -kk; k <= kk; k++)
-      nb[k + kk] = k ? smooth_find(by, ds->nrows, ds->time_unix_seconds[i] + k * s, s, ds)
-                     : (long)i;
+      nb[k + kk] =
+          k ? smooth_find(by, ds->nrows, ds->time_unix_seconds[i] + k * s, s, ds) : (long)i;
     for (size_t f = 0; f < ds->nfeatures; f++) {
       /* The CPU count defines utilisation; it is no power term. */
       if (!strcmp(ds->feature[f], ERG_NCPU_COLUMN)) {
