@@ -98,7 +98,7 @@ int erg_dataset_smoothed(const struct erg_dataset *ds, struct erg_dataset *out, 
   out->nspans = 0;
   for (size_t k = 0; k < ds->nfeatures; k++)
     out->x[k] = NULL;
-  struct smooth_row *by = malloc(ds->nrows * sizeof *by);
+  struct smooth_row *by = malloc((ds->nrows ? ds->nrows : 1) * sizeof *by);
   bool ok = by != NULL;
   for (size_t k = 0; ok && k < ds->nfeatures; k++)
     ok = (out->x[k] = malloc((ds->nrows ? ds->nrows : 1) * sizeof(double))) != NULL;
