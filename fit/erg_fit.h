@@ -112,7 +112,7 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
  * ⅛, ¾, ⅛. Writes 2K + 1 weights (summing to 1) into w, at most
  * 2 max_k + 1; returns K (0 with w[0] = 1 for N ≤ 1), -1 for a bad step
  * or a kernel wider than max_k. */
-#define ERG_METER_KERNEL_MAX_K 12
+#define ERG_METER_KERNEL_MAX_K 32 /* N ≤ 60 s (config.c) on cells of 1 s or more */
 int erg_meter_kernel(double average_seconds, double step_seconds, double offset_seconds, double *w,
                      int max_k);
 /* out gets ds's rows with every feature column but ncpu smoothed by its

@@ -56,7 +56,8 @@ static void test_kernel(void **state) {
   assert_float_equal(w[0], 0, 1e-12);
   assert_float_equal(w[1], 0.5, 1e-12);
   assert_float_equal(w[2], 0.5, 1e-12);
-  assert_int_equal(erg_meter_kernel(60, 1, 0, w, ERG_METER_KERNEL_MAX_K), -1);
+  assert_int_equal(erg_meter_kernel(60, 1, 0, w, 12), -1);
+  assert_int_equal(erg_meter_kernel(60, 1, 0, w, ERG_METER_KERNEL_MAX_K), 30);
   assert_int_equal(erg_meter_kernel(5, 0, 0, w, ERG_METER_KERNEL_MAX_K), -1);
 }
 
