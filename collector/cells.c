@@ -259,6 +259,7 @@ static size_t group_finalize(struct collector *c, struct group_state *g, int64_t
       n->lag_seconds = lead->lag_seconds;
       n->lag_correlation = lead->lag_correlation;
       n->lag_confidence = lead->lag_confidence;
+      n->lag_shift_seconds = lead->lag_shift_seconds;
     }
     unsigned s = node_settle_seconds(c, n);
     settle = s > settle ? s : settle;
