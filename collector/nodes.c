@@ -325,8 +325,9 @@ void node_estimate_lag(struct collector *c, struct node_state *n) {
              n->lag.correlation);
   else if (n->lag.lag_seconds != before && before < 0)
     erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
-             "lags, %d s paired); compensating",
-             n->name, n->lag.lag_seconds, n->lag.correlation, n->lag.confidence, n->lag.pairs);
+             "lags, %d s paired); compensating (data moved back %.2f s)",
+             n->name, n->lag.lag_seconds, n->lag.correlation, n->lag.confidence, n->lag.pairs,
+             n->lag_shift_seconds);
   else if (n->lag.lag_seconds != before)
     erg_info("node %s: meter lag now %d s, %s %d s (r=%.2f, margin %.2f); %s", n->name,
              n->lag.lag_seconds, restored ? "not the last run's" : "was", before,
