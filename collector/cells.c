@@ -82,7 +82,8 @@ static void node_journal(struct collector *c, struct node_state *n, const struct
                                .gpu_watts =
                                    r->cell->seen & (1u << ERG_FEAT_GPU) ? x[ERG_FEAT_GPU] : NAN,
                                .columns = n->journal_columns,
-                               .ncpu = n->ncpu};
+                               .ncpu = n->ncpu,
+                               .average_seconds = (unsigned)n->lag.average_seconds};
   for (int d = 0; d < ERG_NDERIVED; d++)
     jr.tails[d] = r->cell->tail_covered_seconds > 0
                       ? r->cell->tail_seconds[d] / r->cell->tail_covered_seconds
@@ -259,6 +260,7 @@ static size_t group_finalize(struct collector *c, struct group_state *g, int64_t
       n->lag_seconds = lead->lag_seconds;
       n->lag_correlation = lead->lag_correlation;
       n->lag_confidence = lead->lag_confidence;
+      n->lag_shift_seconds = lead->lag_shift_seconds;
     }
     unsigned s = node_settle_seconds(c, n);
     settle = s > settle ? s : settle;

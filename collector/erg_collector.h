@@ -262,6 +262,11 @@ struct erg_lag {
   struct erg_feed_acc *feed_acc; /* [bin * nfeeds + feed], allocated at first energy */
   int64_t newest;
   int lag_seconds;    /* current estimate: power follows CPU this much later */
+  /* Its part of a second (−0.5 … 0.5): the vertex of the parabola through
+   * r at lag_seconds and its two neighbours, of the last estimate that had
+   * them (0 before, and after a restart until the first): the grid moves
+   * the meter data back by lag_seconds + this (erg_lag_shift_seconds). */
+  double lag_fraction_seconds;
   double correlation; /* Pearson r at that lag */
   int have_estimate;
   /* Confidence of the last estimate: r at the current lag minus the best r
@@ -333,8 +338,9 @@ int erg_lag_estimate(struct erg_lag *l, int max_lag_seconds, int window_seconds)
  * them leaves the cells aligned with the old one sure. */
 bool erg_lag_near(int a, int b);
 /* How far the grid moves the meter's data back: the estimated lag (0
- * before the first) plus (average_seconds - 1) / 2, the centre of an
- * averaging window of that many 1 s bins. */
+ * before the first) with its fraction of a second, plus
+ * (average_seconds - 1) / 2, the centre of an averaging window of that
+ * many 1 s bins. */
 double erg_lag_shift_seconds(const struct erg_lag *l);
 /* Energy j of [t0, t1) from two power readings, w0 at t0 and w1 at t1
  * (their trapezoid), as two halves [t0, *tm) and [*tm, t1), each with the
@@ -502,6 +508,11 @@ struct erg_journal_row {
   double gpu_watts; /* NAN: the cell had no GPU readings (written "nan") */
   unsigned columns; /* bits 1<<erg_feature of optional columns to write, ERG_JOURNAL_TAILS */
   unsigned ncpu;    /* node CPUs as the agent reports them; 0 unknown */
+  /* The node's meter shows a trailing mean of this many seconds (its
+   * average_seconds; 0 or 1: none): written in the file's header, for the
+   * fit to smooth the features alike (docs/model.md, "Averaging meters");
+   * another value starts a new file. */
+  unsigned average_seconds;
   /* With ERG_JOURNAL_TAILS: the cell's mean of its samples' curve tails,
    * node_cpu_utilization_tail8_1 … 8 (NAN: no sample in the cell). */
   double tails[ERG_NDERIVED];
@@ -521,6 +532,7 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 struct erg_journal_file {
   unsigned long long ino;
   unsigned columns;
+  unsigned average_seconds;
   int64_t first_t;
   int valid;
 };

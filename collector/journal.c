@@ -57,22 +57,34 @@ static void journal_header(unsigned columns, char *out, size_t outlen) {
 
 /* The column header of an existing file (first line starting with
  * time_unix_seconds, within the first few), without the newline, and when
- * first_t is not NULL the time of the row after it (0 if none yet). */
-static int journal_file_header(const char *path, char *out, size_t outlen, int64_t *first_t) {
+ * first_t is not NULL the time of the row after it (0 if none yet); when
+ * average is not NULL the header comment's average_seconds (0: none). */
+static int journal_file_header_avg(const char *path, char *out, size_t outlen, int64_t *first_t,
+                                   unsigned *average) {
   FILE *f = fopen(path, "r");
   if (!f)
     return -1;
   int rc = -1;
-  for (int i = 0; i < 4 && rc && fgets(out, (int)outlen, f); i++)
+  if (average)
+    *average = 0;
+  for (int i = 0; i < 4 && rc && fgets(out, (int)outlen, f); i++) {
+    const char *a = !strncmp(out, "# erg-journal ", 14) ? strstr(out, " average_seconds=") : NULL;
+    if (a && average)
+      *average = (unsigned)strtoul(a + 17, NULL, 10);
     if (!strncmp(out, "time_unix_seconds,", 18)) {
       out[strcspn(out, "\r\n")] = '\0';
       rc = 0;
     }
+  }
   long long t;
   if (first_t)
     *first_t = rc == 0 && fscanf(f, "%lld,", &t) == 1 ? (int64_t)t : 0;
   fclose(f);
   return rc;
+}
+
+static int journal_file_header(const char *path, char *out, size_t outlen, int64_t *first_t) {
+  return journal_file_header_avg(path, out, outlen, first_t, NULL);
 }
 
 unsigned erg_journal_columns(const char *dir, const char *node) {
@@ -227,15 +239,17 @@ int erg_journal_append(const char *dir, const char *node, const struct erg_journ
 /* The header and first row time of the file at path (st from stat),
  * from known when it describes this file with these columns. */
 static int journal_known_header(const char *path, const struct stat *st, unsigned columns,
-                                const struct erg_journal_file *known, char *have, size_t havelen,
-                                const char *want, int64_t *first_t) {
+                                unsigned average, const struct erg_journal_file *known, char *have,
+                                size_t havelen, const char *want, int64_t *first_t,
+                                unsigned *have_average) {
   if (known && known->valid && known->ino == (unsigned long long)st->st_ino &&
-      known->columns == columns) {
+      known->columns == columns && known->average_seconds == average) {
     erg_strlcpy(have, want, havelen);
     *first_t = known->first_t;
+    *have_average = average;
     return 0;
   }
-  return journal_file_header(path, have, havelen, first_t);
+  return journal_file_header_avg(path, have, havelen, first_t, have_average);
 }
 
 int erg_journal_append_cached(const char *dir, const char *node, const struct erg_journal_row *r,
@@ -250,12 +264,14 @@ int erg_journal_append_cached(const char *dir, const char *node, const struct er
   struct stat st;
   int64_t first_t = 0;
   int exists = stat(path, &st) == 0;
-  /* A file holds one column set: another one (an agent that started
-   * sending a counter, an older ergd's file) starts a new file. */
+  unsigned average = r->average_seconds > 1 ? r->average_seconds : 0, have_average = 0;
+  /* A file holds one column set and one meter average: another one (an
+   * agent that started sending a counter, an older ergd's file, a meter
+   * declared averaging) starts a new file. */
   if (exists && ((max_bytes > 0 && st.st_size >= max_bytes) ||
-                 (journal_known_header(path, &st, r->columns, known, have, sizeof have, want,
-                                       &first_t) == 0 &&
-                  (strcmp(have, want) ||
+                 (journal_known_header(path, &st, r->columns, average, known, have, sizeof have,
+                                       want, &first_t, &have_average) == 0 &&
+                  (strcmp(have, want) || have_average != average ||
                    (max_age_seconds > 0 && first_t && r->t0 - first_t >= max_age_seconds))))) {
     journal_rotate(path);
     exists = 0;
@@ -270,13 +286,17 @@ int erg_journal_append_cached(const char *dir, const char *node, const struct er
   if (!exists) {
     char safe[ERG_NAME_MAX];
     erg_name_sanitize(node, strlen(node), safe);
-    fprintf(f, "# erg-journal v1 node=%s step_seconds=%u\n%s\n", safe, r->step_seconds, want);
+    fprintf(f, "# erg-journal v1 node=%s step_seconds=%u", safe, r->step_seconds);
+    if (average)
+      fprintf(f, " average_seconds=%u", average);
+    fprintf(f, "\n%s\n", want);
   }
   journal_write_row(f, r);
   struct stat now;
   if (known && fstat(fileno(f), &now) == 0)
     *known = (struct erg_journal_file){.ino = (unsigned long long)now.st_ino,
                                        .columns = r->columns,
+                                       .average_seconds = average,
                                        .first_t = exists && first_t ? first_t : r->t0,
                                        .valid = 1};
   if (fclose(f) != 0) {

@@ -253,6 +253,10 @@ static void metrics_nodes(FILE *f, struct collector *c) {
   metrics_node_gauge(f, c, "erg_node_lag_seconds",
                      "Estimated delay between node activity and its meter reading.",
                      offsetof(struct node_state, lag_seconds));
+  metrics_node_gauge(f, c, "erg_node_lag_shift_seconds",
+                     "How far the meter's data are moved back: the lag with its fraction of a "
+                     "second, plus half an averaging meter's window.",
+                     offsetof(struct node_state, lag_shift_seconds));
   metrics_node_gauge(f, c, "erg_node_lag_correlation",
                      "Correlation of power with the node's activity (CPU time, and disk "
                      "bytes where they add) at the estimated lag.",

@@ -74,7 +74,7 @@ struct node_state *collector_node(struct collector *c, const char *name, int cre
   }
   n->last_measured_watts = NAN;
   n->last_modelled_watts = NAN;
-  n->lag_seconds = n->lag_correlation = n->lag_confidence = NAN;
+  n->lag_seconds = n->lag_correlation = n->lag_confidence = n->lag_shift_seconds = NAN;
   n->tail_window_seconds = n->meter_update_seconds = NAN;
   c->nodes[c->nnodes++] = n;
   *slot = n;
@@ -246,6 +246,7 @@ static void node_lag_install(struct collector *c, struct node_state *n,
   }
   erg_lag_restore(&n->lag, st->lag.lag_seconds, st->lag.correlation, st->lag.confidence);
   n->lag_seconds = n->lag.lag_seconds;
+  n->lag_shift_seconds = erg_lag_shift_seconds(&n->lag);
   n->lag_correlation = n->lag.correlation;
   n->lag_confidence = n->lag.confidence;
   erg_info("node %s: meter reading lags activity by %d s (from the last run); compensating "
@@ -355,13 +356,15 @@ void node_estimate_lag(struct collector *c, struct node_state *n) {
   n->lag_seconds = n->lag.lag_seconds;
   n->lag_correlation = n->lag.correlation;
   n->lag_confidence = n->lag.confidence;
+  n->lag_shift_seconds = erg_lag_shift_seconds(&n->lag);
   if (restored && !n->lag.restored && n->lag.lag_seconds == before)
     erg_info("node %s: meter lag of the last run, %d s, confirmed (r=%.2f)", n->name, before,
              n->lag.correlation);
   else if (n->lag.lag_seconds != before && before < 0)
     erg_info("node %s: meter reading lags activity by %d s (r=%.2f, margin %.2f over other "
-             "lags, %d s paired); compensating",
-             n->name, n->lag.lag_seconds, n->lag.correlation, n->lag.confidence, n->lag.pairs);
+             "lags, %d s paired); compensating (data moved back %.2f s)",
+             n->name, n->lag.lag_seconds, n->lag.correlation, n->lag.confidence, n->lag.pairs,
+             n->lag_shift_seconds);
   else if (n->lag.lag_seconds != before)
     erg_info("node %s: meter lag now %d s, %s %d s (r=%.2f, margin %.2f); %s", n->name,
              n->lag.lag_seconds, restored ? "not the last run's" : "was", before,

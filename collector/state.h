@@ -64,6 +64,7 @@ struct node_state {
   double last_measured_watts, last_idle_watts, last_modelled_watts;
   double lag_seconds, lag_correlation; /* for /metrics; NAN until estimated */
   double lag_confidence;               /* r margin over the best rival lag; NAN until estimated */
+  double lag_shift_seconds; /* how far the meter data are moved back (erg_lag_shift_seconds) */
   /* The curve's tails' window (tailwin.c): the chosen one (0: the agent's
    * slices as they came) and the meter's update period seen; NAN until
    * known. tail_choices: erg_tailwin_status's choices when last looked. */

@@ -50,6 +50,13 @@ struct erg_dataset {
   double *row_step_seconds;
   double *measured_watts; /* NaN when missing */
   unsigned *flags;
+  /* The trailing mean, in seconds, that the meter of each row showed (its
+   * journal's average_seconds; 0 or 1: an instantaneous meter): the fit
+   * smooths that row's features by the meter's kernel (erg_meter_kernel). */
+  double *row_average_seconds;
+  /* What erg_dataset_add_row gives the rows it adds next (the journal
+   * reader sets it from each file's header; 0 after erg_dataset_init). */
+  double meter_average_seconds;
   double *x[ERG_FIT_MAX_FEATURES]; /* x[k][row] */
   size_t malformed_lines;          /* skipped, summed over files */
   size_t duplicate_rows;           /* skipped: a cell time already read */
@@ -67,7 +74,8 @@ void erg_dataset_init(struct erg_dataset *ds);
 void erg_dataset_free(struct erg_dataset *ds);
 /* Declares a feature column; returns its index or -1 (bad name, too many). */
 int erg_dataset_add_feature(struct erg_dataset *ds, const char *name, char *why, size_t whylen);
-/* Appends one row; x holds ds->nfeatures values in column order. */
+/* Appends one row; x holds ds->nfeatures values in column order. Its
+ * meter's average is ds->meter_average_seconds. */
 int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double step_seconds,
                         double measured_watts, unsigned flags, const double *x);
 /* What a journal row may hold (issue 23): measured power 0..1 MW, feature
@@ -91,6 +99,34 @@ typedef int (*erg_journal_progress_fn)(void *user, size_t bytes_read);
 int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
                               erg_journal_progress_fn progress, void *user, char *why,
                               size_t whylen);
+
+/* ---- averaging meters (docs/model.md, "Averaging meters") ----
+ * A meter that shows the trailing mean of average_seconds = N seconds,
+ * its readings moved back by the lag plus (N − 1) / 2 s (ergd's
+ * placement: the window's middle on the reading's time, offset_seconds
+ * after it when the placement is off by that much), measures in a cell
+ * of step_seconds = S not the cell's own power but the weighted mean of
+ * cells −K … K around it: w[K + k] = (1 / (S N)) ∫∫ over t in cell 0 and
+ * s in cell k with s − t in the window [δ − N/2, δ + N/2] (a trapezoid,
+ * box(S) ∗ box(N), integrated over each cell). N = 5, S = 5, δ = 0:
+ * ⅛, ¾, ⅛. Writes 2K + 1 weights (summing to 1) into w, at most
+ * 2 max_k + 1; returns K (0 with w[0] = 1 for N ≤ 1), -1 for a bad step
+ * or a kernel wider than max_k. */
+#define ERG_METER_KERNEL_MAX_K 32 /* N ≤ 60 s (config.c) on cells of 1 s or more */
+int erg_meter_kernel(double average_seconds, double step_seconds, double offset_seconds, double *w,
+                     int max_k);
+/* out gets ds's rows with every feature column but ncpu smoothed by its
+ * row's meter kernel, the features of the cells ±k·S around it (same
+ * step) weighted by w (the meter averages power, and power is linear in
+ * each column, the curve's tails included); a row whose kernel reaches a
+ * cell ds lacks, or a NaN there, gets NaN (the fit leaves it out). The
+ * other columns are shared with ds (not copied): free out with
+ * erg_dataset_smoothed_free only, before ds. Returns 1 when some row's
+ * meter averages (out is set), 0 when none does (out untouched), -1 on
+ * out of memory or a bad kernel (why). */
+int erg_dataset_smoothed(const struct erg_dataset *ds, struct erg_dataset *out, char *why,
+                         size_t whylen);
+void erg_dataset_smoothed_free(struct erg_dataset *out);
 
 /* The journal's `ncpu` column (the node's CPU count) is a dataset column
  * like a feature, but never a fit feature itself: it defines utilisation. */

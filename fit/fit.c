@@ -16,7 +16,8 @@
 #include "fit_int.h"
 
 struct fit_ctx {
-  const struct erg_dataset *ds;
+  const struct erg_dataset *ds;  /* the rows fitted: features smoothed for an averaging meter */
+  const struct erg_dataset *raw; /* the cells' own features (ds when not smoothed) */
   const struct erg_fit_options *o;
   size_t *rows; /* usable rows, time order */
   size_t nrows;
@@ -127,6 +128,14 @@ static double fit_row_utilization(const struct fit_ctx *c, size_t i) {
   if (c->cpu_col < 0 || c->ncpu_col < 0)
     return NAN;
   return erg_derived_utilization(c->ds->x[c->cpu_col][i], c->ds->x[c->ncpu_col][i]);
+}
+
+/* The same of the cell's own features: the range the model is trained on
+ * is the one its cells reached, which predictions of single cells meet. */
+static double fit_raw_utilization(const struct fit_ctx *c, size_t i) {
+  if (c->cpu_col < 0 || c->ncpu_col < 0)
+    return NAN;
+  return erg_derived_utilization(c->raw->x[c->cpu_col][i], c->raw->x[c->ncpu_col][i]);
 }
 
 static int double_cmp(const void *a, const void *b) {
@@ -290,12 +299,12 @@ static int fit_rows(struct fit_ctx *c, const size_t *rows, size_t n, struct fit_
   for (size_t s = 0; s < c->nsel; s++) {
     double mx = 0;
     for (size_t j = 0; j < n; j++)
-      mx = fmax(mx, ds->x[c->sel[s]][rows[j]]);
+      mx = fmax(mx, c->raw->x[c->sel[s]][rows[j]]);
     out->xmax[s] = mx;
   }
   out->u_max = 0;
   for (size_t j = 0; j < n; j++) {
-    double u = fit_row_utilization(c, rows[j]);
+    double u = fit_raw_utilization(c, rows[j]);
     out->u_max = u > out->u_max ? u : out->u_max;
   }
   for (size_t j = 0; j < n; j++) {
@@ -691,11 +700,19 @@ int erg_fit(const struct erg_dataset *ds, const struct erg_fit_options *o, struc
     erg_fit_options_init(&defaults);
     o = &defaults;
   }
-  struct fit_ctx c = {.ds = ds, .o = o};
+  /* An averaging meter's rows are fitted on features smoothed by its
+   * kernel (fit/smooth.c): once here, for validation and the final fit. */
+  struct erg_dataset smoothed;
+  int sm = erg_dataset_smoothed(ds, &smoothed, why, whylen);
+  if (sm < 0)
+    return -1;
+  struct fit_ctx c = {.ds = sm ? &smoothed : ds, .raw = ds, .o = o};
   /* GSL aborts on errors by default; a library must return them instead. */
   gsl_error_handler_t *old = gsl_set_error_handler_off();
   int rc = fit_run(&c, m, why, whylen);
   gsl_set_error_handler(old);
   free(c.rows);
+  if (sm)
+    erg_dataset_smoothed_free(&smoothed);
   return rc;
 }

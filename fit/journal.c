@@ -25,6 +25,7 @@ void erg_dataset_free(struct erg_dataset *ds) {
   free(ds->row_step_seconds);
   free(ds->measured_watts);
   free(ds->flags);
+  free(ds->row_average_seconds);
   free(ds->spans);
   for (size_t k = 0; k < ds->nfeatures; k++)
     free(ds->x[k]);
@@ -88,6 +89,7 @@ static int dataset_grow(struct erg_dataset *ds) {
   GROW(row_step_seconds);
   GROW(measured_watts);
   GROW(flags);
+  GROW(row_average_seconds);
   for (size_t k = 0; k < ds->nfeatures; k++)
     GROW(x[k]);
 #undef GROW
@@ -104,6 +106,7 @@ int erg_dataset_add_row(struct erg_dataset *ds, double time_unix_seconds, double
   ds->row_step_seconds[i] = step_seconds;
   ds->measured_watts[i] = isfinite(measured_watts) ? measured_watts : NAN;
   ds->flags[i] = flags;
+  ds->row_average_seconds[i] = ds->meter_average_seconds;
   for (size_t k = 0; k < ds->nfeatures; k++)
     ds->x[k][i] = x[k];
   return 0;
@@ -145,7 +148,8 @@ static bool journal_number(const char *s, double *out) {
   return *end == '\0' && errno != ERANGE;
 }
 
-/* "# erg-journal v1 node=N step_seconds=S": checks the version and the node;
+/* "# erg-journal v1 node=N step_seconds=S [average_seconds=A]": checks the
+ * version and the node, takes the meter's average for the file's rows;
  * other comments are ignored. */
 static int journal_comment(struct erg_dataset *ds, struct journal_file *jf, const char *line,
                            char *why, size_t whylen) {
@@ -175,6 +179,15 @@ static int journal_comment(struct erg_dataset *ds, struct journal_file *jf, cons
   p = strstr(line, " step_seconds=");
   if (p && ds->step_seconds == 0)
     ds->step_seconds = strtod(p + 14, NULL);
+  p = strstr(line, " average_seconds=");
+  if (p) {
+    double a = strtod(p + 17, NULL);
+    if (!(a >= 0 && a <= 60)) {
+      snprintf(why, whylen, "%s:%zu: average_seconds must be 0 ... 60", jf->path, jf->lineno);
+      return -1;
+    }
+    ds->meter_average_seconds = a;
+  }
   return 0;
 }
 
@@ -342,6 +355,8 @@ int erg_journal_read_progress(struct erg_dataset *ds, const char *path,
     return -1;
   }
   ds->spans = sp;
+  /* A file without average_seconds in its header: an instantaneous meter. */
+  ds->meter_average_seconds = 0;
   struct journal_file jf = {.path = path, .first_row = ds->nrows};
   char *line = NULL;
   size_t cap = 0, bytes = 0, next_report = JOURNAL_PROGRESS_BYTES;

@@ -31,14 +31,23 @@ def heldout_cells(journal, fit):
     quarter, rounded as fit.c does)."""
     first = fit["training"]["first_unix_seconds"]
     last = fit["training"]["last_unix_seconds"]
-    rows = []
+    rows, times, avg = [], set(), 0.0
     for l in open(journal).read().split("\n"):
+        if l.startswith("# erg-journal") and " average_seconds=" in l:
+            avg = float(l.split(" average_seconds=")[1].split()[0])
         f = l.split(",")
         if len(f) < 4 or l.startswith(("#", "time")):
             continue
         t, step, y, flags = float(f[0]), float(f[1]), float(f[2]), int(float(f[3]))
+        times.add(t)
         if first <= t <= last and not flags & UNUSABLE and math.isfinite(y):
             rows.append((t, step, y))
+    # An averaging meter's rows are fitted on features smoothed over the
+    # cells its window reaches (fit/smooth.c): a row without them is not.
+    if avg > 1:
+        k = lambda step: int(math.ceil(avg / 2 / step))
+        rows = [r for r in rows
+                if all(r[0] + j * r[1] in times for j in range(-k(r[1]), k(r[1]) + 1))]
     n = int(math.floor(0.25 * len(rows) + 0.5))
     return rows[len(rows) - n:]
 

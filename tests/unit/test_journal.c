@@ -130,6 +130,43 @@ static void test_journal_gpu_column(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A meter that averages (average_seconds): its N in the file's header,
+ * for the fit's kernel; a changed N starts a new file, with the cached
+ * header (ergd's appends) as without. */
+static void test_journal_average(void **state) {
+  (void)state;
+  char dir[] = "/tmp/erg-journal-XXXXXX", path[1024], old[1100], why[256];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(erg_journal_path(dir, "n1", path, sizeof path), 0);
+  snprintf(old, sizeof old, "%s.1", path);
+  struct erg_journal_file known = {0};
+  static const unsigned avg[] = {5, 5, 0, 0, 1};
+  for (int i = 0; i < 5; i++) {
+    struct erg_journal_row r = {.t0 = 1700000000 + 5 * i,
+                                .step_seconds = 5,
+                                .measured_watts = 500,
+                                .cpu_seconds_per_second = 1,
+                                .ncpu = 4,
+                                .average_seconds = avg[i]};
+    assert_int_equal(
+        erg_journal_append_cached(dir, "n1", &r, 0, 0, i < 3 ? &known : NULL, why, sizeof why), 0);
+    if (i == 1) {
+      assert_int_equal(
+          count_lines(path, "# erg-journal v1 node=n1 step_seconds=5 average_seconds=5\n"), 1);
+      assert_int_equal(count_lines(path, "17"), 2);
+    }
+  }
+  /* Rows 3-5 (no average; 1 is none) in one new file, rows 1-2 rotated. */
+  assert_int_equal(count_lines(old, "# erg-journal v1 node=n1 step_seconds=5 average_seconds=5\n"),
+                   1);
+  assert_int_equal(count_lines(old, "17"), 2);
+  assert_int_equal(count_lines(path, "# erg-journal v1 node=n1 step_seconds=5\n"), 1);
+  assert_int_equal(count_lines(path, "17"), 3);
+  unlink(old);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Issue 38: the curve's tails as cell means, before ncpu; found again by
  * erg_journal_columns; read back by the fit, which keeps them. */
 static void test_journal_tail_columns(void **state) {
@@ -345,6 +382,7 @@ int main(void) {
                                      cmocka_unit_test(test_journal_old_file),
                                      cmocka_unit_test(test_journal_gpu_column),
                                      cmocka_unit_test(test_journal_tail_columns),
+                                     cmocka_unit_test(test_journal_average),
                                      cmocka_unit_test(test_journal_last_end)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,9 +70,55 @@ static void test_declared_average(void **state) {
     if (wrong || l.changes)
       fail_msg("seed %u: %d estimates not 3 s, %llu changes (last %d s)", seed, wrong,
                (unsigned long long)l.changes, lag);
-    assert_true(fabs(erg_lag_shift_seconds(&l) - 5.0) < 1e-9);
+    /* 3 s and its fraction (0 here, but for the meter's 1 W steps). */
+    assert_true(fabs(erg_lag_shift_seconds(&l) - 5.0) < 0.1);
     erg_lag_free(&l);
   }
+}
+
+/* A delay between whole seconds (d s, the power following the CPU's 1 s
+ * levels at once): the meter's energy of each second is the power over
+ * it, of the mean of the last avg samples when it averages. The estimate
+ * is the nearest whole second and its fraction (the correlation peak's
+ * parabola) the rest: lag + fraction within 0.15 s of d. */
+static double stream_fraction(double d, int avg, unsigned seed) {
+  static struct erg_lag l;
+  double cpu[SECONDS];
+  unsigned s = seed;
+  steps(cpu, SECONDS, &s);
+  erg_lag_init(&l);
+  l.average_seconds = avg;
+  /* The meter at tenths of a second: the power d s before, or the mean
+   * of avg samples of it 1 s apart (a BMC's sensor, sim_bmc.c). */
+  for (int sec = 0; sec < SECONDS; sec++) {
+    erg_lag_add_activity(&l, NS(T0 + sec), NS(T0 + sec + 1), cpu[sec], 0);
+    double j = 0;
+    for (int q = 0; q < 10; q++)
+      for (int a = 0; a < avg; a++) {
+        double t = sec + (q + 0.5) / 10 - a - d;
+        j += power(cpu, (int)floor(t)) / (10.0 * avg);
+      }
+    erg_lag_add_energy(&l, 0, NS(T0 + sec), NS(T0 + sec + 1), j);
+    if (sec >= 120 && sec % 10 == 0)
+      erg_lag_estimate(&l, 15, 120);
+  }
+  assert_true(l.have_estimate);
+  double got = l.lag_seconds + l.lag_fraction_seconds;
+  erg_lag_free(&l);
+  return got;
+}
+
+static void test_fraction(void **state) {
+  (void)state;
+  static const double d[] = {2.0, 2.25, 2.5, 2.75, 3.0};
+  for (int avg = 1; avg <= 5; avg += 4)
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+      for (unsigned seed = 1; seed <= 2; seed++) {
+        double got = stream_fraction(d[i], avg, seed);
+        printf("delay %.2f s, mean of %d s, seed %u: %.3f s\n", d[i], avg, seed, got);
+        if (!(fabs(got - d[i]) < 0.15))
+          fail_msg("delay %.2f s (mean of %d s): estimated %.3f s", d[i], avg, got);
+      }
 }
 
 /* Undeclared, the estimator sees the mean's delay too (3 + 2 s, or a
@@ -200,7 +246,8 @@ static void test_reading_time(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_declared_average), cmocka_unit_test(test_undeclared_average),
-      cmocka_unit_test(test_late_answers), cmocka_unit_test(test_reading_time)};
+      cmocka_unit_test(test_declared_average), cmocka_unit_test(test_fraction),
+      cmocka_unit_test(test_undeclared_average), cmocka_unit_test(test_late_answers),
+      cmocka_unit_test(test_reading_time)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
