@@ -181,8 +181,7 @@ int erg_tailwin_file_path(const char *journal_dir, const char *node, char *out, 
 int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, char *why,
                            size_t whylen);
 /* 1 read, 0 no file, -1 unreadable or malformed (why says which). */
-int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why,
-                          size_t whylen);
+int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why, size_t whylen);
 /* The last run's choice, in use until this run's first (cells get its
  * tails once the meter's updates are seen again). */
 void erg_tailwin_restore(struct erg_grid *g, const struct erg_tailwin_saved *s, uint64_t now_ns);
@@ -261,7 +260,7 @@ struct erg_lag {
   int nfeeds;                    /* as for the grid; 1 after init */
   struct erg_feed_acc *feed_acc; /* [bin * nfeeds + feed], allocated at first energy */
   int64_t newest;
-  int lag_seconds;    /* current estimate: power follows CPU this much later */
+  int lag_seconds; /* current estimate: power follows CPU this much later */
   /* Its part of a second (−0.5 … 0.5): the vertex of the parabola through
    * r at lag_seconds and its two neighbours, of the last estimate that had
    * them (0 before, and after a restart until the first): the grid moves

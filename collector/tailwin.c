@@ -91,7 +91,7 @@ struct erg_tailwin {
   struct tailwin_acc acc[ERG_TAILWIN_CANDS];
   struct tailwin_row *rows; /* ring of the last ERG_TAILWIN_ROWS usable cells */
   size_t nrows, row_head, since_choice;
-  unsigned same; /* choices in a row that kept the candidate */
+  unsigned same;           /* choices in a row that kept the candidate */
   struct tailwin_job *job; /* the choice's fits under way; NULL: none */
   struct erg_tailwin_status st;
 };
@@ -566,13 +566,12 @@ void erg_tailwin_status(const struct erg_grid *g, struct erg_tailwin_status *st)
 #define TAILWIN_FILE_MAGIC "erg-tailwin 1"
 
 int erg_tailwin_file_path(const char *journal_dir, const char *node, char *out, size_t outlen) {
-  if (erg_journal_path(journal_dir, node, out, outlen) != 0)
-    return -1;
-  size_t n = strlen(out); /* DIR/NODE.csv -> DIR/NODE.tailwin */
-  if (n + 4 >= outlen)
-    return -1;
-  strcpy(out + n - 3, "tailwin");
-  return 0;
+  /* Beside the journal, named as it is (erg_journal_path; not called: the
+   * journal calls into the grid, which calls here). */
+  char safe[ERG_NAME_MAX];
+  erg_name_sanitize(node, strlen(node), safe);
+  int n = snprintf(out, outlen, "%s/%s.tailwin", journal_dir, safe);
+  return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
 int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, char *why,
@@ -589,8 +588,7 @@ int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, 
   return 0;
 }
 
-int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why,
-                          size_t whylen) {
+int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why, size_t whylen) {
   FILE *f = fopen(path, "r");
   if (!f) {
     if (errno == ENOENT)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Averaging meters: the kernel a trailing mean puts on the cell grid, and
  * the training rows' features smoothed by it (docs/model.md, "Averaging
  * meters"). The fit regresses each cell's measured power on features; a

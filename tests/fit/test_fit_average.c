@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /* Averaging meters (docs/model.md, "Averaging meters"): the kernel a
  * trailing mean puts on the cell grid, and a fit on a synthetic node whose
  * meter shows the 5-s trailing mean of its power (placed at the window's

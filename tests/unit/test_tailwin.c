@@ -149,8 +149,8 @@ static void run_node(struct run *r) {
   double win_watts = 100, last_read = -1;
   struct cell_seen cs = {r, &g, 0};
   if (r->restore > 0)
-    erg_tailwin_restore(&g, &(struct erg_tailwin_saved){.chosen = r->restore, .update_seconds = 0.5},
-                        ns(T0));
+    erg_tailwin_restore(
+        &g, &(struct erg_tailwin_saved){.chosen = r->restore, .update_seconds = 0.5}, ns(T0));
   for (int sec = 0; sec < (int)span - 10; sec++) {
     double t = T0 + sec, t1 = t + 1;
     /* Meter updates and polls up to t1, in time order. */
@@ -310,7 +310,7 @@ static void test_off_the_loop(void **state) {
   run_node(&r); /* holds the fit lock from cell 100 to after the last */
   assert_true(r.choices_at_lock > 0);
   assert_true(r.busy_at_end);
-  assert_true(r.cells_seen >= 195); /* 100 cells with a choice due went on */
+  assert_true(r.cells_seen >= 195);                      /* 100 cells with a choice due went on */
   assert_int_equal(r.choices_at_end, r.choices_at_lock); /* none made meanwhile */
   assert_int_equal(r.st.choices, r.choices_at_lock + 1); /* the one waiting, made after */
   assert_int_equal(r.st.chosen, 2);
@@ -354,7 +354,8 @@ static void test_file(void **state) {
       "erg-tailwin 1 chosen=-1 update_seconds=0.5 chosen_unix_seconds=1\n",
       "erg-tailwin 1 chosen=2 update_seconds=nan chosen_unix_seconds=1\n",
       "erg-tailwin 1 chosen=2 update_seconds=0.5 chosen_unix_seconds=1 more\n",
-      "erg-lag 1 lag_seconds=2\n", ""};
+      "erg-lag 1 lag_seconds=2\n",
+      ""};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -382,10 +383,14 @@ static void test_no_slices(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_follows_update),      cmocka_unit_test(test_follows_slices),
-      cmocka_unit_test(test_follows_two_updates), cmocka_unit_test(test_updates_unseen),
-      cmocka_unit_test(test_no_slices),           cmocka_unit_test(test_off_the_loop),
-      cmocka_unit_test(test_restored),            cmocka_unit_test(test_file),
+      cmocka_unit_test(test_follows_update),
+      cmocka_unit_test(test_follows_slices),
+      cmocka_unit_test(test_follows_two_updates),
+      cmocka_unit_test(test_updates_unseen),
+      cmocka_unit_test(test_no_slices),
+      cmocka_unit_test(test_off_the_loop),
+      cmocka_unit_test(test_restored),
+      cmocka_unit_test(test_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
