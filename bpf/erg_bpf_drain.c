@@ -73,8 +73,7 @@ static long drain_read(struct erg_bpf *b) {
   size_t n = 0;
   bool first = true;
 
-  b->procs_empty = procs_empty(b);
-  if (b->procs_empty)
+  if (procs_empty(b))
     return 0;
 
   for (;;) {

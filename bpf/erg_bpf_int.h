@@ -60,7 +60,6 @@ struct erg_bpf {
   long *redo;        /* groups to re-read, at most one per CPU */
   uint64_t exited, drains, unsettled, running_only;
   uint64_t procs_deleted; /* entries deleted from procs (see erg_group_used) */
-  bool procs_empty;       /* at this drain's read: no entry to read in procs */
   uint64_t drain_mono_ns; /* where the last drain cut its counters */
   erg_bpf_cut_cb cut_cb;
   void *cut_user;

@@ -99,7 +99,8 @@ static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bp
       agent_proc_describe_known(a, e, known->cgroup, known->keys);
       e->uid = known->uid;
       /* A kernel thread has no memory of its own: its statm is all zeros
-       * (a third of the files read per sweep on an idle node). */
+       * (kworkers, ksoftirqd, rcu: a quarter of the statm reads per sweep
+       * under churn). */
       if (p->kthread)
         e->rss_bytes = 0;
       else
