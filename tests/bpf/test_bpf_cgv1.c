@@ -89,8 +89,7 @@ static void test_back_to_back(void **state) {
   (void)state;
   for (int i = 0; i < 2; i++) {
     struct found f = {.pid = child_in(dirs[i], true)};
-    erg_assert(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) &&
-                   WEXITSTATUS(status) == 0,
+    erg_assert(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
                "child failed (status %d)", status);
     usleep(20000); /* its last switch-out */
     erg_assert(erg_bpf_drain(b, on_proc, &f, why, sizeof(why)) >= 0, "drain: %s", why);
@@ -100,8 +99,7 @@ static void test_back_to_back(void **state) {
   }
   erg_assert(ids[0] != ids[1], "one v1 id for two cgroups");
   for (int i = 0; i < 2; i++) {
-    erg_assert(erg_bpf_cgroup_path(b, ids[i], path, sizeof(path)) == 0, "no path for cgroup %d",
-               i);
+    erg_assert(erg_bpf_cgroup_path(b, ids[i], path, sizeof(path)) == 0, "no path for cgroup %d", i);
     erg_assert(strcmp(path, wants[i]) == 0, "v1 path '%s', want '%s'", path, wants[i]);
   }
   erg_bpf_close(b);

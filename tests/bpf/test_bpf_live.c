@@ -403,10 +403,11 @@ static void check_kthread(const struct erg_bpf_proc *p, void *user) {
   if (erg_read_file(path, stat, sizeof(stat)) <= 0)
     return;
   const char *q = strrchr(stat, ')');
-  if (!q || sscanf(q + 2,
-                   "%*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d "
-                   "%*d %*d %*d %*d %llu",
-                   &flags, &start) != 2 ||
+  if (!q ||
+      sscanf(q + 2,
+             "%*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d "
+             "%*d %*d %*d %*d %llu",
+             &flags, &start) != 2 ||
       p->start_time_ns / (1000000000ull / k->clk_tck) != start)
     return;
   bool kthread = (flags & 0x00200000) != 0; /* PF_KTHREAD */
