@@ -237,16 +237,27 @@ static __always_inline bool group_claim(struct erg_group *g, const struct erg_ke
   return true;
 }
 
-/* One more entry in procs: the drain reads procs only while the kernel has
- * made more entries than it deleted. Counted after the insert: a drain that
- * runs in between misses the entry once, as a batch read that passed its
- * bucket already would, and finds it at the next drain. */
-static __always_inline void procs_added(void) {
+/* Entry k made in procs: counted, and its key put in the ring for the
+ * drain (erg_group_used), under a sequence number (0 while the key is
+ * written, then its number + 1). Counted after the insert: a drain that
+ * reads the count sees an entry that is in the map. */
+static __always_inline void procs_added(const struct erg_key *k) {
   __u32 zero = 0;
   struct erg_group_used *u = bpf_map_lookup_elem(&groups_used, &zero);
+  struct erg_procs_ring_ent *e;
+  __u64 i;
 
-  if (u)
-    __sync_fetch_and_add(&u->procs_added, 1);
+  if (!u)
+    return;
+  i = __sync_fetch_and_add(&u->procs_added, 1);
+  e = &u->procs_ring[i & (ERG_PROCS_RING - 1)];
+  e->seq = 0;
+  barrier();
+  e->key.tgid = k->tgid;
+  e->key.pad = 0;
+  e->key.start_ns = k->start_ns;
+  barrier();
+  e->seq = i + 1;
 }
 
 /* Group k's counters, made if it has none: in its `groups` slot if that is
@@ -275,7 +286,7 @@ static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
     return 0;
   }
   if (!err)
-    procs_added();
+    procs_added(k);
   return bpf_map_lookup_elem(&procs, k);
 }
 

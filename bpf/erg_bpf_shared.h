@@ -76,13 +76,22 @@ struct erg_group {
  * kernel sets a slot's bit when it claims it, the drain clears it before it
  * frees the slot, so the drain reads the owned slots without touching the
  * other ~8,000 (0.3 ms a drain). procs_added counts the entries the kernel
- * has made in `procs` (only the drain deletes them): when it equals the
- * drain's count of deletes, procs is empty and the drain does not read it
- * (a batch read walks all its buckets, whatever the count: ~8 % of the
- * agent's CPU under process churn). */
+ * has made in `procs` (only the drain deletes them), and the key of entry
+ * number i is in procs_ring[i mod ERG_PROCS_RING] (seq = i + 1 once
+ * written, 0 while being written): the drain knows every key in procs and
+ * looks the few there are up one by one, where a batch read walks all the
+ * hash's buckets whatever the count (~8 % of the agent's CPU under process
+ * churn). A ring lapped or caught mid-write between two drains: a batch
+ * read. */
+#define ERG_PROCS_RING 64
+struct erg_procs_ring_ent {
+  struct erg_key key;
+  __u64 seq;
+};
 struct erg_group_used {
   __u64 bits[ERG_BPF_GROUP_SLOTS / 64];
   __u64 procs_added;
+  struct erg_procs_ring_ent procs_ring[ERG_PROCS_RING];
 };
 
 /* The cgroup v2 path of a cgroup id, as /proc/PID/cgroup shows it from the
