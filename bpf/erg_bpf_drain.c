@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* Drain of the procs map for erg_bpf.c: batch read, the slices running
- * right now added consistently, callbacks, exited groups deleted. */
+/* Drain of the group counters for erg_bpf.c: procs read by key (or a batch
+ * read) and the groups table in place, the slices running right now added
+ * consistently, callbacks, exited groups deleted. */
 #include "erg_bpf.h"
 
 #include <errno.h>
