@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define REQ_OP_MASK_ 0xff    /* REQ_OP_BITS == 8 */
 #define REQ_OP_READ_ 0
 #define REQ_OP_WRITE_ 1
+#define PF_KTHREAD_ 0x00200000 /* include/linux/sched.h, unchanged since 2.6 */
 
 /* Set by the loader before load; the verifier drops the disabled paths. */
 const volatile bool freq_on = false;
@@ -189,6 +190,13 @@ static __always_inline void meta_maybe_refresh(struct erg_counts *c, struct task
     meta_refresh(c, t, now);
 }
 
+/* A new group's flags: only set while its counters are being made (no
+ * other CPU writes them yet); a task never becomes or stops being a
+ * kernel thread. */
+static __always_inline __u32 new_flags(struct task_struct *t) {
+  return (t->group_leader->flags & PF_KTHREAD_) ? ERG_FLAG_KTHREAD : 0;
+}
+
 static __always_inline struct erg_group *group_slot(__u32 tgid) {
   __u32 i = tgid & (ERG_BPF_GROUP_SLOTS - 1);
 
@@ -221,11 +229,35 @@ static __always_inline bool group_claim(struct erg_group *g, const struct erg_ke
   g->key.pad = 0;
   g->key.start_ns = k->start_ns;
   __builtin_memset(&g->c, 0, sizeof(g->c));
+  g->c.flags = new_flags(t);
   meta_refresh(&g->c, t, bpf_ktime_get_ns());
   __sync_fetch_and_or(&u->bits[(i >> 6) & (ERG_BPF_GROUP_SLOTS / 64 - 1)], 1ull << (i & 63));
   barrier();
   g->state = ERG_GROUP_OWNED;
   return true;
+}
+
+/* Entry k made in procs: counted, and its key put in the ring for the
+ * drain (erg_group_used), under a sequence number (0 while the key is
+ * written, then its number + 1). Counted after the insert: a drain that
+ * reads the count sees an entry that is in the map. */
+static __always_inline void procs_added(const struct erg_key *k) {
+  __u32 zero = 0;
+  struct erg_group_used *u = bpf_map_lookup_elem(&groups_used, &zero);
+  struct erg_procs_ring_ent *e;
+  __u64 i;
+
+  if (!u)
+    return;
+  i = __sync_fetch_and_add(&u->procs_added, 1);
+  e = &u->procs_ring[i & (ERG_PROCS_RING - 1)];
+  e->seq = 0;
+  barrier();
+  e->key.tgid = k->tgid;
+  e->key.pad = 0;
+  e->key.start_ns = k->start_ns;
+  barrier();
+  e->seq = i + 1;
 }
 
 /* Group k's counters, made if it has none: in its `groups` slot if that is
@@ -246,12 +278,15 @@ static __always_inline struct erg_counts *counts_get(const struct erg_key *k,
   if (!c)
     return 0;
   __builtin_memset(c, 0, sizeof(*c));
+  c->flags = new_flags(t);
   meta_refresh(c, t, bpf_ktime_get_ns());
   err = bpf_map_update_elem(&procs, k, c, BPF_NOEXIST);
   if (err && err != -EEXIST) {
     stat_add(ERG_STAT_MAP_FULL, 1);
     return 0;
   }
+  if (!err)
+    procs_added(k);
   return bpf_map_lookup_elem(&procs, k);
 }
 

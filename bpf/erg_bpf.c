@@ -509,6 +509,7 @@ void erg_bpf_close(struct erg_bpf *b) {
   free(b->online);
   free(b->freq);
   free(b->keys);
+  free(b->pkeys);
   free(b->vals);
   free(b->running);
   free(b->snap[0]);

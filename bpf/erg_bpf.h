@@ -70,6 +70,7 @@ struct erg_bpf_proc {
   uint64_t cap_ns[ERG_BPF_MAX_CAP]; /* on-CPU ns per class, see erg_bpf_capacity_classes */
   uint64_t capacity_weighted_ns;    /* sum of ns * capacity / 1024 */
   bool exited;                      /* final record; the process is forgotten */
+  bool kthread;                     /* a kernel thread: no memory of its own */
 };
 
 struct erg_bpf_stats {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* Drain of the procs map for erg_bpf.c: batch read, the slices running
- * right now added consistently, callbacks, exited groups deleted. */
+/* Drain of the group counters for erg_bpf.c: procs read by key (or a batch
+ * read) and the groups table in place, the slices running right now added
+ * consistently, callbacks, exited groups deleted. */
 #include "erg_bpf.h"
 
 #include <errno.h>
@@ -57,12 +58,97 @@ static long drain_read_iter(struct erg_bpf *b, int fd) {
   return (long)n;
 }
 
-static long drain_read(struct erg_bpf *b) {
+/* procs holds no entry: the kernel made as many as the drain deleted
+ * (erg_group_used). An entry made from userspace (tests) without counting
+ * it makes the deletes outnumber the count: not empty, then. */
+static bool procs_empty(const struct erg_bpf *b) {
+  return __atomic_load_n(&b->used->procs_added, __ATOMIC_ACQUIRE) == b->procs_deleted;
+}
+
+/* ---- the keys in procs ----
+ * Most groups live in their groups slot; procs holds the few whose slot
+ * another group held (a handful under process churn), and a batch read
+ * walks all its 32,768 buckets whatever the count. So the drain keeps the
+ * keys that are in procs: those of its last batch read, plus each entry
+ * the kernel made since (its ring, erg_group_used), less those it deleted,
+ * and looks each up by key. */
+#define PKEYS_BY_KEY_MAX 128 /* more: one batch read is cheaper */
+
+static long pkeys_find(const struct erg_bpf *b, const struct erg_key *k) {
+  for (size_t i = 0; i < b->npkeys; i++)
+    if (b->pkeys[i].tgid == k->tgid && b->pkeys[i].start_ns == k->start_ns)
+      return (long)i;
+  return -1;
+}
+
+static int pkeys_add(struct erg_bpf *b, const struct erg_key *k) {
+  if (pkeys_find(b, k) >= 0)
+    return 0;
+  if (b->npkeys == b->pkeys_cap) {
+    size_t cap = b->pkeys_cap ? 2 * b->pkeys_cap : 64;
+    struct erg_key *p = realloc(b->pkeys, cap * sizeof(*p));
+    if (!p)
+      return -1;
+    b->pkeys = p;
+    b->pkeys_cap = cap;
+  }
+  b->pkeys[b->npkeys++] = *k;
+  return 0;
+}
+
+static void pkeys_remove(struct erg_bpf *b, const struct erg_key *k) {
+  long i = pkeys_find(b, k);
+
+  if (i >= 0)
+    b->pkeys[i] = b->pkeys[--b->npkeys];
+}
+
+/* Takes the ring's keys from ring_next up to n_added into pkeys; false
+ * when one of them is not there to take (lapped: more than ERG_PROCS_RING
+ * entries made since the last drain; or being written now, or made from
+ * userspace), and only a batch read can tell which keys procs holds. */
+static bool pkeys_from_ring(struct erg_bpf *b, uint64_t n_added) {
+  if (n_added - b->ring_next > ERG_PROCS_RING)
+    return false;
+  for (uint64_t i = b->ring_next; i < n_added; i++) {
+    const struct erg_procs_ring_ent *e = &b->used->procs_ring[i % ERG_PROCS_RING];
+    struct erg_key k;
+    if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != i + 1)
+      return false;
+    memcpy(&k, (const void *)&e->key, sizeof(k));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != i + 1 || pkeys_add(b, &k))
+      return false;
+  }
+  return true;
+}
+
+/* The procs entries of the keys in pkeys, one lookup each. */
+static long drain_read_keys(struct erg_bpf *b) {
+  size_t n = 0;
+
+  if (drain_reserve(b, b->npkeys))
+    return -1;
+  for (size_t i = 0; i < b->npkeys;) {
+    if (bpf_map_lookup_elem(b->fd.procs, &b->pkeys[i], &b->vals[n]) == 0) {
+      b->keys[n++] = b->pkeys[i++];
+      continue;
+    }
+    if (errno != ENOENT)
+      return -1;
+    b->pkeys[i] = b->pkeys[--b->npkeys]; /* not there (never was: a test's entry) */
+  }
+  return (long)n;
+}
+
+static long drain_read_batch(struct erg_bpf *b) {
   int fd = b->fd.procs;
   LIBBPF_OPTS(bpf_map_batch_opts, o);
   struct erg_key token; /* hash batch token is a bucket index, key size is ample */
   size_t n = 0;
   bool first = true;
+
+  b->procs_batches++;
 
   for (;;) {
     __u32 count = DRAIN_CHUNK;
@@ -80,6 +166,29 @@ static long drain_read(struct erg_bpf *b) {
     if (err)
       return (long)n;
   }
+}
+
+/* The records in procs: by key while the drain knows the keys (few), else
+ * one batch read, which tells it the keys again. The count is read before
+ * the batch: an entry counted by then is in the map (the kernel counts
+ * after the insert), one made later comes from the ring next time. */
+static long drain_read(struct erg_bpf *b) {
+  uint64_t n_added = __atomic_load_n(&b->used->procs_added, __ATOMIC_ACQUIRE);
+  long n;
+
+  if (pkeys_from_ring(b, n_added) && b->npkeys <= PKEYS_BY_KEY_MAX) {
+    b->ring_next = n_added;
+    return drain_read_keys(b);
+  }
+  n = drain_read_batch(b);
+  if (n < 0)
+    return n;
+  b->npkeys = 0;
+  for (long i = 0; i < n; i++)
+    if (pkeys_add(b, &b->keys[i]))
+      return -1;
+  b->ring_next = n_added;
+  return n;
 }
 
 /* Marks the n records read from procs as such and appends the groups that
@@ -216,10 +325,13 @@ static struct erg_group *group_slot(const struct erg_bpf *b, const struct erg_ke
 static int group_lookup(const struct erg_bpf *b, const struct erg_key *k, struct erg_counts *v) {
   const struct erg_group *g = group_slot(b, k);
   struct erg_counts h;
-  bool in_hash = bpf_map_lookup_elem(b->fd.procs, k, &h) == 0, in_slot = false;
+  bool in_hash = false, in_slot = false;
 
-  if (!in_hash && errno != ENOENT)
-    return -1;
+  if (!procs_empty(b)) {
+    in_hash = bpf_map_lookup_elem(b->fd.procs, k, &h) == 0;
+    if (!in_hash && errno != ENOENT)
+      return -1;
+  }
   if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == ERG_GROUP_OWNED && key_eq(&g->key, k)) {
     memcpy(v, &g->c, sizeof(*v));
     v->flags |= ERG_FLAG_IN_SLOT;
@@ -483,6 +595,7 @@ static void proc_fill(const struct erg_bpf *b, const struct erg_key *k, const st
       p->capacity_weighted_ns += c->cap_ns[i] * b->classes[i] / ERG_BPF_CAPACITY_SCALE;
   }
   p->exited = (c->flags & ERG_FLAG_EXITED) != 0;
+  p->kthread = (c->flags & ERG_FLAG_KTHREAD) != 0;
 }
 
 /* Deletes the n exited groups at the front of keys: one syscall (5.6+)
@@ -494,12 +607,18 @@ static void drain_delete(struct erg_bpf *b, int fd, size_t n) {
 
   if (n == 0)
     return;
-  if (bpf_map_delete_batch(fd, b->keys, &done, &o) == 0)
+  for (size_t i = 0; i < n; i++)
+    pkeys_remove(b, &b->keys[i]);
+  if (bpf_map_delete_batch(fd, b->keys, &done, &o) == 0) {
+    b->procs_deleted += n;
     return;
+  }
   if (done > n)
     done = 0;
+  b->procs_deleted += done;
   for (size_t i = done; i < n; i++)
-    bpf_map_delete_elem(fd, &b->keys[i]);
+    if (bpf_map_delete_elem(fd, &b->keys[i]) == 0)
+      b->procs_deleted++;
 }
 
 int erg_bpf_drain(struct erg_bpf *b, erg_bpf_drain_cb cb, void *user, char *why, size_t whylen) {

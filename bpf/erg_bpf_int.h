@@ -59,6 +59,14 @@ struct erg_bpf {
   char *snap_tmp;    /* re-read of CPUs caught mid-switch */
   long *redo;        /* groups to re-read, at most one per CPU */
   uint64_t exited, drains, unsettled, running_only;
+  uint64_t procs_deleted; /* entries deleted from procs (see erg_group_used) */
+  /* The keys in procs as the drain knows them: from its last batch read,
+   * plus the kernel's ring (erg_group_used) up to ring_next, less its own
+   * deletes. */
+  struct erg_key *pkeys;
+  size_t npkeys, pkeys_cap;
+  uint64_t ring_next;
+  uint64_t procs_batches; /* batch reads of procs (tests) */
   uint64_t drain_mono_ns; /* where the last drain cut its counters */
   erg_bpf_cut_cb cut_cb;
   void *cut_user;

@@ -27,6 +27,9 @@ struct erg_key {
 };
 
 #define ERG_FLAG_EXITED 1u
+/* The group is a kernel thread (PF_KTHREAD, set when its counters are
+ * made): no memory of its own, so the agent reads no /proc/PID/statm. */
+#define ERG_FLAG_KTHREAD 2u
 
 /* Cumulative counters of one task group since it was first seen. */
 /* What a switch-out touches comes first, on one cache line. */
@@ -72,9 +75,23 @@ struct erg_group {
 /* Which slots of `groups` are owned or being claimed, one bit each: the
  * kernel sets a slot's bit when it claims it, the drain clears it before it
  * frees the slot, so the drain reads the owned slots without touching the
- * other ~8,000 (0.3 ms a drain). */
+ * other ~8,000 (0.3 ms a drain). procs_added counts the entries the kernel
+ * has made in `procs` (only the drain deletes them), and the key of entry
+ * number i is in procs_ring[i mod ERG_PROCS_RING] (seq = i + 1 once
+ * written, 0 while being written): the drain knows every key in procs and
+ * looks the few there are up one by one, where a batch read walks all the
+ * hash's buckets whatever the count (~8 % of the agent's CPU under process
+ * churn). A ring lapped or caught mid-write between two drains: a batch
+ * read. */
+#define ERG_PROCS_RING 64
+struct erg_procs_ring_ent {
+  struct erg_key key;
+  __u64 seq;
+};
 struct erg_group_used {
   __u64 bits[ERG_BPF_GROUP_SLOTS / 64];
+  __u64 procs_added;
+  struct erg_procs_ring_ent procs_ring[ERG_PROCS_RING];
 };
 
 /* The cgroup v2 path of a cgroup id, as /proc/PID/cgroup shows it from the

@@ -20,7 +20,15 @@ struct {
 #define CGPATH_DEPTH 16
 #define CGPATH_NAME 256
 #define CGPATH_MASK (ERG_BPF_CGPATH_LEN - 1)
+/* The cgroups this CPU last found or recorded in cgpaths, one v2 and one
+ * v1 (a burst of short processes exits from one cgroup: most exits then
+ * skip both hash lookups), and when. Trusted for CGPATH_LAST_NS only: an
+ * entry evicted from the LRU meanwhile (more than 1024 cgroups with exits)
+ * is recorded again after that. */
+#define CGPATH_LAST_NS 1000000000ull
 struct cgpath_buf {
+  __u64 last_id[2];
+  __u64 last_ns[2];
   __u64 names[CGPATH_DEPTH];
   char path[2 * ERG_BPF_CGPATH_LEN];
 };
@@ -73,13 +81,18 @@ static __always_inline int cgpath_names(struct kernfs_node *kn, struct cgpath_bu
  * than the agent keeps is cut as the agent cuts it. */
 static __always_inline void cgpath_record(struct kernfs_node *kn, __u64 id) {
   struct cgpath_buf *b;
-  __u32 zero = 0, off = 0;
+  __u32 zero = 0, off = 0, v1 = id >> 63;
+  __u64 now = bpf_ktime_get_ns();
   int n;
 
-  if (bpf_map_lookup_elem(&cgpaths, &id))
-    return;
   b = bpf_map_lookup_elem(&cgpath_scratch, &zero);
   if (!b)
+    return;
+  if (b->last_id[v1 & 1] == id && now - b->last_ns[v1 & 1] < CGPATH_LAST_NS)
+    return;
+  b->last_id[v1 & 1] = id;
+  b->last_ns[v1 & 1] = now;
+  if (bpf_map_lookup_elem(&cgpaths, &id))
     return;
   n = cgpath_names(kn, b);
   if (n < 0)

@@ -360,6 +360,7 @@ void erg_agent_close(struct erg_agent *a) {
   if (!a)
     return;
   agent_bpf_stop(a);
+  agent_kept_close(a);
   agent_gpu_close(a->gpu);
   table_free(&a->prev);
   table_free(&a->cur);

@@ -98,7 +98,13 @@ static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bp
     if (known && (!cg || !strcmp(cg, known->cgroup))) {
       agent_proc_describe_known(a, e, known->cgroup, known->keys);
       e->uid = known->uid;
-      agent_proc_rss(a, e, p->pid, known->shmem);
+      /* A kernel thread has no memory of its own: its statm is all zeros
+       * (kworkers, ksoftirqd, rcu: a quarter of the statm reads per sweep
+       * under churn). */
+      if (p->kthread)
+        e->rss_bytes = 0;
+      else
+        agent_proc_rss(a, e, p->pid, known->shmem);
       return;
     }
     struct agent_ident n = {.pid = p->pid,

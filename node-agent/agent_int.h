@@ -169,6 +169,10 @@ struct agent_disks {
   uint64_t checked_ns; /* CLOCK_MONOTONIC when the answers were cleared */
 };
 
+/* The node files every sweep reads, kept open (totals.c). */
+enum { AGENT_KEPT_STAT, AGENT_KEPT_MEMINFO, AGENT_KEPT_NETDEV, AGENT_KEPT_DISKSTATS, AGENT_KEPT_N };
+void agent_kept_close(struct erg_agent *a);
+
 /* Busy-time slices per sample at most (sub_interval_seconds). */
 #define AGENT_MAX_SLICES 255
 
@@ -188,6 +192,7 @@ struct erg_agent {
   uint64_t slice_busy[AGENT_MAX_SLICES + 1], slice_end[AGENT_MAX_SLICES + 1];
   uint64_t disk_prev_r, disk_prev_w, disk_cur_r, disk_cur_w, net_prev_rx, net_prev_tx;
   struct agent_disks disks;
+  int kept_fd[AGENT_KEPT_N]; /* node files kept open (totals.c): fd + 1, 0 none, -1 never */
   uint64_t rt_prev, mono_prev;
   uint64_t seq;
   int have_prev;

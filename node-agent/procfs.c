@@ -7,6 +7,26 @@
 
 #include "erg_agent.h"
 
+/* Up to n unsigned numbers separated by blanks from *s, as sscanf's %llu
+ * reads them, but within the line and without a format to interpret (the
+ * agent parses statm, diskstats and net/dev every sweep); *s is left after
+ * the last one read. Returns how many were read. */
+static int scan_u64s(const char **s, unsigned long long *v, int n) {
+  int i = 0;
+  const char *p = *s;
+  for (; i < n; i++) {
+    while (*p == ' ' || *p == '\t')
+      p++;
+    if (*p < '0' || *p > '9')
+      break;
+    char *end;
+    v[i] = strtoull(p, &end, 10);
+    p = end;
+  }
+  *s = p;
+  return i;
+}
+
 int erg_proc_parse_stat(const char *buf, struct erg_proc_stat *out) {
   memset(out, 0, sizeof *out);
   const char *open = strchr(buf, '(');
@@ -77,11 +97,11 @@ int erg_proc_parse_status(const char *buf, struct erg_proc_status *out) {
 
 int erg_proc_parse_statm(const char *buf, struct erg_proc_statm *out) {
   memset(out, 0, sizeof *out);
-  unsigned long long size, resident, shared;
-  if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || shared > resident)
+  unsigned long long v[3]; /* size resident shared */
+  if (scan_u64s(&buf, v, 3) != 3 || v[2] > v[1])
     return -1;
-  out->resident_pages = resident;
-  out->shared_pages = shared;
+  out->resident_pages = v[1];
+  out->shared_pages = v[2];
   return 0;
 }
 
@@ -139,9 +159,8 @@ int erg_proc_parse_cpu_totals(const char *buf, struct erg_cpu_totals *out) {
   unsigned long long v[10] = {0};
   if (strncmp(buf, "cpu ", 4) != 0)
     return -1;
-  int n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
-  if (n < 4)
+  const char *p = buf + 4;
+  if (scan_u64s(&p, v, 10) < 4)
     return -1;
   /* user nice system idle iowait irq softirq steal; guest is inside user. */
   out->busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
@@ -178,8 +197,8 @@ int erg_proc_parse_netdev(const char *buf, uint64_t *rx_bytes, uint64_t *tx_byte
     if (strncmp(name, "lo:", 3) == 0)
       continue;
     unsigned long long v[9];
-    if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-               &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != 9)
+    const char *p = colon + 1;
+    if (scan_u64s(&p, v, 9) != 9)
       continue;
     *rx_bytes += v[0];
     *tx_bytes += v[8];
@@ -194,10 +213,23 @@ int erg_proc_parse_diskstats(const char *buf, int (*want)(const char *dev, void 
   int n = 0;
   for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
     char dev[64];
-    unsigned long long rs, ws;
+    unsigned long long v[7], rs, ws;
+    const char *p = l;
     /* major minor name reads merged sectors_read ms writes merged sectors_written */
-    if (sscanf(l, "%*u %*u %63s %*u %*u %llu %*u %*u %*u %llu", dev, &rs, &ws) != 3)
+    if (scan_u64s(&p, v, 2) != 2)
       continue;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    size_t len = strcspn(p, " \t\n");
+    if (len == 0 || len >= sizeof dev)
+      continue;
+    memcpy(dev, p, len);
+    dev[len] = '\0';
+    p += len;
+    if (scan_u64s(&p, v, 7) != 7)
+      continue;
+    rs = v[2];
+    ws = v[6];
     if (want && !want(dev, user))
       continue;
     *read_bytes += rs * 512; /* diskstats sectors are always 512 bytes */

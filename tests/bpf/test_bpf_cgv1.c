@@ -29,14 +29,17 @@ static void on_proc(const struct erg_bpf_proc *p, void *user) {
   }
 }
 
-/* A child that joins cgroup dir, burns 5 ms of CPU and exits. */
-static pid_t child_in(const char *dir) {
+/* A child that joins cgroup dir, burns 5 ms of CPU and exits (on CPU 0
+ * when pinned). */
+static pid_t child_in(const char *dir, bool pinned) {
   char procs[512], pid[32];
   pid_t c = fork();
 
   erg_assert(c >= 0, "fork: %s", strerror(errno));
   if (c)
     return c;
+  if (pinned && test_pin_try(0) != 0)
+    _exit(4);
   snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
   int fd = open(procs, O_WRONLY);
   int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -57,7 +60,7 @@ static void run_case(const struct erg_bpf_opts *o, const char *label) {
   char why[256], path[512];
   int status;
 
-  f.pid = child_in(dir);
+  f.pid = child_in(dir, false);
   erg_assert(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
              "child failed (status %d)", status);
   usleep(100000); /* its last switch-out */
@@ -67,6 +70,38 @@ static void run_case(const struct erg_bpf_opts *o, const char *label) {
   erg_assert(erg_bpf_cgroup_path(b, f.v1_id, path, sizeof(path)) == 0, "no path for the v1 id");
   printf("%s loader: exited child's v1 freezer path %s\n", label, path);
   erg_assert(strcmp(path, want) == 0, "v1 path '%s', want '%s'", path, want);
+  erg_bpf_close(b);
+  open_b = NULL;
+}
+
+/* Exits from two cgroups one right after the other on one CPU: each
+ * path is recorded (the exit program skips the lookup of the cgroup it
+ * recorded last on that CPU, never of another one). */
+static char dir2[320], want2[320];
+
+static void test_back_to_back(void **state) {
+  struct erg_bpf *b = open_b = test_bpf_open(NULL);
+  const char *dirs[2] = {dir, dir2}, *wants[2] = {want, want2};
+  uint64_t ids[2];
+  char why[256], path[512];
+  int status;
+
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    struct found f = {.pid = child_in(dirs[i], true)};
+    erg_assert(waitpid(f.pid, &status, 0) == f.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "child failed (status %d)", status);
+    usleep(20000); /* its last switch-out */
+    erg_assert(erg_bpf_drain(b, on_proc, &f, why, sizeof(why)) >= 0, "drain: %s", why);
+    erg_assert(f.exited == 1 && f.v1_id != 0, "child %d: %d exited records, v1 id %llu", i,
+               f.exited, (unsigned long long)f.v1_id);
+    ids[i] = f.v1_id;
+  }
+  erg_assert(ids[0] != ids[1], "one v1 id for two cgroups");
+  for (int i = 0; i < 2; i++) {
+    erg_assert(erg_bpf_cgroup_path(b, ids[i], path, sizeof(path)) == 0, "no path for cgroup %d", i);
+    erg_assert(strcmp(path, wants[i]) == 0, "v1 path '%s', want '%s'", path, wants[i]);
+  }
   erg_bpf_close(b);
   open_b = NULL;
 }
@@ -89,6 +124,9 @@ static int make_job_cgroup(void **state) {
   snprintf(dir, sizeof(dir), "%s/job_4711", top);
   erg_assert(mkdir(top, 0755) == 0 && mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
   snprintf(want, sizeof(want), "/erg_cgv1_%d/job_4711", (int)getpid());
+  snprintf(dir2, sizeof(dir2), "%s/job_4712", top);
+  erg_assert(mkdir(dir2, 0755) == 0, "mkdir %s: %s", dir2, strerror(errno));
+  snprintf(want2, sizeof(want2), "/erg_cgv1_%d/job_4712", (int)getpid());
   return 0;
 }
 
@@ -96,6 +134,8 @@ static int remove_job_cgroup(void **state) {
   (void)state;
   if (dir[0])
     rmdir(dir);
+  if (dir2[0])
+    rmdir(dir2);
   if (top[0])
     rmdir(top);
   return 0;
@@ -105,6 +145,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_default_loader, test_bpf_teardown),
       cmocka_unit_test_teardown(test_libbpf_loader, test_bpf_teardown),
+      cmocka_unit_test_teardown(test_back_to_back, test_bpf_teardown),
   };
   struct stat st;
 

@@ -12,7 +12,9 @@
  * owner's key would charge them).
  *
  * test_slot_and_hash: a child's group in its slot gets a procs entry too
- * (as a racing CPU would make it); the drain must report the sum, once per
+ * (as a racing CPU would make it, counted and its key in the ring as the
+ * kernel does; the drain then reads procs by key, test_slot_held's many
+ * entries by batch); the drain must report the sum, once per
  * drain, with the slot's name (renames land there), and after the exit
  * hand over one exited record and leave neither the entry nor the slot
  * behind. */
@@ -197,7 +199,19 @@ static void test_slot_and_hash(void **state) {
   memcpy(h.comm, "hashpart", 9);
   erg_assert(bpf_map_update_elem(b->fd.procs, &k, &h, BPF_NOEXIST) == 0, "procs entry: %s",
              strerror(errno));
+  /* Counted and put in the ring as the kernel does with its own (the
+   * drain reads procs by the keys it knows of). */
+  uint64_t ri = __atomic_fetch_add(&b->used->procs_added, 1, __ATOMIC_ACQ_REL);
+  struct erg_procs_ring_ent *re = &b->used->procs_ring[ri % ERG_PROCS_RING];
+  __atomic_store_n(&re->seq, 0, __ATOMIC_RELEASE);
+  re->key = k;
+  __atomic_store_n(&re->seq, ri + 1, __ATOMIC_RELEASE);
+  uint64_t batches = b->procs_batches;
   drain(b, &v);
+  printf("procs read by key: %zu keys known, %llu batch reads\n", b->npkeys,
+         (unsigned long long)(b->procs_batches - batches));
+  erg_assert(b->procs_batches == batches || b->npkeys > 128, "procs batch-read with %zu keys known",
+             b->npkeys);
   erg_assert(v.seen == 1, "child seen %d times", v.seen);
   erg_assert(strcmp(v.last.comm, "hashpart") != 0, "the procs part's name won");
   erg_assert(v.last.cpu_ns - v.last.running_ns >= before + EXTRA_NS,
@@ -213,6 +227,8 @@ static void test_slot_and_hash(void **state) {
   drain(b, &v);
   erg_assert(v.seen == 0, "the exited child reported again (%d)", v.seen);
   erg_assert(bpf_map_lookup_elem(b->fd.procs, &k, &h) != 0, "its procs entry left behind");
+  erg_assert(b->procs_deleted >= 1, "procs deletes not counted (%llu)",
+             (unsigned long long)b->procs_deleted);
   erg_assert(g->state == ERG_GROUP_FREE, "its slot not freed (state %u)", g->state);
   uint32_t i = k.tgid & (ERG_BPF_GROUP_SLOTS - 1);
   erg_assert(!(b->used->bits[i / 64] & (1ull << (i % 64))), "its slot's bit left set");

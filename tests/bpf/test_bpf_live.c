@@ -382,6 +382,59 @@ static void test_loader(void **state) {
                minor);
 }
 
+/* Each group's kthread flag against the kernel's PF_KTHREAD in
+ * /proc/PID/stat (the same process: its start time agrees), for the groups
+ * still alive at the drain: kernel threads (rcu, ksoftirqd, kworkers run
+ * every few ms) and user processes (this one) both seen, none wrong. */
+struct kthread_check {
+  int kthreads, users, wrong;
+  unsigned long long clk_tck;
+};
+
+static void check_kthread(const struct erg_bpf_proc *p, void *user) {
+  struct kthread_check *k = user;
+  char path[64], stat[1024];
+  unsigned flags;
+  unsigned long long start;
+
+  if (p->exited)
+    return;
+  snprintf(path, sizeof(path), "/proc/%u/stat", p->pid);
+  if (erg_read_file(path, stat, sizeof(stat)) <= 0)
+    return;
+  const char *q = strrchr(stat, ')');
+  if (!q ||
+      sscanf(q + 2,
+             "%*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d "
+             "%*d %*d %*d %*d %llu",
+             &flags, &start) != 2 ||
+      p->start_time_ns / (1000000000ull / k->clk_tck) != start)
+    return;
+  bool kthread = (flags & 0x00200000) != 0; /* PF_KTHREAD */
+  k->kthreads += kthread;
+  k->users += !kthread;
+  if (kthread != p->kthread) {
+    k->wrong++;
+    printf("pid %u (%s): kthread %d, flag %d\n", p->pid, p->comm, kthread, p->kthread);
+  }
+}
+
+static void test_kthread(void **state) {
+  struct erg_bpf *b = *state;
+  struct kthread_check k = {.clk_tck = (unsigned long long)sysconf(_SC_CLK_TCK)};
+  char why[256];
+
+  for (int i = 0; i < 20 && (k.kthreads == 0 || k.users == 0); i++) {
+    usleep(100000);
+    k.kthreads = k.users = 0;
+    erg_assert(erg_bpf_drain(b, check_kthread, &k, why, sizeof(why)) > 0, "drain: %s", why);
+    erg_assert(k.wrong == 0, "%d groups with the wrong kthread flag", k.wrong);
+  }
+  printf("kernel threads %d, user processes %d\n", k.kthreads, k.users);
+  erg_assert(k.kthreads > 0 && k.users > 0, "kernel threads %d, user processes %d", k.kthreads,
+             k.users);
+}
+
 static int open_collector(void **state) {
   *state = test_bpf_open(NULL);
   return 0;
@@ -400,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_features),
       cmocka_unit_test(test_cpu_time),
       cmocka_unit_test(test_blkio),
+      cmocka_unit_test(test_kthread),
       cmocka_unit_test_teardown(test_sched_counts, erg_kill_children),
   };
   const struct CMUnitTest fake[] = {
