@@ -180,6 +180,7 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
   if (rc == 0 && unc) {
     struct erg_unc_cell in = *unc;
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
+    in.misfit_any_row = true; /* the split by CPU time is itself the guess */
     m.ncov = 2;
     m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
     rc = cell_key_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);

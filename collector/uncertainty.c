@@ -55,8 +55,7 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   *in = (struct erg_unc_cell){0};
   struct erg_cell_model cm = node_model_cell(n->model);
   const struct erg_model *m = cm.model;
-  if (m && m->metrics.cells > 0 && isfinite(m->metrics.rmse_watts))
-    in->misfit_watts = m->metrics.rmse_watts;
+  in->misfit_watts = erg_model_misfit_watts(m);
   if (m)
     in->misfit_cells = m->misfit_correlation_cells;
   in->noise_watts = erg_model_noise_watts(m);
