@@ -301,6 +301,24 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
   return cell_predict(cm, &r, &ignored);
 }
 
+double erg_cell_predict_var(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                            unsigned step) {
+  if (!cm || !cm->model || !c)
+    return NAN;
+  const struct erg_model *m = cm->model;
+  if (m->ncov != m->nfeatures + 1)
+    return 0;
+  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES], tbuf[ERG_NDERIVED], v = 0;
+  erg_grid_node_rates(c, step, node);
+  const double *tails = cell_tails(cm, c, tbuf);
+  for (size_t k = 0; k < m->nfeatures; k++)
+    x[k] = cell_node_value(cm, k, node, tails);
+  for (size_t k = 0; k < m->nfeatures; k++)
+    for (size_t e = 0; e < m->nfeatures; e++)
+      v += x[k] * m->cov[1 + k][1 + e] * x[e];
+  return isfinite(v) && v > 0 ? v : 0;
+}
+
 int erg_cell_model_gpu(const struct erg_cell_model *cm) {
   for (size_t k = 0; cm && cm->model && k < cm->model->nfeatures; k++)
     if (cm->feature_map[k] == ERG_FEAT_GPU)
