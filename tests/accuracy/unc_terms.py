@@ -8,13 +8,15 @@ Per job (its archive's cells with a value, idle_policy = separate, so a
 job's part of the dynamic power F = watts / dynamic): the sd that adds
 linearly split into the idle's (F sigma(beta0) a cell) and the rest (the
 coefficients: the stored sd's remainder in quadrature), the variance split
-into the reading noise's (F^2 sigma_n^2), the misfit's (the stored
-variance's part no other term explains: misfit, meter quantum, lag) — each
-as the sd in J it gives over the job's cells — and the half-width
+into the reading noise's (F^2 sigma_n^2), the meter's quantum and lag
+(F^2 x the node's: its dynamic_unc variance less the noise, where a node
+has F = 1 and no misfit), the misfit's (the rest) — each as the sd in J it
+gives over the job's cells — and the half-width
 1.96 sqrt(SD^2 + VAR) with each part's share of SD^2 + VAR (the linear
 parts' shares by their part of SD). `misfit (old)` is what the per-cell
 term tau F(1 - F) min(sigma_r, D)^2 of erg before git errbars6 gives on
-the same cells."""
+the same cells, and `before` the relative width (2 x half-width / E) with
+it in place of the misfit; the last line the medians of the relative widths."""
 import glob, json, math, os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,8 +44,10 @@ def t975(df):
 
 work = sys.argv[1]
 print("| job | E (J) | half-width (J) | idle sd (J) | coefficients sd (J) | noise sd (J) "
-      "| misfit+meter+lag sd (J) | misfit (old) sd (J) | shares idle/coef/noise/rest |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      "| meter+lag sd (J) | misfit sd (J) | misfit (old) sd (J) | shares idle/coef/noise/meter+misfit "
+      "| relative width | before |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+rel, rel_old = [], []
 for jf in sorted(glob.glob(f"{work}/n*-job*.txt")):
     node, job = re.match(r".*/(n\d+)-(job\w+)\.txt$", jf).groups()
     m = json.load(open(f"{work}/models/{node}.json"))
@@ -56,8 +60,9 @@ for jf in sorted(glob.glob(f"{work}/n*-job*.txt")):
         m["validation"]["rmse_watts"]
     sig_r = m["validation"]["rmse_watts"]
     node_rows = rrd(f"{work}/node-{node}.txt")
+    dyn_rows = rrd(f"{work}/node-{node}.dyn.txt")
     step = m.get("step_seconds", 2)
-    idle = sd_rest = v_noise = v_all = v_old = e = 0.0
+    idle = sd_rest = v_noise = v_all = v_old = v_ml = e = 0.0
     for t, r in rrd(jf).items():
         w, sd, var = r.get("watts", math.nan), r.get("sd", math.nan), r.get("var", math.nan)
         d = node_rows.get(t, {}).get("dynamic", math.nan)
@@ -70,12 +75,23 @@ for jf in sorted(glob.glob(f"{work}/n*-job*.txt")):
         sd_rest += math.sqrt(max(sd * sd - a * a, 0)) * step
         v_noise += f * f * sig_n * sig_n * step * step
         v_all += var * step  # var: W^2 x step
+        nv = dyn_rows.get(t, {}).get("var", math.nan)
+        if not math.isnan(nv):
+            v_ml += f * f * max(nv / step - sig_n * sig_n, 0) * step * step
         v_old += tau * f * (1 - f) * min(sig_r, d) ** 2 * step * step
-    v_rest = max(v_all - v_noise, 0)
+    v_rest = max(v_all - v_noise - v_ml, 0)
     SD = idle + sd_rest
     tot = SD * SD + v_all
     half = Z95 * math.sqrt(tot)
-    sh = [SD * idle / tot, SD * sd_rest / tot, v_noise / tot, v_rest / tot] if tot > 0 else [0] * 4
+    sh = [SD * idle / tot, SD * sd_rest / tot, v_noise / tot, (v_ml + v_rest) / tot] if tot > 0 else [0] * 4
+    half_old = Z95 * math.sqrt(SD * SD + v_noise + v_ml + v_old)
+    if e > 0:
+        rel.append(2 * half / e)
+        rel_old.append(2 * half_old / e)
     print(f"| {node} {job} | {e:.0f} | {half:.1f} | {idle:.2f} | {sd_rest:.2f} | {math.sqrt(v_noise):.2f} "
-          f"| {math.sqrt(v_rest):.2f} | {math.sqrt(v_old):.2f} | "
-          + "/".join(f"{x:.2f}" for x in sh) + " |")
+          f"| {math.sqrt(v_ml):.2f} | {math.sqrt(v_rest):.2f} | {math.sqrt(v_old):.2f} | "
+          + "/".join(f"{x:.2f}" for x in sh) +
+          (f" | {2 * half / e:.4f} | {2 * half_old / e:.4f} |" if e > 0 else " | - | - |"))
+if rel:
+    med = lambda v: sorted(v)[len(v) // 2]
+    print(f"median relative width {med(rel):.4f} (before: {med(rel_old):.4f}) over {len(rel)} jobs")
