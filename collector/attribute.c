@@ -180,6 +180,7 @@ static int cpu_share(const struct erg_grid_cell *c, double measured_watts, doubl
   if (rc == 0 && unc) {
     struct erg_unc_cell in = *unc;
     in.misfit_watts = UNC_NO_MODEL_MISFIT_REL * a.dynamic_watts;
+    in.misfit_any_row = true; /* the split by CPU time is itself the guess */
     m.ncov = 2;
     m.cov[0][0] = UNC_NO_MODEL_IDLE_REL * idle_watts * UNC_NO_MODEL_IDLE_REL * idle_watts;
     rc = cell_key_uncertainty(&m, idle_watts, &a, x, c, idle_policy, &in, shares, dyn);
@@ -298,6 +299,24 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
   struct erg_grid_result r = {.t0 = c->t0, .step = step, .cell = c};
   struct erg_cell_power ignored = {0};
   return cell_predict(cm, &r, &ignored);
+}
+
+double erg_cell_predict_var(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                            unsigned step) {
+  if (!cm || !cm->model || !c)
+    return NAN;
+  const struct erg_model *m = cm->model;
+  if (m->ncov != m->nfeatures + 1)
+    return 0;
+  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES], tbuf[ERG_NDERIVED], v = 0;
+  erg_grid_node_rates(c, step, node);
+  const double *tails = cell_tails(cm, c, tbuf);
+  for (size_t k = 0; k < m->nfeatures; k++)
+    x[k] = cell_node_value(cm, k, node, tails);
+  for (size_t k = 0; k < m->nfeatures; k++)
+    for (size_t e = 0; e < m->nfeatures; e++)
+      v += x[k] * m->cov[1 + k][1 + e] * x[e];
+  return isfinite(v) && v > 0 ? v : 0;
 }
 
 int erg_cell_model_gpu(const struct erg_cell_model *cm) {

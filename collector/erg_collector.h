@@ -486,6 +486,11 @@ int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
  * share of a shared meter); NaN without a model or cell. */
 double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
                         unsigned step);
+/* The variance (W²) of the cell's predicted dynamic power Σ β_k x_k from
+ * the model's coefficient covariance (the idle's row left out); 0 without
+ * a covariance, NAN without a model or cell. */
+double erg_cell_predict_var(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                            unsigned step);
 /* The no-model attribution: shares[0..nkeys] (keys, then "[system]") by
  * CPU-time share of measured − idle_watts (all of it to [system] when no
  * CPU time was seen), idle by idle_policy (enum erg_idle_policy), through

@@ -72,7 +72,8 @@ static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
-  double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], sum = 0, dsum = 0;
+  double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], pvar[ERG_MAX_GROUP_NODES], sum = 0,
+                                                                               dsum = 0, pvsum = 0;
   bool unseen[ERG_MAX_GROUP_NODES];
   int missing = 0, nunseen = 0;
   unsigned step = c->cfg->step_seconds;
@@ -85,6 +86,9 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     pred[m] = erg_cell_predict(&cm, cell ? cell : &none, step);
     dyn[m] = cm.model ? pred[m] - cm.model->idle_watts - member_gpu_idle(&cm, cell, step) : NAN;
     unseen[m] = member_gpus_unseen(&cm, cell, step);
+    pvar[m] = c->cfg->energy_intervals ? erg_cell_predict_var(&cm, cell ? cell : &none, step) : 0;
+    pvar[m] = isfinite(pvar[m]) ? pvar[m] : 0;
+    pvsum += pvar[m];
     nunseen += unseen[m];
     if (!isfinite(pred[m]) || pred[m] < 0) {
       missing++;
@@ -108,6 +112,7 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     for (int m = 0; m < g->nmembers; m++) {
       g->members[m]->share = 1.0 / g->nmembers;
       g->members[m]->share_equal = 1;
+      g->members[m]->share_sd_watts = 0;
     }
     return;
   }
@@ -136,8 +141,16 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     w[m] = w[m] > 0 ? w[m] : 0; /* the meter far below the models: none below 0 W */
     wsum += w[m];
   }
+  /* A member's dynamic part is the meter's dynamic power D times
+   * ψ = d_m / Σ d (what the split above comes to): its coefficients' error
+   * moves it by D (1 − ψ) / Σ d · δd_m, the others' by −D ψ / Σ d · δd_j
+   * (members independent: the joint fit's cross terms are not kept). */
+  double D = isfinite(meter) ? meter - (sum - dsum) : dsum;
   for (int m = 0; m < g->nmembers; m++) {
     g->members[m]->share = wsum > 0 ? w[m] / wsum : pred[m] / sum;
     g->members[m]->share_equal = 0;
+    double psi = dsum > 0 ? (dyn[m] > 0 ? dyn[m] : 0) / dsum : 0;
+    double v = (1 - psi) * (1 - psi) * pvar[m] + psi * psi * (pvsum - pvar[m]);
+    g->members[m]->share_sd_watts = dsum > 0 && D > 0 && v > 0 ? D / dsum * sqrt(v) : 0;
   }
 }

@@ -95,6 +95,9 @@ struct node_state {
   int group;
   double share;
   int share_equal;             /* share is an equal split (a member without a model) */
+  /* sd (W) of the member's part of the meter from the members' coefficient
+   * errors (groups.c; the same in every cell: adds linearly) */
+  double share_sd_watts;
   struct job_users *job_users; /* whose its jobs are (jobusers.c) */
   struct node_gpus *gpus;      /* NULL until a sample had GPU energy (gpu.c) */
 };

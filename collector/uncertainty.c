@@ -55,8 +55,7 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   *in = (struct erg_unc_cell){0};
   struct erg_cell_model cm = node_model_cell(n->model);
   const struct erg_model *m = cm.model;
-  if (m && m->metrics.cells > 0 && isfinite(m->metrics.rmse_watts))
-    in->misfit_watts = m->metrics.rmse_watts;
+  in->misfit_watts = erg_model_misfit_watts(m);
   if (m)
     in->misfit_cells = m->misfit_correlation_cells;
   in->noise_watts = erg_model_noise_watts(m);
@@ -74,8 +73,11 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
      * the members' models, the group's misfit moves power between them. */
     if (n->share_equal)
       in->meter_sd_corr_watts = P / sqrt(3);
-    else
+    else {
       in->meter_var_watts2 += in->misfit_watts * in->misfit_watts * n->share * (1 - n->share);
+      /* the members' coefficients move power between them (groups.c) */
+      in->meter_sd_corr_watts = isfinite(n->share_sd_watts) ? n->share_sd_watts : 0;
+    }
   } else if (n->cfg_index >= 0) {
     const struct erg_node_config *nc = &cfg->nodes[n->cfg_index];
     in->meter_var_watts2 = unc_feeds_var(c, nc->feeds, nc->nfeeds, step, &av);

@@ -530,6 +530,11 @@ struct erg_unc_cell {
    * (reading noise; erg_model_noise_watts): measured cells only,
    * independent from cell to cell, split like the meter (F² to a job). */
   double noise_watts;
+  /* The misfit may lie in any one row, whatever the features say (F(1 − F)
+   * of it to a group): for a split that is itself an assumption (the
+   * CPU-share pseudo-model). false: it lies in the model's terms, so rows
+   * of the same feature mix take it in proportion (docs/model.md). */
+  bool misfit_any_row;
 };
 /* The meter's noise per cell as the node's model knows it: the sample sd
  * of the idle profile's cells (at idle the power is constant, so what
@@ -537,6 +542,14 @@ struct erg_unc_cell {
  * estimated from few cells), else the held-out RMSE (an upper bound:
  * noise and misfit), else 0. */
 double erg_model_noise_watts(const struct erg_model *m);
+/* The sd per cell of the power the model misses, net of the reading noise
+ * the held-out RMSE also holds (counted as noise_watts already): with an
+ * idle profile √(RMSE² − σ_n² / τ), σ_n the profile cells' sample sd and
+ * τ misfit_correlation_cells (the RMSE² × τ the misfit term takes holds
+ * the noise's σ_n² once: its residuals do not persist), at least 0;
+ * without a profile (no separate noise figure) the RMSE; 0 without
+ * validation. */
+double erg_model_misfit_watts(const struct erg_model *m);
 /* A group of rows (a job): sd_corr_watts adds linearly over cells (the
  * model's coefficients and correlated meter errors are the same in every
  * cell), var_watts2 in quadrature (meter noise, misfit). */

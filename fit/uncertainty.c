@@ -37,6 +37,20 @@ double erg_model_noise_watts(const struct erg_model *m) {
   return 0;
 }
 
+double erg_model_misfit_watts(const struct erg_model *m) {
+  if (!m || !(m->metrics.cells > 0) || !isfinite(m->metrics.rmse_watts) ||
+      !(m->metrics.rmse_watts > 0))
+    return 0;
+  double r2 = m->metrics.rmse_watts * m->metrics.rmse_watts;
+  const struct erg_idle_profile *ip = &m->idle_profile;
+  if (m->has_idle_profile && ip->cells > 1 && isfinite(ip->stddev_watts) && ip->stddev_watts >= 0) {
+    double n = (double)ip->cells, tau = m->misfit_correlation_cells > 1 ? m->misfit_correlation_cells : 1;
+    double noise2 = ip->stddev_watts * ip->stddev_watts * n / (n - 1);
+    r2 -= noise2 / tau;
+  }
+  return r2 > 0 ? sqrt(r2) : 0;
+}
+
 /* As attribute.c's: s_p = Σ β_k x_{k,p}, negative or non-finite as 0. */
 static double unc_activity(const struct erg_model *m, const double *xp) {
   double s = 0;
@@ -99,6 +113,30 @@ static void unc_fractions(const struct erg_model *m, const double *x, const doub
       fr[g].F += 1;
       fr[g].H += policy == ERG_IDLE_PROPORTIONAL;
     }
+}
+
+/* A measured cell's misfit ε moves power between the rows only as far as
+ * their features differ: taken as errors of the model's terms, term k's
+ * δ_k X_k independent with a variance of its part of the activity
+ * (w_k = β_k X_k / S, so their sum's is the misfit's), a group's share
+ * F·ε − Σ_k δ_k x_{k,g} is off by −Σ_k δ_k (x_{k,g} − F·X_k), of variance
+ * ε² · Σ_k w_k (x_{k,g} / X_k − F)². A group whose rows are of one term
+ * each gets F(1 − F) (two keys of different features: the misfit is in
+ * one or the other); a group of the node's feature mix (rows of CPU time
+ * alone, where every term is split by CPU share) 0. */
+static double unc_misfit_split(const struct erg_model *m, const struct unc_fractions *fr,
+                               const double *X, double S) {
+  if (!(S > 0))
+    return 0;
+  double q = 0;
+  for (size_t k = 0; k < m->nfeatures; k++) {
+    double t = erg_model_term(m, k, X[k]);
+    if (!(t > 0) || !(X[k] > 0))
+      continue;
+    double d = fr->gx[k] / X[k] - fr->F;
+    q += t / S * d * d;
+  }
+  return q;
 }
 
 int erg_attribute_uncertainty_sets(const struct erg_model *m, double idle_watts,
@@ -176,7 +214,8 @@ int erg_attribute_uncertainty_sets(const struct erg_model *m, double idle_watts,
         var += persist * dP * dP * misfit * misfit;
       } else {
         double f = fr->F < 0 ? 0 : fr->F > 1 ? 1 : fr->F;
-        var += persist * f * (1 - f) * misfit * misfit;
+        var += persist * misfit * misfit *
+               (in->misfit_any_row ? f * (1 - f) : unc_misfit_split(m, fr, X, S));
       }
       out[g] = (struct erg_unc_group){.sd_corr_watts = sqrt(corr), .var_watts2 = var};
     }

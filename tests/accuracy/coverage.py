@@ -12,7 +12,11 @@ the few jobs of one run, what calibrated intervals miss by chance rarely:
 every job has an interval, none is empty or wider than twice the job's
 energy, at most 2 of the 5 truths are outside and at most 1 further than
 1.3 half-widths. With calibrated 95 % intervals (normal errors) the last
-fails in 0.1 % of runs, at 90 % coverage in ~1 %, at 85 % in ~3 %; with
+fails in 0.1 % of runs, at 90 % coverage in ~1 %, at 85 % in ~3 % — for
+independent errors; n1's jobs share the idle's error and n2's the
+coefficients' (opposite signs), and at the shares of the short run since
+git errbars6 (idle 50-77 % of n1's variance, coefficients ~80 % of n2's)
+calibrated intervals fail it in ~0.7-1 % of runs (simulated); with
 intervals half as wide (errors of 2.6 half-widths where they were 1.3) in
 ~40 % of runs, and 0-width intervals always (docs/accuracy.md)."""
 import json, math, os, sys

@@ -214,6 +214,11 @@ for i in outlet shared; do
     [ -f "$dir/node.rrd" ] || fail "ergd ($i) wrote no $dir/node.rrd"
     rrdtool fetch "$dir/node.rrd" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end \
       >"$work/$i/node-$n.txt"
+    # the node's dynamic energy's 95 % interval: sd, var (shared_report.py)
+    if [ -f "$dir/dynamic_unc/node.rrd" ]; then
+      rrdtool fetch "$dir/dynamic_unc/node.rrd" AVERAGE -r $STEP -s $((t_start - STEP)) -e $t_end \
+        >"$work/$i/node-$n.dyn.txt"
+    fi
     for j in $JOBS; do
       [ "$(field "$j" 2)" = $n ] || continue
       f=$(key_rrd "$dir/job" "$(field "$j" 3)")

@@ -100,11 +100,32 @@ for i in INST:
                      "high": round(e + h, 1), "inside": max(e - h, 0) <= tr <= e + h,
                      "relative_width": round(2 * h / e, 4) if e > 0 else None,
                      "error_in_halfwidths": round((e - tr) / h, 2) if h > 0 else None})
+    # Each node's dynamic energy (nodes/N/dynamic_unc/node.rrd; behind the
+    # shared meter the member's part of it) against the truth's.
+    nd = []
+    for n, x in nodes.items():
+        f = f"{work}/{i}/node-{n}.dyn.txt"
+        if not has_ds(f, "sd"):
+            continue
+        e, tr = x[i + "_dynamic"], x["truth_dynamic"]
+        sd, var = rrd_energy(f, t0, t1, step, "sd"), rrd_energy(f, t0, t1, step, "var")
+        h = 1.959964 * math.sqrt(sd * sd + max(var, 0))
+        nd.append({"node": n, "dynamic_joules": round(e, 1), "truth_joules": round(tr, 1),
+                   "low": round(max(e - h, 0), 1), "high": round(e + h, 1),
+                   "relative_width": round(2 * h / e, 4) if e > 0 else None,
+                   "error_in_halfwidths": round((e - tr) / h, 2) if h > 0 else None,
+                   "inside": max(e - h, 0) <= tr <= e + h})
     if rows:
         w = sorted(r["relative_width"] for r in rows if r["relative_width"] is not None)
         cov[i] = {"mode": f"shared-{mode}-{i}", "seed": os.environ.get("SEED", "1"), "jobs": rows,
                   "inside": sum(r["inside"] for r in rows), "n": len(rows),
-                  "median_relative_width": w[len(w) // 2] if w else None}
+                  "median_relative_width": w[len(w) // 2] if w else None,
+                  "nodes_dynamic": nd}
+        if nd:
+            print(f"95 % intervals of the nodes' dynamic energy ({i}): "
+                  f"{sum(x['inside'] for x in nd)} of {len(nd)} inside; " +
+                  ", ".join(f"{x['node']} {x['dynamic_joules']:.0f} J [{x['low']:.0f}, {x['high']:.0f}] "
+                            f"truth {x['truth_joules']:.0f}{'' if x['inside'] else ' OUTSIDE'}" for x in nd))
         print(f"95 % intervals ({i}): {cov[i]['inside']} of {len(rows)} truths inside, median "
               f"relative width {cov[i]['median_relative_width']}; outside: " +
               (", ".join(f"{r['job']} {r['error_in_halfwidths']:+.2f}" for r in rows if not r["inside"]) or "none"))

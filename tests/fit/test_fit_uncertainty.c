@@ -124,6 +124,67 @@ static void test_estimated_and_no_cov(void **state) {
   erg_assert(fabs(g[0].var_watts2 - 0.25 * 4) < 1e-12, "var %.15g", g[0].var_watts2);
 }
 
+/* The misfit moves power between rows only as far as their feature mix
+ * differs (docs/model.md, "Uncertainty"): keys of the same mix take it in
+ * proportion, keys of one term each F(1 − F) of it, a mix in between
+ * Σ_k w_k (x_k / X_k − F)². */
+static void test_misfit_split(void **state) {
+  (void)state;
+  struct erg_model m = two_feature_model();
+  m.ncov = 0; /* the misfit alone */
+  double w[3];
+  struct erg_attribution a;
+  struct erg_unc_cell in = {.misfit_watts = 6};
+  int each[] = {0, 1, -1};
+  struct erg_unc_group g[2];
+  /* A (10, 2), B (20, 4): s = 14, 28, F_A = 1/3, every term split 1:2. */
+  const double same[] = {10, 2, 20, 4, 0, 0};
+  assert_int_equal(erg_attribute_cell(&m, 142, same, 3, 2, ERG_IDLE_SEPARATE, w, &a), 0);
+  assert_int_equal(
+      erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE, &in, each, 2, g),
+      0);
+  erg_assert(fabs(g[0].var_watts2) < 1e-12 && fabs(g[1].var_watts2) < 1e-12, "same mix: %g %g",
+             g[0].var_watts2, g[1].var_watts2);
+  /* The CPU-share pseudo-model's split is a guess: any row, F(1 − F). */
+  in.misfit_any_row = true;
+  assert_int_equal(
+      erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE, &in, each, 2, g),
+      0);
+  erg_assert(fabs(g[0].var_watts2 - 36.0 * 2 / 9) < 1e-12, "any row: %g", g[0].var_watts2);
+  in.misfit_any_row = false;
+  /* A (10, 0), B (10, 5): s = 10, 20, F_A = 1/3; terms 20 and 10 W of 30
+   * (w = 2/3, 1/3), A has 1/2 of the CPU term and none of the disk one:
+   * 2/3 (1/2 − 1/3)² + 1/3 (1/3)² = 1/18 of 36 W². */
+  const double mixed[] = {10, 0, 10, 5, 0, 0};
+  assert_int_equal(erg_attribute_cell(&m, 130, mixed, 3, 2, ERG_IDLE_SEPARATE, w, &a), 0);
+  assert_int_equal(erg_attribute_uncertainty(&m, m.idle_watts, &a, mixed, 3, 2, ERG_IDLE_SEPARATE,
+                                             &in, each, 2, g),
+                   0);
+  erg_assert(fabs(g[0].var_watts2 - 2) < 1e-12, "mixed: %g", g[0].var_watts2);
+  erg_assert(fabs(g[1].var_watts2 - 2) < 1e-12, "mixed B: %g", g[1].var_watts2);
+}
+
+/* The misfit net of the reading noise the held-out RMSE holds too. */
+static void test_misfit_net_of_noise(void **state) {
+  (void)state;
+  struct erg_model m = two_feature_model();
+  m.metrics.cells = 10;
+  m.metrics.rmse_watts = 2;
+  erg_assert(fabs(erg_model_misfit_watts(&m) - 2) < 1e-12, "no profile: %g",
+             erg_model_misfit_watts(&m));
+  m.has_idle_profile = true;
+  m.idle_profile.cells = 5;
+  m.idle_profile.stddev_watts = 1; /* sample variance 1.25 */
+  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(2.75)) < 1e-12, "%g", erg_model_misfit_watts(&m));
+  m.misfit_correlation_cells = 2.5; /* τ · RMSE² holds the noise once: 4 − 1.25 / 2.5 */
+  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(3.5)) < 1e-12, "%g", erg_model_misfit_watts(&m));
+  m.metrics.rmse_watts = 0.5;
+  m.misfit_correlation_cells = 1;
+  assert_true(erg_model_misfit_watts(&m) == 0);
+  m.metrics.cells = 0;
+  assert_true(erg_model_misfit_watts(&m) == 0);
+}
+
 static void test_interval(void **state) {
   (void)state;
   double lo, hi;
@@ -359,6 +420,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_two_keys),
       cmocka_unit_test(test_estimated_and_no_cov),
+      cmocka_unit_test(test_misfit_split),
+      cmocka_unit_test(test_misfit_net_of_noise),
       cmocka_unit_test(test_interval),
       cmocka_unit_test(test_fit_covariance),
       cmocka_unit_test(test_held_at_zero),

@@ -173,6 +173,35 @@ for col, what in ((1, "sd"), (2, "var")):
         unc += all(p > 0 for p in parts)
 if unc < 10:
     fail.append(f"job 4242: sd and var > 0 on both nodes in only {unc} cell-sources")
+# Without a model the parts are known exactly (docs/model.md,
+# "Uncertainty"; idle_policy separate, lag_max_seconds 0): the idle is a
+# 20 % guess (sd 8 W), all of it the same in every row, so a job's sd is its
+# part F = watts / dynamic of that; its variance per cell is the CPU split's
+# misfit F(1 - F) (D / 4)^2 plus the meter's quantum, F^2 x at most 1 W^2.
+exact = 0
+for n in ("n1", "n2"):
+    node = table(f"{work}/{n}-node.txt")
+    w = keys(f"{work}/{n}-job.txt").get("4242", {})
+    sd, var = keys(f"{work}/{n}-job.txt", 1).get("4242", {}), keys(f"{work}/{n}-job.txt", 2).get("4242", {})
+    for t, x in w.items():
+        d = node.get(t, {}).get("dynamic", math.nan)
+        if math.isnan(x) or math.isnan(d) or not d > 1 or not x > 0: continue
+        f = x / d
+        if abs(sd.get(t, math.nan) - 8 * f) > 1e-6 * 8 * f + 1e-9:
+            fail.append(f"{n} job 4242 t={t}: sd {sd.get(t)} W, the idle guess's part is {8 * f}")
+        extra = var.get(t, math.nan) / 2 - f * (1 - f) * (d / 4) ** 2  # var is W^2 x step (2 s)
+        if not -1e-6 * d * d <= extra <= f * f * 1.0 + 1e-6:
+            fail.append(f"{n} job 4242 t={t}: var {var.get(t)} W^2 s, the split's misfit "
+                        f"{2 * f * (1 - f) * (d / 4) ** 2}")
+        exact += 1
+if exact < 10:
+    fail.append(f"job 4242: its interval's parts checked in only {exact} cells")
+# Its half-width over the run (the cluster archive's integrals) for /metrics.
+csd = keys(f"{work}/cluster-job.txt", 1).get("4242", {})
+cvar = keys(f"{work}/cluster-job.txt", 2).get("4242", {})
+SD = sum(2 * v for v in csd.values() if not math.isnan(v))
+VAR = sum(2 * v for v in cvar.values() if not math.isnan(v))
+open(f"{work}/half-4242.txt", "w").write(f"{1.959964 * math.sqrt(SD * SD + VAR)}\n")
 # Every kind's key archives have the parts too (issue 39): sd and var > 0
 # where a key draws power, and the rows of one key propagated together.
 # Without a model the correlated part is the configured idle's (sd 20 %),
@@ -228,7 +257,7 @@ for s in 'erg_key_energy_joules_total{node="n1",kind="job",key="4242"}' \
   grep -qF "$s " "$m" || { echo "FAIL: /metrics lacks $s"; grep -c . "$m"; exit 1; }
 done
 # The cluster counter is the nodes' sum, give or take the cells still pending.
-python3 - "$m" <<'PY'
+python3 - "$m" "$work/half-4242.txt" <<'PY'
 import math, sys, re
 v = {}
 for l in open(sys.argv[1]):
@@ -242,13 +271,16 @@ assert nodes > 100, f"job 4242 got only {nodes} J"
 # are each rounded, so the sum may differ by 1.5 mJ (seen: 1418.016 vs
 # 1418.015).
 assert 0.8 * nodes <= job <= nodes + 0.01, (job, nodes)
-# Its 95 % interval's half-width beside it (docs/model.md, "Uncertainty").
-# Without a model the idle is a 20 % guess (8 W here, sd), a job's sd its
-# part of that: wider than its energy when the host leaves the jobs little
-# CPU (dynamic power < 16 W: seen at load average 15-20, 188 J +- 461 J),
-# so > 0 only; the accuracy harness judges widths.
+# Its 95 % interval's half-width beside it (docs/model.md, "Uncertainty"):
+# 1.96 sqrt(SD^2 + VAR) of its cluster archive's sd and var over the run,
+# whose per-cell values the check above held to the no-model terms (the
+# idle a 20 % guess: wider than the energy when the host leaves the jobs
+# little CPU, 188 J +- 461 J seen at load average 15-20, so the bound is
+# the terms', not the energy's; the accuracy harness judges widths).
 half = v.get('erg_job_energy_uncertainty_joules{job="4242"}', 0)
-assert 0 < half < math.inf, f"job 4242: {job} J +- {half}"
+want = float(open(sys.argv[2]).read())
+assert 0 < half < math.inf and abs(half - want) <= 0.02 * want + 0.01, \
+    f"job 4242: {job} J +- {half}, its archive's terms give +- {want}"
 # And each key's beside its counter, of every kind (user 0 on n2: two jobs).
 for n, kind, key in (("n1", "job", "4242"), ("n1", "unit", "tool.service"),
                      ("n2", "user", "0")):

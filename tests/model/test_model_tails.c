@@ -69,6 +69,20 @@ static double cell_power(const struct erg_model *m, const int *map, double grid_
   struct erg_cell_power pw;
   assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
   assert_float_equal(erg_cell_predict(&cm, c, STEP), pw.modelled_watts, 1e-9);
+  /* The prediction's variance from the coefficients (a shared meter's
+   * split, collector/groups.c): with the rank-one covariance 0.01 β βᵀ it
+   * is 0.01 (Σ β_k x_k)², the idle's variance left out; none without one. */
+  assert_true(m->ncov != m->nfeatures + 1 ? erg_cell_predict_var(&cm, c, STEP) == 0 : true);
+  struct erg_model mm = *m;
+  mm.ncov = m->nfeatures + 1;
+  memset(mm.cov, 0, sizeof mm.cov);
+  mm.cov[0][0] = 5;
+  for (size_t k = 0; k < m->nfeatures; k++)
+    for (size_t e = 0; e < m->nfeatures; e++)
+      mm.cov[1 + k][1 + e] = 0.01 * m->coef[k] * m->coef[e];
+  struct erg_cell_model cm2 = {&mm, map, ERG_IDLE_SEPARATE, NULL};
+  double d = erg_cell_predict(&cm2, c, STEP) - mm.idle_watts;
+  assert_float_equal(erg_cell_predict_var(&cm2, c, STEP), 0.01 * d * d, 1e-9 * (1 + d * d));
   for (int i = 0; i < 2; i++)
     *(strcmp(sh[i].key, "a") == 0 ? share_a : share_b) = sh[i].watts;
   assert_float_equal(*share_a + *share_b + sh[2].watts, 200 - 80, 1e-9);
