@@ -72,8 +72,8 @@ static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
-  double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], pvar[ERG_MAX_GROUP_NODES], sum = 0,
-                                                                               dsum = 0, pvsum = 0;
+  double pred[ERG_MAX_GROUP_NODES], dyn[ERG_MAX_GROUP_NODES], pvar[ERG_MAX_GROUP_NODES],
+      sum = 0, dsum = 0, pvsum = 0;
   bool unseen[ERG_MAX_GROUP_NODES];
   int missing = 0, nunseen = 0;
   unsigned step = c->cfg->step_seconds;

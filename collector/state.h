@@ -94,7 +94,7 @@ struct node_state {
    * -1 none; its share of the meter in the cell being finalised. */
   int group;
   double share;
-  int share_equal;             /* share is an equal split (a member without a model) */
+  int share_equal; /* share is an equal split (a member without a model) */
   /* sd (W) of the member's part of the meter from the members' coefficient
    * errors (groups.c; the same in every cell: adds linearly) */
   double share_sd_watts;

@@ -44,7 +44,8 @@ double erg_model_misfit_watts(const struct erg_model *m) {
   double r2 = m->metrics.rmse_watts * m->metrics.rmse_watts;
   const struct erg_idle_profile *ip = &m->idle_profile;
   if (m->has_idle_profile && ip->cells > 1 && isfinite(ip->stddev_watts) && ip->stddev_watts >= 0) {
-    double n = (double)ip->cells, tau = m->misfit_correlation_cells > 1 ? m->misfit_correlation_cells : 1;
+    double n = (double)ip->cells,
+           tau = m->misfit_correlation_cells > 1 ? m->misfit_correlation_cells : 1;
     double noise2 = ip->stddev_watts * ip->stddev_watts * n / (n - 1);
     r2 -= noise2 / tau;
   }

@@ -140,16 +140,16 @@ static void test_misfit_split(void **state) {
   /* A (10, 2), B (20, 4): s = 14, 28, F_A = 1/3, every term split 1:2. */
   const double same[] = {10, 2, 20, 4, 0, 0};
   assert_int_equal(erg_attribute_cell(&m, 142, same, 3, 2, ERG_IDLE_SEPARATE, w, &a), 0);
-  assert_int_equal(
-      erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE, &in, each, 2, g),
-      0);
+  assert_int_equal(erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE,
+                                             &in, each, 2, g),
+                   0);
   erg_assert(fabs(g[0].var_watts2) < 1e-12 && fabs(g[1].var_watts2) < 1e-12, "same mix: %g %g",
              g[0].var_watts2, g[1].var_watts2);
   /* The CPU-share pseudo-model's split is a guess: any row, F(1 − F). */
   in.misfit_any_row = true;
-  assert_int_equal(
-      erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE, &in, each, 2, g),
-      0);
+  assert_int_equal(erg_attribute_uncertainty(&m, m.idle_watts, &a, same, 3, 2, ERG_IDLE_SEPARATE,
+                                             &in, each, 2, g),
+                   0);
   erg_assert(fabs(g[0].var_watts2 - 36.0 * 2 / 9) < 1e-12, "any row: %g", g[0].var_watts2);
   in.misfit_any_row = false;
   /* A (10, 0), B (10, 5): s = 10, 20, F_A = 1/3; terms 20 and 10 W of 30
@@ -175,9 +175,11 @@ static void test_misfit_net_of_noise(void **state) {
   m.has_idle_profile = true;
   m.idle_profile.cells = 5;
   m.idle_profile.stddev_watts = 1; /* sample variance 1.25 */
-  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(2.75)) < 1e-12, "%g", erg_model_misfit_watts(&m));
+  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(2.75)) < 1e-12, "%g",
+             erg_model_misfit_watts(&m));
   m.misfit_correlation_cells = 2.5; /* τ · RMSE² holds the noise once: 4 − 1.25 / 2.5 */
-  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(3.5)) < 1e-12, "%g", erg_model_misfit_watts(&m));
+  erg_assert(fabs(erg_model_misfit_watts(&m) - sqrt(3.5)) < 1e-12, "%g",
+             erg_model_misfit_watts(&m));
   m.metrics.rmse_watts = 0.5;
   m.misfit_correlation_cells = 1;
   assert_true(erg_model_misfit_watts(&m) == 0);
