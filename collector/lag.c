@@ -524,17 +524,14 @@ int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *wh
 }
 
 int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size_t whylen) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
+  char line[256];
+  if (erg_read_file(path, line, sizeof line) < 0) {
     if (errno == ENOENT)
       return 0;
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
     return -1;
   }
-  char line[256];
-  int ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  int used = 0;
+  int ok = 1, used = 0;
   /* Exactly one line of the known form, the lag within the estimator's
    * range: a hand-edited or damaged file is refused, never half-used. */
   ok = ok && sscanf(line,

@@ -589,17 +589,14 @@ int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, 
 }
 
 int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why, size_t whylen) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
+  char line[256];
+  if (erg_read_file(path, line, sizeof line) < 0) {
     if (errno == ENOENT)
       return 0;
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
     return -1;
   }
-  char line[256];
-  int ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  int used = 0;
+  int ok = 1, used = 0;
   /* One line of the known form, a candidate that exists: a damaged or
    * hand-edited file is refused, never half-used. */
   ok = ok &&
