@@ -512,25 +512,18 @@ int erg_lag_file_path(const char *journal_dir, const char *node, char *out, size
 
 int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *why, size_t whylen) {
   char buf[256];
-  int n = snprintf(buf, sizeof buf,
-                   LAG_FILE_MAGIC " lag_seconds=%d correlation=%.4f confidence=%.4f "
-                                  "estimated_unix_seconds=%" PRId64 "\n",
-                   s->lag_seconds, s->correlation, s->confidence, s->estimated_s);
-  if (erg_write_file_atomic(path, buf, (size_t)n) != 0) {
-    snprintf(why, whylen, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  return 0;
+  snprintf(buf, sizeof buf,
+           LAG_FILE_MAGIC " lag_seconds=%d correlation=%.4f confidence=%.4f "
+                          "estimated_unix_seconds=%" PRId64 "\n",
+           s->lag_seconds, s->correlation, s->confidence, s->estimated_s);
+  return erg_state_file_write(path, buf, why, whylen);
 }
 
 int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size_t whylen) {
   char line[256];
-  if (erg_read_file(path, line, sizeof line) < 0) {
-    if (errno == ENOENT)
-      return 0;
-    snprintf(why, whylen, "%s: %s", path, strerror(errno));
-    return -1;
-  }
+  int rc = erg_state_file_read(path, line, sizeof line, why, whylen);
+  if (rc <= 0)
+    return rc;
   int ok = 1, used = 0;
   /* Exactly one line of the known form, the lag within the estimator's
    * range: a hand-edited or damaged file is refused, never half-used. */

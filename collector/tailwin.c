@@ -577,25 +577,17 @@ int erg_tailwin_file_path(const char *journal_dir, const char *node, char *out, 
 int erg_tailwin_file_write(const char *path, const struct erg_tailwin_saved *s, char *why,
                            size_t whylen) {
   char buf[256];
-  int n = snprintf(buf, sizeof buf,
-                   TAILWIN_FILE_MAGIC " chosen=%d update_seconds=%.6f chosen_unix_seconds=%" PRId64
-                                      "\n",
-                   s->chosen, s->update_seconds, s->chosen_s);
-  if (erg_write_file_atomic(path, buf, (size_t)n) != 0) {
-    snprintf(why, whylen, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  return 0;
+  snprintf(buf, sizeof buf,
+           TAILWIN_FILE_MAGIC " chosen=%d update_seconds=%.6f chosen_unix_seconds=%" PRId64 "\n",
+           s->chosen, s->update_seconds, s->chosen_s);
+  return erg_state_file_write(path, buf, why, whylen);
 }
 
 int erg_tailwin_file_read(const char *path, struct erg_tailwin_saved *s, char *why, size_t whylen) {
   char line[256];
-  if (erg_read_file(path, line, sizeof line) < 0) {
-    if (errno == ENOENT)
-      return 0;
-    snprintf(why, whylen, "%s: %s", path, strerror(errno));
-    return -1;
-  }
+  int rc = erg_state_file_read(path, line, sizeof line, why, whylen);
+  if (rc <= 0)
+    return rc;
   int ok = 1, used = 0;
   /* One line of the known form, a candidate that exists: a damaged or
    * hand-edited file is refused, never half-used. */

@@ -144,5 +144,10 @@ int erg_write_file_atomic(const char *path, const void *data, size_t len);
 /* The same, synced: the file before the rename, its directory after, so a
  * power loss leaves the old content or the new (files that must survive). */
 int erg_write_file_durable(const char *path, const void *data, size_t len);
+/* A small state file (ergd's NODE.lag, NODE.tailwin): written atomically,
+ * 0 or -1 with "path: reason" in why; read whole into buf, 1 read, 0 when
+ * there is none (ENOENT), -1 with why. */
+int erg_state_file_write(const char *path, const char *text, char *why, size_t whylen);
+int erg_state_file_read(const char *path, char *buf, size_t buflen, char *why, size_t whylen);
 
 #endif

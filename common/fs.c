@@ -109,3 +109,20 @@ int erg_write_file_atomic(const char *path, const void *data, size_t len) {
 int erg_write_file_durable(const char *path, const void *data, size_t len) {
   return write_file_replace(path, data, len, 1);
 }
+
+int erg_state_file_write(const char *path, const char *text, char *why, size_t whylen) {
+  if (erg_write_file_atomic(path, text, strlen(text)) != 0) {
+    snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int erg_state_file_read(const char *path, char *buf, size_t buflen, char *why, size_t whylen) {
+  if (erg_read_file(path, buf, buflen) >= 0)
+    return 1;
+  if (errno == ENOENT)
+    return 0;
+  snprintf(why, whylen, "%s: %s", path, strerror(errno));
+  return -1;
+}
