@@ -260,8 +260,9 @@ static void node_lag_save(struct collector *c, struct node_state *n) {
                             .correlation = n->lag.correlation,
                             .confidence = n->lag.confidence,
                             .estimated_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};
-  if (erg_lag_file_path(c->journal_dir, n->name, path, sizeof path) == 0 &&
-      erg_lag_file_write(path, &s, why, sizeof why) == 0)
+  if (erg_lag_file_path(c->journal_dir, n->name, path, sizeof path) != 0)
+    snprintf(why, sizeof why, "node name too long for a path");
+  else if (erg_lag_file_write(path, &s, why, sizeof why) == 0)
     return;
   if (c->lag_file_errors++ == 0)
     erg_warn("node %s: meter lag not kept for the next start: %s (further failures only "
