@@ -44,13 +44,27 @@ erg_start_agent node4       # plaintext
   -c <(printf '[agent]\ncurve_secret_key_file = key1.key\ncurve_server_key = other.pub\n') \
   2>node5.log &
 pids+=($!)
-sleep 4
-curl -sf "http://127.0.0.1:$HP/metrics" >metrics.txt
 fail() { echo "FAIL: $*"; cat ergd.log; exit 1; }
 seen() { grep -q "erg_agent_last_seen_timestamp_seconds{node=\"$1\"}" metrics.txt; }
+val() { awk -v s="$1" '$1 == s {print $2}' metrics.txt; }
+# Wait (<= 30 s: agents start slowly on a loaded host) until every accepted
+# node was seen and every kind of refusal counted; then give a refused agent
+# the time of two more messages to get through, which it must not.
+settled() {
+  curl -sf "http://127.0.0.1:$HP/metrics" >metrics.txt || return 1
+  for n in node1 node2b node3; do seen $n || return 1; done
+  [ "$(val erg_auth_node_mismatch_total)" -ge 3 ] 2>/dev/null || return 1
+  [ "$(val 'erg_auth_refused_total{reason="handshake"}')" -ge 1 ] 2>/dev/null || return 1
+  local p i
+  p=$(val 'erg_auth_refused_total{reason="plaintext"}')
+  i=$(val 'erg_auth_refused_total{reason="incomplete"}')
+  [ $((${p:-0} + ${i:-0})) -ge 1 ]
+}
+for _ in $(seq 150); do settled && break; sleep 0.2; done
+sleep 1
+curl -sf "http://127.0.0.1:$HP/metrics" >metrics.txt
 for n in node1 node2b node3; do seen $n || fail "$n not accepted"; done
 for n in node2 node4 node5; do ! seen $n || fail "data of $n got through"; done
-val() { awk -v s="$1" '$1 == s {print $2}' metrics.txt; }
 mism=$(val erg_auth_node_mismatch_total)
 plain=$(val 'erg_auth_refused_total{reason="plaintext"}')
 incomplete=$(val 'erg_auth_refused_total{reason="incomplete"}')
