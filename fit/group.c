@@ -313,7 +313,9 @@ static int group_dataset(const struct erg_dataset *const *mem, const char *const
   ds->row_step_seconds = malloc(rows * sizeof(double));
   ds->measured_watts = malloc(rows * sizeof(double));
   ds->flags = malloc(rows * sizeof(unsigned));
-  bool ok = ds->time_unix_seconds && ds->row_step_seconds && ds->measured_watts && ds->flags;
+  ds->row_average_seconds = malloc(rows * sizeof(double));
+  bool ok = ds->time_unix_seconds && ds->row_step_seconds && ds->measured_watts && ds->flags &&
+            ds->row_average_seconds;
   for (size_t k = 0; ok && k < c->ncols; k++) {
     ds->nfeatures++;
     ok = (ds->x[k] = malloc(rows * sizeof(double))) != NULL;
@@ -340,8 +342,17 @@ static int group_dataset(const struct erg_dataset *const *mem, const char *const
     ds->measured_watts[j] = mem[0]->measured_watts[i0];
     /* The meter is the joined row's own power: no ERG_ROW_SHARED. */
     ds->flags[j] = 0;
-    for (size_t m = 0; m < n; m++)
-      ds->flags[j] |= mem[m]->flags[J->idx[j * n + m]] & ERG_ROW_POWER_ESTIMATED;
+    /* One meter: an averaging one (a chassis manager's mean) smooths the
+     * joined row as erg_fit smooths a node's (fit/smooth.c); a member whose
+     * journal says so speaks for the meter. */
+    ds->row_average_seconds[j] = 0;
+    for (size_t m = 0; m < n; m++) {
+      size_t im = J->idx[j * n + m];
+      ds->flags[j] |= mem[m]->flags[im] & ERG_ROW_POWER_ESTIMATED;
+      if (mem[m]->row_average_seconds &&
+          mem[m]->row_average_seconds[im] > ds->row_average_seconds[j])
+        ds->row_average_seconds[j] = mem[m]->row_average_seconds[im];
+    }
     for (size_t k = 0; k < c->ncols; k++) {
       double v = 0;
       for (size_t m = 0; m < n; m++)

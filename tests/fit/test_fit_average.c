@@ -77,49 +77,83 @@ static void test_kernel(void **state) {
 #define SEEDS 8
 static const double beta_cpu = 10, beta_disk = 0.5e-6, idle = 100;
 
-static void make_node(struct erg_dataset *ds, double average_seconds, unsigned seed) {
-  char why[128];
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  gsl_rng_set(r, seed);
-  size_t n = (size_t)(NCELLS + 2) * CELL;
-  double *cpu = malloc(n * sizeof *cpu), *disk = malloc(n * sizeof *disk),
-         *p = malloc(n * sizeof *p);
-  assert_non_null(cpu);
-  assert_non_null(disk);
-  assert_non_null(p);
+#define FINE ((size_t)(NCELLS + 2) * CELL)
+
+/* One node's load at 0.1 s, each level held quantum × (hold_min + [0,
+ * hold_span)) steps from the start, and its power (cpu, disk coefficients
+ * cb, db) added to p. */
+static void fine_load(gsl_rng *r, size_t quantum, size_t hold_min, size_t hold_span, double cb,
+                      double db, double *cpu, double *disk, double *p) {
   double c = 0, d = 0;
   size_t next_c = 0, next_d = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < FINE; i++) {
     if (i == next_c) {
       c = gsl_rng_uniform(r) * 4;
-      next_c = i + HOLD_MIN + gsl_rng_uniform_int(r, HOLD_SPAN);
+      next_c = i + quantum * (hold_min + gsl_rng_uniform_int(r, hold_span));
     }
     if (i == next_d) {
       d = gsl_rng_uniform(r) < 0.3 ? 0 : gsl_rng_uniform(r) * 40e6;
-      next_d = i + HOLD_MIN + gsl_rng_uniform_int(r, HOLD_SPAN);
+      next_d = i + quantum * (hold_min + gsl_rng_uniform_int(r, hold_span));
     }
     cpu[i] = c;
     disk[i] = d;
-    p[i] = idle + beta_cpu * c + beta_disk * d;
+    p[i] += cb * c + db * d;
   }
-  erg_dataset_init(ds);
-  assert_int_equal(erg_dataset_add_feature(ds, "cpu_seconds_per_second", why, sizeof why), 0);
-  assert_int_equal(erg_dataset_add_feature(ds, "disk_bytes_per_second", why, sizeof why), 1);
-  ds->meter_average_seconds = average_seconds;
+}
+
+/* The mean over the AVG-step window centred on each fine step of a cell,
+ * averaged over the cell: the averaging meter's reading placed as ergd
+ * places it. */
+static double cell_meter(const double *p, size_t cell) {
+  double y = 0;
+  for (size_t j = cell * CELL; j < (cell + 1) * CELL; j++) {
+    double m = 0;
+    for (size_t q = j - AVG / 2; q < j + AVG / 2; q++)
+      m += p[q] / AVG;
+    y += m / CELL;
+  }
+  return y;
+}
+
+/* nds datasets (one per node, loads cpu[k], disk[k]) behind one meter
+ * showing p's trailing mean, + NOISE; flags as given. */
+static void add_cells(struct erg_dataset *ds, size_t nds, double *const *cpu, double *const *disk,
+                      const double *p, double average_seconds, unsigned flags, gsl_rng *r) {
+  char why[128];
+  for (size_t k = 0; k < nds; k++) {
+    erg_dataset_init(&ds[k]);
+    assert_int_equal(erg_dataset_add_feature(&ds[k], "cpu_seconds_per_second", why, sizeof why), 0);
+    assert_int_equal(erg_dataset_add_feature(&ds[k], "disk_bytes_per_second", why, sizeof why), 1);
+    ds[k].meter_average_seconds = average_seconds;
+  }
   for (size_t cell = 1; cell <= NCELLS; cell++) {
-    double x[2] = {0, 0}, y = 0;
-    for (size_t j = cell * CELL; j < (cell + 1) * CELL; j++) {
-      x[0] += cpu[j] / CELL;
-      x[1] += disk[j] / CELL;
-      /* The mean over the window centred on j. */
-      double m = 0;
-      for (size_t q = j - AVG / 2; q < j + AVG / 2; q++)
-        m += p[q] / AVG;
-      y += m / CELL;
+    double y = cell_meter(p, cell) + gsl_ran_gaussian(r, NOISE);
+    /* As ergd journals it: the same value in every member's row. */
+    y = round(y * 1000) / 1000;
+    for (size_t k = 0; k < nds; k++) {
+      double x[2] = {0, 0};
+      for (size_t j = cell * CELL; j < (cell + 1) * CELL; j++) {
+        x[0] += cpu[k][j] / CELL;
+        x[1] += disk[k][j] / CELL;
+      }
+      assert_int_equal(
+          erg_dataset_add_row(&ds[k], T0 + (double)cell * CELL * DT, CELL * DT, y, flags, x), 0);
     }
-    y += gsl_ran_gaussian(r, NOISE);
-    assert_int_equal(erg_dataset_add_row(ds, T0 + (double)cell * CELL * DT, CELL * DT, y, 0, x), 0);
   }
+}
+
+static void make_node(struct erg_dataset *ds, double average_seconds, unsigned seed) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, seed);
+  double *cpu = malloc(FINE * sizeof *cpu), *disk = malloc(FINE * sizeof *disk),
+         *p = malloc(FINE * sizeof *p);
+  assert_non_null(cpu);
+  assert_non_null(disk);
+  assert_non_null(p);
+  for (size_t i = 0; i < FINE; i++)
+    p[i] = idle;
+  fine_load(r, 1, HOLD_MIN, HOLD_SPAN, beta_cpu, beta_disk, cpu, disk, p);
+  add_cells(ds, 1, &cpu, &disk, p, average_seconds, 0, r);
   free(cpu);
   free(disk);
   free(p);
@@ -189,6 +223,82 @@ static void test_fit_box_averaged(void **state) {
   assert_true(mape_s < mape_r);
 }
 
+/* Two nodes behind one averaging meter (a multi-node chassis's manager),
+ * their loads held 1-4 whole cells: erg fit --group smooths the joined rows
+ * as a node's, and the members' coefficients come out within 0.5 % on
+ * every seed; on the cells' own features, Σ idle fixed, the ⅛ of each
+ * cell the mean spreads into its neighbours makes every member's column
+ * look like the others' mean power, and the coefficients move towards
+ * each other (~4 % here). Loads that change within cells are not in the
+ * kernel's reach: the cell means do not say where in the cell the change
+ * was, and the kernel is then right only on average (docs/model.md). */
+static const double pair_cpu[2] = {10, 25}, pair_disk[2] = {0.5e-6, 0.4e-6};
+
+static void fit_pair(double declared, unsigned seed, double err[2][2]) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 100 + seed);
+  double *cpu[2], *disk[2], *p = malloc(FINE * sizeof *p);
+  assert_non_null(p);
+  for (size_t i = 0; i < FINE; i++)
+    p[i] = 2 * idle;
+  for (size_t k = 0; k < 2; k++) {
+    cpu[k] = malloc(FINE * sizeof(double));
+    disk[k] = malloc(FINE * sizeof(double));
+    assert_non_null(cpu[k]);
+    assert_non_null(disk[k]);
+    fine_load(r, CELL, 1, 4, pair_cpu[k], pair_disk[k], cpu[k], disk[k], p);
+  }
+  struct erg_dataset ds[2];
+  add_cells(ds, 2, cpu, disk, p, declared, ERG_ROW_SHARED, r);
+  const struct erg_dataset *mem[2] = {&ds[0], &ds[1]};
+  const char *names[2] = {"a", "b"};
+  struct erg_group_options o;
+  erg_group_options_init(&o);
+  o.name = "chassis";
+  o.form = ERG_GROUP_PER_NODE;
+  struct erg_idle_profile sum = {.mean_watts = 2 * idle, .stddev_watts = NOISE, .cells = 30};
+  o.idle_sum = &sum;
+  struct erg_model m[2];
+  struct erg_group_result res;
+  char why[512];
+  if (erg_group_fit(mem, names, 2, &o, m, &res, why, sizeof why) != 0)
+    fail_msg("group fit: %s", why);
+  assert_int_equal(res.form, ERG_GROUP_PER_NODE);
+  for (size_t k = 0; k < 2; k++) {
+    err[k][0] = coef(&m[k], "cpu_seconds_per_second") / pair_cpu[k] - 1;
+    err[k][1] = coef(&m[k], "disk_bytes_per_second") / pair_disk[k] - 1;
+    erg_dataset_free(&ds[k]);
+    free(cpu[k]);
+    free(disk[k]);
+  }
+  free(p);
+  gsl_rng_free(r);
+}
+
+static void test_group_box_averaged(void **state) {
+  (void)state;
+  double abs_s = 0, abs_r = 0;
+  for (unsigned seed = 1; seed <= SEEDS; seed++) {
+    double e[2][2], e0[2][2];
+    fit_pair(5, seed, e);
+    fit_pair(0, seed, e0);
+    printf("seed %u: smoothed a cpu %+.2f %% disk %+.2f %%, b cpu %+.2f %% disk %+.2f %%; own "
+           "cells a %+.2f %% %+.2f %%, b %+.2f %% %+.2f %%\n",
+           seed, 100 * e[0][0], 100 * e[0][1], 100 * e[1][0], 100 * e[1][1], 100 * e0[0][0],
+           100 * e0[0][1], 100 * e0[1][0], 100 * e0[1][1]);
+    for (size_t k = 0; k < 2; k++)
+      for (size_t f = 0; f < 2; f++) {
+        if (!(fabs(e[k][f]) < 0.01))
+          fail_msg("seed %u: member %zu feature %zu off by %.2f %%", seed, k, f, 100 * e[k][f]);
+        abs_s += fabs(e[k][f]) / (4 * SEEDS);
+        abs_r += fabs(e0[k][f]) / (4 * SEEDS);
+      }
+  }
+  printf("group: mean |error| %.2f %% smoothed, %.2f %% on the cells' own features\n", 100 * abs_s,
+         100 * abs_r);
+  assert_true(abs_s < abs_r);
+}
+
 /* The journal's header carries the meter's average to each row; a file
  * without it is an instantaneous meter's. */
 static void test_journal_average(void **state) {
@@ -243,6 +353,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernel),
       cmocka_unit_test(test_fit_box_averaged),
+      cmocka_unit_test(test_group_box_averaged),
       cmocka_unit_test(test_journal_average),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
