@@ -398,12 +398,14 @@ bool erg_lag_unresolved(const struct erg_lag *l);
  * it by ERG_LAG_SWITCH_GAIN, replaces it at once; every cell since the
  * start is then flagged, as before a first estimate, unless the two lags
  * are neighbours (erg_lag_near). */
-void erg_lag_restore(struct erg_lag *l, int lag_seconds, double correlation, double confidence);
+void erg_lag_restore(struct erg_lag *l, int lag_seconds, double fraction_seconds,
+                     double correlation, double confidence);
 
 /* The estimate kept across restarts: one line in JOURNAL_DIR/NODE.lag
  * beside the journal whose cells it aligned. */
 struct erg_lag_saved {
   int lag_seconds;
+  double fraction_seconds; /* the peak's fraction of a second (-0.5 ... 0.5; 0 in older files) */
   double correlation, confidence;
   int64_t estimated_s; /* when it was written (unix seconds) */
 };

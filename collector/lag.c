@@ -487,9 +487,10 @@ bool erg_lag_cell_unsure(const struct erg_lag *l, int64_t t0_seconds, unsigned s
   return t0_seconds + (int64_t)step_seconds > l->unsure_from && t0_seconds <= l->unsure_to;
 }
 
-void erg_lag_restore(struct erg_lag *l, int lag_seconds, double correlation, double confidence) {
+void erg_lag_restore(struct erg_lag *l, int lag_seconds, double fraction_seconds,
+                     double correlation, double confidence) {
   l->lag_seconds = lag_seconds;
-  l->lag_fraction_seconds = 0; /* not kept: the first estimate finds it */
+  l->lag_fraction_seconds = fraction_seconds;
   l->correlation = correlation;
   l->confidence = confidence;
   l->have_estimate = 1;
@@ -514,8 +515,8 @@ int erg_lag_file_write(const char *path, const struct erg_lag_saved *s, char *wh
   char buf[256];
   snprintf(buf, sizeof buf,
            LAG_FILE_MAGIC " lag_seconds=%d correlation=%.4f confidence=%.4f "
-                          "estimated_unix_seconds=%" PRId64 "\n",
-           s->lag_seconds, s->correlation, s->confidence, s->estimated_s);
+                          "estimated_unix_seconds=%" PRId64 " fraction_seconds=%.3f\n",
+           s->lag_seconds, s->correlation, s->confidence, s->estimated_s, s->fraction_seconds);
   return erg_state_file_write(path, buf, why, whylen);
 }
 
@@ -531,6 +532,12 @@ int erg_lag_file_read(const char *path, struct erg_lag_saved *s, char *why, size
                     LAG_FILE_MAGIC " lag_seconds=%d correlation=%lf confidence=%lf "
                                    "estimated_unix_seconds=%" SCNd64 "%n",
                     &s->lag_seconds, &s->correlation, &s->confidence, &s->estimated_s, &used) == 4;
+  /* The fraction of a second came later: a file without it has none. */
+  int more = 0;
+  s->fraction_seconds = 0;
+  if (ok && sscanf(line + used, " fraction_seconds=%lf%n", &s->fraction_seconds, &more) == 1)
+    used += more;
+  ok = ok && isfinite(s->fraction_seconds) && fabs(s->fraction_seconds) <= 0.5;
   ok = ok && (line[used] == '\n' || line[used] == '\0') && s->lag_seconds >= 0 &&
        s->lag_seconds < ERG_LAG_BINS / 2 && isfinite(s->correlation) && isfinite(s->confidence);
   if (!ok) {

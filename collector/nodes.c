@@ -244,7 +244,8 @@ static void node_lag_install(struct collector *c, struct node_state *n,
              n->name, st->lag.lag_seconds, c->cfg->lag_max_seconds);
     return;
   }
-  erg_lag_restore(&n->lag, st->lag.lag_seconds, st->lag.correlation, st->lag.confidence);
+  erg_lag_restore(&n->lag, st->lag.lag_seconds, st->lag.fraction_seconds, st->lag.correlation,
+                  st->lag.confidence);
   n->lag_seconds = n->lag.lag_seconds;
   n->lag_shift_seconds = erg_lag_shift_seconds(&n->lag);
   n->lag_correlation = n->lag.correlation;
@@ -257,6 +258,7 @@ static void node_lag_install(struct collector *c, struct node_state *n,
 static void node_lag_save(struct collector *c, struct node_state *n) {
   char path[1100], why[1300];
   struct erg_lag_saved s = {.lag_seconds = n->lag.lag_seconds,
+                            .fraction_seconds = n->lag.lag_fraction_seconds,
                             .correlation = n->lag.correlation,
                             .confidence = n->lag.confidence,
                             .estimated_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};

@@ -468,9 +468,11 @@ static void test_restored_lag(void **state) {
   (void)state;
   static struct erg_lag l;
   erg_lag_init(&l);
-  erg_lag_restore(&l, 3, 0.9, 0.3);
+  erg_lag_restore(&l, 3, 0.25, 0.9, 0.3);
   assert_true(l.have_estimate && l.restored);
   assert_false(erg_lag_cell_unsure(&l, T0, 5));
+  /* The fraction kept: the first cells are moved back as far as before. */
+  assert_float_equal(erg_lag_shift_seconds(&l), 3.25, 1e-12);
   feed(&l, 3, 1.0, 42, 0);
   assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
   assert_int_equal(l.lag_seconds, 3);
@@ -483,7 +485,7 @@ static void test_restored_lag(void **state) {
 
   /* Stored 9 s, the meter now lags 3 s: replaced by the first estimate. */
   erg_lag_init(&l);
-  erg_lag_restore(&l, 9, 0.9, 0.3);
+  erg_lag_restore(&l, 9, 0, 0.9, 0.3);
   feed(&l, 3, 1.0, 42, 0);
   assert_false(erg_lag_cell_unsure(&l, T0 + 100, 5)); /* not yet known */
   assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
@@ -498,7 +500,7 @@ static void test_restored_lag(void **state) {
   /* Stored 4 s, the meter now lags 3 s: replaced, and as a neighbour it
    * flags nothing. */
   erg_lag_init(&l);
-  erg_lag_restore(&l, 4, 0.9, 0.3);
+  erg_lag_restore(&l, 4, 0, 0.9, 0.3);
   feed(&l, 3, 1.0, 42, 0);
   assert_int_equal(erg_lag_estimate(&l, 15, 120), 1);
   assert_int_equal(l.lag_seconds, 3);
@@ -510,7 +512,7 @@ static void test_restored_lag(void **state) {
 
   /* A flat load gives no estimate: the restored lag stays in use. */
   erg_lag_init(&l);
-  erg_lag_restore(&l, 4, 0.9, 0.3);
+  erg_lag_restore(&l, 4, 0, 0.9, 0.3);
   feed(&l, 3, 1.0, 1, 1);
   assert_int_equal(erg_lag_estimate(&l, 15, 120), 0);
   assert_true(l.restored && l.lag_seconds == 4);
@@ -536,6 +538,7 @@ static void test_lag_file(void **state) {
   assert_null(strstr(path + strlen(dir), "/.."));
   assert_string_equal(path + strlen(path) - 4, ".lag");
   struct erg_lag_saved in = {.lag_seconds = 7,
+                             .fraction_seconds = -0.375,
                              .correlation = 0.8765,
                              .confidence = 0.125,
                              .estimated_s = T0},
@@ -544,8 +547,16 @@ static void test_lag_file(void **state) {
   assert_int_equal(erg_lag_file_write(path, &in, why, sizeof why), 0);
   assert_int_equal(erg_lag_file_read(path, &out, why, sizeof why), 1);
   assert_int_equal(out.lag_seconds, 7);
+  assert_float_equal(out.fraction_seconds, -0.375, 1e-9);
   assert_true(fabs(out.correlation - 0.8765) < 1e-9 && fabs(out.confidence - 0.125) < 1e-9);
   assert_true(out.estimated_s == T0);
+  /* A file written before the fraction was kept: read, with none. */
+  write_text(
+      path,
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n");
+  assert_int_equal(erg_lag_file_read(path, &out, why, sizeof why), 1);
+  assert_int_equal(out.lag_seconds, 3);
+  assert_float_equal(out.fraction_seconds, 0, 0);
   const char *bad[] = {
       "",
       "garbage\n",
@@ -554,7 +565,13 @@ static void test_lag_file(void **state) {
       "erg-meter-lag 1 lag_seconds=-1 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
       "erg-meter-lag 1 lag_seconds=9999 correlation=0.9 confidence=0.1 estimated_unix_seconds=1\n",
       "erg-meter-lag 1 lag_seconds=3 correlation=nan confidence=0.1 estimated_unix_seconds=1\n",
-      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1x\n"};
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1x\n",
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1 "
+      "fraction_seconds=0.7\n",
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1 "
+      "fraction_seconds=nan\n",
+      "erg-meter-lag 1 lag_seconds=3 correlation=0.9 confidence=0.1 estimated_unix_seconds=1 "
+      "fraction_seconds=0.1 x\n"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     write_text(path, bad[i]);
     why[0] = 0;
