@@ -73,6 +73,20 @@ static const char *bpf_proc_cgroup(struct bpf_sweep *sw, const struct erg_bpf_pr
     return known->cgroup;
   if (!p->exited && agent_pid_cgroup(a, p->pid, buf, len) == 0) {
     cgcache_learn(a->cgroups, p->cgroup_id, buf);
+    /* Out of the scope it is never described, so its identity would never
+     * be cached: remember its path alone, and the next sweeps skip it
+     * without reading /proc until the kernel sees it move (or the entry
+     * ages out). */
+    if (!agent_scope_contains(a, buf)) {
+      struct agent_ident n = {.pid = p->pid,
+                              .start_ns = p->start_time_ns,
+                              .cgroup_id = p->cgroup_id,
+                              .kuid = p->uid,
+                              .read_ns = sw->now_ns};
+      memcpy(n.comm, p->comm, sizeof n.comm);
+      erg_strlcpy(n.cgroup, buf, sizeof n.cgroup);
+      ident_put(a->idents, &n);
+    }
     return buf;
   }
   return cgroup_lookup(a, p->cgroup_id);

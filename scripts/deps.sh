@@ -11,6 +11,7 @@ ERG_TEST_PKGS=(
   rrdtool rrdcached snmp snmpsim mbpoll socat stress-ng python3 curl iproute2 procps
   prometheus sysstat chromium python3-pymodbus python3-serial-asyncio passwd util-linux mount
   slurm-wlm slurmdbd mariadb-server libclang-rt-14-dev clang-format python3-pyghmi freeipmi-tools
+  strace
 )
 # The peers the benchmarks (tests/bench, not ctest) compare erg with.
 ERG_BENCH_PKGS=(

@@ -3,7 +3,9 @@
 # scope = <cgroup>: only the subtree's processes (a busy one and its busy
 # child) are reported, node busy time is the cgroup's own accounting (also in
 # slices every 0.25 s, --sub-interval), and a busy process outside never
-# appears. Both collection paths; real cgroups.
+# appears. Both collection paths; real cgroups. On the eBPF path the outside
+# process's cgroup is not read again at every sweep, and once moved in it is
+# reported.
 set -euo pipefail
 AGENT=$1
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
@@ -94,6 +96,33 @@ assert 0.7 * expect - 0.1 <= total <= 1.3 * expect + 0.1, (total, expect)
 assert any(len(s["procs"]) == 2 for s in samples), "parent and child never both seen"
 PY
 done
+# eBPF path: a busy process outside the scope has its cgroup read from /proc
+# once, not at every sweep (its path is kept until the kernel sees it move),
+# and once moved into the scope it is reported from its move on.
+if [ -r /sys/kernel/btf/vmlinux ]; then
+  command -v strace >/dev/null || { echo "FAIL: strace missing (scripts/deps.sh)"; exit 1; }
+  (sleep 5; echo "$outside" >"$cg/cgroup.procs") &
+  mover=$!
+  strace -f -qq -e trace=openat -o "$work/opens.txt" "$AGENT" --dump --count 16 --interval 0.5 \
+    --collection bpf --scope "/$name" >"$work/move.json" 2>"$work/move.log"
+  wait $mover
+  reads=$(grep -c "/proc/$outside/cgroup\"" "$work/opens.txt" || true)
+  python3 - "$work/move.json" "$outside" "/$name" "$reads" <<'PY'
+import json, sys
+path, outside, scope, reads = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+samples = [o for o in map(json.loads, open(path)) if o["type"] == "sample"]
+seen = [i for i, s in enumerate(samples) for p in s["procs"] if p["pid"] == outside]
+assert seen, "the process moved into the scope was never reported"
+assert all(p["cgroup"] == scope for s in samples for p in s["procs"]), "a path outside the scope"
+# 16 sweeps, about 9 of them with the process outside: once before its move,
+# once after (read again when the kernel's view changed), and slack for a
+# sweep where the kernel's view was not fresh enough to trust the cache.
+assert 1 <= reads <= 4, f"/proc/{outside}/cgroup read {reads} times in 16 sweeps"
+print(f"bpf: outside process's cgroup read {reads} times in 16 sweeps; reported from sample "
+      f"{seen[0] + 1} of {len(samples)} after its move")
+PY
+  echo "$outside" >"$base/cgroup.procs"
+fi
 # A scope that does not exist is a start-up error with a reason.
 if "$AGENT" --dump --count 1 --scope /erg-no-such-cgroup-$$ >/dev/null 2>"$work/err.log"; then
   echo "FAIL: nonexistent scope accepted"; exit 1
