@@ -113,7 +113,10 @@ def main():
         node = {t: r for t, r in rrd(f"{work}/node-{n}.txt").items() if t0 < t <= t1}
         e = sum(r["dynamic"] * step for r in node.values() if not math.isnan(r["dynamic"]))
         meas = sum(r["measured"] * step for r in node.values() if not math.isnan(r["measured"]))
-        idle = next(r["idle"] for r in node.values() if not math.isnan(r["idle"]))
+        # The cells' idle (the profile's; a cell below it shows its power
+        # there, with no dynamic energy: that difference is in "other").
+        idle = sorted(r["idle"] for r in node.values() if not math.isnan(r["idle"]))
+        idle = idle[len(idle) // 2]
         counter = energy(n, t1 + m["lag"]) - energy(n, t0 + m["lag"])
         parts = {"idle": -(idle - m["idle"]) * w, "noise": counter - m["idle"] * w - truth,
                  "align": meas - counter}
