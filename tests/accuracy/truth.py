@@ -57,8 +57,8 @@ def holds(rows, t0, t1, lag):
     back by ergd's lag) are; a hold that straddles a bin's edge or the
     window's is split by time (before git errbars7 it went whole to the bin
     of its middle, which moved the window's edges by up to half a hold: a
-    node's truth off by up to 0.25 s x the power step at each edge, -17 ...
-    +14 J on the full run; docs/accuracy.md, "Per-job intervals")."""
+    node's truth off by up to 0.25 s x the power step at each edge, -14 ...
+    +17 J on the full run; docs/accuracy.md, "Per-job intervals")."""
     for i in range(len(rows) - 1):
         lo, hi = max(rows[i][0] - lag, t0), min(rows[i + 1][0] - lag, t1)
         while lo < hi:
