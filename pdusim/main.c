@@ -508,7 +508,7 @@ static int sim_parse_args(int argc, char **argv, char *host, int *port, const ch
           return 1;
         break;
       case 's':
-        sim.seed = (unsigned)strtoul(optarg, NULL, 10);
+        sim.seed = sim_seed_state(strtoul(optarg, NULL, 10));
         break;
       case 't':
         *truth = optarg;
@@ -531,7 +531,7 @@ int main(int argc, char **argv) {
   char why[300];
   erg_log_init("erg-pdusim", ERG_LOG_INFO);
   erg_pdusim_model_defaults(&sim.model);
-  sim.seed = 1;
+  sim.seed = sim_seed_state(1);
   sim.gpu_ac_factor = 1.1;
   sim.start_s = erg_time_realtime_ns() / 1e9;
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);

@@ -3,6 +3,7 @@
  * power, integrate energy, and log the ground truth. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,15 @@
 #include "erg_common.h"
 #include "sim.h"
 
+unsigned sim_seed_state(unsigned long seed) {
+  uint64_t z = (uint64_t)seed + 0x9e3779b97f4a7c15ull; /* splitmix64's finaliser */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (unsigned)(z ^ (z >> 31));
+}
+
 /* Box-Muller on rand_r: reproducible with --seed, no global state. */
-static double sim_normal(unsigned *seed) {
+double sim_normal(unsigned *seed) {
   double u1 = (rand_r(seed) + 1.0) / ((double)RAND_MAX + 2.0);
   double u2 = (rand_r(seed) + 1.0) / ((double)RAND_MAX + 2.0);
   return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);

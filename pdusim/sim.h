@@ -25,6 +25,17 @@ int sim_gpu_script_load(struct sim_gpu_script *g, const char *path, char *why, s
 /* Σ over the script's GPUs of the power of its latest line at or before t. */
 double sim_gpu_script_watts(const struct sim_gpu_script *g, double since_start_s);
 
+/* --seed N's state for sim_normal: N through a mixing function. glibc's
+ * rand_r is a linear congruential generator, and from neighbouring raw
+ * seeds (1, 2, 3 ...) its streams are related: over seeds 1-20 the sums of
+ * the noise over the accuracy harness's idle and evaluation windows varied
+ * 1.6 x as much as over seeds 1-2000 (17.5 % beyond 1.96 sd against 5.0 %),
+ * so the harness's few seeds were not independent draws (docs/accuracy.md,
+ * "Per-job intervals"). Mixed, each seed starts its own stream. */
+unsigned sim_seed_state(unsigned long seed);
+/* A standard normal from rand_r(*state) (Box-Muller). */
+double sim_normal(unsigned *state);
+
 /* The history entry (ring of nslots, n entries, the newest before head)
  * to show at now_s, lag_s late, for updates every period_s; *src_t, *src_k
  * the entry shown last (*src_t 0: none), updated. -1: none old enough. */

@@ -205,8 +205,15 @@ erg_load_schedule "$(jobdir jobD)" "$EVALD" & ep+=($!)
 erg_load_schedule "$(jobdir jobE)" "$EVALE" & ep+=($!)
 dload "$(jobdir jobE)" "$EVALE_DISK" & ep+=($!)
 wait "${ep[@]}"
-now=$(date +%s); t_end=$(( now / STEP * STEP ))
-sleep $(( 2 * STEP + LAG + 10 ))  # cells settle (+ lag compensation)
+# The window holds the whole jobs, as `erg jobs` reports them: from the cell
+# before their start to the cell after the one they ended in (their
+# schedules end a fraction of a second past t_start + their length). A
+# window that cut running jobs would add ergd's sub-second alignment error
+# at the cut (a lag fraction off by 0.05 s: 0.05 s x the jobs' power), an
+# error of the window, not of a job's energy, where it cancels
+# (docs/accuracy.md, "Per-job intervals"). Cells before t_start: idle.
+now=$(date +%s); t_end=$(( (now / STEP + 2) * STEP )); t_start=$((t_start - STEP))
+sleep $(( t_end - now + 2 * STEP + LAG + 10 ))  # cells settle (+ lag compensation)
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt" || fail "GET /metrics"
 erg_stop
 

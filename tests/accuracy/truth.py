@@ -50,14 +50,22 @@ def truth_rows(path, node):
 
 
 def holds(rows, t0, t1, lag):
-    """Each row's hold (its time to the next row's) whose activity moment,
-    the hold's middle minus lag, falls in the 1 s bin `when` in [t0, t1):
-    yields (when, row, seconds)."""
+    """Each row's hold (its time to the next row's) moved back by lag to the
+    time of the activity it shows, cut at the 1 s bins of [t0, t1): yields
+    (when, row, seconds) for each part of a hold inside the bin `when`. The
+    window is then the activity of exactly [t0, t1), as erg's cells (moved
+    back by ergd's lag) are; a hold that straddles a bin's edge or the
+    window's is split by time (before git errbars7 it went whole to the bin
+    of its middle, which moved the window's edges by up to half a hold: a
+    node's truth off by up to 0.25 s x the power step at each edge, -14 ...
+    +17 J on the full run; docs/accuracy.md, "Per-job intervals")."""
     for i in range(len(rows) - 1):
-        ta, tb = rows[i][0], rows[i + 1][0]
-        when = int((ta + tb) / 2 - lag)
-        if t0 <= when < t1:
-            yield when, rows[i], tb - ta
+        lo, hi = max(rows[i][0] - lag, t0), min(rows[i + 1][0] - lag, t1)
+        while lo < hi:
+            when = math.floor(lo)
+            end = min(hi, when + 1)
+            yield when, rows[i], end - lo
+            lo = end
 
 
 def truth_bins(rows, t0, t1, lag, cpu_watts, disk_watts=lambda d: 0.0):
