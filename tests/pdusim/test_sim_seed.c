@@ -55,8 +55,8 @@ static void test_small_seeds_independent(void **state) {
   /* Independent draws: the variance of 40 (200) is within ~2 of its sds
    * (0.22, 0.10) of 1, deterministic for these seeds. */
   erg_assert(v20 > 0.55 && v20 < 1.45, "seeds 1-20: variance %.3f of the node's draw", v20);
-  erg_assert(v100 > 0.8 && v100 < 1.15, "seeds 1-100: variance %.3f (%d of 200 beyond 1.96)",
-             v100, out100);
+  erg_assert(v100 > 0.8 && v100 < 1.15, "seeds 1-100: variance %.3f (%d of 200 beyond 1.96)", v100,
+             out100);
   erg_assert(out100 <= 14, "seeds 1-100: %d of 200 beyond 1.96 sd", out100);
   erg_assert(fabs(v2000 - 1) < 0.06, "seeds 1-2000: variance %.3f", v2000);
 }
