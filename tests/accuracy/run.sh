@@ -23,11 +23,12 @@
 # bounds looser than the goals). KEEP=1 keeps the work directory;
 # FIT_ARGS="--linear" (or other `erg fit` options) changes the fit; SUB=S
 # runs the agents with --sub-interval S (their busy time in slices). 0 (no
-# slices, as the goals were measured) unless set: erg-pdusim's power follows
-# the mean load of each 0.5 s update, and ergd polling every 0.5 s sees a
-# change at every poll, so it offers no windows of the updates and the
-# agent's default 0.1 s slices, finer than the power's windows here, lower
-# n1's curve at light load (docs/accuracy.md "Slices by default").
+# slices, as the goals were measured) unless set (docs/accuracy.md "Slices
+# by default"). The outlets' ergd polls every 0.25 s: erg-pdusim's power
+# follows the mean load of each 0.5 s update, and ergd offers windows of the
+# updates' load to its tails only where it sees the reading held over polls
+# (docs/model.md "The tails' window"); polled every 0.5 s it changed at
+# every poll.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ACC_BUILD=build-model . "$here/args.sh" "$@"
@@ -96,7 +97,7 @@ jobdir() { # name -> the job's cgroup directory
 erg_ports
 bmc_ports
 erg_ergd_conf <<CONF
-$(erg_acc_opts $STEP $WINDOW)
+$(erg_acc_opts $STEP $WINDOW 0.25)
 
 $(erg_sim_meter)
 
