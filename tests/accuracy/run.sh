@@ -28,7 +28,8 @@
 # follows the mean load of each 0.5 s update, and ergd offers windows of the
 # updates' load to its tails only where it sees the reading held over polls
 # (docs/model.md "The tails' window"); polled every 0.5 s it changed at
-# every poll.
+# every poll. UPDATE=S: erg-pdusim's --update (default 0.5: its power
+# follows each update's mean load, which the readings show).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ACC_BUILD=build-model . "$here/args.sh" "$@"
@@ -112,7 +113,7 @@ mkdir -p "$work/models"
 mapfile -t bmc_args < <(bmc_sim_args n1 n2)
 erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
   --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update 0.5 --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" \
+  --lag $LAG --update ${UPDATE:-0.5} --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" \
   "${bmc_args[@]}"
 erg_start_ergd
 bmc_start $STEP $WINDOW n1 n2
