@@ -103,12 +103,11 @@ struct erg_agent_config {
   char rocm_smi_library[256];
 };
 void erg_agent_config_defaults(struct erg_agent_config *cfg);
-/* sub_interval_seconds' default: off. 0.1 s is what light load wants (a
- * real node's power follows its load within milliseconds, /proc/stat counts
- * 100 ticks a second per CPU), but with it on tests/accuracy/run.sh's
- * per-job check failed once (docs/accuracy.md "Slices by default"), so it is
- * the operator's choice until that passes (docs/agent.md). */
-#define ERG_AGENT_SUB_INTERVAL_DEFAULT 0
+/* sub_interval_seconds' default: 0.1 s, what light load wants (a real
+ * node's power follows its load within milliseconds, /proc/stat counts 100
+ * ticks a second per CPU; docs/accuracy.md "Slices by default",
+ * docs/agent.md "Busy-time slices"). */
+#define ERG_AGENT_SUB_INTERVAL_DEFAULT 0.1
 /* sub_interval_seconds' value: 0 (off) or 0.01 … 3600. */
 int erg_agent_sub_interval(const char *value, double *out, char *why, size_t whylen);
 /* Sets cfg->scope from an absolute cgroup path (trailing '/' dropped). */

@@ -44,7 +44,7 @@ static void usage(FILE *f) {
           "      --count N         stop after N samples; exit 3 if they could not be\n"
           "                        delivered (no handshake with the collector)\n"
           "      --sub-interval S  also read the node's busy time every S s within the\n"
-          "                        interval (default 0: off; 0.1 for light load; docs/agent.md)\n"
+          "                        interval (default 0.1; 0: off; docs/agent.md)\n"
           "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
           "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
           "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"

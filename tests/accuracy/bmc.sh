@@ -62,7 +62,7 @@ $(k=0; for n in "$@"; do k=$((k + 1))
   printf '\n[node.%s]\npower = bmc%d\n' "$n" $k; done)
 CONF
     erg_start_ergd || fail "ergd ($v) did not start: $(tail -3 "$erg_dir/ergd.log")"
-    for n in "$@"; do erg_start_agent "$n" --scope "/$tag-$n" --interval 1 --sub-interval "${SUB:-0}"; done
+    for n in "$@"; do erg_start_agent "$n" --scope "/$tag-$n" --interval 1 ${SUB:+--sub-interval "$SUB"}; done
   done
   erg_dir=
   ZP=$zp HP=$hp

@@ -22,12 +22,14 @@
 # BUILD_DIR defaults to build-model; --short is the ctest variant (~2 min,
 # bounds looser than the goals). KEEP=1 keeps the work directory;
 # FIT_ARGS="--linear" (or other `erg fit` options) changes the fit; SUB=S
-# runs the agents with --sub-interval S (their busy time in slices). 0 (no
-# slices, as the goals were measured) unless set: erg-pdusim's power follows
-# the mean load of each 0.5 s update, and ergd polling every 0.5 s sees a
-# change at every poll, so it offers no windows of the updates and the
-# agent's default 0.1 s slices, finer than the power's windows here, lower
-# n1's curve at light load (docs/accuracy.md "Slices by default").
+# runs the agents with --sub-interval S (their busy time in slices; unset:
+# the agent's default, 0.1 s; SUB=0: none, as the goals were first
+# measured; docs/accuracy.md "Slices by default"). The outlets' ergd polls
+# every 0.25 s: erg-pdusim's power follows the mean load of each 0.5 s
+# update, and ergd offers windows of the updates' load to its tails only
+# where it sees the reading held over polls (docs/model.md "The tails'
+# window"); polled every 0.5 s it changed at every poll. UPDATE=S:
+# erg-pdusim's --update (default 0.5).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ACC_BUILD=build-model . "$here/args.sh" "$@"
@@ -96,7 +98,7 @@ jobdir() { # name -> the job's cgroup directory
 erg_ports
 bmc_ports
 erg_ergd_conf <<CONF
-$(erg_acc_opts $STEP $WINDOW)
+$(erg_acc_opts $STEP $WINDOW 0.25)
 
 $(erg_sim_meter)
 
@@ -111,12 +113,12 @@ mkdir -p "$work/models"
 mapfile -t bmc_args < <(bmc_sim_args n1 n2)
 erg_start_pdusim --node n1=$SIMPREFIX/$tag-n1 --node n2=$SIMPREFIX/$tag-n2 \
   --idle $IDLE --slope $SLOPE --exponent $EXPONENT --noise $NOISE --quantum $QUANTUM \
-  --lag $LAG --update 0.5 --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" \
+  --lag $LAG --update ${UPDATE:-0.5} --seed ${SEED:-1} --disk-watts-per-mbps $DISK_W --truth "$work/truth.csv" \
   "${bmc_args[@]}"
 erg_start_ergd
 bmc_start $STEP $WINDOW n1 n2
 for n in n1 n2; do
-  erg_start_agent $n --scope /$tag-$n --interval 1 --sub-interval "${SUB:-0}"
+  erg_start_agent $n --scope /$tag-$n --interval 1 ${SUB:+--sub-interval "$SUB"}
   # Per-job CPU time and the node's busy time, sampled independently of erg.
   python3 "$here/sampler.py" "$work/cpu-$n.csv" "$CG2/$tag-$n" \
     $(for k in jobA jobB jobC jobD jobE; do echo "$k=$(jobdir $k)"; done) &

@@ -86,12 +86,15 @@ erg_start_pdusim "${sim_args[@]}" --sum "bank=$(tr ' ' + <<<"$NODES")" \
   fail "erg-pdusim did not listen: $(cat "$work/pdusim.log")"
 
 # ---- two ergd: outlet and shared ----
+# Meters polled every 0.25 s: ergd then sees erg-pdusim's 0.5 s updates and
+# can take the agents' busy-time slices over them (docs/model.md "The tails'
+# window"; run.sh).
 stage=ergd
 start_ergd() { # INSTANCE POWER_SECTIONS -> its ports in ZP, HP
   erg_instance "$1"
   mkdir -p "$erg_dir/models"
   erg_ergd_conf <<CONF
-$(erg_acc_opts $STEP $WINDOW)
+$(erg_acc_opts $STEP $WINDOW 0.25)
 
 $(erg_sim_meter)
 

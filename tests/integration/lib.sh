@@ -88,9 +88,10 @@ erg_cg_remove() {
 #   erg_stop                        kills the pids[] daemons, waits, empties pids
 #   erg_wait_log FILE PATTERN [N [S]]  waits (max S s, default 10) until N
 #                                   (default 1) lines of FILE match PATTERN
-#   erg_acc_opts STEP WINDOW        prints the accuracy harness's [collector]
+#   erg_acc_opts STEP WINDOW [POLL] prints the accuracy harness's [collector]
 #                                   options (model_dir $erg_dir/models, idle
-#                                   separate, lag up to 10 s over WINDOW s, ...)
+#                                   separate, lag up to 10 s over WINDOW s,
+#                                   meters polled every POLL s, default 0.5, ...)
 #   erg_load_schedule CGDIR SCHED   CPU load "LOAD:SECONDS,..." (LOAD a fraction
 #                                   of one CPU; stress-ng, a sleep for 0) run in
 #                                   the cgroup directory CGDIR
@@ -241,7 +242,8 @@ erg_start_agent() {
 erg_acc_opts() {
   printf 'model_dir = %s/models\nidle_policy = separate\nstep_seconds = %s\nsettle_steps = 1\n' \
     "${erg_dir:-$work}" "$1"
-  printf 'poll_seconds = 0.5\nlag_max_seconds = 10\nlag_window_seconds = %s\ntop_processes = 20\n' "$2"
+  printf 'poll_seconds = %s\nlag_max_seconds = 10\nlag_window_seconds = %s\ntop_processes = 20\n' \
+    "${3:-0.5}" "$2"
 }
 
 erg_load_schedule() {

@@ -522,7 +522,7 @@ static void test_hostile(void **state) {
   struct erg_agent_config a;
   erg_agent_config_defaults(&a);
   assert_int_equal(erg_agent_config_load(path, &a, &err), 0);
-  assert_float_equal(a.sub_interval_seconds, 0, 0); /* off by default */
+  assert_float_equal(a.sub_interval_seconds, 0.1, 0); /* 0.1 s by default */
   unlink(path);
   write_conf("[agent]\nsub_interval_seconds = 0\n");
   erg_agent_config_defaults(&a);
