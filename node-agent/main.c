@@ -32,24 +32,23 @@ static void agent_sleep_until(uint64_t mono_ns, const sigset_t *run_mask) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
-          "                 [--interval SECONDS] [--sub-interval SECONDS] [--count N]\n"
-          "                 [--log-level LEVEL]\n"
-          "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
-          "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
-          "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
-          "      --dump            print each sample as one JSON line instead of sending\n"
-          "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
-          "      --count N         stop after N samples; exit 3 if they could not be\n"
-          "                        delivered (no handshake with the collector)\n"
-          "      --sub-interval S  also read the node's busy time every S s within the\n"
-          "                        interval (default 0.1; 0: off; docs/agent.md)\n"
-          "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
-          "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
-          "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
-          "      --curve-secret-key-file FILE   this agent's secret key (erg keygen)\n"
-          "      --version         print the version and git revision\n");
+  fprintf(f, "usage: erg-agent [-c FILE] [--dump] [--collector ENDPOINT] [--node NAME]\n"
+             "                 [--interval SECONDS] [--sub-interval SECONDS] [--count N]\n"
+             "                 [--log-level LEVEL]\n"
+             "                 [--collection auto|bpf|proc] [--scope CGROUP]\n"
+             "                 [--curve-server-key KEY|FILE --curve-secret-key-file FILE]\n"
+             "  -c, --config FILE     INI config ([agent] section), see erg-agent(8)\n"
+             "      --dump            print each sample as one JSON line instead of sending\n"
+             "      --dump-file FILE  send, and also append each sample sent as a JSON line\n"
+             "      --count N         stop after N samples; exit 3 if they could not be\n"
+             "                        delivered (no handshake with the collector)\n"
+             "      --sub-interval S  also read the node's busy time every S s within the\n"
+             "                        interval (default 0.1; 0: off; docs/agent.md)\n"
+             "      --collection X    auto (eBPF, else /proc; default), bpf (or fail), proc\n"
+             "      --scope CGROUP    report only this cgroup subtree, as if it were the node\n"
+             "      --curve-server-key KEY|FILE    the collector's CURVE public key (its .pub)\n"
+             "      --curve-secret-key-file FILE   this agent's secret key (erg keygen)\n"
+             "      --version         print the version and git revision\n");
 }
 
 /* What erg_agent_open found about the eBPF path, said once at start (the
