@@ -128,9 +128,8 @@ struct erg_grid {
  * (the even and the odd pairs).
  * Every ERG_TAILWIN_EVERY usable cells the node's last ERG_TAILWIN_ROWS
  * are fitted once per candidate (erg_fit, 4 time-block folds; in a thread) and the one
- * with the lowest held-out RMSE becomes the cells' tails from then on (a
- * candidate replaces the one in use only when ERG_TAILWIN_MARGIN better).
- * Without slices nothing changes. */
+ * with the lowest held-out RMSE becomes the cells' tails from then on
+ * (erg_tailwin_pick). Without slices nothing changes. */
 #define ERG_TAILWIN_CANDS 5
 struct erg_grid_slice;
 #define ERG_TAILWIN_UPDATES 64
@@ -139,6 +138,15 @@ struct erg_grid_slice;
 #define ERG_TAILWIN_MIN_ROWS 48
 #define ERG_TAILWIN_EVERY 24
 #define ERG_TAILWIN_MARGIN 0.02
+/* The candidate to use after a choice, from each one's held-out RMSE (NaN:
+ * not scored) and the one in use: of those within ERG_TAILWIN_MARGIN of the
+ * best, the finest window (0, then 1, 2, then the pairs 3 and 4 alike),
+ * unless the one in use is among them and no finer one is. A coarser window
+ * lifts the curve's foot (Jensen) and a node's power follows its load
+ * within milliseconds, so a tie is no reason to average the load further;
+ * a finer one is taken on a tie, a coarser one only when clearly better.
+ * -1: none scored. Pure. */
+int erg_tailwin_pick(const double *rmse_watts, int current);
 struct erg_grid_cand {
   double tail_seconds[ERG_TAILWIN_CANDS - 1][ERG_NDERIVED];
   double covered_seconds[ERG_TAILWIN_CANDS - 1];

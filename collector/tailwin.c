@@ -469,22 +469,34 @@ static int tailwin_start(struct erg_tailwin *tw, unsigned step) {
   return 1;
 }
 
-/* The finished job's RMSEs: the lowest becomes the choice. */
-static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
+/* How fine candidate c's window is: lower is finer (the pairs alike). */
+static int tailwin_rank(int c) { return c < 3 ? c : 3; }
+
+int erg_tailwin_pick(const double *rmse, int current) {
   double best = INFINITY;
-  int choice = 0;
-  for (int c = 0; c < ERG_TAILWIN_CANDS; c++) {
-    tw->st.rmse_watts[c] = rmse[c];
-    if (isfinite(rmse[c]) && rmse[c] < best) {
+  for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
+    if (isfinite(rmse[c]) && rmse[c] < best)
       best = rmse[c];
-      choice = c;
-    }
-  }
-  double cur = tw->st.rmse_watts[tw->st.chosen];
-  /* Another candidate only when it is clearly better (a tie keeps it). */
-  if (choice != tw->st.chosen && isfinite(cur) && best > cur * (1 - ERG_TAILWIN_MARGIN))
-    choice = tw->st.chosen;
   if (!isfinite(best))
+    return -1;
+  int finest = -1;
+  bool cur_ok = false;
+  for (int c = 0; c < ERG_TAILWIN_CANDS; c++) {
+    if (!isfinite(rmse[c]) || rmse[c] > best * (1 + ERG_TAILWIN_MARGIN))
+      continue;
+    if (finest < 0 || tailwin_rank(c) < tailwin_rank(finest))
+      finest = c;
+    cur_ok = cur_ok || c == current;
+  }
+  return cur_ok && tailwin_rank(current) <= tailwin_rank(finest) ? current : finest;
+}
+
+/* The finished job's RMSEs make the choice (erg_tailwin_pick). */
+static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
+  for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
+    tw->st.rmse_watts[c] = rmse[c];
+  int choice = erg_tailwin_pick(rmse, tw->st.chosen);
+  if (choice < 0)
     return;
   tw->same = choice == tw->st.chosen ? tw->same + 1 : 0;
   tw->st.choices++;

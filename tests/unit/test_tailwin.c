@@ -370,6 +370,29 @@ static void test_file(void **state) {
 }
 
 /* No slices: no windows, the tails stay those of each sample. */
+/* The choice from the RMSEs: the finest window within the margin of the
+ * best; the one in use kept on a tie unless a finer one ties too. */
+static void test_pick(void **state) {
+  (void)state;
+  const double n = NAN;
+  /* Clearly best: taken, from anything. */
+  assert_int_equal(erg_tailwin_pick((double[]){1.2, 1.1, 0.5, 0.9, 0.9}, 0), 2);
+  assert_int_equal(erg_tailwin_pick((double[]){0.5, 1.1, 0.9, 0.9, 0.9}, 3), 0);
+  /* A tie (within 2 %): the finer one, also when a coarser one is in use
+   * and marginally better (light load: the pairs by 1 % over the slices). */
+  assert_int_equal(erg_tailwin_pick((double[]){1.00, 1.02, 1.00, 0.99, 1.1}, 3), 0);
+  assert_int_equal(erg_tailwin_pick((double[]){1.05, 1.00, 1.005, 0.995, 1.1}, 0), 1);
+  /* In use and tied with nothing finer: kept, though another is lower. */
+  assert_int_equal(erg_tailwin_pick((double[]){1.2, 1.2, 1.00, 0.99, 0.985}, 2), 2);
+  /* The pairs are alike: the one in use stays. */
+  assert_int_equal(erg_tailwin_pick((double[]){1.2, 1.2, 1.2, 1.00, 0.99}, 3), 3);
+  assert_int_equal(erg_tailwin_pick((double[]){1.2, 1.2, 1.2, 1.00, 0.99}, 4), 4);
+  assert_int_equal(erg_tailwin_pick((double[]){1.2, 1.2, 1.2, 1.00, 0.99}, 0), 3);
+  /* Unscored candidates are never taken; none scored: no choice. */
+  assert_int_equal(erg_tailwin_pick((double[]){n, 1.0, n, n, n}, 0), 1);
+  assert_int_equal(erg_tailwin_pick((double[]){n, n, n, n, n}, 2), -1);
+}
+
 static void test_no_slices(void **state) {
   (void)state;
   rng_state = 5;
@@ -387,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_follows_slices),
       cmocka_unit_test(test_follows_two_updates),
       cmocka_unit_test(test_updates_unseen),
+      cmocka_unit_test(test_pick),
       cmocka_unit_test(test_no_slices),
       cmocka_unit_test(test_off_the_loop),
       cmocka_unit_test(test_restored),
