@@ -46,8 +46,21 @@ print(f"bpf: {len(pids)} processes, {exited} exit records, {got/1e9:.3f} s of {t
 # session's BPF program hid), the clock wait4's rusage is scaled to (it
 # truncates to us: +0.005 % here). The issue's bar is 99 %; the bound is
 # 0.998 as before the CPU-state estimate (0.9955 in one CI run) came in.
-assert ratio >= 0.998, ratio
-assert ratio <= 1.002, ratio
+# A switch the tracepoint missed is repaired from the thread's runtime as of
+# the last tick (docs/bpf.md, "unseen switches"): each may misplace up to a
+# tick of the kernel's HZ (its config; 100, the coarsest, when unknown).
+# 33 of them under the ASan phase's load gave 1.0033.
+hz = 100
+try:
+    import gzip
+    for line in gzip.open("/proc/config.gz", "rt"):
+        if line.startswith("CONFIG_HZ="):
+            hz = int(line.split("=")[1])
+except OSError:
+    pass
+slack = health.get("unseen_switches", 0) * 1e9 / hz / truth
+assert ratio >= 0.998 - slack, (ratio, slack)
+assert ratio <= 1.002 + slack, (ratio, slack)
 assert len(pids) >= 495, len(pids)
 PY
 
