@@ -62,6 +62,18 @@ static const struct agent_ident *bpf_known(struct bpf_sweep *sw, const struct er
   return ident_get(sw->a->idents, p->pid, p->start_time_ns, &kv, sw->now_ns);
 }
 
+/* An identity entry for p with the kernel's view as of this sweep; the
+ * caller fills in what it read (cgroup, uid, keys). */
+static struct agent_ident bpf_ident(const struct bpf_sweep *sw, const struct erg_bpf_proc *p) {
+  struct agent_ident n = {.pid = p->pid,
+                          .start_ns = p->start_time_ns,
+                          .cgroup_id = p->cgroup_id,
+                          .kuid = p->uid,
+                          .read_ns = sw->now_ns};
+  memcpy(n.comm, p->comm, sizeof n.comm);
+  return n;
+}
+
 /* A live process's cgroup as last read from /proc while the kernel's view
  * of it is unchanged, else from /proc; an exited one's (or one that just
  * exited) from the kernel's cgroup id. */
@@ -78,12 +90,7 @@ static const char *bpf_proc_cgroup(struct bpf_sweep *sw, const struct erg_bpf_pr
      * without reading /proc until the kernel sees it move (or the entry
      * ages out). */
     if (!agent_scope_contains(a, buf)) {
-      struct agent_ident n = {.pid = p->pid,
-                              .start_ns = p->start_time_ns,
-                              .cgroup_id = p->cgroup_id,
-                              .kuid = p->uid,
-                              .read_ns = sw->now_ns};
-      memcpy(n.comm, p->comm, sizeof n.comm);
+      struct agent_ident n = bpf_ident(sw, p);
       erg_strlcpy(n.cgroup, buf, sizeof n.cgroup);
       ident_put(a->idents, &n);
     }
@@ -121,15 +128,10 @@ static void bpf_describe(struct bpf_sweep *sw, Erg__Proc *e, const struct erg_bp
         agent_proc_rss(a, e, p->pid, known->shmem);
       return;
     }
-    struct agent_ident n = {.pid = p->pid,
-                            .start_ns = p->start_time_ns,
-                            .cgroup_id = p->cgroup_id,
-                            .kuid = p->uid,
-                            .read_ns = sw->now_ns};
+    struct agent_ident n = bpf_ident(sw, p);
     if (!agent_proc_describe(a, e, p->pid, cg, NULL, 0, &n.shmem))
       return;
     n.uid = e->uid;
-    memcpy(n.comm, p->comm, sizeof n.comm);
     erg_strlcpy(n.cgroup, e->cgroup, sizeof n.cgroup);
     memcpy(n.keys, e->job, agent_keys_len(e->job));
     ident_put(a->idents, &n);
