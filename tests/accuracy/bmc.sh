@@ -99,6 +99,13 @@ bmc_fetch() { # T_START T_END STEP JOBS
   for v in $BMC_VARIANTS; do
     ln -sf "$work/truth.csv" "$work/$v/truth.csv"
     for f in "$work"/cpu-*.csv; do ln -sf "$f" "$work/$v/"; done
+    # each node's dynamic energy and its interval (coverage.py)
+    for n in $(printf '%s\n' $jobs | cut -d: -f2 | sort -u); do
+      rrdtool fetch "$work/$v/data/nodes/$n/node.rrd" AVERAGE -r "$step" -s $((t0 - step)) -e "$t1" \
+        >"$work/$v/node-$n.txt"
+      f=$(key_rrd "$work/$v/data/nodes/$n/dynamic_unc" node)
+      [ -z "$f" ] || rrdtool fetch "$f" AVERAGE -r "$step" -s $((t0 - step)) -e "$t1" >"$work/$v/node-$n.dyn.txt"
+    done
     for j in $jobs; do
       IFS=: read -r name jn id <<<"$j"
       f=$(key_rrd "$work/$v/data/nodes/$jn/job" "$id")
@@ -109,7 +116,9 @@ bmc_fetch() { # T_START T_END STEP JOBS
 }
 
 # report.py on each BMC ergd, then the table of the three (bmc_report.py).
-# Its exit status: the worst.
+# Its exit status: the worst. Each variant's per-job intervals (coverage.py,
+# labelled with the variant for COVERAGE_OUT) are reported, not judged: the
+# 95 % intervals' calibration is measured over seeds (docs/accuracy.md).
 bmc_report() { # report.py's arguments after WORK
   [ "${BMC:-1}" = 1 ] || return 0
   local v rc=0
@@ -117,6 +126,8 @@ bmc_report() { # report.py's arguments after WORK
     echo "--- $v"
     python3 "$here/report.py" "$work/$v" "$@" >"$work/$v/report.txt" || rc=1
     tail -2 "$work/$v/report.txt"
+    COVERAGE_METER=$v python3 "$here/coverage.py" "$work/$v" "$@" >"$work/$v/coverage.txt" 2>&1 || true
+    grep '^per-job' "$work/$v/coverage.txt" || tail -1 "$work/$v/coverage.txt"
   done
   # shellcheck disable=SC2086 # one argument per variant
   python3 "$here/bmc_report.py" "$work" $BMC_VARIANTS || rc=1

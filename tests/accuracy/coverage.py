@@ -68,6 +68,7 @@ for n, jobs in NODES.items():
                   "inside": max(e - half, 0) <= tr <= e + half})
 widths = sorted(r["relative_width"] for r in rows if r["relative_width"] is not None)
 res = {"mode": mode, "seed": os.environ.get("SEED", "1"), "jobs": rows,
+       "meter": os.environ.get("COVERAGE_METER", "outlets (run.sh)"),
        "inside": sum(r["inside"] for r in rows), "n": len(rows),
        "median_relative_width": widths[len(widths) // 2] if widths else None,
        "nodes_dynamic": nodes}

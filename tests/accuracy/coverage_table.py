@@ -14,6 +14,8 @@ runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 
 
 def meter(r):
+    if r.get("meter"):
+        return r["meter"]
     m = r.get("mode", "")
     return ("shared meter" if m.endswith("-shared") else "outlets (shared.sh)") \
         if m.startswith("shared-") else "outlets (run.sh)"

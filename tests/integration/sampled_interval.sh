@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# A job's interval on a node read as power samples (docs/model.md,
+# "Uncertainty": a BMC's readings): the fit's residual beyond the reading
+# noise is an error of the node's measured energy, so it is in every cell's
+# variance, F² of it to a job; on a node with an energy counter it is not.
+# n1 is read over Redfish from erg-pdusim's simulated BMC (1-s samples),
+# n2 from its Modbus energy counter; both have the same hand-written model
+# (one CPU term, held-out RMSE 4 W, idle profile sd 0.5 W over 30 cells, no
+# covariance, lag compensation off), so each job's variance per cell is
+# known exactly: F² (1/12 + noise² + misfit²) on n1, F² (q² / 6 / step² +
+# noise²) on n2.
+set -euo pipefail
+PDUSIM=$1 ERGD=$2 AGENT=$3
+. "$(dirname "$0")/lib.sh"
+acc=$(cd "$(dirname "$0")/../accuracy" && pwd)
+erg_need rrdtool python3 ss curl stress-ng
+erg_cgroup2
+"$AGENT" --help 2>&1 | grep -q -- --scope || { echo "SKIP: erg-agent has no --scope"; exit 77; }
+"$PDUSIM" --help 2>&1 | grep -q -- --redfish-channel ||
+  { echo "SKIP: erg-pdusim has no --redfish-channel"; exit 77; }
+tag=erg-samp-$$
+groups="$tag-n1/job_11 $tag-n2/job_22 $tag-n1 $tag-n2"
+cg_cleanup() { erg_cg_remove $groups; }
+erg_setup sampled
+ERG_CLEANUP=cg_cleanup
+for g in $tag-n1 $tag-n2 $tag-n1/job_11 $tag-n2/job_22; do
+  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
+done
+
+STEP=2
+erg_ports
+RP=$(free_port)
+python3 "$acc/bmc_tree.py" "$work/tree" n1
+erg_ergd_conf <<CONF
+step_seconds = $STEP
+settle_steps = 1
+poll_seconds = 0.25
+lag_max_seconds = 0
+idle_policy = separate
+$(erg_sim_meter)
+[meter.bmc]
+driver = redfish
+host = http://127.0.0.1:$RP
+chassis = /redfish/v1/Chassis/n1
+auth = none
+[node.n1]
+power = bmc
+[node.n2]
+power = sim:2
+CONF
+mkdir -p "$work/data/models"
+for n in n1 n2; do
+  cat >"$work/data/models/$n.json" <<JSON
+{"format": "erg-model", "version": 1, "node": "$n", "step_seconds": $STEP, "idle_watts": 40,
+ "idle_source": "idle_profile", "idle_profile_rows": 30,
+ "idle_profile": {"format": "erg-idle-profile", "version": 1, "node": "$n", "mean_watts": 40,
+  "stddev_watts": 0.5, "cells": 30, "first_unix_seconds": 1763700000,
+  "last_unix_seconds": 1763700060, "ncpu": 2, "mean_utilization": 0, "max_utilization": 0,
+  "recorded_unix_seconds": 1763700100},
+ "ncpu": 2,
+ "features": [{"name": "cpu_seconds_per_second", "coefficient_watts_per_unit": 50,
+               "training_max": 2}],
+ "training": {"first_unix_seconds": 1763700000, "last_unix_seconds": 1763700400, "cells": 200},
+ "validation": {"method": "holdout last 25%", "cells": 50, "cells_dynamic": 50,
+                "mae_watts": 3.2, "rmse_watts": 4.0, "r2": 0.9}}
+JSON
+done
+erg_start_pdusim --node "n1=$SIMPREFIX/$tag-n1" --node "n2=$SIMPREFIX/$tag-n2" --idle 40 --slope 50 \
+  --update 0.5 --redfish "$work/tree" --redfish-http "127.0.0.1:$RP" \
+  --redfish-channel "/redfish/v1/Chassis/n1=n1,quantum=1,refresh=1"
+wait_port "$RP" || { echo "FAIL: erg-pdusim did not serve Redfish on $RP"; cat "$work/pdusim.log"; exit 1; }
+erg_start_ergd
+for n in n1 n2; do erg_start_agent $n --scope "/$tag-$n" --interval 0.5; done
+sleep 2
+LOAD=16
+erg_in_cg "$tag-n1/job_11" timeout $LOAD stress-ng --cpu 1 --cpu-load 40 -q & pids+=($!)
+erg_in_cg "$tag-n2/job_22" timeout $LOAD stress-ng --cpu 1 --cpu-load 40 -q & pids+=($!)
+sleep $((LOAD + 3 * STEP))
+data=$work/data
+fetch() { rrdtool fetch "$1" AVERAGE -r $STEP -s end-60 -e now; }
+for nj in n1:11 n2:22; do
+  n=${nj%:*} d=$data/nodes/${nj%:*}/job
+  fetch "$data/nodes/$n/node.rrd" >"$work/$n-node.txt"
+  safe=$(awk -F'\t' -v k="${nj#*:}" '$2 == k { print $1 }' "$d/index.tsv" 2>/dev/null) || true
+  [ -n "$safe" ] && [ -f "$d/$safe.rrd" ] ||
+    { echo "FAIL: $n has no archive of job ${nj#*:}"; tail "$work/ergd.log"; exit 1; }
+  fetch "$d/$safe.rrd" >"$work/$n-job.txt"
+done
+python3 - "$work" $STEP <<'PY'
+import math, sys
+from statistics import NormalDist
+work, step = sys.argv[1], int(sys.argv[2])
+
+def table(path):
+    """rrdtool fetch output: {t: {column: value}}."""
+    rows, cols = {}, None
+    for l in open(path):
+        p = l.split()
+        if not p: continue
+        if cols is None and not p[0].endswith(":"):
+            cols = p; continue
+        if p[0].endswith(":"):
+            rows[int(p[0][:-1])] = {c: float(v) for c, v in zip(cols, p[1:])}
+    return rows
+
+# The model's figures as ergd takes them (fit/uncertainty.c): the noise is
+# the profile's sample sd with Student's t; the misfit the RMSE net of it.
+T29 = 2.045230  # t_{0.975, 29}
+noise2 = (0.5 * math.sqrt(30 / 29) * T29 / NormalDist().inv_cdf(0.975)) ** 2
+misfit2 = 16 - 0.25 * 30 / 29
+expect = {"n1": 1 / 12 + noise2 + misfit2, "n2": noise2}
+fail, seen = [], {}
+for n, key in (("n1", "11"), ("n2", "22")):
+    node, j = table(f"{work}/{n}-node.txt"), table(f"{work}/{n}-job.txt")
+    got = []
+    for tt, r in j.items():
+        d = node.get(tt, {}).get("dynamic", math.nan)
+        if not (r.get("watts", 0) > 1 and d > 1) or math.isnan(r.get("var", math.nan)):
+            continue
+        f = r["watts"] / d
+        got.append(r["var"] / step / (f * f))
+    seen[n] = got
+    if len(got) < 3:
+        fail.append(f"{n}: job {key} has only {len(got)} busy cells with an interval")
+for v in seen["n1"]:
+    if abs(v - expect["n1"]) > 0.01 * expect["n1"]:
+        fail.append(f"n1 (power samples): var / F^2 {v:.4f} W^2 per cell, "
+                    f"expected 1/12 + noise^2 + misfit^2 = {expect['n1']:.4f}")
+for v in seen["n2"]:
+    # the counter's quantum (q^2 / 6 / step^2, q <= 1 J) besides the noise
+    if not expect["n2"] - 1e-6 <= v <= expect["n2"] + 1 / (6 * step * step) + 1e-6:
+        fail.append(f"n2 (energy counter): var / F^2 {v:.4f} W^2 per cell, "
+                    f"expected noise^2 {expect['n2']:.4f} (+ <= {1 / (6 * step * step):.4f})")
+if fail:
+    print("FAIL:\n  " + "\n  ".join(fail[:20])); sys.exit(1)
+print(f"ok: power samples (n1) var / F^2 = {sum(seen['n1']) / len(seen['n1']):.3f} W^2 over "
+      f"{len(seen['n1'])} cells (expected {expect['n1']:.3f}), energy counter (n2) "
+      f"{sum(seen['n2']) / len(seen['n2']):.3f} over {len(seen['n2'])} (noise^2 {expect['n2']:.3f})")
+PY
