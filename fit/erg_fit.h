@@ -19,6 +19,8 @@
 #define ERG_FIT_NAME_MAX 64
 /* Terms (idle + features) whose covariance a model keeps. */
 #define ERG_MODEL_COV_MAX 24
+/* Terms (β0 and every feature) of a fit's own covariance. */
+#define ERG_FIT_COV_TERMS (ERG_FIT_MAX_FEATURES + 1)
 
 /* Journal row flags (the `flags` column). */
 enum {
@@ -317,8 +319,9 @@ struct erg_model {
   struct erg_model_group group; /* group.name "" for a node's own model */
   /* Covariance of (β0, β_1 … β_K) from the fit (docs/model.md, "Uncertainty"):
    * cov[0][0] is β0's (W²), cov[1+k][1+e] β_k's and β_e's. ncov = K + 1 when
-   * known; 0 when not (an older file, a group member, more than
-   * ERG_MODEL_COV_MAX terms): intervals then from the residuals only. */
+   * known; 0 when not (an older file, more than ERG_MODEL_COV_MAX terms):
+   * intervals then from the residuals only. A group member's is its block
+   * of the joint fit's (which may have more terms). */
   size_t ncov;
   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
   size_t cov_block_cells; /* cells per time block of the cluster-robust sandwich */
@@ -409,6 +412,13 @@ struct erg_fit_options {
   const atomic_int *cancel;         /* non-zero: stop at the next reweighting step */
   struct erg_holdout *holdout;      /* non-NULL: receives the held-out cells (emptied first) */
   enum erg_curve_shape curve_shape; /* MONOTONE (default); AUTO: convex unless rejected */
+  /* Non-NULL (both): receives the covariance of the model's (β0, β_1 …
+   * β_K), row-major, (K + 1)² values, whatever K — a model holds at most
+   * ERG_MODEL_COV_MAX terms, a group's joint fit has more (its members'
+   * blocks are taken from it) — and *cov_out_n = K + 1, or 0 when there
+   * is none. Room for ERG_FIT_COV_TERMS² values. */
+  double *cov_out;
+  size_t *cov_out_n;
 };
 
 void erg_fit_options_init(struct erg_fit_options *o);

@@ -44,7 +44,7 @@ struct fit_coef {
   bool want_cov;                     /* set by the caller: fill cov (the final fit) */
   size_t ncov, cov_block;            /* (β0, β) terms in cov; 0: none */
   double tau;                        /* residual persistence, cells */
-  double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
+  double cov[ERG_FIT_COV_TERMS][ERG_FIT_COV_TERMS];
   enum erg_curve_shape curve_shape; /* the curve fitted: MONOTONE, CONVEX; AUTO: none */
 };
 
@@ -223,7 +223,7 @@ static int fit_coef_cov(const struct fit_ctx *c, const gsl_matrix *A, const gsl_
                         const double *b, const double *scale, size_t off, struct fit_coef *out) {
   size_t q = A->size2, nt = c->nsel + 1, n = A->size1;
   out->ncov = 0;
-  if (nt > ERG_MODEL_COV_MAX)
+  if (nt > ERG_FIT_COV_TERMS)
     return 0;
   double *cov = malloc(q * q * sizeof *cov);
   size_t block = (size_t)lround(sqrt((double)n));
@@ -583,10 +583,18 @@ static void fit_fill_model(const struct fit_ctx *c, const struct fit_coef *f, st
   }
   m->utilization_max = f->u_max;
   m->curve_shape = f->curve_shape;
-  m->ncov = f->ncov == c->nsel + 1 ? f->ncov : 0;
-  memcpy(m->cov, f->cov, sizeof m->cov);
+  /* A model file holds ERG_MODEL_COV_MAX terms; the caller may take all. */
+  size_t nt = f->ncov == c->nsel + 1 ? f->ncov : 0;
+  m->ncov = nt <= ERG_MODEL_COV_MAX ? nt : 0;
+  for (size_t t = 0; t < m->ncov; t++)
+    memcpy(m->cov[t], f->cov[t], m->ncov * sizeof m->cov[t][0]);
+  if (c->o->cov_out && c->o->cov_out_n) {
+    for (size_t t = 0; t < nt; t++)
+      memcpy(&c->o->cov_out[t * nt], f->cov[t], nt * sizeof f->cov[t][0]);
+    *c->o->cov_out_n = nt;
+  }
   m->cov_block_cells = f->cov_block;
-  m->misfit_correlation_cells = m->ncov ? f->tau : 0;
+  m->misfit_correlation_cells = nt ? f->tau : 0;
   m->nleft_out = c->ndropped;
   for (size_t d = 0; d < c->ndropped; d++) {
     erg_strlcpy(m->left_out[d], ds->feature[c->dropped[d]], ERG_FIT_NAME_MAX);

@@ -65,7 +65,7 @@ double fit_shape_column(const struct fit_shape *sh, const struct erg_dataset *ds
 void fit_shape_coef(const struct fit_shape *sh, const double *e, double *beta);
 /* The covariance of (β0, e) turned into that of (β0, β): nt = nsel + 1. */
 void fit_shape_cov(const struct fit_shape *sh, size_t nt,
-                   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX]);
+                   double cov[ERG_FIT_COV_TERMS][ERG_FIT_COV_TERMS]);
 /* The constrained fit (Ac, bc) nested in the free one (Af, bf), same y:
  * the p-value of the F test of their residuals under the free fit's
  * bisquare weights (1: the constraint costs nothing; 0: rejected). */

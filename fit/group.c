@@ -504,10 +504,14 @@ static bool *group_used_rows(const struct erg_dataset *ds, const struct erg_mode
 }
 
 /* Member m's model from the joint one: its columns' coefficients (all of
- * them when pooled), its part of the idle, the group's metrics. */
+ * them when pooled), its part of the idle, the group's metrics; its terms'
+ * covariance from the joint fit's, cov (nc terms, row-major), which a
+ * model of several members' terms cannot hold itself (4 members with the
+ * curve: 33 terms). */
 static void group_member_model(const struct erg_dataset *const *mem, const char *const *nodes,
                                size_t m, const struct erg_dataset *ds, const struct group_cols *c,
-                               const struct erg_model *gm, struct erg_model *mm) {
+                               const struct erg_model *gm, const double *cov, size_t nc,
+                               struct erg_model *mm) {
   memset(mm, 0, sizeof *mm);
   mm->version = ERG_MODEL_VERSION;
   erg_strlcpy(mm->node, nodes[m], sizeof mm->node);
@@ -522,13 +526,13 @@ static void group_member_model(const struct erg_dataset *const *mem, const char 
   }
   /* The member's terms' covariance is the joint fit's over them; its idle
    * (a fixed part of the group's, group_member_idle) is scaled there. */
-  if (gm->ncov == gm->nfeatures + 1 && mm->nfeatures + 1 <= ERG_MODEL_COV_MAX) {
+  if (cov && nc == gm->nfeatures + 1 && mm->nfeatures + 1 <= ERG_MODEL_COV_MAX) {
     mm->ncov = mm->nfeatures + 1;
     mm->cov_block_cells = gm->cov_block_cells;
     mm->misfit_correlation_cells = gm->misfit_correlation_cells;
     for (size_t t = 0; t < mm->ncov; t++)
       for (size_t e = 0; e < mm->ncov; e++)
-        mm->cov[t][e] = gm->cov[from[t]][from[e]];
+        mm->cov[t][e] = cov[from[t] * nc + from[e]];
   }
   for (size_t k = 0; k < gm->nleft_out; k++) {
     int col = fit_dataset_column(ds, gm->left_out[k]);
@@ -623,9 +627,14 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
   fo.node = o->name;
   fo.idle_profile = o->idle_sum;
   fo.holdout = NULL;
+  size_t nc = 0;
+  double *cov = malloc(sizeof(double) * ERG_FIT_COV_TERMS * ERG_FIT_COV_TERMS);
+  fo.cov_out = cov;
+  fo.cov_out_n = cov ? &nc : NULL;
   struct erg_model gm;
   if (erg_fit(ds, &fo, &gm, reason, sizeof reason) != 0) {
     snprintf(why, whylen, "group %s (%s): %s", o->name, erg_group_form_name(r->form), reason);
+    free(cov);
     return -1;
   }
   r->idle_watts = gm.idle_watts;
@@ -637,11 +646,12 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
   bool *used = group_used_rows(ds, &gm);
   if (!used) {
     snprintf(why, whylen, "out of memory");
+    free(cov);
     return -1;
   }
   int rc = 0;
   for (size_t m = 0; m < n && rc == 0; m++) {
-    group_member_model(mem, nodes, m, ds, &c, &gm, &models[m]);
+    group_member_model(mem, nodes, m, ds, &c, &gm, cov, nc, &models[m]);
     group_member_range(mem[m], J, m, used, &models[m]);
     models[m].idle_watts = frac[m] * gm.idle_watts;
     for (size_t t = 0; t < models[m].ncov; t++) {
@@ -658,6 +668,7 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     }
   }
   free(used);
+  free(cov);
   return rc;
 }
 

@@ -76,8 +76,8 @@ void fit_shape_coef(const struct fit_shape *sh, const double *e, double *beta) {
 }
 
 void fit_shape_cov(const struct fit_shape *sh, size_t nt,
-                   double cov[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX]) {
-  double t[ERG_MODEL_COV_MAX][ERG_MODEL_COV_MAX];
+                   double cov[ERG_FIT_COV_TERMS][ERG_FIT_COV_TERMS]) {
+  double t[ERG_FIT_COV_TERMS][ERG_FIT_COV_TERMS];
   /* Term 0 is β0, term 1 + s feature s; cov ← L cov Lᵀ. */
 #define L(i, j) ((i) == 0 || (j) == 0 ? (i) == (j) : shape_low(sh, (i)-1, (j)-1))
   for (size_t i = 0; i < nt; i++)

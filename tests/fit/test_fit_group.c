@@ -105,6 +105,16 @@ static void test_per_node(void **state) {
     /* The member's own range: its own utilisation, not the group's. */
     assert_true(models[n].utilization_max > 0.95 && models[n].utilization_max <= 1);
     assert_true(models[n].metrics.mape_total_percent == r.metrics.mape_total_percent);
+    /* Its terms' covariance, its block of the joint fit's, though the joint
+     * fit has more terms (here 4 × its own) than a model file holds. */
+    assert_true(models[n].nfeatures * N + 1 > ERG_MODEL_COV_MAX);
+    assert_int_equal(models[n].ncov, models[n].nfeatures + 1);
+    double diag = 0;
+    for (size_t t = 1; t < models[n].ncov; t++) {
+      assert_true(models[n].cov[t][t] >= 0);
+      diag += models[n].cov[t][t];
+    }
+    assert_true(diag > 0);
   }
   /* The pooled form gives every member the same curve: far off here. */
   struct erg_model pooled[N];
