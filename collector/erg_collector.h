@@ -19,6 +19,7 @@
  * the feed's readings covered. */
 struct erg_feed_acc {
   double joules, seconds;
+  double sample_var_joules2; /* of joules, from held power samples (erg_grid_add_sample_var) */
 };
 
 struct erg_grid_key {
@@ -100,6 +101,10 @@ struct erg_grid_result {
   int64_t t0;
   unsigned step;
   double measured_watts; /* NAN when ERG_CELL_NO_METER */
+  /* Variance of measured_watts from power samples held between readings
+   * (W²; 0 for energy counters): Σ over feeds of their J² over their
+   * seconds². */
+  double sample_var_watts2;
   int flags;
   const struct erg_grid_cell *cell;
 };
@@ -210,6 +215,10 @@ void erg_grid_touch(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns);
  * apportioned by overlap. */
 void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,
                          double joules);
+/* The variance (J²) of the energy of [t0, t1) that a held power sample
+ * gave, spread over the cells it overlaps by their part of the time. */
+void erg_grid_add_sample_var(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                             double var_joules2);
 /* Agent counters over [t0_ns, t1_ns), apportioned by overlap. */
 void erg_grid_add_sample(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
                          double busy_cpu_seconds, double system_cpu_seconds,

@@ -247,6 +247,27 @@ void erg_grid_add_energy(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t 
   }
 }
 
+void erg_grid_add_sample_var(struct erg_grid *g, int feed, uint64_t t0_ns, uint64_t t1_ns,
+                             double var_joules2) {
+  if (feed < 0 || feed >= g->nfeeds || !g->feed_acc || !(var_joules2 > 0))
+    return;
+  struct grid_overlap ov[ERG_GRID_SLOTS];
+  size_t n = grid_overlaps(g, t0_ns, t1_ns, ov);
+  for (size_t i = 0; i < n; i++)
+    grid_feeds(g, grid_slot(g, ov[i].cell->t0))[feed].sample_var_joules2 +=
+        var_joules2 * ov[i].fraction;
+}
+
+/* Σ over feeds of the variance of each feed's mean power. */
+static double grid_sample_var_watts2(const struct erg_grid *g, int64_t t0) {
+  const struct erg_feed_acc *fa = grid_feeds(g, grid_slot(g, t0));
+  double v = 0;
+  for (int f = 0; fa && f < g->nfeeds; f++)
+    if (fa[f].seconds > 0)
+      v += fa[f].sample_var_joules2 / (fa[f].seconds * fa[f].seconds);
+  return v;
+}
+
 void erg_grid_touch(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns) {
   struct grid_overlap ov[ERG_GRID_SLOTS];
   grid_overlaps(g, t0_ns, t1_ns, ov);
@@ -537,6 +558,8 @@ size_t erg_grid_finalize(struct erg_grid *g, int64_t now, unsigned settle_second
     r.measured_watts = grid_measured_watts(g, t0);
     if (isnan(r.measured_watts))
       r.flags |= ERG_CELL_NO_METER;
+    else
+      r.sample_var_watts2 = grid_sample_var_watts2(g, t0);
     if (c->agent_seconds < g->step * 0.5)
       r.flags |= ERG_CELL_NO_AGENT;
     erg_tailwin_cell(g, c, r.measured_watts);

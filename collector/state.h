@@ -151,6 +151,12 @@ struct source_state {
   bool coarse_logged[ERG_PDU_MAX_CHANNELS];   /* coarse counter said once per channel */
   bool held_logged[ERG_PDU_MAX_CHANNELS];     /* holding said once per channel */
   bool power_estimated[ERG_PDU_MAX_CHANNELS]; /* last reading: W from A x V x PF */
+  /* When the channel's power reading took its current value (ns; 0: not
+   * known): the start of the sample's hold (collector_sample_var). */
+  uint64_t value_since_ns[ERG_PDU_MAX_CHANNELS];
+  /* A typical hold (s; 0: none yet): the mean of the holds up to the
+   * gap a poll may bridge, over the last ~10. */
+  double hold_typical_seconds[ERG_PDU_MAX_CHANNELS];
   bool estimated_logged[ERG_PDU_MAX_CHANNELS];
   uint64_t bad_values[ERG_PDU_MAX_CHANNELS];    /* readings with a value that is no reading */
   uint64_t energy_resets[ERG_PDU_MAX_CHANNELS]; /* counter went back: interval skipped */

@@ -33,10 +33,9 @@
 
 /* The meter's part: each feed's quantum (an energy counter's step over
  * both ends of the cell, q² / 6 / step²; a power reading's, Q² / 12),
- * scaled by the feed's factor. *sampled: a feed's energy is ergd's line
- * between power readings (no fine counter). */
+ * scaled by the feed's factor. */
 static double unc_feeds_var(const struct collector *c, const struct erg_node_feed *feeds, int nf,
-                            double step, bool *av, bool *sampled) {
+                            double step, bool *av) {
   double var = 0;
   for (int f = 0; f < nf; f++) {
     const struct source_state *ss = &c->sources[feeds[f].source];
@@ -44,10 +43,8 @@ static double unc_feeds_var(const struct collector *c, const struct erg_node_fee
     double k = fabs(feeds[f].factor), q = pc->resolution_joules;
     if (q > 0 && !pc->coarse)
       var += k * k * q * q / (6 * step * step);
-    else {
+    else
       var += k * k * UNC_READING_QUANTUM_WATTS * UNC_READING_QUANTUM_WATTS / 12;
-      *sampled = true;
-    }
     *av |= ss->power_estimated[feeds[f].channel];
   }
   return var;
@@ -66,12 +63,13 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
   if (!isfinite(P))
     return; /* estimated: the misfit stands in for the meter */
   double idle = m ? m->idle_watts : n->idle_watts, D = P > idle ? P - idle : 0;
-  bool av = false, sampled = false;
+  bool av = false;
   const struct erg_collector_config *cfg = c->cfg;
   if (n->group >= 0 && n->group < c->ngroups && c->groups[n->group].cfg) {
     const struct erg_group_config *g = c->groups[n->group].cfg;
     in->meter_var_watts2 =
-        n->share * n->share * unc_feeds_var(c, g->feeds, g->nfeeds, step, &av, &sampled);
+        n->share * n->share *
+        (unc_feeds_var(c, g->feeds, g->nfeeds, step, &av) + r->sample_var_watts2);
     /* An equal split knows nothing of the member's part: anywhere from 0
      * to twice it, uniform (sd P/√3), the same in every such cell. With
      * the members' models, the group's misfit moves power between them. */
@@ -84,15 +82,12 @@ void node_unc_cell(const struct collector *c, const struct node_state *n,
     }
   } else if (n->cfg_index >= 0) {
     const struct erg_node_config *nc = &cfg->nodes[n->cfg_index];
-    in->meter_var_watts2 = unc_feeds_var(c, nc->feeds, nc->nfeeds, step, &av, &sampled);
-    /* Power readings miss what the power did between them (a BMC's sensor
-     * samples once a second a load that moves within it), an error of the
-     * node's energy, not only of its split. The fit's residual beyond the
-     * noise bounds it per cell from above (it holds the model's misfit
-     * too), independent from cell to cell as the samples are. A shared
-     * meter's member has its own model's residual, not the meter's. */
-    if (sampled)
-      in->meter_var_watts2 += in->misfit_watts * in->misfit_watts;
+    /* Power readings held between samples miss what the power did in
+     * between (a BMC's sensor samples once a second a load that moves
+     * within it): an error of the node's energy, not only of its split
+     * (grid.c, erg_grid_add_sample_var; 0 with an energy counter). */
+    in->meter_var_watts2 =
+        unc_feeds_var(c, nc->feeds, nc->nfeeds, step, &av) + r->sample_var_watts2;
   }
   if (av) {
     double pf = UNC_POWER_FACTOR_REL * P;
