@@ -29,13 +29,8 @@ erg_need rrdtool python3 ss curl
 erg_cgroup2
 "$PDUSIM" --help 2>&1 | grep -q -- --sum || { echo "SKIP: erg-pdusim has no --sum"; exit 77; }
 tag=erg-ggpu-$$
-groups="$tag-g/job_701 $tag-c/job_702 $tag-g $tag-c"
-cg_cleanup() { erg_cg_remove $groups; }
 erg_setup group_gpu
-ERG_CLEANUP=cg_cleanup
-for g in $tag-g $tag-c $tag-g/job_701 $tag-c/job_702; do
-  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
-done
+erg_cg_make $tag-g $tag-c $tag-g/job_701 $tag-c/job_702
 
 # Not through erg_in_cg (a function: $! would be its subshell's pid).
 sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep 60' "$CG2/$tag-g/job_701" & gpu_pid=$!
@@ -113,7 +108,7 @@ curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics2.txt"
 # 4. g1's GPUs are lost at FAIL_AT s of the script's clock
 sleep "$(python3 -c "import time; print(max(0, $t_start + $FAIL_AT + 5.5 - time.time()))")"
 kill "$ERGD_PID"; wait "$ERGD_PID" 2>/dev/null || true
-cg_cleanup
+erg_cg_cleanup
 grep -q "GPU sampling stopped" "$work/agent-g1.log" || { echo "FAIL: no GPU loss line"; exit 1; }
 
 fetch() { rrdtool fetch "$1" AVERAGE -r $STEP -s end-600 -e now; }

@@ -72,6 +72,22 @@ erg_cg_remove() {
   for g in "$@"; do rmdir "$CG2/$g" 2>/dev/null || true; done
 }
 
+# After erg_setup: makes the cgroup2 groups given (relative to $CG2,
+# parents before children), removed at exit in the reverse order (or
+# before, erg_cg_cleanup), or skips the test (77) when one cannot be made.
+erg_cg_cleanup() {
+  # shellcheck disable=SC2086 # one group a word
+  erg_cg_remove ${erg_cg_made:-}
+}
+erg_cg_make() {
+  local g
+  erg_cg_made=$(printf '%s\n' "$@" | tac | tr '\n' ' ')
+  ERG_CLEANUP=erg_cg_cleanup
+  for g in "$@"; do
+    mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
+  done
+}
+
 # ---- daemons for the integration tests ----
 # Scripts set PDUSIM, ERGD, AGENT as needed, then:
 #   erg_setup NAME                  work dir $work, pids[], cleanup on exit

@@ -21,13 +21,8 @@ erg_cgroup2
 "$PDUSIM" --help 2>&1 | grep -q -- --redfish-channel ||
   { echo "SKIP: erg-pdusim has no --redfish-channel"; exit 77; }
 tag=erg-samp-$$
-groups="$tag-n1/job_11 $tag-n2/job_22 $tag-n1 $tag-n2"
-cg_cleanup() { erg_cg_remove $groups; }
 erg_setup sampled
-ERG_CLEANUP=cg_cleanup
-for g in $tag-n1 $tag-n2 $tag-n1/job_11 $tag-n2/job_22; do
-  mkdir "$CG2/$g" 2>/dev/null || { echo "SKIP: cannot create cgroup $CG2/$g"; exit 77; }
-done
+erg_cg_make $tag-n1 $tag-n2 $tag-n1/job_11 $tag-n2/job_22
 
 STEP=2
 erg_ports
