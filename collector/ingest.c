@@ -352,7 +352,7 @@ static void collector_sample_var(struct collector *c, int source, int channel, u
            avg = n->lag.average_seconds > 1 ? n->lag.average_seconds : 1;
     uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
     if (t0 > shift)
-      erg_grid_add_sample_var(&n->grid, ref[r].feed, t0 - shift, t1 - shift, k * k / 4 * avg * avg);
+      erg_grid_add_sample_var(&n->grid, ref[r].feed, t0 - shift, t1 - shift, k * k / 4 * avg);
   }
 }
 
