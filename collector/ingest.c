@@ -356,6 +356,34 @@ static void collector_sample_var(struct collector *c, int source, int channel, u
   }
 }
 
+/* Keeps the start of channel ch's power reading's hold; at a change (w0:
+ * the value before it, NAN: no change), a power reading's hold (energy
+ * counters: exact, no hold) gives its variance. A hold longer than the
+ * sensor's typical one (a steady power, the same value sampled again)
+ * moved only in its last sample's time. */
+static void collector_hold(struct collector *c, int source, int ch,
+                           const struct erg_pdu_reading *rd, double w0, bool power,
+                           uint64_t max_gap) {
+  struct source_state *ss = &c->sources[source];
+  uint64_t since = ss->value_since_ns[ch];
+  if (!isnan(w0)) {
+    if (power && since && since < rd->t_ns) {
+      uint64_t h = rd->t_ns - since;
+      double *typ = &ss->hold_typical_seconds[ch];
+      if (h <= max_gap)
+        *typ = *typ > 0 ? 0.9 * *typ + 0.1 * (double)h / 1e9 : (double)h / 1e9;
+      uint64_t cap = *typ > 0 ? (uint64_t)(*typ * 1e9) : max_gap;
+      collector_sample_var(c, source, ch, h > cap ? rd->t_ns - cap : since, rd->t_ns,
+                           rd->watts - w0);
+    }
+    ss->value_since_ns[ch] = rd->t_ns;
+  } else if (!isfinite(rd->watts) || rd->bad_value) {
+    ss->value_since_ns[ch] = 0;
+  } else if (!since) {
+    ss->value_since_ns[ch] = rd->t_ns;
+  }
+}
+
 /* A channel that read but gave no usable energy for [t0, t1) (its power a
  * bad value, its counter standing still): its nodes' cells still come, with
  * their measured power missing, on time rather than never. */
@@ -448,28 +476,11 @@ void collector_meter(struct collector *c, const struct meter_msg *m) {
                ss->counters[ch].last_held_seconds, (unsigned long long)(hold_max / ERG_NS_PER_S));
     }
     const struct erg_pdu_reading *rd = &m->readings[ch];
-    if (prev_t && rd->t_ns > prev_t && isfinite(w0) && isfinite(rd->watts) && rd->watts != w0 &&
-        !rd->bad_value) {
+    bool changed = prev_t && rd->t_ns > prev_t && isfinite(w0) && isfinite(rd->watts) &&
+                   rd->watts != w0 && !rd->bad_value;
+    if (changed)
       collector_meter_update(c, m->source, ch, prev_t, rd->t_ns);
-      /* A power reading's hold (energy counters: exact, no hold). A hold
-       * longer than the sensor's typical one (a steady power, the same
-       * value sampled again) moved only in its last sample's time. */
-      uint64_t since = ss->value_since_ns[ch];
-      if (k == ERG_PDU_DELTA_POWER && since && since < rd->t_ns) {
-        uint64_t h = rd->t_ns - since;
-        double *typ = &ss->hold_typical_seconds[ch];
-        if (h <= max_gap)
-          *typ = *typ > 0 ? 0.9 * *typ + 0.1 * (double)h / 1e9 : (double)h / 1e9;
-        uint64_t cap = *typ > 0 ? (uint64_t)(*typ * 1e9) : max_gap;
-        collector_sample_var(c, m->source, ch, h > cap ? rd->t_ns - cap : since, rd->t_ns,
-                             rd->watts - w0);
-      }
-      ss->value_since_ns[ch] = rd->t_ns;
-    } else if (!isfinite(rd->watts) || rd->bad_value) {
-      ss->value_since_ns[ch] = 0;
-    } else if (!ss->value_since_ns[ch]) {
-      ss->value_since_ns[ch] = rd->t_ns;
-    }
+    collector_hold(c, m->source, ch, rd, changed ? w0 : NAN, k == ERG_PDU_DELTA_POWER, max_gap);
     ss->bad_values[ch] += rd->bad_value;
     ss->power_estimated[ch] = isfinite(rd->watts) && rd->power_source == ERG_PDU_W_ESTIMATED;
     if (ss->power_estimated[ch] && !ss->estimated_logged[ch]) {

@@ -83,22 +83,12 @@ for nj in n1:11 n2:22; do
     { echo "FAIL: $n has no archive of job ${nj#*:}"; tail "$work/ergd.log"; exit 1; }
   fetch "$d/$safe.rrd" >"$work/$n-job.txt"
 done
-python3 - "$work" $STEP <<'PY'
+python3 - "$work" $STEP "$acc" <<'PY'
 import csv, math, sys
 from statistics import NormalDist
 work, step = sys.argv[1], int(sys.argv[2])
-
-def table(path):
-    """rrdtool fetch output: {t: {column: value}}."""
-    rows, cols = {}, None
-    for l in open(path):
-        p = l.split()
-        if not p: continue
-        if cols is None and not p[0].endswith(":"):
-            cols = p; continue
-        if p[0].endswith(":"):
-            rows[int(p[0][:-1])] = {c: float(v) for c, v in zip(cols, p[1:])}
-    return rows
+sys.path.insert(0, sys.argv[3])
+from truth import rrd as table  # rrdtool fetch output: {t: {column: value}}
 
 # The noise as ergd takes it (fit/uncertainty.c): the idle profile's sample
 # sd with Student's t.
