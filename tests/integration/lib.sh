@@ -6,7 +6,9 @@ free_port() {
   local p
   for _ in $(seq 1 200); do
     # Below the ephemeral range (32768+): a connect to a port nobody
-    # listens on can otherwise end up connected to itself and take it.
+    # listens on can otherwise end up connected to itself and take it, and
+    # another test's connection can take a kernel-picked port as its source
+    # port before our daemon binds it.
     p=$((10000 + RANDOM % 22000))
     if ! ss -Htln "sport = :$p" | grep -q .; then
       echo "$p"
@@ -16,11 +18,19 @@ free_port() {
   return 1
 }
 
-# A UDP port on 127.0.0.1 that the kernel picks (bind to port 0; for an SNMP
-# agent).
+# A UDP port on 127.0.0.1 that nothing is bound to now (for an SNMP agent).
+# Below the ephemeral range too: a kernel-picked port is free only until
+# another test's snmpget takes it as its own source port.
 free_udp_port() {
-  python3 -c 'import socket
-s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  local p
+  for _ in $(seq 1 200); do
+    p=$((10000 + RANDOM % 22000))
+    if ! ss -Huln "sport = :$p" | grep -q .; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
 }
 
 # Waits until a TCP port listens (max $2 seconds).

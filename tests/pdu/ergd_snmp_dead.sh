@@ -10,11 +10,11 @@ set -euo pipefail
 PDUSIM=$1; ERGD=$2
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need python3 curl snmpget
-SA=$(free_udp_port); SB=$(free_udp_port); ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
-"$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --snmp 127.0.0.1:"$SA" --node a1 --node a2 \
+SA=$(free_udp_port); SB=$(free_udp_port); ZP=$(free_port); HP=$(free_port)
+"$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --snmp 127.0.0.1:"$SA" --node a1 --node a2 \
   --update 0.2 >"$PDU_TMP/sima.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
-"$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --snmp 127.0.0.1:"$SB" --node b1 \
+"$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --snmp 127.0.0.1:"$SB" --node b1 \
   --update 0.2 >"$PDU_TMP/simb.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
 # The dead PDU: binds its port (so no ICMP "port unreachable" ends the

@@ -10,8 +10,7 @@ set -euo pipefail
 PDUSIM=$1; PROBE=$2
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need mbpoll python3
-port=$(python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$PDUSIM" --modbus 127.0.0.1:"$port" --node n1 --idle 123.45 --slope 0 --update 60 >"$PDU_TMP/sim.log" 2>&1 &
 PDU_PIDS="$PDU_PIDS $!"
 # Up to 20 s: on a loaded machine (ctest -j) the simulator starts slowly.

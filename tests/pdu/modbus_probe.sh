@@ -8,8 +8,7 @@ set -euo pipefail
 PDUSIM=$1; PROBE=$2
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need mbpoll python3
-PORT=$(python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 # Constant power (no noise, no load slope) so both readers see one value.
 "$PDUSIM" --modbus 127.0.0.1:"$PORT" --node a --node b --idle 123.5 --slope 0 --noise 0 \
   --quantum 0 --update 0.5 --duration 60 >"$PDU_TMP/pdusim.log" 2>&1 &

@@ -47,7 +47,7 @@ grep -q "unit 9: read power" "$PDU_TMP/err" || { cat "$PDU_TMP/err"; exit 1; }
 
 # ergd: an RTU meter from the config (line settings and a generic register
 # spec), both units, 1 s polls.
-ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port)
+ZP=$(free_port); HP=$(free_port)
 erg_ergd_conf <<CONF
 poll_seconds = 1
 

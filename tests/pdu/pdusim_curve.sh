@@ -17,7 +17,7 @@ mkdir "$CG2/$tag-idle" "$CG2/$tag-busy" 2>/dev/null || { echo "SKIP: cannot crea
 trap 'erg_cg_remove $tag-idle $tag-busy; pdu_cleanup' EXIT
 erg_in_cg $tag-busy sh -c "while :; do :; done" &
 run() { # curve-spec truth-file
-  "$PDUSIM" --modbus 127.0.0.1:"$(pdu_tcp_port)" --node "idle=$SIMPREFIX/$tag-idle" \
+  "$PDUSIM" --modbus 127.0.0.1:"$(free_port)" --node "idle=$SIMPREFIX/$tag-idle" \
     --node "busy=$SIMPREFIX/$tag-busy" --curve "$1" --specpower-csv "$CSV" --update 0.25 \
     --duration 3 --truth "$2" >"$PDU_TMP/sim.log"
 }

@@ -21,8 +21,8 @@ PDUSIM=$1; ERGD=$2; ERG=$3; REC=$4
 [ -d "$REC/cray-EX425" ] || { echo "SKIP: no $REC"; exit 77; }
 . "$(dirname "$0")/snmp_lib.sh"
 erg_need python3 curl
-FP=$(pdu_tcp_port); SP=$(pdu_tcp_port); BP=$(pdu_tcp_port); CP=$(pdu_tcp_port); VP=$(pdu_tcp_port)
-ZP=$(pdu_tcp_port); HP=$(pdu_tcp_port); TP=$(pdu_tcp_port)
+FP=$(free_port); SP=$(free_port); BP=$(free_port); CP=$(free_port); VP=$(free_port)
+ZP=$(free_port); HP=$(free_port); TP=$(free_port)
 sim() { "$PDUSIM" "$@" --update 0.2 >>"$PDU_TMP/sim.log" 2>&1 & PDU_PIDS="$PDU_PIDS $!"; }
 sim --redfish "$REC/cray-EX425" --redfish-http 127.0.0.1:"$FP" --node n1 \
   --redfish-channel /redfish/v1/Chassis/Node0=n1 --redfish-user admin:s3cret \

@@ -23,7 +23,7 @@ peer() { # PORT QUIRK [CERT KEY]
   python3 "$PEER" "$REC/cray-DL325" "$@" >"$PDU_TMP/peer.$1" 2>&1 &
   PDU_PIDS="$PDU_PIDS $!"
 }
-TP=$(pdu_tcp_port); RP=$(pdu_tcp_port); HP=$(pdu_tcp_port); GP=$(pdu_tcp_port)
+TP=$(free_port); RP=$(free_port); HP=$(free_port); GP=$(free_port)
 peer "$TP" ok "$PDU_TMP/cert.pem" "$PDU_TMP/key.pem"
 peer "$RP" redirect; peer "$HP" huge; peer "$GP" garbage
 for p in $TP $RP $HP $GP; do

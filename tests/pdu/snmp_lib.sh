@@ -5,22 +5,26 @@
 # wait_port, erg_ergd_conf, erg_start_ergd, ...), whose work directory is
 # PDU_TMP here: lib.sh's ergd config, data and log go there, and what it
 # starts (pids[]) is stopped on exit with PDU_PIDS.
-#   pdu_tcp_port           a TCP port the kernel picks (bind to port 0)
 #   pdu_snmpsimd DIR PORT  snmpsimd serving DIR's recordings (below)
 
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
-
-pdu_tcp_port() {
-  python3 -c 'import socket
-s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 PDU_TMP=$(mktemp -d /tmp/erg-pdu-test.XXXXXX)
 # shellcheck disable=SC2034 # lib.sh's
 work=$PDU_TMP
 pids=()
 PDU_PIDS=""
+# On a failure, the tail of each log the test wrote (a daemon that died at
+# start says why there; ctest shows only the test's own output).
 pdu_cleanup() {
+  local rc=$? f
+  if [ "$rc" != 0 ]; then
+    for f in "$PDU_TMP"/*.log; do
+      [ -s "$f" ] || continue
+      echo "--- ${f##*/} (last 20 lines)" >&2
+      tail -n 20 "$f" >&2
+    done
+  fi
   for p in $PDU_PIDS "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in $PDU_PIDS "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$PDU_TMP"
