@@ -172,8 +172,21 @@ erg_cleanup() {
     [ "$rc" != 0 ] || rc=1
   done
   wait 2>/dev/null || true
+  [ "$rc" = 0 ] || erg_log_tails "$work"
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
   exit "$rc"
+}
+
+# erg_log_tails DIR: the last 20 lines of each non-empty *.log in DIR, on
+# stderr (a failed test's daemons say there why; ctest shows only the
+# test's own output).
+erg_log_tails() {
+  local f
+  for f in "$1"/*.log; do
+    [ -s "$f" ] || continue
+    echo "--- ${f##*/} (last 20 lines)" >&2
+    tail -n 20 "$f" >&2
+  done
 }
 
 erg_setup() {

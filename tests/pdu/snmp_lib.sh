@@ -14,17 +14,9 @@ PDU_TMP=$(mktemp -d /tmp/erg-pdu-test.XXXXXX)
 work=$PDU_TMP
 pids=()
 PDU_PIDS=""
-# On a failure, the tail of each log the test wrote (a daemon that died at
-# start says why there; ctest shows only the test's own output).
+# On a failure, the tail of each log the test wrote.
 pdu_cleanup() {
-  local rc=$? f
-  if [ "$rc" != 0 ]; then
-    for f in "$PDU_TMP"/*.log; do
-      [ -s "$f" ] || continue
-      echo "--- ${f##*/} (last 20 lines)" >&2
-      tail -n 20 "$f" >&2
-    done
-  fi
+  [ $? = 0 ] || erg_log_tails "$PDU_TMP"
   for p in $PDU_PIDS "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in $PDU_PIDS "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$PDU_TMP"
