@@ -235,17 +235,22 @@ static double cell_node_value(const struct erg_cell_model *cm, size_t k, const d
 
 /* Rows of model features, keys first and [system] last, from the cell's
  * per-key rates mapped to the model's feature order. A derived (node-level)
- * feature is split by CPU share, so its rows sum to the node's value and
- * attribution conserves as for any other feature. */
+ * feature is split by the rows' parts of the curve's energy (each agent
+ * sample's curve power by its CPU shares, erg_grid_key_extra.curve_joules:
+ * a job running while the node was lightly loaded gets that load's power
+ * per CPU-second, not the cell's mean), else by CPU share; either way its
+ * rows sum to the node's value and attribution conserves as for any other
+ * feature. */
 static double *cell_feature_rows(const struct erg_cell_model *cm, const struct erg_grid_result *r) {
   const struct erg_grid_cell *c = r->cell;
   size_t nf = cm->model->nfeatures, nrow = c->nkeys + 1;
-  double *x = calloc(nrow * (nf ? nf : 1), sizeof *x), *cpu = malloc(nrow * sizeof *cpu);
+  double *x = calloc(nrow * (nf ? nf : 1), sizeof *x), *cpu = malloc(2 * nrow * sizeof *cpu);
   if (!x || !cpu) {
     free(x);
     free(cpu);
     return NULL;
   }
+  double *curve = cpu + nrow, curve_keys = 0, curve_sum = 0;
   double rates[ERG_NFEATURES], node[ERG_NFEATURES], cpu_sum = 0;
   for (size_t p = 0; p < nrow; p++) {
     if (p < c->nkeys)
@@ -258,16 +263,24 @@ static double *cell_feature_rows(const struct erg_cell_model *cm, const struct e
     }
     cpu[p] = rates[ERG_FEAT_CPU] > 0 ? rates[ERG_FEAT_CPU] : 0;
     cpu_sum += cpu[p];
+    double w = p < c->nkeys ? (c->extra ? c->extra[p].curve_joules : 0)
+                            : c->curve_joules - curve_keys; /* [system]: the rest */
+    curve[p] = isfinite(w) && w > 0 ? w : 0;
+    curve_keys += p < c->nkeys ? curve[p] : 0;
+    curve_sum += curve[p];
   }
+  /* Shares of the curve's energy where the samples had one, else CPU's. */
+  const double *by = curve_sum > 0 ? curve : cpu;
+  double by_sum = curve_sum > 0 ? curve_sum : cpu_sum;
   erg_grid_node_rates(c, r->step, node);
   double tbuf[ERG_NDERIVED];
   const double *tails = cell_tails(cm, c, tbuf);
-  for (size_t k = 0; k < nf && cpu_sum > 0; k++) {
+  for (size_t k = 0; k < nf && by_sum > 0; k++) {
     if (cm->feature_map[k] < ERG_NFEATURES)
       continue;
     double v = cell_node_value(cm, k, node, tails);
     for (size_t p = 0; p < nrow; p++)
-      x[p * nf + k] = v * cpu[p] / cpu_sum;
+      x[p * nf + k] = v * by[p] / by_sum;
   }
   free(cpu);
   return x;
@@ -301,6 +314,18 @@ double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_c
   return cell_predict(cm, &r, &ignored);
 }
 
+size_t erg_cell_model_x(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                        unsigned step, double *x) {
+  if (!cm || !cm->model || !c)
+    return 0;
+  double node[ERG_NFEATURES], tbuf[ERG_NDERIVED];
+  erg_grid_node_rates(c, step, node);
+  const double *tails = cell_tails(cm, c, tbuf);
+  for (size_t k = 0; k < cm->model->nfeatures; k++)
+    x[k] = cell_node_value(cm, k, node, tails);
+  return cm->model->nfeatures;
+}
+
 double erg_cell_predict_var(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
                             unsigned step) {
   if (!cm || !cm->model || !c)
@@ -308,11 +333,8 @@ double erg_cell_predict_var(const struct erg_cell_model *cm, const struct erg_gr
   const struct erg_model *m = cm->model;
   if (m->ncov != m->nfeatures + 1)
     return 0;
-  double node[ERG_NFEATURES], x[ERG_FIT_MAX_FEATURES], tbuf[ERG_NDERIVED], v = 0;
-  erg_grid_node_rates(c, step, node);
-  const double *tails = cell_tails(cm, c, tbuf);
-  for (size_t k = 0; k < m->nfeatures; k++)
-    x[k] = cell_node_value(cm, k, node, tails);
+  double x[ERG_FIT_MAX_FEATURES], v = 0;
+  erg_cell_model_x(cm, c, step, x);
   for (size_t k = 0; k < m->nfeatures; k++)
     for (size_t e = 0; e < m->nfeatures; e++)
       v += x[k] * m->cov[1 + k][1 + e] * x[e];
@@ -324,6 +346,18 @@ int erg_cell_model_gpu(const struct erg_cell_model *cm) {
     if (cm->feature_map[k] == ERG_FEAT_GPU)
       return cm->model->coef[k] > 0 && isfinite(cm->model->coef[k]) ? (int)k : -1;
   return -1;
+}
+
+void erg_cell_model_curve(const struct erg_cell_model *cm, double ncpu, double coef[ERG_NDERIVED]) {
+  memset(coef, 0, ERG_NDERIVED * sizeof *coef);
+  const struct erg_model *m = cm ? cm->model : NULL;
+  if (!m || !cm->feature_map || !(m->ncpu > 0) || m->ncpu != ncpu)
+    return;
+  for (size_t k = 0; k < m->nfeatures; k++) {
+    int d = cm->feature_map[k] - ERG_NFEATURES;
+    if (d >= 0 && d < ERG_NDERIVED && isfinite(m->coef[k]) && m->coef[k] > 0)
+      coef[d] = m->coef[k];
+  }
 }
 
 /* A cell without GPU readings on a node whose model has a GPU term (the

@@ -51,6 +51,11 @@ int erg_feature_index(const char *name);
  * apart so erg_grid_key stays a plain {key, cpu_seconds} pair). */
 struct erg_grid_key_extra {
   double disk_bytes, instructions, cycles, gpu_joules;
+  /* The node's curve power (erg_grid.curve_coef) of each agent sample
+   * split by the key's share of the sample's busy CPU, × the seconds of
+   * the cell it covers: the key's part of the curve's energy as the load
+   * moved within the cell (0 without coefficients). */
+  double curve_joules;
 };
 
 struct erg_grid_cell {
@@ -67,6 +72,9 @@ struct erg_grid_cell {
    * integrates when the load changes within the cell (issue 38). */
   double tail_seconds[ERG_NDERIVED], tail_covered_seconds;
   double tail_ncpu; /* the grid ncpu of the tails' samples (the last one) */
+  /* Σ over agent samples with busy CPU of their curve power × seconds
+   * here: the keys' curve_joules and [system]'s (the rest) add up to it. */
+  double curve_joules;
   /* The tails over windows of the meter's updates (tailwin.c), when the
    * agent sends slices and the meter's updates are seen; NULL otherwise. */
   struct erg_grid_cand *cand;
@@ -121,7 +129,12 @@ struct erg_grid {
   uint64_t future_seconds_dropped; /* data too far ahead (clock skew) */
   struct grid_names *names;        /* interned keys of the open cells (grid.c) */
   double ncpu;                     /* the node's CPUs, for tail_seconds; 0: unknown (none kept) */
-  struct erg_tailwin *tailwin;     /* the tails' windows (tailwin.c); NULL until a meter update */
+  /* The node model's coefficients of the curve's tails (W at T_d = 1;
+   * erg_cell_model_curve) when its ncpu is the grid's: the curve's power
+   * is then split by CPU share sample by sample (curve_joules); all 0: by
+   * the cell's CPU shares. */
+  double curve_coef[ERG_NDERIVED];
+  struct erg_tailwin *tailwin; /* the tails' windows (tailwin.c); NULL until a meter update */
 };
 
 /* ---- the curve's tails over windows of the meter's updates (issue 38) ----
@@ -475,6 +488,10 @@ struct erg_cell_model {
 /* The model's index of gpu_watts when its coefficient is positive (and
  * finite), else -1: without one the GPU part of the power is not known. */
 int erg_cell_model_gpu(const struct erg_cell_model *cm);
+/* The model's coefficients of the curve's tails T_d (d < ERG_NDERIVED)
+ * into coef, for a grid of ncpu CPUs; all 0 without a model, without the
+ * curve, or when the model was fitted for another CPU count. */
+void erg_cell_model_curve(const struct erg_cell_model *cm, double ncpu, double coef[ERG_NDERIVED]);
 struct erg_cell_power {
   double total_watts;         /* measured, or the model's prediction when estimated */
   double idle_watts;          /* idle part of total_watts */
@@ -505,6 +522,11 @@ int erg_cell_attribute(const struct erg_cell_model *cm, double idle_watts,
  * share of a shared meter); NaN without a model or cell. */
 double erg_cell_predict(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
                         unsigned step);
+/* The model's node-level feature values of the cell into x (model order,
+ * ERG_FIT_MAX_FEATURES room): what erg_cell_predict weighs; returns how
+ * many (0 without a model or cell). */
+size_t erg_cell_model_x(const struct erg_cell_model *cm, const struct erg_grid_cell *c,
+                        unsigned step, double *x);
 /* The variance (W²) of the cell's predicted dynamic power Σ β_k x_k from
  * the model's coefficient covariance (the idle's row left out); 0 without
  * a covariance, NAN without a model or cell. */

@@ -337,16 +337,19 @@ static long cell_key(struct erg_grid_cell *c, const struct grid_name *name) {
       return (long)c->index[j] - 1;
   c->index[j] = (uint32_t)c->nkeys + 1;
   c->keys[c->nkeys] = (struct erg_grid_key){name->s, 0};
-  c->extra[c->nkeys] = (struct erg_grid_key_extra){0, 0, 0, 0};
+  c->extra[c->nkeys] = (struct erg_grid_key_extra){0};
   return (long)c->nkeys++;
 }
 
+/* f: the sample's fraction in the cell; curve_per_cpu: the sample's curve
+ * power per busy CPU-second per second (W·s of curve energy per CPU-s). */
 static void cell_add_proc(struct erg_grid_cell *c, const struct grid_name *name,
-                          const struct erg_grid_proc *p, double f) {
+                          const struct erg_grid_proc *p, double f, double curve_per_cpu) {
   long i = name ? cell_key(c, name) : -1;
   if (i < 0)
     return;
   c->keys[i].cpu_seconds += p->cpu_seconds * f;
+  c->extra[i].curve_joules += p->cpu_seconds * f * curve_per_cpu;
   c->extra[i].disk_bytes += p->disk_bytes * f;
   c->extra[i].instructions += p->instructions * f;
   c->extra[i].cycles += p->cycles * f;
@@ -377,17 +380,21 @@ static void tails_span(void *user, int64_t c0, double lo, double hi) {
 /* The curve's tails at the utilisation of [t0_ns, t1_ns) (busy CPU s in
  * it), added to each cell it overlaps for its seconds there: a cell's mean
  * of them is what the meter shows of a load that changes within the cell.
- * Only cells the sample already opened (no drop counted twice). */
-static void grid_add_tails(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
-                           double busy_cpu_seconds) {
+ * Only cells the sample already opened (no drop counted twice). Returns
+ * the curve's energy there (J) with the grid's curve_coef, 0 without. */
+static double grid_add_tails(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
+                             double busy_cpu_seconds) {
   struct tails_ctx x = {.g = g};
-  double a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9;
+  double a = (double)t0_ns / 1e9, b = (double)t1_ns / 1e9, watts = 0;
   if (!(g->ncpu > 0 && b > a))
-    return;
-  for (int d = 0; d < ERG_NDERIVED; d++)
+    return 0;
+  for (int d = 0; d < ERG_NDERIVED; d++) {
     if (!isfinite(x.tail[d] = erg_derived_value(d, busy_cpu_seconds / (b - a), g->ncpu)))
-      return;
+      return 0;
+    watts += g->curve_coef[d] > 0 ? g->curve_coef[d] * x.tail[d] : 0;
+  }
   grid_walk(g->step, a, b, tails_span, &x);
+  return isfinite(watts) ? watts * (b - a) : 0;
 }
 
 void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_ns,
@@ -407,22 +414,36 @@ void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_n
     names[k] = grid_intern(g, procs[k].key ? procs[k].key : "", newest);
   /* The tails per slice when the agent sub-sampled (issue 38: the load
    * changes within a sample, the power follows it), else the sample's. */
+  double curve_joules = 0, curve_span = 0, span = (double)(t1_ns - t0_ns) / 1e9;
   if (nslices) {
-    for (size_t i = 0; i < nslices; i++)
-      grid_add_tails(g, slices[i].t0_ns, slices[i].t1_ns, slices[i].busy_cpu_seconds);
+    for (size_t i = 0; i < nslices; i++) {
+      curve_joules +=
+          grid_add_tails(g, slices[i].t0_ns, slices[i].t1_ns, slices[i].busy_cpu_seconds);
+      if (slices[i].t1_ns > slices[i].t0_ns)
+        curve_span += (double)(slices[i].t1_ns - slices[i].t0_ns) / 1e9;
+    }
     /* ... and over windows of the meter's updates, to choose from. */
     erg_tailwin_add_slices(g, slices, nslices);
-  } else
-    grid_add_tails(g, t0_ns, t1_ns, busy_cpu_seconds);
+  } else {
+    curve_joules = grid_add_tails(g, t0_ns, t1_ns, busy_cpu_seconds);
+    curve_span = span;
+  }
+  /* The curve's mean power over the sample per busy CPU-second per
+   * second: each key's CPU time × it is its share of the curve's energy,
+   * the sample's CPU shares applied to the sample's power. */
+  double per_cpu = curve_span > 0 && busy_cpu_seconds > 0
+                       ? curve_joules / curve_span / (busy_cpu_seconds / span)
+                       : 0;
   for (size_t i = 0; i < n; i++) {
     struct erg_grid_cell *c = ov[i].cell;
     double f = ov[i].fraction;
     c->agent_seconds += ov[i].seconds;
+    c->curve_joules += busy_cpu_seconds * f * per_cpu;
     c->busy_cpu_seconds += busy_cpu_seconds * f;
     c->system_cpu_seconds += system_cpu_seconds * f;
     c->seen |= 1u << ERG_FEAT_CPU;
     for (size_t k = 0; k < nprocs; k++)
-      cell_add_proc(c, names[k], &procs[k], f);
+      cell_add_proc(c, names[k], &procs[k], f, per_cpu);
   }
   free(names);
 }

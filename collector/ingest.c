@@ -123,6 +123,9 @@ static void node_apply_sample(struct collector *c, struct node_state *n, const E
   if (c->cfg->lag_max_seconds && gpu_joules > 0)
     erg_lag_add_gpu(node_lag(c, n), iv->realtime_start_ns, iv->realtime_end_ns, gpu_joules);
   n->grid.ncpu = n->ncpu;
+  /* The model in use splits its curve's power sample by sample. */
+  struct erg_cell_model cm = node_model_cell(n->model);
+  erg_cell_model_curve(&cm, n->grid.ncpu, n->grid.curve_coef);
   /* The agent's sub-samples of the busy time (checked: ends rising, the
    * last at the interval's end), placed on the realtime interval. */
   size_t ns = s->totals ? s->totals->n_cpu_busy_slice_ns : 0;

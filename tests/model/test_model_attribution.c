@@ -408,6 +408,75 @@ static void test_curve_model(void **state) {
   erg_grid_free(&g);
 }
 
+/* The curve's power split sample by sample: key a runs alone at u = 0.1
+ * for 2 s, then beside b at u = 0.875 for 3 s. curve_model's curve is
+ * convex (Bernstein coefficients 30·j(j+1)/2), so its power per CPU-second
+ * is lower at the light load: a gets less than its CPU share of the
+ * cell, b more; [system] (no CPU time) none. Without the grid's
+ * coefficients the same cell is split by CPU share (test_curve_model). */
+static double curve_at(const struct erg_model *m, double cpu_rate) {
+  double w = 0;
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    w += m->coef[1 + d] * erg_derived_value(d, cpu_rate, m->ncpu);
+  return w;
+}
+
+static void test_curve_per_sample(void **state) {
+  (void)state;
+  struct erg_model m;
+  int map[ERG_FIT_MAX_FEATURES];
+  curve_model(&m, map);
+  struct erg_cell_model cm = {&m, map, ERG_IDLE_SEPARATE, NULL};
+  double coef[ERG_NDERIVED];
+  erg_cell_model_curve(&cm, 8, coef); /* another CPU count: none */
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    assert_float_equal(coef[d], 0, 0);
+  struct erg_grid g;
+  erg_grid_init(&g, STEP);
+  g.ncpu = m.ncpu;
+  erg_cell_model_curve(&cm, g.ncpu, g.curve_coef);
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    assert_float_equal(g.curve_coef[d], m.coef[1 + d], 0);
+  struct erg_grid_proc p1[1] = {{"a", 0.8, 0, 0, 0, 0}};
+  erg_grid_add_procs(&g, (uint64_t)T0 * NS, (uint64_t)(T0 + 2) * NS, 0.8, 0, p1, 1);
+  struct erg_grid_proc p2[2] = {{"a", 3.0, 0, 0, 0, 0}, {"b", 7.5, 0, 0, 0, 0}};
+  erg_grid_add_procs(&g, (uint64_t)(T0 + 2) * NS, (uint64_t)(T0 + STEP) * NS, 10.5, 0, p2, 2);
+  struct erg_grid_cell *c = &g.cells[(T0 / STEP) % ERG_GRID_SLOTS];
+  double lo = curve_at(&m, 0.4) / 0.4, hi = curve_at(&m, 3.5) / 3.5;
+  double wa = 0.8 * lo + 3.0 * hi, wb = 7.5 * hi;
+  assert_float_equal(c->extra[0].curve_joules, wa, 1e-9 * wa);
+  assert_float_equal(c->extra[1].curve_joules, wb, 1e-9 * wb);
+  assert_float_equal(c->curve_joules, wa + wb, 1e-9 * wa);
+  struct erg_grid_result r = {.t0 = T0, .step = STEP, .measured_watts = 300, .cell = c};
+  struct erg_attr_share sh[3];
+  struct erg_cell_power pw;
+  assert_int_equal(erg_cell_attribute(&cm, 0, &r, sh, &pw), 0);
+  /* The cell's curve power is the mean of its samples' ((wa + wb) / 5 s),
+   * a's part of it wa / 5 s; the linear term by CPU time. */
+  double sa = 5 * 3.8 / STEP + wa / STEP, sb = 5 * 7.5 / STEP + wb / STEP;
+  assert_float_equal(pw.dynamic_watts, 220, 1e-9);
+  assert_float_equal(sh[0].watts, 220 * sa / (sa + sb), 1e-9);
+  assert_float_equal(sh[1].watts, 220 * sb / (sa + sb), 1e-9);
+  assert_float_equal(sh[2].watts, 0, 1e-12);
+  double cpu_share = 220 * (5 * 3.8 / STEP + (wa + wb) / STEP * 3.8 / 11.3) / (sa + sb);
+  assert_true(sh[0].watts < cpu_share - 1);
+  /* The same load as one sample in two slices: the sample's curve energy
+   * is its slices' (not the curve at their mean load), split by the
+   * sample's CPU shares (a key's CPU within a sample is not known). */
+  struct erg_grid_slice sl[2] = {
+      {(uint64_t)(T0 + STEP) * NS, (uint64_t)(T0 + STEP + 2) * NS, 0.8},
+      {(uint64_t)(T0 + STEP + 2) * NS, (uint64_t)(T0 + 2 * STEP) * NS, 10.5}};
+  struct erg_grid_proc p3[2] = {{"a", 3.8, 0, 0, 0, 0}, {"b", 7.5, 0, 0, 0, 0}};
+  erg_grid_add_procs_sliced(&g, (uint64_t)(T0 + STEP) * NS, (uint64_t)(T0 + 2 * STEP) * NS, 11.3, 0,
+                            p3, 2, sl, 2);
+  c = &g.cells[((T0 + STEP) / STEP) % ERG_GRID_SLOTS];
+  double curve = 2 * curve_at(&m, 0.4) + 3 * curve_at(&m, 3.5);
+  assert_float_equal(c->curve_joules, curve, 1e-9 * curve);
+  assert_float_equal(c->extra[0].curve_joules, curve * 3.8 / 11.3, 1e-9 * curve);
+  assert_float_equal(c->extra[1].curve_joules, curve * 7.5 / 11.3, 1e-9 * curve);
+  erg_grid_free(&g);
+}
+
 /* Issue 14, item 1, as ergd runs it: a job writing 12 MB/s where the model
  * was trained up to 10 MB/s, beside a CPU job, in a cell that draws the
  * linear truth. Each key gets its own linear part (a clamp gave the I/O
@@ -597,6 +666,7 @@ static void test_key_intervals(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_curve_model),
+      cmocka_unit_test(test_curve_per_sample),
       cmocka_unit_test(test_model_conserves),
       cmocka_unit_test(test_no_model_cpu_share),
       cmocka_unit_test(test_no_model_policy_wiring),
