@@ -279,7 +279,8 @@ static json_t *group_real(double v) { return isfinite(v) ? json_real(v) : json_n
 
 static void group_print_json(const struct cli_opts *o, const struct group_cli *g,
                              const struct erg_group_result *r, const struct erg_model *models,
-                             const struct erg_dataset *ds, char paths[][GROUP_PATH_MAX]) {
+                             const struct erg_dataset *ds, char paths[][GROUP_PATH_MAX],
+                             const char *cov_path) {
   json_t *nodes = json_array(), *members = json_array(), *pair = json_array();
   for (size_t m = 0; m < g->n; m++) {
     json_array_append_new(nodes, json_string(g->node[m]));
@@ -306,9 +307,11 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
       (json_int_t)r->rows_not_shared, "idle_watts", r->idle_watts, "idle_split",
       erg_idle_split_name(g->split), "idle_split_scale", group_real(r->idle_scale), "validation",
       erg_fit_metrics_json(r->validation, &r->metrics), "members", members);
-  if (j)
+  if (j) {
     json_object_set_new(j, "idle_source",
                         json_string(r->idle_fixed ? "group_idle_profile" : "fit"));
+    json_object_set_new(j, "covariance_path", cov_path[0] ? json_string(cov_path) : json_null());
+  }
   if (j) {
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     putchar('\n');
@@ -320,7 +323,8 @@ static void group_print_json(const struct cli_opts *o, const struct group_cli *g
  * node's own model, another group's, or no model at all): then nothing is
  * written, unless --force. */
 static int group_install(const struct cli_opts *o, const struct group_cli *g,
-                         const struct erg_model *models, char paths[][GROUP_PATH_MAX]) {
+                         const struct erg_model *models, const struct erg_group_cov *gc,
+                         char paths[][GROUP_PATH_MAX], char *cov_path) {
   char dir[1024], safe[ERG_NAME_MAX], why[512];
   cli_model_dir(o, dir, sizeof dir);
   int rc = 0;
@@ -355,6 +359,27 @@ static int group_install(const struct cli_opts *o, const struct group_cli *g,
       rc = 2;
     } else if (!o->json)
       printf("model of %s written to %s\n", g->node[m], paths[m]);
+  /* The members' cross covariance beside them (MODEL_DIR/group/NAME.json);
+   * without one (the fit had none) an older file is removed: it is of
+   * another fit. */
+  cov_path[0] = '\0';
+  if (rc == 0) {
+    char gdir[1040], safe_group[ERG_NAME_MAX];
+    erg_name_sanitize(o->group, strlen(o->group), safe_group);
+    snprintf(gdir, sizeof gdir, "%s/group", dir);
+    snprintf(cov_path, GROUP_PATH_MAX, "%s/%s.json", gdir, safe_group);
+    if (gc->nterms == 0) {
+      unlink(cov_path);
+      cov_path[0] = '\0';
+    } else if (erg_mkdir_p(gdir, 0755) != 0) {
+      fprintf(stderr, "erg fit: cannot create %s\n", gdir);
+      rc = 2;
+    } else if (erg_group_cov_save(gc, cov_path, why, sizeof why) != 0) {
+      fprintf(stderr, "erg fit: the members' covariance: %s\n", why);
+      rc = 2;
+    } else if (!o->json)
+      printf("the members' covariance written to %s\n", cov_path);
+  }
   for (size_t m = 0; rc != 0 && m < g->n; m++)
     paths[m][0] = '\0';
   return rc;
@@ -380,15 +405,17 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   struct erg_dataset ds[ERG_GROUP_MAX_NODES];
   struct erg_idle_profile profiles[ERG_GROUP_MAX_NODES];
   struct erg_model *models = calloc(g.n, sizeof *models);
-  char why[600], paths[ERG_GROUP_MAX_NODES][GROUP_PATH_MAX] = {{0}};
+  struct erg_group_cov *gc = calloc(1, sizeof *gc);
+  char why[600], paths[ERG_GROUP_MAX_NODES][GROUP_PATH_MAX] = {{0}}, cov_path[GROUP_PATH_MAX] = "";
   for (size_t m = 0; m < g.n; m++)
     erg_dataset_init(&ds[m]);
-  int rc = models ? group_load(o, &g, ds, last_percent) : 2;
+  int rc = models && gc ? group_load(o, &g, ds, last_percent) : 2;
   if (rc == 0 && o->idle) {
     rc = group_idle_record(o, &g, ds);
     for (size_t m = 0; m < g.n; m++)
       erg_dataset_free(&ds[m]);
     free(models);
+    free(gc);
     return rc;
   }
   if (rc == 0)
@@ -405,6 +432,7 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   go.profiles = profiles;
   go.idle_sum = have_sum > 0 ? &idle_sum : NULL;
   go.fit = o->fit;
+  go.cov_out = gc;
   if (last_percent) {
     go.fit.progress = cli_progress;
     go.fit.progress_user = last_percent;
@@ -420,14 +448,15 @@ int cli_group_run(struct cli_opts *o, int *last_percent) {
   if (rc == 0 && o->json) {
     /* The form's reason is also a log line, as a fallback to pooled is. */
     fprintf(stderr, "erg fit: group %s: %s: %s\n", o->group, r.reason, erg_group_form_name(r.form));
-    rc = group_install(o, &g, models, paths);
-    group_print_json(o, &g, &r, models, ds, paths);
+    rc = group_install(o, &g, models, gc, paths, cov_path);
+    group_print_json(o, &g, &r, models, ds, paths, cov_path);
   } else if (rc == 0) {
     group_print_table(o, &g, &r, models);
-    rc = group_install(o, &g, models, paths);
+    rc = group_install(o, &g, models, gc, paths, cov_path);
   }
   for (size_t m = 0; m < g.n; m++)
     erg_dataset_free(&ds[m]);
   free(models);
+  free(gc);
   return rc;
 }

@@ -33,11 +33,14 @@ int groups_build(struct collector *c) {
         }
     if (gs->nmembers != gs->cfg->nmembers)
       return -1; /* configured nodes exist from the start */
+    gs->cov_stamp = NAN;
   }
   return 0;
 }
 
 void groups_free(struct collector *c) {
+  for (int g = 0; c->groups && g < c->ngroups; g++)
+    free(c->groups[g].cov);
   free(c->groups);
   c->groups = NULL;
   c->ngroups = 0;
@@ -69,6 +72,81 @@ static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_
   if (k < 0 || !cell || !(cell->seen & (1u << ERG_FEAT_GPU)))
     return 0;
   return erg_model_term(cm->model, (size_t)k, erg_grid_gpu_idle_rate(cell, step));
+}
+
+/* The members' cross covariance of the fit their models are of, looked
+ * for once per fit (the models' common created_unix_seconds): loaded when
+ * MODEL_DIR/group/NAME.json is of that fit and names every member with its
+ * model's features. Said once per fit either way. */
+static void group_cov_update(struct collector *c, struct group_state *g) {
+  double stamp = NAN;
+  for (int m = 0; m < g->nmembers; m++) {
+    const struct erg_model *mm = node_model_cell(g->members[m]->model).model;
+    if (!mm || (m > 0 && mm->created_unix_seconds != stamp))
+      return; /* no model yet, or of different fits: nothing to look for */
+    stamp = mm->created_unix_seconds;
+  }
+  if (stamp == g->cov_stamp)
+    return;
+  g->cov_stamp = stamp;
+  free(g->cov);
+  g->cov = NULL;
+  if (g->nmembers > ERG_GROUP_MAX_NODES)
+    return;
+  char path[1200], safe[ERG_NAME_MAX], why[1400];
+  const char *dir = c->cfg->model_dir;
+  erg_name_sanitize(g->cfg->name, strlen(g->cfg->name), safe);
+  if (dir[0])
+    snprintf(path, sizeof path, "%s/group/%s.json", dir, safe);
+  else
+    snprintf(path, sizeof path, "%s/models/group/%s.json", c->cfg->data_dir, safe);
+  struct erg_group_cov *gc = malloc(sizeof *gc);
+  if (!gc)
+    return;
+  if (erg_group_cov_load(gc, path, why, sizeof why) != 0) {
+    erg_warn("group %s: the members' cross covariance not read (%s): each member's split "
+             "interval takes the others' errors as independent (narrower than the joint fit's "
+             "where members' coefficients trade off); `erg fit --group %s` writes it",
+             g->cfg->name, why, g->cfg->name);
+    free(gc);
+    return;
+  }
+  for (int m = 0; m < g->nmembers; m++) {
+    const struct node_state *n = g->members[m];
+    g->cov_index[m] = erg_group_cov_member(gc, n->name, node_model_cell(n->model).model);
+    if (g->cov_index[m] < 0) {
+      erg_warn("group %s: %s is not of the fit of node %s's model (another fit, or its features "
+               "differ): not used; `erg fit --group %s` writes both again",
+               g->cfg->name, path, n->name, g->cfg->name);
+      free(gc);
+      return;
+    }
+  }
+  g->cov = gc;
+  erg_info("group %s: the members' cross covariance from %s", g->cfg->name, path);
+}
+
+/* V[a][b] = Cov(d_a, d_b) of the members' dynamic predictions in the
+ * cell, from the loaded cross covariance; false when a member's features
+ * cannot be had. */
+static bool group_cross(struct collector *c, const struct group_state *g, int64_t t0,
+                        double V[][ERG_GROUP_MAX_NODES]) {
+  double x[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES];
+  unsigned step = c->cfg->step_seconds;
+  for (int m = 0; m < g->nmembers; m++) {
+    const struct node_state *n = g->members[m];
+    struct erg_cell_model cm = node_model_cell(n->model);
+    const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
+    struct erg_grid_cell none = {.t0 = t0};
+    if (erg_cell_model_x(&cm, cell ? cell : &none, step, x[m]) !=
+        g->cov->nfeatures[g->cov_index[m]])
+      return false;
+  }
+  for (int a = 0; a < g->nmembers; a++)
+    for (int b = 0; b <= a; b++)
+      V[a][b] = V[b][a] =
+          erg_group_cov_cross(g->cov, (size_t)g->cov_index[a], x[a], (size_t)g->cov_index[b], x[b]);
+  return true;
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
@@ -120,6 +198,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     g->equal_said = 0;
     erg_info("group %s: every node has a model: the shared meter is split by them", g->cfg->name);
   }
+  if (c->cfg->energy_intervals)
+    group_cov_update(c, g);
   /* Each member gets its prediction; what the meter shows beyond the sum
    * (model error, noise) is activity the models missed, so it goes with the
    * predicted dynamic power, not with idle (nor the idle GPUs' term): an
@@ -142,15 +222,25 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     wsum += w[m];
   }
   /* A member's dynamic part is the meter's dynamic power D times
-   * ψ = d_m / Σ d (what the split above comes to): its coefficients' error
-   * moves it by D (1 − ψ) / Σ d · δd_m, the others' by −D ψ / Σ d · δd_j
-   * (members independent: the joint fit's cross terms are not kept). */
+   * ψ = d_m / Σ d (what the split above comes to): the members' dynamic
+   * predictions' errors δd_j move it by D / Σ d · Σ_j (1[j = m] − ψ) δd_j,
+   * of variance (D / Σ d)² gᵀ V g over their covariance V: the joint fit's,
+   * cross terms included, when its file is loaded; else V's diagonal
+   * (each member's own block), the members as if independent. */
   double D = isfinite(meter) ? meter - (sum - dsum) : dsum;
+  double V[ERG_GROUP_MAX_NODES][ERG_GROUP_MAX_NODES];
+  bool cross = g->cov && c->cfg->energy_intervals && group_cross(c, g, t0, V);
+  g->cross_cov_cells += cross;
   for (int m = 0; m < g->nmembers; m++) {
     g->members[m]->share = wsum > 0 ? w[m] / wsum : pred[m] / sum;
     g->members[m]->share_equal = 0;
-    double psi = dsum > 0 ? (dyn[m] > 0 ? dyn[m] : 0) / dsum : 0;
-    double v = (1 - psi) * (1 - psi) * pvar[m] + psi * psi * (pvsum - pvar[m]);
+    double psi = dsum > 0 ? (dyn[m] > 0 ? dyn[m] : 0) / dsum : 0, v = 0;
+    if (cross)
+      for (int a = 0; a < g->nmembers; a++)
+        for (int b = 0; b < g->nmembers; b++)
+          v += ((a == m) - psi) * ((b == m) - psi) * V[a][b];
+    else
+      v = (1 - psi) * (1 - psi) * pvar[m] + psi * psi * (pvsum - pvar[m]);
     g->members[m]->share_sd_watts = dsum > 0 && D > 0 && v > 0 ? D / dsum * sqrt(v) : 0;
   }
 }

@@ -589,7 +589,8 @@ static void metrics_publish(struct collector *c, char *body, size_t len, int key
 }
 
 /* Shared meters ([group.NAME]): each member's share of the last cell,
- * labelled with its group, and the cells split equally for want of models. */
+ * labelled with its group, the cells split equally for want of models and
+ * those whose split's intervals had the members' cross covariance. */
 static void metrics_groups(FILE *f, struct collector *c) {
   if (!c->ngroups)
     return;
@@ -614,6 +615,15 @@ static void metrics_groups(FILE *f, struct collector *c) {
     fputs("erg_group_equal_split_cells_total{group=\"", f);
     metrics_label(f, c->groups[g].cfg->name);
     fprintf(f, "\"} %llu\n", (unsigned long long)c->groups[g].equal_split_cells);
+  }
+  metrics_head(f, "erg_group_cross_covariance_cells_total", "counter",
+               "Cells of a shared meter whose members' split intervals took the joint fit's "
+               "cross covariance (MODEL_DIR/group/NAME.json); the rest took the members as "
+               "independent.");
+  for (int g = 0; g < c->ngroups; g++) {
+    fputs("erg_group_cross_covariance_cells_total{group=\"", f);
+    metrics_label(f, c->groups[g].cfg->name);
+    fprintf(f, "\"} %llu\n", (unsigned long long)c->groups[g].cross_cov_cells);
   }
 }
 

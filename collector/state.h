@@ -140,6 +140,15 @@ struct group_state {
   int nmembers;
   uint64_t equal_split_cells; /* cells split equally: a member had no model */
   int equal_said;             /* logged once until every member has a model */
+  /* The members' cross covariance (MODEL_DIR/group/NAME.json, erg fit
+   * --group) of the fit the members' models are of; NULL: none (the split's
+   * intervals then take the members as independent). cov_stamp: the
+   * members' models' created_unix_seconds it was last looked for (NAN:
+   * not yet); cov_index[m]: member m in it. */
+  struct erg_group_cov *cov;
+  double cov_stamp;
+  int cov_index[ERG_MAX_GROUP_NODES];
+  uint64_t cross_cov_cells; /* cells whose split took the cross terms */
 };
 
 struct source_state {

@@ -450,6 +450,7 @@ enum erg_idle_split { ERG_IDLE_SPLIT_EQUAL = 0, ERG_IDLE_SPLIT_WEIGHTS, ERG_IDLE
 const char *erg_group_form_name(enum erg_group_form f); /* "auto", "pooled", "per-node" */
 const char *erg_idle_split_name(enum erg_idle_split s); /* "equal", "weights", "profile" */
 
+struct erg_group_cov;
 struct erg_group_options {
   const char *name;         /* the group: written into every member's model */
   enum erg_group_form form; /* AUTO: per-node when identified, else pooled */
@@ -462,6 +463,9 @@ struct erg_group_options {
   bool require_shared;        /* only rows flagged ERG_ROW_SHARED join (default) */
   struct erg_fit_options fit; /* holdout, folds, threshold, progress, cancel;
                                  node, idle_profile and holdout are not used */
+  /* Non-NULL: receives the joint fit's covariance across the members
+   * (cov_out->nterms 0 when the fit had none). */
+  struct erg_group_cov *cov_out;
 };
 void erg_group_options_init(struct erg_group_options *o);
 
@@ -495,6 +499,41 @@ struct erg_group_result {
 int erg_group_fit(const struct erg_dataset *const *members, const char *const *nodes, size_t n,
                   const struct erg_group_options *o, struct erg_model *models,
                   struct erg_group_result *r, char *why, size_t whylen);
+
+/* ---- a group's covariance across its members (docs/model.md, "Shared
+ * meters") ----
+ * A member's model file holds its own block of the joint fit's covariance;
+ * how one member's coefficients err with another's (the joint fit knows
+ * their sum better than their split: most often negatively) is in
+ * MODEL_DIR/group/NAME.json, written by `erg fit --group` beside them. It
+ * keeps the joint covariance over the joint terms (intercept first) and,
+ * per member, the joint term of each of its model's features (pooled: the
+ * members share terms). created_unix_seconds is the members' models'
+ * (one fit): a member model of another fit does not go with it. */
+#define ERG_GROUP_COV_TERMS ERG_FIT_COV_TERMS
+struct erg_group_cov {
+  char name[ERG_FIT_NAME_MAX];
+  double created_unix_seconds;
+  size_t nnodes;
+  char nodes[ERG_GROUP_MAX_NODES][ERG_FIT_NAME_MAX];
+  size_t nfeatures[ERG_GROUP_MAX_NODES];
+  char feature[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES][ERG_FIT_NAME_MAX];
+  size_t term[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES]; /* 1..nterms-1 */
+  size_t nterms;                                          /* 0: none */
+  double cov[ERG_GROUP_COV_TERMS][ERG_GROUP_COV_TERMS];
+};
+/* Written atomically (symmetrised) / read and checked (sizes, names,
+ * finite, variances ≥ 0, symmetric to 1e-9 of the two variances'
+ * geometric mean); 0, or -1 and why. */
+int erg_group_cov_save(const struct erg_group_cov *g, const char *path, char *why, size_t whylen);
+int erg_group_cov_load(struct erg_group_cov *g, const char *path, char *why, size_t whylen);
+/* The member of node `node` whose features are m's, of the same fit, or -1. */
+int erg_group_cov_member(const struct erg_group_cov *g, const char *node,
+                         const struct erg_model *m);
+/* Cov(x_aᵀβ_a, x_bᵀβ_b) of members a and b (a == b: the variance of a's
+ * dynamic prediction), x in each member's model feature order. */
+double erg_group_cov_cross(const struct erg_group_cov *g, size_t a, const double *xa, size_t b,
+                           const double *xb);
 
 /* ---- attribution of one cell ---- */
 enum erg_idle_policy { ERG_IDLE_SEPARATE = 0, ERG_IDLE_EVEN, ERG_IDLE_PROPORTIONAL };

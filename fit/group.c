@@ -511,11 +511,12 @@ static bool *group_used_rows(const struct erg_dataset *ds, const struct erg_mode
 static void group_member_model(const struct erg_dataset *const *mem, const char *const *nodes,
                                size_t m, const struct erg_dataset *ds, const struct group_cols *c,
                                const struct erg_model *gm, const double *cov, size_t nc,
-                               struct erg_model *mm) {
+                               struct erg_model *mm, size_t *from) {
   memset(mm, 0, sizeof *mm);
   mm->version = ERG_MODEL_VERSION;
   erg_strlcpy(mm->node, nodes[m], sizeof mm->node);
-  size_t from[ERG_FIT_MAX_FEATURES + 1] = {0}; /* joint term of each member term */
+  /* from: the joint term of each member term (ERG_FIT_MAX_FEATURES + 1) */
+  memset(from, 0, (ERG_FIT_MAX_FEATURES + 1) * sizeof *from);
   for (size_t k = 0; k < gm->nfeatures; k++) {
     int col = fit_dataset_column(ds, gm->feature[k]);
     if (col < 0 || c->col[col][m] < 0)
@@ -650,8 +651,25 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
     return -1;
   }
   int rc = 0;
+  struct erg_group_cov *gc = o->cov_out;
+  if (gc) {
+    memset(gc, 0, sizeof *gc);
+    erg_strlcpy(gc->name, o->name, sizeof gc->name);
+    gc->created_unix_seconds = gm.created_unix_seconds;
+    gc->nnodes = n;
+  }
+  bool have_cov = cov && nc == gm.nfeatures + 1 && nc <= ERG_GROUP_COV_TERMS;
   for (size_t m = 0; m < n && rc == 0; m++) {
-    group_member_model(mem, nodes, m, ds, &c, &gm, cov, nc, &models[m]);
+    size_t from[ERG_FIT_MAX_FEATURES + 1];
+    group_member_model(mem, nodes, m, ds, &c, &gm, cov, nc, &models[m], from);
+    if (gc) { /* the member's features' joint terms: its cross blocks */
+      erg_strlcpy(gc->nodes[m], nodes[m], sizeof gc->nodes[m]);
+      gc->nfeatures[m] = models[m].nfeatures;
+      for (size_t k = 0; k < models[m].nfeatures; k++) {
+        erg_strlcpy(gc->feature[m][k], models[m].feature[k], sizeof gc->feature[m][k]);
+        gc->term[m][k] = from[k + 1];
+      }
+    }
     group_member_range(mem[m], J, m, used, &models[m]);
     models[m].idle_watts = frac[m] * gm.idle_watts;
     for (size_t t = 0; t < models[m].ncov; t++) {
@@ -666,6 +684,12 @@ static int group_run(const struct erg_dataset *const *mem, const char *const *no
       snprintf(why, whylen, "group %s: no model for %s: %s", o->name, nodes[m], reason);
       rc = -1;
     }
+  }
+  if (gc && have_cov && rc == 0) {
+    gc->nterms = nc;
+    for (size_t a = 0; a < nc; a++)
+      for (size_t b = 0; b < nc; b++)
+        gc->cov[a][b] = cov[a * nc + b];
   }
   free(used);
   free(cov);

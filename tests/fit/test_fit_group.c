@@ -11,6 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <gsl/gsl_randist.h>
@@ -60,6 +63,55 @@ static int fit_group(struct group_data *g, struct erg_group_options *o, struct e
   return erg_group_fit(mem, nodes, N, o, models, r, why, whylen);
 }
 
+/* The joint fit's covariance across the members (o.cov_out), written and
+ * read back: each member found by its model (not once another fit's), its
+ * own block the one in its model file; cross blocks between members
+ * (pooled: the shared terms, so a's with b's is a's own). */
+static void check_group_cov(const struct erg_group_cov *gc, struct erg_group_cov *back,
+                            struct erg_model *models, enum erg_group_form form) {
+  char path[] = "/tmp/erg-test-groupcov-XXXXXX", why[600];
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(gc->nnodes, N);
+  assert_true(gc->nterms > 1);
+  if (erg_group_cov_save(gc, path, why, sizeof why) != 0)
+    fail_msg("%s", why);
+  if (erg_group_cov_load(back, path, why, sizeof why) != 0)
+    fail_msg("%s", why);
+  unlink(path);
+  assert_int_equal(back->nterms, gc->nterms);
+  double cross = 0;
+  for (size_t n = 0; n < N; n++) {
+    assert_int_equal(erg_group_cov_member(back, nodes[n], &models[n]), (int)n);
+    double x[ERG_FIT_MAX_FEATURES] = {0}, y[ERG_FIT_MAX_FEATURES] = {0};
+    for (size_t k = 0; k < models[n].nfeatures; k++)
+      for (size_t e = 0; e < models[n].nfeatures; e++) {
+        x[k] = y[e] = 1;
+        assert_float_equal(erg_group_cov_cross(back, n, x, n, y), models[n].cov[1 + k][1 + e],
+                           1e-12 * (1 + fabs(models[n].cov[1 + k][1 + e])));
+        x[k] = y[e] = 0;
+      }
+    for (size_t k = 0; k < models[n].nfeatures; k++)
+      x[k] = models[n].feature_max[k];
+    size_t o = (n + 1) % N;
+    for (size_t e = 0; e < models[o].nfeatures; e++)
+      y[e] = models[o].feature_max[e];
+    double c = erg_group_cov_cross(back, n, x, o, y);
+    cross += fabs(c);
+    printf("  %s: its prediction at the training maxima with %s's: correlation %.3f\n", nodes[n],
+           nodes[o],
+           c / sqrt(erg_group_cov_cross(back, n, x, n, x) * erg_group_cov_cross(back, o, y, o, y)));
+    if (form == ERG_GROUP_POOLED)
+      assert_float_equal(c, erg_group_cov_cross(back, n, x, n, y), 1e-9 * (1 + fabs(c)));
+  }
+  assert_true(cross > 0);
+  models[0].created_unix_seconds += 1; /* another fit's model */
+  assert_int_equal(erg_group_cov_member(back, nodes[0], &models[0]), -1);
+  models[0].created_unix_seconds -= 1;
+  assert_int_equal(erg_group_cov_member(back, "no-such-node", &models[0]), -1);
+}
+
 /* Decorrelated loads: auto picks per-node, every member's model predicts
  * its own truth within a few % on held-out rows (the pooled form, one
  * curve for all, misses them by far more), and the sum fits the meter. */
@@ -78,6 +130,10 @@ static void test_per_node(void **state) {
   struct erg_model models[N];
   struct erg_group_result r;
   char why[512];
+  struct erg_group_cov *gc = calloc(1, sizeof *gc), *back = calloc(1, sizeof *back);
+  assert_non_null(gc);
+  assert_non_null(back);
+  o.cov_out = gc;
   assert_int_equal(fit_group(&g, &o, models, &r, why, sizeof why), 0);
   printf("per-node: %s; cond %.3f r %.3f; MAPE %.3f %% dyn %.3f %% R2 %.5f idle %.2f\n", r.reason,
          r.condition_number, r.max_correlation, r.metrics.mape_total_percent,
@@ -116,11 +172,16 @@ static void test_per_node(void **state) {
     }
     assert_true(diag > 0);
   }
+  check_group_cov(gc, back, models, r.form);
   /* The pooled form gives every member the same curve: far off here. */
   struct erg_model pooled[N];
   struct erg_group_result rp;
   o.form = ERG_GROUP_POOLED;
   assert_int_equal(fit_group(&g, &o, pooled, &rp, why, sizeof why), 0);
+  check_group_cov(gc, back, pooled, rp.form);
+  free(gc);
+  free(back);
+  o.cov_out = NULL;
   assert_int_equal(rp.form, ERG_GROUP_POOLED);
   assert_non_null(strstr(rp.reason, "pooled as asked"));
   double worst = 0;

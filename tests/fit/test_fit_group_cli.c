@@ -157,11 +157,20 @@ static void test_cli_group(void **state) {
   assert_non_null(strstr(out, "): per-node\n"));
   assert_non_null(strstr(out, "split profile (the members' idle profiles scaled by"));
   assert_non_null(strstr(out, "held-out validation of the summed prediction"));
+  assert_non_null(strstr(out, "the members' covariance written to "));
   free(out);
   free(err);
+  /* The members' cross covariance beside them, of the same fit. */
+  struct erg_group_cov *gc = calloc(1, sizeof *gc);
+  assert_non_null(gc);
+  char gpath[600], gwhy[700];
+  snprintf(gpath, sizeof gpath, "%s/models/group/rack1.json", dir);
+  if (erg_group_cov_load(gc, gpath, gwhy, sizeof gwhy) != 0)
+    fail_msg("%s", gwhy);
   struct erg_model m[N];
   for (size_t n = 0; n < N; n++) {
     load_member(dir, nodes[n], &m[n]);
+    assert_int_equal(erg_group_cov_member(gc, nodes[n], &m[n]), (int)n);
     assert_string_equal(m[n].node, nodes[n]);
     assert_string_equal(m[n].group.name, "rack1");
     assert_string_equal(m[n].group.form, "per-node");
@@ -206,6 +215,8 @@ static void test_cli_group(void **state) {
   json_t *m2 = json_array_get(json_object_get(j, "members"), 1);
   assert_string_equal(json_string_value(json_object_get(m2, "node")), "n2");
   assert_string_equal(json_string_value(json_object_get(m2, "metrics_of")), "group");
+  assert_string_equal(json_string_value(json_object_get(j, "covariance_path")), gpath);
+  free(gc);
   double total = json_real_value(json_object_get(j, "idle_watts"));
   json_decref(j);
   free(out);

@@ -6,7 +6,9 @@
 # (flag 64, the same in both members' rows) and the members' energy adds up
 # to it exactly. Group "rest" (c, d) is a residual meter, units 3 + 4 minus
 # unit 1 (node solo's outlet): its journal follows the truth of that sum;
-# without models it is split equally, and counted so.
+# without models it is split equally, and counted so. Bank's models are of
+# one fit (created_unix_seconds) with MODEL_DIR/group/bank.json beside them:
+# ergd reads the members' cross covariance and every split cell takes it.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2
 . "$(dirname "$0")/lib.sh"
@@ -31,10 +33,18 @@ mkdir -p "$work/data/models"
 for m in a:100 b:300; do
   cat >"$work/data/models/${m%%:*}.json" <<JSON
 {"format": "erg-model", "version": 1, "node": "${m%%:*}", "idle_watts": ${m#*:},
+ "created_unix_seconds": 1790000000,
  "features": [{"name": "cpu_seconds_per_second", "coefficient_watts_per_unit": 10,
                "training_max": 4}]}
 JSON
 done
+mkdir -p "$work/data/models/group"
+cat >"$work/data/models/group/bank.json" <<JSON
+{"group": "bank", "created_unix_seconds": 1790000000,
+ "members": [{"node": "a", "features": ["cpu_seconds_per_second"], "terms": [1]},
+             {"node": "b", "features": ["cpu_seconds_per_second"], "terms": [2]}],
+ "matrix": [[4, 0, 0], [0, 0.25, -0.2], [0, -0.2, 0.25]]}
+JSON
 erg_start_pdusim --node u1 --node u2 --node u3 --node u4 --idle 80 --slope 50 --update 0.5 \
   --noise 5 --seed 7 --truth "$work/truth.csv"
 erg_start_ergd
@@ -43,6 +53,8 @@ curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" || true
 grep -q 'group rest: 2 of 2 nodes have no model yet' "$work/ergd.log" ||
   { echo "FAIL: the equal split of rest was not said"; cat "$work/ergd.log"; exit 1; }
+grep -q 'group bank: the members. cross covariance from .*/models/group/bank.json' \
+  "$work/ergd.log" || { echo "FAIL: bank's cross covariance not read"; cat "$work/ergd.log"; exit 1; }
 python3 - "$work/data/journal" "$work/truth.csv" "$work/metrics.txt" \
   "$(dirname "$0")/../accuracy" <<'PY'
 import os, subprocess, sys
@@ -87,6 +99,8 @@ for n in "cd":
     s = met[f'erg_node_meter_share_ratio{{node="{n}",group="rest"}}']
     assert abs(s - 0.5) < 1e-9, (n, s)
 assert met['erg_group_equal_split_cells_total{group="rest"}'] >= 5, met
+assert met['erg_group_cross_covariance_cells_total{group="bank"}'] >= 5, met
+assert met['erg_group_cross_covariance_cells_total{group="rest"}'] == 0, met
 
 # Conservation, cell by cell, in the stored archives (read after ergd
 # stopped, so no cell is journalled after what is compared): each member
