@@ -353,15 +353,10 @@ static int group_install(const struct cli_opts *o, const struct group_cli *g,
     fprintf(stderr, "erg fit: cannot create %s\n", dir);
     rc = 2;
   }
-  for (size_t m = 0; m < g->n && rc == 0; m++)
-    if (erg_model_save(&models[m], paths[m], why, sizeof why) != 0) {
-      fprintf(stderr, "erg fit: %s\n", why);
-      rc = 2;
-    } else if (!o->json)
-      printf("model of %s written to %s\n", g->node[m], paths[m]);
-  /* The members' cross covariance beside them (MODEL_DIR/group/NAME.json);
-   * without one (the fit had none) an older file is removed: it is of
-   * another fit. */
+  /* The members' cross covariance beside them (MODEL_DIR/group/NAME.json),
+   * before them: ergd looks for it once it sees the members' models of
+   * this fit. Without one (the fit had none) an older file is removed: it
+   * is of another fit. */
   cov_path[0] = '\0';
   if (rc == 0) {
     char gdir[1040], safe_group[ERG_NAME_MAX];
@@ -380,8 +375,14 @@ static int group_install(const struct cli_opts *o, const struct group_cli *g,
     } else if (!o->json)
       printf("the members' covariance written to %s\n", cov_path);
   }
+  for (size_t m = 0; m < g->n && rc == 0; m++)
+    if (erg_model_save(&models[m], paths[m], why, sizeof why) != 0) {
+      fprintf(stderr, "erg fit: %s\n", why);
+      rc = 2;
+    } else if (!o->json)
+      printf("model of %s written to %s\n", g->node[m], paths[m]);
   for (size_t m = 0; rc != 0 && m < g->n; m++)
-    paths[m][0] = '\0';
+    paths[m][0] = cov_path[0] = '\0';
   return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collector_int.h"
 #include "erg_fit.h"
@@ -75,9 +76,10 @@ static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_
 }
 
 /* The members' cross covariance of the fit their models are of, looked
- * for once per fit (the models' common created_unix_seconds): loaded when
+ * for once per fit (the models' common created_unix_seconds) and again
+ * when the file changes while none is loaded: loaded when
  * MODEL_DIR/group/NAME.json is of that fit and names every member with its
- * model's features. Said once per fit either way. */
+ * model's features. Said once per attempt either way. */
 static void group_cov_update(struct collector *c, struct group_state *g) {
   double stamp = NAN;
   for (int m = 0; m < g->nmembers; m++) {
@@ -86,12 +88,7 @@ static void group_cov_update(struct collector *c, struct group_state *g) {
       return; /* no model yet, or of different fits: nothing to look for */
     stamp = mm->created_unix_seconds;
   }
-  if (stamp == g->cov_stamp)
-    return;
-  g->cov_stamp = stamp;
-  free(g->cov);
-  g->cov = NULL;
-  if (g->nmembers > ERG_GROUP_MAX_NODES)
+  if ((stamp == g->cov_stamp && g->cov) || g->nmembers > ERG_GROUP_MAX_NODES)
     return;
   char path[1200], safe[ERG_NAME_MAX], why[1400];
   const char *dir = c->cfg->model_dir;
@@ -100,6 +97,17 @@ static void group_cov_update(struct collector *c, struct group_state *g) {
     snprintf(path, sizeof path, "%s/group/%s.json", dir, safe);
   else
     snprintf(path, sizeof path, "%s/models/group/%s.json", c->cfg->data_dir, safe);
+  /* Not read for this fit: again only once the file changed (it may come
+   * after the models, copied by hand). */
+  struct stat st;
+  struct timespec mtime = stat(path, &st) == 0 ? st.st_mtim : (struct timespec){0, 0};
+  if (stamp == g->cov_stamp && mtime.tv_sec == g->cov_mtime.tv_sec &&
+      mtime.tv_nsec == g->cov_mtime.tv_nsec)
+    return;
+  g->cov_stamp = stamp;
+  g->cov_mtime = mtime;
+  free(g->cov);
+  g->cov = NULL;
   struct erg_group_cov *gc = malloc(sizeof *gc);
   if (!gc)
     return;

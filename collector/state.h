@@ -7,6 +7,7 @@
 #define ERG_COLLECTOR_STATE_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "collector_int.h"
 #include "ingest_check.h"
@@ -144,9 +145,10 @@ struct group_state {
    * --group) of the fit the members' models are of; NULL: none (the split's
    * intervals then take the members as independent). cov_stamp: the
    * members' models' created_unix_seconds it was last looked for (NAN:
-   * not yet); cov_index[m]: member m in it. */
+   * not yet), cov_mtime the file's then; cov_index[m]: member m in it. */
   struct erg_group_cov *cov;
   double cov_stamp;
+  struct timespec cov_mtime; /* of the file at the last attempt ({0}: none) */
   int cov_index[ERG_MAX_GROUP_NODES];
   uint64_t cross_cov_cells; /* cells whose split took the cross terms */
 };

@@ -7,8 +7,9 @@
 # to it exactly. Group "rest" (c, d) is a residual meter, units 3 + 4 minus
 # unit 1 (node solo's outlet): its journal follows the truth of that sum;
 # without models it is split equally, and counted so. Bank's models are of
-# one fit (created_unix_seconds) with MODEL_DIR/group/bank.json beside them:
-# ergd reads the members' cross covariance and every split cell takes it.
+# one fit (created_unix_seconds); MODEL_DIR/group/bank.json beside them is
+# first another fit's (refused, said), then, replaced, theirs: ergd reads the
+# members' cross covariance and the split cells from then on take it.
 set -euo pipefail
 PDUSIM=$1 ERGD=$2
 . "$(dirname "$0")/lib.sh"
@@ -39,20 +40,28 @@ for m in a:100 b:300; do
 JSON
 done
 mkdir -p "$work/data/models/group"
-cat >"$work/data/models/group/bank.json" <<JSON
-{"group": "bank", "created_unix_seconds": 1790000000,
+bank_cov() { # CREATED: bank's cross covariance file of that fit
+  cat >"$work/data/models/group/bank.json.new" <<JSON
+{"group": "bank", "created_unix_seconds": $1,
  "members": [{"node": "a", "features": ["cpu_seconds_per_second"], "terms": [1]},
              {"node": "b", "features": ["cpu_seconds_per_second"], "terms": [2]}],
  "matrix": [[4, 0, 0], [0, 0.25, -0.2], [0, -0.2, 0.25]]}
 JSON
+  mv "$work/data/models/group/bank.json.new" "$work/data/models/group/bank.json"
+}
+bank_cov 1789999999 # another fit's: not used until replaced
 erg_start_pdusim --node u1 --node u2 --node u3 --node u4 --idle 80 --slope 50 --update 0.5 \
   --noise 5 --seed 7 --truth "$work/truth.csv"
 erg_start_ergd
-sleep 24
+sleep 8
+bank_cov 1790000000
+sleep 16
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" || true
 grep -q 'group rest: 2 of 2 nodes have no model yet' "$work/ergd.log" ||
   { echo "FAIL: the equal split of rest was not said"; cat "$work/ergd.log"; exit 1; }
+grep -q 'group bank: .*/models/group/bank.json is not of the fit of node a.s model' \
+  "$work/ergd.log" || { echo "FAIL: another fit's file not refused"; cat "$work/ergd.log"; exit 1; }
 grep -q 'group bank: the members. cross covariance from .*/models/group/bank.json' \
   "$work/ergd.log" || { echo "FAIL: bank's cross covariance not read"; cat "$work/ergd.log"; exit 1; }
 python3 - "$work/data/journal" "$work/truth.csv" "$work/metrics.txt" \
