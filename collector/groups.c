@@ -134,27 +134,14 @@ static void group_cov_update(struct collector *c, struct group_state *g) {
   erg_info("group %s: the members' cross covariance from %s", g->cfg->name, path);
 }
 
-/* V[a][b] = Cov(d_a, d_b) of the members' dynamic predictions in the
- * cell, from the loaded cross covariance; false when a member's features
- * cannot be had. */
-static bool group_cross(struct collector *c, const struct group_state *g, int64_t t0,
+/* V[a][b] = Cov(d_a, d_b) of the members' dynamic predictions from the
+ * loaded cross covariance, x[m] member m's features in the cell. */
+static void group_cross(const struct group_state *g, double x[][ERG_FIT_MAX_FEATURES],
                         double V[][ERG_GROUP_MAX_NODES]) {
-  double x[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES];
-  unsigned step = c->cfg->step_seconds;
-  for (int m = 0; m < g->nmembers; m++) {
-    const struct node_state *n = g->members[m];
-    struct erg_cell_model cm = node_model_cell(n->model);
-    const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
-    struct erg_grid_cell none = {.t0 = t0};
-    if (erg_cell_model_x(&cm, cell ? cell : &none, step, x[m]) !=
-        g->cov->nfeatures[g->cov_index[m]])
-      return false;
-  }
   for (int a = 0; a < g->nmembers; a++)
     for (int b = 0; b <= a; b++)
       V[a][b] = V[b][a] =
           erg_group_cov_cross(g->cov, (size_t)g->cov_index[a], x[a], (size_t)g->cov_index[b], x[b]);
-  return true;
 }
 
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
@@ -163,12 +150,19 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   bool unseen[ERG_MAX_GROUP_NODES];
   int missing = 0, nunseen = 0;
   unsigned step = c->cfg->step_seconds;
+  /* The members' features for the cross covariance (loaded: ≤ 16 members). */
+  if (c->cfg->energy_intervals)
+    group_cov_update(c, g);
+  double x[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES];
+  bool cross = g->cov && c->cfg->energy_intervals;
   for (int m = 0; m < g->nmembers; m++) {
     const struct node_state *n = g->members[m];
     struct erg_cell_model cm = node_model_cell(n->model);
     /* A member with no data for the cell (agent away) draws its idle. */
     const struct erg_grid_cell *cell = erg_grid_open_cell(&n->grid, t0);
     struct erg_grid_cell none = {.t0 = t0};
+    cross = cross && erg_cell_model_x(&cm, cell ? cell : &none, step, x[m]) ==
+                         g->cov->nfeatures[g->cov_index[m]];
     pred[m] = erg_cell_predict(&cm, cell ? cell : &none, step);
     dyn[m] = cm.model ? pred[m] - cm.model->idle_watts - member_gpu_idle(&cm, cell, step) : NAN;
     unseen[m] = member_gpus_unseen(&cm, cell, step);
@@ -206,8 +200,6 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
     g->equal_said = 0;
     erg_info("group %s: every node has a model: the shared meter is split by them", g->cfg->name);
   }
-  if (c->cfg->energy_intervals)
-    group_cov_update(c, g);
   /* Each member gets its prediction; what the meter shows beyond the sum
    * (model error, noise) is activity the models missed, so it goes with the
    * predicted dynamic power, not with idle (nor the idle GPUs' term): an
@@ -237,7 +229,8 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
    * (each member's own block), the members as if independent. */
   double D = isfinite(meter) ? meter - (sum - dsum) : dsum;
   double V[ERG_GROUP_MAX_NODES][ERG_GROUP_MAX_NODES];
-  bool cross = g->cov && c->cfg->energy_intervals && group_cross(c, g, t0, V);
+  if (cross)
+    group_cross(g, x, V);
   g->cross_cov_cells += cross;
   for (int m = 0; m < g->nmembers; m++) {
     g->members[m]->share = wsum > 0 ? w[m] / wsum : pred[m] / sum;

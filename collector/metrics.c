@@ -588,6 +588,18 @@ static void metrics_publish(struct collector *c, char *body, size_t len, int key
   pthread_mutex_unlock(&c->metrics_lock);
 }
 
+/* A counter of every group: the uint64_t at offset off of its state. */
+static void metrics_group_counter(FILE *f, const struct collector *c, const char *name,
+                                  const char *help, size_t off) {
+  metrics_head(f, name, "counter", help);
+  for (int g = 0; g < c->ngroups; g++) {
+    fprintf(f, "%s{group=\"", name);
+    metrics_label(f, c->groups[g].cfg->name);
+    fprintf(f, "\"} %llu\n",
+            (unsigned long long)*(const uint64_t *)((const char *)&c->groups[g] + off));
+  }
+}
+
 /* Shared meters ([group.NAME]): each member's share of the last cell,
  * labelled with its group, the cells split equally for want of models and
  * those whose split's intervals had the members' cross covariance. */
@@ -608,23 +620,15 @@ static void metrics_groups(FILE *f, struct collector *c) {
       fputs("\"} ", f);
       metrics_num(f, n->share);
     }
-  metrics_head(f, "erg_group_equal_split_cells_total", "counter",
-               "Cells of a shared meter split equally among its nodes because a member had "
-               "no model yet (erg fit --group fits them).");
-  for (int g = 0; g < c->ngroups; g++) {
-    fputs("erg_group_equal_split_cells_total{group=\"", f);
-    metrics_label(f, c->groups[g].cfg->name);
-    fprintf(f, "\"} %llu\n", (unsigned long long)c->groups[g].equal_split_cells);
-  }
-  metrics_head(f, "erg_group_cross_covariance_cells_total", "counter",
-               "Cells of a shared meter whose members' split intervals took the joint fit's "
-               "cross covariance (MODEL_DIR/group/NAME.json); the rest took the members as "
-               "independent.");
-  for (int g = 0; g < c->ngroups; g++) {
-    fputs("erg_group_cross_covariance_cells_total{group=\"", f);
-    metrics_label(f, c->groups[g].cfg->name);
-    fprintf(f, "\"} %llu\n", (unsigned long long)c->groups[g].cross_cov_cells);
-  }
+  metrics_group_counter(f, c, "erg_group_equal_split_cells_total",
+                        "Cells of a shared meter split equally among its nodes because a member "
+                        "had no model yet (erg fit --group fits them).",
+                        offsetof(struct group_state, equal_split_cells));
+  metrics_group_counter(f, c, "erg_group_cross_covariance_cells_total",
+                        "Cells of a shared meter whose members' split intervals took the joint "
+                        "fit's cross covariance (MODEL_DIR/group/NAME.json); the rest took the "
+                        "members as independent.",
+                        offsetof(struct group_state, cross_cov_cells));
 }
 
 void collector_metrics_render(struct collector *c) {

@@ -37,6 +37,10 @@ int fit_robust_nnls_se(const gsl_matrix *A, const gsl_vector *y, const double *b
 
 /* The model's "coefficient_covariance" object (fit/model_cov.c), NULL
  * when it has none; reading it back (j NULL: none, ncov 0). */
+/* Writes j (its reference taken; NULL: "cannot encode WHAT") with
+ * json_dumps flags and a final newline, atomically; 0, or -1 and why. */
+int fit_json_save(json_t *j, size_t flags, const char *path, const char *what, char *why,
+                  size_t whylen);
 json_t *fit_cov_to_json(const struct erg_model *m);
 int fit_cov_from_json(struct erg_model *m, json_t *j, char *why, size_t whylen);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* A group's covariance across its members, MODEL_DIR/group/NAME.json
  * (erg_fit.h, docs/model.md "Shared meters"). */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,19 +33,7 @@ int erg_group_cov_save(const struct erg_group_cov *g, const char *path, char *wh
                         "the joint fit's coefficient covariance across the members (term 0: "
                         "the group's idle); each member's features' joint terms",
                         "members", members, "matrix", rows);
-  char *text = j ? json_dumps(j, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) : NULL;
-  json_decref(j);
-  if (!text) {
-    snprintf(why, whylen, "%s: cannot encode the group's covariance", path);
-    return -1;
-  }
-  size_t len = strlen(text);
-  text[len] = '\n'; /* json_dumps leaves room only for the NUL: rewrite it */
-  int rc = erg_write_file_atomic(path, text, len + 1);
-  if (rc != 0)
-    snprintf(why, whylen, "%s: %s", path, strerror(errno));
-  free(text);
-  return rc;
+  return fit_json_save(j, JSON_INDENT(1), path, "the group's covariance", why, whylen);
 }
 
 static int gc_members(struct erg_group_cov *g, json_t *members, char *why, size_t whylen) {

@@ -166,12 +166,12 @@ int erg_model_check(const struct erg_model *m, char *why, size_t whylen) {
   return 0;
 }
 
-int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen) {
-  json_t *j = fit_model_to_json(m);
-  char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+int fit_json_save(json_t *j, size_t flags, const char *path, const char *what, char *why,
+                  size_t whylen) {
+  char *text = j ? json_dumps(j, flags | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(j);
   if (!text) {
-    snprintf(why, whylen, "%s: cannot encode model", path);
+    snprintf(why, whylen, "%s: cannot encode %s", path, what);
     return -1;
   }
   size_t len = strlen(text);
@@ -188,6 +188,10 @@ int erg_model_save(const struct erg_model *m, const char *path, char *why, size_
     snprintf(why, whylen, "%s: %s", path, strerror(errno));
   free(buf);
   return rc;
+}
+
+int erg_model_save(const struct erg_model *m, const char *path, char *why, size_t whylen) {
+  return fit_json_save(fit_model_to_json(m), JSON_INDENT(2), path, "model", why, whylen);
 }
 
 /* Reads an optional number (null = NaN); -1 if present but not a number. */

@@ -1,37 +1,24 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Helpers shared by the integration tests (sourced).
 
-# A TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
+# erg_free_port t|u: a TCP (t) or UDP (u) port on 127.0.0.1 that nothing
+# is bound to now. Below the ephemeral range (32768+): a connect to a port
+# nobody listens on can otherwise end up connected to itself and take it,
+# and another test's connection (an snmpget) can take a kernel-picked port as
+# its source port before our daemon binds it.
+erg_free_port() {
   local p
   for _ in $(seq 1 200); do
-    # Below the ephemeral range (32768+): a connect to a port nobody
-    # listens on can otherwise end up connected to itself and take it, and
-    # another test's connection can take a kernel-picked port as its source
-    # port before our daemon binds it.
     p=$((10000 + RANDOM % 22000))
-    if ! ss -Htln "sport = :$p" | grep -q .; then
+    if ! ss -H"$1"ln "sport = :$p" | grep -q .; then
       echo "$p"
       return 0
     fi
   done
   return 1
 }
-
-# A UDP port on 127.0.0.1 that nothing is bound to now (for an SNMP agent).
-# Below the ephemeral range too: a kernel-picked port is free only until
-# another test's snmpget takes it as its own source port.
-free_udp_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((10000 + RANDOM % 22000))
-    if ! ss -Huln "sport = :$p" | grep -q .; then
-      echo "$p"
-      return 0
-    fi
-  done
-  return 1
-}
+free_port() { erg_free_port t; }
+free_udp_port() { erg_free_port u; }
 
 # Waits until a TCP port listens (max $2 seconds).
 wait_port() {
