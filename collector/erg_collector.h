@@ -135,6 +135,10 @@ struct erg_grid {
    * the cell's CPU shares. */
   double curve_coef[ERG_NDERIVED];
   struct erg_tailwin *tailwin; /* the tails' windows (tailwin.c); NULL until a meter update */
+  /* A shared meter's member: its tails as the slices came, no window
+   * chosen (its measured power is the group's meter, against which a
+   * single-node fit chooses noise). */
+  bool tailwin_off;
 };
 
 /* ---- the curve's tails over windows of the meter's updates (issue 38) ----

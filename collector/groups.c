@@ -30,6 +30,8 @@ int groups_build(struct collector *c) {
       for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i]->cfg_index == gs->cfg->members[m]) {
           c->nodes[i]->group = g;
+          /* Its measured power is the whole meter: no window of its own. */
+          c->nodes[i]->grid.tailwin_off = true;
           gs->members[gs->nmembers++] = c->nodes[i];
         }
     if (gs->nmembers != gs->cfg->nmembers)

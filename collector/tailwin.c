@@ -524,7 +524,7 @@ bool erg_tailwin_busy(const struct erg_grid *g) { return g->tailwin && g->tailwi
 
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts) {
   struct erg_tailwin *tw = g->tailwin;
-  if (!tw || !cell->cand || !(cell->tail_covered_seconds > 0))
+  if (!tw || g->tailwin_off || !cell->cand || !(cell->tail_covered_seconds > 0))
     return; /* no slices windowed in this cell: its tails as they are */
   tailwin_collect(tw, false);
   if (isfinite(measured_watts) && cell->agent_seconds >= g->step * 0.5 && g->ncpu > 0) {

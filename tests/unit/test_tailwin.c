@@ -56,6 +56,7 @@ struct run {
    * holds ergd's fit lock and the loop goes on. */
   int async_from;
   int restore; /* > 0: the last run's choice, restored at the start */
+  bool member; /* a shared meter's member (erg_grid.tailwin_off) */
   /* results */
   struct erg_tailwin_status st;
   int checked_cells;    /* late cells whose tails were compared */
@@ -135,6 +136,7 @@ static void run_node(struct run *r) {
   struct erg_grid g;
   erg_grid_init(&g, 5);
   g.ncpu = NCPU;
+  g.tailwin_off = r->member;
   double poll_s = r->poll_s > 0 ? r->poll_s : 0.25;
   double span = r->cells * 5.0 + 20;
   size_t nsl = (size_t)(span / SLICE);
@@ -240,6 +242,26 @@ static void test_follows_update(void **state) {
     assert_true(r.checked_cells > 50);
     assert_true(r.max_tail_diff < 1e-9);
   }
+}
+
+/* A shared meter's member, in test_follows_update's load: its measured
+ * power is the group's, so no window is chosen or even gathered, and a
+ * restored choice is not applied: its cells keep the slices' tails. */
+static void test_member(void **state) {
+  (void)state;
+  rng_state = 0x9e3779b97f4a7c15ULL;
+  struct run r = {.update_s = 0.5,
+                  .phase_s = 0.27,
+                  .follows = FOLLOWS_UPDATE,
+                  .slices = true,
+                  .cells = 160,
+                  .restore = 2,
+                  .member = true};
+  run_node(&r);
+  assert_int_equal(r.st.choices, 0);
+  assert_int_equal(r.cand_cells, 0);
+  assert_int_equal(r.checked_cells, 0);
+  assert_true(r.cells_seen > 150);
 }
 
 /* The power follows the load within each 0.1 s slice (a real node, its
@@ -406,15 +428,11 @@ static void test_no_slices(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_follows_update),
-      cmocka_unit_test(test_follows_slices),
-      cmocka_unit_test(test_follows_two_updates),
-      cmocka_unit_test(test_updates_unseen),
-      cmocka_unit_test(test_pick),
-      cmocka_unit_test(test_no_slices),
-      cmocka_unit_test(test_off_the_loop),
-      cmocka_unit_test(test_restored),
-      cmocka_unit_test(test_file),
+      cmocka_unit_test(test_follows_update), cmocka_unit_test(test_member),
+      cmocka_unit_test(test_follows_slices), cmocka_unit_test(test_follows_two_updates),
+      cmocka_unit_test(test_updates_unseen), cmocka_unit_test(test_pick),
+      cmocka_unit_test(test_no_slices),      cmocka_unit_test(test_off_the_loop),
+      cmocka_unit_test(test_restored),       cmocka_unit_test(test_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
