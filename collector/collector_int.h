@@ -90,6 +90,8 @@ void node_model_tick(struct node_model *nm, int64_t now);
 void node_model_note_measured(struct node_model *nm, double watts);
 /* Model files and refits refused as beyond bounds, for /metrics. */
 uint64_t node_model_refused(const struct node_model *nm);
+/* The directory the node's model file is read from (MODEL_DIR). */
+const char *node_model_dir(const struct node_model *nm);
 /* The attribution parameters for a cell; .model is NULL without a model. */
 struct erg_cell_model node_model_cell(const struct node_model *nm);
 /* 1 the first time it is called since the node's model was installed (a

@@ -82,7 +82,7 @@ static double member_gpu_idle(const struct erg_cell_model *cm, const struct erg_
  * when the file changes while none is loaded: loaded when
  * MODEL_DIR/group/NAME.json is of that fit and names every member with its
  * model's features. Said once per attempt either way. */
-static void group_cov_update(struct collector *c, struct group_state *g) {
+static void group_cov_update(struct group_state *g) {
   double stamp = NAN;
   for (int m = 0; m < g->nmembers; m++) {
     const struct erg_model *mm = node_model_cell(g->members[m]->model).model;
@@ -93,12 +93,8 @@ static void group_cov_update(struct collector *c, struct group_state *g) {
   if ((stamp == g->cov_stamp && g->cov) || g->nmembers > ERG_GROUP_MAX_NODES)
     return;
   char path[1200], safe[ERG_NAME_MAX], why[1400];
-  const char *dir = c->cfg->model_dir;
   erg_name_sanitize(g->cfg->name, strlen(g->cfg->name), safe);
-  if (dir[0])
-    snprintf(path, sizeof path, "%s/group/%s.json", dir, safe);
-  else
-    snprintf(path, sizeof path, "%s/models/group/%s.json", c->cfg->data_dir, safe);
+  snprintf(path, sizeof path, "%s/group/%s.json", node_model_dir(g->members[0]->model), safe);
   /* Not read for this fit: again only once the file changed (it may come
    * after the models, copied by hand). */
   struct stat st;
@@ -154,7 +150,7 @@ void group_split_cell(struct collector *c, struct group_state *g, int64_t t0) {
   unsigned step = c->cfg->step_seconds;
   /* The members' features for the cross covariance (loaded: ≤ 16 members). */
   if (c->cfg->energy_intervals)
-    group_cov_update(c, g);
+    group_cov_update(g);
   double x[ERG_GROUP_MAX_NODES][ERG_FIT_MAX_FEATURES];
   bool cross = g->cov && c->cfg->energy_intervals;
   for (int m = 0; m < g->nmembers; m++) {

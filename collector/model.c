@@ -130,6 +130,8 @@ void node_model_note_measured(struct node_model *nm, double watts) {
 
 uint64_t node_model_refused(const struct node_model *nm) { return nm ? nm->refused : 0; }
 
+const char *node_model_dir(const struct node_model *nm) { return nm ? nm->dir : ""; }
+
 /* A model is for this node when it names it (raw or sanitised) or none. */
 static int model_for_node(const struct erg_model *m, const char *node) {
   char safe[ERG_NAME_MAX];
