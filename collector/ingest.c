@@ -277,20 +277,31 @@ void collector_ingest(struct collector *c, const uint8_t *buf, size_t len) {
 
 /* ---- meters ---- */
 
+/* The node a feed reference belongs to, once its stored state is loaded
+ * (configured nodes are at start), else NULL; *shift: its lag, by which
+ * the grid sees meter data moved back to when the power was drawn. */
+static struct node_state *feed_ref_node(struct collector *c, const struct feed_ref *ref,
+                                        uint64_t *shift) {
+  struct node_state *n = collector_node(c, c->cfg->nodes[ref->node].name, 1);
+  if (!n || !n->loaded)
+    return NULL;
+  if (shift)
+    *shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
+  return n;
+}
+
 static void collector_feed_energy(struct collector *c, int source, int channel, uint64_t t0,
                                   uint64_t t1, double joules) {
   size_t nref;
   const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
   for (size_t r = 0; r < nref; r++) {
-    const struct erg_node_config *nc = &c->cfg->nodes[ref[r].node];
     int f = ref[r].feed;
-    struct node_state *n = collector_node(c, nc->name, 1);
-    if (!n || !n->loaded)
-      continue; /* configured nodes are loaded at start: not reached */
-    double j = joules * nc->feeds[f].factor;
-    /* The estimator sees readings as they came; the grid sees them moved
-     * back by the node's lag, to the time the power was drawn. */
-    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
+    uint64_t shift;
+    struct node_state *n = feed_ref_node(c, &ref[r], &shift);
+    if (!n)
+      continue;
+    double j = joules * c->cfg->nodes[ref[r].node].feeds[f].factor;
+    /* The estimator sees readings as they came, the grid moved back. */
     /* A shared meter is timed once, by its group's first member. */
     if (c->cfg->lag_max_seconds && !node_lag_follows(c, n))
       erg_lag_add_energy(&n->lag, f, t0, t1, j);
@@ -320,13 +331,9 @@ static void collector_meter_update(struct collector *c, int source, int channel,
   size_t nref;
   const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
   for (size_t r = 0; r < nref; r++) {
-    if (ref[r].feed != 0)
-      continue;
-    struct node_state *n = collector_node(c, c->cfg->nodes[ref[r].node].name, 1);
-    if (!n || !n->loaded)
-      continue;
-    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
-    if (t0 > shift)
+    uint64_t shift;
+    struct node_state *n = ref[r].feed == 0 ? feed_ref_node(c, &ref[r], &shift) : NULL;
+    if (n && t0 > shift)
       erg_grid_meter_update(&n->grid, t0 - shift, t1 - shift);
   }
 }
@@ -347,15 +354,13 @@ static void collector_sample_var(struct collector *c, int source, int channel, u
   const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
   double h = (double)(t1 - t0) / 1e9;
   for (size_t r = 0; r < nref; r++) {
-    const struct erg_node_config *nc = &c->cfg->nodes[ref[r].node];
-    struct node_state *n = collector_node(c, nc->name, 1);
-    if (!n || !n->loaded)
+    uint64_t shift;
+    struct node_state *n = feed_ref_node(c, &ref[r], &shift);
+    if (!n || t0 <= shift)
       continue;
-    double k = nc->feeds[ref[r].feed].factor * dw * h,
+    double k = c->cfg->nodes[ref[r].node].feeds[ref[r].feed].factor * dw * h,
            avg = n->lag.average_seconds > 1 ? n->lag.average_seconds : 1;
-    uint64_t shift = (uint64_t)(erg_lag_shift_seconds(&n->lag) * 1e9);
-    if (t0 > shift)
-      erg_grid_add_sample_var(&n->grid, ref[r].feed, t0 - shift, t1 - shift, k * k / 4 * avg);
+    erg_grid_add_sample_var(&n->grid, ref[r].feed, t0 - shift, t1 - shift, k * k / 4 * avg);
   }
 }
 
@@ -395,8 +400,8 @@ static void collector_feed_missing(struct collector *c, int source, int channel,
   size_t nref;
   const struct feed_ref *ref = feed_index_find(c->feeds, source, channel, &nref);
   for (size_t r = 0; r < nref; r++) {
-    struct node_state *n = collector_node(c, c->cfg->nodes[ref[r].node].name, 1);
-    if (n && n->loaded)
+    struct node_state *n = feed_ref_node(c, &ref[r], NULL);
+    if (n)
       erg_grid_touch(&n->grid, t0, t1);
   }
 }
