@@ -50,6 +50,13 @@ JSON
   mv "$work/data/models/group/bank.json.new" "$work/data/models/group/bank.json"
 }
 bank_cov 1789999999 # another fit's: not used until replaced
+# Tails' windows kept by a run before the [group]s: solo (an outlet)
+# restores its, member a chooses none and restores none.
+mkdir -p "$work/data/journal"
+for n in solo a; do
+  echo "erg-tailwin 1 chosen=3 update_seconds=0.500000 chosen_unix_seconds=1790000000" \
+    >"$work/data/journal/$n.tailwin"
+done
 erg_start_pdusim --node u1 --node u2 --node u3 --node u4 --idle 80 --slope 50 --update 0.5 \
   --noise 5 --seed 7 --truth "$work/truth.csv"
 erg_start_ergd
@@ -58,6 +65,11 @@ bank_cov 1790000000
 sleep 16
 curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" || true
+grep -q 'node solo: the curve.s tails from windows of 2 meter update(s) (from the last run' \
+  "$work/ergd.log" || { echo "FAIL: solo's kept window not restored"; cat "$work/ergd.log"; exit 1; }
+if grep -q 'node a: the curve.s tails from windows' "$work/ergd.log"; then
+  echo "FAIL: member a restored a tails' window"; cat "$work/ergd.log"; exit 1
+fi
 grep -q 'group rest: 2 of 2 nodes have no model yet' "$work/ergd.log" ||
   { echo "FAIL: the equal split of rest was not said"; cat "$work/ergd.log"; exit 1; }
 grep -q 'group bank: .*/models/group/bank.json is not of the fit of node a.s model' \
