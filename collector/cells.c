@@ -122,17 +122,13 @@ static void node_tail_window(struct collector *c, struct node_state *n) {
     return;
   n->tail_choices = st.choices;
   n->tail_window_seconds = st.window_seconds;
-  if (st.chosen == n->tail_chosen && st.choices > 1)
-    return;
-  _Static_assert(ERG_TAILWIN_CANDS == 5, "one name and RMSE per candidate");
-  static const char *const what[ERG_TAILWIN_CANDS] = {
-      "the agent's slices as they came", "the slices' mean per meter update",
-      "each meter update's mean load", "two updates' mean load (even pairs)",
-      "two updates' mean load (odd pairs)"};
+  if ((st.chosen == n->tail_chosen && st.choices > 1) || n->group >= 0)
+    return; /* a member's is its group's, said and chosen anew by it */
+  _Static_assert(ERG_TAILWIN_CANDS == 5, "one RMSE per candidate");
   erg_info("node %s: the curve's tails from %s (meter updates every %.3f s; held-out RMSE "
            "%.3f / %.3f / %.3f / %.3f / %.3f W)",
-           n->name, what[st.chosen], st.update_seconds, st.rmse_watts[0], st.rmse_watts[1],
-           st.rmse_watts[2], st.rmse_watts[3], st.rmse_watts[4]);
+           n->name, erg_tailwin_what(st.chosen), st.update_seconds, st.rmse_watts[0],
+           st.rmse_watts[1], st.rmse_watts[2], st.rmse_watts[3], st.rmse_watts[4]);
   n->tail_chosen = st.chosen;
   node_tailwin_save(c, n, st.chosen, st.update_seconds);
 }
@@ -275,6 +271,7 @@ static size_t group_finalize(struct collector *c, struct group_state *g, int64_t
     }
     if (t0 == 0 || t0 + (int64_t)step + (int64_t)settle > now)
       return closed;
+    group_tailwin_cell(c, g, t0);
     group_split_cell(c, g, t0);
     for (int m = 0; m < g->nmembers; m++) {
       struct cell_ctx ctx = {c, g->members[m]};

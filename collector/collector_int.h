@@ -3,6 +3,8 @@
 #ifndef ERG_COLLECTOR_INT_H
 #define ERG_COLLECTOR_INT_H
 
+#include <stdatomic.h>
+
 #include "erg_collector.h"
 
 #define METER_ENDPOINT "inproc://erg-meters"
@@ -47,6 +49,35 @@ bool node_lag_follows(const struct collector *c, const struct node_state *n);
 /* Sets each member's share of the meter for cell t0 from their models'
  * predictions (equal when a member has none). */
 void group_split_cell(struct collector *c, struct group_state *g, int64_t t0);
+
+/* ---- grouptail.c: the members' tails' window, chosen for the group ---- */
+/* Before cell t0 is split: notes the members' candidate tails and the
+ * meter (a row of the choice's joint fits), starts or takes a choice, and
+ * gives each member's open cell the chosen candidate's tails. */
+void group_tailwin_cell(struct collector *c, struct group_state *g, int64_t t0);
+void group_tailwin_free(struct group_state *g);
+/* The choice's rows: per row the meter's power and each member's CPU and
+ * disk per second, ncpu and candidates' tails (NaN: none). */
+struct group_tail_member;
+struct group_tail_rows {
+  double *watts;
+  struct group_tail_member *member; /* nrows × nmembers */
+  int nmembers;
+  size_t nrows, cap;
+  unsigned step;
+};
+int group_tail_rows_alloc(struct group_tail_rows *r, int nmembers, size_t cap, unsigned step);
+void group_tail_rows_free(struct group_tail_rows *r);
+/* Row i (< cap; nrows is the caller's), member m. 0, or -1 out of range. */
+int group_tail_rows_set(struct group_tail_rows *r, size_t i, double meter_watts, int m, double cpu,
+                        double disk, double ncpu,
+                        const double tails[ERG_TAILWIN_CANDS][ERG_NDERIVED]);
+/* The joint fit's (erg_group_fit, per node with each member's curve, 4
+ * folds) held-out RMSE per candidate in use, over the rows having every
+ * candidate in use; NaN: not in use, or no fit with the members' curves.
+ * The caller holds the fit lock; cancel may be NULL. */
+void group_tail_choose(const struct group_tail_rows *r, const bool *use, const atomic_int *cancel,
+                       double *rmse_watts);
 
 struct meter_thread;
 struct meter_thread *meters_start(void *zctx, const struct erg_collector_config *cfg,

@@ -135,10 +135,11 @@ struct erg_grid {
    * the cell's CPU shares. */
   double curve_coef[ERG_NDERIVED];
   struct erg_tailwin *tailwin; /* the tails' windows (tailwin.c); NULL until a meter update */
-  /* A shared meter's member: its tails as the slices came, no window
-   * chosen (its measured power is the group's meter, against which a
-   * single-node fit chooses noise). */
-  bool tailwin_off;
+  /* A shared meter's member: its window is its group's (grouptail.c),
+   * chosen by the members' joint fit; its own measured power is the whole
+   * meter, against which a single-node fit chooses noise. The candidates
+   * are kept as for any node; erg_tailwin_cell leaves its cells alone. */
+  bool tailwin_group;
 };
 
 /* ---- the curve's tails over windows of the meter's updates (issue 38) ----
@@ -169,6 +170,8 @@ struct erg_grid_slice;
  * a finer one is taken on a tie, a coarser one only when clearly better.
  * -1: none scored. Pure. */
 int erg_tailwin_pick(const double *rmse_watts, int current);
+/* Candidate c in words ("each meter update's mean load"); "?" out of range. */
+const char *erg_tailwin_what(int c);
 struct erg_grid_cand {
   double tail_seconds[ERG_TAILWIN_CANDS - 1][ERG_NDERIVED];
   double covered_seconds[ERG_TAILWIN_CANDS - 1];
@@ -191,6 +194,18 @@ void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *sli
                             size_t nslices);
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts);
 void erg_tailwin_free(struct erg_grid *g);
+/* For a group's choice (grouptail.c). Candidate c's tails of a cell into
+ * t[ERG_NDERIVED] (NaN: it has none, or they cover less than 90 % of what
+ * the slices cover); the candidate in use's tails become the cell's (0:
+ * left as they are); a choice made elsewhere (chosen, the RMSEs it was
+ * made by) becomes the grid's, as its own would (no-op before the grid saw
+ * a meter update). A dataset with the columns the choice's fits take: cpu
+ * and disk per second, ncpu, the tails (rows: those values in that order). */
+void erg_tailwin_cell_tails(const struct erg_grid_cell *cell, int c, double *t);
+void erg_tailwin_apply(const struct erg_grid *g, struct erg_grid_cell *cell);
+void erg_tailwin_set(struct erg_grid *g, int chosen, const double *rmse_watts);
+struct erg_dataset;
+int erg_tailwin_dataset(struct erg_dataset *ds, char *why, size_t whylen);
 /* The choice's fits run in a thread (the loop takes the result at a later
  * cell): busy while one runs; wait joins it and takes its result now
  * (tests; a restart does without). */
@@ -200,6 +215,7 @@ void erg_tailwin_wait(struct erg_grid *g);
  * around erg_fit: its GSL handler switch is process-wide. */
 void erg_fit_lock(void);
 void erg_fit_unlock(void);
+bool erg_fit_trylock(void); /* true: taken */
 /* The choice kept for the next start (JOURNAL_DIR/NODE.tailwin). */
 struct erg_tailwin_saved {
   int chosen;            /* the candidate in use */

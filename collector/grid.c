@@ -423,8 +423,7 @@ void erg_grid_add_procs_sliced(struct erg_grid *g, uint64_t t0_ns, uint64_t t1_n
         curve_span += (double)(slices[i].t1_ns - slices[i].t0_ns) / 1e9;
     }
     /* ... and over windows of the meter's updates, to choose from. */
-    if (!g->tailwin_off)
-      erg_tailwin_add_slices(g, slices, nslices);
+    erg_tailwin_add_slices(g, slices, nslices);
   } else {
     curve_joules = grid_add_tails(g, t0_ns, t1_ns, busy_cpu_seconds);
     curve_span = span;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* The grid's ring, shared by grid.c and tailwin.c (which writes candidate
- * tails into open cells) as inlines, so that neither file calls the other
- * back. */
+/* The grid's ring, shared by grid.c, tailwin.c (which writes candidate
+ * tails into open cells) and grouptail.c (which gives a group's members'
+ * open cells their window) as inlines, so that no file calls another back. */
 #ifndef ERG_GRID_INT_H
 #define ERG_GRID_INT_H
 

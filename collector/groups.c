@@ -30,8 +30,8 @@ int groups_build(struct collector *c) {
       for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i]->cfg_index == gs->cfg->members[m]) {
           c->nodes[i]->group = g;
-          /* Its measured power is the whole meter: no window of its own. */
-          c->nodes[i]->grid.tailwin_off = true;
+          /* Its measured power is the whole meter: the group's window. */
+          c->nodes[i]->grid.tailwin_group = true;
           gs->members[gs->nmembers++] = c->nodes[i];
         }
     if (gs->nmembers != gs->cfg->nmembers)
@@ -42,8 +42,10 @@ int groups_build(struct collector *c) {
 }
 
 void groups_free(struct collector *c) {
-  for (int g = 0; c->groups && g < c->ngroups; g++)
+  for (int g = 0; c->groups && g < c->ngroups; g++) {
     free(c->groups[g].cov);
+    group_tailwin_free(&c->groups[g]);
+  }
   free(c->groups);
   c->groups = NULL;
   c->ngroups = 0;

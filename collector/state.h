@@ -150,7 +150,8 @@ struct group_state {
   double cov_stamp;
   struct timespec cov_mtime; /* of the file at the last attempt ({0}: none) */
   int cov_index[ERG_MAX_GROUP_NODES];
-  uint64_t cross_cov_cells; /* cells whose split took the cross terms */
+  uint64_t cross_cov_cells;      /* cells whose split took the cross terms */
+  struct group_tailwin *tailwin; /* the members' window (grouptail.c); NULL: none yet */
 };
 
 struct source_state {

@@ -101,6 +101,7 @@ struct erg_tailwin {
 static pthread_mutex_t fit_mutex = PTHREAD_MUTEX_INITIALIZER;
 void erg_fit_lock(void) { pthread_mutex_lock(&fit_mutex); }
 void erg_fit_unlock(void) { pthread_mutex_unlock(&fit_mutex); }
+bool erg_fit_trylock(void) { return pthread_mutex_trylock(&fit_mutex) == 0; }
 
 /* Choices under way over all nodes at most: the rest wait for a later
  * cell (each thread holds a copy of its node's rows). */
@@ -360,12 +361,23 @@ void erg_tailwin_add_slices(struct erg_grid *g, const struct erg_grid_slice *sli
 
 /* Candidate c's tails of a cell (NaN when it has none or they cover less
  * than 90 % of what the slices cover). */
-static void tailwin_cell_tails(const struct erg_grid_cell *cell, int c, double *t) {
+void erg_tailwin_cell_tails(const struct erg_grid_cell *cell, int c, double *t) {
   double cov =
       c ? (cell->cand ? cell->cand->covered_seconds[c - 1] : 0) : cell->tail_covered_seconds;
   bool ok = cov > 0 && cov >= 0.9 * cell->tail_covered_seconds;
   for (int d = 0; d < ERG_NDERIVED; d++)
     t[d] = !ok ? NAN : c ? cell->cand->tail_seconds[c - 1][d] / cov : cell->tail_seconds[d] / cov;
+}
+
+int erg_tailwin_dataset(struct erg_dataset *ds, char *why, size_t whylen) {
+  const char *cols[3 + ERG_NDERIVED] = {"cpu_seconds_per_second", "disk_bytes_per_second",
+                                        ERG_NCPU_COLUMN};
+  for (int d = 0; d < ERG_NDERIVED; d++)
+    cols[3 + d] = erg_derived_names[d];
+  for (int k = 0; k < 3 + ERG_NDERIVED; k++)
+    if (erg_dataset_add_feature(ds, cols[k], why, whylen) < 0)
+      return -1;
+  return 0;
 }
 
 /* The fit's held-out RMSE with candidate c's tails over the job's rows
@@ -380,13 +392,8 @@ static double tailwin_score(const struct tailwin_job *job, int c) {
   erg_fit_options_init(&o);
   o.folds = 4;
   o.cancel = &job->cancel;
-  const char *cols[3 + ERG_NDERIVED] = {"cpu_seconds_per_second", "disk_bytes_per_second",
-                                        ERG_NCPU_COLUMN};
-  for (int d = 0; d < ERG_NDERIVED; d++)
-    cols[3 + d] = erg_derived_names[d];
-  for (int k = 0; k < 3 + ERG_NDERIVED; k++)
-    if (erg_dataset_add_feature(&ds, cols[k], why, sizeof why) < 0)
-      goto out;
+  if (erg_tailwin_dataset(&ds, why, sizeof why) != 0)
+    goto out;
   for (size_t i = 0; i < job->nrows; i++) {
     const struct tailwin_row *r = &job->rows[i];
     bool all = true;
@@ -469,6 +476,14 @@ static int tailwin_start(struct erg_tailwin *tw, unsigned step) {
   return 1;
 }
 
+const char *erg_tailwin_what(int c) {
+  static const char *const what[ERG_TAILWIN_CANDS] = {
+      "the agent's slices as they came", "the slices' mean per meter update",
+      "each meter update's mean load", "two updates' mean load (even pairs)",
+      "two updates' mean load (odd pairs)"};
+  return c >= 0 && c < ERG_TAILWIN_CANDS ? what[c] : "?";
+}
+
 /* How fine candidate c's window is: lower is finer (the pairs alike). */
 static int tailwin_rank(int c) { return c < 3 ? c : 3; }
 
@@ -492,16 +507,22 @@ int erg_tailwin_pick(const double *rmse, int current) {
 }
 
 /* The finished job's RMSEs make the choice (erg_tailwin_pick). */
-static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
+static void tailwin_use(struct erg_tailwin *tw, int choice, const double *rmse) {
   for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
     tw->st.rmse_watts[c] = rmse[c];
-  int choice = erg_tailwin_pick(rmse, tw->st.chosen);
-  if (choice < 0)
-    return;
-  tw->same = choice == tw->st.chosen ? tw->same + 1 : 0;
   tw->st.choices++;
   tw->st.chosen = choice;
   tw->st.window_seconds = choice ? tw->period_s * tailwin_mult[choice] : 0;
+}
+
+static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
+  int choice = erg_tailwin_pick(rmse, tw->st.chosen);
+  if (choice < 0) {
+    memcpy(tw->st.rmse_watts, rmse, sizeof tw->st.rmse_watts);
+    return;
+  }
+  tw->same = choice == tw->st.chosen ? tw->same + 1 : 0;
+  tailwin_use(tw, choice, rmse);
 }
 
 /* A finished job is taken (wait: waited for). */
@@ -524,8 +545,8 @@ bool erg_tailwin_busy(const struct erg_grid *g) { return g->tailwin && g->tailwi
 
 void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double measured_watts) {
   struct erg_tailwin *tw = g->tailwin;
-  if (!tw || g->tailwin_off || !cell->cand || !(cell->tail_covered_seconds > 0))
-    return; /* no slices windowed in this cell: its tails as they are */
+  if (!tw || g->tailwin_group || !cell->cand || !(cell->tail_covered_seconds > 0))
+    return; /* no slices windowed in this cell (or its group's to do) */
   tailwin_collect(tw, false);
   if (isfinite(measured_watts) && cell->agent_seconds >= g->step * 0.5 && g->ncpu > 0) {
     if (!tw->rows && !(tw->rows = calloc(ERG_TAILWIN_ROWS, sizeof *tw->rows)))
@@ -537,7 +558,7 @@ void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double mea
     r->ncpu = g->ncpu;
     for (int c = 0; c < ERG_TAILWIN_CANDS; c++) {
       double t[ERG_NDERIVED];
-      tailwin_cell_tails(cell, c, t);
+      erg_tailwin_cell_tails(cell, c, t);
       for (int d = 0; d < ERG_NDERIVED; d++)
         r->tails[c][d] = (float)t[d];
     }
@@ -551,16 +572,24 @@ void erg_tailwin_cell(struct erg_grid *g, struct erg_grid_cell *cell, double mea
         tailwin_start(tw, g->step))
       tw->since_choice = 0;
   }
-  /* The chosen candidate's tails become the cell's. */
-  int c = tw->st.chosen;
+  erg_tailwin_apply(g, cell);
+}
+
+void erg_tailwin_apply(const struct erg_grid *g, struct erg_grid_cell *cell) {
+  int c = g->tailwin ? g->tailwin->st.chosen : 0;
   double t[ERG_NDERIVED];
-  if (c == 0)
+  if (c == 0 || !cell->cand || !(cell->tail_covered_seconds > 0))
     return;
-  tailwin_cell_tails(cell, c, t);
+  erg_tailwin_cell_tails(cell, c, t);
   if (!isfinite(t[0]))
     return;
   for (int d = 0; d < ERG_NDERIVED; d++)
     cell->tail_seconds[d] = t[d] * cell->tail_covered_seconds;
+}
+
+void erg_tailwin_set(struct erg_grid *g, int chosen, const double *rmse_watts) {
+  if (g->tailwin && chosen >= 0 && chosen < ERG_TAILWIN_CANDS)
+    tailwin_use(g->tailwin, chosen, rmse_watts);
 }
 
 void erg_tailwin_status(const struct erg_grid *g, struct erg_tailwin_status *st) {

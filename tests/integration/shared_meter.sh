@@ -51,9 +51,10 @@ JSON
 }
 bank_cov 1789999999 # another fit's: not used until replaced
 # Tails' windows kept by a run before the [group]s: solo (an outlet)
-# restores its, member a chooses none and restores none.
+# restores its, member a's own is not read.
 mkdir -p "$work/data/journal"
-for n in solo a; do
+# Group bank's kept choice is its members'.
+for n in solo a bank.group; do
   echo "erg-tailwin 1 chosen=3 update_seconds=0.500000 chosen_unix_seconds=1790000000" \
     >"$work/data/journal/$n.tailwin"
 done
@@ -67,6 +68,8 @@ curl -sf "http://127.0.0.1:$HP/metrics" >"$work/metrics.txt"
 kill "$ERGD_PID"; wait "$ERGD_PID" || true
 grep -q 'node solo: the curve.s tails from windows of 2 meter update(s) (from the last run' \
   "$work/ergd.log" || { echo "FAIL: solo's kept window not restored"; cat "$work/ergd.log"; exit 1; }
+grep -q "group bank: the members' curve tails from two updates' mean load (even pairs) (from the last run" \
+  "$work/ergd.log" || { echo "FAIL: bank's kept window not restored"; cat "$work/ergd.log"; exit 1; }
 if grep -q 'node a: the curve.s tails from windows' "$work/ergd.log"; then
   echo "FAIL: member a restored a tails' window"; cat "$work/ergd.log"; exit 1
 fi

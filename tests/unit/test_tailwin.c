@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "collector_int.h"
 #include "erg_collector.h"
 #include "erg_fit.h"
 
@@ -56,7 +57,12 @@ struct run {
    * holds ergd's fit lock and the loop goes on. */
   int async_from;
   int restore; /* > 0: the last run's choice, restored at the start */
-  bool member; /* a shared meter's member (erg_grid.tailwin_off) */
+  bool member; /* a shared meter's member (erg_grid.tailwin_group) */
+  /* Non-NULL: each finalised cell's candidates become member m's part of
+   * row (t0 - T0) / 5 of rows, its measured power added to meter[row]. */
+  struct group_tail_rows *rows;
+  int m;
+  double *meter;
   /* results */
   struct erg_tailwin_status st;
   int checked_cells;    /* late cells whose tails were compared */
@@ -82,6 +88,15 @@ static void on_cell(void *user, const struct erg_grid_result *r) {
   struct erg_tailwin_status st;
   erg_tailwin_status(cs->g, &st);
   cs->run->cells_seen++;
+  if (cs->run->rows) {
+    size_t i = (size_t)((r->t0 - (int64_t)(T0_NS / 1000000000ULL)) / 5);
+    double t[ERG_TAILWIN_CANDS][ERG_NDERIVED];
+    for (int k = 0; k < ERG_TAILWIN_CANDS; k++)
+      erg_tailwin_cell_tails(c, k, t[k]);
+    if (group_tail_rows_set(cs->run->rows, i, NAN, cs->run->m, c->busy_cpu_seconds / 5, 0, NCPU,
+                            t) == 0)
+      cs->run->meter[i] += r->measured_watts;
+  }
   /* Once chosen, a cell's tails are the candidate's. */
   if (st.chosen > 0 && c->cand && c->tail_covered_seconds > 0 &&
       c->cand->covered_seconds[st.chosen - 1] >= 0.9 * c->tail_covered_seconds) {
@@ -136,7 +151,7 @@ static void run_node(struct run *r) {
   struct erg_grid g;
   erg_grid_init(&g, 5);
   g.ncpu = NCPU;
-  g.tailwin_off = r->member;
+  g.tailwin_group = r->member;
   double poll_s = r->poll_s > 0 ? r->poll_s : 0.25;
   double span = r->cells * 5.0 + 20;
   size_t nsl = (size_t)(span / SLICE);
@@ -245,8 +260,10 @@ static void test_follows_update(void **state) {
 }
 
 /* A shared meter's member, in test_follows_update's load: its measured
- * power is the group's, so no window is chosen or even gathered, and a
- * restored choice is not applied: its cells keep the slices' tails. */
+ * power is the group's, so it chooses no window of its own and leaves its
+ * cells to the group (grouptail.c gives them the group's window before the
+ * split): its candidates are gathered, its cells keep the slices' tails
+ * even with a window in use. */
 static void test_member(void **state) {
   (void)state;
   rng_state = 0x9e3779b97f4a7c15ULL;
@@ -259,9 +276,62 @@ static void test_member(void **state) {
                   .member = true};
   run_node(&r);
   assert_int_equal(r.st.choices, 0);
-  assert_int_equal(r.cand_cells, 0);
-  assert_int_equal(r.checked_cells, 0);
+  assert_true(r.cand_cells > 140);
+  assert_true(r.checked_cells > 100);
+  assert_true(r.max_tail_diff > 0.01); /* not candidate 2's */
   assert_true(r.cells_seen > 150);
+}
+
+/* Two members behind one meter (the sum of their powers, updated at the
+ * same times): the group's joint fit per candidate (group_tail_choose)
+ * picks the window the power follows, as a lone node's fit does. */
+static void group_choice(enum follows follows, double *rmse) {
+  enum { NM = 2, CELLS = 240 };
+  struct group_tail_rows rows;
+  double meter[CELLS + 8] = {0};
+  assert_int_equal(group_tail_rows_alloc(&rows, NM, CELLS + 8, 5), 0);
+  for (size_t i = 0; i < rows.cap; i++)
+    for (int m = 0; m < NM; m++) {
+      double nan_tails[ERG_TAILWIN_CANDS][ERG_NDERIVED];
+      for (int k = 0; k < ERG_TAILWIN_CANDS; k++)
+        for (int d = 0; d < ERG_NDERIVED; d++)
+          nan_tails[k][d] = NAN;
+      group_tail_rows_set(&rows, i, NAN, m, 0, 0, NCPU, nan_tails);
+    }
+  for (int m = 0; m < NM; m++) {
+    rng_state = 0x2545f4914f6cdd1dULL * (uint64_t)(m + 1);
+    struct run r = {.update_s = 0.5,
+                    .phase_s = 0.31,
+                    .follows = follows,
+                    .slices = true,
+                    .cells = CELLS,
+                    .member = true,
+                    .rows = &rows,
+                    .m = m,
+                    .meter = meter};
+    run_node(&r);
+  }
+  for (size_t i = 0; i < rows.cap; i++)
+    rows.watts[i] = meter[i];
+  rows.nrows = rows.cap;
+  bool use[ERG_TAILWIN_CANDS] = {true, true, true, true, true};
+  group_tail_choose(&rows, use, NULL, rmse);
+  if (getenv("TAILWIN_VERBOSE"))
+    fprintf(stderr, "group: rmse %.3f %.3f %.3f %.3f %.3f W\n", rmse[0], rmse[1], rmse[2], rmse[3],
+            rmse[4]);
+  group_tail_rows_free(&rows);
+}
+
+static void test_group(void **state) {
+  (void)state;
+  double rmse[ERG_TAILWIN_CANDS];
+  group_choice(FOLLOWS_UPDATE, rmse);
+  assert_int_equal(erg_tailwin_pick(rmse, 0), 2);
+  assert_true(rmse[2] < 0.8 * rmse[0]);
+  group_choice(FOLLOWS_SLICES, rmse);
+  int pick = erg_tailwin_pick(rmse, 0);
+  assert_true(pick == 0 || pick == 1);
+  assert_true(rmse[pick] < 0.9 * rmse[2]);
 }
 
 /* The power follows the load within each 0.1 s slice (a real node, its
@@ -428,11 +498,17 @@ static void test_no_slices(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_follows_update), cmocka_unit_test(test_member),
-      cmocka_unit_test(test_follows_slices), cmocka_unit_test(test_follows_two_updates),
-      cmocka_unit_test(test_updates_unseen), cmocka_unit_test(test_pick),
-      cmocka_unit_test(test_no_slices),      cmocka_unit_test(test_off_the_loop),
-      cmocka_unit_test(test_restored),       cmocka_unit_test(test_file),
+      cmocka_unit_test(test_follows_update),
+      cmocka_unit_test(test_member),
+      cmocka_unit_test(test_group),
+      cmocka_unit_test(test_follows_slices),
+      cmocka_unit_test(test_follows_two_updates),
+      cmocka_unit_test(test_updates_unseen),
+      cmocka_unit_test(test_pick),
+      cmocka_unit_test(test_no_slices),
+      cmocka_unit_test(test_off_the_loop),
+      cmocka_unit_test(test_restored),
+      cmocka_unit_test(test_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
