@@ -228,20 +228,14 @@ static bool group_tail_start(struct group_tailwin *tw) {
   return true;
 }
 
-static void group_tail_path(const struct collector *c, const struct group_state *g, char *path,
-                            size_t len) {
-  char name[200];
-  snprintf(name, sizeof name, "%s.group", g->cfg->name);
-  if (erg_tailwin_file_path(c->journal_dir, name, path, len) != 0)
-    path[0] = '\0';
-}
-
 /* The last run's choice, every member's until this run's first. */
 static void group_tail_restore(struct collector *c, struct group_state *g) {
-  char path[1200], why[1400];
+  char file[200], path[1200], why[1400];
   struct erg_tailwin_saved s;
-  group_tail_path(c, g, path, sizeof path);
-  int rc = path[0] ? erg_tailwin_file_read(path, &s, why, sizeof why) : 0;
+  snprintf(file, sizeof file, "%s.group", g->cfg->name);
+  int rc = erg_tailwin_file_path(c->journal_dir, file, path, sizeof path) == 0
+               ? erg_tailwin_file_read(path, &s, why, sizeof why)
+               : 0;
   if (rc < 0 && c->tailwin_file_errors++ == 0)
     erg_warn("group %s: the tails' window of the last run not used: %s (further ones only "
              "counted: erg_tailwin_file_errors_total)",
@@ -257,19 +251,9 @@ static void group_tail_restore(struct collector *c, struct group_state *g) {
 }
 
 static void group_tail_save(struct collector *c, const struct group_state *g, double update_s) {
-  char path[1200], why[1400];
-  struct erg_tailwin_saved s = {.chosen = g->tailwin->chosen,
-                                .update_seconds = update_s,
-                                .chosen_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};
-  group_tail_path(c, g, path, sizeof path);
-  if (!path[0])
-    snprintf(why, sizeof why, "group name too long for a path");
-  else if (erg_tailwin_file_write(path, &s, why, sizeof why) == 0)
-    return;
-  if (c->tailwin_file_errors++ == 0)
-    erg_warn("group %s: the tails' window not kept for the next start: %s (further failures "
-             "only counted: erg_tailwin_file_errors_total)",
-             g->cfg->name, why);
+  char file[200];
+  snprintf(file, sizeof file, "%s.group", g->cfg->name);
+  tailwin_save(c, "group", g->cfg->name, file, g->tailwin->chosen, update_s);
 }
 
 /* A finished job's choice becomes every member's. */

@@ -295,20 +295,25 @@ static void node_tailwin_install(struct collector *c, struct node_state *n,
            n->name, st->tailwin.chosen >= 3 ? 2 : 1, st->tailwin.update_seconds);
 }
 
-void node_tailwin_save(struct collector *c, struct node_state *n, int chosen,
-                       double update_seconds) {
+void tailwin_save(struct collector *c, const char *kind, const char *name, const char *file,
+                  int chosen, double update_seconds) {
   char path[1100], why[1300];
   struct erg_tailwin_saved s = {.chosen = chosen,
                                 .update_seconds = update_seconds,
                                 .chosen_s = (int64_t)(erg_time_realtime_ns() / ERG_NS_PER_S)};
-  if (erg_tailwin_file_path(c->journal_dir, n->name, path, sizeof path) != 0)
-    snprintf(why, sizeof why, "node name too long for a path");
+  if (erg_tailwin_file_path(c->journal_dir, file, path, sizeof path) != 0)
+    snprintf(why, sizeof why, "%s name too long for a path", kind);
   else if (erg_tailwin_file_write(path, &s, why, sizeof why) == 0)
     return;
   if (c->tailwin_file_errors++ == 0)
-    erg_warn("node %s: the tails' window not kept for the next start: %s (further failures "
+    erg_warn("%s %s: the tails' window not kept for the next start: %s (further failures "
              "only counted: erg_tailwin_file_errors_total)",
-             n->name, why);
+             kind, name, why);
+}
+
+void node_tailwin_save(struct collector *c, struct node_state *n, int chosen,
+                       double update_seconds) {
+  tailwin_save(c, "node", n->name, n->name, chosen, update_seconds);
 }
 
 /* Takes the node's stored state (loader thread or start). The samples

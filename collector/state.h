@@ -268,9 +268,13 @@ void nodes_scan_stored(struct collector *c);
 void node_install(struct collector *c, struct node_state *n, struct node_stored *st);
 /* nodes.c: re-estimates the node's meter lag, kept on disk when it changes. */
 void node_estimate_lag(struct collector *c, struct node_state *n);
-/* Keeps the node's tails' window choice for the next start (nodes.c). */
+/* Keeps the node's tails' window choice for the next start (nodes.c);
+ * tailwin_save: of a node or group ("node"/"group" kind, its name) in
+ * JOURNAL_DIR/FILE.tailwin, a failure logged once, counted. */
 void node_tailwin_save(struct collector *c, struct node_state *n, int chosen,
                        double update_seconds);
+void tailwin_save(struct collector *c, const char *kind, const char *name, const char *file,
+                  int chosen, double update_seconds);
 /* nodes.c: counts a refused message and logs it once per node and
  * reason (n NULL: once overall; unknown_node_cap: once a minute). */
 void ingest_refuse(struct collector *c, struct node_state *n, const char *node,
