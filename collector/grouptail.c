@@ -112,7 +112,7 @@ static double group_tail_score(const struct group_tail_rows *r, const bool *use,
   int n = r->nmembers;
   struct erg_dataset ds[ERG_GROUP_MAX_NODES];
   const struct erg_dataset *mem[ERG_GROUP_MAX_NODES];
-  char names[ERG_GROUP_MAX_NODES][8], why[512];
+  char names[ERG_GROUP_MAX_NODES][16], why[512];
   const char *nodes[ERG_GROUP_MAX_NODES];
   struct erg_model *models = calloc((size_t)n, sizeof *models);
   double rmse = NAN;
@@ -322,9 +322,14 @@ void group_tailwin_cell(struct collector *c, struct group_state *g, int64_t t0) 
     tw->head = (tw->head + 1) % tw->rows.cap;
     if (tw->rows.nrows < tw->rows.cap)
       tw->rows.nrows++;
-    size_t every = tw->same >= 3 ? 5 * ERG_TAILWIN_EVERY : ERG_TAILWIN_EVERY;
-    if (++tw->since_choice >= every && tw->rows.nrows >= ERG_TAILWIN_MIN_ROWS && !tw->job &&
-        group_tail_start(tw))
+    /* Not before the rows are enough for the members' curves (10 per
+     * column, ERG_NDERIVED + CPU time a member: below, every candidate
+     * would score NaN); then as tailwin.c, 5 times as seldom once three
+     * choices in a row kept it (a choice of 4 members over 720 rows is
+     * ~0.3 s of CPU, docs/benchmarks.md). */
+    size_t every = tw->same >= 3 ? 5 * ERG_TAILWIN_EVERY : ERG_TAILWIN_EVERY,
+           need = (size_t)ERG_GROUP_ROWS_PER_COLUMN * (size_t)g->nmembers * ERG_NDERIVED;
+    if (++tw->since_choice >= every && tw->rows.nrows >= need && !tw->job && group_tail_start(tw))
       tw->since_choice = 0;
   }
   /* The chosen candidate's tails become the members' open cells'. */
