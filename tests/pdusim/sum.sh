@@ -123,7 +123,10 @@ for r in rows:
         check(r["util"] == "" and r["lagged_util"] == "", f"sum row with a util: {r}")
         continue
     u = float(r["lagged_util"])
-    check(abs(w - q(own[n](u))) < 1e-6, f"{n}: util {u} gave {w} W, its curve {q(own[n](u))}")
+    # util is logged to 6 decimals: a curve value that close to a quantum's
+    # edge may round either way.
+    ok = any(abs(w - q(own[n](u + e))) < 1e-6 for e in (0, -5e-7, 5e-7))
+    check(ok, f"{n}: util {u} gave {w} W, its curve {q(own[n](u))}")
     if n in ("n3", "n4") and u > 0.01: busy.append(u)
 check(len(busy) >= 4, f"the busy group never showed load: {busy}")
 check({r["node"] for r in rows} == set(own) | set(SUMS), "truth lacks a node or sum")
