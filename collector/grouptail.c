@@ -13,8 +13,9 @@
  * lowest held-out RMSE (erg_tailwin_pick) becomes every member's. Before
  * the members' cells are split, each one's open cell takes the chosen
  * tails, so the split's predictions, the journal and the attribution see
- * them. Groups of more than ERG_GROUP_MAX_NODES members, or too few rows
- * for the members' curves, keep the slices as they came. The choice is
+ * them. Until the rows suffice for the members' curves, and in groups whose
+ * curves need more rows than are kept (over 9 members), the members keep
+ * the slices as they came. The choice is
  * kept across restarts in JOURNAL_DIR/GROUP.group.tailwin (tailwin.c's
  * file). */
 #include <math.h>
@@ -228,11 +229,17 @@ static bool group_tail_start(struct group_tailwin *tw) {
   return true;
 }
 
+/* The group's file under JOURNAL_DIR: GROUP.group(.tailwin), beside the
+ * nodes' NODE.tailwin. */
+static void group_tail_file(const struct group_state *g, char file[200]) {
+  snprintf(file, 200, "%s.group", g->cfg->name);
+}
+
 /* The last run's choice, every member's until this run's first. */
 static void group_tail_restore(struct collector *c, struct group_state *g) {
   char file[200], path[1200], why[1400];
   struct erg_tailwin_saved s;
-  snprintf(file, sizeof file, "%s.group", g->cfg->name);
+  group_tail_file(g, file);
   int rc = erg_tailwin_file_path(c->journal_dir, file, path, sizeof path) == 0
                ? erg_tailwin_file_read(path, &s, why, sizeof why)
                : 0;
@@ -252,15 +259,15 @@ static void group_tail_restore(struct collector *c, struct group_state *g) {
 
 static void group_tail_save(struct collector *c, const struct group_state *g, double update_s) {
   char file[200];
-  snprintf(file, sizeof file, "%s.group", g->cfg->name);
+  group_tail_file(g, file);
   tailwin_save(c, "group", g->cfg->name, file, g->tailwin->chosen, update_s);
 }
 
 /* A finished job's choice becomes every member's. */
-static void group_tail_collect(struct collector *c, struct group_state *g, bool wait) {
+static void group_tail_collect(struct collector *c, struct group_state *g) {
   struct group_tailwin *tw = g->tailwin;
   struct group_tail_job *job = tw->job;
-  if (!job || (!wait && !atomic_load_explicit(&job->done, memory_order_acquire)))
+  if (!job || !atomic_load_explicit(&job->done, memory_order_acquire))
     return;
   pthread_join(job->thread, NULL);
   tw->job = NULL;
@@ -276,17 +283,22 @@ static void group_tail_collect(struct collector *c, struct group_state *g, bool 
     tw->chosen = choice;
     for (int m = 0; m < g->nmembers; m++)
       erg_tailwin_set(&g->members[m]->grid, choice, e);
-    struct erg_tailwin_status st;
-    erg_tailwin_status(&g->members[0]->grid, &st);
-    if (changed)
+    if (changed) {
+      struct erg_tailwin_status st;
+      erg_tailwin_status(&g->members[0]->grid, &st);
       group_tail_save(c, g, st.update_seconds);
+    }
   }
   group_tail_job_free(job);
 }
 
 void group_tailwin_cell(struct collector *c, struct group_state *g, int64_t t0) {
   unsigned step = c->cfg->step_seconds;
-  if (g->nmembers > ERG_GROUP_MAX_NODES)
+  /* The rows the members' curves need: 10 per column, ERG_NDERIVED columns
+   * a member at least (below, every candidate would score NaN). A group
+   * that needs more than are kept never chooses: no rows kept for it. */
+  size_t need = (size_t)ERG_GROUP_ROWS_PER_COLUMN * (size_t)g->nmembers * ERG_NDERIVED;
+  if (g->nmembers > ERG_GROUP_MAX_NODES || need > GROUP_TAILWIN_ROWS)
     return;
   if (!g->tailwin) {
     if (!(g->tailwin = calloc(1, sizeof *g->tailwin)))
@@ -299,7 +311,7 @@ void group_tailwin_cell(struct collector *c, struct group_state *g, int64_t t0) 
     group_tail_restore(c, g);
   }
   struct group_tailwin *tw = g->tailwin;
-  group_tail_collect(c, g, false);
+  group_tail_collect(c, g);
   /* A row when every member has the cell's slices windowed and the agent's
    * data for half of it, and the meter a reading. */
   double meter = erg_grid_open_watts(&g->members[0]->grid, t0);
@@ -322,13 +334,10 @@ void group_tailwin_cell(struct collector *c, struct group_state *g, int64_t t0) 
     tw->head = (tw->head + 1) % tw->rows.cap;
     if (tw->rows.nrows < tw->rows.cap)
       tw->rows.nrows++;
-    /* Not before the rows are enough for the members' curves (10 per
-     * column, ERG_NDERIVED + CPU time a member: below, every candidate
-     * would score NaN); then as tailwin.c, 5 times as seldom once three
-     * choices in a row kept it (a choice of 4 members over 720 rows is
-     * ~0.3 s of CPU, docs/benchmarks.md). */
-    size_t every = tw->same >= 3 ? 5 * ERG_TAILWIN_EVERY : ERG_TAILWIN_EVERY,
-           need = (size_t)ERG_GROUP_ROWS_PER_COLUMN * (size_t)g->nmembers * ERG_NDERIVED;
+    /* Once the rows are enough; then as tailwin.c, 5 times as seldom once
+     * three choices in a row kept it (a choice of 4 members over 720 rows
+     * is ~0.3 s of CPU, docs/benchmarks.md). */
+    size_t every = tw->same >= 3 ? 5 * ERG_TAILWIN_EVERY : ERG_TAILWIN_EVERY;
     if (++tw->since_choice >= every && tw->rows.nrows >= need && !tw->job && group_tail_start(tw))
       tw->since_choice = 0;
   }

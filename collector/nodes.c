@@ -286,8 +286,9 @@ static void node_tailwin_install(struct collector *c, struct node_state *n,
   if (st->tailwin_rc == 0 || st->tailwin.chosen == 0)
     return; /* none, or the slices as they came: as a new node */
   if (n->cfg_index >= 0 && c->cfg->nodes[n->cfg_index].group >= 0)
-    return; /* a shared meter's member chooses none (groups.c): a file of
-             * the days before its [group] is not applied */
+    return; /* a shared meter's member takes its group's window
+             * (grouptail.c, GROUP.group.tailwin): its own file, of the days
+             * before its [group], is not applied */
   erg_tailwin_restore(&n->grid, &st->tailwin, erg_time_realtime_ns());
   n->tail_chosen = st->tailwin.chosen;
   erg_info("node %s: the curve's tails from windows of %d meter update(s) (from the last run, "

@@ -506,7 +506,7 @@ int erg_tailwin_pick(const double *rmse, int current) {
   return cur_ok && tailwin_rank(current) <= tailwin_rank(finest) ? current : finest;
 }
 
-/* The finished job's RMSEs make the choice (erg_tailwin_pick). */
+/* Candidate choice is in use from now on, chosen by rmse. */
 static void tailwin_use(struct erg_tailwin *tw, int choice, const double *rmse) {
   for (int c = 0; c < ERG_TAILWIN_CANDS; c++)
     tw->st.rmse_watts[c] = rmse[c];
@@ -515,6 +515,7 @@ static void tailwin_use(struct erg_tailwin *tw, int choice, const double *rmse) 
   tw->st.window_seconds = choice ? tw->period_s * tailwin_mult[choice] : 0;
 }
 
+/* The finished job's RMSEs make the choice (erg_tailwin_pick). */
 static void tailwin_apply(struct erg_tailwin *tw, const double *rmse) {
   int choice = erg_tailwin_pick(rmse, tw->st.chosen);
   if (choice < 0) {
